@@ -1,0 +1,58 @@
+// Package detect defines what every racekit detector is: a component that
+// consumes one event stream and emits findings into a finding.Sink. The
+// detectors themselves live in subpackages, one per family (hb, lockset,
+// and later predict and anomaly); package vc holds the vector clocks they
+// share.
+//
+// A detector does not know whether its events come from a file, the
+// generator or a live run, and it must not panic on an ill-formed stream
+// (a release of a lock not held, a join of an unknown goroutine): it
+// handles such events conservatively and counts them in Stats.
+package detect
+
+import (
+	"errors"
+	"io"
+
+	"github.com/racekit/racekit/trace"
+)
+
+// Detector consumes events in trace order.
+type Detector interface {
+	// Handle processes one event. It must not retain e or e.Addrs.
+	Handle(e *trace.Event)
+	// Finish is called once after the last event; detectors that report at
+	// the end (none yet) do so here.
+	Finish()
+}
+
+// Stats is implemented by detectors that count what they did.
+type Stats interface {
+	// Stats returns named counters (checks performed, ill-formed events
+	// tolerated, shadow words allocated, ...).
+	Stats() map[string]int64
+}
+
+// Run feeds every event of r to each detector in turn, then calls Finish on
+// each, and returns the number of events read.
+func Run(r trace.Reader, ds ...Detector) (int64, error) {
+	var e trace.Event
+	var n int64
+	for {
+		err := r.Next(&e)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return n, err
+		}
+		for _, d := range ds {
+			d.Handle(&e)
+		}
+		n++
+	}
+	for _, d := range ds {
+		d.Finish()
+	}
+	return n, nil
+}

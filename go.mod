@@ -1,0 +1,3 @@
+module github.com/racekit/racekit
+
+go 1.26

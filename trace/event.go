@@ -1,0 +1,219 @@
+// Package trace is racekit's event model: the one stream every filter and
+// detector reads, whether it came from an instrumented Go run, a file, or the
+// generator.
+//
+// An Event is one operation of one goroutine (Op, G, Obj, Value, Site). Its
+// metadata (sites, goroutines, object names) lives in a Meta that grows as the
+// stream is read, because a live run registers sites as it reaches them.
+//
+// Three encodings carry the stream:
+//   - the binary .rkt format (Writer, NewReader): blocks of delta/varint
+//     encoded events, each with a CRC, readable up to the last whole block of
+//     a file cut short by a crash;
+//   - RAPID's STD text format (T1|r(V)|12), for exchange with RAPID;
+//   - racekit's text format, a superset of STD that expresses every Op,
+//     for hand-written traces in tests.
+//
+// Open sniffs which one a file holds. All readers implement Reader: call
+// Next until io.EOF; Meta is complete once Next has returned io.EOF.
+package trace
+
+import "fmt"
+
+// Op is the kind of an event. The numbering is part of the .rkt format:
+// never renumber, only append.
+type Op uint8
+
+const (
+	OpInvalid Op = iota
+
+	// Data accesses. Obj is the address, Value the value read or written
+	// (see FlagValueUnknown).
+	OpRead
+	OpWrite
+
+	// Mutual exclusion. Obj is the lock. FlagReadLock marks RWMutex.RLock /
+	// RUnlock (shared mode); without it the lock is held exclusively.
+	OpAcquire
+	OpRelease
+
+	// Goroutine life. For Fork and Join, Obj is the child goroutine's ID.
+	// Begin is the first event of a goroutine and End its last.
+	OpFork
+	OpJoin
+	OpBegin
+	OpEnd
+
+	// Happens-before edges through a synchronization object (the SND/RCV of
+	// the papers): channel send/receive/close, WaitGroup Done vs Wait,
+	// Once.Do, Cond Signal vs Wait. A SyncRelease is ordered before every
+	// later SyncAcquire of the same Obj. They are not locks: no mutual
+	// exclusion, no lockset.
+	OpSyncRelease
+	OpSyncAcquire
+
+	// sync/atomic operations on the word at Obj, with its Value. They
+	// synchronize (a store releases, a load acquires, a read-modify-write
+	// does both) and never race with each other.
+	OpAtomicLoad
+	OpAtomicStore
+	OpAtomicRMW
+
+	// A call into untraced code (RDIT's BarrierPair). MethodBegin's Obj names
+	// the callee and Addrs holds the addresses reachable from its receiver
+	// and arguments (D in the thesis); MethodEnd closes the innermost open
+	// MethodBegin of the goroutine.
+	OpMethodBegin
+	OpMethodEnd
+
+	// Function boundaries of traced code; Obj names the function. They give
+	// stacks in reports, the sampling unit (LiteRace) and default atomic
+	// regions (PECAN).
+	OpFuncEnter
+	OpFuncExit
+
+	// Explicit atomic-region boundaries (PECAN); Obj names the region.
+	OpRegionBegin
+	OpRegionEnd
+
+	numOps
+)
+
+// NumOps is one more than the largest valid Op.
+const NumOps = int(numOps)
+
+var opNames = [...]string{
+	OpInvalid:     "invalid",
+	OpRead:        "r",
+	OpWrite:       "w",
+	OpAcquire:     "acq",
+	OpRelease:     "rel",
+	OpFork:        "fork",
+	OpJoin:        "join",
+	OpBegin:       "begin",
+	OpEnd:         "end",
+	OpSyncRelease: "snd",
+	OpSyncAcquire: "rcv",
+	OpAtomicLoad:  "aload",
+	OpAtomicStore: "astore",
+	OpAtomicRMW:   "armw",
+	OpMethodBegin: "call",
+	OpMethodEnd:   "ret",
+	OpFuncEnter:   "enter",
+	OpFuncExit:    "exit",
+	OpRegionBegin: "rbegin",
+	OpRegionEnd:   "rend",
+}
+
+// String returns the op's mnemonic in racekit's text format.
+func (o Op) String() string {
+	if int(o) < len(opNames) {
+		return opNames[o]
+	}
+	return fmt.Sprintf("op(%d)", uint8(o))
+}
+
+// Valid reports whether o is a defined op.
+func (o Op) Valid() bool { return o > OpInvalid && o < numOps }
+
+// IsAccess reports whether o is a plain data access (the only ops that race).
+func (o Op) IsAccess() bool { return o == OpRead || o == OpWrite }
+
+// IsAtomic reports whether o is a sync/atomic operation.
+func (o Op) IsAtomic() bool { return o >= OpAtomicLoad && o <= OpAtomicRMW }
+
+// IsSync reports whether o creates or consumes a happens-before edge or a
+// lock: the events that are never filtered or sampled away.
+func (o Op) IsSync() bool {
+	switch o {
+	case OpAcquire, OpRelease, OpFork, OpJoin, OpBegin, OpEnd,
+		OpSyncRelease, OpSyncAcquire, OpAtomicLoad, OpAtomicStore, OpAtomicRMW,
+		OpMethodBegin, OpMethodEnd:
+		return true
+	}
+	return false
+}
+
+// HasValue reports whether events of this op carry a Value.
+func (o Op) HasValue() bool { return o.IsAccess() || o.IsAtomic() }
+
+// Flags qualify an event.
+type Flags uint8
+
+const (
+	// FlagReadLock marks an Acquire/Release of a lock in shared (read) mode.
+	FlagReadLock Flags = 1 << iota
+	// FlagValueUnknown marks an access whose value did not fit in 64 bits or
+	// was not recorded; Value is then meaningless.
+	FlagValueUnknown
+
+	flagsDefined = FlagReadLock | FlagValueUnknown
+)
+
+// GID identifies a goroutine within one trace: small, dense, assigned in
+// order of first appearance. (It is not the Go runtime's goid.)
+type GID uint32
+
+// SiteID indexes Meta.Sites. Site 0 is the unknown site.
+type SiteID uint32
+
+// NoSite is the site of an event whose source position is not known.
+const NoSite SiteID = 0
+
+// Event is one operation of one goroutine. Events are passed by pointer and
+// reused by readers: copy what must outlive the next call to Next,
+// including Addrs.
+type Event struct {
+	Seq   uint64 // position in the observed global order; increasing, maybe with gaps after filtering
+	G     GID    // goroutine performing the op
+	Op    Op
+	Flags Flags
+	Site  SiteID
+	Obj   uint64   // address, lock, sync object, child goroutine, function or region: see Op
+	Value uint64   // value read or written, for ops where HasValue
+	Addrs []uint64 // MethodBegin only: addresses reachable from the untraced call's receiver and arguments
+}
+
+// IsWrite reports whether the event writes its object (for data accesses).
+func (e *Event) IsWrite() bool { return e.Op == OpWrite }
+
+// ReadLock reports whether a lock event is in shared mode.
+func (e *Event) ReadLock() bool { return e.Flags&FlagReadLock != 0 }
+
+// ValueKnown reports whether Value holds the accessed value.
+func (e *Event) ValueKnown() bool { return e.Op.HasValue() && e.Flags&FlagValueUnknown == 0 }
+
+// Child returns the goroutine forked or joined by a Fork or Join event.
+func (e *Event) Child() GID { return GID(e.Obj) }
+
+// Validate checks the event's own fields (not its place in the trace).
+func (e *Event) Validate() error {
+	if !e.Op.Valid() {
+		return fmt.Errorf("invalid op %d", uint8(e.Op))
+	}
+	if e.Flags&^flagsDefined != 0 {
+		return fmt.Errorf("undefined flags %#x", uint8(e.Flags))
+	}
+	if e.Flags&FlagReadLock != 0 && e.Op != OpAcquire && e.Op != OpRelease {
+		return fmt.Errorf("read-lock flag on %s", e.Op)
+	}
+	if e.Flags&FlagValueUnknown != 0 && !e.Op.HasValue() {
+		return fmt.Errorf("value-unknown flag on %s", e.Op)
+	}
+	if len(e.Addrs) != 0 && e.Op != OpMethodBegin {
+		return fmt.Errorf("address set on %s", e.Op)
+	}
+	if (e.Op == OpFork || e.Op == OpJoin) && e.Obj > 0xFFFFFFFF {
+		return fmt.Errorf("%s of goroutine %d out of range", e.Op, e.Obj)
+	}
+	return nil
+}
+
+// Clone returns a copy of e that owns its Addrs.
+func (e *Event) Clone() Event {
+	c := *e
+	if e.Addrs != nil {
+		c.Addrs = append([]uint64(nil), e.Addrs...)
+	}
+	return c
+}

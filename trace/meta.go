@@ -1,0 +1,214 @@
+package trace
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Site is a source position of an instrumented operation.
+type Site struct {
+	File string // file path; for a text trace whose location is a bare label, the label
+	Line int    // 1-based; 0 when unknown
+	Col  int    // 1-based; 0 when unknown
+	Func string // enclosing function, package-qualified; "" when unknown
+}
+
+// String formats the site as file:line:col (omitting unknown parts).
+func (s Site) String() string {
+	if s.Line == 0 {
+		if s.File == "" {
+			return "?"
+		}
+		return s.File
+	}
+	if s.Col == 0 {
+		return s.File + ":" + strconv.Itoa(s.Line)
+	}
+	return s.File + ":" + strconv.Itoa(s.Line) + ":" + strconv.Itoa(s.Col)
+}
+
+// ParseSiteLabel turns a location label of a text trace into a Site:
+// "file.go:12" and "file.go:12:5" give file, line and column; anything else
+// (RAPID's integer locations, free labels) is kept whole in File.
+func ParseSiteLabel(label string) Site {
+	s := Site{File: label}
+	rest, last, ok := cutLastColonInt(label)
+	if !ok {
+		return s
+	}
+	if rest2, mid, ok2 := cutLastColonInt(rest); ok2 && rest2 != "" {
+		return Site{File: rest2, Line: mid, Col: last}
+	}
+	if rest == "" {
+		return s
+	}
+	return Site{File: rest, Line: last}
+}
+
+func cutLastColonInt(s string) (string, int, bool) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return s, 0, false
+	}
+	n, err := strconv.Atoi(s[i+1:])
+	if err != nil || n <= 0 {
+		return s, 0, false
+	}
+	return s[:i], n, true
+}
+
+// NoParent is the Parent of a goroutine whose creator was not traced (the
+// main goroutine, goroutines of the testing framework or net/http).
+const NoParent = ^GID(0)
+
+// Goroutine describes one goroutine of the trace.
+type Goroutine struct {
+	ID     GID
+	Parent GID    // NoParent when not created by a traced fork
+	Site   SiteID // the go statement that created it; NoSite when unknown
+	Name   string // display name ("T1" in text traces); "" means "G<ID>"
+}
+
+// Label is the goroutine's display name.
+func (g Goroutine) Label() string {
+	if g.Name != "" {
+		return g.Name
+	}
+	return "G" + strconv.FormatUint(uint64(g.ID), 10)
+}
+
+// Name binds an object ID (variable address, lock, sync object, function,
+// region) to a human-readable name.
+type Name struct {
+	Obj  uint64
+	Name string
+}
+
+// Meta holds a trace's tables. They only grow while a trace is read, so a
+// consumer can copy what is new by comparing lengths (see Copy).
+type Meta struct {
+	Sites      []Site      // indexed by SiteID; Sites[0] is the unknown site
+	Goroutines []Goroutine // indexed by GID; undefined entries have Parent NoParent and no name
+	Names      []Name      // in definition order; see NameOf
+
+	siteIndex map[Site]SiteID
+	nameIndex map[uint64]int
+	defined   []bool // per GID: was DefineGoroutine called
+}
+
+// NewMeta returns empty tables holding only the unknown site.
+func NewMeta() *Meta {
+	return &Meta{Sites: []Site{{}}}
+}
+
+// InternSite returns the ID of s, adding it if new.
+func (m *Meta) InternSite(s Site) SiteID {
+	if m.siteIndex == nil {
+		m.siteIndex = make(map[Site]SiteID, len(m.Sites))
+		for i, x := range m.Sites {
+			if _, dup := m.siteIndex[x]; !dup {
+				m.siteIndex[x] = SiteID(i)
+			}
+		}
+	}
+	if id, ok := m.siteIndex[s]; ok {
+		return id
+	}
+	id := SiteID(len(m.Sites))
+	m.Sites = append(m.Sites, s)
+	m.siteIndex[s] = id
+	return id
+}
+
+// DefineSite sets site id, which must be the next unused ID. Decoders use it
+// to rebuild the table in the writer's order.
+func (m *Meta) DefineSite(id SiteID, s Site) error {
+	if int(id) != len(m.Sites) {
+		return fmt.Errorf("site %d defined out of order (expected %d)", id, len(m.Sites))
+	}
+	m.Sites = append(m.Sites, s)
+	if m.siteIndex != nil {
+		if _, dup := m.siteIndex[s]; !dup {
+			m.siteIndex[s] = id
+		}
+	}
+	return nil
+}
+
+// Site returns the site with the given ID, or the unknown site.
+func (m *Meta) Site(id SiteID) Site {
+	if int(id) < len(m.Sites) {
+		return m.Sites[id]
+	}
+	return Site{}
+}
+
+// DefineGoroutine records g. Redefinition of an already defined goroutine is
+// an error: the tables only grow.
+func (m *Meta) DefineGoroutine(g Goroutine) error {
+	if g.ID == NoParent {
+		return fmt.Errorf("goroutine ID %d is reserved", g.ID)
+	}
+	if m.GoroutineDefined(g.ID) {
+		return fmt.Errorf("goroutine %d defined twice", g.ID)
+	}
+	for GID(len(m.Goroutines)) <= g.ID {
+		m.Goroutines = append(m.Goroutines, Goroutine{ID: GID(len(m.Goroutines)), Parent: NoParent})
+		m.defined = append(m.defined, false)
+	}
+	m.Goroutines[g.ID] = g
+	m.defined[g.ID] = true
+	return nil
+}
+
+// GoroutineDefined reports whether DefineGoroutine was called for g.
+func (m *Meta) GoroutineDefined(g GID) bool {
+	return int(g) < len(m.defined) && m.defined[g]
+}
+
+// Goroutine returns the description of g (a default one if undefined).
+func (m *Meta) Goroutine(g GID) Goroutine {
+	if int(g) < len(m.Goroutines) {
+		return m.Goroutines[g]
+	}
+	return Goroutine{ID: g, Parent: NoParent}
+}
+
+// SetName binds obj to name; a later binding of the same object is ignored
+// (the first name wins, so tables only grow).
+func (m *Meta) SetName(obj uint64, name string) {
+	if m.nameIndex == nil {
+		m.nameIndex = make(map[uint64]int, len(m.Names))
+		for i, n := range m.Names {
+			m.nameIndex[n.Obj] = i
+		}
+	}
+	if _, ok := m.nameIndex[obj]; ok {
+		return
+	}
+	m.nameIndex[obj] = len(m.Names)
+	m.Names = append(m.Names, Name{obj, name})
+}
+
+// NameOf returns obj's name, or "" if it has none.
+func (m *Meta) NameOf(obj uint64) string {
+	if m.nameIndex == nil {
+		if len(m.Names) == 0 {
+			return ""
+		}
+		m.SetName(m.Names[0].Obj, m.Names[0].Name) // builds the index
+	}
+	if i, ok := m.nameIndex[obj]; ok {
+		return m.Names[i].Name
+	}
+	return ""
+}
+
+// ObjLabel returns obj's name, or its hexadecimal value.
+func (m *Meta) ObjLabel(obj uint64) string {
+	if n := m.NameOf(obj); n != "" {
+		return n
+	}
+	return "0x" + strconv.FormatUint(obj, 16)
+}
