@@ -1,0 +1,545 @@
+package rkt
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+
+	"github.com/racekit/racekit/trace"
+)
+
+// Reader decodes a .rkt stream. It implements trace.Reader and
+// trace.Warner.
+//
+// It holds one block at a time. Definitions are applied to Meta as the
+// records are decoded, so when Next returns an event, Meta holds exactly
+// the definitions written before that event (and all of them after
+// io.EOF).
+//
+// Next returns io.EOF after the last event of a complete file, and also
+// after the last whole block of a file that was cut short or lacks its end
+// block; Warnings then says so. Malformed input gives a *trace.FormatError
+// whose Offset is that of the damaged block, or of the damaged record
+// within a block whose checksum is good (the message then names the
+// block's offset too). An error of the underlying io.Reader is returned
+// wrapped, with the offset. Errors are sticky.
+type Reader struct {
+	name string
+	br   *bufio.Reader
+	off  int64 // file offset of the next byte br returns
+	meta *trace.Meta
+
+	buf        []byte // payload of the current events block
+	p          int    // position of the next record in buf
+	payloadOff int64  // file offset of buf[0]
+	blockOff   int64  // file offset of the current block
+	st         state
+
+	block      []byte // backing store of buf, reused
+	addrs      []uint64
+	events     uint64
+	goroutines int // goroutine definitions read
+
+	started  bool
+	done     bool // io.EOF from now on
+	err      error
+	warnings []string
+}
+
+// NewReader returns a Reader of the .rkt stream r; name identifies it in
+// errors and warnings (usually the file name).
+func NewReader(r io.Reader, name string) *Reader {
+	return &Reader{name: name, br: bufio.NewReaderSize(r, 64<<10), meta: trace.NewMeta()}
+}
+
+// Meta returns the tables defined by the records read so far.
+func (r *Reader) Meta() *trace.Meta { return r.meta }
+
+// Warnings describes damage the reader recovered from: a file cut off
+// inside a block, or without its end block.
+func (r *Reader) Warnings() []string { return r.warnings }
+
+// Events returns the number of events returned so far.
+func (r *Reader) Events() uint64 { return r.events }
+
+// Next decodes the next event into e. e.Addrs points into a buffer that the
+// next call overwrites.
+func (r *Reader) Next(e *trace.Event) error {
+	for {
+		buf := r.buf
+		p := r.p
+		if p >= len(buf) {
+			if err := r.nextBlock(); err != nil {
+				return err
+			}
+			continue
+		}
+		h := buf[p]
+		op := trace.Op(h & hdrOpMask)
+		if op == trace.OpInvalid {
+			if err := r.definition(); err != nil {
+				return err
+			}
+			continue
+		}
+		rec := p
+		if !op.Valid() {
+			return r.recordErr(rec, fmt.Sprintf("invalid op %d", op))
+		}
+		p++
+		st := &r.st
+		var v uint64
+
+		g := st.g
+		if h&hdrSameG == 0 {
+			if p < len(buf) && buf[p] < 0x80 {
+				v = uint64(buf[p])
+				p++
+			} else if v, p = uvarintSlow(buf, p); p < 0 {
+				return r.varintErr(rec, p, "goroutine")
+			}
+			if v > math.MaxUint32 {
+				return r.recordErr(rec, fmt.Sprintf("goroutine %d out of range", v))
+			}
+			g = trace.GID(v)
+			if !r.meta.GoroutineDefined(g) {
+				return r.recordErr(rec, fmt.Sprintf("event uses goroutine %d, which is not defined", g))
+			}
+			st.g, st.gChecked = g, true
+		} else if !st.gChecked {
+			// The block's first event, with the implicit goroutine 0. (Once
+			// checked, a goroutine stays defined: tables only grow.)
+			if !r.meta.GoroutineDefined(g) {
+				return r.recordErr(rec, fmt.Sprintf("event uses goroutine %d, which is not defined", g))
+			}
+			st.gChecked = true
+		}
+
+		seq := st.seq + 1
+		if h&hdrSeqNext == 0 {
+			if p < len(buf) && buf[p] < 0x80 {
+				v = uint64(buf[p])
+				p++
+			} else if v, p = uvarintSlow(buf, p); p < 0 {
+				return r.varintErr(rec, p, "seq")
+			}
+			seq += v
+		}
+		st.seq = seq
+
+		if p < len(buf) && buf[p] < 0x80 {
+			v = uint64(buf[p])
+			p++
+		} else if v, p = uvarintSlow(buf, p); p < 0 {
+			return r.varintErr(rec, p, "site")
+		}
+		gi := byte(g)
+		site := int64(st.site[gi]) + int64(unzigzag(v))
+		if site < 0 || site >= int64(len(r.meta.Sites)) {
+			return r.recordErr(rec, fmt.Sprintf("event uses site %d, which is not defined", site))
+		}
+		st.site[gi] = trace.SiteID(site)
+
+		// Object differences often take two bytes: inline that case too.
+		if p < len(buf) && buf[p] < 0x80 {
+			v = uint64(buf[p])
+			p++
+		} else if p+1 < len(buf) && buf[p+1] < 0x80 {
+			v = uint64(buf[p]&0x7F) | uint64(buf[p+1])<<7
+			p += 2
+		} else if v, p = uvarintSlow(buf, p); p < 0 {
+			return r.varintErr(rec, p, "object")
+		}
+		c := opClass[op]
+		obj := st.obj[c] + unzigzag(v)
+		st.obj[c] = obj
+
+		var flags trace.Flags
+		if h&hdrOpFlag != 0 {
+			flags = opFlag[op]
+			if flags == 0 {
+				return r.recordErr(rec, fmt.Sprintf("flag bit set on %s", op))
+			}
+		}
+		var value uint64
+		if op.HasValue() && flags == 0 {
+			if p < len(buf) && buf[p] < 0x80 {
+				value = uint64(buf[p])
+				p++
+			} else if value, p = uvarintSlow(buf, p); p < 0 {
+				return r.varintErr(rec, p, "value")
+			}
+		}
+		var addrs []uint64
+		switch op {
+		case trace.OpMethodBegin:
+			if addrs, p = r.decodeAddrs(buf, p, rec); p < 0 {
+				return r.err
+			}
+		case trace.OpFork, trace.OpJoin:
+			if obj > math.MaxUint32 {
+				return r.recordErr(rec, fmt.Sprintf("%s of goroutine %d out of range", op, obj))
+			}
+		}
+		r.p = p
+		r.events++
+		// Field by field: building the struct on the stack and copying it
+		// stalls on store forwarding, which costs a third of the decode.
+		e.Seq, e.G, e.Op, e.Flags, e.Site = seq, g, op, flags, trace.SiteID(site)
+		e.Obj, e.Value, e.Addrs = obj, value, addrs
+		return nil
+	}
+}
+
+// decodeAddrs decodes a MethodBegin's address set into r.addrs. On error it
+// sets r.err and returns a negative position.
+func (r *Reader) decodeAddrs(buf []byte, p, rec int) ([]uint64, int) {
+	n, p := uvarint(buf, p)
+	if p < 0 {
+		r.varintErr(rec, p, "address count")
+		return nil, -1
+	}
+	if n == 0 {
+		return nil, p
+	}
+	if n > uint64(len(buf)-p) { // each address takes at least a byte
+		r.recordErr(rec, fmt.Sprintf("address count %d exceeds the rest of the block", n))
+		return nil, -1
+	}
+	if uint64(cap(r.addrs)) < n {
+		r.addrs = make([]uint64, n)
+	}
+	addrs := r.addrs[:n]
+	var v uint64
+	if v, p = uvarint(buf, p); p < 0 {
+		r.varintErr(rec, p, "address")
+		return nil, -1
+	}
+	a := r.st.obj[classData] + unzigzag(v)
+	addrs[0] = a
+	for i := 1; i < len(addrs); i++ {
+		if v, p = uvarint(buf, p); p < 0 {
+			r.varintErr(rec, p, "address")
+			return nil, -1
+		}
+		if a+v < a {
+			r.recordErr(rec, "address set is not ascending")
+			return nil, -1
+		}
+		a += v
+		addrs[i] = a
+	}
+	return addrs, p
+}
+
+// definition decodes the definition record at r.p into Meta.
+func (r *Reader) definition() error {
+	buf, rec := r.buf, r.p
+	kind := buf[rec] >> 5
+	p := rec + 1
+	var v uint64
+	var err error
+	switch kind {
+	case defSite:
+		var id uint64
+		var s trace.Site
+		var line, col uint64
+		if id, p = uvarint(buf, p); p < 0 {
+			return r.varintErr(rec, p, "site ID")
+		}
+		if s.File, p, err = r.str(buf, p, rec, "site file"); err != nil {
+			return err
+		}
+		if line, p = uvarint(buf, p); p < 0 {
+			return r.varintErr(rec, p, "site line")
+		}
+		if col, p = uvarint(buf, p); p < 0 {
+			return r.varintErr(rec, p, "site column")
+		}
+		if s.Func, p, err = r.str(buf, p, rec, "site function"); err != nil {
+			return err
+		}
+		if line > math.MaxInt32 || col > math.MaxInt32 {
+			return r.recordErr(rec, fmt.Sprintf("site %d: line %d or column %d out of range", id, line, col))
+		}
+		if id != uint64(len(r.meta.Sites)) {
+			return r.recordErr(rec, fmt.Sprintf("site %d defined out of order (expected %d)", id, len(r.meta.Sites)))
+		}
+		s.Line, s.Col = int(line), int(col)
+		_ = r.meta.DefineSite(trace.SiteID(id), s) // cannot fail: id checked above
+	case defGoroutine:
+		var g trace.Goroutine
+		var parent, site uint64
+		if v, p = uvarint(buf, p); p < 0 {
+			return r.varintErr(rec, p, "goroutine ID")
+		}
+		if parent, p = uvarint(buf, p); p < 0 {
+			return r.varintErr(rec, p, "goroutine parent")
+		}
+		if site, p = uvarint(buf, p); p < 0 {
+			return r.varintErr(rec, p, "goroutine site")
+		}
+		if g.Name, p, err = r.str(buf, p, rec, "goroutine name"); err != nil {
+			return err
+		}
+		switch {
+		case v >= uint64(trace.NoParent):
+			return r.recordErr(rec, fmt.Sprintf("goroutine ID %d out of range", v))
+		case v >= uint64(r.goroutines)+MaxGIDGap:
+			return r.recordErr(rec, fmt.Sprintf("goroutine ID %d is not below the %d goroutines defined so far plus %d", v, r.goroutines, MaxGIDGap))
+		case parent > math.MaxUint32:
+			return r.recordErr(rec, fmt.Sprintf("goroutine %d: parent out of range", v))
+		case site >= uint64(len(r.meta.Sites)):
+			return r.recordErr(rec, fmt.Sprintf("goroutine %d: site %d is not defined", v, site))
+		}
+		g.ID, g.Parent, g.Site = trace.GID(v), trace.GID(parent)-1, trace.SiteID(site)
+		if err := r.meta.DefineGoroutine(g); err != nil {
+			return r.recordErr(rec, err.Error())
+		}
+		r.goroutines++
+	case defName:
+		var name string
+		if v, p = uvarint(buf, p); p < 0 {
+			return r.varintErr(rec, p, "named object")
+		}
+		if name, p, err = r.str(buf, p, rec, "name"); err != nil {
+			return err
+		}
+		r.meta.SetName(v, name)
+	default:
+		return r.recordErr(rec, fmt.Sprintf("unknown definition kind %d (header byte %#02x)", kind, buf[rec]))
+	}
+	r.p = p
+	return nil
+}
+
+func (r *Reader) str(buf []byte, p, rec int, what string) (string, int, error) {
+	n, p := uvarint(buf, p)
+	if p < 0 {
+		return "", p, r.varintErr(rec, p, what)
+	}
+	if n > uint64(len(buf)-p) {
+		return "", -1, r.recordErr(rec, fmt.Sprintf("%s of %d bytes runs past the end of the block", what, n))
+	}
+	return string(buf[p : p+int(n)]), p + int(n), nil
+}
+
+// nextBlock reads the next block. It returns nil when an events block is
+// ready in r.buf, io.EOF at the end, or the (sticky) error.
+func (r *Reader) nextBlock() error {
+	if r.err != nil {
+		return r.err
+	}
+	if r.done {
+		return io.EOF
+	}
+	if !r.started {
+		r.started = true
+		if err := r.readHeader(); err != nil {
+			return err
+		}
+	}
+	r.buf, r.p = nil, 0
+	off := r.off
+	r.blockOff = off
+	kind, err := r.br.ReadByte()
+	if err == io.EOF {
+		return r.finish(fmt.Sprintf("%s: no end block after %d events at offset %d; the writer did not finish (the run probably crashed)", r.label(), r.events, off))
+	}
+	if err != nil {
+		return r.ioErr(err)
+	}
+	r.off++
+	if kind != blockEvents && kind != blockEnd {
+		if kind == 0 {
+			if zeros, ok, err := r.zeroTail(); err != nil {
+				return err
+			} else if ok {
+				return r.finish(fmt.Sprintf("%s: cut off at offset %d after %d events: the last %d bytes are zeros; the run probably crashed", r.label(), off, r.events, zeros))
+			}
+		}
+		return r.fail(off, fmt.Sprintf("unknown block kind %d", kind))
+	}
+
+	// The length: a uvarint read byte by byte, remembered for the CRC.
+	var hdr [1 + binary.MaxVarintLen64]byte
+	hdr[0] = kind
+	hl := 1
+	var n uint64
+	for shift := 0; ; shift += 7 {
+		b, err := r.br.ReadByte()
+		if err == io.EOF {
+			return r.cutOff(off)
+		}
+		if err != nil {
+			return r.ioErr(err)
+		}
+		r.off++
+		hdr[hl] = b
+		hl++
+		n |= uint64(b&0x7F) << shift
+		if b < 0x80 {
+			break
+		}
+		if hl == len(hdr) || n > MaxBlockLen {
+			return r.fail(off, fmt.Sprintf("block length exceeds the maximum %d", MaxBlockLen))
+		}
+	}
+	if n > MaxBlockLen {
+		return r.fail(off, fmt.Sprintf("block length %d exceeds the maximum %d", n, MaxBlockLen))
+	}
+
+	total := int(n) + 4
+	if cap(r.block) < total {
+		r.block = make([]byte, total, max(total, 2*cap(r.block)))
+	}
+	data := r.block[:total]
+	got, err := io.ReadFull(r.br, data)
+	r.off += int64(got)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return r.cutOff(off)
+	}
+	if err != nil {
+		return r.ioErr(err)
+	}
+	payload := data[:n]
+	stored := binary.LittleEndian.Uint32(data[n:])
+	crc := crc32.Update(crc32.Checksum(hdr[:hl], castagnoli), castagnoli, payload)
+	if crc != stored {
+		return r.fail(off, fmt.Sprintf("checksum mismatch in block of %d bytes (stored 0x%08x, computed 0x%08x): the file is corrupt", n, stored, crc))
+	}
+
+	if kind == blockEvents {
+		r.buf = payload
+		r.payloadOff = off + int64(hl)
+		r.st.reset()
+		return nil
+	}
+	// The end block.
+	count, p := uvarint(payload, 0)
+	if p != len(payload) {
+		return r.fail(off, "malformed end block")
+	}
+	if count != r.events {
+		return r.fail(off, fmt.Sprintf("end block counts %d events but the file holds %d", count, r.events))
+	}
+	if _, err := r.br.ReadByte(); err != io.EOF {
+		if err != nil {
+			return r.ioErr(err)
+		}
+		return r.fail(r.off, "data after the end block")
+	}
+	r.done = true
+	return io.EOF
+}
+
+func (r *Reader) readHeader() error {
+	var h [len(Magic)]byte
+	n, err := io.ReadFull(r.br, h[:])
+	r.off += int64(n)
+	switch {
+	case err != nil && err != io.EOF && err != io.ErrUnexpectedEOF:
+		return r.ioErr(err)
+	case n == 0:
+		return r.fail(0, "empty file, not a .rkt trace")
+	case string(h[:n]) != Magic[:n]:
+		return r.fail(0, "not a .rkt trace (bad magic number)")
+	case n < len(Magic):
+		return r.fail(0, fmt.Sprintf("file ends inside the .rkt header (after %d bytes)", n))
+	}
+	var version uint64
+	for shift := 0; ; shift += 7 {
+		b, err := r.br.ReadByte()
+		if err == io.EOF {
+			return r.fail(0, "file ends inside the .rkt header (no version)")
+		}
+		if err != nil {
+			return r.ioErr(err)
+		}
+		r.off++
+		version |= uint64(b&0x7F) << shift
+		if b < 0x80 {
+			break
+		}
+		if shift >= 63 {
+			return r.fail(int64(len(Magic)), "bad format version number")
+		}
+	}
+	if version != Version {
+		return r.fail(int64(len(Magic)), fmt.Sprintf("unsupported .rkt format version %d (this reader reads version %d); use a matching racekit", version, Version))
+	}
+	return nil
+}
+
+// zeroTail consumes the rest of the input after a zero kind byte and
+// reports whether it was all zeros, and how many bytes that was.
+func (r *Reader) zeroTail() (int64, bool, error) {
+	zeros := int64(1)
+	for {
+		chunk, err := r.br.Peek(r.br.Buffered())
+		for _, b := range chunk {
+			if b != 0 {
+				return 0, false, nil
+			}
+		}
+		zeros += int64(len(chunk))
+		r.br.Discard(len(chunk))
+		if len(chunk) == 0 {
+			if _, err = r.br.Peek(1); err == io.EOF {
+				return zeros, true, nil
+			}
+			if err != nil {
+				return 0, false, r.ioErr(err)
+			}
+		}
+	}
+}
+
+func (r *Reader) cutOff(blockOff int64) error {
+	return r.finish(fmt.Sprintf("%s: cut off at offset %d inside the block at offset %d, after %d events; the run probably crashed", r.label(), r.off, blockOff, r.events))
+}
+
+func (r *Reader) finish(warning string) error {
+	r.warnings = append(r.warnings, warning)
+	r.done = true
+	return io.EOF
+}
+
+func (r *Reader) label() string {
+	if r.name == "" {
+		return "<input>"
+	}
+	return r.name
+}
+
+func (r *Reader) fail(off int64, msg string) error {
+	r.err = &trace.FormatError{File: r.name, Offset: off, Msg: msg}
+	r.buf, r.p = nil, 0
+	return r.err
+}
+
+func (r *Reader) recordErr(rec int, msg string) error {
+	return r.fail(r.payloadOff+int64(rec), fmt.Sprintf("%s (record of the events block at offset %d)", msg, r.blockOff))
+}
+
+func (r *Reader) varintErr(rec, code int, field string) error {
+	if code == errVarintOverflow {
+		return r.recordErr(rec, "bad varint in "+field)
+	}
+	return r.recordErr(rec, field+" runs past the end of the block")
+}
+
+func (r *Reader) ioErr(err error) error {
+	r.err = fmt.Errorf("%s: reading at offset %d: %w", r.label(), r.off, err)
+	return r.err
+}
+
+var _ interface {
+	trace.Reader
+	trace.Warner
+} = (*Reader)(nil)
+
+var _ trace.Writer = (*Writer)(nil)

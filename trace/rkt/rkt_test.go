@@ -1,0 +1,371 @@
+package rkt
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/racekit/racekit/trace"
+)
+
+// block assembles a block by hand, as doc.go specifies it.
+func block(kind byte, payload ...byte) []byte {
+	b := append([]byte{kind}, binary.AppendUvarint(nil, uint64(len(payload)))...)
+	b = append(b, payload...)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+}
+
+// file is a version-1 header followed by the given blocks.
+func file(blocks ...[]byte) []byte {
+	b := []byte(Magic + "\x01")
+	for _, bl := range blocks {
+		b = append(b, bl...)
+	}
+	return b
+}
+
+// The format is a public contract: this pins the exact bytes of a small
+// trace, worked out by hand from doc.go.
+func TestWriterBytesMatchTheDocumentedFormat(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	must(t, w.DefineSite(1, trace.Site{File: "a.go", Line: 3, Func: "main.f"}))
+	must(t, w.DefineGoroutine(trace.Goroutine{ID: 0, Parent: trace.NoParent, Name: "main"}))
+	must(t, w.DefineName(0x1000, "x"))
+	must(t, w.WriteEvent(&trace.Event{Seq: 0, G: 0, Op: trace.OpWrite, Site: 1, Obj: 0x1000, Value: 5}))
+	must(t, w.WriteEvent(&trace.Event{Seq: 1, G: 0, Op: trace.OpRead, Site: 1, Obj: 0x1008, Flags: trace.FlagValueUnknown}))
+	must(t, w.WriteEvent(&trace.Event{Seq: 5, G: 0, Op: trace.OpAcquire, Flags: trace.FlagReadLock, Obj: 0x2000}))
+	must(t, w.Close())
+
+	want := file(
+		block(1,
+			// site 1: "a.go", line 3, column 0, "main.f"
+			0x20, 1, 4, 'a', '.', 'g', 'o', 3, 0, 6, 'm', 'a', 'i', 'n', '.', 'f',
+			// goroutine 0: parent NoParent (0), site 0, "main"
+			0x40, 0, 0, 0, 4, 'm', 'a', 'i', 'n',
+			// name of 0x1000: "x"
+			0x60, 0x80, 0x20, 1, 'x',
+			// Write | same G | seq+1; site +1 → 2; obj +0x1000 → 0x2000; value 5
+			0x62, 2, 0x80, 0x40, 5,
+			// Read | same G | seq+1 | value unknown; site +0; obj +8 → 16
+			0xE1, 0, 16,
+			// Acquire | same G | read lock; seq gap 5-2 = 3; site -1 → 1; sync obj +0x2000 → 0x4000
+			0xA3, 3, 1, 0x80, 0x80, 1,
+		),
+		block(2, 3), // end: 3 events
+	)
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("bytes:\n got % x\nwant % x", buf.Bytes(), want)
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRoundTripEveryOpAndFlag(t *testing.T) {
+	var steps []step
+	add := func(s step) { steps = append(steps, s) }
+	add(step{gor: &trace.Goroutine{ID: 0, Parent: trace.NoParent, Name: "main"}})
+	add(step{site: &trace.Site{File: "m.go", Line: 1, Col: 2, Func: "main.main"}})
+	add(step{gor: &trace.Goroutine{ID: 1, Parent: 0, Site: 1}})
+	seq := uint64(100)
+	for op := trace.Op(1); op.Valid(); op++ {
+		for _, flag := range []trace.Flags{0, trace.FlagReadLock, trace.FlagValueUnknown} {
+			if opFlag[op] != flag && flag != 0 {
+				continue
+			}
+			for _, v := range []uint64{0, 1, 127, 128, 1 << 40, math.MaxUint64} {
+				for _, obj := range []uint64{0, 0x10, 0xc000012340, math.MaxUint32, math.MaxUint64} {
+					if (op == trace.OpFork || op == trace.OpJoin) && obj > math.MaxUint32 {
+						continue
+					}
+					seq += 1 + v%3 // steps of 1 and gaps
+					e := &trace.Event{Seq: seq, G: trace.GID(seq % 2), Op: op, Flags: flag, Site: trace.SiteID(seq % 2), Obj: obj, Value: v}
+					if op == trace.OpMethodBegin {
+						e.Addrs = []uint64{obj + 16, v, obj, v} // unsorted, duplicate
+					}
+					add(step{event: e})
+				}
+			}
+		}
+		// Definitions between events become visible with the next event.
+		add(step{name: &trace.Name{Obj: uint64(op), Name: op.String()}})
+	}
+	add(step{event: &trace.Event{Seq: seq + 1, Op: trace.OpMethodBegin, Addrs: []uint64{}}})
+	add(step{event: &trace.Event{Seq: seq + 2, Op: trace.OpMethodBegin, Addrs: []uint64{math.MaxUint64, 0}}})
+	add(step{site: &trace.Site{File: "last.go"}}) // after the last event: visible at EOF
+	checkRoundTrip(t, steps, DefaultBlockSize)
+	checkRoundTrip(t, steps, 1) // one record per block
+}
+
+func TestRoundTripRandomStreams(t *testing.T) {
+	for seed := uint64(1); seed <= 30; seed++ {
+		rng := newRand(seed)
+		steps := genScript(rng, 200+rng.IntN(3000))
+		blockSize := []int{1, 17, 256, 4096, DefaultBlockSize}[seed%5]
+		checkRoundTrip(t, steps, blockSize)
+	}
+}
+
+func TestManySmallBlocksEachDecodeAlone(t *testing.T) {
+	steps := genScript(newRand(7), 2000)
+	data := checkRoundTrip(t, steps, 64)
+	// Count the blocks by walking their lengths.
+	n := 0
+	for p := len(Magic) + 1; p < len(data); n++ {
+		l, k := binary.Uvarint(data[p+1:])
+		p += 1 + k + int(l) + 4
+	}
+	if n < 100 {
+		t.Fatalf("%d blocks; want the stream spread over many", n)
+	}
+}
+
+func TestRealisticStreamUnder8BytesPerEvent(t *testing.T) {
+	steps := realisticStream(100_000)
+	data := checkRoundTrip(t, steps, DefaultBlockSize)
+	perEvent := float64(len(data)) / 100_000
+	t.Logf("%.2f bytes/event", perEvent)
+	if perEvent > 8 {
+		t.Fatalf("%.2f bytes per event; the format's target is at most 8", perEvent)
+	}
+}
+
+func TestWriterRejectsWhatItCannotWriteAndStaysUsable(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	must(t, w.DefineGoroutine(trace.Goroutine{ID: 0, Parent: trace.NoParent}))
+	cases := []struct {
+		call func() error
+		want string
+	}{
+		{func() error { return w.DefineSite(2, trace.Site{}) }, "rkt: site 2 defined out of order (expected 1)"},
+		{func() error { return w.DefineSite(1, trace.Site{File: "a.go", Line: -1}) }, "rkt: site 1 (a.go:-1): line and column must be in [0, 2^31)"},
+		{func() error { return w.DefineGoroutine(trace.Goroutine{ID: 0}) }, "rkt: goroutine 0 defined twice"},
+		{func() error { return w.DefineGoroutine(trace.Goroutine{ID: trace.NoParent}) }, "rkt: goroutine ID 4294967295 is reserved"},
+		{func() error { return w.DefineGoroutine(trace.Goroutine{ID: 1 + MaxGIDGap}) }, "rkt: goroutine ID 65537 is not below the 1 goroutines defined so far plus 65536; GIDs must be dense"},
+		{func() error { return w.DefineGoroutine(trace.Goroutine{ID: 1, Site: 1}) }, "rkt: goroutine 1: site 1 is not defined"},
+		{func() error { return w.WriteEvent(&trace.Event{Seq: 3, G: 1, Op: trace.OpRead}) }, "rkt: event seq 3 uses goroutine 1, which is not defined"},
+		{func() error { return w.WriteEvent(&trace.Event{Seq: 4, Op: trace.OpRead, Site: 1}) }, "rkt: event seq 4 uses site 1, which is not defined"},
+		{func() error { return w.WriteEvent(&trace.Event{Seq: 5, Op: trace.Op(40)}) }, "rkt: event seq 5: invalid op 40"},
+		{func() error { return w.WriteEvent(&trace.Event{Seq: 6, Op: trace.OpFork, Flags: trace.FlagReadLock}) }, "rkt: event seq 6: read-lock flag on fork"},
+		{func() error {
+			return w.WriteEvent(&trace.Event{Op: trace.OpMethodBegin, Addrs: make([]uint64, MaxBlockLen/10)})
+		}, "rkt: event seq 0 needs up to 4194356 bytes, more than a block holds (4194304)"},
+	}
+	for _, c := range cases {
+		err := c.call()
+		if err == nil || err.Error() != c.want {
+			t.Errorf("got error %v, want %q", err, c.want)
+		}
+	}
+	// Nothing was written for the rejected calls.
+	must(t, w.WriteEvent(&trace.Event{Seq: 9, Op: trace.OpWrite, Obj: 8, Value: 1}))
+	must(t, w.Close())
+	got := decode(buf.Bytes(), "w.rkt")
+	if got.err != nil || len(got.events) != 1 || got.events[0].Seq != 9 {
+		t.Fatalf("after rejected calls the file reads as %d events, err %v", len(got.events), got.err)
+	}
+	if err := w.WriteEvent(&trace.Event{Op: trace.OpRead}); err == nil || err.Error() != "rkt: write after Close" {
+		t.Fatalf("write after Close: %v", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
+
+type failingWriter struct{ n int }
+
+func (f *failingWriter) Write(p []byte) (int, error) {
+	if f.n == 0 {
+		return 0, errors.New("disk full")
+	}
+	f.n--
+	return len(p), nil
+}
+
+func TestWriterErrorsAreSticky(t *testing.T) {
+	w := NewWriter(&failingWriter{n: 1}) // the header goes through, the first block fails
+	must(t, w.DefineGoroutine(trace.Goroutine{ID: 0, Parent: trace.NoParent}))
+	must(t, w.WriteEvent(&trace.Event{Op: trace.OpBegin})) // buffered
+	err := w.Flush()
+	if err == nil || err.Error() != "rkt: writing block: disk full" {
+		t.Fatalf("Flush: %v", err)
+	}
+	if err2 := w.WriteEvent(&trace.Event{Op: trace.OpEnd}); err2 != err {
+		t.Fatalf("WriteEvent after a write error: %v, want %v", err2, err)
+	}
+	if err2 := w.Close(); err2 != err {
+		t.Fatalf("Close after a write error: %v, want %v", err2, err)
+	}
+}
+
+// Flush leaves a readable prefix: a program that crashes after it loses
+// nothing flushed, and the reader says the writer did not finish.
+func TestFlushedPrefixOfAnUnclosedWriterIsReadable(t *testing.T) {
+	var buf bytes.Buffer
+	bw := bufio.NewWriter(&buf)
+	w := NewWriter(bw)
+	must(t, w.DefineGoroutine(trace.Goroutine{ID: 0, Parent: trace.NoParent}))
+	for i := 0; i < 10; i++ {
+		must(t, w.WriteEvent(&trace.Event{Seq: uint64(i), Op: trace.OpWrite, Obj: 0x100, Value: uint64(i)}))
+	}
+	must(t, w.Flush()) // also flushes the bufio.Writer
+	must(t, w.WriteEvent(&trace.Event{Seq: 10, Op: trace.OpWrite, Obj: 0x100}))
+	// The program dies here.
+	got := decode(buf.Bytes(), "crash.rkt")
+	if got.err != nil || len(got.events) != 10 {
+		t.Fatalf("read %d events, err %v; want the 10 flushed", len(got.events), got.err)
+	}
+	want := []string{"crash.rkt: no end block after 10 events at offset " + strconv.Itoa(buf.Len()) + "; the writer did not finish (the run probably crashed)"}
+	if strings.Join(got.warnings, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("warnings %q, want %q", got.warnings, want)
+	}
+}
+
+func TestEmptyTraces(t *testing.T) {
+	var buf bytes.Buffer
+	must(t, NewWriter(&buf).Close())
+	if want := file(block(2, 0)); !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("closed empty writer wrote % x, want % x", buf.Bytes(), want)
+	}
+	got := decode(buf.Bytes(), "e.rkt")
+	if got.err != nil || len(got.events) != 0 || len(got.warnings) != 0 {
+		t.Fatalf("empty trace: %d events, err %v, warnings %q", len(got.events), got.err, got.warnings)
+	}
+	// An events block may be empty.
+	got = decode(file(block(1), block(2, 0)), "e.rkt")
+	if got.err != nil || len(got.events) != 0 || len(got.warnings) != 0 {
+		t.Fatalf("empty events block: %d events, err %v, warnings %q", len(got.events), got.err, got.warnings)
+	}
+}
+
+func TestNextAfterEOFAndErrorKeepsReturningThem(t *testing.T) {
+	r := NewReader(bytes.NewReader(file(block(2, 0))), "a.rkt")
+	var e trace.Event
+	for i := 0; i < 3; i++ {
+		if err := r.Next(&e); err != io.EOF {
+			t.Fatalf("call %d: %v, want io.EOF", i, err)
+		}
+	}
+	r = NewReader(bytes.NewReader(file(block(9))), "b.rkt")
+	first := r.Next(&e)
+	if second := r.Next(&e); first == nil || second != first {
+		t.Fatalf("errors %v then %v; want the same error twice", first, second)
+	}
+}
+
+// Hand-made files, each broken in one way, and the exact error each gives.
+func TestMalformedInputErrors(t *testing.T) {
+	g0 := []byte{0x40, 0, 0, 0, 0} // goroutine 0, no parent, site 0, no name
+	bad := block(1, g0...)
+	bad[len(bad)-1] ^= 0xFF
+	cases := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty", nil, "t.rkt: offset 0: empty file, not a .rkt trace"},
+		{"text trace", []byte("T1|r(x)|1\n"), "t.rkt: offset 0: not a .rkt trace (bad magic number)"},
+		{"short header", []byte(Magic[:5]), "t.rkt: offset 0: file ends inside the .rkt header (after 5 bytes)"},
+		{"no version", []byte(Magic), "t.rkt: offset 0: file ends inside the .rkt header (no version)"},
+		{"future version", []byte(Magic + "\x02"), "t.rkt: offset 8: unsupported .rkt format version 2 (this reader reads version 1); use a matching racekit"},
+		{"checksum", file(bad), "t.rkt: offset 9: checksum mismatch in block of 5 bytes (stored " +
+			fmt.Sprintf("0x%08x, computed 0x%08x", binary.LittleEndian.Uint32(bad[7:]), binary.LittleEndian.Uint32(block(1, g0...)[7:])) + "): the file is corrupt"},
+		{"unknown block kind", file(block(7, 1, 2)), "t.rkt: offset 9: unknown block kind 7"},
+		{"block too long", file([]byte{1, 0x81, 0x80, 0x80, 0x02}), "t.rkt: offset 9: block length 4194305 exceeds the maximum 4194304"},
+		{"block length varint too long", file([]byte{1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}), "t.rkt: offset 9: block length exceeds the maximum 4194304"},
+		{"invalid op", file(block(1, append(g0, 0x14)...)), "t.rkt: offset 16: invalid op 20 (record of the events block at offset 9)"},
+		{"bad varint", file(block(1, append(g0, 0x02, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01)...)),
+			"t.rkt: offset 16: bad varint in goroutine (record of the events block at offset 9)"},
+		{"field past block end", file(block(1, append(g0, 0x62, 0x00)...)),
+			"t.rkt: offset 16: object runs past the end of the block (record of the events block at offset 9)"},
+		{"undefined goroutine", file(block(1, append(g0, 0x42, 3, 0, 0, 0)...)),
+			"t.rkt: offset 16: event uses goroutine 3, which is not defined (record of the events block at offset 9)"},
+		{"goroutine 0 used before its definition", file(block(1, 0x62, 0, 0, 0)),
+			"t.rkt: offset 11: event uses goroutine 0, which is not defined (record of the events block at offset 9)"},
+		{"undefined site", file(block(1, append(g0, 0x62, 2, 0, 0)...)),
+			"t.rkt: offset 16: event uses site 1, which is not defined (record of the events block at offset 9)"},
+		{"flag on an op without one", file(block(1, append(g0, 0xE5, 0, 0)...)),
+			"t.rkt: offset 16: flag bit set on fork (record of the events block at offset 9)"},
+		{"fork of a goroutine out of range", file(block(1, append(g0, 0x65, 0, 0x80, 0x80, 0x80, 0x80, 0x20)...)),
+			"t.rkt: offset 16: fork of goroutine 4294967296 out of range (record of the events block at offset 9)"},
+		{"addresses past block end", file(block(1, append(g0, 0x6E, 0, 0, 5, 0)...)),
+			"t.rkt: offset 16: address count 5 exceeds the rest of the block (record of the events block at offset 9)"},
+		{"unknown definition kind", file(block(1, 0x80)), "t.rkt: offset 11: unknown definition kind 4 (header byte 0x80) (record of the events block at offset 9)"},
+		{"site out of order", file(block(1, 0x20, 2, 0, 0, 0, 0)), "t.rkt: offset 11: site 2 defined out of order (expected 1) (record of the events block at offset 9)"},
+		{"site line out of range", file(block(1, 0x20, 1, 0, 0x80, 0x80, 0x80, 0x80, 0x08, 0, 0)),
+			"t.rkt: offset 11: site 1: line 2147483648 or column 0 out of range (record of the events block at offset 9)"},
+		{"site name past block end", file(block(1, 0x20, 1, 9, 'a')), "t.rkt: offset 11: site file of 9 bytes runs past the end of the block (record of the events block at offset 9)"},
+		{"goroutine defined twice", file(block(1, append(g0, g0...)...)), "t.rkt: offset 16: goroutine 0 defined twice (record of the events block at offset 9)"},
+		{"goroutine ID jump", file(block(1, 0x40, 0x80, 0x80, 0x04, 0, 0, 0)),
+			"t.rkt: offset 11: goroutine ID 65536 is not below the 0 goroutines defined so far plus 65536 (record of the events block at offset 9)"},
+		// Each ID is within the gap of the largest so far, but the table
+		// may not outgrow the definitions by more than the gap.
+		{"goroutine IDs stepping by the gap", file(block(1, 0x40, 0xFF, 0xFF, 0x03, 0, 0, 0, 0x40, 0xFE, 0xFF, 0x07, 0, 0, 0)),
+			"t.rkt: offset 18: goroutine ID 131070 is not below the 1 goroutines defined so far plus 65536 (record of the events block at offset 9)"},
+		{"goroutine site undefined", file(block(1, 0x40, 0, 0, 1, 0)), "t.rkt: offset 11: goroutine 0: site 1 is not defined (record of the events block at offset 9)"},
+		{"end count wrong", file(block(1, append(g0, 0x67, 0, 0)...), block(2, 2)), "t.rkt: offset 23: end block counts 2 events but the file holds 1"},
+		{"end block malformed", file(block(2, 0, 0)), "t.rkt: offset 9: malformed end block"},
+		{"data after end", append(file(block(2, 0)), 1), "t.rkt: offset 16: data after the end block"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := decode(c.data, "t.rkt")
+			var fe *trace.FormatError
+			if !errors.As(got.err, &fe) {
+				t.Fatalf("got %v (%T), want a *trace.FormatError", got.err, got.err)
+			}
+			if got.err.Error() != c.want {
+				t.Fatalf("got  %q\nwant %q", got.err.Error(), c.want)
+			}
+		})
+	}
+}
+
+func TestEncodeAndDecodeDoNotAllocatePerEvent(t *testing.T) {
+	steps := realisticStream(20_000)
+	var events []*trace.Event
+	for _, s := range steps {
+		if s.event != nil {
+			events = append(events, s.event)
+		}
+	}
+	events = append(events, &trace.Event{G: 1, Op: trace.OpMethodBegin, Addrs: []uint64{9, 3, 5}})
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	for _, s := range steps {
+		if s.event == nil {
+			must(t, writeStep(w, s))
+		}
+	}
+	i := 0
+	allocs := testing.AllocsPerRun(len(events)-1, func() {
+		must(t, w.WriteEvent(events[i]))
+		i++
+	})
+	if allocs != 0 {
+		t.Errorf("WriteEvent: %v allocations per event", allocs)
+	}
+	must(t, w.Close())
+
+	r := NewReader(bytes.NewReader(buf.Bytes()), "a.rkt")
+	var e trace.Event
+	must(t, r.Next(&e)) // the first block's buffer and the tables are allocated once
+	allocs = testing.AllocsPerRun(len(events)-3, func() { must(t, r.Next(&e)) })
+	if allocs != 0 {
+		t.Errorf("Next: %v allocations per event", allocs)
+	}
+}
