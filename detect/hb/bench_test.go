@@ -1,0 +1,185 @@
+package hb_test
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/racekit/racekit/finding"
+	"github.com/racekit/racekit/trace"
+)
+
+// syntheticStream is an in-memory stream of about n events with the mix of
+// a typical instrumented server: main writes a configuration, forks eight
+// workers and joins them at the end; the workers, scheduled in bursts of
+// 20..200 events, mostly touch their own heap words (55% of actions), run
+// short critical sections over 16 locks guarding 256 words (25%), read the
+// configuration concurrently (10%, read-shared), send and receive on
+// channels (4%), update atomic counters (5%), and very rarely touch four
+// words without synchronization (0.1%: a few races). As in real code, each
+// word is accessed from a few sites (3 or 4), and sites are shared by many
+// words.
+func syntheticStream(n int) []trace.Event {
+	r := rand.New(rand.NewPCG(1, 2))
+	const (
+		workers   = 8
+		config    = 0x10_0000 // 64 words
+		guarded   = 0x20_0000 // 16 locks × 16 words
+		racy      = 0x30_0000 // 4 words
+		lockBase  = 0x40_0000
+		chanBase  = 0x50_0000
+		atomBase  = 0x60_0000
+		localBase = 0x100_0000 // worker g: localBase + g<<20, 4096 words
+	)
+	evs := make([]trace.Event, 0, n+1024)
+	add := func(g trace.GID, op trace.Op, obj uint64, site trace.SiteID, flags trace.Flags) {
+		evs = append(evs, trace.Event{Seq: uint64(len(evs)), G: g, Op: op, Obj: obj, Site: site, Flags: flags})
+	}
+	access := func(g trace.GID, obj uint64, write bool, site trace.SiteID) {
+		op := trace.OpRead
+		if write {
+			op = trace.OpWrite
+		}
+		add(g, op, obj, site, trace.FlagValueUnknown)
+	}
+	add(0, trace.OpBegin, 0, 0, 0)
+	for i := range uint64(64) {
+		access(0, config+8*i, true, 1)
+	}
+	for g := trace.GID(1); g <= workers; g++ {
+		add(0, trace.OpFork, uint64(g), 2, 0)
+	}
+	last := make([]uint64, workers+1) // each worker's current local word
+	for len(evs) < n {
+		g := trace.GID(1 + r.IntN(workers))
+		for burst := 20 + r.IntN(180); burst > 0 && len(evs) < n; {
+			before := len(evs)
+			switch k := r.IntN(1000); {
+			case k < 550: // own heap: a random walk with locality
+				if r.IntN(8) == 0 {
+					last[g] = uint64(r.IntN(4096))
+				} else {
+					last[g] = (last[g] + uint64(r.IntN(3))) % 4096
+				}
+				access(g, localBase+uint64(g)<<20+8*last[g], r.IntN(10) < 3, trace.SiteID(100+(last[g]+uint64(r.IntN(3)))%100))
+			case k < 800: // critical section
+				l := uint64(r.IntN(16))
+				add(g, trace.OpAcquire, lockBase+8*l, 3, 0)
+				for range 1 + r.IntN(6) {
+					w := 16*l + uint64(r.IntN(16))
+					access(g, guarded+8*w, r.IntN(2) == 0, trace.SiteID(200+(w+uint64(r.IntN(4)))%50))
+				}
+				add(g, trace.OpRelease, lockBase+8*l, 4, 0)
+			case k < 900: // configuration, read by everyone
+				w := uint64(r.IntN(64))
+				access(g, config+8*w, false, trace.SiteID(300+(w+uint64(r.IntN(3)))%20))
+			case k < 920:
+				add(g, trace.OpSyncRelease, chanBase+8*uint64(r.IntN(4)), 5, 0)
+			case k < 940:
+				add(g, trace.OpSyncAcquire, chanBase+8*uint64(r.IntN(4)), 6, 0)
+			case k < 990:
+				op := trace.OpAtomicRMW
+				if r.IntN(2) == 0 {
+					op = trace.OpAtomicLoad
+				}
+				add(g, op, atomBase+8*uint64(r.IntN(4)), 7, trace.FlagValueUnknown)
+			case k < 999:
+				access(g, localBase+uint64(g)<<20+8*last[g], false, 8)
+			default: // the bug
+				access(g, racy+8*uint64(r.IntN(4)), r.IntN(2) == 0, trace.SiteID(400+r.IntN(4)))
+			}
+			burst -= len(evs) - before
+		}
+	}
+	for g := trace.GID(1); g <= workers; g++ {
+		add(g, trace.OpEnd, 0, 0, 0)
+		add(0, trace.OpJoin, uint64(g), 9, 0)
+	}
+	return evs
+}
+
+var benchStream = sync.OnceValue(func() []trace.Event { return syntheticStream(1 << 20) })
+
+// scatteredStream is benchStream with every data address moved by a
+// bijection that scatters neighbouring words across the address space:
+// the worst case for the paged shadow memory, which then holds one word
+// per page.
+var scatteredStream = sync.OnceValue(func() []trace.Event {
+	evs := slices.Clone(benchStream())
+	for i := range evs {
+		if e := &evs[i]; e.Op.IsAccess() {
+			e.Obj = (e.Obj >> 3 * 0x9E3779B97F4A7C15 & (1<<61 - 1)) << 3
+		}
+	}
+	return evs
+})
+
+// benchDetector feeds the whole stream to a fresh detector per iteration,
+// calling Handle directly (no reader in the loop): allocs/op are per
+// stream, not per event. Besides events/s (wall clock) it reports
+// events/cpu-s, the rate in CPU time of the benchmarking thread (Linux),
+// which on a loaded machine is the detector's own speed on one core.
+func benchDetector(b *testing.B, f flavour, evs []trace.Event) {
+	var races int
+	sink := finding.SinkFunc(func(*finding.Race) { races++ })
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ReportAllocs()
+	cpu0, ok := threadCPU()
+	for b.Loop() {
+		d := f.make(sink)
+		for i := range evs {
+			d.Handle(&evs[i])
+		}
+		d.Finish()
+	}
+	cpu1, _ := threadCPU()
+	n := float64(len(evs)) * float64(b.N)
+	b.ReportMetric(n/b.Elapsed().Seconds(), "events/s")
+	if ok {
+		b.ReportMetric(n/(cpu1-cpu0).Seconds(), "events/cpu-s")
+	}
+	b.ReportMetric(float64(races)/float64(b.N), "races/op")
+}
+
+func BenchmarkFastTrack(b *testing.B)          { benchDetector(b, ftFlavour, benchStream()) }
+func BenchmarkHB(b *testing.B)                 { benchDetector(b, hbFlavour, benchStream()) }
+func BenchmarkFastTrackScattered(b *testing.B) { benchDetector(b, ftFlavour, scatteredStream()) }
+func BenchmarkHBScattered(b *testing.B)        { benchDetector(b, hbFlavour, scatteredStream()) }
+
+// TestNoAllocationPerEventInSteadyState replays the workers' part of a
+// synthetic stream to detectors that have already seen it: every address,
+// lock, sync object and read-shared clock exists, so handling events must
+// not allocate.
+func TestNoAllocationPerEventInSteadyState(t *testing.T) {
+	evs := syntheticStream(1 << 16)
+	first, last := 0, len(evs)
+	for first < last && evs[first].G == 0 {
+		first++ // main's configuration writes and forks
+	}
+	for last > first && (evs[last-1].Op == trace.OpJoin || evs[last-1].Op == trace.OpEnd) {
+		last--
+	}
+	work := evs[first:last]
+	for _, f := range flavours {
+		d := f.make(nil)
+		for i := range evs {
+			d.Handle(&evs[i])
+		}
+		for range 2 {
+			for i := range work {
+				d.Handle(&work[i])
+			}
+		}
+		allocs := testing.AllocsPerRun(3, func() {
+			for i := range work {
+				d.Handle(&work[i])
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %v allocations per replay of %d events, want 0", f.name, allocs, len(work))
+		}
+	}
+}

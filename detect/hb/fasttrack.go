@@ -1,0 +1,211 @@
+package hb
+
+import (
+	"github.com/racekit/racekit/detect"
+	"github.com/racekit/racekit/detect/vc"
+	"github.com/racekit/racekit/finding"
+	"github.com/racekit/racekit/trace"
+)
+
+// FastTrack is the FastTrack detector ("fasttrack"; Flanagan and Freund,
+// PLDI'09, Section 3): per address a write epoch W_x and a read state R_x
+// that is an epoch, or a vector clock while the reads are shared
+// (concurrent). Each epoch keeps the site and Seq of the access that set it
+// (per goroutine entry in read-shared mode) so a finding names both sides.
+//
+// Its guarantee (the paper's Theorem 1) is per address: it reports a race
+// on x exactly when hb does, first at the same access. After the first
+// race on x, it may report fewer site pairs on x than hb.
+type FastTrack struct {
+	k      clocks
+	sink   finding.Sink
+	shadow shadowMem[ftShadow]
+	shared []readShared // read-shared states; cells refer to them by index+1
+	free   []int32      // indexes of shared states released by WRITE SHARED
+	race   finding.Race // reused report buffer
+
+	reads, writes, races                                                     int64
+	readSameEpoch, readSharedSameEpoch, readExclusive, readShare, readShared int64
+	writeSameEpoch, writeExclusive, writeShared                              int64
+}
+
+// ftShadow is one address's FastTrack state.
+type ftShadow struct {
+	w, r         vc.Epoch // W_x; R_x when rs == 0 (sharedRead otherwise)
+	wSeq, rSeq   uint64
+	wSite, rSite trace.SiteID
+	rs           int32 // 1 + index into FastTrack.shared while read-shared, else 0
+}
+
+// sharedRead is the value of ftShadow.r while R_x is a vector clock: no
+// real epoch equals it, so READ SAME EPOCH never fires in shared mode.
+const sharedRead = ^vc.Epoch(0)
+
+// readShared is R_x in read-shared mode: the vector clock of the last read
+// of each goroutine, with that read's site and Seq, indexed by tid.
+type readShared struct {
+	vc   vc.VectorClock
+	site []trace.SiteID
+	seq  []uint64
+}
+
+func (rs *readShared) set(tid uint32, clock uint32, site trace.SiteID, seq uint64) {
+	rs.vc.Set(trace.GID(tid), clock)
+	if int(tid) >= len(rs.site) {
+		n := int(tid) + 1
+		rs.site = append(rs.site, make([]trace.SiteID, n-len(rs.site))...)
+		rs.seq = append(rs.seq, make([]uint64, n-len(rs.seq))...)
+	}
+	rs.site[tid], rs.seq[tid] = site, seq
+}
+
+var (
+	_ detect.Detector = (*FastTrack)(nil)
+	_ detect.Stats    = (*FastTrack)(nil)
+)
+
+// NewFastTrack returns a FastTrack detector reporting into sink (nil
+// discards findings).
+func NewFastTrack(sink finding.Sink) *FastTrack {
+	if sink == nil {
+		sink = finding.SinkFunc(func(*finding.Race) {})
+	}
+	return &FastTrack{
+		k:    newClocks(),
+		sink: sink,
+		race: finding.Race{Detector: "fasttrack", Evidence: finding.Observed},
+	}
+}
+
+// Handle processes one event.
+func (d *FastTrack) Handle(e *trace.Event) {
+	d.k.events++
+	var t *thread // d.k.current(e.G), inlined by hand
+	if int(e.G) < len(d.k.running) {
+		t = d.k.running[e.G]
+	}
+	if t == nil {
+		t = d.k.start(e.G)
+	}
+	switch e.Op {
+	case trace.OpRead:
+		d.read(t, e)
+	case trace.OpWrite:
+		d.write(t, e)
+	default:
+		d.k.sync(t, e)
+	}
+}
+
+// Finish does nothing: FastTrack reports as it goes.
+func (d *FastTrack) Finish() {}
+
+func (d *FastTrack) read(t *thread, e *trace.Event) {
+	d.reads++
+	s := d.shadow.get(e.Obj)
+	if s.r == t.epoch { // [READ SAME EPOCH]
+		d.readSameEpoch++
+		return
+	}
+	var rs *readShared
+	if s.rs != 0 {
+		rs = &d.shared[s.rs-1]
+		if rs.vc.Get(trace.GID(t.tid)) == t.epoch.Clock() { // [READ SHARED SAME EPOCH]
+			d.readSharedSameEpoch++
+			return
+		}
+	}
+	if !s.w.Leq(t.c) { // write-read race
+		d.report(e, s.w, s.wSite, s.wSeq, true)
+	}
+	switch {
+	case rs != nil: // [READ SHARED]
+		d.readShared++
+		rs.set(t.tid, t.epoch.Clock(), e.Site, e.Seq)
+	case s.r.Leq(t.c): // [READ EXCLUSIVE]
+		d.readExclusive++
+		s.r, s.rSite, s.rSeq = t.epoch, e.Site, e.Seq
+	default: // [READ SHARE]: two concurrent reads; R_x becomes a clock
+		d.readShare++
+		var i int32
+		if n := len(d.free); n > 0 {
+			i, d.free = d.free[n-1], d.free[:n-1]
+		} else {
+			d.shared = append(d.shared, readShared{})
+			i = int32(len(d.shared) - 1)
+		}
+		rs = &d.shared[i]
+		rs.set(uint32(s.r.G()), s.r.Clock(), s.rSite, s.rSeq)
+		rs.set(t.tid, t.epoch.Clock(), e.Site, e.Seq)
+		s.r, s.rs = sharedRead, i+1
+	}
+}
+
+func (d *FastTrack) write(t *thread, e *trace.Event) {
+	d.writes++
+	s := d.shadow.get(e.Obj)
+	if s.w == t.epoch { // [WRITE SAME EPOCH]
+		d.writeSameEpoch++
+		return
+	}
+	if !s.w.Leq(t.c) { // write-write race
+		d.report(e, s.w, s.wSite, s.wSeq, true)
+	}
+	if s.rs == 0 { // [WRITE EXCLUSIVE]
+		d.writeExclusive++
+		if !s.r.Leq(t.c) { // read-write race
+			d.report(e, s.r, s.rSite, s.rSeq, false)
+		}
+	} else { // [WRITE SHARED]: check every read; R_x := ⊥e
+		d.writeShared++
+		i := s.rs - 1
+		rs := &d.shared[i]
+		c := t.c
+		for u, clock := range rs.vc {
+			if clock > c.Get(trace.GID(u)) { // read-write race
+				d.report(e, vc.MakeEpoch(clock, trace.GID(u)), rs.site[u], rs.seq[u], false)
+			}
+		}
+		rs.vc.Copy(nil)
+		d.free = append(d.free, i)
+		s.r, s.rs = 0, 0
+	}
+	s.w, s.wSite, s.wSeq = t.epoch, e.Site, e.Seq
+}
+
+func (d *FastTrack) report(e *trace.Event, prev vc.Epoch, site trace.SiteID, seq uint64, write bool) {
+	d.races++
+	r := &d.race
+	r.Addr = e.Obj
+	r.Prev = finding.Access{Seq: seq, G: d.k.threads[prev.G()].gid, Site: site, Write: write}
+	r.Cur = finding.Access{Seq: e.Seq, G: e.G, Site: e.Site, Write: e.Op == trace.OpWrite}
+	d.sink.Report(r)
+}
+
+// Stats returns the detector's counters: events, accesses, reads, writes,
+// races (dynamic reports), illformed (events tolerated, see
+// docs/semantics.md), shadow_addrs, one counter per FastTrack rule taken
+// (read_same_epoch, read_shared_same_epoch, read_exclusive, read_share —
+// the promotions of R_x to a vector clock —, read_shared,
+// write_same_epoch, write_exclusive, write_shared), read_shared_live (R_x
+// clocks in use now), goroutines, locks, sync_objects and atomic_words.
+func (d *FastTrack) Stats() map[string]int64 {
+	m := map[string]int64{
+		"accesses":               d.reads + d.writes,
+		"reads":                  d.reads,
+		"writes":                 d.writes,
+		"races":                  d.races,
+		"shadow_addrs":           int64(d.shadow.len()),
+		"read_same_epoch":        d.readSameEpoch,
+		"read_shared_same_epoch": d.readSharedSameEpoch,
+		"read_exclusive":         d.readExclusive,
+		"read_share":             d.readShare,
+		"read_shared":            d.readShared,
+		"write_same_epoch":       d.writeSameEpoch,
+		"write_exclusive":        d.writeExclusive,
+		"write_shared":           d.writeShared,
+		"read_shared_live":       int64(len(d.shared) - len(d.free)),
+	}
+	d.k.counters(m)
+	return m
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package hb_test
+
+const raceBuild = false
