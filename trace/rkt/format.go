@@ -153,6 +153,22 @@ func uvarint(buf []byte, p int) (uint64, int) {
 //go:noinline
 func uvarintSlow(buf []byte, p int) (uint64, int) {
 	var v uint64
+	if len(buf)-p >= 10 {
+		// Common case, away from the block's end: a fixed-length window
+		// lets the compiler drop the bounds checks.
+		b := buf[p : p+10 : p+10]
+		for i := 0; i < 10; i++ {
+			c := b[i]
+			if c < 0x80 {
+				if i == 9 && c > 1 {
+					return 0, errVarintOverflow
+				}
+				return v | uint64(c)<<(7*i), p + i + 1
+			}
+			v |= uint64(c&0x7F) << (7 * i)
+		}
+		return 0, errVarintOverflow
+	}
 	for i := 0; i < 10; i++ {
 		if p+i >= len(buf) {
 			return 0, errVarintShort
