@@ -1,0 +1,154 @@
+// Command racekit finds data races in Go programs and proves them.
+//
+// Usage:
+//
+//	racekit <command> [flags] [arguments]
+//
+// Run `racekit help` for the list of commands and `racekit help <command>`
+// for one. Exit status: 0 when no race was found, 66 when races were found
+// (the Go race detector's default exit code), 1 on an error (bad input,
+// I/O), 2 on a usage error.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Exit codes, documented in `racekit help exit`.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+	exitRaces = 66
+)
+
+// command is one subcommand, in the style of cmd/go's base.Command.
+type command struct {
+	name      string
+	usageLine string
+	short     string
+	long      string
+	flags     *flag.FlagSet
+	run       func(cmd *command, args []string) int
+}
+
+var commands []*command
+
+func register(c *command) *command {
+	c.flags = flag.NewFlagSet(c.name, flag.ContinueOnError)
+	c.flags.SetOutput(io.Discard)
+	commands = append(commands, c)
+	return c
+}
+
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// errorf prints "racekit CMD: msg" to stderr.
+func (c *command) errorf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "racekit %s: %s\n", c.name, fmt.Sprintf(format, args...))
+}
+
+func (c *command) usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: racekit %s\n\n%s\n", c.usageLine, strings.TrimSpace(c.long))
+	var names []string
+	c.flags.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if len(names) > 0 {
+		fmt.Fprintf(w, "\nFlags:\n")
+		sort.Strings(names)
+		for _, n := range names {
+			f := c.flags.Lookup(n)
+			def := ""
+			if f.DefValue != "" && f.DefValue != "false" {
+				def = " (default " + f.DefValue + ")"
+			}
+			fmt.Fprintf(w, "  --%s\n        %s%s\n", n, f.Usage, def)
+		}
+	}
+}
+
+func main() {
+	os.Exit(runMain(os.Args[1:]))
+}
+
+func runMain(args []string) int {
+	if len(args) == 0 {
+		mainUsage(os.Stderr)
+		return exitUsage
+	}
+	name := args[0]
+	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
+		return help(args[1:])
+	}
+	if name == "version" {
+		fmt.Println("racekit", version)
+		return exitOK
+	}
+	c := lookup(name)
+	if c == nil {
+		fmt.Fprintf(os.Stderr, "racekit %s: unknown command\nRun 'racekit help' for usage.\n", name)
+		return exitUsage
+	}
+	if err := c.flags.Parse(args[1:]); err != nil {
+		if err == flag.ErrHelp {
+			c.usage(os.Stdout)
+			return exitOK
+		}
+		c.errorf("%v", err)
+		fmt.Fprintf(os.Stderr, "Run 'racekit help %s' for usage.\n", c.name)
+		return exitUsage
+	}
+	return c.run(c, c.flags.Args())
+}
+
+const version = "0.1.0-dev"
+
+func mainUsage(w io.Writer) {
+	fmt.Fprintf(w, "racekit finds data races in Go programs and proves them.\n\nUsage:\n\n\tracekit <command> [flags] [arguments]\n\nThe commands are:\n\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "\t%-10s %s\n", c.name, c.short)
+	}
+	fmt.Fprintf(w, "\nUse \"racekit help <command>\" for more information about a command.\n")
+	fmt.Fprintf(w, "Use \"racekit help exit\" for the exit codes.\n")
+}
+
+const exitHelp = `
+racekit's exit status tells CI what happened:
+
+	0   no race found (or the command does not look for races and succeeded)
+	1   error: unreadable or malformed input, I/O failure
+	2   usage error: unknown command or flag, missing argument
+	66  races found (the Go race detector's default exit code)
+
+A trace cut short by a crash is read up to its last whole block; that is a
+warning on stderr, not an error.
+`
+
+func help(args []string) int {
+	if len(args) == 0 {
+		mainUsage(os.Stdout)
+		return exitOK
+	}
+	if args[0] == "exit" {
+		fmt.Print(strings.TrimLeft(exitHelp, "\n"))
+		return exitOK
+	}
+	c := lookup(args[0])
+	if c == nil {
+		fmt.Fprintf(os.Stderr, "racekit help %s: unknown help topic. Run 'racekit help'.\n", args[0])
+		return exitUsage
+	}
+	c.usage(os.Stdout)
+	return exitOK
+}

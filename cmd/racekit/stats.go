@@ -1,0 +1,104 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/racekit/racekit/trace"
+	"github.com/racekit/racekit/trace/tracefile"
+)
+
+var cmdStats = register(&command{
+	name:      "stats",
+	usageLine: "stats FILE",
+	short:     "summarize a trace: events by kind, goroutines, locks, variables, sites",
+	long: `
+Stats reads a trace in any format and prints how many events of each kind it
+holds and how many distinct goroutines, locks, variables (addresses read or
+written), sync objects, atomic words, functions and sites they use.
+`,
+})
+
+// Set in init: run refers to the flags, which refer to the command.
+func init() { cmdStats.run = runStats }
+
+var statsProgress = cmdStats.flags.String("progress", "auto", "progress on stderr: auto, on, off")
+
+func runStats(c *command, args []string) int {
+	if len(args) != 1 {
+		c.errorf("expected exactly one trace file")
+		return exitUsage
+	}
+	f, err := tracefile.Open(args[0])
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
+	defer f.Close()
+	var (
+		byOp     [trace.NumOps]int64
+		gors     = map[trace.GID]bool{}
+		objsByOp [trace.NumOps]map[uint64]struct{}
+		sites    = map[trace.SiteID]bool{}
+		e        trace.Event
+		n        int64
+		maxAddrs int
+	)
+	for i := range objsByOp {
+		objsByOp[i] = map[uint64]struct{}{}
+	}
+	prog := newProgress(*statsProgress, "stats")
+	start := time.Now()
+	for {
+		err := f.Next(&e)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			prog.done()
+			printWarnings(c, f.Reader)
+			c.errorf("%v", err)
+			return exitError
+		}
+		n++
+		byOp[e.Op]++
+		gors[e.G] = true
+		objsByOp[e.Op][e.Obj] = struct{}{}
+		sites[e.Site] = true
+		maxAddrs = max(maxAddrs, len(e.Addrs))
+		if n&(1<<18-1) == 0 {
+			prog.update(n)
+		}
+	}
+	prog.done()
+	printWarnings(c, f.Reader)
+	union := func(ops ...trace.Op) int {
+		u := map[uint64]struct{}{}
+		for _, op := range ops {
+			for k := range objsByOp[op] {
+				u[k] = struct{}{}
+			}
+		}
+		return len(u)
+	}
+	w := os.Stdout
+	fmt.Fprintf(w, "trace      %s (%s)\n", f.Name, f.Format)
+	fmt.Fprintf(w, "events     %d (read in %v)\n", n, time.Since(start).Round(time.Millisecond))
+	for op := trace.Op(1); int(op) < trace.NumOps; op++ {
+		if byOp[op] > 0 {
+			fmt.Fprintf(w, "  %-8s %d\n", op, byOp[op])
+		}
+	}
+	fmt.Fprintf(w, "goroutines %d\n", len(gors))
+	fmt.Fprintf(w, "locks      %d\n", union(trace.OpAcquire, trace.OpRelease))
+	fmt.Fprintf(w, "variables  %d\n", union(trace.OpRead, trace.OpWrite))
+	fmt.Fprintf(w, "syncobjs   %d\n", union(trace.OpSyncRelease, trace.OpSyncAcquire))
+	fmt.Fprintf(w, "atomics    %d\n", union(trace.OpAtomicLoad, trace.OpAtomicStore, trace.OpAtomicRMW))
+	fmt.Fprintf(w, "functions  %d\n", union(trace.OpFuncEnter, trace.OpFuncExit))
+	fmt.Fprintf(w, "untraced   %d callees (largest reachable set %d)\n", union(trace.OpMethodBegin), maxAddrs)
+	fmt.Fprintf(w, "sites      %d used, %d defined\n", len(sites), len(f.Meta().Sites)-1)
+	return exitOK
+}

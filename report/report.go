@@ -1,0 +1,185 @@
+// Package report renders findings for people and tools: text in the style
+// of Go's race detector ("WARNING: DATA RACE", two accesses, two
+// goroutines, where each was created), and JSON. Renderers read collected
+// finding groups plus the trace's Meta to name sites, goroutines and
+// objects; they know nothing of how the findings were made.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/racekit/racekit/finding"
+	"github.com/racekit/racekit/trace"
+)
+
+// Result is what one detector found on one trace.
+type Result struct {
+	Detector string
+	Groups   []finding.Group
+	Stacks   map[finding.Pair][]trace.Site // optional: the current access's stack at first occurrence, innermost first
+}
+
+// Text writes each distinct race as a block like Go's race detector, then a
+// summary line.
+func Text(w io.Writer, m *trace.Meta, results []Result) error {
+	bw := &errWriter{w: w}
+	total := 0
+	for _, res := range results {
+		for i := range res.Groups {
+			g := &res.Groups[i]
+			total++
+			bw.printf("==================\n")
+			bw.printf("WARNING: DATA RACE (%s by %s", g.Evidence, g.Detector)
+			if g.Count > 1 {
+				bw.printf(", %d occurrences", g.Count)
+			}
+			bw.printf(")\n")
+			writeAccess(bw, m, capital(g.Cur.Kind()), g.Addr, g.Cur, res.Stacks[g.Pair()])
+			bw.printf("\n")
+			writeAccess(bw, m, "Previous "+g.Prev.Kind(), g.Addr, g.Prev, nil)
+			for _, gid := range []trace.GID{g.Cur.G, g.Prev.G} {
+				bw.printf("\n")
+				writeCreation(bw, m, gid)
+			}
+			bw.printf("==================\n")
+		}
+	}
+	for _, res := range results {
+		n := 0
+		for _, g := range res.Groups {
+			n += g.Count
+		}
+		bw.printf("%s: %d distinct race(s), %d dynamic\n", res.Detector, len(res.Groups), n)
+	}
+	return bw.err
+}
+
+func writeAccess(bw *errWriter, m *trace.Meta, what string, addr uint64, a finding.Access, stack []trace.Site) {
+	obj := ""
+	if n := m.NameOf(addr); n != "" {
+		obj = " (" + n + ")"
+	}
+	bw.printf("%s at 0x%x%s by goroutine %s (event %d):\n", what, addr, obj, m.Goroutine(a.G).Label(), a.Seq)
+	if len(stack) == 0 {
+		stack = []trace.Site{m.Site(a.Site)}
+	}
+	for _, s := range stack {
+		writeFrame(bw, s)
+	}
+}
+
+func writeFrame(bw *errWriter, s trace.Site) {
+	if s.Func == "" {
+		bw.printf("  %s\n", s)
+		return
+	}
+	bw.printf("  %s()\n      %s\n", s.Func, s)
+}
+
+func writeCreation(bw *errWriter, m *trace.Meta, gid trace.GID) {
+	g := m.Goroutine(gid)
+	if g.Parent == trace.NoParent {
+		bw.printf("Goroutine %s (running, created outside the trace)\n", g.Label())
+		return
+	}
+	bw.printf("Goroutine %s (created by goroutine %s at):\n", g.Label(), m.Goroutine(g.Parent).Label())
+	writeFrame(bw, m.Site(g.Site))
+}
+
+func capital(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}
+
+// JSONSite is a resolved source position.
+type JSONSite struct {
+	ID   trace.SiteID `json:"id"`
+	File string       `json:"file"`
+	Line int          `json:"line,omitempty"`
+	Col  int          `json:"col,omitempty"`
+	Func string       `json:"func,omitempty"`
+}
+
+// JSONAccess is one side of a race.
+type JSONAccess struct {
+	Kind      string     `json:"kind"`
+	Event     uint64     `json:"event"`
+	Goroutine string     `json:"goroutine"`
+	Site      JSONSite   `json:"site"`
+	Stack     []JSONSite `json:"stack,omitempty"`
+}
+
+// JSONRace is one distinct race.
+type JSONRace struct {
+	Detector string     `json:"detector"`
+	Evidence string     `json:"evidence"`
+	Addr     string     `json:"addr"`
+	Object   string     `json:"object,omitempty"`
+	Count    int        `json:"count"`
+	Current  JSONAccess `json:"current"`
+	Previous JSONAccess `json:"previous"`
+}
+
+// JSONReport is the whole JSON document of `racekit analyze --format=json`.
+type JSONReport struct {
+	Trace  string           `json:"trace"`
+	Events int64            `json:"events"`
+	Races  []JSONRace       `json:"races"`
+	Counts map[string]int   `json:"distinct_races_by_detector"`
+	Stats  map[string]int64 `json:"stats,omitempty"`
+}
+
+func jsonSite(m *trace.Meta, id trace.SiteID) JSONSite {
+	s := m.Site(id)
+	return JSONSite{ID: id, File: s.File, Line: s.Line, Col: s.Col, Func: s.Func}
+}
+
+func jsonAccess(m *trace.Meta, a finding.Access, stack []trace.Site) JSONAccess {
+	ja := JSONAccess{Kind: a.Kind(), Event: a.Seq, Goroutine: m.Goroutine(a.G).Label(), Site: jsonSite(m, a.Site)}
+	for _, s := range stack {
+		ja.Stack = append(ja.Stack, JSONSite{File: s.File, Line: s.Line, Col: s.Col, Func: s.Func})
+	}
+	return ja
+}
+
+// BuildJSON assembles the JSON report.
+func BuildJSON(traceName string, events int64, m *trace.Meta, results []Result) JSONReport {
+	rep := JSONReport{Trace: traceName, Events: events, Races: []JSONRace{}, Counts: map[string]int{}}
+	for _, res := range results {
+		rep.Counts[res.Detector] = len(res.Groups)
+		for _, g := range res.Groups {
+			rep.Races = append(rep.Races, JSONRace{
+				Detector: g.Detector,
+				Evidence: g.Evidence.String(),
+				Addr:     fmt.Sprintf("0x%x", g.Addr),
+				Object:   m.NameOf(g.Addr),
+				Count:    g.Count,
+				Current:  jsonAccess(m, g.Cur, res.Stacks[g.Pair()]),
+				Previous: jsonAccess(m, g.Prev, nil),
+			})
+		}
+	}
+	return rep
+}
+
+// JSON writes the report as indented JSON.
+func JSON(w io.Writer, rep JSONReport) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
