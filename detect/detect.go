@@ -1,8 +1,9 @@
 // Package detect defines what every racekit detector is: a component that
 // consumes one event stream and emits findings into a finding.Sink. The
 // detectors themselves live in subpackages, one per family (hb, lockset,
-// and later predict and anomaly); package vc holds the vector clocks they
-// share.
+// and later predict and anomaly). Package clock is the happens-before
+// tracker they share (docs/semantics.md in code), vc its vector clocks and
+// epochs, shadow the address-keyed tables.
 //
 // A detector does not know whether its events come from a file, the
 // generator or a live run, and it must not panic on an ill-formed stream

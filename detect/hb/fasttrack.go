@@ -2,6 +2,8 @@ package hb
 
 import (
 	"github.com/racekit/racekit/detect"
+	"github.com/racekit/racekit/detect/clock"
+	"github.com/racekit/racekit/detect/shadow"
 	"github.com/racekit/racekit/detect/vc"
 	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/trace"
@@ -17,9 +19,9 @@ import (
 // on x exactly when hb does, first at the same access. After the first
 // race on x, it may report fewer site pairs on x than hb.
 type FastTrack struct {
-	k      clocks
+	k      clock.Tracker
 	sink   finding.Sink
-	shadow shadowMem[ftShadow]
+	shadow shadow.Mem[ftShadow]
 	shared []readShared // read-shared states; cells refer to them by index+1
 	free   []int32      // indexes of shared states released by WRITE SHARED
 	race   finding.Race // reused report buffer
@@ -42,7 +44,8 @@ type ftShadow struct {
 const sharedRead = ^vc.Epoch(0)
 
 // readShared is R_x in read-shared mode: the vector clock of the last read
-// of each goroutine, with that read's site and Seq, indexed by tid.
+// of each goroutine, with that read's site and Seq, indexed by the
+// goroutine's clock.Thread.ID.
 type readShared struct {
 	vc   vc.VectorClock
 	site []trace.SiteID
@@ -71,7 +74,7 @@ func NewFastTrack(sink finding.Sink) *FastTrack {
 		sink = finding.SinkFunc(func(*finding.Race) {})
 	}
 	return &FastTrack{
-		k:    newClocks(),
+		k:    clock.New(clock.AllEdges),
 		sink: sink,
 		race: finding.Race{Detector: "fasttrack", Evidence: finding.Observed},
 	}
@@ -79,13 +82,9 @@ func NewFastTrack(sink finding.Sink) *FastTrack {
 
 // Handle processes one event.
 func (d *FastTrack) Handle(e *trace.Event) {
-	d.k.events++
-	var t *thread // d.k.current(e.G), inlined by hand
-	if int(e.G) < len(d.k.running) {
-		t = d.k.running[e.G]
-	}
+	t := d.k.Running(e)
 	if t == nil {
-		t = d.k.start(e.G)
+		t = d.k.Start(e.G)
 	}
 	switch e.Op {
 	case trace.OpRead:
@@ -93,38 +92,39 @@ func (d *FastTrack) Handle(e *trace.Event) {
 	case trace.OpWrite:
 		d.write(t, e)
 	default:
-		d.k.sync(t, e)
+		d.k.Sync(t, e)
 	}
 }
 
 // Finish does nothing: FastTrack reports as it goes.
 func (d *FastTrack) Finish() {}
 
-func (d *FastTrack) read(t *thread, e *trace.Event) {
+func (d *FastTrack) read(t *clock.Thread, e *trace.Event) {
 	d.reads++
-	s := d.shadow.get(e.Obj)
-	if s.r == t.epoch { // [READ SAME EPOCH]
+	s := d.shadow.Get(e.Obj)
+	epoch := t.Epoch()
+	if s.r == epoch { // [READ SAME EPOCH]
 		d.readSameEpoch++
 		return
 	}
 	var rs *readShared
 	if s.rs != 0 {
 		rs = &d.shared[s.rs-1]
-		if rs.vc.Get(trace.GID(t.tid)) == t.epoch.Clock() { // [READ SHARED SAME EPOCH]
+		if rs.vc.Get(trace.GID(t.ID())) == epoch.Clock() { // [READ SHARED SAME EPOCH]
 			d.readSharedSameEpoch++
 			return
 		}
 	}
-	if !s.w.Leq(t.c) { // write-read race
+	if !s.w.Leq(t.Clock()) { // write-read race
 		d.report(e, s.w, s.wSite, s.wSeq, true)
 	}
 	switch {
 	case rs != nil: // [READ SHARED]
 		d.readShared++
-		rs.set(t.tid, t.epoch.Clock(), e.Site, e.Seq)
-	case s.r.Leq(t.c): // [READ EXCLUSIVE]
+		rs.set(t.ID(), epoch.Clock(), e.Site, e.Seq)
+	case s.r.Leq(t.Clock()): // [READ EXCLUSIVE]
 		d.readExclusive++
-		s.r, s.rSite, s.rSeq = t.epoch, e.Site, e.Seq
+		s.r, s.rSite, s.rSeq = epoch, e.Site, e.Seq
 	default: // [READ SHARE]: two concurrent reads; R_x becomes a clock
 		d.readShare++
 		var i int32
@@ -136,31 +136,32 @@ func (d *FastTrack) read(t *thread, e *trace.Event) {
 		}
 		rs = &d.shared[i]
 		rs.set(uint32(s.r.G()), s.r.Clock(), s.rSite, s.rSeq)
-		rs.set(t.tid, t.epoch.Clock(), e.Site, e.Seq)
+		rs.set(t.ID(), epoch.Clock(), e.Site, e.Seq)
 		s.r, s.rs = sharedRead, i+1
 	}
 }
 
-func (d *FastTrack) write(t *thread, e *trace.Event) {
+func (d *FastTrack) write(t *clock.Thread, e *trace.Event) {
 	d.writes++
-	s := d.shadow.get(e.Obj)
-	if s.w == t.epoch { // [WRITE SAME EPOCH]
+	s := d.shadow.Get(e.Obj)
+	epoch := t.Epoch()
+	if s.w == epoch { // [WRITE SAME EPOCH]
 		d.writeSameEpoch++
 		return
 	}
-	if !s.w.Leq(t.c) { // write-write race
+	if !s.w.Leq(t.Clock()) { // write-write race
 		d.report(e, s.w, s.wSite, s.wSeq, true)
 	}
 	if s.rs == 0 { // [WRITE EXCLUSIVE]
 		d.writeExclusive++
-		if !s.r.Leq(t.c) { // read-write race
+		if !s.r.Leq(t.Clock()) { // read-write race
 			d.report(e, s.r, s.rSite, s.rSeq, false)
 		}
 	} else { // [WRITE SHARED]: check every read; R_x := ⊥e
 		d.writeShared++
 		i := s.rs - 1
 		rs := &d.shared[i]
-		c := t.c
+		c := t.Clock()
 		for u, clock := range rs.vc {
 			if clock > c.Get(trace.GID(u)) { // read-write race
 				d.report(e, vc.MakeEpoch(clock, trace.GID(u)), rs.site[u], rs.seq[u], false)
@@ -170,14 +171,14 @@ func (d *FastTrack) write(t *thread, e *trace.Event) {
 		d.free = append(d.free, i)
 		s.r, s.rs = 0, 0
 	}
-	s.w, s.wSite, s.wSeq = t.epoch, e.Site, e.Seq
+	s.w, s.wSite, s.wSeq = epoch, e.Site, e.Seq
 }
 
 func (d *FastTrack) report(e *trace.Event, prev vc.Epoch, site trace.SiteID, seq uint64, write bool) {
 	d.races++
 	r := &d.race
 	r.Addr = e.Obj
-	r.Prev = finding.Access{Seq: seq, G: d.k.threads[prev.G()].gid, Site: site, Write: write}
+	r.Prev = finding.Access{Seq: seq, G: d.k.Thread(uint32(prev.G())).GID(), Site: site, Write: write}
 	r.Cur = finding.Access{Seq: e.Seq, G: e.G, Site: e.Site, Write: e.Op == trace.OpWrite}
 	d.sink.Report(r)
 }
@@ -195,7 +196,7 @@ func (d *FastTrack) Stats() map[string]int64 {
 		"reads":                  d.reads,
 		"writes":                 d.writes,
 		"races":                  d.races,
-		"shadow_addrs":           int64(d.shadow.len()),
+		"shadow_addrs":           int64(d.shadow.Len()),
 		"read_same_epoch":        d.readSameEpoch,
 		"read_shared_same_epoch": d.readSharedSameEpoch,
 		"read_exclusive":         d.readExclusive,
@@ -206,6 +207,6 @@ func (d *FastTrack) Stats() map[string]int64 {
 		"write_shared":           d.writeShared,
 		"read_shared_live":       int64(len(d.shared) - len(d.free)),
 	}
-	d.k.counters(m)
+	counters(&d.k, m)
 	return m
 }

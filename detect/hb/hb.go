@@ -17,13 +17,18 @@
 //     access, but not necessarily every site pair.
 //
 // Both consume events in trace order (detect.Detector), never panic on an
-// ill-formed stream, and count what they did (detect.Stats). Goroutines,
-// locks and sync objects are created on first sight. Vector clocks and
-// epochs come from package vc.
+// ill-formed stream, and count what they did (detect.Stats). The relation
+// itself (goroutine, lock, sync-object and atomic clocks, fork/join, the
+// untraced-goroutine rule, the ill-formed events tolerated) is a
+// clock.Tracker with every edge (clock.AllEdges); vector clocks and epochs
+// come from package vc and the shadow memory from package shadow. What is
+// here is the access half: per-address state and the race checks.
 package hb
 
 import (
 	"github.com/racekit/racekit/detect"
+	"github.com/racekit/racekit/detect/clock"
+	"github.com/racekit/racekit/detect/shadow"
 	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/trace"
 )
@@ -40,9 +45,9 @@ import (
 // W_x(u) and R_x(u)), so an access whose predecessors are all ordered
 // before it costs one comparison per goroutine, not one per site.
 type Detector struct {
-	k      clocks
+	k      clock.Tracker
 	sink   finding.Sink
-	shadow shadowMem[hbShadow]
+	shadow shadow.Mem[hbShadow]
 	race   finding.Race // reused report buffer
 
 	accesses, races, entries, sameEpoch int64
@@ -87,7 +92,7 @@ func New(sink finding.Sink) *Detector {
 		sink = finding.SinkFunc(func(*finding.Race) {})
 	}
 	return &Detector{
-		k:    newClocks(),
+		k:    clock.New(clock.AllEdges),
 		sink: sink,
 		race: finding.Race{Detector: "hb", Evidence: finding.Observed},
 	}
@@ -95,45 +100,41 @@ func New(sink finding.Sink) *Detector {
 
 // Handle processes one event.
 func (d *Detector) Handle(e *trace.Event) {
-	d.k.events++
-	var t *thread // d.k.current(e.G), inlined by hand
-	if int(e.G) < len(d.k.running) {
-		t = d.k.running[e.G]
-	}
+	t := d.k.Running(e)
 	if t == nil {
-		t = d.k.start(e.G)
+		t = d.k.Start(e.G)
 	}
 	if e.Op == trace.OpRead || e.Op == trace.OpWrite {
 		d.access(t, e)
 		return
 	}
-	d.k.sync(t, e)
+	d.k.Sync(t, e)
 }
 
 // Finish does nothing: hb reports as it goes.
 func (d *Detector) Finish() {}
 
-func (d *Detector) access(t *thread, e *trace.Event) {
+func (d *Detector) access(t *clock.Thread, e *trace.Event) {
 	d.accesses++
-	s := d.shadow.get(e.Obj)
+	s := d.shadow.Get(e.Obj)
 	write := e.Op == trace.OpWrite
-	now := t.epoch.Clock()
+	now := t.Epoch().Clock()
 
 	// Repeating the access that last touched this address, in the same
 	// epoch: the clock of t has only grown since that access was checked,
 	// so it can only race with a subset of what that one raced with, and
 	// for later accesses the two are interchangeable (same epoch, same
 	// site), so the entry keeps the first one's Seq.
-	if len(s.groups) > 0 && s.lastTid == t.tid && s.lastClock == now && s.lastSite == e.Site && s.lastWrite == write {
+	if len(s.groups) > 0 && s.lastTid == t.ID() && s.lastClock == now && s.lastSite == e.Site && s.lastWrite == write {
 		d.sameEpoch++
 		return
 	}
 
 	own := -1
-	c := t.c
+	c := t.Clock()
 	for i := range s.groups {
 		g := &s.groups[i]
-		if g.tid == t.tid {
+		if g.tid == t.ID() {
 			own = i
 			continue
 		}
@@ -150,7 +151,7 @@ func (d *Detector) access(t *thread, e *trace.Event) {
 
 	if own < 0 {
 		own = len(s.groups)
-		s.groups = append(s.groups, hbGroup{tid: t.tid})
+		s.groups = append(s.groups, hbGroup{tid: t.ID()})
 	}
 	g := &s.groups[own]
 	if write {
@@ -171,14 +172,14 @@ func (d *Detector) access(t *thread, e *trace.Event) {
 		d.entries++
 	}
 	g.entries[k].clock, g.entries[k].seq = now, e.Seq
-	s.lastTid, s.lastClock, s.lastSite, s.lastWrite = t.tid, now, e.Site, write
+	s.lastTid, s.lastClock, s.lastSite, s.lastWrite = t.ID(), now, e.Site, write
 }
 
 func (d *Detector) report(e *trace.Event, tid uint32, prev *hbEntry) {
 	d.races++
 	r := &d.race
 	r.Addr = e.Obj
-	r.Prev = finding.Access{Seq: prev.seq, G: d.k.threads[tid].gid, Site: prev.site, Write: prev.write}
+	r.Prev = finding.Access{Seq: prev.seq, G: d.k.Thread(tid).GID(), Site: prev.site, Write: prev.write}
 	r.Cur = finding.Access{Seq: e.Seq, G: e.G, Site: e.Site, Write: e.Op == trace.OpWrite}
 	d.sink.Report(r)
 }
@@ -193,9 +194,20 @@ func (d *Detector) Stats() map[string]int64 {
 		"accesses":       d.accesses,
 		"races":          d.races,
 		"same_epoch":     d.sameEpoch,
-		"shadow_addrs":   int64(d.shadow.len()),
+		"shadow_addrs":   int64(d.shadow.Len()),
 		"shadow_entries": d.entries,
 	}
-	d.k.counters(m)
+	counters(&d.k, m)
 	return m
+}
+
+// counters adds the synchronization counters of both detectors to m.
+func counters(k *clock.Tracker, m map[string]int64) {
+	c := k.Counters()
+	m["events"] = c.Events
+	m["illformed"] = c.IllFormed
+	m["goroutines"] = c.Goroutines
+	m["locks"] = c.Locks
+	m["sync_objects"] = c.SyncObjects
+	m["atomic_words"] = c.AtomicWords
 }

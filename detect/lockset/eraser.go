@@ -1,6 +1,7 @@
 package lockset
 
 import (
+	"github.com/racekit/racekit/detect/clock"
 	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/trace"
 )
@@ -51,7 +52,7 @@ type Eraser struct {
 // New returns an Eraser detector reporting to sink.
 func New(sink finding.Sink) *Eraser {
 	return &Eraser{
-		tr:   newTracker(false),
+		tr:   newTracker(clock.NoEdges),
 		sink: sink,
 		idx:  make(map[uint64]int32),
 	}
@@ -59,11 +60,11 @@ func New(sink finding.Sink) *Eraser {
 
 // Handle processes one event.
 func (d *Eraser) Handle(e *trace.Event) {
-	id := d.tr.step(e)
+	g := d.tr.step(e)
 	if !e.Op.IsAccess() {
 		return
 	}
-	g := &d.tr.gs[id]
+	ls := d.tr.lockset(g)
 	d.accesses++
 	i, ok := d.idx[e.Obj]
 	if !ok {
@@ -84,15 +85,15 @@ func (d *Eraser) Handle(e *trace.Event) {
 			if w {
 				s.state = sharedModified
 			}
-			s.cand = d.tr.ls.meet(s.cand, d.tr.ls.proj(g.ls, w))
+			s.cand = d.tr.ls.meet(s.cand, d.tr.ls.proj(ls, w))
 		}
 	case shared:
 		if w {
 			s.state = sharedModified
 		}
-		s.cand = d.tr.ls.meet(s.cand, d.tr.ls.proj(g.ls, w))
+		s.cand = d.tr.ls.meet(s.cand, d.tr.ls.proj(ls, w))
 	case sharedModified:
-		s.cand = d.tr.ls.meet(s.cand, d.tr.ls.proj(g.ls, w))
+		s.cand = d.tr.ls.meet(s.cand, d.tr.ls.proj(ls, w))
 	}
 
 	if s.state == sharedModified && s.cand == emptySet && !s.reported {

@@ -1,6 +1,7 @@
 package lockset
 
 import (
+	"github.com/racekit/racekit/detect/clock"
 	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/trace"
 )
@@ -9,11 +10,12 @@ import (
 const HybridName = "hybrid"
 
 // hentry is the latest access to one address with a given key (goroutine,
-// as a tid; site; kind; lockset): its clock in its goroutine and its Seq.
+// by its clock.Thread.ID; site; kind; lockset): its clock in its goroutine
+// and its Seq.
 // The kind is the list it is in (hshadow). It is kept to 24 bytes: the scan
 // of a busy address is bound by memory.
 type hentry struct {
-	g     tid
+	g     uint32
 	site  trace.SiteID
 	ls    uint32
 	clock uint32
@@ -57,7 +59,7 @@ type Hybrid struct {
 // NewHybrid returns a hybrid detector reporting to sink.
 func NewHybrid(sink finding.Sink) *Hybrid {
 	return &Hybrid{
-		tr:   newTracker(true),
+		tr:   newTracker(clock.NoLockEdges),
 		sink: sink,
 		idx:  make(map[uint64]int32),
 	}
@@ -65,11 +67,11 @@ func NewHybrid(sink finding.Sink) *Hybrid {
 
 // Handle processes one event.
 func (d *Hybrid) Handle(e *trace.Event) {
-	id := d.tr.step(e)
+	g := d.tr.step(e)
 	if !e.Op.IsAccess() {
 		return
 	}
-	g := &d.tr.gs[id]
+	ls := d.tr.lockset(g)
 	d.accesses++
 	i, ok := d.idx[e.Obj]
 	if !ok {
@@ -79,31 +81,31 @@ func (d *Hybrid) Handle(e *trace.Event) {
 	}
 	s := &d.shadow[i]
 	w := e.IsWrite()
-	d.check(e, id, g, s.w, true)
+	d.check(e, g, ls, s.w, true)
 	own := &s.r
 	if w {
-		d.check(e, id, g, s.r, false)
+		d.check(e, g, ls, s.r, false)
 		own = &s.w
 	}
 	// Replace the entry of this access's key, or add one.
-	t, now := id, g.clock.Get(id)
+	t, now := g.ID(), g.Epoch().Clock()
 	for j := range *own {
 		p := &(*own)[j]
-		if p.g == t && p.site == e.Site && p.ls == g.ls {
+		if p.g == t && p.site == e.Site && p.ls == ls {
 			p.clock, p.seq = now, e.Seq
 			return
 		}
 	}
 	d.entries++
-	*own = append(*own, hentry{g: t, site: e.Site, ls: g.ls, clock: now, seq: e.Seq})
+	*own = append(*own, hentry{g: t, site: e.Site, ls: ls, clock: now, seq: e.Seq})
 }
 
-// check reports every entry of es that races with access e by g: another
-// goroutine's, unordered before e, sharing no protecting lock. Each entry
-// of es conflicts with e (es holds writes, or e is a write); write says
-// which.
-func (d *Hybrid) check(e *trace.Event, t tid, g *gstate, es []hentry, write bool) {
-	c, ls := g.clock, g.ls
+// check reports every entry of es that races with access e by g holding
+// lockset ls: another goroutine's, unordered before e, sharing no
+// protecting lock. Each entry of es conflicts with e (es holds writes, or e
+// is a write); write says which.
+func (d *Hybrid) check(e *trace.Event, g *clock.Thread, ls uint32, es []hentry, write bool) {
+	t, c := g.ID(), g.Clock()
 	n := 0
 	for j := range es {
 		p := &es[j]
@@ -111,7 +113,7 @@ func (d *Hybrid) check(e *trace.Event, t tid, g *gstate, es []hentry, write bool
 			continue
 		}
 		n++
-		if p.clock <= c.Get(p.g) || d.tr.ls.protects(p.ls, ls) {
+		if p.clock <= c.Get(trace.GID(p.g)) || d.tr.ls.protects(p.ls, ls) {
 			continue
 		}
 		d.races++
@@ -119,7 +121,7 @@ func (d *Hybrid) check(e *trace.Event, t tid, g *gstate, es []hentry, write bool
 			Detector: HybridName,
 			Evidence: finding.Potential,
 			Addr:     e.Obj,
-			Prev:     finding.Access{Seq: p.seq, G: d.tr.gs[p.g].gid, Site: p.site, Write: write},
+			Prev:     finding.Access{Seq: p.seq, G: d.tr.k.Thread(p.g).GID(), Site: p.site, Write: write},
 			Cur:      finding.Access{Seq: e.Seq, G: e.G, Site: e.Site, Write: e.IsWrite()},
 		}
 		d.sink.Report(&d.race)

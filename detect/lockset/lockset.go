@@ -11,16 +11,24 @@
 // Both label their findings finding.Potential: false alarms are expected.
 // docs/semantics.md says which event gives which edge or lockset change.
 //
+// Goroutines, the locks each one holds and hybrid's happens-before relation
+// are a clock.Tracker's (package clock, shared with the hb detectors):
+// Eraser's keeps no clocks (clock.NoEdges), hybrid's builds every edge but
+// the lock ones (clock.NoLockEdges). What is here is the lockset half: the
+// held locks of each goroutine interned as a small set ID, candidate sets,
+// and per-address state.
+//
 // A lock protects a pair of accesses when both hold it and at least one holds
 // it in write mode (an RWMutex read lock protects reads from writes, not
-// reads from reads).
+// reads from reads). A lock acquired again while held (ill-formed) stays held
+// until its last hold is released, in write mode while any of its holds is.
 //
-// Ill-formed streams never panic: a release of a lock not held, a nested
-// acquire of a lock already held, a release in the other mode, a join of a
-// goroutine never seen, a second fork of a goroutine (or a fork of one
-// already running), and an event of a goroutine after it was joined are
-// tolerated and counted in Stats under "illformed". Goroutine IDs index
-// nothing directly: a stray huge GID is one more goroutine.
+// Ill-formed streams never panic: the events package clock lists (a release
+// of a lock not held, a nested acquire, a release in the other mode, which
+// drops the hold, a join of a goroutine never seen, a second fork, an event
+// of a goroutine after it was joined, ...) are tolerated and counted in
+// Stats under "illformed". Goroutine IDs index nothing directly: a stray
+// huge GID is one more goroutine.
 package lockset
 
 import "github.com/racekit/racekit/detect"

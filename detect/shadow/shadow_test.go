@@ -1,4 +1,4 @@
-package hb
+package shadow
 
 import (
 	"math/rand/v2"
@@ -10,26 +10,26 @@ import (
 // keeps its own state across growth.
 func TestShadowTableKeepsEveryAddress(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	var tab shadowTable[uint64]
+	var tab Table[uint64]
 	want := map[uint64]uint64{}
 	addrs := []uint64{0, 1, ^uint64(0), 8, 16}
 	for i := range uint64(5000) {
 		addrs = append(addrs, 0x1000+8*i, r.Uint64(), i<<54) // i<<54 share low bits
 	}
 	for i, a := range addrs {
-		*tab.get(a) += uint64(i) + 1
+		*tab.Get(a) += uint64(i) + 1
 		want[a] += uint64(i) + 1
 	}
-	if tab.len() != len(want) {
-		t.Fatalf("len = %d, want %d", tab.len(), len(want))
+	if tab.Len() != len(want) {
+		t.Fatalf("len = %d, want %d", tab.Len(), len(want))
 	}
 	for a, v := range want {
-		if got := *tab.get(a); got != v {
+		if got := *tab.Get(a); got != v {
 			t.Fatalf("address %#x holds %d, want %d", a, got, v)
 		}
 	}
-	if tab.len() != len(want) {
-		t.Fatalf("lookups added addresses: len = %d, want %d", tab.len(), len(want))
+	if tab.Len() != len(want) {
+		t.Fatalf("lookups added addresses: len = %d, want %d", tab.Len(), len(want))
 	}
 }
 
@@ -39,7 +39,7 @@ func TestShadowTableKeepsEveryAddress(t *testing.T) {
 // state, and len counts each once.
 func TestShadowMemKeepsEveryAddress(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	var mem shadowMem[uint64]
+	var mem Mem[uint64]
 	want := map[uint64]uint64{}
 	addrs := []uint64{0, 1, 7, 8, ^uint64(0), ^uint64(7)}
 	for i := range uint64(3000) {
@@ -47,15 +47,15 @@ func TestShadowMemKeepsEveryAddress(t *testing.T) {
 	}
 	for round := range 2 {
 		for i, a := range addrs {
-			*mem.get(a) += uint64(i+1) << round
+			*mem.Get(a) += uint64(i+1) << round
 			want[a] += uint64(i+1) << round
 		}
 	}
-	if mem.len() != len(want) {
-		t.Fatalf("len = %d, want %d", mem.len(), len(want))
+	if mem.Len() != len(want) {
+		t.Fatalf("len = %d, want %d", mem.Len(), len(want))
 	}
 	for a, v := range want {
-		if got := *mem.get(a); got != v {
+		if got := *mem.Get(a); got != v {
 			t.Fatalf("address %#x holds %d, want %d", a, got, v)
 		}
 	}

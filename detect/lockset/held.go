@@ -1,0 +1,68 @@
+package lockset
+
+import (
+	"github.com/racekit/racekit/detect/clock"
+	"github.com/racekit/racekit/trace"
+)
+
+// tracker is what both detectors know of the goroutines: the shared
+// clock.Tracker (goroutines, the locks each holds, and for hybrid the
+// happens-before relation without lock edges), and for each goroutine the
+// interned set of the locks it holds, with their modes, derived from the
+// Tracker's holds after each acquire and release.
+type tracker struct {
+	k    clock.Tracker
+	ls   locksets
+	held []uint32 // by clock.Thread.ID: the interned set of held locks; emptySet past the end
+}
+
+func newTracker(edges clock.Edges) tracker {
+	return tracker{k: clock.New(edges), ls: newLocksets()}
+}
+
+// step applies e's synchronization and returns the goroutine performing it.
+func (t *tracker) step(e *trace.Event) *clock.Thread {
+	g := t.k.Running(e)
+	if g == nil {
+		g = t.k.Start(e.G)
+	}
+	if e.Op.IsAccess() {
+		return g
+	}
+	t.k.Sync(g, e)
+	if e.Op == trace.OpAcquire || e.Op == trace.OpRelease {
+		id := int(g.ID())
+		for len(t.held) <= id {
+			t.held = append(t.held, emptySet)
+		}
+		if held, write := g.Holds(e.Obj); held {
+			t.held[id] = t.ls.add(t.held[id], e.Obj, write)
+		} else {
+			t.held[id] = t.ls.remove(t.held[id], e.Obj)
+		}
+	}
+	return g
+}
+
+// lockset returns the interned set of the locks g holds.
+func (t *tracker) lockset(g *clock.Thread) uint32 {
+	if id := int(g.ID()); id < len(t.held) {
+		return t.held[id]
+	}
+	return emptySet
+}
+
+// stats adds the goroutine and synchronization counters to m, and, when the
+// Tracker keeps clocks (hybrid), the number of sync objects and atomic words.
+func (t *tracker) stats(m map[string]int64) {
+	c := t.k.Counters()
+	m["events"] = c.Events
+	m["illformed"] = c.IllFormed
+	m["untraced"] = c.Untraced
+	m["locksets"] = int64(t.ls.len())
+	m["goroutines"] = c.Goroutines
+	if t.k.Edges() != clock.NoEdges {
+		m["syncobjs"] = c.SyncObjects
+		m["atomics"] = c.AtomicWords
+	}
+}

@@ -1,0 +1,154 @@
+// Package shadow holds racekit's address-keyed tables: Table, an open
+// addressing hash table with its values inline, and Mem, the paged shadow
+// memory of the access detectors built on it. The happens-before tracker
+// (package clock) keeps its lock, sync-object and atomic-word clocks in
+// Tables; the hb detectors keep their per-address state in a Mem.
+//
+// Both are built for the per-event path: one probe (one cache line) per
+// lookup in the common case, no allocation once an address has been seen.
+package shadow
+
+// Table maps addresses to state V held inline: open addressing, linear
+// probing, Fibonacci hashing, kept at most half full. Where a Go map costs
+// a hash, a group match and a separate load of the value, a Table costs one
+// probe in the common case. The zero Table is empty and ready to use.
+//
+// A pointer returned by Get is valid until the next Get.
+type Table[V any] struct {
+	slots []slot[V]
+	shift uint // 64 - log2(len(slots))
+	n     int
+	zero  *V // address 0, which the empty-slot marker cannot hold
+}
+
+type slot[V any] struct {
+	addr uint64 // 0: empty
+	v    V
+}
+
+const (
+	fibonacci = 0x9E3779B97F4A7C15
+	minShift  = 64 - 10 // 1024 slots to start
+)
+
+// Get returns addr's state, adding a zero V if addr is new.
+func (t *Table[V]) Get(addr uint64) *V {
+	if addr != 0 && t.slots != nil {
+		mask := uint64(len(t.slots) - 1)
+		for i := (addr * fibonacci) >> t.shift; ; i = (i + 1) & mask {
+			s := &t.slots[i]
+			if s.addr == addr {
+				return &s.v
+			}
+			if s.addr == 0 {
+				break
+			}
+		}
+	}
+	return t.add(addr)
+}
+
+func (t *Table[V]) add(addr uint64) *V {
+	if addr == 0 {
+		if t.zero == nil {
+			t.zero = new(V)
+			t.n++
+		}
+		return t.zero
+	}
+	if t.slots == nil || 2*(t.n+1) > len(t.slots) {
+		t.grow()
+	}
+	t.n++
+	return &t.slots[t.place(addr)].v
+}
+
+// place returns the empty slot where addr goes and claims it.
+func (t *Table[V]) place(addr uint64) uint64 {
+	mask := uint64(len(t.slots) - 1)
+	i := (addr * fibonacci) >> t.shift
+	for t.slots[i].addr != 0 {
+		i = (i + 1) & mask
+	}
+	t.slots[i].addr = addr
+	return i
+}
+
+func (t *Table[V]) grow() {
+	old := t.slots
+	if old == nil {
+		t.shift = minShift
+	} else {
+		t.shift--
+	}
+	t.slots = make([]slot[V], 1<<(64-t.shift))
+	for i := range old {
+		if s := &old[i]; s.addr != 0 {
+			t.slots[t.place(s.addr)].v = s.v
+		}
+	}
+}
+
+// Len is the number of addresses held.
+func (t *Table[V]) Len() int { return t.n }
+
+// Mem is shadow memory: state V per address, held in pages that each cover
+// pageWords consecutive 8-byte-aligned words, so that the states of
+// neighbouring words are neighbours in memory (the locality of the
+// program's own accesses carries over) and most lookups hit the page of the
+// previous access. Addresses that are not 8-byte aligned (byte and
+// half-word objects) live in a Table of their own: every address has
+// exactly one state, whatever its alignment. The zero Mem is empty and
+// ready to use.
+//
+// A pointer returned by Get is valid until the next Get.
+type Mem[V any] struct {
+	lastKey  uint64 // page key of lastPage (0: none)
+	lastPage *page[V]
+	pages    Table[*page[V]] // by page key: addr>>pageShift + 1
+	odd      Table[V]
+	slab     []page[V] // pages allocated ahead, a chunk at a time
+	n        int       // aligned addresses touched
+}
+
+const (
+	pageWords = 16
+	pageShift = 7 // log2(pageWords * 8)
+)
+
+type page[V any] struct {
+	used  uint16 // bit i: cells[i] has been handed out
+	cells [pageWords]V
+}
+
+// Get returns addr's state (the zero V if addr is new).
+func (m *Mem[V]) Get(addr uint64) *V {
+	if addr&7 != 0 {
+		return m.odd.Get(addr)
+	}
+	p := m.lastPage
+	if key := addr>>pageShift + 1; key != m.lastKey {
+		p = m.page(key)
+	}
+	i := (addr >> 3) & (pageWords - 1)
+	if p.used&(1<<i) == 0 {
+		p.used |= 1 << i
+		m.n++
+	}
+	return &p.cells[i]
+}
+
+func (m *Mem[V]) page(key uint64) *page[V] {
+	pp := m.pages.Get(key)
+	if *pp == nil {
+		if len(m.slab) == 0 {
+			m.slab = make([]page[V], 32)
+		}
+		*pp, m.slab = &m.slab[0], m.slab[1:]
+	}
+	m.lastKey, m.lastPage = key, *pp
+	return *pp
+}
+
+// Len is the number of addresses whose state was asked for.
+func (m *Mem[V]) Len() int { return m.n + m.odd.Len() }
