@@ -3,14 +3,17 @@ package text_test
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/racekit/racekit/gen"
 	"github.com/racekit/racekit/trace"
 	"github.com/racekit/racekit/trace/text"
 )
@@ -166,6 +169,48 @@ func BenchmarkLineScan(b *testing.B) {
 func BenchmarkSTDRead(b *testing.B) {
 	src, _, _ := benchInputs()
 	benchRead(b, src, func(r io.Reader) trace.Reader { return text.NewSTDReader(r, "bench.std") })
+}
+
+var (
+	genOnce sync.Once
+	genSTD  string
+	genErr  error
+)
+
+// genInput writes, as STD, 1M events of the workload of
+// bench/std-throughput.sh (racekit gen with
+// bench/configs/std-compatible.json): 8 goroutines, named variables and
+// locks, file:line locations.
+func genInput(b *testing.B) string {
+	genOnce.Do(func() {
+		js, err := os.ReadFile("../../bench/configs/std-compatible.json")
+		if err != nil {
+			genErr = err
+			return
+		}
+		var cfg gen.Config
+		if genErr = json.Unmarshal(js, &cfg); genErr != nil {
+			return
+		}
+		cfg.Events = 1 << 20
+		var sb strings.Builder
+		w := text.NewSTDWriter(&sb)
+		if _, genErr = gen.Generate(cfg, w); genErr == nil {
+			genErr = w.Close()
+		}
+		genSTD = sb.String()
+	})
+	if genErr != nil {
+		b.Fatal(genErr)
+	}
+	return genSTD
+}
+
+// BenchmarkSTDReadGen reads the trace that bench/std-throughput.sh
+// measures racekit analyze on.
+func BenchmarkSTDReadGen(b *testing.B) {
+	src := genInput(b)
+	benchRead(b, src, func(r io.Reader) trace.Reader { return text.NewSTDReader(r, "gen.std") })
 }
 
 // BenchmarkSTDReadLocal reads a trace with 64 variables and locations,

@@ -231,7 +231,16 @@ func (r *reader) goroutineDirective(args []dirArg) error {
 	if _, used := r.threads.get(pos[0].val); used {
 		return r.errorf("thread %q is already in use; put #!g before its first use", tok)
 	}
+	// Every argument is checked before the goroutine takes an ID or a site
+	// is interned: a malformed directive changes nothing.
 	g := trace.Goroutine{Parent: trace.NoParent, Name: tok}
+	if v, ok := kv["parent"]; ok {
+		n, err := strconv.ParseUint(string(v), 10, 32)
+		if err != nil {
+			return r.errorf("bad parent=%q in #!g: expected a goroutine number", v)
+		}
+		g.Parent = trace.GID(n)
+	}
 	if v, ok := kv["id"]; ok {
 		n, err := strconv.ParseUint(string(v), 10, 32)
 		if err != nil || trace.GID(n) == trace.NoParent {
@@ -247,13 +256,6 @@ func (r *reader) goroutineDirective(args []dirArg) error {
 	} else if g.ID, err = r.newGID(); err != nil {
 		return err
 	}
-	if v, ok := kv["parent"]; ok {
-		n, err := strconv.ParseUint(string(v), 10, 32)
-		if err != nil {
-			return r.errorf("bad parent=%q in #!g: expected a goroutine number", v)
-		}
-		g.Parent = trace.GID(n)
-	}
 	if v, ok := kv["site"]; ok {
 		g.Site = r.site(v)
 	}
@@ -263,7 +265,7 @@ func (r *reader) goroutineDirective(args []dirArg) error {
 	if err := r.meta.DefineGoroutine(g); err != nil {
 		return r.errorf("%v", err)
 	}
-	r.threads.put(tok, threadRef{tok: tok, g: g.ID})
+	r.threads.put(tok, g.ID)
 	return nil
 }
 

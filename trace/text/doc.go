@@ -27,12 +27,25 @@
 // trace.Builder gives them), with their names in Meta. Locations are
 // interned as sites through trace.ParseSiteLabel. Seq counts events from 0.
 //
-// The readers take a line at a time from a large bufio buffer. The common
-// line (no spaces, quotes or call) is split in one pass over its bytes,
-// any other by a general parser that also reports errors. Tokens that are
-// a short prefix and a number (RAPID's V12, T3 and integer locations) are
-// found by indexing a slice, others in maps looked up without allocating:
-// once the tables hold every name, reading allocates nothing per event.
+// A file cut off in the middle of a line (its writer crashed) is read up
+// to its last whole line: a last line without a newline that does not
+// parse is skipped, and the readers' Warnings (trace.Warner) say so. A
+// malformed line that ends with a newline is an error, wherever it is.
+//
+// The readers split lines themselves in a large buffer. The common line
+// (no spaces, quotes or call) is parsed by a fast path that finds the
+// fields a word at a time, any other by a general parser that also
+// reports errors; the two agree on every line the fast path takes. The
+// 8-byte words the fast path loads double as keys of the tokens: a small
+// direct-mapped cache keyed by them finds the threads, objects and
+// locations a stretch of trace keeps using, in front of tables where
+// tokens that are a short prefix and a number (RAPID's V12, T3 and integer
+// locations) are found by indexing a slice, and others in maps looked up
+// without allocating. In front of it all, a cache of whole lines gives the
+// event of a line seen before (Seq aside) without parsing it: traces
+// repeat lines a lot, and a line's event depends only on its bytes once
+// its tokens are known. It turns itself off while lines do not repeat.
+// Once the tables hold every name, reading allocates nothing per event.
 //
 // The racekit text writer is lossless: a trace read from text, written and
 // read again is the same trace, IDs included. The STD writer refuses (or,

@@ -1,11 +1,11 @@
 package text
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -13,9 +13,16 @@ import (
 )
 
 const (
-	// readBufferSize is the bufio buffer; lines longer than it are
-	// assembled in reader.long.
-	readBufferSize = 256 << 10
+	// The read buffer starts at minBufferSize and grows to readBufferSize
+	// as long as reads fill it (a big input), and beyond for a line longer
+	// than it. Reads of more than 1 MiB pass through the bufio.Reader of
+	// tracefile.Open without a copy.
+	minBufferSize  = 4 << 10
+	readBufferSize = 2 << 20
+	// bufPad is the capacity kept beyond the read buffer's length, so that
+	// load8 may load 8 bytes at any token of a line, and peekLine 32 at
+	// any line.
+	bufPad = 32
 	// maxLineLength bounds one line, so that a binary file read as text
 	// fails with an error instead of exhausting memory.
 	maxLineLength = 16 << 20
@@ -24,7 +31,8 @@ const (
 	maxGIDGap = 1 << 16
 )
 
-// STDReader reads RAPID's STD format. It implements trace.Reader.
+// STDReader reads RAPID's STD format. It implements trace.Reader and
+// trace.Warner.
 type STDReader struct{ r reader }
 
 // NewSTDReader returns a reader of the STD trace in rd; name (a file name)
@@ -40,8 +48,11 @@ func (r *STDReader) Next(e *trace.Event) error { return r.r.next(e) }
 // Meta returns the tables of the events read so far.
 func (r *STDReader) Meta() *trace.Meta { return r.r.meta }
 
+// Warnings says what the reader skipped: a last line that is cut off.
+func (r *STDReader) Warnings() []string { return r.r.warnings }
+
 // TextReader reads racekit's text format (.rktx). It implements
-// trace.Reader.
+// trace.Reader and trace.Warner.
 type TextReader struct{ r reader }
 
 // NewTextReader returns a reader of the racekit text trace in rd; name (a
@@ -57,10 +68,16 @@ func (r *TextReader) Next(e *trace.Event) error { return r.r.next(e) }
 // Meta returns the tables of the events and directives read so far.
 func (r *TextReader) Meta() *trace.Meta { return r.r.meta }
 
+// Warnings says what the reader skipped: a last line that is cut off.
+func (r *TextReader) Warnings() []string { return r.r.warnings }
+
 // Parse reads a whole racekit text trace from src, for tests and examples.
-// name is used in errors.
+// name is used in errors. Unlike the readers, it reports a malformed last
+// line without a newline as an error, not as a cut-off line: a trace written
+// by hand has no excuse.
 func Parse(name, src string) (*trace.Trace, error) {
 	r := NewTextReader(strings.NewReader(src), name)
+	r.r.strictEnd = true
 	t := &trace.Trace{M: r.Meta()}
 	for {
 		var e trace.Event
@@ -77,20 +94,30 @@ func Parse(name, src string) (*trace.Trace, error) {
 
 // reader is the parser of both formats; ext enables racekit's extensions.
 type reader struct {
-	br      *bufio.Reader
-	name    string
-	ext     bool
-	meta    *trace.Meta
-	err     error  // sticky: io.EOF or the first error
-	long    []byte // a line longer than the bufio buffer
-	line    int    // 1-based number of the current line
-	off     int64  // byte offset of the next line
-	lineOff int64  // byte offset of the current line
-	seq     uint64 // Seq of the next event
+	src    io.Reader
+	srcErr error // the error that ended src: io.EOF, or a read failure
 
-	threads    tokenTable[threadRef]
-	nextG      trace.GID
-	lastThread threadRef // the previous line's thread: most lines repeat it
+	// buf[start:end] is read and not yet parsed. cap(buf) is len(buf)+bufPad.
+	buf        []byte
+	start, end int
+	full       bool // the last read filled buf
+
+	name     string
+	ext      bool
+	meta     *trace.Meta
+	err      error // sticky: io.EOF or the first error
+	warnings []string
+	line     int    // 1-based number of the current line
+	off      int64  // byte offset of the next line
+	lineOff  int64  // byte offset of the current line
+	seq      uint64 // Seq of the next event
+
+	threads tokenTable[trace.GID]
+	nextG   trace.GID
+	// The previous line's thread, which most lines repeat: its key (zero
+	// if that is not the whole token) and goroutine.
+	lastKey key
+	lastG   trace.GID
 
 	objs    tokenTable[uint64]  // name token -> object ID
 	taken   map[uint64]struct{} // racekit text: every object ID in use
@@ -98,27 +125,34 @@ type reader struct {
 
 	labels tokenTable[trace.SiteID] // location label -> site
 
-	addrs []uint64 // Addrs of the current call event
+	lines lineCache
 
-	slowOnly bool // tests: parse every line with the general parser
+	addrs    []uint64 // Addrs of the current call event
+	addrToks []token  // the address tokens of the current call line
+
+	slowOnly  bool // tests: parse every line with the general parser
+	strictEnd bool // a malformed last line is an error even without '\n'
 }
 
-type threadRef struct {
-	tok string
-	g   trace.GID
+// token is a token of a line, and whether it was quoted.
+type token struct {
+	b      []byte
+	quoted bool
 }
 
 func newReader(rd io.Reader, name string, ext bool) reader {
 	return reader{
-		br:      bufio.NewReaderSize(rd, readBufferSize),
+		src:     rd,
+		buf:     make([]byte, minBufferSize, minBufferSize+bufPad),
 		name:    name,
 		ext:     ext,
 		meta:    trace.NewMeta(),
-		threads: newTokenTable[threadRef](),
+		threads: newTokenTable[trace.GID](),
 		objs:    newTokenTable[uint64](),
 		taken:   make(map[uint64]struct{}),
 		nextObj: firstObjID,
 		labels:  newTokenTable[trace.SiteID](),
+		lines:   newLineCache(),
 	}
 }
 
@@ -148,6 +182,18 @@ func (r *reader) next(e *trace.Event) error {
 		return r.err
 	}
 	for {
+		var (
+			slot *lineSlot
+			key  lineKey
+			klen int
+		)
+		if !r.slowOnly && r.lines.on(r.line+1) {
+			var hit bool
+			if hit, slot, key, klen = r.cachedLine(e); hit {
+				r.seq++
+				return nil
+			}
+		}
 		b, rerr := r.readLine()
 		if rerr != nil && rerr != io.EOF {
 			// Report a failed read before the partial line it leaves.
@@ -162,8 +208,26 @@ func (r *reader) next(e *trace.Event) error {
 			r.line++
 			r.lineOff = r.off
 			r.off += int64(len(b))
+			if !r.slowOnly && r.fastLine(b, e) {
+				if slot != nil {
+					slot.store(key, klen, e)
+				}
+				r.seq++
+				return nil
+			}
 			ok, err := r.parseLine(b, e)
 			if err != nil {
+				if rerr == io.EOF && !r.strictEnd {
+					// The last line has no newline and does not parse: the
+					// writer was cut off (crashed) in the middle of it.
+					name := r.name
+					if name == "" {
+						name = "<input>"
+					}
+					r.warnings = append(r.warnings, fmt.Sprintf("%s:%d: last line is incomplete (file cut off?); ignored", name, r.line))
+					r.err = io.EOF
+					return io.EOF
+				}
 				r.err = err
 				return err
 			}
@@ -181,25 +245,76 @@ func (r *reader) next(e *trace.Event) error {
 
 var errLineTooLong = errors.New("line too long")
 
-// readLine returns the next line, with its '\n' if it has one. The slice
-// is valid until the next call.
+// readLine returns the next line with its '\n', or with src's error (io.EOF
+// at the end) the rest of the input, a last line without '\n' (maybe
+// empty). The slice is valid until the next call.
 func (r *reader) readLine() ([]byte, error) {
-	r.long = r.long[:0]
-	for {
-		b, err := r.br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			if len(r.long)+len(b) > maxLineLength {
-				return nil, errLineTooLong
-			}
-			r.long = append(r.long, b...)
-			continue
-		}
-		if len(r.long) > 0 {
-			r.long = append(r.long, b...)
-			b = r.long
-		}
-		return b, err
+	if i := bytes.IndexByte(r.buf[r.start:r.end], '\n'); i >= 0 {
+		b := r.buf[r.start : r.start+i+1]
+		r.start += i + 1
+		return b, nil
 	}
+	return r.readLineSlow()
+}
+
+// readLineSlow reads more input until a line is complete.
+func (r *reader) readLineSlow() ([]byte, error) {
+	scanned := r.end - r.start // bytes of the line known to hold no '\n'
+	for r.srcErr == nil {
+		if err := r.fill(); err != nil {
+			return nil, err
+		}
+		if i := bytes.IndexByte(r.buf[r.start+scanned:r.end], '\n'); i >= 0 {
+			b := r.buf[r.start : r.start+scanned+i+1]
+			r.start += scanned + i + 1
+			return b, nil
+		}
+		scanned = r.end - r.start
+	}
+	b := r.buf[r.start:r.end]
+	r.start = r.end
+	return b, r.srcErr
+}
+
+// fill moves the unparsed input to the front of the buffer, growing it if
+// the input fills it, and reads more after it. It sets srcErr when src ends
+// or fails.
+func (r *reader) fill() error {
+	if r.start > 0 {
+		r.end = copy(r.buf, r.buf[r.start:r.end])
+		r.start = 0
+	}
+	if r.end == len(r.buf) || r.full && len(r.buf) < readBufferSize {
+		if r.end > maxLineLength {
+			return errLineTooLong
+		}
+		n := 2 * len(r.buf)
+		if n < readBufferSize && r.full {
+			n = readBufferSize
+		}
+		n = min(n, maxLineLength+1)
+		buf := make([]byte, n, n+bufPad)
+		copy(buf, r.buf[:r.end])
+		r.buf = buf
+	}
+	for range 100 {
+		n, err := r.src.Read(r.buf[r.end:])
+		if n < 0 || n > len(r.buf)-r.end {
+			r.srcErr = errors.New("reader returned an invalid count")
+			return nil
+		}
+		r.end += n
+		r.full = r.end == len(r.buf)
+		if err != nil {
+			r.srcErr = err
+			return nil
+		}
+		if n > 0 {
+			return nil
+		}
+	}
+	r.srcErr = io.ErrNoProgress
+	return nil
 }
 
 // opKind says what an op's decor holds.
@@ -322,144 +437,220 @@ func stopSet(s string) *[256]bool {
 	return &t
 }
 
-// Byte classes of fastLine: structure bytes, and bytes that send a line
-// to the general parser (whitespace, quotes, call separators).
-const (
-	classPlain uint8 = iota
-	classPipe
-	classOpen
-	classClose
-	classEq
-	classOther
-)
-
-var lineClass = func() (t [256]uint8) {
-	for _, c := range []byte(" \t\r\n\v\f\";,") {
-		t[c] = classOther
-	}
-	t['|'], t['('], t[')'], t['='] = classPipe, classOpen, classClose, classEq
+// decorClass classifies the bytes of a decor for fastLine: ')' ends it,
+// '=' starts a value, '(' and '|' send the line to the general parser.
+var decorClass = func() (t [256]uint8) {
+	t[')'], t['='], t['('], t['|'] = decorClose, decorEq, decorBad, decorBad
 	return t
 }()
 
-// fastLine parses the common line, THREAD|OP(TOKEN[=VALUE])|LOC with no
-// whitespace, quotes or call, in one pass over its bytes. It reports
-// false, before resolving any token, for anything else, and parseLine
-// then does the whole job (and reports errors): on the lines it accepts,
-// the two give the same event.
+const (
+	decorPlain uint8 = iota
+	decorClose
+	decorEq
+	decorBad
+)
+
+// fastLine parses the common line, THREAD|OP(TOKEN[=VALUE])|LOC, without
+// quotes or call and with nothing for the general parser to trim. It
+// finds the fields' ends a word (8 bytes) at a time, and checks only the
+// bytes that the general parser would treat differently from a token's:
+// the ends of each token (whitespace, which it trims, and '"' or '#',
+// which start a quoted token or a comment), the op's bytes, and those of
+// the decor and the location. The words it loads are also the keys of the
+// tokens (see key). It reports false, before resolving any token, for
+// anything else, and parseLine then does the whole job (and reports
+// errors): on the lines it accepts, the two give the same event
+// (FuzzFastPath checks it).
 func (r *reader) fastLine(b []byte, e *trace.Event) bool {
-	if n := len(b); n > 0 && b[n-1] == '\n' {
-		b = b[:n-1]
-		if n > 1 && b[n-2] == '\r' {
-			b = b[:n-2]
+	n := len(b)
+	if n > 0 && b[n-1] == '\n' {
+		n--
+		if n > 0 && b[n-1] == '\r' {
+			n--
 		}
 	}
-	if len(b) == 0 || b[0] == '#' {
+	// Whitespace is trimmed, and anything up to ' ' sends the line to the
+	// general parser: the line, and each token checked below, starts and
+	// ends with a byte above ' '.
+	if n == 0 || b[0] <= ' ' || b[0] == '#' || b[n-1] <= ' ' || (r.ext && b[0] == '"') {
 		return false
 	}
-	p1, p2, po, pc, pe := -1, -1, -1, -1, -1
-	for i, c := range b {
-		switch lineClass[c] {
-		case classPlain:
-		case classPipe:
-			if p1 < 0 {
-				p1 = i
-			} else if p2 < 0 {
-				p2 = i
+	b = b[:n]
+
+	// THREAD: up to the first '|', most often within the first 8 bytes,
+	// which are then its key.
+	var tkey key
+	x := load8(b, min(n, 8))
+	p1 := firstByte(x, '|')
+	if p1 < 8 {
+		tkey = key{k0: x & lowBytes(p1), n: p1 + 1}
+	} else if p1 = bytes.IndexByte(b, '|'); p1 > 0 {
+		tkey = keyOf(b[:p1])
+	}
+	if p1 <= 0 || b[p1-1] <= ' ' {
+		return false
+	}
+
+	// OP: r( and w( are most lines; others are lowercase letters.
+	rest := b[p1+1:]
+	var info *opInfo
+	k := 1
+	if len(rest) >= 2 && rest[1] == '(' && (rest[0] == 'r' || rest[0] == 'w') {
+		info = &ops[0]
+		if rest[0] == 'w' {
+			info = &ops[1]
+		}
+	} else {
+		k = 0
+		for k < len(rest) && k < 7 && 'a' <= rest[k] && rest[k] <= 'z' {
+			k++
+		}
+		info = lookupOp(rest[:k])
+		if info == nil || (!info.std && !r.ext) {
+			return false
+		}
+	}
+	rest = rest[k:]
+
+	var (
+		value  uint64
+		objTok []byte
+		okey   key
+		child  []byte
+	)
+	flags := info.flags
+	if len(rest) > 0 && rest[0] == '(' {
+		// (DECOR): up to the first ')', which must be followed by '|' or
+		// the end of the line. It holds no '(' or '|', and at most one
+		// '=', for a value.
+		d := rest[1:]
+		j, eq := 0, -1
+		y := load8(d, min(len(d), 8))
+		if j = firstByte(y, ')'); j < 8 {
+			y &= lowBytes(j)
+			if hasByte(y, '(') || hasByte(y, '|') {
+				return false
+			}
+			if eq = firstByte(y, '='); eq == 8 {
+				eq = -1
+			} else if hasByte(y&^lowBytes(eq+1), '=') {
+				return false
+			}
+		} else {
+			for j = 0; j < len(d); j++ {
+				c := decorClass[d[j]]
+				if c == decorClose {
+					break
+				}
+				if c == decorBad || c == decorEq && eq >= 0 {
+					return false
+				}
+				if c == decorEq {
+					eq = j
+				}
+			}
+		}
+		if j == 0 || j >= len(d) || d[0] <= ' ' || d[j-1] <= ' ' || (r.ext && d[0] == '"') {
+			return false
+		}
+		tok := d[:j]
+		rest = d[j+1:]
+		if eq >= 0 {
+			// Only racekit text has values, and only r, w and atomics.
+			v, ok := parseUint(d[eq+1 : j])
+			if !r.ext || info.kind != kindValue || !ok || eq == 0 || d[eq-1] <= ' ' {
+				return false
+			}
+			tok, value = d[:eq], v
+		} else if info.kind == kindValue {
+			flags |= trace.FlagValueUnknown
+		}
+		switch info.kind {
+		case kindThread:
+			child = tok
+		case kindObj, kindValue:
+			objTok = tok
+			if len(tok) == j && j < 8 {
+				okey = key{k0: y, n: j + 1}
 			} else {
-				return false
+				okey = keyOf(tok)
 			}
-		case classOpen:
-			if po >= 0 {
-				return false
-			}
-			po = i
-		case classClose:
-			if pc >= 0 {
-				return false
-			}
-			pc = i
-		case classEq:
-			if pe >= 0 {
-				return false
-			}
-			pe = i
 		default:
 			return false
 		}
-	}
-	if p1 <= 0 {
+	} else if info.kind != kindNone {
 		return false
 	}
-	end := len(b) // of the op field
-	if p2 >= 0 {
-		end = p2
-	} else if !r.ext {
-		return false
-	}
-	var name, decor []byte
-	if po >= 0 {
-		if po < p1 || pc != end-1 || pc < po {
-			return false
-		}
-		name, decor = b[p1+1:po], b[po+1:pc]
-	} else {
-		if pc >= 0 {
-			return false
-		}
-		name = b[p1+1 : end]
-	}
-	if pe >= 0 && (pe < po || pe > pc) {
-		return false
-	}
-	info := lookupOp(name)
-	if info == nil || (!info.std && !r.ext) {
-		return false
-	}
+
+	// |LOC, or (racekit text) nothing.
 	var (
-		obj, value uint64
-		child      []byte
+		loc  []byte
+		lkey key
 	)
-	flags := info.flags
-	switch info.kind {
-	case kindNone:
-		if po >= 0 {
+	if len(rest) == 0 {
+		if !r.ext {
 			return false
 		}
-	case kindThread, kindObj:
-		if po < 0 || len(decor) == 0 || pe >= 0 {
+	} else {
+		if rest[0] != '|' {
 			return false
 		}
-		if info.kind == kindThread {
-			child = decor
-		} else {
-			obj = r.object(decor, false)
-		}
-	case kindValue:
-		if po < 0 {
-			return false
-		}
-		if pe >= 0 {
-			v, ok := parseUint(b[pe+1 : pc])
-			if !r.ext || !ok || pe == po+1 {
+		loc = rest[1:]
+		if len(loc) > 0 {
+			if loc[0] <= ' ' || (r.ext && loc[0] == '"') {
 				return false
 			}
-			decor, value = b[po+1:pe], v
-		} else {
-			flags |= trace.FlagValueUnknown
+			// The key of a short location is all of it: look for '|' there.
+			lkey = keyOf(loc)
+			if lkey.whole() && lkey.hasByte('|') || !lkey.whole() && bytes.IndexByte(loc, '|') >= 0 {
+				return false
+			}
 		}
-		if len(decor) == 0 {
-			return false
-		}
-		obj = r.object(decor, false)
-	default:
-		return false
+	}
+
+	// The line is well formed: resolve its tokens.
+	var obj uint64
+	if objTok != nil {
+		obj = r.objectKey(objTok, okey, false)
 	}
 	site := trace.NoSite
-	if p2 >= 0 {
-		site = r.site(b[p2+1:])
+	if len(loc) > 0 {
+		site = r.siteKey(loc, lkey)
 	}
-	r.addrs = r.addrs[:0]
-	return r.finish(e, info, flags, b[:p1], child, obj, value, site) == nil
+	if info.kind == kindThread {
+		r.addrs = r.addrs[:0]
+		return r.finish(e, info, flags, b[:p1], child, obj, value, site) == nil
+	}
+	g, err := r.threadKey(b[:p1], tkey, trace.NoParent, trace.NoSite)
+	if err != nil {
+		return false
+	}
+	e.Seq, e.G, e.Op, e.Flags, e.Site, e.Obj, e.Value = r.seq, g, info.op, flags, site, obj, value
+	if e.Addrs != nil {
+		e.Addrs = nil
+	}
+	return true
+}
+
+// lowBytes is a mask of the low n bytes of a word (n < 8).
+func lowBytes(n int) uint64 { return 1<<(8*uint(n&7)) - 1 }
+
+// firstByte returns the index of the first byte c in x's 8 bytes, or 8.
+func firstByte(x uint64, c byte) int {
+	const lo7 = 0x7f7f7f7f7f7f7f7f
+	v := x ^ 0x0101010101010101*uint64(c)
+	// Exactly the zero bytes of v get their high bit set.
+	z := ^((v&lo7 + lo7) | v | lo7)
+	return bits.TrailingZeros64(z) >> 3
+}
+
+// hasByte reports whether x holds byte c (c is not 0).
+func hasByte(x uint64, c byte) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	v := x ^ lo*uint64(c)
+	// (v - lo) & ^v & hi is nonzero if and only if v has a zero byte.
+	return (v-lo)&^v&hi != 0
 }
 
 // parseLine parses one line into e; it reports whether the line was an
@@ -526,14 +717,17 @@ func (r *reader) parseLine(b []byte, e *trace.Event) (bool, error) {
 	b = trimLeft(b[j:])
 
 	// (DECOR)
+	// Tokens are resolved only once the whole line is known to be well
+	// formed, so that a malformed line (and a cut-off last line, which is
+	// skipped) leaves no trace in the tables.
 	var (
-		obj   uint64
-		value uint64
-		child []byte
-		err   error
+		objTok token
+		value  uint64
+		child  []byte
+		err    error
 	)
 	flags := info.flags
-	r.addrs = r.addrs[:0]
+	r.addrToks = r.addrToks[:0]
 	hasDecor := len(b) > 0 && b[0] == '('
 	if !hasDecor && info.kind != kindNone {
 		return false, r.decorErr(info, name, line)
@@ -561,12 +755,12 @@ func (r *reader) parseLine(b []byte, e *trace.Event) (bool, error) {
 				return false, r.errorf("empty thread name in %s", quoteLine(line))
 			}
 		case kindObj:
-			obj, b, err = r.objectToken(b, stopDecor, info, name, line)
+			objTok, b, err = r.objectToken(b, stopDecor, info, name, line)
 			if err != nil {
 				return false, err
 			}
 		case kindValue:
-			obj, b, err = r.objectToken(b, stopValue, info, name, line)
+			objTok, b, err = r.objectToken(b, stopValue, info, name, line)
 			if err != nil {
 				return false, err
 			}
@@ -587,19 +781,19 @@ func (r *reader) parseLine(b []byte, e *trace.Event) (bool, error) {
 				flags |= trace.FlagValueUnknown
 			}
 		case kindCall:
-			obj, b, err = r.objectToken(b, stopMethod, info, name, line)
+			objTok, b, err = r.objectToken(b, stopMethod, info, name, line)
 			if err != nil {
 				return false, err
 			}
 			if len(b) > 0 && b[0] == ';' {
 				b = trimLeft(b[1:])
 				for len(b) > 0 && b[0] != ')' {
-					var a uint64
+					var a token
 					a, b, err = r.objectToken(b, stopAddr, info, name, line)
 					if err != nil {
 						return false, err
 					}
-					r.addrs = append(r.addrs, a)
+					r.addrToks = append(r.addrToks, a)
 					if len(b) == 0 || b[0] != ',' {
 						break
 					}
@@ -617,7 +811,7 @@ func (r *reader) parseLine(b []byte, e *trace.Event) (bool, error) {
 	}
 
 	// |LOC
-	site := trace.NoSite
+	var loc []byte
 	switch {
 	case len(b) == 0:
 		if !r.ext {
@@ -626,7 +820,7 @@ func (r *reader) parseLine(b []byte, e *trace.Event) (bool, error) {
 	case b[0] != '|':
 		return false, r.shapeErr(line)
 	default:
-		loc := trimLeft(b[1:])
+		loc = trimLeft(b[1:])
 		if r.ext && len(loc) > 0 && loc[0] == '"' {
 			tok, n, err := r.quoted(loc)
 			if err != nil {
@@ -639,9 +833,18 @@ func (r *reader) parseLine(b []byte, e *trace.Event) (bool, error) {
 		} else if bytes.IndexByte(loc, '|') >= 0 {
 			return false, r.shapeErr(line)
 		}
-		site = r.site(loc)
 	}
 
+	// The line is well formed: resolve its tokens.
+	var obj uint64
+	if objTok.b != nil {
+		obj = r.object(objTok.b, objTok.quoted)
+	}
+	r.addrs = r.addrs[:0]
+	for _, a := range r.addrToks {
+		r.addrs = append(r.addrs, r.object(a.b, a.quoted))
+	}
+	site := r.site(loc)
 	return true, r.finish(e, info, flags, thr, child, obj, value, site)
 }
 
@@ -698,19 +901,19 @@ func (r *reader) decorToken(b []byte, stop *[256]bool) (tok, rest []byte, quoted
 	return trimRight(b[:i]), b[i:], false, nil
 }
 
-// objectToken reads an object token of a decor and resolves it.
-func (r *reader) objectToken(b []byte, stop *[256]bool, info *opInfo, name, line []byte) (uint64, []byte, error) {
+// objectToken reads an object token of a decor; it is not empty.
+func (r *reader) objectToken(b []byte, stop *[256]bool, info *opInfo, name, line []byte) (token, []byte, error) {
 	tok, rest, q, err := r.decorToken(b, stop)
 	if err != nil {
-		return 0, nil, err
+		return token{}, nil, err
 	}
 	if len(tok) == 0 {
 		if q {
-			return 0, nil, r.errorf("empty name in %s", quoteLine(line))
+			return token{}, nil, r.errorf("empty name in %s", quoteLine(line))
 		}
-		return 0, nil, r.decorErr(info, name, line)
+		return token{}, nil, r.decorErr(info, name, line)
 	}
-	return r.object(tok, q), rest, nil
+	return token{tok, q}, rest, nil
 }
 
 // quoted reads the Go quoted string at the start of b and returns its
@@ -740,6 +943,11 @@ func (r *reader) quoted(b []byte) ([]byte, int, error) {
 // canonical hex literal is the ID itself; any other token is a name, given
 // the next free ID at its first use.
 func (r *reader) object(tok []byte, quoted bool) uint64 {
+	return r.objectKey(tok, keyOf(tok), quoted)
+}
+
+// objectKey is object with tok's key.
+func (r *reader) objectKey(tok []byte, k key, quoted bool) uint64 {
 	if r.ext && !quoted {
 		if id, ok := hexLiteral(tok); ok {
 			if _, seen := r.taken[id]; !seen {
@@ -748,7 +956,7 @@ func (r *reader) object(tok []byte, quoted bool) uint64 {
 			return id
 		}
 	}
-	if id, ok := r.objs.get(tok); ok {
+	if id, ok := r.objs.getKey(tok, k); ok {
 		return id
 	}
 	name := string(tok)
@@ -782,23 +990,31 @@ func (r *reader) newObjID() uint64 {
 // thread returns the GID of thread token tok, defining the goroutine (with
 // the given parent and creation site) at its first mention.
 func (r *reader) thread(tok []byte, parent trace.GID, site trace.SiteID) (trace.GID, error) {
-	if string(tok) == r.lastThread.tok {
-		return r.lastThread.g, nil
+	return r.threadKey(tok, keyOf(tok), parent, site)
+}
+
+// threadKey is thread with tok's key.
+func (r *reader) threadKey(tok []byte, k key, parent trace.GID, site trace.SiteID) (trace.GID, error) {
+	if k == r.lastKey {
+		return r.lastG, nil
 	}
-	t, ok := r.threads.get(tok)
+	g, ok := r.threads.getKey(tok, k)
 	if !ok {
-		g, err := r.newGID()
-		if err != nil {
+		var err error
+		if g, err = r.newGID(); err != nil {
 			return 0, err
 		}
-		t = threadRef{tok: string(tok), g: g}
-		if err := r.meta.DefineGoroutine(trace.Goroutine{ID: g, Parent: parent, Site: site, Name: t.tok}); err != nil {
+		name := string(tok)
+		if err := r.meta.DefineGoroutine(trace.Goroutine{ID: g, Parent: parent, Site: site, Name: name}); err != nil {
 			return 0, r.errorf("%v", err)
 		}
-		r.threads.put(t.tok, t)
+		r.threads.put(name, g)
 	}
-	r.lastThread = t
-	return t.g, nil
+	r.lastKey, r.lastG = key{}, g
+	if k.whole() {
+		r.lastKey = k
+	}
+	return g, nil
 }
 
 func (r *reader) newGID() (trace.GID, error) {
@@ -819,7 +1035,12 @@ func (r *reader) site(label []byte) trace.SiteID {
 	if len(label) == 0 {
 		return trace.NoSite
 	}
-	if id, ok := r.labels.get(label); ok {
+	return r.siteKey(label, keyOf(label))
+}
+
+// siteKey is site with the key of label, which is not empty.
+func (r *reader) siteKey(label []byte, k key) trace.SiteID {
+	if id, ok := r.labels.getKey(label, k); ok {
 		return id
 	}
 	l := string(label)
