@@ -310,3 +310,39 @@ func TestUsageErrors(t *testing.T) {
 		t.Errorf("help exit does not document 66:\n%s", out)
 	}
 }
+
+// racekit vet runs RELAY on RELAY's Figure 1 ported to Go: one warning, on
+// the unlocked write to stats, and valid SARIF 2.1.0 naming both accesses.
+func TestVetFigure1(t *testing.T) {
+	dir := "../../static/testdata/src/figure1"
+	out, stderr, code := racekit(t, "vet", dir)
+	if code != exitRaces || !strings.Contains(out, "figure1.go:30:11: potential race on d.priv.stats.rxPackets") {
+		t.Fatalf("vet: exit %d\nstdout: %s\nstderr: %s", code, out, stderr)
+	}
+	if n := strings.Count(out, "potential race"); n != 1 {
+		t.Errorf("vet reported %d warnings, want 1:\n%s", n, out)
+	}
+	out, _, code = racekit(t, "vet", "--sarif", dir)
+	var sarif struct {
+		Version string `json:"version"`
+		Runs    []struct {
+			Results []struct {
+				RuleID    string `json:"ruleId"`
+				Locations []struct {
+					PhysicalLocation struct {
+						Region struct {
+							StartLine int `json:"startLine"`
+						} `json:"region"`
+					} `json:"physicalLocation"`
+				} `json:"locations"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &sarif); err != nil {
+		t.Fatalf("--sarif output is not JSON: %v\n%s", err, out)
+	}
+	if code != exitRaces || sarif.Version != "2.1.0" || len(sarif.Runs) != 1 || len(sarif.Runs[0].Results) != 1 ||
+		sarif.Runs[0].Results[0].Locations[0].PhysicalLocation.Region.StartLine != 30 {
+		t.Errorf("SARIF: exit %d, %+v", code, sarif)
+	}
+}

@@ -1,0 +1,9 @@
+package static
+
+// Tests use httpfake (testdata/src/httpfake) in place of net/http, whose
+// analysis with its dependencies takes minutes.
+func init() {
+	for _, n := range []string{"httpfake.HandleFunc", "httpfake.Handle", "(*httpfake.ServeMux).HandleFunc", "(*httpfake.ServeMux).Handle"} {
+		httpRegistrations[n] = true
+	}
+}

@@ -1,0 +1,211 @@
+package static
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// RelSite rewrites a "file:line:col" site relative to dir when the file is
+// below it, as go vet prints positions.
+func RelSite(site, dir string) string {
+	if dir == "" {
+		return site
+	}
+	file, rest := splitSite(site)
+	if rel, err := filepath.Rel(dir, file); err == nil && !strings.HasPrefix(rel, "..") {
+		return "./" + filepath.ToSlash(rel) + rest
+	}
+	return site
+}
+
+// splitSite splits "file:line:col" into "file" and ":line:col".
+func splitSite(site string) (string, string) {
+	i := strings.LastIndexByte(site, ':')
+	if i < 0 {
+		return site, ""
+	}
+	j := strings.LastIndexByte(site[:i], ':')
+	if j < 0 {
+		return site, ""
+	}
+	return site[:j], site[j:]
+}
+
+// WriteText prints the kept warnings like go vet: the first access's
+// position, then the message naming both accesses, their threads and
+// locks.
+func WriteText(w io.Writer, ws []Warning, dir string) error {
+	bw := bufio.NewWriter(w)
+	for _, x := range ws {
+		fmt.Fprintf(bw, "%s: potential race on %s: %s in %s holding %s; conflicts with %s at %s in %s holding %s\n",
+			RelSite(x.A.Site, dir), x.Object, x.A.Kind, x.A.Thread, lockList(x.A.Locks),
+			x.B.Kind, RelSite(x.B.Site, dir), x.B.Thread, lockList(x.B.Locks))
+	}
+	return bw.Flush()
+}
+
+// JSONReport is the --json output.
+type JSONReport struct {
+	Evidence string         `json:"evidence"` // always "potential"
+	Warnings []Warning      `json:"warnings"`
+	Filtered int            `json:"filtered"` // warnings removed by filters
+	Removed  map[string]int `json:"removed"`  // by filter
+	Stats    *Stats         `json:"stats,omitempty"`
+}
+
+// WriteJSON writes the kept warnings and the filter counts as JSON.
+func WriteJSON(w io.Writer, rep *Report, withStats bool) error {
+	out := JSONReport{Evidence: "potential", Warnings: rep.Kept(), Removed: rep.Stats.Removed}
+	if out.Warnings == nil {
+		out.Warnings = []Warning{}
+	}
+	out.Filtered = len(rep.Warnings) - len(out.Warnings)
+	if withStats {
+		out.Stats = &rep.Stats
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// Pair is one line of the --pairs output: a candidate site pair for a
+// race-directed fuzzer to confirm.
+type Pair struct {
+	A      string `json:"a"`
+	B      string `json:"b"`
+	Object string `json:"object"`
+}
+
+// WritePairs writes one JSON object per line per kept warning.
+func WritePairs(w io.Writer, ws []Warning) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	for _, x := range ws {
+		if err := enc.Encode(Pair{A: x.A.Site, B: x.B.Site, Object: x.Object}); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// SARIF 2.1.0, the subset code-scanning services read.
+type sarifLog struct {
+	Schema  string     `json:"$schema"`
+	Version string     `json:"version"`
+	Runs    []sarifRun `json:"runs"`
+}
+
+type sarifRun struct {
+	Tool    sarifTool     `json:"tool"`
+	Results []sarifResult `json:"results"`
+}
+
+type sarifTool struct {
+	Driver sarifDriver `json:"driver"`
+}
+
+type sarifDriver struct {
+	Name           string      `json:"name"`
+	InformationURI string      `json:"informationUri"`
+	Rules          []sarifRule `json:"rules"`
+}
+
+type sarifRule struct {
+	ID               string       `json:"id"`
+	Name             string       `json:"name"`
+	ShortDescription sarifMessage `json:"shortDescription"`
+}
+
+type sarifMessage struct {
+	Text string `json:"text"`
+}
+
+type sarifResult struct {
+	RuleID           string          `json:"ruleId"`
+	Level            string          `json:"level"`
+	Message          sarifMessage    `json:"message"`
+	Locations        []sarifLocation `json:"locations"`
+	RelatedLocations []sarifLocation `json:"relatedLocations"`
+}
+
+type sarifLocation struct {
+	ID               int           `json:"id,omitempty"`
+	PhysicalLocation sarifPhysical `json:"physicalLocation"`
+	Message          *sarifMessage `json:"message,omitempty"`
+}
+
+type sarifPhysical struct {
+	ArtifactLocation sarifArtifact `json:"artifactLocation"`
+	Region           sarifRegion   `json:"region"`
+}
+
+type sarifArtifact struct {
+	URI string `json:"uri"`
+}
+
+type sarifRegion struct {
+	StartLine   int `json:"startLine"`
+	StartColumn int `json:"startColumn,omitempty"`
+}
+
+func sarifLoc(site, dir string, id int, msg string) sarifLocation {
+	file, rest := splitSite(site)
+	if dir != "" {
+		if rel, err := filepath.Rel(dir, file); err == nil && !strings.HasPrefix(rel, "..") {
+			file = rel
+		}
+	}
+	var line, col int
+	parts := strings.Split(strings.TrimPrefix(rest, ":"), ":")
+	if len(parts) == 2 {
+		line, _ = strconv.Atoi(parts[0])
+		col, _ = strconv.Atoi(parts[1])
+	}
+	loc := sarifLocation{ID: id, PhysicalLocation: sarifPhysical{
+		ArtifactLocation: sarifArtifact{URI: filepath.ToSlash(file)},
+		Region:           sarifRegion{StartLine: line, StartColumn: col},
+	}}
+	if msg != "" {
+		loc.Message = &sarifMessage{Text: msg}
+	}
+	return loc
+}
+
+// WriteSARIF writes the kept warnings as a SARIF 2.1.0 log: one result per
+// warning, located at the first access, with the second as a related
+// location; rule RELAY-WW for write/write and RELAY-RW for read/write.
+func WriteSARIF(w io.Writer, ws []Warning, dir string) error {
+	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{
+		Name:           "racekit-relay",
+		InformationURI: "https://github.com/racekit/racekit",
+		Rules: []sarifRule{
+			{ID: "RELAY-RW", Name: "PotentialReadWriteRace", ShortDescription: sarifMessage{Text: "a read and a write from goroutines that may run in parallel, with no common lock"}},
+			{ID: "RELAY-WW", Name: "PotentialWriteWriteRace", ShortDescription: sarifMessage{Text: "two writes from goroutines that may run in parallel, with no common lock"}},
+		},
+	}}}
+	run.Results = []sarifResult{}
+	for _, x := range ws {
+		run.Results = append(run.Results, sarifResult{
+			RuleID:    x.Rule(),
+			Level:     "warning",
+			Message:   sarifMessage{Text: fmt.Sprintf("potential race on %s: %s in %s holding %s; conflicts with the [%s](1) in %s holding %s", x.Object, x.A.Kind, x.A.Thread, lockList(x.A.Locks), x.B.Kind, x.B.Thread, lockList(x.B.Locks))},
+			Locations: []sarifLocation{sarifLoc(x.A.Site, dir, 0, "")},
+			RelatedLocations: []sarifLocation{
+				sarifLoc(x.B.Site, dir, 1, x.B.Kind+" of "+x.Object),
+			},
+		})
+	}
+	log := sarifLog{
+		Schema:  "https://json.schemastore.org/sarif-2.1.0.json",
+		Version: "2.1.0",
+		Runs:    []sarifRun{run},
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(log)
+}
