@@ -1,0 +1,156 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+var cmdTest = register(&command{
+	name:      "test",
+	usageLine: "test [--algo=fasttrack] [--keep-trace DIR] [--include P] [--exclude P] [--tags T] [-v] [packages] [-- go test flags]",
+	short:     "instrument and run Go tests, then report their data races",
+	long: `
+Test is racekit's go test -race. It instruments the packages of the main
+module that the named packages and their tests import (and those --include
+names), runs go test -overlay -modfile on them (the user's files, go.mod and
+go.sum are never modified), and analyzes the trace each test binary recorded
+with --algo (fasttrack by default). go test's output is passed through
+unchanged; the races of each package follow it, reported the way Go's race
+detector reports them, then one line per package with races:
+
+	FAIL	example.com/m/p	(racekit: 2 data races)
+
+Flags after -- go to go test (-run, -v, -count, ...). Test results are
+never taken from go test's cache (-count=1 is added unless -count is given):
+a cached result would leave no trace.
+
+Exit status, as go test -race gives it: 0 when the tests pass and no race was
+found, 1 when a test failed, the build failed or a race was found; 2 on a
+usage error.
+`,
+	run: runTest,
+})
+
+var testFlags *frontendFlags
+
+func init() { testFlags = addFrontendFlags(cmdTest.flags) }
+
+func runTest(c *command, args []string) int {
+	algos, ok := testFlags.checkAlgos(c)
+	if !ok {
+		return exitUsage
+	}
+	var pkgs, goFlags []string
+	for i, a := range args {
+		if a == "--" {
+			goFlags = args[i+1:]
+			break
+		}
+		pkgs = append(pkgs, a)
+	}
+	if len(pkgs) == 0 {
+		pkgs = []string{"."}
+	}
+	prep, ok := prepare(c, testFlags, pkgs, true)
+	if !ok {
+		return exitError
+	}
+	traceDir, err := os.MkdirTemp("", "racekit-test-")
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
+	defer os.RemoveAll(traceDir)
+
+	goArgs := append([]string{}, testFlags.buildFlags()...)
+	hasCount := false
+	for _, f := range goFlags {
+		if strings.HasPrefix(strings.TrimLeft(f, "-"), "count") {
+			hasCount = true
+		}
+	}
+	if !hasCount {
+		goArgs = append(goArgs, "-count=1")
+	}
+	goArgs = append(goArgs, pkgs...)
+	goArgs = append(goArgs, goFlags...)
+	gt := goCommand(prep, "test", goArgs...)
+	gt.Env = append(gt.Env, "RACEKIT_TRACE_DIR="+traceDir)
+	// A signal reaches go test (and its test binaries) from the terminal,
+	// or is passed on; a second one, or one during the analysis, removes
+	// the traces, which may be large, and exits.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	running := make(chan bool, 1)
+	running <- true
+	go func() {
+		for s := range sigs {
+			select {
+			case <-running:
+				if gt.Process != nil {
+					_ = gt.Process.Signal(s)
+				}
+			default:
+				os.RemoveAll(traceDir)
+				os.Exit(exitError)
+			}
+		}
+	}()
+	code := exitOK
+	err = gt.Run()
+	select {
+	case <-running:
+	default:
+	}
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			c.errorf("%v", err)
+			return exitError
+		}
+		code = exitError
+	}
+
+	files := traceFiles(traceDir)
+	var failed []string
+	for _, path := range files {
+		a, err := analyzeTrace(path, algos)
+		if err != nil {
+			c.errorf("%v", err)
+			code = exitError
+			continue
+		}
+		for _, w := range a.warns {
+			fmt.Fprintf(os.Stderr, "racekit test: warning: %s\n", w)
+		}
+		if *testFlags.verbose {
+			fmt.Fprintf(os.Stderr, "racekit test: %s: %d events analyzed in %v\n", a.program, a.events, a.elapsed)
+		}
+		if err := a.print(os.Stdout); err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+		if a.races > 0 {
+			failed = append(failed, fmt.Sprintf("FAIL\t%s\t(racekit: %d data race(s))", strings.TrimSuffix(a.program, ".test"), a.races))
+		}
+	}
+	for _, f := range failed {
+		fmt.Println(f)
+	}
+	if *testFlags.keep != "" {
+		if err := keepTraces(*testFlags.keep, files); err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+	}
+	if len(failed) > 0 {
+		return exitError
+	}
+	return code
+}

@@ -1,0 +1,188 @@
+package e2e
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var racekitBin struct {
+	once sync.Once
+	path string
+	err  error
+	dir  string
+}
+
+// racekit builds the racekit command once.
+func racekit(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds racekit and instrumented programs")
+	}
+	racekitBin.once.Do(func() {
+		racekitBin.dir, racekitBin.err = os.MkdirTemp("", "racekit-bin-")
+		if racekitBin.err != nil {
+			return
+		}
+		racekitBin.path = filepath.Join(racekitBin.dir, "racekit")
+		out, err := exec.Command("go", "build", "-o", racekitBin.path, "github.com/racekit/racekit/cmd/racekit").CombinedOutput()
+		if err != nil {
+			racekitBin.err = err
+			t.Logf("%s", out)
+		}
+	})
+	if racekitBin.err != nil {
+		t.Fatal(racekitBin.err)
+	}
+	return racekitBin.path
+}
+
+// runRacekit runs racekit in testdata/src and returns its exit code and
+// combined output.
+func runRacekit(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(racekit(t), args...)
+	cmd.Dir = "testdata/src"
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), string(out)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0, string(out)
+}
+
+// TestRunCommand checks racekit run's report and exit status: 66 for a
+// racy program that exits 0, 0 for a race-free one, the program's own code
+// otherwise.
+func TestRunCommand(t *testing.T) {
+	for _, tc := range []struct {
+		pkg  string
+		code int
+	}{
+		{"counter", 66},
+		{"mutex", 0},
+		{"exitcode", 3},
+		{"panicker", 2},
+	} {
+		t.Run(tc.pkg, func(t *testing.T) {
+			races := marked(t, tc.pkg)
+			code, out := runRacekit(t, "run", "./"+tc.pkg)
+			if code != tc.code {
+				t.Errorf("exit status %d, want %d\n%s", code, tc.code, out)
+			}
+			if got := strings.Contains(out, "WARNING: DATA RACE"); got != (len(races) > 0) {
+				t.Errorf("race report present: %v, want %v\n%s", got, len(races) > 0, out)
+			}
+			for _, r := range races {
+				if !strings.Contains(out, r) {
+					t.Errorf("report does not name %s\n%s", r, out)
+				}
+			}
+			if strings.Contains(out, "warning") {
+				t.Errorf("unexpected warning\n%s", out)
+			}
+		})
+	}
+}
+
+// TestRunSignal sends SIGTERM to racekit run: the program (which does not
+// handle it) is terminated, its trace finished on the way, and its race
+// reported.
+func TestRunSignal(t *testing.T) {
+	cmd := exec.Command(racekit(t), "run", "./sigwait")
+	cmd.Dir = "testdata/src"
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if sc.Text() == "ready" {
+				ready <- true
+			}
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("the program never got ready")
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 1 {
+		t.Errorf("racekit run ended with %v, want exit status 1", err)
+	}
+	out := stderr.String()
+	for _, r := range marked(t, "sigwait") {
+		if !strings.Contains(out, r) {
+			t.Errorf("race at %s not reported\n%s", r, out)
+		}
+	}
+	if strings.Contains(out, "warning:") {
+		t.Errorf("trace not finished\n%s", out)
+	}
+}
+
+// TestTestCommand checks racekit test: go test's output passes through,
+// the race is reported with a FAIL line, and the exit status is 1.
+func TestTestCommand(t *testing.T) {
+	code, out := runRacekit(t, "test", "./testpkg", "./testmainpkg")
+	if code != 1 {
+		t.Errorf("exit status %d, want 1\n%s", code, out)
+	}
+	for _, want := range append([]string{
+		"ok  \tracekit.test/e2e/testpkg",
+		"ok  \tracekit.test/e2e/testmainpkg",
+		"WARNING: DATA RACE",
+		"FAIL\tracekit.test/e2e/testpkg\t(racekit: 1 data race(s))",
+	}, marked(t, "testpkg")...) {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "testmainpkg\t(racekit") {
+		t.Errorf("race reported in testmainpkg\n%s", out)
+	}
+	code, out = runRacekit(t, "test", "./testmainpkg", "--", "-run", "TestAdd", "-v")
+	if code != 0 || !strings.Contains(out, "--- PASS: TestAdd") {
+		t.Errorf("exit status %d, want 0, with go test's -v output\n%s", code, out)
+	}
+}
+
+// marked returns "dir/file:line" for each line of the program in dir that
+// carries a race mark.
+func marked(t *testing.T, dir string) []string {
+	var out []string
+	files, _ := filepath.Glob(filepath.Join("testdata/src", dir, "*.go"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, "// race:") {
+				out = append(out, dir+"/"+filepath.Base(f)+":"+strconv.Itoa(i+1))
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,3 @@
+module racekit.test/e2e
+
+go 1.26

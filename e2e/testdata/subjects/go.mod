@@ -1,0 +1,3 @@
+module racekit.test/subjects
+
+go 1.26

@@ -1,0 +1,183 @@
+package instrument
+
+import (
+	"go/types"
+	"strings"
+)
+
+// Calls the rewriter replaces by a hook of package rt (or rt/rttest): the
+// hook performs the operation and records its synchronization. A method is
+// named "pkgpath.Type.Method", a function "pkgpath.Func".
+//
+// The hook takes the receiver (as a pointer for pointer methods, the value
+// for interface methods) first, then the call's arguments, then the site
+// (unless the hook is variadic).
+
+type hook struct {
+	name   string // function of rt or rttest
+	test   bool   // in rttest
+	noSite bool   // the hook takes no site (variadic hooks)
+}
+
+var methodHooks = map[string]hook{
+	"sync.Mutex.Lock":    {name: "MutexLock"},
+	"sync.Mutex.Unlock":  {name: "MutexUnlock"},
+	"sync.Mutex.TryLock": {name: "MutexTryLock"},
+
+	"sync.RWMutex.Lock":     {name: "RWMutexLock"},
+	"sync.RWMutex.Unlock":   {name: "RWMutexUnlock"},
+	"sync.RWMutex.RLock":    {name: "RWMutexRLock"},
+	"sync.RWMutex.RUnlock":  {name: "RWMutexRUnlock"},
+	"sync.RWMutex.TryLock":  {name: "RWMutexTryLock"},
+	"sync.RWMutex.TryRLock": {name: "RWMutexTryRLock"},
+
+	"sync.Locker.Lock":   {name: "LockerLock"},
+	"sync.Locker.Unlock": {name: "LockerUnlock"},
+
+	"sync.WaitGroup.Add":  {name: "WaitGroupAdd"},
+	"sync.WaitGroup.Done": {name: "WaitGroupDone"},
+	"sync.WaitGroup.Wait": {name: "WaitGroupWait"},
+	"sync.WaitGroup.Go":   {name: "WaitGroupGo"},
+
+	"sync.Once.Do": {name: "OnceDo"},
+
+	"sync.Cond.Wait":      {name: "CondWait"},
+	"sync.Cond.Signal":    {name: "CondSignal"},
+	"sync.Cond.Broadcast": {name: "CondBroadcast"},
+
+	"sync.Map.Load":             {name: "SyncMapLoad"},
+	"sync.Map.Store":            {name: "SyncMapStore"},
+	"sync.Map.LoadOrStore":      {name: "SyncMapLoadOrStore"},
+	"sync.Map.LoadAndDelete":    {name: "SyncMapLoadAndDelete"},
+	"sync.Map.Delete":           {name: "SyncMapDelete"},
+	"sync.Map.Swap":             {name: "SyncMapSwap"},
+	"sync.Map.CompareAndSwap":   {name: "SyncMapCompareAndSwap"},
+	"sync.Map.CompareAndDelete": {name: "SyncMapCompareAndDelete"},
+	"sync.Map.Range":            {name: "SyncMapRange"},
+	"sync.Map.Clear":            {name: "SyncMapClear"},
+
+	"testing.T.Run":          {name: "Run", test: true},
+	"testing.T.Parallel":     {name: "Parallel", test: true},
+	"testing.B.Run":          {name: "RunB", test: true},
+	"testing.B.RunParallel":  {name: "RunParallel", test: true},
+	"testing.M.Run":          {name: "MRun", test: true},
+	"sync.Pool.Get":          {name: "PoolGet"},
+	"sync.Pool.Put":          {name: "PoolPut"},
+	"testing.F.Fuzz":         {name: "Fuzz", test: true},
+	"testing.T.Cleanup":      {name: "Cleanup", test: true},
+	"testing.B.Cleanup":      {name: "Cleanup", test: true},
+	"testing.F.Cleanup":      {name: "Cleanup", test: true},
+	"testing.common.Cleanup": {name: "Cleanup", test: true},
+}
+
+var funcHooks = map[string]hook{
+	"os.Exit":           {name: "Exit", noSite: true},
+	"os/signal.Notify":  {name: "SignalNotify", noSite: true},
+	"sync.OnceFunc":     {name: "OnceFunc"},
+	"time.AfterFunc":    {name: "AfterFunc"},
+	"context.AfterFunc": {name: "ContextAfterFunc"},
+	"sync.OnceValue":    {name: "OnceValue"},
+	"sync.OnceValues":   {name: "OnceValues"},
+	"log.Fatal":         {},
+	"log.Fatalf":        {},
+	"log.Fatalln":       {},
+	"log.Logger.Fatal":  {},
+	"log.Logger.Fatalf": {},
+}
+
+func init() {
+	// sync/atomic: every function, and every method of its types.
+	ints := []string{"Int32", "Int64", "Uint32", "Uint64", "Uintptr"}
+	for _, t := range ints {
+		for _, op := range []string{"Add", "And", "Or", "CompareAndSwap", "Load", "Store", "Swap"} {
+			funcHooks["sync/atomic."+op+t] = hook{name: "Atomic" + op + t}
+			methodHooks["sync/atomic."+t+"."+op] = hook{name: "Atomic" + t + op}
+		}
+	}
+	for _, op := range []string{"CompareAndSwap", "Load", "Store", "Swap"} {
+		funcHooks["sync/atomic."+op+"Pointer"] = hook{name: "Atomic" + op + "Pointer"}
+		for _, t := range []string{"Bool", "Value", "Pointer"} {
+			methodHooks["sync/atomic."+t+"."+op] = hook{name: "Atomic" + t + op}
+		}
+	}
+}
+
+// funcKey names a package-level function for funcHooks.
+func funcKey(fn *types.Func) string {
+	if fn.Pkg() == nil {
+		return ""
+	}
+	return fn.Pkg().Path() + "." + fn.Name()
+}
+
+// methodKey names a method for methodHooks: the receiver's named type
+// (pointer and type arguments stripped).
+func methodKey(fn *types.Func) string {
+	sig, _ := fn.Type().(*types.Signature)
+	if sig == nil || sig.Recv() == nil || fn.Pkg() == nil {
+		return ""
+	}
+	t := types.Unalias(sig.Recv().Type())
+	if p, ok := t.(*types.Pointer); ok {
+		t = types.Unalias(p.Elem())
+	}
+	n, ok := t.(*types.Named)
+	if !ok {
+		return ""
+	}
+	return fn.Pkg().Path() + "." + n.Obj().Name() + "." + fn.Name()
+}
+
+// isLogFatal reports whether key is one of the log.Fatal functions, which
+// exit without returning: the trace is finished before them.
+func isLogFatal(key string) bool {
+	return strings.HasPrefix(key, "log.") && strings.Contains(key, "Fatal")
+}
+
+// timerCalls start, reset or stop a timer or ticker: rt.TimerStart is
+// recorded before them (see rt's timersObj).
+var timerCalls = map[string]bool{
+	"time.NewTimer": true, "time.NewTicker": true, "time.After": true, "time.Tick": true,
+	"time.Timer.Reset": true, "time.Timer.Stop": true, "time.Ticker.Reset": true, "time.Ticker.Stop": true,
+	"context.WithTimeout": true, "context.WithDeadline": true,
+	"context.WithTimeoutCause": true, "context.WithDeadlineCause": true,
+}
+
+// ioPkgs are the packages whose calls may read or write files, pipes or
+// connections.
+var ioPkgs = map[string]bool{
+	"os": true, "io": true, "io/ioutil": true, "bufio": true, "net": true, "net/http": true,
+	"net/rpc": true, "net/textproto": true, "os/exec": true, "syscall": true, "fmt": true,
+	"log": true, "encoding/json": true, "encoding/gob": true, "encoding/csv": true,
+	"compress/gzip": true, "archive/tar": true, "archive/zip": true,
+}
+
+// ioKind classifies a call of fn for rt's I/O edges: a write system call is
+// ordered before every later read one (the Go race detector's ioSync), so a
+// call that may write releases before it, and one that may read acquires
+// after it returns. Calls are classified by package and name.
+func ioKind(fn *types.Func) (write, read bool) {
+	if fn == nil || fn.Pkg() == nil || !ioPkgs[fn.Pkg().Path()] {
+		return false, false
+	}
+	name := fn.Name()
+	has := func(ps ...string) bool {
+		for _, p := range ps {
+			if strings.HasPrefix(name, p) {
+				return true
+			}
+		}
+		return false
+	}
+	switch fn.Pkg().Path() {
+	case "fmt":
+		return has("Print", "Fprint"), has("Scan", "Fscan")
+	case "net/http":
+		if has("Get", "Post", "Head", "Do", "Serve", "ListenAndServe") {
+			return true, true
+		}
+	}
+	write = has("Write", "Encode", "Flush", "Sync", "Send", "Print", "Fatal", "Panic") || name == "Copy" || name == "CopyN" || name == "CopyBuffer"
+	read = has("Read", "Scan", "Decode", "Accept", "Recv", "Copy") || name == "Wait" || name == "Run" || name == "Output" || name == "CombinedOutput"
+	return write, read
+}

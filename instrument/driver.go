@@ -1,0 +1,689 @@
+package instrument
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"go/ast"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+
+	"golang.org/x/tools/go/packages"
+)
+
+// Config says what to instrument.
+type Config struct {
+	Dir        string   // directory the go command runs in; "" is the current one
+	Patterns   []string // package patterns, as for go build/test
+	Tests      bool     // include the packages' tests
+	Include    []string // import-path patterns ("..." wildcard) traced besides the main module's packages
+	Exclude    []string // import-path patterns never traced
+	BuildFlags []string // flags for the go command's package loading (-tags=...)
+	CacheDir   string   // "" means $RACEKIT_CACHE, else os.UserCacheDir()/racekit
+	Root       string   // racekit's source tree; "" means FindRoot
+	Log        io.Writer
+}
+
+// Skip is a package left uninstrumented, and why.
+type Skip struct {
+	Pkg    string
+	Reason string
+}
+
+// Prepared is what a build needs: go build/test -overlay=Overlay
+// -modfile=ModFile, with Env added to the environment.
+type Prepared struct {
+	Overlay      string
+	ModFile      string
+	Env          []string // GOWORK=off (-modfile does not work in workspace mode)
+	Instrumented []string // import paths (test variants included once)
+	Files        int      // instrumented files
+	Skipped      []Skip
+}
+
+// BuildArgs returns the go command flags that make a build see the
+// instrumented files and the runtime.
+func (p *Prepared) BuildArgs() []string {
+	return []string{"-overlay=" + p.Overlay, "-modfile=" + p.ModFile}
+}
+
+// CacheDir returns the cache directory: $RACEKIT_CACHE, else racekit under
+// the user's cache directory.
+func CacheDir() (string, error) {
+	if d := os.Getenv("RACEKIT_CACHE"); d != "" {
+		return d, nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache directory (set RACEKIT_CACHE): %v", err)
+	}
+	return filepath.Join(d, "racekit"), nil
+}
+
+// FindRoot returns racekit's source tree, from which the runtime is copied:
+// $RACEKIT_ROOT if set, else the tree this package was compiled from (the
+// path the compiler recorded for this file: a checkout, or the module
+// cache for go install ...@version).
+func FindRoot() (string, error) {
+	if d := os.Getenv("RACEKIT_ROOT"); d != "" {
+		if err := checkRoot(d); err != nil {
+			return "", fmt.Errorf("RACEKIT_ROOT: %v", err)
+		}
+		return d, nil
+	}
+	_, file, _, ok := runtime.Caller(0)
+	if ok && filepath.IsAbs(file) {
+		d := filepath.Dir(filepath.Dir(file))
+		if checkRoot(d) == nil {
+			return d, nil
+		}
+	}
+	return "", errors.New("cannot find racekit's source tree (the runtime is copied from it): set RACEKIT_ROOT to the directory holding racekit's go.mod")
+}
+
+func checkRoot(d string) error {
+	for _, f := range []string{"go.mod", "rt/rt.go", "rt/rttest/rttest.go", "trace/event.go", "trace/rkt/writer.go"} {
+		if _, err := os.Stat(filepath.Join(d, f)); err != nil {
+			return fmt.Errorf("%s is not racekit's source tree: %v", d, err)
+		}
+	}
+	return nil
+}
+
+func (c *Config) logf(format string, args ...any) {
+	if c.Log != nil {
+		fmt.Fprintf(c.Log, format, args...)
+	}
+}
+
+// goEnv returns the environment for the go command: GOWORK=off, since
+// -modfile is refused in workspace mode.
+func goEnv() []string { return append(os.Environ(), "GOWORK=off") }
+
+// Prepare instruments the packages the patterns build (with their tests
+// if cfg.Tests) that belong to the main module or match cfg.Include, and
+// writes, under the cache directory, the instrumented files, a copy of the
+// runtime as module RTModule, an alternate go.mod (the user's, plus a
+// requirement of the runtime replaced by that copy) with its go.sum, and
+// the overlay file. The user's files are only read.
+func Prepare(cfg Config) (*Prepared, error) {
+	if cfg.CacheDir == "" {
+		d, err := CacheDir()
+		if err != nil {
+			return nil, err
+		}
+		cfg.CacheDir = d
+	}
+	if cfg.Root == "" {
+		d, err := FindRoot()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Root = d
+	}
+	gomod, err := goModPath(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	rtDir, err := copyRuntime(cfg.Root, cfg.CacheDir, runtimeGoVersion(gomod))
+	if err != nil {
+		return nil, err
+	}
+	targets, skipped, err := selectPackages(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	prep := &Prepared{Env: []string{"GOWORK=off"}, Skipped: skipped}
+	overlay := map[string]string{}
+	deps := map[string]*depModule{}
+	if len(targets) > 0 {
+		if err := instrumentPackages(&cfg, targets, overlay, deps, prep); err != nil {
+			return nil, err
+		}
+	}
+	replaces, err := copyDeps(cfg.CacheDir, deps)
+	if err != nil {
+		return nil, err
+	}
+	prep.ModFile, err = writeModFile(gomod, rtDir, cfg.CacheDir, replaces)
+	if err != nil {
+		return nil, err
+	}
+	ov, err := writeOverlay(cfg.CacheDir, overlay)
+	if err != nil {
+		return nil, err
+	}
+	prep.Overlay = ov
+	return prep, nil
+}
+
+func goModPath(dir string) (string, error) {
+	cmd := exec.Command("go", "env", "GOMOD")
+	cmd.Dir = dir
+	cmd.Env = goEnv()
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %v", err)
+	}
+	p := strings.TrimSpace(string(out))
+	if p == "" || p == os.DevNull {
+		return "", errors.New("not in a Go module: racekit builds the main module's packages with an alternate go.mod")
+	}
+	return p, nil
+}
+
+// matchPattern reports whether import path p matches pattern pat, where
+// "..." matches any string (as in go list patterns).
+func matchPattern(pat, p string) bool {
+	if !strings.Contains(pat, "...") {
+		return pat == p
+	}
+	parts := strings.Split(pat, "...")
+	if !strings.HasPrefix(p, parts[0]) {
+		return false
+	}
+	rest := p[len(parts[0]):]
+	for i, part := range parts[1:] {
+		if i == len(parts)-2 {
+			return strings.HasSuffix(rest, part)
+		}
+		j := strings.Index(rest, part)
+		if j < 0 {
+			return false
+		}
+		rest = rest[j+len(part):]
+	}
+	return true
+}
+
+func matchAny(pats []string, p string) bool {
+	for _, pat := range pats {
+		if matchPattern(pat, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// neverTraced are packages racekit's runtime is made of.
+func neverTraced(p string) bool {
+	return p == RTModule || strings.HasPrefix(p, RTModule+"/")
+}
+
+// selectPackages lists (cheaply, without type checking) the packages the
+// patterns build and picks the ones to trace.
+func selectPackages(cfg *Config) (targets []string, skipped []Skip, err error) {
+	lcfg := &packages.Config{
+		Mode:       packages.NeedName | packages.NeedModule | packages.NeedImports | packages.NeedDeps | packages.NeedFiles,
+		Dir:        cfg.Dir,
+		Env:        goEnv(),
+		BuildFlags: cfg.BuildFlags,
+		Tests:      cfg.Tests,
+	}
+	pkgs, err := packages.Load(lcfg, cfg.Patterns...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading packages: %v", err)
+	}
+	seen := map[string]bool{}
+	set := map[string]bool{}
+	packages.Visit(pkgs, nil, func(p *packages.Package) {
+		if seen[p.PkgPath] || p.PkgPath == "" {
+			return
+		}
+		if strings.HasSuffix(p.ID, ".test") {
+			return // the generated test main
+		}
+		main := p.Module != nil && p.Module.Main
+		if !(main || matchAny(cfg.Include, p.PkgPath)) || neverTraced(p.PkgPath) {
+			return
+		}
+		seen[p.PkgPath] = true
+		switch {
+		case matchAny(cfg.Exclude, p.PkgPath):
+			skipped = append(skipped, Skip{p.PkgPath, "excluded"})
+		case p.Module == nil && !strings.Contains(strings.Split(p.PkgPath, "/")[0], "."):
+			skipped = append(skipped, Skip{p.PkgPath, "standard library"})
+		default:
+			set[strings.TrimSuffix(p.PkgPath, "_test")] = true
+		}
+	})
+	for p := range set {
+		targets = append(targets, p)
+	}
+	sort.Strings(targets)
+	return targets, skipped, nil
+}
+
+// instrumentPackages type-checks the targets and instruments their files.
+func instrumentPackages(cfg *Config, targets []string, overlay map[string]string, deps map[string]*depModule, prep *Prepared) error {
+	lcfg := &packages.Config{
+		Mode: packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedSyntax |
+			packages.NeedTypes | packages.NeedTypesInfo | packages.NeedModule,
+		Dir:        cfg.Dir,
+		Env:        goEnv(),
+		BuildFlags: cfg.BuildFlags,
+		Tests:      cfg.Tests,
+	}
+	pkgs, err := packages.Load(lcfg, targets...)
+	if err != nil {
+		return fmt.Errorf("loading packages: %v", err)
+	}
+	// Non-test variants first, so that a package's own files are
+	// instrumented with its own type information.
+	sort.SliceStable(pkgs, func(i, j int) bool {
+		return !strings.Contains(pkgs[i].ID, "[") && strings.Contains(pkgs[j].ID, "[")
+	})
+	done := map[string]bool{}
+	instrumented := map[string]bool{}
+	hasTests := map[string]string{}  // package path → package name, for packages with test files
+	hasTestMain := map[string]bool{} // package path (without _test) → TestMain defined
+	testDir := map[string]string{}   // package path → directory
+	for _, p := range pkgs {
+		if strings.HasSuffix(p.ID, ".test") && !strings.Contains(p.ID, "[") {
+			continue // generated test main
+		}
+		base := strings.TrimSuffix(p.PkgPath, "_test")
+		if len(p.Errors) > 0 || len(p.TypeErrors) > 0 {
+			msg := "does not type-check"
+			if len(p.Errors) > 0 {
+				msg = p.Errors[0].Msg
+			}
+			prep.Skipped = append(prep.Skipped, Skip{p.ID, msg})
+			continue
+		}
+		if usesCgo(p) {
+			prep.Skipped = append(prep.Skipped, Skip{p.ID, "uses cgo"})
+			continue
+		}
+		for i, f := range p.Syntax {
+			if i >= len(p.CompiledGoFiles) {
+				break
+			}
+			name := p.CompiledGoFiles[i]
+			isTest := strings.HasSuffix(name, "_test.go")
+			inDep := p.Module != nil && !p.Module.Main && p.Module.Dir != "" && strings.HasPrefix(name, p.Module.Dir+string(filepath.Separator))
+			if isTest && !inDep {
+				hasTests[base] = strings.TrimSuffix(p.Name, "_test")
+				testDir[base] = filepath.Dir(name)
+				for _, d := range f.Decls {
+					if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == "TestMain" {
+						hasTestMain[base] = true
+					}
+				}
+			}
+			if done[name] || !strings.HasSuffix(name, ".go") {
+				continue
+			}
+			done[name] = true
+			src, err := os.ReadFile(name)
+			if err != nil {
+				return err
+			}
+			res, err := File(FileInput{Fset: p.Fset, File: f, Src: src, Info: p.TypesInfo, Pkg: p.Types, Path: name, IsTest: isTest})
+			if err != nil {
+				prep.Skipped = append(prep.Skipped, Skip{p.ID, err.Error()})
+				cfg.logf("racekit: %v (file left uninstrumented)\n", err)
+				continue
+			}
+			if !res.Changed {
+				continue
+			}
+			if m := p.Module; inDep {
+				// A dependency's files are in the module cache, which an
+				// overlay may not replace: the module is copied instead.
+				d := deps[m.Path]
+				if d == nil {
+					d = &depModule{path: m.Path, dir: m.Dir, files: map[string][]byte{}}
+					deps[m.Path] = d
+				}
+				d.files[name[len(m.Dir)+1:]] = res.Src
+			} else {
+				dst, err := writeCached(cfg.CacheDir, "files", ".go", res.Src)
+				if err != nil {
+					return err
+				}
+				overlay[name] = dst
+			}
+			prep.Files++
+			if !instrumented[base] {
+				instrumented[base] = true
+				prep.Instrumented = append(prep.Instrumented, base)
+			}
+		}
+	}
+	// A test binary must finish its trace when it exits: packages without a
+	// TestMain get one.
+	for pkg, name := range hasTests {
+		if hasTestMain[pkg] {
+			continue
+		}
+		src := fmt.Sprintf(testMainSrc, name, RTModule+"/rt", RTModule+"/rt/rttest")
+		dst, err := writeCached(cfg.CacheDir, "files", ".go", []byte(src))
+		if err != nil {
+			return err
+		}
+		overlay[filepath.Join(testDir[pkg], "zz_racekit_testmain_test.go")] = dst
+	}
+	sort.Strings(prep.Instrumented)
+	return nil
+}
+
+const testMainSrc = `// Code generated by racekit. DO NOT EDIT.
+
+package %s
+
+import (
+	"testing"
+
+	_rk %q
+	_rkt %q
+)
+
+// TestMain finishes racekit's trace when the tests are done.
+func TestMain(m *testing.M) { _rk.Exit(_rkt.MRun(m, 0)) }
+`
+
+// writeCached stores data under dir/kind/<hash><ext> (once: the name is
+// the content's hash) and returns the path.
+func writeCached(cache, kind, ext string, data []byte) (string, error) {
+	h := sha256.Sum256(data)
+	dir := filepath.Join(cache, kind)
+	p := filepath.Join(dir, hex.EncodeToString(h[:16])+ext)
+	if _, err := os.Stat(p); err == nil {
+		return p, nil
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return "", err
+	}
+	return p, writeAtomic(p, data)
+}
+
+func writeAtomic(p string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), p)
+}
+
+func writeOverlay(cache string, m map[string]string) (string, error) {
+	data, err := json.MarshalIndent(struct{ Replace map[string]string }{m}, "", "\t")
+	if err != nil {
+		return "", err
+	}
+	return writeCached(cache, "overlay", ".json", data)
+}
+
+// runtimeFiles lists the files of racekit's runtime (relative to the
+// source root): rt, rt/rttest and the std-only trace packages they import.
+func runtimeFiles(root string) ([]string, error) {
+	var files []string
+	for _, dir := range []string{"rt", "rt/rttest", "trace", "trace/rkt"} {
+		ents, err := os.ReadDir(filepath.Join(root, dir))
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ents {
+			n := e.Name()
+			if e.IsDir() || strings.HasSuffix(n, "_test.go") || n == "mkatomic.go" {
+				continue
+			}
+			if strings.HasSuffix(n, ".go") || strings.HasSuffix(n, ".s") {
+				files = append(files, path.Join(dir, n))
+			}
+		}
+	}
+	return files, nil
+}
+
+// copyRuntime writes the runtime under cache/rt/<hash> as module RTModule
+// (imports of racekit's packages renamed), so that a user's build needs no
+// requirement beyond it, and returns its directory.
+func copyRuntime(root, cache, goVersion string) (string, error) {
+	files, err := runtimeFiles(root)
+	if err != nil {
+		return "", fmt.Errorf("copying racekit's runtime: %v", err)
+	}
+	contents := map[string][]byte{"go.mod": []byte("module " + RTModule + "\n\ngo " + goVersion + "\n")}
+	h := sha256.New()
+	h.Write(contents["go.mod"])
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			return "", err
+		}
+		data = bytes.ReplaceAll(data, []byte(`"github.com/racekit/racekit/`), []byte(`"`+RTModule+`/`))
+		contents[f] = data
+		fmt.Fprintf(h, "%s\x00%d\x00", f, len(data))
+		h.Write(data)
+	}
+	dir := filepath.Join(cache, "rt", hex.EncodeToString(h.Sum(nil)[:12]))
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		return dir, nil
+	}
+	tmp, err := os.MkdirTemp(filepath.Join(cache), ".rt-*")
+	if err != nil {
+		if err := os.MkdirAll(cache, 0o777); err != nil {
+			return "", err
+		}
+		if tmp, err = os.MkdirTemp(cache, ".rt-*"); err != nil {
+			return "", err
+		}
+	}
+	for f, data := range contents {
+		p := filepath.Join(tmp, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(p, data, 0o666); err != nil {
+			return "", err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o777); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		if _, serr := os.Stat(filepath.Join(dir, "go.mod")); serr != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// minRuntimeGo is the oldest language version the runtime's code needs.
+const minRuntimeGo = "1.21"
+
+// runtimeGoVersion returns the go line of the runtime copy's go.mod: the
+// user module's own (a dependency may not ask for a newer Go than the main
+// module), but at least minRuntimeGo.
+func runtimeGoVersion(gomod string) string {
+	data, err := os.ReadFile(gomod)
+	if err != nil {
+		return minRuntimeGo
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "go" {
+			if versionLess(f[1], minRuntimeGo) {
+				return minRuntimeGo
+			}
+			return f[1]
+		}
+	}
+	return minRuntimeGo
+}
+
+// versionLess compares Go versions "1.N" and "1.N.P" numerically.
+func versionLess(a, b string) bool {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(pa) || i < len(pb); i++ {
+		var x, y int
+		if i < len(pa) {
+			fmt.Sscanf(pa[i], "%d", &x)
+		}
+		if i < len(pb) {
+			fmt.Sscanf(pb[i], "%d", &y)
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
+}
+
+// depModule is a dependency module with instrumented files.
+type depModule struct {
+	path, dir string
+	files     map[string][]byte // path relative to dir → instrumented source
+}
+
+// copyDeps copies each dependency module with instrumented files under
+// cache/deps/<hash>, the instrumented files in place of the originals, and
+// returns the replace directives (module path → copy) for the alternate
+// go.mod.
+func copyDeps(cache string, deps map[string]*depModule) (map[string]string, error) {
+	out := map[string]string{}
+	for _, d := range deps {
+		h := sha256.New()
+		fmt.Fprintf(h, "%s\x00%s\x00", d.path, d.dir)
+		var names []string
+		for n := range d.files {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(h, "%s\x00%d\x00", n, len(d.files[n]))
+			h.Write(d.files[n])
+		}
+		dst := filepath.Join(cache, "deps", hex.EncodeToString(h.Sum(nil)[:12]))
+		out[d.path] = dst
+		if _, err := os.Stat(filepath.Join(dst, "go.mod")); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Join(cache, "deps"), 0o777); err != nil {
+			return nil, err
+		}
+		tmp, err := os.MkdirTemp(filepath.Join(cache, "deps"), ".tmp-*")
+		if err != nil {
+			return nil, err
+		}
+		err = filepath.WalkDir(d.dir, func(p string, e os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(d.dir, p)
+			target := filepath.Join(tmp, rel)
+			if e.IsDir() {
+				return os.MkdirAll(target, 0o777)
+			}
+			if !e.Type().IsRegular() {
+				return nil
+			}
+			data, ok := d.files[filepath.ToSlash(rel)]
+			if !ok {
+				if data, err = os.ReadFile(p); err != nil {
+					return err
+				}
+			}
+			return os.WriteFile(target, data, 0o666)
+		})
+		if err == nil && !fileExists(filepath.Join(tmp, "go.mod")) {
+			// A module without a go.mod file: give the copy one.
+			err = os.WriteFile(filepath.Join(tmp, "go.mod"), []byte("module "+d.path+"\n"), 0o666)
+		}
+		if err != nil {
+			os.RemoveAll(tmp)
+			return nil, fmt.Errorf("copying %s: %v", d.path, err)
+		}
+		if err := os.Rename(tmp, dst); err != nil {
+			os.RemoveAll(tmp)
+			if !fileExists(filepath.Join(dst, "go.mod")) {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// writeModFile writes the alternate go.mod: the user's, plus the runtime
+// required and replaced by its copy, and the replacements of dependency
+// modules by their instrumented copies, with a copy of the user's go.sum
+// beside it (the go command reads alt.sum for alt.mod).
+func writeModFile(gomod, rtDir, cache string, replaces map[string]string) (string, error) {
+	mod, err := os.ReadFile(gomod)
+	if err != nil {
+		return "", err
+	}
+	sum, err := os.ReadFile(filepath.Join(filepath.Dir(gomod), "go.sum"))
+	if err != nil && !os.IsNotExist(err) {
+		return "", err
+	}
+	var b bytes.Buffer
+	b.Write(mod)
+	if len(mod) > 0 && mod[len(mod)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "\n// Added by racekit.\nrequire %s v0.0.0\n\nreplace %s => %s\n", RTModule, RTModule, rtDir)
+	var paths []string
+	for p := range replaces {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		fmt.Fprintf(&b, "replace %s => %s\n", p, replaces[p])
+	}
+	h := sha256.New()
+	h.Write(b.Bytes())
+	h.Write([]byte{0})
+	h.Write(sum)
+	dir := filepath.Join(cache, "mod", hex.EncodeToString(h.Sum(nil)[:12]))
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, "go.mod")
+	if err := writeAtomic(p, b.Bytes()); err != nil {
+		return "", err
+	}
+	if err := writeAtomic(filepath.Join(dir, "go.sum"), sum); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// usesCgo reports whether the go command compiles files of p that are not
+// its Go files (cgo's generated files).
+func usesCgo(p *packages.Package) bool {
+	src := map[string]bool{}
+	for _, f := range p.GoFiles {
+		src[f] = true
+	}
+	for _, f := range p.CompiledGoFiles {
+		if !src[f] {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,1890 @@
+package instrument
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// Names the rewritten code uses. The prefix keeps them apart from user
+// identifiers.
+const (
+	rtAlias   = "_rk"
+	testAlias = "_rkt"
+)
+
+// RTModule is the module path of the runtime copy that instrumented code
+// imports (see Prepare).
+const RTModule = "racekit.dev/rt"
+
+// FileInput is one type-checked file to instrument.
+type FileInput struct {
+	Fset    *token.FileSet
+	File    *ast.File
+	Src     []byte // the file's bytes, as parsed
+	Info    *types.Info
+	Pkg     *types.Package
+	Path    string // the file name the compiler sees (absolute)
+	IsTest  bool   // a _test.go file
+	HasMain bool   // the package has a TestMain (for test files: handled by the caller)
+}
+
+// FileResult is an instrumented file.
+type FileResult struct {
+	Src     []byte
+	Sites   int  // sites registered
+	Changed bool // false: nothing to record, Src is the input
+}
+
+// File instruments one file. It never fails on valid, type-checked input;
+// an error means a construct it cannot handle, and the caller leaves the
+// file as it is.
+func File(in FileInput) (res FileResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("instrumenting %s: internal error: %v", in.Path, p)
+		}
+	}()
+	r := &rewriter{
+		in:      in,
+		fset:    in.Fset,
+		tf:      in.Fset.File(in.File.Pos()),
+		info:    in.Info,
+		ed:      &editor{src: in.Src},
+		funcIdx: map[string]int{},
+		lits:    map[string]int{},
+	}
+	if r.tf == nil || r.tf.Size() != len(in.Src) {
+		return FileResult{}, fmt.Errorf("%s: source does not match the parsed file", in.Path)
+	}
+	h := sha256.Sum256([]byte(in.Path))
+	r.base = "_rkB" + hex.EncodeToString(h[:4])
+	r.shared = sharedLocals(in.File, in.Info)
+	r.gotoLabels = gotoTargets(in.File, in.Info)
+	r.pkgName = in.Pkg.Path()
+	if in.Pkg.Name() == "main" {
+		r.pkgName = "main"
+	}
+	r.file()
+	if len(r.sites) == 0 && len(r.ed.edits) == 0 {
+		return FileResult{Src: in.Src}, nil
+	}
+	r.finish()
+	return FileResult{Src: r.ed.output(), Sites: len(r.sites) / 3, Changed: true}, nil
+}
+
+type rewriter struct {
+	in   FileInput
+	fset *token.FileSet
+	tf   *token.File
+	info *types.Info
+	ed   *editor
+
+	shared     map[*types.Var]bool
+	gotoLabels map[*types.Label]bool
+	pkgName    string
+	base       string
+
+	sites   []uint32 // (line, col, func) triples
+	funcs   []string
+	funcIdx map[string]int
+	fn      string         // enclosing function's name, for sites
+	lits    map[string]int // function literals numbered per enclosing function
+	ntmp    int
+	useTest bool
+	results [][]*ast.Ident // named results of the enclosing functions
+	after   []string       // events to record after the current statement
+}
+
+func (r *rewriter) off(p token.Pos) int { return r.tf.Offset(p) }
+
+func (r *rewriter) span(n ast.Node) (int, int) { return r.off(n.Pos()), r.off(n.End()) }
+
+func (r *rewriter) text(n ast.Node) string {
+	lo, hi := r.span(n)
+	return r.ed.render(lo, hi)
+}
+
+// site registers the position p in the current function and returns the
+// expression naming it.
+func (r *rewriter) site(p token.Pos) string {
+	pos := r.fset.PositionFor(p, false)
+	k, ok := r.funcIdx[r.fn]
+	if !ok {
+		k = len(r.funcs)
+		r.funcs = append(r.funcs, r.fn)
+		r.funcIdx[r.fn] = k
+	}
+	id := len(r.sites) / 3
+	r.sites = append(r.sites, uint32(pos.Line), uint32(pos.Column), uint32(k))
+	return r.base + "+" + strconv.Itoa(id)
+}
+
+func (r *rewriter) tmp() string {
+	r.ntmp++
+	return "_rk" + strconv.Itoa(r.ntmp)
+}
+
+// posOf maps an offset to the (adjusted) line and column the compiler
+// reports, for /*line*/ directives.
+func (r *rewriter) posOf(off int) (int, int) {
+	p := r.fset.Position(r.tf.Pos(off))
+	return p.Line, p.Column
+}
+
+func (r *rewriter) newGen(startOff int) *gen {
+	name := r.fset.Position(r.tf.Pos(startOff)).Filename
+	if name == r.tf.Name() {
+		name = r.in.Path // the name the file's first //line gives it
+	}
+	return newGen(name, r.posOf, startOff)
+}
+
+// piece adds node n's rendered text to g.
+func (r *rewriter) piece(g *gen, n ast.Node) {
+	lo, hi := r.span(n)
+	g.piece(lo, r.ed.render(lo, hi))
+}
+
+// finish adds the import and the site table.
+func (r *rewriter) finish() {
+	imp := "; import " + rtAlias + " " + strconv.Quote(RTModule+"/rt")
+	if r.useTest {
+		imp += "; import " + testAlias + " " + strconv.Quote(RTModule+"/rt/rttest")
+	}
+	nameEnd := r.off(r.in.File.Name.End())
+	r.ed.insertAt(nameEnd, imp, nameEnd, nameEnd)
+	// Every position is the user's file's: compiler messages, panics and
+	// debug information name it, not the cached copy the build reads.
+	r.ed.insertAt(0, "//line "+r.in.Path+":1:1\n", 0, 0)
+
+	var b strings.Builder
+	if len(r.ed.src) > 0 && r.ed.src[len(r.ed.src)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "\nvar %s = %s.RegisterFile(%s, []string{", r.base, rtAlias, strconv.Quote(r.in.Path))
+	for i, f := range r.funcs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(f))
+	}
+	b.WriteString("}, []uint32{")
+	for i, s := range r.sites {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(strconv.FormatUint(uint64(s), 10))
+	}
+	b.WriteString("})\n")
+	// Imports whose every use became a hook stay used.
+	for _, im := range r.in.File.Imports {
+		p, _ := strconv.Unquote(im.Path.Value)
+		ref, ok := keepImport[p]
+		if !ok {
+			continue
+		}
+		name := path.Base(p)
+		if im.Name != nil {
+			name = im.Name.Name
+		}
+		switch name {
+		case "_":
+			continue
+		case ".":
+			fmt.Fprintf(&b, "var _ = %s\n", ref)
+		default:
+			fmt.Fprintf(&b, "var _ = %s.%s\n", name, ref)
+		}
+	}
+	end := len(r.ed.src)
+	r.ed.appendAt(end, b.String(), end, end)
+}
+
+// keepImport names, for each package whose calls may all be replaced by
+// hooks, a function that keeps its import used.
+var keepImport = map[string]string{
+	"sync":        "NewCond",
+	"sync/atomic": "AddInt32",
+	"os":          "Exit",
+	"os/signal":   "Notify",
+	"testing":     "Short",
+	"log":         "Fatal",
+}
+
+// gotoTargets returns the labels some goto jumps to: statements they label
+// are not wrapped in blocks (a goto may not jump into one).
+func gotoTargets(f *ast.File, info *types.Info) map[*types.Label]bool {
+	m := map[*types.Label]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if b, ok := n.(*ast.BranchStmt); ok && b.Tok == token.GOTO && b.Label != nil {
+			if l, ok := info.Uses[b.Label].(*types.Label); ok {
+				m[l] = true
+			}
+		}
+		return true
+	})
+	return m
+}
+
+// ---- declarations and functions ----
+
+func (r *rewriter) file() {
+	for _, d := range r.in.File.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			r.funcDecl(d)
+		case *ast.GenDecl:
+			if d.Tok == token.VAR {
+				r.fn = r.pkgName + ".init"
+				for _, s := range d.Specs {
+					r.valueSpec(s.(*ast.ValueSpec))
+				}
+			}
+		}
+	}
+}
+
+// skipFunc reports whether a function's directives forbid instrumenting it
+// (//go:norace, as for the Go race detector, and functions that must not
+// call or grow the stack).
+func skipFunc(d *ast.FuncDecl) bool {
+	if d.Doc == nil {
+		return false
+	}
+	for _, c := range d.Doc.List {
+		switch strings.Fields(c.Text + " ")[0] {
+		case "//go:norace", "//go:nosplit", "//go:systemstack", "//go:nowritebarrier", "//go:nowritebarrierrec", "//go:yeswritebarrierrec", "//go:linkname":
+			return true
+		}
+	}
+	return false
+}
+
+func (r *rewriter) funcName(d *ast.FuncDecl) string {
+	name := d.Name.Name
+	if d.Recv != nil && len(d.Recv.List) == 1 {
+		t := d.Recv.List[0].Type
+		star := false
+		if s, ok := t.(*ast.StarExpr); ok {
+			star, t = true, s.X
+		}
+		switch x := t.(type) {
+		case *ast.IndexExpr:
+			t = x.X
+		case *ast.IndexListExpr:
+			t = x.X
+		}
+		if id, ok := t.(*ast.Ident); ok {
+			if star {
+				return r.pkgName + ".(*" + id.Name + ")." + name
+			}
+			return r.pkgName + "." + id.Name + "." + name
+		}
+	}
+	return r.pkgName + "." + name
+}
+
+func (r *rewriter) funcDecl(d *ast.FuncDecl) {
+	if d.Body == nil || skipFunc(d) {
+		return
+	}
+	r.fn = r.funcName(d)
+	var pre string
+	switch {
+	case d.Recv == nil && d.Name.Name == "main" && r.in.Pkg.Name() == "main" && !r.in.IsTest:
+		pre = "defer " + rtAlias + ".MainExit(); "
+	case d.Recv == nil && r.in.IsTest && d.Name.Name == "TestMain":
+		pre = "defer " + rtAlias + ".Finish(); "
+	case d.Recv == nil && r.in.IsTest && isTestFunc(d):
+		pre = testAlias + ".Start(); defer " + testAlias + ".Stop(); "
+		r.useTest = true
+	}
+	r.funcBody(d.Type, d.Body, d.Name.Pos(), pre)
+}
+
+// isTestFunc reports whether d is a test, benchmark, example or fuzz
+// function of a _test.go file.
+func isTestFunc(d *ast.FuncDecl) bool {
+	n := d.Name.Name
+	for _, p := range []string{"Test", "Benchmark", "Example", "Fuzz"} {
+		if strings.HasPrefix(n, p) && (len(n) == len(p) || !isLower(n[len(p)])) {
+			if p == "Example" {
+				return d.Type.Params.NumFields() == 0
+			}
+			return d.Type.Params.NumFields() == 1
+		}
+	}
+	return false
+}
+
+func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
+
+// funcBody instruments a function body: FuncEnter/FuncExit around it, then
+// its statements.
+func (r *rewriter) funcBody(typ *ast.FuncType, body *ast.BlockStmt, declPos token.Pos, pre string) {
+	s := r.site(declPos)
+	lo, hi := r.span(body)
+	r.ed.insertAt(lo+1, " "+pre+rtAlias+".Enter("+s+"); defer "+rtAlias+".Leave("+s+"); ", lo, hi)
+	var named []*ast.Ident
+	if typ.Results != nil {
+		for _, f := range typ.Results.List {
+			named = append(named, f.Names...)
+		}
+	}
+	r.results = append(r.results, named)
+	r.block(body.List)
+	r.results = r.results[:len(r.results)-1]
+}
+
+func (r *rewriter) funcLit(f *ast.FuncLit) {
+	outer := r.fn
+	r.lits[outer]++
+	r.fn = outer + ".func" + strconv.Itoa(r.lits[outer])
+	r.funcBody(f.Type, f.Body, f.Pos(), "")
+	r.fn = outer
+}
+
+// ---- statements ----
+
+func (r *rewriter) block(list []ast.Stmt) {
+	for _, s := range list {
+		r.stmt(s, true, nil)
+	}
+}
+
+// stmt instruments s. inList: s is an element of a statement list, so it
+// may become several statements or a block. label: the labeled statement
+// around s, if any.
+func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
+	switch s.(type) {
+	case *ast.ExprStmt, *ast.AssignStmt, *ast.DeclStmt:
+		r.after = r.after[:0]
+		defer func() {
+			// Events recorded after the statement (I/O reads of calls
+			// with no or several results).
+			if len(r.after) > 0 && inList {
+				lo, hi := r.span(s)
+				r.ed.appendAt(hi, "; "+strings.Join(r.after, "; "), lo, hi)
+			}
+			r.after = r.after[:0]
+		}()
+	}
+	switch x := s.(type) {
+	case nil:
+	case *ast.BlockStmt:
+		r.block(x.List)
+	case *ast.LabeledStmt:
+		r.stmt(x.Stmt, inList, x)
+	case *ast.ExprStmt:
+		if inList {
+			if fn := r.calledFunc(x.X); fn != nil {
+				if isLogFatal(funcKey(fn)) || isLogFatal(methodKey(fn)) {
+					lo, hi := r.span(x)
+					r.ed.insertAt(lo, rtAlias+".Finish(); ", lo, hi)
+				}
+			}
+		}
+		r.rd(x.X)
+	case *ast.AssignStmt:
+		r.assign(x, inList)
+	case *ast.IncDecStmt:
+		r.lv(x.X, "RW")
+	case *ast.SendStmt:
+		r.send(x, inList)
+	case *ast.GoStmt:
+		r.goStmt(x)
+	case *ast.DeferStmt:
+		r.rd(x.Call)
+	case *ast.ReturnStmt:
+		for _, e := range x.Results {
+			r.rd(e)
+		}
+		if len(x.Results) == 0 && inList && len(r.results) > 0 {
+			// A bare return reads the named results.
+			var b strings.Builder
+			for _, id := range r.results[len(r.results)-1] {
+				if v, ok := r.info.Defs[id].(*types.Var); ok && r.shared[v] {
+					kind := "R"
+					if whole(v.Type()) {
+						kind = "R1"
+					}
+					b.WriteString(rtAlias + "." + kind + "(&" + id.Name + ", " + r.site(x.Pos()) + "); ")
+				}
+			}
+			if b.Len() > 0 {
+				lo, hi := r.span(x)
+				r.ed.insertAt(lo, b.String(), lo, hi)
+			}
+		}
+	case *ast.DeclStmt:
+		if g, ok := x.Decl.(*ast.GenDecl); ok && g.Tok == token.VAR {
+			for _, sp := range g.Specs {
+				r.valueSpec(sp.(*ast.ValueSpec))
+			}
+		}
+	case *ast.IfStmt:
+		r.stmt(x.Init, false, nil)
+		r.rd(x.Cond)
+		r.block(x.Body.List)
+		r.stmt(x.Else, true, nil)
+	case *ast.ForStmt:
+		r.stmt(x.Init, false, nil)
+		r.rd(x.Cond)
+		r.stmt(x.Post, false, nil)
+		r.block(x.Body.List)
+	case *ast.RangeStmt:
+		r.rangeStmt(x, label)
+	case *ast.SwitchStmt:
+		r.stmt(x.Init, false, nil)
+		r.rd(x.Tag)
+		for _, c := range x.Body.List {
+			cc := c.(*ast.CaseClause)
+			for _, e := range cc.List {
+				r.rd(e)
+			}
+			r.block(cc.Body)
+		}
+	case *ast.TypeSwitchStmt:
+		r.stmt(x.Init, false, nil)
+		switch a := x.Assign.(type) {
+		case *ast.AssignStmt:
+			r.rd(a.Rhs[0].(*ast.TypeAssertExpr).X)
+		case *ast.ExprStmt:
+			r.rd(a.X.(*ast.TypeAssertExpr).X)
+		}
+		for _, c := range x.Body.List {
+			r.block(c.(*ast.CaseClause).Body)
+		}
+	case *ast.SelectStmt:
+		r.selectStmt(x, label)
+	case *ast.BranchStmt, *ast.EmptyStmt, *ast.BadStmt:
+	}
+}
+
+func (r *rewriter) valueSpec(vs *ast.ValueSpec) {
+	if len(vs.Names) == 2 && len(vs.Values) == 1 {
+		if u, ok := unparen(vs.Values[0]).(*ast.UnaryExpr); ok && u.Op == token.ARROW {
+			r.recv(u, true)
+			return
+		}
+	}
+	for _, v := range vs.Values {
+		r.rd(v)
+	}
+}
+
+// recorded reports whether writing e is recorded.
+func (r *rewriter) recorded(e ast.Expr) bool {
+	if ix, ok := unparen(e).(*ast.IndexExpr); ok && isMap(typeOf(r.info, ix.X)) {
+		return true
+	}
+	return r.sharedLoc(e)
+}
+
+func (r *rewriter) assign(x *ast.AssignStmt, inList bool) {
+	commaOK := len(x.Lhs) == 2 && len(x.Rhs) == 1
+	rhs := func() {
+		if commaOK {
+			if u, ok := unparen(x.Rhs[0]).(*ast.UnaryExpr); ok && u.Op == token.ARROW {
+				r.recv(u, true)
+				return
+			}
+		}
+		for _, e := range x.Rhs {
+			r.rd(e)
+		}
+	}
+	switch x.Tok {
+	case token.DEFINE:
+		rhs()
+		if !inList {
+			return
+		}
+		// Variables redeclared by := are assigned.
+		for _, l := range x.Lhs {
+			id, ok := l.(*ast.Ident)
+			if !ok || r.info.Defs[id] != nil || id.Name == "_" || !r.sharedIdent(id) {
+				continue
+			}
+			lo, hi := r.span(x)
+			r.ed.appendAt(hi, "; "+rtAlias+".W(&"+id.Name+", "+r.site(id.Pos())+")", lo, hi)
+		}
+		return
+	case token.ASSIGN:
+		kind := "W"
+		hoist := inList
+		anyRec := false
+		for _, l := range x.Lhs {
+			if r.recorded(l) {
+				anyRec = true
+			}
+			if containsCall(r.info, l) {
+				hoist = false
+			}
+		}
+		anyCall := false
+		for _, e := range x.Rhs {
+			if containsCall(r.info, e) {
+				anyCall = true
+			}
+			if tv, ok := r.info.Types[e]; ok && len(x.Rhs) == len(x.Lhs) && isUntyped(tv.Type) {
+				hoist = false
+			}
+		}
+		hoist = hoist && anyRec && anyCall
+		for _, l := range x.Lhs {
+			r.lv(l, kind)
+		}
+		rhs()
+		if hoist {
+			r.hoistAssign(x)
+		}
+	default: // op=
+		r.lv(x.Lhs[0], "RW")
+		r.rd(x.Rhs[0])
+		if inList && r.recorded(x.Lhs[0]) && containsCall(r.info, x.Rhs[0]) && !containsCall(r.info, x.Lhs[0]) {
+			if tv, ok := r.info.Types[x.Rhs[0]]; ok && !isUntyped(tv.Type) {
+				r.hoistAssign(x)
+			}
+		}
+	}
+}
+
+// hoistAssign rewrites l1, l2 op r1, r2 (already instrumented) as
+//
+//	{ t1, t2 := r1, r2; l1, l2 op t1, t2 }
+//
+// so that the writes are recorded after the right-hand side's calls and
+// receives, where they happen. The left-hand side has no calls, so
+// evaluating it after the right-hand side changes nothing.
+func (r *rewriter) hoistAssign(x *ast.AssignStmt) {
+	lo, hi := r.span(x)
+	g := r.newGen(lo)
+	n := len(x.Lhs)
+	tmps := make([]string, n)
+	for i := range tmps {
+		tmps[i] = r.tmp()
+	}
+	g.lit("{ " + strings.Join(tmps, ", ") + " := ")
+	for i, e := range x.Rhs {
+		if i > 0 {
+			g.lit(", ")
+		}
+		r.piece(g, e)
+	}
+	g.lit("; ")
+	for i, e := range x.Lhs {
+		if i > 0 {
+			g.lit(", ")
+		}
+		r.piece(g, e)
+	}
+	g.lit(" " + x.Tok.String() + " " + strings.Join(tmps, ", ") + " }")
+	r.ed.collapse(lo, hi, g.end(hi))
+}
+
+// send instruments ch <- v as
+//
+//	{ c, t := ch, v; rt.SendPre(c); c <- t; rt.SendPost(c) }
+func (r *rewriter) send(x *ast.SendStmt, inList bool) {
+	r.rd(x.Chan)
+	r.rd(x.Value)
+	if !inList {
+		return
+	}
+	lo, hi := r.span(x)
+	s := r.site(x.Arrow)
+	g := r.newGen(lo)
+	c := r.tmp()
+	g.lit("{ " + c + " := ")
+	r.piece(g, x.Chan)
+	val := ""
+	if r.inlineValue(x.Value) {
+		g.lit("; " + rtAlias + ".SendPre(" + c + ", " + s + "); " + c + " <- ")
+		r.piece(g, x.Value)
+	} else {
+		val = r.tmp()
+		g.lit("; " + val + " := ")
+		r.piece(g, x.Value)
+		g.lit("; " + rtAlias + ".SendPre(" + c + ", " + s + "); " + c + " <- " + val)
+	}
+	g.lit("; " + rtAlias + ".SendPost(" + c + ", " + s + ") }")
+	r.ed.collapse(lo, hi, g.end(hi))
+}
+
+// inlineValue reports whether e is better left in place than evaluated
+// into a temporary: a constant or nil (no accesses), or an untyped value
+// whose type comes from its context.
+func (r *rewriter) inlineValue(e ast.Expr) bool {
+	tv, ok := r.info.Types[e]
+	if !ok {
+		return true
+	}
+	return tv.Value != nil || tv.IsNil() || isUntyped(tv.Type)
+}
+
+func isUntyped(t types.Type) bool {
+	b, ok := t.(*types.Basic)
+	return ok && b.Info()&types.IsUntyped != 0
+}
+
+// goStmt rewrites go f(a, b) as
+//
+//	{ f1, a1, b1 := f, a, b; c := rt.Fork(site)
+//	  go func() { rt.Begin(c); defer rt.End(c); f1(a1, b1); c.Ok() }() }
+//
+// evaluating the function value and the arguments before the fork, as the
+// go statement does. Package-level functions, builtins, function literals
+// and constant arguments stay in place.
+func (r *rewriter) goStmt(x *ast.GoStmt) {
+	call := x.Call
+	lo, hi := r.span(x)
+	site := r.site(x.Go)
+	g := r.newGen(lo)
+	var names []string
+	var vals []ast.Node
+	var valTexts []string // for hook arguments not from the source
+	var callee string
+	var args []string
+	var dots string
+	if call.Ellipsis.IsValid() {
+		dots = "..."
+	}
+
+	if hk, recv, hargs, ok := r.hookCall(call); ok {
+		// A hooked call: its receiver and arguments are evaluated now.
+		callee = hookName(hk)
+		if recv != "" {
+			t := r.tmp()
+			names = append(names, t)
+			vals = append(vals, nil)
+			valTexts = append(valTexts, recv)
+			args = append(args, t)
+		}
+		for _, a := range hargs {
+			if r.inlineValue(a) {
+				args = append(args, r.text(a))
+				continue
+			}
+			t := r.tmp()
+			names = append(names, t)
+			vals = append(vals, a)
+			valTexts = append(valTexts, "")
+			args = append(args, t)
+		}
+		if !hk.noSite {
+			args = append(args, site)
+		}
+		dots = ""
+		if call.Ellipsis.IsValid() {
+			args[len(args)-1] += "..."
+		}
+	} else {
+		fun := unparen(call.Fun)
+		r.rd(call.Fun)
+		switch {
+		case r.isBuiltin(fun) && identOf(fun).Name == "close":
+			callee = rtAlias + ".Close"
+		case r.isBuiltin(fun), r.isFuncName(fun):
+			callee = r.text(call.Fun)
+		case isFuncLit(fun):
+			callee = r.text(call.Fun)
+		default:
+			t := r.tmp()
+			names = append(names, t)
+			vals = append(vals, call.Fun)
+			valTexts = append(valTexts, "")
+			callee = t
+		}
+		sig, _ := core(typeOf(r.info, call.Fun)).(*types.Signature)
+		for i, a := range call.Args {
+			r.rd(a)
+			if r.inlineValue(a) && !r.untypedToParam(a, sig, i) {
+				args = append(args, r.text(a))
+				continue
+			}
+			t := r.tmp()
+			names = append(names, t)
+			vals = append(vals, a)
+			valTexts = append(valTexts, "")
+			args = append(args, t)
+		}
+	}
+
+	g.lit("{ ")
+	if len(names) > 0 {
+		g.lit(strings.Join(names, ", ") + " := ")
+		for i, v := range vals {
+			if i > 0 {
+				g.lit(", ")
+			}
+			if v == nil {
+				g.lit(valTexts[i])
+			} else {
+				r.piece(g, v)
+			}
+		}
+		g.lit("; ")
+	}
+	c := r.tmp()
+	g.lit(c + " := " + rtAlias + ".Fork(" + site + "); go func() { " + rtAlias + ".Begin(" + c + "); defer " + rtAlias + ".End(" + c + "); ")
+	// The callee may be a multi-line function literal: keep its lines.
+	if isFuncLit(unparen(call.Fun)) && !r.isHooked(call) {
+		r.piece(g, call.Fun)
+	} else {
+		g.lit(callee)
+	}
+	if callee == rtAlias+".Close" {
+		args = append(args, site)
+	}
+	g.lit("(" + strings.Join(args, ", ") + dots + "); " + c + ".Ok() }() }")
+	r.ed.collapse(lo, hi, g.end(hi))
+}
+
+// untypedToParam reports whether an untyped, non-constant argument (a
+// comparison, say) can go through a temporary: its default type is the
+// parameter's type.
+func (r *rewriter) untypedToParam(a ast.Expr, sig *types.Signature, i int) bool {
+	tv, ok := r.info.Types[a]
+	if !ok || tv.Value != nil || tv.IsNil() || !isUntyped(tv.Type) || sig == nil {
+		return false
+	}
+	var pt types.Type
+	n := sig.Params().Len()
+	switch {
+	case sig.Variadic() && i >= n-1:
+		if s, ok := sig.Params().At(n - 1).Type().(*types.Slice); ok {
+			pt = s.Elem()
+		}
+	case i < n:
+		pt = sig.Params().At(i).Type()
+	}
+	return pt != nil && types.Identical(pt, types.Default(tv.Type))
+}
+
+func isFuncLit(e ast.Expr) bool {
+	_, ok := e.(*ast.FuncLit)
+	return ok
+}
+
+// rangeStmt instruments a range loop. Over a map, the map is read; over a
+// channel, each iteration is a receive; over a slice (or pointer to array)
+// with a value variable, each iteration reads its element.
+func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
+	t := core(typeOf(r.info, x.X))
+	canWrap := label == nil || !r.gotoLabels[r.labelObj(label)]
+	switch {
+	case isChan(t):
+		r.rd(x.X)
+		r.block(x.Body.List)
+		if canWrap {
+			r.rangeChan(x, label)
+		}
+		return
+	case isMap(t):
+		lo, hi := r.span(x.X)
+		r.ed.wrap(lo, hi, rtAlias+".MR(", ", "+r.site(x.X.Pos())+")")
+		r.rd(x.X)
+		r.block(x.Body.List)
+		return
+	case (isSlice(t) || isPtrToArray(t)) && x.Value != nil && !isBlank(x.Value) && x.Tok == token.DEFINE && canWrap:
+		r.rd(x.X)
+		r.block(x.Body.List)
+		r.rangeElems(x, label)
+		return
+	}
+	r.rd(x.X)
+	if x.Tok == token.ASSIGN {
+		// Each iteration assigns the iteration variables.
+		if x.Key != nil {
+			r.lv(x.Key, "W")
+		}
+		if x.Value != nil {
+			r.lv(x.Value, "W")
+		}
+	}
+	r.block(x.Body.List)
+}
+
+func (r *rewriter) labelObj(l *ast.LabeledStmt) *types.Label {
+	o, _ := r.info.Defs[l.Label].(*types.Label)
+	return o
+}
+
+func isBlank(e ast.Expr) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == "_"
+}
+
+// outerSpan is the span of a statement with its label.
+func (r *rewriter) outerSpan(s ast.Stmt, label *ast.LabeledStmt) (int, int) {
+	if label != nil {
+		return r.span(label)
+	}
+	return r.span(s)
+}
+
+func (r *rewriter) labelText(label *ast.LabeledStmt) string {
+	if label == nil {
+		return ""
+	}
+	return label.Label.Name + ": "
+}
+
+// rangeChan rewrites for v := range ch { body } as
+//
+//	{ c := ch; L: for rt.RecvPreOK(c) { v, ok := <-c; rt.RecvPost(c); if !ok { break }; { body } } }
+func (r *rewriter) rangeChan(x *ast.RangeStmt, label *ast.LabeledStmt) {
+	lo, hi := r.outerSpan(x, label)
+	s := r.site(x.For)
+	g := r.newGen(lo)
+	c, ok := r.tmp(), r.tmp()
+	g.lit("{ " + c + " := ")
+	r.piece(g, x.X)
+	g.lit("; " + r.labelText(label) + "for " + rtAlias + ".RecvPreOK(" + c + ", " + s + ") { ")
+	var assign string
+	switch {
+	case x.Key == nil || isBlank(x.Key):
+		g.lit("_, " + ok + " := <-" + c + "; ")
+	case x.Tok == token.DEFINE:
+		g.lit(x.Key.(*ast.Ident).Name + ", " + ok + " := <-" + c + "; ")
+	default:
+		v := r.tmp()
+		g.lit(v + ", " + ok + " := <-" + c + "; ")
+		r.lv(x.Key, "W")
+		assign = r.text(x.Key) + " = " + v + "; "
+	}
+	fired := ""
+	if r.timerChan(x.X) {
+		fired = rtAlias + ".TimerFired(" + s + "); "
+	}
+	g.lit(rtAlias + ".RecvPost(" + c + ", " + s + "); " + fired + "if !" + ok + " { break }; " + assign)
+	r.piece(g, x.Body)
+	g.lit(" } }") // the for statement, the block
+	r.ed.collapse(lo, hi, g.end(hi))
+}
+
+// rangeElems rewrites for k, v := range s { body } as
+//
+//	{ t := s; L: for k, v := range t { rt.R(&t[k]); body } }
+func (r *rewriter) rangeElems(x *ast.RangeStmt, label *ast.LabeledStmt) {
+	lo, hi := r.outerSpan(x, label)
+	s := r.site(x.Value.Pos())
+	g := r.newGen(lo)
+	t := r.tmp()
+	key := ""
+	if x.Key == nil || isBlank(x.Key) {
+		key = r.tmp()
+	} else {
+		key = x.Key.(*ast.Ident).Name
+	}
+	g.lit("{ " + t + " := ")
+	r.piece(g, x.X)
+	g.lit("; " + r.labelText(label) + "for " + key + ", ")
+	r.piece(g, x.Value)
+	g.lit(" := range " + t + " { " + rtAlias + ".R(&" + t + "[" + key + "], " + s + "); ")
+	blo, bhi := r.span(x.Body)
+	g.piece(blo+1, r.ed.render(blo+1, bhi))
+	g.lit(" }")
+	r.ed.collapse(lo, hi, g.end(hi))
+}
+
+// selectStmt rewrites a select with channel cases: the channels and sent
+// values are evaluated into temporaries (in source order, as select does),
+// every case's pre-operation is recorded, and each case records its
+// post-operation first when chosen.
+func (r *rewriter) selectStmt(x *ast.SelectStmt, label *ast.LabeledStmt) {
+	type cas struct {
+		cc      *ast.CommClause
+		ch, val string
+		recv    *ast.UnaryExpr
+		send    *ast.SendStmt
+		site    string
+	}
+	var cases []cas
+	for _, c := range x.Body.List {
+		cc := c.(*ast.CommClause)
+		k := cas{cc: cc}
+		switch s := cc.Comm.(type) {
+		case *ast.SendStmt:
+			k.send = s
+			r.rd(s.Chan)
+			r.rd(s.Value)
+			k.site = r.site(s.Arrow)
+		case *ast.ExprStmt:
+			k.recv = unparen(s.X).(*ast.UnaryExpr)
+		case *ast.AssignStmt:
+			k.recv = unparen(s.Rhs[0]).(*ast.UnaryExpr)
+			if s.Tok == token.ASSIGN {
+				for _, l := range s.Lhs {
+					r.lv(l, "W")
+				}
+			}
+		}
+		if k.recv != nil {
+			r.rd(k.recv.X)
+			k.site = r.site(k.recv.OpPos)
+		}
+		r.block(cc.Body)
+		cases = append(cases, k)
+	}
+	if label != nil && r.gotoLabels[r.labelObj(label)] {
+		return
+	}
+	nch := 0
+	for _, k := range cases {
+		if k.cc.Comm != nil {
+			nch++
+		}
+	}
+	if nch == 0 {
+		return
+	}
+	lo, hi := r.outerSpan(x, label)
+	g := r.newGen(lo)
+	g.lit("{ ")
+	for i := range cases {
+		k := &cases[i]
+		switch {
+		case k.send != nil:
+			k.ch = r.tmp()
+			g.lit(k.ch + " := ")
+			r.piece(g, k.send.Chan)
+			g.lit("; ")
+			if !r.inlineValue(k.send.Value) {
+				k.val = r.tmp()
+				g.lit(k.val + " := ")
+				r.piece(g, k.send.Value)
+				g.lit("; ")
+			}
+		case k.recv != nil:
+			k.ch = r.tmp()
+			g.lit(k.ch + " := ")
+			r.piece(g, k.recv.X)
+			g.lit("; ")
+		}
+	}
+	for _, k := range cases {
+		switch {
+		case k.send != nil:
+			g.lit(rtAlias + ".SelectSendPre(" + k.ch + ", " + k.site + "); ")
+		case k.recv != nil:
+			g.lit(rtAlias + ".RecvPre(" + k.ch + ", " + k.site + "); ")
+		}
+	}
+	g.lit(r.labelText(label))
+	slo, _ := r.span(x)
+	blo, _ := r.span(x.Body)
+	g.piece(slo, r.ed.render(slo, blo+1)) // "select {"
+	_, shi := r.span(x)
+	for ci, k := range cases {
+		clo, _ := r.span(k.cc)
+		// The clause runs to the next one, so that comments between
+		// clauses are kept.
+		chi := shi - 1
+		if ci+1 < len(cases) {
+			chi, _ = r.span(cases[ci+1].cc)
+		}
+		colon := r.off(k.cc.Colon)
+		switch {
+		case k.cc.Comm == nil:
+			g.piece(clo, r.ed.render(clo, colon+1))
+		case k.send != nil:
+			g.piece(clo, "case ")
+			if k.val != "" {
+				g.lit(k.ch + " <- " + k.val)
+			} else {
+				g.lit(k.ch + " <- ")
+				r.piece(g, k.send.Value)
+			}
+			g.lit(": " + rtAlias + ".SelectSendPost(" + k.ch + ", " + k.site + ");")
+		default:
+			g.piece(clo, "case ")
+			post := rtAlias + ".RecvPost(" + k.ch + ", " + k.site + ");"
+			if r.timerChan(k.recv.X) {
+				post += " " + rtAlias + ".TimerFired(" + k.site + ");"
+			}
+			if r.ctxDone(k.recv.X) {
+				post += " " + rtAlias + ".CtxDone(" + k.site + ");"
+			}
+			switch s := k.cc.Comm.(type) {
+			case *ast.ExprStmt:
+				g.lit("<-" + k.ch + ": " + post)
+			case *ast.AssignStmt:
+				if s.Tok == token.DEFINE {
+					for i, l := range s.Lhs {
+						if i > 0 {
+							g.lit(", ")
+						}
+						r.piece(g, l)
+					}
+					g.lit(" := <-" + k.ch + ": " + post)
+				} else {
+					tmps := make([]string, len(s.Lhs))
+					for i := range tmps {
+						tmps[i] = r.tmp()
+					}
+					g.lit(strings.Join(tmps, ", ") + " := <-" + k.ch + ": " + post + " ")
+					for i, l := range s.Lhs {
+						if i > 0 {
+							g.lit(", ")
+						}
+						r.piece(g, l)
+					}
+					g.lit(" = " + strings.Join(tmps, ", ") + ";")
+				}
+			}
+		}
+		if colon+1 < chi {
+			g.piece(colon+1, r.ed.render(colon+1, chi))
+		}
+	}
+	g.piece(shi-1, "}")
+	g.lit(" }")
+	r.ed.collapse(lo, hi, g.end(hi))
+}
+
+// ---- expressions ----
+
+func unparen(e ast.Expr) ast.Expr {
+	for {
+		p, ok := e.(*ast.ParenExpr)
+		if !ok {
+			return e
+		}
+		e = p.X
+	}
+}
+
+func (r *rewriter) isType(e ast.Expr) bool {
+	tv, ok := r.info.Types[e]
+	return ok && tv.IsType()
+}
+
+// sharedIdent reports whether id names a variable whose accesses are
+// recorded: a package-level variable or a shared local.
+func (r *rewriter) sharedIdent(id *ast.Ident) bool {
+	if id.Name == "_" {
+		return false
+	}
+	v, ok := r.info.Uses[id].(*types.Var)
+	if !ok {
+		return false
+	}
+	if v.IsField() {
+		return false
+	}
+	return isPackageVar(v) || r.shared[v]
+}
+
+// pkgVarSel reports whether x is pkg.V for a package-level variable V of an
+// imported package.
+func (r *rewriter) pkgVarSel(x *ast.SelectorExpr) bool {
+	if _, ok := r.info.Selections[x]; ok {
+		return false
+	}
+	v, ok := r.info.Uses[x.Sel].(*types.Var)
+	return ok && isPackageVar(v)
+}
+
+// sharedLoc reports whether the location e may be reached by another
+// goroutine: it is (part of) a package variable or a shared local, or it
+// is reached through a pointer or a slice.
+func (r *rewriter) sharedLoc(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.ParenExpr:
+		return r.sharedLoc(x.X)
+	case *ast.Ident:
+		return r.sharedIdent(x)
+	case *ast.SelectorExpr:
+		if r.pkgVarSel(x) {
+			return true
+		}
+		sel := r.info.Selections[x]
+		if sel == nil || sel.Kind() != types.FieldVal {
+			return false
+		}
+		if sel.Indirect() || isPointer(typeOf(r.info, x.X)) {
+			return true
+		}
+		return r.sharedLoc(x.X)
+	case *ast.IndexExpr:
+		if r.isInstance(x) {
+			return false
+		}
+		t := typeOf(r.info, x.X)
+		switch {
+		case isSlice(t), isPtrToArray(t):
+			return true
+		case isArray(t):
+			return r.sharedLoc(x.X)
+		}
+		return false
+	case *ast.StarExpr:
+		return !r.isType(x)
+	}
+	return false
+}
+
+func (r *rewriter) isInstance(x *ast.IndexExpr) bool {
+	if _, ok := r.info.Instances[identOf(x.X)]; ok {
+		return true
+	}
+	_, isSig := core(typeOf(r.info, x.X)).(*types.Signature)
+	return isSig || r.isType(x)
+}
+
+func identOf(e ast.Expr) *ast.Ident {
+	switch x := unparen(e).(type) {
+	case *ast.Ident:
+		return x
+	case *ast.SelectorExpr:
+		return x.Sel
+	}
+	return nil
+}
+
+// access wraps the location e: kind R reads it, W writes it, RW does both.
+// A value that is only ever accessed whole (anything but a struct, an array
+// or a type parameter) is recorded as one event (the hooks R1, W1, RW1).
+func (r *rewriter) access(e ast.Expr, kind string) {
+	lo, hi := r.span(e)
+	if whole(typeOf(r.info, e)) {
+		kind += "1"
+	}
+	r.ed.wrap(lo, hi, "(*"+rtAlias+"."+kind+"(&", ", "+r.site(e.Pos())+"))")
+}
+
+// whole reports whether values of type t are read and written only as a
+// whole by Go code: not a struct or array (whose parts are locations of
+// their own), nor a type parameter (which may be one).
+func whole(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	if _, ok := types.Unalias(t).(*types.TypeParam); ok {
+		return false
+	}
+	switch t.Underlying().(type) {
+	case *types.Struct, *types.Array:
+		return false
+	}
+	return true
+}
+
+// loc instruments the parts of location e that are evaluated as values
+// (pointers dereferenced, slices indexed, indices), not e itself.
+func (r *rewriter) loc(e ast.Expr) {
+	switch x := e.(type) {
+	case *ast.ParenExpr:
+		r.loc(x.X)
+	case *ast.Ident:
+	case *ast.SelectorExpr:
+		if r.pkgVarSel(x) {
+			return
+		}
+		sel := r.info.Selections[x]
+		if sel != nil && sel.Kind() == types.FieldVal {
+			if isPointer(typeOf(r.info, x.X)) {
+				r.rd(x.X)
+			} else {
+				r.loc(x.X)
+			}
+			return
+		}
+		r.rd(x.X)
+	case *ast.IndexExpr:
+		switch t := typeOf(r.info, x.X); {
+		case isMap(t):
+			r.rd(x) // an element of a map value: the map is read
+			return
+		case isArray(t):
+			r.loc(x.X)
+		default:
+			r.rd(x.X)
+		}
+		r.rd(x.Index)
+	case *ast.StarExpr:
+		r.rd(x.X)
+	default:
+		r.rd(e)
+	}
+}
+
+// lv instruments e as the target of an assignment (kind W) or of x op= v
+// and x++ (kind RW).
+func (r *rewriter) lv(e ast.Expr, kind string) {
+	if isBlank(e) {
+		return
+	}
+	if ix, ok := unparen(e).(*ast.IndexExpr); ok && isMap(typeOf(r.info, ix.X)) {
+		// The map hook goes around the map expression's own read, so it
+		// is added first (the outer of two wraps of one node).
+		lo, hi := r.span(ix.X)
+		r.ed.wrap(lo, hi, rtAlias+".M"+kind+"(", ", "+r.site(ix.X.Pos())+")")
+		r.rd(ix.X)
+		r.rd(ix.Index)
+		return
+	}
+	r.loc(e)
+	if r.sharedLoc(e) {
+		r.access(e, kind)
+	}
+}
+
+// rd instruments e evaluated for its value.
+func (r *rewriter) rd(e ast.Expr) {
+	if e == nil || r.isType(e) {
+		return
+	}
+	switch x := e.(type) {
+	case *ast.ParenExpr:
+		r.rd(x.X)
+	case *ast.Ident:
+		if r.sharedIdent(x) {
+			r.access(x, "R")
+		}
+	case *ast.SelectorExpr:
+		if r.pkgVarSel(x) {
+			r.access(x, "R")
+			return
+		}
+		sel := r.info.Selections[x]
+		if sel == nil {
+			return // a qualified function, constant or type
+		}
+		switch sel.Kind() {
+		case types.FieldVal:
+			r.loc(x)
+			if r.sharedLoc(x) {
+				r.access(x, "R")
+			}
+		case types.MethodVal:
+			r.receiver(x.X, sel)
+		}
+	case *ast.IndexExpr:
+		if r.isInstance(x) {
+			r.rd(x.X)
+			return
+		}
+		t := typeOf(r.info, x.X)
+		if isMap(t) {
+			lo, hi := r.span(x.X)
+			r.ed.wrap(lo, hi, rtAlias+".MR(", ", "+r.site(x.X.Pos())+")")
+			r.rd(x.X)
+			r.rd(x.Index)
+			return
+		}
+		r.loc(x)
+		if r.sharedLoc(x) {
+			r.access(x, "R")
+		}
+	case *ast.IndexListExpr:
+	case *ast.StarExpr:
+		r.rd(x.X)
+		r.access(x, "R")
+	case *ast.SliceExpr:
+		if isArray(typeOf(r.info, x.X)) {
+			r.loc(x.X)
+		} else {
+			r.rd(x.X)
+		}
+		r.rd(x.Low)
+		r.rd(x.High)
+		r.rd(x.Max)
+	case *ast.CallExpr:
+		r.call(x)
+	case *ast.UnaryExpr:
+		switch x.Op {
+		case token.AND:
+			r.loc(x.X)
+		case token.ARROW:
+			r.recv(x, false)
+		default:
+			r.rd(x.X)
+		}
+	case *ast.BinaryExpr:
+		r.rd(x.X)
+		r.rd(x.Y)
+	case *ast.KeyValueExpr:
+		r.rd(x.Key)
+		r.rd(x.Value)
+	case *ast.CompositeLit:
+		_, isStruct := core(typeOf(r.info, x)).(*types.Struct)
+		for _, el := range x.Elts {
+			if kv, ok := el.(*ast.KeyValueExpr); ok && isStruct {
+				r.rd(kv.Value)
+				continue
+			}
+			r.rd(el)
+		}
+	case *ast.FuncLit:
+		r.funcLit(x)
+	case *ast.TypeAssertExpr:
+		r.rd(x.X)
+	}
+}
+
+// receiver instruments the receiver x of a method value or call.
+func (r *rewriter) receiver(x ast.Expr, sel *types.Selection) {
+	xt := typeOf(r.info, x)
+	if _, isIface := core(xt).(*types.Interface); isIface {
+		r.rd(x)
+		return
+	}
+	if len(sel.Index()) > 1 && r.embeddedRead(x, sel) {
+		return
+	}
+	if recvIsPointer(sel) || len(sel.Index()) > 1 {
+		// The method gets x's address (or a pointer x holds): x itself is
+		// not read here.
+		if isPointer(xt) {
+			r.rd(x)
+		} else {
+			r.loc(x)
+		}
+		return
+	}
+	if isPointer(xt) {
+		// A value method through a pointer copies *x.
+		lo, hi := r.span(x)
+		r.ed.wrap(lo, hi, rtAlias+".R(", ", "+r.site(x.Pos())+")")
+		r.rd(x)
+		return
+	}
+	r.rd(x)
+}
+
+// embeddedRead handles a method promoted through a field x embeds: through
+// an embedded pointer *T the call reads the pointer, and a value method of
+// an embedded T copies it, so x is rewritten as (*rt.R1(&x.T)) (or R) when
+// the field's location is shared. It reports whether it did.
+func (r *rewriter) embeddedRead(x ast.Expr, sel *types.Selection) bool {
+	st := typeOf(r.info, x)
+	if p, ok := core(st).(*types.Pointer); ok {
+		st = p.Elem()
+	}
+	s, ok := core(st).(*types.Struct)
+	if !ok {
+		return false
+	}
+	f := s.Field(sel.Index()[0])
+	if !f.Embedded() {
+		return false
+	}
+	// Through an embedded pointer the call reads the pointer; through an
+	// embedded value, a value method (found directly in it) copies it.
+	kind := "R1"
+	if !isPointer(f.Type()) {
+		if recvIsPointer(sel) || len(sel.Index()) != 2 {
+			return false
+		}
+		kind = "R"
+		if whole(f.Type()) {
+			kind = "R1"
+		}
+	}
+	xIsPtr := isPointer(typeOf(r.info, x))
+	if !xIsPtr && !r.sharedLoc(x) {
+		return false
+	}
+	if xIsPtr {
+		r.rd(x)
+	} else {
+		r.loc(x)
+	}
+	lo, hi := r.span(x)
+	g := r.newGen(lo)
+	// A value method through an embedded pointer also copies the value it
+	// points to: rt.R(p) reads *p and returns p.
+	deref := isPointer(f.Type()) && len(sel.Index()) == 2 && !recvIsPointer(sel)
+	if deref {
+		g.lit(rtAlias + ".R(")
+	}
+	g.lit("(*" + rtAlias + "." + kind + "(&")
+	g.piece(lo, r.ed.render(lo, hi))
+	g.lit("." + f.Name() + ", " + r.site(x.Pos()) + "))")
+	if deref {
+		g.lit(", " + r.site(x.Pos()) + ")")
+	}
+	r.ed.collapse(lo, hi, g.end(hi))
+	return true
+}
+
+// recv instruments the receive <-ch (or v, ok := <-ch when commaOK).
+func (r *rewriter) recv(u *ast.UnaryExpr, commaOK bool) {
+	r.rd(u.X)
+	lo, hi := r.span(u)
+	fn := "Recv"
+	if commaOK {
+		fn = "Recv2"
+	}
+	switch {
+	case r.timerChan(u.X):
+		fn += "T"
+	case r.ctxDone(u.X):
+		fn += "Ctx"
+	}
+	g := r.newGen(lo)
+	g.lit(rtAlias + "." + fn + "(")
+	r.piece(g, u.X)
+	g.lit(", " + r.site(u.OpPos) + ")")
+	r.ed.collapse(lo, hi, g.end(hi))
+}
+
+// ctxDone reports whether ch is a call of a context's Done method.
+func (r *rewriter) ctxDone(ch ast.Expr) bool {
+	fn := r.calledFunc(ch)
+	return fn != nil && fn.Name() == "Done" && fn.Pkg() != nil && fn.Pkg().Path() == "context"
+}
+
+// isCancelFunc reports whether t is context.CancelFunc or CancelCauseFunc.
+func isCancelFunc(t types.Type) bool {
+	n, ok := types.Unalias(t).(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "context" &&
+		(n.Obj().Name() == "CancelFunc" || n.Obj().Name() == "CancelCauseFunc")
+}
+
+// timerChan reports whether ch is a channel of time.Time (a timer's or a
+// ticker's): receiving from it acquires rt's timer object.
+func (r *rewriter) timerChan(ch ast.Expr) bool {
+	c, ok := core(typeOf(r.info, ch)).(*types.Chan)
+	if !ok {
+		return false
+	}
+	n, ok := types.Unalias(c.Elem()).(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "time" && n.Obj().Name() == "Time"
+}
+
+func (r *rewriter) isBuiltin(e ast.Expr) bool {
+	id := identOf(e)
+	if id == nil {
+		return false
+	}
+	_, ok := r.info.Uses[id].(*types.Builtin)
+	return ok
+}
+
+// isFuncName reports whether e names a function (not a variable): a
+// package-level function, possibly qualified or instantiated, or a method
+// expression T.M.
+func (r *rewriter) isFuncName(e ast.Expr) bool {
+	switch x := unparen(e).(type) {
+	case *ast.Ident:
+		_, ok := r.info.Uses[x].(*types.Func)
+		return ok
+	case *ast.SelectorExpr:
+		if sel := r.info.Selections[x]; sel != nil {
+			return sel.Kind() == types.MethodExpr
+		}
+		_, ok := r.info.Uses[x.Sel].(*types.Func)
+		return ok
+	case *ast.IndexExpr:
+		return r.isFuncName(x.X)
+	case *ast.IndexListExpr:
+		return r.isFuncName(x.X)
+	}
+	return false
+}
+
+// calledFunc returns the function or method a call expression calls
+// statically, or nil.
+func (r *rewriter) calledFunc(e ast.Expr) *types.Func {
+	c, ok := unparen(e).(*ast.CallExpr)
+	if !ok {
+		return nil
+	}
+	fun := unparen(c.Fun)
+	switch x := fun.(type) {
+	case *ast.IndexExpr:
+		fun = x.X
+	case *ast.IndexListExpr:
+		fun = x.X
+	}
+	switch x := unparen(fun).(type) {
+	case *ast.Ident:
+		f, _ := r.info.Uses[x].(*types.Func)
+		return f
+	case *ast.SelectorExpr:
+		if sel := r.info.Selections[x]; sel != nil {
+			if sel.Kind() == types.MethodVal {
+				f, _ := sel.Obj().(*types.Func)
+				return f
+			}
+			return nil
+		}
+		f, _ := r.info.Uses[x.Sel].(*types.Func)
+		return f
+	}
+	return nil
+}
+
+func hookName(h hook) string {
+	if h.test {
+		return testAlias + "." + h.name
+	}
+	return rtAlias + "." + h.name
+}
+
+func (r *rewriter) isHooked(call *ast.CallExpr) bool {
+	fn := r.calledFunc(call)
+	if fn == nil {
+		return false
+	}
+	if h, ok := methodHooks[methodKey(fn)]; ok && h.name != "" {
+		return true
+	}
+	h, ok := funcHooks[funcKey(fn)]
+	return ok && h.name != "" && methodKey(fn) == ""
+}
+
+// hookCall instruments a call that has a hook: it returns the hook, the
+// receiver argument's text ("" for a function) and the call's arguments,
+// all instrumented. ok is false for other calls (nothing done).
+func (r *rewriter) hookCall(call *ast.CallExpr) (h hook, recv string, args []ast.Expr, ok bool) {
+	fn := r.calledFunc(call)
+	if fn == nil {
+		return hook{}, "", nil, false
+	}
+	if mk := methodKey(fn); mk != "" {
+		h, ok = methodHooks[mk]
+		if !ok || h.name == "" {
+			return hook{}, "", nil, false
+		}
+		if h.test && !r.in.IsTest {
+			return hook{}, "", nil, false
+		}
+		sx := unparen(call.Fun)
+		if ix, isIx := sx.(*ast.IndexExpr); isIx {
+			sx = ix.X
+		}
+		se, isSel := unparen(sx).(*ast.SelectorExpr)
+		if !isSel {
+			return hook{}, "", nil, false
+		}
+		sel := r.info.Selections[se]
+		if sel == nil || sel.Kind() != types.MethodVal {
+			return hook{}, "", nil, false
+		}
+		recv = r.receiverArg(se.X, sel, h.test)
+	} else {
+		h, ok = funcHooks[funcKey(fn)]
+		if !ok || h.name == "" {
+			return hook{}, "", nil, false
+		}
+	}
+	if h.test {
+		r.useTest = true
+	}
+	for _, a := range call.Args {
+		r.rd(a)
+	}
+	return h, recv, call.Args, true
+}
+
+// receiverArg instruments x, the receiver of a hooked method, and returns
+// the text of the hook's receiver argument: a pointer to the sync object
+// the method is declared on (following embedded fields), or x itself for
+// interface methods and package testing's hooks.
+func (r *rewriter) receiverArg(x ast.Expr, sel *types.Selection, asIs bool) string {
+	xt := typeOf(r.info, x)
+	if _, isIface := core(xt).(*types.Interface); isIface || asIs {
+		r.rd(x)
+		return r.text(x)
+	}
+	if isPointer(xt) {
+		r.rd(x)
+	} else {
+		r.loc(x)
+	}
+	text := r.text(x)
+	t := xt
+	path := sel.Index()
+	for _, i := range path[:len(path)-1] {
+		st := t
+		if p, ok := core(st).(*types.Pointer); ok {
+			st = p.Elem()
+		}
+		s, ok := core(st).(*types.Struct)
+		if !ok {
+			break
+		}
+		f := s.Field(i)
+		text = "(" + text + ")." + f.Name()
+		t = f.Type()
+	}
+	if _, isIface := core(t).(*types.Interface); isIface {
+		return text
+	}
+	if isPointer(t) {
+		return text
+	}
+	return "&(" + text + ")"
+}
+
+// call instruments a call expression.
+func (r *rewriter) call(x *ast.CallExpr) {
+	// A conversion. string(b) of a byte or rune slice reads its elements.
+	if r.isType(x.Fun) {
+		if len(x.Args) == 1 && isString(typeOf(r.info, x)) && isSlice(typeOf(r.info, x.Args[0])) {
+			// Added before the argument's own read: the outer wrap.
+			lo, hi := r.span(x.Args[0])
+			r.ed.wrap(lo, hi, rtAlias+".Elems(", ", "+r.site(x.Pos())+")")
+		}
+		for _, a := range x.Args {
+			r.rd(a)
+		}
+		return
+	}
+	if r.isBuiltin(x.Fun) {
+		r.builtin(x)
+		return
+	}
+	if id := identOf(x.Fun); id != nil {
+		if o, ok := r.info.Uses[id].(*types.Func); ok && o.Pkg() != nil && o.Pkg().Path() == "unsafe" {
+			for _, a := range x.Args {
+				r.rd(a)
+			}
+			return
+		}
+	}
+	if h, recv, args, ok := r.hookCall(x); ok {
+		lo, hi := r.span(x)
+		g := r.newGen(lo)
+		g.lit(hookName(h) + "(")
+		first := true
+		if recv != "" {
+			g.lit(recv)
+			first = false
+		}
+		for _, a := range args {
+			if !first {
+				g.lit(", ")
+			}
+			first = false
+			r.piece(g, a)
+		}
+		if x.Ellipsis.IsValid() {
+			g.lit("...")
+		}
+		if !h.noSite {
+			if !first {
+				g.lit(", ")
+			}
+			g.lit(r.site(x.Pos()))
+		}
+		g.lit(")")
+		r.ed.collapse(lo, hi, g.end(hi))
+		return
+	}
+	if isCancelFunc(typeOf(r.info, x.Fun)) {
+		lo, hi := r.span(x.Fun)
+		r.ed.wrap(lo, hi, rtAlias+".CtxCancel(", ", "+r.site(x.Pos())+")")
+	}
+	fn := r.calledFunc(x)
+	if fn != nil && fn.Name() == "Err" && fn.Pkg() != nil && fn.Pkg().Path() == "context" {
+		defer func() {
+			lo, hi := r.span(x)
+			r.ed.wrap(lo, hi, rtAlias+".CtxDoneV(", ", "+r.site(x.Pos())+")")
+		}()
+	}
+	var pre string // an event recorded before the call
+	if fn != nil && (timerCalls[funcKey(fn)] || timerCalls[methodKey(fn)]) {
+		pre = "Timer"
+	}
+	write, read := ioKind(fn)
+	if write {
+		pre = "IO"
+	}
+	if pre != "" {
+		// Recorded while the first argument (or the receiver) is
+		// evaluated, that is, before the call: rt.Before(x, site) is x.
+		// An untyped first argument would take the hook's type, so
+		// then the function value goes through it: rt.Before(f, site)(x).
+		first := x.Fun
+		if len(x.Args) > 0 && !r.inlineValue(x.Args[0]) && !r.isType(x.Args[0]) {
+			first = x.Args[0]
+		}
+		lo, hi := r.span(first)
+		r.ed.wrap(lo, hi, rtAlias+"."+pre+"Before(", ", "+r.site(x.Pos())+")")
+	}
+	r.rd(x.Fun)
+	for _, a := range x.Args {
+		r.rd(a)
+	}
+	if read {
+		r.readAfter(x)
+	}
+}
+
+// readAfter records rt.IORead after the call x returns: around it when it
+// has one result, after its statement otherwise.
+func (r *rewriter) readAfter(x *ast.CallExpr) {
+	if tuple, ok := typeOf(r.info, x).(*types.Tuple); ok && tuple.Len() != 1 {
+		r.after = append(r.after, rtAlias+".IORead("+r.site(x.Pos())+")")
+		return
+	}
+	if typeOf(r.info, x) == nil {
+		r.after = append(r.after, rtAlias+".IORead("+r.site(x.Pos())+")")
+		return
+	}
+	lo, hi := r.span(x)
+	r.ed.wrap(lo, hi, rtAlias+".IOReadV(", ", "+r.site(x.Pos())+")")
+}
+
+// builtin instruments calls of the predeclared functions.
+func (r *rewriter) builtin(x *ast.CallExpr) {
+	name := identOf(x.Fun).Name
+	switch name {
+	case "Sizeof", "Alignof", "Offsetof":
+		return // not evaluated
+	case "len", "cap":
+		if len(x.Args) == 1 {
+			t := typeOf(r.info, x.Args[0])
+			if isArray(t) {
+				r.loc(x.Args[0])
+				return
+			}
+			if isMap(t) {
+				// len of a map reads it (as for the Go race detector).
+				lo, hi := r.span(x.Args[0])
+				r.ed.wrap(lo, hi, rtAlias+".MR(", ", "+r.site(x.Pos())+")")
+			}
+		}
+	case "append":
+		r.appendCall(x)
+		return
+	case "copy":
+		if len(x.Args) == 2 {
+			for _, a := range x.Args {
+				r.rd(a)
+			}
+			fn := "Copy"
+			if isString(typeOf(r.info, x.Args[1])) {
+				fn = "CopyString"
+			}
+			r.replaceCall(x, fn, x.Args)
+			return
+		}
+	case "delete", "clear":
+		if len(x.Args) >= 1 && isMap(typeOf(r.info, x.Args[0])) {
+			lo, hi := r.span(x.Args[0])
+			r.ed.wrap(lo, hi, rtAlias+".MW(", ", "+r.site(x.Pos())+")")
+		}
+		for _, a := range x.Args {
+			r.rd(a)
+		}
+		return
+	case "close":
+		if len(x.Args) == 1 {
+			r.rd(x.Args[0])
+			r.replaceCall(x, "Close", x.Args)
+			return
+		}
+	}
+	for _, a := range x.Args {
+		r.rd(a)
+	}
+}
+
+// replaceCall replaces the call x by rt.fn(args..., site).
+func (r *rewriter) replaceCall(x *ast.CallExpr, fn string, args []ast.Expr) {
+	lo, hi := r.span(x)
+	g := r.newGen(lo)
+	g.lit(rtAlias + "." + fn + "(")
+	for _, a := range args {
+		r.piece(g, a)
+		g.lit(", ")
+	}
+	g.lit(r.site(x.Pos()) + ")")
+	r.ed.collapse(lo, hi, g.end(hi))
+}
+
+// appendCall instruments append: the elements it stores are written, the
+// elements of a spread slice read.
+func (r *rewriter) appendCall(x *ast.CallExpr) {
+	for _, a := range x.Args {
+		r.rd(a)
+	}
+	if len(x.Args) < 2 {
+		return
+	}
+	if x.Ellipsis.IsValid() {
+		fn := "AppendSlice"
+		if isString(typeOf(r.info, x.Args[1])) {
+			fn = "AppendString"
+		}
+		r.replaceCall(x, fn, x.Args)
+		return
+	}
+	// Elements of the slice's own element type go through rt.Append,
+	// which also sees the slice appended to; others (an element converted
+	// to an interface, say, which the hook's type inference would not
+	// accept) through rt.AppendN around the append.
+	if st, ok := core(typeOf(r.info, x.Args[0])).(*types.Slice); ok {
+		same := true
+		for _, a := range x.Args[1:] {
+			tv, ok := r.info.Types[a]
+			if !ok || !(tv.Value != nil || tv.IsNil() || types.Identical(tv.Type, st.Elem())) {
+				same = false
+			}
+		}
+		if same {
+			lo, hi := r.span(x)
+			g := r.newGen(lo)
+			g.lit(rtAlias + ".Append(")
+			r.piece(g, x.Args[0])
+			g.lit(", " + r.site(x.Pos()))
+			for _, a := range x.Args[1:] {
+				g.lit(", ")
+				r.piece(g, a)
+			}
+			g.lit(")")
+			r.ed.collapse(lo, hi, g.end(hi))
+			return
+		}
+	}
+	lo, hi := r.span(x)
+	r.ed.wrap(lo, hi, rtAlias+".AppendN(", ", "+strconv.Itoa(len(x.Args)-1)+", "+r.site(x.Pos())+")")
+}
+
+// containsCall reports whether evaluating e may call a function or
+// receive from a channel (function literals are not entered).
+func containsCall(info *types.Info, e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if found {
+			return false
+		}
+		switch x := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			if tv, ok := info.Types[x.Fun]; ok && tv.IsType() {
+				return true
+			}
+			if id := identOf(x.Fun); id != nil {
+				if b, ok := info.Uses[id].(*types.Builtin); ok {
+					switch b.Name() {
+					case "len", "cap", "min", "max", "complex", "real", "imag", "new", "make", "append", "Sizeof", "Alignof", "Offsetof":
+						return true
+					}
+				}
+			}
+			found = true
+		case *ast.UnaryExpr:
+			if x.Op == token.ARROW {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}

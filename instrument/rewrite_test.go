@@ -1,0 +1,78 @@
+package instrument
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of TestRewriteGolden")
+
+// TestRewriteGolden instruments each testdata/rewrite/NAME.go (one
+// construct or family of constructs per file) and compares the result
+// with NAME.go.golden. Every output must also type-check against the real
+// runtime (rewrite checks that).
+func TestRewriteGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/rewrite/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 10 {
+		t.Fatalf("found %d inputs", len(files))
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		t.Run(strings.TrimSuffix(name, ".go"), func(t *testing.T) {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Inputs named *_test.go.go are test files.
+			fname := strings.TrimSuffix(name, ".go")
+			if !strings.HasSuffix(fname, ".go") {
+				fname = name
+			}
+			got := rewrite(t, fname, string(src))
+			golden := f + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o666); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Errorf("instrumented %s differs from %s:\n%s", name, golden, diffLines(string(want), got))
+			}
+		})
+	}
+}
+
+// diffLines shows the first differing lines.
+func diffLines(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var a, c string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			c = g[i]
+		}
+		if a != c {
+			b.WriteString("line " + strconv.Itoa(i+1) + ":\n- " + a + "\n+ " + c + "\n")
+			if n++; n > 10 {
+				break
+			}
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,207 @@
+package instrument
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+)
+
+// sharedLocals finds the local variables of a file that another goroutine
+// may reach: those captured by a function literal (referenced inside one
+// but declared outside it) and those whose address is taken, explicitly
+// (&x, &x.f, &x[i] of an array, x[:] of an array) or implicitly (a method
+// with a pointer receiver called on, or taken as a value of, an
+// addressable x or a field of it). Every other local variable is provably
+// private to its goroutine, and its accesses are not recorded.
+func sharedLocals(f *ast.File, info *types.Info) map[*types.Var]bool {
+	shared := map[*types.Var]bool{}
+	var lits []*ast.FuncLit
+
+	mark := func(e ast.Expr) {
+		if v := rootVar(e, info); v != nil && !isPackageVar(v) {
+			shared[v] = true
+		}
+	}
+
+	var visit func(n ast.Node) bool
+	visit = func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			lits = append(lits, n)
+			ast.Inspect(n.Body, visit)
+			lits = lits[:len(lits)-1]
+			return false
+		case *ast.Ident:
+			if v, ok := info.Uses[n].(*types.Var); ok && !v.IsField() && !isPackageVar(v) && len(lits) > 0 {
+				top := lits[len(lits)-1]
+				if v.Pos() < top.Pos() || v.Pos() >= top.End() {
+					shared[v] = true
+				}
+			}
+		case *ast.UnaryExpr:
+			if n.Op == token.AND {
+				mark(n.X)
+			}
+		case *ast.SliceExpr:
+			if isArray(typeOf(info, n.X)) {
+				mark(n.X)
+			}
+		case *ast.SelectorExpr:
+			if sel := info.Selections[n]; sel != nil && sel.Kind() != types.FieldVal {
+				if recvIsPointer(sel) && !sel.Indirect() && !isPointer(typeOf(info, n.X)) {
+					mark(n.X)
+				}
+			}
+		}
+		return true
+	}
+	ast.Inspect(f, visit)
+	return shared
+}
+
+// rootVar is the variable a location expression x, x.f, x[i] (x an array),
+// (x) is part of, when it lies in that variable's own memory; nil when the
+// location is reached through a pointer, slice or map.
+func rootVar(e ast.Expr, info *types.Info) *types.Var {
+	for {
+		switch x := e.(type) {
+		case *ast.ParenExpr:
+			e = x.X
+		case *ast.Ident:
+			v, _ := info.ObjectOf(x).(*types.Var)
+			if v != nil && v.IsField() {
+				return nil
+			}
+			return v
+		case *ast.SelectorExpr:
+			sel := info.Selections[x]
+			if sel == nil || sel.Kind() != types.FieldVal || sel.Indirect() || isPointer(typeOf(info, x.X)) {
+				return nil
+			}
+			e = x.X
+		case *ast.IndexExpr:
+			if !isArray(typeOf(info, x.X)) {
+				return nil
+			}
+			e = x.X
+		default:
+			return nil
+		}
+	}
+}
+
+func isPackageVar(v *types.Var) bool {
+	return v.Parent() != nil && v.Pkg() != nil && v.Parent() == v.Pkg().Scope()
+}
+
+func typeOf(info *types.Info, e ast.Expr) types.Type {
+	if tv, ok := info.Types[e]; ok {
+		return tv.Type
+	}
+	if id, ok := e.(*ast.Ident); ok {
+		if o := info.ObjectOf(id); o != nil {
+			return o.Type()
+		}
+	}
+	return nil
+}
+
+// core returns t's core type: its underlying type, or for a type parameter
+// the single underlying type of its type set (nil if there is none).
+func core(t types.Type) types.Type {
+	if t == nil {
+		return nil
+	}
+	tp, ok := types.Unalias(t).(*types.TypeParam)
+	if !ok {
+		return t.Underlying()
+	}
+	iface, _ := tp.Constraint().Underlying().(*types.Interface)
+	if iface == nil {
+		return nil
+	}
+	var u types.Type
+	for i := 0; i < iface.NumEmbeddeds(); i++ {
+		var terms []types.Type
+		switch em := iface.EmbeddedType(i).(type) {
+		case *types.Union:
+			for j := 0; j < em.Len(); j++ {
+				terms = append(terms, em.Term(j).Type())
+			}
+		default:
+			terms = append(terms, em)
+		}
+		for _, t := range terms {
+			tu := core(t)
+			if tu == nil {
+				return nil
+			}
+			if _, isIface := tu.(*types.Interface); isIface {
+				continue
+			}
+			if u == nil {
+				u = tu
+			} else if !types.Identical(u, tu) {
+				if ch1, ok1 := u.(*types.Chan); ok1 {
+					if ch2, ok2 := tu.(*types.Chan); ok2 && types.Identical(ch1.Elem(), ch2.Elem()) {
+						continue // channels of one element type: directions may differ
+					}
+				}
+				return nil
+			}
+		}
+	}
+	return u
+}
+
+func isArray(t types.Type) bool {
+	_, ok := core(t).(*types.Array)
+	return ok
+}
+
+func isPointer(t types.Type) bool {
+	_, ok := core(t).(*types.Pointer)
+	return ok
+}
+
+func isPtrToArray(t types.Type) bool {
+	if p, ok := core(t).(*types.Pointer); ok {
+		return isArray(p.Elem())
+	}
+	return false
+}
+
+func isSlice(t types.Type) bool {
+	_, ok := core(t).(*types.Slice)
+	return ok
+}
+
+func isMap(t types.Type) bool {
+	_, ok := core(t).(*types.Map)
+	return ok
+}
+
+func isChan(t types.Type) bool {
+	_, ok := core(t).(*types.Chan)
+	return ok
+}
+
+func isString(t types.Type) bool {
+	b, ok := core(t).(*types.Basic)
+	return ok && b.Info()&types.IsString != 0
+}
+
+// recvIsPointer reports whether the method selected by sel has a pointer
+// receiver.
+func recvIsPointer(sel *types.Selection) bool {
+	fn, ok := sel.Obj().(*types.Func)
+	if !ok {
+		return false
+	}
+	sig, _ := fn.Type().(*types.Signature)
+	if sig == nil || sig.Recv() == nil {
+		return false
+	}
+	_, ptr := types.Unalias(sig.Recv().Type()).(*types.Pointer)
+	return ptr
+}

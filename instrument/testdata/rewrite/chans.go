@@ -1,0 +1,26 @@
+// Channel send, receive, comma-ok receive, close, and range.
+package p
+
+func chans(c chan int, out chan<- int, in <-chan int) int {
+	c <- 1
+	x := <-c
+	y, ok := <-in
+	if ok {
+		out <- x + y
+	}
+	<-c
+	close(out)
+	for v := range c {
+		x += v
+	}
+	for range in {
+	}
+	var z int
+	z, ok = <-in
+	return x + z
+}
+
+func sendExpr(c chan []int, f func() []int) {
+	c <- f()
+	c <- nil
+}

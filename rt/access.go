@@ -1,0 +1,297 @@
+package rt
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/racekit/racekit/trace"
+)
+
+// maxRangeEvents bounds the events one access to a composite value or a
+// range of elements records (see access). Races beyond the bound are
+// missed, never invented.
+const maxRangeEvents = 256
+
+// access records a read or write of size bytes at p. Detectors match
+// accesses by address, so an access wider than a word records one event per
+// 8-byte word it covers (up to maxRangeEvents): a field stored at any of
+// those offsets then conflicts with the whole-value access, as it does in
+// memory. (A narrower field at another offset inside the value is missed.)
+func access(op trace.Op, p unsafe.Pointer, size uintptr, site uint32) {
+	accessAddr(op, uint64(uintptr(p)), size, site)
+}
+
+// accessAddr is access for an address held as an integer.
+func accessAddr(op trace.Op, a uint64, size uintptr, site uint32) {
+	if a == 0 || size == 0 {
+		return
+	}
+	g := cur()
+	if size <= 8 && dedup && g.recorded(a, op) {
+		return
+	}
+	mu.Lock()
+	if size <= 8 {
+		emitLocked(g, op, trace.FlagValueUnknown, site, a)
+	} else {
+		n := min((size+7)/8, maxRangeEvents)
+		for i := uintptr(0); i < n; i++ {
+			emitLocked(g, op, trace.FlagValueUnknown, site, a+uint64(i*8))
+		}
+	}
+	mu.Unlock()
+}
+
+// rangeAccess records an access to n consecutive elements of elem bytes
+// each starting at p: one event per element (and per extra word of a wide
+// element), up to maxRangeEvents.
+func rangeAccess(op trace.Op, p unsafe.Pointer, elem uintptr, n int, site uint32) {
+	if p == nil || n <= 0 || elem == 0 {
+		return
+	}
+	g := cur()
+	a := uint64(uintptr(p))
+	mu.Lock()
+	left := maxRangeEvents
+	for i := 0; i < n && left > 0; i++ {
+		for off := uintptr(0); off < elem && left > 0; off += 8 {
+			emitLocked(g, op, trace.FlagValueUnknown, site, a+uint64(uintptr(i)*elem+off))
+			left--
+		}
+	}
+	mu.Unlock()
+}
+
+// Dedup. Between two synchronization events of a goroutine (one epoch),
+// repeating an access it already made to the same word adds nothing a
+// happens-before detector can use: the repeat has the same vector clock, so
+// it races with exactly the accesses the first one races with (a write
+// covers a later read). rt drops such repeats, which makes loops over the
+// same data cheap. What is lost is only the site of the repeat: hb then
+// reports the race on that word at the first access's site. The epoch also
+// ends when a goroutine born in untraced code appears (detectors order it
+// after everything, starting a new epoch everywhere): a global generation
+// counts those. RACEKIT_DEDUP=0 records every access.
+
+var (
+	dedup      bool
+	generation atomic.Uint32
+)
+
+// A goroutine's table is direct-mapped by word. It starts small, so that
+// the many goroutines that make few accesses cost little, and grows once
+// the goroutine has recorded bigSeenAfter accesses.
+const (
+	smallSeen    = 32
+	bigSeen      = 2048
+	bigSeenAfter = 4096
+)
+
+type seenEntry struct {
+	addr  uint64
+	epoch uint32
+	gen   uint32
+	write bool
+}
+
+type seenTable struct {
+	entries []seenEntry // len is a power of two
+	misses  int
+}
+
+// recorded reports whether the current goroutine g already recorded an
+// access to addr that covers op in its current epoch, and remembers this
+// one otherwise. Only g itself uses its table.
+func (g *gstate) recorded(addr uint64, op trace.Op) bool {
+	t := g.seen
+	if t == nil {
+		t = &seenTable{entries: make([]seenEntry, smallSeen)}
+		g.seen = t
+	}
+	e := &t.entries[(addr>>3)&uint64(len(t.entries)-1)]
+	gen := generation.Load()
+	write := op == trace.OpWrite
+	if e.addr == addr && e.epoch == g.epoch && e.gen == gen && (e.write || !write) {
+		return true
+	}
+	*e = seenEntry{addr: addr, epoch: g.epoch, gen: gen, write: write}
+	if t.misses++; t.misses == bigSeenAfter && len(t.entries) < bigSeen {
+		t.entries = make([]seenEntry, bigSeen)
+	}
+	return false
+}
+
+// R records a read of *p and returns p: instrumented code reads a shared
+// location x as *rt.R(&x, site).
+func R[T any](p *T, site uint32) *T {
+	if on {
+		access(trace.OpRead, unsafe.Pointer(p), unsafe.Sizeof(*p), site)
+	}
+	return p
+}
+
+// R1 is R for a value the program only ever reads and writes whole (a
+// slice header, a string, an interface, a complex number): one event at
+// its first word stands for all of it.
+func R1[T any](p *T, site uint32) *T {
+	if on {
+		access(trace.OpRead, unsafe.Pointer(p), 1, site)
+	}
+	return p
+}
+
+// W1 is W for a value written only whole (see R1).
+func W1[T any](p *T, site uint32) *T {
+	if on {
+		access(trace.OpWrite, unsafe.Pointer(p), 1, site)
+	}
+	return p
+}
+
+// RW1 is RW for a value accessed only whole (see R1).
+func RW1[T any](p *T, site uint32) *T {
+	if on {
+		access(trace.OpRead, unsafe.Pointer(p), 1, site)
+		access(trace.OpWrite, unsafe.Pointer(p), 1, site)
+	}
+	return p
+}
+
+// W records a write of *p and returns p: x = v becomes *rt.W(&x, site) = v.
+func W[T any](p *T, site uint32) *T {
+	if on {
+		access(trace.OpWrite, unsafe.Pointer(p), unsafe.Sizeof(*p), site)
+	}
+	return p
+}
+
+// RW records a read and then a write of *p (x += v, x++).
+func RW[T any](p *T, site uint32) *T {
+	if on {
+		access(trace.OpRead, unsafe.Pointer(p), unsafe.Sizeof(*p), site)
+		access(trace.OpWrite, unsafe.Pointer(p), unsafe.Sizeof(*p), site)
+	}
+	return p
+}
+
+// mapPtr is the map's runtime pointer: a map is one object.
+func mapPtr[M ~map[K]V, K comparable, V any](m M) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&m))
+}
+
+// MR records a read of map m (m[k], range, comma-ok) and returns m.
+func MR[M ~map[K]V, K comparable, V any](m M, site uint32) M {
+	if on {
+		access(trace.OpRead, mapPtr(m), 1, site)
+	}
+	return m
+}
+
+// MW records a write of map m (m[k] = v, delete, clear) and returns m.
+func MW[M ~map[K]V, K comparable, V any](m M, site uint32) M {
+	if on {
+		access(trace.OpWrite, mapPtr(m), 1, site)
+	}
+	return m
+}
+
+// MRW records a read and a write of map m (m[k] += v, m[k]++).
+func MRW[M ~map[K]V, K comparable, V any](m M, site uint32) M {
+	if on {
+		access(trace.OpRead, mapPtr(m), 1, site)
+		access(trace.OpWrite, mapPtr(m), 1, site)
+	}
+	return m
+}
+
+func sliceData[S ~[]E, E any](s S) unsafe.Pointer {
+	return unsafe.Pointer(unsafe.SliceData(s))
+}
+
+func elemSize[E any]() uintptr {
+	var z E
+	return unsafe.Sizeof(z)
+}
+
+// appended records the accesses of r := append(s, n elements): when r has
+// a new array, the elements of s copied into it are read (as the Go race
+// detector records in growslice); the n elements stored are written.
+func appended[S ~[]E, E any](s, r S, n int, site uint32) {
+	es := elemSize[E]()
+	if len(s) > 0 && unsafe.SliceData(r) != unsafe.SliceData(s) {
+		rangeAccess(trace.OpRead, sliceData(s), es, len(s), site)
+	}
+	if n > 0 && len(s)+n <= len(r) {
+		rangeAccess(trace.OpWrite, unsafe.Pointer(&r[len(s)]), es, n, site)
+	}
+}
+
+// Append is append(s, xs...) for elements of s's element type (the
+// instrumenter uses AppendN when an element needs a conversion).
+func Append[S ~[]E, E any](s S, site uint32, xs ...E) S {
+	r := append(s, xs...)
+	if on {
+		appended(s, r, len(xs), site)
+	}
+	return r
+}
+
+// Elems records a read of all of s's elements and returns s: string(s) of
+// a byte or rune slice reads them.
+func Elems[S ~[]E, E any](s S, site uint32) S {
+	if on && len(s) > 0 {
+		rangeAccess(trace.OpRead, sliceData(s), elemSize[E](), len(s), site)
+	}
+	return s
+}
+
+// AppendN is wrapped around append(s, x1, ..., xn): r is append's result;
+// it records writes of the n elements append stored, r[len(r)-n:].
+func AppendN[S ~[]E, E any](r S, n int, site uint32) S {
+	if on && n > 0 && n <= len(r) {
+		rangeAccess(trace.OpWrite, unsafe.Pointer(&r[len(r)-n]), elemSize[E](), n, site)
+	}
+	return r
+}
+
+// AppendSlice is append(s, xs...): it records reads of xs's elements and
+// writes of the elements stored.
+func AppendSlice[S ~[]E, T ~[]E, E any](s S, xs T, site uint32) S {
+	r := append(s, xs...)
+	if on {
+		if len(xs) > 0 {
+			rangeAccess(trace.OpRead, sliceData(xs), elemSize[E](), len(xs), site)
+		}
+		appended(s, r, len(xs), site)
+	}
+	return r
+}
+
+// AppendString is append(b, str...).
+func AppendString[S ~[]byte](b S, str string, site uint32) S {
+	r := append(b, str...)
+	if on {
+		appended(b, r, len(str), site)
+	}
+	return r
+}
+
+// Copy is copy(dst, src): reads of the elements copied from src, writes of
+// those stored in dst.
+func Copy[D ~[]E, S ~[]E, E any](dst D, src S, site uint32) int {
+	n := copy(dst, src)
+	if on && n > 0 {
+		rangeAccess(trace.OpRead, sliceData(src), elemSize[E](), n, site)
+		rangeAccess(trace.OpWrite, sliceData(dst), elemSize[E](), n, site)
+	}
+	return n
+}
+
+// CopyString is copy(dst, str).
+func CopyString[D ~[]byte](dst D, str string, site uint32) int {
+	n := copy(dst, str)
+	if on && n > 0 {
+		rangeAccess(trace.OpWrite, sliceData(dst), 1, n, site)
+	}
+	return n
+}

@@ -1,0 +1,122 @@
+package rt
+
+import (
+	"unsafe"
+
+	"github.com/racekit/racekit/trace"
+)
+
+// Channels. A channel c gives two sync objects: c itself (its runtime
+// pointer) carries the edges from senders to receivers, and c+1 (never
+// another object's address: a channel is word-aligned) the edges from
+// receivers back to senders, which the Go memory model has for unbuffered
+// channels (a receive is synchronized before the send completes) and for
+// buffered ones (the k-th receive before the (k+C)-th send completes):
+//
+//	send:    snd(c) before the send, rcv(c+1) after it
+//	receive: snd(c+1) before the receive, rcv(c) after it
+//	close:   snd(c) before the close
+//
+// Both objects merge every release, so a receive is ordered after every
+// send recorded before it, not only the one it received from: edges are
+// over-approximated (races may be missed, none invented), like the Go race
+// detector's own treatment of unbuffered channels.
+
+// chanAddr is the runtime pointer of a channel held in an interface (a
+// channel is pointer-shaped, so it is the interface's data word).
+func chanAddr(c any) uint64 {
+	return uint64(uintptr((*[2]unsafe.Pointer)(unsafe.Pointer(&c))[1]))
+}
+
+// SendPre is recorded before a send on c. A send also reads the channel
+// (and close writes it), so that a send racing with a close is reported,
+// as by the Go race detector.
+func SendPre(c any, site uint32) {
+	if on {
+		if a := chanAddr(c); a != 0 {
+			accessAddr(trace.OpRead, a, 1, site)
+			emit(trace.OpSyncRelease, 0, site, a)
+		}
+	}
+}
+
+// SelectSendPre is recorded before a select with a send case on c: the
+// case may not be chosen, so the channel is read only by SelectSendPost.
+func SelectSendPre(c any, site uint32) {
+	if on {
+		if a := chanAddr(c); a != 0 {
+			emit(trace.OpSyncRelease, 0, site, a)
+		}
+	}
+}
+
+// SelectSendPost is recorded when a select's send case on c was chosen.
+func SelectSendPost(c any, site uint32) {
+	if on {
+		if a := chanAddr(c); a != 0 {
+			emit(trace.OpSyncAcquire, 0, site, a+1)
+			accessAddr(trace.OpRead, a, 1, site)
+		}
+	}
+}
+
+// SendPost is recorded after a send on c completes.
+func SendPost(c any, site uint32) {
+	if on {
+		if a := chanAddr(c); a != 0 {
+			emit(trace.OpSyncAcquire, 0, site, a+1)
+		}
+	}
+}
+
+// RecvPre is recorded before a receive from c (and before a select with a
+// receive case on c).
+func RecvPre(c any, site uint32) {
+	if on {
+		if a := chanAddr(c); a != 0 {
+			emit(trace.OpSyncRelease, 0, site, a+1)
+		}
+	}
+}
+
+// RecvPost is recorded after a receive from c completes.
+func RecvPost(c any, site uint32) {
+	if on {
+		if a := chanAddr(c); a != 0 {
+			emit(trace.OpSyncAcquire, 0, site, a)
+		}
+	}
+}
+
+// RecvPreOK is RecvPre as a loop condition (range over a channel).
+func RecvPreOK(c any, site uint32) bool {
+	RecvPre(c, site)
+	return true
+}
+
+// Recv is the expression <-c.
+func Recv[C ~chan E | ~<-chan E, E any](c C, site uint32) E {
+	RecvPre(c, site)
+	v := <-c
+	RecvPost(c, site)
+	return v
+}
+
+// Recv2 is the expression v, ok := <-c.
+func Recv2[C ~chan E | ~<-chan E, E any](c C, site uint32) (E, bool) {
+	RecvPre(c, site)
+	v, ok := <-c
+	RecvPost(c, site)
+	return v, ok
+}
+
+// Close is close(c): a write of the channel, then a release.
+func Close[C ~chan E | ~chan<- E, E any](c C, site uint32) {
+	if on {
+		if a := chanAddr(c); a != 0 {
+			accessAddr(trace.OpWrite, a, 1, site)
+			emit(trace.OpSyncRelease, 0, site, a)
+		}
+	}
+	close(c)
+}

@@ -1,0 +1,131 @@
+package rt
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/racekit/racekit/trace"
+)
+
+// Child is a goroutine started by an instrumented go statement. The
+// rewritten statement is
+//
+//	c := rt.Fork(site)
+//	go func() { rt.Begin(c); defer rt.End(c); f(args); c.Ok() }()
+//
+// with f and args evaluated before the fork, as the go statement does.
+type Child struct {
+	gid trace.GID
+	st  *gstate
+	ok  bool
+}
+
+// Fork allocates the child's GID and records the fork in the current
+// goroutine. It returns nil when the program is not traced.
+func Fork(site uint32) *Child {
+	if !on {
+		return nil
+	}
+	g := cur()
+	mu.Lock()
+	defer mu.Unlock()
+	if finished {
+		return nil
+	}
+	gid := trace.GID(ngors)
+	ngors++
+	s := site
+	if s >= nsites {
+		s = 0
+	}
+	if err := w.DefineGoroutine(trace.Goroutine{ID: gid, Parent: g.gid, Site: trace.SiteID(s)}); err != nil {
+		fail(err)
+		return nil
+	}
+	emitLocked(g, trace.OpFork, 0, site, uint64(gid))
+	return &Child{gid: gid}
+}
+
+// Begin is the child's first event: the current goroutine becomes c's GID.
+func Begin(c *Child) {
+	if c == nil || !on {
+		return
+	}
+	c.st = claim(c.gid)
+	mu.Lock()
+	emitLocked(c.st, trace.OpBegin, 0, 0, 0)
+	mu.Unlock()
+}
+
+// Ok marks the child's function as having returned normally.
+func (c *Child) Ok() {
+	if c != nil {
+		c.ok = true
+	}
+}
+
+// End is the child's last event. A child that did not return normally (a
+// panic that may kill the program, or runtime.Goexit) flushes the trace.
+func End(c *Child) {
+	if c == nil || c.st == nil {
+		return
+	}
+	if on {
+		mu.Lock()
+		emitLocked(c.st, trace.OpEnd, 0, 0, 0)
+		mu.Unlock()
+	}
+	forget(c.st)
+	if !c.ok {
+		Flush()
+	}
+}
+
+// Enter records entry into the instrumented function whose declaration is
+// site fn.
+func Enter(fn uint32) {
+	if on {
+		emit(trace.OpFuncEnter, 0, fn, uint64(fn))
+	}
+}
+
+// Leave records the return (or unwinding) of function fn; it is deferred
+// right after Enter.
+func Leave(fn uint32) {
+	if on {
+		emit(trace.OpFuncExit, 0, fn, uint64(fn))
+	}
+}
+
+// AfterFunc is time.AfterFunc(d, f): the goroutine that runs f is forked
+// here, by the caller, rather than born in untraced code (a later run after
+// Reset is).
+func AfterFunc(d time.Duration, f func(), site uint32) *time.Timer {
+	TimerStart(site)
+	c := Fork(site)
+	var first atomic.Bool
+	return time.AfterFunc(d, func() { runForked(c, &first, f) })
+}
+
+// ContextAfterFunc is context.AfterFunc(ctx, f).
+func ContextAfterFunc(ctx context.Context, f func(), site uint32) (stop func() bool) {
+	c := Fork(site)
+	var first atomic.Bool
+	return context.AfterFunc(ctx, func() { runForked(c, &first, f) })
+}
+
+// runForked runs f as the child c the first time, as a goroutine of its own
+// afterwards.
+func runForked(c *Child, first *atomic.Bool, f func()) {
+	if !first.CompareAndSwap(false, true) {
+		TimerFired(0)
+		f()
+		return
+	}
+	Begin(c)
+	defer End(c)
+	TimerFired(0) // a Reset before this run is ordered before it
+	f()
+	c.Ok()
+}

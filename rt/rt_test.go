@@ -1,0 +1,337 @@
+package rt
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/racekit/racekit/trace"
+	"github.com/racekit/racekit/trace/rkt"
+)
+
+// record starts tracing into a fresh file, runs f, finishes the trace and
+// reads it back.
+func record(t *testing.T, withDedup bool, f func(site uint32)) *trace.Trace {
+	t.Helper()
+	mu.Lock()
+	on, finished, seq, nsites, ngors, armed, w = false, false, 0, 1, 0, false, nil
+	gmap = map[uint64]*gstate{}
+	for i := range gtab {
+		gtab[i].Store(nil)
+	}
+	mu.Unlock()
+	path := filepath.Join(t.TempDir(), "t.rkt")
+	if err := start(path, withDedup); err != nil {
+		t.Fatal(err)
+	}
+	site := RegisterFile("x.go", []string{"p.f"}, []uint32{10, 2, 0, 11, 3, 0})
+	f(site)
+	Finish()
+	file, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	tr, err := trace.ReadAll(rkt.NewReader(file, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// ops returns the trace's events as "G op obj" strings with objects
+// renamed by first appearance, for comparison.
+func ops(tr *trace.Trace, keep func(e *trace.Event) bool) []string {
+	names := map[uint64]string{}
+	var out []string
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		if !keep(e) {
+			continue
+		}
+		n, ok := names[e.Obj]
+		if !ok {
+			n = string(rune('a' + len(names)))
+			names[e.Obj] = n
+		}
+		out = append(out, strconv.Itoa(int(e.G))+" "+e.Op.String()+" "+n)
+	}
+	return out
+}
+
+func TestGoidMatchesRuntimeStack(t *testing.T) {
+	probeGoid()
+	if haveGetg && goidOff == 0 {
+		t.Fatal("the goid offset was not found")
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if a, b := goid(), goidSlow(); a != b {
+				t.Errorf("goid() = %d, runtime.Stack says %d", a, b)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// A forked goroutine is defined with its parent and the go statement's
+// site, and its Begin comes after the Fork; a goroutine rt never saw
+// forked has no parent.
+func TestForkAndUntracedGoroutines(t *testing.T) {
+	var x int
+	tr := record(t, false, func(site uint32) {
+		W(&x, site)
+		c := Fork(site + 1)
+		done := make(chan bool)
+		go func() {
+			Begin(c)
+			defer End(c)
+			R(&x, site)
+			c.Ok()
+			done <- true
+		}()
+		<-done
+		go func() {
+			R(&x, site) // started by a plain go statement
+			done <- true
+		}()
+		<-done
+	})
+	got := ops(tr, func(e *trace.Event) bool { return e.Op != trace.OpFuncEnter })
+	want := []string{"0 begin a", "0 w b", "0 fork c", "1 begin a", "1 r b", "1 end a", "2 begin a", "2 r b"}
+	if len(got) != len(want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("events %q, want %q", got, want)
+		}
+	}
+	m := tr.M
+	if g := m.Goroutine(1); g.Parent != 0 || m.Site(g.Site).Line != 11 {
+		t.Errorf("forked goroutine: %+v, want parent 0 at x.go:11", g)
+	}
+	if g := m.Goroutine(2); g.Parent != trace.NoParent {
+		t.Errorf("untraced goroutine: parent %d, want NoParent", g.Parent)
+	}
+}
+
+// A release always precedes, in Seq, the acquire it enables: the mutex
+// hooks record the release before unlocking and the acquire after locking.
+func TestReleaseBeforeAcquire(t *testing.T) {
+	var m sync.Mutex
+	var n int
+	tr := record(t, false, func(site uint32) {
+		var wg sync.WaitGroup
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 200; i++ {
+					MutexLock(&m, site)
+					n++
+					MutexUnlock(&m, site)
+				}
+			}()
+		}
+		wg.Wait()
+	})
+	holder := trace.GID(^uint32(0))
+	var last uint64
+	for _, e := range tr.Events {
+		if e.Seq <= last {
+			t.Fatalf("seq %d after %d", e.Seq, last)
+		}
+		last = e.Seq
+		switch e.Op {
+		case trace.OpAcquire:
+			if holder != ^trace.GID(0) {
+				t.Fatalf("seq %d: G%d acquires while G%d holds the lock", e.Seq, e.G, holder)
+			}
+			holder = e.G
+		case trace.OpRelease:
+			if holder != e.G {
+				t.Fatalf("seq %d: G%d releases a lock held by G%d", e.Seq, e.G, holder)
+			}
+			holder = ^trace.GID(0)
+		}
+	}
+	if n != 800 {
+		t.Fatal(n)
+	}
+}
+
+// Repeated accesses to one word between two synchronization events of a
+// goroutine are recorded once (a write covers a later read); a new epoch
+// records them again.
+func TestDedup(t *testing.T) {
+	var x, y int
+	tr := record(t, true, func(site uint32) {
+		W(&x, site)
+		R(&x, site) // covered by the write
+		W(&x, site) // covered
+		R(&y, site)
+		R(&y, site) // covered
+		W(&y, site) // a write is not covered by a read
+		SyncRelease(NewObject(), site)
+		R(&x, site) // new epoch
+	})
+	got := ops(tr, func(e *trace.Event) bool { return e.Op.IsAccess() || e.Op == trace.OpSyncRelease })
+	want := []string{"0 w a", "0 r b", "0 w b", "0 snd c", "0 r a"}
+	if len(got) != len(want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("events %q, want %q", got, want)
+		}
+	}
+}
+
+// An atomic operation is its sync event plus a data access of the word
+// inside a critical section of the word's private lock.
+func TestAtomicEvents(t *testing.T) {
+	var v int64
+	var b atomic.Bool
+	tr := record(t, false, func(site uint32) {
+		AtomicAddInt64(&v, 2, site)
+		AtomicLoadInt64(&v, site)
+		AtomicBoolStore(&b, true, site)
+	})
+	got := ops(tr, func(e *trace.Event) bool { return e.Op != trace.OpBegin })
+	want := []string{
+		"0 acq a", "0 armw b", "0 w b", "0 rel a",
+		"0 acq a", "0 aload b", "0 r b", "0 rel a",
+		"0 acq c", "0 astore d", "0 w d", "0 rel c",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("events %q, want %q", got, want)
+		}
+	}
+	if v != 2 || !b.Load() {
+		t.Fatal("the operations were not performed")
+	}
+}
+
+// Channel hooks: a send releases c and acquires c+1 after; a receive
+// releases c+1 before and acquires c after; close writes and releases c.
+func TestChannelEvents(t *testing.T) {
+	ch := make(chan int, 1)
+	var cp uint64
+	tr := record(t, false, func(site uint32) {
+		cp = chanAddr(ch)
+		SendPre(ch, site)
+		ch <- 1
+		SendPost(ch, site)
+		if Recv(ch, site) != 1 {
+			t.Error("wrong value")
+		}
+		Close(ch, site)
+	})
+	var got []string
+	for _, e := range tr.Events {
+		if e.Op == trace.OpBegin {
+			continue
+		}
+		off := "c"
+		if e.Obj == cp+1 {
+			off = "c+1"
+		} else if e.Obj != cp {
+			off = "?"
+		}
+		got = append(got, e.Op.String()+" "+off)
+	}
+	want := []string{"r c", "snd c", "rcv c+1", "snd c+1", "rcv c", "w c", "snd c"}
+	if len(got) != len(want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("events %q, want %q", got, want)
+		}
+	}
+}
+
+// Without a trace, hooks only do the operation.
+func TestDisabledHooks(t *testing.T) {
+	mu.Lock()
+	saved := on
+	on = false
+	mu.Unlock()
+	defer func() { on = saved }()
+	var m sync.Mutex
+	var x int
+	MutexLock(&m, 1)
+	*W(&x, 1) = 3
+	MutexUnlock(&m, 1)
+	if Fork(1) != nil || x != 3 {
+		t.Fatal("hooks misbehave without a trace")
+	}
+}
+
+func benchStart(b *testing.B, withDedup bool) {
+	mu.Lock()
+	on, finished, seq, nsites, ngors, armed, w = false, false, 0, 1, 0, false, nil
+	gmap = map[uint64]*gstate{}
+	for i := range gtab {
+		gtab[i].Store(nil)
+	}
+	mu.Unlock()
+	if err := start(filepath.Join(b.TempDir(), "b.rkt"), withDedup); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(Finish)
+}
+
+// BenchmarkAccess is the cost of recording one access (distinct words, so
+// nothing is deduplicated).
+func BenchmarkAccess(b *testing.B) {
+	benchStart(b, true)
+	buf := make([]int, 1<<16)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		R(&buf[i&(1<<16-1)], 0)
+	}
+}
+
+// BenchmarkAccessRepeat is the cost of an access deduplicated away.
+func BenchmarkAccessRepeat(b *testing.B) {
+	benchStart(b, true)
+	var x int
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		R(&x, 0)
+	}
+}
+
+// BenchmarkMutex is a Lock/Unlock pair with its events.
+func BenchmarkMutex(b *testing.B) {
+	benchStart(b, true)
+	var m sync.Mutex
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		MutexLock(&m, 0)
+		MutexUnlock(&m, 0)
+	}
+}
+
+// BenchmarkDisabled is a hook when the program is not traced.
+func BenchmarkDisabled(b *testing.B) {
+	saved := on
+	on = false
+	defer func() { on = saved }()
+	var x int
+	for i := 0; i < b.N; i++ {
+		R(&x, 0)
+	}
+}

@@ -1,0 +1,549 @@
+package rt
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/racekit/racekit/trace"
+)
+
+// Hooks for package sync. Instrumented code calls them in place of the
+// methods (m.Lock() becomes rt.MutexLock(&m, site)); each performs the real
+// operation and records its event, releases before and acquires after.
+
+func acquire(p unsafe.Pointer, read bool, site uint32) {
+	if on {
+		var f trace.Flags
+		if read {
+			f = trace.FlagReadLock
+		}
+		emit(trace.OpAcquire, f, site, ptr(p))
+	}
+}
+
+func release(p unsafe.Pointer, read bool, site uint32) {
+	if on {
+		var f trace.Flags
+		if read {
+			f = trace.FlagReadLock
+		}
+		emit(trace.OpRelease, f, site, ptr(p))
+	}
+}
+
+func snd(p unsafe.Pointer, site uint32) {
+	if on && p != nil {
+		emit(trace.OpSyncRelease, 0, site, ptr(p))
+	}
+}
+
+func rcv(p unsafe.Pointer, site uint32) {
+	if on && p != nil {
+		emit(trace.OpSyncAcquire, 0, site, ptr(p))
+	}
+}
+
+// lockRead records the read of a lock's word that its operations make (they
+// are atomic operations on it): a plain write of the lock (m =
+// sync.Mutex{}) racing with them is reported.
+func lockRead(p unsafe.Pointer, site uint32) {
+	if on {
+		access(trace.OpRead, p, 1, site)
+	}
+}
+
+// MutexLock is m.Lock().
+func MutexLock(m *sync.Mutex, site uint32) {
+	lockRead(unsafe.Pointer(m), site)
+	m.Lock()
+	acquire(unsafe.Pointer(m), false, site)
+}
+
+// MutexUnlock is m.Unlock().
+func MutexUnlock(m *sync.Mutex, site uint32) {
+	lockRead(unsafe.Pointer(m), site)
+	release(unsafe.Pointer(m), false, site)
+	m.Unlock()
+}
+
+// MutexTryLock is m.TryLock().
+func MutexTryLock(m *sync.Mutex, site uint32) bool {
+	lockRead(unsafe.Pointer(m), site)
+	ok := m.TryLock()
+	if ok {
+		acquire(unsafe.Pointer(m), false, site)
+	}
+	return ok
+}
+
+// RWMutexLock is rw.Lock().
+func RWMutexLock(rw *sync.RWMutex, site uint32) {
+	lockRead(unsafe.Pointer(rw), site)
+	rw.Lock()
+	acquire(unsafe.Pointer(rw), false, site)
+}
+
+// RWMutexUnlock is rw.Unlock().
+func RWMutexUnlock(rw *sync.RWMutex, site uint32) {
+	lockRead(unsafe.Pointer(rw), site)
+	release(unsafe.Pointer(rw), false, site)
+	rw.Unlock()
+}
+
+// RWMutexRLock is rw.RLock().
+func RWMutexRLock(rw *sync.RWMutex, site uint32) {
+	lockRead(unsafe.Pointer(rw), site)
+	rw.RLock()
+	acquire(unsafe.Pointer(rw), true, site)
+}
+
+// RWMutexRUnlock is rw.RUnlock().
+func RWMutexRUnlock(rw *sync.RWMutex, site uint32) {
+	lockRead(unsafe.Pointer(rw), site)
+	release(unsafe.Pointer(rw), true, site)
+	rw.RUnlock()
+}
+
+// RWMutexTryLock is rw.TryLock().
+func RWMutexTryLock(rw *sync.RWMutex, site uint32) bool {
+	lockRead(unsafe.Pointer(rw), site)
+	ok := rw.TryLock()
+	if ok {
+		acquire(unsafe.Pointer(rw), false, site)
+	}
+	return ok
+}
+
+// RWMutexTryRLock is rw.TryRLock().
+func RWMutexTryRLock(rw *sync.RWMutex, site uint32) bool {
+	lockRead(unsafe.Pointer(rw), site)
+	ok := rw.TryRLock()
+	if ok {
+		acquire(unsafe.Pointer(rw), true, site)
+	}
+	return ok
+}
+
+// lockerObj returns the lock a sync.Locker stands for when it is a
+// *sync.Mutex or *sync.RWMutex (exclusive mode); nil otherwise (a Locker
+// implemented by instrumented code records its own events).
+func lockerObj(l sync.Locker) unsafe.Pointer {
+	switch m := l.(type) {
+	case *sync.Mutex:
+		return unsafe.Pointer(m)
+	case *sync.RWMutex:
+		return unsafe.Pointer(m)
+	}
+	return nil
+}
+
+// LockerLock is l.Lock() on a sync.Locker.
+func LockerLock(l sync.Locker, site uint32) {
+	l.Lock()
+	if p := lockerObj(l); p != nil {
+		acquire(p, false, site)
+	}
+}
+
+// LockerUnlock is l.Unlock() on a sync.Locker.
+func LockerUnlock(l sync.Locker, site uint32) {
+	if p := lockerObj(l); p != nil {
+		release(p, false, site)
+	}
+	l.Unlock()
+}
+
+// WaitGroupAdd is wg.Add(delta): a decrement releases (as Done does).
+func WaitGroupAdd(wg *sync.WaitGroup, delta int, site uint32) {
+	if delta < 0 {
+		snd(unsafe.Pointer(wg), site)
+	}
+	wg.Add(delta)
+}
+
+// WaitGroupDone is wg.Done().
+func WaitGroupDone(wg *sync.WaitGroup, site uint32) {
+	snd(unsafe.Pointer(wg), site)
+	wg.Done()
+}
+
+// WaitGroupWait is wg.Wait().
+func WaitGroupWait(wg *sync.WaitGroup, site uint32) {
+	wg.Wait()
+	rcv(unsafe.Pointer(wg), site)
+}
+
+// WaitGroupGo is wg.Go(f): the goroutine it starts is forked here, so it
+// is not taken for one born in untraced code.
+func WaitGroupGo(wg *sync.WaitGroup, f func(), site uint32) {
+	wg.Add(1)
+	c := Fork(site)
+	go func() {
+		Begin(c)
+		defer End(c)
+		defer WaitGroupDone(wg, site)
+		f()
+		c.Ok()
+	}()
+}
+
+// OnceDo is o.Do(f): the completion of f is released, and every return
+// from Do acquires it.
+func OnceDo(o *sync.Once, f func(), site uint32) {
+	o.Do(func() {
+		f()
+		snd(unsafe.Pointer(o), site)
+	})
+	rcv(unsafe.Pointer(o), site)
+}
+
+// OnceFunc is sync.OnceFunc(f).
+func OnceFunc(f func(), site uint32) func() {
+	obj := NewObject()
+	g := sync.OnceFunc(func() {
+		f()
+		if on {
+			emit(trace.OpSyncRelease, 0, site, obj)
+		}
+	})
+	return func() {
+		g()
+		if on {
+			emit(trace.OpSyncAcquire, 0, site, obj)
+		}
+	}
+}
+
+// OnceValue is sync.OnceValue(f).
+func OnceValue[T any](f func() T, site uint32) func() T {
+	obj := NewObject()
+	g := sync.OnceValue(func() T {
+		v := f()
+		if on {
+			emit(trace.OpSyncRelease, 0, site, obj)
+		}
+		return v
+	})
+	return func() T {
+		v := g()
+		if on {
+			emit(trace.OpSyncAcquire, 0, site, obj)
+		}
+		return v
+	}
+}
+
+// OnceValues is sync.OnceValues(f).
+func OnceValues[T1, T2 any](f func() (T1, T2), site uint32) func() (T1, T2) {
+	obj := NewObject()
+	g := sync.OnceValues(func() (T1, T2) {
+		a, b := f()
+		if on {
+			emit(trace.OpSyncRelease, 0, site, obj)
+		}
+		return a, b
+	})
+	return func() (T1, T2) {
+		a, b := g()
+		if on {
+			emit(trace.OpSyncAcquire, 0, site, obj)
+		}
+		return a, b
+	}
+}
+
+// CondWait is c.Wait(): Wait unlocks c.L and locks it again before it
+// returns, and a Signal or Broadcast recorded before it returns is ordered
+// before it.
+func CondWait(c *sync.Cond, site uint32) {
+	l := lockerObj(c.L)
+	if l != nil {
+		release(l, false, site)
+	}
+	c.Wait()
+	rcv(unsafe.Pointer(c), site)
+	if l != nil {
+		acquire(l, false, site)
+	}
+}
+
+// CondSignal is c.Signal().
+func CondSignal(c *sync.Cond, site uint32) {
+	snd(unsafe.Pointer(c), site)
+	c.Signal()
+}
+
+// CondBroadcast is c.Broadcast().
+func CondBroadcast(c *sync.Cond, site uint32) {
+	snd(unsafe.Pointer(c), site)
+	c.Broadcast()
+}
+
+// atomicLockBit marks the lock private to an atomic word (see
+// atomicLocked): no Go pointer has it set.
+const atomicLockBit = 1 << 62
+
+// atomicLocked records an atomic operation on the word at a, with mu held.
+// Besides the operation itself (aload, astore or armw, with their
+// happens-before edges), it records a data access of the word (a read for
+// a load, a write otherwise) inside a critical section of a lock private to
+// the word. The lock orders all atomic operations on the word, so they
+// never race with one another, while a plain access of the word that is not
+// otherwise ordered with them races with them, as the Go race detector
+// reports. The lock's edges (every atomic operation on the word, loads
+// included, is ordered before the next) over-approximate the memory
+// model's: races may be missed, none invented.
+func atomicLocked(g *gstate, op trace.Op, flags trace.Flags, site uint32, a, val uint64) {
+	lock := a | atomicLockBit
+	emitLocked(g, trace.OpAcquire, 0, site, lock)
+	emitValLocked(g, op, flags, site, a, val)
+	data := trace.OpWrite
+	if op == trace.OpAtomicLoad {
+		data = trace.OpRead
+	}
+	emitValLocked(g, data, flags, site, a, val)
+	emitLocked(g, trace.OpRelease, 0, site, lock)
+}
+
+// sync.Map: every method is one atomic read-modify-write of the map as a
+// whole (an over-approximation of its internal edges), performed under the
+// recorder's mutex so that the recorded order is the real one. Range
+// releases before and acquires after, without holding the mutex while the
+// callback runs.
+
+func mapOp(m *sync.Map, site uint32, op func()) {
+	if !on || m == nil {
+		op()
+		return
+	}
+	g := cur()
+	mu.Lock()
+	defer mu.Unlock()
+	op()
+	emitLocked(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(m)))
+}
+
+// SyncMapLoad is m.Load(k).
+func SyncMapLoad(m *sync.Map, k any, site uint32) (v any, ok bool) {
+	mapOp(m, site, func() { v, ok = m.Load(k) })
+	return
+}
+
+// SyncMapStore is m.Store(k, v).
+func SyncMapStore(m *sync.Map, k, v any, site uint32) {
+	mapOp(m, site, func() { m.Store(k, v) })
+}
+
+// SyncMapLoadOrStore is m.LoadOrStore(k, v).
+func SyncMapLoadOrStore(m *sync.Map, k, v any, site uint32) (actual any, loaded bool) {
+	mapOp(m, site, func() { actual, loaded = m.LoadOrStore(k, v) })
+	return
+}
+
+// SyncMapLoadAndDelete is m.LoadAndDelete(k).
+func SyncMapLoadAndDelete(m *sync.Map, k any, site uint32) (v any, loaded bool) {
+	mapOp(m, site, func() { v, loaded = m.LoadAndDelete(k) })
+	return
+}
+
+// SyncMapDelete is m.Delete(k).
+func SyncMapDelete(m *sync.Map, k any, site uint32) {
+	mapOp(m, site, func() { m.Delete(k) })
+}
+
+// SyncMapSwap is m.Swap(k, v).
+func SyncMapSwap(m *sync.Map, k, v any, site uint32) (prev any, loaded bool) {
+	mapOp(m, site, func() { prev, loaded = m.Swap(k, v) })
+	return
+}
+
+// SyncMapCompareAndSwap is m.CompareAndSwap(k, old, new).
+func SyncMapCompareAndSwap(m *sync.Map, k, old, new any, site uint32) (swapped bool) {
+	mapOp(m, site, func() { swapped = m.CompareAndSwap(k, old, new) })
+	return
+}
+
+// SyncMapCompareAndDelete is m.CompareAndDelete(k, old).
+func SyncMapCompareAndDelete(m *sync.Map, k, old any, site uint32) (deleted bool) {
+	mapOp(m, site, func() { deleted = m.CompareAndDelete(k, old) })
+	return
+}
+
+// SyncMapRange is m.Range(f).
+func SyncMapRange(m *sync.Map, f func(k, v any) bool, site uint32) {
+	if on && m != nil {
+		emit(trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(m)))
+	}
+	m.Range(f)
+	if on && m != nil {
+		emit(trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(m)))
+	}
+}
+
+// SyncRelease records a release of obj, an object ID from NewObject (for
+// synchronization that rt models without an address, as in rttest).
+func SyncRelease(obj uint64, site uint32) {
+	if on {
+		emit(trace.OpSyncRelease, 0, site, obj)
+	}
+}
+
+// SyncAcquire records an acquire of obj.
+func SyncAcquire(obj uint64, site uint32) {
+	if on {
+		emit(trace.OpSyncAcquire, 0, site, obj)
+	}
+}
+
+// sync.Pool: as for the Go race detector, Put releases on the object put
+// and the Get that returns it acquires (an object handed from one
+// goroutine to another through a pool is not a race).
+
+func anyData(x any) uint64 {
+	return uint64(uintptr((*[2]unsafe.Pointer)(unsafe.Pointer(&x))[1]))
+}
+
+// PoolPut is p.Put(x).
+func PoolPut(p *sync.Pool, x any, site uint32) {
+	if on {
+		if a := anyData(x); a != 0 {
+			emit(trace.OpSyncRelease, 0, site, a)
+		}
+	}
+	p.Put(x)
+}
+
+// PoolGet is p.Get().
+func PoolGet(p *sync.Pool, site uint32) any {
+	x := p.Get()
+	if on {
+		if a := anyData(x); a != 0 {
+			emit(trace.OpSyncAcquire, 0, site, a)
+		}
+	}
+	return x
+}
+
+// Timers and I/O. The Go race detector sees edges inside the runtime and
+// the syscall package that instrumented code cannot: starting or resetting
+// a timer is ordered before its firing (the send on its channel, or the
+// call of its function), and every write system call before every later
+// read one (syscall's ioSync). rt records them on two global objects:
+// timer operations release timersObj and a receive from a channel of
+// time.Time (a timer's or ticker's) acquires it; calls of I/O writes
+// release ioObj and I/O reads acquire it when they return (see package
+// instrument for which calls count). Both over-approximate: races may be
+// missed, none invented.
+var (
+	timersObj = NewObject()
+	ioObj     = NewObject()
+)
+
+// TimerStart is recorded before a timer or ticker is started, reset or
+// stopped.
+func TimerStart(site uint32) {
+	if on {
+		emit(trace.OpSyncRelease, 0, site, timersObj)
+	}
+}
+
+// TimerFired is recorded after a receive from a timer's channel.
+func TimerFired(site uint32) {
+	if on {
+		emit(trace.OpSyncAcquire, 0, site, timersObj)
+	}
+}
+
+// RecvT is Recv for a channel of time.Time.
+func RecvT[C ~chan E | ~<-chan E, E any](c C, site uint32) E {
+	v := Recv(c, site)
+	TimerFired(site)
+	return v
+}
+
+// Recv2T is Recv2 for a channel of time.Time.
+func Recv2T[C ~chan E | ~<-chan E, E any](c C, site uint32) (E, bool) {
+	v, ok := Recv2(c, site)
+	TimerFired(site)
+	return v, ok
+}
+
+// IOWrite is recorded before a call that may write to a file, pipe or
+// connection.
+func IOWrite(site uint32) {
+	if on {
+		emit(trace.OpSyncRelease, 0, site, ioObj)
+	}
+}
+
+// IORead is recorded after a call that may have read from a file, pipe or
+// connection.
+func IORead(site uint32) {
+	if on {
+		emit(trace.OpSyncAcquire, 0, site, ioObj)
+	}
+}
+
+// IOReadV is IORead around a call with one result: IOReadV(f(x), site).
+func IOReadV[T any](v T, site uint32) T {
+	IORead(site)
+	return v
+}
+
+// TimerBefore is x, after recording TimerStart: instrumented code passes a
+// timer call's first argument (or receiver) through it.
+func TimerBefore[T any](x T, site uint32) T {
+	TimerStart(site)
+	return x
+}
+
+// IOBefore is x, after recording IOWrite (see TimerBefore).
+func IOBefore[T any](x T, site uint32) T {
+	IOWrite(site)
+	return x
+}
+
+// Contexts. Cancelling a context closes its Done channel inside package
+// context, where instrumented code cannot see it: a call of a CancelFunc
+// releases ctxObj, and a receive from a context's Done channel, or a
+// call of its Err method, acquires it (and timersObj, for contexts a
+// deadline cancels).
+var ctxObj = NewObject()
+
+// CtxCancel is f (a CancelFunc or CancelCauseFunc), after recording the
+// release of ctxObj: instrumented code calls rt.CtxCancel(cancel, site)().
+func CtxCancel[F any](f F, site uint32) F {
+	if on {
+		emit(trace.OpSyncRelease, 0, site, ctxObj)
+	}
+	return f
+}
+
+// CtxDone is recorded after a receive from a context's Done channel or a
+// call of its Err method.
+func CtxDone(site uint32) {
+	if on {
+		emit(trace.OpSyncAcquire, 0, site, ctxObj)
+		emit(trace.OpSyncAcquire, 0, site, timersObj)
+	}
+}
+
+// CtxDoneV is CtxDone around a value: rt.CtxDoneV(ctx.Err(), site).
+func CtxDoneV[T any](v T, site uint32) T {
+	CtxDone(site)
+	return v
+}
+
+// RecvCtx is Recv for a context's Done channel.
+func RecvCtx[C ~chan E | ~<-chan E, E any](c C, site uint32) E {
+	v := Recv(c, site)
+	CtxDone(site)
+	return v
+}
+
+// Recv2Ctx is Recv2 for a context's Done channel.
+func Recv2Ctx[C ~chan E | ~<-chan E, E any](c C, site uint32) (E, bool) {
+	v, ok := Recv2(c, site)
+	CtxDone(site)
+	return v, ok
+}
