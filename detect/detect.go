@@ -37,6 +37,16 @@ type Stats interface {
 // Run feeds every event of r to each detector in turn, then calls Finish on
 // each, and returns the number of events read.
 func Run(r trace.Reader, ds ...Detector) (int64, error) {
+	return RunProgress(r, nil, ds...)
+}
+
+// progressEvery is how many events pass between calls of a progress
+// function: rare enough to cost nothing per event.
+const progressEvery = 1 << 18
+
+// RunProgress is Run that also calls progress, if not nil, with the number
+// of events read so far, every 2^18 events.
+func RunProgress(r trace.Reader, progress func(n int64), ds ...Detector) (int64, error) {
 	var e trace.Event
 	var n int64
 	for {
@@ -51,6 +61,9 @@ func Run(r trace.Reader, ds ...Detector) (int64, error) {
 			d.Handle(&e)
 		}
 		n++
+		if n&(progressEvery-1) == 0 && progress != nil {
+			progress(n)
+		}
 	}
 	for _, d := range ds {
 		d.Finish()

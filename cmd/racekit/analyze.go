@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime/pprof"
 	"sort"
@@ -139,7 +137,7 @@ func runAnalyze(c *command, args []string) int {
 	}
 	prog := newProgress(*analyzeProgress, "analyze")
 	start := time.Now()
-	n, err := runDetectors(f, dets, prog)
+	n, err := detect.RunProgress(f, prog.update, dets...)
 	if *analyzeCPUProf != "" {
 		pprof.StopCPUProfile()
 	}
@@ -190,32 +188,6 @@ func runAnalyze(c *command, args []string) int {
 		return exitRaces
 	}
 	return exitOK
-}
-
-// runDetectors is detect.Run with progress reporting.
-func runDetectors(r trace.Reader, dets []detect.Detector, prog *progress) (int64, error) {
-	var e trace.Event
-	var n int64
-	for {
-		err := r.Next(&e)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return n, err
-		}
-		for _, d := range dets {
-			d.Handle(&e)
-		}
-		n++
-		if n&(1<<18-1) == 0 {
-			prog.update(n)
-		}
-	}
-	for _, d := range dets {
-		d.Finish()
-	}
-	return n, nil
 }
 
 func printWarnings(c *command, r trace.Reader) {
