@@ -5,7 +5,6 @@ package bench
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"sync"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	"github.com/racekit/racekit/detect/lockset"
 	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/gen"
-	"github.com/racekit/racekit/trace"
 	"github.com/racekit/racekit/trace/rkt"
 )
 
@@ -52,24 +50,9 @@ func report(b *testing.B, events int64) {
 
 // decodeInto runs the binary reader over data, feeding each detector.
 func decodeInto(b *testing.B, data []byte, dets ...detect.Detector) int64 {
-	r := rkt.NewReader(bytes.NewReader(data), "bench.rkt")
-	var e trace.Event
-	var n int64
-	for {
-		err := r.Next(&e)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, d := range dets {
-			d.Handle(&e)
-		}
-		n++
-	}
-	for _, d := range dets {
-		d.Finish()
+	n, err := detect.Run(rkt.NewReader(bytes.NewReader(data), "bench.rkt"), dets...)
+	if err != nil {
+		b.Fatal(err)
 	}
 	return n
 }

@@ -96,7 +96,7 @@ func (d *Dynamic) Prepare(ctx context.Context, subjects []*truth.Subject) error 
 	} else if err := os.MkdirAll(d.TraceDir, 0o777); err != nil {
 		return err
 	}
-	for _, old := range traceFiles(d.TraceDir) { // traces of an earlier run would be mixed in
+	for _, old := range tracefile.List(d.TraceDir) { // traces of an earlier run would be mixed in
 		if err := os.Remove(old); err != nil {
 			return err
 		}
@@ -142,7 +142,7 @@ func (d *Dynamic) Prepare(ctx context.Context, subjects []*truth.Subject) error 
 		return fmt.Errorf("racekit test: %w", runErr)
 	}
 	d.failed = failedTests(out.Bytes())
-	files := traceFiles(d.TraceDir)
+	files := tracefile.List(d.TraceDir)
 	if len(files) == 0 {
 		return fmt.Errorf("racekit test wrote no trace (exit %v); see %s", runErr, logPath)
 	}
@@ -270,19 +270,6 @@ func failedTests(out []byte) map[string]string {
 		}
 	}
 	return res
-}
-
-// traceFiles lists the .rkt files of dir, sorted.
-func traceFiles(dir string) []string {
-	ents, _ := os.ReadDir(dir)
-	var out []string
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".rkt") {
-			out = append(out, filepath.Join(dir, e.Name()))
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // modulePath reads the module path from dir/go.mod.

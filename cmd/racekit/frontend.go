@@ -1,14 +1,12 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -119,12 +117,23 @@ type frame struct {
 	fn, cur trace.SiteID
 }
 
-// stacks tracks every goroutine's shadow stack while a trace is read.
+// stacks tracks every goroutine's shadow stack while a trace is read. It is
+// a detect.Detector placed before the real detectors, so that a race they
+// report sees the stack as of its current access. It also opens the
+// reporting gate at the first entry into startFunc ("" opens it at once).
 type stacks struct {
-	m map[trace.GID][]frame
+	m         map[trace.GID][]frame
+	meta      *trace.Meta
+	startFunc string
+	started   bool
 }
 
-func (s *stacks) handle(e *trace.Event) {
+func (s *stacks) Finish() {}
+
+func (s *stacks) Handle(e *trace.Event) {
+	if !s.started && e.Op == trace.OpFuncEnter && s.meta.Site(e.Site).Func == s.startFunc {
+		s.started = true
+	}
 	st := s.m[e.G]
 	switch e.Op {
 	case trace.OpFuncEnter:
@@ -186,9 +195,8 @@ func analyzeTraceFrom(path string, algos []string, startFunc string) (*analysis,
 		return nil, err
 	}
 	defer f.Close()
-	st := &stacks{m: map[trace.GID][]frame{}}
 	meta := f.Meta()
-	started := startFunc == ""
+	st := &stacks{m: map[trace.GID][]frame{}, meta: meta, startFunc: startFunc, started: startFunc == ""}
 	type run struct {
 		det    detect.Detector
 		col    *finding.Collector
@@ -198,7 +206,7 @@ func analyzeTraceFrom(path string, algos []string, startFunc string) (*analysis,
 	for i, name := range algos {
 		r := &run{col: finding.NewCollector(), stacks: map[finding.Pair][]trace.Site{}}
 		sink := finding.SinkFunc(func(race *finding.Race) {
-			if !started {
+			if !st.started {
 				return
 			}
 			p := race.Pair()
@@ -210,28 +218,14 @@ func analyzeTraceFrom(path string, algos []string, startFunc string) (*analysis,
 		r.det = algorithms[name].make(sink)
 		runs[i] = r
 	}
-	start := time.Now()
-	var e trace.Event
-	var n int64
-	for {
-		err := f.Next(&e)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !started && e.Op == trace.OpFuncEnter && meta.Site(e.Site).Func == startFunc {
-			started = true
-		}
-		st.handle(&e)
-		for _, r := range runs {
-			r.det.Handle(&e)
-		}
-		n++
-	}
+	dets := []detect.Detector{st}
 	for _, r := range runs {
-		r.det.Finish()
+		dets = append(dets, r.det)
+	}
+	start := time.Now()
+	n, err := detect.Run(f, dets...)
+	if err != nil {
+		return nil, err
 	}
 	a := &analysis{path: path, events: n, elapsed: time.Since(start), meta: meta}
 	a.program = strings.TrimPrefix(meta.NameOf(0), "program ")
@@ -268,17 +262,4 @@ func keepTraces(dir string, paths []string) error {
 		}
 	}
 	return nil
-}
-
-// traceFiles lists the .rkt files of dir, sorted.
-func traceFiles(dir string) []string {
-	ents, _ := os.ReadDir(dir)
-	var out []string
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".rkt") {
-			out = append(out, filepath.Join(dir, e.Name()))
-		}
-	}
-	sort.Strings(out)
-	return out
 }

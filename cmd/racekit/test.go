@@ -8,6 +8,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/racekit/racekit/trace/tracefile"
 )
 
 var cmdTest = register(&command{
@@ -117,7 +119,7 @@ func runTest(c *command, args []string) int {
 		code = exitError
 	}
 
-	files := traceFiles(traceDir)
+	files := tracefile.List(traceDir)
 	var failed []string
 	for _, path := range files {
 		a, err := analyzeTrace(path, algos)

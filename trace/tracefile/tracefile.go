@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/racekit/racekit/trace"
@@ -166,4 +167,19 @@ func Create(path string, f Format, opt Options) (*Writer, error) {
 		return nil, fmt.Errorf("unknown trace format %q", f)
 	}
 	return w, nil
+}
+
+// List returns the binary trace files (*.rkt) in dir, sorted; none if dir
+// cannot be read. A run that writes one trace per process (racekit test)
+// leaves them side by side there.
+func List(dir string) []string {
+	ents, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".rkt") {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	sort.Strings(out)
+	return out
 }
