@@ -147,6 +147,12 @@ func (b *Builder) Call(g, m string, addrs ...string) int {
 // Ret appends the matching BarrierPair end.
 func (b *Builder) Ret(g, m string) int { return b.op(g, OpMethodEnd, b.Obj(m), "") }
 
+// Alloc appends an allocation by g of size bytes at object x's address: x
+// is a new object from here on.
+func (b *Builder) Alloc(g, x string, size uint64) int {
+	return b.Add(Event{G: b.G(g), Op: OpAlloc, Obj: b.Obj(x), Value: size})
+}
+
 // Enter and Exit append function boundaries.
 func (b *Builder) Enter(g, f string) int { return b.op(g, OpFuncEnter, b.Obj(f), "") }
 func (b *Builder) Exit(g, f string) int  { return b.op(g, OpFuncExit, b.Obj(f), "") }

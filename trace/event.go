@@ -76,6 +76,12 @@ const (
 	OpRegionBegin
 	OpRegionEnd
 
+	// Allocation of a new object: the Value bytes at Obj are fresh memory.
+	// Accesses before it to those addresses were to an earlier object that
+	// the garbage collector freed; they never race with accesses after it.
+	// Not a synchronization: it creates no happens-before edge.
+	OpAlloc
+
 	numOps
 )
 
@@ -103,6 +109,7 @@ var opNames = [...]string{
 	OpFuncExit:    "exit",
 	OpRegionBegin: "rbegin",
 	OpRegionEnd:   "rend",
+	OpAlloc:       "alloc",
 }
 
 // String returns the op's mnemonic in racekit's text format.
@@ -134,8 +141,9 @@ func (o Op) IsSync() bool {
 	return false
 }
 
-// HasValue reports whether events of this op carry a Value.
-func (o Op) HasValue() bool { return o.IsAccess() || o.IsAtomic() }
+// HasValue reports whether events of this op carry a Value (for OpAlloc,
+// the object's size in bytes).
+func (o Op) HasValue() bool { return o.IsAccess() || o.IsAtomic() || o == OpAlloc }
 
 // Flags qualify an event.
 type Flags uint8
@@ -216,4 +224,18 @@ func (e *Event) Clone() Event {
 		c.Addrs = append([]uint64(nil), e.Addrs...)
 	}
 	return c
+}
+
+// AllocRange returns the addresses [lo, hi) an Alloc event makes fresh,
+// and false for another op or an Alloc of unknown or zero size. A range
+// that would pass 2^64 ends there.
+func (e *Event) AllocRange() (lo, hi uint64, ok bool) {
+	if e.Op != OpAlloc || e.Flags&FlagValueUnknown != 0 || e.Value == 0 {
+		return 0, 0, false
+	}
+	lo, hi = e.Obj, e.Obj+e.Value
+	if hi < lo {
+		hi = ^uint64(0)
+	}
+	return lo, hi, true
 }

@@ -398,9 +398,12 @@ func (k *Tracker) Sync(t *Thread, e *trace.Event) {
 
 	case trace.OpRead, trace.OpWrite, trace.OpBegin, trace.OpEnd,
 		trace.OpMethodBegin, trace.OpMethodEnd,
-		trace.OpFuncEnter, trace.OpFuncExit, trace.OpRegionBegin, trace.OpRegionEnd:
+		trace.OpFuncEnter, trace.OpFuncExit, trace.OpRegionBegin, trace.OpRegionEnd,
+		trace.OpAlloc:
 		// No synchronization (BarrierPairs are RDIT's business; accesses
-		// are the detector's).
+		// and allocations are the detector's). Lock, sync-object and
+		// atomic clocks at a reused address are kept: that can only add
+		// edges, hiding a race, never inventing one.
 
 	default:
 		k.illformed++ // invalid or unknown op

@@ -113,6 +113,12 @@ func randomTrace(seed uint64) *trace.Trace {
 				continue // x_i is accessed only under its lock, but for leaks
 			}
 			x := fmt.Sprintf("x%d", i)
+			if r.IntN(25) == 0 {
+				// x_i is freed and allocated anew: earlier accesses are
+				// to another object (sometimes x_i and x_i+1 at once).
+				b.Alloc(g.name, x, 8*uint64(1+r.IntN(2)))
+				continue
+			}
 			if write {
 				b.Write(g.name, x, pick("w", 4))
 			} else {

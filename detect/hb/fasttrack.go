@@ -91,6 +91,10 @@ func (d *FastTrack) Handle(e *trace.Event) {
 		d.read(t, e)
 	case trace.OpWrite:
 		d.write(t, e)
+	case trace.OpAlloc:
+		if lo, hi, ok := e.AllocRange(); ok {
+			d.shadow.Clear(lo, hi)
+		}
 	default:
 		d.k.Sync(t, e)
 	}

@@ -104,11 +104,16 @@ func (d *Detector) Handle(e *trace.Event) {
 	if t == nil {
 		t = d.k.Start(e.G)
 	}
-	if e.Op == trace.OpRead || e.Op == trace.OpWrite {
+	switch e.Op {
+	case trace.OpRead, trace.OpWrite:
 		d.access(t, e)
-		return
+	case trace.OpAlloc:
+		if lo, hi, ok := e.AllocRange(); ok {
+			d.shadow.Clear(lo, hi)
+		}
+	default:
+		d.k.Sync(t, e)
 	}
-	d.k.Sync(t, e)
 }
 
 // Finish does nothing: hb reports as it goes.

@@ -61,6 +61,10 @@ func New(sink finding.Sink) *Eraser {
 // Handle processes one event.
 func (d *Eraser) Handle(e *trace.Event) {
 	g := d.tr.step(e)
+	if e.Op == trace.OpAlloc {
+		clearRange(d.idx, e, func(i int32) { d.shadow[i] = eshadow{cand: topSet} })
+		return
+	}
 	if !e.Op.IsAccess() {
 		return
 	}

@@ -66,3 +66,27 @@ func (t *tracker) stats(m map[string]int64) {
 		m["atomics"] = c.AtomicWords
 	}
 }
+
+// clearRange resets, through reset, the shadow state of every address that
+// an Alloc event e makes fresh memory (an earlier object's accesses there
+// never race with the new object's). It costs the smaller of the object's
+// size and the number of addresses seen.
+func clearRange(idx map[uint64]int32, e *trace.Event, reset func(i int32)) {
+	lo, hi, ok := e.AllocRange()
+	if !ok {
+		return
+	}
+	if hi-lo <= uint64(len(idx)) {
+		for a := lo; a < hi; a++ {
+			if i, ok := idx[a]; ok {
+				reset(i)
+			}
+		}
+		return
+	}
+	for a, i := range idx {
+		if a >= lo && a < hi {
+			reset(i)
+		}
+	}
+}

@@ -68,6 +68,10 @@ func NewHybrid(sink finding.Sink) *Hybrid {
 // Handle processes one event.
 func (d *Hybrid) Handle(e *trace.Event) {
 	g := d.tr.step(e)
+	if e.Op == trace.OpAlloc {
+		clearRange(d.idx, e, func(i int32) { d.shadow[i] = hshadow{} })
+		return
+	}
 	if !e.Op.IsAccess() {
 		return
 	}

@@ -70,7 +70,8 @@ func Pairs(t *trace.Trace, rs []Race) []finding.Pair {
 }
 
 // pairwise applies races to every conflicting pair of accesses by different
-// goroutines.
+// goroutines to one object: an Alloc of the address between them makes
+// them accesses to two objects.
 func pairwise(t *trace.Trace, races func(a, b int) bool) []Race {
 	var out []Race
 	evs := t.Events
@@ -79,7 +80,14 @@ func pairwise(t *trace.Trace, races func(a, b int) bool) []Race {
 		if !eb.Op.IsAccess() {
 			continue
 		}
-		for a := 0; a < b; a++ {
+		first := 0 // the first event after the last Alloc of eb's address
+		for a := b - 1; a >= 0; a-- {
+			if lo, hi, ok := evs[a].AllocRange(); ok && eb.Obj >= lo && eb.Obj < hi {
+				first = a + 1
+				break
+			}
+		}
+		for a := first; a < b; a++ {
 			ea := &evs[a]
 			if !ea.Op.IsAccess() || ea.Obj != eb.Obj || ea.G == eb.G {
 				continue

@@ -152,3 +152,90 @@ func (m *Mem[V]) page(key uint64) *page[V] {
 
 // Len is the number of addresses whose state was asked for.
 func (m *Mem[V]) Len() int { return m.n + m.odd.Len() }
+
+// Lookup returns addr's state, or nil if addr was never added.
+func (t *Table[V]) Lookup(addr uint64) *V {
+	if addr == 0 {
+		return t.zero
+	}
+	if t.slots == nil {
+		return nil
+	}
+	mask := uint64(len(t.slots) - 1)
+	for i := (addr * fibonacci) >> t.shift; ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.addr == addr {
+			return &s.v
+		}
+		if s.addr == 0 {
+			return nil
+		}
+	}
+}
+
+// ClearRange resets to the zero V the state of every address a in
+// [lo, hi) that passes keep (nil: every address). The addresses stay in
+// the table. It costs the smaller of the range's length and the table's
+// size.
+func (t *Table[V]) ClearRange(lo, hi uint64, keep func(addr uint64) bool) {
+	if hi <= lo {
+		return
+	}
+	var zero V
+	if lo == 0 && t.zero != nil && (keep == nil || keep(0)) {
+		*t.zero = zero
+	}
+	if hi-lo <= uint64(len(t.slots)) {
+		for a := max(lo, 1); a < hi && a != 0; a++ {
+			if keep != nil && !keep(a) {
+				continue
+			}
+			if v := t.Lookup(a); v != nil {
+				*v = zero
+			}
+		}
+		return
+	}
+	for i := range t.slots {
+		if s := &t.slots[i]; s.addr >= lo && s.addr < hi && s.addr != 0 && (keep == nil || keep(s.addr)) {
+			s.v = zero
+		}
+	}
+}
+
+// Clear resets to the zero V the state of every address in [lo, hi): the
+// memory was freed and allocated anew, so nothing recorded about it before
+// applies. Len still counts the cleared addresses.
+func (m *Mem[V]) Clear(lo, hi uint64) {
+	if hi <= lo {
+		return
+	}
+	var zero V
+	firstKey, lastKey := lo>>pageShift+1, (hi-1)>>pageShift+1
+	if lastKey-firstKey < uint64(m.pages.Len()) {
+		for key := firstKey; key <= lastKey; key++ {
+			if pp := m.pages.Lookup(key); pp != nil && *pp != nil {
+				clearPage(*pp, key, lo, hi, &zero)
+			}
+		}
+	} else {
+		for i := range m.pages.slots {
+			s := &m.pages.slots[i]
+			if s.addr >= firstKey && s.addr <= lastKey && s.v != nil {
+				clearPage(s.v, s.addr, lo, hi, &zero)
+			}
+		}
+	}
+	m.odd.ClearRange(lo, hi, func(a uint64) bool { return a&7 != 0 })
+}
+
+// clearPage zeroes the cells of page p (page key key) whose words lie in
+// [lo, hi).
+func clearPage[V any](p *page[V], key, lo, hi uint64, zero *V) {
+	base := (key - 1) << pageShift
+	for i := range p.cells {
+		if a := base + uint64(i)*8; a >= lo && a < hi {
+			p.cells[i] = *zero
+		}
+	}
+}

@@ -60,3 +60,60 @@ func TestShadowMemKeepsEveryAddress(t *testing.T) {
 		}
 	}
 }
+
+func TestMemClear(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		lo, hi uint64
+	}{
+		{"one word", 0x1000, 0x1008},
+		{"tiny object", 0x1003, 0x1005},
+		{"across pages", 0x1070, 0x1110},
+		{"huge range", 0x100, 1 << 40},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m Mem[int]
+			addrs := []uint64{0xff8, 0x1000, 0x1003, 0x1004, 0x1005, 0x1008, 0x1070, 0x1078, 0x1100, 0x1108, 0x1110, 0x2000}
+			for i, a := range addrs {
+				*m.Get(a) = i + 1
+			}
+			m.Clear(tc.lo, tc.hi)
+			for i, a := range addrs {
+				want := i + 1
+				if a >= tc.lo && a < tc.hi {
+					want = 0
+				}
+				if got := *m.Get(a); got != want {
+					t.Errorf("after Clear(%#x, %#x): state of %#x = %d, want %d", tc.lo, tc.hi, a, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestTableClearRangeMatchesLoop(t *testing.T) {
+	var tab Table[int]
+	for a := uint64(0); a < 3000; a += 7 {
+		*tab.Get(a) = int(a) + 1
+	}
+	// A range shorter than the table (address loop) and one longer (slot scan).
+	for _, r := range [][2]uint64{{100, 200}, {0, 1 << 20}} {
+		tab.ClearRange(r[0], r[1], func(a uint64) bool { return a%2 == 1 })
+		for a := uint64(0); a < 3000; a += 7 {
+			v := tab.Lookup(a)
+			want := int(a) + 1
+			if a >= r[0] && a < r[1] && a%2 == 1 {
+				want = 0
+			}
+			if a >= 100 && a < 200 && a%2 == 1 {
+				want = 0 // cleared by the first range
+			}
+			if v == nil || *v != want {
+				t.Fatalf("range %v: %#x = %v, want %d", r, a, v, want)
+			}
+		}
+	}
+	if tab.Lookup(5) != nil {
+		t.Fatal("Lookup added an address")
+	}
+}

@@ -50,13 +50,15 @@
 //
 // An events block holds records, each starting with a header byte h:
 //
-//	h & 0x1F        op: 0 for a definition record, else a trace.Op (1..19
-//	                in version 1; any other value is an error)
+//	h & 0x1F        op: 0 for a definition record, else a trace.Op (1..20
+//	                in version 1; any other value is an error; 20, Alloc,
+//	                came last: readers built before it reject it as an
+//	                invalid op)
 //	h & 0x20        same goroutine as the previous event of the block
 //	h & 0x40        Seq is the previous event's Seq + 1
 //	h & 0x80        the op's flag: trace.FlagReadLock for Acquire and
 //	                Release, trace.FlagValueUnknown for ops with a value
-//	                (Read, Write, AtomicLoad/Store/RMW); must be 0 for
+//	                (Read, Write, AtomicLoad/Store/RMW, Alloc); must be 0 for
 //	                other ops
 //
 // A definition record (h & 0x1F == 0) is selected by h >> 5:
@@ -89,7 +91,7 @@
 // (the child goroutine) must be below 2^32. The object classes, each with
 // its own prevObj, are:
 //
-//	data:      Read, Write, AtomicLoad, AtomicStore, AtomicRMW
+//	data:      Read, Write, AtomicLoad, AtomicStore, AtomicRMW, Alloc
 //	sync:      Acquire, Release, SyncRelease, SyncAcquire
 //	code:      MethodBegin, MethodEnd, FuncEnter, FuncExit,
 //	           RegionBegin, RegionEnd

@@ -68,6 +68,7 @@ var opClass = [32]uint8{
 	trace.OpAtomicLoad:  classData,
 	trace.OpAtomicStore: classData,
 	trace.OpAtomicRMW:   classData,
+	trace.OpAlloc:       classData,
 	trace.OpAcquire:     classSync,
 	trace.OpRelease:     classSync,
 	trace.OpSyncRelease: classSync,

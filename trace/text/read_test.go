@@ -371,7 +371,7 @@ func TestParse(t *testing.T) {
 		{Seq: 2, G: 1, Op: trace.OpMethodEnd, Obj: 0x1000},
 	})
 	if _, err := text.Parse("t.rktx", "T0|r(x)\nT0|bad\n"); err == nil || err.Error() != `t.rktx:2: unknown op "bad"; expected one of `+
-		"r, w, acq, rel, fork, join, begin, end, racq, rrel, snd, rcv, aload, astore, armw, call, ret, enter, exit, rbegin, rend" {
+		"r, w, acq, rel, fork, join, begin, end, racq, rrel, snd, rcv, aload, astore, armw, call, ret, enter, exit, rbegin, rend, alloc" {
 		t.Errorf("Parse error = %v", err)
 	}
 }

@@ -359,6 +359,7 @@ var ops = [...]opInfo{
 	{trace.OpFuncExit, 0, kindObj, false, "FUNC"},
 	{trace.OpRegionBegin, 0, kindObj, false, "REGION"},
 	{trace.OpRegionEnd, 0, kindObj, false, "REGION"},
+	{trace.OpAlloc, 0, kindValue, false, "ADDR=SIZE"},
 }
 
 // lookupOp maps an op mnemonic to its meaning, or nil. A switch on
@@ -408,6 +409,8 @@ func lookupOp(b []byte) *opInfo {
 		i = 19
 	case "rend":
 		i = 20
+	case "alloc":
+		i = 21
 	default:
 		return nil
 	}
@@ -416,7 +419,7 @@ func lookupOp(b []byte) *opInfo {
 
 const (
 	stdOps  = "r, w, acq, rel, fork, join, begin, end"
-	textOps = stdOps + ", racq, rrel, snd, rcv, aload, astore, armw, call, ret, enter, exit, rbegin, rend"
+	textOps = stdOps + ", racq, rrel, snd, rcv, aload, astore, armw, call, ret, enter, exit, rbegin, rend, alloc"
 )
 
 // Bytes that end a bare token inside a decor. '(' and '|' end it only to
