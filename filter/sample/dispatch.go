@@ -1,0 +1,118 @@
+package sample
+
+import "github.com/racekit/racekit/trace"
+
+// Dispatcher is the dispatch check of one program under one Policy
+// (LiteRace §3.3, Figure 3): Enter(g, fn) decides whether goroutine g's
+// call of function fn is sampled. It holds the counters of every
+// (goroutine, function) or every function, and a random stream per
+// goroutine. It is not safe for concurrent use: the offline Filter calls it
+// in trace order, and a runtime would call it where it orders events.
+type Dispatcher struct {
+	p         Policy
+	seed      int64
+	threshold uint64 // PerCall: Threshold(p.Prob)
+	gs        table[dgor]
+	global    map[uint64]*Counter
+}
+
+// dgor is one goroutine's dispatch state.
+type dgor struct {
+	counters map[uint64]*Counter // PerGoroutine: per function
+	rng      Rand                // PerCall
+	seeded   bool
+}
+
+// NewDispatcher returns the dispatch check of policy p; seed drives the
+// random samplers.
+func NewDispatcher(p Policy, seed int64) *Dispatcher {
+	d := &Dispatcher{p: p, seed: seed, threshold: Threshold(p.Prob)}
+	if p.Scope == Global {
+		d.global = make(map[uint64]*Counter)
+	}
+	return d
+}
+
+// Policy returns the dispatcher's policy.
+func (d *Dispatcher) Policy() Policy { return d.p }
+
+// Enter counts one call of function fn by goroutine g and reports whether
+// it is sampled.
+func (d *Dispatcher) Enter(g trace.GID, fn uint64) bool {
+	switch d.p.Scope {
+	case Global:
+		c := d.global[fn]
+		if c == nil {
+			c = new(Counter)
+			d.global[fn] = c
+		}
+		return c.Next(&d.p.Schedule)
+	case PerCall:
+		s := d.gs.get(g)
+		if !s.seeded {
+			s.rng, s.seeded = NewRand(d.seed, g), true
+		}
+		return s.rng.Below(d.threshold)
+	}
+	s := d.gs.get(g)
+	c := s.counters[fn]
+	if c == nil {
+		if s.counters == nil {
+			s.counters = make(map[uint64]*Counter)
+		}
+		c = new(Counter)
+		s.counters[fn] = c
+	}
+	return c.Next(&d.p.Schedule)
+}
+
+// Forget drops goroutine g's state once it has ended. (GIDs are not reused
+// within a trace; a goroutine seen again after Forget starts afresh.)
+func (d *Dispatcher) Forget(g trace.GID) { d.gs.del(g) }
+
+// table maps dense goroutine IDs to state: a slice for the IDs a trace
+// assigns in order of appearance, a map for any stray huge ID, so that an
+// ill-formed trace cannot make it allocate a giant slice.
+type table[T any] struct {
+	dense  []*T
+	sparse map[trace.GID]*T
+}
+
+// maxDense bounds the slice part of a table.
+const maxDense = 1 << 20
+
+func (t *table[T]) get(g trace.GID) *T {
+	if int(g) < len(t.dense) {
+		if s := t.dense[g]; s != nil {
+			return s
+		}
+		s := new(T)
+		t.dense[g] = s
+		return s
+	}
+	if g < maxDense {
+		for int(g) >= len(t.dense) {
+			t.dense = append(t.dense, nil)
+		}
+		s := new(T)
+		t.dense[g] = s
+		return s
+	}
+	if s := t.sparse[g]; s != nil {
+		return s
+	}
+	if t.sparse == nil {
+		t.sparse = make(map[trace.GID]*T)
+	}
+	s := new(T)
+	t.sparse[g] = s
+	return s
+}
+
+func (t *table[T]) del(g trace.GID) {
+	if int(g) < len(t.dense) {
+		t.dense[g] = nil
+		return
+	}
+	delete(t.sparse, g)
+}

@@ -1,0 +1,428 @@
+package sample_test
+
+import (
+	"errors"
+	"io"
+	"slices"
+	"testing"
+
+	"github.com/racekit/racekit/detect"
+	"github.com/racekit/racekit/detect/hb"
+	"github.com/racekit/racekit/filter"
+	"github.com/racekit/racekit/filter/sample"
+	"github.com/racekit/racekit/finding"
+	"github.com/racekit/racekit/trace"
+)
+
+// keptSeqs runs f over tr and returns the Seqs of the kept events.
+func keptSeqs(t *testing.T, tr *trace.Trace, f filter.Filter) []uint64 {
+	t.Helper()
+	r := filter.NewReader(tr.Iter(), f)
+	var out []uint64
+	var e trace.Event
+	for {
+		err := r.Next(&e)
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, e.Seq)
+	}
+}
+
+// droppedIdx returns the indices of tr's events that f drops.
+func droppedIdx(t *testing.T, tr *trace.Trace, f filter.Filter) []int {
+	t.Helper()
+	kept := map[uint64]bool{}
+	for _, s := range keptSeqs(t, tr, f) {
+		kept[s] = true
+	}
+	out := []int{}
+	for i, e := range tr.Events {
+		if !kept[e.Seq] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func mustNew(t *testing.T, name string, seed int64) *sample.Filter {
+	t.Helper()
+	f, err := sample.NewFilter(name, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// races returns the distinct site pairs hb reports on what f keeps of tr
+// (f nil: on all of tr), as "a~b" labels.
+func races(t *testing.T, tr *trace.Trace, f filter.Filter) []string {
+	t.Helper()
+	var r trace.Reader = tr.Iter()
+	if f != nil {
+		r = filter.NewReader(r, f)
+	}
+	c := finding.NewCollector()
+	if _, err := detect.Run(r, hb.New(c)); err != nil {
+		t.Fatal(err)
+	}
+	out := []string{}
+	for _, p := range c.Pairs() {
+		a, b := tr.M.Site(p.A).String(), tr.M.Site(p.B).String()
+		if a > b {
+			a, b = b, a
+		}
+		out = append(out, a+"~"+b)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// An access belongs to the innermost open frame of its goroutine: a
+// callee's decision covers only the callee's body, and the caller's
+// accesses after the callee returns follow the caller's decision again.
+func TestAccessFollowsInnermostFrame(t *testing.T) {
+	b := trace.NewBuilder()
+	b.Enter("T1", "outer") // call 0 of outer by T1: sampled (TL-Ad)
+	var innerDropped []int
+	for i := 0; i < 12; i++ {
+		b.Enter("T1", "inner") // calls 0-9 sampled, 10 and 11 not
+		w := b.Write("T1", "x", "inner.go:1")
+		if i >= 10 {
+			innerDropped = append(innerDropped, w)
+		}
+		b.Exit("T1", "inner")
+		b.Read("T1", "y", "outer.go:2") // outer's call 0: kept
+	}
+	b.Exit("T1", "outer")
+	tr := b.Trace()
+	f := mustNew(t, "tl-ad", 0)
+	got := droppedIdx(t, tr, f)
+	if !slices.Equal(got, innerDropped) {
+		t.Fatalf("dropped events %v, want the writes of inner's calls 10 and 11: %v", got, innerDropped)
+	}
+	st := f.Stats()
+	if st.Accesses != 24 || st.Logged != 22 || st.Calls != 13 || st.SampledCalls != 11 {
+		t.Fatalf("stats %+v", st)
+	}
+	if st.ESR() != 22.0/24 {
+		t.Fatalf("ESR %v", st.ESR())
+	}
+}
+
+// TL-Ad's dispatch over one goroutine's calls of one function: exactly the
+// calls of the bursts 0-9 and 100-109 keep their access.
+func TestTLAdSampledInvocations(t *testing.T) {
+	b := trace.NewBuilder()
+	var writes []int
+	for i := 0; i < 150; i++ {
+		b.Enter("T1", "f")
+		writes = append(writes, b.Write("T1", "x", "f.go:1"))
+		b.Exit("T1", "f")
+	}
+	tr := b.Trace()
+	dropped := droppedIdx(t, tr, mustNew(t, "tl-ad", 0))
+	var want []int
+	for i, w := range writes {
+		if !(i < 10 || (i >= 100 && i < 110)) {
+			want = append(want, w)
+		}
+	}
+	if !slices.Equal(dropped, want) {
+		t.Fatalf("dropped %v\nwant    %v", dropped, want)
+	}
+}
+
+// §3.4: a function made hot by one goroutine is still cold for another.
+// T1 runs work 200 times; then T2 runs it once, writing X, and T3 reads X
+// in report, unordered. The thread-local samplers log T2's first call and
+// find the race; the global adaptive one is deep in its back-off for work
+// (global call 200 falls in no burst) and misses it; UCP logs neither cold
+// call.
+func TestThreadLocalFindsColdRace(t *testing.T) {
+	b := trace.NewBuilder()
+	b.Fork("T1", "T2", "main.go:1")
+	b.Fork("T1", "T3", "main.go:2")
+	for i := 0; i < 200; i++ {
+		b.Enter("T1", "work")
+		b.Write("T1", "local1", "work.go:5")
+		b.Exit("T1", "work")
+	}
+	b.Enter("T2", "work")
+	b.Write("T2", "X", "work.go:5")
+	b.Exit("T2", "work")
+	b.Enter("T3", "report")
+	b.Read("T3", "X", "report.go:9")
+	b.Exit("T3", "report")
+	tr := b.Trace()
+
+	full := races(t, tr, nil)
+	if want := []string{"report.go:9~work.go:5"}; !slices.Equal(full, want) {
+		t.Fatalf("full trace races %v, want %v", full, want)
+	}
+	for _, c := range []struct {
+		name  string
+		found bool
+	}{
+		{"tl-ad", true}, {"tl-fx", true}, {"g-ad", false}, {"ucp", false},
+	} {
+		got := races(t, tr, mustNew(t, c.name, 0))
+		if found := len(got) == 1; found != c.found {
+			t.Errorf("%s: races %v, want found=%v", c.name, got, c.found)
+		}
+	}
+}
+
+// Figure 2: dropping a synchronization operation loses a happens-before
+// edge and yields a false race. Here T1's unlock happens in a helper that
+// T1 has made hot, so TL-Ad does not sample that call; the unlock must be
+// kept anyway. A naive sampler that dropped every event of an unsampled
+// invocation reports the false race on X.
+func TestFigure2SyncInUnsampledCallIsKept(t *testing.T) {
+	b := trace.NewBuilder()
+	b.Fork("T1", "T2", "main.go:1")
+	for i := 0; i < 10; i++ { // make unlockHelper hot in T1
+		b.Acq("T1", "M")
+		b.Enter("T1", "unlockHelper")
+		b.Rel("T1", "M")
+		b.Exit("T1", "unlockHelper")
+	}
+	b.Enter("T1", "f")
+	b.Acq("T1", "L")
+	b.Write("T1", "X", "f.go:3")
+	b.Enter("T1", "unlockHelper") // call 10: not sampled
+	unlock := b.Rel("T1", "L")
+	b.Exit("T1", "unlockHelper")
+	b.Exit("T1", "f")
+	b.Enter("T2", "g")
+	b.Acq("T2", "L")
+	b.Write("T2", "X", "g.go:7")
+	b.Rel("T2", "L")
+	b.Exit("T2", "g")
+	tr := b.Trace()
+
+	if got := races(t, tr, mustNew(t, "tl-ad", 0)); len(got) != 0 {
+		t.Fatalf("tl-ad sampled trace races %v, want none", got)
+	}
+	if d := droppedIdx(t, tr, mustNew(t, "tl-ad", 0)); len(d) != 0 {
+		t.Fatalf("tl-ad dropped %v (no access in an unsampled call here)", d)
+	}
+
+	// The naive sampler: same dispatch, but drops whole invocations.
+	if d := droppedIdx(t, tr, naiveSampler(mustNew(t, "tl-ad", 0))); !slices.Equal(d, []int{unlock}) {
+		t.Fatalf("naive sampler dropped %v, want the unlock %d", d, unlock)
+	}
+	if got := races(t, tr, naiveSampler(mustNew(t, "tl-ad", 0))); !slices.Equal(got, []string{"f.go:3~g.go:7"}) {
+		t.Fatalf("naive sampler races %v, want the false race f.go:3~g.go:7", got)
+	}
+}
+
+// naiveSampler is what LiteRace must not do: it makes s's decisions but
+// drops every event of an unsampled invocation, synchronization included.
+// It learns each call's decision from s's SampledCalls count.
+func naiveSampler(s *sample.Filter) filter.Filter {
+	unsampled := map[trace.GID][]bool{}
+	return filter.Func(func(e *trace.Event) bool {
+		before := s.Stats().SampledCalls
+		keep := s.Keep(e)
+		stack := unsampled[e.G]
+		switch e.Op {
+		case trace.OpFuncEnter:
+			unsampled[e.G] = append(stack, s.Stats().SampledCalls == before)
+			return true
+		case trace.OpFuncExit:
+			unsampled[e.G] = stack[:len(stack)-1]
+			return true
+		}
+		if n := len(stack); n > 0 && stack[n-1] {
+			return false
+		}
+		return keep
+	})
+}
+
+// Accesses outside every function frame belong to the goroutine's start
+// routine (RootFunc), dispatched once per goroutine at its first such
+// access: TL-Ad logs a goroutine's first call of anything, so it keeps
+// them; UCP never logs a first call, so it drops them. Leaving the last
+// frame returns to the root decision.
+func TestRootAccesses(t *testing.T) {
+	b := trace.NewBuilder()
+	b.Fork("T1", "T2", "main.go:1")
+	r1 := b.Write("T2", "x", "body.go:1") // no frame yet
+	b.Enter("T2", "f")
+	in := b.Write("T2", "y", "f.go:1")
+	b.Exit("T2", "f")
+	r2 := b.Read("T2", "x", "body.go:2") // back outside
+	tr := b.Trace()
+
+	if d := droppedIdx(t, tr, mustNew(t, "tl-ad", 0)); len(d) != 0 {
+		t.Errorf("tl-ad dropped %v, want nothing", d)
+	}
+	u := mustNew(t, "ucp", 0)
+	if d := droppedIdx(t, tr, u); !slices.Equal(d, []int{r1, in, r2}) {
+		t.Errorf("ucp dropped %v, want %v", d, []int{r1, in, r2})
+	}
+	if st := u.Stats(); st.RootAccesses != 2 || st.RootLogged != 0 || st.Accesses != 3 || st.Calls != 1 {
+		t.Errorf("ucp stats %+v", st)
+	}
+}
+
+// A FuncExit closes the innermost open frame of its function, and any
+// frames above it whose exits were lost; an exit with no open frame
+// changes nothing.
+func TestUnbalancedExits(t *testing.T) {
+	b := trace.NewBuilder()
+	for i := 0; i < 10; i++ { // make g hot: its next call is not sampled
+		b.Enter("T1", "g")
+		b.Exit("T1", "g")
+	}
+	b.Enter("T1", "f") // sampled
+	b.Enter("T1", "g") // not sampled, and its exit is lost
+	lost := b.Write("T1", "x", "g.go:1")
+	b.Exit("T1", "f")                // closes g's frame too
+	b.Exit("T1", "nosuch")           // unmatched
+	b.Write("T1", "x", "after.go:1") // root: first root call, sampled
+	tr := b.Trace()
+	f := mustNew(t, "tl-ad", 0)
+	if d := droppedIdx(t, tr, f); !slices.Equal(d, []int{lost}) {
+		t.Fatalf("dropped %v, want [%d]", d, lost)
+	}
+	if st := f.Stats(); st.UnmatchedExits != 1 || st.RootAccesses != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// Every event other than a read or a write is kept, whatever the sampler
+// decides: here a sampler that samples nothing.
+func TestSyncNeverDropped(t *testing.T) {
+	tr := genTrace(t, 3, 4000)
+	none := sample.NewPolicyFilter(sample.Policy{Name: "none", Scope: sample.PerCall, Prob: 0}, 1)
+	kept := keptSeqs(t, tr, none)
+	var want []uint64
+	for _, e := range tr.Events {
+		if !e.Op.IsAccess() {
+			want = append(want, e.Seq)
+		}
+	}
+	if !slices.Equal(kept, want) {
+		t.Fatalf("kept %d events, want the %d non-access events in order", len(kept), len(want))
+	}
+	if st := none.Stats(); st.Logged != 0 || st.Accesses == 0 || st.Calls == 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	for _, name := range sample.Names() {
+		f := mustNew(t, name, 5)
+		kept := map[uint64]bool{}
+		for _, s := range keptSeqs(t, tr, f) {
+			kept[s] = true
+		}
+		for _, e := range tr.Events {
+			if !e.Op.IsAccess() && !kept[e.Seq] {
+				t.Fatalf("%s dropped %v event %d", name, e.Op, e.Seq)
+			}
+		}
+	}
+}
+
+// Same seed, same decisions; another seed, other decisions.
+func TestRandomSamplersAreSeeded(t *testing.T) {
+	tr := genTrace(t, 11, 6000)
+	for _, name := range []string{"rnd10", "rnd25"} {
+		a := keptSeqs(t, tr, mustNew(t, name, 1))
+		b := keptSeqs(t, tr, mustNew(t, name, 1))
+		c := keptSeqs(t, tr, mustNew(t, name, 2))
+		if !slices.Equal(a, b) {
+			t.Errorf("%s: seed 1 twice gave different decisions", name)
+		}
+		if slices.Equal(a, c) {
+			t.Errorf("%s: seeds 1 and 2 gave the same decisions", name)
+		}
+	}
+}
+
+// A goroutine's random decisions depend on the seed and its own calls, not
+// on how other goroutines' calls interleave with them (so a runtime can
+// draw them without a shared lock).
+func TestRandomDecisionsIgnoreInterleaving(t *testing.T) {
+	p, _ := sample.Lookup("rnd25")
+	solo := sample.NewDispatcher(p, 9)
+	var want []bool
+	for i := 0; i < 200; i++ {
+		want = append(want, solo.Enter(4, 77))
+	}
+	mixed := sample.NewDispatcher(p, 9)
+	var got []bool
+	for i := 0; i < 200; i++ {
+		for j := 0; j < i%3; j++ {
+			mixed.Enter(5, 77)
+		}
+		got = append(got, mixed.Enter(4, 77))
+	}
+	if !slices.Equal(got, want) {
+		t.Fatal("goroutine 4's decisions changed with goroutine 5's calls")
+	}
+	k := 0
+	for _, v := range want {
+		if v {
+			k++
+		}
+	}
+	if k < 30 || k > 70 {
+		t.Fatalf("rnd25 sampled %d of 200 calls", k)
+	}
+}
+
+// Thread-local counters are per goroutine; global ones are shared.
+func TestDispatcherScopes(t *testing.T) {
+	tl, _ := sample.Lookup("tl-ad")
+	g, _ := sample.Lookup("g-ad")
+	dt, dg := sample.NewDispatcher(tl, 0), sample.NewDispatcher(g, 0)
+	for i := 0; i < 10; i++ {
+		dt.Enter(1, 7)
+		dg.Enter(1, 7)
+	}
+	if !dt.Enter(2, 7) {
+		t.Error("tl-ad: goroutine 2's first call of 7 not sampled")
+	}
+	if dg.Enter(2, 7) {
+		t.Error("g-ad: the 11th call of 7 overall sampled (want the 10-call gap)")
+	}
+	if dt.Enter(1, 7) {
+		t.Error("tl-ad: goroutine 1's 11th call of 7 sampled")
+	}
+	if !dt.Enter(1, 8) {
+		t.Error("tl-ad: first call of another function not sampled")
+	}
+	dt.Forget(1)
+	if !dt.Enter(1, 7) {
+		t.Error("tl-ad: after Forget, goroutine 1 does not start afresh")
+	}
+}
+
+func TestNewNames(t *testing.T) {
+	want := []string{"tl-ad", "tl-fx", "g-ad", "g-fx", "rnd10", "rnd25", "ucp"}
+	if !slices.Equal(sample.Names(), want) {
+		t.Fatalf("Names() = %v, want %v", sample.Names(), want)
+	}
+	for _, n := range want {
+		f, err := sample.New(n, 1)
+		if err != nil || f == nil {
+			t.Fatalf("New(%q): %v", n, err)
+		}
+		if _, ok := f.(*sample.Filter); !ok {
+			t.Fatalf("New(%q) is a %T", n, f)
+		}
+	}
+	if _, err := sample.New("tl-adx", 1); err == nil {
+		t.Fatal("New accepted an unknown name")
+	}
+	ps := sample.Policies()
+	ps[0].Schedule.Gaps[0] = 1
+	if p, _ := sample.Lookup("tl-ad"); p.Schedule.Gaps[0] != 90 {
+		t.Fatal("Policies returned the package's own schedule slices")
+	}
+}

@@ -1,0 +1,199 @@
+// Package sample implements the seven samplers of LiteRace (Marino,
+// Musuvathi and Narayanasamy, PLDI'09, Table 3): filters that keep every
+// synchronization event but only some memory accesses, chosen a function
+// invocation at a time, so that a happens-before detector run on what they
+// keep reports a subset of the races of the full trace and never a false
+// one (§3.2: "we have to log all the synchronization events in order to
+// avoid reporting false data races").
+//
+// The unit of sampling is one invocation of one function by one goroutine
+// (§3.3): at function entry a dispatch check decides whether this
+// invocation runs the "instrumented copy", which logs its memory accesses,
+// or the uninstrumented one, which logs only synchronization. The accesses
+// an invocation makes in its own body (not in its callees, which have their
+// own checks) are kept exactly when it is sampled.
+//
+// The samplers, by the names New takes (Policies lists them with their
+// parameters):
+//
+//	tl-ad  thread-local adaptive: per (goroutine, function), bursts of 10
+//	       calls at rates 100%, 10%, 1%, then 0.1% (LiteRace's own)
+//	tl-fx  thread-local fixed: per (goroutine, function), bursty at 5%
+//	g-ad   global adaptive: per function over all goroutines, bursty at
+//	       100%, 50%, 25%, ... down to 0.1%
+//	g-fx   global fixed: per function, bursty at 10%
+//	rnd10  each call sampled independently with probability 10%
+//	rnd25  each call sampled independently with probability 25%
+//	ucp    un-cold region: per (goroutine, function) the first 10 calls are
+//	       not sampled, every later call is
+//
+// The package has three layers, so that the runtime can sample while
+// recording with the same decisions as the offline filter:
+//
+//   - Schedule and Counter: the bursty back-off of one code region (§4.1's
+//     frequency and sampling counters), 8 bytes of state per region;
+//   - Dispatcher: the dispatch check of a whole program, Enter(g, fn),
+//     holding the counters per goroutine or per function and the random
+//     streams per goroutine (Rand);
+//   - Filter: a filter.Filter over a recorded trace, which replays the
+//     dispatch check at each FuncEnter, keeps each goroutine's stack of
+//     sampled and unsampled frames, and keeps an access exactly when its
+//     innermost frame is sampled. Every event that is not a read or a
+//     write (synchronization, goroutine life, FuncEnter/FuncExit, regions,
+//     BarrierPairs) is kept.
+//
+// Accesses outside every traced function frame of their goroutine (the
+// body of a goroutine whose function was not instrumented, package
+// initialization, accesses before the first FuncEnter) belong, by the same
+// rule, to the one invocation of the goroutine's start routine: in LiteRace
+// every code region, a thread's start function included, is reached
+// through a dispatch check, so the filter checks the pseudo-function
+// RootFunc once per goroutine, at the goroutine's first such access, and
+// keeps or drops all its root accesses with that decision.
+package sample
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/racekit/racekit/filter"
+)
+
+// Scope is where a sampler keeps its counters.
+type Scope uint8
+
+const (
+	// PerGoroutine samplers ("thread-local", §3.4) keep one Counter per
+	// (goroutine, function): a function hot in one goroutine is still
+	// cold in a goroutine that runs it for the first time.
+	PerGoroutine Scope = iota
+	// Global samplers keep one Counter per function, counting calls by
+	// every goroutine (SWAT's adaptive profiler, §5.2).
+	Global
+	// PerCall samplers are not bursty: each call is sampled independently
+	// with probability Policy.Prob.
+	PerCall
+)
+
+// String names the scope.
+func (s Scope) String() string {
+	switch s {
+	case PerGoroutine:
+		return "per-goroutine"
+	case Global:
+		return "global"
+	case PerCall:
+		return "per-call"
+	}
+	return fmt.Sprintf("scope(%d)", uint8(s))
+}
+
+// Policy is one sampler of Table 3: where its state lives and which calls
+// it samples.
+type Policy struct {
+	Name        string // as New takes it: "tl-ad"
+	Short       string // the paper's short name: "TL-Ad"
+	Description string // Table 3's description
+	Scope       Scope
+	// Schedule is the back-off of each region (PerGoroutine, Global).
+	Schedule Schedule
+	// Prob is the probability that a call is sampled (PerCall).
+	Prob float64
+}
+
+// Nominal returns the policy's long-run sampling rate of a hot function:
+// what a region converges to after its back-off.
+func (p *Policy) Nominal() float64 {
+	if p.Scope == PerCall {
+		return p.Prob
+	}
+	return p.Schedule.Rate()
+}
+
+// RootFunc is the function ID under which the filter dispatches the
+// accesses of a goroutine made outside every traced function frame: its
+// start routine (see the package comment). Real function IDs are site IDs,
+// far below it.
+const RootFunc = math.MaxUint64
+
+// gAdRates is G-Ad's back-off after each burst: 50%, 25%, ... halving down
+// to the 0.1% floor (Table 3: "100%, 50%, 25%, ..., 0.1%"; the first burst
+// is the 100%).
+func gAdRates() []float64 {
+	var rs []float64
+	for r := 0.5; ; r /= 2 {
+		if r <= 0.001 {
+			return append(rs, 0.001)
+		}
+		rs = append(rs, r)
+	}
+}
+
+// policies is Table 3, in its order.
+var policies = []Policy{
+	{Name: "tl-ad", Short: "TL-Ad", Description: "Adaptive back-off per function / per thread (100%,10%,1%,0.1%); bursty",
+		Scope: PerGoroutine, Schedule: Bursty(DefaultBurst, 0.10, 0.01, 0.001)},
+	{Name: "tl-fx", Short: "TL-Fx", Description: "Fixed 5% per function / per thread; bursty",
+		Scope: PerGoroutine, Schedule: Bursty(DefaultBurst, 0.05)},
+	{Name: "g-ad", Short: "G-Ad", Description: "Adaptive back-off per function globally (100%, 50%, 25%, ..., 0.1%); bursty",
+		Scope: Global, Schedule: Bursty(DefaultBurst, gAdRates()...)},
+	{Name: "g-fx", Short: "G-Fx", Description: "Fixed 10% per function globally; bursty",
+		Scope: Global, Schedule: Bursty(DefaultBurst, 0.10)},
+	{Name: "rnd10", Short: "Rnd10", Description: "Random 10% of dynamic calls chosen for sampling",
+		Scope: PerCall, Prob: 0.10},
+	{Name: "rnd25", Short: "Rnd25", Description: "Random 25% of dynamic calls chosen for sampling",
+		Scope: PerCall, Prob: 0.25},
+	{Name: "ucp", Short: "UCP", Description: "First 10 calls per function / per thread are NOT sampled, all remaining calls are sampled",
+		Scope: PerGoroutine, Schedule: Schedule{Skip: 10, Burst: 0}},
+}
+
+// Names returns the samplers' names in Table 3's order.
+func Names() []string {
+	ns := make([]string, len(policies))
+	for i := range policies {
+		ns[i] = policies[i].Name
+	}
+	return ns
+}
+
+// Policies returns the samplers of Table 3, in its order (copies: changing
+// them changes nothing here).
+func Policies() []Policy {
+	ps := make([]Policy, len(policies))
+	for i, p := range policies {
+		p.Schedule.Gaps = append([]uint32(nil), p.Schedule.Gaps...)
+		ps[i] = p
+	}
+	return ps
+}
+
+// Lookup returns the sampler named name.
+func Lookup(name string) (Policy, error) {
+	for _, p := range Policies() {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	return Policy{}, fmt.Errorf("unknown sampler %q (want one of %v)", name, Names())
+}
+
+// New returns the sampler named name (one of Names) as a filter over a
+// recorded trace; seed drives the random samplers (same seed, same
+// decisions) and is ignored by the others. Its dynamic type is *Filter.
+func New(name string, seed int64) (filter.Filter, error) {
+	f, err := NewFilter(name, seed)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// NewFilter is New returning the concrete *Filter, whose Stats give the
+// effective sampling rate.
+func NewFilter(name string, seed int64) (*Filter, error) {
+	p, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return NewPolicyFilter(p, seed), nil
+}
