@@ -39,7 +39,7 @@ func algoNames() string {
 
 var cmdAnalyze = register(&command{
 	name:      "analyze",
-	usageLine: "analyze [--algo=fasttrack] [--format=text|json] [-v] FILE",
+	usageLine: "analyze [--algo=fasttrack] [--sample=NAME [--seed=N]] [--format=text|json] [-v] FILE",
 	short:     "run race detectors over a recorded trace",
 	long: `
 Analyze reads a trace (binary .rkt, RAPID STD, or racekit text; the format is
@@ -50,6 +50,13 @@ detector does, one block per distinct site pair, then a summary per detector.
 --algo takes a comma-separated list:
 ` + algoDocs() + `
 	none       decode only (to measure the reader)
+
+--sample=NAME puts one of LiteRace's samplers (tl-ad, tl-fx, g-ad, g-fx,
+rnd10, rnd25, ucp; see package filter/sample) in front of the detectors: it
+keeps every synchronization event and the memory accesses of the function
+invocations it samples, so the detectors report a subset of the races of the
+full trace, never a false one. With -v the sampler's effective sampling rate
+is printed.
 
 With -v, analyze prints to stderr the events read, the wall time, events per
 second and the peak resident memory of the process, and each detector's
@@ -81,11 +88,16 @@ var (
 	analyzeVerbose  = cmdAnalyze.flags.Bool("v", false, "print throughput, peak memory and detector counters to stderr")
 	analyzeProgress = cmdAnalyze.flags.String("progress", "auto", "progress on stderr: auto (when a terminal), on, off")
 	analyzeCPUProf  = cmdAnalyze.flags.String("cpuprofile", "", "write a CPU profile of the analysis to this file")
+	analyzeFilters  = addFilterFlags(cmdAnalyze)
 )
 
 func runAnalyze(c *command, args []string) int {
 	if len(args) != 1 {
 		c.errorf("expected exactly one trace file, got %d arguments", len(args))
+		return exitUsage
+	}
+	if err := analyzeFilters.check(); err != nil {
+		c.errorf("%v", err)
 		return exitUsage
 	}
 	if *analyzeFormat != "text" && *analyzeFormat != "json" {
@@ -137,7 +149,12 @@ func runAnalyze(c *command, args []string) int {
 	}
 	prog := newProgress(*analyzeProgress, "analyze")
 	start := time.Now()
-	n, err := detect.RunProgress(f, prog.update, dets...)
+	src, filters, err := analyzeFilters.wrap(f)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitUsage
+	}
+	n, err := detect.RunProgress(src, prog.update, dets...)
 	if *analyzeCPUProf != "" {
 		pprof.StopCPUProfile()
 	}
@@ -176,8 +193,13 @@ func runAnalyze(c *command, args []string) int {
 		return exitError
 	}
 	if *analyzeVerbose {
+		read := n // events read from the trace, before any filter
+		if len(filters.readers) > 0 {
+			read = filters.readers[0].Kept() + filters.readers[0].Dropped()
+		}
 		fmt.Fprintf(os.Stderr, "racekit analyze: %s (%s): %d events in %v: %.2fM events/s, peak RSS %s\n",
-			f.Name, f.Format, n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds()/1e6, peakRSS())
+			f.Name, f.Format, read, elapsed.Round(time.Millisecond), float64(read)/elapsed.Seconds()/1e6, peakRSS())
+		filters.report(os.Stderr, "analyze")
 		for _, r := range runs {
 			if s, ok := r.det.(detect.Stats); ok {
 				fmt.Fprintf(os.Stderr, "  %s: %s\n", r.name, formatStats(s.Stats()))

@@ -181,6 +181,39 @@ func TestGenAnalyzeFindsPlantedRaces(t *testing.T) {
 	}
 }
 
+// Every LiteRace sampler keeps all synchronization, so the races found on
+// a sampled trace are races of the full trace; TL-Ad, which logs the first
+// calls of every function in every goroutine, still finds some.
+func TestAnalyzeSampledFindsNoFalseRace(t *testing.T) {
+	rkt := filepath.Join(t.TempDir(), "g.rkt")
+	if _, stderr, code := racekit(t, "gen", "-events", "50k", "-seed", "3", "-o", rkt); code != 0 {
+		t.Fatalf("gen: %s", stderr)
+	}
+	pairs := func(args ...string) []finding.Pair {
+		rep, _ := analyzeJSON(t, append([]string{"--algo=hb"}, append(args, rkt)...)...)
+		var ps []finding.Pair
+		for _, r := range rep.Races {
+			ps = append(ps, finding.MakePair(r.Previous.Site.ID, r.Current.Site.ID))
+		}
+		return ps
+	}
+	full := pairs()
+	if len(full) == 0 {
+		t.Fatal("no race in the full trace")
+	}
+	for _, s := range []string{"tl-ad", "tl-fx", "g-ad", "g-fx", "rnd10", "rnd25", "ucp"} {
+		got := pairs("--sample="+s, "--seed=5")
+		for _, p := range got {
+			if !slices.Contains(full, p) {
+				t.Errorf("--sample=%s: %v is not a race of the full trace", s, p)
+			}
+		}
+		if s == "tl-ad" && len(got) == 0 {
+			t.Errorf("--sample=tl-ad found none of the %d races", len(full))
+		}
+	}
+}
+
 func TestGenRaceFreeIsClean(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "clean.rkt")
 	if _, stderr, code := racekit(t, "gen", "-events", "20k", "-racy", "0", "-o", out); code != 0 {
@@ -292,6 +325,7 @@ func TestUsageErrors(t *testing.T) {
 		{"analyze"},
 		{"analyze", "--algo=nosuch", "x.rkt"},
 		{"analyze", "--nosuchflag", "x.rkt"},
+		{"analyze", "--sample=nosuch", "x.rkt"},
 		{"gen"},
 	} {
 		if _, _, code := racekit(t, args...); code != exitUsage {
