@@ -39,7 +39,7 @@ func algoNames() string {
 
 var cmdAnalyze = register(&command{
 	name:      "analyze",
-	usageLine: "analyze [--algo=fasttrack] [--sample=NAME [--seed=N]] [--format=text|json] [-v] FILE",
+	usageLine: "analyze [--algo=fasttrack] [--filter=tree] [--sample=NAME [--seed=N]] [--format=text|json] [-v] FILE",
 	short:     "run race detectors over a recorded trace",
 	long: `
 Analyze reads a trace (binary .rkt, RAPID STD, or racekit text; the format is
@@ -50,6 +50,11 @@ detector does, one block per distinct site pair, then a summary per detector.
 --algo takes a comma-separated list:
 ` + algoDocs() + `
 	none       decode only (to measure the reader)
+
+--filter=tree puts TREE (package filter/tree) in front of the detectors: it
+drops accesses that cannot add a race the chosen detector would report (for
+fasttrack, none of its first races per address; for hb, hybrid and lockset,
+none of their site pairs), never synchronization.
 
 --sample=NAME puts one of LiteRace's samplers (tl-ad, tl-fx, g-ad, g-fx,
 rnd10, rnd25, ucp; see package filter/sample) in front of the detectors: it
@@ -110,6 +115,7 @@ func runAnalyze(c *command, args []string) int {
 		col  *finding.Collector
 	}
 	var runs []run
+	var algos []string
 	for _, name := range strings.Split(*analyzeAlgo, ",") {
 		name = strings.TrimSpace(name)
 		if name == "none" || name == "" {
@@ -122,6 +128,7 @@ func runAnalyze(c *command, args []string) int {
 		}
 		col := finding.NewCollector()
 		runs = append(runs, run{name, a.make(col), col})
+		algos = append(algos, name)
 	}
 
 	f, err := tracefile.Open(args[0])
@@ -149,7 +156,7 @@ func runAnalyze(c *command, args []string) int {
 	}
 	prog := newProgress(*analyzeProgress, "analyze")
 	start := time.Now()
-	src, filters, err := analyzeFilters.wrap(f)
+	src, filters, err := analyzeFilters.wrap(f, algos)
 	if err != nil {
 		c.errorf("%v", err)
 		return exitUsage

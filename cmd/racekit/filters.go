@@ -7,18 +7,21 @@ import (
 
 	"github.com/racekit/racekit/filter"
 	"github.com/racekit/racekit/filter/sample"
+	"github.com/racekit/racekit/filter/tree"
 	"github.com/racekit/racekit/trace"
 )
 
 // Event filters between a trace and the detectors (package filter): the
 // flags that choose them and the stage they build.
 type filterFlags struct {
+	filter *string
 	sample *string
 	seed   *int64
 }
 
 func addFilterFlags(c *command) *filterFlags {
 	return &filterFlags{
+		filter: c.flags.String("filter", "", "drop events that cannot add a race: tree (TREE, tuned to the detectors chosen)"),
 		sample: c.flags.String("sample", "", "keep only the memory accesses a LiteRace sampler keeps: "+strings.Join(sample.Names(), ", ")),
 		seed:   c.flags.Int64("seed", 1, "seed of the random samplers"),
 	}
@@ -26,6 +29,9 @@ func addFilterFlags(c *command) *filterFlags {
 
 // check reports a bad flag value before any input is read.
 func (ff *filterFlags) check() error {
+	if *ff.filter != "" && *ff.filter != "tree" {
+		return fmt.Errorf("unknown --filter %q (want tree)", *ff.filter)
+	}
 	if *ff.sample != "" {
 		if _, err := sample.Lookup(*ff.sample); err != nil {
 			return err
@@ -42,18 +48,31 @@ type filterStage struct {
 	sampler *sample.Filter
 }
 
-// wrap puts the chosen filters in front of r. A bad flag value is a usage
-// error, returned as such.
-func (ff *filterFlags) wrap(r trace.Reader) (trace.Reader, *filterStage, error) {
+// wrap puts the chosen filters in front of r, for the detectors algos: the
+// sampler first (it decides per function invocation, so it must see every
+// access), then TREE, which keeps every race of the relation each detector
+// uses (for several detectors, the relation that serves them all).
+func (ff *filterFlags) wrap(r trace.Reader, algos []string) (trace.Reader, *filterStage, error) {
 	st := &filterStage{}
+	add := func(f filter.Filter, name string) {
+		fr := filter.NewReader(r, f)
+		st.readers, st.names = append(st.readers, fr), append(st.names, name)
+		r = fr
+	}
 	if *ff.sample != "" {
 		s, err := sample.NewFilter(*ff.sample, *ff.seed)
 		if err != nil {
 			return nil, nil, err
 		}
-		fr := filter.NewReader(r, s)
-		st.readers, st.names, st.sampler = append(st.readers, fr), append(st.names, "sample="+*ff.sample), s
-		r = fr
+		st.sampler = s
+		add(s, "sample="+*ff.sample)
+	}
+	if *ff.filter == "tree" {
+		o := tree.Options{} // All: safe for every detector
+		if len(algos) == 1 {
+			o = tree.OptionsFor(algos[0])
+		}
+		add(tree.New(o), "tree")
 	}
 	return r, st, nil
 }

@@ -214,6 +214,37 @@ func TestAnalyzeSampledFindsNoFalseRace(t *testing.T) {
 	}
 }
 
+// TREE drops events without losing a race: the same site pairs with and
+// without --filter=tree, for each detector alone and for all at once.
+func TestAnalyzeTreeLosesNoRace(t *testing.T) {
+	rkt := filepath.Join(t.TempDir(), "g.rkt")
+	if _, stderr, code := racekit(t, "gen", "-events", "50k", "-seed", "4", "-o", rkt); code != 0 {
+		t.Fatalf("gen: %s", stderr)
+	}
+	pairs := func(args ...string) map[string][]finding.Pair {
+		rep, _ := analyzeJSON(t, append(args, rkt)...)
+		ps := map[string][]finding.Pair{}
+		for _, r := range rep.Races {
+			ps[r.Detector] = append(ps[r.Detector], finding.MakePair(r.Previous.Site.ID, r.Current.Site.ID))
+		}
+		for _, v := range ps {
+			finding.SortPairs(v)
+		}
+		return ps
+	}
+	for _, algo := range []string{"hb", "hybrid", "lockset", "hb,hybrid,lockset"} {
+		full, filtered := pairs("--algo="+algo), pairs("--algo="+algo, "--filter=tree")
+		for d, want := range full {
+			if !slices.Equal(filtered[d], want) {
+				t.Errorf("--algo=%s: %s with TREE %v, without %v", algo, d, filtered[d], want)
+			}
+		}
+		if len(full) == 0 {
+			t.Errorf("--algo=%s: no race on the trace", algo)
+		}
+	}
+}
+
 func TestGenRaceFreeIsClean(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "clean.rkt")
 	if _, stderr, code := racekit(t, "gen", "-events", "20k", "-racy", "0", "-o", out); code != 0 {
@@ -326,6 +357,7 @@ func TestUsageErrors(t *testing.T) {
 		{"analyze", "--algo=nosuch", "x.rkt"},
 		{"analyze", "--nosuchflag", "x.rkt"},
 		{"analyze", "--sample=nosuch", "x.rkt"},
+		{"analyze", "--filter=nosuch", "x.rkt"},
 		{"gen"},
 	} {
 		if _, _, code := racekit(t, args...); code != exitUsage {
