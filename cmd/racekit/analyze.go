@@ -11,6 +11,7 @@ import (
 	"github.com/racekit/racekit/detect"
 	"github.com/racekit/racekit/detect/hb"
 	"github.com/racekit/racekit/detect/lockset"
+	"github.com/racekit/racekit/detect/wcp"
 	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/report"
 	"github.com/racekit/racekit/trace"
@@ -26,6 +27,7 @@ var algorithms = map[string]struct {
 	"fasttrack": {func(s finding.Sink) detect.Detector { return hb.NewFastTrack(s) }, "FastTrack epochs; the same raced addresses and first race per address as hb, faster; precise"},
 	"lockset":   {func(s finding.Sink) detect.Detector { return lockset.New(s) }, "Eraser lockset with its ownership state machine; potential races (false alarms expected)"},
 	"hybrid":    {func(s finding.Sink) detect.Detector { return lockset.NewHybrid(s) }, "O'Callahan-Choi hybrid (RaceFuzzer phase 1): no common lock and unordered by fork/join/messages; potential"},
+	"wcp":       {func(s finding.Sink) detect.Detector { return wcp.New(s) }, "weak causal precedence (Kini et al., PLDI'17): races other interleavings would show, in linear time; predicted (its first race is real or a deadlock)"},
 }
 
 func algoNames() string {

@@ -245,6 +245,18 @@ func TestAnalyzeTreeLosesNoRace(t *testing.T) {
 	}
 }
 
+// examples/wcp-predicted.rktx: hb sees no race, wcp predicts (1,8).
+func TestAnalyzeWCPPredicts(t *testing.T) {
+	rep, code := analyzeJSON(t, "--algo=hb,wcp", filepath.Join("..", "..", "examples", "wcp-predicted.rktx"))
+	if code != exitRaces || len(rep.Races) != 1 {
+		t.Fatalf("exit %d, races %+v; want one wcp race", code, rep.Races)
+	}
+	r := rep.Races[0]
+	if r.Detector != "wcp" || r.Evidence != "predicted" || r.Previous.Site.Line != 1 || r.Current.Site.Line != 8 {
+		t.Errorf("got %+v, want wcp predicted wcp.go:1 ~ wcp.go:8", r)
+	}
+}
+
 func TestGenRaceFreeIsClean(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "clean.rkt")
 	if _, stderr, code := racekit(t, "gen", "-events", "20k", "-racy", "0", "-o", out); code != 0 {
