@@ -1,0 +1,267 @@
+package predict
+
+import (
+	"slices"
+
+	"github.com/racekit/racekit/solver"
+)
+
+// mustOrder is the must-happen-before relation of a model: program order
+// and the hard edges, closed transitively. No reordering breaks it, so a
+// pair it orders is no race, and a constraint it satisfies need not be
+// encoded. It is kept as a vector clock per event (shared between events
+// whose clock did not change), without the event's own component.
+type mustOrder struct {
+	m    *model
+	snap [][]int32 // per event: for each dense goroutine, how many of its events precede
+}
+
+func newMustOrder(m *model) *mustOrder {
+	G := len(m.byG)
+	o := &mustOrder{m: m, snap: make([][]int32, len(m.ev))}
+	cur := make([][]int32, G)
+	for g := range cur {
+		cur[g] = make([]int32, G)
+	}
+	for i := range m.ev {
+		g := m.g[i]
+		c := cur[g]
+		copied := false
+		for _, p := range m.preds[i] {
+			h := m.g[p]
+			if h == g {
+				continue
+			}
+			ps := o.snap[p]
+			if c[h] > m.local[p] && dominates(c, ps) {
+				continue
+			}
+			if !copied {
+				c = slices.Clone(c)
+				copied = true
+			}
+			for k := range c {
+				c[k] = max(c[k], ps[k])
+			}
+			c[h] = max(c[h], m.local[p]+1)
+		}
+		cur[g] = c
+		o.snap[i] = c
+	}
+	return o
+}
+
+func dominates(a, b []int32) bool {
+	for k := range a {
+		if a[k] < b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// before reports whether a must precede b (a ≠ b).
+func (o *mustOrder) before(a, b int32) bool {
+	m := o.m
+	if m.g[a] == m.g[b] {
+		return m.local[a] < m.local[b]
+	}
+	return o.snap[b][m.g[a]] > m.local[a]
+}
+
+// formula is Φ_mcm of a stretch (Algorithm 4) in a solver, with one order
+// variable per event (variable i is event i, created in trace order so the
+// solver's first guess is the observed trace) and a cut variable: the
+// events ordered before the cut form the reordered prefix, and only they
+// must be lock- and read-consistent (prefix closure, thesis 4.4.1); the
+// racing pair is the two events right after the cut.
+type formula struct {
+	s       *solver.Solver
+	cut     solver.Var
+	clauses int64
+	empty   int64 // constraints with no way to hold, left out (ill-formed input)
+}
+
+// encode builds the formula of m. Constraints that the must-order already
+// satisfies are left out.
+func encode(m *model, o *mustOrder) *formula {
+	s := solver.New()
+	n := len(m.ev)
+	for range n {
+		s.NewVar()
+	}
+	f := &formula{s: s, cut: s.NewVar()}
+	v := func(i int32) solver.Var { return solver.Var(i) }
+	add := func(lits ...solver.Lit) {
+		if len(lits) == 0 {
+			f.empty++
+			return
+		}
+		f.clauses++
+		s.AddClause(lits...)
+	}
+	cutBefore := func(i int32) solver.Lit { return s.Less(f.cut, v(i)) } // i is not in the prefix
+
+	// Program order (Algorithm 7) and the hard edges: fork/join
+	// (Algorithm 8), snd → rcv, untraced birth, allocs, and for rdit the
+	// BarrierPair linearization (Algorithm 5).
+	for i := range int32(n) {
+		if p := m.prev[i]; p >= 0 {
+			add(s.Less(v(p), v(i)))
+		}
+		for _, p := range m.preds[i] {
+			add(s.Less(v(p), v(i)))
+		}
+	}
+
+	// Locking (Algorithm 9), for sections whose acquires are both in the
+	// prefix: one ends before the other begins. Read-mode sections exclude
+	// exclusive ones only. A section held at the start of the stretch
+	// (acq = -1) is in every prefix; one open at its end (rel = -1) never
+	// ends.
+	locks := make([]uint64, 0, len(m.sections))
+	for l := range m.sections {
+		locks = append(locks, l)
+	}
+	slices.Sort(locks)
+	for _, l := range locks {
+		secs := m.sections[l]
+		for x := range secs {
+			for y := x + 1; y < len(secs); y++ {
+				s1, s2 := secs[x], secs[y]
+				if s1.g == s2.g || (s1.read && s2.read) {
+					continue
+				}
+				if (s1.rel >= 0 && s2.acq >= 0 && o.before(s1.rel, s2.acq)) ||
+					(s2.rel >= 0 && s1.acq >= 0 && o.before(s2.rel, s1.acq)) {
+					continue
+				}
+				var lits []solver.Lit
+				if s1.rel >= 0 && s2.acq >= 0 {
+					lits = append(lits, s.Less(v(s1.rel), v(s2.acq)))
+				}
+				if s2.rel >= 0 && s1.acq >= 0 {
+					lits = append(lits, s.Less(v(s2.rel), v(s1.acq)))
+				}
+				if s1.acq >= 0 {
+					lits = append(lits, cutBefore(s1.acq))
+				}
+				if s2.acq >= 0 {
+					lits = append(lits, cutBefore(s2.acq))
+				}
+				add(lits...)
+			}
+		}
+	}
+
+	// Read consistency (Algorithm 10), for reads in the prefix: the read
+	// sees one of its candidate writes w (w before it, every other write
+	// of the word before w or after the read), or the initial value (every
+	// write after the read).
+	for _, ri := range m.reads {
+		r := ri.ev
+		ws := m.writes[ri.key]
+		var cands []int32 // -1 is the initial value
+		switch ri.mode {
+		case readValue:
+			if m.init[ri.key].compatible(ri.v) {
+				cands = append(cands, -1)
+			}
+			for _, w := range ws {
+				if w != r && m.wval[w].compatible(ri.v) {
+					cands = append(cands, w)
+				}
+			}
+		case readWriter:
+			cands = append(cands, ri.writer)
+		}
+		// The clauses of each candidate; a candidate with an empty clause
+		// (a write must-ordered between it and the read) is impossible.
+		type cand struct{ lits [][]solver.Lit }
+		var alts []cand
+		for _, w := range cands {
+			if w >= 0 && o.before(r, w) {
+				continue
+			}
+			var c cand
+			ok := true
+			if w >= 0 && !o.before(w, r) {
+				c.lits = append(c.lits, []solver.Lit{s.Less(v(w), v(r))})
+			}
+			for _, w2 := range ws {
+				if w2 == w || w2 == r {
+					continue
+				}
+				if o.before(r, w2) || (w >= 0 && o.before(w2, w)) {
+					continue
+				}
+				var lits []solver.Lit
+				if !o.before(w2, r) {
+					lits = append(lits, s.Less(v(r), v(w2)))
+				}
+				if w >= 0 && !o.before(w, w2) {
+					lits = append(lits, s.Less(v(w2), v(w)))
+				}
+				if len(lits) == 0 {
+					ok = false
+					break
+				}
+				c.lits = append(c.lits, lits)
+			}
+			if ok {
+				alts = append(alts, c)
+			}
+		}
+		notIn := cutBefore(r)
+		switch len(alts) {
+		case 0:
+			add(notIn)
+		case 1:
+			for _, c := range alts[0].lits {
+				add(append([]solver.Lit{notIn}, c...)...)
+			}
+		default:
+			or := []solver.Lit{notIn}
+			for _, a := range alts {
+				sel := s.NewBool()
+				or = append(or, sel)
+				for _, c := range a.lits {
+					add(append([]solver.Lit{sel.Not()}, c...)...)
+				}
+			}
+			add(or...)
+		}
+	}
+	return f
+}
+
+// query decides whether events a and b can both be enabled at once: some
+// consistent prefix contains every predecessor of each but neither. It
+// returns the result and, after Sat, the prefix in its reordered order.
+func (f *formula) query(m *model, a, b int32) (solver.Result, []int32) {
+	s := f.s
+	v := func(i int32) solver.Var { return solver.Var(i) }
+	as := []solver.Lit{s.Less(f.cut, v(a)), s.Less(f.cut, v(b))}
+	for _, x := range []int32{a, b} {
+		if p := m.prev[x]; p >= 0 {
+			as = append(as, s.Less(v(p), f.cut))
+		}
+		for _, p := range m.preds[x] {
+			as = append(as, s.Less(v(p), f.cut))
+		}
+	}
+	res := s.Solve(as...)
+	if res != solver.Sat {
+		return res, nil
+	}
+	pos := s.Positions()
+	c := pos[f.cut]
+	var pre []int32
+	for i := range int32(len(m.ev)) {
+		if pos[i] < c {
+			pre = append(pre, i)
+		}
+	}
+	slices.SortFunc(pre, func(x, y int32) int { return pos[x] - pos[y] })
+	return res, pre
+}
