@@ -11,6 +11,7 @@ import (
 	"github.com/racekit/racekit/detect"
 	"github.com/racekit/racekit/detect/hb"
 	"github.com/racekit/racekit/detect/lockset"
+	"github.com/racekit/racekit/detect/predict"
 	"github.com/racekit/racekit/detect/wcp"
 	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/report"
@@ -27,6 +28,8 @@ var algorithms = map[string]struct {
 	"fasttrack": {func(s finding.Sink) detect.Detector { return hb.NewFastTrack(s) }, "FastTrack epochs; the same raced addresses and first race per address as hb, faster; precise"},
 	"lockset":   {func(s finding.Sink) detect.Detector { return lockset.New(s) }, "Eraser lockset with its ownership state machine; potential races (false alarms expected)"},
 	"hybrid":    {func(s finding.Sink) detect.Detector { return lockset.NewHybrid(s) }, "O'Callahan-Choi hybrid (RaceFuzzer phase 1): no common lock and unordered by fork/join/messages; potential"},
+	"mcm":       {func(s finding.Sink) detect.Detector { return predict.NewMCM(s, predict.Options{}) }, "maximal causal model: every race some feasible reordering of the trace shows (windows of 10000 events, SAT solving); predicted, with a witness schedule"},
+	"rdit":      {func(s finding.Sink) detect.Detector { return predict.NewRDIT(s, predict.Options{}) }, "RDIT: mcm that also trusts BarrierPairs (calls into untraced code) to hide only synchronization on their reachable addresses; precise on incomplete traces"},
 	"wcp":       {func(s finding.Sink) detect.Detector { return wcp.New(s) }, "weak causal precedence (Kini et al., PLDI'17): races other interleavings would show, in linear time; predicted (its first race is real or a deadlock)"},
 }
 
