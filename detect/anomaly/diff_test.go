@@ -1,0 +1,382 @@
+package anomaly
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/racekit/racekit/detect"
+	"github.com/racekit/racekit/detect/lockset"
+	"github.com/racekit/racekit/finding"
+	"github.com/racekit/racekit/gen"
+	"github.com/racekit/racekit/trace"
+)
+
+func genTrace(t testing.TB, seed uint64, events int64, goroutines int, mod func(*gen.Config)) (*trace.Trace, *gen.Truth) {
+	t.Helper()
+	c := gen.DefaultConfig()
+	c.Seed, c.Events, c.Goroutines = seed, events, goroutines
+	c.Vars, c.Locks, c.Funcs = 6, 3, 4
+	c.HandoffFraction = 0.2
+	c.SyncFraction, c.AtomicFraction, c.LockFraction = 0.05, 0.05, 0.2
+	c.Shape = gen.Shapes()[seed%4]
+	if mod != nil {
+		mod(&c)
+	}
+	tr := trace.NewTrace()
+	truth, err := gen.Generate(c, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, truth
+}
+
+// The data-race candidates are hybrid's races: the same independence
+// condition (no common lock in write mode, no partial order through
+// fork/join, messages and atomics). Every distinct site pair hybrid
+// reports is a candidate (kept, feasible or not, with KeepInfeasible) and
+// vice versa; the planted races of the generator are real, so each gets a
+// feasible clip.
+func TestRaceCandidatesEqualHybrid(t *testing.T) {
+	n := 300
+	if testing.Short() {
+		n = 60
+	}
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		tr, truth := genTrace(t, seed, 400, 2+int(seed%5), nil)
+		col := finding.NewCollector()
+		if _, err := detect.Run(tr.Iter(), lockset.NewHybrid(col)); err != nil {
+			t.Fatal(err)
+		}
+		res := Find(tr, Kinds(Builtin(), KindRace), Options{KeepInfeasible: true, Attempts: 1 << 20})
+		if res.Stats["invalid_schedules"] != 0 {
+			t.Fatalf("seed %d: %d invalid schedules", seed, res.Stats["invalid_schedules"])
+		}
+		all, feasible := map[finding.Pair]bool{}, map[finding.Pair]bool{}
+		for _, a := range res.Anomalies {
+			p := finding.MakePair(a.siteIDs[0], a.siteIDs[1])
+			all[p] = true
+			if a.Clip.Feasible {
+				feasible[p] = true
+			}
+		}
+		want := col.Pairs()
+		if len(want) != len(all) {
+			t.Fatalf("seed %d: %d candidate pairs, hybrid %d", seed, len(all), len(want))
+		}
+		for _, p := range want {
+			if !all[p] {
+				t.Fatalf("seed %d: hybrid pair %v is no candidate", seed, p)
+			}
+		}
+		for _, p := range truth.Pairs() {
+			if !feasible[p] {
+				t.Errorf("seed %d: planted race %v has no feasible clip", seed, p)
+			}
+		}
+	}
+}
+
+// Every clip of every kind, on many generated traces, is a feasible
+// schedule that makes the anomaly happen in pattern order. The check here
+// starts from the clip as a consumer sees it (Seq, goroutine names and
+// indices), not from the search's own event indices.
+func TestClipsAreFeasibleSchedules(t *testing.T) {
+	n := 120
+	if testing.Short() {
+		n = 30
+	}
+	total := map[Kind]int{}
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		tr, _ := genTrace(t, seed, 300, 2+int(seed%3), func(c *gen.Config) {
+			c.Funcs, c.FuncFraction = 3, 0.1
+		})
+		atomic := func(string) bool { return seed%2 == 0 }
+		m := NewModel(tr, Options{AtomicFunc: atomic})
+		res := m.Find(Builtin(), Options{AtomicFunc: atomic})
+		if res.Stats["invalid_schedules"] != 0 {
+			t.Fatalf("seed %d: %d invalid schedules", seed, res.Stats["invalid_schedules"])
+		}
+		bySeq := map[uint64]int32{}
+		for i := range tr.Events {
+			bySeq[tr.Events[i].Seq] = int32(i)
+		}
+		v := newValidator(m)
+		for _, a := range res.Anomalies {
+			total[a.Kind]++
+			c := a.Clip
+			var steps, P []int32
+			for _, st := range c.Steps {
+				e, ok := bySeq[st.Seq]
+				if !ok || m.gs[m.g[e]].name != st.G || int(m.pos[e]) != st.Index || tr.Events[e].G != st.GID || tr.Events[e].Op.String() != st.Op {
+					t.Fatalf("seed %d: step %+v does not describe trace event %d", seed, st, e)
+				}
+				steps = append(steps, e)
+			}
+			for n, i := range c.Anomaly {
+				if c.Steps[i].Anomaly != n+1 || c.Steps[i].Seq != a.Seqs[n] {
+					t.Fatalf("seed %d: anomaly step %d is %+v", seed, n, c.Steps[i])
+				}
+				P = append(P, steps[i])
+			}
+			var p *Pattern
+			for _, q := range Builtin() {
+				if q.Name == a.Pattern {
+					p = q
+				}
+			}
+			if err := v.check(steps, P, p.Consecutive); err != nil {
+				t.Fatalf("seed %d: %s %v: %v", seed, a.Pattern, a.Sites, err)
+			}
+			// Access types and goroutines agree with the pattern.
+			for n, e := range P {
+				if tr.Events[e].IsWrite() != p.AT[n] {
+					t.Fatalf("seed %d: %s step %d has the wrong access type", seed, a.Pattern, n)
+				}
+				for j, f := range P {
+					if (p.T[n] == p.T[j]) != (m.g[e] == m.g[f]) || (p.SV[n] == p.SV[j]) != (tr.Events[e].Obj == tr.Events[f].Obj) {
+						t.Fatalf("seed %d: %s steps %d, %d break the pattern's symbols", seed, a.Pattern, n, j)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("clips checked: %v", total)
+	if total[KindRace] == 0 || total[KindAtomicity] == 0 || total[KindASV] == 0 {
+		t.Errorf("some kind never occurred: %v", total)
+	}
+}
+
+// Theorem 1 (§6.2): with nested locks, every race that some feasible
+// schedule can expose gets a feasible clip. An exhaustive search over the
+// interleavings of small generated traces decides, for each candidate
+// pair and each order, whether the two accesses can run back to back; the
+// generator must then find a schedule for that order.
+func TestScheduleCompleteOnSmallTraces(t *testing.T) {
+	n := 400
+	if testing.Short() {
+		n = 100
+	}
+	// The exhaustive search itself tells Figure 5's false race from the real one.
+	for _, por := range []bool{false, true} {
+		b, v5 := figure5(por)
+		m := NewModel(b.Trace(), Options{})
+		if got := exposable(m, newValidator(m), []int32{int32(v5[2]), int32(v5[7])}); got == por {
+			t.Fatalf("Figure 5 (partial order %v): exposable %v", por, got)
+		}
+	}
+	checked, real := 0, 0
+	for seed := uint64(1); seed <= uint64(2*n); seed++ {
+		var tr *trace.Trace
+		if seed%2 == 0 {
+			tr, _ = genTrace(t, seed, 26, 2+int(seed%3), func(c *gen.Config) {
+				c.Vars, c.Locks, c.Nesting, c.Switch = 2, 2, 2, 0.6
+				c.Funcs, c.FuncFraction = 0, 0
+			})
+		} else {
+			tr = lockyTrace(seed)
+		}
+		m := NewModel(tr, Options{})
+		v := newValidator(m)
+		for _, x := range m.addrs {
+			acc := m.byAddr[x]
+			for i, a := range acc {
+				for _, b := range acc[i+1:] {
+					if m.g[a] == m.g[b] || (!m.isWrite(a) && !m.isWrite(b)) || !m.independent(a, b) {
+						continue
+					}
+					for _, P := range [][]int32{{a, b}, {b, a}} {
+						checked++
+						want := exposable(m, v, P)
+						steps, got := m.generate(P, true)
+						if got {
+							if err := v.check(steps, P, true); err != nil {
+								t.Fatalf("seed %d %v: invalid schedule: %v", seed, P, err)
+							}
+						}
+						if want {
+							real++
+						}
+						if want && !got {
+							t.Errorf("seed %d: events %v can run back to back but no schedule was generated\n%s", seed, P, dump(m))
+						}
+						if got && !want {
+							t.Fatalf("seed %d: the exhaustive search missed schedule %v", seed, steps)
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d ordered candidate pairs, %d exposable", checked, real)
+}
+
+// exposable searches every interleaving of m's trace for a state where the
+// goroutines of P[0] and P[1] stand at them, both enabled, before either
+// ran.
+func exposable(m *Model, v *validator, P []int32) bool {
+	next := make([]int32, len(m.gs))
+	seen := map[string]bool{}
+	g0, g1 := m.g[P[0]], m.g[P[1]]
+	var dfs func() bool
+	dfs = func() bool {
+		k := fmt.Sprint(next)
+		if seen[k] {
+			return false
+		}
+		seen[k] = true
+		if next[g0] == m.pos[P[0]] && next[g1] == m.pos[P[1]] && enabled(m, v, next, P[0]) && enabled(m, v, next, P[1]) {
+			return true
+		}
+		for g := range m.gs {
+			ev := m.gs[g].ev
+			if int(next[g]) >= len(ev) {
+				continue
+			}
+			e := ev[next[g]]
+			if e == P[0] || e == P[1] || !enabled(m, v, next, e) {
+				continue
+			}
+			next[g]++
+			ok := dfs()
+			next[g]--
+			if ok {
+				return true
+			}
+		}
+		return false
+	}
+	return dfs()
+}
+
+// enabled decides from the trace's rules alone (not the clocks) whether e
+// can run next after the events below next.
+func enabled(m *Model, v *validator, next []int32, e int32) bool {
+	ran := func(f int32) bool { return m.pos[f] < next[m.g[f]] }
+	ev := &m.Events[e]
+	if m.pos[e] == 0 {
+		if f, ok := v.forkOf[m.g[e]]; ok {
+			if !ran(f) {
+				return false
+			}
+		} else {
+			for f := int32(0); f < e; f++ {
+				if !ran(f) {
+					return false
+				}
+			}
+		}
+	}
+	switch ev.Op {
+	case trace.OpSyncAcquire, trace.OpAtomicLoad, trace.OpAtomicRMW:
+		list := v.relByO[ev.Obj]
+		if ev.Op != trace.OpSyncAcquire {
+			list = v.relByA[ev.Obj]
+		}
+		for _, f := range list {
+			if f < e && !ran(f) {
+				return false
+			}
+		}
+	case trace.OpJoin:
+		for u := range m.gs {
+			if m.gs[u].gid == trace.GID(ev.Obj) {
+				for _, f := range m.gs[u].ev {
+					if f < e && !ran(f) {
+						return false
+					}
+				}
+			}
+		}
+	case trace.OpAcquire:
+		for u := range m.gs {
+			// Locks held by u: acquires ran and not yet released.
+			var held []hold
+			for _, f := range m.gs[u].ev[:next[u]] {
+				fe := &m.Events[f]
+				if fe.Op == trace.OpAcquire {
+					held = append(held, hold{fe.Obj, fe.ReadLock(), 0})
+				} else if fe.Op == trace.OpRelease {
+					if j := findHold(held, fe.Obj, fe.ReadLock()); j >= 0 {
+						held = append(held[:j], held[j+1:]...)
+					}
+				}
+			}
+			for _, h := range held {
+				if h.lock == ev.Obj && (!h.read || !ev.ReadLock()) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+func dump(m *Model) string {
+	s := ""
+	for i := range m.Events {
+		e := &m.Events[i]
+		s += fmt.Sprintf("%d: %s %s %s\n", i, m.gs[m.g[i]].name, e.Op, m.Meta.ObjLabel(e.Obj))
+	}
+	return s
+}
+
+// lockyTrace is a small random trace in which unprotected accesses mix
+// with nested critical sections and messages, so that locks make some
+// hybrid-independent pairs impossible to run back to back (Figure 5).
+func lockyTrace(seed uint64) *trace.Trace {
+	r := seed*0x9E3779B97F4A7C15 + 1
+	rnd := func(n int) int {
+		r ^= r << 13
+		r ^= r >> 7
+		r ^= r << 17
+		return int(r % uint64(n))
+	}
+	b := trace.NewBuilder()
+	gs := []string{"A", "B", "C"}[:2+rnd(2)]
+	held := map[string][]string{}
+	for _, g := range gs {
+		b.Fork("main", g, "")
+	}
+	for i := 0; i < 18; i++ {
+		g := gs[rnd(len(gs))]
+		switch k := rnd(10); {
+		case k < 4:
+			v := []string{"x", "y"}[rnd(2)]
+			site := fmt.Sprintf("%s%d", v, rnd(3))
+			if rnd(2) == 0 {
+				b.Read(g, v, site)
+			} else {
+				b.Write(g, v, site)
+			}
+		case k < 6:
+			l := []string{"l1", "l2"}[rnd(2)]
+			free := true
+			for _, hs := range held {
+				for _, h := range hs {
+					if h == l {
+						free = false
+					}
+				}
+			}
+			if free {
+				b.Acq(g, l)
+				held[g] = append(held[g], l)
+			}
+		case k < 8:
+			if hs := held[g]; len(hs) > 0 {
+				b.Rel(g, hs[len(hs)-1])
+				held[g] = hs[:len(hs)-1]
+			}
+		case k < 9:
+			b.Snd(g, []string{"o", "p"}[rnd(2)])
+		default:
+			b.Rcv(g, []string{"o", "p"}[rnd(2)])
+		}
+	}
+	for _, g := range gs {
+		for hs := held[g]; len(hs) > 0; hs = hs[:len(hs)-1] {
+			b.Rel(g, hs[len(hs)-1])
+		}
+	}
+	return b.Trace()
+}
