@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"go/ast"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path"
@@ -432,12 +433,21 @@ func writeOverlay(cache string, m map[string]string) (string, error) {
 	return writeCached(cache, "overlay", ".json", data)
 }
 
-// runtimeFiles lists the files of racekit's runtime (relative to the
-// source root): rt, rt/rttest and the std-only trace packages they import.
+// runtimeDirs are the packages of racekit's runtime (relative to the source
+// root): rt, rt/rttest and the std-only packages they import (the trace
+// codec, the scheduler's strategies, the filters rt applies while
+// recording). A directory a source tree lacks is left out.
+var runtimeDirs = []string{"rt", "rt/rttest", "trace", "trace/rkt", "sched", "filter", "filter/sample", "filter/tree"}
+
+// runtimeFiles lists the files of racekit's runtime, relative to the
+// source root.
 func runtimeFiles(root string) ([]string, error) {
 	var files []string
-	for _, dir := range []string{"rt", "rt/rttest", "trace", "trace/rkt"} {
+	for _, dir := range runtimeDirs {
 		ents, err := os.ReadDir(filepath.Join(root, dir))
+		if errors.Is(err, fs.ErrNotExist) && dir != "rt" {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -428,6 +428,9 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 			for _, sp := range g.Specs {
 				r.valueSpec(sp.(*ast.ValueSpec))
 			}
+			if inList {
+				r.allocVars(x, g)
+			}
 		}
 	case *ast.IfStmt:
 		r.stmt(x.Init, false, nil)
@@ -465,6 +468,23 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 	case *ast.SelectStmt:
 		r.selectStmt(x, label)
 	case *ast.BranchStmt, *ast.EmptyStmt, *ast.BadStmt:
+	}
+}
+
+// allocVars records, after var declaration d (statement s), the creation
+// of each escaping variable it declares: a new object each time s runs.
+func (r *rewriter) allocVars(s ast.Stmt, d *ast.GenDecl) {
+	var b strings.Builder
+	for _, sp := range d.Specs {
+		for _, id := range sp.(*ast.ValueSpec).Names {
+			if v, ok := r.info.Defs[id].(*types.Var); ok && r.shared[v] && id.Name != "_" {
+				b.WriteString("; " + rtAlias + ".Alloc(&" + id.Name + ", " + r.site(id.Pos()) + ")")
+			}
+		}
+	}
+	if b.Len() > 0 {
+		lo, hi := r.span(s)
+		r.ed.appendAt(hi, b.String(), lo, hi)
 	}
 }
 
@@ -507,13 +527,23 @@ func (r *rewriter) assign(x *ast.AssignStmt, inList bool) {
 		if !inList {
 			return
 		}
-		// Variables redeclared by := are assigned.
+		// Variables redeclared by := are assigned; escaping variables it
+		// declares are new objects.
 		for _, l := range x.Lhs {
 			id, ok := l.(*ast.Ident)
-			if !ok || r.info.Defs[id] != nil || id.Name == "_" || !r.sharedIdent(id) {
+			if !ok || id.Name == "_" {
 				continue
 			}
 			lo, hi := r.span(x)
+			if v, ok := r.info.Defs[id].(*types.Var); ok {
+				if r.shared[v] {
+					r.ed.appendAt(hi, "; "+rtAlias+".Alloc(&"+id.Name+", "+r.site(id.Pos())+")", lo, hi)
+				}
+				continue
+			}
+			if r.info.Defs[id] != nil || !r.sharedIdent(id) {
+				continue
+			}
 			r.ed.appendAt(hi, "; "+rtAlias+".W(&"+id.Name+", "+r.site(id.Pos())+")", lo, hi)
 		}
 		return
@@ -1304,6 +1334,12 @@ func (r *rewriter) rd(e ast.Expr) {
 	case *ast.UnaryExpr:
 		switch x.Op {
 		case token.AND:
+			if _, ok := unparen(x.X).(*ast.CompositeLit); ok {
+				// &T{...} allocates: a new object, maybe at an address
+				// a dead one had.
+				lo, hi := r.span(x)
+				r.ed.wrap(lo, hi, rtAlias+".New(", ", "+r.site(x.Pos())+")")
+			}
 			r.loc(x.X)
 		case token.ARROW:
 			r.recv(x, false)
@@ -1761,6 +1797,23 @@ func (r *rewriter) builtin(x *ast.CallExpr) {
 	case "append":
 		r.appendCall(x)
 		return
+	case "new":
+		lo, hi := r.span(x)
+		r.ed.wrap(lo, hi, rtAlias+".New(", ", "+r.site(x.Pos())+")")
+	case "make":
+		if len(x.Args) >= 1 {
+			fn := ""
+			switch t := typeOf(r.info, x); {
+			case isMap(t):
+				fn = "MakeMap"
+			case isSlice(t):
+				fn = "MakeSlice"
+			}
+			if fn != "" {
+				lo, hi := r.span(x)
+				r.ed.wrap(lo, hi, rtAlias+"."+fn+"(", ", "+r.site(x.Pos())+")")
+			}
+		}
 	case "copy":
 		if len(x.Args) == 2 {
 			for _, a := range x.Args {

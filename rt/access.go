@@ -23,43 +23,68 @@ func access(op trace.Op, p unsafe.Pointer, size uintptr, site uint32) {
 
 // accessAddr is access for an address held as an integer.
 func accessAddr(op trace.Op, a uint64, size uintptr, site uint32) {
-	if a == 0 || size == 0 {
+	if a == 0 || size == 0 || !live.Load() {
 		return
 	}
-	g := cur()
-	if size <= 8 && dedup && g.recorded(a, op) {
-		return
-	}
-	mu.Lock()
-	if size <= 8 {
-		emitLocked(g, op, trace.FlagValueUnknown, site, a)
-	} else {
-		n := min((size+7)/8, maxRangeEvents)
-		for i := uintptr(0); i < n; i++ {
-			emitLocked(g, op, trace.FlagValueUnknown, site, a+uint64(i*8))
+	// cur and recorded's hit, by hand: this is the hottest path.
+	var g *gstate
+	if goidOff != 0 {
+		id := *(*uint64)(unsafe.Add(getg(), goidOff))
+		if s := gtab[id&(gtabSize-1)].Load(); s != nil && s.goid == id {
+			g = s
 		}
 	}
-	mu.Unlock()
+	if g == nil {
+		g = cur()
+	}
+	if size <= 8 && dedup {
+		if t := g.seen; t != nil && generation.Load() == g.gen {
+			e := &t.entries[(a>>3)&uint64(len(t.entries)-1)]
+			if e.addr == a && e.epoch == g.epoch && (e.write || op != trace.OpWrite) {
+				return
+			}
+		}
+		if g.recorded(a, op) {
+			return
+		}
+	} else if gen := generation.Load(); gen != g.gen {
+		g.newGeneration(gen)
+	}
+	if size <= 8 {
+		g.plain(op, trace.FlagValueUnknown, site, a, 0)
+		return
+	}
+	n := min((size+7)/8, maxRangeEvents)
+	g.prepPlain()
+	g.putKey(g.k)
+	for i := uintptr(0); i < n; i++ {
+		g.put(op, trace.FlagValueUnknown, site, a+uint64(i*8))
+	}
+	g.commit(false)
 }
 
 // rangeAccess records an access to n consecutive elements of elem bytes
 // each starting at p: one event per element (and per extra word of a wide
 // element), up to maxRangeEvents.
 func rangeAccess(op trace.Op, p unsafe.Pointer, elem uintptr, n int, site uint32) {
-	if p == nil || n <= 0 || elem == 0 {
+	if p == nil || n <= 0 || elem == 0 || !live.Load() {
 		return
 	}
 	g := cur()
 	a := uint64(uintptr(p))
-	mu.Lock()
+	if gen := generation.Load(); gen != g.gen {
+		g.newGeneration(gen)
+	}
+	g.prepPlain()
+	g.putKey(g.k)
 	left := maxRangeEvents
 	for i := 0; i < n && left > 0; i++ {
 		for off := uintptr(0); off < elem && left > 0; off += 8 {
-			emitLocked(g, op, trace.FlagValueUnknown, site, a+uint64(uintptr(i)*elem+off))
+			g.put(op, trace.FlagValueUnknown, site, a+uint64(uintptr(i)*elem+off))
 			left--
 		}
 	}
-	mu.Unlock()
+	g.commit(false)
 }
 
 // Dedup. Between two synchronization events of a goroutine (one epoch),
@@ -90,7 +115,6 @@ const (
 type seenEntry struct {
 	addr  uint64
 	epoch uint32
-	gen   uint32
 	write bool
 }
 
@@ -103,22 +127,33 @@ type seenTable struct {
 // access to addr that covers op in its current epoch, and remembers this
 // one otherwise. Only g itself uses its table.
 func (g *gstate) recorded(addr uint64, op trace.Op) bool {
+	if gen := generation.Load(); gen != g.gen {
+		g.newGeneration(gen)
+	}
 	t := g.seen
 	if t == nil {
 		t = &seenTable{entries: make([]seenEntry, smallSeen)}
 		g.seen = t
 	}
 	e := &t.entries[(addr>>3)&uint64(len(t.entries)-1)]
-	gen := generation.Load()
 	write := op == trace.OpWrite
-	if e.addr == addr && e.epoch == g.epoch && e.gen == gen && (e.write || !write) {
+	if e.addr == addr && e.epoch == g.epoch && (e.write || !write) {
 		return true
 	}
-	*e = seenEntry{addr: addr, epoch: g.epoch, gen: gen, write: write}
+	*e = seenEntry{addr: addr, epoch: g.epoch, write: write}
 	if t.misses++; t.misses == bigSeenAfter && len(t.entries) < bigSeen {
 		t.entries = make([]seenEntry, bigSeen)
 	}
 	return false
+}
+
+// newGeneration notes that a goroutine born in untraced code appeared: g
+// starts a new epoch, and its next plain event raises its key (prepSlow),
+// so that it is placed after that goroutine's Begin.
+func (g *gstate) newGeneration(gen uint32) {
+	g.gen = gen
+	g.epoch++
+	g.tick = 0
 }
 
 // R records a read of *p and returns p: instrumented code reads a shared

@@ -14,11 +14,9 @@ func AtomicAddInt32(addr *int32, delta int32, site uint32) (r int32) {
 	if !on || addr == nil {
 		return atomic.AddInt32(addr, delta)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.AddInt32(addr, delta)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
 	return
 }
 
@@ -27,11 +25,9 @@ func AtomicCompareAndSwapInt32(addr *int32, old, new int32, site uint32) (r bool
 	if !on || addr == nil {
 		return atomic.CompareAndSwapInt32(addr, old, new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.CompareAndSwapInt32(addr, old, new)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(*addr))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(*addr))
 	return
 }
 
@@ -40,11 +36,9 @@ func AtomicLoadInt32(addr *int32, site uint32) (r int32) {
 	if !on || addr == nil {
 		return atomic.LoadInt32(addr)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.LoadInt32(addr)
-	atomicLocked(g, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
 	return
 }
 
@@ -52,12 +46,11 @@ func AtomicLoadInt32(addr *int32, site uint32) (r int32) {
 func AtomicStoreInt32(addr *int32, val int32, site uint32) {
 	if !on || addr == nil {
 		atomic.StoreInt32(addr, val)
+		return
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	atomic.StoreInt32(addr, val)
-	atomicLocked(g, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(addr)), uint64(val))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(addr)), uint64(val))
 }
 
 // AtomicSwapInt32 is atomic.SwapInt32.
@@ -65,11 +58,9 @@ func AtomicSwapInt32(addr *int32, new int32, site uint32) (r int32) {
 	if !on || addr == nil {
 		return atomic.SwapInt32(addr, new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.SwapInt32(addr, new)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(new))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(new))
 	return
 }
 
@@ -78,11 +69,9 @@ func AtomicAddInt64(addr *int64, delta int64, site uint32) (r int64) {
 	if !on || addr == nil {
 		return atomic.AddInt64(addr, delta)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.AddInt64(addr, delta)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
 	return
 }
 
@@ -91,11 +80,9 @@ func AtomicCompareAndSwapInt64(addr *int64, old, new int64, site uint32) (r bool
 	if !on || addr == nil {
 		return atomic.CompareAndSwapInt64(addr, old, new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.CompareAndSwapInt64(addr, old, new)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(*addr))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(*addr))
 	return
 }
 
@@ -104,11 +91,9 @@ func AtomicLoadInt64(addr *int64, site uint32) (r int64) {
 	if !on || addr == nil {
 		return atomic.LoadInt64(addr)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.LoadInt64(addr)
-	atomicLocked(g, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
 	return
 }
 
@@ -116,12 +101,11 @@ func AtomicLoadInt64(addr *int64, site uint32) (r int64) {
 func AtomicStoreInt64(addr *int64, val int64, site uint32) {
 	if !on || addr == nil {
 		atomic.StoreInt64(addr, val)
+		return
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	atomic.StoreInt64(addr, val)
-	atomicLocked(g, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(addr)), uint64(val))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(addr)), uint64(val))
 }
 
 // AtomicSwapInt64 is atomic.SwapInt64.
@@ -129,11 +113,9 @@ func AtomicSwapInt64(addr *int64, new int64, site uint32) (r int64) {
 	if !on || addr == nil {
 		return atomic.SwapInt64(addr, new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.SwapInt64(addr, new)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(new))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(new))
 	return
 }
 
@@ -142,11 +124,9 @@ func AtomicAddUint32(addr *uint32, delta uint32, site uint32) (r uint32) {
 	if !on || addr == nil {
 		return atomic.AddUint32(addr, delta)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.AddUint32(addr, delta)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
 	return
 }
 
@@ -155,11 +135,9 @@ func AtomicCompareAndSwapUint32(addr *uint32, old, new uint32, site uint32) (r b
 	if !on || addr == nil {
 		return atomic.CompareAndSwapUint32(addr, old, new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.CompareAndSwapUint32(addr, old, new)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(*addr))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(*addr))
 	return
 }
 
@@ -168,11 +146,9 @@ func AtomicLoadUint32(addr *uint32, site uint32) (r uint32) {
 	if !on || addr == nil {
 		return atomic.LoadUint32(addr)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.LoadUint32(addr)
-	atomicLocked(g, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
 	return
 }
 
@@ -180,12 +156,11 @@ func AtomicLoadUint32(addr *uint32, site uint32) (r uint32) {
 func AtomicStoreUint32(addr *uint32, val uint32, site uint32) {
 	if !on || addr == nil {
 		atomic.StoreUint32(addr, val)
+		return
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	atomic.StoreUint32(addr, val)
-	atomicLocked(g, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(addr)), uint64(val))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(addr)), uint64(val))
 }
 
 // AtomicSwapUint32 is atomic.SwapUint32.
@@ -193,11 +168,9 @@ func AtomicSwapUint32(addr *uint32, new uint32, site uint32) (r uint32) {
 	if !on || addr == nil {
 		return atomic.SwapUint32(addr, new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.SwapUint32(addr, new)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(new))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(new))
 	return
 }
 
@@ -206,11 +179,9 @@ func AtomicAddUint64(addr *uint64, delta uint64, site uint32) (r uint64) {
 	if !on || addr == nil {
 		return atomic.AddUint64(addr, delta)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.AddUint64(addr, delta)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
 	return
 }
 
@@ -219,11 +190,9 @@ func AtomicCompareAndSwapUint64(addr *uint64, old, new uint64, site uint32) (r b
 	if !on || addr == nil {
 		return atomic.CompareAndSwapUint64(addr, old, new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.CompareAndSwapUint64(addr, old, new)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(*addr))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(*addr))
 	return
 }
 
@@ -232,11 +201,9 @@ func AtomicLoadUint64(addr *uint64, site uint32) (r uint64) {
 	if !on || addr == nil {
 		return atomic.LoadUint64(addr)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.LoadUint64(addr)
-	atomicLocked(g, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
 	return
 }
 
@@ -244,12 +211,11 @@ func AtomicLoadUint64(addr *uint64, site uint32) (r uint64) {
 func AtomicStoreUint64(addr *uint64, val uint64, site uint32) {
 	if !on || addr == nil {
 		atomic.StoreUint64(addr, val)
+		return
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	atomic.StoreUint64(addr, val)
-	atomicLocked(g, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(addr)), uint64(val))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(addr)), uint64(val))
 }
 
 // AtomicSwapUint64 is atomic.SwapUint64.
@@ -257,11 +223,9 @@ func AtomicSwapUint64(addr *uint64, new uint64, site uint32) (r uint64) {
 	if !on || addr == nil {
 		return atomic.SwapUint64(addr, new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.SwapUint64(addr, new)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(new))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(new))
 	return
 }
 
@@ -270,11 +234,9 @@ func AtomicAddUintptr(addr *uintptr, delta uintptr, site uint32) (r uintptr) {
 	if !on || addr == nil {
 		return atomic.AddUintptr(addr, delta)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.AddUintptr(addr, delta)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
 	return
 }
 
@@ -283,11 +245,9 @@ func AtomicCompareAndSwapUintptr(addr *uintptr, old, new uintptr, site uint32) (
 	if !on || addr == nil {
 		return atomic.CompareAndSwapUintptr(addr, old, new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.CompareAndSwapUintptr(addr, old, new)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(*addr))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(*addr))
 	return
 }
 
@@ -296,11 +256,9 @@ func AtomicLoadUintptr(addr *uintptr, site uint32) (r uintptr) {
 	if !on || addr == nil {
 		return atomic.LoadUintptr(addr)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.LoadUintptr(addr)
-	atomicLocked(g, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
 	return
 }
 
@@ -308,12 +266,11 @@ func AtomicLoadUintptr(addr *uintptr, site uint32) (r uintptr) {
 func AtomicStoreUintptr(addr *uintptr, val uintptr, site uint32) {
 	if !on || addr == nil {
 		atomic.StoreUintptr(addr, val)
+		return
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	atomic.StoreUintptr(addr, val)
-	atomicLocked(g, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(addr)), uint64(val))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(addr)), uint64(val))
 }
 
 // AtomicSwapUintptr is atomic.SwapUintptr.
@@ -321,11 +278,9 @@ func AtomicSwapUintptr(addr *uintptr, new uintptr, site uint32) (r uintptr) {
 	if !on || addr == nil {
 		return atomic.SwapUintptr(addr, new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.SwapUintptr(addr, new)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(new))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(new))
 	return
 }
 
@@ -334,11 +289,9 @@ func AtomicCompareAndSwapPointer(addr *unsafe.Pointer, old, new unsafe.Pointer, 
 	if !on || addr == nil {
 		return atomic.CompareAndSwapPointer(addr, old, new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.CompareAndSwapPointer(addr, old, new)
-	atomicLocked(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(addr)), 0)
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(addr)), 0)
 	return
 }
 
@@ -347,11 +300,9 @@ func AtomicLoadPointer(addr *unsafe.Pointer, site uint32) (r unsafe.Pointer) {
 	if !on || addr == nil {
 		return atomic.LoadPointer(addr)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.LoadPointer(addr)
-	atomicLocked(g, trace.OpAtomicLoad, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(addr)), 0)
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicLoad, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(addr)), 0)
 	return
 }
 
@@ -359,12 +310,11 @@ func AtomicLoadPointer(addr *unsafe.Pointer, site uint32) (r unsafe.Pointer) {
 func AtomicStorePointer(addr *unsafe.Pointer, val unsafe.Pointer, site uint32) {
 	if !on || addr == nil {
 		atomic.StorePointer(addr, val)
+		return
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	atomic.StorePointer(addr, val)
-	atomicLocked(g, trace.OpAtomicStore, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(addr)), 0)
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicStore, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(addr)), 0)
 }
 
 // AtomicSwapPointer is atomic.SwapPointer.
@@ -372,11 +322,9 @@ func AtomicSwapPointer(addr *unsafe.Pointer, new unsafe.Pointer, site uint32) (r
 	if !on || addr == nil {
 		return atomic.SwapPointer(addr, new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.SwapPointer(addr, new)
-	atomicLocked(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(addr)), 0)
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(addr)), 0)
 	return
 }
 
@@ -385,11 +333,9 @@ func AtomicInt32Load(x *atomic.Int32, site uint32) (r int32) {
 	if !on || x == nil {
 		return x.Load()
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Load()
-	atomicLocked(g, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
 	return
 }
 
@@ -397,12 +343,11 @@ func AtomicInt32Load(x *atomic.Int32, site uint32) (r int32) {
 func AtomicInt32Store(x *atomic.Int32, val int32, site uint32) {
 	if !on || x == nil {
 		x.Store(val)
+		return
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	x.Store(val)
-	atomicLocked(g, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(x)), uint64(val))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(x)), uint64(val))
 }
 
 // AtomicInt32Swap is atomic.Int32.Swap.
@@ -410,11 +355,9 @@ func AtomicInt32Swap(x *atomic.Int32, new int32, site uint32) (r int32) {
 	if !on || x == nil {
 		return x.Swap(new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Swap(new)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(new))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(new))
 	return
 }
 
@@ -423,11 +366,9 @@ func AtomicInt32CompareAndSwap(x *atomic.Int32, old, new int32, site uint32) (r 
 	if !on || x == nil {
 		return x.CompareAndSwap(old, new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.CompareAndSwap(old, new)
-	atomicLocked(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 
@@ -436,11 +377,9 @@ func AtomicInt32Add(x *atomic.Int32, delta int32, site uint32) (r int32) {
 	if !on || x == nil {
 		return x.Add(delta)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Add(delta)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
 	return
 }
 
@@ -449,11 +388,9 @@ func AtomicInt64Load(x *atomic.Int64, site uint32) (r int64) {
 	if !on || x == nil {
 		return x.Load()
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Load()
-	atomicLocked(g, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
 	return
 }
 
@@ -461,12 +398,11 @@ func AtomicInt64Load(x *atomic.Int64, site uint32) (r int64) {
 func AtomicInt64Store(x *atomic.Int64, val int64, site uint32) {
 	if !on || x == nil {
 		x.Store(val)
+		return
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	x.Store(val)
-	atomicLocked(g, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(x)), uint64(val))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(x)), uint64(val))
 }
 
 // AtomicInt64Swap is atomic.Int64.Swap.
@@ -474,11 +410,9 @@ func AtomicInt64Swap(x *atomic.Int64, new int64, site uint32) (r int64) {
 	if !on || x == nil {
 		return x.Swap(new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Swap(new)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(new))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(new))
 	return
 }
 
@@ -487,11 +421,9 @@ func AtomicInt64CompareAndSwap(x *atomic.Int64, old, new int64, site uint32) (r 
 	if !on || x == nil {
 		return x.CompareAndSwap(old, new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.CompareAndSwap(old, new)
-	atomicLocked(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 
@@ -500,11 +432,9 @@ func AtomicInt64Add(x *atomic.Int64, delta int64, site uint32) (r int64) {
 	if !on || x == nil {
 		return x.Add(delta)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Add(delta)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
 	return
 }
 
@@ -513,11 +443,9 @@ func AtomicUint32Load(x *atomic.Uint32, site uint32) (r uint32) {
 	if !on || x == nil {
 		return x.Load()
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Load()
-	atomicLocked(g, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
 	return
 }
 
@@ -525,12 +453,11 @@ func AtomicUint32Load(x *atomic.Uint32, site uint32) (r uint32) {
 func AtomicUint32Store(x *atomic.Uint32, val uint32, site uint32) {
 	if !on || x == nil {
 		x.Store(val)
+		return
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	x.Store(val)
-	atomicLocked(g, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(x)), uint64(val))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(x)), uint64(val))
 }
 
 // AtomicUint32Swap is atomic.Uint32.Swap.
@@ -538,11 +465,9 @@ func AtomicUint32Swap(x *atomic.Uint32, new uint32, site uint32) (r uint32) {
 	if !on || x == nil {
 		return x.Swap(new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Swap(new)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(new))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(new))
 	return
 }
 
@@ -551,11 +476,9 @@ func AtomicUint32CompareAndSwap(x *atomic.Uint32, old, new uint32, site uint32) 
 	if !on || x == nil {
 		return x.CompareAndSwap(old, new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.CompareAndSwap(old, new)
-	atomicLocked(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 
@@ -564,11 +487,9 @@ func AtomicUint32Add(x *atomic.Uint32, delta uint32, site uint32) (r uint32) {
 	if !on || x == nil {
 		return x.Add(delta)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Add(delta)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
 	return
 }
 
@@ -577,11 +498,9 @@ func AtomicUint64Load(x *atomic.Uint64, site uint32) (r uint64) {
 	if !on || x == nil {
 		return x.Load()
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Load()
-	atomicLocked(g, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
 	return
 }
 
@@ -589,12 +508,11 @@ func AtomicUint64Load(x *atomic.Uint64, site uint32) (r uint64) {
 func AtomicUint64Store(x *atomic.Uint64, val uint64, site uint32) {
 	if !on || x == nil {
 		x.Store(val)
+		return
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	x.Store(val)
-	atomicLocked(g, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(x)), uint64(val))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(x)), uint64(val))
 }
 
 // AtomicUint64Swap is atomic.Uint64.Swap.
@@ -602,11 +520,9 @@ func AtomicUint64Swap(x *atomic.Uint64, new uint64, site uint32) (r uint64) {
 	if !on || x == nil {
 		return x.Swap(new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Swap(new)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(new))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(new))
 	return
 }
 
@@ -615,11 +531,9 @@ func AtomicUint64CompareAndSwap(x *atomic.Uint64, old, new uint64, site uint32) 
 	if !on || x == nil {
 		return x.CompareAndSwap(old, new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.CompareAndSwap(old, new)
-	atomicLocked(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 
@@ -628,11 +542,9 @@ func AtomicUint64Add(x *atomic.Uint64, delta uint64, site uint32) (r uint64) {
 	if !on || x == nil {
 		return x.Add(delta)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Add(delta)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
 	return
 }
 
@@ -641,11 +553,9 @@ func AtomicUintptrLoad(x *atomic.Uintptr, site uint32) (r uintptr) {
 	if !on || x == nil {
 		return x.Load()
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Load()
-	atomicLocked(g, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
 	return
 }
 
@@ -653,12 +563,11 @@ func AtomicUintptrLoad(x *atomic.Uintptr, site uint32) (r uintptr) {
 func AtomicUintptrStore(x *atomic.Uintptr, val uintptr, site uint32) {
 	if !on || x == nil {
 		x.Store(val)
+		return
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	x.Store(val)
-	atomicLocked(g, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(x)), uint64(val))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(x)), uint64(val))
 }
 
 // AtomicUintptrSwap is atomic.Uintptr.Swap.
@@ -666,11 +575,9 @@ func AtomicUintptrSwap(x *atomic.Uintptr, new uintptr, site uint32) (r uintptr) 
 	if !on || x == nil {
 		return x.Swap(new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Swap(new)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(new))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(new))
 	return
 }
 
@@ -679,11 +586,9 @@ func AtomicUintptrCompareAndSwap(x *atomic.Uintptr, old, new uintptr, site uint3
 	if !on || x == nil {
 		return x.CompareAndSwap(old, new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.CompareAndSwap(old, new)
-	atomicLocked(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 
@@ -692,11 +597,9 @@ func AtomicUintptrAdd(x *atomic.Uintptr, delta uintptr, site uint32) (r uintptr)
 	if !on || x == nil {
 		return x.Add(delta)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Add(delta)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
 	return
 }
 
@@ -705,11 +608,9 @@ func AtomicBoolLoad(x *atomic.Bool, site uint32) (r bool) {
 	if !on || x == nil {
 		return x.Load()
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Load()
-	atomicLocked(g, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(x)), b2u(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicLoad, 0, site, ptr(unsafe.Pointer(x)), b2u(r))
 	return
 }
 
@@ -717,12 +618,11 @@ func AtomicBoolLoad(x *atomic.Bool, site uint32) (r bool) {
 func AtomicBoolStore(x *atomic.Bool, val bool, site uint32) {
 	if !on || x == nil {
 		x.Store(val)
+		return
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	x.Store(val)
-	atomicLocked(g, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(x)), b2u(val))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicStore, 0, site, ptr(unsafe.Pointer(x)), b2u(val))
 }
 
 // AtomicBoolSwap is atomic.Bool.Swap.
@@ -730,11 +630,9 @@ func AtomicBoolSwap(x *atomic.Bool, new bool, site uint32) (r bool) {
 	if !on || x == nil {
 		return x.Swap(new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Swap(new)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), b2u(new))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), b2u(new))
 	return
 }
 
@@ -743,11 +641,9 @@ func AtomicBoolCompareAndSwap(x *atomic.Bool, old, new bool, site uint32) (r boo
 	if !on || x == nil {
 		return x.CompareAndSwap(old, new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.CompareAndSwap(old, new)
-	atomicLocked(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 
@@ -756,11 +652,10 @@ func AtomicValueLoad(x *atomic.Value, site uint32) (r any) {
 	if !on || x == nil {
 		return x.Load()
 	}
-	g := cur()
-	mu.Lock()
-	defer mu.Unlock()
+	g, l := atomicBegin(unsafe.Pointer(x))
+	defer l.Unlock()
 	r = x.Load()
-	atomicLocked(g, trace.OpAtomicLoad, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
+	atomicRecord(g, trace.OpAtomicLoad, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 
@@ -768,12 +663,12 @@ func AtomicValueLoad(x *atomic.Value, site uint32) (r any) {
 func AtomicValueStore(x *atomic.Value, val any, site uint32) {
 	if !on || x == nil {
 		x.Store(val)
+		return
 	}
-	g := cur()
-	mu.Lock()
-	defer mu.Unlock()
+	g, l := atomicBegin(unsafe.Pointer(x))
+	defer l.Unlock()
 	x.Store(val)
-	atomicLocked(g, trace.OpAtomicStore, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
+	atomicRecord(g, trace.OpAtomicStore, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 }
 
 // AtomicValueSwap is atomic.Value.Swap.
@@ -781,11 +676,10 @@ func AtomicValueSwap(x *atomic.Value, new any, site uint32) (r any) {
 	if !on || x == nil {
 		return x.Swap(new)
 	}
-	g := cur()
-	mu.Lock()
-	defer mu.Unlock()
+	g, l := atomicBegin(unsafe.Pointer(x))
+	defer l.Unlock()
 	r = x.Swap(new)
-	atomicLocked(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
+	atomicRecord(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 
@@ -794,11 +688,10 @@ func AtomicValueCompareAndSwap(x *atomic.Value, old, new any, site uint32) (r bo
 	if !on || x == nil {
 		return x.CompareAndSwap(old, new)
 	}
-	g := cur()
-	mu.Lock()
-	defer mu.Unlock()
+	g, l := atomicBegin(unsafe.Pointer(x))
+	defer l.Unlock()
 	r = x.CompareAndSwap(old, new)
-	atomicLocked(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
+	atomicRecord(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 
@@ -807,11 +700,9 @@ func AtomicPointerLoad[T any](x *atomic.Pointer[T], site uint32) (r *T) {
 	if !on || x == nil {
 		return x.Load()
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Load()
-	atomicLocked(g, trace.OpAtomicLoad, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicLoad, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 
@@ -821,11 +712,9 @@ func AtomicPointerStore[T any](x *atomic.Pointer[T], val *T, site uint32) {
 		x.Store(val)
 		return
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	x.Store(val)
-	atomicLocked(g, trace.OpAtomicStore, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicStore, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 }
 
 // AtomicPointerSwap is atomic.Pointer[T].Swap.
@@ -833,11 +722,9 @@ func AtomicPointerSwap[T any](x *atomic.Pointer[T], new *T, site uint32) (r *T) 
 	if !on || x == nil {
 		return x.Swap(new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Swap(new)
-	atomicLocked(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 
@@ -846,11 +733,9 @@ func AtomicPointerCompareAndSwap[T any](x *atomic.Pointer[T], old, new *T, site 
 	if !on || x == nil {
 		return x.CompareAndSwap(old, new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.CompareAndSwap(old, new)
-	atomicLocked(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 

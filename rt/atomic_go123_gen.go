@@ -16,11 +16,9 @@ func AtomicAndInt32(addr *int32, mask int32, site uint32) (r int32) {
 	if !on || addr == nil {
 		return atomic.AndInt32(addr, mask)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.AndInt32(addr, mask)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
 	return
 }
 
@@ -29,11 +27,9 @@ func AtomicOrInt32(addr *int32, mask int32, site uint32) (r int32) {
 	if !on || addr == nil {
 		return atomic.OrInt32(addr, mask)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.OrInt32(addr, mask)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
 	return
 }
 
@@ -42,11 +38,9 @@ func AtomicAndInt64(addr *int64, mask int64, site uint32) (r int64) {
 	if !on || addr == nil {
 		return atomic.AndInt64(addr, mask)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.AndInt64(addr, mask)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
 	return
 }
 
@@ -55,11 +49,9 @@ func AtomicOrInt64(addr *int64, mask int64, site uint32) (r int64) {
 	if !on || addr == nil {
 		return atomic.OrInt64(addr, mask)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.OrInt64(addr, mask)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
 	return
 }
 
@@ -68,11 +60,9 @@ func AtomicAndUint32(addr *uint32, mask uint32, site uint32) (r uint32) {
 	if !on || addr == nil {
 		return atomic.AndUint32(addr, mask)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.AndUint32(addr, mask)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
 	return
 }
 
@@ -81,11 +71,9 @@ func AtomicOrUint32(addr *uint32, mask uint32, site uint32) (r uint32) {
 	if !on || addr == nil {
 		return atomic.OrUint32(addr, mask)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.OrUint32(addr, mask)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
 	return
 }
 
@@ -94,11 +82,9 @@ func AtomicAndUint64(addr *uint64, mask uint64, site uint32) (r uint64) {
 	if !on || addr == nil {
 		return atomic.AndUint64(addr, mask)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.AndUint64(addr, mask)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
 	return
 }
 
@@ -107,11 +93,9 @@ func AtomicOrUint64(addr *uint64, mask uint64, site uint32) (r uint64) {
 	if !on || addr == nil {
 		return atomic.OrUint64(addr, mask)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.OrUint64(addr, mask)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
 	return
 }
 
@@ -120,11 +104,9 @@ func AtomicAndUintptr(addr *uintptr, mask uintptr, site uint32) (r uintptr) {
 	if !on || addr == nil {
 		return atomic.AndUintptr(addr, mask)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.AndUintptr(addr, mask)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
 	return
 }
 
@@ -133,11 +115,9 @@ func AtomicOrUintptr(addr *uintptr, mask uintptr, site uint32) (r uintptr) {
 	if !on || addr == nil {
 		return atomic.OrUintptr(addr, mask)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.OrUintptr(addr, mask)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(r))
 	return
 }
 
@@ -146,11 +126,9 @@ func AtomicInt32And(x *atomic.Int32, mask int32, site uint32) (r int32) {
 	if !on || x == nil {
 		return x.And(mask)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.And(mask)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
 	return
 }
 
@@ -159,11 +137,9 @@ func AtomicInt32Or(x *atomic.Int32, mask int32, site uint32) (r int32) {
 	if !on || x == nil {
 		return x.Or(mask)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Or(mask)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
 	return
 }
 
@@ -172,11 +148,9 @@ func AtomicInt64And(x *atomic.Int64, mask int64, site uint32) (r int64) {
 	if !on || x == nil {
 		return x.And(mask)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.And(mask)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
 	return
 }
 
@@ -185,11 +159,9 @@ func AtomicInt64Or(x *atomic.Int64, mask int64, site uint32) (r int64) {
 	if !on || x == nil {
 		return x.Or(mask)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Or(mask)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
 	return
 }
 
@@ -198,11 +170,9 @@ func AtomicUint32And(x *atomic.Uint32, mask uint32, site uint32) (r uint32) {
 	if !on || x == nil {
 		return x.And(mask)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.And(mask)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
 	return
 }
 
@@ -211,11 +181,9 @@ func AtomicUint32Or(x *atomic.Uint32, mask uint32, site uint32) (r uint32) {
 	if !on || x == nil {
 		return x.Or(mask)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Or(mask)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
 	return
 }
 
@@ -224,11 +192,9 @@ func AtomicUint64And(x *atomic.Uint64, mask uint64, site uint32) (r uint64) {
 	if !on || x == nil {
 		return x.And(mask)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.And(mask)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
 	return
 }
 
@@ -237,11 +203,9 @@ func AtomicUint64Or(x *atomic.Uint64, mask uint64, site uint32) (r uint64) {
 	if !on || x == nil {
 		return x.Or(mask)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Or(mask)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
 	return
 }
 
@@ -250,11 +214,9 @@ func AtomicUintptrAnd(x *atomic.Uintptr, mask uintptr, site uint32) (r uintptr) 
 	if !on || x == nil {
 		return x.And(mask)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.And(mask)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
 	return
 }
 
@@ -263,10 +225,8 @@ func AtomicUintptrOr(x *atomic.Uintptr, mask uintptr, site uint32) (r uintptr) {
 	if !on || x == nil {
 		return x.Or(mask)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Or(mask)
-	atomicLocked(g, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(x)), uint64(r))
 	return
 }

@@ -42,23 +42,98 @@
 //
 // # Global order
 //
-// Every event takes one mutex, gets the next sequence number and is encoded
-// into the writer's block while the mutex is held, so Seq is the order in
-// which events were recorded. The hooks record a release before the real
+// The file holds one stream in one order, but the hooks take no common
+// lock. Only synchronization needs a global order: every event other than
+// a plain one (Read, Write, FuncEnter, FuncExit) takes the next value s of
+// an atomic counter, seq (an Alloc too: it must come after every access
+// to the previous object at its addresses). The hooks record a release before the real
 // operation (Unlock, channel send, WaitGroup Done, close) and an acquire
-// after it returns (Lock, receive, Wait), so a release always gets a smaller
-// Seq than the acquire it enables. sync/atomic operations are performed
-// while the mutex is held, so the order of the recorded atomic events is the
-// order of the operations themselves.
+// after it returns (Lock, receive, Wait), so a release always gets a
+// smaller seq than the acquire it enables. An atomic operation is
+// performed, and its seqs taken, under a lock striped by address, so the
+// seqs of the operations on one word are in their real order; so are
+// those of one sync.Map's methods.
+//
+// A plain event takes no seq: it is placed at key (S, plain), where S is
+// its goroutine's latest seq, or a larger value of seq loaded (Load, not
+// Add) during the hook. Keys order by S, and at one S the synchronization
+// event S comes first. Sorting by key, each goroutine's events in program
+// order, is a linearization consistent with happens-before: an edge into
+// a plain event comes through an acquire of its goroutine that precedes
+// it, whose seq is at most S; an edge out of it leaves through a later
+// synchronization event of its goroutine, whose seq is larger than any
+// value loaded before it. Placing a plain event later than it happened
+// (at a seq loaded after it) is safe too, as long as the load is made
+// before the hook returns: what a goroutine does after the hook (which is
+// what a synchronization invisible to rt, say net/http starting a
+// goroutine, could be ordered after) comes after the seqs taken so far.
+// So a goroutine moves S up now and then (every 64 plain events, and
+// whenever it starts recording again after a synchronization), and when
+// a goroutine born in untraced code appeared: its Begin takes its seq
+// before the global generation (see dedup) moves, and a goroutine that
+// sees the new generation moves S past it, so its events are not taken
+// to be ordered before the newcomer.
+//
+// Each goroutine appends 16-byte records to its own chain of chunks,
+// without a lock, an allocation (but one chunk per 4096 records) or any
+// encoding. A record holds no key: a marker record sets the key of the
+// records after it, so a run of plain events at one key costs 16 bytes
+// each (values and a MethodBegin's addresses go in records of their own
+// after the event). A goroutine commits its records by one
+// compare-and-swap of its word: its committed count and a bound K below
+// which it will add no record (its current key), or "idle" when it holds
+// no uncommitted record and will load seq before it records again. A
+// goroutine goes idle after the events its hooks record right before an
+// operation that may block (a release of a sync object, as before a
+// channel send or receive, a select or I/O; a MethodBegin), and before
+// the other operations that may block (a Lock that finds the lock held,
+// Wait, Once.Do).
+//
+// One background writer goroutine merges the committed records by key and
+// encodes them with fresh Seqs 1, 2, 3, ... into the file, up to a
+// frontier: the smallest bound K of the goroutines, where an idle
+// goroutine's bound is the value L of seq the writer loaded before it read
+// the goroutine's word. That bound is valid by a store-load handshake:
+// a goroutine leaving idle first stores its old key into its word, then
+// loads seq. sync/atomic operations are sequentially consistent, so if
+// the writer read the idle word, the goroutine's store comes after that
+// read, and its load after the writer's load of L: it sees at least L.
+// Plain events at the frontier's seq may still come from others, but
+// plain events at one seq may be placed in any order; a synchronization
+// event is written only once no goroutine can add a record with a smaller
+// key.
+//
+// A goroutine that holds the frontier and stops committing (blocked in
+// code that is not traced, or descheduled) would stop the writer. After
+// 10ms without a change, the writer steals its word: it turns it idle with
+// a compare-and-swap, taking the records committed so far. If the
+// goroutine was writing records meanwhile, its own compare-and-swap then
+// fails; it goes through the handshake again (seeing at least the
+// writer's L), gives its plain records the new key and its
+// synchronization records new seqs, all within the hook, and commits
+// again. A hook of an atomic operation commits before it unlocks the
+// stripe, so new seqs keep the order per address.
+//
+// Definitions (sites, goroutines) are queued under a mutex before the
+// events that use them; the writer writes the queue after reading the
+// words of a round, so before those events.
 //
 // # Flushing
 //
-// Blocks of 64 KiB go to the file as they fill; a timer writes a partial
-// block 100ms after the first unflushed event, so a killed run leaves a
-// readable prefix. The trace is finished (end block written) when main
-// returns or panics, on Exit (instrumented calls of os.Exit), at the end of
-// an instrumented TestMain, and on SIGINT/SIGTERM when RACEKIT_SIGNALS is
-// set. A goroutine that ends by a panic flushes first.
+// The writer runs a round when a goroutine fills a big chunk and every
+// 10ms. Blocks of 64 KiB go to the file as they fill; a partial block is
+// written 50ms after its first event, so with the 10ms ticks and the 10ms
+// steal delay an event reaches the file within about 100ms, and a killed
+// run leaves a readable prefix (the header goes out when tracing starts).
+// Goroutines that record faster than the writer writes wait for it once
+// 64 MiB of records are pending. Flush writes every committed record of
+// every goroutine, stealing from those that hold the frontier. The trace
+// is finished (all records written, then the end block) when main returns
+// or panics, on Exit (instrumented calls of os.Exit), at the end of an
+// instrumented TestMain, and on SIGINT/SIGTERM when RACEKIT_SIGNALS is
+// set; hooks are no-ops afterwards, and a hook running in another
+// goroutine during Finish may lose its event. A goroutine that ends by a
+// panic flushes first.
 //
 // rt never panics into user code: an I/O error stops tracing with one
 // message on stderr.

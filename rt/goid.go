@@ -2,7 +2,9 @@ package rt
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/racekit/racekit/trace"
@@ -14,14 +16,70 @@ type gstate struct {
 	gid   trace.GID
 	epoch uint32     // advanced by each synchronization event of the goroutine
 	seen  *seenTable // accesses recorded in the current epoch (see dedup)
+
+	// The goroutine's own side of its buffer (buf.go).
+	gen       uint32 // generation last seen
+	k         uint64 // key of its next plain event
+	last      uint64 // the value it last stored in word
+	written   uint64 // records written
+	wc        *chunk // chunk being written, and the next index in it
+	wi        int
+	cc        *chunk // first record not committed
+	ci        int
+	kout      uint64 // key of the records written (as of the last key marker)
+	committed uint64 // records committed, and kout then
+	kcommit   uint64
+	redo      []rec // scratch for stolen
+	tick      int32 // plain events until the next prepSlow
+	throttle  bool  // wait for the writer before the next event
+	help      bool  // run a writer round at the next plain event
+
+	// The shared word and the writer's fields each on cache lines of
+	// their own: the goroutine's commits do not contend with the
+	// writer's bookkeeping.
+	_    [64]byte
+	word atomic.Uint64 // key bound and committed count (buf.go)
+	dead atomic.Bool   // ended: its last record is committed
+	out  atomic.Uint64 // records the writer has read (for throttleWait)
+	_    [64]byte
+
+	// The writer's side (writer.go), under wmu.
+	rc       *chunk // next record to read, in rc at ri
+	ri       int
+	kcur     uint64 // key set by the last key marker read
+	consumed uint64 // records read
+	avail    uint64 // committed records not read, as of this round
+	head     uint64 // key of the next record
+	wlast    uint64 // word as of the last round, and since when
+	wsince   time.Time
+	gone     bool // dead as of this round
 }
+
+// newGstate makes the state of a goroutine and registers it with the
+// writer. Its word is idle: its first event opens it.
+func newGstate(goid uint64, gid trace.GID) *gstate {
+	c := newChunk(firstChunk)
+	s := &gstate{goid: goid, gid: gid, wc: c, cc: c, rc: c, gen: generation.Load()}
+	s.last = packWord(idleK, 0)
+	s.word.Store(s.last)
+	regMu.Lock()
+	reg = append(reg, s)
+	regMu.Unlock()
+	return s
+}
+
+// The registry: every goroutine the writer reads from.
+var (
+	regMu sync.Mutex
+	reg   []*gstate
+)
 
 // goidOff is the offset of goid inside the runtime's g, or 0 when unknown
 // (then goid parses runtime.Stack).
 var goidOff uintptr
 
 // The goroutine table: a direct-mapped cache indexed by goid, backed by a
-// map under mu. Only a goroutine itself installs its entry in the cache, and
+// map under defMu. Only a goroutine itself installs its entry in the cache, and
 // an entry is used only after its goid is checked, so a collision costs a
 // trip to the map, never a wrong identity.
 const gtabSize = 1 << 12
@@ -123,24 +181,26 @@ func cur() *gstate {
 }
 
 func curSlow(id uint64, slot *atomic.Pointer[gstate]) *gstate {
-	mu.Lock()
+	defMu.Lock()
 	s := gmap[id]
-	if s == nil {
-		s = &gstate{goid: id, gid: trace.GID(ngors)}
-		ngors++
-		// Detectors order a goroutine born in untraced code after every
-		// event so far, which starts a new epoch of every goroutine.
-		generation.Add(1)
-		gmap[id] = s
-		if !finished {
-			if err := w.DefineGoroutine(trace.Goroutine{ID: s.gid, Parent: trace.NoParent}); err != nil {
-				fail(err)
-			}
-		}
-		emitLocked(s, trace.OpBegin, 0, 0, 0)
+	if s != nil {
+		defMu.Unlock()
+		slot.Store(s)
+		return s
 	}
-	mu.Unlock()
+	gid := trace.GID(ngors)
+	ngors++
+	defs = append(defs, def{g: trace.Goroutine{ID: gid, Parent: trace.NoParent}})
+	s = newGstate(id, gid)
+	gmap[id] = s
+	defMu.Unlock()
 	slot.Store(s)
+	s.sync(trace.OpBegin, 0, 0, 0, 0, nil)
+	// Detectors order a goroutine born in untraced code after every
+	// event so far, which starts a new epoch of every goroutine. The
+	// generation moves after the Begin has its seq: a goroutine that sees
+	// the new generation raises its key past the Begin (prepPlain).
+	generation.Add(1)
 	return s
 }
 
@@ -148,18 +208,21 @@ func curSlow(id uint64, slot *atomic.Pointer[gstate]) *gstate {
 // instrumented go statement).
 func claim(gid trace.GID) *gstate {
 	id := goid()
-	s := &gstate{goid: id, gid: gid}
-	mu.Lock()
+	s := newGstate(id, gid)
+	defMu.Lock()
 	gmap[id] = s
-	mu.Unlock()
+	defMu.Unlock()
 	gtab[id&(gtabSize-1)].Store(s)
 	return s
 }
 
-// forget forgets the current goroutine, which is ending.
+// forget forgets the current goroutine, which is ending: its records are
+// all committed, and the writer drops it once it has written them.
 func forget(s *gstate) {
-	mu.Lock()
+	defMu.Lock()
 	delete(gmap, s.goid)
-	mu.Unlock()
+	defMu.Unlock()
 	gtab[s.goid&(gtabSize-1)].CompareAndSwap(s, nil)
+	s.park()
+	s.dead.Store(true)
 }

@@ -24,38 +24,30 @@ type Child struct {
 // Fork allocates the child's GID and records the fork in the current
 // goroutine. It returns nil when the program is not traced.
 func Fork(site uint32) *Child {
-	if !on {
+	if !on || !live.Load() {
 		return nil
 	}
 	g := cur()
-	mu.Lock()
-	defer mu.Unlock()
-	if finished {
-		return nil
-	}
+	defMu.Lock()
 	gid := trace.GID(ngors)
 	ngors++
 	s := site
 	if s >= nsites {
 		s = 0
 	}
-	if err := w.DefineGoroutine(trace.Goroutine{ID: gid, Parent: g.gid, Site: trace.SiteID(s)}); err != nil {
-		fail(err)
-		return nil
-	}
-	emitLocked(g, trace.OpFork, 0, site, uint64(gid))
+	defs = append(defs, def{g: trace.Goroutine{ID: gid, Parent: g.gid, Site: trace.SiteID(s)}})
+	defMu.Unlock()
+	g.sync(trace.OpFork, 0, site, uint64(gid), 0, nil)
 	return &Child{gid: gid}
 }
 
 // Begin is the child's first event: the current goroutine becomes c's GID.
 func Begin(c *Child) {
-	if c == nil || !on {
+	if c == nil || !live.Load() {
 		return
 	}
 	c.st = claim(c.gid)
-	mu.Lock()
-	emitLocked(c.st, trace.OpBegin, 0, 0, 0)
-	mu.Unlock()
+	c.st.sync(trace.OpBegin, 0, 0, 0, 0, nil)
 }
 
 // Ok marks the child's function as having returned normally.
@@ -71,10 +63,8 @@ func End(c *Child) {
 	if c == nil || c.st == nil {
 		return
 	}
-	if on {
-		mu.Lock()
-		emitLocked(c.st, trace.OpEnd, 0, 0, 0)
-		mu.Unlock()
+	if live.Load() {
+		c.st.sync(trace.OpEnd, 0, 0, 0, 0, nil)
 	}
 	forget(c.st)
 	if !c.ok {

@@ -119,15 +119,18 @@ import (
 		}
 		fmt.Fprintf(b, "// %s is atomic.%s.\n", fn, o.name)
 		fmt.Fprintf(b, "func %s(%s, site uint32)%s {\n", fn, o.params, res)
-		fmt.Fprintf(b, "\tif !on || %s == nil {\n\t\t%s%s\n\t}\n", nilv, ret, call)
+		if ret == "" {
+			fmt.Fprintf(b, "\tif !on || %s == nil {\n\t\t%s\n\t\treturn\n\t}\n", nilv, call)
+		} else {
+			fmt.Fprintf(b, "\tif !on || %s == nil {\n\t\treturn %s\n\t}\n", nilv, call)
+		}
 		// atomic.Value panics on nil and inconsistent types: unlock by defer.
 		if recv == "Value" {
-			fmt.Fprintf(b, "\tg := cur()\n\tmu.Lock()\n\tdefer mu.Unlock()\n\t%s%s\n", assign, call)
-			fmt.Fprintf(b, "\tatomicLocked(g, trace.OpAtomic%s, %s, site, ptr(%s), %s)\n", o.kind, flags, addr, val)
+			fmt.Fprintf(b, "\tg, l := atomicBegin(%s)\n\tdefer l.Unlock()\n\t%s%s\n", addr, assign, call)
+			fmt.Fprintf(b, "\tatomicRecord(g, trace.OpAtomic%s, %s, site, ptr(%s), %s)\n", o.kind, flags, addr, val)
 		} else {
-			fmt.Fprintf(b, "\tg := cur()\n\tmu.Lock()\n\t%s%s\n", assign, call)
-			fmt.Fprintf(b, "\tatomicLocked(g, trace.OpAtomic%s, %s, site, ptr(%s), %s)\n", o.kind, flags, addr, val)
-			fmt.Fprintf(b, "\tmu.Unlock()\n")
+			fmt.Fprintf(b, "\tg, l := atomicBegin(%s)\n\t%s%s\n", addr, assign, call)
+			fmt.Fprintf(b, "\tatomicEnd(g, l, trace.OpAtomic%s, %s, site, ptr(%s), %s)\n", o.kind, flags, addr, val)
 		}
 		if o.result != "" {
 			b.WriteString("\treturn\n")
@@ -140,11 +143,9 @@ func AtomicPointerLoad[T any](x *atomic.Pointer[T], site uint32) (r *T) {
 	if !on || x == nil {
 		return x.Load()
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Load()
-	atomicLocked(g, trace.OpAtomicLoad, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicLoad, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 
@@ -154,11 +155,9 @@ func AtomicPointerStore[T any](x *atomic.Pointer[T], val *T, site uint32) {
 		x.Store(val)
 		return
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	x.Store(val)
-	atomicLocked(g, trace.OpAtomicStore, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicStore, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 }
 
 // AtomicPointerSwap is atomic.Pointer[T].Swap.
@@ -166,11 +165,9 @@ func AtomicPointerSwap[T any](x *atomic.Pointer[T], new *T, site uint32) (r *T) 
 	if !on || x == nil {
 		return x.Swap(new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.Swap(new)
-	atomicLocked(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 
@@ -179,11 +176,9 @@ func AtomicPointerCompareAndSwap[T any](x *atomic.Pointer[T], old, new *T, site 
 	if !on || x == nil {
 		return x.CompareAndSwap(old, new)
 	}
-	g := cur()
-	mu.Lock()
+	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.CompareAndSwap(old, new)
-	atomicLocked(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
-	mu.Unlock()
+	atomicEnd(g, l, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 

@@ -16,27 +16,29 @@ import (
 	"github.com/racekit/racekit/trace/rkt"
 )
 
-// on is true while the program traces; hooks test it first. It is set once
-// at init and cleared when the trace is finished or fails.
-var on bool
-
-// The recorder: one mutex orders every event (see the package comment).
+// on is true when the program traces: set once by start (at init), before
+// the program's goroutines run, and read by every hook first. live is
+// true until the trace is finished or fails: the recording paths check it,
+// so that hooks become no-ops after Finish.
 var (
-	mu         sync.Mutex
-	w          *rkt.Writer
-	out        *os.File
-	seq        uint64
-	nsites     uint32 = 1 // site IDs defined so far, counting the unknown site 0
-	ngors      uint32     // goroutine IDs allocated so far
-	finished   bool
-	armed      bool // the flush timer is pending
-	flushTimer *time.Timer
-	ev         trace.Event // reused under mu
-	outPath    string
+	on   bool
+	live atomic.Bool
 )
 
-// flushDelay bounds how long an event may sit in the pending block.
-const flushDelay = 100 * time.Millisecond
+// Definitions (sites, goroutines) are queued under defMu and written by
+// the writer before the events that use them (see round).
+type def struct {
+	isSite bool
+	site   trace.Site
+	g      trace.Goroutine
+}
+
+var (
+	defMu  sync.Mutex
+	defs   []def
+	nsites uint32 = 1 // site IDs defined so far, counting the unknown site 0
+	ngors  uint32     // goroutine IDs allocated so far
+)
 
 func init() {
 	path := os.Getenv("RACEKIT_TRACE")
@@ -56,21 +58,46 @@ func init() {
 	}
 }
 
-// start begins tracing into a new file at path.
+// start begins tracing into a new file at path, from a clean state (tests
+// start several traces in one process, one after the other).
 func start(path string, withDedup bool) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
+	wmu.Lock()
+	defer wmu.Unlock()
+	defMu.Lock()
+	defs, nsites, ngors = nil, 1, 0
+	gmap = map[uint64]*gstate{}
+	for i := range gtab {
+		gtab[i].Store(nil)
+	}
+	defMu.Unlock()
+	regMu.Lock()
+	reg = nil
+	regMu.Unlock()
+	seq.Store(0)
+	pending.Store(0)
 	out = f
 	outPath = path
 	dedup = withDedup
 	w = rkt.NewWriter(f)
+	outSeq, wsites, unflushed, finished = 0, 1, time.Time{}, false
 	probeGoid()
-	on = true
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		_ = w.DefineName(0, "program "+bi.Path)
 	}
+	// The header and the program's name go out now: a run killed before
+	// the first flush leaves a readable (empty) trace.
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	stopW = make(chan struct{})
+	on = true
+	live.Store(true)
+	go writerLoop(stopW)
 	return nil
 }
 
@@ -90,77 +117,42 @@ func traceName() string {
 }
 
 // Enabled reports whether the program is being traced.
-func Enabled() bool { return on }
-
-// fail stops tracing after an I/O or encoding error. Called with mu held.
-func fail(err error) {
-	if finished {
-		return
-	}
-	finished = true
-	on = false
-	fmt.Fprintf(os.Stderr, "racekit: tracing stopped: %v\n", err)
-}
-
-// emitLocked records one event of g. Called with mu held.
-func emitLocked(g *gstate, op trace.Op, flags trace.Flags, site uint32, obj uint64) {
-	emitValLocked(g, op, flags, site, obj, 0)
-}
-
-// emitValLocked records one event of g with its value. Called with mu held.
-func emitValLocked(g *gstate, op trace.Op, flags trace.Flags, site uint32, obj, val uint64) {
-	if finished {
-		return
-	}
-	if site >= nsites {
-		site = 0 // a site table not registered yet (see RegisterFile)
-	}
-	switch op {
-	case trace.OpRead, trace.OpWrite, trace.OpFuncEnter, trace.OpFuncExit:
-	default:
-		g.epoch++ // a synchronization event: a new epoch for dedup
-	}
-	seq++
-	ev.Seq = seq
-	ev.G = g.gid
-	ev.Op = op
-	ev.Flags = flags
-	ev.Site = trace.SiteID(site)
-	ev.Obj = obj
-	ev.Value = val
-	if err := w.WriteEvent(&ev); err != nil {
-		fail(err)
-		return
-	}
-	if !armed {
-		// One timer, reset rather than made anew: recording allocates
-		// nothing per event (a program's own allocation tests hold).
-		armed = true
-		if flushTimer == nil {
-			flushTimer = time.AfterFunc(flushDelay, timedFlush)
-		} else {
-			flushTimer.Reset(flushDelay)
-		}
-	}
-}
+func Enabled() bool { return on && live.Load() }
 
 // emit records one event of the current goroutine.
 func emit(op trace.Op, flags trace.Flags, site uint32, obj uint64) {
-	g := cur()
-	mu.Lock()
-	emitLocked(g, op, flags, site, obj)
-	mu.Unlock()
+	emitVal(op, flags, site, obj, 0)
 }
 
-func timedFlush() {
-	mu.Lock()
-	armed = false
-	if !finished && w != nil {
-		if err := w.Flush(); err != nil {
-			fail(err)
-		}
+// emitVal records one event of the current goroutine, with its value.
+func emitVal(op trace.Op, flags trace.Flags, site uint32, obj, val uint64) {
+	if !live.Load() {
+		return
 	}
-	mu.Unlock()
+	cur().record(op, flags, site, obj, val)
+}
+
+// emitAddrs records a MethodBegin (or another event) of the current
+// goroutine with the address set addrs.
+func emitAddrs(op trace.Op, flags trace.Flags, site uint32, obj uint64, addrs []uint64) {
+	if !live.Load() {
+		return
+	}
+	g := cur()
+	if isPlain(op) {
+		g.plain(op, flags, site, obj, 0)
+		return
+	}
+	g.sync(op, flags, site, obj, 0, addrs)
+}
+
+// record records one event of g, the current goroutine.
+func (g *gstate) record(op trace.Op, flags trace.Flags, site uint32, obj, val uint64) {
+	if isPlain(op) {
+		g.plain(op, flags, site, obj, val)
+	} else {
+		g.sync(op, flags, site, obj, val, nil)
+	}
 }
 
 // RegisterFile defines the sites of one instrumented file and returns the
@@ -169,57 +161,55 @@ func timedFlush() {
 // triples, functions by their index in funcs. The file's site k=0 is its
 // first triple.
 func RegisterFile(file string, funcs []string, sites []uint32) uint32 {
-	if !on {
+	if !on || !live.Load() {
 		return 0
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if finished {
-		return 0
-	}
+	defMu.Lock()
+	defer defMu.Unlock()
 	base := nsites
 	for i := 0; i+2 < len(sites); i += 3 {
 		fn := ""
 		if k := int(sites[i+2]); k < len(funcs) {
 			fn = funcs[k]
 		}
-		s := trace.Site{File: file, Line: int(sites[i]), Col: int(sites[i+1]), Func: fn}
-		if err := w.DefineSite(trace.SiteID(nsites), s); err != nil {
-			fail(err)
-			return 0
-		}
+		defs = append(defs, def{isSite: true, site: trace.Site{File: file, Line: int(sites[i]), Col: int(sites[i+1]), Func: fn}})
 		nsites++
 	}
 	return base
 }
 
-// Flush writes everything recorded so far to the file.
+// Flush writes everything recorded so far to the file: the events of
+// every goroutine, including those blocked with records not yet written.
 func Flush() {
 	if !on {
 		return
 	}
-	mu.Lock()
+	wmu.Lock()
 	if !finished {
-		if err := w.Flush(); err != nil {
-			fail(err)
-		}
+		round(roundForce)
 	}
-	mu.Unlock()
+	wmu.Unlock()
 }
 
-// Finish ends the trace: the pending block and the end block are written
-// and the file is closed. Later events are dropped.
+// Finish ends the trace: every goroutine's records are written, then the
+// end block, and the file is closed. Hooks are no-ops afterwards; a hook
+// running meanwhile in another goroutine may lose its event.
 func Finish() {
 	if !on {
 		return
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	live.Store(false)
+	wmu.Lock()
+	defer wmu.Unlock()
 	if finished {
 		return
 	}
+	round(roundFinal)
+	if finished {
+		return // failed
+	}
 	finished = true
-	on = false
+	close(stopW)
 	err := w.Close()
 	if cerr := out.Close(); err == nil {
 		err = cerr

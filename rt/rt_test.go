@@ -3,6 +3,7 @@ package rt
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -16,13 +17,6 @@ import (
 // reads it back.
 func record(t *testing.T, withDedup bool, f func(site uint32)) *trace.Trace {
 	t.Helper()
-	mu.Lock()
-	on, finished, seq, nsites, ngors, armed, w = false, false, 0, 1, 0, false, nil
-	gmap = map[uint64]*gstate{}
-	for i := range gtab {
-		gtab[i].Store(nil)
-	}
-	mu.Unlock()
 	path := filepath.Join(t.TempDir(), "t.rkt")
 	if err := start(path, withDedup); err != nil {
 		t.Fatal(err)
@@ -90,11 +84,11 @@ func TestForkAndUntracedGoroutines(t *testing.T) {
 		c := Fork(site + 1)
 		done := make(chan bool)
 		go func() {
+			defer func() { done <- true }() // after End
 			Begin(c)
 			defer End(c)
 			R(&x, site)
 			c.Ok()
-			done <- true
 		}()
 		<-done
 		go func() {
@@ -221,6 +215,15 @@ func TestAtomicEvents(t *testing.T) {
 	if v != 2 || !b.Load() {
 		t.Fatal("the operations were not performed")
 	}
+	var vals []uint64
+	for _, e := range tr.Events {
+		if e.Op.IsAtomic() || e.Op.IsAccess() {
+			vals = append(vals, e.Value)
+		}
+	}
+	if want := []uint64{2, 2, 2, 2, 1, 1}; !slices.Equal(vals, want) {
+		t.Errorf("values %v, want %v", vals, want)
+	}
 }
 
 // Channel hooks: a send releases c and acquires c+1 after; a receive
@@ -264,10 +267,8 @@ func TestChannelEvents(t *testing.T) {
 
 // Without a trace, hooks only do the operation.
 func TestDisabledHooks(t *testing.T) {
-	mu.Lock()
 	saved := on
 	on = false
-	mu.Unlock()
 	defer func() { on = saved }()
 	var m sync.Mutex
 	var x int
@@ -280,13 +281,6 @@ func TestDisabledHooks(t *testing.T) {
 }
 
 func benchStart(b *testing.B, withDedup bool) {
-	mu.Lock()
-	on, finished, seq, nsites, ngors, armed, w = false, false, 0, 1, 0, false, nil
-	gmap = map[uint64]*gstate{}
-	for i := range gtab {
-		gtab[i].Store(nil)
-	}
-	mu.Unlock()
 	if err := start(filepath.Join(b.TempDir(), "b.rkt"), withDedup); err != nil {
 		b.Fatal(err)
 	}
@@ -302,6 +296,7 @@ func BenchmarkAccess(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		R(&buf[i&(1<<16-1)], 0)
 	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
 
 // BenchmarkAccessRepeat is the cost of an access deduplicated away.
@@ -312,6 +307,7 @@ func BenchmarkAccessRepeat(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		R(&x, 0)
 	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "hooks/s")
 }
 
 // BenchmarkMutex is a Lock/Unlock pair with its events.
@@ -323,6 +319,9 @@ func BenchmarkMutex(b *testing.B) {
 		MutexLock(&m, 0)
 		MutexUnlock(&m, 0)
 	}
+	// Lock and Unlock each record a read of the lock and its acquire or
+	// release.
+	b.ReportMetric(float64(4*b.N)/b.Elapsed().Seconds(), "events/s")
 }
 
 // BenchmarkDisabled is a hook when the program is not traced.

@@ -52,10 +52,22 @@ func lockRead(p unsafe.Pointer, site uint32) {
 	}
 }
 
+// parkCur is called before an operation that may block: the current
+// goroutine stops holding the writer's frontier (see gstate.park), so the
+// writer need not wait for it to be stolen.
+func parkCur() {
+	if on && live.Load() {
+		cur().park()
+	}
+}
+
 // MutexLock is m.Lock().
 func MutexLock(m *sync.Mutex, site uint32) {
 	lockRead(unsafe.Pointer(m), site)
-	m.Lock()
+	if !m.TryLock() {
+		parkCur()
+		m.Lock()
+	}
 	acquire(unsafe.Pointer(m), false, site)
 }
 
@@ -79,7 +91,10 @@ func MutexTryLock(m *sync.Mutex, site uint32) bool {
 // RWMutexLock is rw.Lock().
 func RWMutexLock(rw *sync.RWMutex, site uint32) {
 	lockRead(unsafe.Pointer(rw), site)
-	rw.Lock()
+	if !rw.TryLock() {
+		parkCur()
+		rw.Lock()
+	}
 	acquire(unsafe.Pointer(rw), false, site)
 }
 
@@ -93,7 +108,10 @@ func RWMutexUnlock(rw *sync.RWMutex, site uint32) {
 // RWMutexRLock is rw.RLock().
 func RWMutexRLock(rw *sync.RWMutex, site uint32) {
 	lockRead(unsafe.Pointer(rw), site)
-	rw.RLock()
+	if !rw.TryRLock() {
+		parkCur()
+		rw.RLock()
+	}
 	acquire(unsafe.Pointer(rw), true, site)
 }
 
@@ -139,6 +157,7 @@ func lockerObj(l sync.Locker) unsafe.Pointer {
 
 // LockerLock is l.Lock() on a sync.Locker.
 func LockerLock(l sync.Locker, site uint32) {
+	parkCur()
 	l.Lock()
 	if p := lockerObj(l); p != nil {
 		acquire(p, false, site)
@@ -169,6 +188,7 @@ func WaitGroupDone(wg *sync.WaitGroup, site uint32) {
 
 // WaitGroupWait is wg.Wait().
 func WaitGroupWait(wg *sync.WaitGroup, site uint32) {
+	parkCur()
 	wg.Wait()
 	rcv(unsafe.Pointer(wg), site)
 }
@@ -190,6 +210,7 @@ func WaitGroupGo(wg *sync.WaitGroup, f func(), site uint32) {
 // OnceDo is o.Do(f): the completion of f is released, and every return
 // from Do acquires it.
 func OnceDo(o *sync.Once, f func(), site uint32) {
+	parkCur() // Do waits for a call of f in another goroutine
 	o.Do(func() {
 		f()
 		snd(unsafe.Pointer(o), site)
@@ -207,6 +228,7 @@ func OnceFunc(f func(), site uint32) func() {
 		}
 	})
 	return func() {
+		parkCur() // g waits for a call of f in another goroutine
 		g()
 		if on {
 			emit(trace.OpSyncAcquire, 0, site, obj)
@@ -225,6 +247,7 @@ func OnceValue[T any](f func() T, site uint32) func() T {
 		return v
 	})
 	return func() T {
+		parkCur()
 		v := g()
 		if on {
 			emit(trace.OpSyncAcquire, 0, site, obj)
@@ -244,6 +267,7 @@ func OnceValues[T1, T2 any](f func() (T1, T2), site uint32) func() (T1, T2) {
 		return a, b
 	})
 	return func() (T1, T2) {
+		parkCur()
 		a, b := g()
 		if on {
 			emit(trace.OpSyncAcquire, 0, site, obj)
@@ -260,6 +284,7 @@ func CondWait(c *sync.Cond, site uint32) {
 	if l != nil {
 		release(l, false, site)
 	}
+	parkCur()
 	c.Wait()
 	rcv(unsafe.Pointer(c), site)
 	if l != nil {
@@ -280,47 +305,95 @@ func CondBroadcast(c *sync.Cond, site uint32) {
 }
 
 // atomicLockBit marks the lock private to an atomic word (see
-// atomicLocked): no Go pointer has it set.
+// atomicRecord): no Go pointer has it set.
 const atomicLockBit = 1 << 62
 
-// atomicLocked records an atomic operation on the word at a, with mu held.
-// Besides the operation itself (aload, astore or armw, with their
-// happens-before edges), it records a data access of the word (a read for
-// a load, a write otherwise) inside a critical section of a lock private to
-// the word. The lock orders all atomic operations on the word, so they
-// never race with one another, while a plain access of the word that is not
-// otherwise ordered with them races with them, as the Go race detector
-// reports. The lock's edges (every atomic operation on the word, loads
-// included, is ordered before the next) over-approximate the memory
-// model's: races may be missed, none invented.
-func atomicLocked(g *gstate, op trace.Op, flags trace.Flags, site uint32, a, val uint64) {
+// Stripes order the atomic operations on one address, and the operations
+// on one sync.Map: a hook performs the operation and takes its seqs under
+// the stripe of the address, so the recorded order per address is the
+// real one (the order across addresses needs no lock: operations on
+// different addresses create no edge between each other).
+type stripe struct {
+	sync.Mutex
+	_ [64 - 8]byte // one cache line each
+}
+
+var stripes [64]stripe
+
+func stripeOf(a uint64) *sync.Mutex {
+	return &stripes[(a>>3^a>>9)%uint64(len(stripes))].Mutex
+}
+
+// atomicBegin locks the stripe of the word at p before an atomic
+// operation on it.
+func atomicBegin(p unsafe.Pointer) (*gstate, *sync.Mutex) {
+	g := cur()
+	l := stripeOf(ptr(p))
+	l.Lock()
+	return g, l
+}
+
+// atomicEnd records the atomic operation just performed and unlocks the
+// stripe.
+func atomicEnd(g *gstate, l *sync.Mutex, op trace.Op, flags trace.Flags, site uint32, a, val uint64) {
+	atomicRecord(g, op, flags, site, a, val)
+	l.Unlock()
+}
+
+// atomicRecord records an atomic operation on the word at a, with its
+// stripe locked. Besides the operation itself (aload, astore or armw, with
+// their happens-before edges), it records a data access of the word (a
+// read for a load, a write otherwise) inside a critical section of a lock
+// private to the word. The lock orders all atomic operations on the word,
+// so they never race with one another, while a plain access of the word
+// that is not otherwise ordered with them races with them, as the Go race
+// detector reports. The lock's edges (every atomic operation on the word,
+// loads included, is ordered before the next) over-approximate the memory
+// model's: races may be missed, none invented. The three synchronization
+// events take consecutive seqs; the commit happens before the stripe is
+// unlocked, so a steal (which takes new seqs) keeps the order per address.
+func atomicRecord(g *gstate, op trace.Op, flags trace.Flags, site uint32, a, val uint64) {
+	if !live.Load() {
+		return
+	}
+	g.epoch++
+	if isIdle(g.last) {
+		g.open(false)
+	}
+	s := seq.Add(3) - 2
 	lock := a | atomicLockBit
-	emitLocked(g, trace.OpAcquire, 0, site, lock)
-	emitValLocked(g, op, flags, site, a, val)
 	data := trace.OpWrite
 	if op == trace.OpAtomicLoad {
 		data = trace.OpRead
 	}
-	emitValLocked(g, data, flags, site, a, val)
-	emitLocked(g, trace.OpRelease, 0, site, lock)
+	g.raiseTo(s)
+	g.putEvent(trace.OpAcquire, 0, site, lock, 0)
+	g.raiseTo(s + 1)
+	g.putEvent(op, flags, site, a, val)
+	g.putEvent(data, flags, site, a, val) // plain, at s+1
+	g.raiseTo(s + 2)
+	g.putEvent(trace.OpRelease, 0, site, lock, 0)
+	g.commit(false)
 }
 
 // sync.Map: every method is one atomic read-modify-write of the map as a
 // whole (an over-approximation of its internal edges), performed under the
-// recorder's mutex so that the recorded order is the real one. Range
-// releases before and acquires after, without holding the mutex while the
+// map's stripe so that the recorded order is the real one. Range releases
+// before and acquires after, without holding the stripe while the
 // callback runs.
 
 func mapOp(m *sync.Map, site uint32, op func()) {
-	if !on || m == nil {
+	if !on || m == nil || !live.Load() {
 		op()
 		return
 	}
+	a := ptr(unsafe.Pointer(m))
 	g := cur()
-	mu.Lock()
-	defer mu.Unlock()
+	l := stripeOf(a)
+	l.Lock()
+	defer l.Unlock() // a key that is not comparable panics
 	op()
-	emitLocked(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(m)))
+	g.sync(trace.OpAtomicRMW, trace.FlagValueUnknown, site, a, 0, nil)
 }
 
 // SyncMapLoad is m.Load(k).

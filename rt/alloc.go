@@ -1,0 +1,62 @@
+package rt
+
+import (
+	"unsafe"
+
+	"github.com/racekit/racekit/trace"
+)
+
+// Allocations. The garbage collector reuses the memory of dead objects, so
+// one address may hold many objects over a run; without a word that an
+// address holds a new object, a detector would see the accesses to the old
+// and the new object as accesses to one location, and could report a race
+// between them (the Go race detector clears its shadow memory in malloc for
+// the same reason). The instrumenter calls these hooks where traced code
+// creates an object that may be shared: new(T), &T{...}, make of a slice or
+// map, and the declaration of a local variable that escapes (captured by a
+// closure or its address taken). Each records an OpAlloc of the object's
+// bytes; detectors forget what they knew of those addresses.
+
+// allocEvent records that the size bytes at p are a new object.
+func allocEvent(p unsafe.Pointer, size uintptr, site uint32) {
+	if p == nil || size == 0 {
+		return
+	}
+	emitVal(trace.OpAlloc, 0, site, uint64(uintptr(p)), uint64(size))
+}
+
+// Alloc records that the variable at p has just been created: the
+// declaration of an escaping local variable.
+func Alloc[T any](p *T, site uint32) {
+	if on {
+		allocEvent(unsafe.Pointer(p), unsafe.Sizeof(*p), site)
+	}
+}
+
+// New records the allocation of the object p points to (new(T), &T{...})
+// and returns p.
+func New[T any](p *T, site uint32) *T {
+	if on {
+		allocEvent(unsafe.Pointer(p), unsafe.Sizeof(*p), site)
+	}
+	return p
+}
+
+// MakeSlice records the allocation of s's backing array (make([]T, n, c))
+// and returns s.
+func MakeSlice[S ~[]E, E any](s S, site uint32) S {
+	if on && cap(s) > 0 {
+		var e E
+		allocEvent(unsafe.Pointer(unsafe.SliceData(s)), uintptr(cap(s))*unsafe.Sizeof(e), site)
+	}
+	return s
+}
+
+// MakeMap records the creation of map m (make(map[K]V)), which accesses
+// name by the map's own pointer (see MR), and returns m.
+func MakeMap[M ~map[K]V, K comparable, V any](m M, site uint32) M {
+	if on {
+		allocEvent(mapPtr(m), 1, site)
+	}
+	return m
+}

@@ -1,0 +1,449 @@
+package rt
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/racekit/racekit/trace"
+)
+
+// Per-goroutine buffers (see "Global order" in the package comment). A
+// goroutine appends fixed-size records to its own chain of chunks and
+// commits them by one compare-and-swap of its word; the writer goroutine
+// (writer.go) reads committed records, merges the goroutines' streams by
+// key and encodes them.
+
+// rec is one entry of a goroutine's buffer, 16 bytes: an event, or one of
+// the markers below. The key of an event is not in its record: a key
+// marker sets it for the events after it (a synchronization event takes
+// the marker's seq with kind kindSync, a plain one the marker's key), so
+// that a run of plain events costs 16 bytes each.
+type rec struct {
+	obj   uint64
+	site  uint32
+	op    trace.Op
+	flags trace.Flags
+	_     uint16
+}
+
+// Marker records (not valid trace.Ops).
+const (
+	opKey  trace.Op = 0xFD // obj: the key of the events that follow (kind kindAccess)
+	opVal  trace.Op = 0xFE // obj: the value of the event before it
+	opAddr trace.Op = 0xFF // obj: an address of the MethodBegin before it
+)
+
+// isTrailer reports whether op is that of a record that belongs to the
+// event before it.
+func isTrailer(op trace.Op) bool { return op >= opVal }
+
+// Kinds in the low bits of a key: at one seq s, the synchronization event
+// s comes before the plain events placed at s.
+const (
+	kindSync   = 0
+	kindAccess = 1
+)
+
+func keyOf(s uint64, kind uint64) uint64 { return s<<2 | kind }
+
+// A chunk is a run of a goroutine's records. The goroutine writes it; the
+// writer reads the committed ones and frees the chunk once it has read all
+// of them and the goroutine has moved on (next is set).
+type chunk struct {
+	recs []rec
+	n    int                   // records the goroutine wrote here; valid once next is set
+	next atomic.Pointer[chunk] // the chunk the goroutine continued in
+}
+
+// Chunk sizes: a goroutine's first chunk is small (many goroutines record
+// little); each next one is larger, up to bigChunk.
+const (
+	firstChunk = 32
+	bigChunk   = 4096
+)
+
+var chunkPools [3]sync.Pool // by size: firstChunk, 512, bigChunk
+
+func poolOf(size int) *sync.Pool {
+	switch size {
+	case firstChunk:
+		return &chunkPools[0]
+	case bigChunk:
+		return &chunkPools[2]
+	}
+	return &chunkPools[1]
+}
+
+func newChunk(size int) *chunk {
+	pending.Add(int64(size))
+	if c, _ := poolOf(size).Get().(*chunk); c != nil {
+		return c
+	}
+	return &chunk{recs: make([]rec, size)}
+}
+
+// freeChunk returns a chunk the writer is done with.
+func freeChunk(c *chunk) {
+	pending.Add(-int64(len(c.recs)))
+	c.n = 0
+	c.next.Store(nil)
+	poolOf(len(c.recs)).Put(c)
+}
+
+// pending counts the records in chunks not yet freed. Above maxPending,
+// goroutines wait for the writer (see throttle) so that memory stays
+// bounded when they record faster than it encodes.
+var pending atomic.Int64
+
+var maxPending int64 = 1 << 21 // records (64 MiB); a variable for tests
+
+// A goroutine's word is its key bound and its committed count:
+//
+//	k<<cntBits | committed mod 2^cntBits
+//
+// k is a lower bound of the key of every record the goroutine has not
+// committed yet, or idleK when it holds none and will pick its next key
+// from the global seq (see open). Only the goroutine writes an idle word;
+// the writer may only turn an open word idle (steal). The count is exact
+// because a goroutine never has 2^cntBits records unread (throttleWait
+// holds it well below); the key leaves 40 bits for seq, 10^12
+// synchronization events.
+const (
+	cntBits = 22
+	cntMask = 1<<cntBits - 1
+	idleK   = 1<<(64-cntBits) - 1
+)
+
+func packWord(k, n uint64) uint64 { return k<<cntBits | n&cntMask }
+func wordK(w uint64) uint64       { return w >> cntBits }
+func isIdle(w uint64) bool        { return w>>cntBits == idleK }
+
+// seq is the global sequence: each synchronization event takes the next
+// value. The writer renumbers the events it writes, so values left unused
+// (an event dropped at Finish, a reservation redone after a steal) leave
+// no gap in the file.
+var seq atomic.Uint64
+
+// raiseEvery is how many plain events a goroutine records between loads
+// of the global seq that move its key up, so that a goroutine recording
+// without synchronizing does not hold the writer's frontier back.
+const raiseEvery = 64
+
+// put appends one record to g's buffer.
+func (g *gstate) put(op trace.Op, flags trace.Flags, site uint32, obj uint64) {
+	if g.wi == len(g.wc.recs) {
+		g.nextChunk()
+	}
+	g.wc.recs[g.wi] = rec{obj: obj, site: site, op: op, flags: flags}
+	g.wi++
+	g.written++
+}
+
+// putKey appends a key marker for key k unless the records before already
+// have that key.
+func (g *gstate) putKey(k uint64) {
+	if k != g.kout {
+		g.put(opKey, 0, 0, k)
+		g.kout = k
+	}
+}
+
+// putEvent appends the records of one event: its key marker if needed, the
+// event, and its value if it has one.
+func (g *gstate) putEvent(op trace.Op, flags trace.Flags, site uint32, obj, val uint64) {
+	g.putKey(g.k)
+	g.put(op, flags, site, obj)
+	if val != 0 && op.HasValue() && flags&trace.FlagValueUnknown == 0 {
+		g.put(opVal, 0, 0, val)
+	}
+}
+
+func (g *gstate) nextChunk() {
+	old := g.wc
+	if nx := old.next.Load(); nx != nil {
+		// Writing again over uncommitted records (stolen) that had gone
+		// on in nx: old.n is len(old.recs) already.
+		g.wc, g.wi = nx, 0
+		return
+	}
+	size := len(old.recs) * 16
+	if size > bigChunk {
+		size = bigChunk
+	}
+	c := newChunk(size)
+	old.n = g.wi
+	if g.cc == old && g.ci == g.wi {
+		// Nothing uncommitted in old: once next is set, the writer may
+		// free it, so g must not look at it again.
+		g.cc, g.ci = c, 0
+	}
+	old.next.Store(c)
+	g.wc, g.wi = c, 0
+	if size == bigChunk {
+		wakeWriter()
+		if pending.Load() > maxPending/8 {
+			// The writer falls behind: write what can be written, at
+			// the next plain event.
+			g.help = true
+			g.tick = 0
+		}
+	}
+	if pending.Load() > maxPending {
+		g.throttle = true
+		g.tick = 0
+	}
+}
+
+// open makes g hold the frontier before it records an event (only needed
+// when its word is idle). It first publishes its old key, a valid bound,
+// and only then loads the global seq: the writer, which loads the seq
+// before it reads the words, either sees g's bound or has loaded a seq no
+// larger than the one g loads (sync/atomic is sequentially consistent).
+// With raise set, g moves its key up to that seq.
+func (g *gstate) open(raise bool) {
+	g.last = packWord(g.k, g.last)
+	g.word.Store(g.last)
+	if raise {
+		g.raiseTo(seq.Load())
+	}
+}
+
+// raiseTo moves g's key for plain events up to seq s. Any key between
+// g's latest synchronization and a seq loaded during the hook is a valid
+// place for the events the hook records (package comment).
+func (g *gstate) raiseTo(s uint64) {
+	if k := keyOf(s, kindAccess); k > g.k {
+		g.k = k
+	}
+}
+
+// commit publishes the records written since the last commit; with idle,
+// g also stops holding the frontier. It fails only if the writer stole
+// g's word (see stolen) or tracing stopped.
+func (g *gstate) commit(idle bool) {
+	k := g.k
+	if idle {
+		k = idleK
+	}
+	w := packWord(k, g.written)
+	if g.word.CompareAndSwap(g.last, w) {
+		g.last = w
+		g.cc, g.ci = g.wc, g.wi
+		g.committed, g.kcommit = g.written, g.kout
+		return
+	}
+	g.stolen(idle)
+}
+
+// stolen handles a failed commit. The writer turned g's word idle while g
+// was writing records: it has read the committed ones and may since have
+// written events up to the seq it loaded before, so the uncommitted
+// records (all of this hook: every hook commits) need new keys. g opens
+// again (loading a seq at least as large as the writer's), and writes
+// them again over themselves: its plain events at its new key, its
+// synchronization events with new seqs. New keys are taken within the
+// hook, which keeps them valid (package comment); the hooks of atomics
+// hold their stripe lock across the commit, so their order per address
+// stays the real one.
+func (g *gstate) stolen(idle bool) {
+	for {
+		cur := g.word.Load()
+		g.last = cur
+		// Take the uncommitted records out and go back to the commit.
+		g.redo = g.redo[:0]
+		for c, i := g.cc, g.ci; c != g.wc || i != g.wi; i++ {
+			if c != g.wc && i == len(c.recs) {
+				c, i = c.next.Load(), -1
+				continue
+			}
+			g.redo = append(g.redo, c.recs[i])
+		}
+		g.wc, g.wi = g.cc, g.ci
+		g.written, g.kout = g.committed, g.kcommit
+		if !live.Load() {
+			return // tracing stopped: the records are dropped
+		}
+		g.open(true)
+		var nsync uint64
+		for i := range g.redo {
+			if op := g.redo[i].op; op < opKey && !isPlain(op) {
+				nsync++
+			}
+		}
+		s := seq.Add(nsync) - nsync + 1
+		for i := range g.redo {
+			r := &g.redo[i]
+			switch {
+			case r.op == opKey:
+				// Keys are written anew.
+			case isTrailer(r.op):
+				g.put(r.op, r.flags, r.site, r.obj)
+			case isPlain(r.op):
+				g.putKey(g.k)
+				g.put(r.op, r.flags, r.site, r.obj)
+			default:
+				g.raiseTo(s)
+				s++
+				g.putKey(g.k)
+				g.put(r.op, r.flags, r.site, r.obj)
+			}
+		}
+		k := g.k
+		if idle {
+			k = idleK
+		}
+		w := packWord(k, g.written)
+		if g.word.CompareAndSwap(g.last, w) {
+			g.last = w
+			g.cc, g.ci = g.wc, g.wi
+			g.committed, g.kcommit = g.written, g.kout
+			return
+		}
+	}
+}
+
+// park stops g holding the frontier (before a hook blocks), if it does.
+func (g *gstate) park() {
+	if isIdle(g.last) {
+		return
+	}
+	w := packWord(idleK, g.written)
+	if !g.word.CompareAndSwap(g.last, w) {
+		w = g.word.Load() // stolen: idle already, nothing uncommitted
+	}
+	g.last = w
+}
+
+// throttleWait waits, idle, while the writer is far behind and has not
+// yet written g's own records (every goroutine holds a chunk, so pending
+// alone may stay high). It writes them itself when it can.
+func (g *gstate) throttleWait() {
+	g.throttle = false
+	g.park()
+	for i := 0; pending.Load() > maxPending/2 && g.out.Load() < g.written && live.Load(); i++ {
+		if helpWrite() {
+			continue
+		}
+		if i < 100 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+}
+
+// helpWrite runs a round of the writer in the calling goroutine, unless
+// one is running, and reports whether it did. Goroutines that fill big
+// chunks while the writer falls behind call it (at their next plain
+// event, with nothing uncommitted): on a busy machine the writer
+// goroutine may wait long for a processor, while the goroutine that
+// filled a chunk has one and its data in cache.
+func helpWrite() bool {
+	if !wmu.TryLock() {
+		return false
+	}
+	if !finished {
+		round(roundNormal)
+	}
+	wmu.Unlock()
+	return true
+}
+
+// plain records one plain event (read, write, function entry or exit).
+func (g *gstate) plain(op trace.Op, flags trace.Flags, site uint32, obj, val uint64) {
+	g.prepPlain()
+	if g.k != g.kout || val != 0 {
+		g.putEvent(op, flags, site, obj, val)
+		g.commit(false)
+		return
+	}
+	// put and commit, by hand: the hottest path.
+	if g.wi == len(g.wc.recs) {
+		g.nextChunk()
+	}
+	g.wc.recs[g.wi] = rec{obj: obj, site: site, op: op, flags: flags}
+	g.wi++
+	g.written++
+	w := packWord(g.k, g.written)
+	if g.word.CompareAndSwap(g.last, w) {
+		g.last = w
+		g.cc, g.ci = g.wc, g.wi
+		g.committed = g.written
+		return
+	}
+	g.stolen(false)
+}
+
+// prepPlain makes g ready to record plain events: open, with its key
+// raised every raiseEvery events and after a goroutine born in untraced
+// code appeared (so that events after it are placed after its Begin).
+// The rare cases share one test: they set tick to 0.
+func (g *gstate) prepPlain() {
+	if g.tick--; g.tick <= 0 || isIdle(g.last) {
+		g.prepSlow()
+	}
+}
+
+func (g *gstate) prepSlow() {
+	if g.throttle {
+		g.throttleWait()
+	} else if g.help {
+		g.help = false
+		helpWrite()
+	}
+	if gen := generation.Load(); gen != g.gen {
+		g.newGeneration(gen)
+	}
+	g.tick = raiseEvery
+	if isIdle(g.last) {
+		g.open(true)
+	} else {
+		g.raiseTo(seq.Load())
+	}
+}
+
+// isPlain reports whether op is recorded without a global seq: only data
+// accesses and function boundaries, which create no happens-before edge
+// and need not be ordered against other goroutines' events beyond their
+// goroutine's synchronization.
+func isPlain(op trace.Op) bool { return plainOps[op] }
+
+var plainOps = [256]bool{trace.OpRead: true, trace.OpWrite: true, trace.OpFuncEnter: true, trace.OpFuncExit: true}
+
+// stayOpen reports whether g keeps holding the frontier after recording a
+// synchronization event of op, saving the next plain event the trip
+// through open. It goes idle after the events that hooks record before an
+// operation that may block (a release of a sync object: channel send and
+// receive, select, I/O; a MethodBegin: a call into untraced code; End);
+// the hooks of the other blocking operations park first (MutexLock,
+// WaitGroupWait, CondWait, Once). A goroutine that blocks anyway while it
+// holds the frontier is stolen from after stealAfter.
+func stayOpen(op trace.Op) bool {
+	switch op {
+	case trace.OpSyncRelease, trace.OpMethodBegin, trace.OpEnd:
+		return false
+	}
+	return true
+}
+
+// sync records one synchronization event, with its addresses for a
+// MethodBegin. It takes the next global seq, and g goes idle after it
+// unless stayOpen.
+func (g *gstate) sync(op trace.Op, flags trace.Flags, site uint32, obj, val uint64, addrs []uint64) {
+	g.epoch++ // a new epoch for dedup
+	if g.throttle {
+		g.throttleWait()
+	}
+	if isIdle(g.last) {
+		g.open(false) // the seq taken next is fresh: no raise needed
+	}
+	s := seq.Add(1)
+	g.raiseTo(s)
+	g.putEvent(op, flags, site, obj, val)
+	for _, a := range addrs {
+		g.put(opAddr, 0, 0, a)
+	}
+	g.commit(!stayOpen(op))
+}

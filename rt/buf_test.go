@@ -1,0 +1,696 @@
+package rt
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/racekit/racekit/detect"
+	"github.com/racekit/racekit/detect/hb"
+	"github.com/racekit/racekit/finding"
+	"github.com/racekit/racekit/trace"
+	"github.com/racekit/racekit/trace/rkt"
+)
+
+// The stress program: goroutines run seeded random scripts of plain
+// writes, critical sections, atomic adds, channel hand-offs, forks,
+// MethodBegins with address sets, blocking outside traced code, and
+// Flushes. Every shared access is ordered by the synchronization rt
+// records, and each step leaves a mark from which the checks below know
+// the real order of the steps.
+type stress struct {
+	m     sync.Mutex
+	n     int      // the critical sections' counter
+	slots []uint64 // slots[v]: written in the critical section that saw n == v
+	cnt   int64    // atomic counter
+	ch    chan int
+	sent  []uint64 // sent[t]: written before token t is sent, read after it is received
+	got   []uint64 // got[t]: written after token t is received
+	own   [][]uint64
+	pre   []uint64 // pre[x]: written before fork x; read by the child
+	kid   []uint64 // kid[x]: written by the child of fork x
+	nfork atomic.Int64
+	calls atomic.Int64 // MethodBegins recorded
+}
+
+const (
+	stressSteps  = 1500
+	stressTokens = 200 // per sending goroutine
+)
+
+func (st *stress) run(g, ngor int, seed int64, site uint32, wg *sync.WaitGroup) {
+	defer wg.Done()
+	rng := rand.New(rand.NewSource(seed))
+	own := st.own[g]
+	sends := 0
+	recvs := 0
+	var kids sync.WaitGroup
+	for i := 0; i < stressSteps; i++ {
+		*W(&own[i], site) = uint64(i) // program order
+		switch op := rng.Intn(20); {
+		case op < 6:
+			MutexLock(&st.m, site)
+			v := *R(&st.n, site)
+			*W(&st.n, site) = v + 1
+			*W(&st.slots[v], site) = 1
+			MutexUnlock(&st.m, site)
+		case op < 9:
+			AtomicAddInt64(&st.cnt, 1, site)
+		case op < 13:
+			// Even goroutines send their tokens, odd ones receive as many.
+			if g%2 == 0 && sends < stressTokens {
+				t := g/2*stressTokens + sends
+				sends++
+				*W(&st.sent[t], site) = 1
+				SendPre(st.ch, site)
+				st.ch <- t
+				SendPost(st.ch, site)
+			} else if g%2 == 1 && recvs < stressTokens {
+				recvs++
+				t := Recv(st.ch, site)
+				_ = *R(&st.sent[t], site)
+				*W(&st.got[t], site) = 1
+			}
+		case op < 15:
+			x := int(st.nfork.Add(1) - 1)
+			if x >= len(st.pre) {
+				break
+			}
+			*W(&st.pre[x], site) = 1
+			c := Fork(site)
+			kids.Add(1)
+			go func() {
+				defer kids.Done()
+				Begin(c)
+				defer End(c)
+				_ = *R(&st.pre[x], site)
+				*W(&st.kid[x], site) = 1
+				c.Ok()
+			}()
+		case op < 17:
+			n := rng.Intn(8)
+			addrs := make([]uint64, n)
+			for j := range addrs {
+				addrs[j] = uint64(g)<<32 | uint64(i)<<8 | uint64(j)
+			}
+			emitAddrs(trace.OpMethodBegin, 0, site, uint64(g+1), addrs)
+			emit(trace.OpMethodEnd, 0, site, uint64(g+1))
+			st.calls.Add(1)
+		case op < 18 && rng.Intn(200) == 0:
+			// Blocked outside traced code with an event not written: the
+			// writer must steal this goroutine's word to go on.
+			time.Sleep(3 * stealAfter)
+		case op < 19 && rng.Intn(50) == 0:
+			Flush()
+		}
+	}
+	// Tokens left to send or receive (the counts of both sides match).
+	for ; g%2 == 0 && sends < stressTokens; sends++ {
+		t := g/2*stressTokens + sends
+		*W(&st.sent[t], site) = 1
+		SendPre(st.ch, site)
+		st.ch <- t
+		SendPost(st.ch, site)
+	}
+	for ; g%2 == 1 && recvs < stressTokens; recvs++ {
+		t := Recv(st.ch, site)
+		_ = *R(&st.sent[t], site)
+		*W(&st.got[t], site) = 1
+	}
+	parkCur()
+	kids.Wait()
+}
+
+func addrOf(p *uint64) uint64 { return uint64(uintptr(unsafe.Pointer(p))) }
+
+// TestStressLinearization records the stress program with many goroutines
+// and checks that the trace is a linearization of what happened: each
+// goroutine's events in program order, each critical section after the
+// previous one, atomic operations on a word in their real order, each
+// receive after its send, each child after its fork; and that the hb
+// detector, which relies on all of that, finds no race in the race-free
+// program.
+func TestStressLinearization(t *testing.T) {
+	seeds := []int64{1, 2, 3}
+	ngor := 8
+	if testing.Short() {
+		seeds = seeds[:1]
+	}
+	for _, seed := range seeds {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			st := &stress{
+				slots: make([]uint64, ngor*stressSteps),
+				ch:    make(chan int, 3),
+				sent:  make([]uint64, ngor/2*stressTokens),
+				got:   make([]uint64, ngor/2*stressTokens),
+				own:   make([][]uint64, ngor),
+				pre:   make([]uint64, 400),
+				kid:   make([]uint64, 400),
+			}
+			for g := range st.own {
+				st.own[g] = make([]uint64, stressSteps)
+			}
+			tr := record(t, true, func(site uint32) {
+				var wg sync.WaitGroup
+				for g := 0; g < ngor; g++ {
+					wg.Add(1)
+					go st.run(g, ngor, seed*100+int64(g), site, &wg)
+				}
+				wg.Wait()
+			})
+			checkStress(t, st, tr, ngor)
+		})
+	}
+}
+
+func checkStress(t *testing.T, st *stress, tr *trace.Trace, ngor int) {
+	t.Helper()
+	where := map[uint64]func(e *trace.Event, i int){}
+	// Program order: own[g][i] written in i order, all by one goroutine.
+	ownG := make([]trace.GID, ngor)
+	ownNext := make([]int, ngor)
+	for g := range st.own {
+		ownG[g] = ^trace.GID(0)
+		for i := range st.own[g] {
+			g, i := g, i
+			where[addrOf(&st.own[g][i])] = func(e *trace.Event, _ int) {
+				if e.Op != trace.OpWrite {
+					return
+				}
+				if ownG[g] == ^trace.GID(0) {
+					ownG[g] = e.G
+				}
+				if e.G != ownG[g] || i != ownNext[g] {
+					t.Fatalf("seq %d: G%d writes own[%d][%d], want G%d writing own[%d][%d]", e.Seq, e.G, g, i, ownG[g], g, ownNext[g])
+				}
+				ownNext[g]++
+			}
+		}
+	}
+	// Critical sections in the order they ran.
+	nextSlot := 0
+	for v := range st.slots {
+		v := v
+		where[addrOf(&st.slots[v])] = func(e *trace.Event, _ int) {
+			if v != nextSlot {
+				t.Fatalf("seq %d: the critical section that saw %d is placed where %d's should be", e.Seq, v, nextSlot)
+			}
+			nextSlot++
+		}
+	}
+	sentAt := make([]int, len(st.sent))
+	gotAt := make([]int, len(st.got))
+	for i := range st.sent {
+		i := i
+		where[addrOf(&st.sent[i])] = func(e *trace.Event, at int) {
+			if e.Op == trace.OpWrite {
+				sentAt[i] = at
+			}
+		}
+		where[addrOf(&st.got[i])] = func(e *trace.Event, at int) { gotAt[i] = at }
+	}
+	preAt := make([]int, len(st.pre))
+	kidAt := make([]int, len(st.kid))
+	for i := range st.pre {
+		i := i
+		where[addrOf(&st.pre[i])] = func(e *trace.Event, at int) {
+			if e.Op == trace.OpWrite {
+				preAt[i] = at
+			}
+		}
+		where[addrOf(&st.kid[i])] = func(e *trace.Event, at int) { kidAt[i] = at }
+	}
+	cnt := addrOf((*uint64)(unsafe.Pointer(&st.cnt)))
+	var lastCnt uint64
+	holder := ^trace.GID(0)
+	mAddr := uint64(uintptr(unsafe.Pointer(&st.m)))
+	forkAt := map[uint64]int{}
+	calls := 0
+	var last uint64
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		if e.Seq != last+1 {
+			t.Fatalf("seq %d after %d", e.Seq, last)
+		}
+		last = e.Seq
+		if f := where[e.Obj]; f != nil && e.Op.IsAccess() {
+			f(e, i)
+		}
+		switch {
+		case e.Op == trace.OpAtomicRMW && e.Obj == cnt:
+			if e.Value != lastCnt+1 {
+				t.Fatalf("seq %d: atomic add returned %d after %d", e.Seq, e.Value, lastCnt)
+			}
+			lastCnt = e.Value
+		case e.Op == trace.OpAcquire && e.Obj == mAddr:
+			if holder != ^trace.GID(0) {
+				t.Fatalf("seq %d: G%d locks while G%d holds the lock", e.Seq, e.G, holder)
+			}
+			holder = e.G
+		case e.Op == trace.OpRelease && e.Obj == mAddr:
+			if holder != e.G {
+				t.Fatalf("seq %d: G%d unlocks a lock held by G%d", e.Seq, e.G, holder)
+			}
+			holder = ^trace.GID(0)
+		case e.Op == trace.OpFork:
+			forkAt[e.Obj] = i
+		case e.Op == trace.OpBegin:
+			if tr.M.Goroutine(e.G).Parent != trace.NoParent {
+				at, ok := forkAt[uint64(e.G)]
+				if !ok {
+					t.Fatalf("seq %d: G%d begins before its fork", e.Seq, e.G)
+				}
+				_ = at
+			}
+		case e.Op == trace.OpMethodBegin:
+			calls++
+			g := e.Addrs
+			if len(g) > 0 && !slices.IsSorted(g) {
+				t.Fatalf("seq %d: addresses %x", e.Seq, g)
+			}
+		}
+	}
+	for g := range st.own {
+		if ownNext[g] != stressSteps {
+			t.Errorf("goroutine %d: %d of its %d plain writes recorded", g, ownNext[g], stressSteps)
+		}
+	}
+	if nextSlot != st.n {
+		t.Errorf("%d critical sections recorded, %d ran", nextSlot, st.n)
+	}
+	if int64(lastCnt) != st.cnt {
+		t.Errorf("atomic adds recorded up to %d, counter is %d", lastCnt, st.cnt)
+	}
+	for i := range st.sent {
+		if sentAt[i] == 0 || gotAt[i] == 0 || sentAt[i] > gotAt[i] {
+			t.Fatalf("token %d: sent at event %d, received at %d", i, sentAt[i], gotAt[i])
+		}
+	}
+	for i := range st.pre {
+		if (preAt[i] == 0) != (kidAt[i] == 0) || preAt[i] > kidAt[i] {
+			t.Fatalf("fork %d: parent's write at event %d, child's at %d", i, preAt[i], kidAt[i])
+		}
+	}
+	if int64(calls) != st.calls.Load() {
+		t.Errorf("%d MethodBegins recorded, %d made", calls, st.calls.Load())
+	}
+	c := finding.NewCollector()
+	if _, err := detect.Run(tr.Iter(), hb.New(c)); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range c.Groups() {
+		t.Errorf("race on %#x: seq %d (G%d %s) and seq %d (G%d %s)", g.Addr, g.Prev.Seq, g.Prev.G, g.Prev.Kind(), g.Cur.Seq, g.Cur.G, g.Cur.Kind())
+	}
+}
+
+// Addresses of a MethodBegin go through the buffers in records of their
+// own, across chunk boundaries, and read back as the same set.
+func TestMethodBeginAddrs(t *testing.T) {
+	var sets [][]uint64
+	for n := 0; n < 40; n++ {
+		s := make([]uint64, n)
+		for i := range s {
+			s[i] = uint64(n)<<20 | uint64(i)*8 + 0x1000
+		}
+		sets = append(sets, s)
+	}
+	tr := record(t, false, func(site uint32) {
+		for _, s := range sets {
+			emitAddrs(trace.OpMethodBegin, 0, site, 7, s)
+			emit(trace.OpMethodEnd, 0, site, 7)
+		}
+	})
+	k := 0
+	for _, e := range tr.Events {
+		if e.Op != trace.OpMethodBegin {
+			continue
+		}
+		if !slices.Equal(e.Addrs, sets[k]) && !(len(e.Addrs) == 0 && len(sets[k]) == 0) {
+			t.Fatalf("MethodBegin %d: addresses %x, want %x", k, e.Addrs, sets[k])
+		}
+		k++
+	}
+	if k != len(sets) {
+		t.Fatalf("%d MethodBegins, want %d", k, len(sets))
+	}
+}
+
+// A steal while a goroutine is between writing records and committing
+// them: its plain record gets a key past what the writer wrote meanwhile,
+// and its synchronization record a new seq, so both come after the
+// events written in between, in program order.
+func TestStealRekeys(t *testing.T) {
+	var x, y uint64
+	objA, objB := NewObject(), NewObject()
+	tr := record(t, false, func(site uint32) {
+		g := cur()
+		// An uncommitted plain record, then one synchronization record
+		// with a seq reserved now.
+		g.prepPlain()
+		g.putEvent(trace.OpWrite, trace.FlagValueUnknown, site, addrOf(&x), 0)
+		s := seq.Add(1)
+		g.raiseTo(s)
+		g.putEvent(trace.OpSyncRelease, 0, site, objA, 0)
+		// Meanwhile another goroutine synchronizes, and the writer
+		// writes everything it may, stealing g's word.
+		done := make(chan bool)
+		go func() {
+			SyncRelease(objB, site)
+			*W(&y, site) = 1
+			done <- true
+		}()
+		<-done
+		Flush()
+		if w := g.word.Load(); !isIdle(w) {
+			t.Fatalf("word %#x not stolen by Flush", w)
+		}
+		g.commit(true)
+		SyncAcquire(objB, site)
+	})
+	got := ops(tr, func(e *trace.Event) bool { return e.Op != trace.OpBegin })
+	want := []string{"1 snd a", "1 w b", "0 w c", "0 snd d", "0 rcv a"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+}
+
+// Finish while other goroutines are still recording: it neither
+// deadlocks nor loses what was recorded before it (each goroutine's first
+// phase, and the events of one blocked with records not yet written),
+// later hooks are no-ops, and the trace is complete and valid.
+func TestFinishWhileRecording(t *testing.T) {
+	const ngor, phase1 = 4, 3000
+	marks := make([][]uint64, ngor)
+	for g := range marks {
+		marks[g] = make([]uint64, 1<<16)
+	}
+	var blocked [64]uint64
+	var ready, stopped sync.WaitGroup
+	stop := make(chan bool)
+	release := make(chan bool)
+	path := filepath.Join(t.TempDir(), "t.rkt")
+	if err := start(path, true); err != nil {
+		t.Fatal(err)
+	}
+	site := RegisterFile("x.go", []string{"p.f"}, []uint32{10, 2, 0})
+	for g := 0; g < ngor; g++ {
+		ready.Add(1)
+		stopped.Add(1)
+		go func() {
+			defer stopped.Done()
+			var ctr int64
+			for i := range marks[g] {
+				if i == phase1 {
+					ready.Done()
+				}
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				*W(&marks[g][i], site) = 1
+				if i%7 == 0 {
+					AtomicAddInt64(&ctr, 1, site)
+				}
+			}
+			<-stop
+		}()
+	}
+	// One goroutine records and then blocks outside traced code, open.
+	ready.Add(1)
+	go func() {
+		for i := range blocked {
+			*W(&blocked[i], site) = 1
+		}
+		ready.Done()
+		<-release
+	}()
+	ready.Wait()
+	Finish()
+	close(stop)
+	stopped.Wait()
+	close(release)
+	var x int
+	*W(&x, site) = 1 // no-op
+	if Fork(site) != nil {
+		t.Error("Fork after Finish")
+	}
+	Finish() // a second Finish is a no-op
+
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := rkt.NewReader(f, path)
+	tr, err := trace.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Warnings()) > 0 {
+		t.Fatalf("trace not finished: %v", r.Warnings())
+	}
+	next := make([]int, ngor)
+	index := map[uint64][2]int{}
+	for g := range marks {
+		for i := range marks[g] {
+			index[addrOf(&marks[g][i])] = [2]int{g, i}
+		}
+	}
+	nblocked := 0
+	for _, e := range tr.Events {
+		if e.Op != trace.OpWrite {
+			continue
+		}
+		if e.Obj >= addrOf(&blocked[0]) && e.Obj <= addrOf(&blocked[len(blocked)-1]) {
+			nblocked++
+			continue
+		}
+		if gi, ok := index[e.Obj]; ok {
+			if gi[1] != next[gi[0]] {
+				t.Fatalf("goroutine %d: mark %d after %d", gi[0], gi[1], next[gi[0]]-1)
+			}
+			next[gi[0]]++
+		}
+	}
+	for g, n := range next {
+		if n < phase1 {
+			t.Errorf("goroutine %d: %d marks, want at least the %d recorded before Finish", g, n, phase1)
+		}
+	}
+	if nblocked != len(blocked) {
+		t.Errorf("blocked goroutine: %d of its %d writes", nblocked, len(blocked))
+	}
+	c := finding.NewCollector()
+	if _, err := detect.Run(tr.Iter(), hb.New(c)); err != nil {
+		t.Fatal(err)
+	}
+	if c.Len() != 0 {
+		t.Errorf("%d races in a race-free run", c.Len())
+	}
+}
+
+// Without Flush or Finish, events reach the file: a goroutine that
+// recorded and then blocked outside traced code is stolen from, and the
+// writer flushes within its delay, so a run killed now would leave them.
+func TestTimedFlushOfBlockedGoroutine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.rkt")
+	if err := start(path, true); err != nil {
+		t.Fatal(err)
+	}
+	defer Finish()
+	site := RegisterFile("x.go", []string{"p.f"}, []uint32{10, 2, 0})
+	var xs [10]uint64
+	release := make(chan bool)
+	defer close(release)
+	wrote := make(chan bool)
+	go func() {
+		for i := range xs {
+			*W(&xs[i], site) = 1
+		}
+		wrote <- true
+		<-release // blocked, open, with its writes committed but not written
+	}()
+	<-wrote
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		n := countWrites(t, path)
+		if n == len(xs) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d writes in the file", n, len(xs))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// countWrites reads the (unfinished) trace at path.
+func countWrites(t *testing.T, path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := trace.ReadAll(rkt.NewReader(f, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range tr.Events {
+		if e.Op == trace.OpWrite {
+			n++
+		}
+	}
+	return n
+}
+
+// A goroutine born in untraced code is placed after the events recorded
+// before it, and the events of other goroutines recorded after it (they
+// see the new generation) are placed after its Begin.
+func TestUntracedBeginOrder(t *testing.T) {
+	var x, y uint64
+	tr := record(t, false, func(site uint32) {
+		*W(&x, site) = 1 // goroutine 0, open
+		done := make(chan bool)
+		begun := make(chan bool)
+		go func() {
+			*W(&y, site) = 1 // goroutine 1: born in untraced code
+			begun <- true
+			<-done
+		}()
+		<-begun
+		*W(&x, site) = 2 // after G1's Begin
+		close(done)
+	})
+	got := ops(tr, func(e *trace.Event) bool { return true })
+	// G1's write and G0's second one are both after G1's Begin, in
+	// either order.
+	want1 := []string{"0 begin a", "0 w b", "1 begin a", "1 w c", "0 w b"}
+	want2 := []string{"0 begin a", "0 w b", "1 begin a", "0 w b", "1 w c"}
+	if !slices.Equal(got, want1) && !slices.Equal(got, want2) {
+		t.Fatalf("events %q, want %q", got, want1)
+	}
+}
+
+// BenchmarkAccessParallel is BenchmarkAccess from several goroutines at
+// once: each records into its own buffer.
+func BenchmarkAccessParallel(b *testing.B) {
+	benchStart(b, true)
+	b.RunParallel(func(pb *testing.PB) {
+		buf := make([]int, 1<<16)
+		for i := 0; pb.Next(); i++ {
+			R(&buf[i&(1<<16-1)], 0)
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkMatMul is the CPU-bound subject (e2e/testdata/subjects/cpu)
+// as its instrumented code runs: two forked goroutines multiply halves of
+// a matrix product through R1/W1 hooks, recording about a third of the
+// accesses after dedup. It reports recorded events per second, writing
+// included (Finish is inside the timed loop).
+func BenchmarkMatMul(b *testing.B) {
+	const n = 120
+	mat := func() [][]float64 {
+		m := make([][]float64, n)
+		for i := range m {
+			m[i] = make([]float64, n)
+			for j := range m[i] {
+				m[i][j] = float64(i + j)
+			}
+		}
+		return m
+	}
+	a, bm, c := mat(), mat(), mat()
+	mul := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row := *R1(&c[i], 1)
+			for j := 0; j < n; j++ {
+				s := 0.0
+				for k := 0; k < n; k++ {
+					s += (*R1(&(*R1(&a[i], 2))[k], 3)) * (*R1(&(*R1(&bm[k], 4))[j], 5))
+				}
+				*W1(&row[j], 6) = s
+			}
+		}
+	}
+	var events uint64
+	dir := b.TempDir()
+	for it := 0; it < b.N; it++ {
+		if err := start(filepath.Join(dir, "b.rkt"), true); err != nil {
+			b.Fatal(err)
+		}
+		RegisterFile("x.go", nil, make([]uint32, 3*8))
+		var wg sync.WaitGroup
+		for _, r := range [][2]int{{0, n / 2}, {n / 2, n}} {
+			wg.Add(1)
+			ch := Fork(1)
+			go func() {
+				Begin(ch)
+				defer End(ch)
+				defer WaitGroupDone(&wg, 1)
+				mul(r[0], r[1])
+				ch.Ok()
+			}()
+		}
+		WaitGroupWait(&wg, 1)
+		Finish()
+		events += outSeq
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}
+
+// When goroutines record faster than the writer writes, they wait for it
+// (idle, so that the frontier does not wait for them), and nothing is
+// lost.
+func TestThrottle(t *testing.T) {
+	saved := maxPending
+	maxPending = 2 * bigChunk
+	defer func() { maxPending = saved }()
+	const ngor, n = 4, 30000
+	marks := make([][]uint64, ngor)
+	for g := range marks {
+		marks[g] = make([]uint64, n)
+	}
+	tr := record(t, true, func(site uint32) {
+		var wg sync.WaitGroup
+		for g := range marks {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range marks[g] {
+					*W(&marks[g][i], site) = 1
+				}
+			}()
+		}
+		wg.Wait()
+	})
+	index := map[uint64][2]int{}
+	for g := range marks {
+		for i := range marks[g] {
+			index[addrOf(&marks[g][i])] = [2]int{g, i}
+		}
+	}
+	next := make([]int, ngor)
+	for _, e := range tr.Events {
+		if gi, ok := index[e.Obj]; ok {
+			if gi[1] != next[gi[0]] {
+				t.Fatalf("goroutine %d: write %d after %d", gi[0], gi[1], next[gi[0]]-1)
+			}
+			next[gi[0]]++
+		}
+	}
+	for g, k := range next {
+		if k != n {
+			t.Errorf("goroutine %d: %d of %d writes", g, k, n)
+		}
+	}
+}
