@@ -17,6 +17,11 @@ type gstate struct {
 	epoch uint32     // advanced by each synchronization event of the goroutine
 	seen  *seenTable // accesses recorded in the current epoch (see dedup)
 
+	// untraced: born in untraced code (the testing framework, net/http);
+	// depth: its traced frames (see Enter).
+	untraced bool
+	depth    int32
+
 	// The goroutine's own side of its buffer (buf.go).
 	gen       uint32 // generation last seen
 	k         uint64 // key of its next plain event
@@ -192,6 +197,7 @@ func curSlow(id uint64, slot *atomic.Pointer[gstate]) *gstate {
 	ngors++
 	defs = append(defs, def{g: trace.Goroutine{ID: gid, Parent: trace.NoParent}})
 	s = newGstate(id, gid)
+	s.untraced = true
 	gmap[id] = s
 	defMu.Unlock()
 	slot.Store(s)

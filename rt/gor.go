@@ -74,18 +74,37 @@ func End(c *Child) {
 
 // Enter records entry into the instrumented function whose declaration is
 // site fn.
+//
+// A goroutine born in untraced code runs traced code as callbacks of the
+// untraced code (an HTTP handler called by net/http's connection
+// goroutine, a test function called by the testing framework). That caller
+// may have read what the callback works on from a connection, and may
+// write what the callback did to one (net/http writes the response after
+// the handler returns), edges the Go race detector sees as I/O on its
+// ioSync object. rt records them the same way: entering traced code from
+// untraced code acquires ioObj, returning to it releases ioObj.
 func Enter(fn uint32) {
-	if on {
-		emit(trace.OpFuncEnter, 0, fn, uint64(fn))
+	if !on || !live.Load() {
+		return
+	}
+	g := cur()
+	g.record(trace.OpFuncEnter, 0, fn, uint64(fn), 0)
+	if g.depth++; g.depth == 1 && g.untraced {
+		g.record(trace.OpSyncAcquire, 0, fn, ioObj, 0)
 	}
 }
 
 // Leave records the return (or unwinding) of function fn; it is deferred
 // right after Enter.
 func Leave(fn uint32) {
-	if on {
-		emit(trace.OpFuncExit, 0, fn, uint64(fn))
+	if !on || !live.Load() {
+		return
 	}
+	g := cur()
+	if g.depth--; g.depth == 0 && g.untraced {
+		g.record(trace.OpSyncRelease, 0, fn, ioObj, 0)
+	}
+	g.record(trace.OpFuncExit, 0, fn, uint64(fn), 0)
 }
 
 // AfterFunc is time.AfterFunc(d, f): the goroutine that runs f is forked
