@@ -93,6 +93,34 @@ func TestRunCommand(t *testing.T) {
 	}
 }
 
+// TestRunPredict: the run of testdata/src/predicted shows no race; with
+// --predict racekit reports the race another interleaving would show,
+// labelled as predicted, at the two lines marked "predicted:".
+func TestRunPredict(t *testing.T) {
+	code, out := runRacekit(t, "run", "./predicted")
+	if code != 0 || strings.Contains(out, "WARNING: DATA RACE") {
+		t.Fatalf("without --predict: exit %d, want 0 and no race\n%s", code, out)
+	}
+	code, out = runRacekit(t, "run", "--predict", "./predicted")
+	if code != 66 || !strings.Contains(out, "WARNING: DATA RACE (predicted by rdit)") {
+		t.Fatalf("with --predict: exit %d, want 66 and a predicted race\n%s", code, out)
+	}
+	if strings.Contains(out, "observed by") {
+		t.Errorf("an observed race reported\n%s", out)
+	}
+	files, _ := filepath.Glob("testdata/src/predicted/*.go")
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		for i, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, "// predicted:") {
+				if want := "predicted/main.go:" + strconv.Itoa(i+1); !strings.Contains(out, want) {
+					t.Errorf("report does not name %s\n%s", want, out)
+				}
+			}
+		}
+	}
+}
+
 // TestRunSignal sends SIGTERM to racekit run: the program (which does not
 // handle it) is terminated, its trace finished on the way, and its race
 // reported.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,7 @@ type frontendFlags struct {
 	tags     *string
 	verbose  *bool
 	noReport *bool
+	predict  *bool
 }
 
 func addFrontendFlags(fs *flag.FlagSet) *frontendFlags {
@@ -37,6 +39,7 @@ func addFrontendFlags(fs *flag.FlagSet) *frontendFlags {
 		exclude: fs.String("exclude", "", "comma-separated import-path patterns never to trace"),
 		tags:    fs.String("tags", "", "build tags, as go build -tags"),
 		verbose: fs.Bool("v", false, "print what was instrumented, and per trace the events and analysis time, to stderr"),
+		predict: fs.Bool("predict", false, "also report the races other interleavings would show (rdit), labelled as predicted"),
 	}
 }
 
@@ -69,6 +72,9 @@ func (ff *frontendFlags) checkAlgos(c *command) ([]string, bool) {
 			c.errorf("unknown --algo %q (want %s)", n, algoNames())
 			return nil, false
 		}
+	}
+	if *ff.predict && !slices.Contains(names, "rdit") {
+		names = append(names, "rdit")
 	}
 	return names, true
 }
@@ -229,9 +235,25 @@ func analyzeTraceFrom(path string, algos []string, startFunc string) (*analysis,
 	}
 	a := &analysis{path: path, events: n, elapsed: time.Since(start), meta: meta}
 	a.program = strings.TrimPrefix(meta.NameOf(0), "program ")
+	// A predicted race that an observing detector also reported is shown
+	// once, as observed: prediction adds only what the run did not show.
+	observed := map[finding.Pair]bool{}
+	for _, r := range runs {
+		for _, g := range r.col.Groups() {
+			if g.Evidence != finding.Predicted {
+				observed[g.Pair()] = true
+			}
+		}
+	}
 	for i, r := range runs {
-		a.results = append(a.results, report.Result{Detector: algos[i], Groups: r.col.Groups(), Stacks: r.stacks})
-		a.races += r.col.Len()
+		var gs []finding.Group
+		for _, g := range r.col.Groups() {
+			if g.Evidence != finding.Predicted || !observed[g.Pair()] {
+				gs = append(gs, g)
+			}
+		}
+		a.results = append(a.results, report.Result{Detector: algos[i], Groups: gs, Stacks: r.stacks})
+		a.races += len(gs)
 	}
 	if w, ok := f.Reader.(trace.Warner); ok {
 		a.warns = w.Warnings()
