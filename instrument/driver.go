@@ -283,6 +283,14 @@ func instrumentPackages(cfg *Config, targets []string, overlay map[string]string
 	sort.SliceStable(pkgs, func(i, j int) bool {
 		return !strings.Contains(pkgs[i].ID, "[") && strings.Contains(pkgs[j].ID, "[")
 	})
+	// Calls into packages outside this set are BarrierPairs (barrier.go).
+	traced := map[string]bool{}
+	for _, p := range pkgs {
+		if len(p.Errors) == 0 && len(p.TypeErrors) == 0 && !usesCgo(p) {
+			traced[strings.TrimSuffix(p.PkgPath, "_test")] = true
+		}
+	}
+	isTraced := func(path string) bool { return traced[path] }
 	done := map[string]bool{}
 	instrumented := map[string]bool{}
 	hasTests := map[string]string{}  // package path → package name, for packages with test files
@@ -329,7 +337,7 @@ func instrumentPackages(cfg *Config, targets []string, overlay map[string]string
 			if err != nil {
 				return err
 			}
-			res, err := File(FileInput{Fset: p.Fset, File: f, Src: src, Info: p.TypesInfo, Pkg: p.Types, Path: name, IsTest: isTest})
+			res, err := File(FileInput{Fset: p.Fset, File: f, Src: src, Info: p.TypesInfo, Pkg: p.Types, Path: name, IsTest: isTest, Traced: isTraced})
 			if err != nil {
 				prep.Skipped = append(prep.Skipped, Skip{p.ID, err.Error()})
 				cfg.logf("racekit: %v (file left uninstrumented)\n", err)

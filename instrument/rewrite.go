@@ -33,6 +33,11 @@ type FileInput struct {
 	Path    string // the file name the compiler sees (absolute)
 	IsTest  bool   // a _test.go file
 	HasMain bool   // the package has a TestMain (for test files: handled by the caller)
+
+	// Traced reports whether a package (by import path, without the
+	// _test suffix) is instrumented: calls into other packages become
+	// BarrierPairs (barrier.go). Nil: only the file's own package.
+	Traced func(pkgPath string) bool
 }
 
 // FileResult is an instrumented file.
@@ -59,6 +64,9 @@ func File(in FileInput) (res FileResult, err error) {
 		ed:      &editor{src: in.Src},
 		funcIdx: map[string]int{},
 		lits:    map[string]int{},
+
+		stmtCalls: map[*ast.CallExpr]*bpPlan{},
+		noBarrier: map[*ast.CallExpr]bool{},
 	}
 	if r.tf == nil || r.tf.Size() != len(in.Src) {
 		return FileResult{}, fmt.Errorf("%s: source does not match the parsed file", in.Path)
@@ -100,6 +108,9 @@ type rewriter struct {
 	useTest bool
 	results [][]*ast.Ident // named results of the enclosing functions
 	after   []string       // events to record after the current statement
+
+	stmtCalls map[*ast.CallExpr]*bpPlan // BarrierPairs bracketing a statement
+	noBarrier map[*ast.CallExpr]bool    // calls of go and defer statements
 }
 
 func (r *rewriter) off(p token.Pos) int { return r.tf.Offset(p) }
@@ -391,9 +402,16 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 				}
 			}
 		}
+		bp := r.stmtBarrier(x, x.X, inList)
 		r.rd(x.X)
+		r.finishStmtBarrier(bp, x)
 	case *ast.AssignStmt:
+		var bp *bpPlan
+		if len(x.Rhs) == 1 {
+			bp = r.stmtBarrier(x, x.Rhs[0], inList)
+		}
 		r.assign(x, inList)
+		r.finishStmtBarrier(bp, x)
 	case *ast.IncDecStmt:
 		r.lv(x.X, "RW")
 	case *ast.SendStmt:
@@ -401,6 +419,7 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 	case *ast.GoStmt:
 		r.goStmt(x)
 	case *ast.DeferStmt:
+		r.noBarrier[x.Call] = true // the call runs later: not bracketed here
 		r.rd(x.Call)
 	case *ast.ReturnStmt:
 		for _, e := range x.Results {
@@ -1758,6 +1777,7 @@ func (r *rewriter) call(x *ast.CallExpr) {
 	if read {
 		r.readAfter(x)
 	}
+	r.barrierCall(x)
 }
 
 // readAfter records rt.IORead after the call x returns: around it when it

@@ -50,6 +50,9 @@ func accessAddr(op trace.Op, a uint64, size uintptr, site uint32) {
 	} else if gen := generation.Load(); gen != g.gen {
 		g.newGeneration(gen)
 	}
+	if sampling && g.samp.mode != sRecord && g.sampleSkip() {
+		return // an unsampled frame, after dedup (sample.go)
+	}
 	if size <= 8 {
 		g.plain(op, trace.FlagValueUnknown, site, a, 0)
 		return
@@ -74,6 +77,9 @@ func rangeAccess(op trace.Op, p unsafe.Pointer, elem uintptr, n int, site uint32
 	a := uint64(uintptr(p))
 	if gen := generation.Load(); gen != g.gen {
 		g.newGeneration(gen)
+	}
+	if sampling && g.samp.mode != sRecord && g.sampleSkip() {
+		return // an unsampled frame (sample.go)
 	}
 	g.prepPlain()
 	g.putKey(g.k)
@@ -159,6 +165,9 @@ func (g *gstate) newGeneration(gen uint32) {
 // R records a read of *p and returns p: instrumented code reads a shared
 // location x as *rt.R(&x, site).
 func R[T any](p *T, site uint32) *T {
+	if ctl { // controlled mode (sched.go)
+		ctlRead(unsafe.Pointer(p), site)
+	}
 	if on {
 		access(trace.OpRead, unsafe.Pointer(p), unsafe.Sizeof(*p), site)
 	}
@@ -169,6 +178,9 @@ func R[T any](p *T, site uint32) *T {
 // slice header, a string, an interface, a complex number): one event at
 // its first word stands for all of it.
 func R1[T any](p *T, site uint32) *T {
+	if ctl { // controlled mode (sched.go)
+		ctlRead(unsafe.Pointer(p), site)
+	}
 	if on {
 		access(trace.OpRead, unsafe.Pointer(p), 1, site)
 	}
@@ -177,6 +189,9 @@ func R1[T any](p *T, site uint32) *T {
 
 // W1 is W for a value written only whole (see R1).
 func W1[T any](p *T, site uint32) *T {
+	if ctl { // controlled mode (sched.go)
+		ctlWrite(unsafe.Pointer(p), site)
+	}
 	if on {
 		access(trace.OpWrite, unsafe.Pointer(p), 1, site)
 	}
@@ -185,6 +200,10 @@ func W1[T any](p *T, site uint32) *T {
 
 // RW1 is RW for a value accessed only whole (see R1).
 func RW1[T any](p *T, site uint32) *T {
+	if ctl { // controlled mode (sched.go)
+		ctlRead(unsafe.Pointer(p), site)
+		ctlWrite(unsafe.Pointer(p), site)
+	}
 	if on {
 		access(trace.OpRead, unsafe.Pointer(p), 1, site)
 		access(trace.OpWrite, unsafe.Pointer(p), 1, site)
@@ -194,6 +213,9 @@ func RW1[T any](p *T, site uint32) *T {
 
 // W records a write of *p and returns p: x = v becomes *rt.W(&x, site) = v.
 func W[T any](p *T, site uint32) *T {
+	if ctl { // controlled mode (sched.go)
+		ctlWrite(unsafe.Pointer(p), site)
+	}
 	if on {
 		access(trace.OpWrite, unsafe.Pointer(p), unsafe.Sizeof(*p), site)
 	}
@@ -202,6 +224,10 @@ func W[T any](p *T, site uint32) *T {
 
 // RW records a read and then a write of *p (x += v, x++).
 func RW[T any](p *T, site uint32) *T {
+	if ctl { // controlled mode (sched.go)
+		ctlRead(unsafe.Pointer(p), site)
+		ctlWrite(unsafe.Pointer(p), site)
+	}
 	if on {
 		access(trace.OpRead, unsafe.Pointer(p), unsafe.Sizeof(*p), site)
 		access(trace.OpWrite, unsafe.Pointer(p), unsafe.Sizeof(*p), site)
@@ -216,6 +242,9 @@ func mapPtr[M ~map[K]V, K comparable, V any](m M) unsafe.Pointer {
 
 // MR records a read of map m (m[k], range, comma-ok) and returns m.
 func MR[M ~map[K]V, K comparable, V any](m M, site uint32) M {
+	if ctl { // controlled mode (sched.go)
+		ctlRead(mapPtr(m), site)
+	}
 	if on {
 		access(trace.OpRead, mapPtr(m), 1, site)
 	}
@@ -224,6 +253,9 @@ func MR[M ~map[K]V, K comparable, V any](m M, site uint32) M {
 
 // MW records a write of map m (m[k] = v, delete, clear) and returns m.
 func MW[M ~map[K]V, K comparable, V any](m M, site uint32) M {
+	if ctl { // controlled mode (sched.go)
+		ctlWrite(mapPtr(m), site)
+	}
 	if on {
 		access(trace.OpWrite, mapPtr(m), 1, site)
 	}
@@ -232,6 +264,10 @@ func MW[M ~map[K]V, K comparable, V any](m M, site uint32) M {
 
 // MRW records a read and a write of map m (m[k] += v, m[k]++).
 func MRW[M ~map[K]V, K comparable, V any](m M, site uint32) M {
+	if ctl { // controlled mode (sched.go)
+		ctlRead(mapPtr(m), site)
+		ctlWrite(mapPtr(m), site)
+	}
 	if on {
 		access(trace.OpRead, mapPtr(m), 1, site)
 		access(trace.OpWrite, mapPtr(m), 1, site)

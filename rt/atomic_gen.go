@@ -11,6 +11,9 @@ import (
 
 // AtomicAddInt32 is atomic.AddInt32.
 func AtomicAddInt32(addr *int32, delta int32, site uint32) (r int32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.AddInt32(addr, delta)
 	}
@@ -22,6 +25,9 @@ func AtomicAddInt32(addr *int32, delta int32, site uint32) (r int32) {
 
 // AtomicCompareAndSwapInt32 is atomic.CompareAndSwapInt32.
 func AtomicCompareAndSwapInt32(addr *int32, old, new int32, site uint32) (r bool) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.CompareAndSwapInt32(addr, old, new)
 	}
@@ -33,6 +39,9 @@ func AtomicCompareAndSwapInt32(addr *int32, old, new int32, site uint32) (r bool
 
 // AtomicLoadInt32 is atomic.LoadInt32.
 func AtomicLoadInt32(addr *int32, site uint32) (r int32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, true) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.LoadInt32(addr)
 	}
@@ -44,6 +53,9 @@ func AtomicLoadInt32(addr *int32, site uint32) (r int32) {
 
 // AtomicStoreInt32 is atomic.StoreInt32.
 func AtomicStoreInt32(addr *int32, val int32, site uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		atomic.StoreInt32(addr, val)
 		return
@@ -55,6 +67,9 @@ func AtomicStoreInt32(addr *int32, val int32, site uint32) {
 
 // AtomicSwapInt32 is atomic.SwapInt32.
 func AtomicSwapInt32(addr *int32, new int32, site uint32) (r int32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.SwapInt32(addr, new)
 	}
@@ -66,6 +81,9 @@ func AtomicSwapInt32(addr *int32, new int32, site uint32) (r int32) {
 
 // AtomicAddInt64 is atomic.AddInt64.
 func AtomicAddInt64(addr *int64, delta int64, site uint32) (r int64) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.AddInt64(addr, delta)
 	}
@@ -77,6 +95,9 @@ func AtomicAddInt64(addr *int64, delta int64, site uint32) (r int64) {
 
 // AtomicCompareAndSwapInt64 is atomic.CompareAndSwapInt64.
 func AtomicCompareAndSwapInt64(addr *int64, old, new int64, site uint32) (r bool) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.CompareAndSwapInt64(addr, old, new)
 	}
@@ -88,6 +109,9 @@ func AtomicCompareAndSwapInt64(addr *int64, old, new int64, site uint32) (r bool
 
 // AtomicLoadInt64 is atomic.LoadInt64.
 func AtomicLoadInt64(addr *int64, site uint32) (r int64) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, true) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.LoadInt64(addr)
 	}
@@ -99,6 +123,9 @@ func AtomicLoadInt64(addr *int64, site uint32) (r int64) {
 
 // AtomicStoreInt64 is atomic.StoreInt64.
 func AtomicStoreInt64(addr *int64, val int64, site uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		atomic.StoreInt64(addr, val)
 		return
@@ -110,6 +137,9 @@ func AtomicStoreInt64(addr *int64, val int64, site uint32) {
 
 // AtomicSwapInt64 is atomic.SwapInt64.
 func AtomicSwapInt64(addr *int64, new int64, site uint32) (r int64) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.SwapInt64(addr, new)
 	}
@@ -121,6 +151,9 @@ func AtomicSwapInt64(addr *int64, new int64, site uint32) (r int64) {
 
 // AtomicAddUint32 is atomic.AddUint32.
 func AtomicAddUint32(addr *uint32, delta uint32, site uint32) (r uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.AddUint32(addr, delta)
 	}
@@ -132,6 +165,9 @@ func AtomicAddUint32(addr *uint32, delta uint32, site uint32) (r uint32) {
 
 // AtomicCompareAndSwapUint32 is atomic.CompareAndSwapUint32.
 func AtomicCompareAndSwapUint32(addr *uint32, old, new uint32, site uint32) (r bool) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.CompareAndSwapUint32(addr, old, new)
 	}
@@ -143,6 +179,9 @@ func AtomicCompareAndSwapUint32(addr *uint32, old, new uint32, site uint32) (r b
 
 // AtomicLoadUint32 is atomic.LoadUint32.
 func AtomicLoadUint32(addr *uint32, site uint32) (r uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, true) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.LoadUint32(addr)
 	}
@@ -154,6 +193,9 @@ func AtomicLoadUint32(addr *uint32, site uint32) (r uint32) {
 
 // AtomicStoreUint32 is atomic.StoreUint32.
 func AtomicStoreUint32(addr *uint32, val uint32, site uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		atomic.StoreUint32(addr, val)
 		return
@@ -165,6 +207,9 @@ func AtomicStoreUint32(addr *uint32, val uint32, site uint32) {
 
 // AtomicSwapUint32 is atomic.SwapUint32.
 func AtomicSwapUint32(addr *uint32, new uint32, site uint32) (r uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.SwapUint32(addr, new)
 	}
@@ -176,6 +221,9 @@ func AtomicSwapUint32(addr *uint32, new uint32, site uint32) (r uint32) {
 
 // AtomicAddUint64 is atomic.AddUint64.
 func AtomicAddUint64(addr *uint64, delta uint64, site uint32) (r uint64) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.AddUint64(addr, delta)
 	}
@@ -187,6 +235,9 @@ func AtomicAddUint64(addr *uint64, delta uint64, site uint32) (r uint64) {
 
 // AtomicCompareAndSwapUint64 is atomic.CompareAndSwapUint64.
 func AtomicCompareAndSwapUint64(addr *uint64, old, new uint64, site uint32) (r bool) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.CompareAndSwapUint64(addr, old, new)
 	}
@@ -198,6 +249,9 @@ func AtomicCompareAndSwapUint64(addr *uint64, old, new uint64, site uint32) (r b
 
 // AtomicLoadUint64 is atomic.LoadUint64.
 func AtomicLoadUint64(addr *uint64, site uint32) (r uint64) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, true) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.LoadUint64(addr)
 	}
@@ -209,6 +263,9 @@ func AtomicLoadUint64(addr *uint64, site uint32) (r uint64) {
 
 // AtomicStoreUint64 is atomic.StoreUint64.
 func AtomicStoreUint64(addr *uint64, val uint64, site uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		atomic.StoreUint64(addr, val)
 		return
@@ -220,6 +277,9 @@ func AtomicStoreUint64(addr *uint64, val uint64, site uint32) {
 
 // AtomicSwapUint64 is atomic.SwapUint64.
 func AtomicSwapUint64(addr *uint64, new uint64, site uint32) (r uint64) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.SwapUint64(addr, new)
 	}
@@ -231,6 +291,9 @@ func AtomicSwapUint64(addr *uint64, new uint64, site uint32) (r uint64) {
 
 // AtomicAddUintptr is atomic.AddUintptr.
 func AtomicAddUintptr(addr *uintptr, delta uintptr, site uint32) (r uintptr) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.AddUintptr(addr, delta)
 	}
@@ -242,6 +305,9 @@ func AtomicAddUintptr(addr *uintptr, delta uintptr, site uint32) (r uintptr) {
 
 // AtomicCompareAndSwapUintptr is atomic.CompareAndSwapUintptr.
 func AtomicCompareAndSwapUintptr(addr *uintptr, old, new uintptr, site uint32) (r bool) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.CompareAndSwapUintptr(addr, old, new)
 	}
@@ -253,6 +319,9 @@ func AtomicCompareAndSwapUintptr(addr *uintptr, old, new uintptr, site uint32) (
 
 // AtomicLoadUintptr is atomic.LoadUintptr.
 func AtomicLoadUintptr(addr *uintptr, site uint32) (r uintptr) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, true) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.LoadUintptr(addr)
 	}
@@ -264,6 +333,9 @@ func AtomicLoadUintptr(addr *uintptr, site uint32) (r uintptr) {
 
 // AtomicStoreUintptr is atomic.StoreUintptr.
 func AtomicStoreUintptr(addr *uintptr, val uintptr, site uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		atomic.StoreUintptr(addr, val)
 		return
@@ -275,6 +347,9 @@ func AtomicStoreUintptr(addr *uintptr, val uintptr, site uint32) {
 
 // AtomicSwapUintptr is atomic.SwapUintptr.
 func AtomicSwapUintptr(addr *uintptr, new uintptr, site uint32) (r uintptr) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.SwapUintptr(addr, new)
 	}
@@ -286,6 +361,9 @@ func AtomicSwapUintptr(addr *uintptr, new uintptr, site uint32) (r uintptr) {
 
 // AtomicCompareAndSwapPointer is atomic.CompareAndSwapPointer.
 func AtomicCompareAndSwapPointer(addr *unsafe.Pointer, old, new unsafe.Pointer, site uint32) (r bool) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.CompareAndSwapPointer(addr, old, new)
 	}
@@ -297,6 +375,9 @@ func AtomicCompareAndSwapPointer(addr *unsafe.Pointer, old, new unsafe.Pointer, 
 
 // AtomicLoadPointer is atomic.LoadPointer.
 func AtomicLoadPointer(addr *unsafe.Pointer, site uint32) (r unsafe.Pointer) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, true) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.LoadPointer(addr)
 	}
@@ -308,6 +389,9 @@ func AtomicLoadPointer(addr *unsafe.Pointer, site uint32) (r unsafe.Pointer) {
 
 // AtomicStorePointer is atomic.StorePointer.
 func AtomicStorePointer(addr *unsafe.Pointer, val unsafe.Pointer, site uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		atomic.StorePointer(addr, val)
 		return
@@ -319,6 +403,9 @@ func AtomicStorePointer(addr *unsafe.Pointer, val unsafe.Pointer, site uint32) {
 
 // AtomicSwapPointer is atomic.SwapPointer.
 func AtomicSwapPointer(addr *unsafe.Pointer, new unsafe.Pointer, site uint32) (r unsafe.Pointer) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.SwapPointer(addr, new)
 	}
@@ -330,6 +417,9 @@ func AtomicSwapPointer(addr *unsafe.Pointer, new unsafe.Pointer, site uint32) (r
 
 // AtomicInt32Load is atomic.Int32.Load.
 func AtomicInt32Load(x *atomic.Int32, site uint32) (r int32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, true) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Load()
 	}
@@ -341,6 +431,9 @@ func AtomicInt32Load(x *atomic.Int32, site uint32) (r int32) {
 
 // AtomicInt32Store is atomic.Int32.Store.
 func AtomicInt32Store(x *atomic.Int32, val int32, site uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		x.Store(val)
 		return
@@ -352,6 +445,9 @@ func AtomicInt32Store(x *atomic.Int32, val int32, site uint32) {
 
 // AtomicInt32Swap is atomic.Int32.Swap.
 func AtomicInt32Swap(x *atomic.Int32, new int32, site uint32) (r int32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Swap(new)
 	}
@@ -363,6 +459,9 @@ func AtomicInt32Swap(x *atomic.Int32, new int32, site uint32) (r int32) {
 
 // AtomicInt32CompareAndSwap is atomic.Int32.CompareAndSwap.
 func AtomicInt32CompareAndSwap(x *atomic.Int32, old, new int32, site uint32) (r bool) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.CompareAndSwap(old, new)
 	}
@@ -374,6 +473,9 @@ func AtomicInt32CompareAndSwap(x *atomic.Int32, old, new int32, site uint32) (r 
 
 // AtomicInt32Add is atomic.Int32.Add.
 func AtomicInt32Add(x *atomic.Int32, delta int32, site uint32) (r int32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Add(delta)
 	}
@@ -385,6 +487,9 @@ func AtomicInt32Add(x *atomic.Int32, delta int32, site uint32) (r int32) {
 
 // AtomicInt64Load is atomic.Int64.Load.
 func AtomicInt64Load(x *atomic.Int64, site uint32) (r int64) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, true) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Load()
 	}
@@ -396,6 +501,9 @@ func AtomicInt64Load(x *atomic.Int64, site uint32) (r int64) {
 
 // AtomicInt64Store is atomic.Int64.Store.
 func AtomicInt64Store(x *atomic.Int64, val int64, site uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		x.Store(val)
 		return
@@ -407,6 +515,9 @@ func AtomicInt64Store(x *atomic.Int64, val int64, site uint32) {
 
 // AtomicInt64Swap is atomic.Int64.Swap.
 func AtomicInt64Swap(x *atomic.Int64, new int64, site uint32) (r int64) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Swap(new)
 	}
@@ -418,6 +529,9 @@ func AtomicInt64Swap(x *atomic.Int64, new int64, site uint32) (r int64) {
 
 // AtomicInt64CompareAndSwap is atomic.Int64.CompareAndSwap.
 func AtomicInt64CompareAndSwap(x *atomic.Int64, old, new int64, site uint32) (r bool) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.CompareAndSwap(old, new)
 	}
@@ -429,6 +543,9 @@ func AtomicInt64CompareAndSwap(x *atomic.Int64, old, new int64, site uint32) (r 
 
 // AtomicInt64Add is atomic.Int64.Add.
 func AtomicInt64Add(x *atomic.Int64, delta int64, site uint32) (r int64) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Add(delta)
 	}
@@ -440,6 +557,9 @@ func AtomicInt64Add(x *atomic.Int64, delta int64, site uint32) (r int64) {
 
 // AtomicUint32Load is atomic.Uint32.Load.
 func AtomicUint32Load(x *atomic.Uint32, site uint32) (r uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, true) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Load()
 	}
@@ -451,6 +571,9 @@ func AtomicUint32Load(x *atomic.Uint32, site uint32) (r uint32) {
 
 // AtomicUint32Store is atomic.Uint32.Store.
 func AtomicUint32Store(x *atomic.Uint32, val uint32, site uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		x.Store(val)
 		return
@@ -462,6 +585,9 @@ func AtomicUint32Store(x *atomic.Uint32, val uint32, site uint32) {
 
 // AtomicUint32Swap is atomic.Uint32.Swap.
 func AtomicUint32Swap(x *atomic.Uint32, new uint32, site uint32) (r uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Swap(new)
 	}
@@ -473,6 +599,9 @@ func AtomicUint32Swap(x *atomic.Uint32, new uint32, site uint32) (r uint32) {
 
 // AtomicUint32CompareAndSwap is atomic.Uint32.CompareAndSwap.
 func AtomicUint32CompareAndSwap(x *atomic.Uint32, old, new uint32, site uint32) (r bool) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.CompareAndSwap(old, new)
 	}
@@ -484,6 +613,9 @@ func AtomicUint32CompareAndSwap(x *atomic.Uint32, old, new uint32, site uint32) 
 
 // AtomicUint32Add is atomic.Uint32.Add.
 func AtomicUint32Add(x *atomic.Uint32, delta uint32, site uint32) (r uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Add(delta)
 	}
@@ -495,6 +627,9 @@ func AtomicUint32Add(x *atomic.Uint32, delta uint32, site uint32) (r uint32) {
 
 // AtomicUint64Load is atomic.Uint64.Load.
 func AtomicUint64Load(x *atomic.Uint64, site uint32) (r uint64) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, true) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Load()
 	}
@@ -506,6 +641,9 @@ func AtomicUint64Load(x *atomic.Uint64, site uint32) (r uint64) {
 
 // AtomicUint64Store is atomic.Uint64.Store.
 func AtomicUint64Store(x *atomic.Uint64, val uint64, site uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		x.Store(val)
 		return
@@ -517,6 +655,9 @@ func AtomicUint64Store(x *atomic.Uint64, val uint64, site uint32) {
 
 // AtomicUint64Swap is atomic.Uint64.Swap.
 func AtomicUint64Swap(x *atomic.Uint64, new uint64, site uint32) (r uint64) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Swap(new)
 	}
@@ -528,6 +669,9 @@ func AtomicUint64Swap(x *atomic.Uint64, new uint64, site uint32) (r uint64) {
 
 // AtomicUint64CompareAndSwap is atomic.Uint64.CompareAndSwap.
 func AtomicUint64CompareAndSwap(x *atomic.Uint64, old, new uint64, site uint32) (r bool) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.CompareAndSwap(old, new)
 	}
@@ -539,6 +683,9 @@ func AtomicUint64CompareAndSwap(x *atomic.Uint64, old, new uint64, site uint32) 
 
 // AtomicUint64Add is atomic.Uint64.Add.
 func AtomicUint64Add(x *atomic.Uint64, delta uint64, site uint32) (r uint64) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Add(delta)
 	}
@@ -550,6 +697,9 @@ func AtomicUint64Add(x *atomic.Uint64, delta uint64, site uint32) (r uint64) {
 
 // AtomicUintptrLoad is atomic.Uintptr.Load.
 func AtomicUintptrLoad(x *atomic.Uintptr, site uint32) (r uintptr) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, true) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Load()
 	}
@@ -561,6 +711,9 @@ func AtomicUintptrLoad(x *atomic.Uintptr, site uint32) (r uintptr) {
 
 // AtomicUintptrStore is atomic.Uintptr.Store.
 func AtomicUintptrStore(x *atomic.Uintptr, val uintptr, site uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		x.Store(val)
 		return
@@ -572,6 +725,9 @@ func AtomicUintptrStore(x *atomic.Uintptr, val uintptr, site uint32) {
 
 // AtomicUintptrSwap is atomic.Uintptr.Swap.
 func AtomicUintptrSwap(x *atomic.Uintptr, new uintptr, site uint32) (r uintptr) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Swap(new)
 	}
@@ -583,6 +739,9 @@ func AtomicUintptrSwap(x *atomic.Uintptr, new uintptr, site uint32) (r uintptr) 
 
 // AtomicUintptrCompareAndSwap is atomic.Uintptr.CompareAndSwap.
 func AtomicUintptrCompareAndSwap(x *atomic.Uintptr, old, new uintptr, site uint32) (r bool) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.CompareAndSwap(old, new)
 	}
@@ -594,6 +753,9 @@ func AtomicUintptrCompareAndSwap(x *atomic.Uintptr, old, new uintptr, site uint3
 
 // AtomicUintptrAdd is atomic.Uintptr.Add.
 func AtomicUintptrAdd(x *atomic.Uintptr, delta uintptr, site uint32) (r uintptr) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Add(delta)
 	}
@@ -605,6 +767,9 @@ func AtomicUintptrAdd(x *atomic.Uintptr, delta uintptr, site uint32) (r uintptr)
 
 // AtomicBoolLoad is atomic.Bool.Load.
 func AtomicBoolLoad(x *atomic.Bool, site uint32) (r bool) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, true) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Load()
 	}
@@ -616,6 +781,9 @@ func AtomicBoolLoad(x *atomic.Bool, site uint32) (r bool) {
 
 // AtomicBoolStore is atomic.Bool.Store.
 func AtomicBoolStore(x *atomic.Bool, val bool, site uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		x.Store(val)
 		return
@@ -627,6 +795,9 @@ func AtomicBoolStore(x *atomic.Bool, val bool, site uint32) {
 
 // AtomicBoolSwap is atomic.Bool.Swap.
 func AtomicBoolSwap(x *atomic.Bool, new bool, site uint32) (r bool) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Swap(new)
 	}
@@ -638,6 +809,9 @@ func AtomicBoolSwap(x *atomic.Bool, new bool, site uint32) (r bool) {
 
 // AtomicBoolCompareAndSwap is atomic.Bool.CompareAndSwap.
 func AtomicBoolCompareAndSwap(x *atomic.Bool, old, new bool, site uint32) (r bool) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.CompareAndSwap(old, new)
 	}
@@ -649,6 +823,9 @@ func AtomicBoolCompareAndSwap(x *atomic.Bool, old, new bool, site uint32) (r boo
 
 // AtomicValueLoad is atomic.Value.Load.
 func AtomicValueLoad(x *atomic.Value, site uint32) (r any) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, true) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Load()
 	}
@@ -661,6 +838,9 @@ func AtomicValueLoad(x *atomic.Value, site uint32) (r any) {
 
 // AtomicValueStore is atomic.Value.Store.
 func AtomicValueStore(x *atomic.Value, val any, site uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		x.Store(val)
 		return
@@ -673,6 +853,9 @@ func AtomicValueStore(x *atomic.Value, val any, site uint32) {
 
 // AtomicValueSwap is atomic.Value.Swap.
 func AtomicValueSwap(x *atomic.Value, new any, site uint32) (r any) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Swap(new)
 	}
@@ -685,6 +868,9 @@ func AtomicValueSwap(x *atomic.Value, new any, site uint32) (r any) {
 
 // AtomicValueCompareAndSwap is atomic.Value.CompareAndSwap.
 func AtomicValueCompareAndSwap(x *atomic.Value, old, new any, site uint32) (r bool) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.CompareAndSwap(old, new)
 	}
@@ -697,6 +883,9 @@ func AtomicValueCompareAndSwap(x *atomic.Value, old, new any, site uint32) (r bo
 
 // AtomicPointerLoad is atomic.Pointer[T].Load.
 func AtomicPointerLoad[T any](x *atomic.Pointer[T], site uint32) (r *T) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, true) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Load()
 	}
@@ -708,6 +897,9 @@ func AtomicPointerLoad[T any](x *atomic.Pointer[T], site uint32) (r *T) {
 
 // AtomicPointerStore is atomic.Pointer[T].Store.
 func AtomicPointerStore[T any](x *atomic.Pointer[T], val *T, site uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		x.Store(val)
 		return
@@ -719,6 +911,9 @@ func AtomicPointerStore[T any](x *atomic.Pointer[T], val *T, site uint32) {
 
 // AtomicPointerSwap is atomic.Pointer[T].Swap.
 func AtomicPointerSwap[T any](x *atomic.Pointer[T], new *T, site uint32) (r *T) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Swap(new)
 	}
@@ -730,6 +925,9 @@ func AtomicPointerSwap[T any](x *atomic.Pointer[T], new *T, site uint32) (r *T) 
 
 // AtomicPointerCompareAndSwap is atomic.Pointer[T].CompareAndSwap.
 func AtomicPointerCompareAndSwap[T any](x *atomic.Pointer[T], old, new *T, site uint32) (r bool) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.CompareAndSwap(old, new)
 	}

@@ -13,6 +13,9 @@ import (
 
 // AtomicAndInt32 is atomic.AndInt32.
 func AtomicAndInt32(addr *int32, mask int32, site uint32) (r int32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.AndInt32(addr, mask)
 	}
@@ -24,6 +27,9 @@ func AtomicAndInt32(addr *int32, mask int32, site uint32) (r int32) {
 
 // AtomicOrInt32 is atomic.OrInt32.
 func AtomicOrInt32(addr *int32, mask int32, site uint32) (r int32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.OrInt32(addr, mask)
 	}
@@ -35,6 +41,9 @@ func AtomicOrInt32(addr *int32, mask int32, site uint32) (r int32) {
 
 // AtomicAndInt64 is atomic.AndInt64.
 func AtomicAndInt64(addr *int64, mask int64, site uint32) (r int64) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.AndInt64(addr, mask)
 	}
@@ -46,6 +55,9 @@ func AtomicAndInt64(addr *int64, mask int64, site uint32) (r int64) {
 
 // AtomicOrInt64 is atomic.OrInt64.
 func AtomicOrInt64(addr *int64, mask int64, site uint32) (r int64) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.OrInt64(addr, mask)
 	}
@@ -57,6 +69,9 @@ func AtomicOrInt64(addr *int64, mask int64, site uint32) (r int64) {
 
 // AtomicAndUint32 is atomic.AndUint32.
 func AtomicAndUint32(addr *uint32, mask uint32, site uint32) (r uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.AndUint32(addr, mask)
 	}
@@ -68,6 +83,9 @@ func AtomicAndUint32(addr *uint32, mask uint32, site uint32) (r uint32) {
 
 // AtomicOrUint32 is atomic.OrUint32.
 func AtomicOrUint32(addr *uint32, mask uint32, site uint32) (r uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.OrUint32(addr, mask)
 	}
@@ -79,6 +97,9 @@ func AtomicOrUint32(addr *uint32, mask uint32, site uint32) (r uint32) {
 
 // AtomicAndUint64 is atomic.AndUint64.
 func AtomicAndUint64(addr *uint64, mask uint64, site uint32) (r uint64) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.AndUint64(addr, mask)
 	}
@@ -90,6 +111,9 @@ func AtomicAndUint64(addr *uint64, mask uint64, site uint32) (r uint64) {
 
 // AtomicOrUint64 is atomic.OrUint64.
 func AtomicOrUint64(addr *uint64, mask uint64, site uint32) (r uint64) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.OrUint64(addr, mask)
 	}
@@ -101,6 +125,9 @@ func AtomicOrUint64(addr *uint64, mask uint64, site uint32) (r uint64) {
 
 // AtomicAndUintptr is atomic.AndUintptr.
 func AtomicAndUintptr(addr *uintptr, mask uintptr, site uint32) (r uintptr) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.AndUintptr(addr, mask)
 	}
@@ -112,6 +139,9 @@ func AtomicAndUintptr(addr *uintptr, mask uintptr, site uint32) (r uintptr) {
 
 // AtomicOrUintptr is atomic.OrUintptr.
 func AtomicOrUintptr(addr *uintptr, mask uintptr, site uint32) (r uintptr) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(addr), site, false) // controlled mode (sched.go)
+	}
 	if !on || addr == nil {
 		return atomic.OrUintptr(addr, mask)
 	}
@@ -123,6 +153,9 @@ func AtomicOrUintptr(addr *uintptr, mask uintptr, site uint32) (r uintptr) {
 
 // AtomicInt32And is atomic.Int32.And.
 func AtomicInt32And(x *atomic.Int32, mask int32, site uint32) (r int32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.And(mask)
 	}
@@ -134,6 +167,9 @@ func AtomicInt32And(x *atomic.Int32, mask int32, site uint32) (r int32) {
 
 // AtomicInt32Or is atomic.Int32.Or.
 func AtomicInt32Or(x *atomic.Int32, mask int32, site uint32) (r int32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Or(mask)
 	}
@@ -145,6 +181,9 @@ func AtomicInt32Or(x *atomic.Int32, mask int32, site uint32) (r int32) {
 
 // AtomicInt64And is atomic.Int64.And.
 func AtomicInt64And(x *atomic.Int64, mask int64, site uint32) (r int64) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.And(mask)
 	}
@@ -156,6 +195,9 @@ func AtomicInt64And(x *atomic.Int64, mask int64, site uint32) (r int64) {
 
 // AtomicInt64Or is atomic.Int64.Or.
 func AtomicInt64Or(x *atomic.Int64, mask int64, site uint32) (r int64) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Or(mask)
 	}
@@ -167,6 +209,9 @@ func AtomicInt64Or(x *atomic.Int64, mask int64, site uint32) (r int64) {
 
 // AtomicUint32And is atomic.Uint32.And.
 func AtomicUint32And(x *atomic.Uint32, mask uint32, site uint32) (r uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.And(mask)
 	}
@@ -178,6 +223,9 @@ func AtomicUint32And(x *atomic.Uint32, mask uint32, site uint32) (r uint32) {
 
 // AtomicUint32Or is atomic.Uint32.Or.
 func AtomicUint32Or(x *atomic.Uint32, mask uint32, site uint32) (r uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Or(mask)
 	}
@@ -189,6 +237,9 @@ func AtomicUint32Or(x *atomic.Uint32, mask uint32, site uint32) (r uint32) {
 
 // AtomicUint64And is atomic.Uint64.And.
 func AtomicUint64And(x *atomic.Uint64, mask uint64, site uint32) (r uint64) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.And(mask)
 	}
@@ -200,6 +251,9 @@ func AtomicUint64And(x *atomic.Uint64, mask uint64, site uint32) (r uint64) {
 
 // AtomicUint64Or is atomic.Uint64.Or.
 func AtomicUint64Or(x *atomic.Uint64, mask uint64, site uint32) (r uint64) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Or(mask)
 	}
@@ -211,6 +265,9 @@ func AtomicUint64Or(x *atomic.Uint64, mask uint64, site uint32) (r uint64) {
 
 // AtomicUintptrAnd is atomic.Uintptr.And.
 func AtomicUintptrAnd(x *atomic.Uintptr, mask uintptr, site uint32) (r uintptr) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.And(mask)
 	}
@@ -222,6 +279,9 @@ func AtomicUintptrAnd(x *atomic.Uintptr, mask uintptr, site uint32) (r uintptr) 
 
 // AtomicUintptrOr is atomic.Uintptr.Or.
 func AtomicUintptrOr(x *atomic.Uintptr, mask uintptr, site uint32) (r uintptr) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Or(mask)
 	}

@@ -32,6 +32,9 @@ func chanAddr(c any) uint64 {
 // (and close writes it), so that a send racing with a close is reported,
 // as by the Go race detector.
 func SendPre(c any, site uint32) {
+	if ctl { // controlled mode (sched.go)
+		ctlSend(c, site)
+	}
 	if on {
 		if a := chanAddr(c); a != 0 {
 			accessAddr(trace.OpRead, a, 1, site)
@@ -43,6 +46,9 @@ func SendPre(c any, site uint32) {
 // SelectSendPre is recorded before a select with a send case on c: the
 // case may not be chosen, so the channel is read only by SelectSendPost.
 func SelectSendPre(c any, site uint32) {
+	if ctl { // controlled mode (sched.go)
+		ctlSelect(c, site)
+	}
 	if on {
 		if a := chanAddr(c); a != 0 {
 			emit(trace.OpSyncRelease, 0, site, a)
@@ -52,6 +58,9 @@ func SelectSendPre(c any, site uint32) {
 
 // SelectSendPost is recorded when a select's send case on c was chosen.
 func SelectSendPost(c any, site uint32) {
+	if ctl { // controlled mode (sched.go)
+		ctlResume(site)
+	}
 	if on {
 		if a := chanAddr(c); a != 0 {
 			emit(trace.OpSyncAcquire, 0, site, a+1)
@@ -62,6 +71,9 @@ func SelectSendPost(c any, site uint32) {
 
 // SendPost is recorded after a send on c completes.
 func SendPost(c any, site uint32) {
+	if ctl { // controlled mode (sched.go)
+		ctlResume(site)
+	}
 	if on {
 		if a := chanAddr(c); a != 0 {
 			emit(trace.OpSyncAcquire, 0, site, a+1)
@@ -72,6 +84,9 @@ func SendPost(c any, site uint32) {
 // RecvPre is recorded before a receive from c (and before a select with a
 // receive case on c).
 func RecvPre(c any, site uint32) {
+	if ctl { // controlled mode (sched.go)
+		ctlSelect(c, site) // a select case; Recv made its own point
+	}
 	if on {
 		if a := chanAddr(c); a != 0 {
 			emit(trace.OpSyncRelease, 0, site, a+1)
@@ -81,6 +96,9 @@ func RecvPre(c any, site uint32) {
 
 // RecvPost is recorded after a receive from c completes.
 func RecvPost(c any, site uint32) {
+	if ctl { // controlled mode (sched.go)
+		ctlResume(site)
+	}
 	if on {
 		if a := chanAddr(c); a != 0 {
 			emit(trace.OpSyncAcquire, 0, site, a)
@@ -90,12 +108,18 @@ func RecvPost(c any, site uint32) {
 
 // RecvPreOK is RecvPre as a loop condition (range over a channel).
 func RecvPreOK(c any, site uint32) bool {
+	if ctl { // controlled mode (sched.go)
+		ctlRecv(c, site)
+	}
 	RecvPre(c, site)
 	return true
 }
 
 // Recv is the expression <-c.
 func Recv[C ~chan E | ~<-chan E, E any](c C, site uint32) E {
+	if ctl { // controlled mode (sched.go)
+		ctlRecv(c, site)
+	}
 	RecvPre(c, site)
 	v := <-c
 	RecvPost(c, site)
@@ -104,6 +128,9 @@ func Recv[C ~chan E | ~<-chan E, E any](c C, site uint32) E {
 
 // Recv2 is the expression v, ok := <-c.
 func Recv2[C ~chan E | ~<-chan E, E any](c C, site uint32) (E, bool) {
+	if ctl { // controlled mode (sched.go)
+		ctlRecv(c, site)
+	}
 	RecvPre(c, site)
 	v, ok := <-c
 	RecvPost(c, site)
@@ -112,6 +139,9 @@ func Recv2[C ~chan E | ~<-chan E, E any](c C, site uint32) (E, bool) {
 
 // Close is close(c): a write of the channel, then a release.
 func Close[C ~chan E | ~chan<- E, E any](c C, site uint32) {
+	if ctl { // controlled mode (sched.go)
+		ctlClose(c, site)
+	}
 	if on {
 		if a := chanAddr(c); a != 0 {
 			accessAddr(trace.OpWrite, a, 1, site)

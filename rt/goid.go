@@ -21,6 +21,7 @@ type gstate struct {
 	// depth: its traced frames (see Enter).
 	untraced bool
 	depth    int32
+	samp     sampleState // LiteRace's dispatch state (sample.go)
 
 	// The goroutine's own side of its buffer (buf.go).
 	gen       uint32 // generation last seen

@@ -24,6 +24,12 @@ type Child struct {
 // Fork allocates the child's GID and records the fork in the current
 // goroutine. It returns nil when the program is not traced.
 func Fork(site uint32) *Child {
+	if ctl {
+		schedFork(site) // controlled mode (sched.go)
+		if !on {
+			return &Child{} // not traced: only its ok flag, for End (sched.go)
+		}
+	}
 	if !on || !live.Load() {
 		return nil
 	}
@@ -43,6 +49,9 @@ func Fork(site uint32) *Child {
 
 // Begin is the child's first event: the current goroutine becomes c's GID.
 func Begin(c *Child) {
+	if ctl {
+		schedBegin() // controlled mode (sched.go)
+	}
 	if c == nil || !live.Load() {
 		return
 	}
@@ -60,6 +69,9 @@ func (c *Child) Ok() {
 // End is the child's last event. A child that did not return normally (a
 // panic that may kill the program, or runtime.Goexit) flushes the trace.
 func End(c *Child) {
+	if ctl {
+		schedEnd(c != nil && !c.ok) // controlled mode (sched.go)
+	}
 	if c == nil || c.st == nil {
 		return
 	}
@@ -85,6 +97,9 @@ func End(c *Child) {
 // untraced code acquires ioObj, returning to it releases ioObj.
 func Enter(fn uint32) {
 	if !on || !live.Load() {
+		if dispatchOnly {
+			dispatchEnter(fn) // the dispatch check alone (sample.go)
+		}
 		return
 	}
 	g := cur()
@@ -92,12 +107,18 @@ func Enter(fn uint32) {
 	if g.depth++; g.depth == 1 && g.untraced {
 		g.record(trace.OpSyncAcquire, 0, fn, ioObj, 0)
 	}
+	if sampling {
+		g.samp.enter(g.gid, g.depth, fn) // LiteRace's dispatch check (sample.go)
+	}
 }
 
 // Leave records the return (or unwinding) of function fn; it is deferred
 // right after Enter.
 func Leave(fn uint32) {
 	if !on || !live.Load() {
+		if dispatchOnly {
+			dispatchLeave() // sample.go
+		}
 		return
 	}
 	g := cur()
@@ -105,6 +126,9 @@ func Leave(fn uint32) {
 		g.record(trace.OpSyncRelease, 0, fn, ioObj, 0)
 	}
 	g.record(trace.OpFuncExit, 0, fn, uint64(fn), 0)
+	if sampling {
+		g.samp.leave(g.depth) // back to the caller's sampling bit (sample.go)
+	}
 }
 
 // AfterFunc is time.AfterFunc(d, f): the goroutine that runs f is forked

@@ -119,6 +119,7 @@ import (
 		}
 		fmt.Fprintf(b, "// %s is atomic.%s.\n", fn, o.name)
 		fmt.Fprintf(b, "func %s(%s, site uint32)%s {\n", fn, o.params, res)
+		fmt.Fprintf(b, "\tif ctl {\n\t\tctlAtomic(%s, site, %v) // controlled mode (sched.go)\n\t}\n", addr, o.kind == "Load")
 		if ret == "" {
 			fmt.Fprintf(b, "\tif !on || %s == nil {\n\t\t%s\n\t\treturn\n\t}\n", nilv, call)
 		} else {
@@ -140,6 +141,9 @@ import (
 	// atomic.Pointer[T] is generic.
 	b.WriteString(`// AtomicPointerLoad is atomic.Pointer[T].Load.
 func AtomicPointerLoad[T any](x *atomic.Pointer[T], site uint32) (r *T) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, true) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Load()
 	}
@@ -151,6 +155,9 @@ func AtomicPointerLoad[T any](x *atomic.Pointer[T], site uint32) (r *T) {
 
 // AtomicPointerStore is atomic.Pointer[T].Store.
 func AtomicPointerStore[T any](x *atomic.Pointer[T], val *T, site uint32) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		x.Store(val)
 		return
@@ -162,6 +169,9 @@ func AtomicPointerStore[T any](x *atomic.Pointer[T], val *T, site uint32) {
 
 // AtomicPointerSwap is atomic.Pointer[T].Swap.
 func AtomicPointerSwap[T any](x *atomic.Pointer[T], new *T, site uint32) (r *T) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.Swap(new)
 	}
@@ -173,6 +183,9 @@ func AtomicPointerSwap[T any](x *atomic.Pointer[T], new *T, site uint32) (r *T) 
 
 // AtomicPointerCompareAndSwap is atomic.Pointer[T].CompareAndSwap.
 func AtomicPointerCompareAndSwap[T any](x *atomic.Pointer[T], old, new *T, site uint32) (r bool) {
+	if ctl {
+		ctlAtomic(unsafe.Pointer(x), site, false) // controlled mode (sched.go)
+	}
 	if !on || x == nil {
 		return x.CompareAndSwap(old, new)
 	}

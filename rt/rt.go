@@ -41,6 +41,12 @@ var (
 )
 
 func init() {
+	configureSampling() // RACEKIT_SAMPLE (sample.go), RACEKIT_FILTER (filter.go)
+	configureFilter()
+	if dispatchOnly {
+		probeGoid() // the dispatch check alone, no trace (sample.go)
+		return
+	}
 	path := os.Getenv("RACEKIT_TRACE")
 	if path == "" {
 		dir := os.Getenv("RACEKIT_TRACE_DIR")
@@ -84,6 +90,7 @@ func start(path string, withDedup bool) error {
 	dedup = withDedup
 	w = rkt.NewWriter(f)
 	outSeq, wsites, unflushed, finished = 0, 1, time.Time{}, false
+	newTraceFilter() // a fresh TREE for this trace (filter.go)
 	probeGoid()
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		_ = w.DefineName(0, "program "+bi.Path)
@@ -161,12 +168,18 @@ func (g *gstate) record(op trace.Op, flags trace.Flags, site uint32, obj, val ui
 // triples, functions by their index in funcs. The file's site k=0 is its
 // first triple.
 func RegisterFile(file string, funcs []string, sites []uint32) uint32 {
+	if ctl && !on {
+		return schedFile(file, sites, 0) // controlled mode (sched.go)
+	}
 	if !on || !live.Load() {
 		return 0
 	}
 	defMu.Lock()
 	defer defMu.Unlock()
 	base := nsites
+	if ctl {
+		schedFile(file, sites, base) // controlled mode (sched.go)
+	}
 	for i := 0; i+2 < len(sites); i += 3 {
 		fn := ""
 		if k := int(sites[i+2]); k < len(funcs) {

@@ -63,6 +63,9 @@ func parkCur() {
 
 // MutexLock is m.Lock().
 func MutexLock(m *sync.Mutex, site uint32) {
+	if ctl { // controlled mode (sched.go)
+		ctlLock(unsafe.Pointer(m), site)
+	}
 	lockRead(unsafe.Pointer(m), site)
 	if !m.TryLock() {
 		parkCur()
@@ -73,6 +76,9 @@ func MutexLock(m *sync.Mutex, site uint32) {
 
 // MutexUnlock is m.Unlock().
 func MutexUnlock(m *sync.Mutex, site uint32) {
+	if ctl { // controlled mode (sched.go)
+		ctlUnlock(unsafe.Pointer(m), site)
+	}
 	lockRead(unsafe.Pointer(m), site)
 	release(unsafe.Pointer(m), false, site)
 	m.Unlock()
@@ -90,6 +96,9 @@ func MutexTryLock(m *sync.Mutex, site uint32) bool {
 
 // RWMutexLock is rw.Lock().
 func RWMutexLock(rw *sync.RWMutex, site uint32) {
+	if ctl { // controlled mode (sched.go)
+		ctlLock(unsafe.Pointer(rw), site)
+	}
 	lockRead(unsafe.Pointer(rw), site)
 	if !rw.TryLock() {
 		parkCur()
@@ -100,6 +109,9 @@ func RWMutexLock(rw *sync.RWMutex, site uint32) {
 
 // RWMutexUnlock is rw.Unlock().
 func RWMutexUnlock(rw *sync.RWMutex, site uint32) {
+	if ctl { // controlled mode (sched.go)
+		ctlUnlock(unsafe.Pointer(rw), site)
+	}
 	lockRead(unsafe.Pointer(rw), site)
 	release(unsafe.Pointer(rw), false, site)
 	rw.Unlock()
@@ -107,6 +119,9 @@ func RWMutexUnlock(rw *sync.RWMutex, site uint32) {
 
 // RWMutexRLock is rw.RLock().
 func RWMutexRLock(rw *sync.RWMutex, site uint32) {
+	if ctl { // controlled mode (sched.go)
+		ctlRLock(unsafe.Pointer(rw), site)
+	}
 	lockRead(unsafe.Pointer(rw), site)
 	if !rw.TryRLock() {
 		parkCur()
@@ -117,6 +132,9 @@ func RWMutexRLock(rw *sync.RWMutex, site uint32) {
 
 // RWMutexRUnlock is rw.RUnlock().
 func RWMutexRUnlock(rw *sync.RWMutex, site uint32) {
+	if ctl { // controlled mode (sched.go)
+		ctlRUnlock(unsafe.Pointer(rw), site)
+	}
 	lockRead(unsafe.Pointer(rw), site)
 	release(unsafe.Pointer(rw), true, site)
 	rw.RUnlock()
@@ -157,6 +175,9 @@ func lockerObj(l sync.Locker) unsafe.Pointer {
 
 // LockerLock is l.Lock() on a sync.Locker.
 func LockerLock(l sync.Locker, site uint32) {
+	if ctl { // controlled mode (sched.go)
+		ctlLock(lockerObj(l), site)
+	}
 	parkCur()
 	l.Lock()
 	if p := lockerObj(l); p != nil {
@@ -166,6 +187,9 @@ func LockerLock(l sync.Locker, site uint32) {
 
 // LockerUnlock is l.Unlock() on a sync.Locker.
 func LockerUnlock(l sync.Locker, site uint32) {
+	if ctl { // controlled mode (sched.go)
+		ctlUnlock(lockerObj(l), site)
+	}
 	if p := lockerObj(l); p != nil {
 		release(p, false, site)
 	}
@@ -174,6 +198,9 @@ func LockerUnlock(l sync.Locker, site uint32) {
 
 // WaitGroupAdd is wg.Add(delta): a decrement releases (as Done does).
 func WaitGroupAdd(wg *sync.WaitGroup, delta int, site uint32) {
+	if ctl && delta < 0 {
+		ctlDone(unsafe.Pointer(wg), site) // controlled mode (sched.go)
+	}
 	if delta < 0 {
 		snd(unsafe.Pointer(wg), site)
 	}
@@ -182,12 +209,18 @@ func WaitGroupAdd(wg *sync.WaitGroup, delta int, site uint32) {
 
 // WaitGroupDone is wg.Done().
 func WaitGroupDone(wg *sync.WaitGroup, site uint32) {
+	if ctl { // controlled mode (sched.go)
+		ctlDone(unsafe.Pointer(wg), site)
+	}
 	snd(unsafe.Pointer(wg), site)
 	wg.Done()
 }
 
 // WaitGroupWait is wg.Wait().
 func WaitGroupWait(wg *sync.WaitGroup, site uint32) {
+	if ctl { // controlled mode (sched.go)
+		ctlWait(unsafe.Pointer(wg), site)
+	}
 	parkCur()
 	wg.Wait()
 	rcv(unsafe.Pointer(wg), site)
@@ -210,6 +243,9 @@ func WaitGroupGo(wg *sync.WaitGroup, f func(), site uint32) {
 // OnceDo is o.Do(f): the completion of f is released, and every return
 // from Do acquires it.
 func OnceDo(o *sync.Once, f func(), site uint32) {
+	if ctl { // controlled mode (sched.go)
+		ctlOnce(unsafe.Pointer(o), site)
+	}
 	parkCur() // Do waits for a call of f in another goroutine
 	o.Do(func() {
 		f()
@@ -280,12 +316,18 @@ func OnceValues[T1, T2 any](f func() (T1, T2), site uint32) func() (T1, T2) {
 // returns, and a Signal or Broadcast recorded before it returns is ordered
 // before it.
 func CondWait(c *sync.Cond, site uint32) {
+	if ctl { // controlled mode (sched.go)
+		ctlCondWait(c, site)
+	}
 	l := lockerObj(c.L)
 	if l != nil {
 		release(l, false, site)
 	}
 	parkCur()
 	c.Wait()
+	if ctl {
+		ctlResume(site) // controlled mode (sched.go)
+	}
 	rcv(unsafe.Pointer(c), site)
 	if l != nil {
 		acquire(l, false, site)
@@ -294,12 +336,18 @@ func CondWait(c *sync.Cond, site uint32) {
 
 // CondSignal is c.Signal().
 func CondSignal(c *sync.Cond, site uint32) {
+	if ctl { // controlled mode (sched.go)
+		ctlSignal(unsafe.Pointer(c), site)
+	}
 	snd(unsafe.Pointer(c), site)
 	c.Signal()
 }
 
 // CondBroadcast is c.Broadcast().
 func CondBroadcast(c *sync.Cond, site uint32) {
+	if ctl { // controlled mode (sched.go)
+		ctlBroadcast(unsafe.Pointer(c), site)
+	}
 	snd(unsafe.Pointer(c), site)
 	c.Broadcast()
 }
@@ -383,6 +431,9 @@ func atomicRecord(g *gstate, op trace.Op, flags trace.Flags, site uint32, a, val
 // callback runs.
 
 func mapOp(m *sync.Map, site uint32, op func()) {
+	if ctl { // controlled mode (sched.go)
+		ctlAtomic(unsafe.Pointer(m), site, false)
+	}
 	if !on || m == nil || !live.Load() {
 		op()
 		return
@@ -515,6 +566,9 @@ var (
 // TimerStart is recorded before a timer or ticker is started, reset or
 // stopped.
 func TimerStart(site uint32) {
+	if ctl {
+		ctlTimer() // controlled mode (sched.go)
+	}
 	if on {
 		emit(trace.OpSyncRelease, 0, site, timersObj)
 	}

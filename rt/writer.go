@@ -285,8 +285,8 @@ func eventKey(k uint64, op trace.Op) uint64 {
 }
 
 // writeRun writes g's events while their keys are at most limit (at
-// least one), and returns how many it wrote; g.head is then the key of
-// the next one, if any.
+// least one), and returns how many it took (written, or dropped by TREE);
+// g.head is then the key of the next one, if any.
 func (g *gstate) writeRun(limit uint64) int {
 	n := 0
 	e := &wev
@@ -317,15 +317,12 @@ func (g *gstate) writeRun(limit uint64) int {
 			if r.op == trace.OpMethodBegin || (i+1 < end && isTrailer(c.recs[i+1].op)) || (i+1 == end && more) {
 				break // an event with records after it: writeEvent
 			}
-			outSeq++
-			e.Seq, e.Op, e.Flags, e.Obj, e.Value = outSeq, r.op, r.flags, r.obj, 0
+			e.Op, e.Flags, e.Obj, e.Value = r.op, r.flags, r.obj, 0
 			e.Site = trace.SiteID(r.site)
 			if r.site >= wsites {
 				e.Site = 0 // a site table not registered (see RegisterFile)
 			}
-			if err := w.WriteEvent(e); err != nil {
-				fail(err)
-			}
+			writeOut(e) // takes the Seq; TREE may drop it (filter.go)
 			n++
 		}
 		g.avail -= uint64(i - g.ri)
@@ -351,8 +348,7 @@ func (g *gstate) writeRun(limit uint64) int {
 func writeEvent(g *gstate) {
 	r := g.take()
 	e := &wev
-	outSeq++
-	e.Seq, e.G, e.Op, e.Flags, e.Obj, e.Value, e.Addrs = outSeq, g.gid, r.op, r.flags, r.obj, 0, nil
+	e.G, e.Op, e.Flags, e.Obj, e.Value, e.Addrs = g.gid, r.op, r.flags, r.obj, 0, nil
 	e.Site = trace.SiteID(r.site)
 	if r.site >= wsites {
 		e.Site = 0
@@ -372,9 +368,7 @@ func writeEvent(g *gstate) {
 	if e.Op == trace.OpMethodBegin {
 		e.Addrs = waddrs
 	}
-	if err := w.WriteEvent(e); err != nil {
-		fail(err)
-	}
+	writeOut(e)
 }
 
 // forgetDrained drops the goroutines that ended and whose records are all

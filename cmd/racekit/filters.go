@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/racekit/racekit/filter"
@@ -38,6 +39,48 @@ func (ff *filterFlags) check() error {
 		}
 	}
 	return nil
+}
+
+// checkRecording is check for racekit test and run, which filter while the
+// program records (package rt): the events dropped never reach the trace,
+// so a detector the filters are not sound for is refused. The samplers
+// and TREE keep every race of hb, fasttrack, hybrid and lockset (a subset,
+// for the samplers) but not of the predictive detectors, whose reorderings
+// rely on every access (a dropped write would let a read be predicted to
+// see another value).
+func (ff *filterFlags) checkRecording(algos []string) error {
+	if err := ff.check(); err != nil {
+		return err
+	}
+	if *ff.sample == "" && *ff.filter == "" {
+		return nil
+	}
+	for _, a := range algos {
+		switch a {
+		case "mcm", "rdit", "wcp":
+			return fmt.Errorf("--sample and --filter drop accesses while recording; the predictive detector %s needs them all (use racekit analyze on a full trace)", a)
+		}
+	}
+	return nil
+}
+
+// runtimeEnv is the environment that makes the instrumented program apply
+// the chosen filters while it records (package rt): the sampler's dispatch
+// check at each function entry, TREE in its writer, tuned to algos as wrap
+// tunes it.
+func (ff *filterFlags) runtimeEnv(algos []string) []string {
+	var env []string
+	if *ff.sample != "" {
+		env = append(env, "RACEKIT_SAMPLE="+*ff.sample, "RACEKIT_SEED="+strconv.FormatInt(*ff.seed, 10))
+	}
+	if *ff.filter == "tree" {
+		algo := "all" // tree.Options{}: safe for every detector
+		if len(algos) == 1 {
+			algo = algos[0]
+		}
+		env = append(env, "RACEKIT_FILTER=tree", "RACEKIT_FILTER_FOR="+algo)
+	}
+	return env
 }
 
 // filterStage is the filters put in front of the detectors, with what

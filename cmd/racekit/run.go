@@ -14,7 +14,7 @@ import (
 
 var cmdRun = register(&command{
 	name:      "run",
-	usageLine: "run [--algo=fasttrack] [--keep-trace DIR] [--include P] [--exclude P] [--tags T] [-v] package [arguments...]",
+	usageLine: "run [--algo=fasttrack] [--sample=NAME [--seed N]] [--filter=tree] [--keep-trace DIR] [--include P] [--exclude P] [--tags T] [-v] package [arguments...]",
 	short:     "instrument, build and run a Go program, then report its data races",
 	long: `
 Run is racekit's go run -race. It instruments the packages of the main
@@ -24,6 +24,9 @@ are never modified: instrumented copies live in racekit's cache), runs it
 with the given arguments, and analyzes the trace it recorded with
 --algo (fasttrack by default). Races are reported on stderr the way Go's
 race detector reports them.
+
+--sample and --filter filter while the program records, as for racekit
+test (see racekit help test).
 
 The program's standard streams are its own; SIGINT and SIGTERM reach it, and
 its trace is finished before it dies. Messages of the build are passed
@@ -36,9 +39,15 @@ cannot be read, 2 on a usage error.
 	run: runRun,
 })
 
-var runFlags *frontendFlags
+var (
+	runFlags   *frontendFlags
+	runFilters *filterFlags
+)
 
-func init() { runFlags = addFrontendFlags(cmdRun.flags) }
+func init() {
+	runFlags = addFrontendFlags(cmdRun.flags)
+	runFilters = addFilterFlags(cmdRun)
+}
 
 func runRun(c *command, args []string) int {
 	if len(args) < 1 {
@@ -47,6 +56,10 @@ func runRun(c *command, args []string) int {
 	}
 	algos, ok := runFlags.checkAlgos(c)
 	if !ok {
+		return exitUsage
+	}
+	if err := runFilters.checkRecording(algos); err != nil {
+		c.errorf("%v", err)
 		return exitUsage
 	}
 	pkg, progArgs := args[0], args[1:]
@@ -74,6 +87,7 @@ func runRun(c *command, args []string) int {
 	tracePath := filepath.Join(tmp, "trace.rkt")
 	prog := exec.Command(bin, progArgs...)
 	prog.Env = append(os.Environ(), "RACEKIT_TRACE="+tracePath, "RACEKIT_SIGNALS=1")
+	prog.Env = append(prog.Env, runFilters.runtimeEnv(algos)...)
 	prog.Stdin, prog.Stdout, prog.Stderr = os.Stdin, os.Stdout, os.Stderr
 	// The program gets the terminal's signals itself; racekit outlives it
 	// to analyze its trace, and passes on the signals sent to racekit alone.

@@ -14,7 +14,7 @@ import (
 
 var cmdTest = register(&command{
 	name:      "test",
-	usageLine: "test [--algo=fasttrack] [--keep-trace DIR] [--include P] [--exclude P] [--tags T] [-v] [packages] [-- go test flags]",
+	usageLine: "test [--algo=fasttrack] [--sample=NAME [--seed N]] [--filter=tree] [--keep-trace DIR] [--include P] [--exclude P] [--tags T] [-v] [packages] [-- go test flags]",
 	short:     "instrument and run Go tests, then report their data races",
 	long: `
 Test is racekit's go test -race. It instruments the packages of the main
@@ -27,6 +27,13 @@ detector reports them, then one line per package with races:
 
 	FAIL	example.com/m/p	(racekit: 2 data races)
 
+--sample=NAME samples while recording: at each function entry LiteRace's
+dispatch check (sampler NAME, seeded by --seed) decides whether the call's
+memory accesses are recorded; synchronization always is. --filter=tree runs
+TREE on the event stream before it is written, tuned to --algo. Both make
+the trace smaller and report a subset of the races of a full recording
+(TREE: the same races); neither works with a predictive detector.
+
 Flags after -- go to go test (-run, -v, -count, ...). Test results are
 never taken from go test's cache (-count=1 is added unless -count is given):
 a cached result would leave no trace.
@@ -38,13 +45,23 @@ usage error.
 	run: runTest,
 })
 
-var testFlags *frontendFlags
+var (
+	testFlags   *frontendFlags
+	testFilters *filterFlags
+)
 
-func init() { testFlags = addFrontendFlags(cmdTest.flags) }
+func init() {
+	testFlags = addFrontendFlags(cmdTest.flags)
+	testFilters = addFilterFlags(cmdTest)
+}
 
 func runTest(c *command, args []string) int {
 	algos, ok := testFlags.checkAlgos(c)
 	if !ok {
+		return exitUsage
+	}
+	if err := testFilters.checkRecording(algos); err != nil {
+		c.errorf("%v", err)
 		return exitUsage
 	}
 	var pkgs, goFlags []string
@@ -83,6 +100,7 @@ func runTest(c *command, args []string) int {
 	goArgs = append(goArgs, goFlags...)
 	gt := goCommand(prep, "test", goArgs...)
 	gt.Env = append(gt.Env, "RACEKIT_TRACE_DIR="+traceDir)
+	gt.Env = append(gt.Env, testFilters.runtimeEnv(algos)...)
 	// A signal reaches go test (and its test binaries) from the terminal,
 	// or is passed on; a second one, or one during the analysis, removes
 	// the traces, which may be large, and exits.

@@ -1,0 +1,390 @@
+// Command fuzz reproduces RaceFuzzer's Table 1 (Sen, PLDI'08) over
+// racekit's subject programs (bench/subjects, ground truth in bench/truth):
+//
+//	go build -o /tmp/rk ./cmd/racekit
+//	go run ./bench/fuzz -racekit /tmp/rk -runs 20 -j 2 -json bench/results/fuzz/table1.json > bench/results/fuzz/table1.md
+//
+// For each subject it runs racekit fuzz on the subject's tests (phase 1:
+// hybrid over -record recorded runs, the union of their pairs; phase 2:
+// -runs controlled runs per pair)
+// and reports the paper's columns: the average runtime of a normal run
+// (the uninstrumented test binary), of hybrid detection (the recorded run
+// plus the hybrid analysis of its trace) and of one RaceFuzzer run; the
+// potential pairs hybrid reports, the pairs RaceFuzzer confirms (created
+// in at least one run) and the known races (race ids of the ground
+// truth); the pairs for which a run panicked, failed a test or deadlocked
+// (RF) against the distinct failures of as many plain runs of the
+// uninstrumented test binary (Simple, the default scheduler); and the
+// mean probability of creating a confirmed race.
+//
+// Scoring against the ground truth: a confirmed pair is true when both of
+// its lines carry one race id (a line paired with itself only if marked
+// self), false otherwise. The targets are every race id confirmed by some
+// pair and no false pair confirmed; the missed ids are listed with why
+// (hybrid never reported a pair of the id, or it was never created).
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/racekit/racekit/bench/truth"
+)
+
+// Hybrid's time is the phase 1 time of racekit fuzz divided by the
+// recorded runs.
+
+// fuzzResult mirrors racekit fuzz --json.
+type fuzzResult struct {
+	Phase1Seconds float64 `json:"phase1_seconds"`
+	Pairs         []struct {
+		Pair        string
+		Real        bool
+		Runs        int
+		Created     int
+		Probability float64
+		Escapes     int
+		Seconds     float64
+		Outcomes    []struct {
+			Resolution string
+			Outcome    string
+			Detail     string
+			Runs       int
+			Seeds      []uint64
+			Baseline   int
+		}
+	}
+}
+
+// Row is one subject's line of the table.
+type Row struct {
+	Subject      string   `json:"subject"`
+	Lines        int      `json:"lines"`
+	NormalSec    float64  `json:"normal_sec"`
+	HybridSec    float64  `json:"hybrid_sec"`
+	RFSec        float64  `json:"rf_sec"` // one controlled run, averaged
+	Hybrid       int      `json:"hybrid_pairs"`
+	Real         int      `json:"rf_real"`
+	RealTrue     int      `json:"rf_real_true"`
+	RealFalse    []string `json:"rf_real_false,omitempty"`
+	HybridFalse  int      `json:"hybrid_false"` // potential pairs that are not true pairs
+	Known        int      `json:"known"`
+	KnownFound   int      `json:"known_confirmed"`
+	Missed       []string `json:"missed,omitempty"`
+	ExcRF        int      `json:"exceptions_rf"`
+	ExcRFDetail  []string `json:"exceptions_rf_detail,omitempty"`
+	ExcBaseline  []string `json:"exceptions_also_baseline,omitempty"` // failures the baseline runs show too
+	ExcSimple    int      `json:"exceptions_simple"`
+	SimpleRuns   int      `json:"simple_runs"`
+	SimpleDetail []string `json:"exceptions_simple_detail,omitempty"`
+	Probability  float64  `json:"probability"` // mean over confirmed true pairs
+	EscapeRuns   int      `json:"escape_runs"`
+	FuzzRuns     int      `json:"fuzz_runs"`
+	FuzzWallSec  float64  `json:"fuzz_wall_sec"`
+	Error        string   `json:"error,omitempty"`
+}
+
+func main() {
+	rk := flag.String("racekit", "racekit", "the racekit binary")
+	runs := flag.Int("runs", 20, "controlled runs per pair")
+	timeout := flag.Duration("timeout", 30*time.Second, "time limit of one controlled run")
+	record := flag.Int("record", 3, "phase 1: recorded runs per subject (racekit fuzz --record)")
+	jobs := flag.Int("j", 2, "runs in parallel")
+	simpleCap := flag.Int("simple-cap", 400, "at most this many plain runs per subject")
+	jsonOut := flag.String("json", "", "also write the rows as JSON to FILE")
+	root := flag.String("subjects", "bench/subjects", "the subjects' directory")
+	flag.Parse()
+	subjects, err := truth.LoadAll(*root)
+	if err != nil {
+		fatal(err)
+	}
+	if names := flag.Args(); len(names) > 0 {
+		keep := map[string]bool{}
+		for _, n := range names {
+			keep[n] = true
+		}
+		var sel []*truth.Subject
+		for _, s := range subjects {
+			if keep[s.Name] {
+				sel = append(sel, s)
+			}
+		}
+		subjects = sel
+	}
+	tmp, err := os.MkdirTemp("", "racekit-bench-fuzz-")
+	if err != nil {
+		fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	var rows []Row
+	for _, s := range subjects {
+		fmt.Fprintf(os.Stderr, "bench/fuzz: %s\n", s.Name)
+		r := subject(s, *rk, *record, *runs, *jobs, *simpleCap, *timeout, tmp)
+		rows = append(rows, r)
+	}
+	if *jsonOut != "" {
+		data, _ := json.MarshalIndent(rows, "", "  ")
+		if err := os.WriteFile(*jsonOut, append(data, '\n'), 0o666); err != nil {
+			fatal(err)
+		}
+	}
+	table(os.Stdout, rows, *runs, *record)
+}
+
+func fatal(err error) {
+	fmt.Fprintf(os.Stderr, "bench/fuzz: %v\n", err)
+	os.Exit(1)
+}
+
+func subject(s *truth.Subject, rk string, record, runs, jobs, simpleCap int, timeout time.Duration, tmp string) Row {
+	r := Row{Subject: s.Name, Lines: s.Lines}
+	pkg := "./" + filepath.ToSlash(relToWd(s.Dir))
+	// RaceFuzzer: phase 1 and phase 2.
+	start := time.Now()
+	cmd := exec.Command(rk, "fuzz", "--json", "--record", fmt.Sprint(record), "--runs", fmt.Sprint(runs), "-j", fmt.Sprint(jobs), "--timeout", timeout.String(), pkg)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r.FuzzWallSec = time.Since(start).Seconds()
+	var fr fuzzResult
+	if jerr := json.Unmarshal(out.Bytes(), &fr); jerr != nil {
+		r.Error = fmt.Sprintf("racekit fuzz: %v: %s", err, strings.TrimSpace(errb.String()))
+		return r
+	}
+	r.HybridSec = fr.Phase1Seconds / float64(max(record, 1))
+
+	expected := map[truth.Pair]*truth.Entry{}
+	for _, e := range s.Entries(truth.KindRace) {
+		r.Known++
+		for _, p := range e.Pairs() {
+			expected[p] = e
+		}
+	}
+	confirmed := map[string]bool{}
+	reported := map[string]bool{}
+	var probs []float64
+	var rfSec float64
+	for _, p := range fr.Pairs {
+		r.Hybrid++
+		r.FuzzRuns += p.Runs
+		rfSec += p.Seconds
+		if p.Escapes > 0 {
+			r.EscapeRuns += p.Escapes
+		}
+		tp, ok := pairLines(s, p.Pair)
+		e := expected[tp]
+		if !ok || e == nil {
+			r.HybridFalse++
+		} else {
+			reported[e.ID] = true
+		}
+		if !p.Real {
+			continue
+		}
+		r.Real++
+		if e == nil {
+			r.RealFalse = append(r.RealFalse, p.Pair)
+		} else {
+			r.RealTrue++
+			confirmed[e.ID] = true
+			probs = append(probs, p.Probability)
+		}
+		var exc, also []string
+		for _, o := range p.Outcomes {
+			if o.Outcome == "none" {
+				continue
+			}
+			d := fmt.Sprintf("%s %s after %q (%d runs)", o.Outcome, o.Detail, o.Resolution, o.Runs)
+			if o.Baseline > 0 {
+				// The baseline (controlled, no pair) fails so too.
+				also = append(also, d+fmt.Sprintf(", also in %d baseline runs", o.Baseline))
+			} else {
+				exc = append(exc, d)
+			}
+		}
+		if len(exc) > 0 {
+			r.ExcRF++
+			r.ExcRFDetail = append(r.ExcRFDetail, tp.String()+": "+strings.Join(exc, "; "))
+		}
+		if len(also) > 0 {
+			r.ExcBaseline = append(r.ExcBaseline, tp.String()+": "+strings.Join(also, "; "))
+		}
+	}
+	if r.FuzzRuns > 0 {
+		r.RFSec = rfSec / float64(r.FuzzRuns)
+	}
+	for _, e := range s.Entries(truth.KindRace) {
+		if confirmed[e.ID] {
+			r.KnownFound++
+			continue
+		}
+		why := "hybrid reported no pair of it"
+		if reported[e.ID] {
+			why = "never created"
+		}
+		if e.Flaky {
+			why += ", flaky"
+		}
+		r.Missed = append(r.Missed, e.ID+" ("+why+")")
+	}
+	if len(probs) > 0 {
+		sum := 0.0
+		for _, p := range probs {
+			sum += p
+		}
+		r.Probability = sum / float64(len(probs))
+	}
+
+	// Normal runs and the default scheduler (Simple): the uninstrumented
+	// test binary, as many runs as RaceFuzzer made (at most simpleCap).
+	bin := filepath.Join(tmp, s.Name+".plain.test")
+	if b, err := exec.Command("go", "test", "-c", "-o", bin, pkg).CombinedOutput(); err != nil {
+		r.Error = fmt.Sprintf("go test -c: %v: %s", err, b)
+		return r
+	}
+	n := min(max(r.FuzzRuns, 3), simpleCap)
+	r.SimpleRuns = n
+	var total time.Duration
+	failures := map[string]bool{}
+	for i := 0; i < n; i++ {
+		c := exec.Command(bin, "-test.count=1")
+		c.Dir = s.Dir
+		t0 := time.Now()
+		o, err := c.CombinedOutput()
+		total += time.Since(t0)
+		if err != nil {
+			failures[failure(string(o))] = true
+		}
+	}
+	r.NormalSec = total.Seconds() / float64(n)
+	for f := range failures {
+		r.SimpleDetail = append(r.SimpleDetail, f)
+	}
+	sort.Strings(r.SimpleDetail)
+	r.ExcSimple = len(failures)
+	return r
+}
+
+func relToWd(dir string) string {
+	wd, _ := os.Getwd()
+	if rel, err := filepath.Rel(wd, dir); err == nil {
+		return rel
+	}
+	return dir
+}
+
+// pairLines maps a pair "file:line~file:line" (absolute files) to the
+// subject's lines.
+func pairLines(s *truth.Subject, pair string) (truth.Pair, bool) {
+	a, b, ok := strings.Cut(pair, "~")
+	if !ok {
+		return truth.Pair{}, false
+	}
+	la, oka := lineOf(s, a)
+	lb, okb := lineOf(s, b)
+	return truth.MakePair(la, lb), oka && okb
+}
+
+func lineOf(s *truth.Subject, site string) (truth.Line, bool) {
+	i := strings.LastIndexByte(site, ':')
+	if i < 0 {
+		return truth.Line{}, false
+	}
+	var n int
+	if _, err := fmt.Sscanf(site[i+1:], "%d", &n); err != nil {
+		return truth.Line{}, false
+	}
+	rel, err := filepath.Rel(s.Dir, site[:i])
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return truth.Line{}, false
+	}
+	return truth.Line{File: filepath.ToSlash(rel), Line: n}, true
+}
+
+// failure names a failed plain run by its panic or failing tests.
+func failure(out string) string {
+	if i := strings.Index(out, "panic: "); i >= 0 {
+		line := out[i:]
+		if j := strings.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		return strings.TrimSuffix(line, " [recovered]")
+	}
+	var fails []string
+	for _, l := range strings.Split(out, "\n") {
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "--- FAIL: ") {
+			fails = append(fails, strings.Fields(strings.TrimPrefix(t, "--- FAIL: "))[0])
+		}
+	}
+	if len(fails) > 0 {
+		return "test failure: " + strings.Join(fails, ", ")
+	}
+	return "failed"
+}
+
+func table(w io.Writer, rows []Row, runs, record int) {
+	fmt.Fprintf(w, "# RaceFuzzer Table 1 over racekit's subjects\n\n")
+	fmt.Fprintf(w, "%d controlled runs per pair; phase 1 is hybrid over %d recorded runs. Runtimes in seconds: Normal is one run of the uninstrumented test binary, Hybrid the recorded run (every access traced) plus the hybrid analysis, RF one controlled run (averaged over all runs of the subject). Races are distinct statement pairs; known is the ground truth's race ids; \"ids\" is how many of them a confirmed pair covers. Exceptions: RF counts confirmed pairs for which a run panicked, failed or deadlocked in a way racekit fuzz's baseline (controlled runs without a pair) never did; Simple counts the distinct failures in as many plain runs. Probability: mean over confirmed true pairs of created/runs.\n\n", runs, record)
+	fmt.Fprintf(w, "| subject | SLOC | Normal | Hybrid | RF | Hybrid pairs | RF real | of which false | known | ids confirmed | Exc. RF | Exc. Simple (runs) | Probability | runs with escapes |\n")
+	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	var tot Row
+	for _, r := range rows {
+		if r.Error != "" {
+			fmt.Fprintf(w, "| %s | %d | error: %s |||||||||||| \n", r.Subject, r.Lines, strings.ReplaceAll(r.Error, "\n", " "))
+			continue
+		}
+		prob := "-"
+		if r.RealTrue > 0 {
+			prob = fmt.Sprintf("%.2f", r.Probability)
+		}
+		fmt.Fprintf(w, "| %s | %d | %.3f | %.3f | %.3f | %d | %d | %d | %d | %d | %d | %d (%d) | %s | %d |\n",
+			r.Subject, r.Lines, r.NormalSec, r.HybridSec, r.RFSec, r.Hybrid, r.Real, len(r.RealFalse), r.Known, r.KnownFound,
+			r.ExcRF, r.ExcSimple, r.SimpleRuns, prob, r.EscapeRuns)
+		tot.Lines += r.Lines
+		tot.Hybrid += r.Hybrid
+		tot.Real += r.Real
+		tot.RealFalse = append(tot.RealFalse, r.RealFalse...)
+		tot.Known += r.Known
+		tot.KnownFound += r.KnownFound
+		tot.ExcRF += r.ExcRF
+		tot.ExcSimple += r.ExcSimple
+		tot.HybridFalse += r.HybridFalse
+		tot.EscapeRuns += r.EscapeRuns
+		tot.FuzzRuns += r.FuzzRuns
+	}
+	fmt.Fprintf(w, "| **total** | %d | | | | %d | %d | %d | %d | %d | %d | %d | | %d |\n\n", tot.Lines, tot.Hybrid, tot.Real, len(tot.RealFalse), tot.Known, tot.KnownFound, tot.ExcRF, tot.ExcSimple, tot.EscapeRuns)
+	fmt.Fprintf(w, "%d controlled runs in all; %d hybrid pairs are not true pairs of the ground truth.\n\n", tot.FuzzRuns, tot.HybridFalse)
+	fmt.Fprintf(w, "## Known races not confirmed\n\n")
+	for _, r := range rows {
+		if len(r.Missed) > 0 {
+			fmt.Fprintf(w, "- %s: %s\n", r.Subject, strings.Join(r.Missed, "; "))
+		}
+	}
+	fmt.Fprintf(w, "\n## Pairs confirmed that the ground truth does not list\n\n")
+	for _, r := range rows {
+		for _, p := range r.RealFalse {
+			fmt.Fprintf(w, "- %s: %s\n", r.Subject, relToWd(strings.Split(p, "~")[0])+" ~ "+relToWd(strings.Split(p, "~")[1]))
+		}
+	}
+	fmt.Fprintf(w, "\n## Failures\n\n")
+	for _, r := range rows {
+		for _, d := range r.ExcRFDetail {
+			fmt.Fprintf(w, "- %s (RF): %s\n", r.Subject, d)
+		}
+		for _, d := range r.SimpleDetail {
+			fmt.Fprintf(w, "- %s (plain runs): %s\n", r.Subject, d)
+		}
+		for _, d := range r.ExcBaseline {
+			fmt.Fprintf(w, "- %s (RF, not counted: the baseline's controlled runs without a pair fail the same way): %s\n", r.Subject, d)
+		}
+	}
+}

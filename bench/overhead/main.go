@@ -1,0 +1,274 @@
+// Command overhead reproduces LiteRace's Table 5 and Figure 6 (Marino et
+// al., PLDI'09, §5.4) for racekit: the run time of each subject program
+// uninstrumented (the baseline), built with -race, and instrumented in
+// racekit's configurations, each adding one part of the cost:
+//
+//	off       instrumented, not tracing (every hook returns at once)
+//	dispatch  tl-ad's dispatch check at every function entry and exit,
+//	          nothing traced (RACEKIT_SAMPLE_MODE=dispatch)
+//	+sync     the check, and every event but the memory accesses
+//	          (synchronization, goroutines, function boundaries, allocation;
+//	          RACEKIT_SAMPLE_MODE=sync)
+//	+tl-ad    the check, and the accesses tl-ad samples (LiteRace)
+//	full      every event (dedup on, as racekit records by default)
+//	tree      every event through TREE in the writer (RACEKIT_FILTER=tree)
+//
+// with the trace each traced configuration writes, in MB per second of
+// run time. Times are wall-clock, the best of -n runs.
+//
+//	go run ./bench/overhead -n 3 -out bench/results/overhead
+//
+// The subjects are e2e/testdata/subjects (cpu, syncheavy, io) and
+// bench/overhead/subjects: two synchronization-heavy micro-benchmarks
+// (lockcounter, pingpong; LiteRace's LKRHash and LFList played this role)
+// and three Java Grande kernels of bench/subjects at larger sizes.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/racekit/racekit/instrument"
+)
+
+type subject struct {
+	name  string
+	dir   string // the module directory, from the repository root
+	pkg   string // the package, relative to dir
+	micro bool
+}
+
+var subjects = []subject{
+	{"empty", "e2e/testdata/subjects", "./empty", false}, // start-up cost
+	{"cpu", "e2e/testdata/subjects", "./cpu", false},
+	{"syncheavy", "e2e/testdata/subjects", "./syncheavy", false},
+	{"io", "e2e/testdata/subjects", "./io", false},
+	{"sor", ".", "./bench/overhead/subjects/sor", false},
+	{"montecarlo", ".", "./bench/overhead/subjects/montecarlo", false},
+	{"raytracer", ".", "./bench/overhead/subjects/raytracer", false},
+	{"lockcounter", ".", "./bench/overhead/subjects/lockcounter", true},
+	{"pingpong", ".", "./bench/overhead/subjects/pingpong", true},
+}
+
+// A config is one way of running the instrumented binary.
+type config struct {
+	name  string
+	env   []string
+	trace bool
+}
+
+var configs = []config{
+	{"off", nil, false},
+	{"dispatch", []string{"RACEKIT_SAMPLE=tl-ad", "RACEKIT_SAMPLE_MODE=dispatch"}, false},
+	{"+sync", []string{"RACEKIT_SAMPLE=tl-ad", "RACEKIT_SAMPLE_MODE=sync"}, true},
+	{"+tl-ad", []string{"RACEKIT_SAMPLE=tl-ad"}, true},
+	{"full", nil, true},
+	{"tree", []string{"RACEKIT_FILTER=tree", "RACEKIT_FILTER_FOR=fasttrack"}, true},
+}
+
+func main() {
+	n := flag.Int("n", 3, "runs per configuration (the best is kept)")
+	out := flag.String("out", "", "write table.md into this directory (default: stdout only)")
+	only := flag.String("only", "", "comma-separated subjects to run (default all)")
+	flag.Parse()
+	log.SetFlags(0)
+	log.SetPrefix("overhead: ")
+	tmp, err := os.MkdirTemp("", "racekit-overhead-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+
+	var rows []row
+	for _, s := range subjects {
+		if *only != "" && !strings.Contains(","+*only+",", ","+s.name+",") {
+			continue
+		}
+		r, err := measure(s, tmp, *n)
+		if err != nil {
+			log.Fatalf("%s: %v", s.name, err)
+		}
+		rows = append(rows, r)
+		fmt.Fprintln(os.Stderr, r.line())
+	}
+	var b strings.Builder
+	table(&b, rows, *n)
+	fmt.Print(b.String())
+	if *out != "" {
+		if err := os.WriteFile(filepath.Join(*out, "table.md"), []byte(b.String()), 0o666); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+type row struct {
+	s      subject
+	plain  time.Duration
+	race   time.Duration
+	times  []time.Duration // per config
+	mbps   []float64       // per config (traced ones)
+	events []int64         // trace bytes of the best run, per config
+}
+
+func (r row) line() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-12s plain %v race %v", r.s.name, r.plain.Round(time.Millisecond), r.race.Round(time.Millisecond))
+	for i, c := range configs {
+		fmt.Fprintf(&b, " %s %v", c.name, r.times[i].Round(time.Millisecond))
+	}
+	return b.String()
+}
+
+// measure builds the subject three ways and times each configuration.
+func measure(s subject, tmp string, n int) (row, error) {
+	r := row{s: s}
+	root, err := repoRoot()
+	if err != nil {
+		return r, err
+	}
+	dir := filepath.Join(root, s.dir)
+	bin := func(kind string) string { return filepath.Join(tmp, s.name+"."+kind) }
+	build := func(kind string, env []string, args ...string) error {
+		cmd := exec.Command("go", append(append([]string{"build"}, args...), "-o", bin(kind), s.pkg)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), env...)
+		if o, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go build %s: %v\n%s", kind, err, o)
+		}
+		return nil
+	}
+	if err := build("plain", []string{"GOWORK=off"}); err != nil {
+		return r, err
+	}
+	if err := build("race", []string{"GOWORK=off"}, "-race"); err != nil {
+		return r, err
+	}
+	prep, err := instrument.Prepare(instrument.Config{Dir: dir, Patterns: []string{s.pkg}})
+	if err != nil {
+		return r, err
+	}
+	if err := build("rk", prep.Env, prep.BuildArgs()...); err != nil {
+		return r, err
+	}
+	if r.plain, _, err = best(n, bin("plain"), nil, ""); err != nil {
+		return r, err
+	}
+	if r.race, _, err = best(n, bin("race"), nil, ""); err != nil {
+		return r, err
+	}
+	for _, c := range configs {
+		tr := ""
+		if c.trace {
+			tr = filepath.Join(tmp, "trace.rkt")
+		}
+		d, size, err := best(n, bin("rk"), c.env, tr)
+		if err != nil {
+			return r, fmt.Errorf("%s: %v", c.name, err)
+		}
+		r.times = append(r.times, d)
+		r.events = append(r.events, size)
+		mb := 0.0
+		if c.trace {
+			mb = float64(size) / 1e6 / d.Seconds()
+		}
+		r.mbps = append(r.mbps, mb)
+	}
+	return r, nil
+}
+
+// best runs bin n times and returns the shortest wall time, with the size
+// of the trace of that run when tracePath is set. Exit status 66 (a race
+// reported by -race) counts as success.
+func best(n int, bin string, env []string, tracePath string) (time.Duration, int64, error) {
+	var bestD time.Duration
+	var size int64
+	for i := 0; i < n; i++ {
+		cmd := exec.Command(bin)
+		cmd.Env = os.Environ()
+		if tracePath != "" {
+			os.Remove(tracePath)
+			cmd.Env = append(cmd.Env, "RACEKIT_TRACE="+tracePath)
+		}
+		cmd.Env = append(cmd.Env, env...)
+		cmd.Stdout = io.Discard
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		start := time.Now()
+		err := cmd.Run()
+		d := time.Since(start)
+		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 66 {
+			err = nil
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s: %v\n%s", bin, err, stderr.String())
+		}
+		if i == 0 || d < bestD {
+			bestD = d
+			if tracePath != "" {
+				st, err := os.Stat(tracePath)
+				if err != nil {
+					return 0, 0, fmt.Errorf("%s wrote no trace: %v", bin, err)
+				}
+				size = st.Size()
+			}
+		}
+	}
+	if tracePath != "" {
+		os.Remove(tracePath)
+	}
+	return bestD, size, nil
+}
+
+func repoRoot() (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/racekit/racekit").Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m (run from racekit's module): %v", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func ratio(d, base time.Duration) string { return fmt.Sprintf("%.2fx", d.Seconds()/base.Seconds()) }
+
+// table writes Table 5 in markdown: slowdowns over the baseline, and the
+// log sizes in MB/s, with TL-Ad against -race.
+func table(w io.Writer, rows []row, n int) {
+	fmt.Fprintf(w, "Slowdown over the uninstrumented binary (best of %d wall-clock runs; %s/%s, GOMAXPROCS=%d).\n\n", n, runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
+	fmt.Fprint(w, "| subject | baseline | -race |")
+	for _, c := range configs {
+		fmt.Fprintf(w, " %s |", c.name)
+	}
+	fmt.Fprint(w, " +tl-ad MB/s | full MB/s | +tl-ad / -race |\n|---|---:|---:|")
+	for range configs {
+		fmt.Fprint(w, "---:|")
+	}
+	fmt.Fprint(w, "---:|---:|---:|\n")
+	iTL, iFull := index("+tl-ad"), index("full")
+	for _, r := range rows {
+		name := r.s.name
+		if r.s.micro {
+			name += " (micro)"
+		}
+		fmt.Fprintf(w, "| %s | %.3fs | %s |", name, r.plain.Seconds(), ratio(r.race, r.plain))
+		for i := range configs {
+			fmt.Fprintf(w, " %s |", ratio(r.times[i], r.plain))
+		}
+		fmt.Fprintf(w, " %.1f | %.1f | %.2f |\n", r.mbps[iTL], r.mbps[iFull], r.times[iTL].Seconds()/r.race.Seconds())
+	}
+}
+
+func index(name string) int {
+	for i, c := range configs {
+		if c.name == name {
+			return i
+		}
+	}
+	panic(name)
+}

@@ -1,0 +1,719 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/racekit/racekit/instrument"
+	"github.com/racekit/racekit/sched"
+)
+
+var cmdFuzz = register(&command{
+	name:      "fuzz",
+	usageLine: "fuzz [--pairs FILE] [--trace FILE] [--record N] [--runs N] [-j N] [--seed S] [--json] [--keep DIR] [--timeout D] [--include P] [--exclude P] [--tags T] [-v] [packages] [-- go test flags]",
+	short:     "confirm potential races by race-directed random scheduling (RaceFuzzer)",
+	long: `
+Fuzz is RaceFuzzer (Sen, PLDI'08) for Go tests. Phase 1 finds candidate
+racing statement pairs: the hybrid detector (lockset and happens-before,
+detect/lockset) over --record recorded runs of each package's tests (the
+union of their pairs; one run by default), or over
+--trace (a trace kept by racekit test --keep-trace), or the pairs listed in
+--pairs (one per line, file:line~file:line, or the JSON lines racekit vet
+--pairs writes). Phase 2 builds each package's instrumented test binary
+once and runs it --runs times per pair, -j at a time, each run under
+racekit's controlled scheduler (RACEKIT_SCHED=racefuzzer) with its own
+seed: a goroutine about to execute one of the pair's statements is
+postponed until another is about to access the same location at the other
+statement, then the race is created and resolved by a coin flip.
+
+For each pair, fuzz reports whether the race is real (created in at least
+one run), the probability of creating it (runs that created it / runs),
+what each resolution (which statement ran first) led to (a panic, a test
+failure, a deadlock with each goroutine's blocked operation, a timeout, or
+nothing) and the seeds that reproduce each outcome: racekit replay --seed
+S --pair P re-runs one of them exactly. --json prints the same as one JSON
+object. A failure also seen in --baseline runs of the package (controlled,
+random, no pair: seeds --seed, --seed+1, ...) is marked as such: a test
+that depends on timing may fail under any controlled schedule.
+
+Seeds are --seed, --seed+1, ... (one sequence per pair). Runs are
+deterministic for a seed as long as no goroutine leaves the scheduler's
+control (blocking in I/O, timers, a select, untraced code: see package rt);
+such runs are counted in "escapes".
+
+Exit status: 66 if a real race was confirmed, 0 if none, 1 on a build or
+run error, 2 on a usage error.
+`,
+})
+
+var (
+	fuzzFlags   *frontendFlags
+	fuzzPairs   = cmdFuzz.flags.String("pairs", "", "candidate pairs: lines file:line~file:line, or racekit vet --pairs JSON lines")
+	fuzzTrace   = cmdFuzz.flags.String("trace", "", "phase 1 from this recorded trace (racekit test --keep-trace) instead of a new run")
+	fuzzRuns    = cmdFuzz.flags.Int("runs", 20, "runs per pair")
+	fuzzJobs    = cmdFuzz.flags.Int("j", runtime.NumCPU(), "runs in parallel")
+	fuzzSeed    = cmdFuzz.flags.Uint64("seed", 1, "first seed")
+	fuzzJSON    = cmdFuzz.flags.Bool("json", false, "print the result as JSON")
+	fuzzKeep    = cmdFuzz.flags.String("keep", "", "keep each run's schedule in DIR/PAIR-SEED.sched")
+	fuzzTimeout = cmdFuzz.flags.Duration("timeout", time.Minute, "time limit of one run")
+	fuzzRecord  = cmdFuzz.flags.Int("record", 1, "phase 1: the union of hybrid's pairs over this many recorded runs")
+	fuzzBase    = cmdFuzz.flags.Int("baseline", 10, "controlled runs per package without a pair (Random), to tell the race's failures from the schedule's")
+)
+
+func init() {
+	cmdFuzz.run = runFuzz
+	fuzzFlags = addFrontendFlags(cmdFuzz.flags)
+}
+
+// fuzzTarget is one package's instrumented test binary.
+type fuzzTarget struct {
+	Pkg string `json:"package"`
+	dir string // the package's directory: go test runs its binary there
+	bin string
+}
+
+// fuzzRun is the result of one controlled run.
+type fuzzRun struct {
+	Seed       uint64
+	Created    bool
+	Resolution string // "A before B" (sites), "" if no race was created
+	Outcome    string // "none", "panic", "test failure", "deadlock", "timeout", "exit N"
+	Detail     string
+	Escapes    int
+	Steps      int
+	Schedule   *sched.Schedule
+	Elapsed    time.Duration
+}
+
+// FuzzOutcome groups the runs of one pair with one resolution and outcome.
+type FuzzOutcome struct {
+	Resolution string   `json:"resolution,omitempty"`
+	Outcome    string   `json:"outcome"`
+	Detail     string   `json:"detail,omitempty"`
+	Runs       int      `json:"runs"`
+	Seeds      []uint64 `json:"seeds"`
+	// Baseline counts the baseline runs (controlled, random, no pair) of
+	// the package with the same outcome: a failure they show too is not
+	// the race's doing (a test that depends on timing, say).
+	Baseline int `json:"baseline"`
+}
+
+// FuzzPair is the result for one candidate pair.
+type FuzzPair struct {
+	Pair        string        `json:"pair"`
+	Package     string        `json:"package"`
+	Real        bool          `json:"real"`
+	Runs        int           `json:"runs"`
+	Created     int           `json:"created"`
+	Probability float64       `json:"probability"`
+	Escapes     int           `json:"escapes"`
+	Outcomes    []FuzzOutcome `json:"outcomes"`
+	Replay      string        `json:"replay,omitempty"` // a command that replays the first run that created it
+	Seconds     float64       `json:"seconds"`          // run time, summed over runs
+}
+
+// FuzzResult is racekit fuzz's --json output.
+type FuzzResult struct {
+	Phase1 string `json:"phase1"` // where the pairs came from
+	// Phase1Seconds is the time of phase 1: the recorded run (every access
+	// traced) and the hybrid analysis of its trace, summed over packages.
+	Phase1Seconds float64 `json:"phase1_seconds"`
+	// BaselineRuns is the number of baseline runs per package: the test
+	// binary under the Random strategy with no pair (--baseline).
+	BaselineRuns int        `json:"baseline_runs"`
+	Pairs        []FuzzPair `json:"pairs"`
+}
+
+func runFuzz(c *command, args []string) int {
+	pkgs, goFlags := splitDashDash(args)
+	if *fuzzRuns < 1 || *fuzzJobs < 1 {
+		c.errorf("--runs and -j must be at least 1")
+		return exitUsage
+	}
+	prep, ok := prepare(c, fuzzFlags, pkgs, true)
+	if !ok {
+		return exitError
+	}
+	tmp, err := os.MkdirTemp("", "racekit-fuzz-")
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
+	defer os.RemoveAll(tmp)
+	targets, err := buildTargets(prep, fuzzFlags, pkgs, tmp)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
+	if len(targets) == 0 {
+		c.errorf("no test binary: the packages have no tests")
+		return exitError
+	}
+	testArgs := goTestArgs(goFlags)
+
+	// Phase 1.
+	type job struct {
+		t    *fuzzTarget
+		pair string
+	}
+	var jobs []job
+	var source string
+	phase1 := time.Now()
+	switch {
+	case *fuzzPairs != "":
+		ps, err := readPairs(*fuzzPairs)
+		if err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+		source = "pairs from " + *fuzzPairs
+		for _, t := range targets {
+			for _, p := range ps {
+				jobs = append(jobs, job{t, p})
+			}
+		}
+	default:
+		source = "hybrid"
+		for _, t := range targets {
+			seen := map[string]bool{}
+			for i := 0; i < max(*fuzzRecord, 1); i++ {
+				path := *fuzzTrace
+				if path == "" {
+					path = filepath.Join(tmp, fmt.Sprintf("%s.%d.rkt", filepath.Base(t.bin), i))
+					cmd := exec.Command(t.bin, testArgs...)
+					cmd.Dir = t.dir
+					// Every access keeps its own site (rt's dedup would report a
+					// repeated access at the first one's site and lose pairs).
+					cmd.Env = append(os.Environ(), "RACEKIT_TRACE="+path, "RACEKIT_DEDUP=0")
+					cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+					_ = cmd.Run() // a failing run still has its trace
+				} else {
+					source = "hybrid over " + path
+				}
+				ps, err := hybridPairs(path)
+				if err != nil {
+					c.errorf("%s: %v", t.Pkg, err)
+					return exitError
+				}
+				for _, p := range ps {
+					if !seen[p] {
+						seen[p] = true
+						jobs = append(jobs, job{t, p})
+					}
+				}
+				if *fuzzTrace != "" {
+					break
+				}
+			}
+			if *fuzzTrace != "" {
+				break // one trace: its pairs, on the first package
+			}
+		}
+		if *fuzzRecord > 1 {
+			source += fmt.Sprintf(", %d recorded runs", *fuzzRecord)
+		}
+	}
+	phase1Time := time.Since(phase1)
+	if *fuzzFlags.verbose {
+		fmt.Fprintf(os.Stderr, "racekit fuzz: %d candidate pairs (%s) in %v\n", len(jobs), source, phase1Time.Round(time.Millisecond))
+	}
+
+	// Phase 2.
+	if *fuzzKeep != "" {
+		if err := os.MkdirAll(*fuzzKeep, 0o777); err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+	}
+	type task struct {
+		j, k int
+		seed uint64
+	}
+	results := make([][]fuzzRun, len(jobs))
+	baseline := make([][]fuzzRun, len(targets))
+	var tasks []task
+	for ti := range targets {
+		baseline[ti] = make([]fuzzRun, *fuzzBase)
+		for k := 0; k < *fuzzBase; k++ {
+			tasks = append(tasks, task{-1 - ti, k, *fuzzSeed + uint64(k)})
+		}
+	}
+	for j := range jobs {
+		results[j] = make([]fuzzRun, *fuzzRuns)
+		for k := 0; k < *fuzzRuns; k++ {
+			tasks = append(tasks, task{j, k, *fuzzSeed + uint64(k)})
+		}
+	}
+	ch := make(chan task)
+	var wg sync.WaitGroup
+	var errMu sync.Mutex
+	var runErr error
+	for w := 0; w < *fuzzJobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for tk := range ch {
+				if tk.j < 0 {
+					ti := -1 - tk.j
+					r, err := controlledRun(targets[ti], testArgs, []string{
+						"RACEKIT_SCHED=random",
+						"RACEKIT_SEED=" + strconv.FormatUint(tk.seed, 10),
+					}, filepath.Join(tmp, fmt.Sprintf("base%d-%d.sched", ti, tk.seed)), *fuzzTimeout, nil)
+					if err != nil {
+						errMu.Lock()
+						runErr = err
+						errMu.Unlock()
+					}
+					baseline[ti][tk.k] = r
+					continue
+				}
+				jb := jobs[tk.j]
+				schedPath := filepath.Join(tmp, fmt.Sprintf("%d-%d.sched", tk.j, tk.seed))
+				if *fuzzKeep != "" {
+					schedPath = filepath.Join(*fuzzKeep, fmt.Sprintf("%d-%d.sched", tk.j+1, tk.seed))
+				}
+				r, err := controlledRun(jb.t, testArgs, []string{
+					"RACEKIT_SCHED=racefuzzer",
+					"RACEKIT_SEED=" + strconv.FormatUint(tk.seed, 10),
+					"RACEKIT_PAIR=" + jb.pair,
+				}, schedPath, *fuzzTimeout, nil)
+				if err != nil {
+					errMu.Lock()
+					runErr = err
+					errMu.Unlock()
+				}
+				r.Seed = tk.seed
+				results[tk.j][tk.k] = r
+			}
+		}()
+	}
+	for _, tk := range tasks {
+		ch <- tk
+	}
+	close(ch)
+	wg.Wait()
+	if runErr != nil {
+		c.errorf("%v", runErr)
+		return exitError
+	}
+
+	res := FuzzResult{Phase1: source, Phase1Seconds: phase1Time.Seconds(), BaselineRuns: *fuzzBase}
+	real := false
+	base := map[*fuzzTarget][]fuzzRun{}
+	for ti, t := range targets {
+		base[t] = baseline[ti]
+	}
+	for j, jb := range jobs {
+		fp := summarize(jb.pair, jb.t, results[j], base[jb.t], goFlags)
+		real = real || fp.Real
+		res.Pairs = append(res.Pairs, fp)
+	}
+	if *fuzzJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+	} else {
+		printFuzz(os.Stdout, res)
+	}
+	if real {
+		return exitRaces
+	}
+	return exitOK
+}
+
+// splitDashDash splits packages from the go test flags after "--".
+func splitDashDash(args []string) (pkgs, goFlags []string) {
+	for i, a := range args {
+		if a == "--" {
+			goFlags = args[i+1:]
+			break
+		}
+		pkgs = append(pkgs, a)
+	}
+	if len(pkgs) == 0 {
+		pkgs = []string{"."}
+	}
+	return pkgs, goFlags
+}
+
+// goTestArgs turns go test flags into the test binary's (-run X becomes
+// -test.run X); flags the binary does not know are passed as they are.
+func goTestArgs(goFlags []string) []string {
+	known := map[string]bool{"run": true, "skip": true, "v": true, "count": true, "short": true, "timeout": true,
+		"cpu": true, "parallel": true, "failfast": true, "shuffle": true, "list": true, "benchtime": true, "bench": true}
+	var out []string
+	for _, f := range goFlags {
+		if strings.HasPrefix(f, "-") && !strings.HasPrefix(f, "-test.") {
+			name := strings.TrimLeft(f, "-")
+			if i := strings.IndexByte(name, '='); i >= 0 {
+				name = name[:i]
+			}
+			if known[name] {
+				f = "-test." + strings.TrimLeft(f, "-")
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// buildTargets builds the instrumented test binary of each package that
+// has tests, once.
+func buildTargets(prep *instrument.Prepared, ff *frontendFlags, patterns []string, dir string) ([]*fuzzTarget, error) {
+	args := append([]string{"list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}"}, ff.buildFlags()...)
+	args = append(args, patterns...)
+	cmd := exec.Command("go", args...)
+	cmd.Env = append(os.Environ(), prep.Env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list: %v\n%s", err, stderr.String())
+	}
+	var targets []*fuzzTarget
+	for i, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 4 || (f[2] == "0" && f[3] == "0") {
+			continue
+		}
+		t := &fuzzTarget{Pkg: f[0], dir: f[1], bin: filepath.Join(dir, fmt.Sprintf("p%d.test", i))}
+		b := goCommand(prep, "test", append(append(ff.buildFlags(), "-c", "-o", t.bin), t.Pkg)...)
+		b.Stdin, b.Stdout = nil, os.Stderr
+		if err := b.Run(); err != nil {
+			return nil, fmt.Errorf("building the test binary of %s: %v", t.Pkg, err)
+		}
+		if _, err := os.Stat(t.bin); err != nil {
+			continue // no test binary (go test -c writes none without tests)
+		}
+		targets = append(targets, t)
+	}
+	return targets, nil
+}
+
+// readPairs reads a pairs file: file:line~file:line lines, or JSON lines
+// {"a": SITE, "b": SITE} (racekit vet --pairs).
+func readPairs(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.HasPrefix(line, "{") {
+			var p struct{ A, B string }
+			if err := json.Unmarshal([]byte(line), &p); err != nil {
+				return nil, fmt.Errorf("%s:%d: %v", path, n, err)
+			}
+			line = p.A + "~" + p.B
+		}
+		p, err := sched.ParsePair(line)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", path, n, err)
+		}
+		s := lineSite(p[0]) + "~" + lineSite(p[1])
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out, sc.Err()
+}
+
+// lineSite drops a column: file:line:col becomes file:line.
+func lineSite(s string) string {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return s
+	}
+	if j := strings.LastIndexByte(s[:i], ':'); j >= 0 {
+		if _, err := strconv.Atoi(s[j+1 : i]); err == nil {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// hybridPairs returns the statement pairs (file:line~file:line) the hybrid
+// detector reports on a trace.
+func hybridPairs(path string) ([]string, error) {
+	a, err := analyzeTrace(path, []string{"hybrid"})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range a.results {
+		for _, g := range r.Groups {
+			pa, pb := a.meta.Site(g.Prev.Site), a.meta.Site(g.Cur.Site)
+			x, y := fmt.Sprintf("%s:%d", pa.File, pa.Line), fmt.Sprintf("%s:%d", pb.File, pb.Line)
+			if y < x {
+				x, y = y, x
+			}
+			if s := x + "~" + y; !seen[s] && pa.File != "" && pb.File != "" {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out, nil
+}
+
+// controlledRun runs the test binary once with env added, recording its
+// schedule in schedPath, and classifies what happened. out, if not nil,
+// receives the binary's output as it runs.
+func controlledRun(t *fuzzTarget, testArgs, env []string, schedPath string, timeout time.Duration, out io.Writer) (fuzzRun, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, t.bin, append([]string{"-test.timeout=" + (timeout + 10*time.Second).String()}, testArgs...)...)
+	cmd.Dir = t.dir
+	cmd.Env = append(append(os.Environ(), env...), "RACEKIT_SCHEDULE_OUT="+schedPath)
+	var buf bytes.Buffer
+	if out != nil {
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(&buf, out), io.MultiWriter(&buf, out)
+	} else {
+		cmd.Stdout, cmd.Stderr = &buf, &buf
+	}
+	start := time.Now()
+	err := cmd.Run()
+	r := fuzzRun{Elapsed: time.Since(start)}
+	code := 0
+	if err != nil {
+		var ee *exec.ExitError
+		switch {
+		case errors.As(err, &ee):
+			code = ee.ExitCode()
+		case ctx.Err() != nil:
+			code = -1 // killed at the time limit
+		default:
+			return r, fmt.Errorf("running %s: %v", t.Pkg, err)
+		}
+	}
+	if f, err := os.Open(schedPath); err == nil {
+		r.Schedule, _ = sched.ReadSchedule(f, schedPath)
+		f.Close()
+	}
+	if r.Schedule == nil {
+		r.Schedule = &sched.Schedule{}
+	}
+	r.Steps = len(r.Schedule.Steps)
+	r.Escapes = len(r.Schedule.NotesOf("escape"))
+	if races := r.Schedule.NotesOf("race"); len(races) > 0 {
+		r.Created = true
+		r.Resolution = resolution(races[0])
+	}
+	r.Outcome, r.Detail = classify(ctx.Err() != nil, code, buf.String(), r.Schedule)
+	return r, nil
+}
+
+// resolution is "A before B" for a race note "G#N kind A | G#N kind B".
+func resolution(note string) string {
+	parts := strings.SplitN(note, " | ", 2)
+	if len(parts) != 2 {
+		return note
+	}
+	return pointSite(parts[0]) + " before " + pointSite(parts[1])
+}
+
+// pointSite is the site (and access kind) of a point's text "G#N kind site".
+func pointSite(p string) string {
+	f := strings.SplitN(strings.TrimSpace(p), " ", 3)
+	if len(f) < 3 {
+		return p
+	}
+	return relSite(f[2]) + " (" + map[string]string{"r": "read", "w": "write"}[f[1]] + ")"
+}
+
+// relSite shortens an absolute file name relative to the working
+// directory when it is below it.
+func relSite(s string) string {
+	if wd, err := os.Getwd(); err == nil && strings.HasPrefix(s, wd+string(filepath.Separator)) {
+		return s[len(wd)+1:]
+	}
+	return s
+}
+
+// classify names what a run led to.
+func classify(timedOut bool, code int, out string, s *sched.Schedule) (string, string) {
+	switch {
+	case timedOut:
+		return "timeout", ""
+	case len(s.NotesOf("deadlock")) > 0 && code == 3:
+		return "deadlock", strings.Join(s.NotesOf("deadlock"), "; ")
+	case strings.Contains(out, "fatal error: all goroutines are asleep"):
+		return "deadlock", "fatal error: all goroutines are asleep"
+	case strings.Contains(out, "\npanic: ") || strings.HasPrefix(out, "panic: "):
+		i := strings.Index(out, "panic: ")
+		line := out[i:]
+		if j := strings.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		return "panic", strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(line), "panic: "), " [recovered]")
+	case code == 0:
+		return "none", ""
+	case strings.Contains(out, "--- FAIL"):
+		var fails []string
+		for _, l := range strings.Split(out, "\n") {
+			if t := strings.TrimSpace(l); strings.HasPrefix(t, "--- FAIL: ") {
+				name := strings.Fields(strings.TrimPrefix(t, "--- FAIL: "))[0]
+				fails = append(fails, name)
+			}
+		}
+		return "test failure", strings.Join(fails, ", ")
+	}
+	return "exit " + strconv.Itoa(code), ""
+}
+
+// summarize groups a pair's runs by resolution and outcome.
+func summarize(pair string, t *fuzzTarget, runs, baseline []fuzzRun, goFlags []string) FuzzPair {
+	fp := FuzzPair{Pair: pair, Package: t.Pkg, Runs: len(runs)}
+	idx := map[[3]string]int{}
+	for _, r := range runs {
+		fp.Seconds += r.Elapsed.Seconds()
+		if r.Escapes > 0 {
+			fp.Escapes++
+		}
+		if r.Created {
+			fp.Created++
+			if fp.Replay == "" {
+				fp.Replay = replayCommand(r.Seed, pair, t.Pkg, goFlags)
+			}
+		}
+		k := [3]string{r.Resolution, r.Outcome, r.Detail}
+		i, ok := idx[k]
+		if !ok {
+			i = len(fp.Outcomes)
+			idx[k] = i
+			fp.Outcomes = append(fp.Outcomes, FuzzOutcome{Resolution: r.Resolution, Outcome: r.Outcome, Detail: r.Detail})
+		}
+		fp.Outcomes[i].Runs++
+		fp.Outcomes[i].Seeds = append(fp.Outcomes[i].Seeds, r.Seed)
+	}
+	sort.SliceStable(fp.Outcomes, func(i, j int) bool {
+		a, b := fp.Outcomes[i], fp.Outcomes[j]
+		if a.Resolution != b.Resolution {
+			return a.Resolution > b.Resolution // created ones first
+		}
+		return a.Runs > b.Runs
+	})
+	for i := range fp.Outcomes {
+		o := &fp.Outcomes[i]
+		for _, b := range baseline {
+			if b.Outcome == o.Outcome && b.Detail == o.Detail {
+				o.Baseline++
+			}
+		}
+	}
+	fp.Real = fp.Created > 0
+	fp.Probability = float64(fp.Created) / float64(fp.Runs)
+	return fp
+}
+
+// replayCommand is the racekit replay command line for one run.
+func replayCommand(seed uint64, pair, pkg string, goFlags []string) string {
+	s := fmt.Sprintf("racekit replay --seed %d --pair %s %s", seed, shellQuote(pair), pkg)
+	if len(goFlags) > 0 {
+		var q []string
+		for _, f := range goFlags {
+			q = append(q, shellQuote(f))
+		}
+		s += " -- " + strings.Join(q, " ")
+	}
+	return s
+}
+
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r == '/' || r == '.' || r == '-' || r == '_' || r == ':' || r == '~' || r == '=' || r == ',' ||
+			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			safe = false
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// printFuzz writes the result as text, in the style of the race
+// detector's reports.
+func printFuzz(w io.Writer, res FuzzResult) {
+	res0 := res
+	real := 0
+	for _, p := range res.Pairs {
+		a, b, _ := strings.Cut(p.Pair, "~")
+		if !p.Real {
+			fmt.Fprintf(w, "racekit fuzz: %s and %s (%s): not created in %d runs", relSite(a), relSite(b), p.Package, p.Runs)
+			if len(p.Outcomes) > 0 && p.Outcomes[0].Outcome != "none" {
+				o := p.Outcomes[0]
+				fmt.Fprintf(w, " (%d runs: %s %s)", o.Runs, o.Outcome, o.Detail)
+			}
+			fmt.Fprintln(w)
+			continue
+		}
+		real++
+		fmt.Fprintf(w, "==================\nWARNING: DATA RACE (confirmed: racekit fuzz created it in %d of %d runs, probability %.2f)\n", p.Created, p.Runs, p.Probability)
+		fmt.Fprintf(w, "  between %s\n      and %s\n  in package %s\n", relSite(a), relSite(b), p.Package)
+		for _, o := range p.Outcomes {
+			res := o.Resolution
+			if res == "" {
+				res = "not created"
+			}
+			what := o.Outcome
+			if what == "none" {
+				what = "no failure"
+			}
+			if o.Detail != "" {
+				what += ": " + o.Detail
+			}
+			if o.Outcome != "none" && o.Baseline > 0 {
+				what += fmt.Sprintf(" (also in %d of %d runs without the race: not its doing)", o.Baseline, res0.BaselineRuns)
+			}
+			fmt.Fprintf(w, "  %s -> %s\n      %d runs, seeds %s\n", res, what, o.Runs, seedList(o.Seeds))
+		}
+		if p.Escapes > 0 {
+			fmt.Fprintf(w, "  (%d runs had goroutines leave the scheduler's control: they may not replay exactly)\n", p.Escapes)
+		}
+		fmt.Fprintf(w, "  replay: %s\n==================\n", p.Replay)
+	}
+	fmt.Fprintf(w, "racekit fuzz: %d candidate pairs (%s), %d real races confirmed\n", len(res.Pairs), res.Phase1, real)
+}
+
+func seedList(s []uint64) string {
+	var b strings.Builder
+	for i, x := range s {
+		if i == 8 {
+			fmt.Fprintf(&b, " ... (%d more)", len(s)-8)
+			break
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.FormatUint(x, 10))
+	}
+	return b.String()
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/racekit/racekit/sched"
+)
+
+var cmdReplay = register(&command{
+	name:      "replay",
+	usageLine: "replay --seed S --pair P [--follow FILE] [--schedule FILE] [--times N] [--dlv] [--include P] [--exclude P] [--tags T] [package] [-- go test flags]",
+	short:     "re-run one racekit fuzz run exactly, from its seed",
+	long: `
+Replay re-runs one run of racekit fuzz: the package's instrumented test
+binary under the RaceFuzzer scheduler with seed S and pair P (as fuzz
+printed them). The same seed gives the same schedule, choice for choice
+(RaceFuzzer §2.2: replay needs no recording), so the run shows the same
+race resolution and the same outcome. The test binary's output is passed
+through; replay then prints the race it created and the run's outcome.
+
+--schedule FILE keeps the run's schedule (the goroutine chosen at each
+scheduling point; see package sched). --follow FILE runs a recorded
+schedule instead of a seed (RACEKIT_SCHED=replay) and reports where the
+run departs from it. --times N runs it N times and checks that every run
+has the same schedule, step for step. --dlv prints the command that runs
+it under the Delve debugger instead of running it (the test binary is kept).
+
+Exit status: the test binary's (66 if it passed and the race was created,
+as racekit fuzz counts a real race); 1 if the runs of --times differ or
+the build fails; 2 on a usage error.
+`,
+})
+
+var (
+	replayFlags    *frontendFlags
+	replaySeed     = cmdReplay.flags.Uint64("seed", 0, "seed of the run (from racekit fuzz)")
+	replayPair     = cmdReplay.flags.String("pair", "", "the racing pair, file:line~file:line")
+	replayFollow   = cmdReplay.flags.String("follow", "", "follow this recorded schedule instead of a seed")
+	replaySchedule = cmdReplay.flags.String("schedule", "", "write the run's schedule to FILE")
+	replayTimes    = cmdReplay.flags.Int("times", 1, "run N times and check the schedules are identical")
+	replayDlv      = cmdReplay.flags.Bool("dlv", false, "print a dlv exec command for the run instead of running it")
+	replayTimeout  = cmdReplay.flags.Duration("timeout", time.Minute, "time limit of one run")
+)
+
+func init() {
+	cmdReplay.run = runReplay
+	replayFlags = addFrontendFlags(cmdReplay.flags)
+}
+
+func runReplay(c *command, args []string) int {
+	if *replayPair == "" && *replayFollow == "" {
+		c.errorf("--pair is required (with --seed), or --follow FILE")
+		return exitUsage
+	}
+	if *replayPair != "" {
+		if _, err := sched.ParsePair(*replayPair); err != nil {
+			c.errorf("--pair: %v", err)
+			return exitUsage
+		}
+	}
+	if *replayTimes < 1 {
+		c.errorf("--times must be at least 1")
+		return exitUsage
+	}
+	pkgs, goFlags := splitDashDash(args)
+	if len(pkgs) != 1 {
+		c.errorf("replay runs one package")
+		return exitUsage
+	}
+	prep, ok := prepare(c, replayFlags, pkgs, true)
+	if !ok {
+		return exitError
+	}
+	tmp, err := os.MkdirTemp("", "racekit-replay-")
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
+	if !*replayDlv {
+		defer os.RemoveAll(tmp)
+	}
+	targets, err := buildTargets(prep, replayFlags, pkgs, tmp)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
+	if len(targets) != 1 {
+		c.errorf("%s: no test binary (no tests?)", pkgs[0])
+		return exitError
+	}
+	t := targets[0]
+	env := []string{"RACEKIT_SCHED=racefuzzer", "RACEKIT_SEED=" + strconv.FormatUint(*replaySeed, 10), "RACEKIT_PAIR=" + *replayPair}
+	if *replayFollow != "" {
+		env = []string{"RACEKIT_SCHED=replay", "RACEKIT_SCHEDULE_IN=" + *replayFollow, "RACEKIT_PAIR=" + *replayPair}
+	}
+	testArgs := goTestArgs(goFlags)
+	if *replayDlv {
+		var q []string
+		for _, e := range env {
+			q = append(q, shellQuote(e))
+		}
+		var ta []string
+		for _, a := range testArgs {
+			ta = append(ta, shellQuote(a))
+		}
+		fmt.Printf("cd %s && env %s dlv exec %s -- %s\n", shellQuote(t.dir), strings.Join(q, " "), t.bin, strings.Join(ta, " "))
+		fmt.Fprintf(os.Stderr, "racekit replay: the test binary stays in %s; remove it when done\n", tmp)
+		return exitOK
+	}
+	var first *fuzzRun
+	code := exitOK
+	for i := 0; i < *replayTimes; i++ {
+		path := fmt.Sprintf("%s/run%d.sched", tmp, i)
+		if i == 0 && *replaySchedule != "" {
+			path = *replaySchedule
+		}
+		var out io.Writer = os.Stdout
+		if i > 0 {
+			out = io.Discard // the output of the first run is enough
+		}
+		r, err := controlledRun(t, testArgs, env, path, *replayTimeout, out)
+		if err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+		if first == nil {
+			first = &r
+			continue
+		}
+		if d := scheduleDiff(first.Schedule.Steps, r.Schedule.Steps); d != "" {
+			c.errorf("run %d has another schedule than run 1: %s", i+1, d)
+			code = exitError
+		}
+	}
+	r := *first
+	if notes := r.Schedule.NotesOf("divergence"); len(notes) > 0 {
+		fmt.Printf("racekit replay: the run left the schedule: %s\n", notes[0])
+	}
+	if r.Created {
+		fmt.Printf("racekit replay: race created: %s\n", r.Resolution)
+	} else {
+		fmt.Printf("racekit replay: race not created\n")
+	}
+	what := r.Outcome
+	if r.Detail != "" {
+		what += ": " + r.Detail
+	}
+	fmt.Printf("racekit replay: outcome: %s (%d scheduling decisions", what, r.Steps)
+	if r.Escapes > 0 {
+		fmt.Printf(", %d escapes: may not replay exactly", r.Escapes)
+	}
+	fmt.Printf(")\n")
+	if *replayTimes > 1 && code == exitOK {
+		fmt.Printf("racekit replay: %d runs, identical schedules\n", *replayTimes)
+	}
+	if code != exitOK {
+		return code
+	}
+	switch {
+	case r.Outcome == "none" && r.Created:
+		return exitRaces
+	case r.Outcome == "none":
+		return exitOK
+	}
+	return exitError
+}
+
+// scheduleDiff describes the first difference of two schedules, "" if
+// they are identical.
+func scheduleDiff(a, b []sched.Step) string {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			return fmt.Sprintf("step %d: %s#%d %s %s vs %s#%d %s %s", i, a[i].G, a[i].N, a[i].Kind, a[i].Site, b[i].G, b[i].N, b[i].Kind, b[i].Site)
+		}
+	}
+	if len(a) != len(b) {
+		return fmt.Sprintf("%d steps vs %d", len(a), len(b))
+	}
+	return ""
+}

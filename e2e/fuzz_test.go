@@ -1,0 +1,199 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/racekit/racekit/sched"
+)
+
+// RaceFuzzer's two examples (Sen, PLDI'08, Figures 1 and 2) as Go tests
+// (testdata/src/rffig1, rffig2), run end to end by racekit fuzz, and every
+// confirmed outcome replayed from its seed.
+
+// fuzzPair mirrors racekit fuzz's JSON (cmd/racekit.FuzzPair).
+type fuzzPair struct {
+	Pair        string
+	Real        bool
+	Runs        int
+	Created     int
+	Probability float64
+	Escapes     int
+	Outcomes    []struct {
+		Resolution string
+		Outcome    string
+		Detail     string
+		Runs       int
+		Seeds      []uint64
+	}
+}
+
+// markedLine returns the line of file (under testdata/src) whose comment
+// is exactly "// N" (the paper's statement number).
+func markedLine(t *testing.T, file string, n int) string {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata/src", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		if strings.HasSuffix(strings.TrimSpace(sc.Text()), "// "+strconv.Itoa(n)) {
+			return fmt.Sprintf("%s:%d", file, line)
+		}
+	}
+	t.Fatalf("%s: no statement marked %d", file, n)
+	return ""
+}
+
+// fuzz runs racekit fuzz --json with the given pairs and returns its
+// result by pair; kept schedules go to keep (an absolute path).
+func fuzz(t *testing.T, pkg string, pairs []string, runs int, keep string, testFlags ...string) []fuzzPair {
+	t.Helper()
+	pf := filepath.Join(t.TempDir(), "pairs")
+	if err := os.WriteFile(pf, []byte(strings.Join(pairs, "\n")+"\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"fuzz", "--json", "--runs", strconv.Itoa(runs), "-j", "2", "--seed", "1", "--pairs", pf, "--keep", keep, pkg}
+	if len(testFlags) > 0 {
+		args = append(append(args, "--"), testFlags...)
+	}
+	code, out := runRacekit(t, args...)
+	var res struct{ Pairs []fuzzPair }
+	i := strings.Index(out, "{")
+	if i < 0 || json.Unmarshal([]byte(out[i:]), &res) != nil {
+		t.Fatalf("racekit fuzz: exit %d, output:\n%s", code, out)
+	}
+	real := false
+	for _, p := range res.Pairs {
+		real = real || p.Real
+	}
+	if want := map[bool]int{true: 66, false: 0}[real]; code != want {
+		t.Errorf("exit status %d, want %d", code, want)
+	}
+	return res.Pairs
+}
+
+// outcomeRuns counts the runs whose outcome is a panic with detail.
+func outcomeRuns(p fuzzPair, detail string) int {
+	n := 0
+	for _, o := range p.Outcomes {
+		if o.Outcome == "panic" && o.Detail == detail {
+			n += o.Runs
+		}
+	}
+	return n
+}
+
+// checkReplays replays the first seed of every outcome of a created race
+// ten times and compares each schedule with the one racekit fuzz recorded.
+func checkReplays(t *testing.T, pkg string, pairIndex int, p fuzzPair, keep string, testFlags ...string) {
+	t.Helper()
+	for _, o := range p.Outcomes {
+		if o.Resolution == "" {
+			continue
+		}
+		seed := o.Seeds[0]
+		schedFile := filepath.Join(t.TempDir(), "replay.sched")
+		args := []string{"replay", "--seed", strconv.FormatUint(seed, 10), "--pair", p.Pair, "--times", "10", "--schedule", schedFile, pkg}
+		if len(testFlags) > 0 {
+			args = append(append(args, "--"), testFlags...)
+		}
+		_, out := runRacekit(t, args...)
+		if !strings.Contains(out, "10 runs, identical schedules") || !strings.Contains(out, "race created: "+o.Resolution) {
+			t.Errorf("replay of seed %d (%s): output:\n%s", seed, o.Resolution, out)
+			continue
+		}
+		rec := readSched(t, filepath.Join(keep, fmt.Sprintf("%d-%d.sched", pairIndex, seed)))
+		got := readSched(t, schedFile)
+		if len(rec.Steps) == 0 || fmt.Sprint(rec.Steps) != fmt.Sprint(got.Steps) {
+			t.Errorf("seed %d: replayed schedule (%d steps) differs from the fuzz run's (%d steps)", seed, len(got.Steps), len(rec.Steps))
+		}
+	}
+}
+
+func readSched(t *testing.T, path string) *sched.Schedule {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := sched.ReadSchedule(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestFuzzFigure1: the pair on z (5, 7) is real and reaches ERROR1 in about
+// half of the runs (when 7 runs first); the pair on x (1, 10) is never
+// created.
+func TestFuzzFigure1(t *testing.T) {
+	const runs = 40
+	file := "rffig1/fig1.go"
+	p57 := markedLine(t, file, 5) + "~" + markedLine(t, file, 7)
+	p110 := markedLine(t, file, 1) + "~" + markedLine(t, file, 10)
+	keep := t.TempDir()
+	ps := fuzz(t, "./rffig1", []string{p57, p110}, runs, keep)
+	if len(ps) != 2 {
+		t.Fatalf("%d pairs", len(ps))
+	}
+	z, x := ps[0], ps[1]
+	if !z.Real || z.Created != runs || z.Escapes != 0 {
+		t.Errorf("pair (5,7): real %v, created %d of %d, escapes %d", z.Real, z.Created, runs, z.Escapes)
+	}
+	e1 := outcomeRuns(z, "ERROR1")
+	if e1 < runs/4 || e1 > runs*3/4 {
+		t.Errorf("ERROR1 in %d of %d runs, want about half", e1, runs)
+	}
+	for _, o := range z.Outcomes {
+		if o.Detail == "ERROR1" && !strings.HasPrefix(o.Resolution, markedLine(t, file, 7)) {
+			t.Errorf("ERROR1 after resolution %q, want 7 first", o.Resolution)
+		}
+	}
+	if x.Real || x.Created != 0 || outcomeRuns(x, "ERROR2") != 0 {
+		t.Errorf("pair (1,10) on x: real %v, created %d; want never", x.Real, x.Created)
+	}
+	checkReplays(t, "./rffig1", 1, z, keep)
+
+	// Phase 1 by hybrid detection on a recorded run finds (5,7) too.
+	code, out := runRacekit(t, "fuzz", "--runs", "4", "-j", "2", "./rffig1")
+	if code != 66 || !strings.Contains(out, "WARNING: DATA RACE (confirmed") || !strings.Contains(out, "(hybrid)") {
+		t.Errorf("fuzz with hybrid phase 1: exit %d\n%s", code, out)
+	}
+}
+
+// TestFuzzFigure2: the race between statements 8 and 10 is created in
+// every run and ERROR is reached in about half of them, whatever the number
+// of statements before 8.
+func TestFuzzFigure2(t *testing.T) {
+	const runs = 40
+	file := "rffig2/fig2.go"
+	pair := markedLine(t, file, 8) + "~" + markedLine(t, file, 10)
+	for _, n := range []string{"5", "50", "500"} {
+		t.Run("len"+n, func(t *testing.T) {
+			flag := "-run=^TestFigure2Len" + n + "$"
+			keep := t.TempDir()
+			ps := fuzz(t, "./rffig2", []string{pair}, runs, keep, flag)
+			if len(ps) != 1 {
+				t.Fatalf("%d pairs", len(ps))
+			}
+			p := ps[0]
+			if !p.Real || p.Created != runs || p.Probability != 1 || p.Escapes != 0 {
+				t.Errorf("created %d of %d runs (probability %v), escapes %d", p.Created, runs, p.Probability, p.Escapes)
+			}
+			if e := outcomeRuns(p, "ERROR"); e < runs/4 || e > runs*3/4 {
+				t.Errorf("ERROR in %d of %d runs, want about half", e, runs)
+			}
+			checkReplays(t, "./rffig2", 1, p, keep, flag)
+		})
+	}
+}

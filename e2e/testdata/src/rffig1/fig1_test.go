@@ -1,0 +1,5 @@
+package rffig1
+
+import "testing"
+
+func TestFigure1(t *testing.T) { Run() }

@@ -1,0 +1,369 @@
+package rt
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/racekit/racekit/filter/sample"
+	"github.com/racekit/racekit/trace"
+)
+
+// Sampling while recording: LiteRace's dispatch check (Marino et al.,
+// PLDI'09, §3.3 and §4.1), configured by the environment:
+//
+//	RACEKIT_SAMPLE=NAME       a sampler of package filter/sample (tl-ad, ...)
+//	RACEKIT_SEED=N            the random samplers' seed (default 1)
+//	RACEKIT_SAMPLE_MODE=sync  run the check, record synchronization, but no
+//	                          access at all (Table 5's "+sync" configuration)
+//	RACEKIT_SAMPLE_MODE=dispatch
+//	                          run only the check at function entry and exit;
+//	                          nothing is traced (Table 5's "dispatch check")
+//
+// Every instrumented function calls Enter at entry: there the goroutine's
+// dispatch state (the same Counters, Schedule and Rand streams as the
+// offline sample.Filter, so the same decisions for the same per-goroutine
+// call sequence) decides whether this invocation is sampled, and pushes
+// the bit on the goroutine's stack of frames; Leave pops it. The access
+// hooks return early when the innermost frame is not sampled: one guarded
+// path in place of LiteRace's two copies of each function. Accesses made
+// outside every traced frame belong to the goroutine's start routine,
+// checked once as sample.RootFunc at its first such access, as the offline
+// filter does. Synchronization, goroutine life, function boundaries and
+// allocations are always recorded (§3.2: a missed synchronization would
+// invent races).
+//
+// The check comes after dedup (see access.go): an unsampled access still
+// enters the goroutine's table of accesses seen in its epoch, so that the
+// sampled run deduplicates exactly as a full run, and its accesses are
+// exactly those the offline filter keeps from a full run of the same
+// per-goroutine behaviour (TestSampledEqualsOffline). The data access rt
+// records with each atomic operation (atomicRecord) is part of the atomic's
+// synchronization record and is always kept.
+//
+// The thread-local samplers (tl-ad, tl-fx, ucp) and the random ones (rnd10,
+// rnd25: a stream per goroutine) keep all their state in the goroutine's
+// gstate and take no lock. The global ones (g-ad, g-fx) keep a Counter
+// per function shared by all goroutines, updated by compare-and-swap; their
+// decisions depend on how the goroutines' calls interleave, as they do in
+// LiteRace.
+
+var (
+	// sampling is true when a sampler is on: Enter runs the dispatch
+	// check, and the access hooks consult the goroutine's mode.
+	sampling bool
+	// sampleNoAccess drops every access (RACEKIT_SAMPLE_MODE=sync).
+	sampleNoAccess bool
+	// dispatchOnly runs the check and traces nothing
+	// (RACEKIT_SAMPLE_MODE=dispatch).
+	dispatchOnly bool
+
+	samplePol    sample.Policy
+	sampleSeed   int64
+	sampleThresh uint64 // PerCall: sample.Threshold(samplePol.Prob)
+)
+
+// Sampling modes of a goroutine: whether an access made now is recorded.
+const (
+	sRoot   = iota // outside every frame, the start routine's check not made yet
+	sRecord        // the innermost frame is sampled
+	sSkip          // it is not
+)
+
+// sampleState is one goroutine's dispatch state.
+type sampleState struct {
+	mode     uint8
+	rootDone bool // the start routine's check is made; rootRec its result
+	rootRec  bool
+	seeded   bool     // rng is seeded (PerCall)
+	bits     []uint64 // bit d: the frame at depth d+1 is sampled
+	root     sample.Counter
+	rng      sample.Rand
+	ctab     counterTable // PerGoroutine: a Counter per function
+}
+
+func modeOf(rec bool) uint8 {
+	if rec && !sampleNoAccess {
+		return sRecord
+	}
+	return sSkip
+}
+
+// configureSampling reads the sampling environment. It reports an unknown
+// sampler or mode on stderr and records everything then (a trace with too
+// much is safe; the front end checks the names before it runs anything).
+func configureSampling() {
+	name := os.Getenv("RACEKIT_SAMPLE")
+	if name == "" {
+		return
+	}
+	seed := int64(1)
+	if s := os.Getenv("RACEKIT_SEED"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "racekit: RACEKIT_SEED=%q is not an integer; sampling with seed 1\n", s)
+		} else {
+			seed = n
+		}
+	}
+	if err := setSampler(name, seed, os.Getenv("RACEKIT_SAMPLE_MODE")); err != nil {
+		fmt.Fprintf(os.Stderr, "racekit: %v; recording every access\n", err)
+	}
+}
+
+// setSampler switches sampling on with the named sampler (tests call it
+// between traces). mode is "", "sync" or "dispatch" (see above).
+func setSampler(name string, seed int64, mode string) error {
+	resetSampling()
+	if name == "" {
+		return nil
+	}
+	p, err := sample.Lookup(name)
+	if err != nil {
+		return fmt.Errorf("RACEKIT_SAMPLE: %v", err)
+	}
+	switch mode {
+	case "":
+	case "sync":
+		sampleNoAccess = true
+	case "dispatch":
+		dispatchOnly = true
+	default:
+		return fmt.Errorf("RACEKIT_SAMPLE_MODE=%q (want sync or dispatch)", mode)
+	}
+	samplePol, sampleSeed, sampleThresh = p, seed, sample.Threshold(p.Prob)
+	sampling = true
+	return nil
+}
+
+// resetSampling switches sampling off and forgets the global counters.
+func resetSampling() {
+	sampling, sampleNoAccess, dispatchOnly = false, false, false
+	for i := range gpages {
+		gpages[i].Store(nil)
+	}
+	groot.Store(0)
+	gbigMu.Lock()
+	gbig = nil
+	gbigMu.Unlock()
+	for i := range dtab {
+		dtab[i].Store(nil)
+	}
+}
+
+// enter is the dispatch check of a call of fn by goroutine gid, whose
+// frame is now at depth.
+func (s *sampleState) enter(gid trace.GID, depth int32, fn uint32) {
+	var ok bool
+	switch samplePol.Scope {
+	case sample.PerGoroutine:
+		ok = s.ctab.get(fn).Next(&samplePol.Schedule)
+	case sample.Global:
+		ok = globalNext(uint64(fn))
+	default:
+		ok = s.draw(gid)
+	}
+	if depth <= 0 {
+		return // a frame rt cannot place: its accesses count as the root's
+	}
+	i := uint32(depth - 1)
+	for int(i/64) >= len(s.bits) {
+		s.bits = append(s.bits, 0)
+	}
+	if ok {
+		s.bits[i/64] |= 1 << (i % 64)
+	} else {
+		s.bits[i/64] &^= 1 << (i % 64)
+	}
+	s.mode = modeOf(ok)
+}
+
+// leave restores the mode of the frame at depth, the one returned to.
+func (s *sampleState) leave(depth int32) {
+	if depth > 0 {
+		if i := uint32(depth - 1); int(i/64) < len(s.bits) {
+			s.mode = modeOf(s.bits[i/64]>>(i%64)&1 != 0)
+			return
+		}
+	}
+	switch {
+	case !s.rootDone:
+		s.mode = sRoot
+	default:
+		s.mode = modeOf(s.rootRec)
+	}
+}
+
+// draw is a random sampler's decision: the goroutine's next draw.
+func (s *sampleState) draw(gid trace.GID) bool {
+	if !s.seeded {
+		s.rng, s.seeded = sample.NewRand(sampleSeed, gid), true
+	}
+	return s.rng.Below(sampleThresh)
+}
+
+// sampleSkip reports whether g's access now goes unrecorded; g's mode is
+// not sRecord. The start routine's check is made at its first access.
+func (g *gstate) sampleSkip() bool {
+	s := &g.samp
+	if s.mode == sRoot {
+		var ok bool
+		switch samplePol.Scope {
+		case sample.PerGoroutine:
+			ok = s.root.Next(&samplePol.Schedule)
+		case sample.Global:
+			ok = globalNext(sample.RootFunc)
+		default:
+			ok = s.draw(g.gid)
+		}
+		s.rootDone, s.rootRec = true, ok
+		s.mode = modeOf(ok)
+	}
+	return s.mode == sSkip
+}
+
+// counterTable is an open-addressing hash table from function to Counter,
+// owned by one goroutine: no lock, no allocation once grown.
+type counterTable struct {
+	keys []uint32 // fn+1; 0 is empty
+	vals []sample.Counter
+	n    int
+}
+
+func (t *counterTable) get(fn uint32) *sample.Counter {
+	k := fn + 1
+	if len(t.keys) == 0 {
+		t.keys, t.vals = make([]uint32, 16), make([]sample.Counter, 16)
+	}
+retry:
+	mask := uint32(len(t.keys) - 1)
+	for i := (k * 0x9e3779b1) & mask; ; i = (i + 1) & mask {
+		switch t.keys[i] {
+		case k:
+			return &t.vals[i]
+		case 0:
+			if 4*(t.n+1) > 3*len(t.keys) {
+				t.grow()
+				goto retry
+			}
+			t.keys[i] = k
+			t.n++
+			return &t.vals[i]
+		}
+	}
+}
+
+func (t *counterTable) grow() {
+	keys, vals := t.keys, t.vals
+	t.keys, t.vals = make([]uint32, 2*len(keys)), make([]sample.Counter, 2*len(keys))
+	mask := uint32(len(t.keys) - 1)
+	for j, k := range keys {
+		if k == 0 {
+			continue
+		}
+		i := (k * 0x9e3779b1) & mask
+		for t.keys[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t.keys[i], t.vals[i] = k, vals[j]
+	}
+}
+
+// The global samplers' counters: one per function, as a word updated by
+// compare-and-swap (a sample.Counter is 8 bytes). Functions are site IDs,
+// dense from 1: pages cover the first 1<<20, a map under a mutex the rest.
+const (
+	gPageBits = 12
+	gPages    = 256
+)
+
+// sample.Counter must be exactly one word for globalNext.
+var _ [8 - unsafe.Sizeof(sample.Counter{})]struct{}
+var _ [unsafe.Sizeof(sample.Counter{}) - 8]struct{}
+
+var (
+	gpages [gPages]atomic.Pointer[[1 << gPageBits]atomic.Uint64]
+	groot  atomic.Uint64 // sample.RootFunc
+	gbigMu sync.Mutex
+	gbig   map[uint64]*sample.Counter
+)
+
+// globalNext counts one call of fn by any goroutine and reports whether
+// it is sampled.
+func globalNext(fn uint64) bool {
+	var cell *atomic.Uint64
+	switch p := fn >> gPageBits; {
+	case fn == sample.RootFunc:
+		cell = &groot
+	case p < gPages:
+		pg := gpages[p].Load()
+		if pg == nil {
+			pg = new([1 << gPageBits]atomic.Uint64)
+			if !gpages[p].CompareAndSwap(nil, pg) {
+				pg = gpages[p].Load()
+			}
+		}
+		cell = &pg[fn&(1<<gPageBits-1)]
+	default:
+		gbigMu.Lock()
+		defer gbigMu.Unlock()
+		if gbig == nil {
+			gbig = map[uint64]*sample.Counter{}
+		}
+		c := gbig[fn]
+		if c == nil {
+			c = new(sample.Counter)
+			gbig[fn] = c
+		}
+		return c.Next(&samplePol.Schedule)
+	}
+	for {
+		old := cell.Load()
+		w := old
+		c := (*sample.Counter)(unsafe.Pointer(&w))
+		ok := c.Next(&samplePol.Schedule)
+		if cell.CompareAndSwap(old, w) {
+			return ok
+		}
+	}
+}
+
+// Dispatch-only mode (RACEKIT_SAMPLE_MODE=dispatch): nothing is traced,
+// so goroutines have no gstate; a direct-mapped table by goid holds their
+// dispatch state (a collision starts a fresh state: this mode measures the
+// check's cost, its decisions are not used).
+type dstate struct {
+	goid  uint64
+	depth int32
+	samp  sampleState
+}
+
+var dtab [gtabSize]atomic.Pointer[dstate]
+
+func dcur() *dstate {
+	id := goid()
+	slot := &dtab[id&(gtabSize-1)]
+	if d := slot.Load(); d != nil && d.goid == id {
+		return d
+	}
+	d := &dstate{goid: id}
+	slot.Store(d)
+	return d
+}
+
+// dispatchEnter is Enter in dispatch-only mode.
+func dispatchEnter(fn uint32) {
+	d := dcur()
+	d.depth++
+	d.samp.enter(trace.GID(d.goid), d.depth, fn)
+}
+
+// dispatchLeave is Leave in dispatch-only mode.
+func dispatchLeave() {
+	d := dcur()
+	d.depth--
+	d.samp.leave(d.depth)
+}

@@ -1,0 +1,483 @@
+package rt
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/racekit/racekit/filter"
+	"github.com/racekit/racekit/filter/sample"
+	"github.com/racekit/racekit/filter/tree"
+	"github.com/racekit/racekit/trace"
+)
+
+// The workloads' data is package-level, so that every run of a workload
+// touches the same addresses and traces of two runs can be compared event
+// by event.
+var (
+	smpArr [1024]uint64
+	smpMu  sync.Mutex
+	smpI32 int32
+	smpWG  sync.WaitGroup
+)
+
+// Sites of the workloads, relative to the base RegisterFile returns:
+// functions A, B, C, then access sites.
+const (
+	smpFnA = iota
+	smpFnB
+	smpFnC
+	smpSiteA
+	smpSiteB
+	smpSiteRoot
+	smpSiteLock
+	smpSiteFork
+	smpNSites
+)
+
+// sampleBody is one goroutine's deterministic work: calls of A (some
+// calling B, some C recursively), accesses in each frame and between
+// frames (the start routine's), and a lock now and then, which starts a
+// new dedup epoch. What it does depends only on id, never on other
+// goroutines.
+func sampleBody(base uint32, id int) {
+	R(&smpArr[id], base+smpSiteRoot)
+	for i := 0; i < 300; i++ {
+		Enter(base + smpFnA)
+		R(&smpArr[(id*97+i)%1000], base+smpSiteA)
+		W(&smpArr[(id*97+3*i)%1000], base+smpSiteA)
+		R(&smpArr[(id*97+i)%1000], base+smpSiteA) // a repeat: deduplicated
+		if i%4 == 0 {
+			Enter(base + smpFnB)
+			RW(&smpArr[(id*31+i)%1000], base+smpSiteB)
+			Leave(base + smpFnB)
+		}
+		if i%23 == 0 {
+			sampleRec(base, id, 3)
+		}
+		if i%9 == 0 {
+			MutexLock(&smpMu, base+smpSiteLock)
+			W(&smpArr[1000+id], base+smpSiteA)
+			MutexUnlock(&smpMu, base+smpSiteLock)
+		}
+		R(&smpArr[(id*97+i)%1000], base+smpSiteA) // still in A
+		Leave(base + smpFnA)
+		W(&smpArr[(id*13+i)%1000], base+smpSiteRoot)
+	}
+}
+
+func sampleRec(base uint32, id, n int) {
+	Enter(base + smpFnC)
+	W(&smpArr[(id*7+n)%1000], base+smpSiteB)
+	if n > 0 {
+		sampleRec(base, id, n-1)
+	}
+	R(&smpArr[(id*7+n+1)%1000], base+smpSiteB)
+	Leave(base + smpFnC)
+}
+
+// sampleWorkload runs sampleBody in the calling goroutine (born in
+// untraced code: the test's) and in nfork forked goroutines at once.
+func sampleWorkload(nfork int) func(uint32) {
+	return func(uint32) {
+		base := RegisterFile("s.go", []string{"A", "B", "C"}, make([]uint32, 3*smpNSites))
+		wg := &smpWG
+		for k := 1; k <= nfork; k++ {
+			WaitGroupAdd(wg, 1, base+smpSiteFork)
+			c := Fork(base + smpSiteFork)
+			go func() {
+				Begin(c)
+				defer End(c)
+				defer WaitGroupDone(wg, base+smpSiteFork)
+				sampleBody(base, k)
+				c.Ok()
+			}()
+		}
+		sampleBody(base, 0)
+		WaitGroupWait(wg, base+smpSiteFork)
+	}
+}
+
+// recordSampled records f with sampler name ("" for none) in mode, and the
+// filter settings restored afterwards.
+func recordSampled(t *testing.T, dedup bool, name string, seed int64, mode string, f func(uint32)) *trace.Trace {
+	t.Helper()
+	if err := setSampler(name, seed, mode); err != nil {
+		t.Fatal(err)
+	}
+	defer resetSampling()
+	return record(t, dedup, f)
+}
+
+// perG splits the events of tr kept by keep into one sequence per
+// goroutine, each event as "op site obj flags" (Seqs differ between runs).
+func perG(tr *trace.Trace, keep func(e *trace.Event) bool) map[trace.GID][]string {
+	m := map[trace.GID][]string{}
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		if keep(e) {
+			m[e.G] = append(m[e.G], fmt.Sprintf("%v %d %#x %d", e.Op, e.Site, e.Obj, e.Flags))
+		}
+	}
+	return m
+}
+
+func comparePerG(t *testing.T, what string, got, want map[trace.GID][]string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d goroutines, want %d", what, len(got), len(want))
+	}
+	for g, w := range want {
+		gs := got[g]
+		if slices.Equal(gs, w) {
+			continue
+		}
+		i := 0
+		for i < len(gs) && i < len(w) && gs[i] == w[i] {
+			i++
+		}
+		t.Fatalf("%s: goroutine %d: %d events, want %d; first difference at %d: got %q, want %q",
+			what, g, len(gs), len(w), i, at(gs, i), at(w, i))
+	}
+}
+
+func at(s []string, i int) string {
+	if i < len(s) {
+		return s[i]
+	}
+	return "(end)"
+}
+
+func all(*trace.Event) bool { return true }
+
+// offline applies the offline sampler to a full trace.
+func offline(t *testing.T, full *trace.Trace, name string, seed int64) (*trace.Trace, sample.Stats) {
+	t.Helper()
+	f, err := sample.NewFilter(name, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &trace.Trace{M: full.M}
+	for i := range full.Events {
+		if f.Keep(&full.Events[i]) {
+			out.Events = append(out.Events, full.Events[i])
+		}
+	}
+	return out, f.Stats()
+}
+
+// The decisions made while recording are the offline filter's: for every
+// sampler whose decisions depend only on a goroutine's own calls (the
+// thread-local and random ones), a sampled run of a workload whose
+// goroutines behave deterministically records, goroutine by goroutine,
+// exactly the events the offline sampler keeps from a full run: the same
+// accesses in the same frames, and every other event (sync, fork, begin,
+// end, function boundaries) of the full run. With dedup on as well as off:
+// the check comes after dedup, so both runs deduplicate alike. The
+// goroutines run concurrently, so the two runs interleave differently;
+// only each goroutine's sequence is compared.
+func TestSampledEqualsOffline(t *testing.T) {
+	for _, dedup := range []bool{true, false} {
+		full := recordSampled(t, dedup, "", 0, "", sampleWorkload(3))
+		for _, name := range []string{"tl-ad", "tl-fx", "ucp", "rnd10", "rnd25"} {
+			t.Run(fmt.Sprintf("%s/dedup=%v", name, dedup), func(t *testing.T) {
+				const seed = 7
+				got := recordSampled(t, dedup, name, seed, "", sampleWorkload(3))
+				want, st := offline(t, full, name, seed)
+				if st.Logged == 0 || st.Logged == st.Accesses {
+					t.Fatalf("offline %s logged %d of %d accesses: the workload does not exercise sampling", name, st.Logged, st.Accesses)
+				}
+				if st.RootAccesses == 0 {
+					t.Fatal("no access outside every frame")
+				}
+				comparePerG(t, name, perG(got, all), perG(want, all))
+			})
+		}
+	}
+}
+
+// The global samplers' decisions depend on how goroutines interleave their
+// calls; with one goroutine they too equal the offline filter's.
+func TestGlobalSamplerOneGoroutine(t *testing.T) {
+	full := recordSampled(t, true, "", 0, "", sampleWorkload(0))
+	for _, name := range []string{"g-ad", "g-fx"} {
+		got := recordSampled(t, true, name, 1, "", sampleWorkload(0))
+		want, _ := offline(t, full, name, 1)
+		comparePerG(t, name, perG(got, all), perG(want, all))
+	}
+}
+
+// A global sampler's counter of a function counts the calls of every
+// goroutine, updated by compare-and-swap: however they interleave, of the
+// N calls in all, exactly as many are sampled as the schedule samples of N
+// calls. Each call writes a word no other call writes, so the recorded
+// writes count the sampled calls.
+func TestGlobalSamplerCountsAllGoroutines(t *testing.T) {
+	const ngor, calls = 4, 500
+	var words [ngor * calls]uint64
+	for _, name := range []string{"g-ad", "g-fx"} {
+		tr := recordSampled(t, true, name, 1, "", func(uint32) {
+			base := RegisterFile("g.go", []string{"F"}, make([]uint32, 3*4))
+			var wg sync.WaitGroup
+			for k := 0; k < ngor; k++ {
+				WaitGroupAdd(&wg, 1, base+1)
+				c := Fork(base + 1)
+				go func() {
+					Begin(c)
+					defer End(c)
+					defer WaitGroupDone(&wg, base+1)
+					for i := 0; i < calls; i++ {
+						Enter(base)
+						W(&words[k*calls+i], base+2)
+						Leave(base)
+					}
+					c.Ok()
+				}()
+			}
+			WaitGroupWait(&wg, base+1)
+		})
+		p, _ := sample.Lookup(name)
+		var c sample.Counter
+		want := 0
+		for i := 0; i < ngor*calls; i++ {
+			if c.Next(&p.Schedule) {
+				want++
+			}
+		}
+		got := 0
+		for _, e := range tr.Events {
+			if e.Op == trace.OpWrite {
+				got++
+			}
+		}
+		if got != want || want == 0 || want == ngor*calls {
+			t.Errorf("%s: %d sampled calls of %d, want %d", name, got, ngor*calls, want)
+		}
+	}
+}
+
+// Synchronization is never sampled away: with RACEKIT_SAMPLE_MODE=sync no
+// access is recorded, and every other event of the full run is, goroutine
+// by goroutine.
+func TestSyncModeKeepsEverySync(t *testing.T) {
+	full := recordSampled(t, true, "", 0, "", sampleWorkload(3))
+	got := recordSampled(t, true, "tl-ad", 1, "sync", sampleWorkload(3))
+	for _, e := range got.Events {
+		if e.Op.IsAccess() {
+			t.Fatalf("sync mode recorded %v", e)
+		}
+	}
+	notAccess := func(e *trace.Event) bool { return !e.Op.IsAccess() }
+	comparePerG(t, "sync mode", perG(got, notAccess), perG(full, notAccess))
+}
+
+// An atomic operation in an unsampled frame keeps its synchronization
+// events and the data access recorded with them (atomicRecord); a plain
+// access next to it is dropped.
+func TestSampledAtomicKept(t *testing.T) {
+	tr := recordSampled(t, true, "ucp", 1, "", func(uint32) {
+		base := RegisterFile("a.go", []string{"F"}, make([]uint32, 3*3))
+		Enter(base) // ucp: the first 10 calls are not sampled
+		AtomicAddInt32(&smpI32, 1, base+1)
+		W(&smpArr[0], base+2)
+		Leave(base)
+	})
+	var ops []string
+	for _, e := range tr.Events {
+		switch e.Op {
+		case trace.OpBegin, trace.OpFuncEnter, trace.OpFuncExit, trace.OpSyncAcquire, trace.OpSyncRelease:
+			continue // the goroutine's life, and its edges with untraced code (Enter)
+		}
+		ops = append(ops, e.Op.String())
+	}
+	want := []string{"acq", "armw", "w", "rel"}
+	if fmt.Sprint(ops) != fmt.Sprint(want) {
+		var names []string
+		for _, e := range tr.Events {
+			names = append(names, e.Op.String())
+		}
+		t.Fatalf("events %v (all: %v), want %v", ops, names, want)
+	}
+}
+
+// In dispatch-only mode nothing is traced, and Enter and Leave keep the
+// goroutine's stack of decisions.
+func TestDispatchOnly(t *testing.T) {
+	probeGoid()
+	savedOn := on
+	on = false
+	defer func() { on = savedOn }()
+	if err := setSampler("tl-ad", 1, "dispatch"); err != nil {
+		t.Fatal(err)
+	}
+	defer resetSampling()
+	var p sample.Policy
+	p, _ = sample.Lookup("tl-ad")
+	var c sample.Counter
+	for i := 0; i < 100; i++ {
+		Enter(5)
+		Enter(6)
+		want := c.Next(&p.Schedule)
+		if got := dcur().samp.mode == sRecord; got != want {
+			t.Fatalf("call %d of 6: sampled %v, want %v", i, got, want)
+		}
+		Leave(6)
+		Leave(5)
+	}
+	if d := dcur(); d.depth != 0 || d.samp.mode != sRoot {
+		t.Fatalf("after the calls: depth %d, mode %d", d.depth, d.samp.mode)
+	}
+}
+
+func TestBadSampler(t *testing.T) {
+	defer resetSampling()
+	if err := setSampler("nosuch", 1, ""); err == nil || sampling {
+		t.Fatal("an unknown sampler was accepted")
+	}
+	if err := setSampler("tl-ad", 1, "fast"); err == nil {
+		t.Fatal("an unknown mode was accepted")
+	}
+	if err := setFilter("bush", ""); err == nil || treeOn {
+		t.Fatal("an unknown filter was accepted")
+	}
+}
+
+// The per-goroutine counter table finds every function's own counter as
+// it grows.
+func TestCounterTable(t *testing.T) {
+	var tab counterTable
+	ref := map[uint32]*sample.Counter{}
+	p, _ := sample.Lookup("tl-ad")
+	for i := 0; i < 20000; i++ {
+		fn := uint32((i * 7919) % 3001)
+		if i%5 == 0 {
+			fn = ^uint32(0) - 1 // the largest site ID a table may see
+		}
+		c := ref[fn]
+		if c == nil {
+			c = new(sample.Counter)
+			ref[fn] = c
+		}
+		if got, want := tab.get(fn).Next(&p.Schedule), c.Next(&p.Schedule); got != want {
+			t.Fatalf("call %d of %d: %v, want %v", i, fn, got, want)
+		}
+	}
+	if tab.n != len(ref) {
+		t.Fatalf("%d entries, want %d", tab.n, len(ref))
+	}
+}
+
+// TREE in the writer: the trace on disk is the offline filter's output on
+// the full trace. The goroutines run one after another, so the merged
+// order (TREE's input) is the same in both runs.
+func TestTreeWhileRecording(t *testing.T) {
+	work := func(uint32) {
+		base := RegisterFile("s.go", []string{"A", "B", "C"}, make([]uint32, 3*smpNSites))
+		for k := 1; k <= 3; k++ {
+			wg := &smpWG
+			WaitGroupAdd(wg, 1, base+smpSiteFork)
+			c := Fork(base + smpSiteFork)
+			go func() {
+				Begin(c)
+				defer End(c)
+				defer WaitGroupDone(wg, base+smpSiteFork)
+				sampleBody(base, k)
+				c.Ok()
+			}()
+			WaitGroupWait(wg, base+smpSiteFork)
+			sampleBody(base, 0)
+		}
+	}
+	for _, algo := range []string{"hb", "fasttrack", "hybrid", "lockset", "all"} {
+		full := record(t, false, work)
+		if err := setFilter("tree", algo); err != nil {
+			t.Fatal(err)
+		}
+		got := record(t, false, work)
+		setFilter("", "")
+		r := filter.NewReader(full.Iter(), tree.New(tree.OptionsFor(algo)))
+		want, err := trace.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.DroppedAccesses() == 0 && algo != "lockset" {
+			t.Errorf("%s: TREE dropped nothing", algo)
+		}
+		comparePerG(t, "tree for "+algo, perG(got, all), perG(want, all))
+		for i, e := range got.Events {
+			if e.Seq != uint64(i+1) {
+				t.Fatalf("%s: event %d has Seq %d", algo, i, e.Seq)
+			}
+		}
+	}
+}
+
+// BenchmarkEnter is the cost of an Enter/Leave pair: not traced, traced,
+// traced with tl-ad's dispatch check, and the check alone.
+func BenchmarkEnter(b *testing.B) {
+	for _, mode := range []string{"off", "full", "tl-ad", "dispatch"} {
+		b.Run(mode, func(b *testing.B) {
+			savedOn := on
+			switch mode {
+			case "off":
+				on = false
+			case "dispatch":
+				probeGoid()
+				on = false
+				if err := setSampler("tl-ad", 1, "dispatch"); err != nil {
+					b.Fatal(err)
+				}
+			case "tl-ad":
+				if err := setSampler("tl-ad", 1, ""); err != nil {
+					b.Fatal(err)
+				}
+				benchStart(b, true)
+			default:
+				benchStart(b, true)
+			}
+			defer func() { on = savedOn; resetSampling() }()
+			// An outer frame: the goroutine (the benchmark's, born in
+			// untraced code) stays in traced code, so the pairs below
+			// record no edge with untraced code (see Enter).
+			Enter(1000)
+			defer Leave(1000)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				Enter(uint32(i & 63))
+				Leave(uint32(i & 63))
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+		})
+	}
+}
+
+// BenchmarkAccessSampled is BenchmarkAccess (distinct words, nothing
+// deduplicated) inside a frame: recorded in full, recorded with tl-ad in
+// a sampled frame, and skipped in an unsampled one (the guarded path's
+// cost: dedup's table, then the check).
+func BenchmarkAccessSampled(b *testing.B) {
+	for _, mode := range []string{"full", "sampled", "unsampled"} {
+		b.Run(mode, func(b *testing.B) {
+			if mode != "full" {
+				name := "tl-ad" // the first 10 calls are sampled
+				if mode == "unsampled" {
+					name = "ucp" // the first 10 are not
+				}
+				if err := setSampler(name, 1, ""); err != nil {
+					b.Fatal(err)
+				}
+				defer resetSampling()
+			}
+			benchStart(b, true)
+			buf := make([]int, 1<<16)
+			Enter(1)
+			defer Leave(1)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				R(&buf[i&(1<<16-1)], 0)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "hooks/s")
+		})
+	}
+}

@@ -1,0 +1,1048 @@
+package rt
+
+// Controlled mode: rt runs the program's traced goroutines one at a time
+// and lets a strategy of package sched choose, at each scheduling point,
+// which one runs next (RaceFuzzer's Phase 2, replay of a recorded
+// schedule, PECAN's clips).
+//
+//	RACEKIT_SCHED=random|racefuzzer|replay|clip   switch it on
+//	RACEKIT_SEED=N                  seed of the run's one PCG generator
+//	RACEKIT_PAIR=file:line~file:line  the statements under test: accesses
+//	                                there are scheduling points (RaceFuzzer's
+//	                                racing pair; a clip's access sites)
+//	RACEKIT_SCHEDULE_IN=FILE        replay: a recorded schedule; clip: a
+//	                                clip (lines "G N [kind [file:line]]")
+//	RACEKIT_SCHEDULE_OUT=FILE       record this run's schedule (sched.Schedule)
+//	RACEKIT_SCHED_ESCAPE=DUR        see "Leaving control" (default 5ms)
+//	RACEKIT_SCHED_DEADLOCK=DUR      see "Deadlocks" (default 5s)
+//
+// # The token
+//
+// Exactly one traced goroutine holds the token and runs; every other one
+// that reached a scheduling point waits on its own channel. A scheduling
+// point is a hook called before a synchronization operation (Lock, RLock,
+// Unlock, RUnlock, a channel send, receive, close or select case,
+// WaitGroup Wait and Done, Once.Do, Cond Wait, Signal and Broadcast, an
+// atomic operation or a sync.Map method), a go statement (Fork), the start
+// of a goroutine (Begin), and a data access at one of the statements of
+// RACEKIT_PAIR. When the holder reaches a point it gives the token up; once
+// no goroutine is on its way (a child forked but not yet begun, a partner
+// released by a channel operation), the strategy picks one of the waiting
+// goroutines that are enabled, and that one gets the token. So the order of
+// the program's traced operations is the sequence of choices, and the same
+// choices give the same run.
+//
+// # Enabled
+//
+// rt tracks what it needs to know that an operation will not block: the
+// holder of each mutex (write mode) and its readers, from the Lock and
+// Unlock points it let through; a WaitGroup's counter (read from the
+// WaitGroup itself); whether a Once is running its function; the goroutines
+// parked in a channel operation or a Cond.Wait. Lock is enabled when the
+// mutex is free, RLock when no writer holds it, Wait when the counter is 0,
+// Once.Do when the Once is done or not running. A channel operation is
+// always enabled: if it cannot complete at once (its len and cap, whether
+// the channel was closed, who is parked on it), the goroutine chosen for
+// it leaves the token at once and is parked; the operation that completes
+// it (a send to a parked receiver, a receive from a parked sender, a close,
+// a Signal once the lock is free) makes the parked goroutine "expected",
+// and the next choice waits until it is back at its resume point (the hook
+// after the operation). Select cases, TryLock and the sync.OnceFunc family
+// are not modelled: a select that blocks leaves control (below).
+//
+// # Leaving control
+//
+// A goroutine may block where rt cannot see it: I/O, timers, sleep,
+// syscalls, a select, a lock held by untraced code; or it may return into
+// untraced code (a test function returning to the testing framework). When
+// the holder has not reached its next point RACEKIT_SCHED_ESCAPE after it
+// was chosen, the monitor looks at its state in the Go runtime (one
+// runtime.Stack of all goroutines): a goroutine that is running or runnable
+// keeps the token; one that is blocked, or gone, runs free from then on and
+// the next goroutine is chosen (a goroutine that ended in untraced code is
+// noted "gone" and forgotten). A free goroutine rejoins at its next
+// scheduling point. A goroutine that started a timer (time.After,
+// NewTimer, a context deadline) and then reaches a select leaves control
+// at once: the select may wait for the timer, in real time. A run in which a goroutine left control this way may
+// not replay exactly: when it rejoins depends on time, not on the seed.
+// The schedule file notes each such escape.
+//
+// # Deadlocks
+//
+// RaceFuzzer's own deadlock (every enabled goroutine postponed) is broken
+// by the strategy (Algorithm 1, line 26). When goroutines wait at points
+// and none is enabled, nobody runs and nobody is expected for
+// RACEKIT_SCHED_DEADLOCK, the program is deadlocked (Algorithm 1, line
+// 31): rt writes each waiting and parked goroutine's operation to the
+// schedule and to stderr, and exits with status 3.
+//
+// # Goroutine names
+//
+// Creation order, as package sched documents: roots g0, g1, ... in the
+// order they reach their first scheduling point, P.k for the k-th child
+// forked by P. A child is named when its parent passes Fork and claims the
+// name at Begin: a parent cannot pass its next point before the child
+// arrived, so children claim the names in their order.
+//
+// Without RACEKIT_SCHED, each hook pays one predictable branch on ctl.
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"reflect"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/racekit/racekit/sched"
+)
+
+// ctl is true in controlled mode. It is set at init (or by a test) before
+// the goroutines it controls start, and read by every hook.
+var ctl bool
+
+// sgState is where a controlled goroutine is.
+type sgState uint8
+
+const (
+	sRunning  sgState = iota // holds the token
+	sWaiting                 // at a scheduling point
+	sParked                  // in a channel operation or Cond.Wait that blocks
+	sExpected                // will arrive at a point soon (a child, a partner)
+	sFree                    // out of control (see "Leaving control")
+	sDone
+)
+
+// sg is a controlled goroutine.
+type sg struct {
+	name  string
+	order int // creation order, the order of w given to the strategy
+	goid  uint64
+	forks int
+	n     int // scheduling points reached
+	pt    sched.Point
+	ch    any            // the channel of a pending channel operation
+	ptr   unsafe.Pointer // the WaitGroup or Once of a pending Wait or Do
+	lock  uint64
+	state sgState
+	wake  chan struct{}
+	since time.Time // chosen, or expected, at
+	// Parked on park (a channel or Cond), in order parkSeq.
+	park     uint64
+	parkKind sched.Kind
+	parkSeq  int
+	woken    bool // a parked Cond waiter that was signalled
+	timer    bool // started a timer: its next select may wait for it
+	skipSel  bool // the next select point is the receive's own (Recv calls RecvPre)
+}
+
+type lockState struct {
+	writer  *sg
+	readers int
+}
+
+// schedT is the scheduler's state, under mu.
+type schedT struct {
+	mu       sync.Mutex
+	strat    sched.Strategy
+	byGoid   map[uint64]*sg
+	all      []*sg
+	roots    int
+	running  *sg
+	pending  []*sg // forked children not begun, oldest first
+	locks    map[uint64]*lockState
+	closed   map[uint64]bool
+	onces    map[uint64]*sg
+	parkSeq  int
+	out      *bufio.Writer
+	outFile  *os.File
+	steps    int
+	escape   time.Duration
+	deadlock time.Duration
+	stuck    time.Time // since when nothing can run
+	hold     time.Time // nobody is chosen before (see schedEnd)
+	want     time.Time // since when the strategy's wanted goroutine is awaited
+	wantName string
+	kick     chan struct{}
+	stop     chan struct{}
+
+	// Sites: names and pair membership by site ID (copy on write).
+	sites  atomic.Pointer[[]schedSite]
+	pair   sched.SitePair
+	nsites uint32 // sites numbered by sched when not tracing
+}
+
+// sc is the scheduler.
+var sc schedT
+
+type schedSite struct {
+	name string
+	pair bool
+}
+
+const (
+	expectTimeout = 200 * time.Millisecond
+	panicHold     = 500 * time.Millisecond
+	wantTimeout   = time.Second
+	pollEvery     = time.Millisecond
+)
+
+func init() {
+	mode := os.Getenv("RACEKIT_SCHED")
+	if mode == "" {
+		return
+	}
+	seed, _ := strconv.ParseUint(os.Getenv("RACEKIT_SEED"), 10, 64)
+	var pair sched.SitePair
+	if s := os.Getenv("RACEKIT_PAIR"); s != "" {
+		p, err := sched.ParsePair(s)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "racekit: RACEKIT_PAIR: %v\n", err)
+		}
+		pair = p
+	}
+	var strat sched.Strategy
+	in := os.Getenv("RACEKIT_SCHEDULE_IN")
+	switch mode {
+	case "random":
+		strat = sched.NewRandom(seed)
+	case "racefuzzer":
+		strat = sched.NewRaceFuzzer(seed)
+	case "replay":
+		f, err := os.Open(in)
+		if err == nil {
+			var s *sched.Schedule
+			s, err = sched.ReadSchedule(f, in)
+			f.Close()
+			if err == nil {
+				strat = sched.NewReplay(s.Steps)
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "racekit: RACEKIT_SCHED=replay: %v\n", err)
+		}
+	case "clip":
+		steps, err := readClip(in)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "racekit: RACEKIT_SCHED=clip: %v\n", err)
+		} else {
+			strat = sched.NewClip(steps, seed)
+		}
+	default:
+		fmt.Fprintf(os.Stderr, "racekit: RACEKIT_SCHED=%s: want random, racefuzzer, replay or clip\n", mode)
+	}
+	if strat == nil {
+		return // not controlled; the error is printed
+	}
+	var out *os.File
+	if p := os.Getenv("RACEKIT_SCHEDULE_OUT"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "racekit: RACEKIT_SCHEDULE_OUT: %v\n", err)
+		} else {
+			out = f
+		}
+	}
+	if goidOff == 0 {
+		probeGoid()
+	}
+	schedStart(strat, mode, seed, pair, out, envDuration("RACEKIT_SCHED_ESCAPE", 5*time.Millisecond), envDuration("RACEKIT_SCHED_DEADLOCK", 5*time.Second))
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(name)); err == nil && d > 0 {
+		return d
+	}
+	return def
+}
+
+// readClip reads a clip: one step per line, "G N [kind [file:line]]".
+func readClip(path string) ([]sched.ClipStep, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var steps []sched.ClipStep
+	for i, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		st := sched.ClipStep{G: f[0]}
+		if len(f) < 2 {
+			return nil, fmt.Errorf("%s:%d: want G N [kind [file:line]]", path, i+1)
+		}
+		n, err := strconv.Atoi(f[1])
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: bad point index %q", path, i+1, f[1])
+		}
+		st.N = n
+		if len(f) > 2 {
+			k, ok := sched.ParseKind(f[2])
+			if !ok {
+				return nil, fmt.Errorf("%s:%d: unknown kind %q", path, i+1, f[2])
+			}
+			st.Kind = k
+		}
+		if len(f) > 3 {
+			st.Site = f[3]
+		}
+		steps = append(steps, st)
+	}
+	return steps, nil
+}
+
+// schedStart switches controlled mode on (tests call it directly; the
+// goroutines it controls must start afterwards).
+func schedStart(strat sched.Strategy, mode string, seed uint64, pair sched.SitePair, out *os.File, escape, deadlock time.Duration) {
+	sc.mu.Lock()
+	sc.strat = strat
+	sc.byGoid = map[uint64]*sg{}
+	sc.all, sc.roots, sc.running, sc.pending = nil, 0, nil, nil
+	sc.locks = map[uint64]*lockState{}
+	sc.closed = map[uint64]bool{}
+	sc.onces = map[uint64]*sg{}
+	sc.parkSeq, sc.steps = 0, 0
+	sc.escape, sc.deadlock = escape, deadlock
+	sc.stuck, sc.want, sc.wantName, sc.hold = time.Time{}, time.Time{}, "", time.Time{}
+	sc.pair = pair
+	sc.outFile, sc.out = out, nil
+	if out != nil {
+		sc.out = bufio.NewWriter(out)
+		sc.out.WriteString(sched.FormatHeader(mode, seed, pair.String()))
+		sc.flushOut()
+	}
+	// Sites registered before (tests) are matched against the new pair.
+	if old := sc.sites.Load(); old != nil {
+		ns := make([]schedSite, len(*old))
+		for i, s := range *old {
+			ns[i] = schedSite{name: s.name, pair: s.name != "" && pairMatches(pair, s.name)}
+		}
+		sc.sites.Store(&ns)
+	}
+	sc.kick = make(chan struct{}, 1)
+	sc.stop = make(chan struct{})
+	ctl = true
+	go schedMonitor(sc.kick, sc.stop)
+	sc.mu.Unlock()
+}
+
+// schedStop switches controlled mode off (tests).
+func schedStop() {
+	sc.mu.Lock()
+	ctl = false
+	close(sc.stop)
+	sc.flushOut()
+	sc.mu.Unlock()
+}
+
+func pairMatches(p sched.SitePair, name string) bool {
+	i := strings.LastIndexByte(name, ':')
+	if i < 0 {
+		return false
+	}
+	line, err := strconv.Atoi(name[i+1:])
+	return err == nil && p.Matches(name[:i], line)
+}
+
+// schedFile notes the sites of one instrumented file (RegisterFile's
+// flat list of (line, col, func) triples) and returns their first ID:
+// base when the recorder numbered them, else sched's own numbering.
+func schedFile(file string, sites []uint32, base uint32) uint32 {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	n := uint32(len(sites) / 3)
+	if base == 0 {
+		if sc.nsites == 0 {
+			sc.nsites = 1
+		}
+		base = sc.nsites
+		sc.nsites += n
+	}
+	var old []schedSite
+	if p := sc.sites.Load(); p != nil {
+		old = *p
+	}
+	ns := make([]schedSite, max(len(old), int(base+n)))
+	copy(ns, old)
+	for k := uint32(0); k < n; k++ {
+		name := file + ":" + strconv.Itoa(int(sites[3*k]))
+		ns[base+k] = schedSite{name: name, pair: pairMatches(sc.pair, name)}
+	}
+	sc.sites.Store(&ns)
+	return base
+}
+
+// siteOf returns the site's name and whether it is a statement of the pair.
+func siteOf(site uint32) schedSite {
+	if p := sc.sites.Load(); p != nil && int(site) < len(*p) {
+		return (*p)[site]
+	}
+	return schedSite{}
+}
+
+// schedSelf returns the current goroutine's sg, making a root of a
+// goroutine seen for the first time. sc.mu is held.
+func schedSelf() *sg {
+	id := goid()
+	if g := sc.byGoid[id]; g != nil {
+		return g
+	}
+	g := &sg{name: "g" + strconv.Itoa(sc.roots), goid: id, wake: make(chan struct{}, 1), state: sFree}
+	sc.roots++
+	schedAdd(g)
+	return g
+}
+
+// schedAdd registers g in creation order. sc.mu is held.
+func schedAdd(g *sg) {
+	g.order = len(sc.all)
+	sc.all = append(sc.all, g)
+	if g.goid != 0 {
+		sc.byGoid[g.goid] = g
+	}
+}
+
+// schedAccess is the hook of a data access: a scheduling point if it is
+// at a statement of the pair.
+func schedAccess(k sched.Kind, p unsafe.Pointer, site uint32) {
+	if s := siteOf(site); s.pair && p != nil {
+		schedPoint(k, uint64(uintptr(p)), nil, site, nil)
+	}
+}
+
+// schedPoint is a scheduling point: the current goroutine is about to
+// perform k on obj at site (p: obj as a pointer, for WaitGroup and Once;
+// ch: the channel of a channel operation). It returns when the goroutine
+// may go on.
+func schedPoint(k sched.Kind, obj uint64, p unsafe.Pointer, site uint32, ch any) {
+	sc.mu.Lock()
+	if !ctl {
+		sc.mu.Unlock()
+		return
+	}
+	g := schedSelf()
+	if k == sched.KindSelect && g.skipSel {
+		// RecvPre called by Recv: the receive already was a point.
+		g.skipSel = false
+		sc.mu.Unlock()
+		return
+	}
+	if k == sched.KindRecv {
+		g.skipSel = true
+	}
+	s := siteOf(site)
+	g.pt = sched.Point{G: g.name, N: g.n, Kind: k, Obj: obj, Site: s.name, Pair: s.pair && k.IsAccess()}
+	g.ch, g.ptr = ch, p
+	g.n++
+	schedArrive(g)
+	sc.mu.Unlock()
+	<-g.wake
+}
+
+// schedArrive makes g wait at its point and dispatches. sc.mu is held.
+func schedArrive(g *sg) {
+	if g.state == sFree && g.n > 1 {
+		schedNote(sched.Note{Kind: "rejoin", Text: g.name})
+	}
+	if sc.running == g {
+		sc.running = nil
+	}
+	g.state = sWaiting
+	g.woken = false
+	sc.stuck = time.Time{}
+	schedDispatch()
+}
+
+// schedResume is the hook after an operation that may have parked the
+// goroutine (a channel operation, Cond.Wait): if it left the token, it
+// waits for it again at a resume point.
+func schedResume(site uint32) {
+	sc.mu.Lock()
+	if !ctl {
+		sc.mu.Unlock()
+		return
+	}
+	g := schedSelf()
+	g.skipSel = false
+	if g.state == sRunning {
+		sc.mu.Unlock()
+		return
+	}
+	wasCond := g.parkKind == sched.KindCondWait && g.park != 0
+	lock := g.lock
+	g.park, g.parkKind = 0, 0
+	if wasCond && lock != 0 {
+		// Cond.Wait returned holding its lock again.
+		lockOf(lock).writer = g
+	}
+	g.pt = sched.Point{G: g.name, N: g.n, Kind: sched.KindResume, Site: siteOf(site).name}
+	g.ch = nil
+	g.n++
+	schedArrive(g)
+	sc.mu.Unlock()
+	<-g.wake
+}
+
+// schedFork is the hook of a go statement: a scheduling point, after
+// which the child is expected at its Begin.
+func schedFork(site uint32) {
+	schedPoint(sched.KindFork, 0, nil, site, nil)
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if !ctl {
+		return
+	}
+	p := schedSelf()
+	p.forks++
+	c := &sg{name: p.name + "." + strconv.Itoa(p.forks), wake: make(chan struct{}, 1), state: sExpected, since: time.Now()}
+	schedAdd(c)
+	sc.pending = append(sc.pending, c)
+	schedKick()
+}
+
+// schedBegin is the hook at the start of a goroutine started by an
+// instrumented go statement: it claims the oldest pending child's name.
+func schedBegin() {
+	sc.mu.Lock()
+	if !ctl {
+		sc.mu.Unlock()
+		return
+	}
+	id := goid()
+	var g *sg
+	if len(sc.pending) > 0 && sc.byGoid[id] == nil {
+		g = sc.pending[0]
+		sc.pending = sc.pending[1:]
+		g.goid = id
+		sc.byGoid[id] = g
+	} else {
+		g = schedSelf()
+	}
+	g.pt = sched.Point{G: g.name, N: g.n, Kind: sched.KindBegin}
+	g.n++
+	schedArrive(g)
+	sc.mu.Unlock()
+	<-g.wake
+}
+
+// schedEnd is the hook at the end of a goroutine started by an
+// instrumented go statement. One that did not return normally (panicking
+// is true) is most likely taking the program down with a panic: the
+// schedule is flushed and nobody else is chosen for panicHold, so that
+// the recorded schedule ends where the run did, the same in every replay
+// (runtime.Goexit also gets here; its program goes on after the hold).
+func schedEnd(panicking bool) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if !ctl {
+		return
+	}
+	g := sc.byGoid[goid()]
+	if g == nil {
+		return
+	}
+	g.state = sDone
+	delete(sc.byGoid, g.goid)
+	if sc.running == g {
+		sc.running = nil
+	}
+	sc.flushOut()
+	if panicking {
+		sc.hold = time.Now().Add(panicHold)
+		schedNote(sched.Note{Kind: "panic", Text: g.name + " ended without returning"})
+		schedKick()
+		return
+	}
+	schedDispatch()
+}
+
+func lockOf(obj uint64) *lockState {
+	l := sc.locks[obj]
+	if l == nil {
+		l = &lockState{}
+		sc.locks[obj] = l
+	}
+	return l
+}
+
+// enabled reports whether g can perform its pending operation without
+// blocking. sc.mu is held.
+func enabled(g *sg) bool {
+	p := &g.pt
+	switch p.Kind {
+	case sched.KindLock:
+		if l := sc.locks[p.Obj]; l != nil {
+			return l.writer == nil && l.readers <= 0
+		}
+	case sched.KindRLock:
+		if l := sc.locks[p.Obj]; l != nil {
+			return l.writer == nil
+		}
+	case sched.KindWait:
+		if g.ptr != nil && unsafe.Sizeof(sync.WaitGroup{}) == 16 {
+			// WaitGroup.state: the counter in the high 32 bits.
+			return int32((*atomic.Uint64)(g.ptr).Load()>>32) == 0
+		}
+	case sched.KindOnce:
+		if g.ptr != nil {
+			if (*atomic.Bool)(g.ptr).Load() {
+				return true
+			}
+			r := sc.onces[p.Obj]
+			return r == nil || r == g || r.state == sDone
+		}
+	}
+	return true
+}
+
+// schedDispatch gives the token to the goroutine the strategy picks, if
+// nobody holds it and nobody is on the way. sc.mu is held.
+func schedDispatch() {
+	if !sc.hold.IsZero() {
+		if time.Now().Before(sc.hold) {
+			return
+		}
+		sc.hold = time.Time{}
+	}
+	for sc.running == nil && sc.strat != nil {
+		var w []*sg
+		for _, g := range sc.all {
+			switch g.state {
+			case sExpected:
+				return // wait for it (the monitor gives up after expectTimeout)
+			case sWaiting:
+				w = append(w, g)
+			}
+		}
+		if len(w) == 0 {
+			return
+		}
+		pts := make([]sched.Point, len(w))
+		any := false
+		for i, g := range w {
+			pts[i] = g.pt
+			pts[i].Enabled = enabled(g)
+			any = any || pts[i].Enabled
+		}
+		if !any {
+			if sc.stuck.IsZero() {
+				sc.stuck = time.Now()
+				schedKick()
+			}
+			return
+		}
+		if wa, ok := sc.strat.(sched.Wanter); ok {
+			if name := wa.Want(); name != "" && name != sc.wantName {
+				present, coming := false, false
+				for _, g := range sc.all {
+					if g.name == name {
+						present = g.state == sWaiting
+						coming = g.state == sFree || g.state == sParked
+					}
+				}
+				if !present && coming {
+					if sc.want.IsZero() {
+						sc.want = time.Now()
+						schedKick()
+					}
+					if time.Since(sc.want) < wantTimeout {
+						return
+					}
+					sc.wantName = name // waited long enough for it
+				}
+			}
+			sc.want = time.Time{}
+		}
+		i := sc.strat.Next(pts)
+		if i < 0 || i >= len(w) || !pts[i].Enabled {
+			for j := range pts {
+				if pts[j].Enabled {
+					i = j
+					break
+				}
+			}
+		}
+		g := w[i]
+		if g.name == sc.wantName {
+			sc.wantName = ""
+		}
+		sc.steps++
+		if sc.out != nil {
+			sc.out.WriteString(sched.FormatStep(g.pt))
+		}
+		if n, ok := sc.strat.(sched.Noter); ok {
+			for _, note := range n.Notes() {
+				schedNote(note)
+			}
+		}
+		g.state = sRunning
+		g.since = time.Now()
+		sc.running = g
+		schedEffects(g)
+		schedFlushSoon()
+		schedKick()
+		g.wake <- struct{}{}
+	}
+}
+
+// schedEffects updates what rt knows when g performs its pending
+// operation; g leaves the token if the operation parks it. sc.mu is held.
+func schedEffects(g *sg) {
+	p := &g.pt
+	switch p.Kind {
+	case sched.KindLock:
+		if p.Obj != 0 {
+			lockOf(p.Obj).writer = g
+		}
+	case sched.KindRLock:
+		if p.Obj != 0 {
+			lockOf(p.Obj).readers++
+		}
+	case sched.KindUnlock:
+		if p.Obj != 0 {
+			l := lockOf(p.Obj)
+			l.writer = nil
+			schedWakeCond(p.Obj)
+		}
+	case sched.KindRUnlock:
+		if p.Obj != 0 {
+			lockOf(p.Obj).readers--
+		}
+	case sched.KindOnce:
+		if g.ptr != nil && !(*atomic.Bool)(g.ptr).Load() {
+			sc.onces[p.Obj] = g
+		}
+	case sched.KindSelect:
+		if g.timer {
+			// A select after starting a timer (a timeout, a poll) may wait
+			// for it: it waits in real time whatever the schedule, so it
+			// waits without the token, and rejoins when it returns.
+			g.timer = false
+			g.state = sFree
+			sc.running = nil
+			schedNote(sched.Note{Kind: "escape", Text: g.name + " waits at a select after starting a timer: " + p.String()})
+		}
+	case sched.KindSend:
+		schedChanOp(g, true)
+	case sched.KindRecv:
+		schedChanOp(g, false)
+	case sched.KindClose:
+		sc.closed[p.Obj] = true
+		for _, o := range schedParked(p.Obj, sched.KindRecv) {
+			schedExpect(o)
+		}
+	case sched.KindCondWait:
+		if g.lock != 0 {
+			lockOf(g.lock).writer = nil
+			schedWakeCond(g.lock)
+		}
+		schedPark(g, p.Obj, sched.KindCondWait)
+	case sched.KindSignal, sched.KindBroadcast:
+		for _, o := range schedParked(p.Obj, sched.KindCondWait) {
+			if o.woken {
+				continue
+			}
+			o.woken = true
+			if l := sc.locks[o.lock]; o.lock == 0 || l == nil || l.writer == nil {
+				schedExpect(o)
+			}
+			if p.Kind == sched.KindSignal {
+				break
+			}
+		}
+	}
+}
+
+// schedWakeCond: lock was unlocked; one signalled Cond waiter on it can
+// take it now and return from Wait.
+func schedWakeCond(lock uint64) {
+	for _, o := range sc.all {
+		if o.state == sParked && o.parkKind == sched.KindCondWait && o.woken && o.lock == lock {
+			schedExpect(o)
+			return
+		}
+	}
+}
+
+// schedChanOp decides whether g's send (or receive) completes at once or
+// parks g, and which parked partner it completes.
+func schedChanOp(g *sg, send bool) {
+	c := g.pt.Obj
+	if g.ch == nil || c == 0 {
+		schedPark(g, 0, g.pt.Kind) // a nil channel blocks forever
+		return
+	}
+	v := reflect.ValueOf(g.ch)
+	n, capa := v.Len(), v.Cap()
+	other := sched.KindRecv
+	if !send {
+		other = sched.KindSend
+	}
+	partners := schedParked(c, other)
+	switch {
+	case sc.closed[c]:
+		// A send panics, a receive returns at once.
+	case len(partners) > 0:
+		// Unbuffered: the first parked partner completes with g; buffered
+		// and full, a receive lets the first parked sender in.
+		schedExpect(partners[0])
+	case send && n < capa, !send && n > 0:
+	default:
+		schedPark(g, c, g.pt.Kind)
+	}
+}
+
+// schedParked returns the goroutines parked on obj by kind, oldest first.
+func schedParked(obj uint64, k sched.Kind) []*sg {
+	var out []*sg
+	for _, o := range sc.all {
+		if o.state == sParked && o.park == obj && o.parkKind == k {
+			out = append(out, o)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].parkSeq < out[j].parkSeq })
+	return out
+}
+
+// schedPark makes g leave the token: it is about to block on obj.
+func schedPark(g *sg, obj uint64, k sched.Kind) {
+	g.state = sParked
+	g.park, g.parkKind = obj, k
+	sc.parkSeq++
+	g.parkSeq = sc.parkSeq
+	if sc.running == g {
+		sc.running = nil
+	}
+}
+
+// schedExpect marks a parked goroutine as coming back.
+func schedExpect(o *sg) {
+	o.state = sExpected
+	o.since = time.Now()
+	schedKick()
+}
+
+func schedNote(n sched.Note) {
+	if sc.out != nil {
+		sc.out.WriteString(sched.FormatNote(n))
+		sc.flushOut()
+	}
+}
+
+func schedFlushSoon() {
+	if sc.out != nil && sc.out.Buffered() > 32<<10 {
+		sc.flushOut()
+	}
+}
+
+// flushOut writes the schedule's buffered lines (steps are buffered;
+// the monitor flushes every few milliseconds, notes are flushed at once,
+// and so is everything when a goroutine ends by a panic). s.mu is held.
+func (s *schedT) flushOut() {
+	if s.out != nil {
+		s.out.Flush()
+	}
+}
+
+func schedKick() {
+	select {
+	case sc.kick <- struct{}{}:
+	default:
+	}
+}
+
+// schedMonitor handles what time decides: a holder that left control, a
+// child or partner that does not arrive, a wanted goroutine that does not
+// come, a deadlock. It sleeps on kick when there is nothing to watch, so
+// that it does not keep an idle program alive.
+func schedMonitor(kick, stop chan struct{}) {
+	t := time.NewTicker(pollEvery)
+	defer t.Stop()
+	flushed := time.Now()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		sc.mu.Lock()
+		if !ctl {
+			sc.mu.Unlock()
+			return
+		}
+		now := time.Now()
+		if now.Sub(flushed) > 20*time.Millisecond {
+			sc.flushOut()
+			flushed = now
+		}
+		if g := sc.running; g != nil && now.Sub(g.since) > sc.escape {
+			if st := goroutineStatus(g.goid); st == "running" || st == "runnable" {
+				g.since = now // still working: keep the token
+			} else if st == "" {
+				// It returned into untraced code and ended (a test function
+				// returning to the testing framework): nothing to replay.
+				schedNote(sched.Note{Kind: "gone", Text: fmt.Sprintf("%s ended in untraced code after %s", g.name, g.pt)})
+				g.state = sDone
+				delete(sc.byGoid, g.goid)
+				sc.running = nil
+			} else {
+				schedNote(sched.Note{Kind: "escape", Text: fmt.Sprintf("%s left control (%s) after %s", g.name, st, g.pt)})
+				g.state = sFree
+				sc.running = nil
+			}
+		}
+		for _, g := range sc.all {
+			if g.state == sExpected && now.Sub(g.since) > expectTimeout {
+				schedNote(sched.Note{Kind: "escape", Text: g.name + " did not arrive"})
+				g.state = sFree
+				if len(sc.pending) > 0 && sc.pending[0] == g {
+					sc.pending = sc.pending[1:]
+				}
+			}
+		}
+		schedDispatch()
+		if !sc.stuck.IsZero() && now.Sub(sc.stuck) > sc.deadlock {
+			schedDeadlock()
+			sc.mu.Unlock()
+			return // (a test's schedExit returns)
+		}
+		idle := sc.running == nil && sc.stuck.IsZero() && sc.want.IsZero() && sc.hold.IsZero()
+		for _, g := range sc.all {
+			idle = idle && g.state != sExpected
+		}
+		if idle {
+			sc.flushOut()
+		}
+		sc.mu.Unlock()
+		if idle {
+			select {
+			case <-kick:
+			case <-stop:
+				return
+			}
+		}
+	}
+}
+
+// goroutineStatus returns the Go runtime's status of goroutine id ("running",
+// "chan receive", ...), "" if it does not exist.
+func goroutineStatus(id uint64) string {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		if len(buf) >= 64<<20 {
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	prefix := "goroutine " + strconv.FormatUint(id, 10) + " ["
+	for _, line := range strings.Split(string(buf), "\n") {
+		if strings.HasPrefix(line, prefix) {
+			st := line[len(prefix):]
+			if i := strings.IndexAny(st, ",]"); i >= 0 {
+				st = st[:i]
+			}
+			return st
+		}
+	}
+	return ""
+}
+
+// schedDeadlock reports a deadlock (Algorithm 1, line 31) and exits with
+// status 3. sc.mu is held.
+func schedDeadlock() {
+	var b strings.Builder
+	b.WriteString("racekit: deadlock: no goroutine can proceed\n")
+	for _, g := range sc.all {
+		switch g.state {
+		case sWaiting:
+			fmt.Fprintf(&b, "\t%s blocked at %s\n", g.name, g.pt)
+			schedNote(sched.Note{Kind: "deadlock", Text: g.pt.String()})
+		case sParked:
+			fmt.Fprintf(&b, "\t%s parked in %s\n", g.name, g.pt)
+			schedNote(sched.Note{Kind: "deadlock", Text: g.pt.String() + " (parked)"})
+		}
+	}
+	sc.flushOut()
+	os.Stderr.WriteString(b.String())
+	schedExit(3)
+}
+
+// schedExit is os.Exit (tests replace it).
+var schedExit = os.Exit
+
+// The hooks' entry points into controlled mode: each existing hook calls
+// one of these first, as "if ctl { ctlX(...) }".
+
+func ctlRead(p unsafe.Pointer, site uint32)  { schedAccess(sched.KindRead, p, site) }
+func ctlWrite(p unsafe.Pointer, site uint32) { schedAccess(sched.KindWrite, p, site) }
+
+func ctlSync(k sched.Kind, p unsafe.Pointer, site uint32) {
+	schedPoint(k, uint64(uintptr(p)), p, site, nil)
+}
+
+func ctlLock(p unsafe.Pointer, site uint32)    { ctlSync(sched.KindLock, p, site) }
+func ctlUnlock(p unsafe.Pointer, site uint32)  { ctlSync(sched.KindUnlock, p, site) }
+func ctlRLock(p unsafe.Pointer, site uint32)   { ctlSync(sched.KindRLock, p, site) }
+func ctlRUnlock(p unsafe.Pointer, site uint32) { ctlSync(sched.KindRUnlock, p, site) }
+func ctlDone(p unsafe.Pointer, site uint32)    { ctlSync(sched.KindDone, p, site) }
+func ctlWait(p unsafe.Pointer, site uint32)    { ctlSync(sched.KindWait, p, site) }
+func ctlOnce(p unsafe.Pointer, site uint32)    { ctlSync(sched.KindOnce, p, site) }
+func ctlSignal(p unsafe.Pointer, site uint32)  { ctlSync(sched.KindSignal, p, site) }
+func ctlResume(site uint32)                    { schedResume(site) }
+
+func ctlBroadcast(p unsafe.Pointer, site uint32) { ctlSync(sched.KindBroadcast, p, site) }
+
+// ctlAtomic is the point before an atomic operation (load: an atomic
+// load). At a statement of the pair it is an access point, a read for a
+// load and a write otherwise: a plain access races with an atomic one
+// (Go's memory model; rt records it so), and RaceFuzzer must be able to
+// bring the two together.
+func ctlAtomic(p unsafe.Pointer, site uint32, load bool) {
+	if siteOf(site).pair && p != nil {
+		k := sched.KindWrite
+		if load {
+			k = sched.KindRead
+		}
+		schedAccess(k, p, site)
+		return
+	}
+	ctlSync(sched.KindAtomic, p, site)
+}
+
+// ctlTimer notes that the current goroutine started a timer.
+func ctlTimer() {
+	sc.mu.Lock()
+	if ctl {
+		schedSelf().timer = true
+	}
+	sc.mu.Unlock()
+}
+
+// ctlCondWait is the point before c.Wait: Wait unlocks c.L (when rt knows
+// the lock) and parks until a Signal or Broadcast.
+func ctlCondWait(c *sync.Cond, site uint32) {
+	sc.mu.Lock()
+	if ctl {
+		schedSelf().lock = uint64(uintptr(lockerObj(c.L)))
+	}
+	sc.mu.Unlock()
+	schedPoint(sched.KindCondWait, uint64(uintptr(unsafe.Pointer(c))), nil, site, nil)
+}
+
+// Channel operations: c is the channel (in an interface).
+func ctlSend(c any, site uint32)   { schedPoint(sched.KindSend, chanAddr(c), nil, site, c) }
+func ctlRecv(c any, site uint32)   { schedPoint(sched.KindRecv, chanAddr(c), nil, site, c) }
+func ctlClose(c any, site uint32)  { schedPoint(sched.KindClose, chanAddr(c), nil, site, c) }
+func ctlSelect(c any, site uint32) { schedPoint(sched.KindSelect, chanAddr(c), nil, site, c) }

@@ -1,0 +1,483 @@
+package rt
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/racekit/racekit/sched"
+)
+
+// These tests run real goroutines under the controlled scheduler, calling
+// its hooks (schedPoint, schedFork, ...) where instrumented code calls rt's
+// hooks. Go's race detector (go test -race) checks that the token really
+// orders the goroutines: the programs race on purpose, in Go terms, on x
+// and z, and only the token's handoffs order them.
+
+// schedFileSites registers a file of n lines, one site per line, and
+// returns the site of line l as base+l-1.
+func schedFileSites(file string, n int) uint32 {
+	var sites []uint32
+	for l := 1; l <= n; l++ {
+		sites = append(sites, uint32(l), 1, 0)
+	}
+	return schedFile(file, sites, 0)
+}
+
+// controlled runs body as the root goroutine under strategy s and returns
+// the recorded schedule.
+func controlled(t *testing.T, s sched.Strategy, mode string, seed uint64, pair sched.SitePair, body func()) *sched.Schedule {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "sched.txt")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schedStart(s, mode, seed, pair, f, 50*time.Millisecond, 5*time.Second)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		body()
+		schedEnd(false)
+	}()
+	<-done
+	schedStop()
+	f.Close()
+	r, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	sch, err := sched.ReadSchedule(r, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch
+}
+
+// goCtl starts f as a child under control, as an instrumented go
+// statement does; wg is Done when it ends.
+func goCtl(site uint32, wg *sync.WaitGroup, f func()) {
+	schedFork(site)
+	go func() {
+		schedBegin()
+		defer schedEnd(false)
+		f()
+		schedPoint(sched.KindDone, uint64(uintptr(unsafe.Pointer(wg))), nil, site, nil)
+		wg.Done()
+	}()
+}
+
+func lockCtl(m *sync.Mutex, site uint32) {
+	schedPoint(sched.KindLock, uint64(uintptr(unsafe.Pointer(m))), nil, site, nil)
+	m.Lock()
+}
+
+func unlockCtl(m *sync.Mutex, site uint32) {
+	schedPoint(sched.KindUnlock, uint64(uintptr(unsafe.Pointer(m))), nil, site, nil)
+	m.Unlock()
+}
+
+func waitCtl(wg *sync.WaitGroup, site uint32) {
+	schedPoint(sched.KindWait, uint64(uintptr(unsafe.Pointer(wg))), unsafe.Pointer(wg), site, nil)
+	wg.Wait()
+}
+
+// figure1 is the program of Figure 1 (RaceFuzzer paper); it returns which
+// ERRORs were reached.
+func figure1(base uint32) (err1, err2 bool) {
+	s := func(line int) uint32 { return base + uint32(line) - 1 }
+	var x, y, z int
+	var L sync.Mutex
+	var wg sync.WaitGroup
+	wg.Add(2)
+	goCtl(s(1), &wg, func() {
+		schedAccess(sched.KindWrite, unsafe.Pointer(&x), s(1))
+		x = 1
+		lockCtl(&L, s(2))
+		schedAccess(sched.KindWrite, unsafe.Pointer(&y), s(3))
+		y = 1
+		unlockCtl(&L, s(4))
+		schedAccess(sched.KindRead, unsafe.Pointer(&z), s(5))
+		if z == 1 {
+			err1 = true
+		}
+	})
+	goCtl(s(7), &wg, func() {
+		schedAccess(sched.KindWrite, unsafe.Pointer(&z), s(7))
+		z = 1
+		lockCtl(&L, s(8))
+		schedAccess(sched.KindRead, unsafe.Pointer(&y), s(9))
+		if y == 1 {
+			schedAccess(sched.KindRead, unsafe.Pointer(&x), s(10))
+			if x != 1 {
+				err2 = true
+			}
+		}
+		unlockCtl(&L, s(14))
+	})
+	waitCtl(&wg, s(14))
+	return
+}
+
+func TestSchedFigure1(t *testing.T) {
+	base := schedFileSites("/src/fig1.go", 14)
+	runs := 40
+	if testing.Short() {
+		runs = 16
+	}
+	created, errs := 0, 0
+	for seed := uint64(0); seed < uint64(runs); seed++ {
+		var e1, e2 bool
+		sch := controlled(t, sched.NewRaceFuzzer(seed), "racefuzzer", seed, sched.SitePair{"fig1.go:5", "fig1.go:7"}, func() { e1, e2 = figure1(base) })
+		races := sch.NotesOf("race")
+		if len(races) > 0 {
+			created++
+			if !strings.Contains(races[0], "fig1.go:5") || !strings.Contains(races[0], "fig1.go:7") {
+				t.Errorf("seed %d: race %q", seed, races[0])
+			}
+			// "FIRST | SECOND": 7 first reaches ERROR1.
+			if first7 := strings.Contains(strings.Split(races[0], "|")[0], "fig1.go:7"); first7 != e1 {
+				t.Errorf("seed %d: ERROR1 %v, race %q", seed, e1, races[0])
+			}
+		}
+		if e1 {
+			errs++
+		}
+		if e2 {
+			t.Errorf("seed %d: ERROR2 reached", seed)
+		}
+		if esc := sch.NotesOf("escape"); len(esc) > 0 {
+			t.Errorf("seed %d: escapes %v", seed, esc)
+		}
+	}
+	t.Logf("race (5,7) created in %d of %d runs, ERROR1 in %d", created, runs, errs)
+	if created != runs {
+		t.Errorf("race (5,7) created in %d of %d runs", created, runs)
+	}
+	if errs < runs/4 || errs > runs*3/4 {
+		t.Errorf("ERROR1 in %d of %d runs, want about half", errs, runs)
+	}
+	// The pair (1,10) is never created.
+	for seed := uint64(0); seed < 10; seed++ {
+		sch := controlled(t, sched.NewRaceFuzzer(seed), "racefuzzer", seed, sched.SitePair{"fig1.go:1", "fig1.go:10"}, func() { figure1(base) })
+		if r := sch.NotesOf("race"); len(r) > 0 {
+			t.Errorf("seed %d: false race created: %v", seed, r)
+		}
+	}
+}
+
+// TestSchedReplaySameSchedule: the same seed gives the same schedule, step
+// for step, and the Replay strategy follows a recorded one.
+func TestSchedReplaySameSchedule(t *testing.T) {
+	base := schedFileSites("/src/fig1b.go", 14)
+	pair := sched.SitePair{"fig1b.go:5", "fig1b.go:7"}
+	for seed := uint64(0); seed < 4; seed++ {
+		first := controlled(t, sched.NewRaceFuzzer(seed), "racefuzzer", seed, pair, func() { figure1(base) })
+		for i := 0; i < 3; i++ {
+			again := controlled(t, sched.NewRaceFuzzer(seed), "racefuzzer", seed, pair, func() { figure1(base) })
+			if !sameSteps(first.Steps, again.Steps) {
+				t.Fatalf("seed %d: run %d differs:\n%v\n%v", seed, i, first.Steps, again.Steps)
+			}
+		}
+		rp := sched.NewReplay(first.Steps)
+		re := controlled(t, rp, "replay", 0, pair, func() { figure1(base) })
+		if !sameSteps(first.Steps, re.Steps) || rp.Diverged() {
+			t.Fatalf("seed %d: replay differs (%v):\n%v\n%v", seed, re.NotesOf("divergence"), first.Steps, re.Steps)
+		}
+	}
+}
+
+func sameSteps(a, b []sched.Step) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestSchedChannels: unbuffered and buffered channels, where the chosen
+// goroutine parks and its partner brings it back; names follow creation
+// order; no escape is needed.
+func TestSchedChannels(t *testing.T) {
+	base := schedFileSites("/src/chan.go", 10)
+	for seed := uint64(0); seed < 20; seed++ {
+		var sum int
+		sch := controlled(t, sched.NewRandom(seed), "random", seed, sched.SitePair{}, func() {
+			c := make(chan int)
+			b := make(chan int, 1)
+			var wg sync.WaitGroup
+			wg.Add(2)
+			goCtl(base, &wg, func() {
+				for i := 1; i <= 3; i++ {
+					schedPoint(sched.KindSend, chanAddr(c), nil, base+1, c)
+					c <- i
+					schedResume(base + 1)
+				}
+				schedPoint(sched.KindClose, chanAddr(c), nil, base+2, c)
+				close(c)
+			})
+			goCtl(base, &wg, func() {
+				for {
+					schedPoint(sched.KindRecv, chanAddr(c), nil, base+3, c)
+					v, ok := <-c
+					schedResume(base + 3)
+					if !ok {
+						break
+					}
+					schedPoint(sched.KindSend, chanAddr(b), nil, base+4, b)
+					b <- v
+					schedResume(base + 4)
+					schedPoint(sched.KindRecv, chanAddr(b), nil, base+5, b)
+					sum += <-b
+					schedResume(base + 5)
+				}
+			})
+			waitCtl(&wg, base+6)
+		})
+		if sum != 6 {
+			t.Fatalf("seed %d: sum %d", seed, sum)
+		}
+		if esc := sch.NotesOf("escape"); len(esc) > 0 {
+			t.Errorf("seed %d: escapes %v", seed, esc)
+		}
+		names := map[string]bool{}
+		for _, s := range sch.Steps {
+			names[s.G] = true
+		}
+		if !names["g0"] || !names["g0.1"] || !names["g0.2"] || len(names) != 3 {
+			t.Errorf("seed %d: goroutines %v", seed, names)
+		}
+	}
+}
+
+// TestSchedEscape: a goroutine that sleeps (blocked where rt cannot see)
+// leaves control, and the others run meanwhile.
+func TestSchedEscape(t *testing.T) {
+	base := schedFileSites("/src/esc.go", 4)
+	sch := controlled(t, sched.NewRandom(1), "random", 1, sched.SitePair{}, func() {
+		var wg sync.WaitGroup
+		wg.Add(2)
+		var m sync.Mutex
+		goCtl(base, &wg, func() {
+			lockCtl(&m, base+1)
+			unlockCtl(&m, base+1)
+			time.Sleep(300 * time.Millisecond)
+			lockCtl(&m, base+1)
+			unlockCtl(&m, base+1)
+		})
+		goCtl(base, &wg, func() {
+			lockCtl(&m, base+2)
+			unlockCtl(&m, base+2)
+		})
+		waitCtl(&wg, base+3)
+	})
+	if len(sch.NotesOf("escape")) == 0 {
+		t.Errorf("no escape noted: %v", sch.Notes)
+	}
+}
+
+// TestSchedDeadlock: a lock-order deadlock is reported with each
+// goroutine's blocked operation.
+func TestSchedDeadlock(t *testing.T) {
+	base := schedFileSites("/src/dl.go", 4)
+	exited := make(chan int, 1)
+	schedExit = func(code int) { exited <- code }
+	defer func() { schedExit = os.Exit }()
+	path := filepath.Join(t.TempDir(), "s.txt")
+	f, _ := os.Create(path)
+	defer f.Close()
+	// RaceFuzzer with no pair: random; find a seed whose schedule deadlocks.
+	schedStart(sched.NewRandom(3), "random", 3, sched.SitePair{}, f, 50*time.Millisecond, 300*time.Millisecond)
+	var a, b sync.Mutex
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		goCtl(base, &wg, func() {
+			lockCtl(&a, base+1)
+			lockCtl(&b, base+1)
+		})
+		goCtl(base, &wg, func() {
+			lockCtl(&b, base+2)
+			lockCtl(&a, base+2)
+		})
+		waitCtl(&wg, base+3)
+	}()
+	select {
+	case code := <-exited:
+		if code != 3 {
+			t.Fatalf("exit %d", code)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no deadlock reported")
+	}
+	sc.mu.Lock()
+	ctl = false
+	sc.mu.Unlock()
+	data, _ := os.ReadFile(path)
+	// The Wait, and one or two Locks (a goroutine that took both locks
+	// ended holding them).
+	if n := strings.Count(string(data), "note\tdeadlock\t"); n < 2 || !strings.Contains(string(data), " lock ") || !strings.Contains(string(data), " wait ") {
+		t.Errorf("want the Wait and the Locks as deadlock notes, got:\n%s", data)
+	}
+}
+
+// figure2Hooks is Figure 2 written with rt's own hooks, as the
+// instrumenter rewrites it (Fork/Begin/End, MutexLock, R1/W1, WaitGroup):
+// n lock operations on M stand for the statements before statement 8.
+func figure2Hooks(base uint32, n int) (errReached bool) {
+	s := func(line int) uint32 { return base + uint32(line) - 1 }
+	var x int
+	var L, M sync.Mutex
+	var wg sync.WaitGroup
+	WaitGroupAdd(&wg, 2, s(1))
+	c1 := Fork(s(1))
+	go func() {
+		Begin(c1)
+		defer End(c1)
+		defer WaitGroupDone(&wg, s(1))
+		MutexLock(&L, s(1))
+		for i := 0; i < n; i++ {
+			MutexLock(&M, s(2))
+			MutexUnlock(&M, s(2))
+		}
+		MutexUnlock(&L, s(7))
+		if *R1(&x, s(8)) == 0 {
+			errReached = true
+		}
+		c1.Ok()
+	}()
+	c2 := Fork(s(10))
+	go func() {
+		Begin(c2)
+		defer End(c2)
+		defer WaitGroupDone(&wg, s(10))
+		*W1(&x, s(10)) = 1
+		MutexLock(&L, s(11))
+		MutexLock(&M, s(12))
+		MutexUnlock(&M, s(12))
+		MutexUnlock(&L, s(13))
+		c2.Ok()
+	}()
+	WaitGroupWait(&wg, s(13))
+	return
+}
+
+// TestSchedHooks: Figure 2 through rt's hooks: the race on x is created in
+// every run and ERROR is reached in about half, for several lengths.
+func TestSchedHooks(t *testing.T) {
+	base := schedFileSites("/src/fig2.go", 13)
+	runs := 30
+	if testing.Short() {
+		runs = 12
+	}
+	for _, n := range []int{1, 10, 100} {
+		created, errs := 0, 0
+		for seed := uint64(0); seed < uint64(runs); seed++ {
+			var e bool
+			sch := controlled(t, sched.NewRaceFuzzer(seed), "racefuzzer", seed, sched.SitePair{"fig2.go:8", "fig2.go:10"}, func() { e = figure2Hooks(base, n) })
+			if len(sch.NotesOf("race")) > 0 {
+				created++
+			}
+			if e {
+				errs++
+			}
+			if esc := sch.NotesOf("escape"); len(esc) > 0 {
+				t.Errorf("n=%d seed %d: escapes %v", n, seed, esc)
+			}
+		}
+		t.Logf("n=%d: created %d/%d, ERROR %d/%d", n, created, runs, errs, runs)
+		if created != runs || errs < runs/4 || errs > runs*3/4 {
+			t.Errorf("n=%d: created %d of %d runs, ERROR in %d; want all, and about half", n, created, runs, errs)
+		}
+	}
+}
+
+// BenchmarkSchedOff measures what controlled mode costs when it is off
+// (RACEKIT_SCHED unset, and no trace): the hooks of a lock, an unlock and
+// a read, against the bare operations in the same run (ops/s each).
+func BenchmarkSchedOff(b *testing.B) {
+	if ctl || on {
+		b.Skip("controlled mode or tracing is on")
+	}
+	var m sync.Mutex
+	var x int
+	b.Run("bare", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			m.Lock()
+			_ = x
+			m.Unlock()
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+	})
+	b.Run("hooks", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			MutexLock(&m, 1)
+			_ = *R1(&x, 2)
+			MutexUnlock(&m, 3)
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+	})
+}
+
+// BenchmarkSchedOn measures a scheduling point under control: two
+// goroutines alternating on a mutex, every Lock and Unlock a decision of
+// the Random strategy (decisions/s).
+func BenchmarkSchedOn(b *testing.B) {
+	if ctl || on {
+		b.Skip("controlled mode or tracing is on")
+	}
+	base := schedFileSites("/src/bench.go", 3)
+	schedStart(sched.NewRandom(1), "random", 1, sched.SitePair{}, nil, time.Second, time.Minute)
+	defer schedStop()
+	var m sync.Mutex
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		wg.Add(2)
+		for k := 0; k < 2; k++ {
+			goCtl(base, &wg, func() {
+				for i := 0; i < b.N/2; i++ {
+					MutexLock(&m, base+1)
+					MutexUnlock(&m, base+2)
+				}
+			})
+		}
+		waitCtl(&wg, base+2)
+		schedEnd(false)
+	}()
+	<-done
+	b.ReportMetric(float64(2*(b.N/2))/b.Elapsed().Seconds(), "decisions/s")
+}
+
+// TestSchedClip: a partial schedule (PECAN's clips) forces statement 7
+// before statement 5 in Figure 1, so every run reaches ERROR1, whatever
+// the seed of the free choices.
+func TestSchedClip(t *testing.T) {
+	base := schedFileSites("/src/fig1c.go", 14)
+	pair := sched.SitePair{"fig1c.go:5", "fig1c.go:7"}
+	// Points of thread1 (g0.1): begin, lock, unlock, read z (#3); of
+	// thread2 (g0.2): begin, write z (#1), ...
+	clip := []sched.ClipStep{{G: "g0.2", N: 1, Kind: sched.KindWrite, Site: "fig1c.go:7"}, {G: "g0.1", N: 3, Kind: sched.KindRead, Site: "fig1c.go:5"}}
+	for seed := uint64(0); seed < 10; seed++ {
+		c := sched.NewClip(clip, seed)
+		var e1 bool
+		sch := controlled(t, c, "clip", seed, pair, func() { e1, _ = figure1(base) })
+		if !e1 || !c.Done() {
+			t.Errorf("seed %d: ERROR1 %v, clip done %v, notes %v", seed, e1, c.Done(), sch.Notes)
+		}
+		if d := sch.NotesOf("departure"); len(d) > 0 {
+			t.Errorf("seed %d: departures %v", seed, d)
+		}
+	}
+}

@@ -1,0 +1,441 @@
+package sched
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+
+	"github.com/racekit/racekit/trace"
+)
+
+// Kind is the operation a goroutine is about to perform at a scheduling
+// point.
+type Kind uint8
+
+// The kinds of scheduling points. Resume is the return from an operation
+// during which the goroutine left the scheduler's control (a blocking
+// channel operation, Cond.Wait).
+const (
+	KindOther Kind = iota
+	KindBegin
+	KindEnd
+	KindRead
+	KindWrite
+	KindLock
+	KindRLock
+	KindUnlock
+	KindRUnlock
+	KindSend
+	KindRecv
+	KindClose
+	KindSelect
+	KindWait // WaitGroup.Wait
+	KindDone // WaitGroup.Done or a negative Add
+	KindOnce // Once.Do and the sync.OnceFunc family
+	KindCondWait
+	KindSignal // Cond.Signal
+	KindBroadcast
+	KindAtomic
+	KindFork
+	KindResume
+	numKinds
+)
+
+var kindNames = [numKinds]string{"other", "begin", "end", "r", "w", "lock", "rlock", "unlock", "runlock",
+	"send", "recv", "close", "select", "wait", "done", "once", "condwait", "signal", "broadcast", "atomic", "fork", "resume"}
+
+// String returns the kind's mnemonic, as used in schedule files.
+func (k Kind) String() string {
+	if k < numKinds {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind%d", uint8(k))
+}
+
+// ParseKind is the inverse of Kind.String.
+func ParseKind(s string) (Kind, bool) {
+	for i, n := range kindNames {
+		if n == s {
+			return Kind(i), true
+		}
+	}
+	return KindOther, false
+}
+
+// Op returns the trace op a point of kind k records (OpInvalid for kinds
+// that record none or several).
+func (k Kind) Op() trace.Op {
+	switch k {
+	case KindBegin:
+		return trace.OpBegin
+	case KindEnd:
+		return trace.OpEnd
+	case KindRead:
+		return trace.OpRead
+	case KindWrite:
+		return trace.OpWrite
+	case KindLock, KindRLock:
+		return trace.OpAcquire
+	case KindUnlock, KindRUnlock:
+		return trace.OpRelease
+	case KindFork:
+		return trace.OpFork
+	case KindSend, KindClose, KindDone, KindSignal, KindBroadcast:
+		return trace.OpSyncRelease
+	case KindRecv, KindWait:
+		return trace.OpSyncAcquire
+	}
+	return trace.OpInvalid
+}
+
+// IsAccess reports whether k is a data access (Read or Write).
+func (k Kind) IsAccess() bool { return k == KindRead || k == KindWrite }
+
+// Point is one goroutine waiting at a scheduling point.
+type Point struct {
+	G       string // stable name (see the package doc)
+	N       int    // index of this point among G's scheduling points, from 0
+	Kind    Kind
+	Obj     uint64 // the address or sync object; 0 when unknown
+	Site    string // file:line of the statement, "" when unknown
+	Enabled bool   // G can perform the operation without blocking
+	// Pair is true for a data access at one of the statements under test
+	// (the racing pair of RaceFuzzer).
+	Pair bool
+}
+
+// String is "G#N kind site".
+func (p Point) String() string {
+	s := fmt.Sprintf("%s#%d %s", p.G, p.N, p.Kind)
+	if p.Site != "" {
+		s += " " + p.Site
+	}
+	return s
+}
+
+// Strategy decides which waiting goroutine runs next.
+//
+// Next is called with the goroutines waiting at a scheduling point, in
+// creation order (a deterministic order for a deterministic schedule), at
+// least one of them enabled. It returns the index of the one to run; it
+// must be enabled.
+type Strategy interface {
+	Next(w []Point) int
+}
+
+// Wanter is implemented by strategies that follow a schedule: Want names
+// the goroutine the next step belongs to ("" if any will do). The caller
+// gives an absent goroutine that is known to be running free a moment to
+// arrive before it calls Next.
+type Wanter interface {
+	Want() string
+}
+
+// Note is something a strategy observed: a race created, a divergence
+// from a schedule, a postponed goroutine released.
+type Note struct {
+	// Kind is what happened. Strategies note "race" (RaceFuzzer created a
+	// race: FormatRace's text), "release" (a postponed goroutine let go),
+	// "divergence" (Replay) and "departure" (Clip); rt notes "escape" (a
+	// goroutine left its control), "gone" (one ended in untraced code),
+	// "rejoin" and "deadlock".
+	Kind string
+	Text string
+}
+
+// Noter is implemented by strategies that report Notes. Notes returns the
+// notes made since the last call.
+type Noter interface {
+	Notes() []Note
+}
+
+// NewRand returns the generator of a run with the given seed: a PCG
+// source, so that one seed gives one sequence on every platform.
+func NewRand(seed uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+}
+
+// enabled returns the indices of w's enabled points.
+func enabled(w []Point) []int {
+	var out []int
+	for i := range w {
+		if w[i].Enabled {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Random picks an enabled goroutine uniformly at random.
+type Random struct {
+	r *rand.Rand
+}
+
+// NewRandom returns the Random strategy seeded with seed.
+func NewRandom(seed uint64) *Random { return &Random{r: NewRand(seed)} }
+
+// Next implements Strategy.
+func (s *Random) Next(w []Point) int {
+	en := enabled(w)
+	if len(en) == 0 {
+		return 0
+	}
+	return en[s.r.IntN(len(en))]
+}
+
+// SitePair is the pair of statements under test, each as "file:line".
+// A statement matches a site whose file ends with the statement's file at
+// a path boundary and whose line is equal.
+type SitePair [2]string
+
+// ParsePair parses "file:line~file:line" (also accepted: a comma or a
+// space as separator).
+func ParsePair(s string) (SitePair, error) {
+	s = strings.TrimSpace(s)
+	var parts []string
+	for _, sep := range []string{"~", ",", " "} {
+		if strings.Contains(s, sep) {
+			parts = strings.SplitN(s, sep, 2)
+			break
+		}
+	}
+	if len(parts) != 2 {
+		return SitePair{}, fmt.Errorf("pair %q: want file:line~file:line", s)
+	}
+	var p SitePair
+	for i, x := range parts {
+		x = strings.TrimSpace(x)
+		file, line, ok := splitSite(x)
+		if !ok || file == "" || line <= 0 {
+			return SitePair{}, fmt.Errorf("pair %q: %q is not file:line", s, x)
+		}
+		p[i] = x
+	}
+	return p, nil
+}
+
+// String is "a~b".
+func (p SitePair) String() string { return p[0] + "~" + p[1] }
+
+// Matches reports whether the site file:line is one of the pair's
+// statements.
+func (p SitePair) Matches(file string, line int) bool {
+	for _, s := range p {
+		if s == "" {
+			continue
+		}
+		f, l, ok := splitSite(s)
+		if ok && l == line && sameFile(file, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// splitSite splits "file:line" or "file:line:col".
+func splitSite(s string) (string, int, bool) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return s, 0, false
+	}
+	n, ok := atoi(s[i+1:])
+	if !ok {
+		return s, 0, false
+	}
+	file, line := s[:i], n
+	if j := strings.LastIndexByte(file, ':'); j >= 0 {
+		if m, ok := atoi(file[j+1:]); ok {
+			file, line = file[:j], m // file:line:col
+		}
+	}
+	return file, line, line > 0
+}
+
+func atoi(s string) (int, bool) {
+	if s == "" || len(s) > 9 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// sameFile reports whether path names the file want: equal, or ending in
+// "/"+want.
+func sameFile(path, want string) bool {
+	return path == want || strings.HasSuffix(path, "/"+strings.TrimPrefix(want, "./"))
+}
+
+// RaceFuzzer is Algorithm 1 of Sen (PLDI'08) with Racing (Algorithm 2),
+// driven one decision at a time. Points with Pair set are the statements
+// of RaceSet.
+//
+// Each call of Next is one or more iterations of Algorithm 1's loop: pick
+// a random enabled goroutine t that is not postponed; if its next
+// statement is not in the racing pair, run it; otherwise compute R, the
+// postponed goroutines whose next access is to the same location with at
+// least one write. R ≠ ∅ is a real race: it is reported, and a coin flip
+// either runs t (R stays postponed) or postpones t and runs every member
+// of R, one per call. R = ∅: t is postponed. When every enabled goroutine
+// is postponed (line 26), a random one is released.
+//
+// A released goroutine runs its statement when next picked: Algorithm 1
+// as printed would postpone it again at once (its next statement is still
+// in RaceSet), which is not what §2.2 describes. The monitor of §4
+// (livelocks) is a bound: a goroutine postponed for more than MaxWait
+// decisions is released.
+type RaceFuzzer struct {
+	r         *rand.Rand
+	postponed map[string]bool
+	since     map[string]int // decision at which each was postponed
+	run       []string       // goroutines to run next, in order (R, released)
+	step      int
+	notes     []Note
+	races     []Race
+	// MaxWait bounds the decisions a goroutine stays postponed.
+	MaxWait int
+}
+
+// Race is a race RaceFuzzer created: two goroutines about to access the
+// same location at the pair's statements, one of them writing, brought
+// next to each other; First ran its access before Second.
+type Race struct {
+	Step          int // decision number
+	First, Second Point
+}
+
+// NewRaceFuzzer returns the RaceFuzzer strategy seeded with seed.
+func NewRaceFuzzer(seed uint64) *RaceFuzzer {
+	return &RaceFuzzer{r: NewRand(seed), postponed: map[string]bool{}, since: map[string]int{}, MaxWait: 5000}
+}
+
+// Races returns the races created so far.
+func (s *RaceFuzzer) Races() []Race { return s.races }
+
+// Notes implements Noter.
+func (s *RaceFuzzer) Notes() []Note {
+	n := s.notes
+	s.notes = nil
+	return n
+}
+
+// Postponed returns the names of the postponed goroutines, sorted.
+func (s *RaceFuzzer) Postponed() []string {
+	var out []string
+	for g := range s.postponed {
+		out = append(out, g)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func racing(a, b Point) bool {
+	return a.Obj != 0 && a.Obj == b.Obj && a.Kind.IsAccess() && b.Kind.IsAccess() &&
+		(a.Kind == KindWrite || b.Kind == KindWrite)
+}
+
+// Next implements Strategy.
+func (s *RaceFuzzer) Next(w []Point) int {
+	s.step++
+	byName := make(map[string]int, len(w))
+	for i := range w {
+		byName[w[i].G] = i
+	}
+	// A postponed goroutine is always waiting at its pair statement; one
+	// that is not (it was let go by the caller's own monitor) is forgotten.
+	for g := range s.postponed {
+		if i, ok := byName[g]; !ok || !w[i].Pair || !w[i].Enabled {
+			s.unpostpone(g)
+		}
+	}
+	// The livelock monitor (§4): release those postponed too long.
+	for _, g := range s.Postponed() {
+		if s.step-s.since[g] > s.MaxWait {
+			s.unpostpone(g)
+			s.run = append(s.run, g)
+			s.notes = append(s.notes, Note{"release", g + " postponed too long"})
+		}
+	}
+	for len(s.run) > 0 {
+		g := s.run[0]
+		s.run = s.run[1:]
+		if i, ok := byName[g]; ok && w[i].Enabled {
+			s.unpostpone(g)
+			return i
+		}
+	}
+	for {
+		var cand []int
+		for _, i := range enabled(w) {
+			if !s.postponed[w[i].G] {
+				cand = append(cand, i)
+			}
+		}
+		if len(cand) == 0 {
+			// Line 26: postponed = Enabled(s): release a random one.
+			ps := s.Postponed()
+			if len(ps) == 0 {
+				return 0 // nothing enabled: the caller does not call us then
+			}
+			g := ps[s.r.IntN(len(ps))]
+			s.unpostpone(g)
+			s.notes = append(s.notes, Note{"release", g + " (all enabled goroutines postponed)"})
+			return byName[g]
+		}
+		i := cand[s.r.IntN(len(cand))]
+		t := w[i]
+		if !t.Pair {
+			return i
+		}
+		// Algorithm 2: Racing(s, t, postponed).
+		var R []string
+		for _, g := range s.Postponed() {
+			if racing(t, w[byName[g]]) {
+				R = append(R, g)
+			}
+		}
+		if len(R) == 0 {
+			s.postponed[t.G] = true
+			s.since[t.G] = s.step
+			continue
+		}
+		if s.r.IntN(2) == 0 {
+			for _, g := range R {
+				s.record(t, w[byName[g]])
+			}
+			return i
+		}
+		for _, g := range R {
+			s.record(w[byName[g]], t)
+		}
+		s.postponed[t.G] = true
+		s.since[t.G] = s.step
+		for _, g := range R {
+			s.unpostpone(g)
+		}
+		s.run = append(s.run, R[1:]...)
+		return byName[R[0]]
+	}
+}
+
+func (s *RaceFuzzer) unpostpone(g string) {
+	delete(s.postponed, g)
+	delete(s.since, g)
+}
+
+func (s *RaceFuzzer) record(first, second Point) {
+	s.races = append(s.races, Race{Step: s.step, First: first, Second: second})
+	s.notes = append(s.notes, Note{"race", FormatRace(first, second)})
+}
+
+// FormatRace is the text of a race note: "FIRST | SECOND", each a point
+// (its goroutine, point index, kind and site), First having run first.
+func FormatRace(first, second Point) string {
+	return first.String() + " | " + second.String()
+}
