@@ -84,6 +84,20 @@ package rt
 // name at Begin: a parent cannot pass its next point before the child
 // arrived, so children claim the names in their order.
 //
+// # Recording
+//
+// RACEKIT_SCHEDULE_OUT receives the schedule as the run goes (package
+// sched's text format): one step per choice, and notes (a race created,
+// an escape, a deadlock). Notes are written at once, steps within a few
+// milliseconds. A goroutine forked by a go statement that ends without
+// returning (a panic that will kill the program) stops the choices for
+// half a second, so that the recorded schedule ends where the run did; a
+// panic in a goroutine born in untraced code (a test function) does not,
+// and the last steps of such a run may differ between replays.
+//
+// Controlled mode works with or without a trace (RACEKIT_TRACE): without
+// one, rt numbers the sites itself, and only the scheduling hooks run.
+//
 // Without RACEKIT_SCHED, each hook pays one predictable branch on ctl.
 
 import (
