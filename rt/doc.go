@@ -20,6 +20,13 @@
 //	                        binaries, one file per binary run)
 //	RACEKIT_SIGNALS=1       on SIGINT/SIGTERM, finish the trace and die by
 //	                        the signal (unless the program handles it)
+//	RACEKIT_DEDUP=0         record repeated accesses too (see access.go)
+//	RACEKIT_BARRIERS=0      no BarrierPairs around untraced calls (barrier.go)
+//	RACEKIT_SAMPLE=NAME     LiteRace sampling of accesses, RACEKIT_SEED for
+//	                        the random samplers (sample.go)
+//	RACEKIT_FILTER=tree     TREE in the writer (filter.go)
+//	RACEKIT_SCHED=...       controlled scheduling for racekit fuzz and
+//	                        replay (sched.go documents its variables)
 //
 // # Goroutine identity
 //
