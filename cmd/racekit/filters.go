@@ -74,13 +74,19 @@ func (ff *filterFlags) runtimeEnv(algos []string) []string {
 		env = append(env, "RACEKIT_SAMPLE="+*ff.sample, "RACEKIT_SEED="+strconv.FormatInt(*ff.seed, 10))
 	}
 	if *ff.filter == "tree" {
-		algo := "all" // tree.Options{}: safe for every detector
-		if len(algos) == 1 {
-			algo = algos[0]
-		}
-		env = append(env, "RACEKIT_FILTER=tree", "RACEKIT_FILTER_FOR="+algo)
+		env = append(env, "RACEKIT_FILTER=tree", "RACEKIT_FILTER_FOR="+treeRelationFor(algos))
 	}
 	return env
+}
+
+// treeRelationFor names the detector whose races TREE must keep: the one
+// chosen, or "all" (tree.OptionsFor's zero Options, sound for every
+// detector) when several run on one trace.
+func treeRelationFor(algos []string) string {
+	if len(algos) == 1 {
+		return algos[0]
+	}
+	return "all"
 }
 
 // filterStage is the filters put in front of the detectors, with what
@@ -111,11 +117,7 @@ func (ff *filterFlags) wrap(r trace.Reader, algos []string) (trace.Reader, *filt
 		add(s, "sample="+*ff.sample)
 	}
 	if *ff.filter == "tree" {
-		o := tree.Options{} // All: safe for every detector
-		if len(algos) == 1 {
-			o = tree.OptionsFor(algos[0])
-		}
-		add(tree.New(o), "tree")
+		add(tree.New(tree.OptionsFor(treeRelationFor(algos))), "tree")
 	}
 	return r, st, nil
 }

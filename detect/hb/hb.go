@@ -34,51 +34,16 @@ import (
 )
 
 // Detector is the exact happens-before detector ("hb"): DJIT+ thread, lock
-// and sync clocks, with shadow state that keeps, per address, the latest
-// access of each (goroutine, site, kind). That is enough to report every
-// distinct racing site pair: if the latest such access is ordered before
-// the current one, so are all earlier ones of the same goroutine; if an
-// earlier one races with it, so does the latest.
-//
-// The histories of an address are grouped by goroutine, each group with
-// the clocks of its latest write and read (the address's DJIT+ clocks
-// W_x(u) and R_x(u)), so an access whose predecessors are all ordered
-// before it costs one comparison per goroutine, not one per site.
+// and sync clocks, with a History per address (the latest access of each
+// goroutine, site and kind), which is enough to report every distinct
+// racing site pair.
 type Detector struct {
 	k      clock.Tracker
 	sink   finding.Sink
-	shadow shadow.Mem[hbShadow]
+	shadow shadow.Mem[History]
 	race   finding.Race // reused report buffer
 
 	accesses, races, entries, sameEpoch int64
-}
-
-// hbShadow is one address's access history, with the goroutine, epoch,
-// site and kind of the latest access (valid once groups is not empty), so
-// that a repeat is recognized without touching the groups.
-type hbShadow struct {
-	groups    []hbGroup
-	lastTid   uint32
-	lastClock uint32
-	lastSite  trace.SiteID
-	lastWrite bool
-}
-
-// hbGroup is the history of one goroutine on an address. Its clocks only
-// grow, so maxW and maxR are those of its latest write and read.
-type hbGroup struct {
-	tid        uint32
-	maxW, maxR uint32
-	entries    []hbEntry
-}
-
-// hbEntry is the latest access of one (site, kind) of a goroutine to an
-// address: its clock in the goroutine's epoch and its Seq, for reports.
-type hbEntry struct {
-	clock uint32
-	site  trace.SiteID
-	write bool
-	seq   uint64
 }
 
 var (
@@ -121,70 +86,21 @@ func (d *Detector) Finish() {}
 
 func (d *Detector) access(t *clock.Thread, e *trace.Event) {
 	d.accesses++
-	s := d.shadow.Get(e.Obj)
-	write := e.Op == trace.OpWrite
-	now := t.Epoch().Clock()
-
-	// Repeating the access that last touched this address, in the same
-	// epoch: the clock of t has only grown since that access was checked,
-	// so it can only race with a subset of what that one raced with, and
-	// for later accesses the two are interchangeable (same epoch, same
-	// site), so the entry keeps the first one's Seq.
-	if len(s.groups) > 0 && s.lastTid == t.ID() && s.lastClock == now && s.lastSite == e.Site && s.lastWrite == write {
+	repeat, added := d.shadow.Get(e.Obj).Access(t.Clock(), t.ID(), t.Epoch().Clock(), e.Site, e.Op == trace.OpWrite, e.Seq,
+		func(tid uint32, prev *HistoryEntry) { d.report(e, tid, prev) })
+	if repeat {
 		d.sameEpoch++
-		return
 	}
-
-	own := -1
-	c := t.Clock()
-	for i := range s.groups {
-		g := &s.groups[i]
-		if g.tid == t.ID() {
-			own = i
-			continue
-		}
-		seen := c.Get(trace.GID(g.tid)) // C_t(u): u's accesses up to it are ordered before
-		if g.maxW <= seen && (!write || g.maxR <= seen) {
-			continue
-		}
-		for j := range g.entries {
-			if en := &g.entries[j]; (en.write || write) && en.clock > seen {
-				d.report(e, g.tid, en)
-			}
-		}
-	}
-
-	if own < 0 {
-		own = len(s.groups)
-		s.groups = append(s.groups, hbGroup{tid: t.ID()})
-	}
-	g := &s.groups[own]
-	if write {
-		g.maxW = now
-	} else {
-		g.maxR = now
-	}
-	k := -1
-	for j := range g.entries {
-		if en := &g.entries[j]; en.site == e.Site && en.write == write {
-			k = j
-			break
-		}
-	}
-	if k < 0 {
-		k = len(g.entries)
-		g.entries = append(g.entries, hbEntry{site: e.Site, write: write})
+	if added {
 		d.entries++
 	}
-	g.entries[k].clock, g.entries[k].seq = now, e.Seq
-	s.lastTid, s.lastClock, s.lastSite, s.lastWrite = t.ID(), now, e.Site, write
 }
 
-func (d *Detector) report(e *trace.Event, tid uint32, prev *hbEntry) {
+func (d *Detector) report(e *trace.Event, tid uint32, prev *HistoryEntry) {
 	d.races++
 	r := &d.race
 	r.Addr = e.Obj
-	r.Prev = finding.Access{Seq: prev.seq, G: d.k.Thread(tid).GID(), Site: prev.site, Write: prev.write}
+	r.Prev = finding.Access{Seq: prev.Seq, G: d.k.Thread(tid).GID(), Site: prev.Site, Write: prev.Write}
 	r.Cur = finding.Access{Seq: e.Seq, G: e.G, Site: e.Site, Write: e.Op == trace.OpWrite}
 	d.sink.Report(r)
 }

@@ -77,6 +77,7 @@ package wcp
 import (
 	"github.com/racekit/racekit/detect"
 	"github.com/racekit/racekit/detect/clock"
+	"github.com/racekit/racekit/detect/hb"
 	"github.com/racekit/racekit/detect/shadow"
 	"github.com/racekit/racekit/detect/vc"
 	"github.com/racekit/racekit/finding"
@@ -93,7 +94,7 @@ type Detector struct {
 	syncs   shadow.Table[*senders] // snd/rcv objects
 	atomics shadow.Table[*senders] // atomic words
 	crit    map[critKey]*critHist  // rule (a) histories
-	shadow  shadow.Mem[accShadow]
+	shadow  shadow.Mem[hb.History]
 	race    finding.Race
 
 	accesses, races, entries, sameEpoch, ruleA, ruleB int64
@@ -169,30 +170,6 @@ type critKey struct{ lock, addr uint64 }
 // critHist is rule (a)'s memory for one (lock, address): the HB clocks of
 // the releases of critical sections that read it (L^r) and wrote it (L^w).
 type critHist struct{ r, w senders }
-
-// accShadow is one address's access history, as in hb: per goroutine the
-// latest access of each (site, kind), so every distinct racing site pair
-// is found.
-type accShadow struct {
-	groups    []accGroup
-	lastTid   uint32
-	lastClock uint32
-	lastSite  trace.SiteID
-	lastWrite bool
-}
-
-type accGroup struct {
-	tid        uint32
-	maxW, maxR uint32
-	entries    []accEntry
-}
-
-type accEntry struct {
-	clock uint32
-	site  trace.SiteID
-	write bool
-	seq   uint64
-}
 
 var (
 	_ detect.Detector = (*Detector)(nil)
@@ -434,62 +411,23 @@ func (d *Detector) access(t *clock.Thread, w *thread, e *trace.Event) {
 		}
 	}
 
-	s := d.shadow.Get(e.Obj)
-	now := t.Epoch().Clock()
-	// A repeat of the last access in the same epoch: P_t has only grown
-	// since it was checked (as in hb).
-	if len(s.groups) > 0 && s.lastTid == id && s.lastClock == now && s.lastSite == e.Site && s.lastWrite == write {
-		d.sameEpoch++
-		return
+	// The history and its checks are hb's, against P_t instead of C_t:
+	// C_t(u) = P_t(u), u's accesses up to it are WCP-before.
+	repeat, added := d.shadow.Get(e.Obj).Access(w.p, id, t.Epoch().Clock(), e.Site, write, e.Seq,
+		func(tid uint32, prev *hb.HistoryEntry) { d.report(e, tid, prev) })
+	if repeat {
+		d.sameEpoch++ // P_t has only grown since the repeat was checked
 	}
-	own := -1
-	for i := range s.groups {
-		g := &s.groups[i]
-		if g.tid == id {
-			own = i
-			continue
-		}
-		seen := w.p.Get(trace.GID(g.tid)) // C_t(u) = P_t(u): u's accesses up to it are WCP-before
-		if g.maxW <= seen && (!write || g.maxR <= seen) {
-			continue
-		}
-		for j := range g.entries {
-			if en := &g.entries[j]; (en.write || write) && en.clock > seen {
-				d.report(e, g.tid, en)
-			}
-		}
-	}
-	if own < 0 {
-		own = len(s.groups)
-		s.groups = append(s.groups, accGroup{tid: id})
-	}
-	g := &s.groups[own]
-	if write {
-		g.maxW = now
-	} else {
-		g.maxR = now
-	}
-	k := -1
-	for j := range g.entries {
-		if en := &g.entries[j]; en.site == e.Site && en.write == write {
-			k = j
-			break
-		}
-	}
-	if k < 0 {
-		k = len(g.entries)
-		g.entries = append(g.entries, accEntry{site: e.Site, write: write})
+	if added {
 		d.entries++
 	}
-	g.entries[k].clock, g.entries[k].seq = now, e.Seq
-	s.lastTid, s.lastClock, s.lastSite, s.lastWrite = id, now, e.Site, write
 }
 
-func (d *Detector) report(e *trace.Event, tid uint32, prev *accEntry) {
+func (d *Detector) report(e *trace.Event, tid uint32, prev *hb.HistoryEntry) {
 	d.races++
 	r := &d.race
 	r.Addr = e.Obj
-	r.Prev = finding.Access{Seq: prev.seq, G: d.k.Thread(tid).GID(), Site: prev.site, Write: prev.write}
+	r.Prev = finding.Access{Seq: prev.Seq, G: d.k.Thread(tid).GID(), Site: prev.Site, Write: prev.Write}
 	r.Cur = finding.Access{Seq: e.Seq, G: e.G, Site: e.Site, Write: e.Op == trace.OpWrite}
 	d.sink.Report(r)
 }
