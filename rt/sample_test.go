@@ -83,10 +83,13 @@ func sampleWorkload(nfork int) func(uint32) {
 	return func(uint32) {
 		base := RegisterFile("s.go", []string{"A", "B", "C"}, make([]uint32, 3*smpNSites))
 		wg := &smpWG
+		var ended sync.WaitGroup // untraced: End recorded before Finish
 		for k := 1; k <= nfork; k++ {
 			WaitGroupAdd(wg, 1, base+smpSiteFork)
 			c := Fork(base + smpSiteFork)
+			ended.Add(1)
 			go func() {
+				defer ended.Done()
 				Begin(c)
 				defer End(c)
 				defer WaitGroupDone(wg, base+smpSiteFork)
@@ -96,6 +99,7 @@ func sampleWorkload(nfork int) func(uint32) {
 		}
 		sampleBody(base, 0)
 		WaitGroupWait(wg, base+smpSiteFork)
+		ended.Wait()
 	}
 }
 
@@ -378,7 +382,9 @@ func TestTreeWhileRecording(t *testing.T) {
 			wg := &smpWG
 			WaitGroupAdd(wg, 1, base+smpSiteFork)
 			c := Fork(base + smpSiteFork)
+			ended := make(chan struct{}) // untraced: End recorded before main goes on
 			go func() {
+				defer close(ended)
 				Begin(c)
 				defer End(c)
 				defer WaitGroupDone(wg, base+smpSiteFork)
@@ -386,6 +392,7 @@ func TestTreeWhileRecording(t *testing.T) {
 				c.Ok()
 			}()
 			WaitGroupWait(wg, base+smpSiteFork)
+			<-ended
 			sampleBody(base, 0)
 		}
 	}
