@@ -139,6 +139,9 @@ func (g *gstate) put(op trace.Op, flags trace.Flags, site uint32, obj uint64) {
 	g.wc.recs[g.wi] = rec{obj: obj, site: site, op: op, flags: flags}
 	g.wi++
 	g.written++
+	if op < opKey {
+		g.nev++
+	}
 }
 
 // putKey appends a key marker for key k unless the records before already
@@ -231,7 +234,7 @@ func (g *gstate) commit(idle bool) {
 	if g.word.CompareAndSwap(g.last, w) {
 		g.last = w
 		g.cc, g.ci = g.wc, g.wi
-		g.committed, g.kcommit = g.written, g.kout
+		g.committed, g.kcommit, g.nevc = g.written, g.kout, g.nev
 		return
 	}
 	g.stolen(idle)
@@ -261,7 +264,7 @@ func (g *gstate) stolen(idle bool) {
 			g.redo = append(g.redo, c.recs[i])
 		}
 		g.wc, g.wi = g.cc, g.ci
-		g.written, g.kout = g.committed, g.kcommit
+		g.written, g.kout, g.nev = g.committed, g.kcommit, g.nevc
 		if !live.Load() {
 			return // tracing stopped: the records are dropped
 		}
@@ -298,7 +301,7 @@ func (g *gstate) stolen(idle bool) {
 		if g.word.CompareAndSwap(g.last, w) {
 			g.last = w
 			g.cc, g.ci = g.wc, g.wi
-			g.committed, g.kcommit = g.written, g.kout
+			g.committed, g.kcommit, g.nevc = g.written, g.kout, g.nev
 			return
 		}
 	}
@@ -366,11 +369,12 @@ func (g *gstate) plain(op trace.Op, flags trace.Flags, site uint32, obj, val uin
 	g.wc.recs[g.wi] = rec{obj: obj, site: site, op: op, flags: flags}
 	g.wi++
 	g.written++
+	g.nev++
 	w := packWord(g.k, g.written)
 	if g.word.CompareAndSwap(g.last, w) {
 		g.last = w
 		g.cc, g.ci = g.wc, g.wi
-		g.committed = g.written
+		g.committed, g.nevc = g.written, g.nev
 		return
 	}
 	g.stolen(false)

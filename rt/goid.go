@@ -35,6 +35,11 @@ type gstate struct {
 	kout      uint64 // key of the records written (as of the last key marker)
 	committed uint64 // records committed, and kout then
 	kcommit   uint64
+	// Events (records that are not markers) written and committed: the
+	// index in the trace of the goroutine's next event, which controlled
+	// mode gives each scheduling point (sched.Point.Ev).
+	nev, nevc int
+	root      int   // born in untraced code: its rank among those goroutines
 	redo      []rec // scratch for stolen
 	tick      int32 // plain events until the next prepSlow
 	throttle  bool  // wait for the writer before the next event
@@ -199,6 +204,8 @@ func curSlow(id uint64, slot *atomic.Pointer[gstate]) *gstate {
 	defs = append(defs, def{g: trace.Goroutine{ID: gid, Parent: trace.NoParent}})
 	s = newGstate(id, gid)
 	s.untraced = true
+	s.root = nroots
+	nroots++
 	gmap[id] = s
 	defMu.Unlock()
 	slot.Store(s)

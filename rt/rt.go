@@ -38,6 +38,7 @@ var (
 	defs   []def
 	nsites uint32 = 1 // site IDs defined so far, counting the unknown site 0
 	ngors  uint32     // goroutine IDs allocated so far
+	nroots int        // of which born in untraced code (gstate.root)
 )
 
 func init() {
@@ -74,7 +75,7 @@ func start(path string, withDedup bool) error {
 	wmu.Lock()
 	defer wmu.Unlock()
 	defMu.Lock()
-	defs, nsites, ngors = nil, 1, 0
+	defs, nsites, ngors, nroots = nil, 1, 0, 0
 	gmap = map[uint64]*gstate{}
 	for i := range gtab {
 		gtab[i].Store(nil)

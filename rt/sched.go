@@ -11,7 +11,8 @@ package rt
 //	                                there are scheduling points (RaceFuzzer's
 //	                                racing pair; a clip's access sites)
 //	RACEKIT_SCHEDULE_IN=FILE        replay: a recorded schedule; clip: a
-//	                                clip (lines "G N [kind [file:line]]")
+//	                                clip (lines "G EV [kind [file:line]]",
+//	                                sched.ClipStep; needs RACEKIT_TRACE)
 //	RACEKIT_SCHEDULE_OUT=FILE       record this run's schedule (sched.Schedule)
 //	RACEKIT_SCHED_ESCAPE=DUR        see "Leaving control" (default 5ms)
 //	RACEKIT_SCHED_DEADLOCK=DUR      see "Deadlocks" (default 5s)
@@ -276,7 +277,8 @@ func envDuration(name string, def time.Duration) time.Duration {
 	return def
 }
 
-// readClip reads a clip: one step per line, "G N [kind [file:line]]".
+// readClip reads a clip: one step per line, "G EV [kind [file:line]]"
+// (sched.ClipStep).
 func readClip(path string) ([]sched.ClipStep, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -290,13 +292,13 @@ func readClip(path string) ([]sched.ClipStep, error) {
 		}
 		st := sched.ClipStep{G: f[0]}
 		if len(f) < 2 {
-			return nil, fmt.Errorf("%s:%d: want G N [kind [file:line]]", path, i+1)
+			return nil, fmt.Errorf("%s:%d: want G EV [kind [file:line]]", path, i+1)
 		}
 		n, err := strconv.Atoi(f[1])
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: bad point index %q", path, i+1, f[1])
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%s:%d: bad event index %q", path, i+1, f[1])
 		}
-		st.N = n
+		st.Ev = n
 		if len(f) > 2 {
 			k, ok := sched.ParseKind(f[2])
 			if !ok {
@@ -408,7 +410,11 @@ func schedSelf() *sg {
 	if g := sc.byGoid[id]; g != nil {
 		return g
 	}
-	g := &sg{name: "g" + strconv.Itoa(sc.roots), goid: id, wake: make(chan struct{}, 1), state: sFree}
+	root := sc.roots
+	if on && live.Load() {
+		root = cur().root // the trace's numbering (sched.Names)
+	}
+	g := &sg{name: "g" + strconv.Itoa(root), goid: id, wake: make(chan struct{}, 1), state: sFree}
 	sc.roots++
 	schedAdd(g)
 	return g
@@ -452,12 +458,28 @@ func schedPoint(k sched.Kind, obj uint64, p unsafe.Pointer, site uint32, ch any)
 		g.skipSel = true
 	}
 	s := siteOf(site)
-	g.pt = sched.Point{G: g.name, N: g.n, Kind: k, Obj: obj, Site: s.name, Pair: s.pair && k.IsAccess()}
+	g.pt = sched.Point{G: g.name, N: g.n, Kind: k, Obj: obj, Site: s.name, Pair: s.pair && k.IsAccess(), Ev: schedEv()}
 	g.ch, g.ptr = ch, p
 	g.n++
 	schedArrive(g)
 	sc.mu.Unlock()
 	<-g.wake
+}
+
+// schedEv is the current goroutine's next event index in the trace
+// (sched.Point.Ev), -1 when not tracing.
+func schedEv() int {
+	if !on || !live.Load() {
+		return -1
+	}
+	return cur().nev
+}
+
+// schedEnded tells the strategy that g ended. sc.mu is held.
+func schedEnded(g *sg) {
+	if e, ok := sc.strat.(sched.Ender); ok {
+		e.Ended(g.name)
+	}
 }
 
 // schedArrive makes g wait at its point and dispatches. sc.mu is held.
@@ -496,7 +518,7 @@ func schedResume(site uint32) {
 		// Cond.Wait returned holding its lock again.
 		lockOf(lock).writer = g
 	}
-	g.pt = sched.Point{G: g.name, N: g.n, Kind: sched.KindResume, Site: siteOf(site).name}
+	g.pt = sched.Point{G: g.name, N: g.n, Kind: sched.KindResume, Site: siteOf(site).name, Ev: schedEv()}
 	g.ch = nil
 	g.n++
 	schedArrive(g)
@@ -539,7 +561,11 @@ func schedBegin() {
 	} else {
 		g = schedSelf()
 	}
-	g.pt = sched.Point{G: g.name, N: g.n, Kind: sched.KindBegin}
+	ev := -1
+	if on && live.Load() {
+		ev = 0 // its Begin, next, is its first event
+	}
+	g.pt = sched.Point{G: g.name, N: g.n, Kind: sched.KindBegin, Ev: ev}
 	g.n++
 	schedArrive(g)
 	sc.mu.Unlock()
@@ -563,6 +589,7 @@ func schedEnd(panicking bool) {
 		return
 	}
 	g.state = sDone
+	schedEnded(g)
 	delete(sc.byGoid, g.goid)
 	if sc.running == g {
 		sc.running = nil
@@ -904,6 +931,7 @@ func schedMonitor(kick, stop chan struct{}) {
 				// returning to the testing framework): nothing to replay.
 				schedNote(sched.Note{Kind: "gone", Text: fmt.Sprintf("%s ended in untraced code after %s", g.name, g.pt)})
 				g.state = sDone
+				schedEnded(g)
 				delete(sc.byGoid, g.goid)
 				sc.running = nil
 			} else {

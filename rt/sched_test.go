@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/racekit/racekit/sched"
+	"github.com/racekit/racekit/trace"
 )
 
 // These tests run real goroutines under the controlled scheduler, calling
@@ -192,17 +193,7 @@ func TestSchedReplaySameSchedule(t *testing.T) {
 	}
 }
 
-func sameSteps(a, b []sched.Step) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
+func sameSteps(a, b []sched.Step) bool { return sched.DiffSteps(a, b) == "" }
 
 // TestSchedChannels: unbuffered and buffered channels, where the chosen
 // goroutine parks and its partner brings it back; names follow creation
@@ -460,19 +451,109 @@ func BenchmarkSchedOn(b *testing.B) {
 	b.ReportMetric(float64(2*(b.N/2))/b.Elapsed().Seconds(), "decisions/s")
 }
 
-// TestSchedClip: a partial schedule (PECAN's clips) forces statement 7
-// before statement 5 in Figure 1, so every run reaches ERROR1, whatever
-// the seed of the free choices.
+// figure1Traced is figure1 written with rt's recording hooks, as package
+// instrument rewrites it; it returns which ERRORs were reached.
+func figure1Traced(base uint32) (err1, err2 bool) {
+	s := func(line int) uint32 { return base + uint32(line) - 1 }
+	var x, y, z int
+	var L sync.Mutex
+	var wg sync.WaitGroup
+	WaitGroupAdd(&wg, 2, s(14))
+	c1 := Fork(s(1))
+	go func() {
+		Begin(c1)
+		defer End(c1)
+		defer WaitGroupDone(&wg, s(1))
+		*W(&x, s(1)) = 1
+		MutexLock(&L, s(2))
+		*W(&y, s(3)) = 1
+		MutexUnlock(&L, s(4))
+		if *R(&z, s(5)) == 1 {
+			err1 = true
+		}
+		c1.Ok()
+	}()
+	c2 := Fork(s(7))
+	go func() {
+		Begin(c2)
+		defer End(c2)
+		defer WaitGroupDone(&wg, s(7))
+		*W(&z, s(7)) = 1
+		MutexLock(&L, s(8))
+		if *R(&y, s(9)) == 1 {
+			if *R(&x, s(10)) != 1 {
+				err2 = true
+			}
+		}
+		MutexUnlock(&L, s(14))
+		c2.Ok()
+	}()
+	WaitGroupWait(&wg, s(14))
+	return
+}
+
+// TestSchedClip: PECAN's clips and predicted races' witnesses are
+// schedules read off a recorded trace, as (goroutine, event index) steps.
+// A traced controlled run of Figure 1 in which statement 5 read z before
+// statement 7 wrote it gives the indices of the two accesses; the clip
+// "7 then 5" then makes every run reach ERROR1, whatever the seed of the
+// free choices, and each point of the schedule carries its event index.
 func TestSchedClip(t *testing.T) {
-	base := schedFileSites("/src/fig1c.go", 14)
 	pair := sched.SitePair{"fig1c.go:5", "fig1c.go:7"}
-	// Points of thread1 (g0.1): begin, lock, unlock, read z (#3); of
-	// thread2 (g0.2): begin, write z (#1), ...
-	clip := []sched.ClipStep{{G: "g0.2", N: 1, Kind: sched.KindWrite, Site: "fig1c.go:7"}, {G: "g0.1", N: 3, Kind: sched.KindRead, Site: "fig1c.go:5"}}
+	var lines []uint32
+	for l := 1; l <= 14; l++ {
+		lines = append(lines, uint32(l), 1, 0)
+	}
+	run := func(s sched.Strategy, seed uint64) (tr *trace.Trace, sch *sched.Schedule, e1 bool) {
+		tr = record(t, true, func(uint32) {
+			sch = controlled(t, s, "clip", seed, pair, func() {
+				e1, _ = figure1Traced(RegisterFile("/src/fig1c.go", nil, lines))
+			})
+		})
+		return tr, sch, e1
+	}
+	// Find a run without ERROR1, and in it the two accesses of z.
+	var tr *trace.Trace
+	var sch *sched.Schedule
+	for seed := uint64(0); ; seed++ {
+		var e1 bool
+		if tr, sch, e1 = run(sched.NewRandom(seed), seed); !e1 {
+			break
+		}
+		if seed == 50 {
+			t.Fatal("no random run read z before it was written")
+		}
+	}
+	names := sched.Names(tr)
+	idx := map[trace.GID]int{}
+	var read, write sched.ClipStep
+	for _, e := range tr.Events {
+		site := tr.M.Site(e.Site)
+		if strings.HasSuffix(site.File, "fig1c.go") && site.Line == 5 && e.Op == trace.OpRead {
+			read = sched.ClipStep{G: names[e.G], Ev: idx[e.G], Kind: sched.KindRead, Site: "fig1c.go:5"}
+		}
+		if strings.HasSuffix(site.File, "fig1c.go") && site.Line == 7 && e.Op == trace.OpWrite {
+			write = sched.ClipStep{G: names[e.G], Ev: idx[e.G], Kind: sched.KindWrite, Site: "fig1c.go:7"}
+		}
+		idx[e.G]++
+	}
+	if read.G != "g0.1" || write.G != "g0.2" {
+		t.Fatalf("read by %q, write by %q; want g0.1 and g0.2 (names %v)", read.G, write.G, names)
+	}
+	// The recorded schedule's points carry the same event indices.
+	found := 0
+	for _, st := range sch.Steps {
+		if (st.G == read.G && st.Kind == sched.KindRead && st.Ev == read.Ev) || (st.G == write.G && st.Kind == sched.KindWrite && st.Ev == write.Ev) {
+			found++
+		}
+	}
+	if found != 2 {
+		t.Fatalf("the schedule has %d of the two access points at their event indices: %+v", found, sch.Steps)
+	}
+	clip := []sched.ClipStep{write, read}
 	for seed := uint64(0); seed < 10; seed++ {
 		c := sched.NewClip(clip, seed)
-		var e1 bool
-		sch := controlled(t, c, "clip", seed, pair, func() { e1, _ = figure1(base) })
+		_, sch, e1 := run(c, seed)
 		if !e1 || !c.Done() {
 			t.Errorf("seed %d: ERROR1 %v, clip done %v, notes %v", seed, e1, c.Done(), sch.Notes)
 		}

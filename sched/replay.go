@@ -17,6 +17,29 @@ type Step struct {
 	N    int
 	Kind Kind
 	Site string
+	Ev   int    // Point.Ev (-1 if the file does not say)
+	Obj  uint64 // Point.Obj
+}
+
+// Same reports whether s and o are the same decision: equal in all but
+// the object's address, which differs from run to run.
+func (s Step) Same(o Step) bool {
+	s.Obj, o.Obj = 0, 0
+	return s == o
+}
+
+// DiffSteps returns "" when a and b are the same decisions (Same), else
+// where they first differ.
+func DiffSteps(a, b []Step) string {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if !a[i].Same(b[i]) {
+			return fmt.Sprintf("step %d: %s#%d %s %s vs %s#%d %s %s", i, a[i].G, a[i].N, a[i].Kind, a[i].Site, b[i].G, b[i].N, b[i].Kind, b[i].Site)
+		}
+	}
+	if len(a) != len(b) {
+		return fmt.Sprintf("%d steps vs %d", len(a), len(b))
+	}
+	return ""
 }
 
 // Schedule is a recorded schedule file.
@@ -37,9 +60,11 @@ func FormatHeader(strategy string, seed uint64, pair string) string {
 }
 
 // FormatStep returns the line of one step (tab-separated, so that sites
-// may hold spaces).
+// may hold spaces): goroutine, point index, kind, site, event index, and
+// object in hex.
 func FormatStep(p Point) string {
-	return "step\t" + p.G + "\t" + strconv.Itoa(p.N) + "\t" + p.Kind.String() + "\t" + p.Site + "\n"
+	return "step\t" + p.G + "\t" + strconv.Itoa(p.N) + "\t" + p.Kind.String() + "\t" + p.Site +
+		"\t" + strconv.Itoa(p.Ev) + "\t" + strconv.FormatUint(p.Obj, 16) + "\n"
 }
 
 // FormatNote returns the line of one note.
@@ -87,15 +112,24 @@ func ReadSchedule(r io.Reader, name string) (*Schedule, error) {
 		case t == "pair":
 		case strings.HasPrefix(t, "step\t"):
 			f := strings.Split(t, "\t")
-			if len(f) != 5 {
-				return nil, fmt.Errorf("%s:%d: step wants 4 fields, has %d", name, line, len(f)-1)
+			if len(f) != 5 && len(f) != 7 {
+				return nil, fmt.Errorf("%s:%d: step wants 4 or 6 fields, has %d", name, line, len(f)-1)
 			}
 			n, err := strconv.Atoi(f[2])
 			k, ok := ParseKind(f[3])
 			if err != nil || !ok {
 				return nil, fmt.Errorf("%s:%d: bad step %q", name, line, t)
 			}
-			s.Steps = append(s.Steps, Step{G: f[1], N: n, Kind: k, Site: f[4]})
+			st := Step{G: f[1], N: n, Kind: k, Site: f[4], Ev: -1}
+			if len(f) == 7 {
+				ev, err1 := strconv.Atoi(f[5])
+				obj, err2 := strconv.ParseUint(f[6], 16, 64)
+				if err1 != nil || err2 != nil {
+					return nil, fmt.Errorf("%s:%d: bad step %q", name, line, t)
+				}
+				st.Ev, st.Obj = ev, obj
+			}
+			s.Steps = append(s.Steps, st)
 		case strings.HasPrefix(t, "note\t"):
 			f := strings.SplitN(t, "\t", 3)
 			if len(f) != 3 {
@@ -198,37 +232,50 @@ func (s *Replay) Next(w []Point) int {
 	return en[s.r.IntN(len(en))]
 }
 
-// ClipStep is one step of a partial schedule: goroutine G's N-th
-// scheduling point (from 0), optionally checked to be of Kind (KindOther:
-// any) at Site ("": any).
-//
-// Points count a goroutine's scheduling points, not all of its trace
-// events: to translate a recorded clip, count only the goroutine's events
-// that are scheduling points (its Begin, synchronization operations, and
-// accesses at the sites the run is told to stop at).
+// ClipStep is one step of a partial schedule: goroutine G runs up to and
+// including its event Ev (the index among its own events in the trace of
+// the run the schedule was read from: a PECAN clip, a predicted race's
+// witness). Kind (KindOther: any) and Site ("": any) check the point at
+// which G's event Ev is the first event, when that is the step's own
+// point (an access at a statement under test).
 type ClipStep struct {
 	G    string
-	N    int
+	Ev   int
 	Kind Kind
 	Site string
 }
 
-// Clip follows a partial schedule: the steps run in their order, each
-// goroutine that has a step ahead is held at it until its turn, and the
-// other decisions are random. A goroutine found at a step doing something
-// else than the step says, or past it, has departed from the clip: Clip
-// notes it and goes on.
+// Clip follows a partial schedule given as events of a recorded trace. It
+// needs a traced run (Point.Ev). Scheduling points count nothing that the
+// trace records, so the step (G, Ev) is matched against positions, not
+// points: G is run while its next event is at most Ev (a point at Ev is
+// the step's own), and the step is done once G waits at a point past Ev
+// (or G ended: Ended). A step whose event is not a scheduling point (a
+// plain access) is thus ordered only up to G's points around it, which is
+// exact for everything a point orders: synchronization and the accesses
+// at the statements under test.
+//
+// While steps remain, only the goroutine of the next step runs; the
+// others, whether they have steps later or none left, are held. When that
+// goroutine cannot run (it waits for a lock held by a goroutine outside
+// the clip, say) a held goroutine runs, one without steps ahead first;
+// when it is not at a scheduling point at all (the caller gave it time to
+// arrive: Wanter) the clip cannot be followed: Clip notes a departure and
+// skips the step. A goroutine found at the step's event doing something
+// else than the step says has departed too. After the last step the
+// choices are random (seeded).
 type Clip struct {
 	steps []ClipStep
 	k     int
 	r     *rand.Rand
 	notes []Note
+	ended map[string]bool
 }
 
 // NewClip returns a strategy that follows steps, random (seeded with
 // seed) elsewhere.
 func NewClip(steps []ClipStep, seed uint64) *Clip {
-	return &Clip{steps: steps, r: NewRand(seed)}
+	return &Clip{steps: steps, r: NewRand(seed), ended: map[string]bool{}}
 }
 
 // Done reports whether every step was reached.
@@ -236,10 +283,21 @@ func (s *Clip) Done() bool { return s.k >= len(s.steps) }
 
 // Want implements Wanter.
 func (s *Clip) Want() string {
+	s.skipEnded()
 	if s.k < len(s.steps) {
 		return s.steps[s.k].G
 	}
 	return ""
+}
+
+// Ended implements Ender: the steps of a goroutine that ended are done
+// (its clip events are a prefix of its events, all run).
+func (s *Clip) Ended(g string) { s.ended[g] = true }
+
+func (s *Clip) skipEnded() {
+	for s.k < len(s.steps) && s.ended[s.steps[s.k].G] {
+		s.k++
+	}
 }
 
 // Notes implements Noter.
@@ -249,8 +307,12 @@ func (s *Clip) Notes() []Note {
 	return n
 }
 
-// nextOf returns the index of g's first step at or after k, or -1.
-func (s *Clip) nextOf(g string) int {
+func (s *Clip) depart(format string, args ...any) {
+	s.notes = append(s.notes, Note{"departure", fmt.Sprintf("clip step %d: ", s.k) + fmt.Sprintf(format, args...)})
+}
+
+// ahead returns the index of g's next step at or after k, or -1.
+func (s *Clip) ahead(g string) int {
 	for j := s.k; j < len(s.steps); j++ {
 		if s.steps[j].G == g {
 			return j
@@ -261,7 +323,7 @@ func (s *Clip) nextOf(g string) int {
 
 // Next implements Strategy.
 func (s *Clip) Next(w []Point) int {
-	for s.k < len(s.steps) {
+	for s.skipEnded(); s.k < len(s.steps); s.skipEnded() {
 		st := s.steps[s.k]
 		i := -1
 		for j := range w {
@@ -269,43 +331,66 @@ func (s *Clip) Next(w []Point) int {
 				i = j
 			}
 		}
-		if i < 0 || !w[i].Enabled {
-			break
-		}
-		p := w[i]
-		if p.N < st.N {
-			return i // on its way to the step
-		}
-		if p.N > st.N {
-			s.notes = append(s.notes, Note{"departure", fmt.Sprintf("clip step %d: %s passed %s#%d", s.k, p, st.G, st.N)})
+		if i < 0 {
+			// Not born yet (its creator's fork is not in the clip), or
+			// out of control: goroutines without steps ahead may run.
+			if free := s.free(w); len(free) > 0 {
+				return free[s.r.IntN(len(free))]
+			}
+			s.depart("%s is not at a scheduling point", st.G)
 			s.k++
 			continue
 		}
-		if (st.Kind != KindOther && st.Kind != p.Kind) || (st.Site != "" && p.Site != "" && !siteEq(st.Site, p.Site)) {
-			s.notes = append(s.notes, Note{"departure", fmt.Sprintf("clip step %d: %s is at %s, the clip has %s %s", s.k, st.G, p, st.Kind, st.Site)})
+		p := w[i]
+		if p.Ev < 0 {
+			s.depart("%s: the run records no trace, positions are unknown", st.G)
+			s.k = len(s.steps)
+			break
 		}
-		s.k++
+		if p.Ev > st.Ev {
+			s.k++ // ran past it
+			continue
+		}
+		if !p.Enabled {
+			break
+		}
+		if p.Ev == st.Ev && ((st.Kind != KindOther && st.Kind != p.Kind) || (st.Site != "" && p.Site != "" && !siteEq(st.Site, p.Site))) {
+			s.depart("%s is at %s, the clip has %s %s", st.G, p, st.Kind, st.Site)
+		}
 		return i
 	}
-	// Free: any enabled goroutine not held at a step of its own ahead.
-	var free, en []int
-	for _, i := range enabled(w) {
-		en = append(en, i)
-		if j := s.nextOf(w[i].G); j < 0 || w[i].N < s.steps[j].N {
-			free = append(free, i)
-		}
+	en := enabled(w)
+	if len(en) == 0 {
+		return 0
 	}
+	if s.k >= len(s.steps) {
+		return en[s.r.IntN(len(en))]
+	}
+	// The next step's goroutine waits and cannot proceed: someone else
+	// must run; without steps ahead first.
+	free := s.free(w)
 	if len(free) == 0 {
-		if len(en) == 0 {
-			return 0
-		}
-		if s.k < len(s.steps) {
-			s.notes = append(s.notes, Note{"departure", fmt.Sprintf("clip step %d: %s cannot proceed and every other goroutine is held", s.k, s.steps[s.k].G)})
-			s.k++
-		}
+		s.depart("%s cannot proceed and every other goroutine has steps after it", s.steps[s.k].G)
 		free = en
 	}
 	return free[s.r.IntN(len(free))]
+}
+
+// free returns the enabled goroutines of w that have no steps ahead.
+func (s *Clip) free(w []Point) []int {
+	var out []int
+	for i := range w {
+		if w[i].Enabled && s.ahead(w[i].G) < 0 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Ender is implemented by strategies that want to know when a goroutine
+// ends (or returns into untraced code for good).
+type Ender interface {
+	Ended(g string)
 }
 
 // siteEq compares two file:line sites, one possibly a path suffix of the

@@ -103,6 +103,13 @@ type Point struct {
 	// Pair is true for a data access at one of the statements under test
 	// (the racing pair of RaceFuzzer).
 	Pair bool
+	// Ev is the index, among G's own events in the run's trace, of the
+	// first event G records after this point (-1 when the run records no
+	// trace). It names a position in the program that does not depend on
+	// which accesses are scheduling points, so a schedule read off a
+	// recorded trace (a PECAN clip, a predicted race's witness) can be
+	// followed (NewEventClip).
+	Ev int
 }
 
 // String is "G#N kind site".
@@ -184,39 +191,42 @@ func (s *Random) Next(w []Point) int {
 	return en[s.r.IntN(len(en))]
 }
 
-// SitePair is the pair of statements under test, each as "file:line".
-// A statement matches a site whose file ends with the statement's file at
-// a path boundary and whose line is equal.
-type SitePair [2]string
+// SitePair is the statements under test, each as "file:line": the racing
+// pair of RaceFuzzer, or the sites of an anomaly's events (a clip: two to
+// four). A statement matches a site whose file ends with the statement's
+// file at a path boundary and whose line is equal.
+type SitePair []string
 
 // ParsePair parses "file:line~file:line" (also accepted: a comma or a
-// space as separator).
+// space as separator), or more statements separated by "~".
 func ParsePair(s string) (SitePair, error) {
 	s = strings.TrimSpace(s)
 	var parts []string
-	for _, sep := range []string{"~", ",", " "} {
-		if strings.Contains(s, sep) {
-			parts = strings.SplitN(s, sep, 2)
-			break
-		}
+	switch {
+	case strings.Contains(s, "~"):
+		parts = strings.Split(s, "~")
+	case strings.Contains(s, ","):
+		parts = strings.SplitN(s, ",", 2)
+	case strings.Contains(s, " "):
+		parts = strings.SplitN(s, " ", 2)
 	}
-	if len(parts) != 2 {
-		return SitePair{}, fmt.Errorf("pair %q: want file:line~file:line", s)
+	if len(parts) < 2 {
+		return nil, fmt.Errorf("pair %q: want file:line~file:line", s)
 	}
-	var p SitePair
+	p := make(SitePair, len(parts))
 	for i, x := range parts {
 		x = strings.TrimSpace(x)
 		file, line, ok := splitSite(x)
 		if !ok || file == "" || line <= 0 {
-			return SitePair{}, fmt.Errorf("pair %q: %q is not file:line", s, x)
+			return nil, fmt.Errorf("pair %q: %q is not file:line", s, x)
 		}
 		p[i] = x
 	}
 	return p, nil
 }
 
-// String is "a~b".
-func (p SitePair) String() string { return p[0] + "~" + p[1] }
+// String is "a~b" ("" for no statements).
+func (p SitePair) String() string { return strings.Join(p, "~") }
 
 // Matches reports whether the site file:line is one of the pair's
 // statements.

@@ -132,7 +132,7 @@ func runReplay(c *command, args []string) int {
 			first = &r
 			continue
 		}
-		if d := scheduleDiff(first.Schedule.Steps, r.Schedule.Steps); d != "" {
+		if d := sched.DiffSteps(first.Schedule.Steps, r.Schedule.Steps); d != "" {
 			c.errorf("run %d has another schedule than run 1: %s", i+1, d)
 			code = exitError
 		}
@@ -168,18 +168,4 @@ func runReplay(c *command, args []string) int {
 		return exitOK
 	}
 	return exitError
-}
-
-// scheduleDiff describes the first difference of two schedules, "" if
-// they are identical.
-func scheduleDiff(a, b []sched.Step) string {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		if a[i] != b[i] {
-			return fmt.Sprintf("step %d: %s#%d %s %s vs %s#%d %s %s", i, a[i].G, a[i].N, a[i].Kind, a[i].Site, b[i].G, b[i].N, b[i].Kind, b[i].Site)
-		}
-	}
-	if len(a) != len(b) {
-		return fmt.Sprintf("%d steps vs %d", len(a), len(b))
-	}
-	return ""
 }
