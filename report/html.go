@@ -39,13 +39,14 @@ func ClipIndexHTML(w io.Writer, title string, entries []IndexEntry) error {
 		Doc      string
 		Sites    string
 		Vars     string
+		Evidence string
 		Feasible bool
 	}
 	var rows []row
 	for i, e := range entries {
 		a := e.Anomaly
 		rows = append(rows, row{N: i + 1, Href: e.Href, Pattern: a.Pattern, Kind: string(a.Kind), Doc: a.Doc,
-			Sites: strings.Join(a.Sites, " → "), Vars: strings.Join(uniq(a.Vars), ", "),
+			Sites: strings.Join(a.Sites, " → "), Vars: strings.Join(uniq(a.Vars), ", "), Evidence: a.Evidence,
 			Feasible: a.Clip != nil && a.Clip.Feasible})
 	}
 	return indexTmpl.Execute(w, struct {
@@ -87,6 +88,7 @@ type row struct {
 
 type view struct {
 	Title, Pattern, Kind, Doc string
+	Evidence                  string // potential, or confirmed / pruned by racekit hatch
 	Sites                     []string
 	Feasible, Observed        bool
 	Lanes                     []lane
@@ -95,7 +97,7 @@ type view struct {
 
 func clipView(a *anomaly.Anomaly) *view {
 	v := &view{Title: a.Pattern + " " + strings.Join(a.Sites, " "), Pattern: a.Pattern, Kind: string(a.Kind),
-		Doc: a.Doc, Sites: a.Sites, Observed: a.Observed}
+		Doc: a.Doc, Sites: a.Sites, Observed: a.Observed, Evidence: a.Evidence}
 	c := a.Clip
 	if c == nil {
 		return v
@@ -186,6 +188,7 @@ tr.hitrow td.n{color:#c00;font-weight:bold}
 .sw{display:inline-block;width:1em;height:1em;vertical-align:middle;border:1px solid #ccc;margin-right:.3em}
 .sw.hit{background:#ffd6d6;border:2px solid #c00}
 .bad{color:#c00;font-weight:bold}
+.ok{color:#060;font-weight:bold}
 `
 
 var clipTmpl = template.Must(template.New("clip").Funcs(funcs).Parse(`<!DOCTYPE html>
@@ -198,6 +201,7 @@ var clipTmpl = template.Must(template.New("clip").Funcs(funcs).Parse(`<!DOCTYPE 
 <p>Anomaly events, in pattern order: {{range $i, $s := .Sites}}<b>E{{add1 $i}}</b> {{$s}} {{end}}</p>
 {{if not .Feasible}}<p class="bad">No feasible schedule was generated for this anomaly: it is likely a false alarm.</p>{{end}}
 {{if .Observed}}<p>The recorded run already executed these events in this order.</p>{{end}}
+{{if eq .Evidence "confirmed"}}<p class="ok">Confirmed: a re-execution of the program along this clip (racekit hatch) performed these events in this order.</p>{{else if eq .Evidence "pruned"}}<p class="bad">Pruned: a re-execution of the program along this clip (racekit hatch) departed from it; the anomaly is likely false.</p>{{end}}
 <table class="clip" id="clip">
 <thead><tr><th>#</th>{{range .Lanes}}<th class="lane" data-g="{{.Name}}">{{.Name}}<br><small>{{.Label}} (gid {{.GID}}){{if .Parent}}, forked by {{.Parent}}{{if .ForkSite}} at {{.ForkSite}}{{end}}{{end}}</small></th>{{end}}</tr></thead>
 <tbody>
@@ -220,9 +224,9 @@ var indexTmpl = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 <body>
 <h1>{{.Title}}</h1>
 <table class="clip">
-<thead><tr><th>#</th><th>pattern</th><th>kind</th><th>events</th><th>variables</th><th>clip</th></tr></thead>
+<thead><tr><th>#</th><th>pattern</th><th>kind</th><th>events</th><th>variables</th><th>evidence</th><th>clip</th></tr></thead>
 <tbody>
-{{range .Rows}}<tr><td class="n">{{.N}}</td><td title="{{.Doc}}">{{.Pattern}}</td><td>{{.Kind}}</td><td>{{.Sites}}</td><td>{{.Vars}}</td><td><a href="{{.Href}}">{{if .Feasible}}clip{{else}}clip (infeasible){{end}}</a></td></tr>
+{{range .Rows}}<tr><td class="n">{{.N}}</td><td title="{{.Doc}}">{{.Pattern}}</td><td>{{.Kind}}</td><td>{{.Sites}}</td><td>{{.Vars}}</td><td>{{.Evidence}}</td><td><a href="{{.Href}}">{{if .Feasible}}clip{{else}}clip (infeasible){{end}}</a></td></tr>
 {{end}}</tbody></table>
 </body></html>
 `))

@@ -200,12 +200,18 @@ func W1[T any](p *T, site uint32) *T {
 
 // RW1 is RW for a value accessed only whole (see R1).
 func RW1[T any](p *T, site uint32) *T {
+	// Each access's point comes right before it, so that the write's
+	// point has the write's position in the trace (sched.Point.Ev).
 	if ctl { // controlled mode (sched.go)
 		ctlRead(unsafe.Pointer(p), site)
-		ctlWrite(unsafe.Pointer(p), site)
 	}
 	if on {
 		access(trace.OpRead, unsafe.Pointer(p), 1, site)
+	}
+	if ctl {
+		ctlWrite(unsafe.Pointer(p), site)
+	}
+	if on {
 		access(trace.OpWrite, unsafe.Pointer(p), 1, site)
 	}
 	return p
@@ -224,12 +230,18 @@ func W[T any](p *T, site uint32) *T {
 
 // RW records a read and then a write of *p (x += v, x++).
 func RW[T any](p *T, site uint32) *T {
+	// Each access's point comes right before it, so that the write's
+	// point has the write's position in the trace (sched.Point.Ev).
 	if ctl { // controlled mode (sched.go)
 		ctlRead(unsafe.Pointer(p), site)
-		ctlWrite(unsafe.Pointer(p), site)
 	}
 	if on {
 		access(trace.OpRead, unsafe.Pointer(p), unsafe.Sizeof(*p), site)
+	}
+	if ctl {
+		ctlWrite(unsafe.Pointer(p), site)
+	}
+	if on {
 		access(trace.OpWrite, unsafe.Pointer(p), unsafe.Sizeof(*p), site)
 	}
 	return p

@@ -235,9 +235,9 @@ func (s *Replay) Next(w []Point) int {
 // ClipStep is one step of a partial schedule: goroutine G runs up to and
 // including its event Ev (the index among its own events in the trace of
 // the run the schedule was read from: a PECAN clip, a predicted race's
-// witness). Kind (KindOther: any) and Site ("": any) check the point at
-// which G's event Ev is the first event, when that is the step's own
-// point (an access at a statement under test).
+// witness). Kind (KindOther: any) and Site ("": any) check the last point
+// G ran up to Ev, in whose segment the event ran: for an access at a
+// statement under test, the access's own point.
 type ClipStep struct {
 	G    string
 	Ev   int
@@ -261,8 +261,8 @@ type ClipStep struct {
 // the clip, say) a held goroutine runs, one without steps ahead first;
 // when it is not at a scheduling point at all (the caller gave it time to
 // arrive: Wanter) the clip cannot be followed: Clip notes a departure and
-// skips the step. A goroutine found at the step's event doing something
-// else than the step says has departed too. After the last step the
+// skips the step. A goroutine whose last point up to the step's event is
+// not what the step says has departed too. After the last step the
 // choices are random (seeded).
 type Clip struct {
 	steps []ClipStep
@@ -270,6 +270,7 @@ type Clip struct {
 	r     *rand.Rand
 	notes []Note
 	ended map[string]bool
+	last  *Point // the last point the current step's goroutine ran for it
 }
 
 // NewClip returns a strategy that follows steps, random (seeded with
@@ -296,8 +297,27 @@ func (s *Clip) Ended(g string) { s.ended[g] = true }
 
 func (s *Clip) skipEnded() {
 	for s.k < len(s.steps) && s.ended[s.steps[s.k].G] {
-		s.k++
+		s.consume()
 	}
+}
+
+// consume ends the current step. Its event ran in the segment of the last
+// point its goroutine ran for it (several points may share a position: a
+// read and a write of x++, an access deduplicated away), so that point is
+// checked against the step's kind and site.
+func (s *Clip) consume() {
+	st := s.steps[s.k]
+	if st.Kind != KindOther || st.Site != "" {
+		p := s.last
+		switch {
+		case p == nil:
+			s.depart("%s ran no point up to its event %d", st.G, st.Ev)
+		case (st.Kind != KindOther && st.Kind != p.Kind) || (st.Site != "" && p.Site != "" && !siteEq(st.Site, p.Site)):
+			s.depart("%s ran %s for its event %d, the clip has %s %s", st.G, *p, st.Ev, st.Kind, st.Site)
+		}
+	}
+	s.last = nil
+	s.k++
 }
 
 // Notes implements Noter.
@@ -338,6 +358,7 @@ func (s *Clip) Next(w []Point) int {
 				return free[s.r.IntN(len(free))]
 			}
 			s.depart("%s is not at a scheduling point", st.G)
+			s.last = nil
 			s.k++
 			continue
 		}
@@ -348,15 +369,13 @@ func (s *Clip) Next(w []Point) int {
 			break
 		}
 		if p.Ev > st.Ev {
-			s.k++ // ran past it
+			s.consume() // ran past it
 			continue
 		}
 		if !p.Enabled {
 			break
 		}
-		if p.Ev == st.Ev && ((st.Kind != KindOther && st.Kind != p.Kind) || (st.Site != "" && p.Site != "" && !siteEq(st.Site, p.Site))) {
-			s.depart("%s is at %s, the clip has %s %s", st.G, p, st.Kind, st.Site)
-		}
+		s.last = &p
 		return i
 	}
 	en := enabled(w)

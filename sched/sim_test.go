@@ -439,7 +439,7 @@ func TestClip(t *testing.T) {
 		t.Errorf("loose clip: ERROR in %d of 30 runs, want some but not all", errs)
 	}
 	// A clip naming the wrong operation is reported as a departure.
-	c := NewClip([]ClipStep{{G: "g0.2", Ev: 0, Kind: KindRead}}, 1)
+	c := NewClip([]ClipStep{{G: "g0.2", Ev: 0, Kind: KindRead}, {G: "g0.1", Ev: 0}}, 1)
 	simulate(c, figure2(2))
 	if n := c.Notes(); len(n) != 1 || n[0].Kind != "departure" {
 		t.Fatalf("notes %v, want one departure", n)

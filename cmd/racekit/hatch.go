@@ -1,0 +1,601 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/racekit/racekit/detect"
+	"github.com/racekit/racekit/detect/anomaly"
+	"github.com/racekit/racekit/detect/predict"
+	"github.com/racekit/racekit/finding"
+	"github.com/racekit/racekit/sched"
+	"github.com/racekit/racekit/trace"
+	"github.com/racekit/racekit/trace/tracefile"
+)
+
+var cmdHatch = register(&command{
+	name:      "hatch",
+	usageLine: "hatch [--from pecan|rdit|mcm] [--trace FILE] [--kinds K] [--runs N] [-j N] [--seed S] [--json] [--html DIR] [--keep DIR] [--timeout D] [--include P] [--exclude P] [--tags T] [-v] [package] [-- go test flags]",
+	short:     "re-execute predicted anomalies along their clips to confirm or prune them (PECAN hatching)",
+	long: `
+Hatch is PECAN's bug hatching (Huang and Zhang, ISSTA'11, section 6) for Go
+tests. It records a trace of the package's tests (or reads --trace, kept by
+racekit test --keep-trace from the same tests), predicts anomalies on it,
+and re-executes the test binary along each anomaly's clip on racekit's
+controlled scheduler (RACEKIT_SCHED=clip): every goroutine runs its part of
+the clip in the clip's order, the accesses of the anomaly being scheduling
+points. An anomaly is confirmed when the run performed its events in the
+pattern's order on the same variables (and, for a race, back to back);
+it is pruned when a goroutine departed from the clip (it took another
+branch, blocked, or never came) or the run hung. Each result says what the
+program did: a panic, a test failure, a deadlock, or nothing.
+
+--from selects the predictions: pecan (default: races, atomicity violations
+and atomic-set serializability violations with their clips, as racekit
+anomalies gives them; --kinds selects families), or rdit / mcm (predicted
+races, each with its witness: a reordering of the trace that makes the two
+accesses adjacent).
+
+Positions in a clip are event indices of the recorded trace, so the runs
+must record alike: do not give --trace a trace recorded with --sample or
+--filter. A run is deterministic as long as no goroutine leaves the
+scheduler's control (see racekit fuzz).
+
+Exit status: 66 if an anomaly was confirmed, 0 if none, 1 on a build or
+run error, 2 on a usage error.
+`,
+})
+
+var (
+	hatchFlags   *frontendFlags
+	hatchFrom    = cmdHatch.flags.String("from", "pecan", "predictions to hatch: pecan, rdit or mcm")
+	hatchTrace   = cmdHatch.flags.String("trace", "", "predict on this trace (racekit test --keep-trace of the same tests) instead of a new recorded run")
+	hatchKinds   = cmdHatch.flags.String("kinds", "race,atomicity,asv", "with --from=pecan: pattern families (race, atomicity, asv)")
+	hatchRuns    = cmdHatch.flags.Int("runs", 1, "runs per anomaly (seeds --seed, --seed+1, ... for the choices after the clip)")
+	hatchJobs    = cmdHatch.flags.Int("j", runtime.NumCPU(), "runs in parallel")
+	hatchSeed    = cmdHatch.flags.Uint64("seed", 1, "first seed")
+	hatchJSON    = cmdHatch.flags.Bool("json", false, "print the result as JSON")
+	hatchHTML    = cmdHatch.flags.String("html", "", "with --from=pecan: write the clip pages, with their verdicts, to DIR")
+	hatchKeep    = cmdHatch.flags.String("keep", "", "keep each run's clip, schedule and trace in DIR")
+	hatchTimeout = cmdHatch.flags.Duration("timeout", time.Minute, "time limit of one run")
+)
+
+func init() {
+	cmdHatch.run = runHatch
+	hatchFlags = addFrontendFlags(cmdHatch.flags)
+}
+
+// hatchEvent is one event of an anomaly, located in the recorded trace.
+type hatchEvent struct {
+	G    string // stable name (sched.Names)
+	Ev   int    // index among G's events
+	Kind sched.Kind
+	Site string // file:line
+	Obj  uint64 // address in the recorded run
+}
+
+// hatchCand is one prediction to hatch.
+type hatchCand struct {
+	Kind        string
+	Pattern     string
+	Sites       []string
+	Vars        []string
+	consecutive bool
+	events      []hatchEvent
+	steps       []sched.ClipStep
+	anomaly     *anomaly.Anomaly // --from=pecan
+}
+
+// HatchRun is one controlled run along a clip.
+type HatchRun struct {
+	Seed      uint64  `json:"seed"`
+	Confirmed bool    `json:"confirmed"`
+	Reason    string  `json:"reason,omitempty"` // why it was not confirmed
+	Outcome   string  `json:"outcome"`          // none, panic, test failure, deadlock, timeout, exit N
+	Detail    string  `json:"detail,omitempty"`
+	Steps     int     `json:"steps"`
+	Seconds   float64 `json:"seconds"`
+}
+
+// HatchAnomaly is the result for one prediction.
+type HatchAnomaly struct {
+	Kind    string     `json:"kind"`
+	Pattern string     `json:"pattern"`
+	Sites   []string   `json:"sites"`
+	Vars    []string   `json:"vars,omitempty"`
+	Verdict string     `json:"verdict"` // confirmed or pruned
+	Runs    []HatchRun `json:"runs"`
+}
+
+// HatchResult is racekit hatch's --json output.
+type HatchResult struct {
+	Package       string         `json:"package"`
+	Trace         string         `json:"trace"`
+	From          string         `json:"from"`
+	Events        int            `json:"events"`
+	RecordSeconds float64        `json:"record_seconds"`
+	SearchSeconds float64        `json:"search_seconds"`
+	HatchSeconds  float64        `json:"hatch_seconds"`
+	Predicted     int            `json:"predicted"`
+	Confirmed     int            `json:"confirmed"`
+	Anomalies     []HatchAnomaly `json:"anomalies"`
+}
+
+func runHatch(c *command, args []string) int {
+	pkgs, goFlags := splitDashDash(args)
+	if len(pkgs) != 1 {
+		c.errorf("hatch takes one package, got %d", len(pkgs))
+		return exitUsage
+	}
+	switch *hatchFrom {
+	case "pecan", "rdit", "mcm":
+	default:
+		c.errorf("--from %q: want pecan, rdit or mcm", *hatchFrom)
+		return exitUsage
+	}
+	kinds, ok := parseAnomalyKinds(c, *hatchKinds)
+	if !ok {
+		return exitUsage
+	}
+	if *hatchRuns < 1 || *hatchJobs < 1 {
+		c.errorf("--runs and -j must be at least 1")
+		return exitUsage
+	}
+	prep, ok := prepare(c, hatchFlags, pkgs, true)
+	if !ok {
+		return exitError
+	}
+	tmp, err := os.MkdirTemp("", "racekit-hatch-")
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
+	defer os.RemoveAll(tmp)
+	targets, err := buildTargets(prep, hatchFlags, pkgs, tmp)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
+	if len(targets) != 1 {
+		c.errorf("no test binary: the package has no tests")
+		return exitError
+	}
+	t := targets[0]
+	testArgs := goTestArgs(goFlags)
+	outDir := tmp
+	if *hatchKeep != "" {
+		if err := os.MkdirAll(*hatchKeep, 0o777); err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+		outDir = *hatchKeep
+	}
+
+	// Record.
+	res := HatchResult{Package: t.Pkg, From: *hatchFrom}
+	start := time.Now()
+	path := *hatchTrace
+	if path == "" {
+		path = filepath.Join(outDir, "recorded.rkt")
+		cmd := exec.Command(t.bin, testArgs...)
+		cmd.Dir = t.dir
+		cmd.Env = append(os.Environ(), "RACEKIT_TRACE="+path)
+		cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+		_ = cmd.Run() // a failing run still has its trace
+		res.RecordSeconds = time.Since(start).Seconds()
+	}
+	res.Trace = path
+	tr, err := readTraceFile(c, path)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
+	res.Events = len(tr.Events)
+
+	// Predict.
+	start = time.Now()
+	var cands []*hatchCand
+	if *hatchFrom == "pecan" {
+		cands = anomalyCands(tr, anomaly.Find(tr, anomaly.Kinds(anomaly.Builtin(), kinds...), anomaly.Options{}))
+	} else {
+		cands, err = witnessCands(tr, *hatchFrom)
+		if err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+	}
+	res.SearchSeconds = time.Since(start).Seconds()
+	res.Predicted = len(cands)
+	if *hatchFlags.verbose {
+		fmt.Fprintf(os.Stderr, "racekit hatch: %d events, %d predictions (%s) in %.2fs\n", len(tr.Events), len(cands), *hatchFrom, res.SearchSeconds)
+	}
+
+	// Hatch.
+	start = time.Now()
+	type task struct{ i, k int }
+	runs := make([][]HatchRun, len(cands))
+	var tasks []task
+	for i := range cands {
+		runs[i] = make([]HatchRun, *hatchRuns)
+		for k := 0; k < *hatchRuns; k++ {
+			tasks = append(tasks, task{i, k})
+		}
+	}
+	ch := make(chan task)
+	var wg sync.WaitGroup
+	var errMu sync.Mutex
+	var runErr error
+	for w := 0; w < *hatchJobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for tk := range ch {
+				seed := *hatchSeed + uint64(tk.k)
+				r, err := hatchOne(t, testArgs, cands[tk.i], seed, filepath.Join(outDir, fmt.Sprintf("a%d-%d", tk.i+1, seed)))
+				if err != nil {
+					errMu.Lock()
+					runErr = err
+					errMu.Unlock()
+				}
+				runs[tk.i][tk.k] = r
+			}
+		}()
+	}
+	for _, tk := range tasks {
+		ch <- tk
+	}
+	close(ch)
+	wg.Wait()
+	if runErr != nil {
+		c.errorf("%v", runErr)
+		return exitError
+	}
+	res.HatchSeconds = time.Since(start).Seconds()
+	for i, cd := range cands {
+		ha := HatchAnomaly{Kind: cd.Kind, Pattern: cd.Pattern, Sites: cd.Sites, Vars: cd.Vars, Verdict: "pruned", Runs: runs[i]}
+		for _, r := range runs[i] {
+			if r.Confirmed {
+				ha.Verdict = "confirmed"
+			}
+		}
+		if ha.Verdict == "confirmed" {
+			res.Confirmed++
+		}
+		if cd.anomaly != nil {
+			cd.anomaly.Evidence = ha.Verdict
+		}
+		res.Anomalies = append(res.Anomalies, ha)
+	}
+	if *hatchHTML != "" && *hatchFrom == "pecan" {
+		var as []anomaly.Anomaly
+		for _, cd := range cands {
+			as = append(as, *cd.anomaly)
+		}
+		if err := writeClipPages(*hatchHTML, path, as); err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+	}
+	if *hatchJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+	} else {
+		printHatch(os.Stdout, &res)
+	}
+	if res.Confirmed > 0 {
+		return exitRaces
+	}
+	return exitOK
+}
+
+func parseAnomalyKinds(c *command, s string) ([]anomaly.Kind, bool) {
+	var kinds []anomaly.Kind
+	for _, k := range strings.Split(s, ",") {
+		switch k = strings.TrimSpace(k); k {
+		case "":
+		case "race", "atomicity", "asv":
+			kinds = append(kinds, anomaly.Kind(k))
+		default:
+			c.errorf("unknown kind %q (want race, atomicity, asv)", k)
+			return nil, false
+		}
+	}
+	return kinds, true
+}
+
+func readTraceFile(c *command, path string) (*trace.Trace, error) {
+	f, err := tracefile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tr, err := trace.ReadAll(f)
+	printWarnings(c, f.Reader)
+	return tr, err
+}
+
+// accessKind is the scheduling point kind of an access event.
+func accessKind(e *trace.Event) sched.Kind {
+	if e.IsWrite() {
+		return sched.KindWrite
+	}
+	return sched.KindRead
+}
+
+// lineOf is a site as file:line, the form RACEKIT_PAIR and points use.
+func lineOf(m *trace.Meta, id trace.SiteID) string {
+	s := m.Site(id)
+	return s.File + ":" + strconv.Itoa(s.Line)
+}
+
+// indexer gives each event of a trace its goroutine's name and its index
+// among that goroutine's events: a clip's positions.
+type indexer struct {
+	names map[trace.GID]string
+	idx   []int
+	byG   map[trace.GID][]int // each goroutine's events, as trace indices
+}
+
+func newIndexer(tr *trace.Trace) *indexer {
+	x := &indexer{names: sched.Names(tr), idx: make([]int, len(tr.Events)), byG: map[trace.GID][]int{}}
+	for i := range tr.Events {
+		g := tr.Events[i].G
+		x.idx[i] = len(x.byG[g])
+		x.byG[g] = append(x.byG[g], i)
+	}
+	return x
+}
+
+// event returns goroutine g's n-th event.
+func (x *indexer) event(tr *trace.Trace, g trace.GID, n int) *trace.Event {
+	return &tr.Events[x.byG[g][n]]
+}
+
+// anomalyCands turns PECAN's anomalies with feasible clips into
+// candidates: each clip step is a position the goroutine runs up to, the
+// anomaly's events are scheduling points (RACEKIT_PAIR: their sites).
+func anomalyCands(tr *trace.Trace, res *anomaly.Result) []*hatchCand {
+	x := newIndexer(tr)
+	var out []*hatchCand
+	for i := range res.Anomalies {
+		a := &res.Anomalies[i]
+		if a.Clip == nil || !a.Clip.Feasible {
+			continue
+		}
+		cd := &hatchCand{Kind: string(a.Kind), Pattern: a.Pattern, Sites: a.Sites, Vars: a.Vars, anomaly: a,
+			consecutive: a.Kind == anomaly.KindRace}
+		for _, st := range a.Clip.Steps {
+			name := x.names[st.GID]
+			cs := sched.ClipStep{G: name, Ev: st.Index}
+			if st.Anomaly > 0 {
+				e := x.event(tr, st.GID, st.Index)
+				cs.Kind, cs.Site = accessKind(e), lineOf(tr.M, e.Site)
+				cd.events = append(cd.events, hatchEvent{G: name, Ev: st.Index, Kind: cs.Kind, Site: cs.Site, Obj: e.Obj})
+			}
+			cd.steps = append(cd.steps, cs)
+		}
+		out = append(out, cd)
+	}
+	return out
+}
+
+// witnessCands runs a predictive detector (rdit or mcm) and turns the
+// witness of each distinct site pair into a candidate: the trace's first
+// ObservedPrefix events, then the reordered steps, the last two being the
+// racing accesses.
+func witnessCands(tr *trace.Trace, algo string) ([]*hatchCand, error) {
+	col := finding.NewCollector()
+	var d *predict.Detector
+	if algo == "mcm" {
+		d = predict.NewMCM(col, predict.Options{})
+	} else {
+		d = predict.NewRDIT(col, predict.Options{})
+	}
+	if _, err := detect.Run(tr.Iter(), d); err != nil {
+		return nil, err
+	}
+	x := newIndexer(tr)
+	seen := map[string]bool{}
+	var out []*hatchCand
+	for _, w := range d.Witnesses() {
+		n := len(w.Steps)
+		if n < 2 {
+			continue
+		}
+		a, b := w.Steps[n-2], w.Steps[n-1]
+		sa, sb := lineOf(tr.M, a.Site), lineOf(tr.M, b.Site)
+		key := sa + "~" + sb
+		if sb < sa {
+			key = sb + "~" + sa
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		cd := &hatchCand{Kind: "race", Pattern: algo, Sites: []string{sa, sb}, consecutive: true}
+		for i := 0; i < w.ObservedPrefix && i < len(tr.Events); i++ {
+			cd.steps = append(cd.steps, sched.ClipStep{G: x.names[tr.Events[i].G], Ev: x.idx[i]})
+		}
+		for k, st := range w.Steps {
+			cs := sched.ClipStep{G: x.names[st.G], Ev: st.Index}
+			if k >= n-2 {
+				e := x.event(tr, st.G, st.Index)
+				cs.Kind, cs.Site = accessKind(e), lineOf(tr.M, e.Site)
+				cd.events = append(cd.events, hatchEvent{G: cs.G, Ev: st.Index, Kind: cs.Kind, Site: cs.Site, Obj: e.Obj})
+			}
+			cd.steps = append(cd.steps, cs)
+		}
+		cd.steps = compactSteps(cd.steps)
+		out = append(out, cd)
+	}
+	return out, nil
+}
+
+// compactSteps drops a step followed at once by a later step of the same
+// goroutine without a check of its own: running up to the later one runs
+// it too.
+func compactSteps(s []sched.ClipStep) []sched.ClipStep {
+	var out []sched.ClipStep
+	for i, st := range s {
+		if i+1 < len(s) && s[i+1].G == st.G && st.Kind == sched.KindOther && st.Site == "" {
+			continue
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// writeClip writes steps as a RACEKIT_SCHEDULE_IN clip file.
+func writeClip(path string, steps []sched.ClipStep) error {
+	var b strings.Builder
+	b.WriteString("# racekit clip: goroutine, event index, [kind, file:line]\n")
+	for _, st := range steps {
+		fmt.Fprintf(&b, "%s %d", st.G, st.Ev)
+		if st.Kind != sched.KindOther || st.Site != "" {
+			fmt.Fprintf(&b, " %s %s", st.Kind, st.Site)
+		}
+		b.WriteByte('\n')
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o666)
+}
+
+// hatchOne runs the test binary once along cd's clip.
+func hatchOne(t *fuzzTarget, testArgs []string, cd *hatchCand, seed uint64, prefix string) (HatchRun, error) {
+	clipPath := prefix + ".clip"
+	if err := writeClip(clipPath, cd.steps); err != nil {
+		return HatchRun{}, err
+	}
+	var sites []string
+	seen := map[string]bool{}
+	for _, e := range cd.events {
+		if !seen[e.Site] {
+			seen[e.Site] = true
+			sites = append(sites, e.Site)
+		}
+	}
+	if len(sites) == 1 {
+		sites = append(sites, sites[0]) // RACEKIT_PAIR wants two
+	}
+	r, err := controlledRun(t, testArgs, []string{
+		"RACEKIT_SCHED=clip",
+		"RACEKIT_SEED=" + strconv.FormatUint(seed, 10),
+		"RACEKIT_SCHEDULE_IN=" + clipPath,
+		"RACEKIT_PAIR=" + strings.Join(sites, "~"),
+		"RACEKIT_TRACE=" + prefix + ".rkt",
+	}, prefix+".sched", *hatchTimeout, nil)
+	hr := HatchRun{Seed: seed, Outcome: r.Outcome, Detail: r.Detail, Steps: r.Steps, Seconds: r.Elapsed.Seconds()}
+	if err != nil {
+		return hr, err
+	}
+	hr.Confirmed, hr.Reason = hatched(cd, r.Schedule)
+	return hr, nil
+}
+
+// hatched decides from a run's schedule whether it made the anomaly
+// happen: no goroutine departed from the clip, and each anomaly event ran
+// as a scheduling point (the point of its goroutine whose segment holds
+// the event: an access at its site), in pattern order, back to back for a
+// race, with the same variables equal (and different ones different) as
+// in the recorded run.
+func hatched(cd *hatchCand, s *sched.Schedule) (bool, string) {
+	if d := s.NotesOf("departure"); len(d) > 0 {
+		return false, "departed from the clip: " + d[0]
+	}
+	pos := make([]int, len(cd.events))
+	objs := make([]uint64, len(cd.events))
+	for k, e := range cd.events {
+		pos[k] = -1
+		best := -1
+		for i, st := range s.Steps {
+			if st.G == e.G && st.Ev >= 0 && st.Ev <= e.Ev && (best < 0 || st.Ev >= s.Steps[best].Ev) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return false, fmt.Sprintf("%s never reached event %d (%s)", e.G, e.Ev, e.Site)
+		}
+		st := s.Steps[best]
+		if !st.Kind.IsAccess() || !siteLineEq(st.Site, e.Site) {
+			return false, fmt.Sprintf("%s ran %s#%d %s %s where the clip has its %s at %s", e.G, st.G, st.N, st.Kind, st.Site, e.Kind, e.Site)
+		}
+		pos[k], objs[k] = best, st.Obj
+	}
+	for k := 1; k < len(pos); k++ {
+		if pos[k] <= pos[k-1] {
+			return false, fmt.Sprintf("anomaly events %d and %d ran in the other order", k, k+1)
+		}
+		if cd.consecutive && pos[k] != pos[k-1]+1 {
+			return false, fmt.Sprintf("anomaly events %d and %d did not run back to back", k, k+1)
+		}
+	}
+	for a := range cd.events {
+		for b := a + 1; b < len(cd.events); b++ {
+			if (cd.events[a].Obj == cd.events[b].Obj) != (objs[a] == objs[b]) {
+				return false, fmt.Sprintf("anomaly events %d and %d: the variables differ from the recorded run's", a+1, b+1)
+			}
+		}
+	}
+	return true, ""
+}
+
+// siteLineEq compares file:line sites, one possibly a path suffix of the
+// other.
+func siteLineEq(a, b string) bool {
+	p, err := sched.ParsePair(a + "~" + a)
+	if err != nil {
+		return a == b
+	}
+	i := strings.LastIndexByte(b, ':')
+	if i < 0 {
+		return a == b
+	}
+	line, err := strconv.Atoi(b[i+1:])
+	return err == nil && p.Matches(b[:i], line)
+}
+
+func printHatch(w io.Writer, r *HatchResult) {
+	fmt.Fprintf(w, "racekit hatch: %s: %d events recorded, %d predictions (%s), %d confirmed, %d pruned\n",
+		r.Package, r.Events, r.Predicted, r.From, r.Confirmed, r.Predicted-r.Confirmed)
+	as := append([]HatchAnomaly(nil), r.Anomalies...)
+	sort.SliceStable(as, func(i, j int) bool { return as[i].Verdict < as[j].Verdict })
+	for _, a := range as {
+		fmt.Fprintf(w, "\n%-9s %s %s: %s\n", strings.ToUpper(a.Verdict), a.Kind, a.Pattern, strings.Join(relSites(a.Sites), " -> "))
+		if len(a.Vars) > 0 {
+			fmt.Fprintf(w, "          variables: %s\n", strings.Join(a.Vars, ", "))
+		}
+		for _, run := range a.Runs {
+			what := run.Outcome
+			if run.Detail != "" {
+				what += ": " + run.Detail
+			}
+			if run.Confirmed {
+				fmt.Fprintf(w, "          seed %d: happened; the program then: %s\n", run.Seed, what)
+			} else {
+				fmt.Fprintf(w, "          seed %d: %s (program: %s)\n", run.Seed, run.Reason, what)
+			}
+		}
+	}
+	fmt.Fprintf(w, "\nrecord %.2fs, search %.2fs, hatch %.2fs\n", r.RecordSeconds, r.SearchSeconds, r.HatchSeconds)
+}
+
+func relSites(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = relSite(s)
+	}
+	return out
+}

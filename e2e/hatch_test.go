@@ -1,0 +1,117 @@
+package e2e
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// racekit hatch end to end: PECAN's Figure 1 (testdata/src/pecanfig1),
+// whose three predicted races are all real and one of them, run in the
+// order the recorded run did not show, reaches ERROR; and a flag protected
+// by a mutex (testdata/src/pecanflag), whose predicted race is false and
+// is pruned because the consumer departs from the clip. The same with the
+// predicted races of rdit and their witnesses.
+
+// hatchResult mirrors racekit hatch's JSON (cmd/racekit.HatchResult).
+type hatchResult struct {
+	Predicted, Confirmed int
+	Anomalies            []struct {
+		Kind, Pattern, Verdict string
+		Sites                  []string
+		Runs                   []struct {
+			Seed            uint64
+			Confirmed       bool
+			Reason          string
+			Outcome, Detail string
+		}
+	}
+}
+
+func hatch(t *testing.T, args ...string) (int, hatchResult) {
+	t.Helper()
+	code, out := runRacekit(t, append([]string{"hatch", "--json", "-j", "2"}, args...)...)
+	var res hatchResult
+	i := strings.Index(out, "{")
+	if i < 0 || json.Unmarshal([]byte(out[i:]), &res) != nil {
+		t.Fatalf("racekit hatch %v: exit %d, output:\n%s", args, code, out)
+	}
+	if want := map[bool]int{true: 66, false: 0}[res.Confirmed > 0]; code != want {
+		t.Errorf("racekit hatch %v: exit %d, want %d", args, code, want)
+	}
+	return code, res
+}
+
+// hasSites reports whether sites (file:line[:col]) are exactly the
+// statements want (file:line), in any order.
+func hasSites(sites []string, want ...string) bool {
+	if len(sites) != len(want) {
+		return false
+	}
+	for _, w := range want {
+		found := false
+		for _, s := range sites {
+			found = found || s == w || strings.HasPrefix(s, w+":") || strings.HasSuffix(s, "/"+w) || strings.Contains(s, "/"+w+":")
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func TestHatchPecanFigure1(t *testing.T) {
+	line := func(n int) string { return markedLine(t, "pecanfig1/fig1.go", n) }
+	races := [][2]string{{line(2), line(5)}, {line(2), line(6)}, {line(3), line(7)}}
+	for _, from := range []string{"pecan", "rdit"} {
+		_, res := hatch(t, "--from", from, "--runs", "3", "./pecanfig1")
+		if res.Predicted != 3 || res.Confirmed != 3 {
+			t.Errorf("%s: %d predicted, %d confirmed; want 3 and 3: %+v", from, res.Predicted, res.Confirmed, res)
+		}
+		for _, r := range races {
+			found := false
+			for _, a := range res.Anomalies {
+				if !hasSites(a.Sites, r[0], r[1]) {
+					continue
+				}
+				found = true
+				for _, run := range a.Runs {
+					if !run.Confirmed {
+						t.Errorf("%s: race %v, seed %d: not confirmed: %s", from, r, run.Seed, run.Reason)
+					}
+				}
+				// PECAN's clip runs the race (3,7) in the order the
+				// recorded run did not show: 7 first, and ERROR.
+				if from == "pecan" && r[0] == line(3) {
+					for _, run := range a.Runs {
+						if run.Outcome != "panic" || run.Detail != "ERROR" {
+							t.Errorf("race (3,7), seed %d: the program ended with %s %q, want panic ERROR", run.Seed, run.Outcome, run.Detail)
+						}
+					}
+				}
+			}
+			if !found {
+				t.Errorf("%s: race %v not predicted: %+v", from, r, res.Anomalies)
+			}
+		}
+	}
+}
+
+func TestHatchPrunesFalseRace(t *testing.T) {
+	for _, from := range []string{"pecan", "rdit"} {
+		_, res := hatch(t, "--from", from, "--runs", "2", "./pecanflag")
+		if res.Predicted == 0 {
+			t.Fatalf("%s: predicted nothing on pecanflag: the test needs the false prediction", from)
+		}
+		if res.Confirmed != 0 {
+			t.Errorf("%s: confirmed %d false races: %+v", from, res.Confirmed, res.Anomalies)
+		}
+		for _, a := range res.Anomalies {
+			for _, run := range a.Runs {
+				if !strings.Contains(run.Reason, "departed") || run.Outcome != "none" {
+					t.Errorf("%s: %v seed %d: reason %q, outcome %s; want a departure and a normal end", from, a.Sites, run.Seed, run.Reason, run.Outcome)
+				}
+			}
+		}
+	}
+}

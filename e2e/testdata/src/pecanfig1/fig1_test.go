@@ -1,0 +1,5 @@
+package pecanfig1
+
+import "testing"
+
+func TestFigure1(t *testing.T) { Run() }
