@@ -312,7 +312,7 @@ func (s *Clip) consume() {
 		switch {
 		case p == nil:
 			s.depart("%s ran no point up to its event %d", st.G, st.Ev)
-		case (st.Kind != KindOther && st.Kind != p.Kind) || (st.Site != "" && p.Site != "" && !siteEq(st.Site, p.Site)):
+		case !s.fits(st, *p):
 			s.depart("%s ran %s for its event %d, the clip has %s %s", st.G, *p, st.Ev, st.Kind, st.Site)
 		}
 	}
@@ -376,6 +376,12 @@ func (s *Clip) Next(w []Point) int {
 			break
 		}
 		s.last = &p
+		if p.Ev == st.Ev && s.fits(st, p) {
+			// The step's event is the first its operation records, before
+			// G can reach another point: done, even if G then blocks
+			// (a receive that waits for a send later in the clip).
+			s.consume()
+		}
 		return i
 	}
 	en := enabled(w)
@@ -393,6 +399,12 @@ func (s *Clip) Next(w []Point) int {
 		free = en
 	}
 	return free[s.r.IntN(len(free))]
+}
+
+// fits reports whether point p is what step st says (its kind and site,
+// when given).
+func (s *Clip) fits(st ClipStep, p Point) bool {
+	return (st.Kind == KindOther || st.Kind == p.Kind) && (st.Site == "" || p.Site == "" || siteEq(st.Site, p.Site))
 }
 
 // free returns the enabled goroutines of w that have no steps ahead.

@@ -47,8 +47,10 @@ races, each with its witness: a reordering of the trace that makes the two
 accesses adjacent).
 
 Positions in a clip are event indices of the recorded trace, so the runs
-must record alike: do not give --trace a trace recorded with --sample or
---filter. A run is deterministic as long as no goroutine leaves the
+must record alike: hatch records without rt's deduplication of repeated
+accesses (whose effect depends on timing); give --dedup for a --trace
+recorded with it (racekit test's default), and never a trace recorded with
+--sample or --filter. A run is deterministic as long as no goroutine leaves the
 scheduler's control (see racekit fuzz).
 
 Exit status: 66 if an anomaly was confirmed, 0 if none, 1 on a build or
@@ -68,6 +70,7 @@ var (
 	hatchHTML    = cmdHatch.flags.String("html", "", "with --from=pecan: write the clip pages, with their verdicts, to DIR")
 	hatchKeep    = cmdHatch.flags.String("keep", "", "keep each run's clip, schedule and trace in DIR")
 	hatchTimeout = cmdHatch.flags.Duration("timeout", time.Minute, "time limit of one run")
+	hatchDedup   = cmdHatch.flags.Bool("dedup", false, "record with rt's deduplication of repeated accesses, as racekit test does (needed for a --trace recorded so)")
 )
 
 func init() {
@@ -123,6 +126,8 @@ type HatchResult struct {
 	Trace         string         `json:"trace"`
 	From          string         `json:"from"`
 	Events        int            `json:"events"`
+	Goroutines    int            `json:"goroutines"`
+	SharedVars    int            `json:"shared_vars"` // addresses accessed by two goroutines or more
 	RecordSeconds float64        `json:"record_seconds"`
 	SearchSeconds float64        `json:"search_seconds"`
 	HatchSeconds  float64        `json:"hatch_seconds"`
@@ -189,7 +194,7 @@ func runHatch(c *command, args []string) int {
 		path = filepath.Join(outDir, "recorded.rkt")
 		cmd := exec.Command(t.bin, testArgs...)
 		cmd.Dir = t.dir
-		cmd.Env = append(os.Environ(), "RACEKIT_TRACE="+path)
+		cmd.Env = append(os.Environ(), "RACEKIT_TRACE="+path, dedupEnv())
 		cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 		_ = cmd.Run() // a failing run still has its trace
 		res.RecordSeconds = time.Since(start).Seconds()
@@ -201,6 +206,7 @@ func runHatch(c *command, args []string) int {
 		return exitError
 	}
 	res.Events = len(tr.Events)
+	res.Goroutines, res.SharedVars = traceShape(tr)
 
 	// Predict.
 	start = time.Now()
@@ -326,6 +332,27 @@ func readTraceFile(c *command, path string) (*trace.Trace, error) {
 	tr, err := trace.ReadAll(f)
 	printWarnings(c, f.Reader)
 	return tr, err
+}
+
+// traceShape counts a trace's goroutines and its shared variables (the
+// addresses two goroutines or more read or write).
+func traceShape(tr *trace.Trace) (goroutines, shared int) {
+	gs := map[trace.GID]bool{}
+	first := map[uint64]trace.GID{}
+	sh := map[uint64]bool{}
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		gs[e.G] = true
+		if e.Op != trace.OpRead && e.Op != trace.OpWrite {
+			continue
+		}
+		if g, ok := first[e.Obj]; !ok {
+			first[e.Obj] = e.G
+		} else if g != e.G {
+			sh[e.Obj] = true
+		}
+	}
+	return len(gs), len(sh)
 }
 
 // accessKind is the scheduling point kind of an access event.
@@ -473,6 +500,18 @@ func writeClip(path string, steps []sched.ClipStep) error {
 	return os.WriteFile(path, []byte(b.String()), 0o666)
 }
 
+// dedupEnv is the recording setting of every run. Without dedup each
+// goroutine records the same events whatever the interleaving; rt's
+// dedup forgets what it saw when a goroutine born in untraced code
+// appears, at a time that depends on the schedule, and event positions
+// shift.
+func dedupEnv() string {
+	if *hatchDedup {
+		return "RACEKIT_DEDUP=1"
+	}
+	return "RACEKIT_DEDUP=0"
+}
+
 // hatchOne runs the test binary once along cd's clip.
 func hatchOne(t *fuzzTarget, testArgs []string, cd *hatchCand, seed uint64, prefix string) (HatchRun, error) {
 	clipPath := prefix + ".clip"
@@ -496,6 +535,7 @@ func hatchOne(t *fuzzTarget, testArgs []string, cd *hatchCand, seed uint64, pref
 		"RACEKIT_SCHEDULE_IN=" + clipPath,
 		"RACEKIT_PAIR=" + strings.Join(sites, "~"),
 		"RACEKIT_TRACE=" + prefix + ".rkt",
+		dedupEnv(),
 	}, prefix+".sched", *hatchTimeout, nil)
 	hr := HatchRun{Seed: seed, Outcome: r.Outcome, Detail: r.Detail, Steps: r.Steps, Seconds: r.Elapsed.Seconds()}
 	if err != nil {

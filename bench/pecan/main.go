@@ -1,0 +1,330 @@
+// Command pecan reproduces PECAN's Table 1 (Huang and Zhang, ISSTA'11)
+// over racekit's subject programs (bench/subjects, ground truth in
+// bench/truth):
+//
+//	go build -o /tmp/rk ./cmd/racekit
+//	go run ./bench/pecan -racekit /tmp/rk -j 2 -json bench/results/pecan/table1.json > bench/results/pecan/table1.md
+//
+// For each subject it runs racekit hatch (PECAN's anomalies on one
+// recorded run of the subject's tests, each re-executed along its clip)
+// and reports the paper's columns: goroutines, shared variables and events
+// of the recorded trace; the recording overhead (the recorded run against
+// the uninstrumented test binary); search and hatching times; the races,
+// atomicity violations and atomic-set violations predicted; how many were
+// confirmed by re-execution (real), and of those how many runs panicked
+// or failed a test.
+//
+// Scoring against the ground truth: an anomaly is true when the lines of
+// its events all belong to one entry of the ground truth of its family
+// (truth.Entry.Matches: a race pair, or an atomicity or atomic-set
+// violation's lines). The targets: every entry of the ground truth
+// predicted and confirmed; no false anomaly confirmed.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/racekit/racekit/bench/truth"
+)
+
+// hatchResult mirrors racekit hatch --json.
+type hatchResult struct {
+	Events        int
+	Goroutines    int
+	SharedVars    int `json:"shared_vars"`
+	RecordSeconds float64 `json:"record_seconds"`
+	SearchSeconds float64 `json:"search_seconds"`
+	HatchSeconds  float64 `json:"hatch_seconds"`
+	Anomalies     []struct {
+		Kind, Pattern, Verdict string
+		Sites                  []string
+		Runs                   []struct {
+			Confirmed       bool
+			Reason          string
+			Outcome, Detail string
+		}
+	}
+}
+
+// Row is one subject's line of the table.
+type Row struct {
+	Subject     string   `json:"subject"`
+	Goroutines  int      `json:"goroutines"`
+	SharedVars  int      `json:"shared_vars"`
+	Events      int      `json:"events"`
+	NormalSec   float64  `json:"normal_sec"`
+	RecordSec   float64  `json:"record_sec"`
+	SearchSec   float64  `json:"search_sec"`
+	HatchSec    float64  `json:"hatch_sec"`
+	Races       int      `json:"races"`
+	Atomicity   int      `json:"atomicity"`
+	ASV         int      `json:"asv"`
+	Real        int      `json:"real"`
+	RealFalse   []string `json:"real_false,omitempty"` // confirmed, not in the ground truth
+	Panics      int      `json:"panics"`
+	Failed      int      `json:"failed"`
+	Known       int      `json:"known"`
+	Predicted   int      `json:"known_predicted"`
+	Confirmed   int      `json:"known_confirmed"`
+	Missed      []string `json:"missed,omitempty"`
+	PrunedTrue  []string `json:"pruned_true,omitempty"` // true anomalies pruned, with why
+	PrunedFalse int      `json:"pruned_false"`
+	Error       string   `json:"error,omitempty"`
+}
+
+func main() {
+	rk := flag.String("racekit", "racekit", "the racekit binary")
+	jobs := flag.Int("j", 2, "runs in parallel")
+	timeout := flag.Duration("timeout", 30*time.Second, "time limit of one hatching run")
+	jsonOut := flag.String("json", "", "also write the rows as JSON to FILE")
+	root := flag.String("subjects", "bench/subjects", "the subjects' directory")
+	flag.Parse()
+	subjects, err := truth.LoadAll(*root)
+	if err != nil {
+		fatal(err)
+	}
+	if names := flag.Args(); len(names) > 0 {
+		keep := map[string]bool{}
+		for _, n := range names {
+			keep[n] = true
+		}
+		var sel []*truth.Subject
+		for _, s := range subjects {
+			if keep[s.Name] {
+				sel = append(sel, s)
+			}
+		}
+		subjects = sel
+	}
+	tmp, err := os.MkdirTemp("", "racekit-bench-pecan-")
+	if err != nil {
+		fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	var rows []Row
+	for _, s := range subjects {
+		fmt.Fprintf(os.Stderr, "bench/pecan: %s\n", s.Name)
+		rows = append(rows, subject(s, *rk, *jobs, *timeout, tmp))
+	}
+	if *jsonOut != "" {
+		data, _ := json.MarshalIndent(rows, "", "  ")
+		if err := os.WriteFile(*jsonOut, append(data, '\n'), 0o666); err != nil {
+			fatal(err)
+		}
+	}
+	table(os.Stdout, rows)
+}
+
+func fatal(err error) {
+	fmt.Fprintf(os.Stderr, "bench/pecan: %v\n", err)
+	os.Exit(1)
+}
+
+func subject(s *truth.Subject, rk string, jobs int, timeout time.Duration, tmp string) Row {
+	r := Row{Subject: s.Name}
+	pkg := "./" + filepath.ToSlash(relToWd(s.Dir))
+	cmd := exec.Command(rk, "hatch", "--json", "-j", fmt.Sprint(jobs), "--timeout", timeout.String(), pkg)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var hr hatchResult
+	if jerr := json.Unmarshal(out.Bytes(), &hr); jerr != nil {
+		r.Error = fmt.Sprintf("racekit hatch: %v: %s", err, strings.TrimSpace(errb.String()))
+		return r
+	}
+	r.Goroutines, r.SharedVars, r.Events = hr.Goroutines, hr.SharedVars, hr.Events
+	r.RecordSec, r.SearchSec, r.HatchSec = hr.RecordSeconds, hr.SearchSeconds, hr.HatchSeconds
+
+	entries := s.Entries()
+	r.Known = len(entries)
+	predicted, confirmed := map[string]bool{}, map[string]bool{}
+	for _, a := range hr.Anomalies {
+		switch a.Kind {
+		case "race":
+			r.Races++
+		case "atomicity":
+			r.Atomicity++
+		case "asv":
+			r.ASV++
+		}
+		var lines []truth.Line
+		ok := true
+		for _, site := range a.Sites {
+			l, lok := lineOf(s, site)
+			ok = ok && lok
+			lines = append(lines, l)
+		}
+		family := map[string]truth.Kind{"race": truth.KindRace, "atomicity": truth.KindAtomicity, "asv": truth.KindAtomicSet}[a.Kind]
+		var match *truth.Entry
+		if ok {
+			for _, e := range entries {
+				if e.Kind == family && e.Matches(lines) {
+					match = e
+					break
+				}
+			}
+		}
+		real := a.Verdict == "confirmed"
+		desc := a.Pattern + " " + strings.Join(relSites(a.Sites), ",")
+		if match != nil {
+			predicted[match.ID] = true
+			if real {
+				confirmed[match.ID] = true
+			} else if len(a.Runs) > 0 {
+				r.PrunedTrue = append(r.PrunedTrue, match.ID+": "+desc+": "+a.Runs[0].Reason)
+			}
+		} else if !real {
+			r.PrunedFalse++
+		}
+		if !real {
+			continue
+		}
+		r.Real++
+		if match == nil {
+			r.RealFalse = append(r.RealFalse, desc)
+		}
+		for _, run := range a.Runs {
+			if !run.Confirmed {
+				continue
+			}
+			switch run.Outcome {
+			case "panic":
+				r.Panics++
+			case "test failure":
+				r.Failed++
+			}
+			break
+		}
+	}
+	for _, e := range entries {
+		switch {
+		case confirmed[e.ID]:
+			r.Confirmed++
+			r.Predicted++
+		case predicted[e.ID]:
+			r.Predicted++
+			r.Missed = append(r.Missed, e.ID+" ("+string(e.Kind)+": predicted, pruned)")
+		default:
+			r.Missed = append(r.Missed, e.ID+" ("+string(e.Kind)+": not predicted)")
+		}
+	}
+
+	// The uninstrumented test binary, for the recording overhead.
+	bin := filepath.Join(tmp, s.Name+".plain.test")
+	if b, err := exec.Command("go", "test", "-c", "-o", bin, pkg).CombinedOutput(); err != nil {
+		r.Error = fmt.Sprintf("go test -c: %v: %s", err, b)
+		return r
+	}
+	const n = 3
+	var total time.Duration
+	for i := 0; i < n; i++ {
+		c := exec.Command(bin, "-test.count=1")
+		c.Dir = s.Dir
+		t0 := time.Now()
+		_ = c.Run()
+		total += time.Since(t0)
+	}
+	r.NormalSec = total.Seconds() / n
+	return r
+}
+
+func relToWd(dir string) string {
+	wd, _ := os.Getwd()
+	if rel, err := filepath.Rel(wd, dir); err == nil {
+		return rel
+	}
+	return dir
+}
+
+func relSites(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = relToWd(s)
+	}
+	return out
+}
+
+// lineOf maps a site (file:line[:col], the file absolute) to the
+// subject's line.
+func lineOf(s *truth.Subject, site string) (truth.Line, bool) {
+	parts := strings.Split(site, ":")
+	if len(parts) < 2 {
+		return truth.Line{}, false
+	}
+	file, num := parts[0], parts[1]
+	if len(parts) > 2 {
+		file, num = strings.Join(parts[:len(parts)-2], ":"), parts[len(parts)-2]
+	}
+	var n int
+	if _, err := fmt.Sscanf(num, "%d", &n); err != nil {
+		return truth.Line{}, false
+	}
+	rel, err := filepath.Rel(s.Dir, file)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return truth.Line{}, false
+	}
+	return truth.Line{File: filepath.ToSlash(rel), Line: n}, true
+}
+
+func table(w io.Writer, rows []Row) {
+	fmt.Fprintf(w, "# PECAN Table 1 over racekit's subjects\n\n")
+	fmt.Fprintf(w, "One recorded run of each subject's tests (racekit hatch). Times in seconds: Normal is one run of the uninstrumented test binary (mean of 3), Record the instrumented run with the trace, Search PECAN's search with schedule generation, Hatch the re-execution of every clip (one run each, -j in parallel). Anomalies are distinct pattern and site combinations; Real are those a re-execution along the clip confirmed; Panics and Failed count real anomalies whose run then panicked or failed a test. Known is the ground truth's entries (races, atomicity and atomic-set violations); predicted and confirmed count those an anomaly of matching lines covers.\n\n")
+	fmt.Fprintf(w, "| subject | goroutines | shared vars | events | Normal | Record | Search | Hatch | races | atomicity | ASV | real | of which not in truth | panics | failed | known | predicted | confirmed |\n")
+	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	var tot Row
+	for _, r := range rows {
+		if r.Error != "" {
+			fmt.Fprintf(w, "| %s | error: %s |||||||||||||||||\n", r.Subject, strings.ReplaceAll(r.Error, "\n", " "))
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %.3f | %.3f | %.3f | %.2f | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n",
+			r.Subject, r.Goroutines, r.SharedVars, r.Events, r.NormalSec, r.RecordSec, r.SearchSec, r.HatchSec,
+			r.Races, r.Atomicity, r.ASV, r.Real, len(r.RealFalse), r.Panics, r.Failed, r.Known, r.Predicted, r.Confirmed)
+		tot.Events += r.Events
+		tot.Races += r.Races
+		tot.Atomicity += r.Atomicity
+		tot.ASV += r.ASV
+		tot.Real += r.Real
+		tot.RealFalse = append(tot.RealFalse, r.RealFalse...)
+		tot.Panics += r.Panics
+		tot.Failed += r.Failed
+		tot.Known += r.Known
+		tot.Predicted += r.Predicted
+		tot.Confirmed += r.Confirmed
+		tot.PrunedFalse += r.PrunedFalse
+		tot.SearchSec += r.SearchSec
+		tot.HatchSec += r.HatchSec
+	}
+	fmt.Fprintf(w, "| **total** | | | %d | | | %.3f | %.2f | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n\n",
+		tot.Events, tot.SearchSec, tot.HatchSec, tot.Races, tot.Atomicity, tot.ASV, tot.Real, len(tot.RealFalse), tot.Panics, tot.Failed, tot.Known, tot.Predicted, tot.Confirmed)
+	fmt.Fprintf(w, "%d anomalies that match no ground-truth entry were pruned by re-execution.\n\n", tot.PrunedFalse)
+	fmt.Fprintf(w, "## Ground truth not confirmed\n\n")
+	for _, r := range rows {
+		if len(r.Missed) > 0 {
+			fmt.Fprintf(w, "- %s: %s\n", r.Subject, strings.Join(r.Missed, "; "))
+		}
+	}
+	fmt.Fprintf(w, "\n## True anomalies pruned (why)\n\n")
+	for _, r := range rows {
+		sort.Strings(r.PrunedTrue)
+		for _, p := range r.PrunedTrue {
+			fmt.Fprintf(w, "- %s: %s\n", r.Subject, p)
+		}
+	}
+	fmt.Fprintf(w, "\n## Confirmed anomalies the ground truth does not list\n\n")
+	for _, r := range rows {
+		for _, p := range r.RealFalse {
+			fmt.Fprintf(w, "- %s: %s\n", r.Subject, p)
+		}
+	}
+}
