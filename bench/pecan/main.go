@@ -41,7 +41,7 @@ import (
 type hatchResult struct {
 	Events        int
 	Goroutines    int
-	SharedVars    int `json:"shared_vars"`
+	SharedVars    int     `json:"shared_vars"`
 	RecordSeconds float64 `json:"record_seconds"`
 	SearchSeconds float64 `json:"search_seconds"`
 	HatchSeconds  float64 `json:"hatch_seconds"`
