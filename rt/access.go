@@ -73,6 +73,13 @@ func rangeAccess(op trace.Op, p unsafe.Pointer, elem uintptr, n int, site uint32
 	if p == nil || n <= 0 || elem == 0 || !live.Load() {
 		return
 	}
+	if ctl { // controlled mode (sched.go): one point for the range
+		if op == trace.OpWrite {
+			ctlWrite(p, site)
+		} else {
+			ctlRead(p, site)
+		}
+	}
 	g := cur()
 	a := uint64(uintptr(p))
 	if gen := generation.Load(); gen != g.gen {

@@ -681,7 +681,11 @@ func schedDispatch() {
 		}
 		if wa, ok := sc.strat.(sched.Wanter); ok {
 			if name := wa.Want(); name != "" && name != sc.wantName {
-				present, coming := false, false
+				// A root not seen yet is coming: the program's goroutines
+				// that untraced code starts reach their first point at
+				// times the schedule does not decide. (A child not forked
+				// yet is not: its parent's fork is a point.)
+				present, coming := false, !strings.Contains(name, ".")
 				for _, g := range sc.all {
 					if g.name == name {
 						present = g.state == sWaiting

@@ -270,13 +270,13 @@ type Clip struct {
 	r     *rand.Rand
 	notes []Note
 	ended map[string]bool
-	last  *Point // the last point the current step's goroutine ran for it
+	last  map[string]Point // the last point each goroutine ran
 }
 
 // NewClip returns a strategy that follows steps, random (seeded with
 // seed) elsewhere.
 func NewClip(steps []ClipStep, seed uint64) *Clip {
-	return &Clip{steps: steps, r: NewRand(seed), ended: map[string]bool{}}
+	return &Clip{steps: steps, r: NewRand(seed), ended: map[string]bool{}, last: map[string]Point{}}
 }
 
 // Done reports whether every step was reached.
@@ -302,21 +302,20 @@ func (s *Clip) skipEnded() {
 }
 
 // consume ends the current step. Its event ran in the segment of the last
-// point its goroutine ran for it (several points may share a position: a
-// read and a write of x++, an access deduplicated away), so that point is
-// checked against the step's kind and site.
+// point its goroutine ran (G runs only points up to the step's position;
+// several points may share a position: a read and a write of x++), so
+// that point is checked against the step's kind and site.
 func (s *Clip) consume() {
 	st := s.steps[s.k]
 	if st.Kind != KindOther || st.Site != "" {
-		p := s.last
+		p, ok := s.last[st.G]
 		switch {
-		case p == nil:
+		case !ok:
 			s.depart("%s ran no point up to its event %d", st.G, st.Ev)
-		case !s.fits(st, *p):
-			s.depart("%s ran %s for its event %d, the clip has %s %s", st.G, *p, st.Ev, st.Kind, st.Site)
+		case !s.fits(st, p):
+			s.depart("%s ran %s for its event %d, the clip has %s %s", st.G, p, st.Ev, st.Kind, st.Site)
 		}
 	}
-	s.last = nil
 	s.k++
 }
 
@@ -358,7 +357,6 @@ func (s *Clip) Next(w []Point) int {
 				return free[s.r.IntN(len(free))]
 			}
 			s.depart("%s is not at a scheduling point", st.G)
-			s.last = nil
 			s.k++
 			continue
 		}
@@ -375,7 +373,7 @@ func (s *Clip) Next(w []Point) int {
 		if !p.Enabled {
 			break
 		}
-		s.last = &p
+		s.last[p.G] = p
 		if p.Ev == st.Ev && s.fits(st, p) {
 			// The step's event is the first its operation records, before
 			// G can reach another point: done, even if G then blocks

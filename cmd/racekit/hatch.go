@@ -405,7 +405,11 @@ func anomalyCands(tr *trace.Trace, res *anomaly.Result) []*hatchCand {
 		}
 		cd := &hatchCand{Kind: string(a.Kind), Pattern: a.Pattern, Sites: a.Sites, Vars: a.Vars, anomaly: a,
 			consecutive: a.Kind == anomaly.KindRace}
+		inOp := opHeads(tr, x, a.Clip.Steps)
 		for _, st := range a.Clip.Steps {
+			if inOp[gpos{st.GID, st.Index}] {
+				continue
+			}
 			name := x.names[st.GID]
 			cs := sched.ClipStep{G: name, Ev: st.Index}
 			if st.Anomaly > 0 {
@@ -416,6 +420,35 @@ func anomalyCands(tr *trace.Trace, res *anomaly.Result) []*hatchCand {
 			cd.steps = append(cd.steps, cs)
 		}
 		out = append(out, cd)
+	}
+	return out
+}
+
+type gpos struct {
+	g trace.GID
+	n int
+}
+
+// opHeads returns the steps to leave out of a clip: the events that come
+// before an anomaly event within the same operation (an atomic operation
+// records an acquire of the word's lock and the atomic event before its
+// data access, all at one site). One scheduling point precedes the whole
+// operation, so a clip that runs another goroutine between them cannot be
+// followed; the anomaly event's own step orders the operation.
+func opHeads(tr *trace.Trace, x *indexer, steps []anomaly.Step) map[gpos]bool {
+	out := map[gpos]bool{}
+	for _, st := range steps {
+		if st.Anomaly == 0 {
+			continue
+		}
+		e := x.event(tr, st.GID, st.Index)
+		for n := st.Index - 1; n >= 0; n-- {
+			p := x.event(tr, st.GID, n)
+			if p.Site != e.Site || p.Op == trace.OpRead || p.Op == trace.OpWrite {
+				break
+			}
+			out[gpos{st.GID, n}] = true
+		}
 	}
 	return out
 }
