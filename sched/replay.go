@@ -422,6 +422,10 @@ type Ender interface {
 	Ended(g string)
 }
 
+// SameSite compares two file:line sites, one possibly a path suffix of
+// the other.
+func SameSite(a, b string) bool { return siteEq(a, b) }
+
 // siteEq compares two file:line sites, one possibly a path suffix of the
 // other.
 func siteEq(a, b string) bool {

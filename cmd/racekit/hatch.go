@@ -602,7 +602,7 @@ func hatched(cd *hatchCand, s *sched.Schedule) (bool, string) {
 			return false, fmt.Sprintf("%s never reached event %d (%s)", e.G, e.Ev, e.Site)
 		}
 		st := s.Steps[best]
-		if !st.Kind.IsAccess() || !siteLineEq(st.Site, e.Site) {
+		if !st.Kind.IsAccess() || !sched.SameSite(st.Site, e.Site) {
 			return false, fmt.Sprintf("%s ran %s#%d %s %s where the clip has its %s at %s", e.G, st.G, st.N, st.Kind, st.Site, e.Kind, e.Site)
 		}
 		pos[k], objs[k] = best, st.Obj
@@ -623,21 +623,6 @@ func hatched(cd *hatchCand, s *sched.Schedule) (bool, string) {
 		}
 	}
 	return true, ""
-}
-
-// siteLineEq compares file:line sites, one possibly a path suffix of the
-// other.
-func siteLineEq(a, b string) bool {
-	p, err := sched.ParsePair(a + "~" + a)
-	if err != nil {
-		return a == b
-	}
-	i := strings.LastIndexByte(b, ':')
-	if i < 0 {
-		return a == b
-	}
-	line, err := strconv.Atoi(b[i+1:])
-	return err == nil && p.Matches(b[:i], line)
 }
 
 func printHatch(w io.Writer, r *HatchResult) {

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/racekit/racekit/sched"
+)
+
+// hatched judges a run by its schedule: the anomaly's events must have run
+// as access points at their sites, in pattern order, back to back for a
+// race, on variables related as in the recorded run, with no departure.
+func TestHatchedVerdict(t *testing.T) {
+	race := &hatchCand{consecutive: true, events: []hatchEvent{
+		{G: "g0.1", Ev: 5, Kind: sched.KindWrite, Site: "a.go:7", Obj: 0x10},
+		{G: "g0.2", Ev: 3, Kind: sched.KindRead, Site: "a.go:5", Obj: 0x10},
+	}}
+	step := func(g string, ev int, k sched.Kind, site string, obj uint64) sched.Step {
+		return sched.Step{G: g, Ev: ev, Kind: k, Site: "/src/" + site, Obj: obj}
+	}
+	good := []sched.Step{
+		step("g0.1", 0, sched.KindBegin, "", 0),
+		step("g0.2", 0, sched.KindBegin, "", 0),
+		step("g0.1", 2, sched.KindLock, "a.go:2", 0x99),
+		step("g0.1", 5, sched.KindWrite, "a.go:7", 0xc0),
+		step("g0.2", 3, sched.KindRead, "a.go:5", 0xc0),
+		step("g0.1", 6, sched.KindUnlock, "a.go:8", 0x99),
+	}
+	for _, tc := range []struct {
+		name   string
+		cand   *hatchCand
+		steps  []sched.Step
+		notes  []sched.Note
+		reason string // "" for confirmed
+	}{
+		{"confirmed", race, good, nil, ""},
+		{"departure", race, good, []sched.Note{{Kind: "departure", Text: "clip step 3: g0.2 is not at a scheduling point"}}, "departed"},
+		{"other order", race, []sched.Step{good[0], good[1], good[4], good[3]}, nil, "other order"},
+		{"not adjacent", race, []sched.Step{good[0], good[1], good[3], good[2], good[4]}, nil, "back to back"},
+		{"other variable", race, []sched.Step{good[0], good[1], good[3], step("g0.2", 3, sched.KindRead, "a.go:5", 0xd0)}, nil, "variables differ"},
+		{"not an access there", race, []sched.Step{good[0], good[1], good[3], step("g0.2", 3, sched.KindLock, "a.go:5", 0xc0)}, nil, "where the clip has"},
+		{"never reached", race, []sched.Step{good[0], good[3]}, nil, "never reached"},
+		// The event inside a point's segment (an atomic operation's data
+		// access after its lock and atomic events): the point before it.
+		{"inside a segment", race, []sched.Step{good[0], good[1], good[2],
+			step("g0.1", 3, sched.KindWrite, "a.go:7", 0xc0), good[4], good[5]}, nil, ""},
+	} {
+		ok, why := hatched(tc.cand, &sched.Schedule{Steps: tc.steps, Notes: tc.notes})
+		if tc.reason == "" && !ok {
+			t.Errorf("%s: not confirmed: %s", tc.name, why)
+		}
+		if tc.reason != "" && (ok || !strings.Contains(why, tc.reason)) {
+			t.Errorf("%s: confirmed %v, reason %q; want a reason with %q", tc.name, ok, why, tc.reason)
+		}
+	}
+}
+
+// A witness's steps: a step without a check of its own is dropped when
+// the next step is the same goroutine's (running up to that one runs it).
+func TestCompactSteps(t *testing.T) {
+	in := []sched.ClipStep{{G: "a", Ev: 0}, {G: "a", Ev: 1}, {G: "b", Ev: 0}, {G: "a", Ev: 2}, {G: "a", Ev: 3, Kind: sched.KindWrite, Site: "x.go:1"}, {G: "b", Ev: 1}}
+	got := compactSteps(in)
+	want := []sched.ClipStep{{G: "a", Ev: 1}, {G: "b", Ev: 0}, {G: "a", Ev: 3, Kind: sched.KindWrite, Site: "x.go:1"}, {G: "b", Ev: 1}}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+}
