@@ -88,6 +88,7 @@ func main() {
 	timeout := flag.Duration("timeout", 30*time.Second, "time limit of one hatching run")
 	jsonOut := flag.String("json", "", "also write the rows as JSON to FILE")
 	root := flag.String("subjects", "bench/subjects", "the subjects' directory")
+	flag.StringVar(&from, "from", "pecan", "predictions to hatch (racekit hatch --from): pecan, or rdit / mcm for predicted races and their witnesses")
 	flag.Parse()
 	subjects, err := truth.LoadAll(*root)
 	if err != nil {
@@ -125,6 +126,8 @@ func main() {
 	table(os.Stdout, rows)
 }
 
+var from string
+
 func fatal(err error) {
 	fmt.Fprintf(os.Stderr, "bench/pecan: %v\n", err)
 	os.Exit(1)
@@ -133,7 +136,7 @@ func fatal(err error) {
 func subject(s *truth.Subject, rk string, jobs int, timeout time.Duration, tmp string) Row {
 	r := Row{Subject: s.Name}
 	pkg := "./" + filepath.ToSlash(relToWd(s.Dir))
-	cmd := exec.Command(rk, "hatch", "--json", "-j", fmt.Sprint(jobs), "--timeout", timeout.String(), pkg)
+	cmd := exec.Command(rk, "hatch", "--json", "--from", from, "-j", fmt.Sprint(jobs), "--timeout", timeout.String(), pkg)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -277,7 +280,7 @@ func lineOf(s *truth.Subject, site string) (truth.Line, bool) {
 }
 
 func table(w io.Writer, rows []Row) {
-	fmt.Fprintf(w, "# PECAN Table 1 over racekit's subjects\n\n")
+	fmt.Fprintf(w, "# PECAN Table 1 over racekit's subjects (predictions: %s)\n\n", from)
 	fmt.Fprintf(w, "One recorded run of each subject's tests (racekit hatch). Times in seconds: Normal is one run of the uninstrumented test binary (mean of 3), Record the instrumented run with the trace, Search PECAN's search with schedule generation, Hatch the re-execution of every clip (one run each, -j in parallel). Anomalies are distinct pattern and site combinations; Real are those a re-execution along the clip confirmed; Panics and Failed count real anomalies whose run then panicked or failed a test. Known is the ground truth's entries (races, atomicity and atomic-set violations); predicted and confirmed count those an anomaly of matching lines covers.\n\n")
 	fmt.Fprintf(w, "| subject | goroutines | shared vars | events | Normal | Record | Search | Hatch | races | atomicity | ASV | real | of which not in truth | panics | failed | known | predicted | confirmed |\n")
 	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
