@@ -92,7 +92,8 @@ package rt
 // an escape, a deadlock). Notes are written at once, steps within a few
 // milliseconds. A goroutine forked by a go statement that ends without
 // returning (a panic that will kill the program) stops the choices for
-// half a second, so that the recorded schedule ends where the run did; a
+// three seconds (a loaded machine may take long to kill the program), so
+// that the recorded schedule ends where the run did; a
 // panic in a goroutine born in untraced code (a test function) does not,
 // and the last steps of such a run may differ between replays.
 //
@@ -203,7 +204,7 @@ type schedSite struct {
 
 const (
 	expectTimeout = 200 * time.Millisecond
-	panicHold     = 500 * time.Millisecond
+	panicHold     = 3 * time.Second
 	wantTimeout   = time.Second
 	pollEvery     = time.Millisecond
 )
