@@ -37,14 +37,52 @@ type ClipGoroutine struct {
 // Clip is a "bug hatching clip" (§6): the ordered events of a schedule
 // that exposes the anomaly, ending at its last event. Every goroutine runs
 // a prefix of its recorded events in program order.
+//
+// Steps are in schedule order, and each goroutine's steps are in program
+// order with Index its position among that goroutine's events in the
+// whole trace. A full clip lists every event of the schedule. A compact
+// clip (Compact true) omits the plain data accesses (r, w) and the
+// function entries and exits (enter, exit) that are not anomaly events:
+// it keeps every other event of each goroutine's prefix (locks, messages,
+// atomics, fork, join, begin, end, alloc, ...) and every anomaly event, so
+// that a controlled scheduler can still follow it, running a goroutine's
+// omitted events between two of its listed ones (the gaps in Index). The
+// schedule of a long trace runs most of it, hence Options.Clips: by default
+// a clip is full up to FullClipSteps events and compact beyond.
 type Clip struct {
 	// Feasible is true when the schedule passed the static check against
 	// the trace's constraints (program order, locks, communication order,
 	// anomaly order); false clips are only kept with Options.KeepInfeasible.
 	Feasible   bool            `json:"feasible"`
+	Compact    bool            `json:"compact,omitempty"` // data accesses and function entries/exits left out (see above)
 	Goroutines []ClipGoroutine `json:"goroutines"`
 	Steps      []Step          `json:"steps"`
 	Anomaly    []int           `json:"anomaly"` // indices into Steps of the anomaly's events, in pattern order
+	// Events is the length of the schedule: len(Steps) for a full clip,
+	// more for a compact one.
+	Events int `json:"events,omitempty"`
+}
+
+// ClipMode chooses between full and compact clips (see Clip).
+type ClipMode uint8
+
+const (
+	ClipAuto    ClipMode = iota // full up to FullClipSteps scheduled events, compact beyond
+	ClipFull                    // always full
+	ClipCompact                 // always compact
+)
+
+// FullClipSteps is the longest schedule ClipAuto gives a full clip.
+const FullClipSteps = 10_000
+
+// compactable reports whether a compact clip may leave out an event with
+// op o that is not an anomaly event.
+func compactable(o trace.Op) bool {
+	switch o {
+	case trace.OpRead, trace.OpWrite, trace.OpFuncEnter, trace.OpFuncExit:
+		return true
+	}
+	return false
 }
 
 // Anomaly is one predicted access anomaly: one distinct combination of
@@ -171,30 +209,43 @@ func (m *Model) Find(patterns []*Pattern, opt Options) *Result {
 }
 
 // clip turns a schedule into a Clip.
-func (m *Model) clip(steps, P []int32, feasible bool) *Clip {
-	c := &Clip{Feasible: feasible}
-	in := map[int32]bool{}
-	role := map[int32]int{}
-	for n, e := range P {
-		role[e] = n + 1
+func (m *Model) clip(steps, P []int32, feasible bool, mode ClipMode) *Clip {
+	compact := mode == ClipCompact || (mode == ClipAuto && len(steps) > FullClipSteps)
+	role := func(e int32) int {
+		for n, p := range P {
+			if p == e {
+				return n + 1
+			}
+		}
+		return 0
 	}
-	for _, e := range steps {
+	in := make([]bool, len(m.gs))
+	kept := steps
+	if compact {
+		omit := m.omittable()
+		kept = make([]int32, 0, len(steps)/4)
+		for _, e := range steps {
+			in[m.g[e]] = true
+			if !omit[e] || role(e) > 0 {
+				kept = append(kept, e)
+			}
+		}
+	}
+	c := &Clip{Feasible: feasible, Compact: compact, Steps: make([]Step, 0, len(kept)), Anomaly: make([]int, 0, len(P)), Events: len(steps)}
+	for _, e := range kept {
 		g := m.g[e]
 		in[g] = true
 		ev := &m.Events[e]
-		site := m.Meta.Site(ev.Site)
+		site, fn := m.siteStrings(ev.Site)
 		st := Step{G: m.gs[g].name, GID: ev.G, Index: int(m.pos[e]), Seq: ev.Seq, Op: ev.Op.String(),
-			Read: ev.ReadLock(), Obj: ev.Obj, Name: m.Meta.NameOf(ev.Obj), Func: site.Func, Anomaly: role[e]}
-		if ev.Site != trace.NoSite {
-			st.Site = site.String()
-		}
+			Read: ev.ReadLock(), Obj: ev.Obj, Name: m.Meta.NameOf(ev.Obj), Site: site, Func: fn, Anomaly: role(e)}
 		if st.Anomaly > 0 {
 			c.Anomaly = append(c.Anomaly, len(c.Steps))
 		}
 		c.Steps = append(c.Steps, st)
 	}
 	for g := range m.gs {
-		if !in[int32(g)] {
+		if !in[g] {
 			continue
 		}
 		gr := &m.gs[g]
@@ -209,4 +260,39 @@ func (m *Model) clip(steps, P []int32, feasible bool) *Clip {
 		c.Goroutines = append(c.Goroutines, cg)
 	}
 	return c
+}
+
+// omittable returns, per event, whether a compact clip may leave it out
+// when it is not an anomaly event (computed once per model).
+func (m *Model) omittable() []bool {
+	m.omitOnce.Do(func() {
+		m.omit = make([]bool, len(m.Events))
+		for i := range m.Events {
+			m.omit[i] = compactable(m.Events[i].Op)
+		}
+	})
+	return m.omit
+}
+
+// siteStrings returns a site's file:line:col ("" for NoSite) and
+// function, computed once per model so that clips share the strings.
+func (m *Model) siteStrings(id trace.SiteID) (string, string) {
+	m.siteOnce.Do(func() {
+		m.siteStr = make([][2]string, len(m.Meta.Sites))
+		for i := range m.siteStr {
+			site := m.Meta.Site(trace.SiteID(i))
+			m.siteStr[i] = [2]string{site.String(), site.Func}
+		}
+		if len(m.siteStr) > 0 {
+			m.siteStr[trace.NoSite][0] = ""
+		}
+	})
+	if id == trace.NoSite {
+		return "", m.Meta.Site(id).Func
+	}
+	if int(id) >= len(m.siteStr) {
+		return "?", ""
+	}
+	v := &m.siteStr[id]
+	return v[0], v[1]
 }

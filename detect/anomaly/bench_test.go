@@ -35,6 +35,11 @@ func BenchmarkSearch500K(b *testing.B) {
 		b.ReportMetric(float64(len(tr.Events))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 		b.ReportMetric(float64(res.Stats["anomalies"]), "anomalies")
 		b.ReportMetric(float64(res.Stats["schedules"]), "schedules")
+		steps := 0
+		for _, a := range res.Anomalies {
+			steps += len(a.Clip.Steps)
+		}
+		b.ReportMetric(float64(steps), "clip-steps")
 	})
 	b.Run("hybrid", func(b *testing.B) {
 		start := time.Now()

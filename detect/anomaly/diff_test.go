@@ -2,7 +2,9 @@ package anomaly
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/racekit/racekit/detect"
 	"github.com/racekit/racekit/detect/lockset"
@@ -379,4 +381,231 @@ func lockyTrace(seed uint64) *trace.Trace {
 		}
 	}
 	return b.Trace()
+}
+
+// randomPatterns returns n valid user patterns of 2 to 4 steps: random
+// thread, variable and region symbols (a region symbol belongs to one
+// thread symbol), access types, and consecutive or not, so that every
+// case of the search (bound goroutine without region, regions that
+// repeat or not, later bound variables) is exercised.
+func randomPatterns(seed uint64, n int) []*Pattern {
+	r := seed*0x9E3779B97F4A7C15 + 7
+	rnd := func(k int) int {
+		r ^= r << 13
+		r ^= r >> 7
+		r ^= r << 17
+		return int(r % uint64(k))
+	}
+	var out []*Pattern
+	for len(out) < n {
+		k := 2 + rnd(3)
+		p := &Pattern{Name: fmt.Sprintf("rnd%d", len(out)), Kind: KindUser, Consecutive: rnd(4) == 0}
+		for i := 0; i < k; i++ {
+			t := rnd(3)
+			p.T = append(p.T, fmt.Sprintf("t%d", t))
+			p.SV = append(p.SV, fmt.Sprintf("s%d", rnd(3)))
+			p.AR = append(p.AR, fmt.Sprintf("u%d.%d", t, rnd(2)))
+			p.AT = append(p.AT, rnd(2) == 0)
+		}
+		if p.check() == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// sameAnomalies reports the first difference between two results:
+// pattern, sites, the events' Seqs, whether observed, and the clip.
+func sameAnomalies(got, want *Result) error {
+	if len(got.Anomalies) != len(want.Anomalies) {
+		return fmt.Errorf("%d anomalies, want %d", len(got.Anomalies), len(want.Anomalies))
+	}
+	for i := range want.Anomalies {
+		a, b := &got.Anomalies[i], &want.Anomalies[i]
+		ka := fmt.Sprintf("%s %v %v %v", a.Pattern, a.Sites, a.Seqs, a.Observed)
+		kb := fmt.Sprintf("%s %v %v %v", b.Pattern, b.Sites, b.Seqs, b.Observed)
+		if ka != kb {
+			return fmt.Errorf("anomaly %d is %s, want %s", i, ka, kb)
+		}
+		if !reflect.DeepEqual(a.Clip, b.Clip) {
+			return fmt.Errorf("anomaly %d (%s): clips differ", i, ka)
+		}
+	}
+	return nil
+}
+
+// compactSteps returns the steps of c a compact clip keeps.
+func compactSteps(c *Clip) []Step {
+	var out []Step
+	for _, st := range c.Steps {
+		switch st.Op {
+		case "r", "w", "enter", "exit":
+			if st.Anomaly == 0 {
+				continue
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// The search prunes partial bindings that cannot pass the mutation
+// condition (generic). Without pruning and with an unlimited budget it
+// must find exactly the same anomalies, with the same instances and clips,
+// for the built-in patterns and for random user patterns.
+func TestPruningKeepsAnomalies(t *testing.T) {
+	n := 20
+	if testing.Short() || raceOn {
+		n = 4
+	}
+	total, pruned, all := 0, int64(0), int64(0)
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		tr, _ := genTrace(t, seed, 300+int64(seed%3)*300, 2+int(seed%4), func(c *gen.Config) {
+			c.Funcs, c.FuncFraction = 3, 0.1
+			c.Vars = 3 + int(seed%4)
+			// More communication: more partial order, more pruning.
+			c.SyncFraction, c.AtomicFraction = 0.1, 0.1
+		})
+		atomic := func(string) bool { return seed%3 == 0 }
+		ps := append(Builtin(), randomPatterns(seed, 3)...)
+		m := NewModel(tr, Options{AtomicFunc: atomic})
+		keeps := []bool{false}
+		if seed%4 == 0 {
+			keeps = append(keeps, true)
+		}
+		for _, keep := range keeps {
+			opt := Options{AtomicFunc: atomic, KeepInfeasible: keep, Budget: 1 << 62}
+			t0 := time.Now()
+			fast := m.Find(ps, opt)
+			t1 := time.Now()
+			opt.noPrune = true
+			slow := m.Find(ps, opt)
+			if testing.Verbose() {
+				t.Logf("seed %d: %v pruned, %v not", seed, t1.Sub(t0), time.Since(t1))
+			}
+			if fast.Stats["invalid_schedules"] != 0 || slow.Stats["invalid_schedules"] != 0 {
+				t.Fatalf("seed %d: invalid schedules", seed)
+			}
+			if err := sameAnomalies(fast, slow); err != nil {
+				t.Fatalf("seed %d keep %v: with pruning vs without: %v", seed, keep, err)
+			}
+			total += len(fast.Anomalies)
+			pruned += slow.Stats["search_steps"] - fast.Stats["search_steps"]
+			all += slow.Stats["search_steps"]
+		}
+	}
+	// Longer traces of the default configuration, built-in patterns.
+	for seed := uint64(1); seed <= 2; seed++ {
+		if raceOn && seed > 1 {
+			break
+		}
+		c := gen.DefaultConfig()
+		c.Seed, c.Events, c.Goroutines = seed, 10_000, 3+int(seed)
+		tr := trace.NewTrace()
+		if _, err := gen.Generate(c, tr); err != nil {
+			t.Fatal(err)
+		}
+		m := NewModel(tr, Options{})
+		fast := m.Find(Builtin(), Options{Budget: 1 << 62})
+		slow := m.Find(Builtin(), Options{Budget: 1 << 62, noPrune: true})
+		if err := sameAnomalies(fast, slow); err != nil {
+			t.Fatalf("default configuration, seed %d: with pruning vs without: %v", seed, err)
+		}
+		total += len(fast.Anomalies)
+		pruned += slow.Stats["search_steps"] - fast.Stats["search_steps"]
+		all += slow.Stats["search_steps"]
+	}
+	t.Logf("%d anomalies compared, %d of %d search steps pruned", total, pruned, all)
+	if total == 0 || pruned <= 0 {
+		t.Errorf("nothing compared (%d anomalies) or pruned (%d steps)", total, pruned)
+	}
+}
+
+// A compact clip is the full clip without the data accesses and function
+// entries and exits that are not anomaly events: steps in schedule order,
+// per goroutine in program order with their index in the whole trace,
+// every other event of each goroutine's prefix kept.
+func TestCompactClips(t *testing.T) {
+	n := 40
+	if testing.Short() || raceOn {
+		n = 8
+	}
+	compacted := 0
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		tr, _ := genTrace(t, seed, 2000, 2+int(seed%4), func(c *gen.Config) {
+			c.Funcs, c.FuncFraction = 3, 0.1
+		})
+		m := NewModel(tr, Options{})
+		full := m.Find(Builtin(), Options{Clips: ClipFull})
+		comp := m.Find(Builtin(), Options{Clips: ClipCompact})
+		auto := m.Find(Builtin(), Options{})
+		if len(full.Anomalies) != len(comp.Anomalies) || len(full.Anomalies) != len(auto.Anomalies) {
+			t.Fatalf("seed %d: %d anomalies with full clips, %d compact, %d auto", seed, len(full.Anomalies), len(comp.Anomalies), len(auto.Anomalies))
+		}
+		bySeq := map[uint64]int32{}
+		for i := range tr.Events {
+			bySeq[tr.Events[i].Seq] = int32(i)
+		}
+		for i := range full.Anomalies {
+			f, c, a := full.Anomalies[i].Clip, comp.Anomalies[i].Clip, auto.Anomalies[i].Clip
+			if f.Compact || !c.Compact || a.Compact != (f.Events > FullClipSteps) || f.Events != len(f.Steps) || c.Events != f.Events {
+				t.Fatalf("seed %d: compact flags %v %v %v, events %d %d, %d steps", seed, f.Compact, c.Compact, a.Compact, f.Events, c.Events, len(f.Steps))
+			}
+			want := compactSteps(f)
+			if fmt.Sprint(want) != fmt.Sprint(c.Steps) || fmt.Sprint(f.Goroutines) != fmt.Sprint(c.Goroutines) {
+				t.Fatalf("seed %d: compact clip\n%v\nis not the full clip filtered\n%v", seed, c.Steps, want)
+			}
+			for n, k := range c.Anomaly {
+				if c.Steps[k].Anomaly != n+1 || c.Steps[k].Seq != full.Anomalies[i].Seqs[n] {
+					t.Fatalf("seed %d: compact anomaly step %d is %+v", seed, n, c.Steps[k])
+				}
+			}
+			// Per goroutine: the kept events are exactly the
+			// non-compactable events of its prefix, with the anomaly
+			// events, in program order.
+			last := map[string]int{}
+			seen := map[string][]int{}
+			for _, st := range c.Steps {
+				e := bySeq[st.Seq]
+				if int(m.pos[e]) != st.Index || m.gs[m.g[e]].name != st.G {
+					t.Fatalf("seed %d: step %+v is not trace event %d", seed, st, e)
+				}
+				if l, ok := last[st.G]; ok && st.Index <= l {
+					t.Fatalf("seed %d: %s's steps out of program order", seed, st.G)
+				}
+				last[st.G] = st.Index
+				seen[st.G] = append(seen[st.G], st.Index)
+			}
+			ends := map[string]int{}
+			for _, st := range f.Steps {
+				ends[st.G] = st.Index
+			}
+			for g := range m.gs {
+				name := m.gs[g].name
+				end, ok := ends[name]
+				if !ok {
+					continue
+				}
+				var want []int
+				for p, e := range m.gs[g].ev[:end+1] {
+					role := false
+					for _, s := range full.Anomalies[i].Seqs {
+						role = role || tr.Events[e].Seq == s
+					}
+					if !compactable(tr.Events[e].Op) || role {
+						want = append(want, p)
+					}
+				}
+				if fmt.Sprint(want) != fmt.Sprint(seen[name]) {
+					t.Fatalf("seed %d: %s keeps events %v of its prefix, want %v", seed, name, seen[name], want)
+				}
+			}
+			if len(c.Steps) < len(f.Steps) {
+				compacted++
+			}
+		}
+	}
+	if compacted == 0 {
+		t.Error("no clip was shorter compact")
+	}
 }

@@ -25,14 +25,32 @@
 //     detector's per-address latest-access entries, so their candidate site
 //     pairs are exactly hybrid's; other patterns are matched by
 //     backtracking over their steps. Candidates pass the mutation condition
-//     (Algorithm 1; Algorithm 2 generalized to any pattern).
+//     (Algorithm 1; Algorithm 2 generalized to any pattern). The
+//     backtracking applies the partial-order part of that condition as
+//     soon as a step is bound: an event ordered before an earlier step of
+//     another goroutine, or after the last event a later step of another,
+//     already bound, goroutine (or region) can have, is not tried, and
+//     whole regions are skipped by binary search on the clocks. This only
+//     removes candidates the condition would reject and keeps the order of
+//     the others, so the anomalies are those of the plain backtracking
+//     (a differential test checks it); on long traces the search examines
+//     a few hundred thousand partial candidates per pattern where the
+//     plain one needs hundreds of millions.
 //   - Schedules (§6): the original trace is replayed in its own order while
 //     the anomaly's goroutines are held at hold points (the outermost-lock
 //     node, as Algorithms 3 and 4 move it), stopping at the last anomaly
-//     event. Each schedule is then checked against the trace's constraints
-//     by an independent checker; an anomaly whose schedule fails is pruned
-//     (Theorem 1: with nested locks this only happens to false ones) unless
-//     Options.KeepInfeasible.
+//     event. The replay up to the first hold point is the trace itself: it
+//     is computed once (with the lock table at checkpoints) and each
+//     schedule starts there. Each schedule is then checked against the
+//     trace's constraints by an independent checker; an anomaly whose
+//     schedule fails is pruned (Theorem 1: with nested locks this only
+//     happens to false ones) unless Options.KeepInfeasible.
+//   - Clips: a schedule runs the whole trace prefix before the anomaly, so
+//     on a long trace a clip lists most of the trace. Beyond FullClipSteps
+//     events a clip is compact (Clip.Compact, Options.Clips): it leaves out
+//     the data accesses and function entries and exits that are not
+//     anomaly events and keeps every synchronization event of each
+//     goroutine's prefix, with each event's index in its goroutine.
 //
 // One anomaly is reported per pattern and site combination (races: per
 // unordered site pair, like finding.Collector), with the first instance

@@ -2,6 +2,7 @@ package anomaly
 
 import (
 	"sort"
+	"sync"
 
 	"github.com/racekit/racekit/detect/clock"
 	"github.com/racekit/racekit/detect/vc"
@@ -33,6 +34,14 @@ type Model struct {
 
 	byAddr map[uint64][]int32 // data accesses per address, trace order
 	addrs  []uint64           // addresses with at least one access, sorted
+
+	omitOnce sync.Once
+	omit     []bool // compactable ops (omittable)
+	siteOnce sync.Once
+	siteStr  [][2]string // clip strings per site (siteStrings)
+
+	prefixOnce  sync.Once
+	tracePrefix *tracePrefix // see prefix
 }
 
 type gor struct {
@@ -71,12 +80,23 @@ type Options struct {
 	KeepInfeasible bool
 	// PrefixCap, when positive, stops expanding a prefix of sites (the
 	// first steps of a pattern) once it has led to that many full
-	// candidates: much faster on long traces, but it misses anomalies
-	// (on the 500K-event benchmark trace, 16 of 44 found). 0: no cap.
+	// candidates, counting those the partial order rules out: the search
+	// then runs without its order pruning (see Find), and misses
+	// anomalies (on the 500K-event benchmark trace, a cap of 4 finds 11
+	// of the 53, in about half the time). 0: no cap.
 	PrefixCap int
-	// Budget bounds the candidate tuples the generic search examines per
-	// pattern; 0 means 20 million. Exceeding it is counted in Stats.
+	// Budget bounds the search steps (partial candidate tuples) the
+	// generic search examines per pattern; 0 means 20 million.
+	// Exceeding it is counted in Stats (budget_exhausted) and the
+	// pattern's search stops there. Bindings pruned by the partial order
+	// do not count.
 	Budget int64
+
+	// Clips chooses full or compact clips (see Clip); by default
+	// (ClipAuto) a clip is full up to FullClipSteps events.
+	Clips ClipMode
+
+	noPrune bool // tests: search without the order pruning (see generic)
 }
 
 // boundary reports whether op ends the current atomic region: PECAN's

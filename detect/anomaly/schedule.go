@@ -2,6 +2,7 @@ package anomaly
 
 import (
 	"math"
+	"sort"
 
 	"github.com/racekit/racekit/trace"
 )
@@ -107,7 +108,15 @@ func (m *Model) scheduleWith(P []int32, consecutive bool, st strategy) ([]int32,
 	N := int32(len(m.Events))
 	lagging := make([]bool, len(m.gs))
 	var lag []int32
-	cursor := int32(0)
+	// Until the first goroutine of the anomaly reaches its hold point,
+	// the replay runs the trace in its own order: start there.
+	F := m.prefix().clean
+	for g, n := range s.pending {
+		if n >= 0 {
+			F = min(F, m.gs[g].ev[s.H[n]])
+		}
+	}
+	cursor := m.fastForward(s, F)
 	for s.done < k {
 		if s.consec && s.done > 0 && len(s.out) > 0 && s.out[len(s.out)-1] == P[s.done-1] {
 			// E[done] must follow E[done-1] immediately.
@@ -247,23 +256,7 @@ func (s *scheduler) emit(g int32) {
 	s.out = append(s.out, e)
 	s.next[g]++
 	if ev := &m.Events[e]; ev.Op == trace.OpAcquire || ev.Op == trace.OpRelease {
-		l := s.locks[ev.Obj]
-		if l == nil {
-			l = &lockHolders{writer: -1}
-			s.locks[ev.Obj] = l
-		}
-		switch {
-		case ev.Op == trace.OpAcquire && ev.ReadLock():
-			l.readers++
-		case ev.Op == trace.OpAcquire:
-			l.writer = g
-		case ev.ReadLock() && l.readers > 0:
-			l.readers--
-		case l.writer == g:
-			l.writer = -1
-		case l.readers > 0:
-			l.readers--
-		}
+		s.lockEffect(g, ev)
 	}
 	if s.done < len(s.P) && e == s.P[s.done] {
 		s.done++
@@ -275,5 +268,117 @@ func (s *scheduler) emit(g int32) {
 				break
 			}
 		}
+	}
+}
+
+// tracePrefix is what the replay of the trace in its own order, with no
+// goroutine held, goes through: it runs events 0, 1, ... until clean (the
+// whole trace if it never blocks), with the scheduler's lock table every
+// ckEvery events, so that a schedule can start at any event up to clean
+// without replaying what comes before.
+type tracePrefix struct {
+	clean int32
+	cks   [][]lockState // cks[i]: the locks held before event i*ckEvery
+}
+
+type lockState struct {
+	lock uint64
+	lockHolders
+}
+
+const ckEvery = 1024
+
+// prefix computes the trace prefix once per model.
+func (m *Model) prefix() *tracePrefix {
+	m.prefixOnce.Do(func() {
+		tp := &tracePrefix{}
+		s := &scheduler{m: m, next: make([]int32, len(m.gs)), pending: make([]int32, len(m.gs)), deps: make([]int32, len(m.gs)),
+			locks: map[uint64]*lockHolders{}}
+		for g := range s.pending {
+			s.pending[g] = -1
+			s.deps[g] = -1
+		}
+		N := int32(len(m.Events))
+		i := int32(0)
+		for ; i < N; i++ {
+			if i%ckEvery == 0 {
+				tp.cks = append(tp.cks, s.lockTable())
+			}
+			if !s.runnable(m.g[i]) {
+				break
+			}
+			s.emit(m.g[i])
+			s.out = s.out[:0]
+		}
+		tp.clean = i
+		m.tracePrefix = tp
+	})
+	return m.tracePrefix
+}
+
+func (s *scheduler) lockTable() []lockState {
+	var t []lockState
+	for l, h := range s.locks {
+		if h.writer >= 0 || h.readers > 0 {
+			t = append(t, lockState{l, *h})
+		}
+	}
+	sort.Slice(t, func(i, j int) bool { return t[i].lock < t[j].lock })
+	return t
+}
+
+// fastForward puts s in the state the replay reaches after running
+// events 0..F-1 in trace order (F <= the clean prefix, before any hold
+// point) and returns F.
+func (m *Model) fastForward(s *scheduler, F int32) int32 {
+	if F <= 0 {
+		return 0
+	}
+	tp := m.prefix()
+	ck := F / ckEvery
+	if int(ck) >= len(tp.cks) {
+		ck = int32(len(tp.cks) - 1)
+	}
+	for _, l := range tp.cks[ck] {
+		h := l.lockHolders
+		s.locks[l.lock] = &h
+	}
+	for g := range m.gs {
+		ev := m.gs[g].ev
+		s.next[g] = int32(sort.Search(len(ev), func(i int) bool { return ev[i] >= F }))
+	}
+	// The lock table from the checkpoint to F; the events themselves are
+	// added to out below.
+	for i := ck * ckEvery; i < F; i++ {
+		ev := &m.Events[i]
+		if ev.Op == trace.OpAcquire || ev.Op == trace.OpRelease {
+			s.lockEffect(m.g[i], ev)
+		}
+	}
+	s.out = make([]int32, F, F+1024)
+	for i := range s.out {
+		s.out[i] = int32(i)
+	}
+	return F
+}
+
+// lockEffect applies g's acquire or release ev to the lock table.
+func (s *scheduler) lockEffect(g int32, ev *trace.Event) {
+	l := s.locks[ev.Obj]
+	if l == nil {
+		l = &lockHolders{writer: -1}
+		s.locks[ev.Obj] = l
+	}
+	switch {
+	case ev.Op == trace.OpAcquire && ev.ReadLock():
+		l.readers++
+	case ev.Op == trace.OpAcquire:
+		l.writer = g
+	case ev.ReadLock() && l.readers > 0:
+		l.readers--
+	case l.writer == g:
+		l.writer = -1
+	case l.readers > 0:
+		l.readers--
 	}
 }

@@ -32,17 +32,25 @@ type searcher struct {
 	failed   map[key]*Anomaly // first infeasible instance, for KeepInfeasible
 
 	// lazily built indices
-	byAddrG map[uint64]map[int32][]int32 // accesses per address and goroutine
-	regByAG map[uint64]map[int32][]int32 // regions per address and goroutine, in order
-	regAcc  map[regAddr][]int32          // accesses per region and address
+	byAddrG map[uint64][][]int32   // accesses per address and dense goroutine
+	regByAG map[uint64][][]regSpan // regions per address and dense goroutine, in order
+	regAcc  map[regAddr][]int32    // accesses per region and address
+	info    []evInfo               // per event
 
 	// generic search state
 	p           *Pattern
+	cp          *cpattern
 	pid         int16
+	prune       bool
 	bound       []int32
-	thr         map[string]int32
-	vars        map[string]uint64
-	regs        map[string]int32
+	thr         []int32 // per thread symbol: its goroutine, -1 if unbound
+	vars        []uint64
+	varSet      []bool
+	regs        []int32
+	regSet      []bool
+	sitesBuf    [][]trace.SiteID // per step: firstPerSite's sites
+	consA       [][]int32        // per step: the order constraints (see bind)
+	consB       [][]int32
 	work        int64
 	prefixes    map[key]int
 	outOfBudget bool
@@ -85,7 +93,7 @@ func (s *searcher) try(k key, p *Pattern, P []int32) bool {
 		}
 		return false
 	}
-	a := s.anomaly(p, P, m.clip(steps, P, true))
+	a := s.anomaly(p, P, m.clip(steps, P, true, s.opt.Clips))
 	s.out = append(s.out, a)
 	s.reported[k] = true
 	delete(s.failed, k)
@@ -239,36 +247,125 @@ func (s *searcher) indices() {
 			s.regAcc[k] = append(s.regAcc[k], e)
 		}
 	}
-	s.byAddrG = map[uint64]map[int32][]int32{}
-	s.regByAG = map[uint64]map[int32][]int32{}
+	s.byAddrG = map[uint64][][]int32{}
+	s.regByAG = map[uint64][][]regSpan{}
 	for _, x := range m.addrs {
-		bg := map[int32][]int32{}
-		rg := map[int32][]int32{}
+		bg := make([][]int32, len(m.gs))
+		rg := make([][]regSpan, len(m.gs))
 		for _, e := range m.byAddr[x] {
 			g := m.g[e]
 			bg[g] = append(bg[g], e)
 			if r := m.region[e]; r != 0 {
 				l := rg[g]
-				if len(l) == 0 || l[len(l)-1] != r {
-					rg[g] = append(l, r)
+				if len(l) == 0 || l[len(l)-1].r != r {
+					rg[g] = append(l, regSpan{r: r, first: m.regions[r].first, last: m.regions[r].last, acc: s.regAcc[regAddr{r, x}]})
 				}
 			}
 		}
 		s.byAddrG[x] = bg
 		s.regByAG[x] = rg
 	}
+	s.info = make([]evInfo, len(m.Events))
+	for i := range m.Events {
+		e := &m.Events[i]
+		s.info[i] = evInfo{e.Obj, e.Site, e.Op == trace.OpWrite}
+	}
+}
+
+// evInfo is what the search reads of an event, packed.
+type evInfo struct {
+	obj   uint64
+	site  trace.SiteID
+	write bool
+}
+
+// regSpan is a region in the per-address index: its bounds and its
+// accesses to the address.
+type regSpan struct {
+	r           int32
+	first, last int32
+	acc         []int32
+}
+
+// cpattern is a pattern with its symbols numbered and what bind needs to
+// know about each step computed once.
+type cpattern struct {
+	k          int
+	t, v, r    []int // symbol numbers per step
+	nt, nv, nr int
+	prevSame   []int   // the previous step with the same thread symbol, -1
+	repeats    []bool  // a later step is in the same region
+	laterSameR [][]int // the later steps in the same region
+}
+
+func compile(p *Pattern) *cpattern {
+	k := p.Len()
+	c := &cpattern{k: k, t: make([]int, k), v: make([]int, k), r: make([]int, k),
+		prevSame: make([]int, k), repeats: make([]bool, k), laterSameR: make([][]int, k)}
+	num := func(syms []string, out []int) int {
+		ids := map[string]int{}
+		for i, sym := range syms {
+			id, ok := ids[sym]
+			if !ok {
+				id = len(ids)
+				ids[sym] = id
+			}
+			out[i] = id
+		}
+		return len(ids)
+	}
+	c.nt, c.nv, c.nr = num(p.T, c.t), num(p.SV, c.v), num(p.AR, c.r)
+	for n := 0; n < k; n++ {
+		c.prevSame[n] = -1
+		for j := n - 1; j >= 0; j-- {
+			if c.t[j] == c.t[n] {
+				c.prevSame[n] = j
+				break
+			}
+		}
+		for j := n + 1; j < k; j++ {
+			if c.r[j] == c.r[n] {
+				c.repeats[n] = true
+				c.laterSameR[n] = append(c.laterSameR[n], j)
+			}
+		}
+	}
+	return c
 }
 
 // generic searches pattern p by backtracking over its steps in order,
 // binding thread, variable and region symbols from the indices.
+//
+// Unless Options.PrefixCap is set, bind also prunes, as soon as a step is
+// bound, the partial bindings that no full candidate of which can pass the
+// partial-order part of the mutation condition (mutable: no later step
+// ordered before an earlier one, a consecutive pair without a common
+// lock). Pruning only removes subtrees without a mutable candidate and
+// keeps the order of the others, so the same candidates reach the
+// schedule generator in the same order: the anomalies are those of the
+// search without pruning, which only takes much longer (and, with a
+// Budget, may stop earlier: pruned subtrees do not count against it).
 func (s *searcher) generic(id int, p *Pattern) {
 	s.indices()
-	s.p, s.pid = p, int16(id)
-	s.bound = make([]int32, p.Len())
-	s.thr, s.vars, s.regs = map[string]int32{}, map[string]uint64{}, map[string]int32{}
+	c := compile(p)
+	s.p, s.cp, s.pid = p, c, int16(id)
+	s.prune = s.opt.PrefixCap <= 0 && !s.opt.noPrune
+	s.bound = make([]int32, c.k)
+	s.thr = make([]int32, c.nt)
+	s.vars = make([]uint64, c.nv)
+	s.varSet = make([]bool, c.nv)
+	s.regs = make([]int32, c.nr)
+	s.regSet = make([]bool, c.nr)
+	for i := range s.thr {
+		s.thr[i] = -1
+	}
+	s.sitesBuf = make([][]trace.SiteID, c.k)
+	s.consA = make([][]int32, c.k)
+	s.consB = make([][]int32, c.k)
 	s.work, s.outOfBudget = 0, false
 	s.prefixes = map[key]int{}
 	s.bind(0)
+	s.stats["search_steps"] += s.work
 	if s.outOfBudget {
 		s.stats["budget_exhausted"]++
 	}
@@ -279,8 +376,8 @@ func (s *searcher) bind(n int) {
 	if s.outOfBudget {
 		return
 	}
-	p, m := s.p, s.m
-	if n == p.Len() {
+	c, m := s.cp, s.m
+	if n == c.k {
 		s.candidate()
 		return
 	}
@@ -292,7 +389,7 @@ func (s *searcher) bind(n int) {
 	if n > 0 && s.opt.PrefixCap > 0 {
 		pk := key{pat: s.pid}
 		for j := 0; j < n; j++ {
-			pk.s[j] = m.Events[s.bound[j]].Site
+			pk.s[j] = s.info[s.bound[j]].site
 		}
 		pk.s[7] = trace.SiteID(n) | 1<<31
 		if s.prefixes[pk] >= s.opt.PrefixCap {
@@ -305,81 +402,129 @@ func (s *searcher) bind(n int) {
 		s.outOfBudget = true
 		return
 	}
-	g, gBound := s.thr[p.T[n]]
-	x, xBound := s.vars[p.SV[n]]
-	r, rBound := s.regs[p.AR[n]]
+	g := s.thr[c.t[n]]
+	gBound := g >= 0
+	x, xBound := s.vars[c.v[n]], s.varSet[c.v[n]]
+	r, rBound := s.regs[c.r[n]], s.regSet[c.r[n]]
 	prev := int32(-1)
-	for j := n - 1; j >= 0; j-- {
-		if p.T[j] == p.T[n] {
-			prev = s.bound[j]
-			break
-		}
+	if j := c.prevSame[n]; j >= 0 {
+		prev = s.bound[j]
 	}
-	repeats := false
-	for j := n + 1; j < p.Len(); j++ {
-		if p.AR[j] == p.AR[n] {
-			repeats = true
-		}
-	}
-	want := p.AT[n]
-	firstPerSite := func(evs []int32, after int32, try func(e int32)) {
-		var sites []trace.SiteID
-	outer:
-		for _, e := range evs {
-			if e <= after || m.isWrite(e) != want || (xBound && m.Events[e].Obj != x) {
+	repeats := c.repeats[n]
+	want := s.p.AT[n]
+	// The order constraints on step n's event (see generic): it must not
+	// come before an earlier step of another goroutine (consA), nor after
+	// the last event a later step of another, bound, goroutine can have
+	// (consB).
+	consA, consB := s.consA[n][:0], s.consB[n][:0]
+	if s.prune {
+		consA = append(consA, s.bound[:n]...)
+		for j := n + 1; j < c.k; j++ {
+			gj := s.thr[c.t[j]]
+			if gj < 0 || c.t[j] == c.t[n] {
 				continue
 			}
-			for _, st := range sites {
-				if st == m.Events[e].Site {
+			if s.regSet[c.r[j]] && s.regs[c.r[j]] != 0 {
+				consB = append(consB, m.regions[s.regs[c.r[j]]].last)
+			} else {
+				ev := m.gs[gj].ev
+				consB = append(consB, ev[len(ev)-1])
+			}
+		}
+	}
+	s.consA[n], s.consB[n] = consA, consB
+	// beyond reports whether e, and so every later event of its goroutine,
+	// comes after the last event some later step can have.
+	beyond := func(e int32) bool {
+		for _, l := range consB {
+			if m.g[l] != m.g[e] && m.por(l, e) {
+				return true
+			}
+		}
+		return false
+	}
+	// before reports whether e, and so every earlier event of its
+	// goroutine, is ordered before an earlier step.
+	before := func(e int32) bool {
+		for _, b := range consA {
+			if m.g[b] != m.g[e] && m.por(e, b) {
+				return true
+			}
+		}
+		return false
+	}
+	// firstPerSite tries, in evs (trace order), the first event after
+	// after of each site that has the access type and variable.
+	firstPerSite := func(evs []int32, after int32) {
+		sites := s.sitesBuf[n][:0]
+		if after >= 0 {
+			evs = evs[sort.Search(len(evs), func(i int) bool { return evs[i] > after }):]
+		}
+	outer:
+		for _, e := range evs {
+			in := &s.info[e]
+			if in.write != want || (xBound && in.obj != x) {
+				continue
+			}
+			if len(consB) > 0 && beyond(e) {
+				break
+			}
+			st := in.site
+			for _, y := range sites {
+				if y == st {
 					continue outer
 				}
 			}
-			sites = append(sites, m.Events[e].Site)
-			try(e)
+			sites = append(sites, st)
+			s.sitesBuf[n] = sites
+			s.tryBind(n, e, repeats)
 		}
+		s.sitesBuf[n] = sites
 	}
-	try := func(e int32) { s.tryBind(n, e, repeats) }
-	switch {
-	case rBound && xBound:
-		firstPerSite(s.inRegion(r, x), prev, try)
-	case rBound:
-		firstPerSite(m.regions[r].acc, prev, try)
-	case gBound:
-		var xs []uint64
-		if xBound {
-			xs = []uint64{x}
-		} else {
-			xs = m.addrs
+	// window returns the part of the regions rs (one goroutine's, in
+	// program order) that can hold step n's event.
+	window := func(rs []regSpan) []regSpan {
+		if len(rs) == 0 || (len(consA) == 0 && len(consB) == 0) {
+			return rs
 		}
-		for _, y := range xs {
-			if repeats {
-				for _, rr := range s.regByAG[y][g] {
-					if m.regions[rr].last > prev {
-						firstPerSite(s.inRegion(rr, y), prev, try)
-					}
-				}
-			} else {
-				firstPerSite(s.byAddrG[y][g], prev, try)
+		lo := sort.Search(len(rs), func(i int) bool { return !before(rs[i].last) })
+		rs = rs[lo:]
+		if len(consB) > 0 {
+			rs = rs[:sort.Search(len(rs), func(i int) bool { return beyond(rs[i].first) })]
+		}
+		return rs
+	}
+	switch {
+	case rBound:
+		// With x bound, firstPerSite keeps the region's accesses to x:
+		// regions are short, this is cheaper than an index.
+		firstPerSite(m.regions[r].acc, prev)
+	case gBound:
+		if xBound {
+			s.gBound(n, g, x, prev, repeats, window, firstPerSite)
+		} else {
+			for _, y := range m.addrs {
+				s.gBound(n, g, y, prev, repeats, window, firstPerSite)
 			}
 		}
-	case repeats && !xBound && s.laterVar(n) != nil:
+	case repeats && !xBound && s.laterVarOK(n):
 		// A later step of the same region has a bound variable: only
 		// the regions that access it can hold both.
-		y := *s.laterVar(n)
+		y := s.laterVar(n)
+		rg := s.regByAG[y]
 		for u := int32(0); u < int32(len(m.gs)); u++ {
 			if s.threadTaken(u) {
 				continue
 			}
-			for _, rr := range s.regByAG[y][u] {
-				firstPerSite(m.regions[rr].acc, -1, try)
+			for _, sp := range window(rg[u]) {
+				firstPerSite(m.regions[sp.r].acc, -1)
 			}
 		}
 	default:
-		var xs []uint64
+		one := []uint64{x}
+		xs := m.addrs
 		if xBound {
-			xs = []uint64{x}
-		} else {
-			xs = m.addrs
+			xs = one
 		}
 		for _, y := range xs {
 			bg := s.byAddrG[y]
@@ -389,8 +534,8 @@ func (s *searcher) bind(n int) {
 					continue
 				}
 				if repeats {
-					for _, rr := range s.regByAG[y][u] {
-						firstPerSite(s.inRegion(rr, y), -1, try)
+					for _, sp := range window(s.regByAG[y][u]) {
+						firstPerSite(sp.acc, -1)
 					}
 					continue
 				}
@@ -399,14 +544,28 @@ func (s *searcher) bind(n int) {
 				lo := 0
 				for j := 0; j < n; j++ {
 					b := s.bound[j]
-					c := m.gs[m.g[b]].snaps[m.snap[b]].Get(trace.GID(m.gs[u].tid))
-					l := sort.Search(len(evs), func(i int) bool { return m.lt[evs[i]] > c })
+					cl := m.gs[m.g[b]].snaps[m.snap[b]].Get(trace.GID(m.gs[u].tid))
+					l := sort.Search(len(evs), func(i int) bool { return m.lt[evs[i]] > cl })
 					lo = max(lo, l)
 				}
-				firstPerSite(evs[lo:], -1, try)
+				firstPerSite(evs[lo:], -1)
 			}
 		}
 	}
+}
+
+// gBound enumerates step n's candidates when its goroutine g is bound,
+// on variable y.
+func (s *searcher) gBound(n int, g int32, y uint64, prev int32, repeats bool, window func([]regSpan) []regSpan, firstPerSite func([]int32, int32)) {
+	if repeats {
+		for _, sp := range window(s.regByAG[y][g]) {
+			if sp.last > prev {
+				firstPerSite(sp.acc, prev)
+			}
+		}
+		return
+	}
+	firstPerSite(s.byAddrG[y][g], prev)
 }
 
 type regAddr struct {
@@ -414,21 +573,24 @@ type regAddr struct {
 	x uint64
 }
 
-// inRegion returns region r's accesses to x.
-func (s *searcher) inRegion(r int32, x uint64) []int32 { return s.regAcc[regAddr{r, x}] }
-
-// laterVar returns the bound variable of a later step in step n's region,
-// or nil.
-func (s *searcher) laterVar(n int) *uint64 {
-	p := s.p
-	for j := n + 1; j < p.Len(); j++ {
-		if p.AR[j] == p.AR[n] {
-			if x, ok := s.vars[p.SV[j]]; ok {
-				return &x
-			}
+// laterVarOK reports whether a later step of step n's region has a bound
+// variable; laterVar returns the first one's.
+func (s *searcher) laterVarOK(n int) bool {
+	for _, j := range s.cp.laterSameR[n] {
+		if s.varSet[s.cp.v[j]] {
+			return true
 		}
 	}
-	return nil
+	return false
+}
+
+func (s *searcher) laterVar(n int) uint64 {
+	for _, j := range s.cp.laterSameR[n] {
+		if s.varSet[s.cp.v[j]] {
+			return s.vars[s.cp.v[j]]
+		}
+	}
+	return 0
 }
 
 func (s *searcher) threadTaken(u int32) bool {
@@ -443,15 +605,30 @@ func (s *searcher) threadTaken(u int32) bool {
 // tryBind binds step n to event e if e respects the symbols bound so far,
 // and recurses.
 func (s *searcher) tryBind(n int, e int32, repeats bool) {
-	p, m := s.p, s.m
-	ev := &m.Events[e]
+	c, m := s.cp, s.m
 	g, r := m.g[e], m.region[e]
 	if repeats && r == 0 {
 		return
 	}
-	tSym, vSym, rSym := p.T[n], p.SV[n], p.AR[n]
+	if s.prune {
+		for _, b := range s.consA[n] {
+			if m.g[b] != g && m.por(e, b) {
+				return
+			}
+		}
+		for _, l := range s.consB[n] {
+			if m.g[l] != g && m.por(l, e) {
+				return
+			}
+		}
+		if s.p.Consecutive && n > 0 && m.protects(s.bound[n-1], e) {
+			return
+		}
+	}
+	obj := s.info[e].obj
+	tSym, vSym, rSym := c.t[n], c.v[n], c.r[n]
 	newT, newV, newR := false, false, false
-	if bg, ok := s.thr[tSym]; ok {
+	if bg := s.thr[tSym]; bg >= 0 {
 		if bg != g {
 			return
 		}
@@ -461,26 +638,26 @@ func (s *searcher) tryBind(n int, e int32, repeats bool) {
 		}
 		newT = true
 	}
-	if bx, ok := s.vars[vSym]; ok {
-		if bx != ev.Obj {
+	if s.varSet[vSym] {
+		if s.vars[vSym] != obj {
 			return
 		}
 	} else {
-		for _, y := range s.vars {
-			if y == ev.Obj {
+		for i, y := range s.vars {
+			if s.varSet[i] && y == obj {
 				return
 			}
 		}
 		newV = true
 	}
-	if br, ok := s.regs[rSym]; ok {
-		if br != r {
+	if s.regSet[rSym] {
+		if s.regs[rSym] != r {
 			return
 		}
 	} else {
 		if r != 0 {
-			for _, y := range s.regs {
-				if y == r {
+			for i, y := range s.regs {
+				if s.regSet[i] && y == r {
 					return
 				}
 			}
@@ -491,30 +668,30 @@ func (s *searcher) tryBind(n int, e int32, repeats bool) {
 		s.thr[tSym] = g
 	}
 	if newV {
-		s.vars[vSym] = ev.Obj
+		s.vars[vSym], s.varSet[vSym] = obj, true
 	}
 	if newR {
-		s.regs[rSym] = r
+		s.regs[rSym], s.regSet[rSym] = r, true
 	}
 	s.bound[n] = e
 	s.bind(n + 1)
 	if newT {
-		delete(s.thr, tSym)
+		s.thr[tSym] = -1
 	}
 	if newV {
-		delete(s.vars, vSym)
+		s.varSet[vSym] = false
 	}
 	if newR {
-		delete(s.regs, rSym)
+		s.regSet[rSym] = false
 	}
 }
 
 // candidate evaluates a full binding.
 func (s *searcher) candidate() {
-	p, m := s.p, s.m
+	p := s.p
 	k := key{pat: s.pid}
 	for n, e := range s.bound {
-		k.s[n] = m.Events[e].Site
+		k.s[n] = s.info[e].site
 	}
 	if s.reported[k] || s.attempts[k] >= s.opt.Attempts {
 		return
