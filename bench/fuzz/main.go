@@ -107,19 +107,7 @@ func main() {
 	if err != nil {
 		fatal(err)
 	}
-	if names := flag.Args(); len(names) > 0 {
-		keep := map[string]bool{}
-		for _, n := range names {
-			keep[n] = true
-		}
-		var sel []*truth.Subject
-		for _, s := range subjects {
-			if keep[s.Name] {
-				sel = append(sel, s)
-			}
-		}
-		subjects = sel
-	}
+	subjects = truth.Select(subjects, flag.Args())
 	tmp, err := os.MkdirTemp("", "racekit-bench-fuzz-")
 	if err != nil {
 		fatal(err)

@@ -435,3 +435,22 @@ func LoadAll(root string) ([]*Subject, error) {
 	}
 	return out, errors.Join(errs...)
 }
+
+// Select returns the subjects named in names, all of them if names is
+// empty.
+func Select(subjects []*Subject, names []string) []*Subject {
+	if len(names) == 0 {
+		return subjects
+	}
+	keep := map[string]bool{}
+	for _, n := range names {
+		keep[n] = true
+	}
+	var sel []*Subject
+	for _, s := range subjects {
+		if keep[s.Name] {
+			sel = append(sel, s)
+		}
+	}
+	return sel
+}

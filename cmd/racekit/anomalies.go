@@ -9,8 +9,6 @@ import (
 
 	"github.com/racekit/racekit/detect/anomaly"
 	"github.com/racekit/racekit/report"
-	"github.com/racekit/racekit/trace"
-	"github.com/racekit/racekit/trace/tracefile"
 )
 
 var cmdAnomalies = register(&command{
@@ -60,16 +58,9 @@ func runAnomalies(c *command, args []string) int {
 		c.errorf("expected exactly one trace file, got %d arguments", len(args))
 		return exitUsage
 	}
-	var kinds []anomaly.Kind
-	for _, k := range strings.Split(*anomKinds, ",") {
-		switch k = strings.TrimSpace(k); k {
-		case "":
-		case "race", "atomicity", "asv":
-			kinds = append(kinds, anomaly.Kind(k))
-		default:
-			c.errorf("unknown kind %q (want race, atomicity, asv)", k)
-			return exitUsage
-		}
+	kinds, ok := parseAnomalyKinds(c, *anomKinds)
+	if !ok {
+		return exitUsage
 	}
 	patterns := anomaly.Kinds(anomaly.Builtin(), kinds...)
 	if *anomPatterns != "" {
@@ -92,14 +83,7 @@ func runAnomalies(c *command, args []string) int {
 		}
 		opt.AtomicFunc = func(name string) bool { return names["all"] || names[name] }
 	}
-	f, err := tracefile.Open(args[0])
-	if err != nil {
-		c.errorf("%v", err)
-		return exitError
-	}
-	defer f.Close()
-	tr, err := trace.ReadAll(f)
-	printWarnings(c, f.Reader)
+	tr, err := readTraceFile(c, args[0])
 	if err != nil {
 		c.errorf("%v", err)
 		return exitError

@@ -144,25 +144,11 @@ func runFuzz(c *command, args []string) int {
 		c.errorf("--runs and -j must be at least 1")
 		return exitUsage
 	}
-	prep, ok := prepare(c, fuzzFlags, pkgs, true)
+	targets, tmp, ok := testBinaries(c, fuzzFlags, pkgs, "racekit-fuzz-")
 	if !ok {
 		return exitError
 	}
-	tmp, err := os.MkdirTemp("", "racekit-fuzz-")
-	if err != nil {
-		c.errorf("%v", err)
-		return exitError
-	}
 	defer os.RemoveAll(tmp)
-	targets, err := buildTargets(prep, fuzzFlags, pkgs, tmp)
-	if err != nil {
-		c.errorf("%v", err)
-		return exitError
-	}
-	if len(targets) == 0 {
-		c.errorf("no test binary: the packages have no tests")
-		return exitError
-	}
 	testArgs := goTestArgs(goFlags)
 
 	// Phase 1.
@@ -372,6 +358,32 @@ func goTestArgs(goFlags []string) []string {
 		out = append(out, f)
 	}
 	return out
+}
+
+// testBinaries instruments the packages and builds the test binary of
+// each one that has tests into a new temporary directory (name is its
+// prefix), which the caller removes. It prints the error and returns false
+// on failure, or when no package has tests.
+func testBinaries(c *command, ff *frontendFlags, pkgs []string, name string) ([]*fuzzTarget, string, bool) {
+	prep, ok := prepare(c, ff, pkgs, true)
+	if !ok {
+		return nil, "", false
+	}
+	tmp, err := os.MkdirTemp("", name)
+	if err != nil {
+		c.errorf("%v", err)
+		return nil, "", false
+	}
+	targets, err := buildTargets(prep, ff, pkgs, tmp)
+	if err == nil && len(targets) == 0 {
+		err = fmt.Errorf("no test binary: %s has no tests", strings.Join(pkgs, " "))
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		c.errorf("%v", err)
+		return nil, "", false
+	}
+	return targets, tmp, true
 }
 
 // buildTargets builds the instrumented test binary of each package that

@@ -156,25 +156,11 @@ func runHatch(c *command, args []string) int {
 		c.errorf("--runs and -j must be at least 1")
 		return exitUsage
 	}
-	prep, ok := prepare(c, hatchFlags, pkgs, true)
+	targets, tmp, ok := testBinaries(c, hatchFlags, pkgs, "racekit-hatch-")
 	if !ok {
 		return exitError
 	}
-	tmp, err := os.MkdirTemp("", "racekit-hatch-")
-	if err != nil {
-		c.errorf("%v", err)
-		return exitError
-	}
 	defer os.RemoveAll(tmp)
-	targets, err := buildTargets(prep, hatchFlags, pkgs, tmp)
-	if err != nil {
-		c.errorf("%v", err)
-		return exitError
-	}
-	if len(targets) != 1 {
-		c.errorf("no test binary: the package has no tests")
-		return exitError
-	}
 	t := targets[0]
 	testArgs := goTestArgs(goFlags)
 	outDir := tmp

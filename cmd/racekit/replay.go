@@ -72,26 +72,12 @@ func runReplay(c *command, args []string) int {
 		c.errorf("replay runs one package")
 		return exitUsage
 	}
-	prep, ok := prepare(c, replayFlags, pkgs, true)
+	targets, tmp, ok := testBinaries(c, replayFlags, pkgs, "racekit-replay-")
 	if !ok {
-		return exitError
-	}
-	tmp, err := os.MkdirTemp("", "racekit-replay-")
-	if err != nil {
-		c.errorf("%v", err)
 		return exitError
 	}
 	if !*replayDlv {
 		defer os.RemoveAll(tmp)
-	}
-	targets, err := buildTargets(prep, replayFlags, pkgs, tmp)
-	if err != nil {
-		c.errorf("%v", err)
-		return exitError
-	}
-	if len(targets) != 1 {
-		c.errorf("%s: no test binary (no tests?)", pkgs[0])
-		return exitError
 	}
 	t := targets[0]
 	env := []string{"RACEKIT_SCHED=racefuzzer", "RACEKIT_SEED=" + strconv.FormatUint(*replaySeed, 10), "RACEKIT_PAIR=" + *replayPair}
