@@ -244,54 +244,31 @@ func runFuzz(c *command, args []string) int {
 			tasks = append(tasks, task{j, k, *fuzzSeed + uint64(k)})
 		}
 	}
-	ch := make(chan task)
-	var wg sync.WaitGroup
-	var errMu sync.Mutex
-	var runErr error
-	for w := 0; w < *fuzzJobs; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for tk := range ch {
-				if tk.j < 0 {
-					ti := -1 - tk.j
-					r, err := controlledRun(targets[ti], testArgs, []string{
-						"RACEKIT_SCHED=random",
-						"RACEKIT_SEED=" + strconv.FormatUint(tk.seed, 10),
-					}, filepath.Join(tmp, fmt.Sprintf("base%d-%d.sched", ti, tk.seed)), *fuzzTimeout, nil)
-					if err != nil {
-						errMu.Lock()
-						runErr = err
-						errMu.Unlock()
-					}
-					baseline[ti][tk.k] = r
-					continue
-				}
-				jb := jobs[tk.j]
-				schedPath := filepath.Join(tmp, fmt.Sprintf("%d-%d.sched", tk.j, tk.seed))
-				if *fuzzKeep != "" {
-					schedPath = filepath.Join(*fuzzKeep, fmt.Sprintf("%d-%d.sched", tk.j+1, tk.seed))
-				}
-				r, err := controlledRun(jb.t, testArgs, []string{
-					"RACEKIT_SCHED=racefuzzer",
-					"RACEKIT_SEED=" + strconv.FormatUint(tk.seed, 10),
-					"RACEKIT_PAIR=" + jb.pair,
-				}, schedPath, *fuzzTimeout, nil)
-				if err != nil {
-					errMu.Lock()
-					runErr = err
-					errMu.Unlock()
-				}
-				r.Seed = tk.seed
-				results[tk.j][tk.k] = r
-			}
-		}()
-	}
-	for _, tk := range tasks {
-		ch <- tk
-	}
-	close(ch)
-	wg.Wait()
+	runErr := inParallel(len(tasks), *fuzzJobs, func(i int) error {
+		tk := tasks[i]
+		if tk.j < 0 {
+			ti := -1 - tk.j
+			r, err := controlledRun(targets[ti], testArgs, []string{
+				"RACEKIT_SCHED=random",
+				"RACEKIT_SEED=" + strconv.FormatUint(tk.seed, 10),
+			}, filepath.Join(tmp, fmt.Sprintf("base%d-%d.sched", ti, tk.seed)), *fuzzTimeout, nil)
+			baseline[ti][tk.k] = r
+			return err
+		}
+		jb := jobs[tk.j]
+		schedPath := filepath.Join(tmp, fmt.Sprintf("%d-%d.sched", tk.j, tk.seed))
+		if *fuzzKeep != "" {
+			schedPath = filepath.Join(*fuzzKeep, fmt.Sprintf("%d-%d.sched", tk.j+1, tk.seed))
+		}
+		r, err := controlledRun(jb.t, testArgs, []string{
+			"RACEKIT_SCHED=racefuzzer",
+			"RACEKIT_SEED=" + strconv.FormatUint(tk.seed, 10),
+			"RACEKIT_PAIR=" + jb.pair,
+		}, schedPath, *fuzzTimeout, nil)
+		r.Seed = tk.seed
+		results[tk.j][tk.k] = r
+		return err
+	})
 	if runErr != nil {
 		c.errorf("%v", runErr)
 		return exitError
@@ -358,6 +335,34 @@ func goTestArgs(goFlags []string) []string {
 		out = append(out, f)
 	}
 	return out
+}
+
+// inParallel calls f(0), ..., f(n-1) on at most workers goroutines and
+// returns an error one of the calls returned, nil if none did.
+func inParallel(n, workers int, f func(i int) error) error {
+	ch := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range ch {
+				if err := f(i); err != nil {
+					mu.Lock()
+					first = err
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		ch <- i
+	}
+	close(ch)
+	wg.Wait()
+	return first
 }
 
 // testBinaries instruments the packages and builds the test binary of

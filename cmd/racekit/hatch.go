@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/racekit/racekit/detect"
@@ -214,40 +213,18 @@ func runHatch(c *command, args []string) int {
 
 	// Hatch.
 	start = time.Now()
-	type task struct{ i, k int }
 	runs := make([][]HatchRun, len(cands))
-	var tasks []task
 	for i := range cands {
 		runs[i] = make([]HatchRun, *hatchRuns)
-		for k := 0; k < *hatchRuns; k++ {
-			tasks = append(tasks, task{i, k})
-		}
 	}
-	ch := make(chan task)
-	var wg sync.WaitGroup
-	var errMu sync.Mutex
-	var runErr error
-	for w := 0; w < *hatchJobs; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for tk := range ch {
-				seed := *hatchSeed + uint64(tk.k)
-				r, err := hatchOne(t, testArgs, cands[tk.i], seed, filepath.Join(outDir, fmt.Sprintf("a%d-%d", tk.i+1, seed)))
-				if err != nil {
-					errMu.Lock()
-					runErr = err
-					errMu.Unlock()
-				}
-				runs[tk.i][tk.k] = r
-			}
-		}()
-	}
-	for _, tk := range tasks {
-		ch <- tk
-	}
-	close(ch)
-	wg.Wait()
+	per := *hatchRuns
+	runErr := inParallel(len(cands)*per, *hatchJobs, func(n int) error {
+		i, k := n/per, n%per
+		seed := *hatchSeed + uint64(k)
+		r, err := hatchOne(t, testArgs, cands[i], seed, filepath.Join(outDir, fmt.Sprintf("a%d-%d", i+1, seed)))
+		runs[i][k] = r
+		return err
+	})
 	if runErr != nil {
 		c.errorf("%v", runErr)
 		return exitError

@@ -6,6 +6,7 @@ import (
 
 	"github.com/racekit/racekit/detect/clock"
 	"github.com/racekit/racekit/detect/vc"
+	"github.com/racekit/racekit/sched"
 	"github.com/racekit/racekit/trace"
 )
 
@@ -51,8 +52,6 @@ type gor struct {
 	snaps  []vc.VectorClock // C_t after each change by an incoming edge
 	name   string           // stable creation-order name
 	parent int32            // dense parent, -1 if none
-	forks  int              // children forked so far (for names)
-	ord    int              // 1-based rank among its parent's forks
 }
 
 type region struct {
@@ -249,8 +248,7 @@ func NewModel(tr *trace.Trace, opt Options) *Model {
 				if _, seen := dense[c]; !seen && e.Obj <= 0xFFFFFFFF {
 					ci := int32(len(m.gs))
 					dense[c] = ci
-					gr.forks++
-					m.gs = append(m.gs, gor{gid: c, parent: gi, ord: gr.forks})
+					m.gs = append(m.gs, gor{gid: c, parent: gi})
 					st = append(st, gstate{})
 				}
 			}
@@ -263,17 +261,11 @@ func NewModel(tr *trace.Trace, opt Options) *Model {
 			m.snap[i] = int32(len(gr.snaps) - 1)
 		}
 	}
-	// Stable names by creation order (PECAN §7): roots g0, g1, ... in order
-	// of appearance, the k-th goroutine forked by P is P.k. A parent always
-	// precedes its children in m.gs.
-	roots := 0
+	// Stable names by creation order (PECAN §7), the names the controlled
+	// scheduler gives the goroutines of a re-execution.
+	names := sched.Names(tr)
 	for i := range m.gs {
-		if p := m.gs[i].parent; p >= 0 {
-			m.gs[i].name = m.gs[p].name + "." + itoa(m.gs[i].ord)
-		} else {
-			m.gs[i].name = "g" + itoa(roots)
-			roots++
-		}
+		m.gs[i].name = names[m.gs[i].gid]
 	}
 	sort.Slice(m.addrs, func(a, b int) bool { return m.addrs[a] < m.addrs[b] })
 	return m
@@ -298,20 +290,6 @@ func sameClock(a, b vc.VectorClock) bool {
 		}
 	}
 	return true
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
 }
 
 // por reports the partial order relation e_a → e_b (Definition 1, with Go's
