@@ -206,6 +206,7 @@ func curSlow(id uint64, slot *atomic.Pointer[gstate]) *gstate {
 	s.untraced = true
 	s.root = nroots
 	nroots++
+	rootGoids = append(rootGoids, id)
 	gmap[id] = s
 	defMu.Unlock()
 	slot.Store(s)

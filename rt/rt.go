@@ -39,6 +39,9 @@ var (
 	nsites uint32 = 1 // site IDs defined so far, counting the unknown site 0
 	ngors  uint32     // goroutine IDs allocated so far
 	nroots int        // of which born in untraced code (gstate.root)
+	// rootGoids[k] is the goid of root k: the controlled scheduler looks up
+	// a root that ended without reaching a scheduling point (sched.go).
+	rootGoids []uint64
 )
 
 func init() {
@@ -75,7 +78,7 @@ func start(path string, withDedup bool) error {
 	wmu.Lock()
 	defer wmu.Unlock()
 	defMu.Lock()
-	defs, nsites, ngors, nroots = nil, 1, 0, 0
+	defs, nsites, ngors, nroots, rootGoids = nil, 1, 0, 0, nil
 	gmap = map[uint64]*gstate{}
 	for i := range gtab {
 		gtab[i].Store(nil)

@@ -165,28 +165,29 @@ type lockState struct {
 
 // schedT is the scheduler's state, under mu.
 type schedT struct {
-	mu       sync.Mutex
-	strat    sched.Strategy
-	byGoid   map[uint64]*sg
-	all      []*sg
-	roots    int
-	running  *sg
-	pending  []*sg // forked children not begun, oldest first
-	locks    map[uint64]*lockState
-	closed   map[uint64]bool
-	onces    map[uint64]*sg
-	parkSeq  int
-	out      *bufio.Writer
-	outFile  *os.File
-	steps    int
-	escape   time.Duration
-	deadlock time.Duration
-	stuck    time.Time // since when nothing can run
-	hold     time.Time // nobody is chosen before (see schedEnd)
-	want     time.Time // since when the strategy's wanted goroutine is awaited
-	wantName string
-	kick     chan struct{}
-	stop     chan struct{}
+	mu        sync.Mutex
+	strat     sched.Strategy
+	byGoid    map[uint64]*sg
+	all       []*sg
+	roots     int
+	running   *sg
+	pending   []*sg // forked children not begun, oldest first
+	locks     map[uint64]*lockState
+	closed    map[uint64]bool
+	onces     map[uint64]*sg
+	parkSeq   int
+	out       *bufio.Writer
+	outFile   *os.File
+	steps     int
+	escape    time.Duration
+	deadlock  time.Duration
+	stuck     time.Time // since when nothing can run
+	hold      time.Time // nobody is chosen before (see schedEnd)
+	want      time.Time // since when the strategy's wanted goroutine is awaited
+	wantName  string
+	wantCheck time.Time // when schedGone last looked for it
+	kick      chan struct{}
+	stop      chan struct{}
 
 	// Sites: names and pair membership by site ID (copy on write).
 	sites  atomic.Pointer[[]schedSite]
@@ -206,6 +207,7 @@ const (
 	expectTimeout = 200 * time.Millisecond
 	panicHold     = 3 * time.Second
 	wantTimeout   = time.Second
+	goneEvery     = 10 * time.Millisecond // schedGone reads every goroutine's stack
 	pollEvery     = time.Millisecond
 )
 
@@ -687,10 +689,35 @@ func schedDispatch() {
 				// times the schedule does not decide. (A child not forked
 				// yet is not: its parent's fork is a point.)
 				present, coming := false, !strings.Contains(name, ".")
+				var known *sg
 				for _, g := range sc.all {
 					if g.name == name {
+						known = g
 						present = g.state == sWaiting
 						coming = g.state == sFree || g.state == sParked
+					}
+				}
+				if known != nil && known.state == sParked {
+					if pk, ok := sc.strat.(sched.Parker); ok && pk.Parked(name) {
+						continue // the step was its operation's own
+					}
+				}
+				if !present && coming && (sc.want.IsZero() || time.Since(sc.wantCheck) >= goneEvery) {
+					sc.wantCheck = time.Now()
+					if id, ok := schedGone(name, known); ok {
+						// It ended in untraced code without a point to say so
+						// (a test function without synchronization, or one
+						// that left control): its steps are done.
+						schedNote(sched.Note{Kind: "gone", Text: name + " ended in untraced code"})
+						if known == nil {
+							known = &sg{name: name, goid: id}
+							schedAdd(known)
+						}
+						known.state = sDone
+						delete(sc.byGoid, id)
+						schedEnded(known)
+						sc.want = time.Time{}
+						continue
 					}
 				}
 				if !present && coming {
@@ -976,6 +1003,38 @@ func schedMonitor(kick, stop chan struct{}) {
 			}
 		}
 	}
+}
+
+// schedGone reports whether the goroutine the strategy wants has ended
+// where rt could not see it, and its goid: a root (born in untraced code)
+// that ended before its first scheduling point, or one out of control
+// (known, state sFree) that returned into untraced code. Roots are known
+// by their trace numbering, so only a traced run can tell. sc.mu is held.
+func schedGone(name string, known *sg) (uint64, bool) {
+	var id uint64
+	switch {
+	case known != nil:
+		if known.state != sFree || known.goid == 0 {
+			return 0, false
+		}
+		id = known.goid
+	case on && live.Load():
+		k, err := strconv.Atoi(strings.TrimPrefix(name, "g"))
+		if err != nil || !strings.HasPrefix(name, "g") {
+			return 0, false
+		}
+		defMu.Lock()
+		if k >= 0 && k < len(rootGoids) {
+			id = rootGoids[k]
+		}
+		defMu.Unlock()
+		if id == 0 {
+			return 0, false // not born yet
+		}
+	default:
+		return 0, false
+	}
+	return id, goroutineStatus(id) == ""
 }
 
 // goroutineStatus returns the Go runtime's status of goroutine id ("running",

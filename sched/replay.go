@@ -351,6 +351,10 @@ func (s *Clip) Next(w []Point) int {
 			}
 		}
 		if i < 0 {
+			if s.inSegment(st) {
+				s.consume()
+				continue
+			}
 			// Not born yet (its creator's fork is not in the clip), or
 			// out of control: goroutines without steps ahead may run.
 			if free := s.free(w); len(free) > 0 {
@@ -397,6 +401,27 @@ func (s *Clip) Next(w []Point) int {
 		free = en
 	}
 	return free[s.r.IntN(len(free))]
+}
+
+// Parked implements Parker.
+func (s *Clip) Parked(g string) bool {
+	s.skipEnded()
+	if s.k < len(s.steps) && s.steps[s.k].G == g && s.inSegment(s.steps[s.k]) {
+		s.consume()
+		return true
+	}
+	return false
+}
+
+// inSegment reports whether step st, whose goroutine is not at a point,
+// can be taken as run in the segment of the last point it ran: the
+// goroutine is inside that point's operation (parked in a channel
+// operation, its own events recorded when it started: a send's snd) or
+// out of control, and the step says nothing the point contradicts. Its
+// next point is checked against its later steps as usual.
+func (s *Clip) inSegment(st ClipStep) bool {
+	p, ok := s.last[st.G]
+	return ok && p.Ev <= st.Ev && s.fits(st, p)
 }
 
 // fits reports whether point p is what step st says (its kind and site,

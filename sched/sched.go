@@ -139,6 +139,16 @@ type Wanter interface {
 	Want() string
 }
 
+// Parker is implemented by strategies that follow a schedule: the caller
+// tells it that the goroutine it wants is parked inside the operation of
+// its last point (a send whose receiver comes later in the schedule), so
+// it will not arrive at a point by itself. Parked reports whether the
+// strategy moved on (the step was that operation's own); if not, the
+// caller waits for the goroutine as for one running free.
+type Parker interface {
+	Parked(g string) bool
+}
+
 // Note is something a strategy observed: a race created, a divergence
 // from a schedule, a postponed goroutine released.
 type Note struct {

@@ -574,8 +574,10 @@ func hatched(cd *hatchCand, s *sched.Schedule) (bool, string) {
 		if pos[k] <= pos[k-1] {
 			return false, fmt.Sprintf("anomaly events %d and %d ran in the other order", k, k+1)
 		}
-		if cd.consecutive && pos[k] != pos[k-1]+1 {
-			return false, fmt.Sprintf("anomaly events %d and %d did not run back to back", k, k+1)
+		if cd.consecutive {
+			if why := between(s.Steps, pos[k-1], pos[k]); why != "" {
+				return false, fmt.Sprintf("anomaly events %d and %d did not run back to back: %s", k, k+1, why)
+			}
 		}
 	}
 	for a := range cd.events {
@@ -586,6 +588,24 @@ func hatched(cd *hatchCand, s *sched.Schedule) (bool, string) {
 		}
 	}
 	return true, ""
+}
+
+// between says why the steps strictly between positions a and b of a run
+// keep the access at a from being adjacent to the one at b, "" if every
+// one of them commutes with a's (another goroutine's step that is not a
+// conflicting access to a's variable), so that running them first gives
+// an equivalent run in which the two accesses are back to back.
+func between(steps []sched.Step, a, b int) string {
+	e := steps[a]
+	for _, st := range steps[a+1 : b] {
+		switch {
+		case st.G == e.G:
+			return fmt.Sprintf("%s ran %s %s in between", st.G, st.Kind, st.Site)
+		case st.Kind.IsAccess() && st.Obj == e.Obj && (st.Kind == sched.KindWrite || e.Kind == sched.KindWrite):
+			return fmt.Sprintf("%s ran %s %s on the same variable in between", st.G, st.Kind, st.Site)
+		}
+	}
+	return ""
 }
 
 func printHatch(w io.Writer, r *HatchResult) {

@@ -15,6 +15,12 @@ func TestHatchedVerdict(t *testing.T) {
 		{G: "g0.1", Ev: 5, Kind: sched.KindWrite, Site: "a.go:7", Obj: 0x10},
 		{G: "g0.2", Ev: 3, Kind: sched.KindRead, Site: "a.go:5", Obj: 0x10},
 	}}
+	// x++ by g0.1 racing with g0.2's read: g0.1's own read of x may run
+	// between g0.2's read and g0.1's write.
+	readWrite := &hatchCand{consecutive: true, events: []hatchEvent{
+		{G: "g0.2", Ev: 3, Kind: sched.KindRead, Site: "a.go:5", Obj: 0x10},
+		{G: "g0.1", Ev: 5, Kind: sched.KindWrite, Site: "a.go:7", Obj: 0x10},
+	}}
 	step := func(g string, ev int, k sched.Kind, site string, obj uint64) sched.Step {
 		return sched.Step{G: g, Ev: ev, Kind: k, Site: "/src/" + site, Obj: obj}
 	}
@@ -37,6 +43,17 @@ func TestHatchedVerdict(t *testing.T) {
 		{"departure", race, good, []sched.Note{{Kind: "departure", Text: "clip step 3: g0.2 is not at a scheduling point"}}, "departed"},
 		{"other order", race, []sched.Step{good[0], good[1], good[4], good[3]}, nil, "other order"},
 		{"not adjacent", race, []sched.Step{good[0], good[1], good[3], good[2], good[4]}, nil, "back to back"},
+		// Steps in between that commute with the first access (the second
+		// goroutine's own read of x before its write, as in x++; another
+		// goroutine's step on another variable) leave them adjacent in an
+		// equivalent run; a conflicting access by a third goroutine does not.
+		{"commuting in between", readWrite, []sched.Step{good[0], good[1],
+			step("g0.2", 3, sched.KindRead, "a.go:5", 0xc0), step("g0.1", 4, sched.KindRead, "a.go:7", 0xc0),
+			step("g0.3", 1, sched.KindWrite, "b.go:1", 0xe0), step("g0.1", 5, sched.KindWrite, "a.go:7", 0xc0)}, nil, ""},
+		{"write in between", race, []sched.Step{good[0], good[1], good[3],
+			step("g0.2", 2, sched.KindRead, "a.go:4", 0xc0), good[4]}, nil, "same variable in between"},
+		{"conflict in between", race, []sched.Step{good[0], good[1], good[3],
+			step("g0.3", 1, sched.KindRead, "b.go:1", 0xc0), good[4]}, nil, "same variable in between"},
 		{"other variable", race, []sched.Step{good[0], good[1], good[3], step("g0.2", 3, sched.KindRead, "a.go:5", 0xd0)}, nil, "variables differ"},
 		{"not an access there", race, []sched.Step{good[0], good[1], good[3], step("g0.2", 3, sched.KindLock, "a.go:5", 0xc0)}, nil, "where the clip has"},
 		{"never reached", race, []sched.Step{good[0], good[3]}, nil, "never reached"},
