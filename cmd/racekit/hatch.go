@@ -355,6 +355,23 @@ func (x *indexer) event(tr *trace.Trace, g trace.GID, n int) *trace.Event {
 	return &tr.Events[x.byG[g][n]]
 }
 
+// beforeOp returns where a step that ends at goroutine g's event n may
+// stop in a run: n, or n-1 when n is the read of a lock or channel that
+// its operation records first (rt's lockRead before an acquire, the read
+// of the channel before a send), since one scheduling point precedes both
+// and running the read runs the operation. Stopping before the read only
+// delays an access to the synchronization object itself.
+func (x *indexer) beforeOp(tr *trace.Trace, g trace.GID, n int) int {
+	if n+1 >= len(x.byG[g]) {
+		return n
+	}
+	e, next := x.event(tr, g, n), x.event(tr, g, n+1)
+	if e.Op == trace.OpRead && e.Obj == next.Obj && e.Site == next.Site && next.Op.IsSync() {
+		return n - 1
+	}
+	return n
+}
+
 // anomalyCands turns PECAN's anomalies with feasible clips into
 // candidates: each clip step is a position the goroutine runs up to, the
 // anomaly's events are scheduling points (RACEKIT_PAIR: their sites).
@@ -375,6 +392,9 @@ func anomalyCands(tr *trace.Trace, res *anomaly.Result) []*hatchCand {
 			}
 			name := x.names[st.GID]
 			cs := sched.ClipStep{G: name, Ev: st.Index}
+			if st.Anomaly == 0 {
+				cs.Ev = x.beforeOp(tr, st.GID, st.Index)
+			}
 			if st.Anomaly > 0 {
 				e := x.event(tr, st.GID, st.Index)
 				cs.Kind, cs.Site = accessKind(e), lineOf(tr.M, e.Site)
@@ -455,6 +475,9 @@ func witnessCands(tr *trace.Trace, algo string) ([]*hatchCand, error) {
 		}
 		for k, st := range w.Steps {
 			cs := sched.ClipStep{G: x.names[st.G], Ev: st.Index}
+			if k < n-2 {
+				cs.Ev = x.beforeOp(tr, st.G, st.Index)
+			}
 			if k >= n-2 {
 				e := x.event(tr, st.G, st.Index)
 				cs.Kind, cs.Site = accessKind(e), lineOf(tr.M, e.Site)
@@ -596,9 +619,11 @@ func hatched(cd *hatchCand, s *sched.Schedule) (bool, string) {
 // conflicting access to a's variable), so that running them first gives
 // an equivalent run in which the two accesses are back to back.
 func between(steps []sched.Step, a, b int) string {
-	e := steps[a]
+	e, f := steps[a], steps[b]
 	for _, st := range steps[a+1 : b] {
 		switch {
+		case st.G == f.G && st.Kind == f.Kind && st.Obj == f.Obj && sched.SameSite(st.Site, f.Site):
+			return "" // an earlier instance of the second access: that one raced
 		case st.G == e.G:
 			return fmt.Sprintf("%s ran %s %s in between", st.G, st.Kind, st.Site)
 		case st.Kind.IsAccess() && st.Obj == e.Obj && (st.Kind == sched.KindWrite || e.Kind == sched.KindWrite):

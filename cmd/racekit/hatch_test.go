@@ -50,8 +50,15 @@ func TestHatchedVerdict(t *testing.T) {
 		{"commuting in between", readWrite, []sched.Step{good[0], good[1],
 			step("g0.2", 3, sched.KindRead, "a.go:5", 0xc0), step("g0.1", 4, sched.KindRead, "a.go:7", 0xc0),
 			step("g0.3", 1, sched.KindWrite, "b.go:1", 0xe0), step("g0.1", 5, sched.KindWrite, "a.go:7", 0xc0)}, nil, ""},
+		// An earlier instance of the second access (the same statement in
+		// a loop) ran first: that instance raced.
+		{"earlier instance", race, []sched.Step{good[0], good[1], good[3],
+			step("g0.2", 2, sched.KindRead, "a.go:5", 0xc0), good[4]}, nil, ""},
 		{"write in between", race, []sched.Step{good[0], good[1], good[3],
 			step("g0.2", 2, sched.KindRead, "a.go:4", 0xc0), good[4]}, nil, "same variable in between"},
+		{"first goroutine in between", readWrite, []sched.Step{good[0], good[1],
+			step("g0.2", 3, sched.KindRead, "a.go:5", 0xc0), step("g0.2", 4, sched.KindLock, "a.go:6", 0x99),
+			step("g0.1", 5, sched.KindWrite, "a.go:7", 0xc0)}, nil, "g0.2 ran lock"},
 		{"conflict in between", race, []sched.Step{good[0], good[1], good[3],
 			step("g0.3", 1, sched.KindRead, "b.go:1", 0xc0), good[4]}, nil, "same variable in between"},
 		{"other variable", race, []sched.Step{good[0], good[1], good[3], step("g0.2", 3, sched.KindRead, "a.go:5", 0xd0)}, nil, "variables differ"},
