@@ -562,3 +562,34 @@ func TestSchedClip(t *testing.T) {
 		}
 	}
 }
+
+// A root that records events but reaches no scheduling point and ends (a
+// test function without synchronization, run before the one under test)
+// has run its steps: the clip goes on with the next root, no departure.
+func TestSchedClipRootWithoutPoints(t *testing.T) {
+	pair := sched.SitePair{"root.go:2", "root.go:2"}
+	lines := []uint32{1, 1, 0, 2, 1, 0}
+	var x, y int
+	// Each root's event 0 is its Begin: g0 reads x (event 1), g1 writes y.
+	clip := []sched.ClipStep{{G: "g0", Ev: 1}, {G: "g1", Ev: 1, Kind: sched.KindWrite, Site: "root.go:2"}}
+	c := sched.NewClip(clip, 1)
+	var sch *sched.Schedule
+	record(t, false, func(uint32) {
+		sch = controlled(t, c, "clip", 1, pair, func() {
+			base := RegisterFile("/src/root.go", nil, lines)
+			done := make(chan struct{})
+			go func() {
+				_ = *R(&x, base)
+				close(done)
+			}()
+			<-done
+			*W(&y, base+1) = 1
+		})
+	})
+	if d := sch.NotesOf("departure"); len(d) > 0 || !c.Done() {
+		t.Fatalf("departures %v, clip done %v; notes %v", d, c.Done(), sch.Notes)
+	}
+	if g := sch.NotesOf("gone"); len(g) != 1 || !strings.HasPrefix(g[0], "g0 ") {
+		t.Errorf("gone notes %v, want g0's", g)
+	}
+}

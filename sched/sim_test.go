@@ -460,3 +460,41 @@ func index(s []string, x string) int {
 	}
 	return -1
 }
+
+// A goroutine parked inside its last point's operation (a send whose
+// receiver comes later in the clip) has run the steps of that operation's
+// segment: the clip goes on with the receiver, without a departure. A step
+// the last point contradicts (an access) is not taken as run.
+func TestClipParked(t *testing.T) {
+	send := Point{G: "a", Kind: KindSend, Site: "c.go:3", Ev: 5, Enabled: true}
+	recv := Point{G: "b", Kind: KindRecv, Site: "c.go:9", Ev: 2, Enabled: true}
+	// The send's point is at the channel read (event 5), its snd is event 6.
+	c := NewClip([]ClipStep{{G: "a", Ev: 5}, {G: "a", Ev: 6}, {G: "b", Ev: 2}, {G: "a", Ev: 8}}, 1)
+	if i := c.Next([]Point{send, recv}); i != 0 {
+		t.Fatalf("ran %d, want a's send", i)
+	}
+	if c.Want() != "a" || !c.Parked("a") || c.Want() != "b" {
+		t.Fatalf("after a parked: want %q", c.Want())
+	}
+	if i := c.Next([]Point{recv}); i != 0 || c.Want() != "a" {
+		t.Fatalf("ran %d, want b; then want %q", i, c.Want())
+	}
+	if n := c.Notes(); len(n) != 0 {
+		t.Fatalf("notes %v", n)
+	}
+	// Absent from the waiting goroutines (Next without Parked): the same.
+	c = NewClip([]ClipStep{{G: "a", Ev: 5}, {G: "a", Ev: 6}, {G: "b", Ev: 2}}, 1)
+	c.Next([]Point{send, recv})
+	if i := c.Next([]Point{recv}); i != 0 || !c.Done() {
+		t.Fatalf("ran %d, done %v", i, c.Done())
+	}
+	if n := c.Notes(); len(n) != 0 {
+		t.Fatalf("notes %v", n)
+	}
+	// The next step is an access of a's: not in the send's segment.
+	c = NewClip([]ClipStep{{G: "a", Ev: 5}, {G: "a", Ev: 7, Kind: KindWrite, Site: "c.go:4"}, {G: "b", Ev: 2}}, 1)
+	c.Next([]Point{send, recv})
+	if c.Parked("a") {
+		t.Fatal("a's write taken as part of its send")
+	}
+}
