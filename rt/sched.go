@@ -61,7 +61,12 @@ package rt
 // runtime.Stack of all goroutines): a goroutine that is running or runnable
 // keeps the token; one that is blocked, or gone, runs free from then on and
 // the next goroutine is chosen (a goroutine that ended in untraced code is
-// noted "gone" and forgotten). A free goroutine rejoins at its next
+// noted "gone" and forgotten). A schedule that waits for a goroutine which
+// is not at a point learns the same way that it is gone: a free one that
+// returned into untraced code, or a root (numbered by the trace) that ended
+// before its first point, a test function without synchronization; and a
+// Parker strategy is told when the goroutine it waits for is parked inside
+// its last point's operation. A free goroutine rejoins at its next
 // scheduling point. A goroutine that started a timer (time.After,
 // NewTimer, a context deadline) and then reaches a select leaves control
 // at once: the select may wait for the timer, in real time. A run in which a goroutine left control this way may
