@@ -213,6 +213,11 @@ func encode(m *model, o *mustOrder) *formula {
 			}
 		}
 		notIn := cutBefore(r)
+		for _, p := range ri.after {
+			if !o.before(p, r) {
+				add(notIn, s.Less(v(p), v(r)))
+			}
+		}
 		switch len(alts) {
 		case 0:
 			add(notIn)

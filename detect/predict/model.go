@@ -243,6 +243,11 @@ type readInfo struct {
 	mode   uint8
 	v      uint64 // readValue: the value observed
 	writer int32  // readWriter: the observed writer in the stretch, -1 for the value at its start
+	// after lists events that must precede the read when it runs (rdit:
+	// what hidden code feeding it may have waited for, pinHiddenReads).
+	// Unlike preds they do not hold when the read is only enabled: a racing
+	// access need not see a consistent value.
+	after []int32
 }
 
 // bpInfo is a BarrierPair within a stretch.
@@ -531,15 +536,33 @@ func buildModel(evs []trace.Event, p *prefix, rdit bool) *model {
 
 // pinHiddenReads keeps reads that untraced code may have fed as observed
 // (rdit). A BarrierPair's hidden code may write the words of its D at any
-// point of its span (thesis 4.4.1: the missing events "can perform
-// arbitrary operations on any objects in D"). When such a span event lies
-// between a read with a known value and the read's observed write, the
-// value it saw may be the hidden code's, which no other program producing
-// the trace need repeat elsewhere; so the read must see its observed
-// write, with the BarrierPair in between as observed (its linearization
-// with the events on its D keeps it there). The same holds for a read
-// whose word a BarrierPair before the window may have written
-// (prefix.value is then valWild).
+// moment between its MethodBegin and its MethodEnd (thesis 4.4.1: the
+// missing events "can perform arbitrary operations on any objects in D"),
+// also between two of its observed events and while its goroutine shows
+// nothing at all. So when a BarrierPair reaching the word of a read with a
+// known value began before the read and ended after the read's observed
+// write (or is still open), the value the read saw may be the hidden
+// code's, which no other program producing the trace need repeat
+// elsewhere: the read must see its observed write, with the hidden write
+// in between as observed. The same holds for a read whose word a
+// BarrierPair before the window may have written (prefix.value is then
+// valWild).
+//
+// Where that hidden write happened matters. If the BarrierPair ended
+// before the read, or the read is one of its own goroutine's events, the
+// BarrierPair's linearization with the events on its D (and program
+// order) keeps everything the hidden code could have waited for before
+// the read. If the read lies inside the BarrierPair of another goroutine,
+// the hidden write may have come just before it, after waiting for any
+// event observed before the read (through D, or through other
+// BarrierPairs), and the reads of the word that saw the value before it
+// must stay before it: so such a read, when it runs, follows every event
+// observed before it (readInfo.after: each goroutine's last earlier
+// event). Without that, hidden code that waits for a write of one
+// goroutine and then sets the word another goroutine reads would let the
+// reader's later events race with the writer's earlier ones
+// (TestRDITHiddenWriteInsideGap). As a racing access (enabled, not run)
+// the read needs none of it.
 func (m *model) pinHiddenReads(p *prefix) {
 	byAddr := map[uint64][]int{}
 	for i := range m.bps {
@@ -547,22 +570,45 @@ func (m *model) pinHiddenReads(p *prefix) {
 			byAddr[a] = append(byAddr[a], i)
 		}
 	}
+	late := map[int32]int{} // pinned reads inside another goroutine's BarrierPair → index in m.reads
 	for j := range m.reads {
 		ri := &m.reads[j]
 		if ri.mode != readValue {
 			continue
 		}
+		r := ri.ev
 		pin := ri.writer < 0 && p.value(ri.key).kind == valWild
 		for _, bi := range byAddr[ri.key.addr] {
-			span := m.bpSpan(&m.bps[bi])
-			k, _ := slices.BinarySearch(span, ri.ev)
-			if k > 0 && span[k-1] > ri.writer {
-				pin = true
+			b := &m.bps[bi]
+			if b.begin >= r || (b.end >= 0 && b.end < ri.writer) {
+				continue // began after the read, or ended before its write
+			}
+			pin = true
+			if b.g != m.g[r] && (b.end < 0 || b.end > r) {
+				late[r] = j
 			}
 		}
 		if pin {
 			ri.mode = readWriter
 		}
+	}
+	if len(late) == 0 {
+		return
+	}
+	lastOf := make([]int32, len(m.byG))
+	for g := range lastOf {
+		lastOf[g] = -1
+	}
+	for i := range int32(len(m.ev)) {
+		g := m.g[i]
+		if j, ok := late[i]; ok {
+			for h, l := range lastOf {
+				if int32(h) != g && l >= 0 {
+					m.reads[j].after = append(m.reads[j].after, l)
+				}
+			}
+		}
+		lastOf[g] = i
 	}
 }
 

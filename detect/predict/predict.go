@@ -35,11 +35,14 @@
 // unknown value and read-modify-writes their observed write, plain reads
 // of unknown value anything; for rdit, a read of known value whose word a
 // BarrierPair reaching it may have written between the read's observed
-// write and the read must see that observed write, since the value may
-// have come from the hidden code). A race is a pair of conflicting accesses
-// (one address, two goroutines, at least one write) both enabled after
-// some reordering: each the next event of its goroutine with its hard
-// predecessors done. Its own read value need not be consistent.
+// write and the read (one that began before the read and ended after that
+// write) must see that observed write, since the value may have come from
+// the hidden code, and if the read lies inside another goroutine's
+// BarrierPair it runs only after every event observed before it, which
+// the hidden write may have waited for). A race is a pair of conflicting
+// accesses (one address, two goroutines, at least one write) both
+// enabled after some reordering: each the next event of its goroutine with
+// its hard predecessors done. Its own read value need not be consistent.
 //
 // Algorithm 5 linearizes a BarrierPair with the reads and writes of the
 // addresses in D; for Go it is also linearized with the atomic, lock and

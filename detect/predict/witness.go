@@ -117,6 +117,11 @@ func (s *sim) canRun(i int32) error {
 	}
 	if j := s.readOf[i]; j >= 0 {
 		r := &s.m.reads[j]
+		for _, p := range r.after {
+			if !s.done(p) {
+				return fmt.Errorf("read must follow event seq %d (hidden code may have fed it), which has not run", s.m.ev[p].Seq)
+			}
+		}
 		w, ok := s.last[r.key]
 		if !ok {
 			w = -1
