@@ -16,9 +16,10 @@ import (
 //
 // with f and args evaluated before the fork, as the go statement does.
 type Child struct {
-	gid trace.GID
-	st  *gstate
-	ok  bool
+	gid  trace.GID
+	st   *gstate
+	ok   bool
+	site uint32 // the go statement's (gs-ad's key, sample.go)
 }
 
 // Fork allocates the child's GID and records the fork in the current
@@ -44,7 +45,7 @@ func Fork(site uint32) *Child {
 	defs = append(defs, def{g: trace.Goroutine{ID: gid, Parent: g.gid, Site: trace.SiteID(s)}})
 	defMu.Unlock()
 	g.sync(trace.OpFork, 0, site, uint64(gid), 0, nil)
-	return &Child{gid: gid}
+	return &Child{gid: gid, site: site}
 }
 
 // Begin is the child's first event: the current goroutine becomes c's GID.
@@ -56,6 +57,7 @@ func Begin(c *Child) {
 		return
 	}
 	c.st = claim(c.gid)
+	c.st.samp.born(c.site) // gs-ad counts by go statement (sample.go)
 	c.st.sync(trace.OpBegin, 0, 0, 0, 0, nil)
 }
 

@@ -50,6 +50,17 @@ import (
 // per function shared by all goroutines, updated by compare-and-swap; their
 // decisions depend on how the goroutines' calls interleave, as they do in
 // LiteRace.
+//
+// gs-ad (racekit's adaptation, not LiteRace's; see filter/sample) keeps a
+// Counter per (go statement, function), shared by the goroutines the go
+// statement started: a siteRegion, found once per goroutine (under a
+// mutex, at its first check) and held in its sampleState, so the check per
+// call is the global samplers' (a page load and a compare-and-swap on the
+// function's word of the region), with no map lookup. A goroutine's go
+// statement is the site of its Fork, which Begin passes to born. A
+// goroutine born in untraced code keeps its own counters, as under tl-ad.
+// The decisions depend on how the goroutines of one go statement
+// interleave.
 
 var (
 	// sampling is true when a sampler is on: Enter runs the dispatch
@@ -83,7 +94,16 @@ type sampleState struct {
 	root     sample.Counter
 	rng      sample.Rand
 	ctab     counterTable // PerGoroutine: a Counter per function
+	// PerSite: the counters of the goroutine's go statement, once looked
+	// up; the site of its Fork when it was forked (born).
+	reg      *siteRegion
+	forkSite uint32
+	forked   bool
 }
+
+// born records that the goroutine was started by the go statement at site
+// (Begin calls it, before the goroutine's first check).
+func (s *sampleState) born(site uint32) { s.forkSite, s.forked = site, true }
 
 func modeOf(rec bool) uint8 {
 	if rec && !sampleNoAccess {
@@ -152,6 +172,9 @@ func resetSampling() {
 	for i := range dtab {
 		dtab[i].Store(nil)
 	}
+	siteMu.Lock()
+	siteRegions = nil
+	siteMu.Unlock()
 }
 
 // enter is the dispatch check of a call of fn by goroutine gid, whose
@@ -159,6 +182,16 @@ func resetSampling() {
 func (s *sampleState) enter(gid trace.GID, depth int32, fn uint32) {
 	var ok bool
 	switch samplePol.Scope {
+	case sample.PerSite:
+		if s.forked {
+			r := s.reg
+			if r == nil {
+				r = s.region()
+			}
+			ok = r.next(uint64(fn))
+			break
+		}
+		fallthrough // born in untraced code: its own counters
 	case sample.PerGoroutine:
 		ok = s.ctab.get(fn).Next(&samplePol.Schedule)
 	case sample.Global:
@@ -212,6 +245,16 @@ func (g *gstate) sampleSkip() bool {
 	if s.mode == sRoot {
 		var ok bool
 		switch samplePol.Scope {
+		case sample.PerSite:
+			if s.forked {
+				r := s.reg
+				if r == nil {
+					r = s.region()
+				}
+				ok = r.next(sample.RootFunc)
+				break
+			}
+			fallthrough
 		case sample.PerGoroutine:
 			ok = s.root.Next(&samplePol.Schedule)
 		case sample.Global:
@@ -331,10 +374,96 @@ func globalNext(fn uint64) bool {
 	}
 }
 
+// siteRegion is the counters of one go statement under gs-ad: a word
+// per function, updated by compare-and-swap as globalNext does, in pages
+// of 256 functions allocated on first use (2 KB each; functions are site
+// IDs, so a go statement's pages are those of the functions its
+// goroutines call), a map under a mutex beyond the first 1<<18 functions.
+type siteRegion struct {
+	root  atomic.Uint64 // sample.RootFunc
+	pages [sitePages]atomic.Pointer[[1 << sitePageBits]atomic.Uint64]
+	bigMu sync.Mutex
+	big   map[uint64]*sample.Counter
+}
+
+const (
+	sitePageBits = 8
+	sitePages    = 1 << 10
+)
+
+// The go statements' regions, each looked up once per goroutine.
+var (
+	siteMu      sync.Mutex
+	siteRegions map[uint32]*siteRegion
+)
+
+// region looks up the counters of the forked goroutine's go statement.
+func (s *sampleState) region() *siteRegion {
+	siteMu.Lock()
+	r := siteRegions[s.forkSite]
+	if r == nil {
+		if siteRegions == nil {
+			siteRegions = map[uint32]*siteRegion{}
+		}
+		r = new(siteRegion)
+		siteRegions[s.forkSite] = r
+	}
+	siteMu.Unlock()
+	s.reg = r
+	return r
+}
+
+// next counts one call of fn by a goroutine of the region's go statement
+// and reports whether it is sampled.
+func (r *siteRegion) next(fn uint64) bool {
+	var cell *atomic.Uint64
+	switch p := fn >> sitePageBits; {
+	case fn == sample.RootFunc:
+		cell = &r.root
+	case p < sitePages:
+		pg := r.pages[p].Load()
+		if pg == nil {
+			pg = new([1 << sitePageBits]atomic.Uint64)
+			if !r.pages[p].CompareAndSwap(nil, pg) {
+				pg = r.pages[p].Load()
+			}
+		}
+		cell = &pg[fn&(1<<sitePageBits-1)]
+	default:
+		r.bigMu.Lock()
+		defer r.bigMu.Unlock()
+		if r.big == nil {
+			r.big = map[uint64]*sample.Counter{}
+		}
+		c := r.big[fn]
+		if c == nil {
+			c = new(sample.Counter)
+			r.big[fn] = c
+		}
+		return c.Next(&samplePol.Schedule)
+	}
+	return casNext(cell)
+}
+
+// casNext advances the Counter held in cell by one call, by
+// compare-and-swap, and reports whether the call is sampled.
+func casNext(cell *atomic.Uint64) bool {
+	for {
+		old := cell.Load()
+		w := old
+		c := (*sample.Counter)(unsafe.Pointer(&w))
+		ok := c.Next(&samplePol.Schedule)
+		if cell.CompareAndSwap(old, w) {
+			return ok
+		}
+	}
+}
+
 // Dispatch-only mode (RACEKIT_SAMPLE_MODE=dispatch): nothing is traced,
 // so goroutines have no gstate; a direct-mapped table by goid holds their
 // dispatch state (a collision starts a fresh state: this mode measures the
-// check's cost, its decisions are not used).
+// check's cost, its decisions are not used). Fork does not run either, so
+// under gs-ad every goroutine keeps its own counters, as a root does.
 type dstate struct {
 	goid  uint64
 	depth int32

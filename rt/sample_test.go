@@ -2,6 +2,7 @@ package rt
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -96,6 +97,50 @@ func sampleWorkload(nfork int) func(uint32) {
 				sampleBody(base, k)
 				c.Ok()
 			}()
+		}
+		sampleBody(base, 0)
+		WaitGroupWait(wg, base+smpSiteFork)
+		ended.Wait()
+	}
+}
+
+// sampleWorkloadSites is sampleWorkload for gs-ad, whose goroutines of
+// one go statement share counters, so that their decisions depend on how
+// they interleave: only goroutines of different go statements run at once.
+// The calling goroutine (born in untraced code: its own counters) forks
+// one goroutine at a second go statement, which runs concurrently with
+// everything else, then forks nseq goroutines at the first go statement
+// one after another, each after the previous one ended, then runs the body
+// itself.
+func sampleWorkloadSites(nseq int) func(uint32) {
+	return func(uint32) {
+		base := RegisterFile("s.go", []string{"A", "B", "C"}, make([]uint32, 3*(smpNSites+1)))
+		siteFork2 := base + smpNSites
+		wg := &smpWG
+		var ended sync.WaitGroup // untraced: End recorded before Finish
+		run := func(c *Child, site uint32, k int) {
+			defer ended.Done()
+			Begin(c)
+			defer End(c)
+			defer WaitGroupDone(wg, site)
+			sampleBody(base, k)
+			c.Ok()
+		}
+		WaitGroupAdd(wg, 1, siteFork2)
+		c := Fork(siteFork2)
+		ended.Add(1)
+		go run(c, siteFork2, nseq+1)
+		for k := 1; k <= nseq; k++ {
+			var one sync.WaitGroup
+			one.Add(1)
+			WaitGroupAdd(wg, 1, base+smpSiteFork)
+			c := Fork(base + smpSiteFork)
+			ended.Add(1)
+			go func() {
+				defer one.Done()
+				run(c, base+smpSiteFork, k)
+			}()
+			one.Wait() // untraced: the next worker starts after this one's End
 		}
 		sampleBody(base, 0)
 		WaitGroupWait(wg, base+smpSiteFork)
@@ -198,6 +243,102 @@ func TestSampledEqualsOffline(t *testing.T) {
 				comparePerG(t, name, perG(got, all), perG(want, all))
 			})
 		}
+		// gs-ad shares counters among the goroutines of one go statement:
+		// on a workload where those run one after another, its decisions
+		// too are the offline filter's, goroutine by goroutine.
+		t.Run(fmt.Sprintf("gs-ad/dedup=%v", dedup), func(t *testing.T) {
+			full := recordSampled(t, dedup, "", 0, "", sampleWorkloadSites(3))
+			got := recordSampled(t, dedup, "gs-ad", 1, "", sampleWorkloadSites(3))
+			want, st := offline(t, full, "gs-ad", 1)
+			_, tl := offline(t, full, "tl-ad", 1)
+			if st.Logged == 0 || st.Logged == st.Accesses || st.RootAccesses == 0 {
+				t.Fatalf("offline gs-ad stats %+v: the workload does not exercise sampling", st)
+			}
+			if st.Logged >= tl.Logged {
+				t.Fatalf("offline gs-ad logged %d accesses, tl-ad %d: the workers of one go statement do not share counters", st.Logged, tl.Logged)
+			}
+			if g := perG(got, all); len(g) != 3+2 {
+				t.Fatalf("%d goroutines, want 5", len(g))
+			}
+			comparePerG(t, "gs-ad", perG(got, all), perG(want, all))
+		})
+	}
+}
+
+// gs-ad's counters are shared by the goroutines of a go statement however
+// they interleave: with two go statements each starting ngor goroutines at
+// once that call F calls times, each call writing a word no other call
+// writes, the recorded writes of each statement's goroutines are exactly
+// as many as the schedule samples of ngor·calls calls (tl-ad would sample
+// ngor times the schedule's count of calls). And every event but accesses
+// of a full run of sampleWorkload is recorded, goroutine by goroutine.
+func TestSiteSamplerCountsPerSite(t *testing.T) {
+	const ngor, calls = 4, 500
+	var words [2 * ngor * calls]uint64
+	siteOf := map[trace.GID]int{}
+	tr := recordSampled(t, true, "gs-ad", 1, "", func(uint32) {
+		base := RegisterFile("g.go", []string{"F"}, make([]uint32, 3*4))
+		var wg sync.WaitGroup
+		for st := 0; st < 2; st++ {
+			site := base + 1 + uint32(st)
+			for k := 0; k < ngor; k++ {
+				WaitGroupAdd(&wg, 1, site)
+				c := Fork(site)
+				siteOf[c.gid] = st
+				go func() {
+					Begin(c)
+					defer End(c)
+					defer WaitGroupDone(&wg, site)
+					for i := 0; i < calls; i++ {
+						Enter(base)
+						W(&words[(st*ngor+k)*calls+i], base+3)
+						Leave(base)
+					}
+					c.Ok()
+				}()
+			}
+		}
+		WaitGroupWait(&wg, base+1)
+	})
+	p, _ := sample.Lookup("gs-ad")
+	count := func(n int) int {
+		var c sample.Counter
+		k := 0
+		for i := 0; i < n; i++ {
+			if c.Next(&p.Schedule) {
+				k++
+			}
+		}
+		return k
+	}
+	var got [2]int
+	for _, e := range tr.Events {
+		if e.Op == trace.OpWrite {
+			got[siteOf[e.G]]++
+		}
+	}
+	want := count(ngor * calls)
+	if got[0] != want || got[1] != want || want >= ngor*count(calls) {
+		t.Errorf("sampled calls per go statement %v, want %d each (tl-ad: %d)", got, want, ngor*count(calls))
+	}
+
+	full := recordSampled(t, true, "", 0, "", sampleWorkload(3))
+	sampled := recordSampled(t, true, "gs-ad", 1, "", sampleWorkload(3))
+	notAccess := func(e *trace.Event) bool { return !e.Op.IsAccess() }
+	comparePerG(t, "gs-ad, sync", perG(sampled, notAccess), perG(full, notAccess))
+	n, nf := 0, 0
+	for _, e := range sampled.Events {
+		if e.Op.IsAccess() {
+			n++
+		}
+	}
+	for _, e := range full.Events {
+		if e.Op.IsAccess() {
+			nf++
+		}
+	}
+	if n == 0 || n >= nf {
+		t.Errorf("gs-ad recorded %d of %d accesses", n, nf)
 	}
 }
 
@@ -423,20 +564,29 @@ func TestTreeWhileRecording(t *testing.T) {
 // BenchmarkEnter is the cost of an Enter/Leave pair: not traced, traced,
 // traced with tl-ad's dispatch check, and the check alone.
 func BenchmarkEnter(b *testing.B) {
-	for _, mode := range []string{"off", "full", "tl-ad", "dispatch"} {
+	for _, mode := range []string{"off", "full", "tl-ad", "gs-ad", "g-ad", "dispatch", "dispatch-gs-ad"} {
 		b.Run(mode, func(b *testing.B) {
 			savedOn := on
 			switch mode {
 			case "off":
 				on = false
-			case "dispatch":
+			case "dispatch", "dispatch-gs-ad":
 				probeGoid()
 				on = false
-				if err := setSampler("tl-ad", 1, "dispatch"); err != nil {
+				name := "tl-ad"
+				if mode == "dispatch-gs-ad" {
+					name = "gs-ad"
+				}
+				if err := setSampler(name, 1, "dispatch"); err != nil {
 					b.Fatal(err)
 				}
-			case "tl-ad":
-				if err := setSampler("tl-ad", 1, ""); err != nil {
+				if mode == "dispatch-gs-ad" {
+					// Fork does not run in this mode: the goroutine
+					// takes a go statement's counters as a forked one.
+					dcur().samp.born(1001)
+				}
+			case "tl-ad", "gs-ad", "g-ad":
+				if err := setSampler(mode, 1, ""); err != nil {
 					b.Fatal(err)
 				}
 				benchStart(b, true)
@@ -444,16 +594,74 @@ func BenchmarkEnter(b *testing.B) {
 				benchStart(b, true)
 			}
 			defer func() { on = savedOn; resetSampling() }()
-			// An outer frame: the goroutine (the benchmark's, born in
-			// untraced code) stays in traced code, so the pairs below
-			// record no edge with untraced code (see Enter).
-			Enter(1000)
-			defer Leave(1000)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				Enter(uint32(i & 63))
-				Leave(uint32(i & 63))
+			loop := func() {
+				for i := 0; i < b.N; i++ {
+					Enter(uint32(i & 63))
+					Leave(uint32(i & 63))
+				}
 			}
+			if mode == "gs-ad" {
+				// A forked goroutine, which gs-ad counts with its go
+				// statement's counters (a goroutine born in untraced
+				// code counts alone, as under tl-ad).
+				c := Fork(1001)
+				done := make(chan struct{})
+				b.ResetTimer()
+				go func() {
+					defer close(done)
+					Begin(c)
+					defer End(c)
+					loop()
+					c.Ok()
+				}()
+				<-done
+			} else {
+				// An outer frame: the goroutine (the benchmark's, born
+				// in untraced code) stays in traced code, so the pairs
+				// below record no edge with untraced code (see Enter).
+				Enter(1000)
+				defer Leave(1000)
+				b.ResetTimer()
+				loop()
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+		})
+	}
+}
+
+// BenchmarkEnterParallel is BenchmarkEnter's pairs made by GOMAXPROCS
+// goroutines at once, forked by one go statement, each calling the same 64
+// functions: tl-ad's counters are each goroutine's own; gs-ad's are shared
+// by the goroutines of the go statement (here all of them), g-ad's by all
+// goroutines, so these two contend on the same words.
+func BenchmarkEnterParallel(b *testing.B) {
+	for _, mode := range []string{"full", "tl-ad", "gs-ad", "g-ad"} {
+		b.Run(mode, func(b *testing.B) {
+			if mode != "full" {
+				if err := setSampler(mode, 1, ""); err != nil {
+					b.Fatal(err)
+				}
+				defer resetSampling()
+			}
+			benchStart(b, true)
+			n := runtime.GOMAXPROCS(0)
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			for k := 0; k < n; k++ {
+				c := Fork(1001)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					Begin(c)
+					defer End(c)
+					for i := k; i < b.N; i += n {
+						Enter(uint32(i & 63))
+						Leave(uint32(i & 63))
+					}
+					c.Ok()
+				}()
+			}
+			wg.Wait()
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
 		})
 	}

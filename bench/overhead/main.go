@@ -10,6 +10,8 @@
 //	          (synchronization, goroutines, function boundaries, allocation;
 //	          RACEKIT_SAMPLE_MODE=sync)
 //	+tl-ad    the check, and the accesses tl-ad samples (LiteRace)
+//	+gs-ad    the same with gs-ad, racekit's adaptation (counters per go
+//	          statement and function; not the paper's, see filter/sample)
 //	full      every event (dedup on, as racekit records by default)
 //	tree      every event through TREE in the writer (RACEKIT_FILTER=tree)
 //
@@ -70,6 +72,7 @@ var configs = []config{
 	{"dispatch", []string{"RACEKIT_SAMPLE=tl-ad", "RACEKIT_SAMPLE_MODE=dispatch"}, false},
 	{"+sync", []string{"RACEKIT_SAMPLE=tl-ad", "RACEKIT_SAMPLE_MODE=sync"}, true},
 	{"+tl-ad", []string{"RACEKIT_SAMPLE=tl-ad"}, true},
+	{"+gs-ad", []string{"RACEKIT_SAMPLE=gs-ad"}, true},
 	{"full", nil, true},
 	{"tree", []string{"RACEKIT_FILTER=tree", "RACEKIT_FILTER_FOR=fasttrack"}, true},
 }
@@ -245,12 +248,12 @@ func table(w io.Writer, rows []row, n int) {
 	for _, c := range configs {
 		fmt.Fprintf(w, " %s |", c.name)
 	}
-	fmt.Fprint(w, " +tl-ad MB/s | full MB/s | +tl-ad / -race |\n|---|---:|---:|")
+	fmt.Fprint(w, " +tl-ad MB/s | +gs-ad MB/s | full MB/s | +tl-ad / -race |\n|---|---:|---:|")
 	for range configs {
 		fmt.Fprint(w, "---:|")
 	}
-	fmt.Fprint(w, "---:|---:|---:|\n")
-	iTL, iFull := index("+tl-ad"), index("full")
+	fmt.Fprint(w, "---:|---:|---:|---:|\n")
+	iTL, iGS, iFull := index("+tl-ad"), index("+gs-ad"), index("full")
 	for _, r := range rows {
 		name := r.s.name
 		if r.s.micro {
@@ -260,7 +263,7 @@ func table(w io.Writer, rows []row, n int) {
 		for i := range configs {
 			fmt.Fprintf(w, " %s |", ratio(r.times[i], r.plain))
 		}
-		fmt.Fprintf(w, " %.1f | %.1f | %.2f |\n", r.mbps[iTL], r.mbps[iFull], r.times[iTL].Seconds()/r.race.Seconds())
+		fmt.Fprintf(w, " %.1f | %.1f | %.1f | %.2f |\n", r.mbps[iTL], r.mbps[iGS], r.mbps[iFull], r.times[iTL].Seconds()/r.race.Seconds())
 	}
 }
 

@@ -49,6 +49,11 @@ func TestAnalyze(t *testing.T) {
 	if tl.logged != 22 || tl.found != 1 || tl.invented != 0 || tl.foundRN != 1 {
 		t.Fatalf("tl-ad %+v", tl)
 	}
+	// GS-Ad: T1 (born in untraced code) has its own key, and T2 and T3
+	// were forked at different go statements: the same 22 as TL-Ad.
+	if gs := r.sampler["gs-ad"]; gs.logged != 22 || gs.found != 1 || gs.invented != 0 {
+		t.Fatalf("gs-ad %+v", gs)
+	}
 	g := r.sampler["g-ad"]
 	if g.found != 0 || g.invented != 0 {
 		t.Fatalf("g-ad %+v", g)
@@ -74,7 +79,7 @@ func TestRender(t *testing.T) {
 	var out bytes.Buffer
 	render(&out, cfg, []runResult{a, b})
 	s := out.String()
-	for _, want := range []string{"| TL-Ad |", "10.9%", "NOT met (pooled detection 100.0%, weighted ESR 10.9%)"} {
+	for _, want := range []string{"| TL-Ad |", "| GS-Ad |", "10.9%", "NOT met (pooled detection 100.0%, weighted ESR 10.9%)", "Samplers meeting both halves (pooled detection ≥ 70%, weighted ESR ≤ 5%): none."} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q:\n%s", want, s)
 		}

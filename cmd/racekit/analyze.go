@@ -62,7 +62,8 @@ fasttrack, none of its first races per address; for hb, hybrid and lockset,
 none of their site pairs), never synchronization.
 
 --sample=NAME puts one of LiteRace's samplers (tl-ad, tl-fx, g-ad, g-fx,
-rnd10, rnd25, ucp; see package filter/sample) in front of the detectors: it
+rnd10, rnd25, ucp; or gs-ad, racekit's tl-ad counted per go statement; see
+package filter/sample) in front of the detectors: it
 keeps every synchronization event and the memory accesses of the function
 invocations it samples, so the detectors report a subset of the races of the
 full trace, never a false one. With -v the sampler's effective sampling rate

@@ -14,23 +14,46 @@ type Dispatcher struct {
 	threshold uint64 // PerCall: Threshold(p.Prob)
 	gs        table[dgor]
 	global    map[uint64]*Counter
+	sites     map[trace.SiteID]map[uint64]*Counter // PerSite: per go statement, per function
 }
 
 // dgor is one goroutine's dispatch state.
 type dgor struct {
-	counters map[uint64]*Counter // PerGoroutine: per function
-	rng      Rand                // PerCall
+	// PerGoroutine: per function. PerSite: those of the goroutine's go
+	// statement, or its own when it was born in untraced code.
+	counters map[uint64]*Counter
+	rng      Rand // PerCall
 	seeded   bool
+	// PerSite: the go statement that created the goroutine (Fork), and
+	// whether its counters are chosen (at its first check).
+	site          trace.SiteID
+	forked, keyed bool
 }
 
 // NewDispatcher returns the dispatch check of policy p; seed drives the
 // random samplers.
 func NewDispatcher(p Policy, seed int64) *Dispatcher {
 	d := &Dispatcher{p: p, seed: seed, threshold: Threshold(p.Prob)}
-	if p.Scope == Global {
+	switch p.Scope {
+	case Global:
 		d.global = make(map[uint64]*Counter)
+	case PerSite:
+		d.sites = make(map[trace.SiteID]map[uint64]*Counter)
 	}
 	return d
+}
+
+// Fork records that goroutine child was created by the go statement at
+// site (a Fork event). Only PerSite samplers use it; it must come before
+// child's first Enter, and is ignored after it.
+func (d *Dispatcher) Fork(child trace.GID, site trace.SiteID) {
+	if d.p.Scope != PerSite {
+		return
+	}
+	s := d.gs.get(child)
+	if !s.keyed {
+		s.site, s.forked = site, true
+	}
 }
 
 // Policy returns the dispatcher's policy.
@@ -53,6 +76,26 @@ func (d *Dispatcher) Enter(g trace.GID, fn uint64) bool {
 			s.rng, s.seeded = NewRand(d.seed, g), true
 		}
 		return s.rng.Below(d.threshold)
+	case PerSite:
+		s := d.gs.get(g)
+		if !s.keyed {
+			if s.forked {
+				s.counters = d.sites[s.site]
+				if s.counters == nil {
+					s.counters = make(map[uint64]*Counter)
+					d.sites[s.site] = s.counters
+				}
+			} else {
+				s.counters = make(map[uint64]*Counter) // a root: its own
+			}
+			s.keyed = true
+		}
+		c := s.counters[fn]
+		if c == nil {
+			c = new(Counter)
+			s.counters[fn] = c
+		}
+		return c.Next(&d.p.Schedule)
 	}
 	s := d.gs.get(g)
 	c := s.counters[fn]
@@ -67,7 +110,8 @@ func (d *Dispatcher) Enter(g trace.GID, fn uint64) bool {
 }
 
 // Forget drops goroutine g's state once it has ended. (GIDs are not reused
-// within a trace; a goroutine seen again after Forget starts afresh.)
+// within a trace; a goroutine seen again after Forget starts afresh.) A
+// PerSite sampler's counters of a go statement outlive its goroutines.
 func (d *Dispatcher) Forget(g trace.GID) { d.gs.del(g) }
 
 // table maps dense goroutine IDs to state: a slice for the IDs a trace

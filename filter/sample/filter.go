@@ -102,6 +102,9 @@ func (f *Filter) Keep(e *trace.Event) bool {
 		}
 	case trace.OpFuncExit:
 		f.exit(f.frames.get(e.G), e.Obj)
+	case trace.OpFork:
+		// The child's creation site, for the PerSite samplers.
+		f.d.Fork(trace.GID(e.Obj), e.Site)
 	case trace.OpEnd:
 		// A goroutine's state dies with it (GIDs are not reused).
 		f.frames.del(e.G)

@@ -2,6 +2,7 @@ package sample_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"testing"
@@ -404,7 +405,7 @@ func TestDispatcherScopes(t *testing.T) {
 }
 
 func TestNewNames(t *testing.T) {
-	want := []string{"tl-ad", "tl-fx", "g-ad", "g-fx", "rnd10", "rnd25", "ucp"}
+	want := []string{"tl-ad", "tl-fx", "g-ad", "g-fx", "rnd10", "rnd25", "ucp", "gs-ad"}
 	if !slices.Equal(sample.Names(), want) {
 		t.Fatalf("Names() = %v, want %v", sample.Names(), want)
 	}
@@ -424,5 +425,168 @@ func TestNewNames(t *testing.T) {
 	ps[0].Schedule.Gaps[0] = 1
 	if p, _ := sample.Lookup("tl-ad"); p.Schedule.Gaps[0] != 90 {
 		t.Fatal("Policies returned the package's own schedule slices")
+	}
+}
+
+// GS-Ad (racekit's adaptation, not the paper's) counts per (creation site,
+// function). Five workers started one after another by the same go
+// statement call work 4 times each: together they make 20 calls, of which
+// the site's first burst samples 10 (W1's 4, W2's 4, W3's first 2) and the
+// gap after it none; TL-Ad samples all 20 (each worker starts cold). A
+// worker of another go statement is cold again, and so is the parent,
+// born in untraced code (its own key, by entry function).
+func TestGSAdSharesCreationSite(t *testing.T) {
+	b := trace.NewBuilder()
+	b.Enter("T0", "main")
+	var dropped []int
+	for w := 1; w <= 5; w++ {
+		name := fmt.Sprintf("W%d", w)
+		b.Fork("T0", name, "main.go:1")
+		for i := 0; i < 4; i++ {
+			b.Enter(name, "work")
+			x := b.Write(name, "x"+name, "work.go:5")
+			if (w-1)*4+i >= 10 {
+				dropped = append(dropped, x)
+			}
+			b.Exit(name, "work")
+		}
+		b.End(name)
+	}
+	b.Fork("T0", "V1", "main.go:2") // another go statement: cold
+	b.Enter("V1", "work")
+	b.Write("V1", "xV1", "work.go:5")
+	b.Exit("V1", "work")
+	b.Enter("T0", "work") // the root's own key: cold
+	b.Write("T0", "xT0", "work.go:5")
+	b.Exit("T0", "work")
+	b.Exit("T0", "main")
+	tr := b.Trace()
+
+	f := mustNew(t, "gs-ad", 0)
+	if got := droppedIdx(t, tr, f); !slices.Equal(got, dropped) {
+		t.Fatalf("gs-ad dropped %v, want W3's last 2 calls and W4's and W5's: %v", got, dropped)
+	}
+	if st := f.Stats(); st.Accesses != 22 || st.Logged != 12 || st.Calls != 23 || st.SampledCalls != 13 {
+		t.Fatalf("gs-ad stats %+v", st)
+	}
+	if got := droppedIdx(t, tr, mustNew(t, "tl-ad", 0)); len(got) != 0 {
+		t.Fatalf("tl-ad dropped %v, want nothing (every goroutine starts cold)", got)
+	}
+}
+
+// Goroutines born in untraced code (no Fork) count alone, as in TL-Ad:
+// two handlers entered through serve each start cold, and so does a
+// goroutine whose first traced act is an access outside every frame.
+func TestGSAdRootsPerGoroutine(t *testing.T) {
+	b := trace.NewBuilder()
+	var dropped []int
+	for _, h := range []string{"H1", "H2"} {
+		for i := 0; i < 12; i++ {
+			b.Enter(h, "serve")
+			w := b.Write(h, "a"+h, "serve.go:1")
+			if i >= 10 {
+				dropped = append(dropped, w)
+			}
+			b.Exit(h, "serve")
+		}
+	}
+	b.Write("R1", "d", "init.go:1")
+	b.Write("R2", "e", "init.go:2")
+	tr := b.Trace()
+	for _, name := range []string{"gs-ad", "tl-ad"} {
+		if got := droppedIdx(t, tr, mustNew(t, name, 0)); !slices.Equal(got, dropped) {
+			t.Fatalf("%s dropped %v, want each handler's calls 10 and 11: %v", name, got, dropped)
+		}
+	}
+
+	p, _ := sample.Lookup("gs-ad")
+	d := sample.NewDispatcher(p, 0)
+	for i := 0; i < 20; i++ {
+		if !d.Enter(trace.GID(100+i), sample.RootFunc) {
+			t.Fatalf("root %d's start routine not sampled", 100+i)
+		}
+	}
+}
+
+// The gs-ad row of TestThreadLocalFindsColdRace's scenario, and its cost:
+// a race in a function the workers of the same go statement made hot is
+// missed, one in the first worker of another go statement is found.
+func TestGSAdColdRaceBySite(t *testing.T) {
+	mk := func(site2 string) *trace.Trace {
+		b := trace.NewBuilder()
+		for w := 0; w < 20; w++ {
+			name := fmt.Sprintf("W%d", w)
+			b.Fork("T0", name, "main.go:1")
+			b.Enter(name, "work")
+			b.Write(name, "local"+name, "work.go:5")
+			b.Exit(name, "work")
+			b.End(name)
+		}
+		b.Fork("T0", "late", site2)
+		b.Enter("late", "work")
+		b.Write("late", "X", "work.go:5")
+		b.Exit("late", "work")
+		b.Enter("T0", "report")
+		b.Read("T0", "X", "report.go:9")
+		b.Exit("T0", "report")
+		return b.Trace()
+	}
+	for _, c := range []struct {
+		site2      string
+		tlad, gsad bool
+	}{
+		{"main.go:1", true, false}, // the 21st worker of the same go statement
+		{"main.go:2", true, true},  // the first of another
+	} {
+		tr := mk(c.site2)
+		if full := races(t, tr, nil); len(full) != 1 {
+			t.Fatalf("full trace races %v", full)
+		}
+		if got := len(races(t, tr, mustNew(t, "tl-ad", 0))) == 1; got != c.tlad {
+			t.Errorf("late forked at %s: tl-ad found=%v, want %v", c.site2, got, c.tlad)
+		}
+		if got := len(races(t, tr, mustNew(t, "gs-ad", 0))) == 1; got != c.gsad {
+			t.Errorf("late forked at %s: gs-ad found=%v, want %v", c.site2, got, c.gsad)
+		}
+	}
+}
+
+// gs-ad's Dispatcher: goroutines forked at one site share counters,
+// another site's do not, and Forget keeps the site's counters.
+func TestDispatcherPerSite(t *testing.T) {
+	p, _ := sample.Lookup("gs-ad")
+	if p.Scope != sample.PerSite || p.Scope.String() != "per-site" {
+		t.Fatalf("gs-ad scope %v", p.Scope)
+	}
+	tl, _ := sample.Lookup("tl-ad")
+	if !slices.Equal(p.Schedule.Gaps, tl.Schedule.Gaps) || p.Schedule.Burst != tl.Schedule.Burst || p.Schedule.Skip != 0 {
+		t.Fatalf("gs-ad schedule %+v, want tl-ad's %+v", p.Schedule, tl.Schedule)
+	}
+	d := sample.NewDispatcher(p, 0)
+	for g := trace.GID(1); g <= 10; g++ {
+		d.Fork(g, 5)
+		if !d.Enter(g, 7) {
+			t.Fatalf("goroutine %d: site 5's call %d of 7 not sampled", g, g-1)
+		}
+		d.Forget(g)
+	}
+	d.Fork(11, 5)
+	if d.Enter(11, 7) {
+		t.Error("site 5's call 10 of 7 sampled: Forget dropped the site's counters, or goroutines do not share them")
+	}
+	if !d.Enter(11, 8) {
+		t.Error("site 5's first call of 8 not sampled")
+	}
+	d.Fork(12, 6)
+	if !d.Enter(12, 7) {
+		t.Error("site 6's first call of 7 not sampled")
+	}
+	d.Fork(13, 6)
+	d.Enter(13, 9)
+	d.Fork(13, 5) // a key once fixed stays
+	for i := 0; i < 9; i++ {
+		if !d.Enter(13, 7) {
+			t.Fatalf("goroutine 13's call %d of 7 (site 6's %d) not sampled", i, i+1)
+		}
 	}
 }
