@@ -73,13 +73,6 @@ func rangeAccess(op trace.Op, p unsafe.Pointer, elem uintptr, n int, site uint32
 	if p == nil || n <= 0 || elem == 0 || !live.Load() {
 		return
 	}
-	if ctl { // controlled mode (sched.go): one point for the range
-		if op == trace.OpWrite {
-			ctlWrite(p, site)
-		} else {
-			ctlRead(p, site)
-		}
-	}
 	g := cur()
 	a := uint64(uintptr(p))
 	if gen := generation.Load(); gen != g.gen {
@@ -294,6 +287,21 @@ func MRW[M ~map[K]V, K comparable, V any](m M, site uint32) M {
 	return m
 }
 
+// ctlAppend is the scheduling point of append(s, n elements), before it
+// runs, with or without a trace: a write of s's first free element when
+// they fit (the store can race with readers of the backing array), else a
+// read of s's elements (growslice copies them to a new array that nobody
+// else can see yet).
+func ctlAppend[S ~[]E, E any](s S, n int, site uint32) {
+	switch {
+	case n <= 0:
+	case cap(s)-len(s) >= n:
+		ctlWrite(unsafe.Pointer(&s[:len(s)+1][len(s)]), site)
+	case len(s) > 0:
+		ctlRead(sliceData(s), site)
+	}
+}
+
 func sliceData[S ~[]E, E any](s S) unsafe.Pointer {
 	return unsafe.Pointer(unsafe.SliceData(s))
 }
@@ -307,6 +315,7 @@ func elemSize[E any]() uintptr {
 // a new array, the elements of s copied into it are read (as the Go race
 // detector records in growslice); the n elements stored are written.
 func appended[S ~[]E, E any](s, r S, n int, site uint32) {
+	// (ctlAppend made the scheduling point before the append.)
 	es := elemSize[E]()
 	if len(s) > 0 && unsafe.SliceData(r) != unsafe.SliceData(s) {
 		rangeAccess(trace.OpRead, sliceData(s), es, len(s), site)
@@ -319,6 +328,9 @@ func appended[S ~[]E, E any](s, r S, n int, site uint32) {
 // Append is append(s, xs...) for elements of s's element type (the
 // instrumenter uses AppendN when an element needs a conversion).
 func Append[S ~[]E, E any](s S, site uint32, xs ...E) S {
+	if ctl { // controlled mode (sched.go): the point before the access
+		ctlAppend(s, len(xs), site)
+	}
 	r := append(s, xs...)
 	if on {
 		appended(s, r, len(xs), site)
@@ -329,6 +341,9 @@ func Append[S ~[]E, E any](s S, site uint32, xs ...E) S {
 // Elems records a read of all of s's elements and returns s: string(s) of
 // a byte or rune slice reads them.
 func Elems[S ~[]E, E any](s S, site uint32) S {
+	if ctl && len(s) > 0 {
+		ctlRead(sliceData(s), site)
+	}
 	if on && len(s) > 0 {
 		rangeAccess(trace.OpRead, sliceData(s), elemSize[E](), len(s), site)
 	}
@@ -338,6 +353,11 @@ func Elems[S ~[]E, E any](s S, site uint32) S {
 // AppendN is wrapped around append(s, x1, ..., xn): r is append's result;
 // it records writes of the n elements append stored, r[len(r)-n:].
 func AppendN[S ~[]E, E any](r S, n int, site uint32) S {
+	if ctl && n > 0 && n <= len(r) {
+		// After the append (the instrumenter wraps its result): a point
+		// still, though it cannot hold the store back.
+		ctlWrite(unsafe.Pointer(&r[len(r)-n]), site)
+	}
 	if on && n > 0 && n <= len(r) {
 		rangeAccess(trace.OpWrite, unsafe.Pointer(&r[len(r)-n]), elemSize[E](), n, site)
 	}
@@ -347,6 +367,12 @@ func AppendN[S ~[]E, E any](r S, n int, site uint32) S {
 // AppendSlice is append(s, xs...): it records reads of xs's elements and
 // writes of the elements stored.
 func AppendSlice[S ~[]E, T ~[]E, E any](s S, xs T, site uint32) S {
+	if ctl {
+		if len(xs) > 0 {
+			ctlRead(sliceData(xs), site)
+		}
+		ctlAppend(s, len(xs), site)
+	}
 	r := append(s, xs...)
 	if on {
 		if len(xs) > 0 {
@@ -359,6 +385,9 @@ func AppendSlice[S ~[]E, T ~[]E, E any](s S, xs T, site uint32) S {
 
 // AppendString is append(b, str...).
 func AppendString[S ~[]byte](b S, str string, site uint32) S {
+	if ctl {
+		ctlAppend(b, len(str), site)
+	}
 	r := append(b, str...)
 	if on {
 		appended(b, r, len(str), site)
@@ -369,6 +398,10 @@ func AppendString[S ~[]byte](b S, str string, site uint32) S {
 // Copy is copy(dst, src): reads of the elements copied from src, writes of
 // those stored in dst.
 func Copy[D ~[]E, S ~[]E, E any](dst D, src S, site uint32) int {
+	if ctl && min(len(dst), len(src)) > 0 {
+		ctlRead(sliceData(src), site)
+		ctlWrite(sliceData(dst), site)
+	}
 	n := copy(dst, src)
 	if on && n > 0 {
 		rangeAccess(trace.OpRead, sliceData(src), elemSize[E](), n, site)
@@ -379,6 +412,9 @@ func Copy[D ~[]E, S ~[]E, E any](dst D, src S, site uint32) int {
 
 // CopyString is copy(dst, str).
 func CopyString[D ~[]byte](dst D, str string, site uint32) int {
+	if ctl && min(len(dst), len(str)) > 0 {
+		ctlWrite(sliceData(dst), site)
+	}
 	n := copy(dst, str)
 	if on && n > 0 {
 		rangeAccess(trace.OpWrite, sliceData(dst), 1, n, site)

@@ -593,3 +593,44 @@ func TestSchedClipRootWithoutPoints(t *testing.T) {
 		t.Errorf("gone notes %v, want g0's", g)
 	}
 }
+
+// copy and append are scheduling points before they run, with or without
+// a trace (racekit fuzz runs untraced): RaceFuzzer creates the race of a
+// copy into a slice with a read of its elements, and of an append into
+// spare capacity with that read.
+func TestSchedRangePoints(t *testing.T) {
+	base := schedFileSites("/src/rng.go", 3)
+	s := func(line int) uint32 { return base + uint32(line) - 1 }
+	for _, tc := range []struct {
+		name  string
+		write func(dst []int)
+	}{
+		{"copy", func(dst []int) { Copy(dst, []int{1, 2}, s(1)) }},
+		{"append", func(dst []int) { _ = Append(dst[:0], s(1), 7) }},
+	} {
+		created := 0
+		for seed := uint64(0); seed < 10; seed++ {
+			dst := make([]int, 2)
+			sch := controlled(t, sched.NewRaceFuzzer(seed), "racefuzzer", seed, sched.SitePair{"rng.go:1", "rng.go:2"}, func() {
+				var wg sync.WaitGroup
+				WaitGroupAdd(&wg, 1, s(3))
+				c := Fork(s(3))
+				go func() {
+					Begin(c)
+					defer End(c)
+					defer WaitGroupDone(&wg, s(3))
+					tc.write(dst)
+					c.Ok()
+				}()
+				_ = Elems(dst, s(2))
+				WaitGroupWait(&wg, s(3))
+			})
+			if len(sch.NotesOf("race")) > 0 {
+				created++
+			}
+		}
+		if created == 0 {
+			t.Errorf("%s: the race was never created in 10 runs", tc.name)
+		}
+	}
+}

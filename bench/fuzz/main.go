@@ -4,13 +4,15 @@
 //	go build -o /tmp/rk ./cmd/racekit
 //	go run ./bench/fuzz -racekit /tmp/rk -runs 20 -j 2 -json bench/results/fuzz/table1.json > bench/results/fuzz/table1.md
 //
-// For each subject it runs racekit fuzz on the subject's tests (phase 1:
-// hybrid over -record recorded runs, the union of their pairs; phase 2:
-// -runs controlled runs per pair)
+// For each subject it runs racekit fuzz on the subject's tests (phase 1,
+// -phase1: by default the union of hybrid's pairs over -record recorded
+// runs and racekit vet's static pairs, each pair labelled with the sources
+// that found it; phase 2: -runs controlled runs per pair)
 // and reports the paper's columns: the average runtime of a normal run
 // (the uninstrumented test binary), of hybrid detection (the recorded run
 // plus the hybrid analysis of its trace) and of one RaceFuzzer run; the
-// potential pairs hybrid reports, the pairs RaceFuzzer confirms (created
+// potential pairs phase 1 reports (and how many came from hybrid, from
+// vet, from both), the pairs RaceFuzzer confirms (created
 // in at least one run) and the known races (race ids of the ground
 // truth); the pairs for which a run panicked, failed a test or deadlocked
 // (RF) against the distinct failures of as many plain runs of the
@@ -20,8 +22,9 @@
 // Scoring against the ground truth: a confirmed pair is true when both of
 // its lines carry one race id (a line paired with itself only if marked
 // self), false otherwise. The targets are every race id confirmed by some
-// pair and no false pair confirmed; the missed ids are listed with why
-// (hybrid never reported a pair of the id, or it was never created).
+// pair and no false pair confirmed, whichever source proposed it (vet's
+// false pairs included); the missed ids are listed with why (phase 1
+// never reported a pair of the id, or it was never created).
 package main
 
 import (
@@ -33,6 +36,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -40,14 +44,16 @@ import (
 	"github.com/racekit/racekit/bench/truth"
 )
 
-// Hybrid's time is the phase 1 time of racekit fuzz divided by the
-// recorded runs.
+// Hybrid's time is hybrid's share of racekit fuzz's phase 1 time divided
+// by the recorded runs; vet's is its share (one analysis per subject).
 
 // fuzzResult mirrors racekit fuzz --json.
 type fuzzResult struct {
-	Phase1Seconds float64 `json:"phase1_seconds"`
-	Pairs         []struct {
+	Phase1Seconds       float64            `json:"phase1_seconds"`
+	Phase1SourceSeconds map[string]float64 `json:"phase1_source_seconds"`
+	Pairs               []struct {
 		Pair        string
+		Sources     []string
 		Real        bool
 		Runs        int
 		Created     int
@@ -71,14 +77,21 @@ type Row struct {
 	Lines        int      `json:"lines"`
 	NormalSec    float64  `json:"normal_sec"`
 	HybridSec    float64  `json:"hybrid_sec"`
+	VetSec       float64  `json:"vet_sec"`
 	RFSec        float64  `json:"rf_sec"` // one controlled run, averaged
-	Hybrid       int      `json:"hybrid_pairs"`
+	Pairs        int      `json:"phase1_pairs"`
+	FromHybrid   int      `json:"pairs_hybrid"` // pairs hybrid found (some vet found too)
+	FromVet      int      `json:"pairs_vet"`    // pairs vet found
+	FromBoth     int      `json:"pairs_both"`   // pairs both found
 	Real         int      `json:"rf_real"`
 	RealTrue     int      `json:"rf_real_true"`
-	RealFalse    []string `json:"rf_real_false,omitempty"`
-	HybridFalse  int      `json:"hybrid_false"` // potential pairs that are not true pairs
+	RealFalse    []string `json:"rf_real_false,omitempty"` // confirmed pairs outside the ground truth, with their sources
+	Phase1False  int      `json:"phase1_false"`            // potential pairs that are not true pairs
+	HybridFalse  int      `json:"hybrid_false"`            // of which hybrid found
+	VetFalse     int      `json:"vet_false"`               // of which vet found
 	Known        int      `json:"known"`
 	KnownFound   int      `json:"known_confirmed"`
+	VetOnlyIDs   []string `json:"ids_confirmed_only_by_vet_pairs,omitempty"` // ids no hybrid pair confirmed
 	Missed       []string `json:"missed,omitempty"`
 	ExcRF        int      `json:"exceptions_rf"`
 	ExcRFDetail  []string `json:"exceptions_rf_detail,omitempty"`
@@ -98,6 +111,7 @@ func main() {
 	runs := flag.Int("runs", 20, "controlled runs per pair")
 	timeout := flag.Duration("timeout", 30*time.Second, "time limit of one controlled run")
 	record := flag.Int("record", 3, "phase 1: recorded runs per subject (racekit fuzz --record)")
+	phase1 := flag.String("phase1", "hybrid,vet", "phase 1 sources (racekit fuzz --phase1)")
 	jobs := flag.Int("j", 2, "runs in parallel")
 	simpleCap := flag.Int("simple-cap", 400, "at most this many plain runs per subject")
 	jsonOut := flag.String("json", "", "also write the rows as JSON to FILE")
@@ -116,7 +130,7 @@ func main() {
 	var rows []Row
 	for _, s := range subjects {
 		fmt.Fprintf(os.Stderr, "bench/fuzz: %s\n", s.Name)
-		r := subject(s, *rk, *record, *runs, *jobs, *simpleCap, *timeout, tmp)
+		r := subject(s, *rk, *phase1, *record, *runs, *jobs, *simpleCap, *timeout, tmp)
 		rows = append(rows, r)
 	}
 	if *jsonOut != "" {
@@ -125,7 +139,7 @@ func main() {
 			fatal(err)
 		}
 	}
-	table(os.Stdout, rows, *runs, *record)
+	table(os.Stdout, rows, *runs, *record, *phase1)
 }
 
 func fatal(err error) {
@@ -133,12 +147,12 @@ func fatal(err error) {
 	os.Exit(1)
 }
 
-func subject(s *truth.Subject, rk string, record, runs, jobs, simpleCap int, timeout time.Duration, tmp string) Row {
+func subject(s *truth.Subject, rk, phase1 string, record, runs, jobs, simpleCap int, timeout time.Duration, tmp string) Row {
 	r := Row{Subject: s.Name, Lines: s.Lines}
 	pkg := "./" + filepath.ToSlash(relToWd(s.Dir))
 	// RaceFuzzer: phase 1 and phase 2.
 	start := time.Now()
-	cmd := exec.Command(rk, "fuzz", "--json", "--record", fmt.Sprint(record), "--runs", fmt.Sprint(runs), "-j", fmt.Sprint(jobs), "--timeout", timeout.String(), pkg)
+	cmd := exec.Command(rk, "fuzz", "--json", "--phase1", phase1, "--record", fmt.Sprint(record), "--runs", fmt.Sprint(runs), "-j", fmt.Sprint(jobs), "--timeout", timeout.String(), pkg)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -148,7 +162,10 @@ func subject(s *truth.Subject, rk string, record, runs, jobs, simpleCap int, tim
 		r.Error = fmt.Sprintf("racekit fuzz: %v: %s", err, strings.TrimSpace(errb.String()))
 		return r
 	}
-	r.HybridSec = fr.Phase1Seconds / float64(max(record, 1))
+	if sec, ok := fr.Phase1SourceSeconds["hybrid"]; ok {
+		r.HybridSec = sec / float64(max(record, 1))
+	}
+	r.VetSec = fr.Phase1SourceSeconds["vet"]
 
 	expected := map[truth.Pair]*truth.Entry{}
 	for _, e := range s.Entries(truth.KindRace) {
@@ -158,11 +175,22 @@ func subject(s *truth.Subject, rk string, record, runs, jobs, simpleCap int, tim
 		}
 	}
 	confirmed := map[string]bool{}
+	byHybrid := map[string]bool{} // ids a confirmed pair of hybrid's covers
 	reported := map[string]bool{}
 	var probs []float64
 	var rfSec float64
 	for _, p := range fr.Pairs {
-		r.Hybrid++
+		r.Pairs++
+		hyb, vet := slices.Contains(p.Sources, "hybrid"), slices.Contains(p.Sources, "vet")
+		if hyb {
+			r.FromHybrid++
+		}
+		if vet {
+			r.FromVet++
+		}
+		if hyb && vet {
+			r.FromBoth++
+		}
 		r.FuzzRuns += p.Runs
 		rfSec += p.Seconds
 		if p.Escapes > 0 {
@@ -171,7 +199,13 @@ func subject(s *truth.Subject, rk string, record, runs, jobs, simpleCap int, tim
 		tp, ok := pairLines(s, p.Pair)
 		e := expected[tp]
 		if !ok || e == nil {
-			r.HybridFalse++
+			r.Phase1False++
+			if hyb {
+				r.HybridFalse++
+			}
+			if vet {
+				r.VetFalse++
+			}
 		} else {
 			reported[e.ID] = true
 		}
@@ -180,10 +214,13 @@ func subject(s *truth.Subject, rk string, record, runs, jobs, simpleCap int, tim
 		}
 		r.Real++
 		if e == nil {
-			r.RealFalse = append(r.RealFalse, p.Pair)
+			r.RealFalse = append(r.RealFalse, p.Pair+" ["+strings.Join(p.Sources, ",")+"]")
 		} else {
 			r.RealTrue++
 			confirmed[e.ID] = true
+			if hyb {
+				byHybrid[e.ID] = true
+			}
 			probs = append(probs, p.Probability)
 		}
 		var exc, also []string
@@ -213,9 +250,12 @@ func subject(s *truth.Subject, rk string, record, runs, jobs, simpleCap int, tim
 	for _, e := range s.Entries(truth.KindRace) {
 		if confirmed[e.ID] {
 			r.KnownFound++
+			if !byHybrid[e.ID] {
+				r.VetOnlyIDs = append(r.VetOnlyIDs, e.ID)
+			}
 			continue
 		}
-		why := "hybrid reported no pair of it"
+		why := "phase 1 reported no pair of it"
 		if reported[e.ID] {
 			why = "never created"
 		}
@@ -319,48 +359,62 @@ func failure(out string) string {
 	return "failed"
 }
 
-func table(w io.Writer, rows []Row, runs, record int) {
+func table(w io.Writer, rows []Row, runs, record int, phase1 string) {
 	fmt.Fprintf(w, "# RaceFuzzer Table 1 over racekit's subjects\n\n")
-	fmt.Fprintf(w, "%d controlled runs per pair; phase 1 is hybrid over %d recorded runs. Runtimes in seconds: Normal is one run of the uninstrumented test binary, Hybrid the recorded run (every access traced) plus the hybrid analysis, RF one controlled run (averaged over all runs of the subject). Races are distinct statement pairs; known is the ground truth's race ids; \"ids\" is how many of them a confirmed pair covers. Exceptions: RF counts confirmed pairs for which a run panicked, failed or deadlocked in a way racekit fuzz's baseline (controlled runs without a pair) never did; Simple counts the distinct failures in as many plain runs. Probability: mean over confirmed true pairs of created/runs.\n\n", runs, record)
-	fmt.Fprintf(w, "| subject | SLOC | Normal | Hybrid | RF | Hybrid pairs | RF real | of which false | known | ids confirmed | Exc. RF | Exc. Simple (runs) | Probability | runs with escapes |\n")
-	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "%d controlled runs per pair; phase 1 is %s (racekit fuzz --phase1 %s; hybrid over %d recorded runs). Runtimes in seconds: Normal is one run of the uninstrumented test binary, Hybrid the recorded run (every access traced) plus the hybrid analysis, Vet one static analysis of the subject, RF one controlled run (averaged over all runs of the subject). Races are distinct statement pairs; \"Phase 1 pairs\" is the union, with how many hybrid found, vet found, and both found; known is the ground truth's race ids; \"ids\" is how many of them a confirmed pair covers (\"vet only\": ids no confirmed hybrid pair covers). Exceptions: RF counts confirmed pairs for which a run panicked, failed or deadlocked in a way racekit fuzz's baseline (controlled runs without a pair) never did; Simple counts the distinct failures in as many plain runs. Probability: mean over confirmed true pairs of created/runs.\n\n", runs, phase1Words(phase1), phase1, record)
+	fmt.Fprintf(w, "| subject | SLOC | Normal | Hybrid | Vet | RF | Phase 1 pairs (hybrid / vet / both) | RF real | of which false | known | ids confirmed (vet only) | Exc. RF | Exc. Simple (runs) | Probability | runs with escapes |\n")
+	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	var tot Row
 	for _, r := range rows {
 		if r.Error != "" {
-			fmt.Fprintf(w, "| %s | %d | error: %s |||||||||||| \n", r.Subject, r.Lines, strings.ReplaceAll(r.Error, "\n", " "))
+			fmt.Fprintf(w, "| %s | %d | error: %s ||||||||||||| \n", r.Subject, r.Lines, strings.ReplaceAll(r.Error, "\n", " "))
 			continue
 		}
 		prob := "-"
 		if r.RealTrue > 0 {
 			prob = fmt.Sprintf("%.2f", r.Probability)
 		}
-		fmt.Fprintf(w, "| %s | %d | %.3f | %.3f | %.3f | %d | %d | %d | %d | %d | %d | %d (%d) | %s | %d |\n",
-			r.Subject, r.Lines, r.NormalSec, r.HybridSec, r.RFSec, r.Hybrid, r.Real, len(r.RealFalse), r.Known, r.KnownFound,
+		fmt.Fprintf(w, "| %s | %d | %.3f | %.3f | %.3f | %.3f | %d (%d / %d / %d) | %d | %d | %d | %d (%d) | %d | %d (%d) | %s | %d |\n",
+			r.Subject, r.Lines, r.NormalSec, r.HybridSec, r.VetSec, r.RFSec, r.Pairs, r.FromHybrid, r.FromVet, r.FromBoth, r.Real, len(r.RealFalse), r.Known, r.KnownFound, len(r.VetOnlyIDs),
 			r.ExcRF, r.ExcSimple, r.SimpleRuns, prob, r.EscapeRuns)
 		tot.Lines += r.Lines
-		tot.Hybrid += r.Hybrid
+		tot.Pairs += r.Pairs
+		tot.FromHybrid += r.FromHybrid
+		tot.FromVet += r.FromVet
+		tot.FromBoth += r.FromBoth
 		tot.Real += r.Real
 		tot.RealFalse = append(tot.RealFalse, r.RealFalse...)
 		tot.Known += r.Known
 		tot.KnownFound += r.KnownFound
+		tot.VetOnlyIDs = append(tot.VetOnlyIDs, r.VetOnlyIDs...)
 		tot.ExcRF += r.ExcRF
 		tot.ExcSimple += r.ExcSimple
+		tot.Phase1False += r.Phase1False
 		tot.HybridFalse += r.HybridFalse
+		tot.VetFalse += r.VetFalse
 		tot.EscapeRuns += r.EscapeRuns
 		tot.FuzzRuns += r.FuzzRuns
 	}
-	fmt.Fprintf(w, "| **total** | %d | | | | %d | %d | %d | %d | %d | %d | %d | | %d |\n\n", tot.Lines, tot.Hybrid, tot.Real, len(tot.RealFalse), tot.Known, tot.KnownFound, tot.ExcRF, tot.ExcSimple, tot.EscapeRuns)
-	fmt.Fprintf(w, "%d controlled runs in all; %d hybrid pairs are not true pairs of the ground truth.\n\n", tot.FuzzRuns, tot.HybridFalse)
+	fmt.Fprintf(w, "| **total** | %d | | | | | %d (%d / %d / %d) | %d | %d | %d | %d (%d) | %d | %d | | %d |\n\n", tot.Lines, tot.Pairs, tot.FromHybrid, tot.FromVet, tot.FromBoth, tot.Real, len(tot.RealFalse), tot.Known, tot.KnownFound, len(tot.VetOnlyIDs), tot.ExcRF, tot.ExcSimple, tot.EscapeRuns)
+	fmt.Fprintf(w, "%d controlled runs in all; %d phase 1 pairs are not true pairs of the ground truth (%d found by hybrid, %d by vet).\n\n", tot.FuzzRuns, tot.Phase1False, tot.HybridFalse, tot.VetFalse)
 	fmt.Fprintf(w, "## Known races not confirmed\n\n")
 	for _, r := range rows {
 		if len(r.Missed) > 0 {
 			fmt.Fprintf(w, "- %s: %s\n", r.Subject, strings.Join(r.Missed, "; "))
 		}
 	}
+	fmt.Fprintf(w, "\n## Known races confirmed only through a pair vet proposed\n\n")
+	for _, r := range rows {
+		if len(r.VetOnlyIDs) > 0 {
+			fmt.Fprintf(w, "- %s: %s\n", r.Subject, strings.Join(r.VetOnlyIDs, ", "))
+		}
+	}
 	fmt.Fprintf(w, "\n## Pairs confirmed that the ground truth does not list\n\n")
 	for _, r := range rows {
 		for _, p := range r.RealFalse {
-			fmt.Fprintf(w, "- %s: %s\n", r.Subject, relToWd(strings.Split(p, "~")[0])+" ~ "+relToWd(strings.Split(p, "~")[1]))
+			pair, src, _ := strings.Cut(p, " ")
+			a, b, _ := strings.Cut(pair, "~")
+			fmt.Fprintf(w, "- %s: %s ~ %s %s\n", r.Subject, relToWd(a), relToWd(b), src)
 		}
 	}
 	fmt.Fprintf(w, "\n## Failures\n\n")
@@ -375,4 +429,23 @@ func table(w io.Writer, rows []Row, runs, record int) {
 			fmt.Fprintf(w, "- %s (RF, not counted: the baseline's controlled runs without a pair fail the same way): %s\n", r.Subject, d)
 		}
 	}
+}
+
+// phase1Words says what the -phase1 sources are.
+func phase1Words(spec string) string {
+	var out []string
+	for _, x := range strings.Split(spec, ",") {
+		switch x = strings.TrimSpace(x); x {
+		case "hybrid":
+			out = append(out, "hybrid's pairs")
+		case "vet":
+			out = append(out, "racekit vet's static pairs")
+		default:
+			out = append(out, x)
+		}
+	}
+	if len(out) > 1 {
+		return "the union of " + strings.Join(out, " and ")
+	}
+	return strings.Join(out, "")
 }

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,25 +21,43 @@ import (
 
 	"github.com/racekit/racekit/instrument"
 	"github.com/racekit/racekit/sched"
+	"github.com/racekit/racekit/static"
 )
 
 var cmdFuzz = register(&command{
 	name:      "fuzz",
-	usageLine: "fuzz [--pairs FILE] [--trace FILE] [--record N] [--runs N] [-j N] [--seed S] [--json] [--keep DIR] [--timeout D] [--include P] [--exclude P] [--tags T] [-v] [packages] [-- go test flags]",
+	usageLine: "fuzz [--phase1 hybrid,vet,pairs] [--pairs FILE] [--trace FILE] [--record N] [--runs N] [-j N] [--seed S] [--json] [--keep DIR] [--timeout D] [--include P] [--exclude P] [--tags T] [-v] [packages] [-- go test flags]",
 	short:     "confirm potential races by race-directed random scheduling (RaceFuzzer)",
 	long: `
 Fuzz is RaceFuzzer (Sen, PLDI'08) for Go tests. Phase 1 finds candidate
-racing statement pairs: the hybrid detector (lockset and happens-before,
-detect/lockset) over --record recorded runs of each package's tests (the
-union of their pairs; one run by default), or over
---trace (a trace kept by racekit test --keep-trace), or the pairs listed in
---pairs (one per line, file:line~file:line, or the JSON lines racekit vet
---pairs writes). Phase 2 builds each package's instrumented test binary
-once and runs it --runs times per pair, -j at a time, each run under
-racekit's controlled scheduler (RACEKIT_SCHED=racefuzzer) with its own
-seed: a goroutine about to execute one of the pair's statements is
-postponed until another is about to access the same location at the other
-statement, then the race is created and resolved by a coin flip.
+racing statement pairs from the sources --phase1 names, comma-separated;
+the candidates are the union of their pairs:
+
+	hybrid  the hybrid detector (lockset and happens-before,
+	        detect/lockset) over --record recorded runs of each
+	        package's tests (the union of their pairs; one run by
+	        default), or over --trace (a trace kept by racekit test
+	        --keep-trace)
+	vet     racekit vet's warnings on the packages (RELAY, static; the
+	        pairs racekit vet --pairs writes, default filters, test
+	        files not analyzed)
+	pairs   the pairs listed in --pairs FILE (one per line,
+	        file:line~file:line, or the JSON lines racekit vet --pairs
+	        writes)
+
+--pairs adds pairs to the sources and --trace adds hybrid; with neither
+and no --phase1, phase 1 is hybrid (so --pairs alone fuzzes just the
+file's pairs). Each pair is reported with the sources that found it. A
+vet or file pair is tried on the packages whose directory holds one of
+its files (on every package when none does); a hybrid pair on the
+package whose run showed it.
+
+Phase 2 builds each package's instrumented test binary once and runs it
+--runs times per pair, -j at a time, each run under racekit's controlled
+scheduler (RACEKIT_SCHED=racefuzzer) with its own seed: a goroutine about
+to execute one of the pair's statements is postponed until another is
+about to access the same location at the other statement, then the race
+is created and resolved by a coin flip.
 
 For each pair, fuzz reports whether the race is real (created in at least
 one run), the probability of creating it (runs that created it / runs),
@@ -62,6 +81,7 @@ run error, 2 on a usage error.
 
 var (
 	fuzzFlags   *frontendFlags
+	fuzzPhase1  = cmdFuzz.flags.String("phase1", "", "phase 1 sources, comma-separated: hybrid, vet, pairs (--pairs adds pairs, --trace hybrid; default hybrid)")
 	fuzzPairs   = cmdFuzz.flags.String("pairs", "", "candidate pairs: lines file:line~file:line, or racekit vet --pairs JSON lines")
 	fuzzTrace   = cmdFuzz.flags.String("trace", "", "phase 1 from this recorded trace (racekit test --keep-trace) instead of a new run")
 	fuzzRuns    = cmdFuzz.flags.Int("runs", 20, "runs per pair")
@@ -122,6 +142,7 @@ type FuzzPair struct {
 	Probability float64       `json:"probability"`
 	Escapes     int           `json:"escapes"`
 	Outcomes    []FuzzOutcome `json:"outcomes"`
+	Sources     []string      `json:"sources"`          // the phase 1 sources that found it: hybrid, vet, pairs
 	Replay      string        `json:"replay,omitempty"` // a command that replays the first run that created it
 	Seconds     float64       `json:"seconds"`          // run time, summed over runs
 }
@@ -129,9 +150,15 @@ type FuzzPair struct {
 // FuzzResult is racekit fuzz's --json output.
 type FuzzResult struct {
 	Phase1 string `json:"phase1"` // where the pairs came from
-	// Phase1Seconds is the time of phase 1: the recorded run (every access
-	// traced) and the hybrid analysis of its trace, summed over packages.
+	// Phase1Seconds is the time of phase 1: for hybrid, the recorded runs
+	// (every access traced) and the hybrid analysis of their traces,
+	// summed over packages; for vet, the static analysis.
 	Phase1Seconds float64 `json:"phase1_seconds"`
+	// Phase1Pairs counts the candidate pairs each source found (a pair
+	// two sources found counts for both); Phase1SourceSeconds is each
+	// source's share of Phase1Seconds.
+	Phase1Pairs         map[string]int     `json:"phase1_pairs"`
+	Phase1SourceSeconds map[string]float64 `json:"phase1_source_seconds"`
 	// BaselineRuns is the number of baseline runs per package: the test
 	// binary under the Random strategy with no pair (--baseline).
 	BaselineRuns int        `json:"baseline_runs"`
@@ -144,6 +171,11 @@ func runFuzz(c *command, args []string) int {
 		c.errorf("--runs and -j must be at least 1")
 		return exitUsage
 	}
+	sources, err := phase1Sources(*fuzzPhase1, *fuzzPairs, *fuzzTrace)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitUsage
+	}
 	targets, tmp, ok := testBinaries(c, fuzzFlags, pkgs, "racekit-fuzz-")
 	if !ok {
 		return exitError
@@ -152,70 +184,90 @@ func runFuzz(c *command, args []string) int {
 	testArgs := goTestArgs(goFlags)
 
 	// Phase 1.
-	type job struct {
-		t    *fuzzTarget
-		pair string
-	}
-	var jobs []job
-	var source string
+	cands := &candidates{targets: targets, index: map[*fuzzTarget]map[string]int{}}
+	res := FuzzResult{BaselineRuns: *fuzzBase, Phase1Pairs: map[string]int{}, Phase1SourceSeconds: map[string]float64{}}
+	var desc []string
 	phase1 := time.Now()
-	switch {
-	case *fuzzPairs != "":
-		ps, err := readPairs(*fuzzPairs)
-		if err != nil {
-			c.errorf("%v", err)
-			return exitError
-		}
-		source = "pairs from " + *fuzzPairs
-		for _, t := range targets {
-			for _, p := range ps {
-				jobs = append(jobs, job{t, p})
-			}
-		}
-	default:
-		source = "hybrid"
-		for _, t := range targets {
-			seen := map[string]bool{}
-			for i := 0; i < max(*fuzzRecord, 1); i++ {
-				path := *fuzzTrace
-				if path == "" {
-					path = filepath.Join(tmp, fmt.Sprintf("%s.%d.rkt", filepath.Base(t.bin), i))
-					cmd := exec.Command(t.bin, testArgs...)
-					cmd.Dir = t.dir
-					// Every access keeps its own site (rt's dedup would report a
-					// repeated access at the first one's site and lose pairs).
-					cmd.Env = append(os.Environ(), "RACEKIT_TRACE="+path, "RACEKIT_DEDUP=0")
-					cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-					_ = cmd.Run() // a failing run still has its trace
-				} else {
-					source = "hybrid over " + path
-				}
-				ps, err := hybridPairs(path)
-				if err != nil {
-					c.errorf("%s: %v", t.Pkg, err)
-					return exitError
-				}
-				for _, p := range ps {
-					if !seen[p] {
-						seen[p] = true
-						jobs = append(jobs, job{t, p})
+	for _, src := range sources {
+		start := time.Now()
+		switch src {
+		case "hybrid":
+			d := "hybrid"
+			for _, t := range targets {
+				for i := 0; i < max(*fuzzRecord, 1); i++ {
+					path := *fuzzTrace
+					if path == "" {
+						path = filepath.Join(tmp, fmt.Sprintf("%s.%d.rkt", filepath.Base(t.bin), i))
+						cmd := exec.Command(t.bin, testArgs...)
+						cmd.Dir = t.dir
+						// Every access keeps its own site (rt's dedup would report a
+						// repeated access at the first one's site and lose pairs).
+						cmd.Env = append(os.Environ(), "RACEKIT_TRACE="+path, "RACEKIT_DEDUP=0")
+						cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+						_ = cmd.Run() // a failing run still has its trace
+					} else {
+						d = "hybrid over " + path
+					}
+					ps, err := hybridPairs(path)
+					if err != nil {
+						c.errorf("%s: %v", t.Pkg, err)
+						return exitError
+					}
+					for _, p := range ps {
+						cands.add(t, p, "hybrid")
+					}
+					if *fuzzTrace != "" {
+						break
 					}
 				}
 				if *fuzzTrace != "" {
-					break
+					break // one trace: its pairs, on the first package
 				}
 			}
-			if *fuzzTrace != "" {
-				break // one trace: its pairs, on the first package
+			if *fuzzTrace == "" && *fuzzRecord > 1 {
+				d += fmt.Sprintf(" over %d recorded runs", *fuzzRecord)
 			}
+			desc = append(desc, d)
+		case "vet":
+			if *fuzzFlags.tags != "" {
+				fmt.Fprintf(os.Stderr, "racekit fuzz: warning: vet analyzes the packages without --tags %s\n", *fuzzFlags.tags)
+			}
+			ps, unplaced, err := staticPairs(pkgs)
+			if err != nil {
+				c.errorf("vet: %v", err)
+				return exitError
+			}
+			for _, p := range ps {
+				cands.addAnywhere(p, "vet")
+			}
+			d := "vet"
+			if unplaced > 0 {
+				d += fmt.Sprintf(" (%d warnings without a position skipped)", unplaced)
+			}
+			desc = append(desc, d)
+		case "pairs":
+			ps, unplaced, err := readPairs(*fuzzPairs)
+			if err != nil {
+				c.errorf("%v", err)
+				return exitError
+			}
+			for _, p := range ps {
+				cands.addAnywhere(p, "pairs")
+			}
+			d := "pairs from " + *fuzzPairs
+			if unplaced > 0 {
+				d += fmt.Sprintf(" (%d lines without a position skipped)", unplaced)
+			}
+			desc = append(desc, d)
 		}
-		if *fuzzRecord > 1 {
-			source += fmt.Sprintf(", %d recorded runs", *fuzzRecord)
-		}
+		res.Phase1SourceSeconds[src] = time.Since(start).Seconds()
 	}
+	jobs := cands.jobs
+	res.Phase1 = phase1Description(sources, desc, jobs, res.Phase1Pairs)
 	phase1Time := time.Since(phase1)
+	res.Phase1Seconds = phase1Time.Seconds()
 	if *fuzzFlags.verbose {
-		fmt.Fprintf(os.Stderr, "racekit fuzz: %d candidate pairs (%s) in %v\n", len(jobs), source, phase1Time.Round(time.Millisecond))
+		fmt.Fprintf(os.Stderr, "racekit fuzz: %d candidate pairs (%s) in %v\n", len(jobs), res.Phase1, phase1Time.Round(time.Millisecond))
 	}
 
 	// Phase 2.
@@ -248,10 +300,13 @@ func runFuzz(c *command, args []string) int {
 		tk := tasks[i]
 		if tk.j < 0 {
 			ti := -1 - tk.j
+			path := filepath.Join(tmp, fmt.Sprintf("base%d-%d.sched", ti, tk.seed))
 			r, err := controlledRun(targets[ti], testArgs, []string{
 				"RACEKIT_SCHED=random",
 				"RACEKIT_SEED=" + strconv.FormatUint(tk.seed, 10),
-			}, filepath.Join(tmp, fmt.Sprintf("base%d-%d.sched", ti, tk.seed)), *fuzzTimeout, nil)
+			}, path, *fuzzTimeout, nil)
+			r.Schedule = nil
+			os.Remove(path)
 			baseline[ti][tk.k] = r
 			return err
 		}
@@ -266,6 +321,13 @@ func runFuzz(c *command, args []string) int {
 			"RACEKIT_PAIR=" + jb.pair,
 		}, schedPath, *fuzzTimeout, nil)
 		r.Seed = tk.seed
+		// Only the counts and notes are kept: a schedule can be millions of
+		// steps (every access at a statement in a hot loop is a point), and
+		// all runs of all pairs would not fit in memory, nor on disk.
+		r.Schedule = nil
+		if *fuzzKeep == "" {
+			os.Remove(schedPath)
+		}
 		results[tk.j][tk.k] = r
 		return err
 	})
@@ -274,7 +336,6 @@ func runFuzz(c *command, args []string) int {
 		return exitError
 	}
 
-	res := FuzzResult{Phase1: source, Phase1Seconds: phase1Time.Seconds(), BaselineRuns: *fuzzBase}
 	real := false
 	base := map[*fuzzTarget][]fuzzRun{}
 	for ti, t := range targets {
@@ -282,6 +343,7 @@ func runFuzz(c *command, args []string) int {
 	}
 	for j, jb := range jobs {
 		fp := summarize(jb.pair, jb.t, results[j], base[jb.t], goFlags)
+		fp.Sources = jb.sources
 		real = real || fp.Real
 		res.Pairs = append(res.Pairs, fp)
 	}
@@ -424,17 +486,191 @@ func buildTargets(prep *instrument.Prepared, ff *frontendFlags, patterns []strin
 	return targets, nil
 }
 
+// phase1Sources returns phase 1's sources, in the order hybrid, vet,
+// pairs: those spec (--phase1) names, plus pairs when pairsFile (--pairs)
+// is set and hybrid when trace (--trace) is; with none of them, hybrid.
+func phase1Sources(spec, pairsFile, trace string) ([]string, error) {
+	want := map[string]bool{}
+	if spec = strings.TrimSpace(spec); spec != "" {
+		for _, x := range strings.Split(spec, ",") {
+			x = strings.TrimSpace(x)
+			switch x {
+			case "hybrid", "vet", "pairs":
+				want[x] = true
+			default:
+				return nil, fmt.Errorf("--phase1: unknown source %q (want hybrid, vet or pairs)", x)
+			}
+		}
+	}
+	if pairsFile != "" {
+		want["pairs"] = true
+	}
+	if trace != "" || len(want) == 0 {
+		want["hybrid"] = true
+	}
+	if want["pairs"] && pairsFile == "" {
+		return nil, fmt.Errorf("--phase1 pairs needs --pairs FILE")
+	}
+	var out []string
+	for _, x := range []string{"hybrid", "vet", "pairs"} {
+		if want[x] {
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}
+
+// phase1Description counts the pairs per source (into counts) and
+// describes phase 1: the sources' descriptions, with their pair counts
+// when there are several.
+func phase1Description(sources, desc []string, jobs []fuzzJob, counts map[string]int) string {
+	multi := 0
+	for _, jb := range jobs {
+		for _, src := range jb.sources {
+			counts[src]++
+		}
+		if len(jb.sources) > 1 {
+			multi++
+		}
+	}
+	if len(sources) < 2 {
+		return strings.Join(desc, "")
+	}
+	parts := make([]string, len(sources))
+	for i, src := range sources {
+		parts[i] = fmt.Sprintf("%s: %d", desc[i], counts[src])
+	}
+	by := "both"
+	if len(sources) > 2 {
+		by = "more than one"
+	}
+	return fmt.Sprintf("%s; %d found by %s", strings.Join(parts, ", "), multi, by)
+}
+
+// fuzzJob is one candidate pair on one package, with the phase 1 sources
+// that found it.
+type fuzzJob struct {
+	t       *fuzzTarget
+	pair    string
+	sources []string
+}
+
+// candidates is the union of phase 1's pairs, per package, in the order
+// they were first found; a pair found again (by another source, or with
+// its statements the other way round, or its files named otherwise) gains
+// the source.
+type candidates struct {
+	targets []*fuzzTarget
+	jobs    []fuzzJob
+	index   map[*fuzzTarget]map[string]int // pairKey -> index in jobs
+}
+
+func (c *candidates) add(t *fuzzTarget, pair, source string) {
+	m := c.index[t]
+	if m == nil {
+		m = map[string]int{}
+		c.index[t] = m
+	}
+	k := pairKey(pair)
+	if i, ok := m[k]; ok {
+		if !slices.Contains(c.jobs[i].sources, source) {
+			c.jobs[i].sources = append(c.jobs[i].sources, source)
+		}
+		return
+	}
+	m[k] = len(c.jobs)
+	c.jobs = append(c.jobs, fuzzJob{t: t, pair: pair, sources: []string{source}})
+}
+
+// addAnywhere adds a pair that names no package: to the packages whose
+// directory holds one of its files, or to every package when none does
+// (the statements may be in a dependency the tests reach).
+func (c *candidates) addAnywhere(pair, source string) {
+	var in []*fuzzTarget
+	a, b, _ := strings.Cut(pair, "~")
+	for _, t := range c.targets {
+		for _, site := range []string{a, b} {
+			if filepath.Dir(absFile(siteFile(site))) == t.dir {
+				in = append(in, t)
+				break
+			}
+		}
+	}
+	if len(in) == 0 {
+		in = c.targets
+	}
+	for _, t := range in {
+		c.add(t, pair, source)
+	}
+}
+
+// siteFile is the file of a site file:line or file:line:col.
+func siteFile(site string) string {
+	s := lineSite(site)
+	if i := strings.LastIndexByte(s, ':'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// absFile makes a relative file name absolute (relative to the working
+// directory) and cleans it.
+func absFile(f string) string {
+	if a, err := filepath.Abs(f); err == nil {
+		return a
+	}
+	return filepath.Clean(f)
+}
+
+// pairKey is a pair's identity: both statements as absolute file:line,
+// in order.
+func pairKey(pair string) string {
+	a, b, _ := strings.Cut(pair, "~")
+	x, y := lineSite(strings.TrimSpace(a)), lineSite(strings.TrimSpace(b))
+	x = absFile(siteFile(x)) + x[len(siteFile(x)):]
+	y = absFile(siteFile(y)) + y[len(siteFile(y)):]
+	if y < x {
+		x, y = y, x
+	}
+	return x + "~" + y
+}
+
+// staticPairs runs racekit vet's analysis (RELAY, default configuration) on
+// the packages and returns its warnings' pairs as file:line~file:line,
+// and how many warnings had an access without a position (skipped).
+func staticPairs(pkgs []string) ([]string, int, error) {
+	rep, err := static.Run(pkgs, static.Options{})
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(rep.Errors) > 0 {
+		return nil, 0, fmt.Errorf("%d load errors, the first: %s", len(rep.Errors), rep.Errors[0])
+	}
+	var buf bytes.Buffer
+	if err := static.WritePairs(&buf, rep.Kept()); err != nil {
+		return nil, 0, err
+	}
+	return parsePairs(&buf, "racekit vet --pairs")
+}
+
 // readPairs reads a pairs file: file:line~file:line lines, or JSON lines
-// {"a": SITE, "b": SITE} (racekit vet --pairs).
-func readPairs(path string) ([]string, error) {
+// {"a": SITE, "b": SITE} (racekit vet --pairs). It returns the distinct
+// pairs and how many JSON lines had a site without a position ("?", as
+// vet writes for an access it could not place), which are skipped.
+func readPairs(path string) ([]string, int, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer f.Close()
+	return parsePairs(f, path)
+}
+
+func parsePairs(r io.Reader, name string) ([]string, int, error) {
 	var out []string
+	unplaced := 0
 	seen := map[string]bool{}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -443,13 +679,17 @@ func readPairs(path string) ([]string, error) {
 		if strings.HasPrefix(line, "{") {
 			var p struct{ A, B string }
 			if err := json.Unmarshal([]byte(line), &p); err != nil {
-				return nil, fmt.Errorf("%s:%d: %v", path, n, err)
+				return nil, 0, fmt.Errorf("%s:%d: %v", name, n, err)
+			}
+			if p.A == "" || p.A == "?" || p.B == "" || p.B == "?" {
+				unplaced++
+				continue
 			}
 			line = p.A + "~" + p.B
 		}
 		p, err := sched.ParsePair(line)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", path, n, err)
+			return nil, 0, fmt.Errorf("%s:%d: %v", name, n, err)
 		}
 		s := lineSite(p[0]) + "~" + lineSite(p[1])
 		if !seen[s] {
@@ -457,7 +697,7 @@ func readPairs(path string) ([]string, error) {
 			out = append(out, s)
 		}
 	}
-	return out, sc.Err()
+	return out, unplaced, sc.Err()
 }
 
 // lineSite drops a column: file:line:col becomes file:line.
@@ -684,7 +924,7 @@ func printFuzz(w io.Writer, res FuzzResult) {
 	for _, p := range res.Pairs {
 		a, b, _ := strings.Cut(p.Pair, "~")
 		if !p.Real {
-			fmt.Fprintf(w, "racekit fuzz: %s and %s (%s): not created in %d runs", relSite(a), relSite(b), p.Package, p.Runs)
+			fmt.Fprintf(w, "racekit fuzz: %s and %s (%s, from %s): not created in %d runs", relSite(a), relSite(b), p.Package, strings.Join(p.Sources, ", "), p.Runs)
 			if len(p.Outcomes) > 0 && p.Outcomes[0].Outcome != "none" {
 				o := p.Outcomes[0]
 				fmt.Fprintf(w, " (%d runs: %s %s)", o.Runs, o.Outcome, o.Detail)
@@ -694,7 +934,7 @@ func printFuzz(w io.Writer, res FuzzResult) {
 		}
 		real++
 		fmt.Fprintf(w, "==================\nWARNING: DATA RACE (confirmed: racekit fuzz created it in %d of %d runs, probability %.2f)\n", p.Created, p.Runs, p.Probability)
-		fmt.Fprintf(w, "  between %s\n      and %s\n  in package %s\n", relSite(a), relSite(b), p.Package)
+		fmt.Fprintf(w, "  between %s\n      and %s\n  in package %s\n  candidate from %s\n", relSite(a), relSite(b), p.Package, strings.Join(p.Sources, ", "))
 		for _, o := range p.Outcomes {
 			res := o.Resolution
 			if res == "" {

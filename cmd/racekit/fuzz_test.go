@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/racekit/racekit/sched"
@@ -50,17 +53,26 @@ func TestFuzzReadPairs(t *testing.T) {
 	if err := os.WriteFile(p, []byte(data), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	got, err := readPairs(p)
+	got, unplaced, err := readPairs(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"a.go:5~a.go:7", "/m/b.go:3~/m/b.go:9"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("readPairs = %q, want %q", got, want)
+	if want := []string{"a.go:5~a.go:7", "/m/b.go:3~/m/b.go:9"}; !reflect.DeepEqual(got, want) || unplaced != 0 {
+		t.Errorf("readPairs = %q, %d unplaced; want %q, 0", got, unplaced, want)
+	}
+	// vet writes "?" for an access it could not place: skipped, counted.
+	data = "{\"a\":\"?\",\"b\":\"/m/b.go:9:2\"}\n{\"a\":\"/m/b.go:3:4\",\"b\":\"/m/b.go:9:2\"}\n"
+	if err := os.WriteFile(p, []byte(data), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	got, unplaced, err = readPairs(p)
+	if err != nil || unplaced != 1 || !reflect.DeepEqual(got, []string{"/m/b.go:3~/m/b.go:9"}) {
+		t.Errorf("readPairs with an unplaced access = %q, %d unplaced, %v; want the placed pair, 1", got, unplaced, err)
 	}
 	if err := os.WriteFile(p, []byte("a.go:5\n"), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readPairs(p); err == nil {
+	if _, _, err := readPairs(p); err == nil {
 		t.Error("a line without a pair was accepted")
 	}
 }
@@ -70,5 +82,184 @@ func TestFuzzGoTestArgs(t *testing.T) {
 	want := []string{"-test.run", "^TestX$", "-test.v", "-test.count=3", "-test.short", "-myflag", "x"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("goTestArgs = %q, want %q", got, want)
+	}
+}
+
+func TestFuzzPhase1Sources(t *testing.T) {
+	for _, c := range []struct {
+		spec, pairs, trace string
+		want               []string // nil: an error
+	}{
+		{"", "", "", []string{"hybrid"}},
+		{"", "f", "", []string{"pairs"}}, // --pairs alone: just the file
+		{"", "", "t.rkt", []string{"hybrid"}},
+		{"", "f", "t.rkt", []string{"hybrid", "pairs"}},
+		{"vet", "", "", []string{"vet"}},
+		{"vet,hybrid", "", "", []string{"hybrid", "vet"}},
+		{" hybrid , vet ", "f", "", []string{"hybrid", "vet", "pairs"}},
+		{"vet", "", "t.rkt", []string{"hybrid", "vet"}},
+		{"pairs", "", "", nil}, // pairs without a file
+		{"hybrid,relay", "", "", nil},
+	} {
+		got, err := phase1Sources(c.spec, c.pairs, c.trace)
+		if c.want == nil {
+			if err == nil {
+				t.Errorf("phase1Sources(%q, %q, %q) = %q, want an error", c.spec, c.pairs, c.trace, got)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("phase1Sources(%q, %q, %q) = %q, %v; want %q", c.spec, c.pairs, c.trace, got, err, c.want)
+		}
+	}
+}
+
+// The union: a pair found again, by another source, with its statements
+// the other way round, a column or a relative file name, is one pair with
+// both sources; a pair that names no package goes to the packages holding
+// its files, or to all when none does.
+func TestFuzzCandidates(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &fuzzTarget{Pkg: "m/a", dir: filepath.Join(wd, "a")}
+	b := &fuzzTarget{Pkg: "m/b", dir: filepath.Join(wd, "b")}
+	c := &candidates{targets: []*fuzzTarget{a, b}, index: map[*fuzzTarget]map[string]int{}}
+	ax := filepath.Join(wd, "a", "x.go")
+	c.add(a, ax+":3~"+ax+":9", "hybrid")
+	c.add(a, ax+":3~"+ax+":3", "hybrid")
+	c.addAnywhere("a/x.go:9:2~"+ax+":3:14", "vet") // the first pair: relative, reversed, columns
+	c.addAnywhere(ax+":5:1~"+ax+":5:1", "vet")     // a's only
+	c.addAnywhere("/elsewhere/y.go:1~/elsewhere/y.go:2", "pairs")
+	c.add(b, ax+":3~"+ax+":9", "hybrid") // b's run saw a's pair: b's own candidate
+	type row struct {
+		pkg, pair string
+		sources   []string
+	}
+	var got []row
+	for _, j := range c.jobs {
+		got = append(got, row{j.t.Pkg, j.pair, j.sources})
+	}
+	want := []row{
+		{"m/a", ax + ":3~" + ax + ":9", []string{"hybrid", "vet"}},
+		{"m/a", ax + ":3~" + ax + ":3", []string{"hybrid"}},
+		{"m/a", ax + ":5:1~" + ax + ":5:1", []string{"vet"}},
+		{"m/a", "/elsewhere/y.go:1~/elsewhere/y.go:2", []string{"pairs"}},
+		{"m/b", "/elsewhere/y.go:1~/elsewhere/y.go:2", []string{"pairs"}},
+		{"m/b", ax + ":3~" + ax + ":9", []string{"hybrid"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("candidates:\n got %v\nwant %v", got, want)
+	}
+	counts := map[string]int{}
+	d := phase1Description([]string{"hybrid", "vet", "pairs"}, []string{"hybrid over 3 recorded runs", "vet", "pairs from f"}, c.jobs, counts)
+	if want := "hybrid over 3 recorded runs: 3, vet: 2, pairs from f: 2; 1 found by more than one"; d != want {
+		t.Errorf("description %q, want %q", d, want)
+	}
+	if d := phase1Description([]string{"hybrid"}, []string{"hybrid"}, c.jobs[:2], map[string]int{}); d != "hybrid" {
+		t.Errorf("one source: description %q, want %q", d, "hybrid")
+	}
+}
+
+// The report says where each pair came from.
+func TestFuzzPrintSources(t *testing.T) {
+	res := FuzzResult{Phase1: "hybrid: 1, vet: 2; 1 found by both", Pairs: []FuzzPair{
+		{Pair: "/m/a.go:3~/m/a.go:9", Package: "m", Real: true, Runs: 2, Created: 2, Probability: 1, Sources: []string{"hybrid", "vet"},
+			Outcomes: []FuzzOutcome{{Resolution: "/m/a.go:3 (write) before /m/a.go:9 (read)", Outcome: "none", Runs: 2, Seeds: []uint64{1, 2}}}},
+		{Pair: "/m/a.go:5~/m/a.go:5", Package: "m", Runs: 2, Sources: []string{"vet"},
+			Outcomes: []FuzzOutcome{{Outcome: "none", Runs: 2, Seeds: []uint64{1, 2}}}},
+	}}
+	var b strings.Builder
+	printFuzz(&b, res)
+	out := b.String()
+	for _, want := range []string{
+		"  in package m\n  candidate from hybrid, vet\n",
+		"/m/a.go:5 and /m/a.go:5 (m, from vet): not created in 2 runs\n",
+		"racekit fuzz: 2 candidate pairs (hybrid: 1, vet: 2; 1 found by both), 1 real races confirmed\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// markedLines returns file:line (absolute) of the lines of file whose
+// comment starts with "// mark:".
+func markedLines(t *testing.T, file, mark string) []string {
+	t.Helper()
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for i, l := range strings.Split(string(data), "\n") {
+		if strings.Contains(l, "// "+mark+":") {
+			out = append(out, fmt.Sprintf("%s:%d", abs, i+1))
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s: no line marked %s", file, mark)
+	}
+	return out
+}
+
+// racekit fuzz --phase1 hybrid,vet on testdata/fuzzvet, for real: the
+// race on Z is found by both sources and created; the race in the test
+// file (which vet does not analyze) by hybrid only, and created; vet's
+// false pair on counts[i] (each worker its own element) is never created.
+func TestFuzzPhase1HybridVet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs an instrumented test binary")
+	}
+	const runs = 6
+	z := markedLines(t, "testdata/fuzzvet/fuzzvet.go", "RACE")[0]
+	counts := markedLines(t, "testdata/fuzzvet/fuzzvet.go", "FALSE")[0]
+	y := markedLines(t, "testdata/fuzzvet/fuzzvet_test.go", "TESTRACE")
+	out, stderr, code := racekit(t, "fuzz", "--json", "--phase1", "hybrid,vet", "--runs", fmt.Sprint(runs), "-j", "2", "--baseline", "2", "./testdata/fuzzvet")
+	var res FuzzResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("exit %d, bad JSON (%v)\n%s\nstderr:\n%s", code, err, out, stderr)
+	}
+	if code != exitRaces {
+		t.Errorf("exit status %d, want %d", code, exitRaces)
+	}
+	byPair := map[string]FuzzPair{}
+	for _, p := range res.Pairs {
+		byPair[pairKey(p.Pair)] = p
+	}
+	for _, c := range []struct {
+		name, pair string
+		sources    []string
+		real       bool
+	}{
+		{"Z (both)", z + "~" + z, []string{"hybrid", "vet"}, true},
+		{"y in the test (hybrid)", y[0] + "~" + y[1], []string{"hybrid"}, true},
+		{"counts[i] (vet, false)", counts + "~" + counts, []string{"vet"}, false},
+	} {
+		p, ok := byPair[pairKey(c.pair)]
+		if !ok {
+			t.Errorf("%s: pair %s not a candidate; got %v", c.name, c.pair, res.Pairs)
+			continue
+		}
+		if !reflect.DeepEqual(p.Sources, c.sources) {
+			t.Errorf("%s: sources %q, want %q", c.name, p.Sources, c.sources)
+		}
+		if p.Real != c.real || p.Runs != runs || (!c.real && p.Created != 0) {
+			t.Errorf("%s: real %v, created %d of %d runs; want real %v", c.name, p.Real, p.Created, p.Runs, c.real)
+		}
+	}
+	if len(res.Pairs) != 3 {
+		t.Errorf("%d candidate pairs, want 3: %v", len(res.Pairs), res.Pairs)
+	}
+	if res.Phase1Pairs["hybrid"] != 2 || res.Phase1Pairs["vet"] != 2 {
+		t.Errorf("pairs per source %v, want hybrid 2, vet 2", res.Phase1Pairs)
+	}
+	if !strings.Contains(res.Phase1, "1 found by both") {
+		t.Errorf("phase 1 %q does not say 1 pair was found by both", res.Phase1)
 	}
 }
