@@ -363,15 +363,7 @@ func globalNext(fn uint64) bool {
 		}
 		return c.Next(&samplePol.Schedule)
 	}
-	for {
-		old := cell.Load()
-		w := old
-		c := (*sample.Counter)(unsafe.Pointer(&w))
-		ok := c.Next(&samplePol.Schedule)
-		if cell.CompareAndSwap(old, w) {
-			return ok
-		}
-	}
+	return casNext(cell)
 }
 
 // siteRegion is the counters of one go statement under gs-ad: a word
