@@ -222,11 +222,19 @@ func exitMark(t *testing.T, mainFile string) string {
 // its trace's path.
 func runProgram(t *testing.T, bin, exit string) string {
 	t.Helper()
+	tr, _ := execProgram(t, bin, exit)
+	return tr
+}
+
+// execProgram runs an instrumented binary with more environment, tracing,
+// checks how it ended, and returns its trace's path and its output.
+func execProgram(t *testing.T, bin, exit string, env ...string) (string, []byte) {
+	t.Helper()
 	tr := filepath.Join(t.TempDir(), "trace.rkt")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin)
-	cmd.Env = append(os.Environ(), "RACEKIT_TRACE="+tr)
+	cmd.Env = append(append(os.Environ(), "RACEKIT_TRACE="+tr), env...)
 	out, err := cmd.CombinedOutput()
 	code := "0"
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -240,7 +248,7 @@ func runProgram(t *testing.T, bin, exit string) string {
 	if code != exit {
 		t.Fatalf("%s ended with %s, want %s\n%s", bin, code, exit, out)
 	}
-	return tr
+	return tr, out
 }
 
 // TestPrograms is the ground truth: every marked race is reported, and

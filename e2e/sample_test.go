@@ -1,14 +1,10 @@
 package e2e
 
 import (
-	"context"
-	"fmt"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/racekit/racekit/filter/sample"
 	"github.com/racekit/racekit/trace"
@@ -19,27 +15,11 @@ import (
 // dispatch check at function entry and TREE in the runtime's writer,
 // switched on by the environment racekit test and run pass.
 
-// runWith is runProgram with more environment.
+// runWith is runProgram with more environment; the runtime must not
+// complain.
 func runWith(t *testing.T, bin, exit string, env ...string) string {
 	t.Helper()
-	tr := filepath.Join(t.TempDir(), "trace.rkt")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin)
-	cmd.Env = append(append(cmd.Environ(), "RACEKIT_TRACE="+tr), env...)
-	out, err := cmd.CombinedOutput()
-	code := "0"
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = fmt.Sprint(ee.ExitCode())
-		if ee.ExitCode() < 0 {
-			code = "killed"
-		}
-	} else if err != nil {
-		t.Fatalf("%s: %v", bin, err)
-	}
-	if code != exit {
-		t.Fatalf("%s ended with %s, want %s\n%s", bin, code, exit, out)
-	}
+	tr, out := execProgram(t, bin, exit, env...)
 	if strings.Contains(string(out), "racekit:") {
 		t.Fatalf("%s: the runtime complained:\n%s", bin, out)
 	}

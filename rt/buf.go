@@ -226,18 +226,26 @@ func (g *gstate) raiseTo(s uint64) {
 // g also stops holding the frontier. It fails only if the writer stole
 // g's word (see stolen) or tracing stopped.
 func (g *gstate) commit(idle bool) {
+	if !g.publish(idle) {
+		g.stolen(idle)
+	}
+}
+
+// publish makes the records written so far the committed ones, unless the
+// writer stole g's word (the compare-and-swap fails).
+func (g *gstate) publish(idle bool) bool {
 	k := g.k
 	if idle {
 		k = idleK
 	}
 	w := packWord(k, g.written)
-	if g.word.CompareAndSwap(g.last, w) {
-		g.last = w
-		g.cc, g.ci = g.wc, g.wi
-		g.committed, g.kcommit, g.nevc = g.written, g.kout, g.nev
-		return
+	if !g.word.CompareAndSwap(g.last, w) {
+		return false
 	}
-	g.stolen(idle)
+	g.last = w
+	g.cc, g.ci = g.wc, g.wi
+	g.committed, g.kcommit, g.nevc = g.written, g.kout, g.nev
+	return true
 }
 
 // stolen handles a failed commit. The writer turned g's word idle while g
@@ -293,15 +301,7 @@ func (g *gstate) stolen(idle bool) {
 				g.put(r.op, r.flags, r.site, r.obj)
 			}
 		}
-		k := g.k
-		if idle {
-			k = idleK
-		}
-		w := packWord(k, g.written)
-		if g.word.CompareAndSwap(g.last, w) {
-			g.last = w
-			g.cc, g.ci = g.wc, g.wi
-			g.committed, g.kcommit, g.nevc = g.written, g.kout, g.nev
+		if g.publish(idle) {
 			return
 		}
 	}

@@ -180,25 +180,7 @@ func resetSampling() {
 // enter is the dispatch check of a call of fn by goroutine gid, whose
 // frame is now at depth.
 func (s *sampleState) enter(gid trace.GID, depth int32, fn uint32) {
-	var ok bool
-	switch samplePol.Scope {
-	case sample.PerSite:
-		if s.forked {
-			r := s.reg
-			if r == nil {
-				r = s.region()
-			}
-			ok = r.next(uint64(fn))
-			break
-		}
-		fallthrough // born in untraced code: its own counters
-	case sample.PerGoroutine:
-		ok = s.ctab.get(fn).Next(&samplePol.Schedule)
-	case sample.Global:
-		ok = globalNext(uint64(fn))
-	default:
-		ok = s.draw(gid)
-	}
+	ok := s.decide(gid, uint64(fn))
 	if depth <= 0 {
 		return // a frame rt cannot place: its accesses count as the root's
 	}
@@ -230,6 +212,31 @@ func (s *sampleState) leave(depth int32) {
 	}
 }
 
+// decide is the sampler's decision for a call of fn (sample.RootFunc: the
+// goroutine's start routine) by goroutine gid: the next step of the
+// counter the policy's scope keeps for it, or a random draw.
+func (s *sampleState) decide(gid trace.GID, fn uint64) bool {
+	switch samplePol.Scope {
+	case sample.PerSite:
+		if s.forked {
+			r := s.reg
+			if r == nil {
+				r = s.region()
+			}
+			return r.next(fn)
+		}
+		fallthrough // born in untraced code: its own counters
+	case sample.PerGoroutine:
+		if fn == sample.RootFunc {
+			return s.root.Next(&samplePol.Schedule)
+		}
+		return s.ctab.get(uint32(fn)).Next(&samplePol.Schedule)
+	case sample.Global:
+		return globalNext(fn)
+	}
+	return s.draw(gid)
+}
+
 // draw is a random sampler's decision: the goroutine's next draw.
 func (s *sampleState) draw(gid trace.GID) bool {
 	if !s.seeded {
@@ -243,25 +250,7 @@ func (s *sampleState) draw(gid trace.GID) bool {
 func (g *gstate) sampleSkip() bool {
 	s := &g.samp
 	if s.mode == sRoot {
-		var ok bool
-		switch samplePol.Scope {
-		case sample.PerSite:
-			if s.forked {
-				r := s.reg
-				if r == nil {
-					r = s.region()
-				}
-				ok = r.next(sample.RootFunc)
-				break
-			}
-			fallthrough
-		case sample.PerGoroutine:
-			ok = s.root.Next(&samplePol.Schedule)
-		case sample.Global:
-			ok = globalNext(sample.RootFunc)
-		default:
-			ok = s.draw(g.gid)
-		}
+		ok := s.decide(g.gid, sample.RootFunc)
 		s.rootDone, s.rootRec = true, ok
 		s.mode = modeOf(ok)
 	}

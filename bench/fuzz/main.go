@@ -41,6 +41,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racekit/racekit/bench/harness"
 	"github.com/racekit/racekit/bench/truth"
 )
 
@@ -117,27 +118,14 @@ func main() {
 	jsonOut := flag.String("json", "", "also write the rows as JSON to FILE")
 	root := flag.String("subjects", "bench/subjects", "the subjects' directory")
 	flag.Parse()
-	subjects, err := truth.LoadAll(*root)
+	rows, err := harness.EachSubject("fuzz", *root, flag.Args(), func(s *truth.Subject, tmp string) Row {
+		return subject(s, *rk, *phase1, *record, *runs, *jobs, *simpleCap, *timeout, tmp)
+	})
 	if err != nil {
 		fatal(err)
 	}
-	subjects = truth.Select(subjects, flag.Args())
-	tmp, err := os.MkdirTemp("", "racekit-bench-fuzz-")
-	if err != nil {
+	if err := harness.WriteJSONFile(*jsonOut, rows); err != nil {
 		fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	var rows []Row
-	for _, s := range subjects {
-		fmt.Fprintf(os.Stderr, "bench/fuzz: %s\n", s.Name)
-		r := subject(s, *rk, *phase1, *record, *runs, *jobs, *simpleCap, *timeout, tmp)
-		rows = append(rows, r)
-	}
-	if *jsonOut != "" {
-		data, _ := json.MarshalIndent(rows, "", "  ")
-		if err := os.WriteFile(*jsonOut, append(data, '\n'), 0o666); err != nil {
-			fatal(err)
-		}
 	}
 	table(os.Stdout, rows, *runs, *record, *phase1)
 }

@@ -34,6 +34,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racekit/racekit/bench/harness"
 	"github.com/racekit/racekit/bench/truth"
 )
 
@@ -90,26 +91,14 @@ func main() {
 	root := flag.String("subjects", "bench/subjects", "the subjects' directory")
 	flag.StringVar(&from, "from", "pecan", "predictions to hatch (racekit hatch --from): pecan, or rdit / mcm for predicted races and their witnesses")
 	flag.Parse()
-	subjects, err := truth.LoadAll(*root)
+	rows, err := harness.EachSubject("pecan", *root, flag.Args(), func(s *truth.Subject, tmp string) Row {
+		return subject(s, *rk, *jobs, *timeout, tmp)
+	})
 	if err != nil {
 		fatal(err)
 	}
-	subjects = truth.Select(subjects, flag.Args())
-	tmp, err := os.MkdirTemp("", "racekit-bench-pecan-")
-	if err != nil {
+	if err := harness.WriteJSONFile(*jsonOut, rows); err != nil {
 		fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	var rows []Row
-	for _, s := range subjects {
-		fmt.Fprintf(os.Stderr, "bench/pecan: %s\n", s.Name)
-		rows = append(rows, subject(s, *rk, *jobs, *timeout, tmp))
-	}
-	if *jsonOut != "" {
-		data, _ := json.MarshalIndent(rows, "", "  ")
-		if err := os.WriteFile(*jsonOut, append(data, '\n'), 0o666); err != nil {
-			fatal(err)
-		}
 	}
 	table(os.Stdout, rows)
 }
