@@ -67,3 +67,39 @@ func TestKindNames(t *testing.T) {
 		}
 	}
 }
+
+// DigestSteps agrees with DiffSteps: equal digests exactly when DiffSteps
+// finds no difference, over every single-field change of a schedule.
+func TestDigestSteps(t *testing.T) {
+	base := []Step{
+		{G: "g0", N: 1, Kind: KindWrite, Site: "a.go:3", Ev: 4, Obj: 0xc000010000},
+		{G: "g0/1", N: 1, Kind: KindRead, Site: "a go:7", Ev: 2, Obj: 0xc000010000},
+		{G: "g0", N: 2, Kind: KindRead, Site: "a.go:9", Ev: 6},
+	}
+	clone := func() []Step { return append([]Step(nil), base...) }
+	variants := map[string][]Step{"same": clone()}
+	mut := func(name string, f func(s []Step)) {
+		s := clone()
+		f(s)
+		variants[name] = s
+	}
+	mut("obj", func(s []Step) { s[0].Obj = 0xc000020000 })
+	mut("g", func(s []Step) { s[1].G = "g0/2" })
+	mut("n", func(s []Step) { s[2].N = 3 })
+	mut("kind", func(s []Step) { s[0].Kind = KindRead })
+	mut("site", func(s []Step) { s[1].Site = "a.go:7" })
+	mut("ev", func(s []Step) { s[2].Ev = 7 })
+	mut("swap", func(s []Step) { s[0], s[1] = s[1], s[0] })
+	variants["shorter"] = clone()[:2]
+	variants["longer"] = append(clone(), base[2])
+	d := DigestSteps(base)
+	for name, v := range variants {
+		same := DiffSteps(base, v) == ""
+		if got := DigestSteps(v) == d; got != same {
+			t.Errorf("%s: digests equal = %v, DiffSteps says same = %v", name, got, same)
+		}
+	}
+	if DigestSteps(nil) == d {
+		t.Error("the empty schedule has the digest of a non-empty one")
+	}
+}

@@ -3,6 +3,8 @@ package sched
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -40,6 +42,18 @@ func DiffSteps(a, b []Step) string {
 		return fmt.Sprintf("%d steps vs %d", len(a), len(b))
 	}
 	return ""
+}
+
+// DigestSteps returns a hash of the decisions: two schedules have the same
+// digest when DiffSteps finds no difference (the objects' addresses are
+// left out, as in Same). A digest lets a caller compare a run with one it
+// did not keep in memory.
+func DigestSteps(steps []Step) string {
+	h := sha256.New()
+	for _, s := range steps {
+		fmt.Fprintf(h, "%s\t%d\t%s\t%s\t%d\n", s.G, s.N, s.Kind, s.Site, s.Ev)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // Schedule is a recorded schedule file.

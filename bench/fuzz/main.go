@@ -17,7 +17,11 @@
 // truth); the pairs for which a run panicked, failed a test or deadlocked
 // (RF) against the distinct failures of as many plain runs of the
 // uninstrumented test binary (Simple, the default scheduler); and the
-// mean probability of creating a confirmed race.
+// mean probability of creating a confirmed race; and, with -replay N
+// (10 by default), whether every confirmed outcome replays: the first seed
+// of each outcome that created its race is replayed N times (racekit fuzz
+// --replay) and the outcome counts as exact when every replay had the
+// original run's schedule, step for step.
 //
 // Scoring against the ground truth: a confirmed pair is true when both of
 // its lines carry one race id (a line paired with itself only if marked
@@ -68,6 +72,9 @@ type fuzzResult struct {
 			Runs       int
 			Seeds      []uint64
 			Baseline   int
+			Replayed   int
+			Identical  int    `json:"replay_identical"`
+			ReplayDiff string `json:"replay_diff"`
 		}
 	}
 }
@@ -104,7 +111,13 @@ type Row struct {
 	EscapeRuns   int      `json:"escape_runs"`
 	FuzzRuns     int      `json:"fuzz_runs"`
 	FuzzWallSec  float64  `json:"fuzz_wall_sec"`
-	Error        string   `json:"error,omitempty"`
+	// Replayed outcomes (those that created a race, first seed, -replay
+	// times each), how many of them replayed exactly every time, and how
+	// the others differed.
+	ReplayOutcomes int      `json:"replay_outcomes"`
+	ReplayExact    int      `json:"replay_exact"`
+	ReplayDiffs    []string `json:"replay_diffs,omitempty"`
+	Error          string   `json:"error,omitempty"`
 }
 
 func main() {
@@ -115,11 +128,12 @@ func main() {
 	phase1 := flag.String("phase1", "hybrid,vet", "phase 1 sources (racekit fuzz --phase1)")
 	jobs := flag.Int("j", 2, "runs in parallel")
 	simpleCap := flag.Int("simple-cap", 400, "at most this many plain runs per subject")
+	replay := flag.Int("replay", 10, "replay each confirmed outcome's first seed this many times (racekit fuzz --replay)")
 	jsonOut := flag.String("json", "", "also write the rows as JSON to FILE")
 	root := flag.String("subjects", "bench/subjects", "the subjects' directory")
 	flag.Parse()
 	rows, err := harness.EachSubject("fuzz", *root, flag.Args(), func(s *truth.Subject, tmp string) Row {
-		return subject(s, *rk, *phase1, *record, *runs, *jobs, *simpleCap, *timeout, tmp)
+		return subject(s, *rk, *phase1, *record, *runs, *jobs, *simpleCap, *replay, *timeout, tmp)
 	})
 	if err != nil {
 		fatal(err)
@@ -127,7 +141,7 @@ func main() {
 	if err := harness.WriteJSONFile(*jsonOut, rows); err != nil {
 		fatal(err)
 	}
-	table(os.Stdout, rows, *runs, *record, *phase1)
+	table(os.Stdout, rows, *runs, *record, *replay, *phase1)
 }
 
 func fatal(err error) {
@@ -135,12 +149,12 @@ func fatal(err error) {
 	os.Exit(1)
 }
 
-func subject(s *truth.Subject, rk, phase1 string, record, runs, jobs, simpleCap int, timeout time.Duration, tmp string) Row {
+func subject(s *truth.Subject, rk, phase1 string, record, runs, jobs, simpleCap, replay int, timeout time.Duration, tmp string) Row {
 	r := Row{Subject: s.Name, Lines: s.Lines}
 	pkg := "./" + filepath.ToSlash(relToWd(s.Dir))
 	// RaceFuzzer: phase 1 and phase 2.
 	start := time.Now()
-	cmd := exec.Command(rk, "fuzz", "--json", "--phase1", phase1, "--record", fmt.Sprint(record), "--runs", fmt.Sprint(runs), "-j", fmt.Sprint(jobs), "--timeout", timeout.String(), pkg)
+	cmd := exec.Command(rk, "fuzz", "--json", "--phase1", phase1, "--record", fmt.Sprint(record), "--runs", fmt.Sprint(runs), "-j", fmt.Sprint(jobs), "--replay", fmt.Sprint(replay), "--timeout", timeout.String(), pkg)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -213,6 +227,15 @@ func subject(s *truth.Subject, rk, phase1 string, record, runs, jobs, simpleCap 
 		}
 		var exc, also []string
 		for _, o := range p.Outcomes {
+			if o.Replayed > 0 {
+				r.ReplayOutcomes++
+				if o.Identical == o.Replayed {
+					r.ReplayExact++
+				} else {
+					r.ReplayDiffs = append(r.ReplayDiffs, fmt.Sprintf("%s, %q -> %s, seed %d: %d of %d replays identical (%s)",
+						tp, o.Resolution, o.Outcome, o.Seeds[0], o.Identical, o.Replayed, o.ReplayDiff))
+				}
+			}
 			if o.Outcome == "none" {
 				continue
 			}
@@ -347,24 +370,24 @@ func failure(out string) string {
 	return "failed"
 }
 
-func table(w io.Writer, rows []Row, runs, record int, phase1 string) {
+func table(w io.Writer, rows []Row, runs, record, replay int, phase1 string) {
 	fmt.Fprintf(w, "# RaceFuzzer Table 1 over racekit's subjects\n\n")
-	fmt.Fprintf(w, "%d controlled runs per pair; phase 1 is %s (racekit fuzz --phase1 %s; hybrid over %d recorded runs). Runtimes in seconds: Normal is one run of the uninstrumented test binary, Hybrid the recorded run (every access traced) plus the hybrid analysis, Vet one static analysis of the subject, RF one controlled run (averaged over all runs of the subject). Races are distinct statement pairs; \"Phase 1 pairs\" is the union, with how many hybrid found, vet found, and both found; known is the ground truth's race ids; \"ids\" is how many of them a confirmed pair covers (\"vet only\": ids no confirmed hybrid pair covers). Exceptions: RF counts confirmed pairs for which a run panicked, failed or deadlocked in a way racekit fuzz's baseline (controlled runs without a pair) never did; Simple counts the distinct failures in as many plain runs. Probability: mean over confirmed true pairs of created/runs.\n\n", runs, phase1Words(phase1), phase1, record)
-	fmt.Fprintf(w, "| subject | SLOC | Normal | Hybrid | Vet | RF | Phase 1 pairs (hybrid / vet / both) | RF real | of which false | known | ids confirmed (vet only) | Exc. RF | Exc. Simple (runs) | Probability | runs with escapes |\n")
-	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "%d controlled runs per pair; phase 1 is %s (racekit fuzz --phase1 %s; hybrid over %d recorded runs). Runtimes in seconds: Normal is one run of the uninstrumented test binary, Hybrid the recorded run (every access traced) plus the hybrid analysis, Vet one static analysis of the subject, RF one controlled run (averaged over all runs of the subject). Races are distinct statement pairs; \"Phase 1 pairs\" is the union, with how many hybrid found, vet found, and both found; known is the ground truth's race ids; \"ids\" is how many of them a confirmed pair covers (\"vet only\": ids no confirmed hybrid pair covers). Exceptions: RF counts confirmed pairs for which a run panicked, failed or deadlocked in a way racekit fuzz's baseline (controlled runs without a pair) never did; Simple counts the distinct failures in as many plain runs. Probability: mean over confirmed true pairs of created/runs. Replays: the outcomes (resolution and what the run led to) of confirmed pairs, each replayed %d times from its first seed; exact when every replay had the original run's schedule step for step.\n\n", runs, phase1Words(phase1), phase1, record, replay)
+	fmt.Fprintf(w, "| subject | SLOC | Normal | Hybrid | Vet | RF | Phase 1 pairs (hybrid / vet / both) | RF real | of which false | known | ids confirmed (vet only) | Exc. RF | Exc. Simple (runs) | Probability | runs with escapes | replays exact / outcomes |\n")
+	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	var tot Row
 	for _, r := range rows {
 		if r.Error != "" {
-			fmt.Fprintf(w, "| %s | %d | error: %s ||||||||||||| \n", r.Subject, r.Lines, strings.ReplaceAll(r.Error, "\n", " "))
+			fmt.Fprintf(w, "| %s | %d | error: %s |||||||||||||| \n", r.Subject, r.Lines, strings.ReplaceAll(r.Error, "\n", " "))
 			continue
 		}
 		prob := "-"
 		if r.RealTrue > 0 {
 			prob = fmt.Sprintf("%.2f", r.Probability)
 		}
-		fmt.Fprintf(w, "| %s | %d | %.3f | %.3f | %.3f | %.3f | %d (%d / %d / %d) | %d | %d | %d | %d (%d) | %d | %d (%d) | %s | %d |\n",
+		fmt.Fprintf(w, "| %s | %d | %.3f | %.3f | %.3f | %.3f | %d (%d / %d / %d) | %d | %d | %d | %d (%d) | %d | %d (%d) | %s | %d | %d / %d |\n",
 			r.Subject, r.Lines, r.NormalSec, r.HybridSec, r.VetSec, r.RFSec, r.Pairs, r.FromHybrid, r.FromVet, r.FromBoth, r.Real, len(r.RealFalse), r.Known, r.KnownFound, len(r.VetOnlyIDs),
-			r.ExcRF, r.ExcSimple, r.SimpleRuns, prob, r.EscapeRuns)
+			r.ExcRF, r.ExcSimple, r.SimpleRuns, prob, r.EscapeRuns, r.ReplayExact, r.ReplayOutcomes)
 		tot.Lines += r.Lines
 		tot.Pairs += r.Pairs
 		tot.FromHybrid += r.FromHybrid
@@ -382,8 +405,10 @@ func table(w io.Writer, rows []Row, runs, record int, phase1 string) {
 		tot.VetFalse += r.VetFalse
 		tot.EscapeRuns += r.EscapeRuns
 		tot.FuzzRuns += r.FuzzRuns
+		tot.ReplayOutcomes += r.ReplayOutcomes
+		tot.ReplayExact += r.ReplayExact
 	}
-	fmt.Fprintf(w, "| **total** | %d | | | | | %d (%d / %d / %d) | %d | %d | %d | %d (%d) | %d | %d | | %d |\n\n", tot.Lines, tot.Pairs, tot.FromHybrid, tot.FromVet, tot.FromBoth, tot.Real, len(tot.RealFalse), tot.Known, tot.KnownFound, len(tot.VetOnlyIDs), tot.ExcRF, tot.ExcSimple, tot.EscapeRuns)
+	fmt.Fprintf(w, "| **total** | %d | | | | | %d (%d / %d / %d) | %d | %d | %d | %d (%d) | %d | %d | | %d | %d / %d |\n\n", tot.Lines, tot.Pairs, tot.FromHybrid, tot.FromVet, tot.FromBoth, tot.Real, len(tot.RealFalse), tot.Known, tot.KnownFound, len(tot.VetOnlyIDs), tot.ExcRF, tot.ExcSimple, tot.EscapeRuns, tot.ReplayExact, tot.ReplayOutcomes)
 	fmt.Fprintf(w, "%d controlled runs in all; %d phase 1 pairs are not true pairs of the ground truth (%d found by hybrid, %d by vet).\n\n", tot.FuzzRuns, tot.Phase1False, tot.HybridFalse, tot.VetFalse)
 	fmt.Fprintf(w, "## Known races not confirmed\n\n")
 	for _, r := range rows {
@@ -403,6 +428,12 @@ func table(w io.Writer, rows []Row, runs, record int, phase1 string) {
 			pair, src, _ := strings.Cut(p, " ")
 			a, b, _ := strings.Cut(pair, "~")
 			fmt.Fprintf(w, "- %s: %s ~ %s %s\n", r.Subject, relToWd(a), relToWd(b), src)
+		}
+	}
+	fmt.Fprintf(w, "\n## Confirmed outcomes whose replays differed\n\n")
+	for _, r := range rows {
+		for _, d := range r.ReplayDiffs {
+			fmt.Fprintf(w, "- %s: %s\n", r.Subject, d)
 		}
 	}
 	fmt.Fprintf(w, "\n## Failures\n\n")

@@ -26,7 +26,7 @@ import (
 
 var cmdFuzz = register(&command{
 	name:      "fuzz",
-	usageLine: "fuzz [--phase1 hybrid,vet,pairs] [--pairs FILE] [--trace FILE] [--record N] [--runs N] [-j N] [--seed S] [--json] [--keep DIR] [--timeout D] [--include P] [--exclude P] [--tags T] [-v] [packages] [-- go test flags]",
+	usageLine: "fuzz [--phase1 hybrid,vet,pairs] [--pairs FILE] [--trace FILE] [--record N] [--runs N] [-j N] [--seed S] [--json] [--keep DIR] [--replay N] [--timeout D] [--include P] [--exclude P] [--tags T] [-v] [packages] [-- go test flags]",
 	short:     "confirm potential races by race-directed random scheduling (RaceFuzzer)",
 	long: `
 Fuzz is RaceFuzzer (Sen, PLDI'08) for Go tests. Phase 1 finds candidate
@@ -64,8 +64,10 @@ one run), the probability of creating it (runs that created it / runs),
 what each resolution (which statement ran first) led to (a panic, a test
 failure, a deadlock with each goroutine's blocked operation, a timeout, or
 nothing) and the seeds that reproduce each outcome: racekit replay --seed
-S --pair P re-runs one of them exactly. --json prints the same as one JSON
-object. A failure also seen in --baseline runs of the package (controlled,
+S --pair P re-runs one of them exactly. --replay N checks that: it
+replays the first seed of every outcome that created the race N times
+and reports how many replays had the original run's schedule, step for
+step. --json prints the same as one JSON object. A failure also seen in --baseline runs of the package (controlled,
 random, no pair: seeds --seed, --seed+1, ...) is marked as such: a test
 that depends on timing may fail under any controlled schedule.
 
@@ -92,6 +94,7 @@ var (
 	fuzzTimeout = cmdFuzz.flags.Duration("timeout", time.Minute, "time limit of one run")
 	fuzzRecord  = cmdFuzz.flags.Int("record", 1, "phase 1: the union of hybrid's pairs over this many recorded runs")
 	fuzzBase    = cmdFuzz.flags.Int("baseline", 10, "controlled runs per package without a pair (Random), to tell the race's failures from the schedule's")
+	fuzzReplay  = cmdFuzz.flags.Int("replay", 0, "replay the first seed of every outcome that created a race N times, checking each run's schedule is the original's")
 )
 
 func init() {
@@ -115,6 +118,7 @@ type fuzzRun struct {
 	Detail     string
 	Escapes    int
 	Steps      int
+	Digest     string // sched.DigestSteps of the schedule
 	Schedule   *sched.Schedule
 	Elapsed    time.Duration
 }
@@ -130,6 +134,15 @@ type FuzzOutcome struct {
 	// the package with the same outcome: a failure they show too is not
 	// the race's doing (a test that depends on timing, say).
 	Baseline int `json:"baseline"`
+	// With --replay N, outcomes that created the race: the first seed's
+	// run replayed N times (Replayed), how many of the replays had the
+	// original run's schedule step for step (Identical), and how the first
+	// one that did not differed.
+	Replayed   int    `json:"replayed,omitempty"`
+	Identical  int    `json:"replay_identical,omitempty"`
+	ReplayDiff string `json:"replay_diff,omitempty"`
+	digest     string // of the first seed's run
+	steps      int
 }
 
 // FuzzPair is the result for one candidate pair.
@@ -167,8 +180,8 @@ type FuzzResult struct {
 
 func runFuzz(c *command, args []string) int {
 	pkgs, goFlags := splitDashDash(args)
-	if *fuzzRuns < 1 || *fuzzJobs < 1 {
-		c.errorf("--runs and -j must be at least 1")
+	if *fuzzRuns < 1 || *fuzzJobs < 1 || *fuzzReplay < 0 {
+		c.errorf("--runs and -j must be at least 1, --replay at least 0")
 		return exitUsage
 	}
 	sources, err := phase1Sources(*fuzzPhase1, *fuzzPairs, *fuzzTrace)
@@ -321,6 +334,7 @@ func runFuzz(c *command, args []string) int {
 			"RACEKIT_PAIR=" + jb.pair,
 		}, schedPath, *fuzzTimeout, nil)
 		r.Seed = tk.seed
+		r.Digest = sched.DigestSteps(r.Schedule.Steps)
 		// Only the counts and notes are kept: a schedule can be millions of
 		// steps (every access at a statement in a hot loop is a point), and
 		// all runs of all pairs would not fit in memory, nor on disk.
@@ -346,6 +360,12 @@ func runFuzz(c *command, args []string) int {
 		fp.Sources = jb.sources
 		real = real || fp.Real
 		res.Pairs = append(res.Pairs, fp)
+	}
+	if *fuzzReplay > 0 {
+		if err := replayOutcomes(res.Pairs, jobs, testArgs, tmp); err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
 	}
 	if *fuzzJSON {
 		enc := json.NewEncoder(os.Stdout)
@@ -864,7 +884,7 @@ func summarize(pair string, t *fuzzTarget, runs, baseline []fuzzRun, goFlags []s
 		if !ok {
 			i = len(fp.Outcomes)
 			idx[k] = i
-			fp.Outcomes = append(fp.Outcomes, FuzzOutcome{Resolution: r.Resolution, Outcome: r.Outcome, Detail: r.Detail})
+			fp.Outcomes = append(fp.Outcomes, FuzzOutcome{Resolution: r.Resolution, Outcome: r.Outcome, Detail: r.Detail, digest: r.Digest, steps: r.Steps})
 		}
 		fp.Outcomes[i].Runs++
 		fp.Outcomes[i].Seeds = append(fp.Outcomes[i].Seeds, r.Seed)
@@ -887,6 +907,54 @@ func summarize(pair string, t *fuzzTarget, runs, baseline []fuzzRun, goFlags []s
 	fp.Real = fp.Created > 0
 	fp.Probability = float64(fp.Created) / float64(fp.Runs)
 	return fp
+}
+
+// replayOutcomes replays, for every outcome that created its pair's race,
+// the outcome's first seed --replay times (the runs of RaceFuzzer §2.2's
+// replay: the seed alone, nothing recorded) and counts the replays whose
+// schedule is the original run's, step for step.
+func replayOutcomes(pairs []FuzzPair, jobs []fuzzJob, testArgs []string, tmp string) error {
+	type task struct{ p, o, k int }
+	var tasks []task
+	for p := range pairs {
+		for o, oc := range pairs[p].Outcomes {
+			if oc.Resolution == "" {
+				continue
+			}
+			for k := 0; k < *fuzzReplay; k++ {
+				tasks = append(tasks, task{p, o, k})
+			}
+		}
+	}
+	var mu sync.Mutex
+	return inParallel(len(tasks), *fuzzJobs, func(i int) error {
+		tk := tasks[i]
+		oc := &pairs[tk.p].Outcomes[tk.o]
+		path := filepath.Join(tmp, fmt.Sprintf("replay%d-%d-%d.sched", tk.p, tk.o, tk.k))
+		r, err := controlledRun(jobs[tk.p].t, testArgs, []string{
+			"RACEKIT_SCHED=racefuzzer",
+			"RACEKIT_SEED=" + strconv.FormatUint(oc.Seeds[0], 10),
+			"RACEKIT_PAIR=" + jobs[tk.p].pair,
+		}, path, *fuzzTimeout, nil)
+		os.Remove(path)
+		if err != nil {
+			return err
+		}
+		d := sched.DigestSteps(r.Schedule.Steps)
+		mu.Lock()
+		defer mu.Unlock()
+		oc.Replayed++
+		switch {
+		case d == oc.digest:
+			oc.Identical++
+		case oc.ReplayDiff == "":
+			oc.ReplayDiff = fmt.Sprintf("replay %d: %d steps, the original %d; outcome %s", tk.k+1, r.Steps, oc.steps, r.Outcome)
+			if r.Resolution != oc.Resolution {
+				oc.ReplayDiff += ", race " + map[bool]string{true: r.Resolution, false: "not created"}[r.Created]
+			}
+		}
+		return nil
+	})
 }
 
 // replayCommand is the racekit replay command line for one run.
@@ -951,6 +1019,13 @@ func printFuzz(w io.Writer, res FuzzResult) {
 				what += fmt.Sprintf(" (also in %d of %d runs without the race: not its doing)", o.Baseline, res0.BaselineRuns)
 			}
 			fmt.Fprintf(w, "  %s -> %s\n      %d runs, seeds %s\n", res, what, o.Runs, seedList(o.Seeds))
+			switch {
+			case o.Replayed == 0:
+			case o.Identical == o.Replayed:
+				fmt.Fprintf(w, "      seed %d replayed %d times: the same schedule each time\n", o.Seeds[0], o.Replayed)
+			default:
+				fmt.Fprintf(w, "      seed %d replayed %d times: %d with the same schedule (%s)\n", o.Seeds[0], o.Replayed, o.Identical, o.ReplayDiff)
+			}
 		}
 		if p.Escapes > 0 {
 			fmt.Fprintf(w, "  (%d runs had goroutines leave the scheduler's control: they may not replay exactly)\n", p.Escapes)

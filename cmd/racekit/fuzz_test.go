@@ -166,7 +166,10 @@ func TestFuzzCandidates(t *testing.T) {
 func TestFuzzPrintSources(t *testing.T) {
 	res := FuzzResult{Phase1: "hybrid: 1, vet: 2; 1 found by both", Pairs: []FuzzPair{
 		{Pair: "/m/a.go:3~/m/a.go:9", Package: "m", Real: true, Runs: 2, Created: 2, Probability: 1, Sources: []string{"hybrid", "vet"},
-			Outcomes: []FuzzOutcome{{Resolution: "/m/a.go:3 (write) before /m/a.go:9 (read)", Outcome: "none", Runs: 2, Seeds: []uint64{1, 2}}}},
+			Outcomes: []FuzzOutcome{
+				{Resolution: "/m/a.go:3 (write) before /m/a.go:9 (read)", Outcome: "none", Runs: 2, Seeds: []uint64{1, 2}, Replayed: 10, Identical: 10},
+				{Resolution: "/m/a.go:9 (read) before /m/a.go:3 (write)", Outcome: "panic", Detail: "boom", Runs: 1, Seeds: []uint64{3}, Replayed: 10, Identical: 9, ReplayDiff: "replay 4: 12 steps, the original 11; outcome none"},
+			}},
 		{Pair: "/m/a.go:5~/m/a.go:5", Package: "m", Runs: 2, Sources: []string{"vet"},
 			Outcomes: []FuzzOutcome{{Outcome: "none", Runs: 2, Seeds: []uint64{1, 2}}}},
 	}}
@@ -177,6 +180,8 @@ func TestFuzzPrintSources(t *testing.T) {
 		"  in package m\n  candidate from hybrid, vet\n",
 		"/m/a.go:5 and /m/a.go:5 (m, from vet): not created in 2 runs\n",
 		"racekit fuzz: 2 candidate pairs (hybrid: 1, vet: 2; 1 found by both), 1 real races confirmed\n",
+		"      seed 1 replayed 10 times: the same schedule each time\n",
+		"      seed 3 replayed 10 times: 9 with the same schedule (replay 4: 12 steps, the original 11; outcome none)\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -212,6 +217,8 @@ func markedLines(t *testing.T, file, mark string) []string {
 // race on Z is found by both sources and created; the race in the test
 // file (which vet does not analyze) by hybrid only, and created; vet's
 // false pair on counts[i] (each worker its own element) is never created.
+// With --replay, every outcome that created a race is replayed from its
+// first seed and has the original run's schedule each time.
 func TestFuzzPhase1HybridVet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs an instrumented test binary")
@@ -220,7 +227,7 @@ func TestFuzzPhase1HybridVet(t *testing.T) {
 	z := markedLines(t, "testdata/fuzzvet/fuzzvet.go", "RACE")[0]
 	counts := markedLines(t, "testdata/fuzzvet/fuzzvet.go", "FALSE")[0]
 	y := markedLines(t, "testdata/fuzzvet/fuzzvet_test.go", "TESTRACE")
-	out, stderr, code := racekit(t, "fuzz", "--json", "--phase1", "hybrid,vet", "--runs", fmt.Sprint(runs), "-j", "2", "--baseline", "2", "./testdata/fuzzvet")
+	out, stderr, code := racekit(t, "fuzz", "--json", "--phase1", "hybrid,vet", "--runs", fmt.Sprint(runs), "-j", "2", "--baseline", "2", "--replay", "3", "./testdata/fuzzvet")
 	var res FuzzResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("exit %d, bad JSON (%v)\n%s\nstderr:\n%s", code, err, out, stderr)
@@ -251,6 +258,15 @@ func TestFuzzPhase1HybridVet(t *testing.T) {
 		}
 		if p.Real != c.real || p.Runs != runs || (!c.real && p.Created != 0) {
 			t.Errorf("%s: real %v, created %d of %d runs; want real %v", c.name, p.Real, p.Created, p.Runs, c.real)
+		}
+		for _, o := range p.Outcomes {
+			want := 0
+			if o.Resolution != "" {
+				want = 3
+			}
+			if o.Replayed != want || o.Identical != want {
+				t.Errorf("%s: outcome %q/%s: %d replays, %d identical (%s); want %d, all identical", c.name, o.Resolution, o.Outcome, o.Replayed, o.Identical, o.ReplayDiff, want)
+			}
 		}
 	}
 	if len(res.Pairs) != 3 {
