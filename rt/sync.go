@@ -353,8 +353,8 @@ func CondBroadcast(c *sync.Cond, site uint32) {
 }
 
 // atomicLockBit marks the lock private to an atomic word (see
-// atomicRecord): no Go pointer has it set.
-const atomicLockBit = 1 << 62
+// atomicRecord).
+const atomicLockBit = trace.AtomicLockBit
 
 // Stripes order the atomic operations on one address, and the operations
 // on one sync.Map: a hook performs the operation and takes its seqs under

@@ -129,6 +129,12 @@ func (o Op) IsAccess() bool { return o == OpRead || o == OpWrite }
 // IsAtomic reports whether o is a sync/atomic operation.
 func (o Op) IsAtomic() bool { return o >= OpAtomicLoad && o <= OpAtomicRMW }
 
+// AtomicLockBit marks the lock private to an atomic word in traces of the
+// Go front end (docs/semantics.md): each atomic operation on word a is
+// recorded as Acquire(a|AtomicLockBit), the atomic op, a data access of
+// a, Release(a|AtomicLockBit). No Go pointer has the bit set.
+const AtomicLockBit = 1 << 62
+
 // IsSync reports whether o creates or consumes a happens-before edge or a
 // lock: the events that are never filtered or sampled away.
 func (o Op) IsSync() bool {

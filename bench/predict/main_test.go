@@ -72,7 +72,7 @@ func TestUntraceRegions(t *testing.T) {
 	b.ALoad("U", "a")
 	b.End("U")
 	b.End("T")
-	part, n := untraceRegions(b.Trace(), true)
+	part, n := untraceRegions(b.Trace(), true, isSyncOp)
 	want := `M begin
 M fork
 T begin
@@ -112,7 +112,7 @@ T end
 		t.Errorf("%d regions, want 8", n)
 	}
 	// Without balanced locks in D, a section's own locks are left out.
-	part, _ = untraceRegions(b.Trace(), false)
+	part, _ = untraceRegions(b.Trace(), false, isSyncOp)
 	if got := show(part); !strings.Contains(got, "T call [x y]\n") || !strings.Contains(got, "T call [x]\n") {
 		t.Errorf("balancedLocksInD=false:\n%s", got)
 	}
@@ -132,7 +132,7 @@ func TestRDITPreciseOnUntracedGen(t *testing.T) {
 			}
 			col := finding.NewCollector()
 			truth := pairs(tr, predict.NewMCM(col, predict.Options{}), col)
-			for _, ru := range []rule{rulesByName["region"], rulesByName["func"]} {
+			for _, ru := range []rule{rulesByName["region"], rulesByName["locks"], rulesByName["func"]} {
 				part, _ := ru.untrace(tr, true)
 				col := finding.NewCollector()
 				got := pairs(part, predict.NewRDIT(col, predict.Options{}), col)
@@ -158,5 +158,100 @@ func TestSubjectName(t *testing.T) {
 	}
 	if !slices.Contains([]string{"a.rkt"}, subjectName("a.rkt")) {
 		t.Errorf("subjectName of a plain name: %q", subjectName("a.rkt"))
+	}
+}
+
+// TestUntraceLocks is rule "locks" on the trace of TestUntraceRegions'
+// kind: critical sections (with everything inside, a snd included) and
+// lone Acquire/Release become BarrierPairs; snd, rcv and atomics outside
+// critical sections stay as they are, also inside a section that forks
+// (which is not a region).
+func TestUntraceLocks(t *testing.T) {
+	b := trace.NewBuilder()
+	b.Begin("M")
+	b.Fork("M", "T", "")
+	b.Begin("T")
+	b.Enter("T", "f")
+	b.Acq("T", "l") // a critical section in one frame: one BarrierPair
+	b.Write("T", "x", "")
+	b.Snd("T", "ch") // hidden with the section, in its D
+	b.ALoad("T", "a")
+	b.Rel("T", "l")
+	b.Write("T", "z", "") // outside: stays
+	b.Snd("T", "ch")      // outside: stays (rule region hides it)
+	b.AStore("T", "a")    // outside: stays
+	b.Exit("T", "f")
+	b.Enter("T", "h") // a section that leaves its frame
+	b.Acq("T", "l")   // lone Acquire: a BarrierPair
+	b.Exit("T", "h")
+	b.Rcv("T", "wg") // stays, although l is held
+	b.Rel("T", "l")  // lone Release: a BarrierPair
+	b.Acq("M", "k")  // a section that forks: not a region
+	b.Fork("M", "U", "")
+	b.Snd("M", "ch") // stays
+	b.Rel("M", "k")
+	b.Begin("U")
+	b.Rcv("U", "ch")
+	b.ARMW("U", "a")
+	// The Go front end's record of an atomic load of a: a section of the
+	// lock private to a stays visible, being the atomic operation itself.
+	b.Add(trace.Event{G: b.G("U"), Op: trace.OpAcquire, Obj: b.Obj("a") | trace.AtomicLockBit})
+	b.ALoad("U", "a")
+	b.Read("U", "a", "")
+	b.Add(trace.Event{G: b.G("U"), Op: trace.OpRelease, Obj: b.Obj("a") | trace.AtomicLockBit})
+	b.End("U")
+	b.End("T")
+	want := `M begin
+M fork
+T begin
+T enter f
+T call [l x ch a]
+T ret
+T w z
+T snd ch
+T astore a
+T exit f
+T enter h
+T call [l]
+T ret
+T exit h
+T rcv wg
+T call [l]
+T ret
+M call [k]
+M ret
+M fork
+M snd ch
+M call [k]
+M ret
+U begin
+U rcv ch
+U armw a
+U acq a|atomic
+U aload a
+U r a
+U rel a|atomic
+U end
+T end
+`
+	// show prints the private lock's address; want says a|atomic.
+	want = strings.ReplaceAll(want, "a|atomic", b.Trace().M.ObjLabel(b.Obj("a")|trace.AtomicLockBit))
+	part, n := rulesByName["locks"].untrace(b.Trace(), true)
+	if got := show(part); got != want {
+		t.Errorf("locks:\n%s\nwant:\n%s", got, want)
+	}
+	if n != 5 {
+		t.Errorf("%d regions, want 5", n)
+	}
+	// Rule region on the same trace hides every one of those events; the
+	// atomic record is a critical section there, D = {lock, a}.
+	part, _ = rulesByName["region"].untrace(b.Trace(), true)
+	for _, e := range part.Events {
+		if isSyncOp(e.Op) {
+			t.Errorf("region keeps %s", e.Op)
+		}
+	}
+	if got := show(part); !strings.Contains(got, "U call ["+b.Trace().M.ObjLabel(b.Obj("a")|trace.AtomicLockBit)+" a]\nU ret\nU end\n") {
+		t.Errorf("region, atomic record:\n%s", got)
 	}
 }

@@ -6,11 +6,70 @@ import (
 	"github.com/racekit/racekit/trace"
 )
 
-// untraceRegions makes tr incomplete by rule "region" (see the package
-// comment): each outermost synchronized region of each goroutine becomes a
-// BarrierPair whose D lists every object the region touches. It returns
-// the new trace and the number of regions replaced.
-func untraceRegions(tr *trace.Trace, balancedLocksInD bool) (*trace.Trace, int) {
+// isSyncOp reports whether op synchronizes (the events rule "region"
+// hides, and the ones that make a function synchronize for rule "func").
+func isSyncOp(op trace.Op) bool {
+	switch op {
+	case trace.OpAcquire, trace.OpRelease, trace.OpSyncRelease, trace.OpSyncAcquire,
+		trace.OpAtomicLoad, trace.OpAtomicStore, trace.OpAtomicRMW:
+		return true
+	}
+	return false
+}
+
+// isLockOp reports whether op is a lock operation (the events rule "locks"
+// hides).
+func isLockOp(op trace.Op) bool { return op == trace.OpAcquire || op == trace.OpRelease }
+
+// atomicRecords marks the Acquire and the Release of each atomic
+// operation that the Go front end recorded inside the lock private to its
+// word, when hide does not report the atomic op: such a section is the
+// atomic operation itself, not a critical section of the program, and
+// stays visible as recorded.
+func atomicRecords(tr *trace.Trace, hide func(trace.Op) bool) []bool {
+	var rec []bool
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		if e.Op != trace.OpAcquire || e.Obj&trace.AtomicLockBit == 0 {
+			continue
+		}
+		// The goroutine's next events: the atomic op on the word, then the
+		// data access, then the Release.
+		var own []int
+		for j := i + 1; j < len(tr.Events) && len(own) < 3; j++ {
+			if tr.Events[j].G == e.G {
+				own = append(own, j)
+			}
+		}
+		if len(own) < 3 {
+			continue
+		}
+		a, d, r := &tr.Events[own[0]], &tr.Events[own[1]], &tr.Events[own[2]]
+		if !a.Op.IsAtomic() || a.Obj|trace.AtomicLockBit != e.Obj || hide(a.Op) ||
+			!d.Op.IsAccess() || d.Obj != a.Obj || r.Op != trace.OpRelease || r.Obj != e.Obj {
+			continue
+		}
+		if rec == nil {
+			rec = make([]bool, len(tr.Events))
+		}
+		rec[i], rec[own[2]] = true, true
+	}
+	return rec
+}
+
+// untraceRegions makes tr incomplete by rule "region" or "locks" (see the
+// package comment): each outermost critical section of each goroutine
+// (Acquire to Release of one lock in one frame), and outside those each
+// single event whose op hide reports, becomes a BarrierPair whose D lists
+// every object the region touches. hide must report the lock operations
+// (an Acquire or Release whose section is not a region is always a
+// single-event region); the other synchronization events it does not
+// report stay visible outside critical sections, and so does the private
+// lock around each atomic operation the front end recorded
+// (atomicRecords) when hide does not report the atomic op. isSyncOp gives
+// rule "region", isLockOp rule "locks". It returns the new trace and the
+// number of regions replaced.
+func untraceRegions(tr *trace.Trace, balancedLocksInD bool, hide func(trace.Op) bool) (*trace.Trace, int) {
 	type open struct {
 		acq   int    // index of the Acquire
 		frame uint64 // frame instance on top of the stack at the Acquire (0: none)
@@ -27,6 +86,8 @@ func untraceRegions(tr *trace.Trace, balancedLocksInD bool) (*trace.Trace, int) 
 		}
 		return 0
 	}
+	atomicRec := atomicRecords(tr, hide)
+	isAtomicRec := func(i int) bool { return atomicRec != nil && atomicRec[i] }
 	for i := range tr.Events {
 		e := &tr.Events[i]
 		g := e.G
@@ -39,8 +100,14 @@ func untraceRegions(tr *trace.Trace, balancedLocksInD bool) (*trace.Trace, int) 
 				frames[g] = st[:len(st)-1]
 			}
 		case trace.OpAcquire:
+			if isAtomicRec(i) {
+				break
+			}
 			held[g] = append(held[g], open{acq: i, frame: top(g), obj: e.Obj})
 		case trace.OpRelease:
+			if isAtomicRec(i) {
+				break
+			}
 			h := held[g]
 			k := len(h) - 1
 			for k >= 0 && h[k].obj != e.Obj {
@@ -94,15 +161,7 @@ func untraceRegions(tr *trace.Trace, balancedLocksInD bool) (*trace.Trace, int) 
 			}
 		}
 	}
-	isSync := func(op trace.Op) bool {
-		switch op {
-		case trace.OpAcquire, trace.OpRelease, trace.OpSyncRelease, trace.OpSyncAcquire,
-			trace.OpAtomicLoad, trace.OpAtomicStore, trace.OpAtomicRMW:
-			return true
-		}
-		return false
-	}
-	touches := func(op trace.Op) bool { return op.IsAccess() || isSync(op) }
+	touches := func(op trace.Op) bool { return op.IsAccess() || isSyncOp(op) }
 	out := &trace.Trace{M: tr.M}
 	n := 0
 	for i := 0; i < len(tr.Events); i++ {
@@ -147,7 +206,7 @@ func untraceRegions(tr *trace.Trace, balancedLocksInD bool) (*trace.Trace, int) 
 			if e.Op == trace.OpAlloc || e.Op == trace.OpRegionBegin || e.Op == trace.OpRegionEnd {
 				out.Events = append(out.Events, e)
 			}
-		case isSync(e.Op):
+		case (hide(e.Op) || isLockOp(e.Op)) && !isAtomicRec(i):
 			out.Events = append(out.Events,
 				trace.Event{Seq: e.Seq, G: e.G, Op: trace.OpMethodBegin, Obj: regionObj, Site: e.Site, Addrs: []uint64{e.Obj}},
 				trace.Event{Seq: e.Seq, G: e.G, Op: trace.OpMethodEnd, Obj: regionObj, Site: e.Site})
