@@ -617,13 +617,19 @@ func hatched(cd *hatchCand, s *sched.Schedule) (bool, string) {
 // keep the access at a from being adjacent to the one at b, "" if every
 // one of them commutes with a's (another goroutine's step that is not a
 // conflicting access to a's variable), so that running them first gives
-// an equivalent run in which the two accesses are back to back.
+// an equivalent run in which the two accesses are back to back. A later
+// instance of the first access (the same statement on the same variable,
+// by any goroutine but the second's: the statement in a loop, or every
+// worker's write of a shared field) takes its place: the same pair of
+// statements then races, from that instance on.
 func between(steps []sched.Step, a, b int) string {
 	e, f := steps[a], steps[b]
 	for _, st := range steps[a+1 : b] {
 		switch {
 		case st.G == f.G && st.Kind == f.Kind && st.Obj == f.Obj && sched.SameSite(st.Site, f.Site):
 			return "" // an earlier instance of the second access: that one raced
+		case st.G != f.G && st.Kind == e.Kind && st.Obj == e.Obj && sched.SameSite(st.Site, e.Site):
+			e = st // a later instance of the first access
 		case st.G == e.G:
 			return fmt.Sprintf("%s ran %s %s in between", st.G, st.Kind, st.Site)
 		case st.Kind.IsAccess() && st.Obj == e.Obj && (st.Kind == sched.KindWrite || e.Kind == sched.KindWrite):

@@ -61,6 +61,15 @@ func TestHatchedVerdict(t *testing.T) {
 			step("g0.1", 5, sched.KindWrite, "a.go:7", 0xc0)}, nil, "g0.2 ran lock"},
 		{"conflict in between", race, []sched.Step{good[0], good[1], good[3],
 			step("g0.3", 1, sched.KindRead, "b.go:1", 0xc0), good[4]}, nil, "same variable in between"},
+		// A later instance of the first access (every worker writes the
+		// field at one statement) is adjacent to the second: the same pair
+		// of statements raced. Steps after it are checked against it.
+		{"later instance of the first", race, []sched.Step{good[0], good[1], good[3],
+			step("g0.3", 4, sched.KindWrite, "a.go:7", 0xc0), good[4]}, nil, ""},
+		{"later instance, then its goroutine", race, []sched.Step{good[0], good[1], good[3],
+			step("g0.3", 4, sched.KindWrite, "a.go:7", 0xc0), step("g0.3", 5, sched.KindUnlock, "a.go:8", 0x99), good[4]}, nil, "g0.3 ran unlock"},
+		{"later instance on another variable", race, []sched.Step{good[0], good[1], good[3],
+			step("g0.3", 4, sched.KindWrite, "a.go:7", 0xd0), step("g0.3", 5, sched.KindWrite, "a.go:9", 0xc0), good[4]}, nil, "same variable in between"},
 		{"other variable", race, []sched.Step{good[0], good[1], good[3], step("g0.2", 3, sched.KindRead, "a.go:5", 0xd0)}, nil, "variables differ"},
 		{"not an access there", race, []sched.Step{good[0], good[1], good[3], step("g0.2", 3, sched.KindLock, "a.go:5", 0xc0)}, nil, "where the clip has"},
 		{"never reached", race, []sched.Step{good[0], good[3]}, nil, "never reached"},

@@ -42,9 +42,11 @@ type ClipGoroutine struct {
 // order with Index its position among that goroutine's events in the
 // whole trace. A full clip lists every event of the schedule. A compact
 // clip (Compact true) omits the plain data accesses (r, w) and the
-// function entries and exits (enter, exit) that are not anomaly events:
-// it keeps every other event of each goroutine's prefix (locks, messages,
-// atomics, fork, join, begin, end, alloc, ...) and every anomaly event, so
+// function entries and exits (enter, exit) that are not anomaly events,
+// except the accesses at the anomaly events' statements (file:line),
+// which re-execution schedules: it keeps every other event of each
+// goroutine's prefix (locks, messages, atomics, fork, join, begin, end,
+// alloc, ...) and every anomaly event, so
 // that a controlled scheduler can still follow it, running a goroutine's
 // omitted events between two of its listed ones (the gaps in Index). The
 // schedule of a long trace runs most of it, hence Options.Clips: by default
@@ -223,11 +225,30 @@ func (m *Model) clip(steps, P []int32, feasible bool, mode ClipMode) *Clip {
 	kept := steps
 	if compact {
 		omit := m.omittable()
+		// Accesses at the anomaly's statements stay: re-execution makes
+		// every access there a scheduling point (RACEKIT_PAIR names the
+		// statements, file:line), so their order is part of the schedule
+		// (another instance of a write between the anomaly's write and
+		// read changes what the read reads).
+		type line struct {
+			file string
+			line int
+		}
+		lines := map[line]bool{}
+		for _, p := range P {
+			s := m.Meta.Site(m.Events[p].Site)
+			lines[line{s.File, s.Line}] = true
+		}
 		kept = make([]int32, 0, len(steps)/4)
 		for _, e := range steps {
 			in[m.g[e]] = true
+			ev := &m.Events[e]
 			if !omit[e] || role(e) > 0 {
 				kept = append(kept, e)
+			} else if ev.Op.IsAccess() {
+				if s := m.Meta.Site(ev.Site); s.Line > 0 && lines[line{s.File, s.Line}] {
+					kept = append(kept, e)
+				}
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package anomaly
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -434,19 +435,33 @@ func sameAnomalies(got, want *Result) error {
 	return nil
 }
 
-// compactSteps returns the steps of c a compact clip keeps.
+// compactSteps returns the steps of c a compact clip keeps: all but the
+// accesses and function entries/exits, except the anomaly's events and
+// the accesses at their statements (file:line).
 func compactSteps(c *Clip) []Step {
+	lines := map[string]bool{}
+	for _, k := range c.Anomaly {
+		lines[stepLine(c.Steps[k].Site)] = true
+	}
 	var out []Step
 	for _, st := range c.Steps {
 		switch st.Op {
 		case "r", "w", "enter", "exit":
-			if st.Anomaly == 0 {
+			if st.Anomaly == 0 && !((st.Op == "r" || st.Op == "w") && lines[stepLine(st.Site)]) {
 				continue
 			}
 		}
 		out = append(out, st)
 	}
 	return out
+}
+
+// stepLine is a step's site without its column (file:line).
+func stepLine(site string) string {
+	if i := strings.LastIndexByte(site, ':'); i >= 0 && strings.Count(site, ":") >= 2 {
+		return site[:i]
+	}
+	return site
 }
 
 // The search prunes partial bindings that cannot pass the mutation
@@ -588,11 +603,14 @@ func TestCompactClips(t *testing.T) {
 				}
 				var want []int
 				for p, e := range m.gs[g].ev[:end+1] {
-					role := false
+					role, atLine := false, false
+					es := m.Meta.Site(tr.Events[e].Site)
 					for _, s := range full.Anomalies[i].Seqs {
 						role = role || tr.Events[e].Seq == s
+						as := m.Meta.Site(tr.Events[bySeq[s]].Site)
+						atLine = atLine || (tr.Events[e].Op.IsAccess() && es.Line > 0 && es.File == as.File && es.Line == as.Line)
 					}
-					if !compactable(tr.Events[e].Op) || role {
+					if !compactable(tr.Events[e].Op) || role || atLine {
 						want = append(want, p)
 					}
 				}
