@@ -379,7 +379,7 @@ func pairMatches(p sched.SitePair, name string) bool {
 // flat list of (line, col, func) triples) and returns their first ID:
 // base when the recorder numbered them, else sched's own numbering.
 func schedFile(file string, sites []uint32, base uint32) uint32 {
-	sc.mu.Lock()
+	schedLock()
 	defer sc.mu.Unlock()
 	n := uint32(len(sites) / 3)
 	if base == 0 {
@@ -450,7 +450,7 @@ func schedAccess(k sched.Kind, p unsafe.Pointer, site uint32) {
 // ch: the channel of a channel operation). It returns when the goroutine
 // may go on.
 func schedPoint(k sched.Kind, obj uint64, p unsafe.Pointer, site uint32, ch any) {
-	sc.mu.Lock()
+	schedLock()
 	if !ctl {
 		sc.mu.Unlock()
 		return
@@ -508,7 +508,7 @@ func schedArrive(g *sg) {
 // goroutine (a channel operation, Cond.Wait): if it left the token, it
 // waits for it again at a resume point.
 func schedResume(site uint32) {
-	sc.mu.Lock()
+	schedLock()
 	if !ctl {
 		sc.mu.Unlock()
 		return
@@ -538,7 +538,7 @@ func schedResume(site uint32) {
 // which the child is expected at its Begin.
 func schedFork(site uint32) {
 	schedPoint(sched.KindFork, 0, nil, site, nil)
-	sc.mu.Lock()
+	schedLock()
 	defer sc.mu.Unlock()
 	if !ctl {
 		return
@@ -554,7 +554,7 @@ func schedFork(site uint32) {
 // schedBegin is the hook at the start of a goroutine started by an
 // instrumented go statement: it claims the oldest pending child's name.
 func schedBegin() {
-	sc.mu.Lock()
+	schedLock()
 	if !ctl {
 		sc.mu.Unlock()
 		return
@@ -587,7 +587,7 @@ func schedBegin() {
 // the recorded schedule ends where the run did, the same in every replay
 // (runtime.Goexit also gets here; its program goes on after the hold).
 func schedEnd(panicking bool) {
-	sc.mu.Lock()
+	schedLock()
 	defer sc.mu.Unlock()
 	if !ctl {
 		return
@@ -961,7 +961,9 @@ func schedMonitor(kick, stop chan struct{}) {
 			flushed = now
 		}
 		if g := sc.running; g != nil && now.Sub(g.since) > sc.escape {
-			if st := goroutineStatus(g.goid); st == "running" || st == "runnable" {
+			if schedArriving.Load() > 0 {
+				g.since = now // someone (the holder, most likely) waits for sc.mu on its way into a point
+			} else if st := goroutineStatus(g.goid); holderBusy(st) {
 				g.since = now // still working: keep the token
 			} else if st == "" {
 				// It returned into untraced code and ended (a test function
@@ -1040,6 +1042,33 @@ func schedGone(name string, known *sg) (uint64, bool) {
 		return 0, false
 	}
 	return id, goroutineStatus(id) == ""
+}
+
+// schedArriving counts the goroutines inside schedPoint waiting for sc.mu.
+// The monitor holds sc.mu while it reads the holder's status (a
+// runtime.Stack of all goroutines, slow on a loaded machine), so a holder
+// that reaches its next point meanwhile shows as blocked on a mutex: it
+// has not left control, it is arriving.
+var schedArriving atomic.Int32
+
+// schedLock locks sc.mu on a program goroutine's way into the scheduler
+// (a point, a fork, a goroutine's start or end, ...), counted in
+// schedArriving.
+func schedLock() {
+	schedArriving.Add(1)
+	sc.mu.Lock()
+	schedArriving.Add(-1)
+}
+
+// holderBusy reports whether the holder's status in the Go runtime says it
+// is still on its way to its next point: running, runnable, preempted, or
+// held up by the garbage collector (not blocked where rt cannot see).
+func holderBusy(st string) bool {
+	switch st {
+	case "running", "runnable", "preempted":
+		return true
+	}
+	return strings.HasPrefix(st, "GC ")
 }
 
 // goroutineStatus returns the Go runtime's status of goroutine id ("running",
@@ -1134,7 +1163,7 @@ func ctlAtomic(p unsafe.Pointer, site uint32, load bool) {
 
 // ctlTimer notes that the current goroutine started a timer.
 func ctlTimer() {
-	sc.mu.Lock()
+	schedLock()
 	if ctl {
 		schedSelf().timer = true
 	}
@@ -1144,7 +1173,7 @@ func ctlTimer() {
 // ctlCondWait is the point before c.Wait: Wait unlocks c.L (when rt knows
 // the lock) and parks until a Signal or Broadcast.
 func ctlCondWait(c *sync.Cond, site uint32) {
-	sc.mu.Lock()
+	schedLock()
 	if ctl {
 		schedSelf().lock = uint64(uintptr(lockerObj(c.L)))
 	}

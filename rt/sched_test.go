@@ -276,6 +276,40 @@ func TestSchedEscape(t *testing.T) {
 	}
 }
 
+// A holder that reaches its next point while the monitor holds sc.mu
+// (reading every goroutine's stack, slow on a loaded machine) waits for
+// sc.mu: the Go runtime shows it blocked on a mutex, but it has not left
+// control. Here a goroutine holds sc.mu for 150 ms while the holder works
+// past the escape delay (50 ms) and arrives; the monitor, waiting for
+// sc.mu longer than the holder, gets it first (Go's mutex hands off to the
+// longest waiter) and must not take the holder for escaped.
+func TestSchedArrivingIsNotEscape(t *testing.T) {
+	base := schedFileSites("/src/arrive.go", 4)
+	sch := controlled(t, sched.NewRandom(1), "random", 1, sched.SitePair{}, func() {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		var m sync.Mutex
+		goCtl(base, &wg, func() {
+			lockCtl(&m, base+1)
+			held := make(chan struct{})
+			go func() {
+				sc.mu.Lock()
+				close(held)
+				time.Sleep(150 * time.Millisecond)
+				sc.mu.Unlock()
+			}()
+			<-held
+			for start := time.Now(); time.Since(start) < 100*time.Millisecond; {
+			}
+			unlockCtl(&m, base+2)
+		})
+		waitCtl(&wg, base+3)
+	})
+	if e := sch.NotesOf("escape"); len(e) > 0 {
+		t.Errorf("a holder arriving at a point was taken for escaped: %v", e)
+	}
+}
+
 // TestSchedDeadlock: a lock-order deadlock is reported with each
 // goroutine's blocked operation.
 func TestSchedDeadlock(t *testing.T) {
