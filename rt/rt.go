@@ -212,6 +212,7 @@ func Flush() {
 // end block, and the file is closed. Hooks are no-ops afterwards; a hook
 // running meanwhile in another goroutine may lose its event.
 func Finish() {
+	schedFlush() // controlled mode's schedule, traced or not
 	if !on {
 		return
 	}

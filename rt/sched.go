@@ -920,6 +920,17 @@ func schedFlushSoon() {
 	}
 }
 
+// schedFlush writes the schedule's buffered steps when the program ends
+// (Finish): the steps of its last moments, less than a monitor period old,
+// were lost with the buffer when the process exited, so a run's schedule
+// looked shorter or longer than its replay's depending on how fast the
+// process exited.
+func schedFlush() {
+	sc.mu.Lock()
+	sc.flushOut()
+	sc.mu.Unlock()
+}
+
 // flushOut writes the schedule's buffered lines (steps are buffered;
 // the monitor flushes every few milliseconds, notes are flushed at once,
 // and so is everything when a goroutine ends by a panic). s.mu is held.

@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -307,6 +308,45 @@ func TestSchedArrivingIsNotEscape(t *testing.T) {
 	})
 	if e := sch.NotesOf("escape"); len(e) > 0 {
 		t.Errorf("a holder arriving at a point was taken for escaped: %v", e)
+	}
+}
+
+// Finish (the program's exit: rt.Exit in the generated TestMain) writes
+// the schedule's buffered steps: the last steps, younger than the
+// monitor's flush period, were lost when the process exited at once, so a
+// run and its replay had schedules of different lengths.
+func TestSchedFinishFlushes(t *testing.T) {
+	base := schedFileSites("/src/finish.go", 4)
+	path := filepath.Join(t.TempDir(), "sched.txt")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	schedStart(sched.NewRandom(1), "random", 1, sched.SitePair{}, f, 50*time.Millisecond, 5*time.Second)
+	defer schedStop()
+	const n = 20
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var m sync.Mutex
+		for i := 0; i < n; i++ {
+			lockCtl(&m, base+1)
+			unlockCtl(&m, base+2)
+		}
+	}()
+	<-done
+	Finish()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch, err := sched.ReadSchedule(bytes.NewReader(data), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sch.Steps) < 2*n {
+		t.Errorf("after Finish the schedule file has %d steps, want at least %d", len(sch.Steps), 2*n)
 	}
 }
 
