@@ -59,8 +59,9 @@ package rt
 // the holder has not reached its next point RACEKIT_SCHED_ESCAPE after it
 // was chosen, the monitor looks at its state in the Go runtime (one
 // runtime.Stack of all goroutines): a goroutine that is running or runnable
-// keeps the token; one that is blocked, or gone, runs free from then on and
-// the next goroutine is chosen (a goroutine that ended in untraced code is
+// keeps the token, and so does one waiting for the scheduler's own lock on
+// its way into a point (schedArriving); one that is blocked, or gone, runs
+// free from then on and the next goroutine is chosen (a goroutine that ended in untraced code is
 // noted "gone" and forgotten). A schedule that waits for a goroutine which
 // is not at a point learns the same way that it is gone: a free one that
 // returned into untraced code, or a root (numbered by the trace) that ended
