@@ -61,8 +61,8 @@ package rt
 // runtime.Stack of all goroutines): a goroutine that is running or runnable
 // keeps the token, and so does one waiting for the scheduler's own lock on
 // its way into a point (schedArriving); one that is blocked, or gone, runs
-// free from then on and the next goroutine is chosen (a goroutine that ended in untraced code is
-// noted "gone" and forgotten). A schedule that waits for a goroutine which
+// free from then on and the next goroutine is chosen (a goroutine that
+// ended in untraced code is noted "gone" and forgotten). A schedule that waits for a goroutine which
 // is not at a point learns the same way that it is gone: a free one that
 // returned into untraced code, or a root (numbered by the trace) that ended
 // before its first point, a test function without synchronization; and a
@@ -1056,8 +1056,9 @@ func schedGone(name string, known *sg) (uint64, bool) {
 	return id, goroutineStatus(id) == ""
 }
 
-// schedArriving counts the goroutines inside schedPoint waiting for sc.mu.
-// The monitor holds sc.mu while it reads the holder's status (a
+// schedArriving counts the program goroutines waiting for sc.mu in
+// schedLock (on their way into a point, a fork, a start or an end). The
+// monitor holds sc.mu while it reads the holder's status (a
 // runtime.Stack of all goroutines, slow on a loaded machine), so a holder
 // that reaches its next point meanwhile shows as blocked on a mutex: it
 // has not left control, it is arriving.

@@ -67,9 +67,10 @@ nothing) and the seeds that reproduce each outcome: racekit replay --seed
 S --pair P re-runs one of them exactly. --replay N checks that: it
 replays the first seed of every outcome that created the race N times
 and reports how many replays had the original run's schedule, step for
-step. --json prints the same as one JSON object. A failure also seen in --baseline runs of the package (controlled,
-random, no pair: seeds --seed, --seed+1, ...) is marked as such: a test
-that depends on timing may fail under any controlled schedule.
+step. --json prints the same as one JSON object. A failure also seen in
+--baseline runs of the package (controlled, random, no pair: seeds
+--seed, --seed+1, ...) is marked as such: a test that depends on timing
+may fail under any controlled schedule.
 
 Seeds are --seed, --seed+1, ... (one sequence per pair). Runs are
 deterministic for a seed as long as no goroutine leaves the scheduler's
@@ -949,8 +950,11 @@ func replayOutcomes(pairs []FuzzPair, jobs []fuzzJob, testArgs []string, tmp str
 			oc.Identical++
 		case oc.ReplayDiff == "":
 			oc.ReplayDiff = fmt.Sprintf("replay %d: %d steps, the original %d; outcome %s", tk.k+1, r.Steps, oc.steps, r.Outcome)
-			if r.Resolution != oc.Resolution {
-				oc.ReplayDiff += ", race " + map[bool]string{true: r.Resolution, false: "not created"}[r.Created]
+			switch {
+			case !r.Created:
+				oc.ReplayDiff += ", race not created"
+			case r.Resolution != oc.Resolution:
+				oc.ReplayDiff += ", race " + r.Resolution
 			}
 		}
 		return nil

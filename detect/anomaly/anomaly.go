@@ -46,9 +46,9 @@ type ClipGoroutine struct {
 // except the accesses at the anomaly events' statements (file:line),
 // which re-execution schedules: it keeps every other event of each
 // goroutine's prefix (locks, messages, atomics, fork, join, begin, end,
-// alloc, ...) and every anomaly event, so
-// that a controlled scheduler can still follow it, running a goroutine's
-// omitted events between two of its listed ones (the gaps in Index). The
+// alloc, ...) and every anomaly event, so that a controlled scheduler can
+// still follow it, running a goroutine's omitted events between two of
+// its listed ones (the gaps in Index). The
 // schedule of a long trace runs most of it, hence Options.Clips: by default
 // a clip is full up to FullClipSteps events and compact beyond.
 type Clip struct {
