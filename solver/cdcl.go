@@ -270,11 +270,17 @@ func (s *Solver) edgeConflict(cycle []Lit) *clause {
 		return nil
 	}
 	s.stats.TheoryConflicts++
+	// A cycle can be thousands of edges long: dedup with the per-variable
+	// seen marks (all false outside conflict analysis), not a linear search.
 	lits := make([]Lit, 0, len(cycle))
 	for _, l := range cycle {
-		if n := l.Not(); !slices.Contains(lits, n) {
-			lits = append(lits, n)
+		if v := l.v(); !s.seen[v] {
+			s.seen[v] = true
+			lits = append(lits, l.Not())
 		}
+	}
+	for _, l := range lits {
+		s.seen[l.v()] = false
 	}
 	return &clause{lits: lits}
 }

@@ -1,5 +1,7 @@
 package solver
 
+import "slices"
+
 // graph is the order theory's state: the edges of the true atoms, with
 // incremental cycle detection. Edges are added in trail order and removed
 // in reverse (on backtracking), so each node's out-list is a stack.
@@ -174,7 +176,16 @@ func (g *graph) trace(from, to int32, l Lit) []Lit {
 	return cyc
 }
 
+// insertionMax is the length up to which the sorts below use insertion
+// sort (Pearce-Kelly's affected regions are usually tiny); longer ones, as
+// in long traces' windows, would be quadratic.
+const insertionMax = 32
+
 func sortByOrd(ws []int32, ord []int32) {
+	if len(ws) > insertionMax {
+		slices.SortFunc(ws, func(a, b int32) int { return int(ord[a]) - int(ord[b]) })
+		return
+	}
 	for i := 1; i < len(ws); i++ {
 		for j := i; j > 0 && ord[ws[j]] < ord[ws[j-1]]; j-- {
 			ws[j], ws[j-1] = ws[j-1], ws[j]
@@ -183,6 +194,10 @@ func sortByOrd(ws []int32, ord []int32) {
 }
 
 func sortInt32(a []int32) {
+	if len(a) > insertionMax {
+		slices.Sort(a)
+		return
+	}
 	for i := 1; i < len(a); i++ {
 		for j := i; j > 0 && a[j] < a[j-1]; j-- {
 			a[j], a[j-1] = a[j-1], a[j]
