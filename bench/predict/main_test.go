@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/racekit/racekit/detect/hb"
 	"github.com/racekit/racekit/detect/predict"
 	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/gen"
@@ -132,7 +134,7 @@ func TestRDITPreciseOnUntracedGen(t *testing.T) {
 			}
 			col := finding.NewCollector()
 			truth := pairs(tr, predict.NewMCM(col, predict.Options{}), col)
-			for _, ru := range []rule{rulesByName["region"], rulesByName["locks"], rulesByName["func"]} {
+			for _, ru := range []rule{rulesByName["region"], rulesByName["locks"], rulesByName["chans"], rulesByName["func"]} {
 				part, _ := ru.untrace(tr, true)
 				col := finding.NewCollector()
 				got := pairs(part, predict.NewRDIT(col, predict.Options{}), col)
@@ -253,5 +255,57 @@ T end
 	}
 	if got := show(part); !strings.Contains(got, "U call ["+b.Trace().M.ObjLabel(b.Obj("a")|trace.AtomicLockBit)+" a]\nU ret\nU end\n") {
 		t.Errorf("region, atomic record:\n%s", got)
+	}
+}
+
+// TestUntraceChans is rule "chans" on the xalan pattern of thesis section
+// 5.2 in small: T writes d and hands it to M over ch, and writes x before
+// a critical section of l that M enters after it, then M reads x. With ch
+// hidden, hb loses the handoff (a false alarm on d) and still orders x
+// through l (a missed race: the two sections touch different data, so
+// they can run in the other order); rdit keeps the handoff through the
+// BarrierPairs of ch and reorders the sections, reporting exactly the race
+// on x, the one mcm reports on the complete trace.
+func TestUntraceChans(t *testing.T) {
+	b := trace.NewBuilder()
+	b.Begin("M")
+	b.Fork("M", "T", "")
+	b.Begin("T")
+	b.Write("T", "d", "td")
+	b.Snd("T", "ch")
+	b.Write("T", "x", "tx")
+	b.Acq("T", "l")
+	b.Write("T", "y", "")
+	b.Rel("T", "l")
+	b.Rcv("M", "ch")
+	b.Read("M", "d", "md")
+	b.Acq("M", "l")
+	b.Write("M", "z", "")
+	b.Rel("M", "l")
+	b.Read("M", "x", "mx")
+	b.End("T")
+	b.End("M")
+	tr := b.Trace()
+	part, n := rulesByName["chans"].untrace(tr, true)
+	if n != 2 {
+		t.Errorf("%d events untraced, want 2", n)
+	}
+	want := "T call [ch]\nT ret\nT w x\nT acq l\n"
+	if got := show(part); !strings.Contains(got, want) || strings.Contains(got, "snd") || strings.Contains(got, "rcv") {
+		t.Errorf("chans:\n%s\nwant the snd and rcv replaced, locks kept (%q)", got, want)
+	}
+	onX := map[finding.Pair]bool{finding.MakePair(b.Site("tx"), b.Site("mx")): true}
+	onD := map[finding.Pair]bool{finding.MakePair(b.Site("td"), b.Site("md")): true}
+	col := finding.NewCollector()
+	if got := pairs(tr, predict.NewMCM(col, predict.Options{}), col); !maps.Equal(got, onX) {
+		t.Fatalf("mcm on the complete trace: %v, want the race on x only %v", got, onX)
+	}
+	col = finding.NewCollector()
+	if got := pairs(part, predict.NewRDIT(col, predict.Options{}), col); !maps.Equal(got, onX) {
+		t.Errorf("rdit on the incomplete trace: %v, want the race on x %v", got, onX)
+	}
+	col = finding.NewCollector()
+	if got := pairs(part, hb.New(col), col); !maps.Equal(got, onD) {
+		t.Errorf("hb on the incomplete trace: %v, want only the false alarm on d %v", got, onD)
 	}
 }

@@ -17,6 +17,10 @@ func isSyncOp(op trace.Op) bool {
 	return false
 }
 
+// isSndRcvOp reports whether op is a snd or rcv (channels, WaitGroup,
+// Once, Cond: the events rule "chans" hides).
+func isSndRcvOp(op trace.Op) bool { return op == trace.OpSyncRelease || op == trace.OpSyncAcquire }
+
 // isLockOp reports whether op is a lock operation (the events rule "locks"
 // hides).
 func isLockOp(op trace.Op) bool { return op == trace.OpAcquire || op == trace.OpRelease }
@@ -214,6 +218,26 @@ func untraceRegions(tr *trace.Trace, balancedLocksInD bool, hide func(trace.Op) 
 		default:
 			out.Events = append(out.Events, e)
 		}
+	}
+	return out, n
+}
+
+// untraceEvents makes tr incomplete by rule "chans": each event whose op
+// hide reports becomes a BarrierPair of its own, with D = {its object};
+// every other event stays as recorded. It returns the new trace and the
+// number of events replaced.
+func untraceEvents(tr *trace.Trace, hide func(trace.Op) bool) (*trace.Trace, int) {
+	out := &trace.Trace{M: tr.M, Events: make([]trace.Event, 0, len(tr.Events))}
+	n := 0
+	for _, e := range tr.Events {
+		if !hide(e.Op) {
+			out.Events = append(out.Events, e)
+			continue
+		}
+		out.Events = append(out.Events,
+			trace.Event{Seq: e.Seq, G: e.G, Op: trace.OpMethodBegin, Obj: regionObj, Site: e.Site, Addrs: []uint64{e.Obj}},
+			trace.Event{Seq: e.Seq, G: e.G, Op: trace.OpMethodEnd, Obj: regionObj, Site: e.Site})
+		n++
 	}
 	return out, n
 }

@@ -76,16 +76,30 @@ func (o *mustOrder) before(a, b int32) bool {
 // must be lock- and read-consistent (prefix closure, thesis 4.4.1); the
 // racing pair is the two events right after the cut.
 type formula struct {
-	s       *solver.Solver
+	s       solver.Backend
 	cut     solver.Var
 	clauses int64
 	empty   int64 // constraints with no way to hold, left out (ill-formed input)
 }
 
-// encode builds the formula of m. Constraints that the must-order already
-// satisfies are left out.
-func encode(m *model, o *mustOrder) *formula {
-	s := solver.New()
+// solver is f's solver, nil for a nil f.
+func (f *formula) solver() solver.Backend {
+	if f == nil {
+		return nil
+	}
+	return f.s
+}
+
+// encode builds the formula of m in a solver made by newSolver (nil:
+// solver.New). Constraints that the must-order already satisfies are left
+// out.
+func encode(m *model, o *mustOrder, newSolver func() solver.Backend) *formula {
+	var s solver.Backend
+	if newSolver != nil {
+		s = newSolver()
+	} else {
+		s = solver.New()
+	}
 	n := len(m.ev)
 	for range n {
 		s.NewVar()

@@ -124,6 +124,10 @@ type Options struct {
 	// one window before giving that site pair up there (Stats:
 	// "gave_up"); 0 means no bound.
 	MaxTries int
+	// Solver makes the solver of each window's formula; nil means the
+	// pure-Go solver.New. A solver with a Close method is closed when its
+	// window is done. (bench/predict -z3 passes solver.NewZ3 to compare.)
+	Solver func() solver.Backend
 }
 
 func (o Options) normalized() Options {
@@ -237,6 +241,11 @@ func (d *Detector) analyze() {
 	d.stats["illformed"] += int64(m.illformed)
 	var o *mustOrder
 	var f *formula
+	defer func() {
+		if c, ok := f.solver().(interface{ Close() }); ok {
+			c.Close()
+		}
+	}()
 	byAddr := map[uint64][]int32{}
 	tries := map[finding.Pair]int{}
 	for bi := range d.buf {
@@ -279,7 +288,7 @@ func (d *Detector) analyze() {
 			}
 			tries[p]++
 			if f == nil {
-				f = encode(m, o)
+				f = encode(m, o, d.opts.Solver)
 				if d.opts.Conflicts > 0 {
 					f.s.SetBudget(solver.Budget{Conflicts: d.opts.Conflicts})
 				}
