@@ -118,6 +118,23 @@ func sequences(tr *trace.Trace, keep func(e *trace.Event) bool) map[trace.GID][]
 	return m
 }
 
+// unfinished reports whether got is want without some of want's last
+// events (got from one run, want from another), all of them function exits or the goroutine's end: a worker's
+// deferred wg.Done runs before its closure's exit and end are recorded, so
+// main may see Wait return and end the process first (on a loaded machine
+// the sampled run lost a worker's last two events so).
+func unfinished(got, want []string) bool {
+	if len(got) >= len(want) || !slices.Equal(got, want[:len(got)]) {
+		return false
+	}
+	for _, e := range want[len(got):] {
+		if !strings.HasPrefix(e, "exit ") && !strings.HasPrefix(e, "end ") {
+			return false
+		}
+	}
+	return true
+}
+
 // The decisions made while recording are the offline sampler's: the
 // program sampledet behaves the same in every run, goroutine by goroutine
 // (its goroutines share only a lock and a WaitGroup, and its data is
@@ -146,6 +163,11 @@ func TestSampledEqualsOfflineE2E(t *testing.T) {
 				t.Fatalf("%s dedup=%s: %d goroutines, want %d (at least 4)", name, dedup, len(gs), len(want))
 			}
 			for g, w := range want {
+				if unfinished(gs[g], w) || unfinished(w, gs[g]) {
+					// The goroutine was still returning when main exited
+					// (in one of the two runs).
+					continue
+				}
 				if !slices.Equal(gs[g], w) {
 					i := 0
 					for i < len(w) && i < len(gs[g]) && gs[g][i] == w[i] {
