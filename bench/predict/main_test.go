@@ -309,3 +309,23 @@ func TestUntraceChans(t *testing.T) {
 		t.Errorf("hb on the incomplete trace: %v, want only the false alarm on d %v", got, onD)
 	}
 }
+
+// TestSolverTable: skipped traces stay out of the totals, and one
+// disagreement makes the total say NO.
+func TestSolverTable(t *testing.T) {
+	rows := []solverRow{
+		{name: "a", events: 10, windows: 1, queries: 4, goSat: 2, zSat: 2, goPairs: 2, zPairs: 2, same: true, goSecs: 0.5, zSecs: 2},
+		{name: "big", events: 99999, skipped: true},
+		{name: "b", events: 20, windows: 2, queries: 3, goSat: 1, zSat: 0, goPairs: 1, zPairs: 0, same: false, goSecs: 0.25, zSecs: 1},
+	}
+	got := solverTable(rows, 100)
+	for _, want := range []string{
+		"| big | 99999 | | | | | skipped (over -z3-max-events) | | |\n",
+		"| b | 20 | 2 | 3 | 1 / 0 | 1 / 0 | **NO** | 0.250 | 1.000 |\n",
+		"| **Total** | 30 | 3 | 7 | 3 / 2 | 3 / 2 | **NO** | 0.750 | 3.000 |\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("solverTable lacks %q:\n%s", want, got)
+		}
+	}
+}
