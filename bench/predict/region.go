@@ -211,9 +211,7 @@ func untraceRegions(tr *trace.Trace, balancedLocksInD bool, hide func(trace.Op) 
 				out.Events = append(out.Events, e)
 			}
 		case (hide(e.Op) || isLockOp(e.Op)) && !isAtomicRec(i):
-			out.Events = append(out.Events,
-				trace.Event{Seq: e.Seq, G: e.G, Op: trace.OpMethodBegin, Obj: regionObj, Site: e.Site, Addrs: []uint64{e.Obj}},
-				trace.Event{Seq: e.Seq, G: e.G, Op: trace.OpMethodEnd, Obj: regionObj, Site: e.Site})
+			out.Events = appendLone(out.Events, e)
 			n++
 		default:
 			out.Events = append(out.Events, e)
@@ -234,12 +232,18 @@ func untraceEvents(tr *trace.Trace, hide func(trace.Op) bool) (*trace.Trace, int
 			out.Events = append(out.Events, e)
 			continue
 		}
-		out.Events = append(out.Events,
-			trace.Event{Seq: e.Seq, G: e.G, Op: trace.OpMethodBegin, Obj: regionObj, Site: e.Site, Addrs: []uint64{e.Obj}},
-			trace.Event{Seq: e.Seq, G: e.G, Op: trace.OpMethodEnd, Obj: regionObj, Site: e.Site})
+		out.Events = appendLone(out.Events, e)
 		n++
 	}
 	return out, n
+}
+
+// appendLone appends e made untraced on its own: a BarrierPair with
+// D = {e's object} in its place.
+func appendLone(out []trace.Event, e trace.Event) []trace.Event {
+	return append(out,
+		trace.Event{Seq: e.Seq, G: e.G, Op: trace.OpMethodBegin, Obj: regionObj, Site: e.Site, Addrs: []uint64{e.Obj}},
+		trace.Event{Seq: e.Seq, G: e.G, Op: trace.OpMethodEnd, Obj: regionObj, Site: e.Site})
 }
 
 // regionObj names the helper an untraced region stands for in

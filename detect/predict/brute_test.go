@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/racekit/racekit/finding"
+	"github.com/racekit/racekit/solver"
 	"github.com/racekit/racekit/trace"
 )
 
@@ -433,7 +434,19 @@ func TestExactOnSmallTraces(t *testing.T) {
 	if testing.Short() {
 		count = 300
 	}
-	var races, states, withBP int
+	races, states, withBP := exactOnSmallTraces(t, count, nil)
+	t.Logf("%d traces (%d with BarrierPairs), %d races, %d states enumerated", count, withBP, races, states)
+	if races == 0 || withBP == 0 {
+		t.Fatal("the sample exercises nothing")
+	}
+}
+
+// exactOnSmallTraces checks mcm and rdit, with windows solved by
+// newSolver (nil: the pure-Go solver), against brute force on count
+// random small traces, and returns the races found, the states brute
+// force enumerated and the traces whose rdit model has BarrierPairs.
+func exactOnSmallTraces(t *testing.T, count int, newSolver func() solver.Backend) (races, states, withBP int) {
+	t.Helper()
 	for seed := range uint64(count) {
 		cfg := genConfig{values: 0.6, bps: seed%2 == 0}
 		tr, _ := smallTrace(seed, cfg)
@@ -442,11 +455,13 @@ func TestExactOnSmallTraces(t *testing.T) {
 			ref, n := bruteRaces(m)
 			states += n
 			want := sitePairs(tr.Events, ref)
+			opts := whole()
+			opts.Solver = newSolver
 			var d *Detector
 			if rdit {
-				d = NewRDIT(nil, whole())
+				d = NewRDIT(nil, opts)
 			} else {
-				d = NewMCM(nil, whole())
+				d = NewMCM(nil, opts)
 			}
 			got := runDetector(tr, d)
 			if !slices.Equal(got, want) {
@@ -462,10 +477,7 @@ func TestExactOnSmallTraces(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d traces (%d with BarrierPairs), %d races, %d states enumerated", count, withBP, races, states)
-	if races == 0 || withBP == 0 {
-		t.Fatal("the sample exercises nothing")
-	}
+	return races, states, withBP
 }
 
 // TestWindowsAreSound runs both detectors with tiny windows: everything

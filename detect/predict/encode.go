@@ -82,24 +82,10 @@ type formula struct {
 	empty   int64 // constraints with no way to hold, left out (ill-formed input)
 }
 
-// solver is f's solver, nil for a nil f.
-func (f *formula) solver() solver.Backend {
-	if f == nil {
-		return nil
-	}
-	return f.s
-}
-
-// encode builds the formula of m in a solver made by newSolver (nil:
-// solver.New). Constraints that the must-order already satisfies are left
-// out.
+// encode builds the formula of m in a solver made by newSolver.
+// Constraints that the must-order already satisfies are left out.
 func encode(m *model, o *mustOrder, newSolver func() solver.Backend) *formula {
-	var s solver.Backend
-	if newSolver != nil {
-		s = newSolver()
-	} else {
-		s = solver.New()
-	}
+	s := newSolver()
 	n := len(m.ev)
 	for range n {
 		s.NewVar()

@@ -143,6 +143,9 @@ func (o Options) normalized() Options {
 	if o.Conflicts == 0 {
 		o.Conflicts = DefaultConflicts
 	}
+	if o.Solver == nil {
+		o.Solver = func() solver.Backend { return solver.New() }
+	}
 	return o
 }
 
@@ -242,7 +245,10 @@ func (d *Detector) analyze() {
 	var o *mustOrder
 	var f *formula
 	defer func() {
-		if c, ok := f.solver().(interface{ Close() }); ok {
+		if f == nil {
+			return
+		}
+		if c, ok := f.s.(interface{ Close() }); ok {
 			c.Close()
 		}
 	}()

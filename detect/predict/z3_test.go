@@ -20,28 +20,7 @@ func TestZ3BackendOnSmallTraces(t *testing.T) {
 	if testing.Short() {
 		count = 80
 	}
-	races := 0
-	for seed := range uint64(count) {
-		tr, _ := smallTrace(seed, genConfig{values: 0.6, bps: seed%2 == 0})
-		for _, rdit := range []bool{false, true} {
-			want := sitePairs(tr.Events, func() map[[2]int32]bool {
-				r, _ := bruteRaces(buildModel(tr.Events, newPrefix(), rdit))
-				return r
-			}())
-			opts := whole()
-			opts.Solver = z3Solver
-			d := NewMCM(nil, opts)
-			if rdit {
-				d = NewRDIT(nil, opts)
-			}
-			got := runDetector(tr, d)
-			if !slices.Equal(got, want) {
-				t.Fatalf("seed %d %s with Z3: got %v, brute force %v\n%s", seed, d.name, label(tr, got), label(tr, want), dump(tr))
-			}
-			checkWitnesses(t, seed, tr, d)
-			races += len(got)
-		}
-	}
+	races, _, _ := exactOnSmallTraces(t, count, z3Solver)
 	if races == 0 {
 		t.Fatal("the sample exercises nothing")
 	}
