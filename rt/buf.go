@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/racekit/racekit/sched"
 	"github.com/racekit/racekit/trace"
 )
 
@@ -139,9 +140,17 @@ func (g *gstate) put(op trace.Op, flags trace.Flags, site uint32, obj uint64) {
 	g.wc.recs[g.wi] = rec{obj: obj, site: site, op: op, flags: flags}
 	g.wi++
 	g.written++
-	if op < opKey {
+	if op < opKey && positional(op, site) {
 		g.nev++
 	}
+}
+
+// positional reports whether an event counts in its goroutine's position
+// (sched.Positional); only controlled mode has statements under test, and
+// only accesses read ctl (as their hooks do: a goroutine's End may run
+// while a test switches controlled mode off).
+func positional(op trace.Op, site uint32) bool {
+	return sched.Positional(op, (op == trace.OpRead || op == trace.OpWrite) && ctl && siteOf(site).pair)
 }
 
 // putKey appends a key marker for key k unless the records before already
@@ -369,7 +378,9 @@ func (g *gstate) plain(op trace.Op, flags trace.Flags, site uint32, obj, val uin
 	g.wc.recs[g.wi] = rec{obj: obj, site: site, op: op, flags: flags}
 	g.wi++
 	g.written++
-	g.nev++
+	if (op == trace.OpRead || op == trace.OpWrite) && ctl && siteOf(site).pair {
+		g.nev++ // an access at a statement under test (positional)
+	}
 	w := packWord(g.k, g.written)
 	if g.word.CompareAndSwap(g.last, w) {
 		g.last = w

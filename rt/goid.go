@@ -35,9 +35,9 @@ type gstate struct {
 	kout      uint64 // key of the records written (as of the last key marker)
 	committed uint64 // records committed, and kout then
 	kcommit   uint64
-	// Events (records that are not markers) written and committed: the
-	// index in the trace of the goroutine's next event, which controlled
-	// mode gives each scheduling point (sched.Point.Ev).
+	// Positional events (sched.Positional) written and committed: the
+	// position of the goroutine's next event, which controlled mode gives
+	// each scheduling point (sched.Point.Ev).
 	nev, nevc int
 	root      int   // born in untraced code: its rank among those goroutines
 	redo      []rec // scratch for stolen

@@ -305,7 +305,7 @@ func readClip(path string) ([]sched.ClipStep, error) {
 		}
 		n, err := strconv.Atoi(f[1])
 		if err != nil || n < 0 {
-			return nil, fmt.Errorf("%s:%d: bad event index %q", path, i+1, f[1])
+			return nil, fmt.Errorf("%s:%d: bad position %q", path, i+1, f[1])
 		}
 		st.Ev = n
 		if len(f) > 2 {
@@ -475,8 +475,8 @@ func schedPoint(k sched.Kind, obj uint64, p unsafe.Pointer, site uint32, ch any)
 	<-g.wake
 }
 
-// schedEv is the current goroutine's next event index in the trace
-// (sched.Point.Ev), -1 when not tracing.
+// schedEv is the position of the current goroutine's next event in the
+// trace (sched.Point.Ev), -1 when not tracing.
 func schedEv() int {
 	if !on || !live.Load() {
 		return -1

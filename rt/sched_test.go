@@ -567,11 +567,11 @@ func figure1Traced(base uint32) (err1, err2 bool) {
 }
 
 // TestSchedClip: PECAN's clips and predicted races' witnesses are
-// schedules read off a recorded trace, as (goroutine, event index) steps.
+// schedules read off a recorded trace, as (goroutine, position) steps.
 // A traced controlled run of Figure 1 in which statement 5 read z before
-// statement 7 wrote it gives the indices of the two accesses; the clip
+// statement 7 wrote it gives the positions of the two accesses; the clip
 // "7 then 5" then makes every run reach ERROR1, whatever the seed of the
-// free choices, and each point of the schedule carries its event index.
+// free choices, and each point of the schedule carries its position.
 func TestSchedClip(t *testing.T) {
 	pair := sched.SitePair{"fig1c.go:5", "fig1c.go:7"}
 	var lines []uint32
@@ -599,22 +599,21 @@ func TestSchedClip(t *testing.T) {
 		}
 	}
 	names := sched.Names(tr)
-	idx := map[trace.GID]int{}
+	pos := sched.Positions(tr, pair)
 	var read, write sched.ClipStep
-	for _, e := range tr.Events {
+	for i, e := range tr.Events {
 		site := tr.M.Site(e.Site)
 		if strings.HasSuffix(site.File, "fig1c.go") && site.Line == 5 && e.Op == trace.OpRead {
-			read = sched.ClipStep{G: names[e.G], Ev: idx[e.G], Kind: sched.KindRead, Site: "fig1c.go:5"}
+			read = sched.ClipStep{G: names[e.G], Ev: pos[i], Kind: sched.KindRead, Site: "fig1c.go:5"}
 		}
 		if strings.HasSuffix(site.File, "fig1c.go") && site.Line == 7 && e.Op == trace.OpWrite {
-			write = sched.ClipStep{G: names[e.G], Ev: idx[e.G], Kind: sched.KindWrite, Site: "fig1c.go:7"}
+			write = sched.ClipStep{G: names[e.G], Ev: pos[i], Kind: sched.KindWrite, Site: "fig1c.go:7"}
 		}
-		idx[e.G]++
 	}
 	if read.G != "g0.1" || write.G != "g0.2" {
 		t.Fatalf("read by %q, write by %q; want g0.1 and g0.2 (names %v)", read.G, write.G, names)
 	}
-	// The recorded schedule's points carry the same event indices.
+	// The recorded schedule's points carry the same positions.
 	found := 0
 	for _, st := range sch.Steps {
 		if (st.G == read.G && st.Kind == sched.KindRead && st.Ev == read.Ev) || (st.G == write.G && st.Kind == sched.KindWrite && st.Ev == write.Ev) {
@@ -622,7 +621,7 @@ func TestSchedClip(t *testing.T) {
 		}
 	}
 	if found != 2 {
-		t.Fatalf("the schedule has %d of the two access points at their event indices: %+v", found, sch.Steps)
+		t.Fatalf("the schedule has %d of the two access points at their positions: %+v", found, sch.Steps)
 	}
 	clip := []sched.ClipStep{write, read}
 	for seed := uint64(0); seed < 10; seed++ {
@@ -637,6 +636,99 @@ func TestSchedClip(t *testing.T) {
 	}
 }
 
+// driftTraced is Figure 1's pair on z after a data-dependent prologue:
+// goroutine 1 writes a scratch slice n times (statement 1, not under
+// test) before its critical section and its read of z (5); goroutine 2
+// writes z (7).
+func driftTraced(base uint32, n int) (err1 bool) {
+	s := func(line int) uint32 { return base + uint32(line) - 1 }
+	var y, z int
+	scratch := make([]int, n)
+	var L sync.Mutex
+	var wg sync.WaitGroup
+	WaitGroupAdd(&wg, 2, s(14))
+	c1 := Fork(s(1))
+	go func() {
+		Begin(c1)
+		defer End(c1)
+		defer WaitGroupDone(&wg, s(1))
+		for i := range scratch {
+			*W(&scratch[i], s(1)) = i
+		}
+		MutexLock(&L, s(2))
+		*W(&y, s(3)) = 1
+		MutexUnlock(&L, s(4))
+		err1 = *R(&z, s(5)) == 1
+		c1.Ok()
+	}()
+	c2 := Fork(s(7))
+	go func() {
+		Begin(c2)
+		defer End(c2)
+		defer WaitGroupDone(&wg, s(7))
+		*W(&z, s(7)) = 1
+		c2.Ok()
+	}()
+	WaitGroupWait(&wg, s(14))
+	return
+}
+
+// TestSchedClipPlainDrift: a clip read off one run is followed in a run
+// whose goroutine records more plain accesses before the clip's events
+// (a loop over data that differs), because positions count only what
+// orders a schedule (sched.Positional). By event index the read of z
+// moved by three; by position it did not, and the clip "7 then 5" reaches
+// ERROR1 without a departure.
+func TestSchedClipPlainDrift(t *testing.T) {
+	pair := sched.SitePair{"drift.go:5", "drift.go:7"}
+	var lines []uint32
+	for l := 1; l <= 14; l++ {
+		lines = append(lines, uint32(l), 1, 0)
+	}
+	run := func(s sched.Strategy, seed uint64, n int) (tr *trace.Trace, sch *sched.Schedule, e1 bool) {
+		tr = record(t, false, func(uint32) {
+			sch = controlled(t, s, "clip", seed, pair, func() {
+				e1 = driftTraced(RegisterFile("/src/drift.go", nil, lines), n)
+			})
+		})
+		return tr, sch, e1
+	}
+	// find returns the read of z and the write, as clip steps, and the
+	// read's index among its goroutine's events.
+	find := func(tr *trace.Trace) (read, write sched.ClipStep, readIdx int) {
+		names, pos := sched.Names(tr), sched.Positions(tr, pair)
+		idx := map[trace.GID]int{}
+		for i, e := range tr.Events {
+			site := tr.M.Site(e.Site)
+			if strings.HasSuffix(site.File, "drift.go") && site.Line == 5 && e.Op == trace.OpRead {
+				read, readIdx = sched.ClipStep{G: names[e.G], Ev: pos[i], Kind: sched.KindRead, Site: "drift.go:5"}, idx[e.G]
+			}
+			if strings.HasSuffix(site.File, "drift.go") && site.Line == 7 && e.Op == trace.OpWrite {
+				write = sched.ClipStep{G: names[e.G], Ev: pos[i], Kind: sched.KindWrite, Site: "drift.go:7"}
+			}
+			idx[e.G]++
+		}
+		return read, write, readIdx
+	}
+	tr, _, _ := run(sched.NewRandom(1), 1, 2)
+	read, write, idx2 := find(tr)
+	if read.G != "g0.1" || write.G != "g0.2" {
+		t.Fatalf("read by %q, write by %q; want g0.1 and g0.2", read.G, write.G)
+	}
+	clip := []sched.ClipStep{write, read}
+	for seed := uint64(0); seed < 5; seed++ {
+		c := sched.NewClip(clip, seed)
+		tr5, sch, e1 := run(c, seed, 5)
+		if d := sch.NotesOf("departure"); len(d) > 0 || !c.Done() || !e1 {
+			t.Errorf("seed %d: departures %v, clip done %v, ERROR1 %v", seed, d, c.Done(), e1)
+		}
+		r5, _, idx5 := find(tr5)
+		if idx5 != idx2+3 || r5.Ev != read.Ev {
+			t.Errorf("seed %d: the read's event index %d (recording %d), position %d (recording %d); want the index 3 later, the position equal", seed, idx5, idx2, r5.Ev, read.Ev)
+		}
+	}
+}
+
 // A root that records events but reaches no scheduling point and ends (a
 // test function without synchronization, run before the one under test)
 // has run its steps: the clip goes on with the next root, no departure.
@@ -644,8 +736,9 @@ func TestSchedClipRootWithoutPoints(t *testing.T) {
 	pair := sched.SitePair{"root.go:2", "root.go:2"}
 	lines := []uint32{1, 1, 0, 2, 1, 0}
 	var x, y int
-	// Each root's event 0 is its Begin: g0 reads x (event 1), g1 writes y.
-	clip := []sched.ClipStep{{G: "g0", Ev: 1}, {G: "g1", Ev: 1, Kind: sched.KindWrite, Site: "root.go:2"}}
+	// Each root's position 0 is its Begin: g0 reads x (not at a statement
+	// under test: still position 0), g1 writes y (position 1).
+	clip := []sched.ClipStep{{G: "g0", Ev: 0}, {G: "g1", Ev: 1, Kind: sched.KindWrite, Site: "root.go:2"}}
 	c := sched.NewClip(clip, 1)
 	var sch *sched.Schedule
 	record(t, false, func(uint32) {

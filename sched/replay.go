@@ -247,11 +247,11 @@ func (s *Replay) Next(w []Point) int {
 }
 
 // ClipStep is one step of a partial schedule: goroutine G runs up to and
-// including its event Ev (the index among its own events in the trace of
-// the run the schedule was read from: a PECAN clip, a predicted race's
-// witness). Kind (KindOther: any) and Site ("": any) check the last point
-// G ran up to Ev, in whose segment the event ran: for an access at a
-// statement under test, the access's own point.
+// including its position Ev (Positions of the trace of the run the
+// schedule was read from: a PECAN clip, a predicted race's witness).
+// Kind (KindOther: any) and Site ("": any) check the last point G ran up
+// to Ev, in whose segment the event ran: for an access at a statement
+// under test, the access's own point.
 type ClipStep struct {
 	G    string
 	Ev   int
@@ -260,9 +260,10 @@ type ClipStep struct {
 }
 
 // Clip follows a partial schedule given as events of a recorded trace. It
-// needs a traced run (Point.Ev). Scheduling points count nothing that the
-// trace records, so the step (G, Ev) is matched against positions, not
-// points: G is run while its next event is at most Ev (a point at Ev is
+// needs a traced run (Point.Ev). A run's scheduling points are not the
+// recording's (a lock read and its acquire share one point; Resume points
+// come and go with the interleaving), so the step (G, Ev) is matched
+// against positions, not points: G is run while its next event is at most Ev (a point at Ev is
 // the step's own), and the step is done once G waits at a point past Ev
 // (or G ended: Ended). A step whose event is not a scheduling point (a
 // plain access) is thus ordered only up to G's points around it, which is
@@ -325,9 +326,9 @@ func (s *Clip) consume() {
 		p, ok := s.last[st.G]
 		switch {
 		case !ok:
-			s.depart("%s ran no point up to its event %d", st.G, st.Ev)
+			s.depart("%s ran no point up to its position %d", st.G, st.Ev)
 		case !s.fits(st, p):
-			s.depart("%s ran %s for its event %d, the clip has %s %s", st.G, p, st.Ev, st.Kind, st.Site)
+			s.depart("%s ran %s for its position %d, the clip has %s %s", st.G, p, st.Ev, st.Kind, st.Site)
 		}
 	}
 	s.k++

@@ -103,12 +103,14 @@ type Point struct {
 	// Pair is true for a data access at one of the statements under test
 	// (the racing pair of RaceFuzzer).
 	Pair bool
-	// Ev is the index, among G's own events in the run's trace, of the
-	// first event G records after this point (-1 when the run records no
-	// trace). It names a position in the program that does not depend on
-	// which accesses are scheduling points, so a schedule read off a
-	// recorded trace (a PECAN clip, a predicted race's witness) can be
-	// followed (NewEventClip).
+	// Ev is the position of the first event G records after this point
+	// (-1 when the run records no trace): how many positional events G
+	// recorded before it (Positional: synchronization, goroutine life,
+	// atomics, accesses at the statements under test). A schedule read
+	// off a recorded trace (a PECAN clip, a predicted race's witness) is
+	// given in the same positions (Positions) and can be followed (Clip),
+	// even where the run's other plain accesses differ from the
+	// recording's.
 	Ev int
 }
 

@@ -80,7 +80,7 @@ func init() {
 // hatchEvent is one event of an anomaly, located in the recorded trace.
 type hatchEvent struct {
 	G    string // stable name (sched.Names)
-	Ev   int    // index among G's events
+	Ev   int    // position among G's events (sched.Positions)
 	Kind sched.Kind
 	Site string // file:line
 	Obj  uint64 // address in the recorded run
@@ -332,19 +332,17 @@ func lineOf(m *trace.Meta, id trace.SiteID) string {
 	return s.File + ":" + strconv.Itoa(s.Line)
 }
 
-// indexer gives each event of a trace its goroutine's name and its index
-// among that goroutine's events: a clip's positions.
+// indexer gives each event of a trace its goroutine's name and finds a
+// goroutine's n-th event (the Index of anomaly and witness steps).
 type indexer struct {
 	names map[trace.GID]string
-	idx   []int
 	byG   map[trace.GID][]int // each goroutine's events, as trace indices
 }
 
 func newIndexer(tr *trace.Trace) *indexer {
-	x := &indexer{names: sched.Names(tr), idx: make([]int, len(tr.Events)), byG: map[trace.GID][]int{}}
+	x := &indexer{names: sched.Names(tr), byG: map[trace.GID][]int{}}
 	for i := range tr.Events {
 		g := tr.Events[i].G
-		x.idx[i] = len(x.byG[g])
 		x.byG[g] = append(x.byG[g], i)
 	}
 	return x
@@ -372,6 +370,40 @@ func (x *indexer) beforeOp(tr *trace.Trace, g trace.GID, n int) int {
 	return n
 }
 
+// position returns the position (pos: sched.Positions) of goroutine g's
+// n-th event, -1 before its first.
+func (x *indexer) position(pos []int, g trace.GID, n int) int {
+	if n < 0 {
+		return -1
+	}
+	return pos[x.byG[g][n]]
+}
+
+// pair is the statements under test of a controlled run along cd's clip
+// (RACEKIT_PAIR): the sites of its anomaly events, at least two.
+func (cd *hatchCand) pair() sched.SitePair {
+	var sites sched.SitePair
+	seen := map[string]bool{}
+	for _, e := range cd.events {
+		if !seen[e.Site] {
+			seen[e.Site] = true
+			sites = append(sites, e.Site)
+		}
+	}
+	if len(sites) == 1 {
+		sites = append(sites, sites[0]) // RACEKIT_PAIR wants two
+	}
+	return sites
+}
+
+// appendStep appends a step unless it comes before its goroutine's first
+// position (nothing to run).
+func (cd *hatchCand) appendStep(st sched.ClipStep) {
+	if st.Ev >= 0 {
+		cd.steps = append(cd.steps, st)
+	}
+}
+
 // anomalyCands turns PECAN's anomalies with feasible clips into
 // candidates: each clip step is a position the goroutine runs up to, the
 // anomaly's events are scheduling points (RACEKIT_PAIR: their sites).
@@ -385,23 +417,31 @@ func anomalyCands(tr *trace.Trace, res *anomaly.Result) []*hatchCand {
 		}
 		cd := &hatchCand{Kind: string(a.Kind), Pattern: a.Pattern, Sites: a.Sites, Vars: a.Vars, anomaly: a,
 			consecutive: a.Kind == anomaly.KindRace}
+		for _, st := range a.Clip.Steps {
+			if st.Anomaly > 0 {
+				e := x.event(tr, st.GID, st.Index)
+				cd.events = append(cd.events, hatchEvent{G: x.names[st.GID], Ev: st.Index, Kind: accessKind(e), Site: lineOf(tr.M, e.Site), Obj: e.Obj})
+			}
+		}
+		pos := sched.Positions(tr, cd.pair())
 		inOp := opHeads(tr, x, a.Clip.Steps)
+		k := 0
 		for _, st := range a.Clip.Steps {
 			if inOp[gpos{st.GID, st.Index}] {
 				continue
 			}
-			name := x.names[st.GID]
-			cs := sched.ClipStep{G: name, Ev: st.Index}
+			cs := sched.ClipStep{G: x.names[st.GID]}
 			if st.Anomaly == 0 {
-				cs.Ev = x.beforeOp(tr, st.GID, st.Index)
+				cs.Ev = x.position(pos, st.GID, x.beforeOp(tr, st.GID, st.Index))
+			} else {
+				e := &cd.events[k]
+				k++
+				e.Ev = x.position(pos, st.GID, st.Index)
+				cs.Ev, cs.Kind, cs.Site = e.Ev, e.Kind, e.Site
 			}
-			if st.Anomaly > 0 {
-				e := x.event(tr, st.GID, st.Index)
-				cs.Kind, cs.Site = accessKind(e), lineOf(tr.M, e.Site)
-				cd.events = append(cd.events, hatchEvent{G: name, Ev: st.Index, Kind: cs.Kind, Site: cs.Site, Obj: e.Obj})
-			}
-			cd.steps = append(cd.steps, cs)
+			cd.appendStep(cs)
 		}
+		cd.steps = compactSteps(cd.steps)
 		out = append(out, cd)
 	}
 	return out
@@ -470,20 +510,24 @@ func witnessCands(tr *trace.Trace, algo string) ([]*hatchCand, error) {
 		}
 		seen[key] = true
 		cd := &hatchCand{Kind: "race", Pattern: algo, Sites: []string{sa, sb}, consecutive: true}
+		for _, st := range w.Steps[n-2:] {
+			e := x.event(tr, st.G, st.Index)
+			cd.events = append(cd.events, hatchEvent{G: x.names[st.G], Kind: accessKind(e), Site: lineOf(tr.M, e.Site), Obj: e.Obj})
+		}
+		pos := sched.Positions(tr, cd.pair())
 		for i := 0; i < w.ObservedPrefix && i < len(tr.Events); i++ {
-			cd.steps = append(cd.steps, sched.ClipStep{G: x.names[tr.Events[i].G], Ev: x.idx[i]})
+			cd.appendStep(sched.ClipStep{G: x.names[tr.Events[i].G], Ev: pos[i]})
 		}
 		for k, st := range w.Steps {
-			cs := sched.ClipStep{G: x.names[st.G], Ev: st.Index}
+			cs := sched.ClipStep{G: x.names[st.G]}
 			if k < n-2 {
-				cs.Ev = x.beforeOp(tr, st.G, st.Index)
+				cs.Ev = x.position(pos, st.G, x.beforeOp(tr, st.G, st.Index))
+			} else {
+				e := &cd.events[k-(n-2)]
+				e.Ev = x.position(pos, st.G, st.Index)
+				cs.Ev, cs.Kind, cs.Site = e.Ev, e.Kind, e.Site
 			}
-			if k >= n-2 {
-				e := x.event(tr, st.G, st.Index)
-				cs.Kind, cs.Site = accessKind(e), lineOf(tr.M, e.Site)
-				cd.events = append(cd.events, hatchEvent{G: cs.G, Ev: st.Index, Kind: cs.Kind, Site: cs.Site, Obj: e.Obj})
-			}
-			cd.steps = append(cd.steps, cs)
+			cd.appendStep(cs)
 		}
 		cd.steps = compactSteps(cd.steps)
 		out = append(out, cd)
@@ -508,7 +552,7 @@ func compactSteps(s []sched.ClipStep) []sched.ClipStep {
 // writeClip writes steps as a RACEKIT_SCHEDULE_IN clip file.
 func writeClip(path string, steps []sched.ClipStep) error {
 	var b strings.Builder
-	b.WriteString("# racekit clip: goroutine, event index, [kind, file:line]\n")
+	b.WriteString("# racekit clip: goroutine, position, [kind, file:line]\n")
 	for _, st := range steps {
 		fmt.Fprintf(&b, "%s %d", st.G, st.Ev)
 		if st.Kind != sched.KindOther || st.Site != "" {
@@ -537,22 +581,11 @@ func hatchOne(t *fuzzTarget, testArgs []string, cd *hatchCand, seed uint64, pref
 	if err := writeClip(clipPath, cd.steps); err != nil {
 		return HatchRun{}, err
 	}
-	var sites []string
-	seen := map[string]bool{}
-	for _, e := range cd.events {
-		if !seen[e.Site] {
-			seen[e.Site] = true
-			sites = append(sites, e.Site)
-		}
-	}
-	if len(sites) == 1 {
-		sites = append(sites, sites[0]) // RACEKIT_PAIR wants two
-	}
 	r, err := controlledRun(t, testArgs, []string{
 		"RACEKIT_SCHED=clip",
 		"RACEKIT_SEED=" + strconv.FormatUint(seed, 10),
 		"RACEKIT_SCHEDULE_IN=" + clipPath,
-		"RACEKIT_PAIR=" + strings.Join(sites, "~"),
+		"RACEKIT_PAIR=" + cd.pair().String(),
 		"RACEKIT_TRACE=" + prefix + ".rkt",
 		dedupEnv(),
 	}, prefix+".sched", *hatchTimeout, nil)
@@ -585,7 +618,7 @@ func hatched(cd *hatchCand, s *sched.Schedule) (bool, string) {
 			}
 		}
 		if best < 0 {
-			return false, fmt.Sprintf("%s never reached event %d (%s)", e.G, e.Ev, e.Site)
+			return false, fmt.Sprintf("%s never reached position %d (%s)", e.G, e.Ev, e.Site)
 		}
 		st := s.Steps[best]
 		if !st.Kind.IsAccess() || !sched.SameSite(st.Site, e.Site) {

@@ -1,0 +1,59 @@
+package sched
+
+import "github.com/racekit/racekit/trace"
+
+// Positional reports whether an event of op counts in its goroutine's
+// position (Point.Ev, ClipStep.Ev); atPair says whether the event's site
+// is a statement under test. What counts is what orders a schedule:
+// synchronization, goroutine life, atomics, and the accesses at the
+// statements under test, all of which have a scheduling point before
+// them. Plain accesses elsewhere, function entries and exits,
+// allocations, region marks and calls into untraced code do not: they
+// vary with the data a run computes (a merge that branches on the values
+// a race corrupted, a cache that evicts by the clock), and counting them
+// made a clip read off one run depart in the next at the first such
+// difference, though nothing it orders had changed.
+func Positional(op trace.Op, atPair bool) bool {
+	switch op {
+	case trace.OpRead, trace.OpWrite:
+		return atPair
+	case trace.OpFuncEnter, trace.OpFuncExit, trace.OpAlloc, trace.OpRegionBegin, trace.OpRegionEnd,
+		trace.OpMethodBegin, trace.OpMethodEnd:
+		return false
+	}
+	return true
+}
+
+// Positions returns, for each event of tr, its position among its
+// goroutine's events as a controlled run of the same program with the
+// statements pair counts them (Point.Ev): a positional event's own
+// ordinal among its goroutine's positional events; for any other event,
+// the ordinal of the last positional event before it (-1 if none), so
+// that a clip step running up to it runs the goroutine through that
+// event's point and on to its next one, past the event.
+func Positions(tr *trace.Trace, pair SitePair) []int {
+	atPair := make(map[trace.SiteID]bool)
+	pos := make([]int, len(tr.Events))
+	next := map[trace.GID]int{}
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		p := false
+		if e.Op == trace.OpRead || e.Op == trace.OpWrite {
+			v, ok := atPair[e.Site]
+			if !ok {
+				s := tr.M.Site(e.Site)
+				v = len(pair) > 0 && pair.Matches(s.File, s.Line)
+				atPair[e.Site] = v
+			}
+			p = v
+		}
+		n := next[e.G]
+		if Positional(e.Op, p) {
+			pos[i] = n
+			next[e.G] = n + 1
+		} else {
+			pos[i] = n - 1
+		}
+	}
+	return pos
+}
