@@ -115,3 +115,32 @@ func TestHatchPrunesFalseRace(t *testing.T) {
 		}
 	}
 }
+
+// A function marked //racekit:atomic is an atomic region: hatch predicts
+// the check-then-act violation in Buy (its look r(1), another buyer's take
+// w(2), its own take w(2)) and confirms it by re-execution; Peek makes
+// the same kind of accesses unmarked and has no atomicity violation.
+func TestHatchAtomicFunc(t *testing.T) {
+	line := func(n int) string { return markedLine(t, "pecanatomic/shop.go", n) }
+	_, res := hatch(t, "--kinds", "atomicity", "./pecanatomic")
+	found := false
+	for _, a := range res.Anomalies {
+		if a.Kind != "atomicity" {
+			t.Errorf("kind %s: want only atomicity violations: %+v", a.Kind, a)
+		}
+		for _, s := range a.Sites {
+			if hasSites([]string{s}, line(3)) || hasSites([]string{s}, line(4)) {
+				t.Errorf("%s %v: an atomicity violation in the unmarked Peek", a.Pattern, a.Sites)
+			}
+		}
+		if a.Pattern == "av-r-w-w" && hasSites(a.Sites[:2], line(1), line(2)) && hasSites(a.Sites[2:], line(2)) {
+			found = true
+			if a.Verdict != "confirmed" {
+				t.Errorf("%s %v: %s, want confirmed: %+v", a.Pattern, a.Sites, a.Verdict, a.Runs)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("av-r-w-w on Buy's lines %s, %s, %s not predicted: %+v", line(1), line(2), line(2), res.Anomalies)
+	}
+}

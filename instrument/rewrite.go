@@ -278,6 +278,21 @@ func skipFunc(d *ast.FuncDecl) bool {
 	return false
 }
 
+// atomicFunc reports whether d is marked //racekit:atomic: its
+// invocations are atomic regions (PECAN's synchronized methods), which
+// racekit anomalies checks for atomicity and atomic-set violations.
+func atomicFunc(d *ast.FuncDecl) bool {
+	if d.Doc == nil {
+		return false
+	}
+	for _, c := range d.Doc.List {
+		if strings.TrimSpace(c.Text) == "//racekit:atomic" {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *rewriter) funcName(d *ast.FuncDecl) string {
 	name := d.Name.Name
 	if d.Recv != nil && len(d.Recv.List) == 1 {
@@ -317,7 +332,7 @@ func (r *rewriter) funcDecl(d *ast.FuncDecl) {
 		pre = testAlias + ".Start(); defer " + testAlias + ".Stop(); "
 		r.useTest = true
 	}
-	r.funcBody(d.Type, d.Body, d.Name.Pos(), pre)
+	r.funcBody(d.Type, d.Body, d.Name.Pos(), pre, atomicFunc(d))
 }
 
 // isTestFunc reports whether d is a test, benchmark, example or fuzz
@@ -337,12 +352,16 @@ func isTestFunc(d *ast.FuncDecl) bool {
 
 func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
 
-// funcBody instruments a function body: FuncEnter/FuncExit around it, then
-// its statements.
-func (r *rewriter) funcBody(typ *ast.FuncType, body *ast.BlockStmt, declPos token.Pos, pre string) {
+// funcBody instruments a function body: FuncEnter/FuncExit around it
+// (and inside them an atomic region, if atomic), then its statements.
+func (r *rewriter) funcBody(typ *ast.FuncType, body *ast.BlockStmt, declPos token.Pos, pre string, atomic bool) {
 	s := r.site(declPos)
 	lo, hi := r.span(body)
-	r.ed.insertAt(lo+1, " "+pre+rtAlias+".Enter("+s+"); defer "+rtAlias+".Leave("+s+"); ", lo, hi)
+	region := ""
+	if atomic {
+		region = rtAlias + ".AtomicBegin(" + s + "); defer " + rtAlias + ".AtomicEnd(" + s + "); "
+	}
+	r.ed.insertAt(lo+1, " "+pre+rtAlias+".Enter("+s+"); defer "+rtAlias+".Leave("+s+"); "+region, lo, hi)
 	var named []*ast.Ident
 	if typ.Results != nil {
 		for _, f := range typ.Results.List {
@@ -358,7 +377,7 @@ func (r *rewriter) funcLit(f *ast.FuncLit) {
 	outer := r.fn
 	r.lits[outer]++
 	r.fn = outer + ".func" + strconv.Itoa(r.lits[outer])
-	r.funcBody(f.Type, f.Body, f.Pos(), "")
+	r.funcBody(f.Type, f.Body, f.Pos(), "", false)
 	r.fn = outer
 }
 

@@ -133,6 +133,22 @@ func Leave(fn uint32) {
 	}
 }
 
+// AtomicBegin opens the atomic region of an invocation of fn, a function
+// marked //racekit:atomic (PECAN's atomic regions); AtomicEnd, deferred
+// right after it, closes it.
+func AtomicBegin(fn uint32) {
+	if on && live.Load() {
+		cur().record(trace.OpRegionBegin, 0, fn, uint64(fn), 0)
+	}
+}
+
+// AtomicEnd closes the region AtomicBegin opened.
+func AtomicEnd(fn uint32) {
+	if on && live.Load() {
+		cur().record(trace.OpRegionEnd, 0, fn, uint64(fn), 0)
+	}
+}
+
 // AfterFunc is time.AfterFunc(d, f): the goroutine that runs f is forked
 // here, by the caller, rather than born in untraced code (a later run after
 // Reset is).

@@ -101,10 +101,16 @@ type Marker struct {
 
 const prefix = "racekit:"
 
+// atomicDirective is the front end's mark of an atomic function
+// (instrument: //racekit:atomic), not a ground-truth marker.
+const atomicDirective = prefix + "atomic"
+
 // IsMarkerComment reports whether a comment's text (with or without the
-// leading "//") is meant as a marker: it starts with "racekit:".
+// leading "//") is meant as a marker: it starts with "racekit:" and is
+// not the front end's //racekit:atomic directive.
 func IsMarkerComment(text string) bool {
-	return strings.HasPrefix(trimComment(text), prefix)
+	t := trimComment(text)
+	return strings.HasPrefix(t, prefix) && strings.TrimSpace(t) != atomicDirective
 }
 
 func trimComment(text string) string {
@@ -116,10 +122,10 @@ func trimComment(text string) string {
 // leading "//"). A comment that does not start with "racekit:" holds no
 // marker and gives (nil, nil).
 func ParseComment(text string) ([]Marker, error) {
-	text = trimComment(text)
-	if !strings.HasPrefix(text, prefix) {
+	if !IsMarkerComment(text) {
 		return nil, nil
 	}
+	text = trimComment(text)
 	toks, err := tokenize(text)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ func TestParseComment(t *testing.T) {
 		want []Marker
 	}{
 		{"// plain comment", nil},
+		{"//racekit:atomic", nil}, // the front end's directive, no marker
 		{"//racekit:race id=acct1 kind=race benign=false",
 			[]Marker{{IDs: []string{"acct1"}, Kind: KindRace}}},
 		{"// racekit:race id=a,b-2 kind=atomicity benign=true self flaky note=stats",

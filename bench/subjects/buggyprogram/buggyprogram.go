@@ -62,7 +62,10 @@ func (p *Program) tbl() *table {
 // record claims the next free slot. The index is read without the lock
 // and then stored, plus one, under it: a worker that read the same index
 // as another overwrites its slot (a lost claim), an atomicity violation
-// on next, and the unlocked read races with the locked store.
+// on next, and the unlocked read races with the locked store. The read
+// and the store are meant to be atomic (racekit anomalies' atomic region).
+//
+//racekit:atomic
 func (p *Program) record(v int) bool {
 	n := p.next // racekit:race id=bp-next kind=race benign=false racekit:race id=bp-av kind=atomicity benign=false
 	if n >= len(p.slots) {

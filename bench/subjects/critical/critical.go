@@ -21,7 +21,10 @@ type Section struct {
 	turn int
 }
 
-// section0 is thread 0's loop: claim, check, count violations.
+// section0 is thread 0's loop: claim, check, count violations. Its claim
+// and check are meant to be atomic (racekit anomalies' atomic region).
+//
+//racekit:atomic
 func (s *Section) section0(iters int) (violations int) {
 	for i := 0; i < iters; i++ {
 		// Unsynchronized store; thread 1 stores and loads the same word.
@@ -36,6 +39,8 @@ func (s *Section) section0(iters int) (violations int) {
 }
 
 // section1 is thread 1's loop, the mirror image.
+//
+//racekit:atomic
 func (s *Section) section1(iters int) (violations int) {
 	for i := 0; i < iters; i++ {
 		s.turn = 1       // racekit:race id=crit-ww,crit-w1r0 kind=race benign=false racekit:race id=crit-av0,crit-av1 kind=atomicity benign=false

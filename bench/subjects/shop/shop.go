@@ -35,7 +35,10 @@ func (s *Shop) Deliver(n int) {
 
 // Buy takes one item if the customer sees one. The look is unlocked and
 // the decrement does not look again: two customers who both saw the last
-// item both take it, and the stock goes negative.
+// item both take it, and the stock goes negative. The look and the take
+// are meant to be atomic (racekit anomalies' atomic region).
+//
+//racekit:atomic
 func (s *Shop) Buy() bool {
 	if s.stock <= 0 { // racekit:race id=shop-check-deliver,shop-check-buy kind=race benign=false racekit:race id=shop-av kind=atomicity benign=false
 		return false
