@@ -275,17 +275,20 @@ type ClipStep struct {
 // goroutine cannot run (it waits for a lock held by a goroutine outside
 // the clip, say) a held goroutine runs, one without steps ahead first;
 // when it is not at a scheduling point at all (the caller gave it time to
-// arrive: Wanter) the clip cannot be followed: Clip notes a departure and
-// skips the step. A goroutine whose last point up to the step's event is
-// not what the step says has departed too. After the last step the
-// choices are random (seeded).
+// arrive: Wanter) the clip cannot be followed: Clip notes a departure. A
+// goroutine whose last point up to the step's event is not what the step
+// says has departed too. After the last step, or the first departure,
+// the choices are random (seeded): a run that left the clip has answered
+// its question, and holding goroutines for steps it can no longer reach
+// only slows it down (each hold waits for the scheduler's timeouts).
 type Clip struct {
-	steps []ClipStep
-	k     int
-	r     *rand.Rand
-	notes []Note
-	ended map[string]bool
-	last  map[string]Point // the last point each goroutine ran
+	steps    []ClipStep
+	k        int
+	departed bool
+	r        *rand.Rand
+	notes    []Note
+	ended    map[string]bool
+	last     map[string]Point // the last point each goroutine ran
 }
 
 // NewClip returns a strategy that follows steps, random (seeded with
@@ -295,7 +298,7 @@ func NewClip(steps []ClipStep, seed uint64) *Clip {
 }
 
 // Done reports whether every step was reached.
-func (s *Clip) Done() bool { return s.k >= len(s.steps) }
+func (s *Clip) Done() bool { return s.k >= len(s.steps) && !s.departed }
 
 // Want implements Wanter.
 func (s *Clip) Want() string {
@@ -331,7 +334,9 @@ func (s *Clip) consume() {
 			s.depart("%s ran %s for its position %d, the clip has %s %s", st.G, p, st.Ev, st.Kind, st.Site)
 		}
 	}
-	s.k++
+	if !s.departed {
+		s.k++
+	}
 }
 
 // Notes implements Noter.
@@ -341,8 +346,11 @@ func (s *Clip) Notes() []Note {
 	return n
 }
 
+// depart notes a departure and gives up the clip.
 func (s *Clip) depart(format string, args ...any) {
 	s.notes = append(s.notes, Note{"departure", fmt.Sprintf("clip step %d: ", s.k) + fmt.Sprintf(format, args...)})
+	s.departed = true
+	s.k = len(s.steps)
 }
 
 // ahead returns the index of g's next step at or after k, or -1.
@@ -376,13 +384,11 @@ func (s *Clip) Next(w []Point) int {
 				return free[s.r.IntN(len(free))]
 			}
 			s.depart("%s is not at a scheduling point", st.G)
-			s.k++
 			continue
 		}
 		p := w[i]
 		if p.Ev < 0 {
 			s.depart("%s: the run records no trace, positions are unknown", st.G)
-			s.k = len(s.steps)
 			break
 		}
 		if p.Ev > st.Ev {

@@ -444,6 +444,11 @@ func TestClip(t *testing.T) {
 	if n := c.Notes(); len(n) != 1 || n[0].Kind != "departure" {
 		t.Fatalf("notes %v, want one departure", n)
 	}
+	// The departure gave the clip up: no goroutine is waited for, the
+	// later step is not followed, the clip is not done.
+	if c.Want() != "" || c.Done() {
+		t.Fatalf("after a departure: want %q, done %v", c.Want(), c.Done())
+	}
 	// A goroutine that ended has run all its steps.
 	c = NewClip([]ClipStep{{G: "g0.2", Ev: 1000}, {G: "g0.1", Ev: 0}}, 1)
 	c.Ended("g0.2")
