@@ -32,8 +32,9 @@ The result is printed as JSON: {"anomalies": [...], "stats": {...}}.
 
 	NAME T=t1-t2-t1 SV=s1-s1-s1 AR=u1-u2-u1 AT=r-w-r [consecutive]
 
-Atomic regions are critical sections and RegionBegin/End annotations;
---atomic-funcs makes invocations of the named functions (comma-separated,
+Atomic regions are critical sections and the invocations of functions
+marked //racekit:atomic (a line of their doc comment; RegionBegin/End in
+the trace); --atomic-funcs makes invocations of the named functions (comma-separated,
 package-qualified as in the trace, or "all") atomic regions too.
 
 --html DIR writes one self-contained HTML page per clip and an index.html.

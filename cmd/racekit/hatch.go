@@ -45,11 +45,16 @@ anomalies gives them; --kinds selects families), or rdit / mcm (predicted
 races, each with its witness: a reordering of the trace that makes the two
 accesses adjacent).
 
-Positions in a clip are event indices of the recorded trace, so the runs
-must record alike: hatch records without rt's deduplication of repeated
-accesses (whose effect depends on timing); give --dedup for a --trace
-recorded with it (racekit test's default), and never a trace recorded with
---sample or --filter. A run is deterministic as long as no goroutine leaves the
+Positions in a clip count each goroutine's synchronization, goroutine
+life, atomics and accesses at the anomaly's statements in the recorded
+trace (sched.Positional); other plain accesses, which vary with the data,
+do not move them. Those accesses must still be recorded alike: hatch
+records without rt's deduplication of repeated accesses (whose effect
+depends on timing); give --dedup for a --trace recorded with it (racekit
+test's default), and never a trace recorded with --sample or --filter.
+A run that departs from its clip is pruned at once and goes on at random.
+Functions marked //racekit:atomic are atomic regions (as in racekit
+anomalies). A run is deterministic as long as no goroutine leaves the
 scheduler's control (see racekit fuzz).
 
 Exit status: 66 if an anomaly was confirmed, 0 if none, 1 on a build or
