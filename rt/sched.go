@@ -10,6 +10,8 @@ package rt
 //	RACEKIT_PAIR=file:line~file:line  the statements under test: accesses
 //	                                there are scheduling points (RaceFuzzer's
 //	                                racing pair; a clip's access sites)
+//	RACEKIT_PAIR_FILE=FILE          the same, read from FILE (a clip may put
+//	                                hundreds of statements under test)
 //	RACEKIT_SCHEDULE_IN=FILE        replay: a recorded schedule; clip: a
 //	                                clip (lines "G EV [kind [file:line]]",
 //	                                sched.ClipStep; needs RACEKIT_TRACE)
@@ -224,7 +226,15 @@ func init() {
 	}
 	seed, _ := strconv.ParseUint(os.Getenv("RACEKIT_SEED"), 10, 64)
 	var pair sched.SitePair
-	if s := os.Getenv("RACEKIT_PAIR"); s != "" {
+	s := os.Getenv("RACEKIT_PAIR")
+	if f := os.Getenv("RACEKIT_PAIR_FILE"); f != "" {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "racekit: RACEKIT_PAIR_FILE: %v\n", err)
+		}
+		s = strings.TrimSpace(string(data))
+	}
+	if s != "" {
 		p, err := sched.ParsePair(s)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "racekit: RACEKIT_PAIR: %v\n", err)

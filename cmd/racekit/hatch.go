@@ -74,6 +74,7 @@ var (
 	hatchHTML    = cmdHatch.flags.String("html", "", "with --from=pecan: write the clip pages, with their verdicts, to DIR")
 	hatchKeep    = cmdHatch.flags.String("keep", "", "keep each run's clip, schedule and trace in DIR")
 	hatchTimeout = cmdHatch.flags.Duration("timeout", time.Minute, "time limit of one run")
+	hatchControl = cmdHatch.flags.String("control", "auto", "with --from=pecan: accesses under control in a run: anomaly (the anomaly's statements), clip (every access of a full clip), auto (anomaly, then clip after a departure)")
 	hatchDedup   = cmdHatch.flags.Bool("dedup", false, "record with rt's deduplication of repeated accesses, as racekit test does (needed for a --trace recorded so)")
 )
 
@@ -101,6 +102,11 @@ type hatchCand struct {
 	events      []hatchEvent
 	steps       []sched.ClipStep
 	anomaly     *anomaly.Anomaly // --from=pecan
+	// extra are more statements under test than the anomaly's own; wide
+	// is the same clip with every access it lists under control (a full
+	// clip's access sites in extra), nil when there is none.
+	extra []string
+	wide  *hatchCand
 }
 
 // HatchRun is one controlled run along a clip.
@@ -112,6 +118,9 @@ type HatchRun struct {
 	Detail    string  `json:"detail,omitempty"`
 	Steps     int     `json:"steps"`
 	Seconds   float64 `json:"seconds"`
+	// Control is "clip" for a run with every access of the clip under
+	// control (--control), "" for the anomaly's accesses only.
+	Control string `json:"control,omitempty"`
 }
 
 // HatchAnomaly is the result for one prediction.
@@ -154,6 +163,12 @@ func runHatch(c *command, args []string) int {
 	}
 	kinds, ok := parseAnomalyKinds(c, *hatchKinds)
 	if !ok {
+		return exitUsage
+	}
+	switch *hatchControl {
+	case "auto", "anomaly", "clip":
+	default:
+		c.errorf("--control %q: want auto, anomaly or clip", *hatchControl)
 		return exitUsage
 	}
 	if *hatchRuns < 1 || *hatchJobs < 1 {
@@ -226,7 +241,7 @@ func runHatch(c *command, args []string) int {
 	runErr := inParallel(len(cands)*per, *hatchJobs, func(n int) error {
 		i, k := n/per, n%per
 		seed := *hatchSeed + uint64(k)
-		r, err := hatchOne(t, testArgs, cands[i], seed, filepath.Join(outDir, fmt.Sprintf("a%d-%d", i+1, seed)))
+		r, err := hatchControlled(t, testArgs, cands[i], seed, filepath.Join(outDir, fmt.Sprintf("a%d-%d", i+1, seed)))
 		runs[i][k] = r
 		return err
 	})
@@ -385,7 +400,8 @@ func (x *indexer) position(pos []int, g trace.GID, n int) int {
 }
 
 // pair is the statements under test of a controlled run along cd's clip
-// (RACEKIT_PAIR): the sites of its anomaly events, at least two.
+// (RACEKIT_PAIR): the sites of its anomaly events and cd.extra, at least
+// two.
 func (cd *hatchCand) pair() sched.SitePair {
 	var sites sched.SitePair
 	seen := map[string]bool{}
@@ -393,6 +409,12 @@ func (cd *hatchCand) pair() sched.SitePair {
 		if !seen[e.Site] {
 			seen[e.Site] = true
 			sites = append(sites, e.Site)
+		}
+	}
+	for _, site := range cd.extra {
+		if !seen[site] {
+			seen[site] = true
+			sites = append(sites, site)
 		}
 	}
 	if len(sites) == 1 {
@@ -412,6 +434,13 @@ func (cd *hatchCand) appendStep(st sched.ClipStep) {
 // anomalyCands turns PECAN's anomalies with feasible clips into
 // candidates: each clip step is a position the goroutine runs up to, the
 // anomaly's events are scheduling points (RACEKIT_PAIR: their sites).
+// A full clip (every event of its schedule, plain accesses included) also
+// gets a wide candidate whose statements under test are all the clip's
+// access sites: PECAN's hatching controls every event of the clip, so
+// that each read sees the value the schedule gives it and the program
+// branches as the clip did; controlling only the anomaly's accesses lets
+// the other plain accesses run whenever their goroutine does, and a loop
+// or branch on shared data may then leave the clip.
 func anomalyCands(tr *trace.Trace, res *anomaly.Result) []*hatchCand {
 	x := newIndexer(tr)
 	var out []*hatchCand
@@ -420,36 +449,53 @@ func anomalyCands(tr *trace.Trace, res *anomaly.Result) []*hatchCand {
 		if a.Clip == nil || !a.Clip.Feasible {
 			continue
 		}
-		cd := &hatchCand{Kind: string(a.Kind), Pattern: a.Pattern, Sites: a.Sites, Vars: a.Vars, anomaly: a,
-			consecutive: a.Kind == anomaly.KindRace}
-		for _, st := range a.Clip.Steps {
-			if st.Anomaly > 0 {
-				e := x.event(tr, st.GID, st.Index)
-				cd.events = append(cd.events, hatchEvent{G: x.names[st.GID], Ev: st.Index, Kind: accessKind(e), Site: lineOf(tr.M, e.Site), Obj: e.Obj})
+		cd := clipCand(tr, x, a, nil)
+		if !a.Clip.Compact {
+			var sites []string
+			for _, st := range a.Clip.Steps {
+				if e := x.event(tr, st.GID, st.Index); e.Op.IsAccess() {
+					sites = append(sites, lineOf(tr.M, e.Site))
+				}
+			}
+			if w := clipCand(tr, x, a, sites); len(w.pair()) > len(cd.pair()) {
+				cd.wide = w
 			}
 		}
-		pos := sched.Positions(tr, cd.pair())
-		inOp := opHeads(tr, x, a.Clip.Steps)
-		k := 0
-		for _, st := range a.Clip.Steps {
-			if inOp[gpos{st.GID, st.Index}] {
-				continue
-			}
-			cs := sched.ClipStep{G: x.names[st.GID]}
-			if st.Anomaly == 0 {
-				cs.Ev = x.position(pos, st.GID, x.beforeOp(tr, st.GID, st.Index))
-			} else {
-				e := &cd.events[k]
-				k++
-				e.Ev = x.position(pos, st.GID, st.Index)
-				cs.Ev, cs.Kind, cs.Site = e.Ev, e.Kind, e.Site
-			}
-			cd.appendStep(cs)
-		}
-		cd.steps = compactSteps(cd.steps)
 		out = append(out, cd)
 	}
 	return out
+}
+
+// clipCand is the candidate of anomaly a with extra statements under test.
+func clipCand(tr *trace.Trace, x *indexer, a *anomaly.Anomaly, extra []string) *hatchCand {
+	cd := &hatchCand{Kind: string(a.Kind), Pattern: a.Pattern, Sites: a.Sites, Vars: a.Vars, anomaly: a,
+		consecutive: a.Kind == anomaly.KindRace, extra: extra}
+	for _, st := range a.Clip.Steps {
+		if st.Anomaly > 0 {
+			e := x.event(tr, st.GID, st.Index)
+			cd.events = append(cd.events, hatchEvent{G: x.names[st.GID], Ev: st.Index, Kind: accessKind(e), Site: lineOf(tr.M, e.Site), Obj: e.Obj})
+		}
+	}
+	pos := sched.Positions(tr, cd.pair())
+	inOp := opHeads(tr, x, a.Clip.Steps)
+	k := 0
+	for _, st := range a.Clip.Steps {
+		if inOp[gpos{st.GID, st.Index}] {
+			continue
+		}
+		cs := sched.ClipStep{G: x.names[st.GID]}
+		if st.Anomaly == 0 {
+			cs.Ev = x.position(pos, st.GID, x.beforeOp(tr, st.GID, st.Index))
+		} else {
+			e := &cd.events[k]
+			k++
+			e.Ev = x.position(pos, st.GID, st.Index)
+			cs.Ev, cs.Kind, cs.Site = e.Ev, e.Kind, e.Site
+		}
+		cd.appendStep(cs)
+	}
+	cd.steps = compactSteps(cd.steps)
+	return cd
 }
 
 type gpos struct {
@@ -580,17 +626,47 @@ func dedupEnv() string {
 	return "RACEKIT_DEDUP=0"
 }
 
+// hatchControlled runs the test binary along cd's clip under --control:
+// with the anomaly's accesses under control, and (auto) once more with
+// every access of the clip when the first run departed from it.
+func hatchControlled(t *fuzzTarget, testArgs []string, cd *hatchCand, seed uint64, prefix string) (HatchRun, error) {
+	if *hatchControl == "clip" && cd.wide != nil {
+		r, err := hatchOne(t, testArgs, cd.wide, seed, prefix)
+		r.Control = "clip"
+		return r, err
+	}
+	r, err := hatchOne(t, testArgs, cd, seed, prefix)
+	if err != nil || r.Confirmed || *hatchControl != "auto" || cd.wide == nil || !strings.HasPrefix(r.Reason, "departed") {
+		return r, err
+	}
+	w, err := hatchOne(t, testArgs, cd.wide, seed, prefix+"w")
+	if err != nil {
+		return r, err
+	}
+	w.Control = "clip"
+	if w.Confirmed {
+		w.Seconds += r.Seconds
+		return w, nil
+	}
+	r.Reason += "; with every access of the clip under control: " + w.Reason
+	r.Seconds += w.Seconds
+	return r, nil
+}
+
 // hatchOne runs the test binary once along cd's clip.
 func hatchOne(t *fuzzTarget, testArgs []string, cd *hatchCand, seed uint64, prefix string) (HatchRun, error) {
-	clipPath := prefix + ".clip"
+	clipPath, pairPath := prefix+".clip", prefix+".pair"
 	if err := writeClip(clipPath, cd.steps); err != nil {
+		return HatchRun{}, err
+	}
+	if err := os.WriteFile(pairPath, []byte(cd.pair().String()+"\n"), 0o666); err != nil {
 		return HatchRun{}, err
 	}
 	r, err := controlledRun(t, testArgs, []string{
 		"RACEKIT_SCHED=clip",
 		"RACEKIT_SEED=" + strconv.FormatUint(seed, 10),
 		"RACEKIT_SCHEDULE_IN=" + clipPath,
-		"RACEKIT_PAIR=" + cd.pair().String(),
+		"RACEKIT_PAIR_FILE=" + pairPath,
 		"RACEKIT_TRACE=" + prefix + ".rkt",
 		dedupEnv(),
 	}, prefix+".sched", *hatchTimeout, nil)

@@ -4,7 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/racekit/racekit/detect/anomaly"
 	"github.com/racekit/racekit/sched"
+	"github.com/racekit/racekit/trace"
+	"github.com/racekit/racekit/trace/text"
 )
 
 // hatched judges a run by its schedule: the anomaly's events must have run
@@ -102,4 +105,88 @@ func TestCompactSteps(t *testing.T) {
 			t.Fatalf("got %v, want %v", got, want)
 		}
 	}
+}
+
+// A full clip gets a wide candidate: every access site of the clip is a
+// statement under test, so every access has a position of its own (they
+// count); the anomaly's candidate counts only its own statements.
+// A compact clip gets none.
+func TestWideCandidates(t *testing.T) {
+	tr, err := text.Parse("wide.rktx", `
+T0|fork(T1)|m.go:1
+T0|w(n)|m.go:2
+T0|r(n)|m.go:3
+T0|w(x)|m.go:4
+T1|begin|m.go:1
+T1|r(n)|m.go:5
+T1|w(n)|m.go:5
+T1|r(x)|m.go:6
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide := 0
+	for _, mode := range []anomaly.ClipMode{anomaly.ClipFull, anomaly.ClipCompact} {
+		res := anomaly.Find(tr, anomaly.Kinds(anomaly.Builtin(), anomaly.KindRace), anomaly.Options{Clips: mode})
+		cands := anomalyCands(tr, res)
+		if len(cands) == 0 {
+			t.Fatalf("mode %v: no candidates", mode)
+		}
+		for _, cd := range cands {
+			if mode == anomaly.ClipCompact {
+				if cd.wide != nil {
+					t.Errorf("compact clip of %v: a wide candidate", cd.Sites)
+				}
+				continue
+			}
+			other := false // an access outside the anomaly's statements
+			for _, line := range []int{2, 3, 4, 5, 6} {
+				other = other || clipHasLine(tr, cd, line) && !cd.pair().Matches("m.go", line)
+			}
+			if !other {
+				if cd.wide != nil {
+					t.Errorf("full clip of %v has only the anomaly's statements: a wide candidate", cd.Sites)
+				}
+				continue
+			}
+			wide++
+			if cd.wide == nil {
+				t.Fatalf("full clip of %v: no wide candidate", cd.Sites)
+			}
+			pair := cd.wide.pair()
+			for _, line := range []int{2, 3, 4, 5, 6} {
+				if !pair.Matches("m.go", line) && clipHasLine(tr, cd, line) {
+					t.Errorf("%v: wide pair %v misses m.go:%d", cd.Sites, pair, line)
+				}
+			}
+			// The same steps, at positions that count the other accesses.
+			sum := func(steps []sched.ClipStep) (n int) {
+				for _, st := range steps {
+					n += st.Ev
+				}
+				return n
+			}
+			if sum(cd.wide.steps) <= sum(cd.steps) {
+				t.Errorf("%v: wide clip %v, the anomaly's %v: want later positions", cd.Sites, cd.wide.steps, cd.steps)
+			}
+			if len(cd.wide.events) != len(cd.events) {
+				t.Errorf("%v: %d anomaly events, wide %d", cd.Sites, len(cd.events), len(cd.wide.events))
+			}
+		}
+	}
+	if wide == 0 {
+		t.Error("no full clip with accesses outside its anomaly's statements: the test needs one (the race on x)")
+	}
+}
+
+// clipHasLine reports whether cd's clip has an access at m.go:line.
+func clipHasLine(tr *trace.Trace, cd *hatchCand, line int) bool {
+	x := newIndexer(tr)
+	for _, st := range cd.anomaly.Clip.Steps {
+		e := x.event(tr, st.GID, st.Index)
+		if e.Op.IsAccess() && tr.M.Site(e.Site).Line == line {
+			return true
+		}
+	}
+	return false
 }
