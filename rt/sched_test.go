@@ -526,10 +526,14 @@ func BenchmarkSchedOn(b *testing.B) {
 }
 
 // figure1Traced is figure1 written with rt's recording hooks, as package
-// instrument rewrites it; it returns which ERRORs were reached.
-func figure1Traced(base uint32) (err1, err2 bool) {
+// instrument rewrites it; it returns which ERRORs were reached. With a
+// prologue, goroutine 1 first writes a scratch slice that many times
+// (at statement 1, not under test): a loop over data that differs from
+// run to run.
+func figure1Traced(base uint32, prologue int) (err1, err2 bool) {
 	s := func(line int) uint32 { return base + uint32(line) - 1 }
 	var x, y, z int
+	scratch := make([]int, prologue)
 	var L sync.Mutex
 	var wg sync.WaitGroup
 	WaitGroupAdd(&wg, 2, s(14))
@@ -538,6 +542,9 @@ func figure1Traced(base uint32) (err1, err2 bool) {
 		Begin(c1)
 		defer End(c1)
 		defer WaitGroupDone(&wg, s(1))
+		for i := range scratch {
+			*W(&scratch[i], s(1)) = i
+		}
 		*W(&x, s(1)) = 1
 		MutexLock(&L, s(2))
 		*W(&y, s(3)) = 1
@@ -566,6 +573,35 @@ func figure1Traced(base uint32) (err1, err2 bool) {
 	return
 }
 
+// lineSites is RegisterFile's site list for lines 1..n of a file, column
+// 1, no function.
+func lineSites(n int) []uint32 {
+	var lines []uint32
+	for l := 1; l <= n; l++ {
+		lines = append(lines, uint32(l), 1, 0)
+	}
+	return lines
+}
+
+// zAccesses finds in tr the read of z at file:5 and its write at file:7,
+// as clip steps at their positions (pair: the statements under test), and
+// the read's index among its goroutine's events.
+func zAccesses(tr *trace.Trace, pair sched.SitePair, file string) (read, write sched.ClipStep, readIdx int) {
+	names, pos := sched.Names(tr), sched.Positions(tr, pair)
+	idx := map[trace.GID]int{}
+	for i, e := range tr.Events {
+		site := tr.M.Site(e.Site)
+		if strings.HasSuffix(site.File, file) && site.Line == 5 && e.Op == trace.OpRead {
+			read, readIdx = sched.ClipStep{G: names[e.G], Ev: pos[i], Kind: sched.KindRead, Site: file + ":5"}, idx[e.G]
+		}
+		if strings.HasSuffix(site.File, file) && site.Line == 7 && e.Op == trace.OpWrite {
+			write = sched.ClipStep{G: names[e.G], Ev: pos[i], Kind: sched.KindWrite, Site: file + ":7"}
+		}
+		idx[e.G]++
+	}
+	return read, write, readIdx
+}
+
 // TestSchedClip: PECAN's clips and predicted races' witnesses are
 // schedules read off a recorded trace, as (goroutine, position) steps.
 // A traced controlled run of Figure 1 in which statement 5 read z before
@@ -574,14 +610,11 @@ func figure1Traced(base uint32) (err1, err2 bool) {
 // free choices, and each point of the schedule carries its position.
 func TestSchedClip(t *testing.T) {
 	pair := sched.SitePair{"fig1c.go:5", "fig1c.go:7"}
-	var lines []uint32
-	for l := 1; l <= 14; l++ {
-		lines = append(lines, uint32(l), 1, 0)
-	}
+	lines := lineSites(14)
 	run := func(s sched.Strategy, seed uint64) (tr *trace.Trace, sch *sched.Schedule, e1 bool) {
 		tr = record(t, true, func(uint32) {
 			sch = controlled(t, s, "clip", seed, pair, func() {
-				e1, _ = figure1Traced(RegisterFile("/src/fig1c.go", nil, lines))
+				e1, _ = figure1Traced(RegisterFile("/src/fig1c.go", nil, lines), 0)
 			})
 		})
 		return tr, sch, e1
@@ -598,20 +631,9 @@ func TestSchedClip(t *testing.T) {
 			t.Fatal("no random run read z before it was written")
 		}
 	}
-	names := sched.Names(tr)
-	pos := sched.Positions(tr, pair)
-	var read, write sched.ClipStep
-	for i, e := range tr.Events {
-		site := tr.M.Site(e.Site)
-		if strings.HasSuffix(site.File, "fig1c.go") && site.Line == 5 && e.Op == trace.OpRead {
-			read = sched.ClipStep{G: names[e.G], Ev: pos[i], Kind: sched.KindRead, Site: "fig1c.go:5"}
-		}
-		if strings.HasSuffix(site.File, "fig1c.go") && site.Line == 7 && e.Op == trace.OpWrite {
-			write = sched.ClipStep{G: names[e.G], Ev: pos[i], Kind: sched.KindWrite, Site: "fig1c.go:7"}
-		}
-	}
+	read, write, _ := zAccesses(tr, pair, "fig1c.go")
 	if read.G != "g0.1" || write.G != "g0.2" {
-		t.Fatalf("read by %q, write by %q; want g0.1 and g0.2 (names %v)", read.G, write.G, names)
+		t.Fatalf("read by %q, write by %q; want g0.1 and g0.2 (names %v)", read.G, write.G, sched.Names(tr))
 	}
 	// The recorded schedule's points carry the same positions.
 	found := 0
@@ -636,43 +658,6 @@ func TestSchedClip(t *testing.T) {
 	}
 }
 
-// driftTraced is Figure 1's pair on z after a data-dependent prologue:
-// goroutine 1 writes a scratch slice n times (statement 1, not under
-// test) before its critical section and its read of z (5); goroutine 2
-// writes z (7).
-func driftTraced(base uint32, n int) (err1 bool) {
-	s := func(line int) uint32 { return base + uint32(line) - 1 }
-	var y, z int
-	scratch := make([]int, n)
-	var L sync.Mutex
-	var wg sync.WaitGroup
-	WaitGroupAdd(&wg, 2, s(14))
-	c1 := Fork(s(1))
-	go func() {
-		Begin(c1)
-		defer End(c1)
-		defer WaitGroupDone(&wg, s(1))
-		for i := range scratch {
-			*W(&scratch[i], s(1)) = i
-		}
-		MutexLock(&L, s(2))
-		*W(&y, s(3)) = 1
-		MutexUnlock(&L, s(4))
-		err1 = *R(&z, s(5)) == 1
-		c1.Ok()
-	}()
-	c2 := Fork(s(7))
-	go func() {
-		Begin(c2)
-		defer End(c2)
-		defer WaitGroupDone(&wg, s(7))
-		*W(&z, s(7)) = 1
-		c2.Ok()
-	}()
-	WaitGroupWait(&wg, s(14))
-	return
-}
-
 // TestSchedClipPlainDrift: a clip read off one run is followed in a run
 // whose goroutine records more plain accesses before the clip's events
 // (a loop over data that differs), because positions count only what
@@ -681,37 +666,17 @@ func driftTraced(base uint32, n int) (err1 bool) {
 // ERROR1 without a departure.
 func TestSchedClipPlainDrift(t *testing.T) {
 	pair := sched.SitePair{"drift.go:5", "drift.go:7"}
-	var lines []uint32
-	for l := 1; l <= 14; l++ {
-		lines = append(lines, uint32(l), 1, 0)
-	}
+	lines := lineSites(14)
 	run := func(s sched.Strategy, seed uint64, n int) (tr *trace.Trace, sch *sched.Schedule, e1 bool) {
 		tr = record(t, false, func(uint32) {
 			sch = controlled(t, s, "clip", seed, pair, func() {
-				e1 = driftTraced(RegisterFile("/src/drift.go", nil, lines), n)
+				e1, _ = figure1Traced(RegisterFile("/src/drift.go", nil, lines), n)
 			})
 		})
 		return tr, sch, e1
 	}
-	// find returns the read of z and the write, as clip steps, and the
-	// read's index among its goroutine's events.
-	find := func(tr *trace.Trace) (read, write sched.ClipStep, readIdx int) {
-		names, pos := sched.Names(tr), sched.Positions(tr, pair)
-		idx := map[trace.GID]int{}
-		for i, e := range tr.Events {
-			site := tr.M.Site(e.Site)
-			if strings.HasSuffix(site.File, "drift.go") && site.Line == 5 && e.Op == trace.OpRead {
-				read, readIdx = sched.ClipStep{G: names[e.G], Ev: pos[i], Kind: sched.KindRead, Site: "drift.go:5"}, idx[e.G]
-			}
-			if strings.HasSuffix(site.File, "drift.go") && site.Line == 7 && e.Op == trace.OpWrite {
-				write = sched.ClipStep{G: names[e.G], Ev: pos[i], Kind: sched.KindWrite, Site: "drift.go:7"}
-			}
-			idx[e.G]++
-		}
-		return read, write, readIdx
-	}
 	tr, _, _ := run(sched.NewRandom(1), 1, 2)
-	read, write, idx2 := find(tr)
+	read, write, idx2 := zAccesses(tr, pair, "drift.go")
 	if read.G != "g0.1" || write.G != "g0.2" {
 		t.Fatalf("read by %q, write by %q; want g0.1 and g0.2", read.G, write.G)
 	}
@@ -722,7 +687,7 @@ func TestSchedClipPlainDrift(t *testing.T) {
 		if d := sch.NotesOf("departure"); len(d) > 0 || !c.Done() || !e1 {
 			t.Errorf("seed %d: departures %v, clip done %v, ERROR1 %v", seed, d, c.Done(), e1)
 		}
-		r5, _, idx5 := find(tr5)
+		r5, _, idx5 := zAccesses(tr5, pair, "drift.go")
 		if idx5 != idx2+3 || r5.Ev != read.Ev {
 			t.Errorf("seed %d: the read's event index %d (recording %d), position %d (recording %d); want the index 3 later, the position equal", seed, idx5, idx2, r5.Ev, read.Ev)
 		}
