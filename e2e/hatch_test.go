@@ -10,8 +10,8 @@ import (
 // whose three predicted races are all real and one of them, run in the
 // order the recorded run did not show, reaches ERROR; and a flag protected
 // by a mutex (testdata/src/pecanflag), whose predicted race is false and
-// is pruned because the consumer departs from the clip. The same with the
-// predicted races of rdit and their witnesses.
+// is pruned because the consumer departs from the clip (the run is stopped
+// there). The same with the predicted races of rdit and their witnesses.
 
 // hatchResult mirrors racekit hatch's JSON (cmd/racekit.HatchResult).
 type hatchResult struct {
@@ -108,8 +108,8 @@ func TestHatchPrunesFalseRace(t *testing.T) {
 		}
 		for _, a := range res.Anomalies {
 			for _, run := range a.Runs {
-				if !strings.Contains(run.Reason, "departed") || run.Outcome != "none" {
-					t.Errorf("%s: %v seed %d: reason %q, outcome %s; want a departure and a normal end", from, a.Sites, run.Seed, run.Reason, run.Outcome)
+				if !strings.Contains(run.Reason, "departed") || run.Outcome != "stopped" {
+					t.Errorf("%s: %v seed %d: reason %q, outcome %s; want a departure, the run stopped there", from, a.Sites, run.Seed, run.Reason, run.Outcome)
 				}
 			}
 		}

@@ -16,6 +16,8 @@ package rt
 //	                                clip (lines "G EV [kind [file:line]]",
 //	                                sched.ClipStep; needs RACEKIT_TRACE)
 //	RACEKIT_SCHEDULE_OUT=FILE       record this run's schedule (sched.Schedule)
+//	RACEKIT_CLIP_STOP=1             clip: end the run at its first departure
+//	                                (exit status sched.DepartedExit)
 //	RACEKIT_SCHED_ESCAPE=DUR        see "Leaving control" (default 5ms)
 //	RACEKIT_SCHED_DEADLOCK=DUR      see "Deadlocks" (default 5s)
 //
@@ -174,6 +176,7 @@ type lockState struct {
 // schedT is the scheduler's state, under mu.
 type schedT struct {
 	mu        sync.Mutex
+	stopping  bool // a departure ends the run (clipStop)
 	strat     sched.Strategy
 	byGoid    map[uint64]*sg
 	all       []*sg
@@ -338,6 +341,7 @@ func readClip(path string) ([]sched.ClipStep, error) {
 func schedStart(strat sched.Strategy, mode string, seed uint64, pair sched.SitePair, out *os.File, escape, deadlock time.Duration) {
 	sc.mu.Lock()
 	sc.strat = strat
+	sc.stopping = false
 	sc.byGoid = map[uint64]*sg{}
 	sc.all, sc.roots, sc.running, sc.pending = nil, 0, nil, nil
 	sc.locks = map[uint64]*lockState{}
@@ -923,7 +927,18 @@ func schedNote(n sched.Note) {
 		sc.out.WriteString(sched.FormatNote(n))
 		sc.flushOut()
 	}
+	if n.Kind == "departure" && clipStop && !sc.stopping {
+		// Finish takes sc.mu (held here) to flush the schedule.
+		sc.stopping = true
+		go func() {
+			Finish()
+			schedExit(sched.DepartedExit)
+		}()
+	}
 }
+
+// clipStop is RACEKIT_CLIP_STOP: a clip run ends at its first departure.
+var clipStop = os.Getenv("RACEKIT_CLIP_STOP") == "1"
 
 func schedFlushSoon() {
 	if sc.out != nil && sc.out.Buffered() > 32<<10 {

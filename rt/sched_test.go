@@ -350,6 +350,41 @@ func TestSchedFinishFlushes(t *testing.T) {
 	}
 }
 
+// With RACEKIT_CLIP_STOP a clip run ends at its first departure, with
+// the departure in its schedule and exit status sched.DepartedExit: here
+// the run records no trace, so the clip's positions are unknown.
+func TestSchedClipStop(t *testing.T) {
+	base := schedFileSites("/src/stop.go", 2)
+	exited := make(chan int, 1)
+	schedExit = func(code int) { exited <- code }
+	clipStop = true
+	defer func() { schedExit, clipStop = os.Exit, false }()
+	path := filepath.Join(t.TempDir(), "s.txt")
+	f, _ := os.Create(path)
+	defer f.Close()
+	c := sched.NewClip([]sched.ClipStep{{G: "g0", Ev: 1}}, 1)
+	schedStart(c, "clip", 1, sched.SitePair{}, f, 50*time.Millisecond, time.Second)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		goCtl(base, &wg, func() {})
+		waitCtl(&wg, base+1)
+	}()
+	select {
+	case code := <-exited:
+		if code != sched.DepartedExit {
+			t.Errorf("exit status %d, want %d", code, sched.DepartedExit)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run did not stop at its departure")
+	}
+	schedStop()
+	data, _ := os.ReadFile(path)
+	if !strings.Contains(string(data), "note\tdeparture\t") {
+		t.Errorf("no departure in the schedule:\n%s", data)
+	}
+}
+
 // TestSchedDeadlock: a lock-order deadlock is reported with each
 // goroutine's blocked operation.
 func TestSchedDeadlock(t *testing.T) {

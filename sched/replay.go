@@ -74,7 +74,7 @@ func FormatHeader(strategy string, seed uint64, pair string) string {
 }
 
 // FormatStep returns the line of one step (tab-separated, so that sites
-// may hold spaces): goroutine, point index, kind, site, event index, and
+// may hold spaces): goroutine, point index, kind, site, position (Ev), and
 // object in hex.
 func FormatStep(p Point) string {
 	return "step\t" + p.G + "\t" + strconv.Itoa(p.N) + "\t" + p.Kind.String() + "\t" + p.Site +

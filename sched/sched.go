@@ -151,6 +151,13 @@ type Parker interface {
 	Parked(g string) bool
 }
 
+// DepartedExit is the exit status of a clip run that rt stopped at its
+// first departure (RACEKIT_CLIP_STOP): the run has answered its question
+// (the clip cannot be followed), and what the program does afterwards, at
+// random, says nothing about the anomaly. (A deadlock rt breaks exits with
+// status 3.)
+const DepartedExit = 4
+
 // Note is something a strategy observed: a race created, a divergence
 // from a schedule, a postponed goroutine released.
 type Note struct {

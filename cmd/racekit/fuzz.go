@@ -115,7 +115,7 @@ type fuzzRun struct {
 	Seed       uint64
 	Created    bool
 	Resolution string // "A before B" (sites), "" if no race was created
-	Outcome    string // "none", "panic", "test failure", "deadlock", "timeout", "exit N"
+	Outcome    string // "none", "panic", "test failure", "deadlock", "timeout", "stopped" (hatch: at a departure), "exit N"
 	Detail     string
 	Escapes    int
 	Steps      int
@@ -839,6 +839,8 @@ func classify(timedOut bool, code int, out string, s *sched.Schedule) (string, s
 	switch {
 	case timedOut:
 		return "timeout", ""
+	case len(s.NotesOf("departure")) > 0 && code == sched.DepartedExit:
+		return "stopped", "at its first departure from the clip"
 	case len(s.NotesOf("deadlock")) > 0 && code == 3:
 		return "deadlock", strings.Join(s.NotesOf("deadlock"), "; ")
 	case strings.Contains(out, "fatal error: all goroutines are asleep"):

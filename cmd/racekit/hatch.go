@@ -52,7 +52,8 @@ do not move them. Those accesses must still be recorded alike: hatch
 records without rt's deduplication of repeated accesses (whose effect
 depends on timing); give --dedup for a --trace recorded with it (racekit
 test's default), and never a trace recorded with --sample or --filter.
-A run that departs from its clip is pruned at once and goes on at random.
+A run that departs from its clip is pruned and stopped there (outcome
+"stopped").
 Functions marked //racekit:atomic are atomic regions (as in racekit
 anomalies). A run is deterministic as long as no goroutine leaves the
 scheduler's control (see racekit fuzz).
@@ -114,7 +115,7 @@ type HatchRun struct {
 	Seed      uint64  `json:"seed"`
 	Confirmed bool    `json:"confirmed"`
 	Reason    string  `json:"reason,omitempty"` // why it was not confirmed
-	Outcome   string  `json:"outcome"`          // none, panic, test failure, deadlock, timeout, exit N
+	Outcome   string  `json:"outcome"`          // none, panic, test failure, deadlock, timeout, stopped (at a departure), exit N
 	Detail    string  `json:"detail,omitempty"`
 	Steps     int     `json:"steps"`
 	Seconds   float64 `json:"seconds"`
@@ -667,6 +668,7 @@ func hatchOne(t *fuzzTarget, testArgs []string, cd *hatchCand, seed uint64, pref
 		"RACEKIT_SEED=" + strconv.FormatUint(seed, 10),
 		"RACEKIT_SCHEDULE_IN=" + clipPath,
 		"RACEKIT_PAIR_FILE=" + pairPath,
+		"RACEKIT_CLIP_STOP=1",
 		"RACEKIT_TRACE=" + prefix + ".rkt",
 		dedupEnv(),
 	}, prefix+".sched", *hatchTimeout, nil)
