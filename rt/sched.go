@@ -1000,8 +1000,13 @@ func schedMonitor(kick, stop chan struct{}) {
 		if g := sc.running; g != nil && now.Sub(g.since) > sc.escape {
 			if schedArriving.Load() > 0 {
 				g.since = now // someone (the holder, most likely) waits for sc.mu on its way into a point
-			} else if st := goroutineStatus(g.goid); holderBusy(st) {
+			} else if st := holderStatus(g.goid); holderBusy(st) {
 				g.since = now // still working: keep the token
+			} else if st != "" && schedArriving.Load() > 0 {
+				// It reached its next point while the stack was read (slow
+				// on a loaded machine) and waits for sc.mu, which the
+				// monitor holds: arriving, not blocked where rt cannot see.
+				g.since = now
 			} else if st == "" {
 				// It returned into untraced code and ended (a test function
 				// returning to the testing framework): nothing to replay.
@@ -1108,6 +1113,10 @@ func holderBusy(st string) bool {
 	}
 	return strings.HasPrefix(st, "GC ")
 }
+
+// holderStatus is goroutineStatus for the monitor's look at the holder
+// (a test makes the holder arrive while it looks).
+var holderStatus = goroutineStatus
 
 // goroutineStatus returns the Go runtime's status of goroutine id ("running",
 // "chan receive", ...), "" if it does not exist.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -308,6 +309,42 @@ func TestSchedArrivingIsNotEscape(t *testing.T) {
 	})
 	if e := sch.NotesOf("escape"); len(e) > 0 {
 		t.Errorf("a holder arriving at a point was taken for escaped: %v", e)
+	}
+}
+
+// The holder may reach its next point while the monitor reads the stacks
+// (with sc.mu held): it then shows as blocked in sync.Mutex.Lock, and was
+// let out of control ("left control (sync.Mutex.Lock)" in buggyprogram's
+// runs on a loaded machine), so its replays differed. Here the status
+// reader makes the holder arrive while it looks.
+func TestSchedArrivingDuringStatusIsNotEscape(t *testing.T) {
+	base := schedFileSites("/src/arrive2.go", 4)
+	proceed := make(chan struct{})
+	var once sync.Once
+	holderStatus = func(id uint64) string {
+		st := "sync.Mutex.Lock"
+		once.Do(func() {
+			close(proceed)
+			for schedArriving.Load() == 0 {
+				runtime.Gosched()
+			}
+		})
+		return st
+	}
+	defer func() { holderStatus = goroutineStatus }()
+	sch := controlled(t, sched.NewRandom(1), "random", 1, sched.SitePair{}, func() {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		var m sync.Mutex
+		goCtl(base, &wg, func() {
+			lockCtl(&m, base+1)
+			<-proceed // holds the token until the monitor looks
+			unlockCtl(&m, base+2)
+		})
+		waitCtl(&wg, base+3)
+	})
+	if e := sch.NotesOf("escape"); len(e) > 0 {
+		t.Errorf("a holder arriving while its status was read was taken for escaped: %v", e)
 	}
 }
 
