@@ -197,3 +197,24 @@ func TestFuzzFigure2(t *testing.T) {
 		})
 	}
 }
+
+// TestFuzzTimeout: a race that only a timeout shows (testdata/src/
+// rftimeout) is created, with no goroutine leaving control, and every
+// outcome replays exactly: timers, sleeps and the clock run on rt's
+// virtual clock, whose timers fire when the seed says. (Before, a select
+// waiting for a real timer left control, and its runs did not replay.)
+func TestFuzzTimeout(t *testing.T) {
+	const runs = 10
+	file := "rftimeout/timeout.go"
+	pair := markedLine(t, file, 1) + "~" + markedLine(t, file, 2)
+	keep := t.TempDir()
+	ps := fuzz(t, "./rftimeout", []string{pair}, runs, keep)
+	if len(ps) != 1 {
+		t.Fatalf("%d pairs", len(ps))
+	}
+	p := ps[0]
+	if !p.Real || p.Escapes != 0 {
+		t.Errorf("real %v (created %d of %d runs), escapes %d; want real, none", p.Real, p.Created, runs, p.Escapes)
+	}
+	checkReplays(t, "./rftimeout", 1, p, keep)
+}

@@ -41,6 +41,10 @@ var methodHooks = map[string]hook{
 
 	"sync.Once.Do": {name: "OnceDo"},
 
+	// Timers run on rt's virtual clock under its controlled scheduler.
+	"time.Timer.Stop":  {name: "TimerStop"},
+	"time.Timer.Reset": {name: "TimerReset"},
+
 	"sync.Cond.Wait":      {name: "CondWait"},
 	"sync.Cond.Signal":    {name: "CondSignal"},
 	"sync.Cond.Broadcast": {name: "CondBroadcast"},
@@ -75,6 +79,12 @@ var funcHooks = map[string]hook{
 	"os/signal.Notify":  {name: "SignalNotify", noSite: true},
 	"sync.OnceFunc":     {name: "OnceFunc"},
 	"time.AfterFunc":    {name: "AfterFunc"},
+	"time.Sleep":        {name: "Sleep"},
+	"time.NewTimer":     {name: "NewTimer"},
+	"time.After":        {name: "After"},
+	"time.Now":          {name: "Now", noSite: true},
+	"time.Since":        {name: "Since", noSite: true},
+	"time.Until":        {name: "Until", noSite: true},
 	"context.AfterFunc": {name: "ContextAfterFunc"},
 	"sync.OnceValue":    {name: "OnceValue"},
 	"sync.OnceValues":   {name: "OnceValues"},

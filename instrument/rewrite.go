@@ -227,6 +227,7 @@ var keepImport = map[string]string{
 	"os/signal":   "Notify",
 	"testing":     "Short",
 	"log":         "Fatal",
+	"time":        "Now",
 }
 
 // gotoTargets returns the labels some goto jumps to: statements they label
@@ -1047,6 +1048,21 @@ func (r *rewriter) selectStmt(x *ast.SelectStmt, label *ast.LabeledStmt) {
 			g.lit(rtAlias + ".RecvPre(" + k.ch + ", " + k.site + "); ")
 		}
 	}
+	// Under rt's controlled scheduler, SelectWait decides which case
+	// proceeds (or parks the goroutine): the others' channels become nil.
+	def := "false"
+	if nch < len(cases) {
+		def = "true"
+	}
+	pick := r.tmp()
+	g.lit(pick + " := " + rtAlias + ".SelectWait(" + def + "); ")
+	ci := 0
+	for _, k := range cases {
+		if k.ch != "" {
+			g.lit(k.ch + " = " + rtAlias + ".SelectCase(" + k.ch + ", " + strconv.Itoa(ci) + ", " + pick + "); ")
+			ci++
+		}
+	}
 	g.lit(r.labelText(label))
 	slo, _ := r.span(x)
 	blo, _ := r.span(x.Body)
@@ -1770,7 +1786,8 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		}()
 	}
 	var pre string // an event recorded before the call
-	if fn != nil && (timerCalls[funcKey(fn)] || timerCalls[methodKey(fn)]) {
+	if fn != nil && (timerCalls[methodKey(fn)] || methodKey(fn) == "" && timerCalls[funcKey(fn)]) {
+		// (funcKey names a method too: time.Time.After is not time.After.)
 		pre = "Timer"
 	}
 	write, read := ioKind(fn)

@@ -47,13 +47,35 @@ func SendPre(c any, site uint32) {
 // case may not be chosen, so the channel is read only by SelectSendPost.
 func SelectSendPre(c any, site uint32) {
 	if ctl { // controlled mode (sched.go)
-		ctlSelect(c, site)
+		ctlSelect(c, site, true)
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
 			emit(trace.OpSyncRelease, 0, site, a)
 		}
 	}
+}
+
+// SelectWait is called after a select's cases were announced (RecvPre,
+// SelectSendPre) and before the select; def tells whether it has a
+// default. In controlled mode it decides which case proceeds (sched.go's
+// ctlSelectWait), or parks the goroutine when none can: the result is
+// passed to SelectCase for each case. Otherwise it returns -1.
+func SelectWait(def bool) int {
+	if ctl { // controlled mode (sched.go)
+		return ctlSelectWait(def)
+	}
+	return -1
+}
+
+// SelectCase is the channel of case i of a select: nil (a case that
+// cannot proceed) unless SelectWait chose i or let the select choose (-1).
+func SelectCase[C any](c C, i, chosen int) C {
+	if chosen != -1 && chosen != i {
+		var none C
+		return none
+	}
+	return c
 }
 
 // SelectSendPost is recorded when a select's send case on c was chosen.
@@ -85,7 +107,7 @@ func SendPost(c any, site uint32) {
 // receive case on c).
 func RecvPre(c any, site uint32) {
 	if ctl { // controlled mode (sched.go)
-		ctlSelect(c, site) // a select case; Recv made its own point
+		ctlSelect(c, site, false) // a select case; Recv made its own point
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {

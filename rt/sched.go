@@ -20,6 +20,8 @@ package rt
 //	                                (exit status sched.DepartedExit)
 //	RACEKIT_SCHED_ESCAPE=DUR        see "Leaving control" (default 5ms)
 //	RACEKIT_SCHED_DEADLOCK=DUR      see "Deadlocks" (default 5s)
+//	RACEKIT_SCHED_TICK=DUR          virtual time per scheduling step (default 10µs; vtime.go)
+//	RACEKIT_SCHED_TIME=real         keep real timers and clock under control
 //
 // # The token
 //
@@ -52,13 +54,25 @@ package rt
 // it (a send to a parked receiver, a receive from a parked sender, a close,
 // a Signal once the lock is free) makes the parked goroutine "expected",
 // and the next choice waits until it is back at its resume point (the hook
-// after the operation). Select cases, TryLock and the sync.OnceFunc family
-// are not modelled: a select that blocks leaves control (below).
+// after the operation). A select announces its cases (one point each) and
+// then asks SelectWait: of the cases that can proceed, the run's seeded
+// generator picks one and the others' channels are made nil for this
+// select (the Go runtime would pick with its own random source); with
+// none, the default is taken, or the goroutine parks on all its cases like
+// a blocking channel operation. TryLock and the sync.OnceFunc family are
+// not modelled.
+//
+// # Time
+//
+// Timers, sleeps and the clock of instrumented code run on a virtual
+// clock (vtime.go) in every mode but clip: a timer's firing is a choice
+// of the strategy, so a run's timeouts are decided by its seed.
 //
 // # Leaving control
 //
-// A goroutine may block where rt cannot see it: I/O, timers, sleep,
-// syscalls, a select, a lock held by untraced code; or it may return into
+// A goroutine may block where rt cannot see it: I/O, real timers, syscalls,
+// a select on a channel untraced code feeds, a lock held by untraced code,
+// a sleep in untraced code; or it may return into
 // untraced code (a test function returning to the testing framework). When
 // the holder has not reached its next point RACEKIT_SCHED_ESCAPE after it
 // was chosen, the monitor looks at its state in the Go runtime (one
@@ -72,9 +86,9 @@ package rt
 // before its first point, a test function without synchronization; and a
 // Parker strategy is told when the goroutine it waits for is parked inside
 // its last point's operation. A free goroutine rejoins at its next
-// scheduling point. A goroutine that started a timer (time.After,
-// NewTimer, a context deadline) and then reaches a select leaves control
-// at once: the select may wait for the timer, in real time. A run in which a goroutine left control this way may
+// scheduling point. A goroutine that started a real timer (a ticker, a
+// context deadline; any timer in a clip run) and then reaches a select
+// leaves control at once: the select may wait for the timer, in real time. A run in which a goroutine left control this way may
 // not replay exactly: when it rejoins depends on time, not on the seed.
 // The schedule file notes each such escape.
 //
@@ -115,6 +129,7 @@ package rt
 import (
 	"bufio"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"reflect"
 	"runtime"
@@ -164,8 +179,25 @@ type sg struct {
 	parkKind sched.Kind
 	parkSeq  int
 	woken    bool // a parked Cond waiter that was signalled
-	timer    bool // started a timer: its next select may wait for it
-	skipSel  bool // the next select point is the receive's own (Recv calls RecvPre)
+	// A Cond waiter whose Wait rt carries out itself (ctlCondWait): it
+	// waits on cond for its signal and then takes the lock at a point.
+	condEmu bool
+	cond    chan struct{}
+	timer   bool // started a timer: its next select may wait for it
+	skipSel bool // the next select point is the receive's own (Recv calls RecvPre)
+	// The cases of the select it is in (announced by RecvPre and
+	// SelectSendPre), kept while it is parked in it.
+	sel []selCase
+	// Parked behind these goroutines (their goids) on the same channel:
+	// it enters the operation once they are blocked in it (schedQueue).
+	behind []uint64
+}
+
+// selCase is one channel case of a select.
+type selCase struct {
+	obj  uint64 // the channel, 0 for nil
+	ch   any
+	send bool
 }
 
 type lockState struct {
@@ -200,6 +232,9 @@ type schedT struct {
 	kick      chan struct{}
 	stop      chan struct{}
 
+	vc  vclock     // virtual time (vtime.go)
+	rng *rand.Rand // which of a select's ready cases proceeds
+
 	// Sites: names and pair membership by site ID (copy on write).
 	sites  atomic.Pointer[[]schedSite]
 	pair   sched.SitePair
@@ -219,6 +254,7 @@ const (
 	panicHold     = 3 * time.Second
 	wantTimeout   = time.Second
 	goneEvery     = 10 * time.Millisecond // schedGone reads every goroutine's stack
+	queueWait     = 100 * time.Millisecond
 	pollEvery     = time.Millisecond
 )
 
@@ -290,6 +326,7 @@ func init() {
 		probeGoid()
 	}
 	schedStart(strat, mode, seed, pair, out, envDuration("RACEKIT_SCHED_ESCAPE", 5*time.Millisecond), envDuration("RACEKIT_SCHED_DEADLOCK", 5*time.Second))
+	vclockFromEnv(mode)
 }
 
 func envDuration(name string, def time.Duration) time.Duration {
@@ -351,6 +388,7 @@ func schedStart(strat sched.Strategy, mode string, seed uint64, pair sched.SiteP
 	sc.escape, sc.deadlock = escape, deadlock
 	sc.stuck, sc.want, sc.wantName, sc.hold = time.Time{}, time.Time{}, "", time.Time{}
 	sc.pair = pair
+	sc.rng = rand.New(rand.NewPCG(seed, 0x5e1ec7))
 	sc.outFile, sc.out = out, nil
 	if out != nil {
 		sc.out = bufio.NewWriter(out)
@@ -487,6 +525,38 @@ func schedPoint(k sched.Kind, obj uint64, p unsafe.Pointer, site uint32, ch any)
 	schedArrive(g)
 	sc.mu.Unlock()
 	<-g.wake
+	if g.behind != nil {
+		schedQueue(g.behind)
+		g.behind = nil
+	}
+}
+
+// schedQueue waits until the goroutines ids are blocked in their channel
+// operations (or gone), for at most queueWait. The Go runtime wakes a
+// channel's waiters in the order they blocked, and rt expects them in the
+// order it parked them: two goroutines parked on one channel one right
+// after the other would otherwise race into the channel's queue, and a
+// send would wake the one rt did not expect ("did not arrive").
+func schedQueue(ids []uint64) {
+	for start := time.Now(); time.Since(start) < queueWait; time.Sleep(20 * time.Microsecond) {
+		st := goroutineStatuses()
+		all := true
+		for _, id := range ids {
+			if s, ok := st[id]; ok && !blockedInChan(s) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return
+		}
+	}
+}
+
+// blockedInChan reports whether a goroutine's status says it is blocked in
+// a channel operation or a select.
+func blockedInChan(st string) bool {
+	return strings.HasPrefix(st, "chan ") || strings.HasPrefix(st, "select")
 }
 
 // schedEv is the position of the current goroutine's next event in the
@@ -537,12 +607,13 @@ func schedResume(site uint32) {
 	wasCond := g.parkKind == sched.KindCondWait && g.park != 0
 	lock := g.lock
 	g.park, g.parkKind = 0, 0
-	if wasCond && lock != 0 {
+	if wasCond && lock != 0 && !g.condEmu {
 		// Cond.Wait returned holding its lock again.
 		lockOf(lock).writer = g
 	}
+	g.condEmu = false
 	g.pt = sched.Point{G: g.name, N: g.n, Kind: sched.KindResume, Site: siteOf(site).name, Ev: schedEv()}
-	g.ch = nil
+	g.ch, g.sel = nil, nil
 	g.n++
 	schedArrive(g)
 	sc.mu.Unlock()
@@ -685,15 +756,26 @@ func schedDispatch() {
 				w = append(w, g)
 			}
 		}
-		if len(w) == 0 {
-			return
-		}
 		pts := make([]sched.Point, len(w))
 		any := false
 		for i, g := range w {
 			pts[i] = g.pt
 			pts[i].Enabled = enabled(g)
 			any = any || pts[i].Enabled
+		}
+		vt := vNext(any)
+		if vt != nil {
+			// The timer takes part in the choice as one more goroutine.
+			pts = append(pts, vPoint(vt))
+			w = append(w, nil)
+			any = true
+		}
+		if len(w) == 0 {
+			if vtime && len(sc.vc.pending) > 0 && sc.stuck.IsZero() {
+				sc.stuck = time.Now() // vNext's grace counts from here
+				schedKick()
+			}
+			return
 		}
 		if !any {
 			if sc.stuck.IsZero() {
@@ -703,7 +785,7 @@ func schedDispatch() {
 			return
 		}
 		if wa, ok := sc.strat.(sched.Wanter); ok {
-			if name := wa.Want(); name != "" && name != sc.wantName {
+			if name := wa.Want(); name != "" && name != sc.wantName && name != sched.TimerG {
 				// A root not seen yet is coming: the program's goroutines
 				// that untraced code starts reach their first point at
 				// times the schedule does not decide. (A child not forked
@@ -763,17 +845,22 @@ func schedDispatch() {
 			}
 		}
 		g := w[i]
-		if g.name == sc.wantName {
-			sc.wantName = ""
-		}
 		sc.steps++
+		sc.vc.now += sc.vc.tick
 		if sc.out != nil {
-			sc.out.WriteString(sched.FormatStep(g.pt))
+			sc.out.WriteString(sched.FormatStep(pts[i]))
 		}
 		if n, ok := sc.strat.(sched.Noter); ok {
 			for _, note := range n.Notes() {
 				schedNote(note)
 			}
+		}
+		if g == nil {
+			vFire(vt)
+			continue
+		}
+		if g.name == sc.wantName {
+			sc.wantName = ""
 		}
 		g.state = sRunning
 		g.since = time.Now()
@@ -824,7 +911,7 @@ func schedEffects(g *sg) {
 		}
 	case sched.KindSend:
 		schedChanOp(g, true)
-	case sched.KindRecv:
+	case sched.KindRecv, sched.KindSleep:
 		schedChanOp(g, false)
 	case sched.KindClose:
 		sc.closed[p.Obj] = true
@@ -843,7 +930,13 @@ func schedEffects(g *sg) {
 				continue
 			}
 			o.woken = true
-			if l := sc.locks[o.lock]; o.lock == 0 || l == nil || l.writer == nil {
+			if o.condEmu {
+				schedExpect(o)
+				select {
+				case o.cond <- struct{}{}:
+				default:
+				}
+			} else if l := sc.locks[o.lock]; o.lock == 0 || l == nil || l.writer == nil {
 				schedExpect(o)
 			}
 			if p.Kind == sched.KindSignal {
@@ -857,7 +950,7 @@ func schedEffects(g *sg) {
 // take it now and return from Wait.
 func schedWakeCond(lock uint64) {
 	for _, o := range sc.all {
-		if o.state == sParked && o.parkKind == sched.KindCondWait && o.woken && o.lock == lock {
+		if o.state == sParked && o.parkKind == sched.KindCondWait && o.woken && o.lock == lock && !o.condEmu {
 			schedExpect(o)
 			return
 		}
@@ -896,7 +989,7 @@ func schedChanOp(g *sg, send bool) {
 func schedParked(obj uint64, k sched.Kind) []*sg {
 	var out []*sg
 	for _, o := range sc.all {
-		if o.state == sParked && o.park == obj && o.parkKind == k {
+		if parkedOn(o, obj, k) {
 			out = append(out, o)
 		}
 	}
@@ -904,8 +997,56 @@ func schedParked(obj uint64, k sched.Kind) []*sg {
 	return out
 }
 
+// schedQueued reports whether o, parked, waits in a queue that g, about to
+// park in an operation of kind k on obj (a select: on its cases), joins
+// behind it.
+func schedQueued(o, g *sg, obj uint64, k sched.Kind) bool {
+	if o.state != sParked || k == sched.KindCondWait {
+		return false
+	}
+	if k == sched.KindSelect {
+		for _, c := range g.sel {
+			if c.obj != 0 && (parkedOn(o, c.obj, sched.KindRecv) && !c.send || parkedOn(o, c.obj, sched.KindSend) && c.send) {
+				return true
+			}
+		}
+		return false
+	}
+	if k == sched.KindSleep {
+		return false // its own timer's channel
+	}
+	return obj != 0 && parkedOn(o, obj, k)
+}
+
+// parkedOn reports whether o is parked in an operation of kind k on obj:
+// for KindRecv and KindSend, also in a Sleep (a receive from its timer)
+// or a select with such a case.
+func parkedOn(o *sg, obj uint64, k sched.Kind) bool {
+	if o.state != sParked {
+		return false
+	}
+	switch o.parkKind {
+	case sched.KindSelect:
+		for _, c := range o.sel {
+			if c.obj == obj && c.send == (k == sched.KindSend) && (k == sched.KindSend || k == sched.KindRecv) {
+				return true
+			}
+		}
+		return false
+	case sched.KindSleep:
+		return k == sched.KindRecv && o.park == obj
+	}
+	return o.park == obj && o.parkKind == k
+}
+
 // schedPark makes g leave the token: it is about to block on obj.
 func schedPark(g *sg, obj uint64, k sched.Kind) {
+	g.behind = nil
+	for _, o := range sc.all {
+		if o != g && o.goid != 0 && schedQueued(o, g, obj, k) {
+			g.behind = append(g.behind, o.goid)
+		}
+	}
 	g.state = sParked
 	g.park, g.parkKind = obj, k
 	sc.parkSeq++
@@ -1118,32 +1259,51 @@ func holderBusy(st string) bool {
 // (a test makes the holder arrive while it looks).
 var holderStatus = goroutineStatus
 
-// goroutineStatus returns the Go runtime's status of goroutine id ("running",
-// "chan receive", ...), "" if it does not exist.
-func goroutineStatus(id uint64) string {
+// goroutineStatuses returns the Go runtime's status of every goroutine,
+// by goid.
+func goroutineStatuses() map[uint64]string {
+	m := map[uint64]string{}
+	for _, line := range strings.Split(string(allStacks()), "\n") {
+		rest, ok := strings.CutPrefix(line, "goroutine ")
+		if !ok {
+			continue
+		}
+		i := strings.Index(rest, " [")
+		if i < 0 {
+			continue
+		}
+		id, err := strconv.ParseUint(rest[:i], 10, 64)
+		if err != nil {
+			continue
+		}
+		st := rest[i+2:]
+		if j := strings.IndexAny(st, ",]"); j >= 0 {
+			st = st[:j]
+		}
+		m[id] = st
+	}
+	return m
+}
+
+// allStacks is runtime.Stack of all goroutines.
+func allStacks() []byte {
 	buf := make([]byte, 1<<16)
 	for {
 		n := runtime.Stack(buf, true)
 		if n < len(buf) {
-			buf = buf[:n]
-			break
+			return buf[:n]
 		}
 		if len(buf) >= 64<<20 {
-			break
+			return buf
 		}
 		buf = make([]byte, 2*len(buf))
 	}
-	prefix := "goroutine " + strconv.FormatUint(id, 10) + " ["
-	for _, line := range strings.Split(string(buf), "\n") {
-		if strings.HasPrefix(line, prefix) {
-			st := line[len(prefix):]
-			if i := strings.IndexAny(st, ",]"); i >= 0 {
-				st = st[:i]
-			}
-			return st
-		}
-	}
-	return ""
+}
+
+// goroutineStatus returns the Go runtime's status of goroutine id ("running",
+// "chan receive", ...), "" if it does not exist.
+func goroutineStatus(id uint64) string {
+	return goroutineStatuses()[id]
 }
 
 // schedDeadlock reports a deadlock (Algorithm 1, line 31) and exits with
@@ -1218,18 +1378,139 @@ func ctlTimer() {
 }
 
 // ctlCondWait is the point before c.Wait: Wait unlocks c.L (when rt knows
-// the lock) and parks until a Signal or Broadcast.
-func ctlCondWait(c *sync.Cond, site uint32) {
+// the lock) and parks until a Signal or Broadcast. When c.L is a mutex rt
+// knows, rt carries the Wait out itself (emulated true: the caller then
+// calls ctlCondWake instead of c.Wait): it unlocks c.L before the point,
+// waits for rt's signal, and takes c.L again at a Lock point. Inside
+// c.Wait, every waiter a Broadcast woke would race for c.L where rt
+// cannot see it, and the Go mutex, not the seed, would decide the order
+// (jobsys's queue: "did not arrive", "left control (sync.Mutex.Lock)").
+// Only the Signal and Broadcast of instrumented code wake such a waiter.
+func ctlCondWait(c *sync.Cond, site uint32) (emulated bool) {
+	lk := lockerObj(c.L)
 	schedLock()
 	if ctl {
-		schedSelf().lock = uint64(uintptr(lockerObj(c.L)))
+		g := schedSelf()
+		g.lock = uint64(uintptr(lk))
+		emulated = lk != nil
+		g.condEmu = emulated
+		if emulated && g.cond == nil {
+			g.cond = make(chan struct{}, 1)
+		}
 	}
 	sc.mu.Unlock()
+	if emulated {
+		c.L.Unlock()
+	}
 	schedPoint(sched.KindCondWait, uint64(uintptr(unsafe.Pointer(c))), nil, site, nil)
+	return emulated
+}
+
+// ctlCondWake is the rest of an emulated c.Wait: it waits for the
+// signal, rejoins at a resume point and locks c.L at a Lock point.
+func ctlCondWake(c *sync.Cond, site uint32) {
+	schedLock()
+	g := sc.byGoid[goid()]
+	sc.mu.Unlock()
+	if g != nil && ctl {
+		<-g.cond
+		schedResume(site)
+	}
+	ctlLock(lockerObj(c.L), site)
+	c.L.Lock()
 }
 
 // Channel operations: c is the channel (in an interface).
-func ctlSend(c any, site uint32)   { schedPoint(sched.KindSend, chanAddr(c), nil, site, c) }
-func ctlRecv(c any, site uint32)   { schedPoint(sched.KindRecv, chanAddr(c), nil, site, c) }
-func ctlClose(c any, site uint32)  { schedPoint(sched.KindClose, chanAddr(c), nil, site, c) }
-func ctlSelect(c any, site uint32) { schedPoint(sched.KindSelect, chanAddr(c), nil, site, c) }
+func ctlSend(c any, site uint32)  { schedPoint(sched.KindSend, chanAddr(c), nil, site, c) }
+func ctlRecv(c any, site uint32)  { schedPoint(sched.KindRecv, chanAddr(c), nil, site, c) }
+func ctlClose(c any, site uint32) { schedPoint(sched.KindClose, chanAddr(c), nil, site, c) }
+
+// ctlSelect is the point before a select case on c (a send case if send):
+// the case is noted for SelectWait, unless it is the receive's own (Recv
+// calls RecvPre).
+func ctlSelect(c any, site uint32, send bool) {
+	schedLock()
+	if ctl {
+		if g := schedSelf(); !g.skipSel {
+			g.sel = append(g.sel, selCase{obj: chanAddr(c), ch: c, send: send})
+		}
+	}
+	sc.mu.Unlock()
+	schedPoint(sched.KindSelect, chanAddr(c), nil, site, c)
+}
+
+// ctlSelectWait decides a select whose cases were announced: it returns
+// the index of the one case that proceeds (its cases are numbered in
+// order, default excluded; SelectCase leaves only that one channel), -2
+// for the default, or -1 to let the select choose (the goroutine does not
+// hold the token, or no case can proceed and it parks until an operation
+// on one of them makes it expected, as a blocking channel operation
+// does). The Go runtime would choose among ready cases with its own
+// random source; here the run's seeded one does.
+func ctlSelectWait(def bool) int {
+	schedLock()
+	g := sc.byGoid[goid()]
+	if !ctl || g == nil {
+		sc.mu.Unlock()
+		return -1
+	}
+	i, behind := selectDecide(g, def)
+	sc.mu.Unlock()
+	if behind != nil {
+		schedQueue(behind)
+	}
+	return i
+}
+
+// selectDecide is ctlSelectWait's decision; behind is what g, parked,
+// waits for before it enters the select (schedQueue). sc.mu is held.
+func selectDecide(g *sg, def bool) (int, []uint64) {
+	cases := g.sel
+	if g.state != sRunning || len(cases) == 0 {
+		g.sel = nil
+		return -1, nil
+	}
+	var ready []int
+	for i, c := range cases {
+		if caseReady(c) {
+			ready = append(ready, i)
+		}
+	}
+	if len(ready) == 0 {
+		if def {
+			g.sel = nil
+			return -2, nil
+		}
+		schedPark(g, 0, sched.KindSelect)
+		behind := g.behind
+		g.behind = nil
+		schedDispatch()
+		return -1, behind
+	}
+	i := ready[0]
+	if len(ready) > 1 {
+		i = ready[sc.rng.IntN(len(ready))]
+	}
+	g.sel = nil
+	// The case proceeds as the channel operation would (a parked partner
+	// is let in).
+	c := cases[i]
+	g.pt.Obj, g.ch = c.obj, c.ch
+	schedChanOp(g, c.send)
+	return i, nil
+}
+
+// caseReady reports whether a select case can proceed now. sc.mu is held.
+func caseReady(c selCase) bool {
+	if c.obj == 0 {
+		return false // a nil channel
+	}
+	if sc.closed[c.obj] {
+		return true
+	}
+	v := reflect.ValueOf(c.ch)
+	if c.send {
+		return v.Len() < v.Cap() || len(schedParked(c.obj, sched.KindRecv)) > 0
+	}
+	return v.Len() > 0 || len(schedParked(c.obj, sched.KindSend)) > 0
+}

@@ -316,17 +316,22 @@ func OnceValues[T1, T2 any](f func() (T1, T2), site uint32) func() (T1, T2) {
 // returns, and a Signal or Broadcast recorded before it returns is ordered
 // before it.
 func CondWait(c *sync.Cond, site uint32) {
+	emulated := false
 	if ctl { // controlled mode (sched.go)
-		ctlCondWait(c, site)
+		emulated = ctlCondWait(c, site)
 	}
 	l := lockerObj(c.L)
 	if l != nil {
 		release(l, false, site)
 	}
 	parkCur()
-	c.Wait()
-	if ctl {
-		ctlResume(site) // controlled mode (sched.go)
+	if emulated {
+		ctlCondWake(c, site)
+	} else {
+		c.Wait()
+		if ctl {
+			ctlResume(site) // controlled mode (sched.go)
+		}
 	}
 	rcv(unsafe.Pointer(c), site)
 	if l != nil {
@@ -569,6 +574,12 @@ func TimerStart(site uint32) {
 	if ctl {
 		ctlTimer() // controlled mode (sched.go)
 	}
+	timerEvent(site)
+}
+
+// timerEvent records a timer's start, reset or stop (TimerStart without
+// its controlled-mode part: a virtual timer, vtime.go).
+func timerEvent(site uint32) {
 	if on {
 		emit(trace.OpSyncRelease, 0, site, timersObj)
 	}

@@ -39,11 +39,20 @@ const (
 	KindAtomic
 	KindFork
 	KindResume
+	KindSleep // time.Sleep on the virtual clock (rt)
+	// KindTimer is a virtual timer's firing: not a goroutine's point but
+	// a choice offered to the strategy as goroutine TimerG (rt).
+	KindTimer
 	numKinds
 )
 
+// TimerG is the name under which the virtual clock's timers take part in
+// the choices (Point.G; steps of a schedule): the strategy may fire the
+// earliest pending timer whenever its deadline has passed.
+const TimerG = "timer"
+
 var kindNames = [numKinds]string{"other", "begin", "end", "r", "w", "lock", "rlock", "unlock", "runlock",
-	"send", "recv", "close", "select", "wait", "done", "once", "condwait", "signal", "broadcast", "atomic", "fork", "resume"}
+	"send", "recv", "close", "select", "wait", "done", "once", "condwait", "signal", "broadcast", "atomic", "fork", "resume", "sleep", "timer"}
 
 // String returns the kind's mnemonic, as used in schedule files.
 func (k Kind) String() string {

@@ -72,10 +72,14 @@ step. --json prints the same as one JSON object. A failure also seen in
 --seed, --seed+1, ...) is marked as such: a test that depends on timing
 may fail under any controlled schedule.
 
-Seeds are --seed, --seed+1, ... (one sequence per pair). Runs are
+Seeds are --seed, --seed+1, ... (one sequence per pair). The seed also
+decides which ready case a select takes and when timers fire: timers,
+sleeps and time.Now of instrumented code run on a virtual clock that
+advances by RACEKIT_SCHED_TICK (10µs) per scheduling step, and a due
+timer fires when the strategy chooses it (see package rt). Runs are
 deterministic for a seed as long as no goroutine leaves the scheduler's
-control (blocking in I/O, timers, a select, untraced code: see package rt);
-such runs are counted in "escapes".
+control (blocking in I/O, real timers such as tickers and context
+deadlines, untraced code); such runs are counted in "escapes".
 
 Exit status: 66 if a real race was confirmed, 0 if none, 1 on a build or
 run error, 2 on a usage error.

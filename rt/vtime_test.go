@@ -1,0 +1,355 @@
+package rt
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/racekit/racekit/sched"
+)
+
+// controlledV is controlled with the virtual clock on (tick 10µs).
+func controlledV(t *testing.T, s sched.Strategy, seed uint64, body func()) *sched.Schedule {
+	t.Helper()
+	vclockStart(true, 10*time.Microsecond)
+	defer vclockStart(false, 0)
+	return controlled(t, s, "random", seed, sched.SitePair{}, body)
+}
+
+// selectRecv2 is `select { case <-a: case <-b: [default:] }` as package
+// instrument writes it; it returns the case taken (2: the default).
+func selectRecv2[A, B any](a chan A, b <-chan B, def bool, site uint32) int {
+	RecvPre(a, site)
+	RecvPre(b, site+1)
+	pick := SelectWait(def)
+	a = SelectCase(a, 0, pick)
+	b = SelectCase(b, 1, pick)
+	if def {
+		select {
+		case <-a:
+			RecvPost(a, site)
+			return 0
+		case <-b:
+			RecvPost(b, site+1)
+			return 1
+		default:
+			return 2
+		}
+	}
+	select {
+	case <-a:
+		RecvPost(a, site)
+		return 0
+	case <-b:
+		RecvPost(b, site+1)
+		return 1
+	}
+}
+
+// steps works n lock/unlock points.
+func steps(m *sync.Mutex, n int, site uint32) {
+	for i := 0; i < n; i++ {
+		lockCtl(m, site)
+		unlockCtl(m, site+1)
+	}
+}
+
+// A select none of whose cases can proceed parks its goroutine until an
+// operation on one of them: it used to block holding the token, which the
+// monitor took for an escape (its rejoin depended on time, not the seed).
+func TestSchedSelectParks(t *testing.T) {
+	base := schedFileSites("/src/selpark.go", 8)
+	for seed := uint64(0); seed < 8; seed++ {
+		var got [2]int
+		var sch [2]*sched.Schedule
+		for k := range sch {
+			sch[k] = controlled(t, sched.NewRandom(seed), "random", seed, sched.SitePair{}, func() {
+				c1, c2 := make(chan int), make(chan int)
+				var wg sync.WaitGroup
+				var m sync.Mutex
+				wg.Add(2)
+				goCtl(base, &wg, func() { got[k] = selectRecv2(c1, c2, false, base+1) })
+				goCtl(base, &wg, func() {
+					steps(&m, 3, base+3)
+					SendPre(c2, base+5)
+					c2 <- 1
+					SendPost(c2, base+5)
+				})
+				waitCtl(&wg, base+6)
+			})
+			if esc := sch[k].NotesOf("escape"); len(esc) > 0 {
+				t.Fatalf("seed %d: escapes %v", seed, esc)
+			}
+		}
+		if got != [2]int{1, 1} {
+			t.Errorf("seed %d: cases %v, want 1", seed, got)
+		}
+		if d := sched.DiffSteps(sch[0].Steps, sch[1].Steps); d != "" {
+			t.Errorf("seed %d: the runs differ: %s", seed, d)
+		}
+	}
+}
+
+// Of several ready cases, the run's seed chooses (the Go runtime's own
+// choice would make runs of one seed differ).
+func TestSchedSelectChoosesBySeed(t *testing.T) {
+	base := schedFileSites("/src/selseed.go", 4)
+	seen := map[int]bool{}
+	for seed := uint64(0); seed < 16; seed++ {
+		var got [3]int
+		for k := range got {
+			controlled(t, sched.NewRandom(seed), "random", seed, sched.SitePair{}, func() {
+				c1, c2 := make(chan int, 1), make(chan int, 1)
+				c1 <- 1
+				c2 <- 2
+				got[k] = selectRecv2(c1, c2, true, base+1)
+			})
+		}
+		if got[0] != got[1] || got[1] != got[2] || got[0] == 2 {
+			t.Fatalf("seed %d: cases %v", seed, got)
+		}
+		seen[got[0]] = true
+	}
+	if !seen[0] || !seen[1] {
+		t.Errorf("cases taken over 16 seeds: %v, want both", seen)
+	}
+}
+
+// A timeout on the virtual clock: the timer fires when the strategy
+// chooses it once its deadline has passed (20 steps of 10µs here), so some
+// seeds time out and others see done first, each the same in every run.
+func TestSchedVirtualTimer(t *testing.T) {
+	base := schedFileSites("/src/vtimer.go", 10)
+	outcomes := map[int]int{}
+	for seed := uint64(0); seed < 24; seed++ {
+		var got [2]int
+		var sch [2]*sched.Schedule
+		for k := range sch {
+			sch[k] = controlledV(t, sched.NewRandom(seed), seed, func() {
+				done := make(chan struct{})
+				var wg sync.WaitGroup
+				var m sync.Mutex
+				wg.Add(2)
+				goCtl(base, &wg, func() {
+					tm := NewTimer(200*time.Microsecond, base+1)
+					got[k] = selectRecv2(done, tm.C, false, base+2)
+					TimerStop(tm, base+4)
+				})
+				goCtl(base, &wg, func() {
+					steps(&m, 10, base+5)
+					Close(done, base+7)
+				})
+				waitCtl(&wg, base+8)
+			})
+			if esc := sch[k].NotesOf("escape"); len(esc) > 0 {
+				t.Fatalf("seed %d: escapes %v", seed, esc)
+			}
+		}
+		if got[0] != got[1] {
+			t.Fatalf("seed %d: cases %v", seed, got)
+		}
+		if d := sched.DiffSteps(sch[0].Steps, sch[1].Steps); d != "" {
+			t.Fatalf("seed %d: the runs differ: %s", seed, d)
+		}
+		fired := false
+		for _, s := range sch[0].Steps {
+			fired = fired || s.G == sched.TimerG && s.Kind == sched.KindTimer
+		}
+		if got[0] == 1 && !fired {
+			t.Errorf("seed %d: timed out without a timer step", seed)
+		}
+		outcomes[got[0]]++
+	}
+	if outcomes[0] == 0 || outcomes[1] == 0 {
+		t.Errorf("outcomes over 24 seeds: %v, want both done (0) and timeout (1)", outcomes)
+	}
+}
+
+// A sleeper waits on the virtual clock: when nothing else can proceed the
+// clock jumps to its deadline. With the real clock (off) Sleep is no
+// scheduling point.
+func TestSchedVirtualSleep(t *testing.T) {
+	base := schedFileSites("/src/vsleep.go", 6)
+	var sch [2]*sched.Schedule
+	for k := range sch {
+		var order []int
+		sch[k] = controlledV(t, sched.NewRandom(7), 7, func() {
+			var wg sync.WaitGroup
+			var m sync.Mutex
+			wg.Add(2)
+			goCtl(base, &wg, func() {
+				Sleep(time.Hour, base+1) // an hour of virtual time, at once
+				lockCtl(&m, base+2)
+				order = append(order, 1)
+				unlockCtl(&m, base+3)
+			})
+			goCtl(base, &wg, func() {
+				lockCtl(&m, base+2)
+				order = append(order, 2)
+				unlockCtl(&m, base+3)
+			})
+			waitCtl(&wg, base+4)
+		})
+		if len(order) != 2 || order[0] != 2 {
+			t.Fatalf("order %v: the sleeper went first", order)
+		}
+		var sleep, timer bool
+		for _, s := range sch[k].Steps {
+			sleep = sleep || s.Kind == sched.KindSleep
+			timer = timer || s.G == sched.TimerG
+		}
+		if !sleep || !timer {
+			t.Errorf("sleep point %v, timer step %v; want both", sleep, timer)
+		}
+	}
+	if d := sched.DiffSteps(sch[0].Steps, sch[1].Steps); d != "" {
+		t.Errorf("the runs differ: %s", d)
+	}
+}
+
+// Stop and Reset on the virtual clock keep time.Timer's contract (Go
+// 1.23): Stop reports whether the timer was pending, and after Stop or
+// Reset no stale time is received.
+func TestVirtualTimerStopReset(t *testing.T) {
+	base := schedFileSites("/src/vstop.go", 6)
+	var errs []string
+	check := func(ok bool, what string) {
+		if !ok {
+			errs = append(errs, what)
+		}
+	}
+	controlledV(t, sched.NewRandom(1), 1, func() {
+		tm := NewTimer(time.Millisecond, base+1)
+		check(TimerStop(tm, base+2), "Stop of a pending timer reports true")
+		check(!TimerStop(tm, base+2), "a second Stop reports false")
+		check(!TimerReset(tm, 10*time.Microsecond, base+3), "Reset of a stopped timer reports false")
+		v := Recv(tm.C, base+4)
+		check(!v.IsZero(), "the timer delivers a time")
+		check(!TimerStop(tm, base+2), "Stop after it fired reports false")
+		check(TimerReset(tm, time.Hour, base+3) == false, "Reset after it fired reports false")
+		check(TimerStop(tm, base+2), "Stop after Reset reports true")
+		check(len(tm.C) == 0, "nothing to receive after Stop")
+		w := Recv(After(time.Second, base+5), base+5)
+		check(w.Sub(v) >= time.Second, "After(1s) delivers a time 1s later on the virtual clock")
+	})
+	for _, e := range errs {
+		t.Error(e)
+	}
+}
+
+// Two goroutines parked on one channel one right after the other: the Go
+// runtime wakes them in the order they blocked in the receive, rt expects
+// them in the order it parked them. Here the first is slow to get into
+// its receive; the second waits for it (schedQueue), so the send wakes the
+// one rt expects (without the wait: "g0.1 did not arrive", an escape).
+func TestSchedParkedQueueOrder(t *testing.T) {
+	base := schedFileSites("/src/queue.go", 6)
+	var first int
+	prio := priority{"g0.1", "g0.2", "g0.3"}
+	sch := controlled(t, prio, "random", 1, sched.SitePair{}, func() {
+		c := make(chan int)
+		var wg sync.WaitGroup
+		wg.Add(3)
+		recv := func(slow bool) func() {
+			return func() {
+				schedPoint(sched.KindRecv, chanAddr(c), nil, base+1, c)
+				if slow {
+					time.Sleep(20 * time.Millisecond)
+				}
+				v := <-c
+				schedResume(base + 1)
+				if slow {
+					first = v
+				}
+			}
+		}
+		goCtl(base, &wg, recv(true))
+		goCtl(base, &wg, recv(false))
+		goCtl(base, &wg, func() {
+			for i := 1; i <= 2; i++ {
+				schedPoint(sched.KindSend, chanAddr(c), nil, base+2, c)
+				c <- i
+				schedResume(base + 2)
+			}
+		})
+		waitCtl(&wg, base+3)
+	})
+	if esc := sch.NotesOf("escape"); len(esc) > 0 {
+		t.Errorf("escapes %v", esc)
+	}
+	if first != 1 {
+		t.Errorf("the first parked receiver got %d, want 1", first)
+	}
+}
+
+// priority is a strategy that runs the first enabled goroutine it names,
+// else the first enabled one.
+type priority []string
+
+func (p priority) Next(w []sched.Point) int {
+	for _, name := range p {
+		for i, q := range w {
+			if q.G == name && q.Enabled {
+				return i
+			}
+		}
+	}
+	for i, q := range w {
+		if q.Enabled {
+			return i
+		}
+	}
+	return 0
+}
+
+// Waiters a Broadcast woke take the lock again at Lock points of their
+// own, in the order the seed decides (inside sync.Cond.Wait they raced for
+// it where rt could not see, and the runs of one seed differed).
+func TestSchedCondBroadcast(t *testing.T) {
+	base := schedFileSites("/src/condb.go", 8)
+	for seed := uint64(0); seed < 6; seed++ {
+		var sch [2]*sched.Schedule
+		var order [2][]int
+		for k := range sch {
+			sch[k] = controlled(t, sched.NewRandom(seed), "random", seed, sched.SitePair{}, func() {
+				var m sync.Mutex
+				c := sync.NewCond(&m)
+				ready := 0
+				var wg sync.WaitGroup
+				const n = 4
+				wg.Add(n + 1)
+				for i := 0; i < n; i++ {
+					goCtl(base, &wg, func() {
+						MutexLock(&m, base+1)
+						for ready == 0 {
+							CondWait(c, base+2)
+						}
+						order[k] = append(order[k], i)
+						MutexUnlock(&m, base+3)
+					})
+				}
+				goCtl(base, &wg, func() {
+					for i := 0; i < 3; i++ {
+						MutexLock(&m, base+1)
+						MutexUnlock(&m, base+3)
+					}
+					MutexLock(&m, base+1)
+					ready = 1
+					CondBroadcast(c, base+4)
+					MutexUnlock(&m, base+3)
+				})
+				waitCtl(&wg, base+5)
+			})
+			if esc := sch[k].NotesOf("escape"); len(esc) > 0 {
+				t.Fatalf("seed %d: escapes %v", seed, esc)
+			}
+		}
+		if len(order[0]) != 4 || fmt.Sprint(order[0]) != fmt.Sprint(order[1]) {
+			t.Errorf("seed %d: waiters ran in orders %v and %v", seed, order[0], order[1])
+		}
+		if d := sched.DiffSteps(sch[0].Steps, sch[1].Steps); d != "" {
+			t.Errorf("seed %d: the runs differ: %s", seed, d)
+		}
+	}
+}
