@@ -188,9 +188,9 @@ type sg struct {
 	// The cases of the select it is in (announced by RecvPre and
 	// SelectSendPre), kept while it is parked in it.
 	sel []selCase
-	// Parked behind these goroutines (their goids) on the same channel:
-	// it enters the operation once they are blocked in it (schedQueue).
-	behind []uint64
+	// Parked behind these goroutines on the same channel: it enters the
+	// operation once they are blocked in it (schedQueue).
+	behind []queued
 }
 
 // selCase is one channel case of a select.
@@ -531,17 +531,46 @@ func schedPoint(k sched.Kind, obj uint64, p unsafe.Pointer, site uint32, ch any)
 	}
 }
 
-// schedQueue waits until the goroutines ids are blocked in their channel
-// operations (or gone), for at most queueWait. The Go runtime wakes a
-// channel's waiters in the order they blocked, and rt expects them in the
-// order it parked them: two goroutines parked on one channel one right
-// after the other would otherwise race into the channel's queue, and a
-// send would wake the one rt did not expect ("did not arrive").
-func schedQueue(ids []uint64) {
+// queued is a goroutine parked (in its park number seq) ahead of another.
+type queued struct {
+	id  uint64
+	seq int
+}
+
+// schedQueue waits, for at most queueWait, until the goroutines parked
+// ahead are blocked in their operations, or were woken and are back at a
+// point (or parked again, behind). The Go runtime wakes a channel's
+// waiters in the order they blocked, and rt expects them in the order it
+// parked them: two goroutines parked on one channel one right after the
+// other would otherwise race into the channel's queue, and a send would
+// wake the one rt did not expect ("did not arrive").
+func schedQueue(ahead []queued) {
 	for start := time.Now(); time.Since(start) < queueWait; time.Sleep(20 * time.Microsecond) {
+		schedLock()
+		var parked []uint64
+		woken := false
+		for _, q := range ahead {
+			o := sc.byGoid[q.id]
+			if o == nil || o.parkSeq != q.seq {
+				continue
+			}
+			switch o.state {
+			case sParked:
+				parked = append(parked, q.id)
+			case sExpected:
+				woken = true // on its way back: it may not have received yet
+			}
+		}
+		sc.mu.Unlock()
+		if woken {
+			continue
+		}
+		if len(parked) == 0 {
+			return
+		}
 		st := goroutineStatuses()
 		all := true
-		for _, id := range ids {
+		for _, id := range parked {
 			if s, ok := st[id]; ok && !blockedInChan(s) {
 				all = false
 				break
@@ -1044,7 +1073,7 @@ func schedPark(g *sg, obj uint64, k sched.Kind) {
 	g.behind = nil
 	for _, o := range sc.all {
 		if o != g && o.goid != 0 && schedQueued(o, g, obj, k) {
-			g.behind = append(g.behind, o.goid)
+			g.behind = append(g.behind, queued{o.goid, o.parkSeq})
 		}
 	}
 	g.state = sParked
@@ -1464,7 +1493,7 @@ func ctlSelectWait(def bool) int {
 
 // selectDecide is ctlSelectWait's decision; behind is what g, parked,
 // waits for before it enters the select (schedQueue). sc.mu is held.
-func selectDecide(g *sg, def bool) (int, []uint64) {
+func selectDecide(g *sg, def bool) (int, []queued) {
 	cases := g.sel
 	if g.state != sRunning || len(cases) == 0 {
 		g.sel = nil

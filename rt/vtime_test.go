@@ -353,3 +353,48 @@ func TestSchedCondBroadcast(t *testing.T) {
 		}
 	}
 }
+
+// Two goroutines range over one unbuffered channel (jobsys's sinks): each
+// parks behind the other in turn. A goroutine waits for the one ahead to
+// block, or to be back from its receive; waiting for it to block again
+// made the two wait for each other while the sender held the token ("left
+// control (chan send)"), and not waiting for a woken one let the other in
+// first ("did not arrive").
+func TestSchedChannelSinks(t *testing.T) {
+	base := schedFileSites("/src/sinks.go", 8)
+	for seed := uint64(0); seed < 30; seed++ {
+		sum := 0
+		sch := controlled(t, sched.NewRandom(seed), "random", seed, sched.SitePair{}, func() {
+			c := make(chan int)
+			var m sync.Mutex
+			var wg sync.WaitGroup
+			wg.Add(3)
+			for k := 0; k < 2; k++ {
+				goCtl(base, &wg, func() {
+					for RecvPreOK(c, base+1) {
+						v, ok := <-c
+						RecvPost(c, base+1)
+						if !ok {
+							break
+						}
+						MutexLock(&m, base+2)
+						sum += v
+						MutexUnlock(&m, base+3)
+					}
+				})
+			}
+			goCtl(base, &wg, func() {
+				for i := 1; i <= 20; i++ {
+					SendPre(c, base+4)
+					c <- i
+					SendPost(c, base+4)
+				}
+				Close(c, base+5)
+			})
+			waitCtl(&wg, base+6)
+		})
+		if e := sch.NotesOf("escape"); len(e) > 0 || sum != 210 {
+			t.Errorf("seed %d: sum %d, escapes %v", seed, sum, e)
+		}
+	}
+}
