@@ -207,16 +207,18 @@ type lockState struct {
 
 // schedT is the scheduler's state, under mu.
 type schedT struct {
-	mu        sync.Mutex
-	stopping  bool // a departure ends the run (clipStop)
-	strat     sched.Strategy
-	byGoid    map[uint64]*sg
-	all       []*sg
-	roots     int
-	running   *sg
-	pending   []*sg // forked children not begun, oldest first
-	locks     map[uint64]*lockState
-	closed    map[uint64]bool
+	mu       sync.Mutex
+	stopping bool // a departure ends the run (clipStop)
+	strat    sched.Strategy
+	byGoid   map[uint64]*sg
+	all      []*sg
+	roots    int
+	running  *sg
+	pending  []*sg // forked children not begun, oldest first
+	locks    map[uint64]*lockState
+	// The closed channels by address; each is kept (the value), so that
+	// its address is not reused by a new channel, which would look closed.
+	closed    map[uint64]any
 	onces     map[uint64]*sg
 	parkSeq   int
 	out       *bufio.Writer
@@ -382,7 +384,7 @@ func schedStart(strat sched.Strategy, mode string, seed uint64, pair sched.SiteP
 	sc.byGoid = map[uint64]*sg{}
 	sc.all, sc.roots, sc.running, sc.pending = nil, 0, nil, nil
 	sc.locks = map[uint64]*lockState{}
-	sc.closed = map[uint64]bool{}
+	sc.closed = map[uint64]any{}
 	sc.onces = map[uint64]*sg{}
 	sc.parkSeq, sc.steps = 0, 0
 	sc.escape, sc.deadlock = escape, deadlock
@@ -943,7 +945,7 @@ func schedEffects(g *sg) {
 	case sched.KindRecv, sched.KindSleep:
 		schedChanOp(g, false)
 	case sched.KindClose:
-		sc.closed[p.Obj] = true
+		sc.closed[p.Obj] = g.ch
 		for _, o := range schedParked(p.Obj, sched.KindRecv) {
 			schedExpect(o)
 		}
@@ -1002,7 +1004,7 @@ func schedChanOp(g *sg, send bool) {
 	}
 	partners := schedParked(c, other)
 	switch {
-	case sc.closed[c]:
+	case sc.closed[c] != nil:
 		// A send panics, a receive returns at once.
 	case len(partners) > 0:
 		// Unbuffered: the first parked partner completes with g; buffered
@@ -1534,7 +1536,7 @@ func caseReady(c selCase) bool {
 	if c.obj == 0 {
 		return false // a nil channel
 	}
-	if sc.closed[c.obj] {
+	if sc.closed[c.obj] != nil {
 		return true
 	}
 	v := reflect.ValueOf(c.ch)

@@ -398,3 +398,22 @@ func TestSchedChannelSinks(t *testing.T) {
 		}
 	}
 }
+
+// rt keeps a closed channel (by its address), so that a new channel the
+// allocator puts at a freed closed one's address does not look closed: a
+// send on it was not parked and blocked with the token (jobsys's late
+// client: "left control (chan send)").
+func TestSchedClosedKept(t *testing.T) {
+	base := schedFileSites("/src/closed.go", 2)
+	var kept any
+	controlled(t, sched.NewRandom(1), "random", 1, sched.SitePair{}, func() {
+		c := make(chan int)
+		Close(c, base+1)
+		schedLock()
+		kept = sc.closed[chanAddr(c)]
+		sc.mu.Unlock()
+		if kept != any(c) {
+			t.Errorf("closed channel kept as %v, want the channel itself", kept)
+		}
+	})
+}
