@@ -20,7 +20,7 @@ package rt
 //	                                (exit status sched.DepartedExit)
 //	RACEKIT_SCHED_ESCAPE=DUR        see "Leaving control" (default 5ms)
 //	RACEKIT_SCHED_DEADLOCK=DUR      see "Deadlocks" (default 5s)
-//	RACEKIT_SCHED_TICK=DUR          virtual time per scheduling step (default 10µs; vtime.go)
+//	RACEKIT_SCHED_TICK=DUR          virtual time per scheduling step (default 1µs; vtime.go)
 //	RACEKIT_SCHED_TIME=real         keep real timers and clock under control
 //
 // # The token
@@ -133,6 +133,7 @@ import (
 	"os"
 	"reflect"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -794,7 +795,7 @@ func schedDispatch() {
 			pts[i].Enabled = enabled(g)
 			any = any || pts[i].Enabled
 		}
-		vt := vNext(any)
+		vt := vNext(any && !onlyPostponed(pts))
 		if vt != nil {
 			// The timer takes part in the choice as one more goroutine.
 			pts = append(pts, vPoint(vt))
@@ -901,6 +902,22 @@ func schedDispatch() {
 		schedKick()
 		g.wake <- struct{}{}
 	}
+}
+
+// onlyPostponed reports whether the strategy postpones every goroutine
+// that could proceed (sched.Postponer). sc.mu is held.
+func onlyPostponed(pts []sched.Point) bool {
+	pp, ok := sc.strat.(sched.Postponer)
+	if !ok || !vtime || len(sc.vc.pending) == 0 {
+		return false
+	}
+	held := pp.Postponed()
+	for _, p := range pts {
+		if p.Enabled && !slices.Contains(held, p.G) {
+			return false
+		}
+	}
+	return true
 }
 
 // schedEffects updates what rt knows when g performs its pending

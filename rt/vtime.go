@@ -8,9 +8,14 @@ package rt
 //
 //   - time.Sleep, time.NewTimer, time.After and (*time.Timer).Stop and
 //     Reset are rewritten into the hooks below;
-//   - the clock advances by RACEKIT_SCHED_TICK (default 10µs) per
+//   - the clock advances by RACEKIT_SCHED_TICK (default 1µs) per
 //     scheduling step, and jumps to the earliest deadline when no
-//     goroutine can proceed;
+//     goroutine can proceed, or when the strategy postpones all those
+//     that can (sched.Postponer: RaceFuzzer's postponed goroutine waits,
+//     and the program's sleeps and timeouts run meanwhile). 1µs is
+//     about a real step; with 10µs, cache4j's 200µs entries expired
+//     while a Get was postponed, and its race on the entry was never
+//     created;
 //   - a timer whose deadline has passed fires when the strategy chooses
 //     it: it is offered as goroutine sched.TimerG, kind timer, among the
 //     waiting goroutines (the earliest pending timer only; ties in
@@ -80,7 +85,7 @@ func vclockStart(on bool, tick time.Duration) {
 
 // vclockFromEnv is vclockStart for a run of mode (RACEKIT_SCHED).
 func vclockFromEnv(mode string) {
-	vclockStart(mode != "clip" && os.Getenv("RACEKIT_SCHED_TIME") != "real", envDuration("RACEKIT_SCHED_TICK", 10*time.Microsecond))
+	vclockStart(mode != "clip" && os.Getenv("RACEKIT_SCHED_TIME") != "real", envDuration("RACEKIT_SCHED_TICK", time.Microsecond))
 }
 
 // vAdd starts a virtual timer firing after d. sc.mu is held.

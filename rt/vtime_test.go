@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/racekit/racekit/sched"
 )
@@ -416,4 +417,35 @@ func TestSchedClosedKept(t *testing.T) {
 			t.Errorf("closed channel kept as %v, want the channel itself", kept)
 		}
 	})
+}
+
+// While RaceFuzzer postpones the only goroutine that could proceed, time
+// passes: a sleeper wakes and reaches the other statement of the pair
+// (rwmap's readers sleep before their lookups; without this the postponed
+// insert was always released first and its race never created).
+func TestSchedPostponedLetsTimePass(t *testing.T) {
+	base := schedFileSites("/src/postpone.go", 6)
+	pair := sched.SitePair{"postpone.go:2", "postpone.go:3"}
+	for seed := uint64(1); seed <= 6; seed++ {
+		var x int
+		vclockStart(true, time.Microsecond)
+		sch := controlled(t, sched.NewRaceFuzzer(seed), "racefuzzer", seed, pair, func() {
+			var wg sync.WaitGroup
+			wg.Add(2)
+			goCtl(base, &wg, func() {
+				schedAccess(sched.KindWrite, unsafe.Pointer(&x), base+1)
+				x = 1
+			})
+			goCtl(base, &wg, func() {
+				Sleep(time.Millisecond, base+3)
+				schedAccess(sched.KindRead, unsafe.Pointer(&x), base+2)
+				_ = x
+			})
+			waitCtl(&wg, base+4)
+		})
+		vclockStart(false, 0)
+		if len(sch.NotesOf("race")) == 0 {
+			t.Errorf("seed %d: race not created", seed)
+		}
+	}
 }

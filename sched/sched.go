@@ -150,6 +150,15 @@ type Wanter interface {
 	Want() string
 }
 
+// Postponer is implemented by strategies that hold goroutines back
+// (RaceFuzzer): when only the goroutines Postponed names could proceed,
+// the caller lets time pass, offering the earliest timer (TimerG) as if
+// nothing could proceed. A postponed goroutine waits; the program's other
+// goroutines are not held back by it, their sleeps and timeouts included.
+type Postponer interface {
+	Postponed() []string
+}
+
 // Parker is implemented by strategies that follow a schedule: the caller
 // tells it that the goroutine it wants is parked inside the operation of
 // its last point (a send whose receiver comes later in the schedule), so

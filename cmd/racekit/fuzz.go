@@ -75,7 +75,7 @@ may fail under any controlled schedule.
 Seeds are --seed, --seed+1, ... (one sequence per pair). The seed also
 decides which ready case a select takes and when timers fire: timers,
 sleeps and time.Now of instrumented code run on a virtual clock that
-advances by RACEKIT_SCHED_TICK (10µs) per scheduling step, and a due
+advances by RACEKIT_SCHED_TICK (1µs) per scheduling step, and a due
 timer fires when the strategy chooses it (see package rt). Runs are
 deterministic for a seed as long as no goroutine leaves the scheduler's
 control (blocking in I/O, real timers such as tickers and context
