@@ -795,7 +795,7 @@ func schedDispatch() {
 			pts[i].Enabled = enabled(g)
 			any = any || pts[i].Enabled
 		}
-		vt := vNext(any && !onlyPostponed(pts))
+		vt := vNext(any, any && onlyPostponed(pts))
 		if vt != nil {
 			// The timer takes part in the choice as one more goroutine.
 			pts = append(pts, vPoint(vt))

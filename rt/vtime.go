@@ -12,7 +12,9 @@ package rt
 //     scheduling step, and jumps to the earliest deadline when no
 //     goroutine can proceed, or when the strategy postpones all those
 //     that can (sched.Postponer: RaceFuzzer's postponed goroutine waits,
-//     and the program's sleeps and timeouts run meanwhile). 1µs is
+//     and the program's sleeps and timeouts run meanwhile, up to
+//     vPostponeMax: a goroutine held back for a minute would fail
+//     selecttimeout's TestAnswered, whose backend has a minute). 1µs is
 //     about a real step; with 10µs, cache4j's 200µs entries expired
 //     while a Get was postponed, and its race on the entry was never
 //     created;
@@ -52,6 +54,9 @@ const (
 	vForever = time.Duration(1<<63 - 1)
 	vGrace   = 100 * time.Millisecond
 	vRead    = 100 * time.Nanosecond
+	// vPostponeMax bounds the virtual time that passes while the strategy
+	// holds back every goroutine that could proceed.
+	vPostponeMax = 100 * time.Millisecond
 )
 
 // vtimer is a timer on the virtual clock.
@@ -130,8 +135,9 @@ func vDisarm(t *vtimer) bool {
 // vNext returns the timer to offer the strategy, or nil: the earliest
 // pending one, if its deadline has passed, or if nothing else can proceed
 // (and, while goroutines run out of control, once the real time it would
-// wait has passed since then). sc.mu is held.
-func vNext(anyEnabled bool) *vtimer {
+// wait has passed since then), or if only postponed goroutines can and it
+// is due within vPostponeMax. sc.mu is held.
+func vNext(anyEnabled, onlyPostponed bool) *vtimer {
 	if !vtime || len(sc.vc.pending) == 0 {
 		return nil
 	}
@@ -144,6 +150,11 @@ func vNext(anyEnabled bool) *vtimer {
 	switch {
 	case e.when <= sc.vc.now:
 		return e
+	case onlyPostponed:
+		if e.when-sc.vc.now <= vPostponeMax {
+			return e
+		}
+		return nil
 	case anyEnabled:
 		return nil
 	}
