@@ -145,10 +145,11 @@ func isLogFatal(key string) bool {
 }
 
 // timerCalls start, reset or stop a timer or ticker: rt.TimerStart is
-// recorded before them (see rt's timersObj).
+// recorded before them (see rt's timersObj). Timers proper (NewTimer,
+// After, Timer.Stop and Reset) have hooks of their own (funcHooks,
+// methodHooks), which record it.
 var timerCalls = map[string]bool{
-	"time.NewTimer": true, "time.NewTicker": true, "time.After": true, "time.Tick": true,
-	"time.Timer.Reset": true, "time.Timer.Stop": true, "time.Ticker.Reset": true, "time.Ticker.Stop": true,
+	"time.NewTicker": true, "time.Tick": true, "time.Ticker.Reset": true, "time.Ticker.Stop": true,
 	"context.WithTimeout": true, "context.WithDeadline": true,
 	"context.WithTimeoutCause": true, "context.WithDeadlineCause": true,
 }
