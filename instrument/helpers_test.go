@@ -72,13 +72,14 @@ func check(t *testing.T, name, src string) (*token.FileSet, *ast.File, *types.In
 		t.Fatalf("parse %s: %v\n%s", name, err, src)
 	}
 	info := &types.Info{
-		Types:      map[ast.Expr]types.TypeAndValue{},
-		Defs:       map[*ast.Ident]types.Object{},
-		Uses:       map[*ast.Ident]types.Object{},
-		Selections: map[*ast.SelectorExpr]*types.Selection{},
-		Instances:  map[*ast.Ident]types.Instance{},
-		Implicits:  map[ast.Node]types.Object{},
-		Scopes:     map[ast.Node]*types.Scope{},
+		Types:        map[ast.Expr]types.TypeAndValue{},
+		Defs:         map[*ast.Ident]types.Object{},
+		Uses:         map[*ast.Ident]types.Object{},
+		Selections:   map[*ast.SelectorExpr]*types.Selection{},
+		Instances:    map[*ast.Ident]types.Instance{},
+		Implicits:    map[ast.Node]types.Object{},
+		Scopes:       map[ast.Node]*types.Scope{},
+		FileVersions: map[*ast.File]string{},
 	}
 	conf := types.Config{Importer: rtImporter{}, GoVersion: "go1.26"}
 	pkg, err := conf.Check("example.com/"+f.Name.Name, fset, []*ast.File{f}, info)

@@ -7,6 +7,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"go/version"
 	"path"
 	"strconv"
 	"strings"
@@ -858,8 +859,15 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
 		}
 		return
 	case isMap(t):
+		// A range that names a key or value sees the entries in an order:
+		// under control, rt's MRange makes it the seed's (rt/maprange.go).
+		// It needs range-over-func, so the file's language version decides.
+		hook := ".MR("
+		if (x.Key != nil && !isBlank(x.Key) || x.Value != nil && !isBlank(x.Value)) && r.rangeFunc() {
+			hook = ".MRange("
+		}
 		lo, hi := r.span(x.X)
-		r.ed.wrap(lo, hi, rtAlias+".MR(", ", "+r.site(x.X.Pos())+")")
+		r.ed.wrap(lo, hi, rtAlias+hook, ", "+r.site(x.X.Pos())+")")
 		r.rd(x.X)
 		r.block(x.Body.List)
 		return
@@ -880,6 +888,13 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
 		}
 	}
 	r.block(x.Body.List)
+}
+
+// rangeFunc reports whether the file's language version has
+// range-over-func (go1.23); an unknown version counts as too old.
+func (r *rewriter) rangeFunc() bool {
+	v := r.info.FileVersions[r.in.File]
+	return v != "" && version.Compare(v, "go1.23") >= 0
 }
 
 func (r *rewriter) labelObj(l *ast.LabeledStmt) *types.Label {

@@ -235,8 +235,9 @@ type schedT struct {
 	kick      chan struct{}
 	stop      chan struct{}
 
-	vc  vclock     // virtual time (vtime.go)
-	rng *rand.Rand // which of a select's ready cases proceeds
+	vc     vclock     // virtual time (vtime.go)
+	rng    *rand.Rand // which of a select's ready cases proceeds
+	mapRng *rand.Rand // the order of a range over a map (maprange.go)
 
 	// Sites: names and pair membership by site ID (copy on write).
 	sites  atomic.Pointer[[]schedSite]
@@ -392,6 +393,7 @@ func schedStart(strat sched.Strategy, mode string, seed uint64, pair sched.SiteP
 	sc.stuck, sc.want, sc.wantName, sc.hold = time.Time{}, time.Time{}, "", time.Time{}
 	sc.pair = pair
 	sc.rng = rand.New(rand.NewPCG(seed, 0x5e1ec7))
+	sc.mapRng = rand.New(rand.NewPCG(seed, 0x3a9e))
 	sc.outFile, sc.out = out, nil
 	if out != nil {
 		sc.out = bufio.NewWriter(out)

@@ -16,3 +16,19 @@ func maps(m map[string]int, k string) int {
 	clear(m)
 	return v + w + len(m)
 }
+
+// A range naming neither key nor value needs no order: MR, not MRange.
+func count(m map[string]int) (n int) {
+	for range m {
+		n++
+	}
+	for _, _ = range m {
+		n++
+	}
+	for k = range m {
+		n += len(k)
+	}
+	return n
+}
+
+var k string
