@@ -153,6 +153,57 @@ func (m *Mem[V]) page(key uint64) *page[V] {
 // Len is the number of addresses whose state was asked for.
 func (m *Mem[V]) Len() int { return m.n + m.odd.Len() }
 
+// Lookup returns addr's state, or nil if addr was never asked for. It
+// adds nothing.
+func (m *Mem[V]) Lookup(addr uint64) *V {
+	if addr&7 != 0 {
+		return m.odd.Lookup(addr)
+	}
+	p := m.lastPage
+	if key := addr>>pageShift + 1; key != m.lastKey {
+		pp := m.pages.Lookup(key)
+		if pp == nil || *pp == nil {
+			return nil
+		}
+		p = *pp
+	}
+	i := (addr >> 3) & (pageWords - 1)
+	if p.used&(1<<i) == 0 {
+		return nil
+	}
+	return &p.cells[i]
+}
+
+// Each calls f with every address whose state was asked for, in no
+// particular order.
+func (m *Mem[V]) Each(f func(addr uint64, v *V)) {
+	m.pages.Each(func(key uint64, pp **page[V]) {
+		p := *pp
+		if p == nil {
+			return
+		}
+		base := (key - 1) << pageShift
+		for i := range p.cells {
+			if p.used&(1<<i) != 0 {
+				f(base+uint64(i)*8, &p.cells[i])
+			}
+		}
+	})
+	m.odd.Each(f)
+}
+
+// Each calls f with every address held, in no particular order.
+func (t *Table[V]) Each(f func(addr uint64, v *V)) {
+	if t.zero != nil {
+		f(0, t.zero)
+	}
+	for i := range t.slots {
+		if s := &t.slots[i]; s.addr != 0 {
+			f(s.addr, &s.v)
+		}
+	}
+}
+
 // Lookup returns addr's state, or nil if addr was never added.
 func (t *Table[V]) Lookup(addr uint64) *V {
 	if addr == 0 {

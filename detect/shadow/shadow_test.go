@@ -61,6 +61,47 @@ func TestShadowMemKeepsEveryAddress(t *testing.T) {
 	}
 }
 
+// Mem's Lookup finds exactly the addresses Get was asked for (adding
+// none), and Each visits each of them once with its state.
+func TestMemLookupEach(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var mem Mem[uint64]
+	want := map[uint64]uint64{}
+	for i := range uint64(2000) {
+		for _, a := range []uint64{0x2000 + 8*i, 0x2003 + 16*i, r.Uint64(), r.Uint64() &^ 7} {
+			*mem.Get(a) = a ^ 0x5a
+			want[a] = a ^ 0x5a
+		}
+	}
+	*mem.Get(0) = 0x5a
+	want[0] = 0x5a
+	for i := range uint64(2000) {
+		for _, a := range []uint64{0x2000 + 8*i + 4, 0x9000000 + 8*i, r.Uint64() | 1} {
+			if _, ok := want[a]; !ok && mem.Lookup(a) != nil {
+				t.Fatalf("Lookup(%#x) found an address never asked for", a)
+			}
+		}
+	}
+	for a, v := range want {
+		if p := mem.Lookup(a); p == nil || *p != v {
+			t.Fatalf("Lookup(%#x) = %v, want %d", a, p, v)
+		}
+	}
+	if mem.Len() != len(want) {
+		t.Fatalf("lookups added addresses: len %d, want %d", mem.Len(), len(want))
+	}
+	seen := map[uint64]bool{}
+	mem.Each(func(a uint64, v *uint64) {
+		if seen[a] || want[a] != *v {
+			t.Fatalf("Each: address %#x (again: %v) holds %d, want %d", a, seen[a], *v, want[a])
+		}
+		seen[a] = true
+	})
+	if len(seen) != len(want) {
+		t.Fatalf("Each visited %d addresses, want %d", len(seen), len(want))
+	}
+}
+
 func TestMemClear(t *testing.T) {
 	for _, tc := range []struct {
 		name   string

@@ -79,6 +79,7 @@ package tree
 import (
 	"slices"
 
+	"github.com/racekit/racekit/detect/shadow"
 	"github.com/racekit/racekit/trace"
 )
 
@@ -248,16 +249,18 @@ type addrState struct {
 	spanT        uint32
 	spanID       uint64
 	spanW, spanR bool
+	live         bool // held by this generation (not moved out or cleared)
 }
 
-// generation is one half of the address table.
+// generation is one half of the address table: the state of each address
+// in shadow memory (package shadow, as the detectors keep theirs), so that
+// a lookup is one probe, mostly on the page of the previous access.
 type generation struct {
-	idx     map[uint64]int32
-	st      []addrState
+	mem     shadow.Mem[addrState]
 	entries int
 }
 
-func newGeneration() *generation { return &generation{idx: make(map[uint64]int32)} }
+func newGeneration() *generation { return new(generation) }
 
 // lsKey is an edge of the lockset trie: a canonical set is the path of its
 // (lock, write) elements in increasing lock order.
@@ -330,10 +333,12 @@ func (f *Filter) Stats() Stats {
 		if g == nil {
 			continue
 		}
-		s.Addresses += int64(len(g.idx))
-		for _, i := range g.idx {
-			s.TrieNodes += int64(len(g.st[i].leaves))
-		}
+		g.mem.Each(func(_ uint64, st *addrState) {
+			if st.live {
+				s.Addresses++
+				s.TrieNodes += int64(len(st.leaves))
+			}
+		})
 	}
 	return s
 }
@@ -638,22 +643,24 @@ func (f *Filter) detectRedundancy(st *addrState, t *thread, ti uint32, site trac
 // state returns the state of address a, creating it or bringing it from
 // the older generation. The pointer is valid until the next call.
 func (f *Filter) state(a uint64) *addrState {
-	if i, ok := f.cur.idx[a]; ok {
-		return &f.cur.st[i]
+	st := f.cur.mem.Get(a)
+	if st.live {
+		return st
 	}
 	var s addrState
 	if f.old != nil {
-		if i, ok := f.old.idx[a]; ok {
-			s = f.old.st[i]
-			f.old.st[i] = addrState{}
-			delete(f.old.idx, a)
+		if o := f.old.mem.Lookup(a); o != nil && o.live {
+			s, *o = *o, addrState{}
 		}
 	}
-	f.bound() // before inserting, so that a new generation starts empty
-	f.cur.idx[a] = int32(len(f.cur.st))
-	f.cur.st = append(f.cur.st, s)
+	// Before inserting, so that a new generation starts empty.
+	if f.bound() {
+		st = f.cur.mem.Get(a)
+	}
+	s.live = true
+	*st = s
 	f.cur.entries += 1 + len(s.leaves)
-	return &f.cur.st[len(f.cur.st)-1]
+	return st
 }
 
 // bound starts a new generation when the current one holds half of
@@ -661,15 +668,16 @@ func (f *Filter) state(a uint64) *addrState {
 // with it when they are that many: numbering goes on, so an old number
 // never names another set (an equal set interned anew just gets a new
 // number, which only keeps more).
-func (f *Filter) bound() {
+func (f *Filter) bound() bool {
 	if f.max < 0 || f.cur.entries+len(f.lsTrie) <= f.max/2 {
-		return
+		return false
 	}
 	f.stats.Forgotten++
 	f.old, f.cur = f.cur, newGeneration()
 	if len(f.lsTrie) > f.max/4 {
 		clear(f.lsTrie)
 	}
+	return true
 }
 
 // forgetRange forgets every address an Alloc makes fresh, in both
@@ -681,23 +689,8 @@ func (f *Filter) forgetRange(e *trace.Event) {
 	}
 	f.allocs++ // invalidates every goroutine's location cache
 	for _, g := range []*generation{f.cur, f.old} {
-		if g == nil {
-			continue
-		}
-		if hi-lo <= uint64(len(g.idx)) {
-			for a := lo; a < hi; a++ {
-				if i, ok := g.idx[a]; ok {
-					g.st[i] = addrState{}
-					delete(g.idx, a)
-				}
-			}
-			continue
-		}
-		for a, i := range g.idx {
-			if a >= lo && a < hi {
-				g.st[i] = addrState{}
-				delete(g.idx, a)
-			}
+		if g != nil {
+			g.mem.Clear(lo, hi)
 		}
 	}
 }
