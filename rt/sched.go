@@ -20,6 +20,8 @@ package rt
 //	                                (exit status sched.DepartedExit)
 //	RACEKIT_SCHED_ESCAPE=DUR        see "Leaving control" (default 5ms)
 //	RACEKIT_SCHED_DEADLOCK=DUR      see "Deadlocks" (default 5s)
+//	RACEKIT_SCHED_WANT=DUR          how long a clip or replay waits for a root
+//	                                it wants that has not come (default 250ms)
 //	RACEKIT_SCHED_TICK=DUR          virtual time per scheduling step (default 1µs; vtime.go)
 //	RACEKIT_SCHED_TIME=real         keep real timers and clock under control
 //
@@ -253,10 +255,19 @@ type schedSite struct {
 	pair bool
 }
 
+// wantTimeout is how long a clip or a replay waits for a root goroutine it
+// wants that has not come (born in untraced code, it reaches its first
+// point when the program, not the schedule, decides; net/http's connection
+// goroutines come when a client connects) before it lets others go on:
+// RACEKIT_SCHED_WANT, default 250ms. It was 1s: on the same recordings
+// (racekit hatch --trace) httpsvc, jobsys, synclist and syncset confirmed
+// the same anomalies with 250ms, and httpsvc's clips, which wait for its
+// connection goroutines several times each, hatched in 28 s instead of 108.
+var wantTimeout = envDuration("RACEKIT_SCHED_WANT", 250*time.Millisecond)
+
 const (
 	expectTimeout = 200 * time.Millisecond
 	panicHold     = 3 * time.Second
-	wantTimeout   = time.Second
 	goneEvery     = 10 * time.Millisecond // schedGone reads every goroutine's stack
 	queueWait     = 100 * time.Millisecond
 	pollEvery     = time.Millisecond
