@@ -180,37 +180,6 @@ type thread struct {
 	holds        []hold // locks held, as clock.Thread keeps them
 	ls           uint32 // the interned set of held locks with modes
 	idx          uint32 // index in Filter.threads
-	// seen caches locations this goroutine accessed in its current
-	// context (kept, or dropped as redundant): a hit means an equivalent
-	// kept access exists, so the access is dropped without looking up the
-	// address (relations without Eraser's rule only).
-	seen *[cacheSize]cached
-}
-
-// cacheSize is the number of entries of a goroutine's location cache.
-const cacheSize = 256
-
-// cached is one entry of a goroutine's location cache: the location and
-// the context in which it was accessed, and the Alloc count then.
-type cached struct {
-	addr   uint64
-	span   uint64
-	allocs uint64
-	site   trace.SiteID
-	ls     uint32
-	write  bool
-}
-
-func (c *cached) matches(t *thread, addr uint64, site trace.SiteID, write bool, allocs uint64) bool {
-	return c.addr == addr && c.site == site && c.write == write && c.span == t.span && c.ls == t.ls && c.allocs == allocs
-}
-
-func cacheSlot(addr uint64, site trace.SiteID, write bool) int {
-	h := (addr>>3)*0x9E3779B97F4A7C15 ^ uint64(site)*0xC2B2AE3D27D4EB4F
-	if write {
-		h ^= 0x165667B19E3779F9
-	}
-	return int(h >> (64 - 8))
 }
 
 // hold is one acquisition of a lock not released yet.
@@ -284,7 +253,6 @@ type Filter struct {
 	lsTrie                  map[lsKey]uint32
 	lsNext                  uint32
 	nextSpan                uint64
-	allocs                  uint64 // Alloc events with a known range so far
 	scratch                 []hold
 	stats                   Stats
 }
@@ -548,16 +516,6 @@ func (f *Filter) relock(t *thread) {
 func (f *Filter) access(t *thread, e *trace.Event) bool {
 	f.stats.Accesses++
 	write := e.Op == trace.OpWrite
-	var slot *cached
-	if f.contextRule && !f.eraserRule {
-		if t.seen == nil {
-			t.seen = new([cacheSize]cached)
-		}
-		slot = &t.seen[cacheSlot(e.Obj, e.Site, write)]
-		if slot.matches(t, e.Obj, e.Site, write, f.allocs) {
-			return false
-		}
-	}
 	st := f.state(e.Obj)
 	ti := t.idx
 
@@ -574,11 +532,6 @@ func (f *Filter) access(t *thread, e *trace.Event) bool {
 	}
 	if f.eraserRule && !(st.lastSet && st.lastG == e.G && st.lastSite == e.Site && st.lastWrite == write && st.lastLS == t.ls) {
 		redundant = false
-	}
-	if slot != nil {
-		// Algorithm 2 has now seen this location in this context with t
-		// on its stack: the next such access is redundant.
-		*slot = cached{addr: e.Obj, span: t.span, allocs: f.allocs, site: e.Site, ls: t.ls, write: write}
 	}
 	if redundant {
 		return false
@@ -687,7 +640,6 @@ func (f *Filter) forgetRange(e *trace.Event) {
 	if !ok {
 		return
 	}
-	f.allocs++ // invalidates every goroutine's location cache
 	for _, g := range []*generation{f.cur, f.old} {
 		if g != nil {
 			g.mem.Clear(lo, hi)
