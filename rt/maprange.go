@@ -2,7 +2,6 @@ package rt
 
 import (
 	"cmp"
-	"math"
 	"reflect"
 	"slices"
 )
@@ -112,12 +111,12 @@ func valueCompare(a, b reflect.Value) int {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return cmp.Compare(a.Uint(), b.Uint())
 	case reflect.Float32, reflect.Float64:
-		return floatCompare(a.Float(), b.Float())
+		return cmp.Compare(a.Float(), b.Float()) // NaNs first, equal to each other
 	case reflect.Complex64, reflect.Complex128:
-		if c := floatCompare(real(a.Complex()), real(b.Complex())); c != 0 {
+		if c := cmp.Compare(real(a.Complex()), real(b.Complex())); c != 0 {
 			return c
 		}
-		return floatCompare(imag(a.Complex()), imag(b.Complex()))
+		return cmp.Compare(imag(a.Complex()), imag(b.Complex()))
 	case reflect.String:
 		return cmp.Compare(a.String(), b.String())
 	case reflect.Pointer, reflect.Chan, reflect.UnsafePointer:
@@ -152,14 +151,6 @@ func valueCompare(a, b reflect.Value) int {
 // types of one name in different packages do not tie.
 func typeName(t reflect.Type) string {
 	return t.PkgPath() + "." + t.String()
-}
-
-func floatCompare(a, b float64) int {
-	switch an, bn := math.IsNaN(a), math.IsNaN(b); {
-	case an || bn:
-		return cmp.Compare(b2i(!an), b2i(!bn))
-	}
-	return cmp.Compare(a, b)
 }
 
 func b2i(b bool) int {
