@@ -75,7 +75,7 @@ package rt
 // A goroutine may block where rt cannot see it: I/O, real timers, syscalls,
 // a select on a channel untraced code feeds, a lock held by untraced code,
 // a sleep in untraced code; or it may return into
-// untraced code (a test function returning to the testing framework). When
+// untraced code (an HTTP handler returning to net/http). When
 // the holder has not reached its next point RACEKIT_SCHED_ESCAPE after it
 // was chosen, the monitor looks at its state in the Go runtime (one
 // runtime.Stack of all goroutines): a goroutine that is running or runnable
@@ -92,7 +92,9 @@ package rt
 // context deadline; any timer in a clip run) and then reaches a select
 // leaves control at once: the select may wait for the timer, in real time. A run in which a goroutine left control this way may
 // not replay exactly: when it rejoins depends on time, not on the seed.
-// The schedule file notes each such escape.
+// The schedule file notes each such escape. A test function does not
+// leave this way: it departs at a point of its own (schedDepart), once
+// nobody else can run.
 //
 // # Deadlocks
 //
@@ -120,8 +122,9 @@ package rt
 // returning (a panic that will kill the program) stops the choices for
 // three seconds (a loaded machine may take long to kill the program), so
 // that the recorded schedule ends where the run did; a
-// panic in a goroutine born in untraced code (a test function) does not,
-// and the last steps of such a run may differ between replays.
+// panic in a goroutine born in untraced code (a test function) does not:
+// its departure, deferred, waits until nobody else can run, then the
+// panic goes on.
 //
 // Controlled mode works with or without a trace (RACEKIT_TRACE): without
 // one, rt numbers the sites itself, and only the scheduling hooks run.
@@ -194,6 +197,8 @@ type sg struct {
 	// Parked behind these goroutines on the same channel: it enters the
 	// operation once they are blocked in it (schedQueue).
 	behind []queued
+	// At its departure point (schedDepart) since step departFrom.
+	departFrom int
 }
 
 // selCase is one channel case of a select.
@@ -271,6 +276,10 @@ const (
 	goneEvery     = 10 * time.Millisecond // schedGone reads every goroutine's stack
 	queueWait     = 100 * time.Millisecond
 	pollEvery     = time.Millisecond
+	// departCap bounds the choices a departing test function waits for
+	// (schedDepart): goroutines that never stop (a spin on a flag that a
+	// cleanup sets) cannot keep it from returning.
+	departCap = 10000
 )
 
 func init() {
@@ -711,6 +720,51 @@ func schedBegin() {
 	<-g.wake
 }
 
+// schedDepart is the last point of a test function, which returns into
+// the testing framework after it. Until it does, what the run's other
+// goroutines do next is decided by the schedule; after it, by a race with
+// the process's exit (the test binary exits when its last test returns)
+// and with the monitor noticing that the function is gone (goneEvery), so
+// replays of one seed could differ in their last steps. So a test
+// function departs only when nobody else can run (every other goroutine
+// ended, blocked, or outside control), or after departCap choices: its
+// point (KindEnd) is enabled only then. A departure is one legal
+// interleaving (the function is slow to return), and it is a step of the
+// schedule like any other. After it the goroutine is outside control; if
+// the framework calls back into instrumented code (a cleanup), it rejoins
+// at its next point.
+func schedDepart() {
+	schedLock()
+	if !ctl {
+		sc.mu.Unlock()
+		return
+	}
+	g := schedSelf()
+	g.pt = sched.Point{G: g.name, N: g.n, Kind: sched.KindEnd, Ev: schedEv()}
+	g.ch, g.ptr = nil, nil
+	g.departFrom = sc.steps
+	g.n++
+	schedArrive(g)
+	sc.mu.Unlock()
+	<-g.wake
+	schedLock()
+	defer sc.mu.Unlock()
+	if sc.running == g {
+		sc.running = nil
+	}
+	g.state = sFree
+	schedDispatch()
+}
+
+// Depart is called by a goroutine born in untraced code that returns into
+// it for good (rttest.Stop, at the end of every test function): in
+// controlled mode it is the goroutine's last point (schedDepart).
+func Depart() {
+	if ctl {
+		schedDepart()
+	}
+}
+
 // schedEnd is the hook at the end of a goroutine started by an
 // instrumented go statement. One that did not return normally (panicking
 // is true) is most likely taking the program down with a panic: the
@@ -805,10 +859,20 @@ func schedDispatch() {
 		any := false
 		for i, g := range w {
 			pts[i] = g.pt
-			pts[i].Enabled = enabled(g)
-			any = any || pts[i].Enabled
+			if g.pt.Kind != sched.KindEnd {
+				pts[i].Enabled = enabled(g)
+				any = any || pts[i].Enabled
+			}
 		}
 		vt := vNext(any, any && onlyPostponed(pts))
+		for i, g := range w {
+			if g.pt.Kind == sched.KindEnd {
+				// A departure waits until no one else can run, not even
+				// after a timer (schedDepart).
+				pts[i].Enabled = !any && vt == nil || sc.steps-g.departFrom >= departCap
+				any = any || pts[i].Enabled
+			}
+		}
 		if vt != nil {
 			// The timer takes part in the choice as one more goroutine.
 			pts = append(pts, vPoint(vt))

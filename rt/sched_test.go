@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -836,5 +837,79 @@ func TestSchedRangePoints(t *testing.T) {
 		if created == 0 {
 			t.Errorf("%s: the race was never created in 10 runs", tc.name)
 		}
+	}
+}
+
+// TestSchedDepart: a test function's departure (rttest.Stop) is its last
+// point and waits for the goroutines it did not wait for, so the run's
+// tail is part of the schedule: the child's steps all come before the
+// root's end, in every seed, and a replay follows them; a child that
+// never stops does not keep the root beyond departCap choices.
+func TestSchedDepart(t *testing.T) {
+	base := schedFileSites("/src/depart.go", 4)
+	for seed := uint64(0); seed < 10; seed++ {
+		var m sync.Mutex
+		body := func() {
+			var wg sync.WaitGroup
+			wg.Add(1)
+			goCtl(base, &wg, func() {
+				for i := 0; i < 5; i++ {
+					lockCtl(&m, base+1)
+					unlockCtl(&m, base+1)
+				}
+			})
+			lockCtl(&m, base+2)
+			unlockCtl(&m, base+2)
+			schedDepart()
+		}
+		sch := controlled(t, sched.NewRandom(seed), "random", seed, sched.SitePair{}, body)
+		steps := sch.Steps
+		last := steps[len(steps)-1]
+		if last.G != "g0" || last.Kind != sched.KindEnd {
+			t.Fatalf("seed %d: last step %+v, want g0's end", seed, last)
+		}
+		child := 0
+		for _, s := range steps {
+			if s.G == "g0.1" {
+				child++
+			}
+		}
+		// Begin, 10 lock and unlock points, Done.
+		if child != 12 {
+			t.Fatalf("seed %d: %d steps of the child before the root departed, want 12:\n%v", seed, child, steps)
+		}
+		rp := sched.NewReplay(steps)
+		re := controlled(t, rp, "replay", 0, sched.SitePair{}, body)
+		if !sameSteps(steps, re.Steps) || rp.Diverged() {
+			t.Fatalf("seed %d: replay differs:\n%v\n%v", seed, steps, re.Steps)
+		}
+	}
+
+	var stop atomic.Bool
+	var spins atomic.Int64
+	done := make(chan struct{})
+	sch := controlled(t, sched.NewRandom(1), "random", 1, sched.SitePair{}, func() {
+		schedFork(base)
+		go func() {
+			schedBegin()
+			defer close(done)
+			defer schedEnd(false)
+			for !stop.Load() {
+				schedPoint(sched.KindAtomic, 1, nil, base+3, nil)
+				spins.Add(1)
+			}
+		}()
+		schedDepart()
+		stop.Store(true)
+	})
+	<-done
+	end := -1
+	for i, s := range sch.Steps {
+		if s.G == "g0" && s.Kind == sched.KindEnd {
+			end = i
+		}
+	}
+	if end < departCap {
+		t.Fatalf("the root departed at step %d while its child could run (cap %d)", end, departCap)
 	}
 }

@@ -19,7 +19,7 @@ type Kind uint8
 const (
 	KindOther Kind = iota
 	KindBegin
-	KindEnd
+	KindEnd // rt: a test function's departure into the testing framework
 	KindRead
 	KindWrite
 	KindLock

@@ -37,8 +37,13 @@ var tokens sync.Map
 // function.
 func Start() { rt.SyncAcquire(testsEnded, 0) }
 
-// Stop is deferred right after Start.
-func Stop() { rt.SyncRelease(testsEnded, 0) }
+// Stop is deferred right after Start. Under controlled scheduling the
+// function then departs at a point of the schedule (rt.Depart), so that
+// what its goroutines do after it returns replays from the seed.
+func Stop() {
+	rt.SyncRelease(testsEnded, 0)
+	rt.Depart()
+}
 
 // Run is t.Run(name, f).
 func Run(t *testing.T, name string, f func(*testing.T), site uint32) bool {
