@@ -105,14 +105,12 @@ func events(t *testing.T, path string) *trace.Trace {
 }
 
 // sequences is each goroutine's events as "op file:line" (addresses of
-// heap objects may differ between two runs; sites do not).
+// heap objects may differ between two runs; sites do not), without the
+// frames that hold none of the events keep keeps (sample.Shown: a sampled
+// run does not record its unsampled calls that hold nothing recorded).
 func sequences(tr *trace.Trace, keep func(e *trace.Event) bool) map[trace.GID][]string {
 	m := map[trace.GID][]string{}
-	for i := range tr.Events {
-		e := &tr.Events[i]
-		if keep != nil && !keep(e) {
-			continue
-		}
+	for _, e := range sample.Shown(tr, keep) {
 		m[e.G] = append(m[e.G], e.Op.String()+" "+siteName(tr.M, e.Site))
 	}
 	return m
@@ -141,7 +139,8 @@ func unfinished(got, want []string) bool {
 // package-level, so even dedup's table sees the same addresses). For
 // tl-ad, tl-fx, ucp and rnd25, with dedup on and off, each goroutine's
 // events in a sampled run are exactly those the offline sampler (same
-// seed) keeps from a full run: the same accesses, and every other event.
+// seed) keeps from a full run: the same accesses, and every other event,
+// in the same frames (the frames that hold none are left out: sample.Shown).
 func TestSampledEqualsOfflineE2E(t *testing.T) {
 	bins, _ := buildAll(t)
 	bin := filepath.Join(bins, "sampledet")

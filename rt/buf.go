@@ -396,6 +396,9 @@ func (g *gstate) plain(op trace.Op, flags trace.Flags, site uint32, obj, val uin
 // code appeared (so that events after it are placed after its Begin).
 // The rare cases share one test: they set tick to 0.
 func (g *gstate) prepPlain() {
+	if g.shown < g.depth {
+		g.showFrames()
+	}
 	if g.tick--; g.tick <= 0 || isIdle(g.last) {
 		g.prepSlow()
 	}
@@ -447,6 +450,9 @@ func stayOpen(op trace.Op) bool {
 // MethodBegin. It takes the next global seq, and g goes idle after it
 // unless stayOpen.
 func (g *gstate) sync(op trace.Op, flags trace.Flags, site uint32, obj, val uint64, addrs []uint64) {
+	if g.shown < g.depth {
+		g.showFrames()
+	}
 	g.epoch++ // a new epoch for dedup
 	if g.throttle {
 		g.throttleWait()

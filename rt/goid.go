@@ -22,6 +22,10 @@ type gstate struct {
 	untraced bool
 	depth    int32
 	samp     sampleState // LiteRace's dispatch state (sample.go)
+	// shown: the frames whose FuncEnter is recorded; the fns of the
+	// others, up to depth, in pend (unsampled frames: showFrames).
+	shown int32
+	pend  []uint32
 
 	// The goroutine's own side of its buffer (buf.go).
 	gen       uint32 // generation last seen

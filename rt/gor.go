@@ -105,12 +105,22 @@ func Enter(fn uint32) {
 		return
 	}
 	g := cur()
-	g.record(trace.OpFuncEnter, 0, fn, uint64(fn), 0)
-	if g.depth++; g.depth == 1 && g.untraced {
-		g.record(trace.OpSyncAcquire, 0, fn, ioObj, 0)
-	}
 	if sampling {
-		g.samp.enter(g.gid, g.depth, fn) // LiteRace's dispatch check (sample.go)
+		// LiteRace's dispatch check (sample.go). An unsampled frame is
+		// recorded only if something is recorded inside it (showFrames).
+		g.depth++
+		g.samp.enter(g.gid, g.depth, fn)
+		g.pend = append(g.pend, fn)
+		if g.samp.mode == sRecord {
+			g.showFrames()
+		}
+	} else {
+		g.record(trace.OpFuncEnter, 0, fn, uint64(fn), 0)
+		g.depth++
+		g.shown = g.depth
+	}
+	if g.depth == 1 && g.untraced {
+		g.record(trace.OpSyncAcquire, 0, fn, ioObj, 0)
 	}
 }
 
@@ -124,13 +134,36 @@ func Leave(fn uint32) {
 		return
 	}
 	g := cur()
-	if g.depth--; g.depth == 0 && g.untraced {
-		g.record(trace.OpSyncRelease, 0, fn, ioObj, 0)
+	if g.depth > g.shown {
+		// An unsampled frame in which nothing was recorded: it never
+		// was either.
+		g.pend = g.pend[:len(g.pend)-1]
+		g.depth--
+	} else {
+		if g.depth--; g.depth == 0 && g.untraced {
+			g.record(trace.OpSyncRelease, 0, fn, ioObj, 0)
+		}
+		g.record(trace.OpFuncExit, 0, fn, uint64(fn), 0)
+		g.shown = g.depth
 	}
-	g.record(trace.OpFuncExit, 0, fn, uint64(fn), 0)
 	if sampling {
 		g.samp.leave(g.depth) // back to the caller's sampling bit (sample.go)
 	}
+}
+
+// showFrames records the FuncEnter of g's frames not recorded yet
+// (g.pend, unsampled frames: see Enter), before the event about to be
+// recorded inside them: so a sampled run records an unsampled call only
+// when it holds a synchronization event or a sampled call (LiteRace logs
+// nothing else of unsampled code), with the frames every recorded event
+// would have in a full run.
+func (g *gstate) showFrames() {
+	pend := g.pend
+	g.shown = g.depth
+	for _, fn := range pend {
+		g.plain(trace.OpFuncEnter, 0, fn, uint64(fn), 0)
+	}
+	g.pend = pend[:0]
 }
 
 // AtomicBegin opens the atomic region of an invocation of fn, a function

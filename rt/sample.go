@@ -32,9 +32,14 @@ import (
 // path in place of LiteRace's two copies of each function. Accesses made
 // outside every traced frame belong to the goroutine's start routine,
 // checked once as sample.RootFunc at its first such access, as the offline
-// filter does. Synchronization, goroutine life, function boundaries and
-// allocations are always recorded (§3.2: a missed synchronization would
-// invent races).
+// filter does. Synchronization, goroutine life and allocations are always
+// recorded (§3.2: a missed synchronization would invent races). An
+// unsampled frame is recorded (its FuncEnter, then its FuncExit) only when
+// something is recorded inside it, so that the event has its stack: Enter
+// keeps the frame pending and the first event recorded in it shows it
+// (showFrames); a frame left with nothing recorded costs no event, as
+// LiteRace's unsampled code logs only synchronization. Sampled frames are
+// recorded at entry.
 //
 // The check comes after dedup (see access.go): an unsampled access still
 // enters the goroutine's table of accesses seen in its epoch, so that the

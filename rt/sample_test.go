@@ -172,6 +172,17 @@ func perG(tr *trace.Trace, keep func(e *trace.Event) bool) map[trace.GID][]strin
 	return m
 }
 
+// perGShown is perG of the events sample.Shown leaves: the frames that
+// hold no kept event left out, as a sampled run leaves out its unsampled
+// ones (Enter, showFrames).
+func perGShown(tr *trace.Trace, keep func(e *trace.Event) bool) map[trace.GID][]string {
+	m := map[trace.GID][]string{}
+	for _, e := range sample.Shown(tr, keep) {
+		m[e.G] = append(m[e.G], fmt.Sprintf("%v %d %#x %d", e.Op, e.Site, e.Obj, e.Flags))
+	}
+	return m
+}
+
 func comparePerG(t *testing.T, what string, got, want map[trace.GID][]string) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -222,7 +233,8 @@ func offline(t *testing.T, full *trace.Trace, name string, seed int64) (*trace.T
 // goroutines behave deterministically records, goroutine by goroutine,
 // exactly the events the offline sampler keeps from a full run: the same
 // accesses in the same frames, and every other event (sync, fork, begin,
-// end, function boundaries) of the full run. With dedup on as well as off:
+// end, and the function boundaries of every frame that holds a recorded
+// event: perGShown) of the full run. With dedup on as well as off:
 // the check comes after dedup, so both runs deduplicate alike. The
 // goroutines run concurrently, so the two runs interleave differently;
 // only each goroutine's sequence is compared.
@@ -240,7 +252,7 @@ func TestSampledEqualsOffline(t *testing.T) {
 				if st.RootAccesses == 0 {
 					t.Fatal("no access outside every frame")
 				}
-				comparePerG(t, name, perG(got, all), perG(want, all))
+				comparePerG(t, name, perGShown(got, all), perGShown(want, all))
 			})
 		}
 		// gs-ad shares counters among the goroutines of one go statement:
@@ -260,7 +272,7 @@ func TestSampledEqualsOffline(t *testing.T) {
 			if g := perG(got, all); len(g) != 3+2 {
 				t.Fatalf("%d goroutines, want 5", len(g))
 			}
-			comparePerG(t, "gs-ad", perG(got, all), perG(want, all))
+			comparePerG(t, "gs-ad", perGShown(got, all), perGShown(want, all))
 		})
 	}
 }
@@ -325,7 +337,7 @@ func TestSiteSamplerCountsPerSite(t *testing.T) {
 	full := recordSampled(t, true, "", 0, "", sampleWorkload(3))
 	sampled := recordSampled(t, true, "gs-ad", 1, "", sampleWorkload(3))
 	notAccess := func(e *trace.Event) bool { return !e.Op.IsAccess() }
-	comparePerG(t, "gs-ad, sync", perG(sampled, notAccess), perG(full, notAccess))
+	comparePerG(t, "gs-ad, sync", perGShown(sampled, notAccess), perGShown(full, notAccess))
 	n, nf := 0, 0
 	for _, e := range sampled.Events {
 		if e.Op.IsAccess() {
@@ -349,7 +361,7 @@ func TestGlobalSamplerOneGoroutine(t *testing.T) {
 	for _, name := range []string{"g-ad", "g-fx"} {
 		got := recordSampled(t, true, name, 1, "", sampleWorkload(0))
 		want, _ := offline(t, full, name, 1)
-		comparePerG(t, name, perG(got, all), perG(want, all))
+		comparePerG(t, name, perGShown(got, all), perGShown(want, all))
 	}
 }
 
@@ -404,7 +416,7 @@ func TestGlobalSamplerCountsAllGoroutines(t *testing.T) {
 
 // Synchronization is never sampled away: with RACEKIT_SAMPLE_MODE=sync no
 // access is recorded, and every other event of the full run is, goroutine
-// by goroutine.
+// by goroutine, in the same frames; the frames holding none are not.
 func TestSyncModeKeepsEverySync(t *testing.T) {
 	full := recordSampled(t, true, "", 0, "", sampleWorkload(3))
 	got := recordSampled(t, true, "tl-ad", 1, "sync", sampleWorkload(3))
@@ -414,7 +426,21 @@ func TestSyncModeKeepsEverySync(t *testing.T) {
 		}
 	}
 	notAccess := func(e *trace.Event) bool { return !e.Op.IsAccess() }
-	comparePerG(t, "sync mode", perG(got, notAccess), perG(full, notAccess))
+	comparePerG(t, "sync mode", perGShown(got, notAccess), perGShown(full, notAccess))
+	// Unsampled code records only synchronization: no frame without an
+	// event in it, and fewer frames than the full run.
+	comparePerG(t, "sync mode, frames", perG(got, notAccess), perGShown(got, notAccess))
+	enters := func(tr *trace.Trace) (n int) {
+		for _, e := range tr.Events {
+			if e.Op == trace.OpFuncEnter {
+				n++
+			}
+		}
+		return n
+	}
+	if n, nf := enters(got), enters(full); n == 0 || n >= nf {
+		t.Errorf("sync mode recorded %d function entries, the full run %d", n, nf)
+	}
 }
 
 // An atomic operation in an unsampled frame keeps its synchronization
@@ -694,5 +720,78 @@ func BenchmarkAccessSampled(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "hooks/s")
 		})
+	}
+}
+
+// BenchmarkUnsampledCall measures LiteRace's choice between two copies of
+// each function and racekit's guarded path (sample.go), per call of a
+// function making k reads, under tl-ad after its bursts (almost every call
+// unsampled; each call reads k words past the last call's, so dedup does
+// not drop them):
+//
+//	plain    the function uninstrumented: the floor
+//	guarded  what racekit emits: Enter, k access hooks that return at the
+//	         sampling check, Leave (FuncEnter/FuncExit recorded)
+//	copies   LiteRace's dispatch: the check, then an uninstrumented copy
+//	         of the body when the call is not sampled (nothing recorded),
+//	         the instrumented one when it is (whose Enter decides again:
+//	         the counter moves twice on the rare sampled calls)
+func BenchmarkUnsampledCall(b *testing.B) {
+	for _, k := range []int{4, 16} {
+		for _, mode := range []string{"plain", "guarded", "copies", "frames"} {
+			b.Run(fmt.Sprintf("k=%d/%s", k, mode), func(b *testing.B) {
+				if err := setSampler("tl-ad", 1, ""); err != nil {
+					b.Fatal(err)
+				}
+				defer resetSampling()
+				benchStart(b, true)
+				buf := make([]int, 1<<16)
+				const mask = 1<<16 - 1
+				sum := 0
+				plain := func(i int) {
+					for j := 0; j < k; j++ {
+						sum += buf[(i*k+j)&mask]
+					}
+				}
+				instrumented := func(i int) {
+					Enter(7)
+					for j := 0; j < k; j++ {
+						sum += *R(&buf[(i*k+j)&mask], 0)
+					}
+					Leave(7)
+				}
+				Enter(1000) // an outer frame, as in BenchmarkEnter
+				defer Leave(1000)
+				b.ResetTimer()
+				switch mode {
+				case "plain":
+					for i := 0; i < b.N; i++ {
+						plain(i)
+					}
+				case "guarded":
+					for i := 0; i < b.N; i++ {
+						instrumented(i)
+					}
+				case "frames":
+					for i := 0; i < b.N; i++ {
+						Enter(7)
+						plain(i)
+						Leave(7)
+					}
+				case "copies":
+					for i := 0; i < b.N; i++ {
+						if g := cur(); !g.samp.decide(g.gid, 7) {
+							plain(i)
+							continue
+						}
+						instrumented(i)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/call")
+				if sum == -1 {
+					b.Log(sum)
+				}
+			})
+		}
 	}
 }

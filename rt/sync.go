@@ -409,6 +409,9 @@ func atomicRecord(g *gstate, op trace.Op, flags trace.Flags, site uint32, a, val
 	if !live.Load() {
 		return
 	}
+	if g.shown < g.depth {
+		g.showFrames()
+	}
 	g.epoch++
 	if isIdle(g.last) {
 		g.open(false)

@@ -7,8 +7,8 @@
 //	dispatch  tl-ad's dispatch check at every function entry and exit,
 //	          nothing traced (RACEKIT_SAMPLE_MODE=dispatch)
 //	+sync     the check, and every event but the memory accesses
-//	          (synchronization, goroutines, function boundaries, allocation;
-//	          RACEKIT_SAMPLE_MODE=sync)
+//	          (synchronization, goroutines, allocation, and the frames
+//	          that hold one; RACEKIT_SAMPLE_MODE=sync)
 //	+tl-ad    the check, and the accesses tl-ad samples (LiteRace)
 //	+gs-ad    the same with gs-ad, racekit's adaptation (counters per go
 //	          statement and function; not the paper's, see filter/sample)
