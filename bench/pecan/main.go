@@ -59,28 +59,33 @@ type hatchResult struct {
 
 // Row is one subject's line of the table.
 type Row struct {
-	Subject     string   `json:"subject"`
-	Goroutines  int      `json:"goroutines"`
-	SharedVars  int      `json:"shared_vars"`
-	Events      int      `json:"events"`
-	NormalSec   float64  `json:"normal_sec"`
-	RecordSec   float64  `json:"record_sec"`
-	SearchSec   float64  `json:"search_sec"`
-	HatchSec    float64  `json:"hatch_sec"`
-	Races       int      `json:"races"`
-	Atomicity   int      `json:"atomicity"`
-	ASV         int      `json:"asv"`
-	Real        int      `json:"real"`
-	RealFalse   []string `json:"real_false,omitempty"` // confirmed, not in the ground truth
-	Panics      int      `json:"panics"`
-	Failed      int      `json:"failed"`
-	Known       int      `json:"known"`
-	Predicted   int      `json:"known_predicted"`
-	Confirmed   int      `json:"known_confirmed"`
-	Missed      []string `json:"missed,omitempty"`
-	PrunedTrue  []string `json:"pruned_true,omitempty"` // true anomalies pruned, with why
-	PrunedFalse int      `json:"pruned_false"`
-	Error       string   `json:"error,omitempty"`
+	Subject    string   `json:"subject"`
+	Goroutines int      `json:"goroutines"`
+	SharedVars int      `json:"shared_vars"`
+	Events     int      `json:"events"`
+	NormalSec  float64  `json:"normal_sec"`
+	RecordSec  float64  `json:"record_sec"`
+	SearchSec  float64  `json:"search_sec"`
+	HatchSec   float64  `json:"hatch_sec"`
+	Races      int      `json:"races"`
+	Atomicity  int      `json:"atomicity"`
+	ASV        int      `json:"asv"`
+	Real       int      `json:"real"`
+	RealFalse  []string `json:"real_false,omitempty"` // confirmed, not in the ground truth
+	Panics     int      `json:"panics"`
+	Failed     int      `json:"failed"`
+	Known      int      `json:"known"`
+	Predicted  int      `json:"known_predicted"`
+	Confirmed  int      `json:"known_confirmed"`
+	// Observed: entries not confirmed by hatching whose race the recorded
+	// run had (racekit hatch's verdict "observed"); ObservedFalse: such
+	// races the ground truth does not list.
+	Observed      int      `json:"known_observed"`
+	ObservedFalse []string `json:"observed_false,omitempty"`
+	Missed        []string `json:"missed,omitempty"`
+	PrunedTrue    []string `json:"pruned_true,omitempty"` // true anomalies pruned, with why
+	PrunedFalse   int      `json:"pruned_false"`
+	Error         string   `json:"error,omitempty"`
 }
 
 func main() {
@@ -127,7 +132,7 @@ func subject(s *truth.Subject, rk string, jobs int, timeout time.Duration, tmp s
 
 	entries := s.Entries()
 	r.Known = len(entries)
-	predicted, confirmed := map[string]bool{}, map[string]bool{}
+	predicted, confirmed, observed := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, a := range hr.Anomalies {
 		switch a.Kind {
 		case "race":
@@ -156,6 +161,13 @@ func subject(s *truth.Subject, rk string, jobs int, timeout time.Duration, tmp s
 		}
 		real := a.Verdict == "confirmed"
 		desc := a.Pattern + " " + strings.Join(relSites(a.Sites), ",")
+		if a.Verdict == "observed" {
+			if match != nil {
+				observed[match.ID] = true
+			} else {
+				r.ObservedFalse = append(r.ObservedFalse, desc)
+			}
+		}
 		if match != nil {
 			predicted[match.ID] = true
 			if real {
@@ -191,6 +203,10 @@ func subject(s *truth.Subject, rk string, jobs int, timeout time.Duration, tmp s
 		case confirmed[e.ID]:
 			r.Confirmed++
 			r.Predicted++
+		case observed[e.ID]:
+			r.Predicted++
+			r.Observed++
+			r.Missed = append(r.Missed, e.ID+" ("+string(e.Kind)+": predicted, not hatched, observed in the recording)")
 		case predicted[e.ID]:
 			r.Predicted++
 			r.Missed = append(r.Missed, e.ID+" ("+string(e.Kind)+": predicted, pruned)")
@@ -258,18 +274,18 @@ func lineOf(s *truth.Subject, site string) (truth.Line, bool) {
 
 func table(w io.Writer, rows []Row) {
 	fmt.Fprintf(w, "# PECAN Table 1 over racekit's subjects (predictions: %s)\n\n", from)
-	fmt.Fprintf(w, "One recorded run of each subject's tests (racekit hatch). Times in seconds: Normal is one run of the uninstrumented test binary (mean of 3), Record the instrumented run with the trace, Search PECAN's search with schedule generation, Hatch the re-execution of every clip (one run each, -j in parallel). Anomalies are distinct pattern and site combinations; Real are those a re-execution along the clip confirmed; Panics and Failed count real anomalies whose run then panicked or failed a test. Known is the ground truth's entries (races, atomicity and atomic-set violations); predicted and confirmed count those an anomaly of matching lines covers.\n\n")
-	fmt.Fprintf(w, "| subject | goroutines | shared vars | events | Normal | Record | Search | Hatch | races | atomicity | ASV | real | of which not in truth | panics | failed | known | predicted | confirmed |\n")
-	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "One recorded run of each subject's tests (racekit hatch). Times in seconds: Normal is one run of the uninstrumented test binary (mean of 3), Record the instrumented run with the trace, Search PECAN's search with schedule generation, Hatch the re-execution of every clip (one run each, -j in parallel). Anomalies are distinct pattern and site combinations; Real are those a re-execution along the clip confirmed; Panics and Failed count real anomalies whose run then panicked or failed a test. Known is the ground truth's entries (races, atomicity and atomic-set violations); predicted and confirmed count those an anomaly of matching lines covers; observed counts those not confirmed whose race the recorded run itself had (racekit hatch's verdict observed: the happens-before detector reports the two statements on the variable in the recorded trace), which are real races that no clip run made happen.\n\n")
+	fmt.Fprintf(w, "| subject | goroutines | shared vars | events | Normal | Record | Search | Hatch | races | atomicity | ASV | real | of which not in truth | panics | failed | known | predicted | confirmed | observed |\n")
+	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	var tot Row
 	for _, r := range rows {
 		if r.Error != "" {
-			fmt.Fprintf(w, "| %s | error: %s |||||||||||||||||\n", r.Subject, strings.ReplaceAll(r.Error, "\n", " "))
+			fmt.Fprintf(w, "| %s | error: %s ||||||||||||||||||\n", r.Subject, strings.ReplaceAll(r.Error, "\n", " "))
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %d | %d | %d | %.3f | %.3f | %.3f | %.2f | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n",
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %.3f | %.3f | %.3f | %.2f | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n",
 			r.Subject, r.Goroutines, r.SharedVars, r.Events, r.NormalSec, r.RecordSec, r.SearchSec, r.HatchSec,
-			r.Races, r.Atomicity, r.ASV, r.Real, len(r.RealFalse), r.Panics, r.Failed, r.Known, r.Predicted, r.Confirmed)
+			r.Races, r.Atomicity, r.ASV, r.Real, len(r.RealFalse), r.Panics, r.Failed, r.Known, r.Predicted, r.Confirmed, r.Observed)
 		tot.Events += r.Events
 		tot.Races += r.Races
 		tot.Atomicity += r.Atomicity
@@ -281,12 +297,14 @@ func table(w io.Writer, rows []Row) {
 		tot.Known += r.Known
 		tot.Predicted += r.Predicted
 		tot.Confirmed += r.Confirmed
+		tot.Observed += r.Observed
+		tot.ObservedFalse = append(tot.ObservedFalse, r.ObservedFalse...)
 		tot.PrunedFalse += r.PrunedFalse
 		tot.SearchSec += r.SearchSec
 		tot.HatchSec += r.HatchSec
 	}
-	fmt.Fprintf(w, "| **total** | | | %d | | | %.3f | %.2f | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n\n",
-		tot.Events, tot.SearchSec, tot.HatchSec, tot.Races, tot.Atomicity, tot.ASV, tot.Real, len(tot.RealFalse), tot.Panics, tot.Failed, tot.Known, tot.Predicted, tot.Confirmed)
+	fmt.Fprintf(w, "| **total** | | | %d | | | %.3f | %.2f | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n\n",
+		tot.Events, tot.SearchSec, tot.HatchSec, tot.Races, tot.Atomicity, tot.ASV, tot.Real, len(tot.RealFalse), tot.Panics, tot.Failed, tot.Known, tot.Predicted, tot.Confirmed, tot.Observed)
 	fmt.Fprintf(w, "%d anomalies that match no ground-truth entry were pruned by re-execution.\n\n", tot.PrunedFalse)
 	fmt.Fprintf(w, "## Ground truth not confirmed\n\n")
 	for _, r := range rows {
@@ -304,6 +322,12 @@ func table(w io.Writer, rows []Row) {
 	fmt.Fprintf(w, "\n## Confirmed anomalies the ground truth does not list\n\n")
 	for _, r := range rows {
 		for _, p := range r.RealFalse {
+			fmt.Fprintf(w, "- %s: %s\n", r.Subject, p)
+		}
+	}
+	fmt.Fprintf(w, "\n## Observed races the ground truth does not list\n\n")
+	for _, r := range rows {
+		for _, p := range r.ObservedFalse {
 			fmt.Fprintf(w, "- %s: %s\n", r.Subject, p)
 		}
 	}

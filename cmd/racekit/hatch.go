@@ -15,6 +15,7 @@ import (
 
 	"github.com/racekit/racekit/detect"
 	"github.com/racekit/racekit/detect/anomaly"
+	"github.com/racekit/racekit/detect/hb"
 	"github.com/racekit/racekit/detect/predict"
 	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/sched"
@@ -39,6 +40,16 @@ it is pruned when a goroutine departed from the clip (it took another
 branch, blocked, or never came) or the run hung. Each result says what the
 program did: a panic, a test failure, a deadlock, or nothing.
 
+A race that no clip run made happen is not pruned when the recorded run
+had it already: when the happens-before detector (racekit analyze
+--algo=hb) reports the same two statements racing on the same variable
+in the recorded trace, the two accesses were unordered by happens-before
+in a real execution, a data race as the Go memory model and go test -race
+define it. Its verdict is "observed". Such races are often ones no
+interleaving brings back to back: the read runs only after a flag that
+the writer sets after its write, plain variables both (a race of the
+memory model, not of the interleaving).
+
 --from selects the predictions: pecan (default: races, atomicity violations
 and atomic-set serializability violations with their clips, as racekit
 anomalies gives them; --kinds selects families), or rdit / mcm (predicted
@@ -58,8 +69,8 @@ Functions marked //racekit:atomic are atomic regions (as in racekit
 anomalies). A run is deterministic as long as no goroutine leaves the
 scheduler's control (see racekit fuzz).
 
-Exit status: 66 if an anomaly was confirmed, 0 if none, 1 on a build or
-run error, 2 on a usage error.
+Exit status: 66 if an anomaly was confirmed or a race observed, 0 if
+none, 1 on a build or run error, 2 on a usage error.
 `,
 })
 
@@ -130,7 +141,7 @@ type HatchAnomaly struct {
 	Pattern string     `json:"pattern"`
 	Sites   []string   `json:"sites"`
 	Vars    []string   `json:"vars,omitempty"`
-	Verdict string     `json:"verdict"` // confirmed or pruned
+	Verdict string     `json:"verdict"` // confirmed, observed (a race of the recorded run; see observedRaces) or pruned
 	Runs    []HatchRun `json:"runs"`
 }
 
@@ -147,6 +158,7 @@ type HatchResult struct {
 	HatchSeconds  float64        `json:"hatch_seconds"`
 	Predicted     int            `json:"predicted"`
 	Confirmed     int            `json:"confirmed"`
+	Observed      int            `json:"observed"` // races not confirmed that the recorded run had
 	Anomalies     []HatchAnomaly `json:"anomalies"`
 }
 
@@ -251,15 +263,14 @@ func runHatch(c *command, args []string) int {
 		return exitError
 	}
 	res.HatchSeconds = time.Since(start).Seconds()
+	observed := observedRaces(tr)
 	for i, cd := range cands {
-		ha := HatchAnomaly{Kind: cd.Kind, Pattern: cd.Pattern, Sites: cd.Sites, Vars: cd.Vars, Verdict: "pruned", Runs: runs[i]}
-		for _, r := range runs[i] {
-			if r.Confirmed {
-				ha.Verdict = "confirmed"
-			}
-		}
-		if ha.Verdict == "confirmed" {
+		ha := HatchAnomaly{Kind: cd.Kind, Pattern: cd.Pattern, Sites: cd.Sites, Vars: cd.Vars, Verdict: verdictOf(cd, runs[i], observed), Runs: runs[i]}
+		switch ha.Verdict {
+		case "confirmed":
 			res.Confirmed++
+		case "observed":
+			res.Observed++
 		}
 		if cd.anomaly != nil {
 			cd.anomaly.Evidence = ha.Verdict
@@ -286,10 +297,48 @@ func runHatch(c *command, args []string) int {
 	} else {
 		printHatch(os.Stdout, &res)
 	}
-	if res.Confirmed > 0 {
+	if res.Confirmed > 0 || res.Observed > 0 {
 		return exitRaces
 	}
 	return exitOK
+}
+
+// verdictOf is a prediction's verdict: confirmed when a run along its
+// clip made it happen; otherwise observed when it is a race the recorded
+// run itself had (observed: observedRaces); otherwise pruned.
+func verdictOf(cd *hatchCand, runs []HatchRun, observed map[string]bool) string {
+	for _, r := range runs {
+		if r.Confirmed {
+			return "confirmed"
+		}
+	}
+	if cd.consecutive && len(cd.events) == 2 && observed[raceKey(cd.events[0].Site, cd.events[1].Site, cd.events[0].Obj)] {
+		return "observed"
+	}
+	return "pruned"
+}
+
+// observedRaces returns the races the recorded run itself had: hb's
+// reports on tr, as statement pairs (file:line, unordered) on a variable.
+func observedRaces(tr *trace.Trace) map[string]bool {
+	out := map[string]bool{}
+	d := hb.New(finding.SinkFunc(func(r *finding.Race) {
+		out[raceKey(lineOf(tr.M, r.Prev.Site), lineOf(tr.M, r.Cur.Site), r.Addr)] = true
+	}))
+	for i := range tr.Events {
+		d.Handle(&tr.Events[i])
+	}
+	d.Finish()
+	return out
+}
+
+// raceKey names a race by its two statements, in either order, and its
+// variable's address in the recorded run.
+func raceKey(a, b string, addr uint64) string {
+	if b < a {
+		a, b = b, a
+	}
+	return a + "~" + b + "@" + strconv.FormatUint(addr, 16)
 }
 
 func parseAnomalyKinds(c *command, s string) ([]anomaly.Kind, bool) {
@@ -756,14 +805,17 @@ func between(steps []sched.Step, a, b int) string {
 }
 
 func printHatch(w io.Writer, r *HatchResult) {
-	fmt.Fprintf(w, "racekit hatch: %s: %d events recorded, %d predictions (%s), %d confirmed, %d pruned\n",
-		r.Package, r.Events, r.Predicted, r.From, r.Confirmed, r.Predicted-r.Confirmed)
+	fmt.Fprintf(w, "racekit hatch: %s: %d events recorded, %d predictions (%s), %d confirmed, %d observed, %d pruned\n",
+		r.Package, r.Events, r.Predicted, r.From, r.Confirmed, r.Observed, r.Predicted-r.Confirmed-r.Observed)
 	as := append([]HatchAnomaly(nil), r.Anomalies...)
 	sort.SliceStable(as, func(i, j int) bool { return as[i].Verdict < as[j].Verdict })
 	for _, a := range as {
 		fmt.Fprintf(w, "\n%-9s %s %s: %s\n", strings.ToUpper(a.Verdict), a.Kind, a.Pattern, strings.Join(relSites(a.Sites), " -> "))
 		if len(a.Vars) > 0 {
 			fmt.Fprintf(w, "          variables: %s\n", strings.Join(a.Vars, ", "))
+		}
+		if a.Verdict == "observed" {
+			fmt.Fprintf(w, "          the recorded run had this race (the accesses unordered by happens-before); no run along the clip made it happen back to back:\n")
 		}
 		for _, run := range a.Runs {
 			what := run.Outcome

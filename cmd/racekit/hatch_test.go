@@ -190,3 +190,43 @@ func clipHasLine(tr *trace.Trace, cd *hatchCand, line int) bool {
 	}
 	return false
 }
+
+// A race hatching did not confirm is observed when the recorded run had
+// it (hb reports its two statements on its variable), pruned when the
+// recorded run ordered the accesses (here through a lock) or when it is
+// not a race; a confirmed run wins.
+func TestHatchObservedVerdict(t *testing.T) {
+	b := trace.NewBuilder()
+	b.Begin("g1")
+	b.Begin("g2")
+	b.Write("g1", "x", "a.go:5") // x: unordered with g2's read
+	b.Write("g1", "y", "a.go:6")
+	b.Acq("g1", "m")
+	b.Rel("g1", "m")
+	b.Read("g2", "x", "a.go:9")
+	b.Acq("g2", "m") // y: ordered through m
+	b.Rel("g2", "m")
+	b.Read("g2", "y", "a.go:10")
+	tr := b.Trace()
+	observed := observedRaces(tr)
+	x, y := b.Obj("x"), b.Obj("y")
+	race := func(s1, s2 string, obj uint64) *hatchCand {
+		return &hatchCand{consecutive: true, events: []hatchEvent{{Site: s1, Obj: obj}, {Site: s2, Obj: obj}}}
+	}
+	failed := []HatchRun{{Reason: "departed from the clip"}}
+	for _, c := range []struct {
+		cd   *hatchCand
+		runs []HatchRun
+		want string
+	}{
+		{race("a.go:9", "a.go:5", x), failed, "observed"}, // either order
+		{race("a.go:5", "a.go:9", x+8), failed, "pruned"}, // another variable
+		{race("a.go:6", "a.go:10", y), failed, "pruned"},  // ordered by m
+		{race("a.go:5", "a.go:9", x), []HatchRun{{}, {Confirmed: true}}, "confirmed"},
+		{&hatchCand{events: []hatchEvent{{Site: "a.go:5", Obj: x}, {Site: "a.go:9", Obj: x}}}, failed, "pruned"}, // not a race
+	} {
+		if got := verdictOf(c.cd, c.runs, observed); got != c.want {
+			t.Errorf("%+v: verdict %s, want %s (observed %v)", c.cd.events, got, c.want, observed)
+		}
+	}
+}
