@@ -60,6 +60,7 @@ type fuzzResult struct {
 		Pair        string
 		Sources     []string
 		Real        bool
+		Observed    bool
 		Runs        int
 		Created     int
 		Probability float64
@@ -81,36 +82,41 @@ type fuzzResult struct {
 
 // Row is one subject's line of the table.
 type Row struct {
-	Subject      string   `json:"subject"`
-	Lines        int      `json:"lines"`
-	NormalSec    float64  `json:"normal_sec"`
-	HybridSec    float64  `json:"hybrid_sec"`
-	VetSec       float64  `json:"vet_sec"`
-	RFSec        float64  `json:"rf_sec"` // one controlled run, averaged
-	Pairs        int      `json:"phase1_pairs"`
-	FromHybrid   int      `json:"pairs_hybrid"` // pairs hybrid found (some vet found too)
-	FromVet      int      `json:"pairs_vet"`    // pairs vet found
-	FromBoth     int      `json:"pairs_both"`   // pairs both found
-	Real         int      `json:"rf_real"`
-	RealTrue     int      `json:"rf_real_true"`
-	RealFalse    []string `json:"rf_real_false,omitempty"` // confirmed pairs outside the ground truth, with their sources
-	Phase1False  int      `json:"phase1_false"`            // potential pairs that are not true pairs
-	HybridFalse  int      `json:"hybrid_false"`            // of which hybrid found
-	VetFalse     int      `json:"vet_false"`               // of which vet found
-	Known        int      `json:"known"`
-	KnownFound   int      `json:"known_confirmed"`
-	VetOnlyIDs   []string `json:"ids_confirmed_only_by_vet_pairs,omitempty"` // ids no hybrid pair confirmed
-	Missed       []string `json:"missed,omitempty"`
-	ExcRF        int      `json:"exceptions_rf"`
-	ExcRFDetail  []string `json:"exceptions_rf_detail,omitempty"`
-	ExcBaseline  []string `json:"exceptions_also_baseline,omitempty"` // failures the baseline runs show too
-	ExcSimple    int      `json:"exceptions_simple"`
-	SimpleRuns   int      `json:"simple_runs"`
-	SimpleDetail []string `json:"exceptions_simple_detail,omitempty"`
-	Probability  float64  `json:"probability"` // mean over confirmed true pairs
-	EscapeRuns   int      `json:"escape_runs"`
-	FuzzRuns     int      `json:"fuzz_runs"`
-	FuzzWallSec  float64  `json:"fuzz_wall_sec"`
+	Subject    string   `json:"subject"`
+	Lines      int      `json:"lines"`
+	NormalSec  float64  `json:"normal_sec"`
+	HybridSec  float64  `json:"hybrid_sec"`
+	VetSec     float64  `json:"vet_sec"`
+	RFSec      float64  `json:"rf_sec"` // one controlled run, averaged
+	Pairs      int      `json:"phase1_pairs"`
+	FromHybrid int      `json:"pairs_hybrid"` // pairs hybrid found (some vet found too)
+	FromVet    int      `json:"pairs_vet"`    // pairs vet found
+	FromBoth   int      `json:"pairs_both"`   // pairs both found
+	Real       int      `json:"rf_real"`
+	RealTrue   int      `json:"rf_real_true"`
+	RealFalse  []string `json:"rf_real_false,omitempty"` // confirmed pairs outside the ground truth, with their sources
+	// Pairs no run created that hb reported on a recorded run of phase 1
+	// (racekit fuzz's verdict "observed"); those outside the ground truth.
+	Observed      int      `json:"rf_observed"`
+	ObservedFalse []string `json:"rf_observed_false,omitempty"`
+	Phase1False   int      `json:"phase1_false"` // potential pairs that are not true pairs
+	HybridFalse   int      `json:"hybrid_false"` // of which hybrid found
+	VetFalse      int      `json:"vet_false"`    // of which vet found
+	Known         int      `json:"known"`
+	KnownFound    int      `json:"known_confirmed"`
+	KnownObserved int      `json:"known_observed"`                            // ids not confirmed that an observed pair covers
+	VetOnlyIDs    []string `json:"ids_confirmed_only_by_vet_pairs,omitempty"` // ids no hybrid pair confirmed
+	Missed        []string `json:"missed,omitempty"`
+	ExcRF         int      `json:"exceptions_rf"`
+	ExcRFDetail   []string `json:"exceptions_rf_detail,omitempty"`
+	ExcBaseline   []string `json:"exceptions_also_baseline,omitempty"` // failures the baseline runs show too
+	ExcSimple     int      `json:"exceptions_simple"`
+	SimpleRuns    int      `json:"simple_runs"`
+	SimpleDetail  []string `json:"exceptions_simple_detail,omitempty"`
+	Probability   float64  `json:"probability"` // mean over confirmed true pairs
+	EscapeRuns    int      `json:"escape_runs"`
+	FuzzRuns      int      `json:"fuzz_runs"`
+	FuzzWallSec   float64  `json:"fuzz_wall_sec"`
 	// Replayed outcomes (those that created a race, first seed, -replay
 	// times each), how many of them replayed exactly every time, and how
 	// the others differed.
@@ -177,6 +183,7 @@ func subject(s *truth.Subject, rk, phase1 string, record, runs, jobs, simpleCap,
 		}
 	}
 	confirmed := map[string]bool{}
+	observed := map[string]bool{}
 	byHybrid := map[string]bool{} // ids a confirmed pair of hybrid's covers
 	reported := map[string]bool{}
 	var probs []float64
@@ -212,6 +219,14 @@ func subject(s *truth.Subject, rk, phase1 string, record, runs, jobs, simpleCap,
 			reported[e.ID] = true
 		}
 		if !p.Real {
+			if p.Observed {
+				r.Observed++
+				if e == nil {
+					r.ObservedFalse = append(r.ObservedFalse, p.Pair+" ["+strings.Join(p.Sources, ",")+"]")
+				} else {
+					observed[e.ID] = true
+				}
+			}
 			continue
 		}
 		r.Real++
@@ -267,7 +282,11 @@ func subject(s *truth.Subject, rk, phase1 string, record, runs, jobs, simpleCap,
 			continue
 		}
 		why := "phase 1 reported no pair of it"
-		if reported[e.ID] {
+		switch {
+		case observed[e.ID]:
+			r.KnownObserved++
+			why = "never created; observed: hb reported it on a recorded run"
+		case reported[e.ID]:
 			why = "never created"
 		}
 		if e.Flaky {
@@ -372,21 +391,21 @@ func failure(out string) string {
 
 func table(w io.Writer, rows []Row, runs, record, replay int, phase1 string) {
 	fmt.Fprintf(w, "# RaceFuzzer Table 1 over racekit's subjects\n\n")
-	fmt.Fprintf(w, "%d controlled runs per pair; phase 1 is %s (racekit fuzz --phase1 %s; hybrid over %d recorded runs). Runtimes in seconds: Normal is one run of the uninstrumented test binary, Hybrid the recorded run (every access traced) plus the hybrid analysis, Vet one static analysis of the subject, RF one controlled run (averaged over all runs of the subject). Races are distinct statement pairs; \"Phase 1 pairs\" is the union, with how many hybrid found, vet found, and both found; known is the ground truth's race ids; \"ids\" is how many of them a confirmed pair covers (\"vet only\": ids no confirmed hybrid pair covers). Exceptions: RF counts confirmed pairs for which a run panicked, failed or deadlocked in a way racekit fuzz's baseline (controlled runs without a pair) never did; Simple counts the distinct failures in as many plain runs. Probability: mean over confirmed true pairs of created/runs. Replays: the outcomes (resolution and what the run led to) of confirmed pairs, each replayed %d times from its first seed; exact when every replay had the original run's schedule step for step.\n\n", runs, phase1Words(phase1), phase1, record, replay)
-	fmt.Fprintf(w, "| subject | SLOC | Normal | Hybrid | Vet | RF | Phase 1 pairs (hybrid / vet / both) | RF real | of which false | known | ids confirmed (vet only) | Exc. RF | Exc. Simple (runs) | Probability | runs with escapes | replays exact / outcomes |\n")
-	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "%d controlled runs per pair; phase 1 is %s (racekit fuzz --phase1 %s; hybrid over %d recorded runs). Runtimes in seconds: Normal is one run of the uninstrumented test binary, Hybrid the recorded run (every access traced) plus the hybrid analysis, Vet one static analysis of the subject, RF one controlled run (averaged over all runs of the subject). Races are distinct statement pairs; \"Phase 1 pairs\" is the union, with how many hybrid found, vet found, and both found; known is the ground truth's race ids; \"ids\" is how many of them a confirmed pair covers (\"vet only\": ids no confirmed hybrid pair covers). Observed: pairs no run created that hb reported on a recorded run of phase 1 (racekit fuzz's verdict \"observed\": a data race of that execution, typically a value published through a plain flag, which no interleaving brings next to its write), with how many are outside the ground truth; \"ids observed\" counts the ids not confirmed that such a pair covers. Exceptions: RF counts confirmed pairs for which a run panicked, failed or deadlocked in a way racekit fuzz's baseline (controlled runs without a pair) never did; Simple counts the distinct failures in as many plain runs. Probability: mean over confirmed true pairs of created/runs. Replays: the outcomes (resolution and what the run led to) of confirmed pairs, each replayed %d times from its first seed; exact when every replay had the original run's schedule step for step.\n\n", runs, phase1Words(phase1), phase1, record, replay)
+	fmt.Fprintf(w, "| subject | SLOC | Normal | Hybrid | Vet | RF | Phase 1 pairs (hybrid / vet / both) | RF real | of which false | observed (false) | known | ids confirmed (vet only) | ids observed | Exc. RF | Exc. Simple (runs) | Probability | runs with escapes | replays exact / outcomes |\n")
+	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	var tot Row
 	for _, r := range rows {
 		if r.Error != "" {
-			fmt.Fprintf(w, "| %s | %d | error: %s |||||||||||||| \n", r.Subject, r.Lines, strings.ReplaceAll(r.Error, "\n", " "))
+			fmt.Fprintf(w, "| %s | %d | error: %s |||||||||||||||| \n", r.Subject, r.Lines, strings.ReplaceAll(r.Error, "\n", " "))
 			continue
 		}
 		prob := "-"
 		if r.RealTrue > 0 {
 			prob = fmt.Sprintf("%.2f", r.Probability)
 		}
-		fmt.Fprintf(w, "| %s | %d | %.3f | %.3f | %.3f | %.3f | %d (%d / %d / %d) | %d | %d | %d | %d (%d) | %d | %d (%d) | %s | %d | %d / %d |\n",
-			r.Subject, r.Lines, r.NormalSec, r.HybridSec, r.VetSec, r.RFSec, r.Pairs, r.FromHybrid, r.FromVet, r.FromBoth, r.Real, len(r.RealFalse), r.Known, r.KnownFound, len(r.VetOnlyIDs),
+		fmt.Fprintf(w, "| %s | %d | %.3f | %.3f | %.3f | %.3f | %d (%d / %d / %d) | %d | %d | %d (%d) | %d | %d (%d) | %d | %d | %d (%d) | %s | %d | %d / %d |\n",
+			r.Subject, r.Lines, r.NormalSec, r.HybridSec, r.VetSec, r.RFSec, r.Pairs, r.FromHybrid, r.FromVet, r.FromBoth, r.Real, len(r.RealFalse), r.Observed, len(r.ObservedFalse), r.Known, r.KnownFound, len(r.VetOnlyIDs), r.KnownObserved,
 			r.ExcRF, r.ExcSimple, r.SimpleRuns, prob, r.EscapeRuns, r.ReplayExact, r.ReplayOutcomes)
 		tot.Lines += r.Lines
 		tot.Pairs += r.Pairs
@@ -395,8 +414,11 @@ func table(w io.Writer, rows []Row, runs, record, replay int, phase1 string) {
 		tot.FromBoth += r.FromBoth
 		tot.Real += r.Real
 		tot.RealFalse = append(tot.RealFalse, r.RealFalse...)
+		tot.Observed += r.Observed
+		tot.ObservedFalse = append(tot.ObservedFalse, r.ObservedFalse...)
 		tot.Known += r.Known
 		tot.KnownFound += r.KnownFound
+		tot.KnownObserved += r.KnownObserved
 		tot.VetOnlyIDs = append(tot.VetOnlyIDs, r.VetOnlyIDs...)
 		tot.ExcRF += r.ExcRF
 		tot.ExcSimple += r.ExcSimple
@@ -408,7 +430,7 @@ func table(w io.Writer, rows []Row, runs, record, replay int, phase1 string) {
 		tot.ReplayOutcomes += r.ReplayOutcomes
 		tot.ReplayExact += r.ReplayExact
 	}
-	fmt.Fprintf(w, "| **total** | %d | | | | | %d (%d / %d / %d) | %d | %d | %d | %d (%d) | %d | %d | | %d | %d / %d |\n\n", tot.Lines, tot.Pairs, tot.FromHybrid, tot.FromVet, tot.FromBoth, tot.Real, len(tot.RealFalse), tot.Known, tot.KnownFound, len(tot.VetOnlyIDs), tot.ExcRF, tot.ExcSimple, tot.EscapeRuns, tot.ReplayExact, tot.ReplayOutcomes)
+	fmt.Fprintf(w, "| **total** | %d | | | | | %d (%d / %d / %d) | %d | %d | %d (%d) | %d | %d (%d) | %d | %d | %d | | %d | %d / %d |\n\n", tot.Lines, tot.Pairs, tot.FromHybrid, tot.FromVet, tot.FromBoth, tot.Real, len(tot.RealFalse), tot.Observed, len(tot.ObservedFalse), tot.Known, tot.KnownFound, len(tot.VetOnlyIDs), tot.KnownObserved, tot.ExcRF, tot.ExcSimple, tot.EscapeRuns, tot.ReplayExact, tot.ReplayOutcomes)
 	fmt.Fprintf(w, "%d controlled runs in all; %d phase 1 pairs are not true pairs of the ground truth (%d found by hybrid, %d by vet).\n\n", tot.FuzzRuns, tot.Phase1False, tot.HybridFalse, tot.VetFalse)
 	fmt.Fprintf(w, "## Known races not confirmed\n\n")
 	for _, r := range rows {
@@ -425,6 +447,14 @@ func table(w io.Writer, rows []Row, runs, record, replay int, phase1 string) {
 	fmt.Fprintf(w, "\n## Pairs confirmed that the ground truth does not list\n\n")
 	for _, r := range rows {
 		for _, p := range r.RealFalse {
+			pair, src, _ := strings.Cut(p, " ")
+			a, b, _ := strings.Cut(pair, "~")
+			fmt.Fprintf(w, "- %s: %s ~ %s %s\n", r.Subject, relToWd(a), relToWd(b), src)
+		}
+	}
+	fmt.Fprintf(w, "\n## Observed pairs (not created) that the ground truth does not list\n\n")
+	for _, r := range rows {
+		for _, p := range r.ObservedFalse {
 			pair, src, _ := strings.Cut(p, " ")
 			a, b, _ := strings.Cut(pair, "~")
 			fmt.Fprintf(w, "- %s: %s ~ %s %s\n", r.Subject, relToWd(a), relToWd(b), src)

@@ -67,7 +67,13 @@ nothing) and the seeds that reproduce each outcome: racekit replay --seed
 S --pair P re-runs one of them exactly. --replay N checks that: it
 replays the first seed of every outcome that created the race N times
 and reports how many replays had the original run's schedule, step for
-step. --json prints the same as one JSON object. A failure also seen in
+step. A pair no run created is still a race when hb reported it on a
+recorded run of phase 1 (its two accesses were unordered by
+happens-before there, a data race as the Go memory model defines it):
+its verdict is "observed", not "confirmed". Such races are typically
+published without synchronization (a flag set after the write and read
+before the read), so no interleaving brings the two accesses next to
+each other. --json prints the same as one JSON object. A failure also seen in
 --baseline runs of the package (controlled, random, no pair: seeds
 --seed, --seed+1, ...) is marked as such: a test that depends on timing
 may fail under any controlled schedule.
@@ -81,7 +87,7 @@ deterministic for a seed as long as no goroutine leaves the scheduler's
 control (blocking in I/O, real timers such as tickers and context
 deadlines, untraced code); such runs are counted in "escapes".
 
-Exit status: 66 if a real race was confirmed, 0 if none, 1 on a build or
+Exit status: 66 if a race was confirmed or observed, 0 if none, 1 on a build or
 run error, 2 on a usage error.
 `,
 })
@@ -152,9 +158,16 @@ type FuzzOutcome struct {
 
 // FuzzPair is the result for one candidate pair.
 type FuzzPair struct {
-	Pair        string        `json:"pair"`
-	Package     string        `json:"package"`
-	Real        bool          `json:"real"`
+	Pair    string `json:"pair"`
+	Package string `json:"package"`
+	Real    bool   `json:"real"` // created in at least one run
+	// Observed: hb reported the pair on a recorded run of phase 1 (the
+	// two accesses were unordered by happens-before there: a data race of
+	// that execution as the Go memory model defines it).
+	Observed bool `json:"observed"`
+	// Verdict is "confirmed" (Real), else "observed" (Observed), else
+	// "not created".
+	Verdict     string        `json:"verdict"`
 	Runs        int           `json:"runs"`
 	Created     int           `json:"created"`
 	Probability float64       `json:"probability"`
@@ -226,13 +239,16 @@ func runFuzz(c *command, args []string) int {
 					} else {
 						d = "hybrid over " + path
 					}
-					ps, err := hybridPairs(path)
+					ps, seen, err := tracePairs(path)
 					if err != nil {
 						c.errorf("%s: %v", t.Pkg, err)
 						return exitError
 					}
 					for _, p := range ps {
 						cands.add(t, p, "hybrid")
+						if seen[p] {
+							cands.observe(t, p)
+						}
 					}
 					if *fuzzTrace != "" {
 						break
@@ -363,7 +379,16 @@ func runFuzz(c *command, args []string) int {
 	for j, jb := range jobs {
 		fp := summarize(jb.pair, jb.t, results[j], base[jb.t], goFlags)
 		fp.Sources = jb.sources
-		real = real || fp.Real
+		fp.Observed = jb.observed
+		switch {
+		case fp.Real:
+			fp.Verdict = "confirmed"
+		case fp.Observed:
+			fp.Verdict = "observed"
+		default:
+			fp.Verdict = "not created"
+		}
+		real = real || fp.Real || fp.Observed
 		res.Pairs = append(res.Pairs, fp)
 	}
 	if *fuzzReplay > 0 {
@@ -575,9 +600,10 @@ func phase1Description(sources, desc []string, jobs []fuzzJob, counts map[string
 // fuzzJob is one candidate pair on one package, with the phase 1 sources
 // that found it.
 type fuzzJob struct {
-	t       *fuzzTarget
-	pair    string
-	sources []string
+	t        *fuzzTarget
+	pair     string
+	sources  []string
+	observed bool // hb reported it on a recorded run of phase 1
 }
 
 // candidates is the union of phase 1's pairs, per package, in the order
@@ -605,6 +631,13 @@ func (c *candidates) add(t *fuzzTarget, pair, source string) {
 	}
 	m[k] = len(c.jobs)
 	c.jobs = append(c.jobs, fuzzJob{t: t, pair: pair, sources: []string{source}})
+}
+
+// observe marks t's pair, added before, as a race a recorded run had.
+func (c *candidates) observe(t *fuzzTarget, pair string) {
+	if i, ok := c.index[t][pairKey(pair)]; ok {
+		c.jobs[i].observed = true
+	}
 }
 
 // addAnywhere adds a pair that names no package: to the packages whose
@@ -739,29 +772,37 @@ func lineSite(s string) string {
 	return s
 }
 
-// hybridPairs returns the statement pairs (file:line~file:line) the hybrid
-// detector reports on a trace.
-func hybridPairs(path string) ([]string, error) {
-	a, err := analyzeTrace(path, []string{"hybrid"})
+// tracePairs returns the statement pairs (file:line~file:line) the hybrid
+// detector reports on a trace, phase 1's candidates, and the set of those
+// hb reports too: two accesses the recorded run left unordered by
+// happens-before, a data race of that execution as the Go memory model
+// defines it, whether or not phase 2 can bring the two next to each other.
+func tracePairs(path string) (pairs []string, observed map[string]bool, err error) {
+	a, err := analyzeTrace(path, []string{"hybrid", "hb"})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []string
-	seen := map[string]bool{}
+	observed = map[string]bool{}
 	for _, r := range a.results {
 		for _, g := range r.Groups {
 			pa, pb := a.meta.Site(g.Prev.Site), a.meta.Site(g.Cur.Site)
+			if pa.File == "" || pb.File == "" {
+				continue
+			}
 			x, y := fmt.Sprintf("%s:%d", pa.File, pa.Line), fmt.Sprintf("%s:%d", pb.File, pb.Line)
 			if y < x {
 				x, y = y, x
 			}
-			if s := x + "~" + y; !seen[s] && pa.File != "" && pb.File != "" {
-				seen[s] = true
-				out = append(out, s)
+			s := x + "~" + y
+			switch {
+			case r.Detector == "hb":
+				observed[s] = true
+			case !slices.Contains(pairs, s):
+				pairs = append(pairs, s)
 			}
 		}
 	}
-	return out, nil
+	return pairs, observed, nil
 }
 
 // controlledRun runs the test binary once with env added, recording its
@@ -999,8 +1040,16 @@ func shellQuote(s string) string {
 func printFuzz(w io.Writer, res FuzzResult) {
 	res0 := res
 	real := 0
+	observed := 0
 	for _, p := range res.Pairs {
 		a, b, _ := strings.Cut(p.Pair, "~")
+		if !p.Real && p.Observed {
+			observed++
+			fmt.Fprintf(w, "==================\nWARNING: DATA RACE (observed: unordered by happens-before in a recorded run; racekit fuzz did not create it in %d runs)\n", p.Runs)
+			fmt.Fprintf(w, "  between %s\n      and %s\n  in package %s\n  candidate from %s\n", relSite(a), relSite(b), p.Package, strings.Join(p.Sources, ", "))
+			fmt.Fprintf(w, "  no run brought the two accesses next to each other: the value is likely\n  published through a plain flag; racekit test --algo=hb reports it with stacks\n==================\n")
+			continue
+		}
 		if !p.Real {
 			fmt.Fprintf(w, "racekit fuzz: %s and %s (%s, from %s): not created in %d runs", relSite(a), relSite(b), p.Package, strings.Join(p.Sources, ", "), p.Runs)
 			if len(p.Outcomes) > 0 && p.Outcomes[0].Outcome != "none" {
@@ -1042,7 +1091,11 @@ func printFuzz(w io.Writer, res FuzzResult) {
 		}
 		fmt.Fprintf(w, "  replay: %s\n==================\n", p.Replay)
 	}
-	fmt.Fprintf(w, "racekit fuzz: %d candidate pairs (%s), %d real races confirmed\n", len(res.Pairs), res.Phase1, real)
+	fmt.Fprintf(w, "racekit fuzz: %d candidate pairs (%s), %d real races confirmed", len(res.Pairs), res.Phase1, real)
+	if observed > 0 {
+		fmt.Fprintf(w, ", %d more observed but not created", observed)
+	}
+	fmt.Fprintln(w)
 }
 
 func seedList(s []uint64) string {

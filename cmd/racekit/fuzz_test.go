@@ -172,6 +172,8 @@ func TestFuzzPrintSources(t *testing.T) {
 			}},
 		{Pair: "/m/a.go:5~/m/a.go:5", Package: "m", Runs: 2, Sources: []string{"vet"},
 			Outcomes: []FuzzOutcome{{Outcome: "none", Runs: 2, Seeds: []uint64{1, 2}}}},
+		{Pair: "/m/a.go:7~/m/a.go:8", Package: "m", Runs: 2, Sources: []string{"hybrid"}, Observed: true,
+			Outcomes: []FuzzOutcome{{Outcome: "none", Runs: 2, Seeds: []uint64{1, 2}}}},
 	}}
 	var b strings.Builder
 	printFuzz(&b, res)
@@ -179,7 +181,8 @@ func TestFuzzPrintSources(t *testing.T) {
 	for _, want := range []string{
 		"  in package m\n  candidate from hybrid, vet\n",
 		"/m/a.go:5 and /m/a.go:5 (m, from vet): not created in 2 runs\n",
-		"racekit fuzz: 2 candidate pairs (hybrid: 1, vet: 2; 1 found by both), 1 real races confirmed\n",
+		"racekit fuzz: 3 candidate pairs (hybrid: 1, vet: 2; 1 found by both), 1 real races confirmed, 1 more observed but not created\n",
+		"WARNING: DATA RACE (observed: unordered by happens-before in a recorded run; racekit fuzz did not create it in 2 runs)\n  between /m/a.go:7\n      and /m/a.go:8\n",
 		"      seed 1 replayed 10 times: the same schedule each time\n",
 		"      seed 3 replayed 10 times: 9 with the same schedule (replay 4: 12 steps, the original 11; outcome none)\n",
 	} {
@@ -243,10 +246,11 @@ func TestFuzzPhase1HybridVet(t *testing.T) {
 		name, pair string
 		sources    []string
 		real       bool
+		verdict    string
 	}{
-		{"Z (both)", z + "~" + z, []string{"hybrid", "vet"}, true},
-		{"y in the test (hybrid)", y[0] + "~" + y[1], []string{"hybrid"}, true},
-		{"counts[i] (vet, false)", counts + "~" + counts, []string{"vet"}, false},
+		{"Z (both)", z + "~" + z, []string{"hybrid", "vet"}, true, "confirmed"},
+		{"y in the test (hybrid)", y[0] + "~" + y[1], []string{"hybrid"}, true, "confirmed"},
+		{"counts[i] (vet, false)", counts + "~" + counts, []string{"vet"}, false, "not created"},
 	} {
 		p, ok := byPair[pairKey(c.pair)]
 		if !ok {
@@ -258,6 +262,9 @@ func TestFuzzPhase1HybridVet(t *testing.T) {
 		}
 		if p.Real != c.real || p.Runs != runs || (!c.real && p.Created != 0) {
 			t.Errorf("%s: real %v, created %d of %d runs; want real %v", c.name, p.Real, p.Created, p.Runs, c.real)
+		}
+		if p.Verdict != c.verdict {
+			t.Errorf("%s: verdict %q, want %q", c.name, p.Verdict, c.verdict)
 		}
 		for _, o := range p.Outcomes {
 			want := 0
@@ -277,5 +284,38 @@ func TestFuzzPhase1HybridVet(t *testing.T) {
 	}
 	if !strings.Contains(res.Phase1, "1 found by both") {
 		t.Errorf("phase 1 %q does not say 1 pair was found by both", res.Phase1)
+	}
+}
+
+// racekit fuzz on testdata/fuzzobs, for real: double-checked locking with
+// a plain flag. The race on the flag is created; the race on the value it
+// publishes never is (its read follows the flag's read, which follows the
+// write), but hb reports it on the recorded runs, so its verdict is
+// observed, not confirmed, and fuzz exits 66 for it.
+func TestFuzzObservedVerdict(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs an instrumented test binary")
+	}
+	flag := markedLines(t, "testdata/fuzzobs/fuzzobs.go", "FLAG")
+	data := markedLines(t, "testdata/fuzzobs/fuzzobs.go", "DATA")
+	out, stderr, code := racekit(t, "fuzz", "--json", "--record", "3", "--runs", "10", "-j", "2", "--baseline", "1", "./testdata/fuzzobs")
+	var res FuzzResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("exit %d, bad JSON (%v)\n%s\nstderr:\n%s", code, err, out, stderr)
+	}
+	if code != exitRaces {
+		t.Errorf("exit status %d, want %d", code, exitRaces)
+	}
+	byPair := map[string]FuzzPair{}
+	for _, p := range res.Pairs {
+		byPair[pairKey(p.Pair)] = p
+	}
+	f, ok := byPair[pairKey(flag[0]+"~"+flag[1])]
+	if !ok || !f.Real || f.Verdict != "confirmed" {
+		t.Errorf("the flag's pair: %+v (present %v); want confirmed", f, ok)
+	}
+	d, ok := byPair[pairKey(data[0]+"~"+data[1])]
+	if !ok || d.Created != 0 || !d.Observed || d.Verdict != "observed" {
+		t.Errorf("the value's pair: %+v (present %v); want observed, never created", d, ok)
 	}
 }
