@@ -138,6 +138,20 @@ func (r *rewriter) site(p token.Pos) string {
 	return r.base + "+" + strconv.Itoa(id)
 }
 
+// asite is site for an access hook: the site, then the flag saying
+// whether the enclosing frame's accesses are recorded (recFlag).
+func (r *rewriter) asite(p token.Pos) string {
+	return r.site(p) + ", " + r.recFlag()
+}
+
+// recFlag names the flag the access hooks take: in a function body the
+// local holding rt.Enter's result (false when a sampler skips this
+// invocation: LiteRace's dispatch check, the accesses then skipped at a
+// branch each), elsewhere (package-level initializers) a constant true
+// declared with the site table. Each literal declares its own, shadowing
+// its enclosing function's.
+func (r *rewriter) recFlag() string { return "_rkS" + strings.TrimPrefix(r.base, "_rkB") }
+
 func (r *rewriter) tmp() string {
 	r.ntmp++
 	return "_rk" + strconv.Itoa(r.ntmp)
@@ -180,7 +194,8 @@ func (r *rewriter) finish() {
 	if len(r.ed.src) > 0 && r.ed.src[len(r.ed.src)-1] != '\n' {
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(&b, "\nvar %s = %s.RegisterFile(%s, []string{", r.base, rtAlias, strconv.Quote(r.in.Path))
+	fmt.Fprintf(&b, "\nconst %s = true\n", r.recFlag())
+	fmt.Fprintf(&b, "var %s = %s.RegisterFile(%s, []string{", r.base, rtAlias, strconv.Quote(r.in.Path))
 	for i, f := range r.funcs {
 		if i > 0 {
 			b.WriteString(", ")
@@ -363,7 +378,8 @@ func (r *rewriter) funcBody(typ *ast.FuncType, body *ast.BlockStmt, declPos toke
 	if atomic {
 		region = rtAlias + ".AtomicBegin(" + s + "); defer " + rtAlias + ".AtomicEnd(" + s + "); "
 	}
-	r.ed.insertAt(lo+1, " "+pre+rtAlias+".Enter("+s+"); defer "+rtAlias+".Leave("+s+"); "+region, lo, hi)
+	f := r.recFlag()
+	r.ed.insertAt(lo+1, " "+pre+f+" := "+rtAlias+".Enter("+s+"); _ = "+f+"; defer "+rtAlias+".Leave("+s+"); "+region, lo, hi)
 	var named []*ast.Ident
 	if typ.Results != nil {
 		for _, f := range typ.Results.List {
@@ -867,7 +883,7 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
 			hook = ".MRange("
 		}
 		lo, hi := r.span(x.X)
-		r.ed.wrap(lo, hi, rtAlias+hook, ", "+r.site(x.X.Pos())+")")
+		r.ed.wrap(lo, hi, rtAlias+hook, ", "+r.asite(x.X.Pos())+")")
 		r.rd(x.X)
 		r.block(x.Body.List)
 		return
@@ -960,7 +976,7 @@ func (r *rewriter) rangeChan(x *ast.RangeStmt, label *ast.LabeledStmt) {
 //	{ t := s; L: for k, v := range t { rt.R(&t[k]); body } }
 func (r *rewriter) rangeElems(x *ast.RangeStmt, label *ast.LabeledStmt) {
 	lo, hi := r.outerSpan(x, label)
-	s := r.site(x.Value.Pos())
+	s := r.asite(x.Value.Pos())
 	g := r.newGen(lo)
 	t := r.tmp()
 	key := ""
@@ -1258,7 +1274,7 @@ func (r *rewriter) access(e ast.Expr, kind string) {
 	if whole(typeOf(r.info, e)) {
 		kind += "1"
 	}
-	r.ed.wrap(lo, hi, "(*"+rtAlias+"."+kind+"(&", ", "+r.site(e.Pos())+"))")
+	r.ed.wrap(lo, hi, "(*"+rtAlias+"."+kind+"(&", ", "+r.asite(e.Pos())+"))")
 }
 
 // whole reports whether values of type t are read and written only as a
@@ -1327,7 +1343,7 @@ func (r *rewriter) lv(e ast.Expr, kind string) {
 		// The map hook goes around the map expression's own read, so it
 		// is added first (the outer of two wraps of one node).
 		lo, hi := r.span(ix.X)
-		r.ed.wrap(lo, hi, rtAlias+".M"+kind+"(", ", "+r.site(ix.X.Pos())+")")
+		r.ed.wrap(lo, hi, rtAlias+".M"+kind+"(", ", "+r.asite(ix.X.Pos())+")")
 		r.rd(ix.X)
 		r.rd(ix.Index)
 		return
@@ -1376,7 +1392,7 @@ func (r *rewriter) rd(e ast.Expr) {
 		t := typeOf(r.info, x.X)
 		if isMap(t) {
 			lo, hi := r.span(x.X)
-			r.ed.wrap(lo, hi, rtAlias+".MR(", ", "+r.site(x.X.Pos())+")")
+			r.ed.wrap(lo, hi, rtAlias+".MR(", ", "+r.asite(x.X.Pos())+")")
 			r.rd(x.X)
 			r.rd(x.Index)
 			return
@@ -1460,7 +1476,7 @@ func (r *rewriter) receiver(x ast.Expr, sel *types.Selection) {
 	if isPointer(xt) {
 		// A value method through a pointer copies *x.
 		lo, hi := r.span(x)
-		r.ed.wrap(lo, hi, rtAlias+".R(", ", "+r.site(x.Pos())+")")
+		r.ed.wrap(lo, hi, rtAlias+".R(", ", "+r.asite(x.Pos())+")")
 		r.rd(x)
 		return
 	}
@@ -1515,9 +1531,9 @@ func (r *rewriter) embeddedRead(x ast.Expr, sel *types.Selection) bool {
 	}
 	g.lit("(*" + rtAlias + "." + kind + "(&")
 	g.piece(lo, r.ed.render(lo, hi))
-	g.lit("." + f.Name() + ", " + r.site(x.Pos()) + "))")
+	g.lit("." + f.Name() + ", " + r.asite(x.Pos()) + "))")
 	if deref {
-		g.lit(", " + r.site(x.Pos()) + ")")
+		g.lit(", " + r.asite(x.Pos()) + ")")
 	}
 	r.ed.collapse(lo, hi, g.end(hi))
 	return true
@@ -1741,7 +1757,7 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		if len(x.Args) == 1 && isString(typeOf(r.info, x)) && isSlice(typeOf(r.info, x.Args[0])) {
 			// Added before the argument's own read: the outer wrap.
 			lo, hi := r.span(x.Args[0])
-			r.ed.wrap(lo, hi, rtAlias+".Elems(", ", "+r.site(x.Pos())+")")
+			r.ed.wrap(lo, hi, rtAlias+".Elems(", ", "+r.asite(x.Pos())+")")
 		}
 		for _, a := range x.Args {
 			r.rd(a)
@@ -1862,7 +1878,7 @@ func (r *rewriter) builtin(x *ast.CallExpr) {
 			if isMap(t) {
 				// len of a map reads it (as for the Go race detector).
 				lo, hi := r.span(x.Args[0])
-				r.ed.wrap(lo, hi, rtAlias+".MR(", ", "+r.site(x.Pos())+")")
+				r.ed.wrap(lo, hi, rtAlias+".MR(", ", "+r.asite(x.Pos())+")")
 			}
 		}
 	case "append":
@@ -1894,13 +1910,13 @@ func (r *rewriter) builtin(x *ast.CallExpr) {
 			if isString(typeOf(r.info, x.Args[1])) {
 				fn = "CopyString"
 			}
-			r.replaceCall(x, fn, x.Args)
+			r.replaceCall(x, fn, x.Args, r.asite(x.Pos()))
 			return
 		}
 	case "delete", "clear":
 		if len(x.Args) >= 1 && isMap(typeOf(r.info, x.Args[0])) {
 			lo, hi := r.span(x.Args[0])
-			r.ed.wrap(lo, hi, rtAlias+".MW(", ", "+r.site(x.Pos())+")")
+			r.ed.wrap(lo, hi, rtAlias+".MW(", ", "+r.asite(x.Pos())+")")
 		}
 		for _, a := range x.Args {
 			r.rd(a)
@@ -1909,7 +1925,7 @@ func (r *rewriter) builtin(x *ast.CallExpr) {
 	case "close":
 		if len(x.Args) == 1 {
 			r.rd(x.Args[0])
-			r.replaceCall(x, "Close", x.Args)
+			r.replaceCall(x, "Close", x.Args, r.site(x.Pos()))
 			return
 		}
 	}
@@ -1919,7 +1935,7 @@ func (r *rewriter) builtin(x *ast.CallExpr) {
 }
 
 // replaceCall replaces the call x by rt.fn(args..., site).
-func (r *rewriter) replaceCall(x *ast.CallExpr, fn string, args []ast.Expr) {
+func (r *rewriter) replaceCall(x *ast.CallExpr, fn string, args []ast.Expr, site string) {
 	lo, hi := r.span(x)
 	g := r.newGen(lo)
 	g.lit(rtAlias + "." + fn + "(")
@@ -1927,7 +1943,7 @@ func (r *rewriter) replaceCall(x *ast.CallExpr, fn string, args []ast.Expr) {
 		r.piece(g, a)
 		g.lit(", ")
 	}
-	g.lit(r.site(x.Pos()) + ")")
+	g.lit(site + ")")
 	r.ed.collapse(lo, hi, g.end(hi))
 }
 
@@ -1945,7 +1961,7 @@ func (r *rewriter) appendCall(x *ast.CallExpr) {
 		if isString(typeOf(r.info, x.Args[1])) {
 			fn = "AppendString"
 		}
-		r.replaceCall(x, fn, x.Args)
+		r.replaceCall(x, fn, x.Args, r.asite(x.Pos()))
 		return
 	}
 	// Elements of the slice's own element type go through rt.Append,
@@ -1965,7 +1981,7 @@ func (r *rewriter) appendCall(x *ast.CallExpr) {
 			g := r.newGen(lo)
 			g.lit(rtAlias + ".Append(")
 			r.piece(g, x.Args[0])
-			g.lit(", " + r.site(x.Pos()))
+			g.lit(", " + r.asite(x.Pos()))
 			for _, a := range x.Args[1:] {
 				g.lit(", ")
 				r.piece(g, a)
@@ -1976,7 +1992,7 @@ func (r *rewriter) appendCall(x *ast.CallExpr) {
 		}
 	}
 	lo, hi := r.span(x)
-	r.ed.wrap(lo, hi, rtAlias+".AppendN(", ", "+strconv.Itoa(len(x.Args)-1)+", "+r.site(x.Pos())+")")
+	r.ed.wrap(lo, hi, rtAlias+".AppendN(", ", "+strconv.Itoa(len(x.Args)-1)+", "+r.asite(x.Pos())+")")
 }
 
 // containsCall reports whether evaluating e may call a function or

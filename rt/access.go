@@ -163,12 +163,15 @@ func (g *gstate) newGeneration(gen uint32) {
 }
 
 // R records a read of *p and returns p: instrumented code reads a shared
-// location x as *rt.R(&x, site).
-func R[T any](p *T, site uint32) *T {
+// location x as *rt.R(&x, site, rec), rec being Enter's result in the
+// enclosing function (false: a sampler skips this invocation's accesses;
+// sample.go). Every access hook takes rec after its site; the controlled
+// scheduler's point (ctl) is made whatever rec says.
+func R[T any](p *T, site uint32, rec bool) *T {
 	if ctl { // controlled mode (sched.go)
 		ctlRead(unsafe.Pointer(p), site)
 	}
-	if on {
+	if on && rec {
 		access(trace.OpRead, unsafe.Pointer(p), unsafe.Sizeof(*p), site)
 	}
 	return p
@@ -177,71 +180,71 @@ func R[T any](p *T, site uint32) *T {
 // R1 is R for a value the program only ever reads and writes whole (a
 // slice header, a string, an interface, a complex number): one event at
 // its first word stands for all of it.
-func R1[T any](p *T, site uint32) *T {
+func R1[T any](p *T, site uint32, rec bool) *T {
 	if ctl { // controlled mode (sched.go)
 		ctlRead(unsafe.Pointer(p), site)
 	}
-	if on {
+	if on && rec {
 		access(trace.OpRead, unsafe.Pointer(p), 1, site)
 	}
 	return p
 }
 
 // W1 is W for a value written only whole (see R1).
-func W1[T any](p *T, site uint32) *T {
+func W1[T any](p *T, site uint32, rec bool) *T {
 	if ctl { // controlled mode (sched.go)
 		ctlWrite(unsafe.Pointer(p), site)
 	}
-	if on {
+	if on && rec {
 		access(trace.OpWrite, unsafe.Pointer(p), 1, site)
 	}
 	return p
 }
 
 // RW1 is RW for a value accessed only whole (see R1).
-func RW1[T any](p *T, site uint32) *T {
+func RW1[T any](p *T, site uint32, rec bool) *T {
 	// Each access's point comes right before it, so that the write's
 	// point has the write's position in the trace (sched.Point.Ev).
 	if ctl { // controlled mode (sched.go)
 		ctlRead(unsafe.Pointer(p), site)
 	}
-	if on {
+	if on && rec {
 		access(trace.OpRead, unsafe.Pointer(p), 1, site)
 	}
 	if ctl {
 		ctlWrite(unsafe.Pointer(p), site)
 	}
-	if on {
+	if on && rec {
 		access(trace.OpWrite, unsafe.Pointer(p), 1, site)
 	}
 	return p
 }
 
 // W records a write of *p and returns p: x = v becomes *rt.W(&x, site) = v.
-func W[T any](p *T, site uint32) *T {
+func W[T any](p *T, site uint32, rec bool) *T {
 	if ctl { // controlled mode (sched.go)
 		ctlWrite(unsafe.Pointer(p), site)
 	}
-	if on {
+	if on && rec {
 		access(trace.OpWrite, unsafe.Pointer(p), unsafe.Sizeof(*p), site)
 	}
 	return p
 }
 
 // RW records a read and then a write of *p (x += v, x++).
-func RW[T any](p *T, site uint32) *T {
+func RW[T any](p *T, site uint32, rec bool) *T {
 	// Each access's point comes right before it, so that the write's
 	// point has the write's position in the trace (sched.Point.Ev).
 	if ctl { // controlled mode (sched.go)
 		ctlRead(unsafe.Pointer(p), site)
 	}
-	if on {
+	if on && rec {
 		access(trace.OpRead, unsafe.Pointer(p), unsafe.Sizeof(*p), site)
 	}
 	if ctl {
 		ctlWrite(unsafe.Pointer(p), site)
 	}
-	if on {
+	if on && rec {
 		access(trace.OpWrite, unsafe.Pointer(p), unsafe.Sizeof(*p), site)
 	}
 	return p
@@ -253,34 +256,34 @@ func mapPtr[M ~map[K]V, K comparable, V any](m M) unsafe.Pointer {
 }
 
 // MR records a read of map m (m[k], range, comma-ok) and returns m.
-func MR[M ~map[K]V, K comparable, V any](m M, site uint32) M {
+func MR[M ~map[K]V, K comparable, V any](m M, site uint32, rec bool) M {
 	if ctl { // controlled mode (sched.go)
 		ctlRead(mapPtr(m), site)
 	}
-	if on {
+	if on && rec {
 		access(trace.OpRead, mapPtr(m), 1, site)
 	}
 	return m
 }
 
 // MW records a write of map m (m[k] = v, delete, clear) and returns m.
-func MW[M ~map[K]V, K comparable, V any](m M, site uint32) M {
+func MW[M ~map[K]V, K comparable, V any](m M, site uint32, rec bool) M {
 	if ctl { // controlled mode (sched.go)
 		ctlWrite(mapPtr(m), site)
 	}
-	if on {
+	if on && rec {
 		access(trace.OpWrite, mapPtr(m), 1, site)
 	}
 	return m
 }
 
 // MRW records a read and a write of map m (m[k] += v, m[k]++).
-func MRW[M ~map[K]V, K comparable, V any](m M, site uint32) M {
+func MRW[M ~map[K]V, K comparable, V any](m M, site uint32, rec bool) M {
 	if ctl { // controlled mode (sched.go)
 		ctlRead(mapPtr(m), site)
 		ctlWrite(mapPtr(m), site)
 	}
-	if on {
+	if on && rec {
 		access(trace.OpRead, mapPtr(m), 1, site)
 		access(trace.OpWrite, mapPtr(m), 1, site)
 	}
@@ -327,12 +330,12 @@ func appended[S ~[]E, E any](s, r S, n int, site uint32) {
 
 // Append is append(s, xs...) for elements of s's element type (the
 // instrumenter uses AppendN when an element needs a conversion).
-func Append[S ~[]E, E any](s S, site uint32, xs ...E) S {
+func Append[S ~[]E, E any](s S, site uint32, rec bool, xs ...E) S {
 	if ctl { // controlled mode (sched.go): the point before the access
 		ctlAppend(s, len(xs), site)
 	}
 	r := append(s, xs...)
-	if on {
+	if on && rec {
 		appended(s, r, len(xs), site)
 	}
 	return r
@@ -340,11 +343,11 @@ func Append[S ~[]E, E any](s S, site uint32, xs ...E) S {
 
 // Elems records a read of all of s's elements and returns s: string(s) of
 // a byte or rune slice reads them.
-func Elems[S ~[]E, E any](s S, site uint32) S {
+func Elems[S ~[]E, E any](s S, site uint32, rec bool) S {
 	if ctl && len(s) > 0 {
 		ctlRead(sliceData(s), site)
 	}
-	if on && len(s) > 0 {
+	if on && rec && len(s) > 0 {
 		rangeAccess(trace.OpRead, sliceData(s), elemSize[E](), len(s), site)
 	}
 	return s
@@ -352,13 +355,13 @@ func Elems[S ~[]E, E any](s S, site uint32) S {
 
 // AppendN is wrapped around append(s, x1, ..., xn): r is append's result;
 // it records writes of the n elements append stored, r[len(r)-n:].
-func AppendN[S ~[]E, E any](r S, n int, site uint32) S {
+func AppendN[S ~[]E, E any](r S, n int, site uint32, rec bool) S {
 	if ctl && n > 0 && n <= len(r) {
 		// After the append (the instrumenter wraps its result): a point
 		// still, though it cannot hold the store back.
 		ctlWrite(unsafe.Pointer(&r[len(r)-n]), site)
 	}
-	if on && n > 0 && n <= len(r) {
+	if on && rec && n > 0 && n <= len(r) {
 		rangeAccess(trace.OpWrite, unsafe.Pointer(&r[len(r)-n]), elemSize[E](), n, site)
 	}
 	return r
@@ -366,7 +369,7 @@ func AppendN[S ~[]E, E any](r S, n int, site uint32) S {
 
 // AppendSlice is append(s, xs...): it records reads of xs's elements and
 // writes of the elements stored.
-func AppendSlice[S ~[]E, T ~[]E, E any](s S, xs T, site uint32) S {
+func AppendSlice[S ~[]E, T ~[]E, E any](s S, xs T, site uint32, rec bool) S {
 	if ctl {
 		if len(xs) > 0 {
 			ctlRead(sliceData(xs), site)
@@ -374,7 +377,7 @@ func AppendSlice[S ~[]E, T ~[]E, E any](s S, xs T, site uint32) S {
 		ctlAppend(s, len(xs), site)
 	}
 	r := append(s, xs...)
-	if on {
+	if on && rec {
 		if len(xs) > 0 {
 			rangeAccess(trace.OpRead, sliceData(xs), elemSize[E](), len(xs), site)
 		}
@@ -384,12 +387,12 @@ func AppendSlice[S ~[]E, T ~[]E, E any](s S, xs T, site uint32) S {
 }
 
 // AppendString is append(b, str...).
-func AppendString[S ~[]byte](b S, str string, site uint32) S {
+func AppendString[S ~[]byte](b S, str string, site uint32, rec bool) S {
 	if ctl {
 		ctlAppend(b, len(str), site)
 	}
 	r := append(b, str...)
-	if on {
+	if on && rec {
 		appended(b, r, len(str), site)
 	}
 	return r
@@ -397,13 +400,13 @@ func AppendString[S ~[]byte](b S, str string, site uint32) S {
 
 // Copy is copy(dst, src): reads of the elements copied from src, writes of
 // those stored in dst.
-func Copy[D ~[]E, S ~[]E, E any](dst D, src S, site uint32) int {
+func Copy[D ~[]E, S ~[]E, E any](dst D, src S, site uint32, rec bool) int {
 	if ctl && min(len(dst), len(src)) > 0 {
 		ctlRead(sliceData(src), site)
 		ctlWrite(sliceData(dst), site)
 	}
 	n := copy(dst, src)
-	if on && n > 0 {
+	if on && rec && n > 0 {
 		rangeAccess(trace.OpRead, sliceData(src), elemSize[E](), n, site)
 		rangeAccess(trace.OpWrite, sliceData(dst), elemSize[E](), n, site)
 	}
@@ -411,12 +414,12 @@ func Copy[D ~[]E, S ~[]E, E any](dst D, src S, site uint32) int {
 }
 
 // CopyString is copy(dst, str).
-func CopyString[D ~[]byte](dst D, str string, site uint32) int {
+func CopyString[D ~[]byte](dst D, str string, site uint32, rec bool) int {
 	if ctl && min(len(dst), len(str)) > 0 {
 		ctlWrite(sliceData(dst), site)
 	}
 	n := copy(dst, str)
-	if on && n > 0 {
+	if on && rec && n > 0 {
 		rangeAccess(trace.OpWrite, sliceData(dst), 1, n, site)
 	}
 	return n

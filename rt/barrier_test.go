@@ -552,7 +552,7 @@ func TestBarrierEvents(t *testing.T) {
 	var got int
 	tr := record(t, true, func(site uint32) {
 		CallBegin(site, p)
-		W(&p.age, site+1) // a callback's write inside the call
+		W(&p.age, site+1, true) // a callback's write inside the call
 		CallEnd(site)
 		got = CallEnd1(CallBegin(site, 42), 7)
 		CallEnd1V(CallArg(p, site, q), site) // an operand evaluated once

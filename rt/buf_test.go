@@ -53,13 +53,13 @@ func (st *stress) run(g, ngor int, seed int64, site uint32, wg *sync.WaitGroup) 
 	recvs := 0
 	var kids sync.WaitGroup
 	for i := 0; i < stressSteps; i++ {
-		*W(&own[i], site) = uint64(i) // program order
+		*W(&own[i], site, true) = uint64(i) // program order
 		switch op := rng.Intn(20); {
 		case op < 6:
 			MutexLock(&st.m, site)
-			v := *R(&st.n, site)
-			*W(&st.n, site) = v + 1
-			*W(&st.slots[v], site) = 1
+			v := *R(&st.n, site, true)
+			*W(&st.n, site, true) = v + 1
+			*W(&st.slots[v], site, true) = 1
 			MutexUnlock(&st.m, site)
 		case op < 9:
 			AtomicAddInt64(&st.cnt, 1, site)
@@ -68,30 +68,30 @@ func (st *stress) run(g, ngor int, seed int64, site uint32, wg *sync.WaitGroup) 
 			if g%2 == 0 && sends < stressTokens {
 				t := g/2*stressTokens + sends
 				sends++
-				*W(&st.sent[t], site) = 1
+				*W(&st.sent[t], site, true) = 1
 				SendPre(st.ch, site)
 				st.ch <- t
 				SendPost(st.ch, site)
 			} else if g%2 == 1 && recvs < stressTokens {
 				recvs++
 				t := Recv(st.ch, site)
-				_ = *R(&st.sent[t], site)
-				*W(&st.got[t], site) = 1
+				_ = *R(&st.sent[t], site, true)
+				*W(&st.got[t], site, true) = 1
 			}
 		case op < 15:
 			x := int(st.nfork.Add(1) - 1)
 			if x >= len(st.pre) {
 				break
 			}
-			*W(&st.pre[x], site) = 1
+			*W(&st.pre[x], site, true) = 1
 			c := Fork(site)
 			kids.Add(1)
 			go func() {
 				defer kids.Done()
 				Begin(c)
 				defer End(c)
-				_ = *R(&st.pre[x], site)
-				*W(&st.kid[x], site) = 1
+				_ = *R(&st.pre[x], site, true)
+				*W(&st.kid[x], site, true) = 1
 				c.Ok()
 			}()
 		case op < 17:
@@ -114,15 +114,15 @@ func (st *stress) run(g, ngor int, seed int64, site uint32, wg *sync.WaitGroup) 
 	// Tokens left to send or receive (the counts of both sides match).
 	for ; g%2 == 0 && sends < stressTokens; sends++ {
 		t := g/2*stressTokens + sends
-		*W(&st.sent[t], site) = 1
+		*W(&st.sent[t], site, true) = 1
 		SendPre(st.ch, site)
 		st.ch <- t
 		SendPost(st.ch, site)
 	}
 	for ; g%2 == 1 && recvs < stressTokens; recvs++ {
 		t := Recv(st.ch, site)
-		_ = *R(&st.sent[t], site)
-		*W(&st.got[t], site) = 1
+		_ = *R(&st.sent[t], site, true)
+		*W(&st.got[t], site, true) = 1
 	}
 	parkCur()
 	kids.Wait()
@@ -363,7 +363,7 @@ func TestStealRekeys(t *testing.T) {
 		done := make(chan bool)
 		go func() {
 			SyncRelease(objB, site)
-			*W(&y, site) = 1
+			*W(&y, site, true) = 1
 			done <- true
 		}()
 		<-done
@@ -415,7 +415,7 @@ func TestFinishWhileRecording(t *testing.T) {
 					return
 				default:
 				}
-				*W(&marks[g][i], site) = 1
+				*W(&marks[g][i], site, true) = 1
 				if i%7 == 0 {
 					AtomicAddInt64(&ctr, 1, site)
 				}
@@ -427,7 +427,7 @@ func TestFinishWhileRecording(t *testing.T) {
 	ready.Add(1)
 	go func() {
 		for i := range blocked {
-			*W(&blocked[i], site) = 1
+			*W(&blocked[i], site, true) = 1
 		}
 		ready.Done()
 		<-release
@@ -438,7 +438,7 @@ func TestFinishWhileRecording(t *testing.T) {
 	stopped.Wait()
 	close(release)
 	var x int
-	*W(&x, site) = 1 // no-op
+	*W(&x, site, true) = 1 // no-op
 	if Fork(site) != nil {
 		t.Error("Fork after Finish")
 	}
@@ -513,7 +513,7 @@ func TestTimedFlushOfBlockedGoroutine(t *testing.T) {
 	wrote := make(chan bool)
 	go func() {
 		for i := range xs {
-			*W(&xs[i], site) = 1
+			*W(&xs[i], site, true) = 1
 		}
 		wrote <- true
 		<-release // blocked, open, with its writes committed but not written
@@ -557,16 +557,16 @@ func countWrites(t *testing.T, path string) int {
 func TestUntracedBeginOrder(t *testing.T) {
 	var x, y uint64
 	tr := record(t, false, func(site uint32) {
-		*W(&x, site) = 1 // goroutine 0, open
+		*W(&x, site, true) = 1 // goroutine 0, open
 		done := make(chan bool)
 		begun := make(chan bool)
 		go func() {
-			*W(&y, site) = 1 // goroutine 1: born in untraced code
+			*W(&y, site, true) = 1 // goroutine 1: born in untraced code
 			begun <- true
 			<-done
 		}()
 		<-begun
-		*W(&x, site) = 2 // after G1's Begin
+		*W(&x, site, true) = 2 // after G1's Begin
 		close(done)
 	})
 	got := ops(tr, func(e *trace.Event) bool { return true })
@@ -586,7 +586,7 @@ func BenchmarkAccessParallel(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		buf := make([]int, 1<<16)
 		for i := 0; pb.Next(); i++ {
-			R(&buf[i&(1<<16-1)], 0)
+			R(&buf[i&(1<<16-1)], 0, true)
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
@@ -612,13 +612,13 @@ func BenchmarkMatMul(b *testing.B) {
 	a, bm, c := mat(), mat(), mat()
 	mul := func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			row := *R1(&c[i], 1)
+			row := *R1(&c[i], 1, true)
 			for j := 0; j < n; j++ {
 				s := 0.0
 				for k := 0; k < n; k++ {
-					s += (*R1(&(*R1(&a[i], 2))[k], 3)) * (*R1(&(*R1(&bm[k], 4))[j], 5))
+					s += (*R1(&(*R1(&a[i], 2, true))[k], 3, true)) * (*R1(&(*R1(&bm[k], 4, true))[j], 5, true))
 				}
-				*W1(&row[j], 6) = s
+				*W1(&row[j], 6, true) = s
 			}
 		}
 	}
@@ -667,7 +667,7 @@ func TestThrottle(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for i := range marks[g] {
-					*W(&marks[g][i], site) = 1
+					*W(&marks[g][i], site, true) = 1
 				}
 			}()
 		}

@@ -87,7 +87,12 @@ func End(c *Child) {
 }
 
 // Enter records entry into the instrumented function whose declaration is
-// site fn.
+// site fn, and reports whether the memory accesses of this invocation are
+// to be recorded: false only when a sampler decided not to sample it
+// (sample.go). The instrumented function keeps the result in a local and
+// passes it to every access hook, which then skips the access at the cost
+// of a branch: LiteRace's dispatch check, with one body where LiteRace
+// has two copies.
 //
 // A goroutine born in untraced code runs traced code as callbacks of the
 // untraced code (an HTTP handler called by net/http's connection
@@ -97,14 +102,15 @@ func End(c *Child) {
 // the handler returns), edges the Go race detector sees as I/O on its
 // ioSync object. rt records them the same way: entering traced code from
 // untraced code acquires ioObj, returning to it releases ioObj.
-func Enter(fn uint32) {
+func Enter(fn uint32) bool {
 	if !on || !live.Load() {
 		if dispatchOnly {
 			dispatchEnter(fn) // the dispatch check alone (sample.go)
 		}
-		return
+		return true // the hooks check on and live themselves
 	}
 	g := cur()
+	rec := true
 	if sampling {
 		// LiteRace's dispatch check (sample.go). An unsampled frame is
 		// recorded only if something is recorded inside it (showFrames).
@@ -113,6 +119,8 @@ func Enter(fn uint32) {
 		g.pend = append(g.pend, fn)
 		if g.samp.mode == sRecord {
 			g.showFrames()
+		} else {
+			rec = false
 		}
 	} else {
 		g.record(trace.OpFuncEnter, 0, fn, uint64(fn), 0)
@@ -122,6 +130,7 @@ func Enter(fn uint32) {
 	if g.depth == 1 && g.untraced {
 		g.record(trace.OpSyncAcquire, 0, fn, ioObj, 0)
 	}
+	return rec
 }
 
 // Leave records the return (or unwinding) of function fn; it is deferred

@@ -25,8 +25,8 @@ import (
 
 // MRange records a read of map m (as MR) and returns an iterator over its
 // entries (see above).
-func MRange[M ~map[K]V, K comparable, V any](m M, site uint32) func(yield func(K, V) bool) {
-	MR(m, site)
+func MRange[M ~map[K]V, K comparable, V any](m M, site uint32, rec bool) func(yield func(K, V) bool) {
+	MR(m, site, rec)
 	if !ctl {
 		return func(yield func(K, V) bool) {
 			for k, v := range m {

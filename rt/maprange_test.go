@@ -14,7 +14,7 @@ import (
 // in the order produced.
 func rangeKeys[K comparable, V any](m map[K]V, site uint32) []K {
 	var ks []K
-	for k := range MRange(m, site) {
+	for k := range MRange(m, site, true) {
 		ks = append(ks, k)
 	}
 	return ks
@@ -88,7 +88,7 @@ func TestMapRangeMutation(t *testing.T) {
 			m[i] = i
 		}
 		produced, deleted := map[int]bool{}, map[int]bool{}
-		for k, v := range MRange(m, base+3) {
+		for k, v := range MRange(m, base+3, true) {
 			if cur, ok := m[k]; !ok || cur != v {
 				t.Errorf("key %d produced with %d; in the map now: %d, %v", k, v, cur, ok)
 			}
@@ -115,7 +115,7 @@ func TestMapRangeMutation(t *testing.T) {
 		}
 		f := map[float64]int{math.NaN(): 1, 1: 2, math.NaN(): 3}
 		n := 0
-		for k, v := range MRange(f, base+4) {
+		for k, v := range MRange(f, base+4, true) {
 			n++
 			if k == k && v != 2 {
 				t.Errorf("key %v: value %d", k, v)
@@ -132,14 +132,14 @@ func TestMapRangeMutation(t *testing.T) {
 func TestMapRangePlain(t *testing.T) {
 	m := map[string]int{"a": 1, "b": 2, "c": 3}
 	got := map[string]int{}
-	for k, v := range MRange(m, 0) {
+	for k, v := range MRange(m, 0, true) {
 		got[k] = v
 	}
 	if len(got) != 3 || got["a"] != 1 || got["b"] != 2 || got["c"] != 3 {
 		t.Errorf("range: %v", got)
 	}
 	n := 0
-	for range MRange(m, 0) {
+	for range MRange(m, 0, true) {
 		n++
 		break
 	}

@@ -80,19 +80,19 @@ func TestGoidMatchesRuntimeStack(t *testing.T) {
 func TestForkAndUntracedGoroutines(t *testing.T) {
 	var x int
 	tr := record(t, false, func(site uint32) {
-		W(&x, site)
+		W(&x, site, true)
 		c := Fork(site + 1)
 		done := make(chan bool)
 		go func() {
 			defer func() { done <- true }() // after End
 			Begin(c)
 			defer End(c)
-			R(&x, site)
+			R(&x, site, true)
 			c.Ok()
 		}()
 		<-done
 		go func() {
-			R(&x, site) // started by a plain go statement
+			R(&x, site, true) // started by a plain go statement
 			done <- true
 		}()
 		<-done
@@ -167,14 +167,14 @@ func TestReleaseBeforeAcquire(t *testing.T) {
 func TestDedup(t *testing.T) {
 	var x, y int
 	tr := record(t, true, func(site uint32) {
-		W(&x, site)
-		R(&x, site) // covered by the write
-		W(&x, site) // covered
-		R(&y, site)
-		R(&y, site) // covered
-		W(&y, site) // a write is not covered by a read
+		W(&x, site, true)
+		R(&x, site, true) // covered by the write
+		W(&x, site, true) // covered
+		R(&y, site, true)
+		R(&y, site, true) // covered
+		W(&y, site, true) // a write is not covered by a read
 		SyncRelease(NewObject(), site)
-		R(&x, site) // new epoch
+		R(&x, site, true) // new epoch
 	})
 	got := ops(tr, func(e *trace.Event) bool { return e.Op.IsAccess() || e.Op == trace.OpSyncRelease })
 	want := []string{"0 w a", "0 r b", "0 w b", "0 snd c", "0 r a"}
@@ -273,7 +273,7 @@ func TestDisabledHooks(t *testing.T) {
 	var m sync.Mutex
 	var x int
 	MutexLock(&m, 1)
-	*W(&x, 1) = 3
+	*W(&x, 1, true) = 3
 	MutexUnlock(&m, 1)
 	if Fork(1) != nil || x != 3 {
 		t.Fatal("hooks misbehave without a trace")
@@ -294,7 +294,7 @@ func BenchmarkAccess(b *testing.B) {
 	buf := make([]int, 1<<16)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		R(&buf[i&(1<<16-1)], 0)
+		R(&buf[i&(1<<16-1)], 0, true)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
@@ -305,7 +305,7 @@ func BenchmarkAccessRepeat(b *testing.B) {
 	var x int
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		R(&x, 0)
+		R(&x, 0, true)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "hooks/s")
 }
@@ -331,6 +331,6 @@ func BenchmarkDisabled(b *testing.B) {
 	defer func() { on = saved }()
 	var x int
 	for i := 0; i < b.N; i++ {
-		R(&x, 0)
+		R(&x, 0, true)
 	}
 }

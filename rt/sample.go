@@ -27,34 +27,38 @@ import (
 // dispatch state (the same Counters, Schedule and Rand streams as the
 // offline sample.Filter, so the same decisions for the same per-goroutine
 // call sequence) decides whether this invocation is sampled, and pushes
-// the bit on the goroutine's stack of frames; Leave pops it. The access
-// hooks return early when the innermost frame is not sampled: one guarded
-// path in place of LiteRace's two copies of each function. What that
-// costs is measured by BenchmarkUnsampledCall: an unsampled access still
-// finds its goroutine and its dedup entry before the check (30-60 ns on
-// the 2-CPU VM under load), so an unsampled call making 16 reads took
-// 545-666 ns against 45-90 ns with an uninstrumented copy behind the
-// check; two copies are the faster design for unsampled calls, not built
-// (instrument would render each body twice, literals composed, labels
-// renamed). Accesses made
-// outside every traced frame belong to the goroutine's start routine,
-// checked once as sample.RootFunc at its first such access, as the offline
-// filter does. Synchronization, goroutine life and allocations are always
-// recorded (§3.2: a missed synchronization would invent races). An
-// unsampled frame is recorded (its FuncEnter, then its FuncExit) only when
-// something is recorded inside it, so that the event has its stack: Enter
-// keeps the frame pending and the first event recorded in it shows it
-// (showFrames); a frame left with nothing recorded costs no event, as
-// LiteRace's unsampled code logs only synchronization. Sampled frames are
-// recorded at entry.
+// the bit on the goroutine's stack of frames; Leave pops it. Enter returns
+// the decision, which the instrumented function keeps in a local and
+// passes to each of its access hooks: in an unsampled invocation a hook
+// returns at a branch, before any lookup. One guarded body in place of
+// LiteRace's two copies of each function; BenchmarkUnsampledCall measures
+// both (2-CPU VM, a fuzz table running beside): a call making 16 reads
+// costs 65-70 ns guarded, 35-39 ns with LiteRace's check and an
+// uninstrumented copy, 35-47 ns uninstrumented, and 236-254 ns with the
+// guarded path rt had before, where each hook found its goroutine and its
+// dedup entry and then checked the goroutine's mode (k=4: 41-44, 18-30,
+// 10, 80-97 ns). That check stays, behind the flag, for hooks outside
+// every function body (package-level initializers pass true) and for
+// accesses made outside every traced frame, which belong to the
+// goroutine's start routine, checked once as sample.RootFunc at its first
+// such access, as the offline filter does. Synchronization, goroutine life
+// and allocations are always recorded (§3.2: a missed synchronization
+// would invent races). An unsampled frame is recorded (its FuncEnter, then
+// its FuncExit) only when something is recorded inside it, so that the
+// event has its stack: Enter keeps the frame pending and the first event
+// recorded in it shows it (showFrames); a frame left with nothing recorded
+// costs no event, as LiteRace's unsampled code logs only synchronization.
+// Sampled frames are recorded at entry.
 //
-// The check comes after dedup (see access.go): an unsampled access still
-// enters the goroutine's table of accesses seen in its epoch, so that the
-// sampled run deduplicates exactly as a full run, and its accesses are
-// exactly those the offline filter keeps from a full run of the same
-// per-goroutine behaviour (TestSampledEqualsOffline). The data access rt
-// records with each atomic operation (atomicRecord) is part of the atomic's
-// synchronization record and is always kept.
+// Dedup (access.go) sees only the accesses of sampled frames, so a sampled
+// run records exactly the accesses the offline filter keeps from a full
+// run of the same per-goroutine behaviour recorded without dedup
+// (TestSampledEqualsOffline, RACEKIT_DEDUP=0), and with dedup the same
+// words per epoch (sample.Epochs): where an unsampled frame touched a word
+// first, a sampled frame's later access to it in the epoch is recorded,
+// which a full run's dedup would have dropped. The data access rt
+// records with each atomic operation (atomicRecord) is part of the
+// atomic's synchronization record and is always kept.
 //
 // The thread-local samplers (tl-ad, tl-fx, ucp) and the random ones (rnd10,
 // rnd25: a stream per goroutine) keep all their state in the goroutine's

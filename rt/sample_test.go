@@ -43,15 +43,17 @@ const (
 // new dedup epoch. What it does depends only on id, never on other
 // goroutines.
 func sampleBody(base uint32, id int) {
-	R(&smpArr[id], base+smpSiteRoot)
+	R(&smpArr[id], base+smpSiteRoot, true) // outside every frame, as in a start routine
 	for i := 0; i < 300; i++ {
-		Enter(base + smpFnA)
-		R(&smpArr[(id*97+i)%1000], base+smpSiteA)
-		W(&smpArr[(id*97+3*i)%1000], base+smpSiteA)
-		R(&smpArr[(id*97+i)%1000], base+smpSiteA) // a repeat: deduplicated
+		// As instrumented code: the frame's decision is a local, passed to
+		// each access hook of the frame.
+		a := Enter(base + smpFnA)
+		R(&smpArr[(id*97+i)%1000], base+smpSiteA, a)
+		W(&smpArr[(id*97+3*i)%1000], base+smpSiteA, a)
+		R(&smpArr[(id*97+i)%1000], base+smpSiteA, a) // a repeat: deduplicated
 		if i%4 == 0 {
-			Enter(base + smpFnB)
-			RW(&smpArr[(id*31+i)%1000], base+smpSiteB)
+			b := Enter(base + smpFnB)
+			RW(&smpArr[(id*31+i)%1000], base+smpSiteB, b)
 			Leave(base + smpFnB)
 		}
 		if i%23 == 0 {
@@ -59,22 +61,22 @@ func sampleBody(base uint32, id int) {
 		}
 		if i%9 == 0 {
 			MutexLock(&smpMu, base+smpSiteLock)
-			W(&smpArr[1000+id], base+smpSiteA)
+			W(&smpArr[1000+id], base+smpSiteA, a)
 			MutexUnlock(&smpMu, base+smpSiteLock)
 		}
-		R(&smpArr[(id*97+i)%1000], base+smpSiteA) // still in A
+		R(&smpArr[(id*97+i)%1000], base+smpSiteA, a) // still in A
 		Leave(base + smpFnA)
-		W(&smpArr[(id*13+i)%1000], base+smpSiteRoot)
+		W(&smpArr[(id*13+i)%1000], base+smpSiteRoot, true)
 	}
 }
 
 func sampleRec(base uint32, id, n int) {
-	Enter(base + smpFnC)
-	W(&smpArr[(id*7+n)%1000], base+smpSiteB)
+	c := Enter(base + smpFnC)
+	W(&smpArr[(id*7+n)%1000], base+smpSiteB, c)
 	if n > 0 {
 		sampleRec(base, id, n-1)
 	}
-	R(&smpArr[(id*7+n+1)%1000], base+smpSiteB)
+	R(&smpArr[(id*7+n+1)%1000], base+smpSiteB, c)
 	Leave(base + smpFnC)
 }
 
@@ -183,6 +185,13 @@ func perGShown(tr *trace.Trace, keep func(e *trace.Event) bool) map[trace.GID][]
 	return m
 }
 
+// perGEpochs is perGShown up to what dedup may vary (sample.Epochs).
+func perGEpochs(tr *trace.Trace, keep func(e *trace.Event) bool) map[trace.GID][]string {
+	return sample.Epochs(tr, keep, func(e *trace.Event) string {
+		return fmt.Sprintf("%v %d %#x %d", e.Op, e.Site, e.Obj, e.Flags)
+	})
+}
+
 func comparePerG(t *testing.T, what string, got, want map[trace.GID][]string) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -234,13 +243,17 @@ func offline(t *testing.T, full *trace.Trace, name string, seed int64) (*trace.T
 // exactly the events the offline sampler keeps from a full run: the same
 // accesses in the same frames, and every other event (sync, fork, begin,
 // end, and the function boundaries of every frame that holds a recorded
-// event: perGShown) of the full run. With dedup on as well as off:
-// the check comes after dedup, so both runs deduplicate alike. The
-// goroutines run concurrently, so the two runs interleave differently;
-// only each goroutine's sequence is compared.
+// event: perGShown) of a full run without dedup. With dedup on in the
+// sampled run, the same up to what dedup may vary (perGEpochs: the words
+// each epoch accesses). The goroutines run concurrently, so the two runs
+// interleave differently; only each goroutine's sequence is compared.
 func TestSampledEqualsOffline(t *testing.T) {
 	for _, dedup := range []bool{true, false} {
-		full := recordSampled(t, dedup, "", 0, "", sampleWorkload(3))
+		shown := perGShown
+		if dedup {
+			shown = perGEpochs
+		}
+		full := recordSampled(t, false, "", 0, "", sampleWorkload(3))
 		for _, name := range []string{"tl-ad", "tl-fx", "ucp", "rnd10", "rnd25"} {
 			t.Run(fmt.Sprintf("%s/dedup=%v", name, dedup), func(t *testing.T) {
 				const seed = 7
@@ -252,14 +265,14 @@ func TestSampledEqualsOffline(t *testing.T) {
 				if st.RootAccesses == 0 {
 					t.Fatal("no access outside every frame")
 				}
-				comparePerG(t, name, perGShown(got, all), perGShown(want, all))
+				comparePerG(t, name, shown(got, all), shown(want, all))
 			})
 		}
 		// gs-ad shares counters among the goroutines of one go statement:
 		// on a workload where those run one after another, its decisions
 		// too are the offline filter's, goroutine by goroutine.
 		t.Run(fmt.Sprintf("gs-ad/dedup=%v", dedup), func(t *testing.T) {
-			full := recordSampled(t, dedup, "", 0, "", sampleWorkloadSites(3))
+			full := recordSampled(t, false, "", 0, "", sampleWorkloadSites(3))
 			got := recordSampled(t, dedup, "gs-ad", 1, "", sampleWorkloadSites(3))
 			want, st := offline(t, full, "gs-ad", 1)
 			_, tl := offline(t, full, "tl-ad", 1)
@@ -272,7 +285,7 @@ func TestSampledEqualsOffline(t *testing.T) {
 			if g := perG(got, all); len(g) != 3+2 {
 				t.Fatalf("%d goroutines, want 5", len(g))
 			}
-			comparePerG(t, "gs-ad", perGShown(got, all), perGShown(want, all))
+			comparePerG(t, "gs-ad", shown(got, all), shown(want, all))
 		})
 	}
 }
@@ -303,7 +316,7 @@ func TestSiteSamplerCountsPerSite(t *testing.T) {
 					defer WaitGroupDone(&wg, site)
 					for i := 0; i < calls; i++ {
 						Enter(base)
-						W(&words[(st*ngor+k)*calls+i], base+3)
+						W(&words[(st*ngor+k)*calls+i], base+3, true)
 						Leave(base)
 					}
 					c.Ok()
@@ -357,11 +370,11 @@ func TestSiteSamplerCountsPerSite(t *testing.T) {
 // The global samplers' decisions depend on how goroutines interleave their
 // calls; with one goroutine they too equal the offline filter's.
 func TestGlobalSamplerOneGoroutine(t *testing.T) {
-	full := recordSampled(t, true, "", 0, "", sampleWorkload(0))
+	full := recordSampled(t, false, "", 0, "", sampleWorkload(0))
 	for _, name := range []string{"g-ad", "g-fx"} {
 		got := recordSampled(t, true, name, 1, "", sampleWorkload(0))
 		want, _ := offline(t, full, name, 1)
-		comparePerG(t, name, perGShown(got, all), perGShown(want, all))
+		comparePerG(t, name, perGEpochs(got, all), perGEpochs(want, all))
 	}
 }
 
@@ -386,7 +399,7 @@ func TestGlobalSamplerCountsAllGoroutines(t *testing.T) {
 					defer WaitGroupDone(&wg, base+1)
 					for i := 0; i < calls; i++ {
 						Enter(base)
-						W(&words[k*calls+i], base+2)
+						W(&words[k*calls+i], base+2, true)
 						Leave(base)
 					}
 					c.Ok()
@@ -451,7 +464,7 @@ func TestSampledAtomicKept(t *testing.T) {
 		base := RegisterFile("a.go", []string{"F"}, make([]uint32, 3*3))
 		Enter(base) // ucp: the first 10 calls are not sampled
 		AtomicAddInt32(&smpI32, 1, base+1)
-		W(&smpArr[0], base+2)
+		W(&smpArr[0], base+2, true)
 		Leave(base)
 	})
 	var ops []string
@@ -716,7 +729,7 @@ func BenchmarkAccessSampled(b *testing.B) {
 			defer Leave(1)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				R(&buf[i&(1<<16-1)], 0)
+				R(&buf[i&(1<<16-1)], 0, true)
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "hooks/s")
 		})
@@ -730,15 +743,20 @@ func BenchmarkAccessSampled(b *testing.B) {
 // not drop them):
 //
 //	plain    the function uninstrumented: the floor
-//	guarded  what racekit emits: Enter, k access hooks that return at the
-//	         sampling check, Leave (FuncEnter/FuncExit recorded)
+//	guarded  what racekit emits: Enter, whose result (false: not sampled)
+//	         each of the k access hooks takes and returns at once on,
+//	         Leave
+//	lookup   the guarded path before Enter returned the decision: each
+//	         hook finds its goroutine and its dedup entry, then checks
+//	         the goroutine's sampling mode (hooks given true still do)
+//	frames   Enter and Leave around the plain body
 //	copies   LiteRace's dispatch: the check, then an uninstrumented copy
 //	         of the body when the call is not sampled (nothing recorded),
 //	         the instrumented one when it is (whose Enter decides again:
 //	         the counter moves twice on the rare sampled calls)
 func BenchmarkUnsampledCall(b *testing.B) {
 	for _, k := range []int{4, 16} {
-		for _, mode := range []string{"plain", "guarded", "copies", "frames"} {
+		for _, mode := range []string{"plain", "guarded", "lookup", "copies", "frames"} {
 			b.Run(fmt.Sprintf("k=%d/%s", k, mode), func(b *testing.B) {
 				if err := setSampler("tl-ad", 1, ""); err != nil {
 					b.Fatal(err)
@@ -754,9 +772,16 @@ func BenchmarkUnsampledCall(b *testing.B) {
 					}
 				}
 				instrumented := func(i int) {
+					rec := Enter(7)
+					for j := 0; j < k; j++ {
+						sum += *R(&buf[(i*k+j)&mask], 0, rec)
+					}
+					Leave(7)
+				}
+				lookup := func(i int) {
 					Enter(7)
 					for j := 0; j < k; j++ {
-						sum += *R(&buf[(i*k+j)&mask], 0)
+						sum += *R(&buf[(i*k+j)&mask], 0, true)
 					}
 					Leave(7)
 				}
@@ -771,6 +796,10 @@ func BenchmarkUnsampledCall(b *testing.B) {
 				case "guarded":
 					for i := 0; i < b.N; i++ {
 						instrumented(i)
+					}
+				case "lookup":
+					for i := 0; i < b.N; i++ {
+						lookup(i)
 					}
 				case "frames":
 					for i := 0; i < b.N; i++ {

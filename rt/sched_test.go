@@ -488,7 +488,7 @@ func figure2Hooks(base uint32, n int) (errReached bool) {
 			MutexUnlock(&M, s(2))
 		}
 		MutexUnlock(&L, s(7))
-		if *R1(&x, s(8)) == 0 {
+		if *R1(&x, s(8), true) == 0 {
 			errReached = true
 		}
 		c1.Ok()
@@ -498,7 +498,7 @@ func figure2Hooks(base uint32, n int) (errReached bool) {
 		Begin(c2)
 		defer End(c2)
 		defer WaitGroupDone(&wg, s(10))
-		*W1(&x, s(10)) = 1
+		*W1(&x, s(10), true) = 1
 		MutexLock(&L, s(11))
 		MutexLock(&M, s(12))
 		MutexUnlock(&M, s(12))
@@ -559,7 +559,7 @@ func BenchmarkSchedOff(b *testing.B) {
 	b.Run("hooks", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			MutexLock(&m, 1)
-			_ = *R1(&x, 2)
+			_ = *R1(&x, 2, true)
 			MutexUnlock(&m, 3)
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
@@ -616,13 +616,13 @@ func figure1Traced(base uint32, prologue int) (err1, err2 bool) {
 		defer End(c1)
 		defer WaitGroupDone(&wg, s(1))
 		for i := range scratch {
-			*W(&scratch[i], s(1)) = i
+			*W(&scratch[i], s(1), true) = i
 		}
-		*W(&x, s(1)) = 1
+		*W(&x, s(1), true) = 1
 		MutexLock(&L, s(2))
-		*W(&y, s(3)) = 1
+		*W(&y, s(3), true) = 1
 		MutexUnlock(&L, s(4))
-		if *R(&z, s(5)) == 1 {
+		if *R(&z, s(5), true) == 1 {
 			err1 = true
 		}
 		c1.Ok()
@@ -632,10 +632,10 @@ func figure1Traced(base uint32, prologue int) (err1, err2 bool) {
 		Begin(c2)
 		defer End(c2)
 		defer WaitGroupDone(&wg, s(7))
-		*W(&z, s(7)) = 1
+		*W(&z, s(7), true) = 1
 		MutexLock(&L, s(8))
-		if *R(&y, s(9)) == 1 {
-			if *R(&x, s(10)) != 1 {
+		if *R(&y, s(9), true) == 1 {
+			if *R(&x, s(10), true) != 1 {
 				err2 = true
 			}
 		}
@@ -784,11 +784,11 @@ func TestSchedClipRootWithoutPoints(t *testing.T) {
 			base := RegisterFile("/src/root.go", nil, lines)
 			done := make(chan struct{})
 			go func() {
-				_ = *R(&x, base)
+				_ = *R(&x, base, true)
 				close(done)
 			}()
 			<-done
-			*W(&y, base+1) = 1
+			*W(&y, base+1, true) = 1
 		})
 	})
 	if d := sch.NotesOf("departure"); len(d) > 0 || !c.Done() {
@@ -810,8 +810,8 @@ func TestSchedRangePoints(t *testing.T) {
 		name  string
 		write func(dst []int)
 	}{
-		{"copy", func(dst []int) { Copy(dst, []int{1, 2}, s(1)) }},
-		{"append", func(dst []int) { _ = Append(dst[:0], s(1), 7) }},
+		{"copy", func(dst []int) { Copy(dst, []int{1, 2}, s(1), true) }},
+		{"append", func(dst []int) { _ = Append(dst[:0], s(1), true, 7) }},
 	} {
 		created := 0
 		for seed := uint64(0); seed < 10; seed++ {
@@ -827,7 +827,7 @@ func TestSchedRangePoints(t *testing.T) {
 					tc.write(dst)
 					c.Ok()
 				}()
-				_ = Elems(dst, s(2))
+				_ = Elems(dst, s(2), true)
 				WaitGroupWait(&wg, s(3))
 			})
 			if len(sch.NotesOf("race")) > 0 {

@@ -1,6 +1,11 @@
 package sample
 
-import "github.com/racekit/racekit/trace"
+import (
+	"slices"
+	"strings"
+
+	"github.com/racekit/racekit/trace"
+)
 
 // Shown returns the events of tr that keep keeps, without the function
 // frames that hold no other kept event (directly, or in a frame they call
@@ -46,4 +51,69 @@ func Shown(tr *trace.Trace, keep func(*trace.Event) bool) []*trace.Event {
 		out = append(out, e)
 	}
 	return out
+}
+
+// Epochs is Shown without what dedup may vary, for comparing a sampled run
+// recorded with rt's dedup on and Filter's output of a full run recorded
+// with it off. Per goroutine, the accesses between two of its
+// synchronization events (one dedup epoch) become one entry: for each word
+// accessed, w (some access to it wrote: a write covers later reads) or r,
+// then str of the epoch's first access to it, sorted; frames are left out
+// (a frame whose accesses dedup dropped holds nothing, and Shown drops
+// it); every other event is str(e). rt's dedup records the first access
+// covering each word per epoch and perhaps repeats (its table is
+// direct-mapped), and with sampling it sees only the accesses of sampled
+// frames (the hooks skip the others before any lookup): none of it
+// changes an epoch's entry. (Words are told apart by address but named by
+// their first access, so that heap addresses may differ between runs.)
+func Epochs(tr *trace.Trace, keep func(*trace.Event) bool, str func(*trace.Event) string) map[trace.GID][]string {
+	type word struct {
+		first *trace.Event
+		write bool
+	}
+	m := map[trace.GID][]string{}
+	sets := map[trace.GID]map[uint64]*word{}
+	flush := func(g trace.GID) {
+		set := sets[g]
+		if len(set) == 0 {
+			return
+		}
+		names := make([]string, 0, len(set))
+		for _, w := range set {
+			op := "r "
+			if w.write {
+				op = "w "
+			}
+			names = append(names, op+str(w.first))
+		}
+		slices.Sort(names)
+		m[g] = append(m[g], "accesses: "+strings.Join(names, "; "))
+		delete(sets, g)
+	}
+	for _, e := range Shown(tr, keep) {
+		switch {
+		case e.Op.IsAccess():
+			set := sets[e.G]
+			if set == nil {
+				set = map[uint64]*word{}
+				sets[e.G] = set
+			}
+			w := set[e.Obj]
+			if w == nil {
+				w = &word{first: e}
+				set[e.Obj] = w
+			}
+			w.write = w.write || e.Op == trace.OpWrite
+			continue
+		case e.Op == trace.OpFuncEnter || e.Op == trace.OpFuncExit:
+			continue
+		case e.Op.IsSync():
+			flush(e.G)
+		}
+		m[e.G] = append(m[e.G], str(e))
+	}
+	for g := range sets {
+		flush(g)
+	}
+	return m
 }
