@@ -444,22 +444,8 @@ func table(w io.Writer, rows []Row, runs, record, replay int, phase1 string) {
 			fmt.Fprintf(w, "- %s: %s\n", r.Subject, strings.Join(r.VetOnlyIDs, ", "))
 		}
 	}
-	fmt.Fprintf(w, "\n## Pairs confirmed that the ground truth does not list\n\n")
-	for _, r := range rows {
-		for _, p := range r.RealFalse {
-			pair, src, _ := strings.Cut(p, " ")
-			a, b, _ := strings.Cut(pair, "~")
-			fmt.Fprintf(w, "- %s: %s ~ %s %s\n", r.Subject, relToWd(a), relToWd(b), src)
-		}
-	}
-	fmt.Fprintf(w, "\n## Observed pairs (not created) that the ground truth does not list\n\n")
-	for _, r := range rows {
-		for _, p := range r.ObservedFalse {
-			pair, src, _ := strings.Cut(p, " ")
-			a, b, _ := strings.Cut(pair, "~")
-			fmt.Fprintf(w, "- %s: %s ~ %s %s\n", r.Subject, relToWd(a), relToWd(b), src)
-		}
-	}
+	pairList(w, "Pairs confirmed that the ground truth does not list", rows, func(r Row) []string { return r.RealFalse })
+	pairList(w, "Observed pairs (not created) that the ground truth does not list", rows, func(r Row) []string { return r.ObservedFalse })
 	fmt.Fprintf(w, "\n## Confirmed outcomes whose replays differed\n\n")
 	for _, r := range rows {
 		for _, d := range r.ReplayDiffs {
@@ -476,6 +462,19 @@ func table(w io.Writer, rows []Row, runs, record, replay int, phase1 string) {
 		}
 		for _, d := range r.ExcBaseline {
 			fmt.Fprintf(w, "- %s (RF, not counted: the baseline's controlled runs without a pair fail the same way): %s\n", r.Subject, d)
+		}
+	}
+}
+
+// pairList writes a section listing each row's pairs of, each "pair
+// [sources]".
+func pairList(w io.Writer, title string, rows []Row, of func(Row) []string) {
+	fmt.Fprintf(w, "\n## %s\n\n", title)
+	for _, r := range rows {
+		for _, p := range of(r) {
+			pair, src, _ := strings.Cut(p, " ")
+			a, b, _ := strings.Cut(pair, "~")
+			fmt.Fprintf(w, "- %s: %s ~ %s %s\n", r.Subject, relToWd(a), relToWd(b), src)
 		}
 	}
 }

@@ -216,6 +216,25 @@ func markedLines(t *testing.T, file, mark string) []string {
 	return out
 }
 
+// fuzzRaces runs racekit fuzz --json with args, expecting races (exit
+// 66), and returns its result and its pairs by pairKey.
+func fuzzRaces(t *testing.T, args ...string) (FuzzResult, map[string]FuzzPair) {
+	t.Helper()
+	out, stderr, code := racekit(t, append([]string{"fuzz", "--json"}, args...)...)
+	var res FuzzResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("exit %d, bad JSON (%v)\n%s\nstderr:\n%s", code, err, out, stderr)
+	}
+	if code != exitRaces {
+		t.Errorf("exit status %d, want %d", code, exitRaces)
+	}
+	byPair := map[string]FuzzPair{}
+	for _, p := range res.Pairs {
+		byPair[pairKey(p.Pair)] = p
+	}
+	return res, byPair
+}
+
 // racekit fuzz --phase1 hybrid,vet on testdata/fuzzvet, for real: the
 // race on Z is found by both sources and created; the race in the test
 // file (which vet does not analyze) by hybrid only, and created; vet's
@@ -230,18 +249,7 @@ func TestFuzzPhase1HybridVet(t *testing.T) {
 	z := markedLines(t, "testdata/fuzzvet/fuzzvet.go", "RACE")[0]
 	counts := markedLines(t, "testdata/fuzzvet/fuzzvet.go", "FALSE")[0]
 	y := markedLines(t, "testdata/fuzzvet/fuzzvet_test.go", "TESTRACE")
-	out, stderr, code := racekit(t, "fuzz", "--json", "--phase1", "hybrid,vet", "--runs", fmt.Sprint(runs), "-j", "2", "--baseline", "2", "--replay", "3", "./testdata/fuzzvet")
-	var res FuzzResult
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("exit %d, bad JSON (%v)\n%s\nstderr:\n%s", code, err, out, stderr)
-	}
-	if code != exitRaces {
-		t.Errorf("exit status %d, want %d", code, exitRaces)
-	}
-	byPair := map[string]FuzzPair{}
-	for _, p := range res.Pairs {
-		byPair[pairKey(p.Pair)] = p
-	}
+	res, byPair := fuzzRaces(t, "--phase1", "hybrid,vet", "--runs", fmt.Sprint(runs), "-j", "2", "--baseline", "2", "--replay", "3", "./testdata/fuzzvet")
 	for _, c := range []struct {
 		name, pair string
 		sources    []string
@@ -298,18 +306,7 @@ func TestFuzzObservedVerdict(t *testing.T) {
 	}
 	flag := markedLines(t, "testdata/fuzzobs/fuzzobs.go", "FLAG")
 	data := markedLines(t, "testdata/fuzzobs/fuzzobs.go", "DATA")
-	out, stderr, code := racekit(t, "fuzz", "--json", "--record", "3", "--runs", "10", "-j", "2", "--baseline", "1", "./testdata/fuzzobs")
-	var res FuzzResult
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("exit %d, bad JSON (%v)\n%s\nstderr:\n%s", code, err, out, stderr)
-	}
-	if code != exitRaces {
-		t.Errorf("exit status %d, want %d", code, exitRaces)
-	}
-	byPair := map[string]FuzzPair{}
-	for _, p := range res.Pairs {
-		byPair[pairKey(p.Pair)] = p
-	}
+	_, byPair := fuzzRaces(t, "--record", "3", "--runs", "10", "-j", "2", "--baseline", "1", "./testdata/fuzzobs")
 	f, ok := byPair[pairKey(flag[0]+"~"+flag[1])]
 	if !ok || !f.Real || f.Verdict != "confirmed" {
 		t.Errorf("the flag's pair: %+v (present %v); want confirmed", f, ok)
