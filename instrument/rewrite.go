@@ -471,7 +471,7 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 					if whole(v.Type()) {
 						kind = "R1"
 					}
-					b.WriteString(rtAlias + "." + kind + "(&" + id.Name + ", " + r.site(x.Pos()) + "); ")
+					b.WriteString(rtAlias + "." + kind + "(&" + id.Name + ", " + r.asite(x.Pos()) + "); ")
 				}
 			}
 			if b.Len() > 0 {
@@ -600,7 +600,7 @@ func (r *rewriter) assign(x *ast.AssignStmt, inList bool) {
 			if r.info.Defs[id] != nil || !r.sharedIdent(id) {
 				continue
 			}
-			r.ed.appendAt(hi, "; "+rtAlias+".W(&"+id.Name+", "+r.site(id.Pos())+")", lo, hi)
+			r.ed.appendAt(hi, "; "+rtAlias+".W(&"+id.Name+", "+r.asite(id.Pos())+")", lo, hi)
 		}
 		return
 	case token.ASSIGN:

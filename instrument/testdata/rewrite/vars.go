@@ -33,3 +33,12 @@ func captured() int {
 	*q = 2
 	return x + y
 }
+
+// Named results a literal captures: a bare return reads them; := that
+// redeclares a shared variable writes it.
+func named() (a int, err error) {
+	defer func() { a++ }()
+	a, b := 1, 2
+	_ = b
+	return
+}
