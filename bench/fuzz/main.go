@@ -6,7 +6,8 @@
 //
 // For each subject it runs racekit fuzz on the subject's tests (phase 1,
 // -phase1: by default the union of hybrid's pairs over -record recorded
-// runs and racekit vet's static pairs, each pair labelled with the sources
+// runs and -record-random more under the controlled random scheduler, and
+// racekit vet's static pairs, each pair labelled with the sources
 // that found it; phase 2: -runs controlled runs per pair)
 // and reports the paper's columns: the average runtime of a normal run
 // (the uninstrumented test binary), of hybrid detection (the recorded run
@@ -131,6 +132,7 @@ func main() {
 	runs := flag.Int("runs", 20, "controlled runs per pair")
 	timeout := flag.Duration("timeout", 30*time.Second, "time limit of one controlled run")
 	record := flag.Int("record", 3, "phase 1: recorded runs per subject (racekit fuzz --record)")
+	recordRandom := flag.Int("record-random", 3, "phase 1: more recorded runs per subject under the random scheduler (racekit fuzz --record-random)")
 	phase1 := flag.String("phase1", "hybrid,vet", "phase 1 sources (racekit fuzz --phase1)")
 	jobs := flag.Int("j", 2, "runs in parallel")
 	simpleCap := flag.Int("simple-cap", 400, "at most this many plain runs per subject")
@@ -139,7 +141,7 @@ func main() {
 	root := flag.String("subjects", "bench/subjects", "the subjects' directory")
 	flag.Parse()
 	rows, err := harness.EachSubject("fuzz", *root, flag.Args(), func(s *truth.Subject, tmp string) Row {
-		return subject(s, *rk, *phase1, *record, *runs, *jobs, *simpleCap, *replay, *timeout, tmp)
+		return subject(s, *rk, *phase1, *record, *recordRandom, *runs, *jobs, *simpleCap, *replay, *timeout, tmp)
 	})
 	if err != nil {
 		fatal(err)
@@ -147,7 +149,7 @@ func main() {
 	if err := harness.WriteJSONFile(*jsonOut, rows); err != nil {
 		fatal(err)
 	}
-	table(os.Stdout, rows, *runs, *record, *replay, *phase1)
+	table(os.Stdout, rows, *runs, *record, *recordRandom, *replay, *phase1)
 }
 
 func fatal(err error) {
@@ -155,12 +157,12 @@ func fatal(err error) {
 	os.Exit(1)
 }
 
-func subject(s *truth.Subject, rk, phase1 string, record, runs, jobs, simpleCap, replay int, timeout time.Duration, tmp string) Row {
+func subject(s *truth.Subject, rk, phase1 string, record, recordRandom, runs, jobs, simpleCap, replay int, timeout time.Duration, tmp string) Row {
 	r := Row{Subject: s.Name, Lines: s.Lines}
 	pkg := "./" + filepath.ToSlash(relToWd(s.Dir))
 	// RaceFuzzer: phase 1 and phase 2.
 	start := time.Now()
-	cmd := exec.Command(rk, "fuzz", "--json", "--phase1", phase1, "--record", fmt.Sprint(record), "--runs", fmt.Sprint(runs), "-j", fmt.Sprint(jobs), "--replay", fmt.Sprint(replay), "--timeout", timeout.String(), pkg)
+	cmd := exec.Command(rk, "fuzz", "--json", "--phase1", phase1, "--record", fmt.Sprint(record), "--record-random", fmt.Sprint(recordRandom), "--runs", fmt.Sprint(runs), "-j", fmt.Sprint(jobs), "--replay", fmt.Sprint(replay), "--timeout", timeout.String(), pkg)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -171,7 +173,7 @@ func subject(s *truth.Subject, rk, phase1 string, record, runs, jobs, simpleCap,
 		return r
 	}
 	if sec, ok := fr.Phase1SourceSeconds["hybrid"]; ok {
-		r.HybridSec = sec / float64(max(record, 1))
+		r.HybridSec = sec / float64(max(record, 1)+recordRandom)
 	}
 	r.VetSec = fr.Phase1SourceSeconds["vet"]
 
@@ -389,9 +391,9 @@ func failure(out string) string {
 	return "failed"
 }
 
-func table(w io.Writer, rows []Row, runs, record, replay int, phase1 string) {
+func table(w io.Writer, rows []Row, runs, record, recordRandom, replay int, phase1 string) {
 	fmt.Fprintf(w, "# RaceFuzzer Table 1 over racekit's subjects\n\n")
-	fmt.Fprintf(w, "%d controlled runs per pair; phase 1 is %s (racekit fuzz --phase1 %s; hybrid over %d recorded runs). Runtimes in seconds: Normal is one run of the uninstrumented test binary, Hybrid the recorded run (every access traced) plus the hybrid analysis, Vet one static analysis of the subject, RF one controlled run (averaged over all runs of the subject). Races are distinct statement pairs; \"Phase 1 pairs\" is the union, with how many hybrid found, vet found, and both found; known is the ground truth's race ids; \"ids\" is how many of them a confirmed pair covers (\"vet only\": ids no confirmed hybrid pair covers). Observed: pairs no run created that hb reported on a recorded run of phase 1 (racekit fuzz's verdict \"observed\": a data race of that execution, typically a value published through a plain flag, which no interleaving brings next to its write), with how many are outside the ground truth; \"ids observed\" counts the ids not confirmed that such a pair covers. Exceptions: RF counts confirmed pairs for which a run panicked, failed or deadlocked in a way racekit fuzz's baseline (controlled runs without a pair) never did; Simple counts the distinct failures in as many plain runs. Probability: mean over confirmed true pairs of created/runs. Replays: the outcomes (resolution and what the run led to) of confirmed pairs, each replayed %d times from its first seed; exact when every replay had the original run's schedule step for step.\n\n", runs, phase1Words(phase1), phase1, record, replay)
+	fmt.Fprintf(w, "%d controlled runs per pair; phase 1 is %s (racekit fuzz --phase1 %s; hybrid over %d recorded runs and %d under the controlled random scheduler). Runtimes in seconds: Normal is one run of the uninstrumented test binary, Hybrid the recorded run (every access traced) plus the hybrid analysis, Vet one static analysis of the subject, RF one controlled run (averaged over all runs of the subject). Races are distinct statement pairs; \"Phase 1 pairs\" is the union, with how many hybrid found, vet found, and both found; known is the ground truth's race ids; \"ids\" is how many of them a confirmed pair covers (\"vet only\": ids no confirmed hybrid pair covers). Observed: pairs no run created that hb reported on a recorded run of phase 1 (racekit fuzz's verdict \"observed\": a data race of that execution, typically a value published through a plain flag, which no interleaving brings next to its write), with how many are outside the ground truth; \"ids observed\" counts the ids not confirmed that such a pair covers. Exceptions: RF counts confirmed pairs for which a run panicked, failed or deadlocked in a way racekit fuzz's baseline (controlled runs without a pair) never did; Simple counts the distinct failures in as many plain runs. Probability: mean over confirmed true pairs of created/runs. Replays: the outcomes (resolution and what the run led to) of confirmed pairs, each replayed %d times from its first seed; exact when every replay had the original run's schedule step for step.\n\n", runs, phase1Words(phase1), phase1, record, recordRandom, replay)
 	fmt.Fprintf(w, "| subject | SLOC | Normal | Hybrid | Vet | RF | Phase 1 pairs (hybrid / vet / both) | RF real | of which false | observed (false) | known | ids confirmed (vet only) | ids observed | Exc. RF | Exc. Simple (runs) | Probability | runs with escapes | replays exact / outcomes |\n")
 	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	var tot Row

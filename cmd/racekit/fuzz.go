@@ -26,7 +26,7 @@ import (
 
 var cmdFuzz = register(&command{
 	name:      "fuzz",
-	usageLine: "fuzz [--phase1 hybrid,vet,pairs] [--pairs FILE] [--trace FILE] [--record N] [--runs N] [-j N] [--seed S] [--json] [--keep DIR] [--replay N] [--timeout D] [--include P] [--exclude P] [--tags T] [-v] [packages] [-- go test flags]",
+	usageLine: "fuzz [--phase1 hybrid,vet,pairs] [--pairs FILE] [--trace FILE] [--record N] [--record-random N] [--runs N] [-j N] [--seed S] [--json] [--keep DIR] [--replay N] [--timeout D] [--include P] [--exclude P] [--tags T] [-v] [packages] [-- go test flags]",
 	short:     "confirm potential races by race-directed random scheduling (RaceFuzzer)",
 	long: `
 Fuzz is RaceFuzzer (Sen, PLDI'08) for Go tests. Phase 1 finds candidate
@@ -36,8 +36,11 @@ the candidates are the union of their pairs:
 	hybrid  the hybrid detector (lockset and happens-before,
 	        detect/lockset) over --record recorded runs of each
 	        package's tests (the union of their pairs; one run by
-	        default), or over --trace (a trace kept by racekit test
-	        --keep-trace)
+	        default) and --record-random more under the controlled
+	        random scheduler (seeds --seed, --seed+1, ...: schedules
+	        the OS scheduler rarely produces, such as contention that
+	        a quiet machine never shows), or over --trace (a trace
+	        kept by racekit test --keep-trace)
 	vet     racekit vet's warnings on the packages (RELAY, static; the
 	        pairs racekit vet --pairs writes, default filters, test
 	        files not analyzed)
@@ -104,6 +107,7 @@ var (
 	fuzzKeep    = cmdFuzz.flags.String("keep", "", "keep each run's schedule in DIR/PAIR-SEED.sched")
 	fuzzTimeout = cmdFuzz.flags.Duration("timeout", time.Minute, "time limit of one run")
 	fuzzRecord  = cmdFuzz.flags.Int("record", 1, "phase 1: the union of hybrid's pairs over this many recorded runs")
+	fuzzRecRand = cmdFuzz.flags.Int("record-random", 0, "phase 1: this many more recorded runs under the controlled random scheduler")
 	fuzzBase    = cmdFuzz.flags.Int("baseline", 10, "controlled runs per package without a pair (Random), to tell the race's failures from the schedule's")
 	fuzzReplay  = cmdFuzz.flags.Int("replay", 0, "replay the first seed of every outcome that created a race N times, checking each run's schedule is the original's")
 )
@@ -198,8 +202,8 @@ type FuzzResult struct {
 
 func runFuzz(c *command, args []string) int {
 	pkgs, goFlags := splitDashDash(args)
-	if *fuzzRuns < 1 || *fuzzJobs < 1 || *fuzzReplay < 0 {
-		c.errorf("--runs and -j must be at least 1, --replay at least 0")
+	if *fuzzRuns < 1 || *fuzzJobs < 1 || *fuzzReplay < 0 || *fuzzRecRand < 0 {
+		c.errorf("--runs and -j must be at least 1, --replay and --record-random at least 0")
 		return exitUsage
 	}
 	sources, err := phase1Sources(*fuzzPhase1, *fuzzPairs, *fuzzTrace)
@@ -225,17 +229,14 @@ func runFuzz(c *command, args []string) int {
 		case "hybrid":
 			d := "hybrid"
 			for _, t := range targets {
-				for i := 0; i < max(*fuzzRecord, 1); i++ {
+				for i := 0; i < max(*fuzzRecord, 1)+*fuzzRecRand; i++ {
 					path := *fuzzTrace
 					if path == "" {
 						path = filepath.Join(tmp, fmt.Sprintf("%s.%d.rkt", filepath.Base(t.bin), i))
-						cmd := exec.Command(t.bin, testArgs...)
-						cmd.Dir = t.dir
-						// Every access keeps its own site (rt's dedup would report a
-						// repeated access at the first one's site and lose pairs).
-						cmd.Env = append(os.Environ(), "RACEKIT_TRACE="+path, "RACEKIT_DEDUP=0")
-						cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-						_ = cmd.Run() // a failing run still has its trace
+						if err := recordRun(t, testArgs, path, i-max(*fuzzRecord, 1)); err != nil {
+							c.errorf("%s: %v", t.Pkg, err)
+							return exitError
+						}
 					} else {
 						d = "hybrid over " + path
 					}
@@ -258,7 +259,15 @@ func runFuzz(c *command, args []string) int {
 					break // one trace: its pairs, on the first package
 				}
 			}
-			if *fuzzTrace == "" && *fuzzRecord > 1 {
+			switch {
+			case *fuzzTrace != "":
+			case *fuzzRecRand > 0:
+				runs := fmt.Sprintf("%d recorded runs", max(*fuzzRecord, 1))
+				if *fuzzRecord <= 1 {
+					runs = "1 recorded run"
+				}
+				d += fmt.Sprintf(" over %s and %d under the random scheduler", runs, *fuzzRecRand)
+			case *fuzzRecord > 1:
 				d += fmt.Sprintf(" over %d recorded runs", *fuzzRecord)
 			}
 			desc = append(desc, d)
@@ -770,6 +779,28 @@ func lineSite(s string) string {
 		}
 	}
 	return s
+}
+
+// recordRun runs t's tests once, recording every access into path: under
+// Go's scheduler when k < 0, else under the controlled random scheduler
+// with seed --seed+k. A run that fails or times out still has its trace.
+func recordRun(t *fuzzTarget, testArgs []string, path string, k int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), *fuzzTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, t.bin, testArgs...)
+	cmd.Dir = t.dir
+	// Every access keeps its own site (rt's dedup would report a repeated
+	// access at the first one's site and lose pairs).
+	cmd.Env = append(os.Environ(), "RACEKIT_TRACE="+path, "RACEKIT_DEDUP=0")
+	if k >= 0 {
+		cmd.Env = append(cmd.Env, "RACEKIT_SCHED=random", "RACEKIT_SEED="+strconv.FormatUint(*fuzzSeed+uint64(k), 10))
+	}
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	_ = cmd.Run() // a failing run still has its trace
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("recorded run left no trace: %v", err)
+	}
+	return nil
 }
 
 // tracePairs returns the statement pairs (file:line~file:line) the hybrid

@@ -316,3 +316,21 @@ func TestFuzzObservedVerdict(t *testing.T) {
 		t.Errorf("the value's pair: %+v (present %v); want observed, never created", d, ok)
 	}
 }
+
+// racekit fuzz --record-random on testdata/fuzzrand, for real: the race on
+// Waits exists only in a run where Get had to wait; phase 1's runs under
+// the controlled random scheduler (seeds 1 to 6, of which 4 and 5 make two
+// goroutines want the token at once) find it, and phase 2 creates it.
+func TestFuzzRecordRandom(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs an instrumented test binary")
+	}
+	waits := markedLines(t, "testdata/fuzzrand/fuzzrand.go", "WAITS")[0]
+	res, byPair := fuzzRaces(t, "--phase1", "hybrid", "--record", "1", "--record-random", "6", "--runs", "10", "-j", "2", "--baseline", "1", "./testdata/fuzzrand")
+	if want := "hybrid over 1 recorded run and 6 under the random scheduler"; res.Phase1 != want {
+		t.Errorf("phase 1 %q, want %q", res.Phase1, want)
+	}
+	if p, ok := byPair[pairKey(waits+"~"+waits)]; !ok || p.Verdict != "confirmed" {
+		t.Errorf("the pair on Waits: %+v (present %v); want confirmed", p, ok)
+	}
+}
