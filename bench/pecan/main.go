@@ -94,6 +94,7 @@ func main() {
 	timeout := flag.Duration("timeout", 30*time.Second, "time limit of one hatching run")
 	jsonOut := flag.String("json", "", "also write the rows as JSON to FILE")
 	root := flag.String("subjects", "bench/subjects", "the subjects' directory")
+	flag.Uint64Var(&recordSeed, "record-seed", 0, "record each subject under the controlled random scheduler with this seed (racekit hatch --record-seed; 0: Go's scheduler)")
 	flag.StringVar(&from, "from", "pecan", "predictions to hatch (racekit hatch --from): pecan, or rdit / mcm for predicted races and their witnesses")
 	flag.Parse()
 	rows, err := harness.EachSubject("pecan", *root, flag.Args(), func(s *truth.Subject, tmp string) Row {
@@ -108,7 +109,10 @@ func main() {
 	table(os.Stdout, rows)
 }
 
-var from string
+var (
+	from       string
+	recordSeed uint64
+)
 
 func fatal(err error) {
 	fmt.Fprintf(os.Stderr, "bench/pecan: %v\n", err)
@@ -118,7 +122,7 @@ func fatal(err error) {
 func subject(s *truth.Subject, rk string, jobs int, timeout time.Duration, tmp string) Row {
 	r := Row{Subject: s.Name}
 	pkg := "./" + filepath.ToSlash(relToWd(s.Dir))
-	cmd := exec.Command(rk, "hatch", "--json", "--from", from, "-j", fmt.Sprint(jobs), "--timeout", timeout.String(), pkg)
+	cmd := exec.Command(rk, "hatch", "--json", "--from", from, "--record-seed", fmt.Sprint(recordSeed), "-j", fmt.Sprint(jobs), "--timeout", timeout.String(), pkg)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -274,7 +278,11 @@ func lineOf(s *truth.Subject, site string) (truth.Line, bool) {
 
 func table(w io.Writer, rows []Row) {
 	fmt.Fprintf(w, "# PECAN Table 1 over racekit's subjects (predictions: %s)\n\n", from)
-	fmt.Fprintf(w, "One recorded run of each subject's tests (racekit hatch). Times in seconds: Normal is one run of the uninstrumented test binary (mean of 3), Record the instrumented run with the trace, Search PECAN's search with schedule generation, Hatch the re-execution of every clip (one run each, -j in parallel). Anomalies are distinct pattern and site combinations; Real are those a re-execution along the clip confirmed; Panics and Failed count real anomalies whose run then panicked or failed a test. Known is the ground truth's entries (races, atomicity and atomic-set violations); predicted and confirmed count those an anomaly of matching lines covers; observed counts those not confirmed whose race the recorded run itself had (racekit hatch's verdict observed: the happens-before detector reports the two statements on the variable in the recorded trace), which are real races that no clip run made happen.\n\n")
+	rec := "racekit hatch"
+	if recordSeed != 0 {
+		rec = fmt.Sprintf("racekit hatch --record-seed %d: recorded under the controlled random scheduler", recordSeed)
+	}
+	fmt.Fprintf(w, "One recorded run of each subject's tests (%s). Times in seconds: Normal is one run of the uninstrumented test binary (mean of 3), Record the instrumented run with the trace, Search PECAN's search with schedule generation, Hatch the re-execution of every clip (one run each, -j in parallel). Anomalies are distinct pattern and site combinations; Real are those a re-execution along the clip confirmed; Panics and Failed count real anomalies whose run then panicked or failed a test. Known is the ground truth's entries (races, atomicity and atomic-set violations); predicted and confirmed count those an anomaly of matching lines covers; observed counts those not confirmed whose race the recorded run itself had (racekit hatch's verdict observed: the happens-before detector reports the two statements on the variable in the recorded trace), which are real races that no clip run made happen.\n\n", rec)
 	fmt.Fprintf(w, "| subject | goroutines | shared vars | events | Normal | Record | Search | Hatch | races | atomicity | ASV | real | of which not in truth | panics | failed | known | predicted | confirmed | observed |\n")
 	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	var tot Row

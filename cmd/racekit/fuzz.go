@@ -781,22 +781,35 @@ func lineSite(s string) string {
 	return s
 }
 
-// recordRun runs t's tests once, recording every access into path: under
-// Go's scheduler when k < 0, else under the controlled random scheduler
-// with seed --seed+k. A run that fails or times out still has its trace.
+// recordRun runs t's tests once for phase 1, recording every access into
+// path: under Go's scheduler when k < 0, else under the controlled random
+// scheduler with seed --seed+k.
 func recordRun(t *fuzzTarget, testArgs []string, path string, k int) error {
-	ctx, cancel := context.WithTimeout(context.Background(), *fuzzTimeout)
+	// Every access keeps its own site (rt's dedup would report a repeated
+	// access at the first one's site and lose pairs).
+	env := []string{"RACEKIT_DEDUP=0"}
+	if k >= 0 {
+		env = append(env, randomSchedEnv(*fuzzSeed+uint64(k))...)
+	}
+	return recordTests(t, testArgs, env, path, *fuzzTimeout)
+}
+
+// randomSchedEnv puts a run under the controlled random scheduler.
+func randomSchedEnv(seed uint64) []string {
+	return []string{"RACEKIT_SCHED=random", "RACEKIT_SEED=" + strconv.FormatUint(seed, 10)}
+}
+
+// recordTests runs t's tests once with env added, recording their trace
+// into path, within timeout. A run that fails or times out still has its
+// trace; one that left none is an error.
+func recordTests(t *fuzzTarget, testArgs, env []string, path string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, t.bin, testArgs...)
 	cmd.Dir = t.dir
-	// Every access keeps its own site (rt's dedup would report a repeated
-	// access at the first one's site and lose pairs).
-	cmd.Env = append(os.Environ(), "RACEKIT_TRACE="+path, "RACEKIT_DEDUP=0")
-	if k >= 0 {
-		cmd.Env = append(cmd.Env, "RACEKIT_SCHED=random", "RACEKIT_SEED="+strconv.FormatUint(*fuzzSeed+uint64(k), 10))
-	}
+	cmd.Env = append(append(os.Environ(), "RACEKIT_TRACE="+path), env...)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	_ = cmd.Run() // a failing run still has its trace
+	_ = cmd.Run()
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("recorded run left no trace: %v", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -25,12 +24,14 @@ import (
 
 var cmdHatch = register(&command{
 	name:      "hatch",
-	usageLine: "hatch [--from pecan|rdit|mcm] [--trace FILE] [--kinds K] [--control auto|anomaly|clip] [--runs N] [-j N] [--seed S] [--json] [--html DIR] [--keep DIR] [--timeout D] [--include P] [--exclude P] [--tags T] [-v] [package] [-- go test flags]",
+	usageLine: "hatch [--from pecan|rdit|mcm] [--trace FILE | --record-seed N] [--kinds K] [--control auto|anomaly|clip] [--runs N] [-j N] [--seed S] [--json] [--html DIR] [--keep DIR] [--timeout D] [--include P] [--exclude P] [--tags T] [-v] [package] [-- go test flags]",
 	short:     "re-execute predicted anomalies along their clips to confirm or prune them (PECAN hatching)",
 	long: `
 Hatch is PECAN's bug hatching (Huang and Zhang, ISSTA'11, section 6) for Go
-tests. It records a trace of the package's tests (or reads --trace, kept by
-racekit test --keep-trace from the same tests), predicts anomalies on it,
+tests. It records a trace of the package's tests (under the controlled
+random scheduler with --record-seed N, whose schedules show contention a
+quiet machine rarely does; or reads --trace, kept by racekit test
+--keep-trace from the same tests), predicts anomalies on it,
 and re-executes the test binary along each anomaly's clip on racekit's
 controlled scheduler (RACEKIT_SCHED=clip): every goroutine runs its part of
 the clip in the clip's order, the accesses of the anomaly being scheduling
@@ -87,6 +88,7 @@ var (
 	hatchKeep    = cmdHatch.flags.String("keep", "", "keep each run's clip, schedule and trace in DIR")
 	hatchTimeout = cmdHatch.flags.Duration("timeout", time.Minute, "time limit of one run")
 	hatchControl = cmdHatch.flags.String("control", "auto", "with --from=pecan: accesses under control in a run: anomaly (the anomaly's statements), clip (every access of a full clip), auto (anomaly, then clip after a departure)")
+	hatchRecSeed = cmdHatch.flags.Uint64("record-seed", 0, "record under the controlled random scheduler with this seed (0: Go's scheduler), for schedules a quiet machine rarely shows")
 	hatchDedup   = cmdHatch.flags.Bool("dedup", false, "record with rt's deduplication of repeated accesses, as racekit test does (needed for a --trace recorded so)")
 )
 
@@ -210,11 +212,14 @@ func runHatch(c *command, args []string) int {
 	path := *hatchTrace
 	if path == "" {
 		path = filepath.Join(outDir, "recorded.rkt")
-		cmd := exec.Command(t.bin, testArgs...)
-		cmd.Dir = t.dir
-		cmd.Env = append(os.Environ(), "RACEKIT_TRACE="+path, dedupEnv())
-		cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-		_ = cmd.Run() // a failing run still has its trace
+		env := []string{dedupEnv()}
+		if *hatchRecSeed != 0 {
+			env = append(env, randomSchedEnv(*hatchRecSeed)...)
+		}
+		if err := recordTests(t, testArgs, env, path, *hatchTimeout); err != nil {
+			c.errorf("%s: %v", t.Pkg, err)
+			return exitError
+		}
 		res.RecordSeconds = time.Since(start).Seconds()
 	}
 	res.Trace = path

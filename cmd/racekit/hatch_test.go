@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -228,5 +229,36 @@ func TestHatchObservedVerdict(t *testing.T) {
 		if got := verdictOf(c.cd, c.runs, observed); got != c.want {
 			t.Errorf("%+v: verdict %s, want %s (observed %v)", c.cd.events, got, c.want, observed)
 		}
+	}
+}
+
+// racekit hatch --record-seed on testdata/fuzzrand, for real: recorded
+// under the controlled random scheduler with seed 4, two goroutines wait
+// for the token and bump Waits without the lock; PECAN predicts that race
+// and the clip run confirms it (exit 66).
+func TestHatchRecordSeed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs an instrumented test binary")
+	}
+	waits := markedLines(t, "testdata/fuzzrand/fuzzrand.go", "WAITS")[0]
+	out, stderr, code := racekit(t, "hatch", "--json", "--record-seed", "4", "-j", "2", "./testdata/fuzzrand")
+	var res HatchResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("exit %d, bad JSON (%v)\n%s\nstderr:\n%s", code, err, out, stderr)
+	}
+	if code != exitRaces {
+		t.Errorf("exit status %d, want %d", code, exitRaces)
+	}
+	found := false
+	for _, a := range res.Anomalies {
+		if a.Kind == "race" && len(a.Sites) == 2 && lineSite(a.Sites[0]) == waits && lineSite(a.Sites[1]) == waits {
+			found = true
+			if a.Verdict != "confirmed" {
+				t.Errorf("the race on Waits: verdict %q, want confirmed", a.Verdict)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no race on Waits (%s) predicted: %+v", waits, res.Anomalies)
 	}
 }
