@@ -528,6 +528,13 @@ func schedAccess(k sched.Kind, p unsafe.Pointer, site uint32) {
 // ch: the channel of a channel operation). It returns when the goroutine
 // may go on.
 func schedPoint(k sched.Kind, obj uint64, p unsafe.Pointer, site uint32, ch any) {
+	schedPointEv(k, obj, p, site, ch, schedEv())
+}
+
+// schedPointEv is schedPoint for the goroutine's positional event ev
+// (sched.Point.Ev), given when the event was recorded before the point
+// (ctlCondWait).
+func schedPointEv(k sched.Kind, obj uint64, p unsafe.Pointer, site uint32, ch any, ev int) {
 	schedLock()
 	if !ctl {
 		sc.mu.Unlock()
@@ -544,7 +551,7 @@ func schedPoint(k sched.Kind, obj uint64, p unsafe.Pointer, site uint32, ch any)
 		g.skipSel = true
 	}
 	s := siteOf(site)
-	g.pt = sched.Point{G: g.name, N: g.n, Kind: k, Obj: obj, Site: s.name, Pair: s.pair && k.IsAccess(), Ev: schedEv()}
+	g.pt = sched.Point{G: g.name, N: g.n, Kind: k, Obj: obj, Site: s.name, Pair: s.pair && k.IsAccess(), Ev: ev}
 	g.ch, g.ptr = ch, p
 	g.n++
 	schedArrive(g)
@@ -1524,10 +1531,15 @@ func ctlCondWait(c *sync.Cond, site uint32) (emulated bool) {
 		}
 	}
 	sc.mu.Unlock()
+	ev := schedEv()
 	if emulated {
+		// The release is recorded while c.L is still held: once it is
+		// unlocked, the goroutine chosen at the point below may take it,
+		// and its acquire must follow this release in the trace.
+		release(lk, false, site)
 		c.L.Unlock()
 	}
-	schedPoint(sched.KindCondWait, uint64(uintptr(unsafe.Pointer(c))), nil, site, nil)
+	schedPointEv(sched.KindCondWait, uint64(uintptr(unsafe.Pointer(c))), nil, site, nil, ev)
 	return emulated
 }
 

@@ -2,6 +2,7 @@ package rt
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +13,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/racekit/racekit/detect/hb"
+	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/sched"
 	"github.com/racekit/racekit/trace"
 )
@@ -911,5 +914,67 @@ func TestSchedDepart(t *testing.T) {
 	}
 	if end < departCap {
 		t.Fatalf("the root departed at step %d while its child could run (cap %d)", end, departCap)
+	}
+}
+
+// Recorded under control, a Cond.Wait that rt carries out (ctlCondWait)
+// records its release of c.L before it unlocks it: the goroutine the
+// point lets in next takes c.L and records its acquire after that
+// release, so happens-before sees the lock's order. Three goroutines
+// meet at a Cond barrier, each writing its own slot before it and
+// reading the others' after it: no race, under every seed. (When the
+// release was recorded after the point, hb reported the barrier's count
+// as racing between two holders of its mutex.)
+func TestSchedCondWaitRecordsReleaseFirst(t *testing.T) {
+	for seed := uint64(0); seed < 8; seed++ {
+		var races []string
+		tr := record(t, false, func(uint32) {
+			base := schedFileSites("/src/condbar.go", 10)
+			var mu sync.Mutex
+			cond := sync.NewCond(&mu)
+			count, gen := 0, 0
+			var slots [3]int
+			wait := func() {
+				MutexLock(&mu, base+1)
+				g := *R1(&gen, base+2, true)
+				if *RW1(&count, base+3, true)++; count == 3 {
+					*W1(&count, base+4, true) = 0
+					*RW1(&gen, base+4, true)++
+					CondBroadcast(cond, base+5)
+				} else {
+					for g == *R1(&gen, base+6, true) {
+						CondWait(cond, base+6)
+					}
+				}
+				MutexUnlock(&mu, base+7)
+			}
+			controlled(t, sched.NewRandom(seed), "random", seed, sched.SitePair{}, func() {
+				var wg sync.WaitGroup
+				for i := 0; i < 3; i++ {
+					WaitGroupAdd(&wg, 1, base+8)
+					c := Fork(base + 8)
+					go func() {
+						Begin(c)
+						defer End(c)
+						defer WaitGroupDone(&wg, base+8)
+						*W1(&slots[i], base+9, true) = i
+						wait()
+						_ = *R1(&slots[(i+1)%3], base+10, true)
+						c.Ok()
+					}()
+				}
+				WaitGroupWait(&wg, base+8)
+			})
+		})
+		d := hb.New(finding.SinkFunc(func(r *finding.Race) {
+			races = append(races, fmt.Sprintf("%#x (goroutines %d and %d)", r.Addr, r.Prev.G, r.Cur.G))
+		}))
+		for i := range tr.Events {
+			d.Handle(&tr.Events[i])
+		}
+		d.Finish()
+		if len(races) > 0 {
+			t.Errorf("seed %d: hb reports %v", seed, races)
+		}
 	}
 }

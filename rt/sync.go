@@ -321,7 +321,7 @@ func CondWait(c *sync.Cond, site uint32) {
 		emulated = ctlCondWait(c, site)
 	}
 	l := lockerObj(c.L)
-	if l != nil {
+	if l != nil && !emulated { // (the emulation recorded it: ctlCondWait)
 		release(l, false, site)
 	}
 	parkCur()
