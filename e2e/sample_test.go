@@ -211,6 +211,7 @@ func TestSampleFlags(t *testing.T) {
 		{"run", "--filter=bush", "./counter"},
 		{"run", "--sample=tl-ad", "--algo=rdit", "./counter"},
 		{"test", "--filter=tree", "--predict", "./testpkg"},
+		{"test", "--schedule=bogus", "./testpkg"},
 	} {
 		if code, out := runRacekit(t, args...); code != 2 {
 			t.Errorf("racekit %s: exit %d, want 2 (usage)\n%s", strings.Join(args, " "), code, out)

@@ -18,14 +18,25 @@ type filterFlags struct {
 	filter *string
 	sample *string
 	seed   *int64
+	// schedule is racekit test's and run's --schedule (nil for analyze):
+	// "random" records under the controlled random scheduler.
+	schedule *string
 }
 
 func addFilterFlags(c *command) *filterFlags {
 	return &filterFlags{
 		filter: c.flags.String("filter", "", "drop events that cannot add a race: tree (TREE, tuned to the detectors chosen)"),
 		sample: c.flags.String("sample", "", "keep only the memory accesses a LiteRace sampler keeps: "+strings.Join(sample.Names(), ", ")),
-		seed:   c.flags.Int64("seed", 1, "seed of the random samplers"),
+		seed:   c.flags.Int64("seed", 1, "seed of the random samplers (and of --schedule random)"),
 	}
+}
+
+// addRecordingFlags is addFilterFlags for the commands that record (racekit
+// test and run), with --schedule.
+func addRecordingFlags(c *command) *filterFlags {
+	ff := addFilterFlags(c)
+	ff.schedule = c.flags.String("schedule", "", "random: record under racekit's controlled random scheduler, seeded by --seed (one goroutine runs at a time, switching at synchronization; schedules Go's scheduler rarely shows)")
+	return ff
 }
 
 // check reports a bad flag value before any input is read.
@@ -52,6 +63,9 @@ func (ff *filterFlags) checkRecording(algos []string) error {
 	if err := ff.check(); err != nil {
 		return err
 	}
+	if ff.schedule != nil && *ff.schedule != "" && *ff.schedule != "random" {
+		return fmt.Errorf("unknown --schedule %q (want random)", *ff.schedule)
+	}
 	if *ff.sample == "" && *ff.filter == "" {
 		return nil
 	}
@@ -75,6 +89,9 @@ func (ff *filterFlags) runtimeEnv(algos []string) []string {
 	}
 	if *ff.filter == "tree" {
 		env = append(env, "RACEKIT_FILTER=tree", "RACEKIT_FILTER_FOR="+treeRelationFor(algos))
+	}
+	if ff.schedule != nil && *ff.schedule == "random" {
+		env = append(env, "RACEKIT_SCHED=random", "RACEKIT_SEED="+strconv.FormatInt(*ff.seed, 10))
 	}
 	return env
 }

@@ -334,3 +334,18 @@ func TestFuzzRecordRandom(t *testing.T) {
 		t.Errorf("the pair on Waits: %+v (present %v); want confirmed", p, ok)
 	}
 }
+
+// racekit test --schedule=random: the tests of testdata/fuzzrand run under
+// the controlled random scheduler with seed 4, which makes two goroutines
+// wait for the token, and the race on Waits is reported (exit 1, as go
+// test -race).
+func TestTestScheduleRandom(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs an instrumented test binary")
+	}
+	waits := markedLines(t, "testdata/fuzzrand/fuzzrand.go", "WAITS")[0]
+	out, stderr, code := racekit(t, "test", "--schedule=random", "--seed", "4", "./testdata/fuzzrand")
+	if code != 1 || !strings.Contains(out, "(racekit: 1 data race(s))") || !strings.Contains(out, "fuzzrand.go:"+waits[strings.LastIndexByte(waits, ':')+1:]) {
+		t.Errorf("exit %d, want 1 and the race at %s\n%s\nstderr:\n%s", code, waits, out, stderr)
+	}
+}

@@ -14,7 +14,7 @@ import (
 
 var cmdRun = register(&command{
 	name:      "run",
-	usageLine: "run [--algo=fasttrack] [--sample=NAME [--seed N]] [--filter=tree] [--keep-trace DIR] [--include P] [--exclude P] [--tags T] [-v] package [arguments...]",
+	usageLine: "run [--algo=fasttrack] [--sample=NAME] [--filter=tree] [--schedule=random] [--seed N] [--keep-trace DIR] [--include P] [--exclude P] [--tags T] [-v] package [arguments...]",
 	short:     "instrument, build and run a Go program, then report its data races",
 	long: `
 Run is racekit's go run -race. It instruments the packages of the main
@@ -46,7 +46,7 @@ var (
 
 func init() {
 	runFlags = addFrontendFlags(cmdRun.flags)
-	runFilters = addFilterFlags(cmdRun)
+	runFilters = addRecordingFlags(cmdRun)
 }
 
 func runRun(c *command, args []string) int {

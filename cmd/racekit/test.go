@@ -14,7 +14,7 @@ import (
 
 var cmdTest = register(&command{
 	name:      "test",
-	usageLine: "test [--algo=fasttrack] [--sample=NAME [--seed N]] [--filter=tree] [--keep-trace DIR] [--include P] [--exclude P] [--tags T] [-v] [packages] [-- go test flags]",
+	usageLine: "test [--algo=fasttrack] [--sample=NAME] [--filter=tree] [--schedule=random] [--seed N] [--keep-trace DIR] [--include P] [--exclude P] [--tags T] [-v] [packages] [-- go test flags]",
 	short:     "instrument and run Go tests, then report their data races",
 	long: `
 Test is racekit's go test -race. It instruments the packages of the main
@@ -34,6 +34,17 @@ TREE on the event stream before it is written, tuned to --algo. Both make
 the trace smaller and report a subset of the races of a full recording
 (TREE: the same races); neither works with a predictive detector.
 
+--schedule=random runs the tests under racekit's controlled scheduler with
+a random strategy seeded by --seed: one goroutine runs at a time, and at
+each synchronization operation the seed picks which goes on; timers and
+sleeps run on a virtual clock. Its interleavings are ones Go's scheduler
+rarely shows on a quiet machine (contention, a waiter arriving first), so
+the races of code paths that only those interleavings take are recorded;
+every race reported is still one of an execution. Over racekit's subjects
+(racekit bench --algo=hb with RACEKIT_SCHED=random, seeds 1 and 2): 118
+and 116 of 122 known races, against 106 with Go's scheduler in the same
+hour, none false (bench/results/hb-random*.json).
+
 Flags after -- go to go test (-run, -v, -count, ...). Test results are
 never taken from go test's cache (-count=1 is added unless -count is given):
 a cached result would leave no trace.
@@ -52,7 +63,7 @@ var (
 
 func init() {
 	testFlags = addFrontendFlags(cmdTest.flags)
-	testFilters = addFilterFlags(cmdTest)
+	testFilters = addRecordingFlags(cmdTest)
 }
 
 func runTest(c *command, args []string) int {
