@@ -132,7 +132,7 @@ func main() {
 	runs := flag.Int("runs", 20, "controlled runs per pair")
 	timeout := flag.Duration("timeout", 30*time.Second, "time limit of one controlled run")
 	record := flag.Int("record", 3, "phase 1: recorded runs per subject (racekit fuzz --record)")
-	recordRandom := flag.Int("record-random", 3, "phase 1: more recorded runs per subject under the random scheduler (racekit fuzz --record-random)")
+	recordRandom := flag.Int("record-random", 10, "phase 1: more recorded runs per subject under the random scheduler (racekit fuzz --record-random)")
 	phase1 := flag.String("phase1", "hybrid,vet", "phase 1 sources (racekit fuzz --phase1)")
 	jobs := flag.Int("j", 2, "runs in parallel")
 	simpleCap := flag.Int("simple-cap", 400, "at most this many plain runs per subject")
