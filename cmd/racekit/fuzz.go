@@ -344,10 +344,7 @@ func runFuzz(c *command, args []string) int {
 		if tk.j < 0 {
 			ti := -1 - tk.j
 			path := filepath.Join(tmp, fmt.Sprintf("base%d-%d.sched", ti, tk.seed))
-			r, err := controlledRun(targets[ti], testArgs, []string{
-				"RACEKIT_SCHED=random",
-				"RACEKIT_SEED=" + strconv.FormatUint(tk.seed, 10),
-			}, path, *fuzzTimeout, nil)
+			r, err := controlledRun(targets[ti], testArgs, randomSchedEnv(tk.seed), path, *fuzzTimeout, nil)
 			r.Schedule = nil
 			os.Remove(path)
 			baseline[ti][tk.k] = r
@@ -380,7 +377,7 @@ func runFuzz(c *command, args []string) int {
 		return exitError
 	}
 
-	real := false
+	races := false // a pair confirmed or observed: exit 66
 	base := map[*fuzzTarget][]fuzzRun{}
 	for ti, t := range targets {
 		base[t] = baseline[ti]
@@ -397,7 +394,7 @@ func runFuzz(c *command, args []string) int {
 		default:
 			fp.Verdict = "not created"
 		}
-		real = real || fp.Real || fp.Observed
+		races = races || fp.Real || fp.Observed
 		res.Pairs = append(res.Pairs, fp)
 	}
 	if *fuzzReplay > 0 {
@@ -416,7 +413,7 @@ func runFuzz(c *command, args []string) int {
 	} else {
 		printFuzz(os.Stdout, res)
 	}
-	if real {
+	if races {
 		return exitRaces
 	}
 	return exitOK
@@ -827,6 +824,7 @@ func tracePairs(path string) (pairs []string, observed map[string]bool, err erro
 		return nil, nil, err
 	}
 	observed = map[string]bool{}
+	seen := map[string]bool{}
 	for _, r := range a.results {
 		for _, g := range r.Groups {
 			pa, pb := a.meta.Site(g.Prev.Site), a.meta.Site(g.Cur.Site)
@@ -841,7 +839,8 @@ func tracePairs(path string) (pairs []string, observed map[string]bool, err erro
 			switch {
 			case r.Detector == "hb":
 				observed[s] = true
-			case !slices.Contains(pairs, s):
+			case !seen[s]:
+				seen[s] = true
 				pairs = append(pairs, s)
 			}
 		}
