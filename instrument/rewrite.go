@@ -112,6 +112,8 @@ type rewriter struct {
 
 	stmtCalls map[*ast.CallExpr]*bpPlan // BarrierPairs bracketing a statement
 	noBarrier map[*ast.CallExpr]bool    // calls of go and defer statements
+
+	quiet []quietFunc // functions that may lose their Enter (quiet.go)
 }
 
 func (r *rewriter) off(p token.Pos) int { return r.tf.Offset(p) }
@@ -277,6 +279,7 @@ func (r *rewriter) file() {
 			}
 		}
 	}
+	r.dropQuietEnters()
 }
 
 // skipFunc reports whether a function's directives forbid instrumenting it
@@ -349,7 +352,16 @@ func (r *rewriter) funcDecl(d *ast.FuncDecl) {
 		pre = testAlias + ".Start(); defer " + testAlias + ".Stop(); "
 		r.useTest = true
 	}
-	r.funcBody(d.Type, d.Body, d.Name.Pos(), pre, atomicFunc(d))
+	atomic := atomicFunc(d)
+	enter := len(r.ed.edits) // funcBody's first edit: Enter and Leave
+	r.funcBody(d.Type, d.Body, d.Name.Pos(), pre, atomic)
+	if pre == "" && !atomic && len(r.ed.edits) == enter+1 {
+		if fn, _ := r.info.Defs[d.Name].(*types.Func); fn != nil {
+			if callees, ok := r.quietCalls(d.Body); ok {
+				r.quiet = append(r.quiet, quietFunc{fn: fn, enter: enter, callees: callees})
+			}
+		}
+	}
 }
 
 // isTestFunc reports whether d is a test, benchmark, example or fuzz
@@ -395,7 +407,16 @@ func (r *rewriter) funcLit(f *ast.FuncLit) {
 	outer := r.fn
 	r.lits[outer]++
 	r.fn = outer + ".func" + strconv.Itoa(r.lits[outer])
+	enter := len(r.ed.edits)
 	r.funcBody(f.Type, f.Body, f.Pos(), "", false)
+	if len(r.ed.edits) == enter+1 {
+		// A quiet literal (quiet.go) loses its Enter now, before an
+		// enclosing statement's rewrite renders it into a replacement;
+		// the functions of the file it might call are not known yet.
+		if callees, ok := r.quietCalls(f.Body); ok && len(callees) == 0 {
+			r.ed.edits[enter].text = ""
+		}
+	}
 	r.fn = outer
 }
 
