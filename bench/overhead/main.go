@@ -23,7 +23,9 @@
 // The subjects are e2e/testdata/subjects (cpu, syncheavy, io) and
 // bench/overhead/subjects: two synchronization-heavy micro-benchmarks
 // (lockcounter, pingpong; LiteRace's LKRHash and LFList played this role)
-// and three Java Grande kernels of bench/subjects at larger sizes.
+// three Java Grande kernels of bench/subjects at larger sizes, and
+// httpsvc's load generator (an HTTP service and its clients over
+// loopback: the server workload, as Apache was LiteRace's).
 package main
 
 import (
@@ -56,6 +58,7 @@ var subjects = []subject{
 	{"sor", ".", "./bench/overhead/subjects/sor", false},
 	{"montecarlo", ".", "./bench/overhead/subjects/montecarlo", false},
 	{"raytracer", ".", "./bench/overhead/subjects/raytracer", false},
+	{"httpsvc", ".", "./bench/overhead/subjects/httpsvc", false},
 	{"lockcounter", ".", "./bench/overhead/subjects/lockcounter", true},
 	{"pingpong", ".", "./bench/overhead/subjects/pingpong", true},
 }

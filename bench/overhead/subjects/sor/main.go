@@ -1,6 +1,7 @@
 // Command sor runs bench/subjects/sor (Java Grande's successive
-// over-relaxation) at a size that takes about a second, for the overhead
-// table.
+// over-relaxation) at a size that takes 0.2-0.3 s uninstrumented on the
+// 2-core VM (long enough for the samplers to back off, and for start-up to
+// be noise), for the overhead table.
 package main
 
 import (
@@ -10,5 +11,5 @@ import (
 )
 
 func main() {
-	fmt.Println(sor.Run(sor.Config{Size: 200, Threads: 2, Iterations: 100}))
+	fmt.Println(sor.Run(sor.Config{Size: 500, Threads: 2, Iterations: 300}))
 }
