@@ -23,7 +23,8 @@ import (
 //	                          run only the check at function entry and exit;
 //	                          nothing is traced (Table 5's "dispatch check")
 //
-// Every instrumented function calls Enter at entry: there the goroutine's
+// Every instrumented function calls Enter at entry (but the quiet ones,
+// in which nothing is recorded: instrument/quiet.go): there the goroutine's
 // dispatch state (the same Counters, Schedule and Rand streams as the
 // offline sample.Filter, so the same decisions for the same per-goroutine
 // call sequence) decides whether this invocation is sampled, and pushes

@@ -167,7 +167,9 @@ func measure(s subject, tmp string, n int) (row, error) {
 	if r.plain, _, err = best(n, bin("plain"), nil, ""); err != nil {
 		return r, err
 	}
-	if r.race, _, err = best(n, bin("race"), nil, ""); err != nil {
+	// Without GORACE's default atexit_sleep_ms=1000, every -race run would
+	// take a second more than its work (the empty program: 1 s).
+	if r.race, _, err = best(n, bin("race"), []string{"GORACE=atexit_sleep_ms=0"}, ""); err != nil {
 		return r, err
 	}
 	for _, c := range configs {
