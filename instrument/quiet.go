@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"strings"
 )
 
 // Quiet functions: a declared function whose body the rewriter left as it
@@ -134,8 +135,12 @@ func (r *rewriter) dropQuietEnters() {
 		}
 	}
 	for _, q := range r.quiet {
-		if quiet[q.fn] {
-			r.ed.edits[q.enter].text = ""
+		// Edits are only appended after a function's Enter, and a
+		// statement's rewrite collapses only edits inside it, so the
+		// index still holds; the check keeps a wrong one from erasing
+		// another edit.
+		if e := &r.ed.edits[q.enter]; quiet[q.fn] && strings.Contains(e.text, ".Enter(") {
+			e.text = ""
 		}
 	}
 }
