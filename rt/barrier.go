@@ -88,8 +88,15 @@ const (
 
 // barriersOn: RACEKIT_BARRIERS=0 turns BarrierPairs off at run time (the
 // program then records what it did before they existed), to measure what
-// they cost or to save it when rdit is not used.
-var barriersOn = os.Getenv("RACEKIT_BARRIERS") != "0"
+// they cost or to save it when rdit is not used. A sampled run records
+// none either (setSampler): BarrierPairs are RDIT's, no detector of the
+// happens-before family reads them, and racekit refuses the predictive
+// detectors on a sampled recording (a dropped write would let a read be
+// predicted to see another value); RACEKIT_BARRIERS=1 keeps them.
+var (
+	barriersEnv = os.Getenv("RACEKIT_BARRIERS")
+	barriersOn  = barriersEnv != "0"
+)
 
 // Barrier is the token CallBegin returns, for CallEnd1.
 type Barrier struct{ site uint32 }

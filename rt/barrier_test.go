@@ -596,6 +596,38 @@ func TestBarrierOff(t *testing.T) {
 	}
 }
 
+// A sampled run records no BarrierPair (no detector it may feed reads
+// them), unless RACEKIT_BARRIERS=1; switching sampling off restores the
+// environment's setting.
+func TestBarrierSampled(t *testing.T) {
+	defer func(env string) { barriersEnv = env; resetSampling() }(barriersEnv)
+	p := &person{}
+	count := func() (n int) {
+		tr := record(t, true, func(site uint32) {
+			CallBegin(site, p)
+			CallEnd(site)
+		})
+		for _, e := range tr.Events {
+			if e.Op == trace.OpMethodBegin || e.Op == trace.OpMethodEnd {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		env, sampler string
+		want         int
+	}{{"", "", 2}, {"", "tl-ad", 0}, {"1", "tl-ad", 2}, {"0", "", 0}, {"", "", 2}} {
+		barriersEnv = c.env
+		if err := setSampler(c.sampler, 1, ""); err != nil {
+			t.Fatal(err)
+		}
+		if got := count(); got != c.want {
+			t.Errorf("RACEKIT_BARRIERS=%q, sampler %q: %d BarrierPair events, want %d", c.env, c.sampler, got, c.want)
+		}
+	}
+}
+
 func TestBarrierDisabled(t *testing.T) {
 	if Enabled() {
 		t.Skip("traced")

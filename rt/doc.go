@@ -21,7 +21,8 @@
 //	RACEKIT_SIGNALS=1       on SIGINT/SIGTERM, finish the trace and die by
 //	                        the signal (unless the program handles it)
 //	RACEKIT_DEDUP=0         record repeated accesses too (see access.go)
-//	RACEKIT_BARRIERS=0      no BarrierPairs around untraced calls (barrier.go)
+//	RACEKIT_BARRIERS=0      no BarrierPairs around untraced calls (barrier.go);
+//	                        =1 keeps them in a sampled run, which has none
 //	RACEKIT_SAMPLE=NAME     LiteRace sampling of accesses, RACEKIT_SEED for
 //	                        the random samplers (sample.go)
 //	RACEKIT_FILTER=tree     TREE in the writer (filter.go)

@@ -44,7 +44,8 @@ import (
 // goroutine's start routine, checked once as sample.RootFunc at its first
 // such access, as the offline filter does. Synchronization, goroutine life
 // and allocations are always recorded (§3.2: a missed synchronization
-// would invent races). An unsampled frame is recorded (its FuncEnter, then
+// would invent races). BarrierPairs are not (barriersOn): they are RDIT's,
+// and a sampled trace is refused to the predictive detectors. An unsampled frame is recorded (its FuncEnter, then
 // its FuncExit) only when something is recorded inside it, so that the
 // event has its stack: Enter keeps the frame pending and the first event
 // recorded in it shows it (showFrames); a frame left with nothing recorded
@@ -173,12 +174,14 @@ func setSampler(name string, seed int64, mode string) error {
 	}
 	samplePol, sampleSeed, sampleThresh = p, seed, sample.Threshold(p.Prob)
 	sampling = true
+	barriersOn = barriersEnv == "1" // see barriersOn
 	return nil
 }
 
 // resetSampling switches sampling off and forgets the global counters.
 func resetSampling() {
 	sampling, sampleNoAccess, dispatchOnly = false, false, false
+	barriersOn = barriersEnv != "0"
 	for i := range gpages {
 		gpages[i].Store(nil)
 	}

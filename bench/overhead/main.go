@@ -84,14 +84,26 @@ func main() {
 	n := flag.Int("n", 3, "runs per configuration (the best is kept)")
 	out := flag.String("out", "", "write table.md into this directory (default: stdout only)")
 	only := flag.String("only", "", "comma-separated subjects to run (default all)")
+	keep := flag.String("keep", "", "build the binaries in this directory and keep them (SUBJECT.plain, .race, .rk: for a profiler)")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("overhead: ")
-	tmp, err := os.MkdirTemp("", "racekit-overhead-")
-	if err != nil {
-		log.Fatal(err)
+	tmp := *keep
+	if tmp == "" {
+		var err error
+		if tmp, err = os.MkdirTemp("", "racekit-overhead-"); err != nil {
+			log.Fatal(err)
+		}
+		defer os.RemoveAll(tmp)
+	} else {
+		var err error
+		if tmp, err = filepath.Abs(tmp); err == nil {
+			err = os.MkdirAll(tmp, 0o777)
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
 	}
-	defer os.RemoveAll(tmp)
 
 	var rows []row
 	for _, s := range subjects {

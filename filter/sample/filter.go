@@ -69,9 +69,13 @@ func (f *Filter) Policy() Policy { return f.d.Policy() }
 func (f *Filter) Stats() Stats { return f.st }
 
 // Keep reports whether e is kept: always, unless e is a read or write made
-// in an unsampled invocation.
+// in an unsampled invocation, or a BarrierPair's MethodBegin or MethodEnd,
+// which only the predictive detectors read and which a sampled run does
+// not record (package rt, barriersOn).
 func (f *Filter) Keep(e *trace.Event) bool {
 	switch e.Op {
+	case trace.OpMethodBegin, trace.OpMethodEnd:
+		return false
 	case trace.OpRead, trace.OpWrite:
 		s := f.frames.get(e.G)
 		var keep bool
