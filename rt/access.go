@@ -168,11 +168,8 @@ func (g *gstate) newGeneration(gen uint32) {
 // sample.go). Every access hook takes rec after its site; the controlled
 // scheduler's point (ctl) is made whatever rec says.
 func R[T any](p *T, site uint32, rec bool) *T {
-	if ctl { // controlled mode (sched.go)
-		ctlRead(unsafe.Pointer(p), site)
-	}
-	if on && rec {
-		access(trace.OpRead, unsafe.Pointer(p), unsafe.Sizeof(*p), site)
+	if ctl || on && rec { // the test alone is inlined (accessHook)
+		accessHook(hookRead, unsafe.Pointer(p), unsafe.Sizeof(*p), site, rec)
 	}
 	return p
 }
@@ -181,73 +178,75 @@ func R[T any](p *T, site uint32, rec bool) *T {
 // slice header, a string, an interface, a complex number): one event at
 // its first word stands for all of it.
 func R1[T any](p *T, site uint32, rec bool) *T {
-	if ctl { // controlled mode (sched.go)
-		ctlRead(unsafe.Pointer(p), site)
-	}
-	if on && rec {
-		access(trace.OpRead, unsafe.Pointer(p), 1, site)
+	if ctl || on && rec {
+		accessHook(hookRead, unsafe.Pointer(p), 1, site, rec)
 	}
 	return p
 }
 
 // W1 is W for a value written only whole (see R1).
 func W1[T any](p *T, site uint32, rec bool) *T {
-	if ctl { // controlled mode (sched.go)
-		ctlWrite(unsafe.Pointer(p), site)
-	}
-	if on && rec {
-		access(trace.OpWrite, unsafe.Pointer(p), 1, site)
+	if ctl || on && rec {
+		accessHook(hookWrite, unsafe.Pointer(p), 1, site, rec)
 	}
 	return p
 }
 
 // RW1 is RW for a value accessed only whole (see R1).
 func RW1[T any](p *T, site uint32, rec bool) *T {
-	// Each access's point comes right before it, so that the write's
-	// point has the write's position in the trace (sched.Point.Ev).
-	if ctl { // controlled mode (sched.go)
-		ctlRead(unsafe.Pointer(p), site)
-	}
-	if on && rec {
-		access(trace.OpRead, unsafe.Pointer(p), 1, site)
-	}
-	if ctl {
-		ctlWrite(unsafe.Pointer(p), site)
-	}
-	if on && rec {
-		access(trace.OpWrite, unsafe.Pointer(p), 1, site)
+	if ctl || on && rec {
+		accessHook(hookRead|hookWrite, unsafe.Pointer(p), 1, site, rec)
 	}
 	return p
 }
 
 // W records a write of *p and returns p: x = v becomes *rt.W(&x, site) = v.
 func W[T any](p *T, site uint32, rec bool) *T {
-	if ctl { // controlled mode (sched.go)
-		ctlWrite(unsafe.Pointer(p), site)
-	}
-	if on && rec {
-		access(trace.OpWrite, unsafe.Pointer(p), unsafe.Sizeof(*p), site)
+	if ctl || on && rec {
+		accessHook(hookWrite, unsafe.Pointer(p), unsafe.Sizeof(*p), site, rec)
 	}
 	return p
 }
 
 // RW records a read and then a write of *p (x += v, x++).
 func RW[T any](p *T, site uint32, rec bool) *T {
-	// Each access's point comes right before it, so that the write's
-	// point has the write's position in the trace (sched.Point.Ev).
-	if ctl { // controlled mode (sched.go)
-		ctlRead(unsafe.Pointer(p), site)
-	}
-	if on && rec {
-		access(trace.OpRead, unsafe.Pointer(p), unsafe.Sizeof(*p), site)
-	}
-	if ctl {
-		ctlWrite(unsafe.Pointer(p), site)
-	}
-	if on && rec {
-		access(trace.OpWrite, unsafe.Pointer(p), unsafe.Sizeof(*p), site)
+	if ctl || on && rec {
+		accessHook(hookRead|hookWrite, unsafe.Pointer(p), unsafe.Sizeof(*p), site, rec)
 	}
 	return p
+}
+
+// What an access hook does: a read, a write, or a read and then a write.
+const (
+	hookRead  = 1
+	hookWrite = 2
+)
+
+// accessHook is the body of the access hooks above, out of line so that
+// what instrumented code runs at every access is only the hook's test,
+// inlined: two global loads and a branch when tracing is off, or in an
+// invocation a sampler skips. (With the body in each generic hook, its
+// inlining cost was 143, over the compiler's budget of 80, so every access
+// was a call.) A read and write comes as RW's pair: each access's point
+// right before it, so that the write's point has the write's position in
+// the trace (sched.Point.Ev).
+func accessHook(kind uint8, p unsafe.Pointer, size uintptr, site uint32, rec bool) {
+	if kind&hookRead != 0 {
+		if ctl { // controlled mode (sched.go)
+			ctlRead(p, site)
+		}
+		if on && rec {
+			access(trace.OpRead, p, size, site)
+		}
+	}
+	if kind&hookWrite != 0 {
+		if ctl {
+			ctlWrite(p, site)
+		}
+		if on && rec {
+			access(trace.OpWrite, p, size, site)
+		}
+	}
 }
 
 // mapPtr is the map's runtime pointer: a map is one object.
@@ -257,35 +256,24 @@ func mapPtr[M ~map[K]V, K comparable, V any](m M) unsafe.Pointer {
 
 // MR records a read of map m (m[k], range, comma-ok) and returns m.
 func MR[M ~map[K]V, K comparable, V any](m M, site uint32, rec bool) M {
-	if ctl { // controlled mode (sched.go)
-		ctlRead(mapPtr(m), site)
-	}
-	if on && rec {
-		access(trace.OpRead, mapPtr(m), 1, site)
+	if ctl || on && rec {
+		accessHook(hookRead, mapPtr(m), 1, site, rec)
 	}
 	return m
 }
 
 // MW records a write of map m (m[k] = v, delete, clear) and returns m.
 func MW[M ~map[K]V, K comparable, V any](m M, site uint32, rec bool) M {
-	if ctl { // controlled mode (sched.go)
-		ctlWrite(mapPtr(m), site)
-	}
-	if on && rec {
-		access(trace.OpWrite, mapPtr(m), 1, site)
+	if ctl || on && rec {
+		accessHook(hookWrite, mapPtr(m), 1, site, rec)
 	}
 	return m
 }
 
 // MRW records a read and a write of map m (m[k] += v, m[k]++).
 func MRW[M ~map[K]V, K comparable, V any](m M, site uint32, rec bool) M {
-	if ctl { // controlled mode (sched.go)
-		ctlRead(mapPtr(m), site)
-		ctlWrite(mapPtr(m), site)
-	}
-	if on && rec {
-		access(trace.OpRead, mapPtr(m), 1, site)
-		access(trace.OpWrite, mapPtr(m), 1, site)
+	if ctl || on && rec {
+		accessHook(hookRead|hookWrite, mapPtr(m), 1, site, rec)
 	}
 	return m
 }
