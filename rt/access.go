@@ -50,7 +50,7 @@ func accessAddr(op trace.Op, a uint64, size uintptr, site uint32) {
 	} else if gen := generation.Load(); gen != g.gen {
 		g.newGeneration(gen)
 	}
-	if sampling && g.samp.mode != sRecord && g.sampleSkip() {
+	if sampling && g.sampleSkip() {
 		return // an unsampled frame, after dedup (sample.go)
 	}
 	if size <= 8 {
@@ -78,7 +78,7 @@ func rangeAccess(op trace.Op, p unsafe.Pointer, elem uintptr, n int, site uint32
 	if gen := generation.Load(); gen != g.gen {
 		g.newGeneration(gen)
 	}
-	if sampling && g.samp.mode != sRecord && g.sampleSkip() {
+	if sampling && g.sampleSkip() {
 		return // an unsampled frame (sample.go)
 	}
 	g.prepPlain()

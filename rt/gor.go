@@ -115,9 +115,8 @@ func Enter(fn uint32) bool {
 		// LiteRace's dispatch check (sample.go). An unsampled frame is
 		// recorded only if something is recorded inside it (showFrames).
 		g.depth++
-		g.samp.enter(g.gid, g.depth, fn)
 		g.pend = append(g.pend, fn)
-		if g.samp.mode == sRecord {
+		if g.samp.enter(g.gid, g.depth, fn) && !sampleNoAccess {
 			g.showFrames()
 		} else {
 			rec = false
@@ -154,9 +153,6 @@ func Leave(fn uint32) {
 		}
 		g.record(trace.OpFuncExit, 0, fn, uint64(fn), 0)
 		g.shown = g.depth
-	}
-	if sampling {
-		g.samp.leave(g.depth) // back to the caller's sampling bit (sample.go)
 	}
 }
 

@@ -95,16 +95,8 @@ var (
 	sampleThresh uint64 // PerCall: sample.Threshold(samplePol.Prob)
 )
 
-// Sampling modes of a goroutine: whether an access made now is recorded.
-const (
-	sRoot   = iota // outside every frame, the start routine's check not made yet
-	sRecord        // the innermost frame is sampled
-	sSkip          // it is not
-)
-
 // sampleState is one goroutine's dispatch state.
 type sampleState struct {
-	mode     uint8
 	rootDone bool // the start routine's check is made; rootRec its result
 	rootRec  bool
 	seeded   bool     // rng is seeded (PerCall)
@@ -122,13 +114,6 @@ type sampleState struct {
 // born records that the goroutine was started by the go statement at site
 // (Begin calls it, before the goroutine's first check).
 func (s *sampleState) born(site uint32) { s.forkSite, s.forked = site, true }
-
-func modeOf(rec bool) uint8 {
-	if rec && !sampleNoAccess {
-		return sRecord
-	}
-	return sSkip
-}
 
 // configureSampling reads the sampling environment. It reports an unknown
 // sampler or mode on stderr and records everything then (a trace with too
@@ -198,11 +183,13 @@ func resetSampling() {
 }
 
 // enter is the dispatch check of a call of fn by goroutine gid, whose
-// frame is now at depth.
-func (s *sampleState) enter(gid trace.GID, depth int32, fn uint32) {
+// frame is now at depth: it keeps the decision in the frame's bit and
+// returns it. Nothing is undone when the frame returns: the caller's bit
+// is still where it was (inRecorded reads them).
+func (s *sampleState) enter(gid trace.GID, depth int32, fn uint32) bool {
 	ok := s.decide(gid, uint64(fn))
 	if depth <= 0 {
-		return // a frame rt cannot place: its accesses count as the root's
+		return ok // a frame rt cannot place: its accesses count as the root's
 	}
 	i := uint32(depth - 1)
 	for int(i/64) >= len(s.bits) {
@@ -213,23 +200,23 @@ func (s *sampleState) enter(gid trace.GID, depth int32, fn uint32) {
 	} else {
 		s.bits[i/64] &^= 1 << (i % 64)
 	}
-	s.mode = modeOf(ok)
+	return ok
 }
 
-// leave restores the mode of the frame at depth, the one returned to.
-func (s *sampleState) leave(depth int32) {
+// inRecorded reports whether an access made at depth (outside every frame
+// when 0) is in a sampled invocation: its frame's bit, or the start
+// routine's check, made at the goroutine's first access outside every
+// frame.
+func (s *sampleState) inRecorded(gid trace.GID, depth int32) bool {
 	if depth > 0 {
 		if i := uint32(depth - 1); int(i/64) < len(s.bits) {
-			s.mode = modeOf(s.bits[i/64]>>(i%64)&1 != 0)
-			return
+			return s.bits[i/64]>>(i%64)&1 != 0
 		}
 	}
-	switch {
-	case !s.rootDone:
-		s.mode = sRoot
-	default:
-		s.mode = modeOf(s.rootRec)
+	if !s.rootDone {
+		s.rootRec, s.rootDone = s.decide(gid, sample.RootFunc), true
 	}
+	return s.rootRec
 }
 
 // decide is the sampler's decision for a call of fn (sample.RootFunc: the
@@ -265,16 +252,11 @@ func (s *sampleState) draw(gid trace.GID) bool {
 	return s.rng.Below(sampleThresh)
 }
 
-// sampleSkip reports whether g's access now goes unrecorded; g's mode is
-// not sRecord. The start routine's check is made at its first access.
+// sampleSkip reports whether g's access now goes unrecorded (sampling is
+// on): its invocation is not sampled, or no access is
+// (RACEKIT_SAMPLE_MODE=sync).
 func (g *gstate) sampleSkip() bool {
-	s := &g.samp
-	if s.mode == sRoot {
-		ok := s.decide(g.gid, sample.RootFunc)
-		s.rootDone, s.rootRec = true, ok
-		s.mode = modeOf(ok)
-	}
-	return s.mode == sSkip
+	return sampleNoAccess || !g.samp.inRecorded(g.gid, g.depth)
 }
 
 // counterTable is an open-addressing hash table from function to Counter,
@@ -493,7 +475,5 @@ func dispatchEnter(fn uint32) {
 
 // dispatchLeave is Leave in dispatch-only mode.
 func dispatchLeave() {
-	d := dcur()
-	d.depth--
-	d.samp.leave(d.depth)
+	dcur().depth--
 }

@@ -503,14 +503,15 @@ func TestDispatchOnly(t *testing.T) {
 		Enter(5)
 		Enter(6)
 		want := c.Next(&p.Schedule)
-		if got := dcur().samp.mode == sRecord; got != want {
+		if d := dcur(); d.samp.inRecorded(trace.GID(d.goid), d.depth) != want {
+			got := !want
 			t.Fatalf("call %d of 6: sampled %v, want %v", i, got, want)
 		}
 		Leave(6)
 		Leave(5)
 	}
-	if d := dcur(); d.depth != 0 || d.samp.mode != sRoot {
-		t.Fatalf("after the calls: depth %d, mode %d", d.depth, d.samp.mode)
+	if d := dcur(); d.depth != 0 || d.samp.rootDone {
+		t.Fatalf("after the calls: depth %d, start routine checked %v", d.depth, d.samp.rootDone)
 	}
 }
 
