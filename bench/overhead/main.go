@@ -221,6 +221,7 @@ func best(n int, bin string, env []string, tracePath string) (time.Duration, int
 		cmd.Stdout = io.Discard
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
+		flushDirty()
 		start := time.Now()
 		err := cmd.Run()
 		d := time.Since(start)
