@@ -23,34 +23,34 @@ import (
 //	                          run only the check at function entry and exit;
 //	                          nothing is traced (Table 5's "dispatch check")
 //
-// Every instrumented function calls Enter at entry (but the quiet ones,
-// in which nothing is recorded: instrument/quiet.go): there the goroutine's
+// Every instrumented function calls Enter at entry (but the quiet ones, in
+// which nothing is recorded: instrument/quiet.go): there the goroutine's
 // dispatch state (the same Counters, Schedule and Rand streams as the
 // offline sample.Filter, so the same decisions for the same per-goroutine
-// call sequence) decides whether this invocation is sampled, and pushes
-// the bit on the goroutine's stack of frames; Leave pops it. Enter returns
-// the decision, which the instrumented function keeps in a local and
-// passes to each of its access hooks: in an unsampled invocation a hook
-// returns at a branch, before any lookup. One guarded body in place of
-// LiteRace's two copies of each function; BenchmarkUnsampledCall measures
-// both (2-CPU VM, a fuzz table running beside): a call making 16 reads
-// costs 65-70 ns guarded, 35-39 ns with LiteRace's check and an
-// uninstrumented copy, 35-47 ns uninstrumented, and 236-254 ns with the
-// guarded path rt had before, where each hook found its goroutine and its
-// dedup entry and then checked the goroutine's mode (k=4: 41-44, 18-30,
-// 10, 80-97 ns). That check stays, behind the flag, for hooks outside
-// every function body (package-level initializers pass true) and for
-// accesses made outside every traced frame, which belong to the
-// goroutine's start routine, checked once as sample.RootFunc at its first
-// such access, as the offline filter does. Synchronization, goroutine life
-// and allocations are always recorded (§3.2: a missed synchronization
+// call sequence) decides whether this invocation is sampled, and keeps the
+// bit for the frame's depth (an access that asks reads the bit of its
+// frame: inRecorded). Enter returns the decision, which the instrumented
+// function keeps in a local and passes to each of its access hooks: in an
+// unsampled invocation a hook is its inlined test (accessHook), a branch.
+// One guarded body in place of LiteRace's two copies of each function;
+// BenchmarkUnsampledCall measures both: a call making 16 reads costs 42-45
+// ns guarded, 34-36 ns with LiteRace's check and an uninstrumented copy, 41
+// ns uninstrumented (2-CPU VM, 2026-11-27; before the hooks' test was
+// inlined, 65-100 ns guarded, and 236-254 ns with the path rt had before
+// the flag, where each hook found its goroutine and its dedup entry and
+// then checked the goroutine's mode). That check stays, behind the flag,
+// for hooks outside every function body (package-level initializers pass
+// true) and for accesses made outside every traced frame, which belong to
+// the goroutine's start routine, checked once as sample.RootFunc at its
+// first such access, as the offline filter does. Synchronization, goroutine
+// life and allocations are always recorded (§3.2: a missed synchronization
 // would invent races). BarrierPairs are not (barriersOn): they are RDIT's,
-// and a sampled trace is refused to the predictive detectors. An unsampled frame is recorded (its FuncEnter, then
-// its FuncExit) only when something is recorded inside it, so that the
-// event has its stack: Enter keeps the frame pending and the first event
-// recorded in it shows it (showFrames); a frame left with nothing recorded
-// costs no event, as LiteRace's unsampled code logs only synchronization.
-// Sampled frames are recorded at entry.
+// and a sampled trace is refused to the predictive detectors. An unsampled
+// frame is recorded (its FuncEnter, then its FuncExit) only when something
+// is recorded inside it, so that the event has its stack: Enter keeps the
+// frame pending and the first event recorded in it shows it (showFrames); a
+// frame left with nothing recorded costs no event, as LiteRace's unsampled
+// code logs only synchronization. Sampled frames are recorded at entry.
 //
 // Dedup (access.go) sees only the accesses of sampled frames, so a sampled
 // run records exactly the accesses the offline filter keeps from a full

@@ -16,7 +16,9 @@
 //	tree      every event through TREE in the writer (RACEKIT_FILTER=tree)
 //
 // with the trace each traced configuration writes, in MB per second of
-// run time. Times are wall-clock, the best of -n runs.
+// run time. Times are wall-clock, the best of -n runs, taken in rounds
+// (each round runs every variant once), with the page cache synced before
+// each run.
 //
 //	go run ./bench/overhead -n 3 -out bench/results/overhead
 //
@@ -176,76 +178,93 @@ func measure(s subject, tmp string, n int) (row, error) {
 	if err := build("rk", prep.Env, prep.BuildArgs()...); err != nil {
 		return r, err
 	}
-	if r.plain, _, err = best(n, bin("plain"), nil, ""); err != nil {
-		return r, err
+	// The runs go round: each of the n rounds runs the baseline, -race and
+	// every configuration once, so that a machine that slows down or
+	// speeds up during the subject's measurement (shared CPUs) weighs on
+	// all of them alike; each keeps its best time.
+	type variant struct {
+		bin   string
+		env   []string
+		trace string
+		best  time.Duration
+		size  int64 // trace bytes of the best run
 	}
-	// Without GORACE's default atexit_sleep_ms=1000, every -race run would
-	// take a second more than its work (the empty program: 1 s).
-	if r.race, _, err = best(n, bin("race"), []string{"GORACE=atexit_sleep_ms=0"}, ""); err != nil {
-		return r, err
+	tracePath := filepath.Join(tmp, "trace.rkt")
+	vs := []*variant{
+		{bin: bin("plain")},
+		// Without GORACE's default atexit_sleep_ms=1000, every -race run
+		// would take a second more than its work (the empty program: 1 s).
+		{bin: bin("race"), env: []string{"GORACE=atexit_sleep_ms=0"}},
 	}
 	for _, c := range configs {
-		tr := ""
+		v := &variant{bin: bin("rk"), env: c.env}
 		if c.trace {
-			tr = filepath.Join(tmp, "trace.rkt")
+			v.trace = tracePath
 		}
-		d, size, err := best(n, bin("rk"), c.env, tr)
-		if err != nil {
-			return r, fmt.Errorf("%s: %v", c.name, err)
+		vs = append(vs, v)
+	}
+	for i := 0; i < n; i++ {
+		for j, v := range vs {
+			d, size, err := runOnce(v.bin, v.env, v.trace)
+			if err != nil {
+				if j >= 2 {
+					err = fmt.Errorf("%s: %v", configs[j-2].name, err)
+				}
+				return r, err
+			}
+			if i == 0 || d < v.best {
+				v.best, v.size = d, size
+			}
 		}
-		r.times = append(r.times, d)
-		r.events = append(r.events, size)
+	}
+	os.Remove(tracePath)
+	r.plain, r.race = vs[0].best, vs[1].best
+	for j, c := range configs {
+		v := vs[j+2]
+		r.times = append(r.times, v.best)
+		r.events = append(r.events, v.size)
 		mb := 0.0
 		if c.trace {
-			mb = float64(size) / 1e6 / d.Seconds()
+			mb = float64(v.size) / 1e6 / v.best.Seconds()
 		}
 		r.mbps = append(r.mbps, mb)
 	}
 	return r, nil
 }
 
-// best runs bin n times and returns the shortest wall time, with the size
-// of the trace of that run when tracePath is set. Exit status 66 (a race
-// reported by -race) counts as success.
-func best(n int, bin string, env []string, tracePath string) (time.Duration, int64, error) {
-	var bestD time.Duration
-	var size int64
-	for i := 0; i < n; i++ {
-		cmd := exec.Command(bin)
-		cmd.Env = os.Environ()
-		if tracePath != "" {
-			os.Remove(tracePath)
-			cmd.Env = append(cmd.Env, "RACEKIT_TRACE="+tracePath)
-		}
-		cmd.Env = append(cmd.Env, env...)
-		cmd.Stdout = io.Discard
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		flushDirty()
-		start := time.Now()
-		err := cmd.Run()
-		d := time.Since(start)
-		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 66 {
-			err = nil
-		}
-		if err != nil {
-			return 0, 0, fmt.Errorf("%s: %v\n%s", bin, err, stderr.String())
-		}
-		if i == 0 || d < bestD {
-			bestD = d
-			if tracePath != "" {
-				st, err := os.Stat(tracePath)
-				if err != nil {
-					return 0, 0, fmt.Errorf("%s wrote no trace: %v", bin, err)
-				}
-				size = st.Size()
-			}
-		}
-	}
+// runOnce runs bin once and returns its wall time, with the size of its
+// trace when tracePath is set. Exit status 66 (a race reported by -race)
+// counts as success.
+func runOnce(bin string, env []string, tracePath string) (time.Duration, int64, error) {
+	cmd := exec.Command(bin)
+	cmd.Env = os.Environ()
 	if tracePath != "" {
 		os.Remove(tracePath)
+		cmd.Env = append(cmd.Env, "RACEKIT_TRACE="+tracePath)
 	}
-	return bestD, size, nil
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdout = io.Discard
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	flushDirty()
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 66 {
+		err = nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: %v\n%s", bin, err, stderr.String())
+	}
+	var size int64
+	if tracePath != "" {
+		st, err := os.Stat(tracePath)
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s wrote no trace: %v", bin, err)
+		}
+		size = st.Size()
+	}
+	return d, size, nil
 }
 
 func repoRoot() (string, error) {
@@ -261,7 +280,7 @@ func ratio(d, base time.Duration) string { return fmt.Sprintf("%.2fx", d.Seconds
 // table writes Table 5 in markdown: slowdowns over the baseline, and the
 // log sizes in MB/s, with TL-Ad against -race.
 func table(w io.Writer, rows []row, n int) {
-	fmt.Fprintf(w, "Slowdown over the uninstrumented binary (best of %d wall-clock runs; %s/%s, GOMAXPROCS=%d).\n\n", n, runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(w, "Slowdown over the uninstrumented binary (best of %d wall-clock runs, taken in rounds; %s/%s, GOMAXPROCS=%d).\n\n", n, runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
 	fmt.Fprint(w, "| subject | baseline | -race |")
 	for _, c := range configs {
 		fmt.Fprintf(w, " %s |", c.name)
