@@ -20,7 +20,7 @@
 // (each round runs every variant once), with the page cache synced before
 // each run.
 //
-//	go run ./bench/overhead -n 3 -out bench/results/overhead
+//	go run ./bench/overhead -n 5 -out bench/results/overhead
 //
 // The subjects are e2e/testdata/subjects (cpu, syncheavy, io) and
 // bench/overhead/subjects: two synchronization-heavy micro-benchmarks
