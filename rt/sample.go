@@ -82,7 +82,7 @@ import (
 
 var (
 	// sampling is true when a sampler is on: Enter runs the dispatch
-	// check, and the access hooks consult the goroutine's mode.
+	// check, and an access given true asks its frame's bit (sampleSkip).
 	sampling bool
 	// sampleNoAccess drops every access (RACEKIT_SAMPLE_MODE=sync).
 	sampleNoAccess bool
