@@ -169,7 +169,14 @@ func (g *gen) piece(off int, text string) {
 		g.directive(l, c)
 	}
 	g.b.WriteString(text)
-	g.line += strings.Count(text, "\n")
+	if strings.Contains(text, "/*line ") {
+		// A nested replacement placed its text itself; its lines need
+		// not be the source's (a loop body's two copies), so the next
+		// piece and the end say where they are.
+		g.line = -1
+	} else {
+		g.line += strings.Count(text, "\n")
+	}
 }
 
 // end restores the position of offset off (the end of the replaced range)

@@ -114,6 +114,7 @@ type rewriter struct {
 	noBarrier map[*ast.CallExpr]bool    // calls of go and defer statements
 
 	quiet []quietFunc // functions that may lose their Enter (quiet.go)
+	nrec  int         // access hooks given recFlag so far in this function
 }
 
 func (r *rewriter) off(p token.Pos) int { return r.tf.Offset(p) }
@@ -143,6 +144,7 @@ func (r *rewriter) site(p token.Pos) string {
 // asite is site for an access hook: the site, then the flag saying
 // whether the enclosing frame's accesses are recorded (recFlag).
 func (r *rewriter) asite(p token.Pos) string {
+	r.nrec++
 	return r.site(p) + ", " + r.recFlag()
 }
 
@@ -408,7 +410,9 @@ func (r *rewriter) funcLit(f *ast.FuncLit) {
 	r.lits[outer]++
 	r.fn = outer + ".func" + strconv.Itoa(r.lits[outer])
 	enter := len(r.ed.edits)
+	nrec := r.nrec // the literal's hooks take its own flag, not its loops'
 	r.funcBody(f.Type, f.Body, f.Pos(), "", false)
+	r.nrec = nrec
 	if len(r.ed.edits) == enter+1 {
 		// A quiet literal (quiet.go) loses its Enter now, before an
 		// enclosing statement's rewrite renders it into a replacement;
@@ -518,7 +522,9 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 		r.stmt(x.Init, false, nil)
 		r.rd(x.Cond)
 		r.stmt(x.Post, false, nil)
+		m := r.mark()
 		r.block(x.Body.List)
+		r.loopRegion(x, x.Body, label, m)
 	case *ast.RangeStmt:
 		r.rangeStmt(x, label)
 	case *ast.SwitchStmt:
@@ -890,9 +896,20 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
 	switch {
 	case isChan(t):
 		r.rd(x.X)
+		m := r.mark()
 		r.block(x.Body.List)
-		if canWrap {
-			r.rangeChan(x, label)
+		if !canWrap {
+			return
+		}
+		loop := ""
+		if r.nrec > m.nrec {
+			// Before rangeChan renders the body into its replacement.
+			loop = r.tmp()
+			r.loopBody(x.Body, loop, r.rawCopyOK(x.Body, m))
+		}
+		r.rangeChan(x, label)
+		if loop != "" {
+			r.loopWrap(x, label, loop)
 		}
 		return
 	case isMap(t):
@@ -906,17 +923,23 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
 		lo, hi := r.span(x.X)
 		r.ed.wrap(lo, hi, rtAlias+hook, ", "+r.asite(x.X.Pos())+")")
 		r.rd(x.X)
+		m := r.mark()
 		r.block(x.Body.List)
+		r.loopRegion(x, x.Body, label, m)
 		return
 	case (isSlice(t) || isPtrToArray(t)) && x.Value != nil && !isBlank(x.Value) && x.Tok == token.DEFINE && canWrap:
 		r.rd(x.X)
+		m := r.mark()
 		r.block(x.Body.List)
-		r.rangeElems(x, label)
+		loop := r.tmp()
+		r.rangeElems(x, label, loop, r.rawCopyOK(x.Body, m)) // each iteration reads its element
+		r.loopWrap(x, label, loop)
 		return
 	}
 	r.rd(x.X)
 	if x.Tok == token.ASSIGN {
-		// Each iteration assigns the iteration variables.
+		// Each iteration assigns the iteration variables (before the
+		// body, so in the enclosing region).
 		if x.Key != nil {
 			r.lv(x.Key, "W")
 		}
@@ -924,7 +947,82 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
 			r.lv(x.Value, "W")
 		}
 	}
+	m := r.mark()
 	r.block(x.Body.List)
+	r.loopRegion(x, x.Body, label, m)
+}
+
+// A loopMark is where the rewriter stood before a loop's body: the
+// access hooks and the sites registered so far.
+type loopMark struct{ nrec, nsites int }
+
+func (r *rewriter) mark() loopMark { return loopMark{r.nrec, len(r.sites)} }
+
+// loopRegion makes loop statement s (labelled by label, if any), whose
+// body the rewriter has just instrumented from mark m, a sampling region
+// of its own (rt/loop.go), if its body has an access hook of this
+// function: a block around the statement makes the loop's state from the
+// enclosing flag, and each iteration takes its decision at the top of the
+// body (loopBody). A loop whose label a goto names cannot be put in a
+// block, and keeps the enclosing decision.
+func (r *rewriter) loopRegion(s ast.Stmt, body *ast.BlockStmt, label *ast.LabeledStmt, m loopMark) {
+	if r.nrec == m.nrec || label != nil && r.gotoLabels[r.labelObj(label)] {
+		return
+	}
+	loop := r.tmp()
+	r.loopBody(body, loop, r.rawCopyOK(body, m))
+	r.loopWrap(s, label, loop)
+}
+
+// rawCopyOK reports whether body, instrumented from mark m, may also run
+// as written: every site its instrumentation registered is an access
+// hook's (no synchronization, goroutine, allocation, BarrierPair or
+// function literal, which an iteration must record even when its accesses
+// are not), and it declares no label (a copy would declare it twice).
+func (r *rewriter) rawCopyOK(body *ast.BlockStmt, m loopMark) bool {
+	if len(r.sites)/3-m.nsites/3 != r.nrec-m.nrec {
+		return false
+	}
+	ok := true
+	ast.Inspect(body, func(n ast.Node) bool {
+		if _, l := n.(*ast.LabeledStmt); l {
+			ok = false
+		}
+		return ok
+	})
+	return ok
+}
+
+// loopBody gives the iteration its decision at the top of body. With raw,
+// LiteRace's two copies at the granularity of an iteration: the body
+// becomes
+//
+//	{ if F := L.Iter(); F { instrumented body } else { body as written } }
+//
+// so an iteration whose accesses are not recorded (unsampled, or nothing
+// traced: LoopOf) runs the user's code at full speed; without raw, the
+// hooks' flag is shadowed by the decision and the hooks skip their
+// accesses at a branch each.
+func (r *rewriter) loopBody(body *ast.BlockStmt, loop string, raw bool) {
+	lo, hi := r.span(body)
+	f := r.recFlag()
+	if !raw {
+		r.ed.insertAt(lo+1, " "+f+" := "+loop+".Iter(); _ = "+f+"; ", lo, hi)
+		return
+	}
+	g := r.newGen(lo)
+	g.lit("{ if " + f + " := " + loop + ".Iter(); " + f + " {")
+	g.piece(lo+1, r.ed.render(lo+1, hi-1))
+	g.lit("} else {")
+	g.piece(lo+1, string(r.ed.src[lo+1:hi-1]))
+	g.lit("} }")
+	r.ed.collapse(lo, hi, g.end(hi))
+}
+
+// loopWrap puts the block making the loop's state around the statement.
+func (r *rewriter) loopWrap(s ast.Stmt, label *ast.LabeledStmt, loop string) {
+	lo, hi := r.outerSpan(s, label)
+	r.ed.wrap(lo, hi, "{ "+loop+" := "+rtAlias+".LoopOf("+r.recFlag()+"); ", " }")
 }
 
 // rangeFunc reports whether the file's language version has
@@ -995,7 +1093,7 @@ func (r *rewriter) rangeChan(x *ast.RangeStmt, label *ast.LabeledStmt) {
 // rangeElems rewrites for k, v := range s { body } as
 //
 //	{ t := s; L: for k, v := range t { rt.R(&t[k]); body } }
-func (r *rewriter) rangeElems(x *ast.RangeStmt, label *ast.LabeledStmt) {
+func (r *rewriter) rangeElems(x *ast.RangeStmt, label *ast.LabeledStmt, loop string, raw bool) {
 	lo, hi := r.outerSpan(x, label)
 	s := r.asite(x.Value.Pos())
 	g := r.newGen(lo)
@@ -1010,9 +1108,19 @@ func (r *rewriter) rangeElems(x *ast.RangeStmt, label *ast.LabeledStmt) {
 	r.piece(g, x.X)
 	g.lit("; " + r.labelText(label) + "for " + key + ", ")
 	r.piece(g, x.Value)
-	g.lit(" := range " + t + " { " + rtAlias + ".R(&" + t + "[" + key + "], " + s + "); ")
+	f := r.recFlag()
 	blo, bhi := r.span(x.Body)
-	g.piece(blo+1, r.ed.render(blo+1, bhi))
+	read := rtAlias + ".R(&" + t + "[" + key + "], " + s + "); "
+	if raw { // as loopBody
+		g.lit(" := range " + t + " { if " + f + " := " + loop + ".Iter(); " + f + " { " + read)
+		g.piece(blo+1, r.ed.render(blo+1, bhi-1))
+		g.lit("} else {")
+		g.piece(blo+1, string(r.ed.src[blo+1:bhi-1]))
+		g.lit("} }")
+	} else {
+		g.lit(" := range " + t + " { " + f + " := " + loop + ".Iter(); _ = " + f + "; " + read)
+		g.piece(blo+1, r.ed.render(blo+1, bhi))
+	}
 	g.lit(" }")
 	r.ed.collapse(lo, hi, g.end(hi))
 }

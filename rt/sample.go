@@ -159,13 +159,14 @@ func setSampler(name string, seed int64, mode string) error {
 	}
 	samplePol, sampleSeed, sampleThresh = p, seed, sample.Threshold(p.Prob)
 	sampling = true
-	barriersOn = barriersEnv == "1" // see barriersOn
+	barriersOn = barriersEnv == "1"                 // see barriersOn
+	loopsOn = loopsEnv && p.Scope != sample.PerCall // loop.go
 	return nil
 }
 
 // resetSampling switches sampling off and forgets the global counters.
 func resetSampling() {
-	sampling, sampleNoAccess, dispatchOnly = false, false, false
+	sampling, sampleNoAccess, dispatchOnly, loopsOn = false, false, false, false
 	barriersOn = barriersEnv != "0"
 	for i := range gpages {
 		gpages[i].Store(nil)

@@ -10,6 +10,10 @@
 //	          (synchronization, goroutines, allocation, and the frames
 //	          that hold one; RACEKIT_SAMPLE_MODE=sync)
 //	+tl-ad    the check, and the accesses tl-ad samples (LiteRace)
+//	+tl-ad loops
+//	          the same with loop regions (RACEKIT_SAMPLE_LOOPS=1,
+//	          rt/loop.go: each execution of a loop backs off as a
+//	          function does; LiteRace's proposed loop granularity)
 //	+gs-ad    the same with gs-ad, racekit's adaptation (counters per go
 //	          statement and function; not the paper's, see filter/sample)
 //	full      every event (dedup on, as racekit records by default)
@@ -77,6 +81,7 @@ var configs = []config{
 	{"dispatch", []string{"RACEKIT_SAMPLE=tl-ad", "RACEKIT_SAMPLE_MODE=dispatch"}, false},
 	{"+sync", []string{"RACEKIT_SAMPLE=tl-ad", "RACEKIT_SAMPLE_MODE=sync"}, true},
 	{"+tl-ad", []string{"RACEKIT_SAMPLE=tl-ad"}, true},
+	{"+tl-ad loops", []string{"RACEKIT_SAMPLE=tl-ad", "RACEKIT_SAMPLE_LOOPS=1"}, true},
 	{"+gs-ad", []string{"RACEKIT_SAMPLE=gs-ad"}, true},
 	{"full", nil, true},
 	{"tree", []string{"RACEKIT_FILTER=tree", "RACEKIT_FILTER_FOR=fasttrack"}, true},
@@ -285,12 +290,12 @@ func table(w io.Writer, rows []row, n int) {
 	for _, c := range configs {
 		fmt.Fprintf(w, " %s |", c.name)
 	}
-	fmt.Fprint(w, " +tl-ad MB/s | +gs-ad MB/s | full MB/s | +tl-ad / -race |\n|---|---:|---:|")
+	fmt.Fprint(w, " +tl-ad MB/s | +gs-ad MB/s | full MB/s | +tl-ad / -race | +tl-ad loops / -race |\n|---|---:|---:|")
 	for range configs {
 		fmt.Fprint(w, "---:|")
 	}
-	fmt.Fprint(w, "---:|---:|---:|---:|\n")
-	iTL, iGS, iFull := index("+tl-ad"), index("+gs-ad"), index("full")
+	fmt.Fprint(w, "---:|---:|---:|---:|---:|\n")
+	iTL, iGS, iFull, iLoops := index("+tl-ad"), index("+gs-ad"), index("full"), index("+tl-ad loops")
 	for _, r := range rows {
 		name := r.s.name
 		if r.s.micro {
@@ -300,7 +305,7 @@ func table(w io.Writer, rows []row, n int) {
 		for i := range configs {
 			fmt.Fprintf(w, " %s |", ratio(r.times[i], r.plain))
 		}
-		fmt.Fprintf(w, " %.1f | %.1f | %.1f | %.2f |\n", r.mbps[iTL], r.mbps[iGS], r.mbps[iFull], r.times[iTL].Seconds()/r.race.Seconds())
+		fmt.Fprintf(w, " %.1f | %.1f | %.1f | %.2f | %.2f |\n", r.mbps[iTL], r.mbps[iGS], r.mbps[iFull], r.times[iTL].Seconds()/r.race.Seconds(), r.times[iLoops].Seconds()/r.race.Seconds())
 	}
 }
 

@@ -21,6 +21,9 @@ type filterFlags struct {
 	// schedule is racekit test's and run's --schedule (nil for analyze):
 	// "random" records under the controlled random scheduler.
 	schedule *string
+	// loops is racekit test's and run's --sample-loops (nil for analyze,
+	// whose traces have no loop boundaries): loop regions (rt/loop.go).
+	loops *bool
 }
 
 func addFilterFlags(c *command) *filterFlags {
@@ -35,6 +38,7 @@ func addFilterFlags(c *command) *filterFlags {
 // test and run), with --schedule.
 func addRecordingFlags(c *command) *filterFlags {
 	ff := addFilterFlags(c)
+	ff.loops = c.flags.Bool("sample-loops", false, "with --sample: each execution of a loop is a sampling region too, its iterations backing off as a function's calls do (LiteRace's proposed loop granularity: long loops in a call no longer recorded in full)")
 	ff.schedule = c.flags.String("schedule", "", "random: record under racekit's controlled random scheduler, seeded by --seed (one goroutine runs at a time, switching at synchronization; schedules Go's scheduler rarely shows)")
 	return ff
 }
@@ -66,6 +70,9 @@ func (ff *filterFlags) checkRecording(algos []string) error {
 	if ff.schedule != nil && *ff.schedule != "" && *ff.schedule != "random" {
 		return fmt.Errorf("unknown --schedule %q (want random)", *ff.schedule)
 	}
+	if ff.loops != nil && *ff.loops && *ff.sample == "" {
+		return fmt.Errorf("--sample-loops samples loops with the sampler --sample names; it has none")
+	}
 	if *ff.sample == "" && *ff.filter == "" {
 		return nil
 	}
@@ -86,6 +93,9 @@ func (ff *filterFlags) runtimeEnv(algos []string) []string {
 	var env []string
 	if *ff.sample != "" {
 		env = append(env, "RACEKIT_SAMPLE="+*ff.sample, "RACEKIT_SEED="+strconv.FormatInt(*ff.seed, 10))
+		if ff.loops != nil && *ff.loops {
+			env = append(env, "RACEKIT_SAMPLE_LOOPS=1")
+		}
 	}
 	if *ff.filter == "tree" {
 		env = append(env, "RACEKIT_FILTER=tree", "RACEKIT_FILTER_FOR="+treeRelationFor(algos))

@@ -89,6 +89,21 @@ func (c *Counter) Next(s *Schedule) bool {
 	return c.run >= 2 && c.run%2 == 0
 }
 
+// Take counts one call, as Next does, and reports with its decision how
+// many calls after it the same run still holds: those calls have the same
+// decision, and the Counter now stands at the end of the run, so a caller
+// that counts them itself (rt's loop regions, one decrement per iteration)
+// calls Take again after them and gets exactly Next's decisions. A burst
+// that never ends holds math.MaxUint32 more calls, and again after them.
+func (c *Counter) Take(s *Schedule) (sampled bool, more uint32) {
+	sampled = c.Next(s)
+	if sampled && s.Burst == 0 {
+		return true, math.MaxUint32
+	}
+	more, c.left = c.left, 0
+	return sampled, more
+}
+
 // Sampling reports whether the region's last call was sampled (false before
 // its first call).
 func (c *Counter) Sampling() bool { return c.run >= 2 && c.run%2 == 0 }

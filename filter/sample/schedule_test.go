@@ -185,6 +185,33 @@ func TestCounterMatchesReference(t *testing.T) {
 	}
 }
 
+// Take, with its caller counting the rest of each run (as rt's loop
+// regions do), gives Next's decisions call for call.
+func TestTakeMatchesNext(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	for i := 0; i < 500; i++ {
+		s := Schedule{Skip: uint32(r.IntN(4)) * uint32(r.IntN(6)), Burst: uint32(r.IntN(5))}
+		for j := r.IntN(5); j > 0; j-- {
+			s.Gaps = append(s.Gaps, uint32(r.IntN(3)*r.IntN(8)))
+		}
+		n := 1 + r.IntN(300)
+		want := referenceSampled(s, n)
+		var c Counter
+		var left uint32
+		var cur bool
+		for k := 0; k < n; k++ {
+			if left > 0 {
+				left--
+			} else {
+				cur, left = c.Take(&s)
+			}
+			if cur != want[k] {
+				t.Fatalf("schedule %+v: call %d sampled=%v by Take, reference %v", s, k, cur, want[k])
+			}
+		}
+	}
+}
+
 func TestBurstyGaps(t *testing.T) {
 	s := Bursty(10, 1, 0.5, 0, 2)
 	if want := []uint32{0, 10, 1<<32 - 1 - 10, 0}; !slices.Equal(s.Gaps, want) {

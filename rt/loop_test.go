@@ -1,0 +1,185 @@
+package rt
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"unsafe"
+
+	"github.com/racekit/racekit/filter/sample"
+	"github.com/racekit/racekit/trace"
+)
+
+// loopWorkload is instrumented code as the rewriter emits it for
+//
+//	func F() { for i := 0; i < outer; i++ { for j := 0; j < inner; j++ { smpArr[...] = 1; mu.Lock(); mu.Unlock() } } }
+//
+// called calls times: the loop's state made from the enclosing flag, the
+// flag shadowed at the top of each iteration.
+func loopWorkload(calls, outer, inner int) func(uint32) {
+	return func(uint32) {
+		base := RegisterFile("l.go", []string{"F"}, make([]uint32, 3*3))
+		for c := 0; c < calls; c++ {
+			rec := Enter(base)
+			lo := LoopOf(rec)
+			for i := 0; i < outer; i++ {
+				rec := lo.Iter()
+				li := LoopOf(rec)
+				for j := 0; j < inner; j++ {
+					rec := li.Iter()
+					W(&smpArr[(i*inner+j)%len(smpArr)], base+1, rec)
+					MutexLock(&smpMu, base+2)
+					MutexUnlock(&smpMu, base+2)
+				}
+			}
+			Leave(base)
+		}
+	}
+}
+
+// written returns the indexes into smpArr of the trace's writes, in order,
+// and the number of lock acquisitions.
+func written(tr *trace.Trace) (idx []int, locks int) {
+	base := uintptr(unsafe.Pointer(&smpArr[0]))
+	for _, e := range tr.Events {
+		switch e.Op {
+		case trace.OpWrite:
+			idx = append(idx, int((uintptr(e.Obj)-base)/unsafe.Sizeof(smpArr[0])))
+		case trace.OpAcquire:
+			locks++
+		}
+	}
+	return idx, locks
+}
+
+// wantLoop is the reference: the iterations (as indexes written) a loop
+// region samples, from the policy's Schedule run call by call (Next) per
+// execution of each loop, only inside sampled iterations of the enclosing
+// region, the function's calls dispatched by a per-goroutine Counter.
+func wantLoop(p sample.Policy, calls, outer, inner int) []int {
+	var out []int
+	var fn sample.Counter
+	for c := 0; c < calls; c++ {
+		if !fn.Next(&p.Schedule) {
+			continue
+		}
+		var lo sample.Counter
+		for i := 0; i < outer; i++ {
+			if !lo.Next(&p.Schedule) {
+				continue
+			}
+			var li sample.Counter
+			for j := 0; j < inner; j++ {
+				if li.Next(&p.Schedule) {
+					out = append(out, (i*inner+j)%len(smpArr))
+				}
+			}
+		}
+	}
+	return out
+}
+
+func withLoops(t *testing.T, on bool) {
+	t.Helper()
+	saved := loopsEnv
+	loopsEnv = on
+	t.Cleanup(func() { loopsEnv = saved; resetSampling() })
+}
+
+// With RACEKIT_SAMPLE_LOOPS=1 each loop execution is a region: a call of
+// 2000 iterations records TL-Ad's bursts (iterations 0-9, 100-109,
+// 1100-1109), nested loops narrow further, a second call of the function
+// is decided by the function's counter, and every lock is recorded.
+func TestLoopRegions(t *testing.T) {
+	withLoops(t, true)
+	for _, c := range []struct {
+		name                string
+		calls, outer, inner int
+	}{
+		{"one long loop", 1, 1, 2000},
+		{"nested", 2, 120, 150},
+		{"many calls", 40, 2, 30},
+	} {
+		for _, name := range []string{"tl-ad", "tl-fx", "ucp", "g-ad"} {
+			t.Run(c.name+"/"+name, func(t *testing.T) {
+				tr := recordSampled(t, false, name, 1, "", loopWorkload(c.calls, c.outer, c.inner))
+				got, locks := written(tr)
+				p, _ := sample.Lookup(name)
+				want := wantLoop(p, c.calls, c.outer, c.inner)
+				if !slices.Equal(got, want) {
+					t.Fatalf("writes recorded at %v (%d), want %v (%d)", head(got), len(got), head(want), len(want))
+				}
+				if n := c.calls * c.outer * c.inner; locks != n {
+					t.Fatalf("%d lock acquisitions recorded, want all %d", locks, n)
+				}
+			})
+		}
+	}
+	if got, _ := written(recordSampled(t, false, "tl-ad", 1, "", loopWorkload(1, 1, 2000))); len(got) != 30 {
+		t.Fatalf("tl-ad over 2000 iterations recorded %d, want 30 (bursts at 0, 100, 1100)", len(got))
+	}
+}
+
+// Without RACEKIT_SAMPLE_LOOPS, and with the per-call samplers, a loop
+// passes its enclosing decision on: a sampled call records every
+// iteration, as LiteRace's function regions do.
+func TestLoopRegionsOff(t *testing.T) {
+	for _, c := range []struct {
+		loops   bool
+		sampler string
+	}{{false, "tl-ad"}, {true, "rnd25"}, {false, ""}, {true, ""}} {
+		t.Run(fmt.Sprintf("loops=%v/%s", c.loops, c.sampler), func(t *testing.T) {
+			withLoops(t, c.loops)
+			tr := recordSampled(t, false, c.sampler, 3, "", loopWorkload(3, 4, 50))
+			got, _ := written(tr)
+			// The reference: the function's decisions, every iteration.
+			var want []int
+			p, _ := sample.Lookup(c.sampler)
+			var fn sample.Counter
+			rng := sample.NewRand(3, tr.Events[0].G)
+			for k := 0; k < 3; k++ {
+				switch {
+				case c.sampler == "":
+				case p.Scope == sample.PerCall:
+					if !rng.Below(sample.Threshold(p.Prob)) {
+						continue
+					}
+				case !fn.Next(&p.Schedule):
+					continue
+				}
+				for i := 0; i < 4*50; i++ {
+					want = append(want, i)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("writes recorded at %v (%d), want %v (%d)", head(got), len(got), head(want), len(want))
+			}
+		})
+	}
+}
+
+// A Loop that passes a decision on keeps passing it after its counter
+// wraps.
+func TestLoopPassOnWraps(t *testing.T) {
+	l := LoopOf(true)
+	l.left = 2
+	for i := 0; i < 5; i++ {
+		if !l.Iter() {
+			t.Fatalf("iteration %d: false", i)
+		}
+	}
+	l = LoopOf(false)
+	l.left = 1
+	for i := 0; i < 3; i++ {
+		if l.Iter() {
+			t.Fatalf("iteration %d: true", i)
+		}
+	}
+}
+
+func head(s []int) []int {
+	if len(s) > 40 {
+		return s[:40]
+	}
+	return s
+}
