@@ -52,6 +52,7 @@ func main() {
 	seeds := flag.Int("seeds", 10, "seeds per random sampler (rnd10, rnd25)")
 	perMillion := flag.Float64("rare-per-million", 3, "a race is rare when it occurs fewer times than this per million memory accesses of its run (the paper's Table 4)")
 	rareCount := flag.Int("rare-count", 3, "second split, for small runs: a race is rare when it occurs fewer times than this in its run")
+	online := flag.String("online", "", "NAME=DIR[,DIR...]: traces recorded with a sampler at run time (racekit test --sample ...), compared subject by subject with the full traces (other executions: see onlineTable)")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: sample -traces DIR[,DIR...] [-seeds N] [-rare-per-million X] [-rare-count N]")
 		flag.PrintDefaults()
@@ -87,6 +88,143 @@ func main() {
 		fmt.Fprintf(os.Stderr, "%s: %d events, %d accesses, %d races\n", r.subject, len(tr.Events), r.accesses, len(r.races))
 	}
 	render(os.Stdout, cfg, runs)
+	if *online != "" {
+		name, dirs, ok := strings.Cut(*online, "=")
+		if !ok {
+			fmt.Fprintln(os.Stderr, "sample: -online wants NAME=DIR[,DIR...]")
+			os.Exit(2)
+		}
+		var on []onlineRun
+		for _, d := range strings.Split(dirs, ",") {
+			for _, path := range tracefile.List(d) {
+				tr, err := load(path)
+				if err == nil {
+					var o onlineRun
+					o, err = measureOnline(subjectName(path), tr)
+					on = append(on, o)
+				}
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "sample: %s: %v\n", path, err)
+					os.Exit(1)
+				}
+			}
+		}
+		if len(on) == 0 {
+			fmt.Fprintf(os.Stderr, "sample: no .rkt traces in %s\n", dirs)
+			os.Exit(1)
+		}
+		onlineTable(os.Stdout, name, runs, on)
+	}
+}
+
+// onlineRun is one trace recorded with a sampler at run time.
+type onlineRun struct {
+	subject  string
+	accesses int64
+	pairs    []finding.Pair
+}
+
+func measureOnline(subject string, tr *trace.Trace) (onlineRun, error) {
+	o := onlineRun{subject: subject}
+	for i := range tr.Events {
+		if tr.Events[i].Op.IsAccess() {
+			o.accesses++
+		}
+	}
+	c, err := hbRaces(tr.Iter())
+	if err != nil {
+		return o, err
+	}
+	o.pairs = c.Pairs()
+	return o, nil
+}
+
+// onlineTable compares traces recorded with a runtime sampler (loop regions,
+// say, which a full trace cannot replay: it has no loop boundaries) with
+// the full traces, subject by subject. They are other executions, so this
+// is not the paper's same-execution comparison: ESR is the sampled runs'
+// mean accesses over the full runs' mean, and detection the share of the
+// races of all full runs of a subject (site pairs, union) that some sampled
+// run of it reports. A sampled run's race outside that union is counted
+// apart ("elsewhere"): a race the full runs missed, never a false one
+// (sampling drops accesses only).
+func onlineTable(w io.Writer, name string, full []runResult, on []onlineRun) {
+	type agg struct {
+		fullRuns, onRuns int
+		fullAcc, onAcc   float64
+		races, onRaces   map[finding.Pair]bool
+	}
+	subs := map[string]*agg{}
+	get := func(s string) *agg {
+		if subs[s] == nil {
+			subs[s] = &agg{races: map[finding.Pair]bool{}, onRaces: map[finding.Pair]bool{}}
+		}
+		return subs[s]
+	}
+	for _, r := range full {
+		a := get(r.subject)
+		a.fullRuns++
+		a.fullAcc += float64(r.accesses)
+		for _, x := range r.races {
+			a.races[x.pair] = true
+		}
+	}
+	for _, o := range on {
+		a := get(o.subject)
+		a.onRuns++
+		a.onAcc += float64(o.accesses)
+		for _, p := range o.pairs {
+			a.onRaces[p] = true
+		}
+	}
+	var names []string
+	for s := range subs {
+		names = append(names, s)
+	}
+	sort.Strings(names)
+	fmt.Fprintf(w, "\n## Recorded with %s at run time (other executions)\n\n", name)
+	fmt.Fprintf(w, "| subject | full runs | %s runs | accesses (full, mean) | accesses (%s, mean) | ESR | races (full, union) | found | elsewhere |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", name, name)
+	var acc, onAcc, races, found, elsewhere, esrSum float64
+	var detSum float64
+	var nsub, nrace int
+	for _, s := range names {
+		a := subs[s]
+		if a.fullRuns == 0 || a.onRuns == 0 {
+			fmt.Fprintf(w, "| %s | %d | %d | | | | | | |\n", s, a.fullRuns, a.onRuns)
+			continue
+		}
+		fa, oa := a.fullAcc/float64(a.fullRuns), a.onAcc/float64(a.onRuns)
+		f, e := 0, 0
+		for p := range a.onRaces {
+			if a.races[p] {
+				f++
+			} else {
+				e++
+			}
+		}
+		esr := 1.0
+		if fa > 0 {
+			esr = oa / fa
+		}
+		nsub++
+		esrSum += esr
+		acc += fa
+		onAcc += oa
+		races += float64(len(a.races))
+		found += float64(f)
+		elsewhere += float64(e)
+		if len(a.races) > 0 {
+			nrace++
+			detSum += float64(f) / float64(len(a.races))
+		}
+		fmt.Fprintf(w, "| %s | %d | %d | %.0f | %.0f | %s | %d | %d | %d |\n", s, a.fullRuns, a.onRuns, fa, oa, pct(esr), len(a.races), f, e)
+	}
+	meanDet := "–"
+	if nrace > 0 {
+		meanDet = pct(detSum / float64(nrace))
+	}
+	fmt.Fprintf(w, "\n%s over %d subjects: weighted ESR %s, mean ESR %s; detection %s pooled (%.0f of %.0f races), %s mean of the %d subjects with races; %.0f races found only in sampled runs.\n",
+		name, nsub, ratio(onAcc, acc), ratio(esrSum, float64(nsub)), ratio(found, races), found, races, meanDet, nrace, elsewhere)
 }
 
 // config holds the knobs of one comparison.

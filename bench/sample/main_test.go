@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/trace"
 )
 
@@ -82,6 +83,35 @@ func TestRender(t *testing.T) {
 	for _, want := range []string{"| TL-Ad |", "| GS-Ad |", "10.9%", "NOT met (pooled detection 100.0%, weighted ESR 10.9%)", "Samplers meeting both halves (pooled detection ≥ 70%, weighted ESR ≤ 5%): none."} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+// The online comparison: per subject, sampled runs' mean accesses over the
+// full runs', races of the full runs' union found, and races found only
+// by sampled runs counted apart.
+func TestOnlineTable(t *testing.T) {
+	pa, pb, pc := finding.MakePair(1, 2), finding.MakePair(3, 4), finding.MakePair(5, 6)
+	full := []runResult{
+		{subject: "s", accesses: 1000, races: []race{{pair: pa}}},
+		{subject: "s", accesses: 3000, races: []race{{pair: pa}, {pair: pb}}},
+		{subject: "quiet", accesses: 500},
+	}
+	on := []onlineRun{
+		{subject: "s", accesses: 100, pairs: []finding.Pair{pa, pc}},
+		{subject: "s", accesses: 300},
+		{subject: "quiet", accesses: 50},
+	}
+	var b bytes.Buffer
+	onlineTable(&b, "tl-ad loops", full, on)
+	out := b.String()
+	for _, want := range []string{
+		"| s | 2 | 2 | 2000 | 200 | 10.0% | 2 | 1 | 1 |",
+		"| quiet | 1 | 1 | 500 | 50 | 10.0% | 0 | 0 | 0 |",
+		"weighted ESR 10.0%, mean ESR 10.0%; detection 50.0% pooled (1 of 2 races), 50.0% mean of the 1 subjects with races; 1 races found only in sampled runs.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
 		}
 	}
 }
