@@ -519,12 +519,7 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 		r.block(x.Body.List)
 		r.stmt(x.Else, true, nil)
 	case *ast.ForStmt:
-		r.stmt(x.Init, false, nil)
-		r.rd(x.Cond)
-		r.stmt(x.Post, false, nil)
-		m := r.mark()
-		r.block(x.Body.List)
-		r.loopRegion(x, x.Body, label, m)
+		r.forStmt(x, label)
 	case *ast.RangeStmt:
 		r.rangeStmt(x, label)
 	case *ast.SwitchStmt:
@@ -950,6 +945,67 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
 	m := r.mark()
 	r.block(x.Body.List)
 	r.loopRegion(x, x.Body, label, m)
+}
+
+// forStmt instruments a for loop. A condition that makes an access hook
+// is the iteration's, not the enclosing region's (the loop region would
+// otherwise record it at each check):
+//
+//	for init; cond; post { body }
+//
+// becomes, in a loop region,
+//
+//	{ L := rt.LoopOf(F); for init; ; post { if F := L.Iter(); F { if !(cond) { break }; body } else { if !(cond as written) { break }; body as written } } }
+//
+// which checks the condition where it did (continue runs post, then the
+// next iteration's check), or without the copy as written when the body
+// may not have one (loopBody).
+func (r *rewriter) forStmt(x *ast.ForStmt, label *ast.LabeledStmt) {
+	r.stmt(x.Init, false, nil)
+	mc := r.mark()
+	r.rd(x.Cond)
+	mp := r.mark()
+	r.stmt(x.Post, false, nil)
+	m := r.mark()
+	r.block(x.Body.List)
+	if mp.nrec == mc.nrec || label != nil && r.gotoLabels[r.labelObj(label)] {
+		r.loopRegion(x, x.Body, label, m)
+		return
+	}
+	raw := r.rawCopyOK(x.Body, m) && (mp.nsites-mc.nsites)/3 == mp.nrec-mc.nrec
+	loop, f := r.tmp(), r.recFlag()
+	lo, hi := r.outerSpan(x, label)
+	blo, bhi := r.span(x.Body)
+	clo, chi := r.span(x.Cond)
+	g := r.newGen(lo)
+	g.lit("{ " + loop + " := " + rtAlias + ".LoopOf(" + f + "); " + r.labelText(label) + "for ")
+	if x.Init != nil {
+		r.piece(g, x.Init)
+	}
+	g.lit("; ; ")
+	if x.Post != nil {
+		r.piece(g, x.Post)
+	}
+	check := func(cond string) {
+		g.lit("if !(")
+		g.piece(clo, cond)
+		g.lit(") { break }; ")
+	}
+	if raw {
+		g.lit(" { if " + f + " := " + loop + ".Iter(); " + f + " { ")
+		check(r.ed.render(clo, chi))
+		g.piece(blo+1, r.ed.render(blo+1, bhi-1))
+		g.lit("} else { ")
+		check(string(r.ed.src[clo:chi]))
+		g.piece(blo+1, string(r.ed.src[blo+1:bhi-1]))
+		g.lit("} } }")
+	} else {
+		g.lit(" { " + f + " := " + loop + ".Iter(); _ = " + f + "; ")
+		check(r.ed.render(clo, chi))
+		g.piece(blo+1, r.ed.render(blo+1, bhi))
+		g.lit(" }")
+	}
+	r.ed.collapse(lo, hi, g.end(hi))
 }
 
 // A loopMark is where the rewriter stood before a loop's body: the

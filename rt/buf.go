@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/racekit/racekit/filter/sample"
 	"github.com/racekit/racekit/sched"
 	"github.com/racekit/racekit/trace"
 )
@@ -450,7 +451,7 @@ func stayOpen(op trace.Op) bool {
 // MethodBegin. It takes the next global seq, and g goes idle after it
 // unless stayOpen.
 func (g *gstate) sync(op trace.Op, flags trace.Flags, site uint32, obj, val uint64, addrs []uint64) {
-	if g.shown < g.depth {
+	if g.shown < g.depth && !(sampling && sample.Frameless(op)) {
 		g.showFrames()
 	}
 	g.epoch++ // a new epoch for dedup

@@ -143,10 +143,13 @@ func Leave(fn uint32) {
 	}
 	g := cur()
 	if g.depth > g.shown {
-		// An unsampled frame in which nothing was recorded: it never
-		// was either.
+		// An unsampled frame in which nothing but Frameless events was
+		// recorded: it never was either; its edge back to untraced code
+		// is, as the one Enter recorded.
 		g.pend = g.pend[:len(g.pend)-1]
-		g.depth--
+		if g.depth--; g.depth == 0 && g.untraced {
+			g.record(trace.OpSyncRelease, 0, fn, ioObj, 0)
+		}
 	} else {
 		if g.depth--; g.depth == 0 && g.untraced {
 			g.record(trace.OpSyncRelease, 0, fn, ioObj, 0)

@@ -47,10 +47,14 @@ import (
 // would invent races). BarrierPairs are not (barriersOn): they are RDIT's,
 // and a sampled trace is refused to the predictive detectors. An unsampled
 // frame is recorded (its FuncEnter, then its FuncExit) only when something
-// is recorded inside it, so that the event has its stack: Enter keeps the
-// frame pending and the first event recorded in it shows it (showFrames); a
-// frame left with nothing recorded costs no event, as LiteRace's unsampled
-// code logs only synchronization. Sampled frames are recorded at entry.
+// other than a lock operation or a sync edge (sample.Frameless) is
+// recorded inside it, so that the event has its stack: Enter keeps the
+// frame pending and the first such event recorded in it shows it
+// (showFrames); a frame left with only locks and edges costs no frame
+// event, as LiteRace's unsampled code logs only synchronization (a
+// function that takes a lock would otherwise cost four events a call, not
+// two). Sampled frames are recorded at entry. Loops can be regions too
+// (loop.go).
 //
 // Dedup (access.go) sees only the accesses of sampled frames, so a sampled
 // run records exactly the accesses the offline filter keeps from a full

@@ -7,14 +7,32 @@ import (
 	"github.com/racekit/racekit/trace"
 )
 
+// Frameless reports whether a sampled run records an event of op without
+// showing the unsampled frames around it (their FuncEnter waits for an
+// event that does show them): lock acquisitions and releases and the
+// edges of sync objects, which LiteRace's unsampled code logs and nothing
+// more. An access (even an atomic's), a goroutine's fork, begin or end,
+// and a call into untraced code show their frames, for their stacks.
+// (Events recorded in a frame that is shown later stand before its
+// FuncEnter: their own sites are exact, their stacks lack those frames.)
+func Frameless(op trace.Op) bool {
+	switch op {
+	case trace.OpAcquire, trace.OpRelease, trace.OpSyncAcquire, trace.OpSyncRelease:
+		return true
+	}
+	return false
+}
+
 // Shown returns the events of tr that keep keeps, without the function
 // frames that hold no other kept event (directly, or in a frame they call
-// that does): their FuncEnter and FuncExit both. It is what a sampled run
-// records of unsampled calls (package rt's Enter records such a frame only
-// when an event is recorded inside it), so a sampled run and Filter's
-// output of a full run are compared through Shown on both sides: the same
-// events, in the same frames wherever a frame holds one. (A sampled run
-// records its sampled frames even when empty; Shown drops those too.)
+// that does) but Frameless ones: their FuncEnter and FuncExit both; a
+// frame shown by a later event has its FuncEnter right before that event.
+// It is what a sampled run records of unsampled calls (package rt's Enter
+// records such a frame only when an event is recorded inside it), so a
+// sampled run and Filter's output of a full run are compared through
+// Shown on both sides: the same events, in the same frames wherever a
+// frame holds one. (A sampled run records its sampled frames even when
+// empty; Shown drops those too.)
 func Shown(tr *trace.Trace, keep func(*trace.Event) bool) []*trace.Event {
 	type frame struct {
 		e     *trace.Event
@@ -39,6 +57,10 @@ func Shown(tr *trace.Trace, keep func(*trace.Event) bool) []*trace.Event {
 					continue
 				}
 			}
+			out = append(out, e)
+			continue
+		}
+		if Frameless(e.Op) {
 			out = append(out, e)
 			continue
 		}

@@ -26,9 +26,13 @@ func TestShown(t *testing.T) {
 		ev(1, enter, 6), // empty, nested: dropped
 		ev(1, exit, 6),
 		ev(1, exit, 4),
-		ev(1, enter, 7), // holds an acquire: shown
+		ev(1, enter, 7), // holds only an acquire (Frameless): dropped
 		ev(1, acq, 8),
 		ev(1, exit, 7),
+		ev(1, enter, 11), // an acquire, then a read that shows the frame
+		ev(1, acq, 12),
+		ev(1, rd, 13),
+		ev(1, exit, 11),
 		ev(1, exit, 1),
 		ev(2, exit, 10), // an exit without its entry (recorded before the trace): kept
 	}}
@@ -37,7 +41,7 @@ func TestShown(t *testing.T) {
 	for _, e := range Shown(tr, keep) {
 		got = append(got, e.Site)
 	}
-	want := []trace.SiteID{1, 2, 3, 2, 7, 8, 7, 1, 10}
+	want := []trace.SiteID{1, 2, 3, 2, 8, 12, 11, 13, 11, 1, 10}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Shown: sites %v, want %v", got, want)
 	}
