@@ -113,9 +113,9 @@ func plainValue(t types.Type) bool {
 }
 
 // dropQuietEnters removes the Enter and Leave of the file's quiet
-// functions: a candidate stays quiet while every function of this file
-// it calls is a quiet candidate too.
-func (r *rewriter) dropQuietEnters() {
+// functions, and returns them: a candidate stays quiet while every
+// function of this file it calls is a quiet candidate too.
+func (r *rewriter) dropQuietEnters() map[*types.Func]bool {
 	quiet := map[*types.Func]bool{}
 	for _, q := range r.quiet {
 		quiet[q.fn] = true
@@ -143,4 +143,5 @@ func (r *rewriter) dropQuietEnters() {
 			e.text = ""
 		}
 	}
+	return quiet
 }

@@ -113,8 +113,9 @@ type rewriter struct {
 	stmtCalls map[*ast.CallExpr]*bpPlan // BarrierPairs bracketing a statement
 	noBarrier map[*ast.CallExpr]bool    // calls of go and defer statements
 
-	quiet []quietFunc // functions that may lose their Enter (quiet.go)
-	nrec  int         // access hooks given recFlag so far in this function
+	quiet  []quietFunc // functions that may lose their Enter (quiet.go)
+	leaves []leafFunc  // functions that may get a copy as written (leafCopy)
+	nrec   int         // access hooks given recFlag so far in this function
 }
 
 func (r *rewriter) off(p token.Pos) int { return r.tf.Offset(p) }
@@ -281,7 +282,7 @@ func (r *rewriter) file() {
 			}
 		}
 	}
-	r.dropQuietEnters()
+	r.copyLeaves(r.dropQuietEnters())
 }
 
 // skipFunc reports whether a function's directives forbid instrumenting it
@@ -356,14 +357,80 @@ func (r *rewriter) funcDecl(d *ast.FuncDecl) {
 	}
 	atomic := atomicFunc(d)
 	enter := len(r.ed.edits) // funcBody's first edit: Enter and Leave
-	r.funcBody(d.Type, d.Body, d.Name.Pos(), pre, atomic)
-	if pre == "" && !atomic && len(r.ed.edits) == enter+1 {
+	m := r.mark()
+	site := r.funcBody(d.Type, d.Body, d.Name.Pos(), pre, atomic)
+	if pre != "" || atomic {
+		return
+	}
+	if len(r.ed.edits) == enter+1 {
 		if fn, _ := r.info.Defs[d.Name].(*types.Func); fn != nil {
 			if callees, ok := r.quietCalls(d.Body); ok {
 				r.quiet = append(r.quiet, quietFunc{fn: fn, enter: enter, callees: callees})
 			}
 		}
+		return
 	}
+	r.leafCopy(d, enter, site, m)
+}
+
+// leafCopy gives a leaf function LiteRace's two copies (rt.Sampled): when
+// its instrumentation is its Enter and access hooks only (no
+// synchronization, goroutine, allocation or BarrierPair; loop regions are
+// fine), and it calls nothing that could record (quietCalls, with no
+// function of the package), the body as written runs in the calls the
+// sampler skips, and in every call when nothing is traced:
+//
+//	func f() { if !rt.Sampled(s) { body as written; return }; rec := rt.EnterSampled(s); ...; instrumented body }
+//
+// Nothing is recorded in such a call, so it needs no frame: the check
+// saves Enter, Leave and the hooks' branches.
+func (r *rewriter) leafCopy(d *ast.FuncDecl, enter int, site string, m loopMark) {
+	if (len(r.sites)-m.nsites)/3 != 1+r.nrec-m.nrec || !r.rawCopyOK(d.Body, r.mark()) {
+		return // more than Enter's site and access hooks, or a label
+	}
+	if callees, ok := r.quietCalls(d.Body); ok {
+		r.leaves = append(r.leaves, leafFunc{d: d, enter: enter, site: site, callees: callees})
+	}
+}
+
+// A leafFunc is a candidate for leafCopy: it qualifies if every function
+// of the file it calls is quiet (known once the file is done).
+type leafFunc struct {
+	d       *ast.FuncDecl
+	enter   int // index of its Enter edit in r.ed.edits
+	site    string
+	callees []*types.Func
+}
+
+// copyLeaves gives the leaf candidates whose callees are all quiet their
+// copy as written: the Enter edit gets the check and the copy before it.
+func (r *rewriter) copyLeaves(quiet map[*types.Func]bool) {
+next:
+	for _, l := range r.leaves {
+		for _, c := range l.callees {
+			if !quiet[c] {
+				continue next
+			}
+		}
+		r.copyLeaf(l.d, l.enter, l.site)
+	}
+}
+
+func (r *rewriter) copyLeaf(d *ast.FuncDecl, enter int, site string) {
+	e := &r.ed.edits[enter]
+	if !strings.Contains(e.text, rtAlias+".Enter(") {
+		return // not the edit it should be (see dropQuietEnters)
+	}
+	lo, hi := r.span(d.Body)
+	g := r.newGen(lo + 1)
+	g.lit(" if !" + rtAlias + ".Sampled(" + site + ") {")
+	g.piece(lo+1, string(r.ed.src[lo+1:hi-1]))
+	if d.Type.Results.NumFields() == 0 {
+		g.lit("; return }; ")
+	} else {
+		g.lit(" }; ") // the body ends in a terminating statement
+	}
+	e.text = g.end(lo+1) + strings.Replace(e.text, rtAlias+".Enter(", rtAlias+".EnterSampled(", 1)
 }
 
 // isTestFunc reports whether d is a test, benchmark, example or fuzz
@@ -385,7 +452,7 @@ func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
 
 // funcBody instruments a function body: FuncEnter/FuncExit around it
 // (and inside them an atomic region, if atomic), then its statements.
-func (r *rewriter) funcBody(typ *ast.FuncType, body *ast.BlockStmt, declPos token.Pos, pre string, atomic bool) {
+func (r *rewriter) funcBody(typ *ast.FuncType, body *ast.BlockStmt, declPos token.Pos, pre string, atomic bool) (site string) {
 	s := r.site(declPos)
 	lo, hi := r.span(body)
 	region := ""
@@ -403,6 +470,7 @@ func (r *rewriter) funcBody(typ *ast.FuncType, body *ast.BlockStmt, declPos toke
 	r.results = append(r.results, named)
 	r.block(body.List)
 	r.results = r.results[:len(r.results)-1]
+	return s
 }
 
 func (r *rewriter) funcLit(f *ast.FuncLit) {

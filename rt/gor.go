@@ -102,7 +102,40 @@ func End(c *Child) {
 // the handler returns), edges the Go race detector sees as I/O on its
 // ioSync object. rt records them the same way: entering traced code from
 // untraced code acquires ioObj, returning to it releases ioObj.
-func Enter(fn uint32) bool {
+func Enter(fn uint32) bool { return enter(fn, false) }
+
+// Sampled is the dispatch check of a function that has a copy as written
+// (a leaf that records nothing but accesses: instrument's leafCopy), made
+// before its frame exists: false sends the call to the copy, which has no
+// Enter, no Leave and no hook, as LiteRace's uninstrumented copy; true to
+// the instrumented body, whose EnterSampled does not decide again. The
+// decision is the one Enter would make (the same counters, one step per
+// call). Nothing traced: the copy, after the check in dispatch-only mode;
+// under the controlled scheduler, where each access is a scheduling point,
+// and when recording without a sampler: the instrumented body.
+func Sampled(fn uint32) bool {
+	if !on || !live.Load() {
+		if dispatchOnly {
+			d := dcur() // the check alone (sample.go)
+			d.samp.decide(trace.GID(d.goid), uint64(fn))
+		}
+		return ctl
+	}
+	if ctl || !sampling {
+		return true
+	}
+	if sampleNoAccess {
+		return false // records nothing but accesses
+	}
+	g := cur()
+	return g.samp.decide(g.gid, uint64(fn))
+}
+
+// EnterSampled is Enter for the instrumented body of a function whose
+// call Sampled found sampled.
+func EnterSampled(fn uint32) bool { return enter(fn, true) }
+
+func enter(fn uint32, sampled bool) bool {
 	if !on || !live.Load() {
 		if dispatchOnly {
 			dispatchEnter(fn) // the dispatch check alone (sample.go)
@@ -116,7 +149,7 @@ func Enter(fn uint32) bool {
 		// recorded only if something is recorded inside it (showFrames).
 		g.depth++
 		g.pend = append(g.pend, fn)
-		if g.samp.enter(g.gid, g.depth, fn) && !sampleNoAccess {
+		if g.samp.enter(g.gid, g.depth, fn, sampled) && !sampleNoAccess {
 			g.showFrames()
 		} else {
 			rec = false

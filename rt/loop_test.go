@@ -183,3 +183,58 @@ func head(s []int) []int {
 	}
 	return s
 }
+
+// leafWorkload is a leaf function with two copies as instrument's leafCopy
+// emits it, called calls times; withEnter is the same function with one
+// guarded body (Enter), for comparison.
+func leafWorkload(calls int, withEnter bool) func(uint32) {
+	return func(uint32) {
+		base := RegisterFile("leaf.go", []string{"F"}, make([]uint32, 3*2))
+		for c := 0; c < calls; c++ {
+			func() {
+				if withEnter {
+					rec := Enter(base)
+					defer Leave(base)
+					W(&smpArr[c%len(smpArr)], base+1, rec)
+					return
+				}
+				if !Sampled(base) {
+					smpArr[c%len(smpArr)] = 1
+					return
+				}
+				rec := EnterSampled(base)
+				defer Leave(base)
+				W(&smpArr[c%len(smpArr)], base+1, rec)
+			}()
+		}
+	}
+}
+
+// A leaf's two copies make Enter's decisions, one counter step per call:
+// the same writes as the guarded body, under every sampler and without
+// one, and the frames only of the sampled calls.
+func TestSampledLeafCopies(t *testing.T) {
+	for _, name := range []string{"", "tl-ad", "ucp", "rnd25", "g-ad"} {
+		t.Run(name, func(t *testing.T) {
+			copies := recordSampled(t, false, name, 4, "", leafWorkload(300, false))
+			guarded := recordSampled(t, false, name, 4, "", leafWorkload(300, true))
+			got, _ := written(copies)
+			want, _ := written(guarded)
+			if !slices.Equal(got, want) {
+				t.Fatalf("two copies recorded writes %v (%d), one guarded body %v (%d)", head(got), len(got), head(want), len(want))
+			}
+			if name != "" && len(got) == 300 || name == "" && len(got) != 300 {
+				t.Fatalf("%d of 300 calls recorded", len(got))
+			}
+			enters := 0
+			for _, e := range copies.Events {
+				if e.Op == trace.OpFuncEnter {
+					enters++
+				}
+			}
+			if enters != len(got) {
+				t.Fatalf("%d frames recorded for %d sampled calls", enters, len(got))
+			}
+		})
+	}
+}

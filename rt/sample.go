@@ -187,12 +187,13 @@ func resetSampling() {
 	siteMu.Unlock()
 }
 
-// enter is the dispatch check of a call of fn by goroutine gid, whose
+// enter is the dispatch check of a call of fn by goroutine gid (made
+// already when decided: Sampled), whose
 // frame is now at depth: it keeps the decision in the frame's bit and
 // returns it. Nothing is undone when the frame returns: the caller's bit
 // is still where it was (inRecorded reads them).
-func (s *sampleState) enter(gid trace.GID, depth int32, fn uint32) bool {
-	ok := s.decide(gid, uint64(fn))
+func (s *sampleState) enter(gid trace.GID, depth int32, fn uint32, decided bool) bool {
+	ok := decided || s.decide(gid, uint64(fn))
 	if depth <= 0 {
 		return ok // a frame rt cannot place: its accesses count as the root's
 	}
@@ -475,7 +476,7 @@ func dcur() *dstate {
 func dispatchEnter(fn uint32) {
 	d := dcur()
 	d.depth++
-	d.samp.enter(trace.GID(d.goid), d.depth, fn)
+	d.samp.enter(trace.GID(d.goid), d.depth, fn, false)
 }
 
 // dispatchLeave is Leave in dispatch-only mode.
