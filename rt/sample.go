@@ -32,7 +32,11 @@ import (
 // frame: inRecorded). Enter returns the decision, which the instrumented
 // function keeps in a local and passes to each of its access hooks: in an
 // unsampled invocation a hook is its inlined test (accessHook), a branch.
-// One guarded body in place of LiteRace's two copies of each function;
+// One guarded body in place of LiteRace's two copies of each function,
+// but for leaf functions, which record nothing but accesses and call
+// nothing that records: they have both copies, chosen by Sampled before
+// any frame exists (instrument's leafCopy), and loop bodies likewise
+// (loop.go);
 // BenchmarkUnsampledCall measures both: a call making 16 reads costs 42-45
 // ns guarded, 34-36 ns with LiteRace's check and an uninstrumented copy, 41
 // ns uninstrumented (2-CPU VM, 2026-11-27; before the hooks' test was

@@ -752,10 +752,10 @@ func BenchmarkAccessSampled(b *testing.B) {
 //	         hook finds its goroutine and its dedup entry, then checks
 //	         the goroutine's sampling mode (hooks given true still do)
 //	frames   Enter and Leave around the plain body
-//	copies   LiteRace's dispatch: the check, then an uninstrumented copy
-//	         of the body when the call is not sampled (nothing recorded),
-//	         the instrumented one when it is (whose Enter decides again:
-//	         the counter moves twice on the rare sampled calls)
+//	copies   LiteRace's dispatch, as leaf functions have it: Sampled,
+//	         then an uninstrumented copy of the body when the call is not
+//	         sampled (nothing recorded), the instrumented one with
+//	         EnterSampled when it is
 func BenchmarkUnsampledCall(b *testing.B) {
 	for _, k := range []int{4, 16} {
 		for _, mode := range []string{"plain", "guarded", "lookup", "copies", "frames"} {
@@ -811,11 +811,15 @@ func BenchmarkUnsampledCall(b *testing.B) {
 					}
 				case "copies":
 					for i := 0; i < b.N; i++ {
-						if g := cur(); !g.samp.decide(g.gid, 7) {
+						if !Sampled(7) {
 							plain(i)
 							continue
 						}
-						instrumented(i)
+						rec := EnterSampled(7)
+						for j := 0; j < k; j++ {
+							sum += *R(&buf[(i*k+j)&mask], 0, rec)
+						}
+						Leave(7)
 					}
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/call")
