@@ -125,12 +125,7 @@ type onlineRun struct {
 }
 
 func measureOnline(subject string, tr *trace.Trace) (onlineRun, error) {
-	o := onlineRun{subject: subject}
-	for i := range tr.Events {
-		if tr.Events[i].Op.IsAccess() {
-			o.accesses++
-		}
-	}
+	o := onlineRun{subject: subject, accesses: countAccesses(tr)}
 	c, err := hbRaces(tr.Iter())
 	if err != nil {
 		return o, err
@@ -296,6 +291,17 @@ func (r *runResult) count(rule func(race) bool) int {
 	return n
 }
 
+// countAccesses is the number of memory accesses in tr.
+func countAccesses(tr *trace.Trace) int64 {
+	n := int64(0)
+	for i := range tr.Events {
+		if tr.Events[i].Op.IsAccess() {
+			n++
+		}
+	}
+	return n
+}
+
 // hbRaces runs hb over r and returns the reports grouped by site pair.
 func hbRaces(r trace.Reader) (*finding.Collector, error) {
 	c := finding.NewCollector()
@@ -305,12 +311,7 @@ func hbRaces(r trace.Reader) (*finding.Collector, error) {
 
 // analyze runs hb on the full trace and on every sampler's output.
 func analyze(subject string, tr *trace.Trace, cfg config) (runResult, error) {
-	res := runResult{subject: subject, sampler: map[string]*samplerResult{}}
-	for i := range tr.Events {
-		if tr.Events[i].Op.IsAccess() {
-			res.accesses++
-		}
-	}
+	res := runResult{subject: subject, sampler: map[string]*samplerResult{}, accesses: countAccesses(tr)}
 	full, err := hbRaces(tr.Iter())
 	if err != nil {
 		return res, err

@@ -159,15 +159,22 @@ func referenceCount(s Schedule, n int) int {
 	return k
 }
 
+// randomSchedule is a small schedule with skips, zero gaps and unbounded
+// bursts (Burst 0) drawn from r.
+func randomSchedule(r *rand.Rand) Schedule {
+	s := Schedule{Skip: uint32(r.IntN(4)) * uint32(r.IntN(6)), Burst: uint32(r.IntN(5))}
+	for j := r.IntN(5); j > 0; j-- {
+		s.Gaps = append(s.Gaps, uint32(r.IntN(3)*r.IntN(8)))
+	}
+	return s
+}
+
 // Differential: random schedules (skips, zero gaps, unbounded bursts)
 // against their explicit expansion.
 func TestCounterMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
 	for i := 0; i < 500; i++ {
-		s := Schedule{Skip: uint32(r.IntN(4)) * uint32(r.IntN(6)), Burst: uint32(r.IntN(5))}
-		for j := r.IntN(5); j > 0; j-- {
-			s.Gaps = append(s.Gaps, uint32(r.IntN(3)*r.IntN(8)))
-		}
+		s := randomSchedule(r)
 		if s.Burst == 0 && r.IntN(2) == 0 {
 			s.Burst = 1
 		}
@@ -190,10 +197,7 @@ func TestCounterMatchesReference(t *testing.T) {
 func TestTakeMatchesNext(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 8))
 	for i := 0; i < 500; i++ {
-		s := Schedule{Skip: uint32(r.IntN(4)) * uint32(r.IntN(6)), Burst: uint32(r.IntN(5))}
-		for j := r.IntN(5); j > 0; j-- {
-			s.Gaps = append(s.Gaps, uint32(r.IntN(3)*r.IntN(8)))
-		}
+		s := randomSchedule(r)
 		n := 1 + r.IntN(300)
 		want := referenceSampled(s, n)
 		var c Counter
