@@ -376,9 +376,10 @@ func (r *rewriter) funcDecl(d *ast.FuncDecl) {
 // leafCopy gives a leaf function LiteRace's two copies (rt.Sampled): when
 // its instrumentation is its Enter and access hooks only (no
 // synchronization, goroutine, allocation or BarrierPair; loop regions are
-// fine), and it calls nothing that could record (quietCalls, with no
-// function of the package), the body as written runs in the calls the
-// sampler skips, and in every call when nothing is traced:
+// fine), and it calls nothing that could record (quietCalls; of the
+// package's functions only quiet ones of its file, known once the file is
+// done: copyLeaves), the body as written runs in the calls the sampler
+// skips, and in every call when nothing is traced:
 //
 //	func f() { if !rt.Sampled(s) { body as written; return }; rec := rt.EnterSampled(s); ...; instrumented body }
 //

@@ -23,9 +23,11 @@ import (
 // sampled as a function's first calls are, then the rate backs off. A loop
 // region only narrows: in an unsampled invocation (or iteration of an
 // enclosing loop) its iterations are unsampled, and functions called from
-// the body make their own decisions. The loop's condition and post
-// statement are the enclosing region's. Synchronization is recorded as
-// ever, so sampling loops, like sampling functions, invents no race.
+// the body make their own decisions. The loop's post statement is the
+// enclosing region's; a condition that makes an access hook is checked at
+// the top of each iteration instead (instrument.forStmt), so it is the
+// iteration's. Synchronization is recorded as ever, so sampling loops,
+// like sampling functions, invents no race.
 //
 // The instrumenter gives a loop body that records nothing but accesses two
 // copies, as LiteRace gives a function two (instrument.loopBody): an
@@ -35,8 +37,9 @@ import (
 //
 // Not with the per-call samplers (rnd10, rnd25), which draw per call and
 // are not about cold regions: their loops take the enclosing decision.
-// Off, and without a sampler, a Loop passes the enclosing decision on at
-// the cost of a decrement per iteration.
+// Without a sampler a Loop passes the enclosing decision on at the cost of
+// a decrement per iteration; with nothing traced it sends every iteration
+// to the copy as written, where there is one.
 
 var (
 	loopsEnv = os.Getenv("RACEKIT_SAMPLE_LOOPS") == "1"
