@@ -1042,12 +1042,10 @@ func (r *rewriter) forStmt(x *ast.ForStmt, label *ast.LabeledStmt) {
 		return
 	}
 	raw := r.rawCopyOK(x.Body, m) && (mp.nsites-mc.nsites)/3 == mp.nrec-mc.nrec
-	loop, f := r.tmp(), r.recFlag()
+	loop := r.tmp()
 	lo, hi := r.outerSpan(x, label)
-	blo, bhi := r.span(x.Body)
-	clo, chi := r.span(x.Cond)
 	g := r.newGen(lo)
-	g.lit("{ " + loop + " := " + rtAlias + ".LoopOf(" + f + "); " + r.labelText(label) + "for ")
+	g.lit("{ " + loop + " := " + rtAlias + ".LoopOf(" + r.recFlag() + "); " + r.labelText(label) + "for ")
 	if x.Init != nil {
 		r.piece(g, x.Init)
 	}
@@ -1055,26 +1053,58 @@ func (r *rewriter) forStmt(x *ast.ForStmt, label *ast.LabeledStmt) {
 	if x.Post != nil {
 		r.piece(g, x.Post)
 	}
-	check := func(cond string) {
+	g.lit(" ")
+	r.iteration(g, x.Body, loop, raw, "", x.Cond)
+	g.lit(" }") // the block of LoopOf
+	r.ed.collapse(lo, hi, g.end(hi))
+}
+
+// iteration writes into g a loop region's body, from its opening brace to
+// its closing one: the iteration's decision, then with raw the two copies
+//
+//	{ if F := L.Iter(); F { pre; if !(cond) { break }; body } else { if !(cond as written) { break }; body as written } }
+//
+// and without raw the instrumented body alone, its hooks' flag shadowed
+//
+//	{ F := L.Iter(); _ = F; pre; if !(cond) { break }; body }
+//
+// pre (the range element's read) goes in the instrumented copy only; cond
+// (a for loop's condition, moved into the iteration) may be nil.
+func (r *rewriter) iteration(g *gen, body *ast.BlockStmt, loop string, raw bool, pre string, cond ast.Expr) {
+	f := r.recFlag()
+	blo, bhi := r.span(body)
+	check := func(instrumented bool) {
+		if cond == nil {
+			return
+		}
+		clo, chi := r.span(cond)
+		text := string(r.ed.src[clo:chi])
+		if instrumented {
+			text = r.ed.render(clo, chi)
+		}
 		g.lit("if !(")
-		g.piece(clo, cond)
+		g.piece(clo, text)
 		g.lit(") { break }; ")
 	}
-	if raw {
-		g.lit(" { if " + f + " := " + loop + ".Iter(); " + f + " { ")
-		check(r.ed.render(clo, chi))
-		g.piece(blo+1, r.ed.render(blo+1, bhi-1))
-		g.lit("} else { ")
-		check(string(r.ed.src[clo:chi]))
-		g.piece(blo+1, string(r.ed.src[blo+1:bhi-1]))
-		g.lit("} } }")
-	} else {
-		g.lit(" { " + f + " := " + loop + ".Iter(); _ = " + f + "; ")
-		check(r.ed.render(clo, chi))
+	if !raw {
+		g.lit("{ " + f + " := " + loop + ".Iter(); _ = " + f + "; " + pre)
+		check(true)
 		g.piece(blo+1, r.ed.render(blo+1, bhi))
-		g.lit(" }")
+		return
 	}
-	r.ed.collapse(lo, hi, g.end(hi))
+	g.lit("{ if " + f + " := " + loop + ".Iter(); " + f + " {")
+	if pre != "" || cond != nil {
+		g.lit(" " + pre)
+	}
+	check(true)
+	g.piece(blo+1, r.ed.render(blo+1, bhi-1))
+	g.lit("} else {")
+	if cond != nil {
+		g.lit(" ")
+	}
+	check(false)
+	g.piece(blo+1, string(r.ed.src[blo+1:bhi-1]))
+	g.lit("} }")
 }
 
 // A loopMark is where the rewriter stood before a loop's body: the
@@ -1130,17 +1160,13 @@ func (r *rewriter) rawCopyOK(body *ast.BlockStmt, m loopMark) bool {
 // accesses at a branch each.
 func (r *rewriter) loopBody(body *ast.BlockStmt, loop string, raw bool) {
 	lo, hi := r.span(body)
-	f := r.recFlag()
 	if !raw {
+		f := r.recFlag()
 		r.ed.insertAt(lo+1, " "+f+" := "+loop+".Iter(); _ = "+f+"; ", lo, hi)
 		return
 	}
 	g := r.newGen(lo)
-	g.lit("{ if " + f + " := " + loop + ".Iter(); " + f + " {")
-	g.piece(lo+1, r.ed.render(lo+1, hi-1))
-	g.lit("} else {")
-	g.piece(lo+1, string(r.ed.src[lo+1:hi-1]))
-	g.lit("} }")
+	r.iteration(g, body, loop, true, "", nil)
 	r.ed.collapse(lo, hi, g.end(hi))
 }
 
@@ -1233,19 +1259,8 @@ func (r *rewriter) rangeElems(x *ast.RangeStmt, label *ast.LabeledStmt, loop str
 	r.piece(g, x.X)
 	g.lit("; " + r.labelText(label) + "for " + key + ", ")
 	r.piece(g, x.Value)
-	f := r.recFlag()
-	blo, bhi := r.span(x.Body)
-	read := rtAlias + ".R(&" + t + "[" + key + "], " + s + "); "
-	if raw { // as loopBody
-		g.lit(" := range " + t + " { if " + f + " := " + loop + ".Iter(); " + f + " { " + read)
-		g.piece(blo+1, r.ed.render(blo+1, bhi-1))
-		g.lit("} else {")
-		g.piece(blo+1, string(r.ed.src[blo+1:bhi-1]))
-		g.lit("} }")
-	} else {
-		g.lit(" := range " + t + " { " + f + " := " + loop + ".Iter(); _ = " + f + "; " + read)
-		g.piece(blo+1, r.ed.render(blo+1, bhi))
-	}
+	g.lit(" := range " + t + " ")
+	r.iteration(g, x.Body, loop, raw, rtAlias+".R(&"+t+"["+key+"], "+s+"); ", nil)
 	g.lit(" }")
 	r.ed.collapse(lo, hi, g.end(hi))
 }
