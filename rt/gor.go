@@ -160,7 +160,7 @@ func enter(fn uint32, sampled bool) bool {
 		g.shown = g.depth
 	}
 	if g.depth == 1 && g.untraced {
-		g.record(trace.OpSyncAcquire, 0, fn, ioObj, 0)
+		g.edge(trace.OpSyncAcquire, fn, ioObj)
 	}
 	return rec
 }
@@ -181,11 +181,11 @@ func Leave(fn uint32) {
 		// is, as the one Enter recorded.
 		g.pend = g.pend[:len(g.pend)-1]
 		if g.depth--; g.depth == 0 && g.untraced {
-			g.record(trace.OpSyncRelease, 0, fn, ioObj, 0)
+			g.edge(trace.OpSyncRelease, fn, ioObj)
 		}
 	} else {
 		if g.depth--; g.depth == 0 && g.untraced {
-			g.record(trace.OpSyncRelease, 0, fn, ioObj, 0)
+			g.edge(trace.OpSyncRelease, fn, ioObj)
 		}
 		g.record(trace.OpFuncExit, 0, fn, uint64(fn), 0)
 		g.shown = g.depth

@@ -220,6 +220,8 @@ func at(s []string, i int) string {
 
 func all(*trace.Event) bool { return true }
 
+func notAccess(e *trace.Event) bool { return !e.Op.IsAccess() }
+
 // offline applies the offline sampler to a full trace.
 func offline(t *testing.T, full *trace.Trace, name string, seed int64) (*trace.Trace, sample.Stats) {
 	t.Helper()
@@ -349,7 +351,6 @@ func TestSiteSamplerCountsPerSite(t *testing.T) {
 
 	full := recordSampled(t, true, "", 0, "", sampleWorkload(3))
 	sampled := recordSampled(t, true, "gs-ad", 1, "", sampleWorkload(3))
-	notAccess := func(e *trace.Event) bool { return !e.Op.IsAccess() }
 	comparePerG(t, "gs-ad, sync", perGShown(sampled, notAccess), perGShown(full, notAccess))
 	n, nf := 0, 0
 	for _, e := range sampled.Events {
@@ -429,7 +430,8 @@ func TestGlobalSamplerCountsAllGoroutines(t *testing.T) {
 
 // Synchronization is never sampled away: with RACEKIT_SAMPLE_MODE=sync no
 // access is recorded, and every other event of the full run is, goroutine
-// by goroutine, in the same frames; the frames holding none are not.
+// by goroutine, in the same frames; the frames holding none are not. (But
+// for the redundant edges on the global objects: TestEdgesSampled.)
 func TestSyncModeKeepsEverySync(t *testing.T) {
 	full := recordSampled(t, true, "", 0, "", sampleWorkload(3))
 	got := recordSampled(t, true, "tl-ad", 1, "sync", sampleWorkload(3))
@@ -438,7 +440,6 @@ func TestSyncModeKeepsEverySync(t *testing.T) {
 			t.Fatalf("sync mode recorded %v", e)
 		}
 	}
-	notAccess := func(e *trace.Event) bool { return !e.Op.IsAccess() }
 	comparePerG(t, "sync mode", perGShown(got, notAccess), perGShown(full, notAccess))
 	// Unsampled code records only synchronization: no frame without an
 	// event in it but a Frameless one, and fewer frames than the full run

@@ -2,8 +2,10 @@ package rt
 
 import (
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
+	"github.com/racekit/racekit/filter/sample"
 	"github.com/racekit/racekit/trace"
 )
 
@@ -571,6 +573,79 @@ var (
 	ioObj     = NewObject()
 )
 
+// Redundant edges on the global objects (ioObj, timersObj, ctxObj).
+// I/O-bound code calls I/O in a loop (every bufio.Writer.Write, every
+// Scanner.Scan), and each call releases or acquires ioObj; a sampled run
+// records little else between them. There rt drops the events that add
+// no happens-before edge (sample.Edges is the same rule on a recorded
+// trace, and says why it loses no race):
+//
+//   - a release right after the goroutine's own release of the same
+//     object, nothing recorded between;
+//   - an acquire when no release of the object was recorded since the
+//     goroutine's last acquire of it.
+//
+// A release counts when its event is committed, and an acquire loads the
+// count before it records: a release whose hook ended before the acquire
+// began (one really ordered before it) is never dropped from its view.
+// Only in a sampled run, which feeds hb, fasttrack, lockset and hybrid: a
+// full recording keeps every event, since PECAN's clips and the
+// controlled scheduler count synchronization events (sched.Positional).
+var edgeVer [3]atomic.Uint64 // releases recorded, of ioObj, timersObj and ctxObj
+
+// globalObjs are the global objects, each with the name it has in a trace
+// (so that an offline sample.Edges finds them).
+func globalObjs() []trace.Name {
+	return []trace.Name{{Obj: ioObj, Name: sample.IOName}, {Obj: timersObj, Name: sample.TimersName}, {Obj: ctxObj, Name: sample.ContextsName}}
+}
+
+// edgeState is a goroutine's view of one global object.
+type edgeState struct {
+	relAt  uint64 // g.written right after its last release recorded, if rel
+	rel    bool
+	acqVer uint64 // edgeVer as of its last acquire recorded
+}
+
+// edge records op (a SyncRelease or SyncAcquire) of g on a global object,
+// unless it is redundant in a sampled run.
+func (g *gstate) edge(op trace.Op, site uint32, obj uint64) {
+	if !sampling || ctl {
+		g.record(op, 0, site, obj, 0)
+		return
+	}
+	i := 0
+	switch obj {
+	case timersObj:
+		i = 1
+	case ctxObj:
+		i = 2
+	}
+	e, ver := &g.edges[i], &edgeVer[i]
+	if op == trace.OpSyncRelease {
+		if e.rel && e.relAt == g.written {
+			return
+		}
+		g.record(op, 0, site, obj, 0)
+		e.rel, e.relAt = true, g.written
+		ver.Add(1)
+		return
+	}
+	v := ver.Load()
+	if v == e.acqVer {
+		return
+	}
+	g.record(op, 0, site, obj, 0)
+	e.acqVer = v
+}
+
+// emitEdge is edge for the current goroutine (the hooks' emit).
+func emitEdge(op trace.Op, site uint32, obj uint64) {
+	if !live.Load() {
+		return
+	}
+	cur().edge(op, site, obj)
+}
+
 // TimerStart is recorded before a timer or ticker is started, reset or
 // stopped.
 func TimerStart(site uint32) {
@@ -584,14 +659,14 @@ func TimerStart(site uint32) {
 // its controlled-mode part: a virtual timer, vtime.go).
 func timerEvent(site uint32) {
 	if on {
-		emit(trace.OpSyncRelease, 0, site, timersObj)
+		emitEdge(trace.OpSyncRelease, site, timersObj)
 	}
 }
 
 // TimerFired is recorded after a receive from a timer's channel.
 func TimerFired(site uint32) {
 	if on {
-		emit(trace.OpSyncAcquire, 0, site, timersObj)
+		emitEdge(trace.OpSyncAcquire, site, timersObj)
 	}
 }
 
@@ -613,7 +688,7 @@ func Recv2T[C ~chan E | ~<-chan E, E any](c C, site uint32) (E, bool) {
 // connection.
 func IOWrite(site uint32) {
 	if on {
-		emit(trace.OpSyncRelease, 0, site, ioObj)
+		emitEdge(trace.OpSyncRelease, site, ioObj)
 	}
 }
 
@@ -621,7 +696,7 @@ func IOWrite(site uint32) {
 // connection.
 func IORead(site uint32) {
 	if on {
-		emit(trace.OpSyncAcquire, 0, site, ioObj)
+		emitEdge(trace.OpSyncAcquire, site, ioObj)
 	}
 }
 
@@ -655,7 +730,7 @@ var ctxObj = NewObject()
 // release of ctxObj: instrumented code calls rt.CtxCancel(cancel, site)().
 func CtxCancel[F any](f F, site uint32) F {
 	if on {
-		emit(trace.OpSyncRelease, 0, site, ctxObj)
+		emitEdge(trace.OpSyncRelease, site, ctxObj)
 	}
 	return f
 }
@@ -664,8 +739,8 @@ func CtxCancel[F any](f F, site uint32) F {
 // call of its Err method.
 func CtxDone(site uint32) {
 	if on {
-		emit(trace.OpSyncAcquire, 0, site, ctxObj)
-		emit(trace.OpSyncAcquire, 0, site, timersObj)
+		emitEdge(trace.OpSyncAcquire, site, ctxObj)
+		emitEdge(trace.OpSyncAcquire, site, timersObj)
 	}
 }
 
