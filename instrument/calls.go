@@ -17,19 +17,22 @@ type hook struct {
 	name   string // function of rt or rttest
 	test   bool   // in rttest
 	noSite bool   // the hook takes no site (variadic hooks)
+	// rec: the hook records an access too (a lock's word) and takes the
+	// access hooks' flag after its site (rewriter.recFlag).
+	rec bool
 }
 
 var methodHooks = map[string]hook{
-	"sync.Mutex.Lock":    {name: "MutexLock"},
-	"sync.Mutex.Unlock":  {name: "MutexUnlock"},
-	"sync.Mutex.TryLock": {name: "MutexTryLock"},
+	"sync.Mutex.Lock":    {name: "MutexLock", rec: true},
+	"sync.Mutex.Unlock":  {name: "MutexUnlock", rec: true},
+	"sync.Mutex.TryLock": {name: "MutexTryLock", rec: true},
 
-	"sync.RWMutex.Lock":     {name: "RWMutexLock"},
-	"sync.RWMutex.Unlock":   {name: "RWMutexUnlock"},
-	"sync.RWMutex.RLock":    {name: "RWMutexRLock"},
-	"sync.RWMutex.RUnlock":  {name: "RWMutexRUnlock"},
-	"sync.RWMutex.TryLock":  {name: "RWMutexTryLock"},
-	"sync.RWMutex.TryRLock": {name: "RWMutexTryRLock"},
+	"sync.RWMutex.Lock":     {name: "RWMutexLock", rec: true},
+	"sync.RWMutex.Unlock":   {name: "RWMutexUnlock", rec: true},
+	"sync.RWMutex.RLock":    {name: "RWMutexRLock", rec: true},
+	"sync.RWMutex.RUnlock":  {name: "RWMutexRUnlock", rec: true},
+	"sync.RWMutex.TryLock":  {name: "RWMutexTryLock", rec: true},
+	"sync.RWMutex.TryRLock": {name: "RWMutexTryRLock", rec: true},
 
 	"sync.Locker.Lock":   {name: "LockerLock"},
 	"sync.Locker.Unlock": {name: "LockerUnlock"},

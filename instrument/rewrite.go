@@ -769,7 +769,7 @@ func (r *rewriter) hoistAssign(x *ast.AssignStmt) {
 
 // send instruments ch <- v as
 //
-//	{ c, t := ch, v; rt.SendPre(c); c <- t; rt.SendPost(c) }
+//	{ c, t := ch, v; rt.SendPre(c, site, rec); c <- t; rt.SendPost(c, site) }
 func (r *rewriter) send(x *ast.SendStmt, inList bool) {
 	r.rd(x.Chan)
 	r.rd(x.Value)
@@ -784,13 +784,13 @@ func (r *rewriter) send(x *ast.SendStmt, inList bool) {
 	r.piece(g, x.Chan)
 	val := ""
 	if r.inlineValue(x.Value) {
-		g.lit("; " + rtAlias + ".SendPre(" + c + ", " + s + "); " + c + " <- ")
+		g.lit("; " + rtAlias + ".SendPre(" + c + ", " + s + ", " + r.recFlag() + "); " + c + " <- ")
 		r.piece(g, x.Value)
 	} else {
 		val = r.tmp()
 		g.lit("; " + val + " := ")
 		r.piece(g, x.Value)
-		g.lit("; " + rtAlias + ".SendPre(" + c + ", " + s + "); " + c + " <- " + val)
+		g.lit("; " + rtAlias + ".SendPre(" + c + ", " + s + ", " + r.recFlag() + "); " + c + " <- " + val)
 	}
 	g.lit("; " + rtAlias + ".SendPost(" + c + ", " + s + ") }")
 	r.ed.collapse(lo, hi, g.end(hi))
@@ -859,6 +859,9 @@ func (r *rewriter) goStmt(x *ast.GoStmt) {
 		if !hk.noSite {
 			args = append(args, site)
 		}
+		if hk.rec {
+			args = append(args, "true") // in the new goroutine, outside every frame
+		}
 		dots = ""
 		if call.Ellipsis.IsValid() {
 			args[len(args)-1] += "..."
@@ -919,7 +922,7 @@ func (r *rewriter) goStmt(x *ast.GoStmt) {
 		g.lit(callee)
 	}
 	if callee == rtAlias+".Close" {
-		args = append(args, site)
+		args = append(args, site, "true")
 	}
 	g.lit("(" + strings.Join(args, ", ") + dots + "); " + c + ".Ok() }() }")
 	r.ed.collapse(lo, hi, g.end(hi))
@@ -1388,7 +1391,7 @@ func (r *rewriter) selectStmt(x *ast.SelectStmt, label *ast.LabeledStmt) {
 				g.lit(k.ch + " <- ")
 				r.piece(g, k.send.Value)
 			}
-			g.lit(": " + rtAlias + ".SelectSendPost(" + k.ch + ", " + k.site + ");")
+			g.lit(": " + rtAlias + ".SelectSendPost(" + k.ch + ", " + k.site + ", " + r.recFlag() + ");")
 		default:
 			g.piece(clo, "case ")
 			post := rtAlias + ".RecvPost(" + k.ch + ", " + k.site + ");"
@@ -2070,6 +2073,9 @@ func (r *rewriter) call(x *ast.CallExpr) {
 			}
 			g.lit(r.site(x.Pos()))
 		}
+		if h.rec {
+			g.lit(", " + r.recFlag())
+		}
 		g.lit(")")
 		r.ed.collapse(lo, hi, g.end(hi))
 		return
@@ -2194,7 +2200,7 @@ func (r *rewriter) builtin(x *ast.CallExpr) {
 	case "close":
 		if len(x.Args) == 1 {
 			r.rd(x.Args[0])
-			r.replaceCall(x, "Close", x.Args, r.site(x.Pos()))
+			r.replaceCall(x, "Close", x.Args, r.site(x.Pos())+", "+r.recFlag())
 			return
 		}
 	}

@@ -56,11 +56,11 @@ func (st *stress) run(g, ngor int, seed int64, site uint32, wg *sync.WaitGroup) 
 		*W(&own[i], site, true) = uint64(i) // program order
 		switch op := rng.Intn(20); {
 		case op < 6:
-			MutexLock(&st.m, site)
+			MutexLock(&st.m, site, true)
 			v := *R(&st.n, site, true)
 			*W(&st.n, site, true) = v + 1
 			*W(&st.slots[v], site, true) = 1
-			MutexUnlock(&st.m, site)
+			MutexUnlock(&st.m, site, true)
 		case op < 9:
 			AtomicAddInt64(&st.cnt, 1, site)
 		case op < 13:
@@ -69,7 +69,7 @@ func (st *stress) run(g, ngor int, seed int64, site uint32, wg *sync.WaitGroup) 
 				t := g/2*stressTokens + sends
 				sends++
 				*W(&st.sent[t], site, true) = 1
-				SendPre(st.ch, site)
+				SendPre(st.ch, site, true)
 				st.ch <- t
 				SendPost(st.ch, site)
 			} else if g%2 == 1 && recvs < stressTokens {
@@ -115,7 +115,7 @@ func (st *stress) run(g, ngor int, seed int64, site uint32, wg *sync.WaitGroup) 
 	for ; g%2 == 0 && sends < stressTokens; sends++ {
 		t := g/2*stressTokens + sends
 		*W(&st.sent[t], site, true) = 1
-		SendPre(st.ch, site)
+		SendPre(st.ch, site, true)
 		st.ch <- t
 		SendPost(st.ch, site)
 	}

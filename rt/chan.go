@@ -30,14 +30,17 @@ func chanAddr(c any) uint64 {
 
 // SendPre is recorded before a send on c. A send also reads the channel
 // (and close writes it), so that a send racing with a close is reported,
-// as by the Go race detector.
-func SendPre(c any, site uint32) {
+// as by the Go race detector; rec is the enclosing frame's decision for
+// that access, as the access hooks take it.
+func SendPre(c any, site uint32, rec bool) {
 	if ctl { // controlled mode (sched.go)
 		ctlSend(c, site)
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			accessAddr(trace.OpRead, a, 1, site)
+			if rec {
+				accessAddr(trace.OpRead, a, 1, site)
+			}
 			emit(trace.OpSyncRelease, 0, site, a)
 		}
 	}
@@ -79,14 +82,16 @@ func SelectCase[C any](c C, i, chosen int) C {
 }
 
 // SelectSendPost is recorded when a select's send case on c was chosen.
-func SelectSendPost(c any, site uint32) {
+func SelectSendPost(c any, site uint32, rec bool) {
 	if ctl { // controlled mode (sched.go)
 		ctlResume(site)
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
 			emit(trace.OpSyncAcquire, 0, site, a+1)
-			accessAddr(trace.OpRead, a, 1, site)
+			if rec {
+				accessAddr(trace.OpRead, a, 1, site)
+			}
 		}
 	}
 }
@@ -160,13 +165,15 @@ func Recv2[C ~chan E | ~<-chan E, E any](c C, site uint32) (E, bool) {
 }
 
 // Close is close(c): a write of the channel, then a release.
-func Close[C ~chan E | ~chan<- E, E any](c C, site uint32) {
+func Close[C ~chan E | ~chan<- E, E any](c C, site uint32, rec bool) {
 	if ctl { // controlled mode (sched.go)
 		ctlClose(c, site)
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			accessAddr(trace.OpWrite, a, 1, site)
+			if rec {
+				accessAddr(trace.OpWrite, a, 1, site)
+			}
 			emit(trace.OpSyncRelease, 0, site, a)
 		}
 	}

@@ -24,8 +24,8 @@ func edgeBody(base uint32, id int) {
 		IORead(base + smpSiteA)
 		if i%7 == 0 {
 			TimerStart(base + smpSiteB)
-			MutexLock(&smpMu, base+smpSiteLock)
-			MutexUnlock(&smpMu, base+smpSiteLock)
+			MutexLock(&smpMu, base+smpSiteLock, true)
+			MutexUnlock(&smpMu, base+smpSiteLock, true)
 		}
 		TimerFired(base + smpSiteB)
 		CtxDone(base + smpSiteB)

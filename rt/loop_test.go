@@ -15,7 +15,8 @@ import (
 //	func F() { for i := 0; i < outer; i++ { for j := 0; j < inner; j++ { smpArr[...] = 1; mu.Lock(); mu.Unlock() } } }
 //
 // called calls times: the loop's state made from the enclosing flag, the
-// flag shadowed at the top of each iteration.
+// flag shadowed at the top of each iteration and passed to the access
+// hooks and to the lock hooks (for their read of the lock's word).
 func loopWorkload(calls, outer, inner int) func(uint32) {
 	return func(uint32) {
 		base := RegisterFile("l.go", []string{"F"}, make([]uint32, 3*3))
@@ -28,8 +29,8 @@ func loopWorkload(calls, outer, inner int) func(uint32) {
 				for j := 0; j < inner; j++ {
 					rec := li.Iter()
 					W(&smpArr[(i*inner+j)%len(smpArr)], base+1, rec)
-					MutexLock(&smpMu, base+2)
-					MutexUnlock(&smpMu, base+2)
+					MutexLock(&smpMu, base+2, rec)
+					MutexUnlock(&smpMu, base+2, rec)
 				}
 			}
 			Leave(base)
@@ -40,16 +41,24 @@ func loopWorkload(calls, outer, inner int) func(uint32) {
 // written returns the indexes into smpArr of the trace's writes, in order,
 // and the number of lock acquisitions.
 func written(tr *trace.Trace) (idx []int, locks int) {
+	idx, locks, _ = lockWords(tr)
+	return idx, locks
+}
+
+// lockWords is written with the number of reads of smpMu's word.
+func lockWords(tr *trace.Trace) (idx []int, locks, reads int) {
 	base := uintptr(unsafe.Pointer(&smpArr[0]))
 	for _, e := range tr.Events {
-		switch e.Op {
-		case trace.OpWrite:
+		switch {
+		case e.Op == trace.OpWrite:
 			idx = append(idx, int((uintptr(e.Obj)-base)/unsafe.Sizeof(smpArr[0])))
-		case trace.OpAcquire:
+		case e.Op == trace.OpAcquire:
 			locks++
+		case e.Op == trace.OpRead && e.Obj == uint64(uintptr(unsafe.Pointer(&smpMu))):
+			reads++
 		}
 	}
-	return idx, locks
+	return idx, locks, reads
 }
 
 // wantLoop is the reference: the iterations (as indexes written) a loop
@@ -89,7 +98,8 @@ func withLoops(t *testing.T, on bool) {
 // With RACEKIT_SAMPLE_LOOPS=1 each loop execution is a region: a call of
 // 2000 iterations records TL-Ad's bursts (iterations 0-9, 100-109,
 // 1100-1109), nested loops narrow further, a second call of the function
-// is decided by the function's counter, and every lock is recorded.
+// is decided by the function's counter, and every lock is recorded, but
+// the read of its word only in the iterations sampled.
 func TestLoopRegions(t *testing.T) {
 	withLoops(t, true)
 	for _, c := range []struct {
@@ -103,7 +113,7 @@ func TestLoopRegions(t *testing.T) {
 		for _, name := range []string{"tl-ad", "tl-fx", "ucp", "g-ad"} {
 			t.Run(c.name+"/"+name, func(t *testing.T) {
 				tr := recordSampled(t, false, name, 1, "", loopWorkload(c.calls, c.outer, c.inner))
-				got, locks := written(tr)
+				got, locks, reads := lockWords(tr)
 				p, _ := sample.Lookup(name)
 				want := wantLoop(p, c.calls, c.outer, c.inner)
 				if !slices.Equal(got, want) {
@@ -111,6 +121,9 @@ func TestLoopRegions(t *testing.T) {
 				}
 				if n := c.calls * c.outer * c.inner; locks != n {
 					t.Fatalf("%d lock acquisitions recorded, want all %d", locks, n)
+				}
+				if reads != 2*len(want) {
+					t.Fatalf("%d reads of the lock's word recorded, want %d (Lock and Unlock in each sampled iteration)", reads, 2*len(want))
 				}
 			})
 		}

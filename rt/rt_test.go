@@ -128,9 +128,9 @@ func TestReleaseBeforeAcquire(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for i := 0; i < 200; i++ {
-					MutexLock(&m, site)
+					MutexLock(&m, site, true)
 					n++
-					MutexUnlock(&m, site)
+					MutexUnlock(&m, site, true)
 				}
 			}()
 		}
@@ -233,13 +233,13 @@ func TestChannelEvents(t *testing.T) {
 	var cp uint64
 	tr := record(t, false, func(site uint32) {
 		cp = chanAddr(ch)
-		SendPre(ch, site)
+		SendPre(ch, site, true)
 		ch <- 1
 		SendPost(ch, site)
 		if Recv(ch, site) != 1 {
 			t.Error("wrong value")
 		}
-		Close(ch, site)
+		Close(ch, site, true)
 	})
 	var got []string
 	for _, e := range tr.Events {
@@ -272,9 +272,9 @@ func TestDisabledHooks(t *testing.T) {
 	defer func() { on = saved }()
 	var m sync.Mutex
 	var x int
-	MutexLock(&m, 1)
+	MutexLock(&m, 1, true)
 	*W(&x, 1, true) = 3
-	MutexUnlock(&m, 1)
+	MutexUnlock(&m, 1, true)
 	if Fork(1) != nil || x != 3 {
 		t.Fatal("hooks misbehave without a trace")
 	}
@@ -316,8 +316,8 @@ func BenchmarkMutex(b *testing.B) {
 	var m sync.Mutex
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		MutexLock(&m, 0)
-		MutexUnlock(&m, 0)
+		MutexLock(&m, 0, true)
+		MutexUnlock(&m, 0, true)
 	}
 	// Lock and Unlock each record a read of the lock and its acquire or
 	// release.

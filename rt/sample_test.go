@@ -60,9 +60,9 @@ func sampleBody(base uint32, id int) {
 			sampleRec(base, id, 3)
 		}
 		if i%9 == 0 {
-			MutexLock(&smpMu, base+smpSiteLock)
+			MutexLock(&smpMu, base+smpSiteLock, true)
 			W(&smpArr[1000+id], base+smpSiteA, a)
-			MutexUnlock(&smpMu, base+smpSiteLock)
+			MutexUnlock(&smpMu, base+smpSiteLock, true)
 		}
 		R(&smpArr[(id*97+i)%1000], base+smpSiteA, a) // still in A
 		Leave(base + smpFnA)

@@ -485,12 +485,12 @@ func figure2Hooks(base uint32, n int) (errReached bool) {
 		Begin(c1)
 		defer End(c1)
 		defer WaitGroupDone(&wg, s(1))
-		MutexLock(&L, s(1))
+		MutexLock(&L, s(1), true)
 		for i := 0; i < n; i++ {
-			MutexLock(&M, s(2))
-			MutexUnlock(&M, s(2))
+			MutexLock(&M, s(2), true)
+			MutexUnlock(&M, s(2), true)
 		}
-		MutexUnlock(&L, s(7))
+		MutexUnlock(&L, s(7), true)
 		if *R1(&x, s(8), true) == 0 {
 			errReached = true
 		}
@@ -502,10 +502,10 @@ func figure2Hooks(base uint32, n int) (errReached bool) {
 		defer End(c2)
 		defer WaitGroupDone(&wg, s(10))
 		*W1(&x, s(10), true) = 1
-		MutexLock(&L, s(11))
-		MutexLock(&M, s(12))
-		MutexUnlock(&M, s(12))
-		MutexUnlock(&L, s(13))
+		MutexLock(&L, s(11), true)
+		MutexLock(&M, s(12), true)
+		MutexUnlock(&M, s(12), true)
+		MutexUnlock(&L, s(13), true)
 		c2.Ok()
 	}()
 	WaitGroupWait(&wg, s(13))
@@ -561,9 +561,9 @@ func BenchmarkSchedOff(b *testing.B) {
 	})
 	b.Run("hooks", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			MutexLock(&m, 1)
+			MutexLock(&m, 1, true)
 			_ = *R1(&x, 2, true)
-			MutexUnlock(&m, 3)
+			MutexUnlock(&m, 3, true)
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 	})
@@ -589,8 +589,8 @@ func BenchmarkSchedOn(b *testing.B) {
 		for k := 0; k < 2; k++ {
 			goCtl(base, &wg, func() {
 				for i := 0; i < b.N/2; i++ {
-					MutexLock(&m, base+1)
-					MutexUnlock(&m, base+2)
+					MutexLock(&m, base+1, true)
+					MutexUnlock(&m, base+2, true)
 				}
 			})
 		}
@@ -622,9 +622,9 @@ func figure1Traced(base uint32, prologue int) (err1, err2 bool) {
 			*W(&scratch[i], s(1), true) = i
 		}
 		*W(&x, s(1), true) = 1
-		MutexLock(&L, s(2))
+		MutexLock(&L, s(2), true)
 		*W(&y, s(3), true) = 1
-		MutexUnlock(&L, s(4))
+		MutexUnlock(&L, s(4), true)
 		if *R(&z, s(5), true) == 1 {
 			err1 = true
 		}
@@ -636,13 +636,13 @@ func figure1Traced(base uint32, prologue int) (err1, err2 bool) {
 		defer End(c2)
 		defer WaitGroupDone(&wg, s(7))
 		*W(&z, s(7), true) = 1
-		MutexLock(&L, s(8))
+		MutexLock(&L, s(8), true)
 		if *R(&y, s(9), true) == 1 {
 			if *R(&x, s(10), true) != 1 {
 				err2 = true
 			}
 		}
-		MutexUnlock(&L, s(14))
+		MutexUnlock(&L, s(14), true)
 		c2.Ok()
 	}()
 	WaitGroupWait(&wg, s(14))
@@ -935,7 +935,7 @@ func TestSchedCondWaitRecordsReleaseFirst(t *testing.T) {
 			count, gen := 0, 0
 			var slots [3]int
 			wait := func() {
-				MutexLock(&mu, base+1)
+				MutexLock(&mu, base+1, true)
 				g := *R1(&gen, base+2, true)
 				if *RW1(&count, base+3, true)++; count == 3 {
 					*W1(&count, base+4, true) = 0
@@ -946,7 +946,7 @@ func TestSchedCondWaitRecordsReleaseFirst(t *testing.T) {
 						CondWait(cond, base+6)
 					}
 				}
-				MutexUnlock(&mu, base+7)
+				MutexUnlock(&mu, base+7, true)
 			}
 			controlled(t, sched.NewRandom(seed), "random", seed, sched.SitePair{}, func() {
 				var wg sync.WaitGroup

@@ -47,9 +47,11 @@ func rcv(p unsafe.Pointer, site uint32) {
 
 // lockRead records the read of a lock's word that its operations make (they
 // are atomic operations on it): a plain write of the lock (m =
-// sync.Mutex{}) racing with them is reported.
-func lockRead(p unsafe.Pointer, site uint32) {
-	if on {
+// sync.Mutex{}) racing with them is reported. rec is the enclosing frame's
+// (or loop iteration's) decision, as the access hooks take it: a sampled
+// run logs an unsampled iteration's lock operations, not this read.
+func lockRead(p unsafe.Pointer, site uint32, rec bool) {
+	if on && rec {
 		access(trace.OpRead, p, 1, site)
 	}
 }
@@ -64,11 +66,11 @@ func parkCur() {
 }
 
 // MutexLock is m.Lock().
-func MutexLock(m *sync.Mutex, site uint32) {
+func MutexLock(m *sync.Mutex, site uint32, rec bool) {
 	if ctl { // controlled mode (sched.go)
 		ctlLock(unsafe.Pointer(m), site)
 	}
-	lockRead(unsafe.Pointer(m), site)
+	lockRead(unsafe.Pointer(m), site, rec)
 	if !m.TryLock() {
 		parkCur()
 		m.Lock()
@@ -77,18 +79,18 @@ func MutexLock(m *sync.Mutex, site uint32) {
 }
 
 // MutexUnlock is m.Unlock().
-func MutexUnlock(m *sync.Mutex, site uint32) {
+func MutexUnlock(m *sync.Mutex, site uint32, rec bool) {
 	if ctl { // controlled mode (sched.go)
 		ctlUnlock(unsafe.Pointer(m), site)
 	}
-	lockRead(unsafe.Pointer(m), site)
+	lockRead(unsafe.Pointer(m), site, rec)
 	release(unsafe.Pointer(m), false, site)
 	m.Unlock()
 }
 
 // MutexTryLock is m.TryLock().
-func MutexTryLock(m *sync.Mutex, site uint32) bool {
-	lockRead(unsafe.Pointer(m), site)
+func MutexTryLock(m *sync.Mutex, site uint32, rec bool) bool {
+	lockRead(unsafe.Pointer(m), site, rec)
 	ok := m.TryLock()
 	if ok {
 		acquire(unsafe.Pointer(m), false, site)
@@ -97,11 +99,11 @@ func MutexTryLock(m *sync.Mutex, site uint32) bool {
 }
 
 // RWMutexLock is rw.Lock().
-func RWMutexLock(rw *sync.RWMutex, site uint32) {
+func RWMutexLock(rw *sync.RWMutex, site uint32, rec bool) {
 	if ctl { // controlled mode (sched.go)
 		ctlLock(unsafe.Pointer(rw), site)
 	}
-	lockRead(unsafe.Pointer(rw), site)
+	lockRead(unsafe.Pointer(rw), site, rec)
 	if !rw.TryLock() {
 		parkCur()
 		rw.Lock()
@@ -110,21 +112,21 @@ func RWMutexLock(rw *sync.RWMutex, site uint32) {
 }
 
 // RWMutexUnlock is rw.Unlock().
-func RWMutexUnlock(rw *sync.RWMutex, site uint32) {
+func RWMutexUnlock(rw *sync.RWMutex, site uint32, rec bool) {
 	if ctl { // controlled mode (sched.go)
 		ctlUnlock(unsafe.Pointer(rw), site)
 	}
-	lockRead(unsafe.Pointer(rw), site)
+	lockRead(unsafe.Pointer(rw), site, rec)
 	release(unsafe.Pointer(rw), false, site)
 	rw.Unlock()
 }
 
 // RWMutexRLock is rw.RLock().
-func RWMutexRLock(rw *sync.RWMutex, site uint32) {
+func RWMutexRLock(rw *sync.RWMutex, site uint32, rec bool) {
 	if ctl { // controlled mode (sched.go)
 		ctlRLock(unsafe.Pointer(rw), site)
 	}
-	lockRead(unsafe.Pointer(rw), site)
+	lockRead(unsafe.Pointer(rw), site, rec)
 	if !rw.TryRLock() {
 		parkCur()
 		rw.RLock()
@@ -133,18 +135,18 @@ func RWMutexRLock(rw *sync.RWMutex, site uint32) {
 }
 
 // RWMutexRUnlock is rw.RUnlock().
-func RWMutexRUnlock(rw *sync.RWMutex, site uint32) {
+func RWMutexRUnlock(rw *sync.RWMutex, site uint32, rec bool) {
 	if ctl { // controlled mode (sched.go)
 		ctlRUnlock(unsafe.Pointer(rw), site)
 	}
-	lockRead(unsafe.Pointer(rw), site)
+	lockRead(unsafe.Pointer(rw), site, rec)
 	release(unsafe.Pointer(rw), true, site)
 	rw.RUnlock()
 }
 
 // RWMutexTryLock is rw.TryLock().
-func RWMutexTryLock(rw *sync.RWMutex, site uint32) bool {
-	lockRead(unsafe.Pointer(rw), site)
+func RWMutexTryLock(rw *sync.RWMutex, site uint32, rec bool) bool {
+	lockRead(unsafe.Pointer(rw), site, rec)
 	ok := rw.TryLock()
 	if ok {
 		acquire(unsafe.Pointer(rw), false, site)
@@ -153,8 +155,8 @@ func RWMutexTryLock(rw *sync.RWMutex, site uint32) bool {
 }
 
 // RWMutexTryRLock is rw.TryRLock().
-func RWMutexTryRLock(rw *sync.RWMutex, site uint32) bool {
-	lockRead(unsafe.Pointer(rw), site)
+func RWMutexTryRLock(rw *sync.RWMutex, site uint32, rec bool) bool {
+	lockRead(unsafe.Pointer(rw), site, rec)
 	ok := rw.TryRLock()
 	if ok {
 		acquire(unsafe.Pointer(rw), true, site)

@@ -73,7 +73,7 @@ func TestSchedSelectParks(t *testing.T) {
 				goCtl(base, &wg, func() { got[k] = selectRecv2(c1, c2, false, base+1) })
 				goCtl(base, &wg, func() {
 					steps(&m, 3, base+3)
-					SendPre(c2, base+5)
+					SendPre(c2, base+5, true)
 					c2 <- 1
 					SendPost(c2, base+5)
 				})
@@ -139,7 +139,7 @@ func TestSchedVirtualTimer(t *testing.T) {
 				})
 				goCtl(base, &wg, func() {
 					steps(&m, 10, base+5)
-					Close(done, base+7)
+					Close(done, base+7, true)
 				})
 				waitCtl(&wg, base+8)
 			})
@@ -322,23 +322,23 @@ func TestSchedCondBroadcast(t *testing.T) {
 				wg.Add(n + 1)
 				for i := 0; i < n; i++ {
 					goCtl(base, &wg, func() {
-						MutexLock(&m, base+1)
+						MutexLock(&m, base+1, true)
 						for ready == 0 {
 							CondWait(c, base+2)
 						}
 						order[k] = append(order[k], i)
-						MutexUnlock(&m, base+3)
+						MutexUnlock(&m, base+3, true)
 					})
 				}
 				goCtl(base, &wg, func() {
 					for i := 0; i < 3; i++ {
-						MutexLock(&m, base+1)
-						MutexUnlock(&m, base+3)
+						MutexLock(&m, base+1, true)
+						MutexUnlock(&m, base+3, true)
 					}
-					MutexLock(&m, base+1)
+					MutexLock(&m, base+1, true)
 					ready = 1
 					CondBroadcast(c, base+4)
-					MutexUnlock(&m, base+3)
+					MutexUnlock(&m, base+3, true)
 				})
 				waitCtl(&wg, base+5)
 			})
@@ -378,19 +378,19 @@ func TestSchedChannelSinks(t *testing.T) {
 						if !ok {
 							break
 						}
-						MutexLock(&m, base+2)
+						MutexLock(&m, base+2, true)
 						sum += v
-						MutexUnlock(&m, base+3)
+						MutexUnlock(&m, base+3, true)
 					}
 				})
 			}
 			goCtl(base, &wg, func() {
 				for i := 1; i <= 20; i++ {
-					SendPre(c, base+4)
+					SendPre(c, base+4, true)
 					c <- i
 					SendPost(c, base+4)
 				}
-				Close(c, base+5)
+				Close(c, base+5, true)
 			})
 			waitCtl(&wg, base+6)
 		})
@@ -409,7 +409,7 @@ func TestSchedClosedKept(t *testing.T) {
 	var kept any
 	controlled(t, sched.NewRandom(1), "random", 1, sched.SitePair{}, func() {
 		c := make(chan int)
-		Close(c, base+1)
+		Close(c, base+1, true)
 		schedLock()
 		kept = sc.closed[chanAddr(c)]
 		sc.mu.Unlock()
