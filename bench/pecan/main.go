@@ -6,7 +6,8 @@
 //	go run ./bench/pecan -racekit /tmp/rk -j 2 -json bench/results/pecan/table1.json > bench/results/pecan/table1.md
 //
 // For each subject it runs racekit hatch (PECAN's anomalies on one
-// recorded run of the subject's tests, each re-executed along its clip)
+// recorded run of the subject's tests, or on several with -recordings,
+// each re-executed along its clip)
 // and reports the paper's columns: goroutines, shared variables and events
 // of the recorded trace; the recording overhead (the recorded run against
 // the uninstrumented test binary); search and hatching times; the races,
@@ -95,6 +96,7 @@ func main() {
 	jsonOut := flag.String("json", "", "also write the rows as JSON to FILE")
 	root := flag.String("subjects", "bench/subjects", "the subjects' directory")
 	flag.Uint64Var(&recordSeed, "record-seed", 0, "record each subject under the controlled random scheduler with this seed (racekit hatch --record-seed; 0: Go's scheduler)")
+	flag.IntVar(&recordings, "recordings", 1, "recorded runs per subject (racekit hatch --recordings): seeds -record-seed, +1, ...")
 	flag.StringVar(&from, "from", "pecan", "predictions to hatch (racekit hatch --from): pecan, or rdit / mcm for predicted races and their witnesses")
 	flag.Parse()
 	rows, err := harness.EachSubject("pecan", *root, flag.Args(), func(s *truth.Subject, tmp string) Row {
@@ -112,6 +114,7 @@ func main() {
 var (
 	from       string
 	recordSeed uint64
+	recordings int
 )
 
 func fatal(err error) {
@@ -122,7 +125,7 @@ func fatal(err error) {
 func subject(s *truth.Subject, rk string, jobs int, timeout time.Duration, tmp string) Row {
 	r := Row{Subject: s.Name}
 	pkg := "./" + filepath.ToSlash(relToWd(s.Dir))
-	cmd := exec.Command(rk, "hatch", "--json", "--from", from, "--record-seed", fmt.Sprint(recordSeed), "-j", fmt.Sprint(jobs), "--timeout", timeout.String(), pkg)
+	cmd := exec.Command(rk, "hatch", "--json", "--from", from, "--record-seed", fmt.Sprint(recordSeed), "--recordings", fmt.Sprint(recordings), "-j", fmt.Sprint(jobs), "--timeout", timeout.String(), pkg)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -282,7 +285,12 @@ func table(w io.Writer, rows []Row) {
 	if recordSeed != 0 {
 		rec = fmt.Sprintf("racekit hatch --record-seed %d: recorded under the controlled random scheduler", recordSeed)
 	}
-	fmt.Fprintf(w, "One recorded run of each subject's tests (%s). Times in seconds: Normal is one run of the uninstrumented test binary (mean of 3), Record the instrumented run with the trace, Search PECAN's search with schedule generation, Hatch the re-execution of every clip (one run each, -j in parallel). Anomalies are distinct pattern and site combinations; Real are those a re-execution along the clip confirmed; Panics and Failed count real anomalies whose run then panicked or failed a test. Known is the ground truth's entries (races, atomicity and atomic-set violations); predicted and confirmed count those an anomaly of matching lines covers; observed counts those not confirmed whose race the recorded run itself had (racekit hatch's verdict observed: the happens-before detector reports the two statements on the variable in the recorded trace), which are real races that no clip run made happen.\n\n", rec)
+	runs := "One recorded run"
+	if recordings > 1 {
+		rec += fmt.Sprintf(" --recordings %d: each prediction counted once, hatched along the clip of the first recording that made it, then of the next while not confirmed; events, Record and Search are sums over the recordings", recordings)
+		runs = fmt.Sprintf("%d recorded runs", recordings)
+	}
+	fmt.Fprintf(w, runs+" of each subject's tests (%s). Times in seconds: Normal is one run of the uninstrumented test binary (mean of 3), Record the instrumented run with the trace, Search PECAN's search with schedule generation, Hatch the re-execution of every clip (one run each, -j in parallel). Anomalies are distinct pattern and site combinations; Real are those a re-execution along the clip confirmed; Panics and Failed count real anomalies whose run then panicked or failed a test. Known is the ground truth's entries (races, atomicity and atomic-set violations); predicted and confirmed count those an anomaly of matching lines covers; observed counts those not confirmed whose race the recorded run itself had (racekit hatch's verdict observed: the happens-before detector reports the two statements on the variable in the recorded trace), which are real races that no clip run made happen.\n\n", rec)
 	fmt.Fprintf(w, "| subject | goroutines | shared vars | events | Normal | Record | Search | Hatch | races | atomicity | ASV | real | of which not in truth | panics | failed | known | predicted | confirmed | observed |\n")
 	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	var tot Row

@@ -24,7 +24,7 @@ import (
 
 var cmdHatch = register(&command{
 	name:      "hatch",
-	usageLine: "hatch [--from pecan|rdit|mcm] [--trace FILE | --record-seed N] [--kinds K] [--control auto|anomaly|clip] [--runs N] [-j N] [--seed S] [--json] [--html DIR] [--keep DIR] [--timeout D] [--include P] [--exclude P] [--tags T] [-v] [package] [-- go test flags]",
+	usageLine: "hatch [--from pecan|rdit|mcm] [--trace FILE | --record-seed N] [--recordings N] [--kinds K] [--control auto|anomaly|clip] [--runs N] [-j N] [--seed S] [--json] [--html DIR] [--keep DIR] [--timeout D] [--include P] [--exclude P] [--tags T] [-v] [package] [-- go test flags]",
 	short:     "re-execute predicted anomalies along their clips to confirm or prune them (PECAN hatching)",
 	long: `
 Hatch is PECAN's bug hatching (Huang and Zhang, ISSTA'11, section 6) for Go
@@ -50,6 +50,12 @@ define it. Its verdict is "observed". Such races are often ones no
 interleaving brings back to back: the read runs only after a flag that
 the writer sets after its write, plain variables both (a race of the
 memory model, not of the interleaving).
+
+One recorded run shows only the paths it took: --recordings N records N
+runs (seeds N, N+1, ... with --record-seed; Go's scheduler otherwise) and
+predicts on each. A prediction (kind, pattern and source lines) counts
+once; it is hatched along the clip of the first recording that made it,
+and, if no run confirmed it, along the next one's, and so on.
 
 --from selects the predictions: pecan (default: races, atomicity violations
 and atomic-set serializability violations with their clips, as racekit
@@ -90,6 +96,7 @@ var (
 	hatchControl = cmdHatch.flags.String("control", "auto", "with --from=pecan: accesses under control in a run: anomaly (the anomaly's statements), clip (every access of a full clip), auto (anomaly, then clip after a departure)")
 	hatchRecSeed = cmdHatch.flags.Uint64("record-seed", 0, "record under the controlled random scheduler with this seed (0: Go's scheduler), for schedules a quiet machine rarely shows")
 	hatchDedup   = cmdHatch.flags.Bool("dedup", false, "record with rt's deduplication of repeated accesses, as racekit test does (needed for a --trace recorded so)")
+	hatchRecs    = cmdHatch.flags.Int("recordings", 1, "record this many runs (--record-seed N, N+1, ...; or Go's scheduler each time) and hatch what any of them predicts; a prediction not confirmed along one recording's clip is tried along the next's")
 )
 
 func init() {
@@ -121,6 +128,44 @@ type hatchCand struct {
 	// clip's access sites in extra), nil when there is none.
 	extra []string
 	wide  *hatchCand
+	// recording is the index of the recording it was predicted on.
+	recording int
+}
+
+// key identifies a prediction across recordings: PECAN reports one
+// anomaly per distinct combination of pattern and source lines.
+func (cd *hatchCand) key() string {
+	return cd.Kind + " " + cd.Pattern + " " + strings.Join(cd.Sites, " ")
+}
+
+// hatchGroup is one distinct prediction and its clips, one per recording
+// that made it, in recording order.
+type hatchGroup struct {
+	alts []*hatchCand
+}
+
+func anyConfirmed(runs []HatchRun) bool {
+	for _, r := range runs {
+		if r.Confirmed {
+			return true
+		}
+	}
+	return false
+}
+
+// runsOf returns the runs along alt's clip among runs (all of them with a
+// single recording).
+func runsOf(runs []HatchRun, alt *hatchCand, recordings int) []HatchRun {
+	if recordings <= 1 {
+		return runs
+	}
+	var out []HatchRun
+	for _, r := range runs {
+		if r.Recording == alt.recording+1 {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // HatchRun is one controlled run along a clip.
@@ -135,6 +180,9 @@ type HatchRun struct {
 	// Control is "clip" for a run with every access of the clip under
 	// control (--control), "" for the anomaly's accesses only.
 	Control string `json:"control,omitempty"`
+	// Recording is the recording (1, 2, ...) whose clip the run followed,
+	// with --recordings above 1.
+	Recording int `json:"recording,omitempty"`
 }
 
 // HatchAnomaly is the result for one prediction.
@@ -147,21 +195,36 @@ type HatchAnomaly struct {
 	Runs    []HatchRun `json:"runs"`
 }
 
-// HatchResult is racekit hatch's --json output.
+// HatchRecording is one recorded run (--recordings): its trace and the
+// predictions made on it, of which New were not made on an earlier one.
+type HatchRecording struct {
+	Trace         string  `json:"trace"`
+	Events        int     `json:"events"`
+	RecordSeconds float64 `json:"record_seconds"`
+	SearchSeconds float64 `json:"search_seconds"`
+	Predicted     int     `json:"predicted"`
+	New           int     `json:"new"`
+}
+
+// HatchResult is racekit hatch's --json output. With several recordings,
+// Trace is the first, Events, RecordSeconds and SearchSeconds the sums,
+// Goroutines and SharedVars the largest; Predicted counts distinct
+// predictions (kind, pattern and sites).
 type HatchResult struct {
-	Package       string         `json:"package"`
-	Trace         string         `json:"trace"`
-	From          string         `json:"from"`
-	Events        int            `json:"events"`
-	Goroutines    int            `json:"goroutines"`
-	SharedVars    int            `json:"shared_vars"` // addresses accessed by two goroutines or more
-	RecordSeconds float64        `json:"record_seconds"`
-	SearchSeconds float64        `json:"search_seconds"`
-	HatchSeconds  float64        `json:"hatch_seconds"`
-	Predicted     int            `json:"predicted"`
-	Confirmed     int            `json:"confirmed"`
-	Observed      int            `json:"observed"` // races not confirmed that the recorded run had
-	Anomalies     []HatchAnomaly `json:"anomalies"`
+	Package       string           `json:"package"`
+	Trace         string           `json:"trace"`
+	Recordings    []HatchRecording `json:"recordings"`
+	From          string           `json:"from"`
+	Events        int              `json:"events"`
+	Goroutines    int              `json:"goroutines"`
+	SharedVars    int              `json:"shared_vars"` // addresses accessed by two goroutines or more
+	RecordSeconds float64          `json:"record_seconds"`
+	SearchSeconds float64          `json:"search_seconds"`
+	HatchSeconds  float64          `json:"hatch_seconds"`
+	Predicted     int              `json:"predicted"`
+	Confirmed     int              `json:"confirmed"`
+	Observed      int              `json:"observed"` // races not confirmed that the recorded run had
+	Anomalies     []HatchAnomaly   `json:"anomalies"`
 }
 
 func runHatch(c *command, args []string) int {
@@ -186,8 +249,12 @@ func runHatch(c *command, args []string) int {
 		c.errorf("--control %q: want auto, anomaly or clip", *hatchControl)
 		return exitUsage
 	}
-	if *hatchRuns < 1 || *hatchJobs < 1 {
-		c.errorf("--runs and -j must be at least 1")
+	if *hatchRuns < 1 || *hatchJobs < 1 || *hatchRecs < 1 {
+		c.errorf("--runs, --recordings and -j must be at least 1")
+		return exitUsage
+	}
+	if *hatchRecs > 1 && *hatchTrace != "" {
+		c.errorf("--recordings records runs; --trace reads one")
 		return exitUsage
 	}
 	targets, tmp, ok := testBinaries(c, hatchFlags, pkgs, "racekit-hatch-")
@@ -206,71 +273,136 @@ func runHatch(c *command, args []string) int {
 		outDir = *hatchKeep
 	}
 
-	// Record.
+	// Record and predict, once per recording.
 	res := HatchResult{Package: t.Pkg, From: *hatchFrom}
-	start := time.Now()
-	path := *hatchTrace
-	if path == "" {
-		path = filepath.Join(outDir, "recorded.rkt")
-		env := []string{dedupEnv()}
-		if *hatchRecSeed != 0 {
-			env = append(env, randomSchedEnv(*hatchRecSeed)...)
+	var groups []*hatchGroup
+	byKey := map[string]*hatchGroup{}
+	var observed []map[string]bool // per recording
+	for i := 0; i < *hatchRecs; i++ {
+		start := time.Now()
+		path := *hatchTrace
+		if path == "" {
+			path = filepath.Join(outDir, "recorded.rkt")
+			if i > 0 {
+				path = filepath.Join(outDir, fmt.Sprintf("recorded-%d.rkt", i+1))
+			}
+			env := []string{dedupEnv()}
+			if *hatchRecSeed != 0 {
+				env = append(env, randomSchedEnv(*hatchRecSeed+uint64(i))...)
+			}
+			if err := recordTests(t, testArgs, env, path, *hatchTimeout); err != nil {
+				c.errorf("%s: %v", t.Pkg, err)
+				return exitError
+			}
 		}
-		if err := recordTests(t, testArgs, env, path, *hatchTimeout); err != nil {
-			c.errorf("%s: %v", t.Pkg, err)
-			return exitError
+		rec := HatchRecording{Trace: path, RecordSeconds: time.Since(start).Seconds()}
+		if *hatchTrace != "" {
+			rec.RecordSeconds = 0
 		}
-		res.RecordSeconds = time.Since(start).Seconds()
-	}
-	res.Trace = path
-	tr, err := readTraceFile(c, path)
-	if err != nil {
-		c.errorf("%v", err)
-		return exitError
-	}
-	res.Events = len(tr.Events)
-	res.Goroutines, res.SharedVars = traceShape(tr)
-
-	// Predict.
-	start = time.Now()
-	var cands []*hatchCand
-	if *hatchFrom == "pecan" {
-		cands = anomalyCands(tr, anomaly.Find(tr, anomaly.Kinds(anomaly.Builtin(), kinds...), anomaly.Options{}))
-	} else {
-		cands, err = witnessCands(tr, *hatchFrom)
+		tr, err := readTraceFile(c, path)
 		if err != nil {
 			c.errorf("%v", err)
 			return exitError
 		}
-	}
-	res.SearchSeconds = time.Since(start).Seconds()
-	res.Predicted = len(cands)
-	if *hatchFlags.verbose {
-		fmt.Fprintf(os.Stderr, "racekit hatch: %d events, %d predictions (%s) in %.2fs\n", len(tr.Events), len(cands), *hatchFrom, res.SearchSeconds)
-	}
+		rec.Events = len(tr.Events)
+		goroutines, shared := traceShape(tr)
 
-	// Hatch.
-	start = time.Now()
-	runs := make([][]HatchRun, len(cands))
-	for i := range cands {
-		runs[i] = make([]HatchRun, *hatchRuns)
+		start = time.Now()
+		var cands []*hatchCand
+		if *hatchFrom == "pecan" {
+			cands = anomalyCands(tr, anomaly.Find(tr, anomaly.Kinds(anomaly.Builtin(), kinds...), anomaly.Options{}))
+		} else {
+			cands, err = witnessCands(tr, *hatchFrom)
+			if err != nil {
+				c.errorf("%v", err)
+				return exitError
+			}
+		}
+		rec.SearchSeconds = time.Since(start).Seconds()
+		rec.Predicted = len(cands)
+		for _, cd := range cands {
+			cd.recording = i
+			k := cd.key()
+			if g := byKey[k]; g != nil {
+				g.alts = append(g.alts, cd)
+				continue
+			}
+			rec.New++
+			g := &hatchGroup{alts: []*hatchCand{cd}}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		observed = append(observed, observedRaces(tr))
+		if *hatchFlags.verbose {
+			fmt.Fprintf(os.Stderr, "racekit hatch: %s: %d events, %d predictions (%s, %d new) in %.2fs\n", path, len(tr.Events), len(cands), *hatchFrom, rec.New, rec.SearchSeconds)
+		}
+		if i == 0 {
+			res.Trace = path
+		}
+		res.Events += rec.Events
+		res.Goroutines, res.SharedVars = max(res.Goroutines, goroutines), max(res.SharedVars, shared)
+		res.RecordSeconds += rec.RecordSeconds
+		res.SearchSeconds += rec.SearchSeconds
+		res.Recordings = append(res.Recordings, rec)
 	}
+	res.Predicted = len(groups)
+
+	// Hatch: each prediction along its first clip; then, round by round,
+	// those not yet confirmed along the clip of the next recording that
+	// predicted them.
+	start := time.Now()
+	runs := make([][]HatchRun, len(groups))
 	per := *hatchRuns
-	runErr := inParallel(len(cands)*per, *hatchJobs, func(n int) error {
-		i, k := n/per, n%per
-		seed := *hatchSeed + uint64(k)
-		r, err := hatchControlled(t, testArgs, cands[i], seed, filepath.Join(outDir, fmt.Sprintf("a%d-%d", i+1, seed)))
-		runs[i][k] = r
-		return err
-	})
-	if runErr != nil {
-		c.errorf("%v", runErr)
-		return exitError
+	for round := 0; ; round++ {
+		var todo []int
+		for i, g := range groups {
+			if round < len(g.alts) && !anyConfirmed(runs[i]) {
+				todo = append(todo, i)
+			}
+		}
+		if len(todo) == 0 {
+			break
+		}
+		got := make([][]HatchRun, len(todo))
+		for j := range got {
+			got[j] = make([]HatchRun, per)
+		}
+		runErr := inParallel(len(todo)*per, *hatchJobs, func(n int) error {
+			j, k := n/per, n%per
+			i := todo[j]
+			cd := groups[i].alts[round]
+			seed := *hatchSeed + uint64(k)
+			prefix := filepath.Join(outDir, fmt.Sprintf("a%d-%d", i+1, seed))
+			if round > 0 {
+				prefix = filepath.Join(outDir, fmt.Sprintf("a%d-r%d-%d", i+1, cd.recording+1, seed))
+			}
+			r, err := hatchControlled(t, testArgs, cd, seed, prefix)
+			if *hatchRecs > 1 {
+				r.Recording = cd.recording + 1
+			}
+			got[j][k] = r
+			return err
+		})
+		if runErr != nil {
+			c.errorf("%v", runErr)
+			return exitError
+		}
+		for j, i := range todo {
+			runs[i] = append(runs[i], got[j]...)
+		}
 	}
 	res.HatchSeconds = time.Since(start).Seconds()
-	observed := observedRaces(tr)
-	for i, cd := range cands {
-		ha := HatchAnomaly{Kind: cd.Kind, Pattern: cd.Pattern, Sites: cd.Sites, Vars: cd.Vars, Verdict: verdictOf(cd, runs[i], observed), Runs: runs[i]}
+	var shown []*hatchCand // per group, the alternative its verdict and page come from
+	for i, g := range groups {
+		verdict, cd := "pruned", g.alts[0]
+		for _, alt := range g.alts {
+			v := verdictOf(alt, runsOf(runs[i], alt, *hatchRecs), observed[alt.recording])
+			if v == "confirmed" || v == "observed" && verdict == "pruned" {
+				verdict, cd = v, alt
+			}
+		}
+		shown = append(shown, cd)
+		ha := HatchAnomaly{Kind: cd.Kind, Pattern: cd.Pattern, Sites: cd.Sites, Vars: cd.Vars, Verdict: verdict, Runs: runs[i]}
 		switch ha.Verdict {
 		case "confirmed":
 			res.Confirmed++
@@ -284,10 +416,14 @@ func runHatch(c *command, args []string) int {
 	}
 	if *hatchHTML != "" && *hatchFrom == "pecan" {
 		var as []anomaly.Anomaly
-		for _, cd := range cands {
+		for _, cd := range shown {
 			as = append(as, *cd.anomaly)
 		}
-		if err := writeClipPages(*hatchHTML, path, as); err != nil {
+		title := res.Trace
+		if len(res.Recordings) > 1 {
+			title = fmt.Sprintf("%s and %d more recordings", res.Trace, len(res.Recordings)-1)
+		}
+		if err := writeClipPages(*hatchHTML, title, as); err != nil {
 			c.errorf("%v", err)
 			return exitError
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -260,5 +261,45 @@ func TestHatchRecordSeed(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no race on Waits (%s) predicted: %+v", waits, res.Anomalies)
+	}
+}
+
+// --recordings: testdata/fuzzrand recorded under the controlled random
+// scheduler with seeds 1, 2 and 3 never lets two goroutines bump Waits
+// without the lock, so nothing is predicted; the fourth recording (seed 4)
+// does, and its clip confirms the race. Each recording is reported, and
+// the run names the recording whose clip it followed.
+func TestHatchRecordings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs instrumented test binaries")
+	}
+	waits := markedLines(t, "testdata/fuzzrand/fuzzrand.go", "WAITS")[0]
+	hatch := func(n int) (HatchResult, int) {
+		out, stderr, code := racekit(t, "hatch", "--json", "--record-seed", "1", "--recordings", strconv.Itoa(n), "-j", "2", "./testdata/fuzzrand")
+		var res HatchResult
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("exit %d, bad JSON (%v)\n%s\nstderr:\n%s", code, err, out, stderr)
+		}
+		if len(res.Recordings) != n {
+			t.Fatalf("%d recordings reported, want %d", len(res.Recordings), n)
+		}
+		return res, code
+	}
+	if res, code := hatch(3); res.Predicted != 0 || code != exitOK {
+		t.Fatalf("seeds 1-3: %d predictions (exit %d), want none: the test no longer shows what --recordings adds", res.Predicted, code)
+	}
+	res, code := hatch(4)
+	if code != exitRaces || res.Predicted != 1 || res.Confirmed != 1 {
+		t.Fatalf("seeds 1-4: exit %d, %d predicted, %d confirmed; want 66, 1, 1", code, res.Predicted, res.Confirmed)
+	}
+	if r := res.Recordings[3]; r.Predicted != 1 || r.New != 1 || r.Events == 0 {
+		t.Errorf("fourth recording %+v: want 1 prediction, new", r)
+	}
+	a := res.Anomalies[0]
+	if a.Kind != "race" || lineSite(a.Sites[0]) != waits || len(a.Runs) != 1 || a.Runs[0].Recording != 4 {
+		t.Errorf("anomaly %+v: want the race on Waits (%s), one run along the fourth recording's clip", a, waits)
+	}
+	if _, _, code := racekit(t, "hatch", "--recordings", "2", "--trace", "x.rkt", "./testdata/fuzzrand"); code != exitUsage {
+		t.Errorf("--recordings with --trace: exit %d, want %d", code, exitUsage)
 	}
 }
