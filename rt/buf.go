@@ -397,6 +397,9 @@ func (g *gstate) plain(op trace.Op, flags trace.Flags, site uint32, obj, val uin
 // code appeared (so that events after it are placed after its Begin).
 // The rare cases share one test: they set tick to 0.
 func (g *gstate) prepPlain() {
+	if g.lockPend.on {
+		g.flushPending()
+	}
 	if g.shown < g.depth {
 		g.showFrames()
 	}
@@ -431,6 +434,30 @@ func isPlain(op trace.Op) bool { return plainOps[op] }
 
 var plainOps = [256]bool{trace.OpRead: true, trace.OpWrite: true, trace.OpFuncEnter: true, trace.OpFuncExit: true}
 
+// pendingAcquire is an exclusive lock's acquisition a sampled run records
+// with the goroutine's next event (acquireLock).
+type pendingAcquire struct {
+	on   bool
+	site uint32
+	obj  uint64
+}
+
+// putPending writes g's pending acquisition with seq s (not committed).
+func (g *gstate) putPending(s uint64) {
+	g.raiseTo(s)
+	g.putEvent(trace.OpAcquire, 0, g.lockPend.site, g.lockPend.obj, 0)
+	g.lockPend.on = false
+}
+
+// flushPending records g's pending acquisition on its own.
+func (g *gstate) flushPending() {
+	if isIdle(g.last) {
+		g.open(false)
+	}
+	g.putPending(seq.Add(1))
+	g.commit(false)
+}
+
 // stayOpen reports whether g keeps holding the frontier after recording a
 // synchronization event of op, saving the next plain event the trip
 // through open. It goes idle after the events that hooks record before an
@@ -451,7 +478,11 @@ func stayOpen(op trace.Op) bool {
 // MethodBegin. It takes the next global seq, and g goes idle after it
 // unless stayOpen.
 func (g *gstate) sync(op trace.Op, flags trace.Flags, site uint32, obj, val uint64, addrs []uint64) {
-	if g.shown < g.depth && !(sampling && sample.Frameless(op)) {
+	show := g.shown < g.depth && !(sampling && sample.Frameless(op))
+	if g.lockPend.on && show {
+		g.flushPending() // before the frames this event shows
+	}
+	if show {
 		g.showFrames()
 	}
 	g.epoch++ // a new epoch for dedup
@@ -461,7 +492,15 @@ func (g *gstate) sync(op trace.Op, flags trace.Flags, site uint32, obj, val uint
 	if isIdle(g.last) {
 		g.open(false) // the seq taken next is fresh: no raise needed
 	}
-	s := seq.Add(1)
+	var s uint64
+	if g.lockPend.on {
+		// The pending acquisition and this event: one reservation.
+		s = seq.Add(2) - 1
+		g.putPending(s)
+		s++
+	} else {
+		s = seq.Add(1)
+	}
 	g.raiseTo(s)
 	g.putEvent(op, flags, site, obj, val)
 	for _, a := range addrs {

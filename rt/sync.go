@@ -23,6 +23,29 @@ func acquire(p unsafe.Pointer, read bool, site uint32) {
 	}
 }
 
+// acquireLock is acquire for an exclusive lock (Mutex, RWMutex in write
+// mode), taken by its hooks. A sampled run records the acquisition when
+// the goroutine records its next event instead (gstate.lockPend): usually the
+// Unlock of a critical section whose accesses were not sampled, so that
+// the pair takes one seq reservation and one commit, not two each. The
+// trace is as exact: while the goroutine holds the lock, no other one
+// acquires or releases it, so the acquisition joins the same clock
+// wherever it stands before the goroutine's next event. (Not for read
+// mode, where other readers release meanwhile, nor under the controlled
+// scheduler or in a full recording, whose positions count it.)
+func acquireLock(p unsafe.Pointer, site uint32) {
+	if on {
+		if sampling && !ctl && live.Load() {
+			if g := cur(); !g.lockPend.on {
+				g.epoch++ // the accesses after it are in a new epoch (dedup)
+				g.lockPend = pendingAcquire{on: true, site: site, obj: ptr(p)}
+				return
+			}
+		}
+		emit(trace.OpAcquire, 0, site, ptr(p))
+	}
+}
+
 func release(p unsafe.Pointer, read bool, site uint32) {
 	if on {
 		var f trace.Flags
@@ -61,7 +84,11 @@ func lockRead(p unsafe.Pointer, site uint32, rec bool) {
 // writer need not wait for it to be stolen.
 func parkCur() {
 	if on && live.Load() {
-		cur().park()
+		g := cur()
+		if g.lockPend.on {
+			g.flushPending() // a lock it holds, before it blocks
+		}
+		g.park()
 	}
 }
 
@@ -75,7 +102,7 @@ func MutexLock(m *sync.Mutex, site uint32, rec bool) {
 		parkCur()
 		m.Lock()
 	}
-	acquire(unsafe.Pointer(m), false, site)
+	acquireLock(unsafe.Pointer(m), site)
 }
 
 // MutexUnlock is m.Unlock().
@@ -93,7 +120,7 @@ func MutexTryLock(m *sync.Mutex, site uint32, rec bool) bool {
 	lockRead(unsafe.Pointer(m), site, rec)
 	ok := m.TryLock()
 	if ok {
-		acquire(unsafe.Pointer(m), false, site)
+		acquireLock(unsafe.Pointer(m), site)
 	}
 	return ok
 }
@@ -108,7 +135,7 @@ func RWMutexLock(rw *sync.RWMutex, site uint32, rec bool) {
 		parkCur()
 		rw.Lock()
 	}
-	acquire(unsafe.Pointer(rw), false, site)
+	acquireLock(unsafe.Pointer(rw), site)
 }
 
 // RWMutexUnlock is rw.Unlock().
@@ -149,7 +176,7 @@ func RWMutexTryLock(rw *sync.RWMutex, site uint32, rec bool) bool {
 	lockRead(unsafe.Pointer(rw), site, rec)
 	ok := rw.TryLock()
 	if ok {
-		acquire(unsafe.Pointer(rw), false, site)
+		acquireLock(unsafe.Pointer(rw), site)
 	}
 	return ok
 }
@@ -413,6 +440,9 @@ func atomicRecord(g *gstate, op trace.Op, flags trace.Flags, site uint32, a, val
 	if !live.Load() {
 		return
 	}
+	if g.lockPend.on {
+		g.flushPending()
+	}
 	if g.shown < g.depth {
 		g.showFrames()
 	}
@@ -624,8 +654,8 @@ func (g *gstate) edge(op trace.Op, site uint32, obj uint64) {
 	}
 	e, ver := &g.edges[i], &edgeVer[i]
 	if op == trace.OpSyncRelease {
-		if e.rel && e.relAt == g.written {
-			return
+		if e.rel && e.relAt == g.written && !g.lockPend.on {
+			return // (a lock taken since, not yet recorded, grew g's clock)
 		}
 		g.record(op, 0, site, obj, 0)
 		e.rel, e.relAt = true, g.written
