@@ -25,10 +25,10 @@ func acquire(p unsafe.Pointer, read bool, site uint32) {
 
 // acquireLock is acquire for an exclusive lock (Mutex, RWMutex in write
 // mode), taken by its hooks. A sampled run records the acquisition when
-// the goroutine records its next event instead (gstate.lockPend): usually the
-// Unlock of a critical section whose accesses were not sampled, so that
-// the pair takes one seq reservation and one commit, not two each. The
-// trace is as exact: while the goroutine holds the lock, no other one
+// the goroutine records its next event instead (gstate.lockPend):
+// usually the Unlock of a critical section whose accesses were not
+// sampled, so that the pair takes one seq reservation and one commit
+// instead of two of each. The trace is as exact: while the goroutine holds the lock, no other one
 // acquires or releases it, so the acquisition joins the same clock
 // wherever it stands before the goroutine's next event. (Not for read
 // mode, where other readers release meanwhile, nor under the controlled
