@@ -6,9 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/racekit/racekit/bench/harness"
 	"github.com/racekit/racekit/detect"
-	"github.com/racekit/racekit/detect/hb"
-	"github.com/racekit/racekit/detect/lockset"
 	"github.com/racekit/racekit/filter/sample"
 	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/trace"
@@ -174,20 +173,9 @@ func edgeTrace(seed uint64) *trace.Trace {
 func racesOf(t *testing.T, d string, tr *trace.Trace) []string {
 	t.Helper()
 	var out []string
-	sink := finding.SinkFunc(func(x *finding.Race) {
+	det := harness.Detectors[d](finding.SinkFunc(func(x *finding.Race) {
 		out = append(out, fmt.Sprintf("%#x %v %d~%d", x.Addr, x.Pair(), x.Prev.Seq, x.Cur.Seq))
-	})
-	var det detect.Detector
-	switch d {
-	case "hb":
-		det = hb.New(sink)
-	case "fasttrack":
-		det = hb.NewFastTrack(sink)
-	case "hybrid":
-		det = lockset.NewHybrid(sink)
-	case "lockset":
-		det = lockset.New(sink)
-	}
+	}))
 	if _, err := detect.Run(tr.Iter(), det); err != nil {
 		t.Fatal(err)
 	}
