@@ -96,6 +96,7 @@ func main() {
 	jsonOut := flag.String("json", "", "also write the rows as JSON to FILE")
 	root := flag.String("subjects", "bench/subjects", "the subjects' directory")
 	flag.Uint64Var(&recordSeed, "record-seed", 0, "record each subject under the controlled random scheduler with this seed (racekit hatch --record-seed; 0: Go's scheduler)")
+	flag.IntVar(&runs, "runs", 1, "hatching runs per clip (racekit hatch --runs): seeds 1, 2, ... for the choices the clip leaves open")
 	flag.IntVar(&recordings, "recordings", 1, "recorded runs per subject (racekit hatch --recordings): seeds -record-seed, +1, ...")
 	flag.StringVar(&from, "from", "pecan", "predictions to hatch (racekit hatch --from): pecan, or rdit / mcm for predicted races and their witnesses")
 	flag.Parse()
@@ -115,6 +116,7 @@ var (
 	from       string
 	recordSeed uint64
 	recordings int
+	runs       int
 )
 
 func fatal(err error) {
@@ -125,7 +127,7 @@ func fatal(err error) {
 func subject(s *truth.Subject, rk string, jobs int, timeout time.Duration, tmp string) Row {
 	r := Row{Subject: s.Name}
 	pkg := "./" + filepath.ToSlash(relToWd(s.Dir))
-	cmd := exec.Command(rk, "hatch", "--json", "--from", from, "--record-seed", fmt.Sprint(recordSeed), "--recordings", fmt.Sprint(recordings), "-j", fmt.Sprint(jobs), "--timeout", timeout.String(), pkg)
+	cmd := exec.Command(rk, "hatch", "--json", "--from", from, "--record-seed", fmt.Sprint(recordSeed), "--recordings", fmt.Sprint(recordings), "--runs", fmt.Sprint(runs), "-j", fmt.Sprint(jobs), "--timeout", timeout.String(), pkg)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -285,12 +287,15 @@ func table(w io.Writer, rows []Row) {
 	if recordSeed != 0 {
 		rec = fmt.Sprintf("racekit hatch --record-seed %d: recorded under the controlled random scheduler", recordSeed)
 	}
-	runs := "One recorded run"
+	what := "One recorded run"
 	if recordings > 1 {
 		rec += fmt.Sprintf(" --recordings %d: each prediction counted once, hatched along the clip of the first recording that made it, then of the next while not confirmed; events, Record and Search are sums over the recordings", recordings)
-		runs = fmt.Sprintf("%d recorded runs", recordings)
+		what = fmt.Sprintf("%d recorded runs", recordings)
 	}
-	fmt.Fprintf(w, runs+" of each subject's tests (%s). Times in seconds: Normal is one run of the uninstrumented test binary (mean of 3), Record the instrumented run with the trace, Search PECAN's search with schedule generation, Hatch the re-execution of every clip (one run each, -j in parallel). Anomalies are distinct pattern and site combinations; Real are those a re-execution along the clip confirmed; Panics and Failed count real anomalies whose run then panicked or failed a test. Known is the ground truth's entries (races, atomicity and atomic-set violations); predicted and confirmed count those an anomaly of matching lines covers; observed counts those not confirmed whose race the recorded run itself had (racekit hatch's verdict observed: the happens-before detector reports the two statements on the variable in the recorded trace), which are real races that no clip run made happen.\n\n", rec)
+	if runs > 1 {
+		rec += fmt.Sprintf(" --runs %d: each clip followed with seeds 1 to %d for the choices it leaves open (which case a select takes, which key a map range visits first)", runs, runs)
+	}
+	fmt.Fprintf(w, what+" of each subject's tests (%s). Times in seconds: Normal is one run of the uninstrumented test binary (mean of 3), Record the instrumented run with the trace, Search PECAN's search with schedule generation, Hatch the re-execution of every clip (one run each, -j in parallel). Anomalies are distinct pattern and site combinations; Real are those a re-execution along the clip confirmed; Panics and Failed count real anomalies whose run then panicked or failed a test. Known is the ground truth's entries (races, atomicity and atomic-set violations); predicted and confirmed count those an anomaly of matching lines covers; observed counts those not confirmed whose race the recorded run itself had (racekit hatch's verdict observed: the happens-before detector reports the two statements on the variable in the recorded trace), which are real races that no clip run made happen.\n\n", rec)
 	fmt.Fprintf(w, "| subject | goroutines | shared vars | events | Normal | Record | Search | Hatch | races | atomicity | ASV | real | of which not in truth | panics | failed | known | predicted | confirmed | observed |\n")
 	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	var tot Row
