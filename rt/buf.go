@@ -394,12 +394,10 @@ func (g *gstate) plain(op trace.Op, flags trace.Flags, site uint32, obj, val uin
 
 // prepPlain makes g ready to record plain events: open, with its key
 // raised every raiseEvery events and after a goroutine born in untraced
-// code appeared (so that events after it are placed after its Begin).
+// code appeared (so that events after it are placed after its Begin),
+// and with a lock's pending acquisition recorded first (acquireLock).
 // The rare cases share one test: they set tick to 0.
 func (g *gstate) prepPlain() {
-	if g.lockPend.on {
-		g.flushPending()
-	}
 	if g.shown < g.depth {
 		g.showFrames()
 	}
@@ -423,6 +421,11 @@ func (g *gstate) prepSlow() {
 		g.open(true)
 	} else {
 		g.raiseTo(seq.Load())
+	}
+	if g.lockPend.on {
+		// Before this event, and before any frame it shows (showFrames
+		// marks them shown first, so its first FuncEnter comes here).
+		g.flushPending()
 	}
 }
 

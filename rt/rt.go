@@ -99,7 +99,7 @@ func start(path string, withDedup bool) error {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		_ = w.DefineName(0, "program "+bi.Path)
 	}
-	for i, n := range globalObjs() {
+	for i, n := range globalObjs {
 		_ = w.DefineName(n.Obj, n.Name)
 		edgeVer[i].Store(0)
 	}

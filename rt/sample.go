@@ -48,7 +48,9 @@ import (
 // the goroutine's start routine, checked once as sample.RootFunc at its
 // first such access, as the offline filter does. Synchronization, goroutine
 // life and allocations are always recorded (§3.2: a missed synchronization
-// would invent races). BarrierPairs are not (barriersOn): they are RDIT's,
+// would invent races), but for the edges on the global objects that add
+// none (sync.go's edge) and with a lock's acquisition recorded at the
+// goroutine's next event (acquireLock). BarrierPairs are not (barriersOn): they are RDIT's,
 // and a sampled trace is refused to the predictive detectors. An unsampled
 // frame is recorded (its FuncEnter, then its FuncExit) only when something
 // other than a lock operation or a sync edge (sample.Frameless) is

@@ -39,6 +39,7 @@ func acquireLock(p unsafe.Pointer, site uint32) {
 			if g := cur(); !g.lockPend.on {
 				g.epoch++ // the accesses after it are in a new epoch (dedup)
 				g.lockPend = pendingAcquire{on: true, site: site, obj: ptr(p)}
+				g.tick = 0 // the next plain event flushes it (prepSlow)
 				return
 			}
 		}
@@ -623,13 +624,12 @@ var (
 // Only in a sampled run, which feeds hb, fasttrack, lockset and hybrid: a
 // full recording keeps every event, since PECAN's clips and the
 // controlled scheduler count synchronization events (sched.Positional).
-var edgeVer [3]atomic.Uint64 // releases recorded, of ioObj, timersObj and ctxObj
+var edgeVer [len(globalObjs)]atomic.Uint64 // releases recorded, per global object
 
 // globalObjs are the global objects, each with the name it has in a trace
-// (so that an offline sample.Edges finds them).
-func globalObjs() []trace.Name {
-	return []trace.Name{{Obj: ioObj, Name: sample.IOName}, {Obj: timersObj, Name: sample.TimersName}, {Obj: ctxObj, Name: sample.ContextsName}}
-}
+// (so that an offline sample.Edges finds them); edgeVer and a goroutine's
+// edges are indexed alike.
+var globalObjs = [...]trace.Name{{Obj: ioObj, Name: sample.IOName}, {Obj: timersObj, Name: sample.TimersName}, {Obj: ctxObj, Name: sample.ContextsName}}
 
 // edgeState is a goroutine's view of one global object.
 type edgeState struct {
@@ -646,11 +646,8 @@ func (g *gstate) edge(op trace.Op, site uint32, obj uint64) {
 		return
 	}
 	i := 0
-	switch obj {
-	case timersObj:
-		i = 1
-	case ctxObj:
-		i = 2
+	for i < len(globalObjs)-1 && globalObjs[i].Obj != obj {
+		i++
 	}
 	e, ver := &g.edges[i], &edgeVer[i]
 	if op == trace.OpSyncRelease {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -139,33 +140,23 @@ func (cd *hatchCand) key() string {
 }
 
 // hatchGroup is one distinct prediction and its clips, one per recording
-// that made it, in recording order.
+// that made it, in recording order; runs holds the runs along each clip
+// hatched so far.
 type hatchGroup struct {
 	alts []*hatchCand
+	runs [][]HatchRun
 }
 
-func anyConfirmed(runs []HatchRun) bool {
-	for _, r := range runs {
-		if r.Confirmed {
-			return true
+// confirmed reports whether a run along one of g's clips confirmed it.
+func (g *hatchGroup) confirmed() bool {
+	for _, rs := range g.runs {
+		for _, r := range rs {
+			if r.Confirmed {
+				return true
+			}
 		}
 	}
 	return false
-}
-
-// runsOf returns the runs along alt's clip among runs (all of them with a
-// single recording).
-func runsOf(runs []HatchRun, alt *hatchCand, recordings int) []HatchRun {
-	if recordings <= 1 {
-		return runs
-	}
-	var out []HatchRun
-	for _, r := range runs {
-		if r.Recording == alt.recording+1 {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // HatchRun is one controlled run along a clip.
@@ -351,12 +342,11 @@ func runHatch(c *command, args []string) int {
 	// those not yet confirmed along the clip of the next recording that
 	// predicted them.
 	start := time.Now()
-	runs := make([][]HatchRun, len(groups))
 	per := *hatchRuns
 	for round := 0; ; round++ {
 		var todo []int
 		for i, g := range groups {
-			if round < len(g.alts) && !anyConfirmed(runs[i]) {
+			if round < len(g.alts) && !g.confirmed() {
 				todo = append(todo, i)
 			}
 		}
@@ -388,21 +378,25 @@ func runHatch(c *command, args []string) int {
 			return exitError
 		}
 		for j, i := range todo {
-			runs[i] = append(runs[i], got[j]...)
+			groups[i].runs = append(groups[i].runs, got[j])
 		}
 	}
 	res.HatchSeconds = time.Since(start).Seconds()
 	var shown []*hatchCand // per group, the alternative its verdict and page come from
-	for i, g := range groups {
+	for _, g := range groups {
 		verdict, cd := "pruned", g.alts[0]
-		for _, alt := range g.alts {
-			v := verdictOf(alt, runsOf(runs[i], alt, *hatchRecs), observed[alt.recording])
+		for k, alt := range g.alts {
+			var rs []HatchRun // none if it was confirmed along an earlier clip
+			if k < len(g.runs) {
+				rs = g.runs[k]
+			}
+			v := verdictOf(alt, rs, observed[alt.recording])
 			if v == "confirmed" || v == "observed" && verdict == "pruned" {
 				verdict, cd = v, alt
 			}
 		}
 		shown = append(shown, cd)
-		ha := HatchAnomaly{Kind: cd.Kind, Pattern: cd.Pattern, Sites: cd.Sites, Vars: cd.Vars, Verdict: verdict, Runs: runs[i]}
+		ha := HatchAnomaly{Kind: cd.Kind, Pattern: cd.Pattern, Sites: cd.Sites, Vars: cd.Vars, Verdict: verdict, Runs: slices.Concat(g.runs...)}
 		switch ha.Verdict {
 		case "confirmed":
 			res.Confirmed++
