@@ -24,6 +24,9 @@ package rt
 //	                                it wants that has not come (default 250ms)
 //	RACEKIT_SCHED_TICK=DUR          virtual time per scheduling step (default 1µs; vtime.go)
 //	RACEKIT_SCHED_TIME=real         keep real timers and clock under control
+//	RACEKIT_SCHED_PREEMPT=P         random: each data access is also a
+//	                                scheduling point with probability P
+//	                                (see "Preemption")
 //
 // # The token
 //
@@ -34,7 +37,7 @@ package rt
 // WaitGroup Wait and Done, Once.Do, Cond Wait, Signal and Broadcast, an
 // atomic operation or a sync.Map method), a go statement (Fork), the start
 // of a goroutine (Begin), and a data access at one of the statements of
-// RACEKIT_PAIR. When the holder reaches a point it gives the token up; once
+// RACEKIT_PAIR (or one drawn, see "Preemption"). When the holder reaches a point it gives the token up; once
 // no goroutine is on its way (a child forked but not yet begun, a partner
 // released by a channel operation), the strategy picks one of the waiting
 // goroutines that are enabled, and that one gets the token. So the order of
@@ -112,6 +115,19 @@ package rt
 // forked by P. A child is named when its parent passes Fork and claims the
 // name at Begin: a parent cannot pass its next point before the child
 // arrived, so children claim the names in their order.
+//
+// # Preemption
+//
+// Under the random strategy only synchronization is a scheduling point, so
+// a check and the store it guards (if p.cache == nil { p.cache = ... })
+// never interleave with another goroutine's: a recorded run shows only
+// the orders in which such code runs as one block. RACEKIT_SCHED_PREEMPT=P
+// makes each data access of the goroutine holding the token a scheduling
+// point with probability P, drawn from a generator of its own seeded by
+// RACEKIT_SEED, so that the same seed still gives the same run (the holder
+// is the only controlled goroutine running; free goroutines do not draw).
+// It is for recordings that a predictor reads (racekit hatch
+// --record-preempt); a replay does not redo the draws.
 //
 // # Recording
 //
@@ -245,6 +261,10 @@ type schedT struct {
 	vc     vclock     // virtual time (vtime.go)
 	rng    *rand.Rand // which of a select's ready cases proceeds
 	mapRng *rand.Rand // the order of a range over a map (maprange.go)
+	// preempt is RACEKIT_SCHED_PREEMPT's probability (0: off), set before
+	// the goroutines it controls start; preRng draws for it.
+	preempt float64
+	preRng  *rand.Rand
 
 	// Sites: names and pair membership by site ID (copy on write).
 	sites  atomic.Pointer[[]schedSite]
@@ -349,6 +369,11 @@ func init() {
 	if goidOff == 0 {
 		probeGoid()
 	}
+	if mode == "random" {
+		if p, err := strconv.ParseFloat(os.Getenv("RACEKIT_SCHED_PREEMPT"), 64); err == nil && p > 0 && p <= 1 {
+			sc.preempt = p
+		}
+	}
 	schedStart(strat, mode, seed, pair, out, envDuration("RACEKIT_SCHED_ESCAPE", 5*time.Millisecond), envDuration("RACEKIT_SCHED_DEADLOCK", 5*time.Second))
 	vclockFromEnv(mode)
 }
@@ -414,6 +439,7 @@ func schedStart(strat sched.Strategy, mode string, seed uint64, pair sched.SiteP
 	sc.pair = pair
 	sc.rng = rand.New(rand.NewPCG(seed, 0x5e1ec7))
 	sc.mapRng = rand.New(rand.NewPCG(seed, 0x3a9e))
+	sc.preRng = rand.New(rand.NewPCG(seed, 0x9e3e))
 	sc.outFile, sc.out = out, nil
 	if out != nil {
 		sc.out = bufio.NewWriter(out)
@@ -516,11 +542,23 @@ func schedAdd(g *sg) {
 }
 
 // schedAccess is the hook of a data access: a scheduling point if it is
-// at a statement of the pair.
+// at a statement of the pair, or when the holder draws a preemption.
 func schedAccess(k sched.Kind, p unsafe.Pointer, site uint32) {
-	if s := siteOf(site); s.pair && p != nil {
+	if p == nil {
+		return
+	}
+	if siteOf(site).pair || sc.preempt > 0 && schedPreempt() {
 		schedPoint(k, uint64(uintptr(p)), nil, site, nil)
 	}
+}
+
+// schedPreempt draws whether the current goroutine, if it holds the token,
+// gives it up at this access (see "Preemption").
+func schedPreempt() bool {
+	schedLock()
+	defer sc.mu.Unlock()
+	g := sc.byGoid[goid()]
+	return ctl && g != nil && g.state == sRunning && sc.preRng.Float64() < sc.preempt
 }
 
 // schedPoint is a scheduling point: the current goroutine is about to

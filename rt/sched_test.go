@@ -978,3 +978,59 @@ func TestSchedCondWaitRecordsReleaseFirst(t *testing.T) {
 		}
 	}
 }
+
+// lazyInit is buggyprogram's table: each of two workers checks the shared
+// pointer and, if nil, stores its own. It returns how many stored.
+func lazyInit(base uint32) int {
+	s := func(line int) uint32 { return base + uint32(line) - 1 }
+	var cache *int
+	var stores atomic.Int32
+	var wg sync.WaitGroup
+	wg.Add(2)
+	for w := 0; w < 2; w++ {
+		goCtl(s(1), &wg, func() {
+			schedAccess(sched.KindRead, unsafe.Pointer(&cache), s(2))
+			if cache == nil {
+				schedAccess(sched.KindWrite, unsafe.Pointer(&cache), s(3))
+				cache = new(int)
+				stores.Add(1)
+			}
+		})
+	}
+	waitCtl(&wg, s(4))
+	return int(stores.Load())
+}
+
+// TestSchedPreempt: under the random strategy alone a check and its store
+// never interleave (only synchronization is a point); with
+// RACEKIT_SCHED_PREEMPT both workers see nil in some runs, and a seed still
+// gives one schedule.
+func TestSchedPreempt(t *testing.T) {
+	base := schedFileSites("/src/lazy.go", 4)
+	runs := 40
+	both := func(p float64) int {
+		sc.preempt = p
+		defer func() { sc.preempt = 0 }()
+		n := 0
+		for seed := uint64(0); seed < uint64(runs); seed++ {
+			var stores int
+			first := controlled(t, sched.NewRandom(seed), "random", seed, sched.SitePair{}, func() { stores = lazyInit(base) })
+			if stores == 2 {
+				n++
+			}
+			again := controlled(t, sched.NewRandom(seed), "random", seed, sched.SitePair{}, func() { lazyInit(base) })
+			if !sameSteps(first.Steps, again.Steps) {
+				t.Fatalf("preempt %v, seed %d: the same seed gave another schedule:\n%v\n%v", p, seed, first.Steps, again.Steps)
+			}
+		}
+		return n
+	}
+	if n := both(0); n != 0 {
+		t.Errorf("without preemption both workers stored in %d of %d runs", n, runs)
+	}
+	n := both(0.5)
+	t.Logf("with preemption 0.5 both workers stored in %d of %d runs", n, runs)
+	if n == 0 || n == runs {
+		t.Errorf("with preemption 0.5 both workers stored in %d of %d runs, want some", n, runs)
+	}
+}

@@ -95,7 +95,8 @@ func main() {
 	timeout := flag.Duration("timeout", 30*time.Second, "time limit of one hatching run")
 	jsonOut := flag.String("json", "", "also write the rows as JSON to FILE")
 	root := flag.String("subjects", "bench/subjects", "the subjects' directory")
-	flag.Uint64Var(&recordSeed, "record-seed", 0, "record each subject under the controlled random scheduler with this seed (racekit hatch --record-seed; 0: Go's scheduler)")
+	flag.StringVar(&recordSeed, "record-seed", "0", "record each subject under the controlled random scheduler with this seed (racekit hatch --record-seed; 0: Go's scheduler; a comma list gives each recording's)")
+	flag.Float64Var(&preempt, "record-preempt", 0, "with -record-seed: each access of a random-scheduler recording is also a scheduling point with this probability (racekit hatch --record-preempt)")
 	flag.IntVar(&runs, "runs", 1, "hatching runs per clip (racekit hatch --runs): seeds 1, 2, ... for the choices the clip leaves open")
 	flag.IntVar(&recordings, "recordings", 1, "recorded runs per subject (racekit hatch --recordings): seeds -record-seed, +1, ...")
 	flag.StringVar(&from, "from", "pecan", "predictions to hatch (racekit hatch --from): pecan, or rdit / mcm for predicted races and their witnesses")
@@ -114,7 +115,8 @@ func main() {
 
 var (
 	from       string
-	recordSeed uint64
+	recordSeed string
+	preempt    float64
 	recordings int
 	runs       int
 )
@@ -127,7 +129,7 @@ func fatal(err error) {
 func subject(s *truth.Subject, rk string, jobs int, timeout time.Duration, tmp string) Row {
 	r := Row{Subject: s.Name}
 	pkg := "./" + filepath.ToSlash(relToWd(s.Dir))
-	cmd := exec.Command(rk, "hatch", "--json", "--from", from, "--record-seed", fmt.Sprint(recordSeed), "--recordings", fmt.Sprint(recordings), "--runs", fmt.Sprint(runs), "-j", fmt.Sprint(jobs), "--timeout", timeout.String(), pkg)
+	cmd := exec.Command(rk, "hatch", "--json", "--from", from, "--record-seed", recordSeed, "--record-preempt", fmt.Sprint(preempt), "--recordings", fmt.Sprint(recordings), "--runs", fmt.Sprint(runs), "-j", fmt.Sprint(jobs), "--timeout", timeout.String(), pkg)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -284,13 +286,23 @@ func lineOf(s *truth.Subject, site string) (truth.Line, bool) {
 func table(w io.Writer, rows []Row) {
 	fmt.Fprintf(w, "# PECAN Table 1 over racekit's subjects (predictions: %s)\n\n", from)
 	rec := "racekit hatch"
-	if recordSeed != 0 {
-		rec = fmt.Sprintf("racekit hatch --record-seed %d: recorded under the controlled random scheduler", recordSeed)
+	nrec := recordings
+	if n := strings.Count(recordSeed, ",") + 1; n > 1 {
+		nrec = n
+		rec = fmt.Sprintf("racekit hatch --record-seed %s: recorded with each of these seeds in turn, 0 under Go's scheduler, the others under the controlled random scheduler", recordSeed)
+	} else if recordSeed != "0" {
+		rec = fmt.Sprintf("racekit hatch --record-seed %s: recorded under the controlled random scheduler", recordSeed)
+	}
+	if preempt > 0 {
+		rec += fmt.Sprintf(" --record-preempt %g: in a random-scheduler recording each access is also a scheduling point with that probability", preempt)
 	}
 	what := "One recorded run"
-	if recordings > 1 {
-		rec += fmt.Sprintf(" --recordings %d: each prediction counted once, hatched along the clip of the first recording that made it, then of the next while not confirmed; events, Record and Search are sums over the recordings", recordings)
-		what = fmt.Sprintf("%d recorded runs", recordings)
+	if nrec > 1 {
+		if recordings > 1 {
+			rec += fmt.Sprintf(" --recordings %d", recordings)
+		}
+		rec += ": each prediction counted once, hatched along the clip of the first recording that made it, then of the next while not confirmed; events, Record and Search are sums over the recordings"
+		what = fmt.Sprintf("%d recorded runs", nrec)
 	}
 	if runs > 1 {
 		rec += fmt.Sprintf(" --runs %d: each clip followed with seeds 1 to %d for the choices it leaves open (which case a select takes, which key a map range visits first)", runs, runs)

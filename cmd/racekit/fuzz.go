@@ -796,6 +796,12 @@ func randomSchedEnv(seed uint64) []string {
 	return []string{"RACEKIT_SCHED=random", "RACEKIT_SEED=" + strconv.FormatUint(seed, 10)}
 }
 
+// preemptEnv makes each data access of a random-scheduler run a
+// scheduling point with probability p (rt/sched.go, "Preemption").
+func preemptEnv(p float64) string {
+	return "RACEKIT_SCHED_PREEMPT=" + strconv.FormatFloat(p, 'g', -1, 64)
+}
+
 // recordTests runs t's tests once with env added, recording their trace
 // into path, within timeout. A run that fails or times out still has its
 // trace; one that left none is an error.

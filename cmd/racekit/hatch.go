@@ -25,7 +25,7 @@ import (
 
 var cmdHatch = register(&command{
 	name:      "hatch",
-	usageLine: "hatch [--from pecan|rdit|mcm] [--trace FILE | --record-seed N] [--recordings N] [--kinds K] [--control auto|anomaly|clip] [--runs N] [-j N] [--seed S] [--json] [--html DIR] [--keep DIR] [--timeout D] [--include P] [--exclude P] [--tags T] [-v] [package] [-- go test flags]",
+	usageLine: "hatch [--from pecan|rdit|mcm] [--trace FILE | --record-seed N[,N...]] [--record-preempt P] [--recordings N] [--kinds K] [--control auto|anomaly|clip] [--runs N] [-j N] [--seed S] [--json] [--html DIR] [--keep DIR] [--timeout D] [--include P] [--exclude P] [--tags T] [-v] [package] [-- go test flags]",
 	short:     "re-execute predicted anomalies along their clips to confirm or prune them (PECAN hatching)",
 	long: `
 Hatch is PECAN's bug hatching (Huang and Zhang, ISSTA'11, section 6) for Go
@@ -56,7 +56,17 @@ One recorded run shows only the paths it took: --recordings N records N
 runs (seeds N, N+1, ... with --record-seed; Go's scheduler otherwise) and
 predicts on each. A prediction (kind, pattern and source lines) counts
 once; it is hatched along the clip of the first recording that made it,
-and, if no run confirmed it, along the next one's, and so on.
+and, if no run confirmed it, along the next one's, and so on. A list
+gives each recording's seed: --record-seed 0,1,2 records once under Go's
+scheduler (real timing: a timeout that fires while the work runs) and
+then under the random scheduler with seeds 1 and 2.
+
+Under the random scheduler only synchronization is a scheduling point,
+so a check and the store it guards (if p.cache == nil { p.cache = ... })
+never interleave with another goroutine's in a recording, and the races
+that need it are never predicted. --record-preempt P makes each data
+access of a random-scheduler recording a scheduling point too, with
+probability P drawn from the seed (so a seed still gives one run).
 
 --from selects the predictions: pecan (default: races, atomicity violations
 and atomic-set serializability violations with their clips, as racekit
@@ -95,9 +105,10 @@ var (
 	hatchKeep    = cmdHatch.flags.String("keep", "", "keep each run's clip, schedule and trace in DIR")
 	hatchTimeout = cmdHatch.flags.Duration("timeout", time.Minute, "time limit of one run")
 	hatchControl = cmdHatch.flags.String("control", "auto", "with --from=pecan: accesses under control in a run: anomaly (the anomaly's statements), clip (every access of a full clip), auto (anomaly, then clip after a departure)")
-	hatchRecSeed = cmdHatch.flags.Uint64("record-seed", 0, "record under the controlled random scheduler with this seed (0: Go's scheduler), for schedules a quiet machine rarely shows")
+	hatchRecSeed = cmdHatch.flags.String("record-seed", "0", "record under the controlled random scheduler with this seed (0: Go's scheduler), for schedules a quiet machine rarely shows; a comma list (0,1,2) gives each recording's seed")
+	hatchPreempt = cmdHatch.flags.Float64("record-preempt", 0, "with --record-seed: each data access of a recording is also a scheduling point with this probability (RACEKIT_SCHED_PREEMPT), so that a check and its store may interleave")
 	hatchDedup   = cmdHatch.flags.Bool("dedup", false, "record with rt's deduplication of repeated accesses, as racekit test does (needed for a --trace recorded so)")
-	hatchRecs    = cmdHatch.flags.Int("recordings", 1, "record this many runs (--record-seed N, N+1, ...; or Go's scheduler each time) and hatch what any of them predicts; a prediction not confirmed along one recording's clip is tried along the next's")
+	hatchRecs    = cmdHatch.flags.Int("recordings", 1, "record this many runs (--record-seed N, N+1, ...; or Go's scheduler each time; or the seeds of a --record-seed list) and hatch what any of them predicts; a prediction not confirmed along one recording's clip is tried along the next's")
 )
 
 func init() {
@@ -189,7 +200,9 @@ type HatchAnomaly struct {
 // HatchRecording is one recorded run (--recordings): its trace and the
 // predictions made on it, of which New were not made on an earlier one.
 type HatchRecording struct {
-	Trace         string  `json:"trace"`
+	Trace string `json:"trace"`
+	// Seed is the controlled random scheduler's seed, 0 for Go's scheduler.
+	Seed          uint64  `json:"seed,omitempty"`
 	Events        int     `json:"events"`
 	RecordSeconds float64 `json:"record_seconds"`
 	SearchSeconds float64 `json:"search_seconds"`
@@ -244,8 +257,17 @@ func runHatch(c *command, args []string) int {
 		c.errorf("--runs, --recordings and -j must be at least 1")
 		return exitUsage
 	}
-	if *hatchRecs > 1 && *hatchTrace != "" {
+	recSeeds, err := recordSeeds(*hatchRecSeed, *hatchRecs)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitUsage
+	}
+	if len(recSeeds) > 1 && *hatchTrace != "" {
 		c.errorf("--recordings records runs; --trace reads one")
+		return exitUsage
+	}
+	if *hatchPreempt < 0 || *hatchPreempt > 1 {
+		c.errorf("--record-preempt %v: want a probability from 0 to 1", *hatchPreempt)
 		return exitUsage
 	}
 	targets, tmp, ok := testBinaries(c, hatchFlags, pkgs, "racekit-hatch-")
@@ -269,7 +291,7 @@ func runHatch(c *command, args []string) int {
 	var groups []*hatchGroup
 	byKey := map[string]*hatchGroup{}
 	var observed []map[string]bool // per recording
-	for i := 0; i < *hatchRecs; i++ {
+	for i, seed := range recSeeds {
 		start := time.Now()
 		path := *hatchTrace
 		if path == "" {
@@ -278,17 +300,20 @@ func runHatch(c *command, args []string) int {
 				path = filepath.Join(outDir, fmt.Sprintf("recorded-%d.rkt", i+1))
 			}
 			env := []string{dedupEnv()}
-			if *hatchRecSeed != 0 {
-				env = append(env, randomSchedEnv(*hatchRecSeed+uint64(i))...)
+			if seed != 0 {
+				env = append(env, randomSchedEnv(seed)...)
+				if *hatchPreempt > 0 {
+					env = append(env, preemptEnv(*hatchPreempt))
+				}
 			}
 			if err := recordTests(t, testArgs, env, path, *hatchTimeout); err != nil {
 				c.errorf("%s: %v", t.Pkg, err)
 				return exitError
 			}
 		}
-		rec := HatchRecording{Trace: path, RecordSeconds: time.Since(start).Seconds()}
+		rec := HatchRecording{Trace: path, Seed: seed, RecordSeconds: time.Since(start).Seconds()}
 		if *hatchTrace != "" {
-			rec.RecordSeconds = 0
+			rec.Seed, rec.RecordSeconds = 0, 0
 		}
 		tr, err := readTraceFile(c, path)
 		if err != nil {
@@ -367,7 +392,7 @@ func runHatch(c *command, args []string) int {
 				prefix = filepath.Join(outDir, fmt.Sprintf("a%d-r%d-%d", i+1, cd.recording+1, seed))
 			}
 			r, err := hatchControlled(t, testArgs, cd, seed, prefix)
-			if *hatchRecs > 1 {
+			if len(recSeeds) > 1 {
 				r.Recording = cd.recording + 1
 			}
 			got[j][k] = r
@@ -973,4 +998,33 @@ func relSites(ss []string) []string {
 		out[i] = relSite(s)
 	}
 	return out
+}
+
+// recordSeeds returns the seed of each recording (0: Go's scheduler) from
+// --record-seed and --recordings: a single seed N gives N, N+1, ... (0
+// each time for Go's scheduler), a list gives its seeds, one recording
+// each.
+func recordSeeds(list string, recordings int) ([]uint64, error) {
+	var seeds []uint64
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("--record-seed %q: want a seed or a comma list of seeds", list)
+		}
+		seeds = append(seeds, n)
+	}
+	if len(seeds) > 1 {
+		if recordings != 1 && recordings != len(seeds) {
+			return nil, fmt.Errorf("--record-seed lists %d seeds, --recordings says %d", len(seeds), recordings)
+		}
+		return seeds, nil
+	}
+	for i := 1; i < recordings; i++ {
+		if seeds[0] == 0 {
+			seeds = append(seeds, 0)
+		} else {
+			seeds = append(seeds, seeds[0]+uint64(i))
+		}
+	}
+	return seeds, nil
 }
