@@ -25,7 +25,7 @@ import (
 
 var cmdHatch = register(&command{
 	name:      "hatch",
-	usageLine: "hatch [--from pecan|rdit|mcm] [--trace FILE | --record-seed N[,N...]] [--record-preempt P] [--recordings N] [--kinds K] [--control auto|anomaly|clip] [--runs N] [-j N] [--seed S] [--json] [--html DIR] [--keep DIR] [--timeout D] [--include P] [--exclude P] [--tags T] [-v] [package] [-- go test flags]",
+	usageLine: "hatch [--from pecan|rdit|mcm] [--trace FILE | --record-seed N[/P][,N[/P]...]] [--record-preempt P] [--recordings N] [--kinds K] [--control auto|anomaly|clip] [--runs N] [-j N] [--seed S] [--json] [--html DIR] [--keep DIR] [--timeout D] [--include P] [--exclude P] [--tags T] [-v] [package] [-- go test flags]",
 	short:     "re-execute predicted anomalies along their clips to confirm or prune them (PECAN hatching)",
 	long: `
 Hatch is PECAN's bug hatching (Huang and Zhang, ISSTA'11, section 6) for Go
@@ -66,7 +66,8 @@ so a check and the store it guards (if p.cache == nil { p.cache = ... })
 never interleave with another goroutine's in a recording, and the races
 that need it are never predicted. --record-preempt P makes each data
 access of a random-scheduler recording a scheduling point too, with
-probability P drawn from the seed (so a seed still gives one run).
+probability P drawn from the seed (so a seed still gives one run); in a
+list, N/P gives one recording its own (--record-seed 0,1,2,1/0.5,2/0.5).
 
 --from selects the predictions: pecan (default: races, atomicity violations
 and atomic-set serializability violations with their clips, as racekit
@@ -105,7 +106,7 @@ var (
 	hatchKeep    = cmdHatch.flags.String("keep", "", "keep each run's clip, schedule and trace in DIR")
 	hatchTimeout = cmdHatch.flags.Duration("timeout", time.Minute, "time limit of one run")
 	hatchControl = cmdHatch.flags.String("control", "auto", "with --from=pecan: accesses under control in a run: anomaly (the anomaly's statements), clip (every access of a full clip), auto (anomaly, then clip after a departure)")
-	hatchRecSeed = cmdHatch.flags.String("record-seed", "0", "record under the controlled random scheduler with this seed (0: Go's scheduler), for schedules a quiet machine rarely shows; a comma list (0,1,2) gives each recording's seed")
+	hatchRecSeed = cmdHatch.flags.String("record-seed", "0", "record under the controlled random scheduler with this seed (0: Go's scheduler), for schedules a quiet machine rarely shows; a comma list (0,1,2) gives each recording's seed, N/P with preemption P (--record-preempt)")
 	hatchPreempt = cmdHatch.flags.Float64("record-preempt", 0, "with --record-seed: each data access of a recording is also a scheduling point with this probability (RACEKIT_SCHED_PREEMPT), so that a check and its store may interleave")
 	hatchDedup   = cmdHatch.flags.Bool("dedup", false, "record with rt's deduplication of repeated accesses, as racekit test does (needed for a --trace recorded so)")
 	hatchRecs    = cmdHatch.flags.Int("recordings", 1, "record this many runs (--record-seed N, N+1, ...; or Go's scheduler each time; or the seeds of a --record-seed list) and hatch what any of them predicts; a prediction not confirmed along one recording's clip is tried along the next's")
@@ -201,8 +202,10 @@ type HatchAnomaly struct {
 // predictions made on it, of which New were not made on an earlier one.
 type HatchRecording struct {
 	Trace string `json:"trace"`
-	// Seed is the controlled random scheduler's seed, 0 for Go's scheduler.
+	// Seed is the controlled random scheduler's seed, 0 for Go's scheduler;
+	// Preempt its RACEKIT_SCHED_PREEMPT.
 	Seed          uint64  `json:"seed,omitempty"`
+	Preempt       float64 `json:"preempt,omitempty"`
 	Events        int     `json:"events"`
 	RecordSeconds float64 `json:"record_seconds"`
 	SearchSeconds float64 `json:"search_seconds"`
@@ -257,17 +260,17 @@ func runHatch(c *command, args []string) int {
 		c.errorf("--runs, --recordings and -j must be at least 1")
 		return exitUsage
 	}
-	recSeeds, err := recordSeeds(*hatchRecSeed, *hatchRecs)
+	if *hatchPreempt < 0 || *hatchPreempt > 1 {
+		c.errorf("--record-preempt %v: want a probability from 0 to 1", *hatchPreempt)
+		return exitUsage
+	}
+	recs, err := recordSpecs(*hatchRecSeed, *hatchRecs, *hatchPreempt)
 	if err != nil {
 		c.errorf("%v", err)
 		return exitUsage
 	}
-	if len(recSeeds) > 1 && *hatchTrace != "" {
+	if len(recs) > 1 && *hatchTrace != "" {
 		c.errorf("--recordings records runs; --trace reads one")
-		return exitUsage
-	}
-	if *hatchPreempt < 0 || *hatchPreempt > 1 {
-		c.errorf("--record-preempt %v: want a probability from 0 to 1", *hatchPreempt)
 		return exitUsage
 	}
 	targets, tmp, ok := testBinaries(c, hatchFlags, pkgs, "racekit-hatch-")
@@ -291,7 +294,7 @@ func runHatch(c *command, args []string) int {
 	var groups []*hatchGroup
 	byKey := map[string]*hatchGroup{}
 	var observed []map[string]bool // per recording
-	for i, seed := range recSeeds {
+	for i, spec := range recs {
 		start := time.Now()
 		path := *hatchTrace
 		if path == "" {
@@ -300,10 +303,10 @@ func runHatch(c *command, args []string) int {
 				path = filepath.Join(outDir, fmt.Sprintf("recorded-%d.rkt", i+1))
 			}
 			env := []string{dedupEnv()}
-			if seed != 0 {
-				env = append(env, randomSchedEnv(seed)...)
-				if *hatchPreempt > 0 {
-					env = append(env, preemptEnv(*hatchPreempt))
+			if spec.seed != 0 {
+				env = append(env, randomSchedEnv(spec.seed)...)
+				if spec.preempt > 0 {
+					env = append(env, preemptEnv(spec.preempt))
 				}
 			}
 			if err := recordTests(t, testArgs, env, path, *hatchTimeout); err != nil {
@@ -311,9 +314,9 @@ func runHatch(c *command, args []string) int {
 				return exitError
 			}
 		}
-		rec := HatchRecording{Trace: path, Seed: seed, RecordSeconds: time.Since(start).Seconds()}
+		rec := HatchRecording{Trace: path, Seed: spec.seed, Preempt: spec.preempt, RecordSeconds: time.Since(start).Seconds()}
 		if *hatchTrace != "" {
-			rec.Seed, rec.RecordSeconds = 0, 0
+			rec.Seed, rec.Preempt, rec.RecordSeconds = 0, 0, 0
 		}
 		tr, err := readTraceFile(c, path)
 		if err != nil {
@@ -392,7 +395,7 @@ func runHatch(c *command, args []string) int {
 				prefix = filepath.Join(outDir, fmt.Sprintf("a%d-r%d-%d", i+1, cd.recording+1, seed))
 			}
 			r, err := hatchControlled(t, testArgs, cd, seed, prefix)
-			if len(recSeeds) > 1 {
+			if len(recs) > 1 {
 				r.Recording = cd.recording + 1
 			}
 			got[j][k] = r
@@ -1000,31 +1003,53 @@ func relSites(ss []string) []string {
 	return out
 }
 
-// recordSeeds returns the seed of each recording (0: Go's scheduler) from
-// --record-seed and --recordings: a single seed N gives N, N+1, ... (0
-// each time for Go's scheduler), a list gives its seeds, one recording
-// each.
-func recordSeeds(list string, recordings int) ([]uint64, error) {
-	var seeds []uint64
+// recordSpec is how one recording runs: under the controlled random
+// scheduler with seed (0: under Go's scheduler), each access a scheduling
+// point with probability preempt.
+type recordSpec struct {
+	seed    uint64
+	preempt float64
+}
+
+// recordSpecs returns each recording's spec from --record-seed,
+// --recordings and --record-preempt: a single seed N gives N, N+1, ... (0
+// each time for Go's scheduler); a list gives its seeds, one recording
+// each, where "N/P" is seed N with preemption P instead of
+// --record-preempt's.
+func recordSpecs(list string, recordings int, preempt float64) ([]recordSpec, error) {
+	bad := fmt.Errorf("--record-seed %q: want a seed, or a comma list of seeds, each N or N/P (P: its preemption probability)", list)
+	var specs []recordSpec
 	for _, f := range strings.Split(list, ",") {
-		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		seed, pre, hasPre := strings.Cut(strings.TrimSpace(f), "/")
+		n, err := strconv.ParseUint(seed, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("--record-seed %q: want a seed or a comma list of seeds", list)
+			return nil, bad
 		}
-		seeds = append(seeds, n)
+		sp := recordSpec{seed: n}
+		if n != 0 {
+			sp.preempt = preempt
+		}
+		if hasPre {
+			p, err := strconv.ParseFloat(pre, 64)
+			if err != nil || p < 0 || p > 1 || n == 0 {
+				return nil, bad
+			}
+			sp.preempt = p
+		}
+		specs = append(specs, sp)
 	}
-	if len(seeds) > 1 {
-		if recordings != 1 && recordings != len(seeds) {
-			return nil, fmt.Errorf("--record-seed lists %d seeds, --recordings says %d", len(seeds), recordings)
+	if len(specs) > 1 {
+		if recordings != 1 && recordings != len(specs) {
+			return nil, fmt.Errorf("--record-seed lists %d seeds, --recordings says %d", len(specs), recordings)
 		}
-		return seeds, nil
+		return specs, nil
 	}
 	for i := 1; i < recordings; i++ {
-		if seeds[0] == 0 {
-			seeds = append(seeds, 0)
-		} else {
-			seeds = append(seeds, seeds[0]+uint64(i))
+		sp := specs[0]
+		if sp.seed != 0 {
+			sp.seed += uint64(i)
 		}
+		specs = append(specs, sp)
 	}
-	return seeds, nil
+	return specs, nil
 }

@@ -353,28 +353,34 @@ func TestHatchPreempt(t *testing.T) {
 	}
 }
 
-func TestRecordSeeds(t *testing.T) {
+func TestRecordSpecs(t *testing.T) {
 	for _, c := range []struct {
-		list string
-		n    int
-		want string
+		list    string
+		n       int
+		preempt float64
+		want    string
 	}{
-		{"0", 1, "[0]"},
-		{"0", 3, "[0 0 0]"},
-		{"5", 3, "[5 6 7]"},
-		{"0,1,2", 1, "[0 1 2]"},
-		{"0, 7", 2, "[0 7]"},
-		{"1,2", 3, "error"},
-		{"", 1, "error"},
-		{"-1", 1, "error"},
+		{"0", 1, 0, "[{0 0}]"},
+		{"0", 3, 0.5, "[{0 0} {0 0} {0 0}]"},
+		{"5", 3, 0, "[{5 0} {6 0} {7 0}]"},
+		{"5", 2, 0.5, "[{5 0.5} {6 0.5}]"},
+		{"0,1,2", 1, 0, "[{0 0} {1 0} {2 0}]"},
+		{"0, 7", 2, 0.25, "[{0 0} {7 0.25}]"},
+		{"1,2/0.5,3/0", 1, 0.1, "[{1 0.1} {2 0.5} {3 0}]"},
+		{"1,2", 3, 0, "error"},
+		{"", 1, 0, "error"},
+		{"-1", 1, 0, "error"},
+		{"0/0.5", 1, 0, "error"},
+		{"1/2", 1, 0, "error"},
+		{"1/x", 1, 0, "error"},
 	} {
-		got, err := recordSeeds(c.list, c.n)
+		got, err := recordSpecs(c.list, c.n, c.preempt)
 		s := fmt.Sprint(got)
 		if err != nil {
 			s = "error"
 		}
 		if s != c.want {
-			t.Errorf("recordSeeds(%q, %d) = %s (%v), want %s", c.list, c.n, s, err, c.want)
+			t.Errorf("recordSpecs(%q, %d, %v) = %s (%v), want %s", c.list, c.n, c.preempt, s, err, c.want)
 		}
 	}
 }
