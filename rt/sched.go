@@ -71,7 +71,9 @@ package rt
 //
 // Timers, sleeps and the clock of instrumented code run on a virtual
 // clock (vtime.go) in every mode but clip: a timer's firing is a choice
-// of the strategy, so a run's timeouts are decided by its seed.
+// of the strategy, so a run's timeouts are decided by its seed. A clip
+// runs on it too with RACEKIT_SCHED_TIME=virtual (racekit hatch sets it
+// for clips of a random-scheduler recording, which ran on it).
 //
 // # Leaving control
 //

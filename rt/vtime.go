@@ -4,7 +4,8 @@ package rt
 // run depend on the machine, not on the seed: a select waiting for it
 // rejoins the schedule whenever the timer fires. So under control (except
 // for clips, RACEKIT_SCHED=clip, which follow a recorded run's real
-// timing) the timers that instrumented code starts run on a virtual clock:
+// timing, unless it was recorded on the virtual clock) the timers that
+// instrumented code starts run on a virtual clock:
 //
 //   - time.Sleep, time.NewTimer, time.After and (*time.Timer).Stop and
 //     Reset are rewritten into the hooks below;
@@ -37,7 +38,12 @@ package rt
 // time.Tick, context deadlines and time.AfterFunc keep real timers (a
 // select after starting one leaves control, see sched.go).
 //
-//	RACEKIT_SCHED_TIME=real   keep real timers under control too
+//	RACEKIT_SCHED_TIME=real     keep real timers under control too
+//	RACEKIT_SCHED_TIME=virtual  a clip too runs on the virtual clock: for a
+//	                            clip of a run recorded on it (random
+//	                            scheduler), whose expiries and timeouts it
+//	                            must take alike; the clip's strategy fires a
+//	                            timer when the goroutine it wants waits
 
 import (
 	"os"
@@ -90,7 +96,8 @@ func vclockStart(on bool, tick time.Duration) {
 
 // vclockFromEnv is vclockStart for a run of mode (RACEKIT_SCHED).
 func vclockFromEnv(mode string) {
-	vclockStart(mode != "clip" && os.Getenv("RACEKIT_SCHED_TIME") != "real", envDuration("RACEKIT_SCHED_TICK", time.Microsecond))
+	t := os.Getenv("RACEKIT_SCHED_TIME")
+	vclockStart(t == "virtual" || mode != "clip" && t != "real", envDuration("RACEKIT_SCHED_TICK", time.Microsecond))
 }
 
 // vAdd starts a virtual timer firing after d. sc.mu is held.

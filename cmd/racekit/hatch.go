@@ -68,6 +68,10 @@ that need it are never predicted. --record-preempt P makes each data
 access of a random-scheduler recording a scheduling point too, with
 probability P drawn from the seed (so a seed still gives one run); in a
 list, N/P gives one recording its own (--record-seed 0,1,2,1/0.5,2/0.5).
+A clip of a random-scheduler recording runs on the same virtual clock as
+the recording (timers, sleeps, time.Now; see racekit fuzz), so that an
+expiry or a timeout comes at the same place; a clip of a run under Go's
+scheduler, or of --trace, runs on the real clock.
 
 --from selects the predictions: pecan (default: races, atomicity violations
 and atomic-set serializability violations with their clips, as racekit
@@ -143,6 +147,12 @@ type hatchCand struct {
 	wide  *hatchCand
 	// recording is the index of the recording it was predicted on.
 	recording int
+	// virtual: that recording ran on the random scheduler's virtual clock,
+	// so the clip runs on it too (RACEKIT_SCHED_TIME=virtual): an expiry
+	// checked against time.Now, a timeout, a sleep's end then come at the
+	// same places in the clip as in the recording, not when the serialized
+	// run's real clock says.
+	virtual bool
 }
 
 // key identifies a prediction across recordings: PECAN reports one
@@ -339,8 +349,12 @@ func runHatch(c *command, args []string) int {
 		}
 		rec.SearchSeconds = time.Since(start).Seconds()
 		rec.Predicted = len(cands)
+		virtual := spec.seed != 0 && *hatchTrace == "" && os.Getenv("RACEKIT_SCHED_TIME") != "real"
 		for _, cd := range cands {
-			cd.recording = i
+			cd.recording, cd.virtual = i, virtual
+			if cd.wide != nil {
+				cd.wide.virtual = virtual
+			}
 			k := cd.key()
 			if g := byKey[k]; g != nil {
 				g.alts = append(g.alts, cd)
@@ -875,7 +889,7 @@ func hatchOne(t *fuzzTarget, testArgs []string, cd *hatchCand, seed uint64, pref
 	if err := os.WriteFile(pairPath, []byte(cd.pair().String()+"\n"), 0o666); err != nil {
 		return HatchRun{}, err
 	}
-	r, err := controlledRun(t, testArgs, []string{
+	env := []string{
 		"RACEKIT_SCHED=clip",
 		"RACEKIT_SEED=" + strconv.FormatUint(seed, 10),
 		"RACEKIT_SCHEDULE_IN=" + clipPath,
@@ -883,7 +897,11 @@ func hatchOne(t *fuzzTarget, testArgs []string, cd *hatchCand, seed uint64, pref
 		"RACEKIT_CLIP_STOP=1",
 		"RACEKIT_TRACE=" + prefix + ".rkt",
 		dedupEnv(),
-	}, prefix+".sched", *hatchTimeout, nil)
+	}
+	if cd.virtual {
+		env = append(env, "RACEKIT_SCHED_TIME=virtual")
+	}
+	r, err := controlledRun(t, testArgs, env, prefix+".sched", *hatchTimeout, nil)
 	hr := HatchRun{Seed: seed, Outcome: r.Outcome, Detail: r.Detail, Steps: r.Steps, Seconds: r.Elapsed.Seconds()}
 	if err != nil {
 		return hr, err

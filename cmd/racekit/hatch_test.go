@@ -353,6 +353,31 @@ func TestHatchPreempt(t *testing.T) {
 	}
 }
 
+// TestHatchVirtualClock: testdata/ttlcache's race needs both Gets to hit
+// an entry whose TTL (1ms) is shorter than the work before the lookup. The
+// recording, on the random scheduler's virtual clock, hits; so must the
+// clip, which therefore runs on the virtual clock too. (On the real clock
+// the clip run found the entry expired and departed: "g0.2 ran done for
+// its position 3, the clip has r ttlcache.go:45".)
+func TestHatchVirtualClock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs instrumented test binaries")
+	}
+	hits := markedLines(t, "testdata/ttlcache/ttlcache.go", "HITS")[0]
+	out, stderr, code := racekit(t, "hatch", "--json", "--kinds", "race", "--record-seed", "1", "-j", "2", "./testdata/ttlcache")
+	var res HatchResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("exit %d, bad JSON (%v)\n%s\nstderr:\n%s", code, err, out, stderr)
+	}
+	if code != exitRaces || len(res.Anomalies) != 1 {
+		t.Fatalf("exit %d, anomalies %+v; want one race on hits", code, res.Anomalies)
+	}
+	a := res.Anomalies[0]
+	if lineSite(a.Sites[0]) != hits || lineSite(a.Sites[1]) != hits || a.Verdict != "confirmed" {
+		t.Errorf("anomaly %s %v: verdict %q (%+v); want the race on hits (line %v) confirmed", a.Pattern, a.Sites, a.Verdict, a.Runs, hits)
+	}
+}
+
 func TestRecordSpecs(t *testing.T) {
 	for _, c := range []struct {
 		list    string
