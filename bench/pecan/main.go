@@ -305,7 +305,7 @@ func table(w io.Writer, rows []Row) {
 		what = fmt.Sprintf("%d recorded runs", nrec)
 	}
 	if runs > 1 {
-		rec += fmt.Sprintf(" --runs %d: each clip followed with seeds 1 to %d for the choices it leaves open (which case a select takes, which key a map range visits first)", runs, runs)
+		rec += fmt.Sprintf("; --runs %d: each clip followed with seeds 1 to %d for the choices it leaves open (which case a select takes, which key a map range visits first)", runs, runs)
 	}
 	fmt.Fprintf(w, what+" of each subject's tests (%s). Times in seconds: Normal is one run of the uninstrumented test binary (mean of 3), Record the instrumented run with the trace, Search PECAN's search with schedule generation, Hatch the re-execution of every clip (one run each, -j in parallel). Anomalies are distinct pattern and site combinations; Real are those a re-execution along the clip confirmed; Panics and Failed count real anomalies whose run then panicked or failed a test. Known is the ground truth's entries (races, atomicity and atomic-set violations); predicted and confirmed count those an anomaly of matching lines covers; observed counts those not confirmed whose race the recorded run itself had (racekit hatch's verdict observed: the happens-before detector reports the two statements on the variable in the recorded trace), which are real races that no clip run made happen.\n\n", rec)
 	fmt.Fprintf(w, "| subject | goroutines | shared vars | events | Normal | Record | Search | Hatch | races | atomicity | ASV | real | of which not in truth | panics | failed | known | predicted | confirmed | observed |\n")
