@@ -37,12 +37,13 @@ package rt
 // WaitGroup Wait and Done, Once.Do, Cond Wait, Signal and Broadcast, an
 // atomic operation or a sync.Map method), a go statement (Fork), the start
 // of a goroutine (Begin), and a data access at one of the statements of
-// RACEKIT_PAIR (or one drawn, see "Preemption"). When the holder reaches a point it gives the token up; once
-// no goroutine is on its way (a child forked but not yet begun, a partner
-// released by a channel operation), the strategy picks one of the waiting
-// goroutines that are enabled, and that one gets the token. So the order of
-// the program's traced operations is the sequence of choices, and the same
-// choices give the same run.
+// RACEKIT_PAIR (or one drawn, see "Preemption"). When the holder reaches a
+// point it gives the token up; once no goroutine is on its way (a child
+// forked but not yet begun, a partner released by a channel operation),
+// the strategy picks one of the waiting goroutines that are enabled, and
+// that one gets the token. So the order of the program's traced
+// operations is the sequence of choices, and the same choices give the
+// same run.
 //
 // # Enabled
 //

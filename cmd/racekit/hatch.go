@@ -283,6 +283,10 @@ func runHatch(c *command, args []string) int {
 		c.errorf("--recordings records runs; --trace reads one")
 		return exitUsage
 	}
+	if *hatchPreempt > 0 && !slices.ContainsFunc(recs, func(r recordSpec) bool { return r.seed != 0 }) {
+		c.errorf("--record-preempt acts on the random scheduler's recordings: give --record-seed N")
+		return exitUsage
+	}
 	targets, tmp, ok := testBinaries(c, hatchFlags, pkgs, "racekit-hatch-")
 	if !ok {
 		return exitError

@@ -314,6 +314,7 @@ func TestHatchRecordings(t *testing.T) {
 		{"--record-seed", "1,2", "--recordings", "3"},
 		{"--record-seed", "1,x"},
 		{"--record-preempt", "1.5"},
+		{"--record-preempt", "0.5"}, // Go's scheduler: nothing to preempt
 	} {
 		if _, _, code := racekit(t, append(append([]string{"hatch"}, args...), "./testdata/fuzzrand")...); code != exitUsage {
 			t.Errorf("hatch %v: exit %d, want %d", args, code, exitUsage)
