@@ -129,6 +129,10 @@ package rt
 // point with probability P, drawn from a generator of its own seeded by
 // RACEKIT_SEED, so that the same seed still gives the same run (the holder
 // is the only controlled goroutine running; free goroutines do not draw).
+// The point is marked (sched.Point.Yield) and the random strategy then
+// chooses among the other enabled goroutines, for that one choice only: a
+// preemption that handed the token back to the holder would be wasted,
+// and one that kept it back later would starve it behind a spinner.
 // It is for recordings that a predictor reads (racekit hatch
 // --record-preempt); a replay does not redo the draws.
 //
@@ -550,8 +554,11 @@ func schedAccess(k sched.Kind, p unsafe.Pointer, site uint32) {
 	if p == nil {
 		return
 	}
-	if siteOf(site).pair || sc.preempt > 0 && schedPreempt() {
+	switch {
+	case siteOf(site).pair:
 		schedPoint(k, uint64(uintptr(p)), nil, site, nil)
+	case sc.preempt > 0 && schedPreempt():
+		schedPointEv(k, uint64(uintptr(p)), nil, site, nil, schedEv(), true)
 	}
 }
 
@@ -569,13 +576,14 @@ func schedPreempt() bool {
 // ch: the channel of a channel operation). It returns when the goroutine
 // may go on.
 func schedPoint(k sched.Kind, obj uint64, p unsafe.Pointer, site uint32, ch any) {
-	schedPointEv(k, obj, p, site, ch, schedEv())
+	schedPointEv(k, obj, p, site, ch, schedEv(), false)
 }
 
 // schedPointEv is schedPoint for the goroutine's positional event ev
 // (sched.Point.Ev), given when the event was recorded before the point
 // (ctlCondWait).
-func schedPointEv(k sched.Kind, obj uint64, p unsafe.Pointer, site uint32, ch any, ev int) {
+// yield marks a preemption (sched.Point.Yield).
+func schedPointEv(k sched.Kind, obj uint64, p unsafe.Pointer, site uint32, ch any, ev int, yield bool) {
 	schedLock()
 	if !ctl {
 		sc.mu.Unlock()
@@ -592,7 +600,7 @@ func schedPointEv(k sched.Kind, obj uint64, p unsafe.Pointer, site uint32, ch an
 		g.skipSel = true
 	}
 	s := siteOf(site)
-	g.pt = sched.Point{G: g.name, N: g.n, Kind: k, Obj: obj, Site: s.name, Pair: s.pair && k.IsAccess(), Ev: ev}
+	g.pt = sched.Point{G: g.name, N: g.n, Kind: k, Obj: obj, Site: s.name, Pair: s.pair && k.IsAccess(), Ev: ev, Yield: yield}
 	g.ch, g.ptr = ch, p
 	g.n++
 	schedArrive(g)
@@ -993,6 +1001,11 @@ func schedDispatch() {
 			sc.want = time.Time{}
 		}
 		i := sc.strat.Next(pts)
+		for _, o := range w {
+			if o != nil {
+				o.pt.Yield = false // a preemption steers one choice only
+			}
+		}
 		if i < 0 || i >= len(w) || !pts[i].Enabled {
 			for j := range pts {
 				if pts[j].Enabled {
@@ -1580,7 +1593,7 @@ func ctlCondWait(c *sync.Cond, site uint32) (emulated bool) {
 		release(lk, false, site)
 		c.L.Unlock()
 	}
-	schedPointEv(sched.KindCondWait, uint64(uintptr(unsafe.Pointer(c))), nil, site, nil, ev)
+	schedPointEv(sched.KindCondWait, uint64(uintptr(unsafe.Pointer(c))), nil, site, nil, ev, false)
 	return emulated
 }
 

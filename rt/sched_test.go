@@ -1034,3 +1034,49 @@ func TestSchedPreempt(t *testing.T) {
 		t.Errorf("with preemption 0.5 both workers stored in %d of %d runs, want some", n, runs)
 	}
 }
+
+// TestSchedPreemptNoStarvation: a preemption steers only the choice it
+// makes. Here a spinner polls a flag at atomic points while a worker,
+// preempted at every access, must still get the token back to set it (a
+// yield that stayed on its point kept it waiting forever while the spinner
+// was enabled).
+func TestSchedPreemptNoStarvation(t *testing.T) {
+	base := schedFileSites("/src/spin.go", 4)
+	s := func(line int) uint32 { return base + uint32(line) - 1 }
+	sc.preempt = 1
+	defer func() { sc.preempt = 0 }()
+	for seed := uint64(0); seed < 8; seed++ {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			controlled(t, sched.NewRandom(seed), "random", seed, sched.SitePair{}, func() {
+				var flag atomic.Bool
+				var x [4]int
+				var wg sync.WaitGroup
+				wg.Add(2)
+				goCtl(s(1), &wg, func() {
+					for {
+						schedPoint(sched.KindAtomic, uint64(uintptr(unsafe.Pointer(&flag))), nil, s(2), nil)
+						if flag.Load() {
+							return
+						}
+					}
+				})
+				goCtl(s(3), &wg, func() {
+					for i := range x {
+						schedAccess(sched.KindWrite, unsafe.Pointer(&x[i]), s(3))
+						x[i] = i
+					}
+					schedPoint(sched.KindAtomic, uint64(uintptr(unsafe.Pointer(&flag))), nil, s(4), nil)
+					flag.Store(true)
+				})
+				waitCtl(&wg, s(4))
+			})
+		}()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("seed %d: the preempted worker never got the token back", seed)
+		}
+	}
+}

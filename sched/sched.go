@@ -3,6 +3,7 @@ package sched
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 
@@ -121,6 +122,10 @@ type Point struct {
 	// even where the run's other plain accesses differ from the
 	// recording's.
 	Ev int
+	// Yield is true at a preemption (rt's RACEKIT_SCHED_PREEMPT): G gives
+	// the token up although it could go on, so Random chooses among the
+	// others when one is enabled.
+	Yield bool
 }
 
 // String is "G#N kind site".
@@ -224,6 +229,9 @@ func (s *Random) Next(w []Point) int {
 	en := enabled(w)
 	if len(en) == 0 {
 		return 0
+	}
+	if len(en) > 1 {
+		en = slices.DeleteFunc(en, func(i int) bool { return w[i].Yield })
 	}
 	return en[s.r.IntN(len(en))]
 }

@@ -503,3 +503,19 @@ func TestClipParked(t *testing.T) {
 		t.Fatal("a's write taken as part of its send")
 	}
 }
+
+// TestRandomYield: a goroutine that yields at a preemption is not chosen
+// while another is enabled; alone, it is.
+func TestRandomYield(t *testing.T) {
+	r := NewRandom(7)
+	w := []Point{{G: "a", Enabled: true, Yield: true}, {G: "b", Enabled: true}, {G: "c"}}
+	for i := 0; i < 100; i++ {
+		if got := r.Next(w); got != 1 {
+			t.Fatalf("draw %d: chose %s, want b (a yields, c cannot proceed)", i, w[got].G)
+		}
+	}
+	w[1].Enabled = false
+	if got := r.Next(w); got != 0 {
+		t.Fatalf("chose %s, want a, the only enabled one", w[got].G)
+	}
+}
