@@ -97,7 +97,11 @@ func freeChunk(c *chunk) {
 // pending counts the records in chunks not yet freed. Above maxPending,
 // goroutines wait for the writer (see throttle) so that memory stays
 // bounded when they record faster than it encodes.
-var pending atomic.Int64
+var pending struct {
+	_ [64]byte // on a cache line of its own (see seq)
+	atomic.Int64
+	_ [56]byte
+}
 
 var maxPending int64 = 1 << 21 // records (64 MiB); a variable for tests
 
@@ -126,7 +130,15 @@ func isIdle(w uint64) bool        { return w>>cntBits == idleK }
 // value. The writer renumbers the events it writes, so values left unused
 // (an event dropped at Finish, a reservation redone after a steal) leave
 // no gap in the file.
-var seq atomic.Uint64
+//
+// Every goroutine's synchronization adds to it, so it sits on a cache line
+// of its own: the linker had put it beside goidOff, which every hook reads,
+// and on syncheavy a tenth of the run went to those reads missing.
+var seq struct {
+	_ [64]byte
+	atomic.Uint64
+	_ [56]byte
+}
 
 // raiseEvery is how many plain events a goroutine records between loads
 // of the global seq that move its key up, so that a goroutine recording
@@ -289,7 +301,7 @@ func (g *gstate) stolen(idle bool) {
 		g.open(true)
 		var nsync uint64
 		for i := range g.redo {
-			if op := g.redo[i].op; op < opKey && !isPlain(op) {
+			if op := g.redo[i].op; op < opKey && !keyedAtLoad(op) {
 				nsync++
 			}
 		}
@@ -301,7 +313,7 @@ func (g *gstate) stolen(idle bool) {
 				// Keys are written anew.
 			case isTrailer(r.op):
 				g.put(r.op, r.flags, r.site, r.obj)
-			case isPlain(r.op):
+			case keyedAtLoad(r.op):
 				g.putKey(g.k)
 				g.put(r.op, r.flags, r.site, r.obj)
 			default:
@@ -437,6 +449,20 @@ func isPlain(op trace.Op) bool { return plainOps[op] }
 
 var plainOps = [256]bool{trace.OpRead: true, trace.OpWrite: true, trace.OpFuncEnter: true, trace.OpFuncExit: true}
 
+// keyedAtLoad reports whether op takes no seq of its own but is keyed as a
+// plain event, at a seq loaded after the operation it records: a plain
+// event, or an acquire (Lock, RLock, a channel receive, Wait, ...). An
+// acquire only receives edges, from releases of its object. The release an
+// acquire observes took its seq before its operation, which came before
+// the acquire's operation, which came before the load: the release sorts
+// first. A release that sorts after it added to seq after the load, so its
+// operation came after the acquire's and the acquire cannot have observed
+// it. So the order is the one a seq of its own would give, without an
+// atomic add on the counter every goroutine shares.
+func keyedAtLoad(op trace.Op) bool { return loadOps[op] }
+
+var loadOps = [256]bool{trace.OpRead: true, trace.OpWrite: true, trace.OpFuncEnter: true, trace.OpFuncExit: true, trace.OpAcquire: true, trace.OpSyncAcquire: true}
+
 // pendingAcquire is an exclusive lock's acquisition a sampled run records
 // with the goroutine's next event (acquireLock).
 type pendingAcquire struct {
@@ -445,9 +471,10 @@ type pendingAcquire struct {
 	obj  uint64
 }
 
-// putPending writes g's pending acquisition with seq s (not committed).
-func (g *gstate) putPending(s uint64) {
-	g.raiseTo(s)
+// putPending writes g's pending acquisition at g's key (not committed):
+// an acquire takes no seq (see keyedAtLoad), and the caller has raised the
+// key to a seq loaded since the lock was taken.
+func (g *gstate) putPending() {
 	g.putEvent(trace.OpAcquire, 0, g.lockPend.site, g.lockPend.obj, 0)
 	g.lockPend.on = false
 }
@@ -455,9 +482,11 @@ func (g *gstate) putPending(s uint64) {
 // flushPending records g's pending acquisition on its own.
 func (g *gstate) flushPending() {
 	if isIdle(g.last) {
-		g.open(false)
+		g.open(true)
+	} else {
+		g.raiseTo(seq.Load())
 	}
-	g.putPending(seq.Add(1))
+	g.putPending()
 	g.commit(false)
 }
 
@@ -478,8 +507,8 @@ func stayOpen(op trace.Op) bool {
 }
 
 // sync records one synchronization event, with its addresses for a
-// MethodBegin. It takes the next global seq, and g goes idle after it
-// unless stayOpen.
+// MethodBegin. It takes the next global seq (an acquire: a loaded one,
+// keyedAtLoad), and g goes idle after it unless stayOpen.
 func (g *gstate) sync(op trace.Op, flags trace.Flags, site uint32, obj, val uint64, addrs []uint64) {
 	show := g.shown < g.depth && !(sampling && sample.Frameless(op))
 	if g.lockPend.on && show {
@@ -495,14 +524,21 @@ func (g *gstate) sync(op trace.Op, flags trace.Flags, site uint32, obj, val uint
 	if isIdle(g.last) {
 		g.open(false) // the seq taken next is fresh: no raise needed
 	}
-	var s uint64
+	if keyedAtLoad(op) {
+		g.raiseTo(seq.Load()) // after the operation (see keyedAtLoad)
+		if g.lockPend.on {
+			g.putPending()
+		}
+		g.putEvent(op, flags, site, obj, val)
+		g.commit(false)
+		return
+	}
+	s := seq.Add(1)
 	if g.lockPend.on {
-		// The pending acquisition and this event: one reservation.
-		s = seq.Add(2) - 1
-		g.putPending(s)
-		s++
-	} else {
-		s = seq.Add(1)
+		// The pending acquisition goes just before this event: s-1 is the
+		// value a load at the add would have seen.
+		g.raiseTo(s - 1)
+		g.putPending()
 	}
 	g.raiseTo(s)
 	g.putEvent(op, flags, site, obj, val)

@@ -41,7 +41,7 @@ func SendPre(c any, site uint32, rec bool) {
 			if rec {
 				accessAddr(trace.OpRead, a, 1, site)
 			}
-			emit(trace.OpSyncRelease, 0, site, a)
+			emitEdge(trace.OpSyncRelease, site, a)
 		}
 	}
 }
@@ -54,7 +54,7 @@ func SelectSendPre(c any, site uint32) {
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			emit(trace.OpSyncRelease, 0, site, a)
+			emitEdge(trace.OpSyncRelease, site, a)
 		}
 	}
 }
@@ -88,7 +88,7 @@ func SelectSendPost(c any, site uint32, rec bool) {
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			emit(trace.OpSyncAcquire, 0, site, a+1)
+			emitEdge(trace.OpSyncAcquire, site, a+1)
 			if rec {
 				accessAddr(trace.OpRead, a, 1, site)
 			}
@@ -103,7 +103,7 @@ func SendPost(c any, site uint32) {
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			emit(trace.OpSyncAcquire, 0, site, a+1)
+			emitEdge(trace.OpSyncAcquire, site, a+1)
 		}
 	}
 }
@@ -116,7 +116,7 @@ func RecvPre(c any, site uint32) {
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			emit(trace.OpSyncRelease, 0, site, a+1)
+			emitEdge(trace.OpSyncRelease, site, a+1)
 		}
 	}
 }
@@ -128,7 +128,7 @@ func RecvPost(c any, site uint32) {
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			emit(trace.OpSyncAcquire, 0, site, a)
+			emitEdge(trace.OpSyncAcquire, site, a)
 		}
 	}
 }
@@ -174,7 +174,7 @@ func Close[C ~chan E | ~chan<- E, E any](c C, site uint32, rec bool) {
 			if rec {
 				accessAddr(trace.OpWrite, a, 1, site)
 			}
-			emit(trace.OpSyncRelease, 0, site, a)
+			emitEdge(trace.OpSyncRelease, site, a)
 		}
 	}
 	close(c)

@@ -52,15 +52,21 @@
 //
 // The file holds one stream in one order, but the hooks take no common
 // lock. Only synchronization needs a global order: every event other than
-// a plain one (Read, Write, FuncEnter, FuncExit) takes the next value s of
-// an atomic counter, seq (an Alloc too: it must come after every access
-// to the previous object at its addresses). The hooks record a release before the real
-// operation (Unlock, channel send, WaitGroup Done, close) and an acquire
-// after it returns (Lock, receive, Wait), so a release always gets a
-// smaller seq than the acquire it enables. An atomic operation is
-// performed, and its seqs taken, under a lock striped by address, so the
-// seqs of the operations on one word are in their real order; so are
-// those of one sync.Map's methods.
+// a plain one (Read, Write, FuncEnter, FuncExit) or an acquire takes the
+// next value s of an atomic counter, seq (an Alloc too: it must come after
+// every access to the previous object at its addresses). The hooks record
+// a release before the real operation (Unlock, channel send, WaitGroup
+// Done, close) and an acquire after it returns (Lock, receive, Wait). An
+// acquire (Acquire, SyncAcquire) is placed like a plain event, at a value
+// of seq loaded after the operation: the release it observed added to seq
+// before its own operation, so before that load, and sorts first; a
+// release that sorts after it added to seq after the load, so its
+// operation came after the acquire's and was not observed (an acquire only
+// receives edges). That is the order a seq of its own would give, without
+// an atomic add on the one counter every goroutine shares. An atomic
+// operation is performed, and its seqs taken, under a lock striped by
+// address, so the seqs of the operations on one word are in their real
+// order; so are those of one sync.Map's methods.
 //
 // A plain event takes no seq: it is placed at key (S, plain), where S is
 // its goroutine's latest seq, or a larger value of seq loaded (Load, not
@@ -68,7 +74,7 @@
 // event S comes first. Sorting by key, each goroutine's events in program
 // order, is a linearization consistent with happens-before: an edge into
 // a plain event comes through an acquire of its goroutine that precedes
-// it, whose seq is at most S; an edge out of it leaves through a later
+// it, whose key is at most its own; an edge out of it leaves through a later
 // synchronization event of its goroutine, whose seq is larger than any
 // value loaded before it. Placing a plain event later than it happened
 // (at a seq loaded after it) is safe too, as long as the load is made

@@ -101,3 +101,80 @@ func TestEdgesSampled(t *testing.T) {
 		}
 	}
 }
+
+// edgeChan returns a buffered channel whose two sync objects (c and c+1)
+// share no slot of edgeVer with each other or with the global objects, so
+// that a sampled run drops exactly what sample.Edges drops.
+func edgeChan(n int) chan int {
+	var keep []chan int // not reused while the loop looks
+	for {
+		c := make(chan int, n)
+		a := chanAddr(c)
+		slots := map[uint64]bool{edgeSlot(a): true, edgeSlot(a + 1): true}
+		for _, o := range globalObjs {
+			slots[edgeSlot(o.Obj)] = true
+		}
+		if len(slots) == 2+len(globalObjs) {
+			return c
+		}
+		keep = append(keep, c)
+	}
+}
+
+// A channel between two stages that run one after the other (a producer
+// fills it, then a consumer drains it): each message costs four events in
+// a full run (the producer's release of c and acquire of c+1, the
+// consumer's release of c+1 and acquire of c), and adds a happens-before
+// edge only the first time. A sampled run records the producer's first
+// release and the consumer's first release, acquire and release (its
+// acquire is new to it, which makes its next release carry more): exactly
+// what sample.Edges keeps of the full run, goroutine by goroutine.
+func TestEdgesChannels(t *testing.T) {
+	const n = 200
+	c := edgeChan(n)
+	work := func(uint32) {
+		base := RegisterFile("c.go", []string{"A", "B", "C"}, make([]uint32, 3*smpNSites))
+		for i := 0; i < n; i++ {
+			SendPre(c, base+smpSiteA, false)
+			c <- i
+			SendPost(c, base+smpSiteA)
+		}
+		f := Fork(base + smpSiteFork)
+		var done sync.WaitGroup
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			Begin(f)
+			defer End(f)
+			for i := 0; i < n; i++ {
+				if v := Recv(c, base+smpSiteB); v != i {
+					panic("out of order")
+				}
+			}
+			f.Ok()
+		}()
+		done.Wait()
+	}
+	a := chanAddr(c)
+	onChan := func(tr *trace.Trace) (k int) {
+		for _, e := range tr.Events {
+			if e.Obj == a || e.Obj == a+1 {
+				k++
+			}
+		}
+		return k
+	}
+	full := record(t, false, work)
+	if k := onChan(full); k != 4*n {
+		t.Fatalf("full run: %d events on the channel, want %d", k, 4*n)
+	}
+	for _, name := range []string{"tl-ad", "rnd25"} {
+		for _, mode := range []string{"", "sync"} {
+			got := recordSampled(t, false, name, 3, mode, work)
+			comparePerG(t, name+" "+mode, perG(got, all), perGShown(full, all))
+			if k := onChan(got); k != 4 {
+				t.Errorf("%s %s: %d events on the channel, want 4", name, mode, k)
+			}
+		}
+	}
+}

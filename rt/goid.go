@@ -21,9 +21,9 @@ type gstate struct {
 	// depth: its traced frames (see Enter).
 	untraced bool
 	depth    int32
-	samp     sampleState                // LiteRace's dispatch state (sample.go)
-	edges    [len(globalObjs)]edgeState // its view of the global objects (sync.go's edge)
-	lockPend pendingAcquire             // a lock's acquisition not yet recorded (acquireLock)
+	samp     sampleState    // LiteRace's dispatch state (sample.go)
+	edges    edgeState      // its view of the objects it synchronizes on (sync.go's edge)
+	lockPend pendingAcquire // a lock's acquisition not yet recorded (acquireLock)
 	// shown: the frames whose FuncEnter is recorded; the fns of the
 	// others, up to depth, in pend (unsampled frames: showFrames).
 	shown int32

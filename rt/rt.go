@@ -99,8 +99,10 @@ func start(path string, withDedup bool) error {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		_ = w.DefineName(0, "program "+bi.Path)
 	}
-	for i, n := range globalObjs {
+	for _, n := range globalObjs {
 		_ = w.DefineName(n.Obj, n.Name)
+	}
+	for i := range edgeVer {
 		edgeVer[i].Store(0)
 	}
 	// The header and the program's name go out now: a run killed before

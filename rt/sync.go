@@ -59,13 +59,13 @@ func release(p unsafe.Pointer, read bool, site uint32) {
 
 func snd(p unsafe.Pointer, site uint32) {
 	if on && p != nil {
-		emit(trace.OpSyncRelease, 0, site, ptr(p))
+		emitEdge(trace.OpSyncRelease, site, ptr(p))
 	}
 }
 
 func rcv(p unsafe.Pointer, site uint32) {
 	if on && p != nil {
-		emit(trace.OpSyncAcquire, 0, site, ptr(p))
+		emitEdge(trace.OpSyncAcquire, site, ptr(p))
 	}
 }
 
@@ -292,14 +292,14 @@ func OnceFunc(f func(), site uint32) func() {
 	g := sync.OnceFunc(func() {
 		f()
 		if on {
-			emit(trace.OpSyncRelease, 0, site, obj)
+			emitEdge(trace.OpSyncRelease, site, obj)
 		}
 	})
 	return func() {
 		parkCur() // g waits for a call of f in another goroutine
 		g()
 		if on {
-			emit(trace.OpSyncAcquire, 0, site, obj)
+			emitEdge(trace.OpSyncAcquire, site, obj)
 		}
 	}
 }
@@ -310,7 +310,7 @@ func OnceValue[T any](f func() T, site uint32) func() T {
 	g := sync.OnceValue(func() T {
 		v := f()
 		if on {
-			emit(trace.OpSyncRelease, 0, site, obj)
+			emitEdge(trace.OpSyncRelease, site, obj)
 		}
 		return v
 	})
@@ -318,7 +318,7 @@ func OnceValue[T any](f func() T, site uint32) func() T {
 		parkCur()
 		v := g()
 		if on {
-			emit(trace.OpSyncAcquire, 0, site, obj)
+			emitEdge(trace.OpSyncAcquire, site, obj)
 		}
 		return v
 	}
@@ -330,7 +330,7 @@ func OnceValues[T1, T2 any](f func() (T1, T2), site uint32) func() (T1, T2) {
 	g := sync.OnceValues(func() (T1, T2) {
 		a, b := f()
 		if on {
-			emit(trace.OpSyncRelease, 0, site, obj)
+			emitEdge(trace.OpSyncRelease, site, obj)
 		}
 		return a, b
 	})
@@ -338,7 +338,7 @@ func OnceValues[T1, T2 any](f func() (T1, T2), site uint32) func() (T1, T2) {
 		parkCur()
 		a, b := g()
 		if on {
-			emit(trace.OpSyncAcquire, 0, site, obj)
+			emitEdge(trace.OpSyncAcquire, site, obj)
 		}
 		return a, b
 	}
@@ -434,9 +434,10 @@ func atomicEnd(g *gstate, l *sync.Mutex, op trace.Op, flags trace.Flags, site ui
 // that is not otherwise ordered with them races with them, as the Go race
 // detector reports. The lock's edges (every atomic operation on the word,
 // loads included, is ordered before the next) over-approximate the memory
-// model's: races may be missed, none invented. The three synchronization
-// events take consecutive seqs; the commit happens before the stripe is
-// unlocked, so a steal (which takes new seqs) keeps the order per address.
+// model's: races may be missed, none invented. The operation and the
+// release take consecutive seqs, the acquire is keyed just before them;
+// the commit happens before the stripe is unlocked, so a steal (which
+// takes new seqs) keeps the order per address.
 func atomicRecord(g *gstate, op trace.Op, flags trace.Flags, site uint32, a, val uint64) {
 	if !live.Load() {
 		return
@@ -451,18 +452,18 @@ func atomicRecord(g *gstate, op trace.Op, flags trace.Flags, site uint32, a, val
 	if isIdle(g.last) {
 		g.open(false)
 	}
-	s := seq.Add(3) - 2
+	s := seq.Add(2) - 1
 	lock := a | atomicLockBit
 	data := trace.OpWrite
 	if op == trace.OpAtomicLoad {
 		data = trace.OpRead
 	}
-	g.raiseTo(s)
+	g.raiseTo(s - 1) // the acquire: keyed at a load (keyedAtLoad), s-1
 	g.putEvent(trace.OpAcquire, 0, site, lock, 0)
-	g.raiseTo(s + 1)
+	g.raiseTo(s)
 	g.putEvent(op, flags, site, a, val)
-	g.putEvent(data, flags, site, a, val) // plain, at s+1
-	g.raiseTo(s + 2)
+	g.putEvent(data, flags, site, a, val) // plain, at s
+	g.raiseTo(s + 1)
 	g.putEvent(trace.OpRelease, 0, site, lock, 0)
 	g.commit(false)
 }
@@ -551,14 +552,14 @@ func SyncMapRange(m *sync.Map, f func(k, v any) bool, site uint32) {
 // synchronization that rt models without an address, as in rttest).
 func SyncRelease(obj uint64, site uint32) {
 	if on {
-		emit(trace.OpSyncRelease, 0, site, obj)
+		emitEdge(trace.OpSyncRelease, site, obj)
 	}
 }
 
 // SyncAcquire records an acquire of obj.
 func SyncAcquire(obj uint64, site uint32) {
 	if on {
-		emit(trace.OpSyncAcquire, 0, site, obj)
+		emitEdge(trace.OpSyncAcquire, site, obj)
 	}
 }
 
@@ -574,7 +575,7 @@ func anyData(x any) uint64 {
 func PoolPut(p *sync.Pool, x any, site uint32) {
 	if on {
 		if a := anyData(x); a != 0 {
-			emit(trace.OpSyncRelease, 0, site, a)
+			emitEdge(trace.OpSyncRelease, site, a)
 		}
 	}
 	p.Put(x)
@@ -585,7 +586,7 @@ func PoolGet(p *sync.Pool, site uint32) any {
 	x := p.Get()
 	if on {
 		if a := anyData(x); a != 0 {
-			emit(trace.OpSyncAcquire, 0, site, a)
+			emitEdge(trace.OpSyncAcquire, site, a)
 		}
 	}
 	return x
@@ -606,65 +607,88 @@ var (
 	ioObj     = NewObject()
 )
 
-// Redundant edges on the global objects (ioObj, timersObj, ctxObj).
-// I/O-bound code calls I/O in a loop (every bufio.Writer.Write, every
-// Scanner.Scan), and each call releases or acquires ioObj; a sampled run
-// records little else between them. There rt drops the events that add
-// no happens-before edge (sample.Edges is the same rule on a recorded
-// trace, and says why it loses no race):
+// Redundant edges. A sampled run records little between a goroutine's
+// synchronization events, and many of them add no happens-before edge:
+// I/O-bound code releases or acquires the global ioObj on every call
+// (every bufio.Writer.Write, every Scanner.Scan), and a channel pipeline
+// whose stages run in bursts sends and receives with nothing sampled
+// between. There rt drops them (sample.Edges is the same rule on a
+// recorded trace, and says why it loses no race):
 //
 //   - a release right after the goroutine's own release of the same
 //     object, nothing recorded between;
 //   - an acquire when no release of the object was recorded since the
 //     goroutine's last acquire of it.
 //
-// A release counts when its event is committed, and an acquire loads the
+// A release counts after its event is committed, and an acquire loads the
 // count before it records: a release whose hook ended before the acquire
 // began (one really ordered before it) is never dropped from its view.
+// Counts are kept per slot of a table that objects share by hash, reset
+// when a trace starts, and a goroutine remembers the count of its last
+// acquires of a few objects: a release of another object in the slot, or
+// an object it forgot, only keeps an acquire that could have been dropped
+// (so the offline rule may still drop a few acquires of a recorded trace).
 // Only in a sampled run, which feeds hb, fasttrack, lockset and hybrid: a
 // full recording keeps every event, since PECAN's clips and the
 // controlled scheduler count synchronization events (sched.Positional).
-var edgeVer [len(globalObjs)]atomic.Uint64 // releases recorded, per global object
-
-// globalObjs are the global objects, each with the name it has in a trace
-// (so that an offline sample.Edges finds them); edgeVer and a goroutine's
-// edges are indexed alike.
-var globalObjs = [...]trace.Name{{Obj: ioObj, Name: sample.IOName}, {Obj: timersObj, Name: sample.TimersName}, {Obj: ctxObj, Name: sample.ContextsName}}
-
-// edgeState is a goroutine's view of one global object.
-type edgeState struct {
-	relAt  uint64 // g.written right after its last release recorded, if rel
-	rel    bool
-	acqVer uint64 // edgeVer as of its last acquire recorded
+var edgeVer [1 << edgeBits]struct {
+	atomic.Uint64 // releases recorded of the objects in this slot
+	_             [56]byte
 }
 
-// edge records op (a SyncRelease or SyncAcquire) of g on a global object,
-// unless it is redundant in a sampled run.
+const (
+	edgeBits   = 10
+	edgeCached = 8 // objects whose last acquire a goroutine remembers
+)
+
+func edgeSlot(obj uint64) uint64 { return obj * 0x9E3779B97F4A7C15 >> (64 - edgeBits) }
+
+// globalObjs are the global objects, each with the name it has in a trace
+// (so that an offline sample.Edges finds them).
+var globalObjs = [...]trace.Name{{Obj: ioObj, Name: sample.IOName}, {Obj: timersObj, Name: sample.TimersName}, {Obj: ctxObj, Name: sample.ContextsName}}
+
+// edgeState is a goroutine's view of the objects it synchronizes on.
+type edgeState struct {
+	relObj uint64 // its last release recorded, if g.written is still relAt
+	relAt  uint64
+	acq    [edgeCached]struct{ obj, ver uint64 } // its last acquires: the count then
+	next   int                                   // the entry of acq to replace
+}
+
+// edge records op (a SyncRelease or SyncAcquire) of g on obj, unless it
+// is redundant in a sampled run.
 func (g *gstate) edge(op trace.Op, site uint32, obj uint64) {
 	if !sampling || ctl {
 		g.record(op, 0, site, obj, 0)
 		return
 	}
-	i := 0
-	for i < len(globalObjs)-1 && globalObjs[i].Obj != obj {
-		i++
-	}
-	e, ver := &g.edges[i], &edgeVer[i]
+	e := &g.edges
+	ver := &edgeVer[edgeSlot(obj)].Uint64
 	if op == trace.OpSyncRelease {
-		if e.rel && e.relAt == g.written && !g.lockPend.on {
+		if e.relObj == obj && e.relAt == g.written && !g.lockPend.on {
 			return // (a lock taken since, not yet recorded, grew g's clock)
 		}
 		g.record(op, 0, site, obj, 0)
-		e.rel, e.relAt = true, g.written
+		e.relObj, e.relAt = obj, g.written
 		ver.Add(1)
 		return
 	}
 	v := ver.Load()
-	if v == e.acqVer {
+	i := 0
+	for i < edgeCached && e.acq[i].obj != obj {
+		i++
+	}
+	switch {
+	case i < edgeCached && e.acq[i].ver == v:
 		return
+	case i == edgeCached && v == 0:
+		return // nothing in the slot released yet in this trace
+	case i == edgeCached:
+		i = e.next
+		e.next = (e.next + 1) % edgeCached
 	}
 	g.record(op, 0, site, obj, 0)
-	e.acqVer = v
+	e.acq[i].obj, e.acq[i].ver = obj, v
 }
 
 // emitEdge is edge for the current goroutine (the hooks' emit).

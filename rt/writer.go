@@ -278,7 +278,7 @@ func (g *gstate) headKey() bool {
 
 // eventKey is the key of an event of op after key marker k.
 func eventKey(k uint64, op trace.Op) uint64 {
-	if isPlain(op) {
+	if keyedAtLoad(op) {
 		return k
 	}
 	return k &^ 3 // kindSync

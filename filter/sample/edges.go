@@ -29,10 +29,11 @@ func GlobalObjects(m *trace.Meta) map[uint64]bool {
 }
 
 // Edges drops the synchronization events that add no happens-before edge,
-// on the objects it is given. A sampled run (package rt) applies it to the
-// global objects as it records: I/O-bound code releases or acquires them
-// on every call, with nothing sampled between. An event of goroutine g on
-// object o is dropped when it is:
+// on the objects it is given. A sampled run (package rt) applies it to
+// every sync object as it records: I/O-bound code releases or acquires the
+// global objects on every call, and the stages of a channel pipeline send
+// and receive in bursts, with nothing sampled between. An event of
+// goroutine g on object o is dropped when it is:
 //
 //   - a SyncRelease right after g's own kept SyncRelease of o (g's
 //     previous event): o's clock already holds g's, which has not grown

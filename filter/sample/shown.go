@@ -32,8 +32,8 @@ func Frameless(op trace.Op) bool {
 // sampled run and Filter's output of a full run are compared through
 // Shown on both sides: the same events, in the same frames wherever a
 // frame holds one. (A sampled run records its sampled frames even when
-// empty; Shown drops those too.) Last, it drops the redundant edges on
-// the runtime's global objects, as a sampled run does (Edges).
+// empty; Shown drops those too.) Last, it drops the redundant edges of
+// sync objects, as a sampled run does (Edges).
 func Shown(tr *trace.Trace, keep func(*trace.Event) bool) []*trace.Event {
 	type frame struct {
 		e     *trace.Event
@@ -73,11 +73,8 @@ func Shown(tr *trace.Trace, keep func(*trace.Event) bool) []*trace.Event {
 		}
 		out = append(out, e)
 	}
-	if global := GlobalObjects(tr.M); len(global) > 0 {
-		f := NewEdges(func(obj uint64) bool { return global[obj] })
-		out = slices.DeleteFunc(out, func(e *trace.Event) bool { return !f.Keep(e) })
-	}
-	return out
+	f := NewEdges(func(uint64) bool { return true })
+	return slices.DeleteFunc(out, func(e *trace.Event) bool { return !f.Keep(e) })
 }
 
 // Epochs is Shown without what dedup may vary, for comparing a sampled run
