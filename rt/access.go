@@ -37,6 +37,12 @@ func accessAddr(op trace.Op, a uint64, size uintptr, site uint32) {
 	if g == nil {
 		g = cur()
 	}
+	if sampling && g.sampleSkip() {
+		// An unsampled frame (sample.go), before dedup: the table must
+		// hold only what was recorded, or a sampled access of the word
+		// later in the epoch would be taken as recorded.
+		return
+	}
 	if size <= 8 && dedup {
 		if t := g.seen; t != nil && generation.Load() == g.gen {
 			e := &t.entries[(a>>3)&uint64(len(t.entries)-1)]
@@ -49,9 +55,6 @@ func accessAddr(op trace.Op, a uint64, size uintptr, site uint32) {
 		}
 	} else if gen := generation.Load(); gen != g.gen {
 		g.newGeneration(gen)
-	}
-	if sampling && g.sampleSkip() {
-		return // an unsampled frame, after dedup (sample.go)
 	}
 	if size <= 8 {
 		g.plain(op, trace.FlagValueUnknown, site, a, 0)

@@ -89,11 +89,8 @@ func TestEdgesSampled(t *testing.T) {
 			}
 			want, _ := offline(t, full, name, 3)
 			comparePerG(t, name+" "+mode, perGShown(got, keep), perGShown(want, keep))
-			f := sample.NewEdges(func(o uint64) bool { return sample.GlobalObjects(got.M)[o] })
-			for i := range got.Events {
-				if !f.Keep(&got.Events[i]) {
-					t.Fatalf("%s %s: the run recorded event %d (%v), which Edges drops", name, mode, i, got.Events[i].Op)
-				}
+			if _, st := sample.EdgesKept(got); st.Dropped() > 0 {
+				t.Fatalf("%s %s: the run recorded events that Edges drops: %+v", name, mode, st)
 			}
 			if n, m := globalEdges(got), globalEdges(full); n*2 > m {
 				t.Fatalf("%s %s: %d of %d edges on the global objects recorded: too few dropped", name, mode, n, m)
@@ -103,8 +100,9 @@ func TestEdgesSampled(t *testing.T) {
 }
 
 // edgeChan returns a buffered channel whose two sync objects (c and c+1)
-// share no slot of edgeVer with each other or with the global objects, so
-// that a sampled run drops exactly what sample.Edges drops.
+// share no slot of edgeVer with each other, with the global objects, or
+// with the channels it returned before, so that a sampled run drops
+// exactly what sample.Edges drops.
 func edgeChan(n int) chan int {
 	var keep []chan int // not reused while the loop looks
 	for {
@@ -114,31 +112,32 @@ func edgeChan(n int) chan int {
 		for _, o := range globalObjs {
 			slots[edgeSlot(o.Obj)] = true
 		}
-		if len(slots) == 2+len(globalObjs) {
+		for _, o := range edgeChans {
+			slots[edgeSlot(o)] = true
+		}
+		if len(slots) == 2+len(globalObjs)+len(edgeChans) {
+			edgeChans = append(edgeChans, a, a+1)
 			return c
 		}
 		keep = append(keep, c)
 	}
 }
 
-// A channel between two stages that run one after the other (a producer
-// fills it, then a consumer drains it): each message costs four events in
-// a full run (the producer's release of c and acquire of c+1, the
-// consumer's release of c+1 and acquire of c), and adds a happens-before
-// edge only the first time. A sampled run records the producer's first
-// release and the consumer's first release, acquire and release (its
-// acquire is new to it, which makes its next release carry more): exactly
-// what sample.Edges keeps of the full run, goroutine by goroutine.
+// edgeChans are the objects of the channels edgeChan returned.
+var edgeChans []uint64
+
+// A pipeline of three stages that run one after the other (a producer
+// fills c, a relay moves its messages to d, a consumer drains d): each
+// message costs four events per channel in a full run, and adds a
+// happens-before edge only the first time. A sampled run records the
+// producer's first release, the relay's first acquire and a release of
+// each channel (then it only releases, c+1 and d in turn), and the
+// consumer's first release, acquire and release: exactly what
+// sample.Edges keeps of the full run, goroutine by goroutine.
 func TestEdgesChannels(t *testing.T) {
 	const n = 200
-	c := edgeChan(n)
-	work := func(uint32) {
-		base := RegisterFile("c.go", []string{"A", "B", "C"}, make([]uint32, 3*smpNSites))
-		for i := 0; i < n; i++ {
-			SendPre(c, base+smpSiteA, false)
-			c <- i
-			SendPost(c, base+smpSiteA)
-		}
+	c, d := edgeChan(n), edgeChan(n)
+	stage := func(base uint32, body func()) {
 		f := Fork(base + smpSiteFork)
 		var done sync.WaitGroup
 		done.Add(1)
@@ -146,34 +145,61 @@ func TestEdgesChannels(t *testing.T) {
 			defer done.Done()
 			Begin(f)
 			defer End(f)
-			for i := 0; i < n; i++ {
-				if v := Recv(c, base+smpSiteB); v != i {
-					panic("out of order")
-				}
-			}
+			body()
 			f.Ok()
 		}()
 		done.Wait()
 	}
-	a := chanAddr(c)
-	onChan := func(tr *trace.Trace) (k int) {
+	work := func(uint32) {
+		base := RegisterFile("c.go", []string{"A", "B", "C"}, make([]uint32, 3*smpNSites))
+		for i := 0; i < n; i++ {
+			SendPre(c, base+smpSiteA, false)
+			c <- i
+			SendPost(c, base+smpSiteA)
+		}
+		stage(base, func() {
+			for i := 0; i < n; i++ {
+				v := Recv(c, base+smpSiteB)
+				SendPre(d, base+smpSiteB, false)
+				d <- v
+				SendPost(d, base+smpSiteB)
+			}
+		})
+		stage(base, func() {
+			for i := 0; i < n; i++ {
+				if v := Recv(d, base+smpSiteRoot); v != i {
+					panic("out of order")
+				}
+			}
+		})
+	}
+	objs := map[uint64]bool{}
+	for _, ch := range []chan int{c, d} {
+		objs[chanAddr(ch)], objs[chanAddr(ch)+1] = true, true
+	}
+	onChans := func(tr *trace.Trace) (k int) {
 		for _, e := range tr.Events {
-			if e.Obj == a || e.Obj == a+1 {
+			if objs[e.Obj] {
 				k++
 			}
 		}
 		return k
 	}
 	full := record(t, false, work)
-	if k := onChan(full); k != 4*n {
-		t.Fatalf("full run: %d events on the channel, want %d", k, 4*n)
+	if k := onChans(full); k != 8*n {
+		t.Fatalf("full run: %d events on the channels, want %d", k, 8*n)
+	}
+	kept, _ := sample.EdgesKept(full)
+	want := onChans(kept)
+	if want > 10 {
+		t.Fatalf("Edges keeps %d of the full run's %d channel events, want at most 10", want, 8*n)
 	}
 	for _, name := range []string{"tl-ad", "rnd25"} {
 		for _, mode := range []string{"", "sync"} {
 			got := recordSampled(t, false, name, 3, mode, work)
 			comparePerG(t, name+" "+mode, perG(got, all), perGShown(full, all))
-			if k := onChan(got); k != 4 {
-				t.Errorf("%s %s: %d events on the channel, want 4", name, mode, k)
+			if k := onChans(got); k != want {
+				t.Errorf("%s %s: %d events on the channels, want %d", name, mode, k, want)
 			}
 		}
 	}

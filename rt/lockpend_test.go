@@ -9,12 +9,17 @@ import (
 	"github.com/racekit/racekit/trace"
 )
 
+// lockHolders logs, in lockWorkload, which goroutine (k) holds smpMu, in
+// the real order (appended under the lock).
+var lockHolders []int
+
 // lockWorkload: ngor goroutines (forked, run at once) each take smpMu
 // iters times around a write of a shared counter word, in frames of A that
 // the sampler samples or not; goroutine 0 also releases ioObj before and
 // inside one critical section, with nothing recorded between the two
 // releases but the lock's acquisition.
 func lockWorkload(ngor, iters int) func(uint32) {
+	lockHolders = nil
 	return func(uint32) {
 		base := RegisterFile("k.go", []string{"A", "B", "C"}, make([]uint32, 3*smpNSites))
 		var ended sync.WaitGroup
@@ -29,6 +34,7 @@ func lockWorkload(ngor, iters int) func(uint32) {
 					a := Enter(base + smpFnA)
 					MutexLock(&smpMu, base+smpSiteLock, a)
 					W(&smpArr[1000], base+smpSiteA, a)
+					lockHolders = append(lockHolders, k)
 					MutexUnlock(&smpMu, base+smpSiteLock, a)
 					Leave(base + smpFnA)
 				}
@@ -36,6 +42,7 @@ func lockWorkload(ngor, iters int) func(uint32) {
 					IOWrite(base + smpSiteB)
 					MutexLock(&smpMu, base+smpSiteLock, true)
 					IOWrite(base + smpSiteB) // not redundant: the acquisition grew the clock
+					lockHolders = append(lockHolders, k)
 					MutexUnlock(&smpMu, base+smpSiteLock, true)
 				}
 				c.Ok()
@@ -46,11 +53,15 @@ func lockWorkload(ngor, iters int) func(uint32) {
 }
 
 // A sampled run records an exclusive lock's acquisition with the
-// goroutine's next event (acquireLock). The trace stays exact: every
-// acquisition is recorded, the lock's events are well formed in the
-// global order (never two holders), each goroutine's events are in
-// program order with the acquisition right before what followed it, and
-// a release of a global object after a lock taken since is kept.
+// goroutine's next event (acquireLock). The trace stays exact: the lock's
+// events are well formed in the global order (never two holders), each
+// goroutine's events are in program order with the acquisition right
+// before what followed it, and a release of a global object after a lock
+// taken since is kept. Every acquisition is recorded but the critical
+// sections sample.Edges drops, a goroutine taking the lock again with
+// nothing recorded since its release: every handover (the lock taken by
+// another goroutine than its last holder) is in the trace, as in the real
+// order of holders, and every critical section holding a sampled write.
 func TestLockAcquisitionDelayed(t *testing.T) {
 	const ngor, iters = 4, 400
 	for _, name := range []string{"tl-ad", "rnd25"} {
@@ -59,6 +70,7 @@ func TestLockAcquisitionDelayed(t *testing.T) {
 			mu := ptr(unsafe.Pointer(&smpMu))
 			holder := map[uint64]trace.GID{}
 			acqs, writes := 0, 0
+			var recHolders []int             // the recorded acquisitions' goroutines, in order
 			last := map[trace.GID]trace.Op{} // each goroutine's previous event on mu or the counter
 			for i, e := range tr.Events {
 				switch {
@@ -68,6 +80,7 @@ func TestLockAcquisitionDelayed(t *testing.T) {
 					}
 					holder[mu] = e.G
 					acqs++
+					recHolders = append(recHolders, int(e.G))
 					last[e.G] = e.Op
 				case e.Op == trace.OpRelease && e.Obj == mu:
 					if h, held := holder[mu]; !held || h != e.G {
@@ -86,9 +99,21 @@ func TestLockAcquisitionDelayed(t *testing.T) {
 					last[e.G] = e.Op
 				}
 			}
-			if acqs != ngor*iters+1 {
-				t.Fatalf("%d acquisitions recorded, want %d", acqs, ngor*iters+1)
+			handovers := func(hs []int) (n int) {
+				for i := 1; i < len(hs); i++ {
+					if hs[i] != hs[i-1] {
+						n++
+					}
+				}
+				return n
 			}
+			if len(lockHolders) != ngor*iters+1 {
+				t.Fatalf("%d critical sections logged, want %d", len(lockHolders), ngor*iters+1)
+			}
+			if got, want := handovers(recHolders), handovers(lockHolders); got != want || acqs > len(lockHolders) || acqs < writes {
+				t.Fatalf("%d acquisitions recorded with %d handovers, want %d handovers, %d to %d acquisitions", acqs, got, want, writes, len(lockHolders))
+			}
+			t.Logf("%d of %d acquisitions recorded, %d handovers", acqs, len(lockHolders), handovers(lockHolders))
 			if writes == 0 || writes == ngor*iters {
 				t.Fatalf("%d of %d writes sampled: the workload does not exercise sampling", writes, ngor*iters)
 			}

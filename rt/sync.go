@@ -53,6 +53,10 @@ func release(p unsafe.Pointer, read bool, site uint32) {
 		if read {
 			f = trace.FlagReadLock
 		}
+		if sampling && !ctl && live.Load() {
+			cur().releaseLock(f, site, ptr(p))
+			return
+		}
 		emit(trace.OpRelease, f, site, ptr(p))
 	}
 }
@@ -615,8 +619,8 @@ var (
 // between. There rt drops them (sample.Edges is the same rule on a
 // recorded trace, and says why it loses no race):
 //
-//   - a release right after the goroutine's own release of the same
-//     object, nothing recorded between;
+//   - a release after the goroutine's own release of the same object,
+//     with only releases recorded between;
 //   - an acquire when no release of the object was recorded since the
 //     goroutine's last acquire of it.
 //
@@ -649,10 +653,25 @@ var globalObjs = [...]trace.Name{{Obj: ioObj, Name: sample.IOName}, {Obj: timers
 
 // edgeState is a goroutine's view of the objects it synchronizes on.
 type edgeState struct {
-	relObj uint64 // its last release recorded, if g.written is still relAt
-	relAt  uint64
-	acq    [edgeCached]struct{ obj, ver uint64 } // its last acquires: the count then
-	next   int                                   // the entry of acq to replace
+	// Its last releases recorded of a few objects: g.written and relRecs
+	// right after each. Only releases were recorded since when g.written
+	// grew by as much as relRecs.
+	rel     [edgeCached]struct{ obj, at, recs uint64 }
+	relNext int
+	relRecs uint64 // records written by releases (their events and key markers)
+	// Its last exclusive release of a lock recorded, if g.written is
+	// still lockAt, and the count of the lock's slot right after it.
+	lockObj, lockAt, lockVer uint64
+	acq                      [edgeCached]struct{ obj, ver uint64 } // its last acquires: the count then
+	acqNext                  int                                   // the entry of acq to replace
+}
+
+// recordRelease records a release of g (not a lock's pending
+// acquisition with it) and counts its records.
+func (g *gstate) recordRelease(op trace.Op, f trace.Flags, site uint32, obj uint64) {
+	before := g.written
+	g.record(op, f, site, obj, 0)
+	g.edges.relRecs += g.written - before
 }
 
 // edge records op (a SyncRelease or SyncAcquire) of g on obj, unless it
@@ -665,11 +684,23 @@ func (g *gstate) edge(op trace.Op, site uint32, obj uint64) {
 	e := &g.edges
 	ver := &edgeVer[edgeSlot(obj)].Uint64
 	if op == trace.OpSyncRelease {
-		if e.relObj == obj && e.relAt == g.written && !g.lockPend.on {
+		i := 0
+		for i < edgeCached && e.rel[i].obj != obj {
+			i++
+		}
+		if i < edgeCached && g.written-e.rel[i].at == e.relRecs-e.rel[i].recs && !g.lockPend.on {
 			return // (a lock taken since, not yet recorded, grew g's clock)
 		}
-		g.record(op, 0, site, obj, 0)
-		e.relObj, e.relAt = obj, g.written
+		if i == edgeCached {
+			i = e.relNext
+			e.relNext = (e.relNext + 1) % edgeCached
+		}
+		if g.lockPend.on {
+			g.record(op, 0, site, obj, 0) // with the acquisition
+		} else {
+			g.recordRelease(op, 0, site, obj)
+		}
+		e.rel[i].obj, e.rel[i].at, e.rel[i].recs = obj, g.written, e.relRecs
 		ver.Add(1)
 		return
 	}
@@ -684,11 +715,36 @@ func (g *gstate) edge(op trace.Op, site uint32, obj uint64) {
 	case i == edgeCached && v == 0:
 		return // nothing in the slot released yet in this trace
 	case i == edgeCached:
-		i = e.next
-		e.next = (e.next + 1) % edgeCached
+		i = e.acqNext
+		e.acqNext = (e.acqNext + 1) % edgeCached
 	}
 	g.record(op, 0, site, obj, 0)
 	e.acq[i].obj, e.acq[i].ver = obj, v
+}
+
+// releaseLock records g's release of the lock at obj in a sampled run,
+// unless it ends a critical section that adds no edge (sample.Edges): the
+// acquisition is still pending (nothing recorded since the Lock), g's
+// last event recorded is its own release of the lock, and no release of
+// the lock (of its slot) was recorded since. Then neither is recorded:
+// the pair is a goroutine taking its lock again with no sampled access
+// inside, the common case of a contended counter on few cores.
+func (g *gstate) releaseLock(f trace.Flags, site uint32, obj uint64) {
+	e := &g.edges
+	ver := &edgeVer[edgeSlot(obj)].Uint64
+	if f == 0 && g.lockPend.on && g.lockPend.obj == obj && e.lockObj == obj && e.lockAt == g.written && ver.Load() == e.lockVer {
+		g.lockPend.on = false
+		return
+	}
+	if g.lockPend.on {
+		g.record(trace.OpRelease, f, site, obj, 0) // with the acquisition
+	} else {
+		g.recordRelease(trace.OpRelease, f, site, obj)
+	}
+	v := ver.Add(1)
+	if f == 0 {
+		e.lockObj, e.lockAt, e.lockVer = obj, g.written, v
+	}
 }
 
 // emitEdge is edge for the current goroutine (the hooks' emit).

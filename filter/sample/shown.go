@@ -73,8 +73,14 @@ func Shown(tr *trace.Trace, keep func(*trace.Event) bool) []*trace.Event {
 		}
 		out = append(out, e)
 	}
-	f := NewEdges(func(uint64) bool { return true })
-	return slices.DeleteFunc(out, func(e *trace.Event) bool { return !f.Keep(e) })
+	drop, _ := Edges(out, func(uint64) bool { return true })
+	kept := out[:0]
+	for i, e := range out {
+		if !drop[i] {
+			kept = append(kept, e)
+		}
+	}
+	return kept
 }
 
 // Epochs is Shown without what dedup may vary, for comparing a sampled run
