@@ -204,3 +204,77 @@ func TestEdgesChannels(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPipeline is a message through a three-stage channel pipeline
+// (buffers of 64) and a Lock/Unlock of a mutex four goroutines share, the
+// shape of e2e's syncheavy, per message: the program alone (plain), fully
+// recorded, and sampled with no access recorded (sync: every sync object's
+// redundant edges dropped, sample.Edges), all in the same run.
+func BenchmarkPipeline(b *testing.B) {
+	for _, mode := range []string{"plain", "full", "sync"} {
+		b.Run(mode, func(b *testing.B) {
+			if mode == "sync" {
+				if err := setSampler("tl-ad", 1, "sync"); err != nil {
+					b.Fatal(err)
+				}
+				defer resetSampling()
+			}
+			if mode != "plain" {
+				benchStart(b, true)
+			} else {
+				saved := on
+				on = false
+				defer func() { on = saved }()
+			}
+			in, out := make(chan int, 64), make(chan int, 64)
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			wg.Add(5)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < b.N; i++ {
+					SendPre(in, 1, false)
+					in <- i
+					SendPost(in, 1)
+				}
+				close(in)
+			}()
+			go func() {
+				defer wg.Done()
+				for RecvPreOK(in, 2) {
+					v, ok := <-in
+					RecvPost(in, 2)
+					if !ok {
+						break
+					}
+					SendPre(out, 3, false)
+					out <- v
+					SendPost(out, 3)
+				}
+				close(out)
+			}()
+			go func() {
+				defer wg.Done()
+				for RecvPreOK(out, 4) {
+					_, ok := <-out
+					RecvPost(out, 4)
+					if !ok {
+						break
+					}
+				}
+			}()
+			for k := 0; k < 2; k++ {
+				go func() {
+					defer wg.Done()
+					for i := 0; i < b.N/2; i++ {
+						MutexLock(&mu, 5, false)
+						MutexUnlock(&mu, 5, false)
+					}
+				}()
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+		})
+	}
+}
