@@ -240,30 +240,27 @@ func BenchmarkPipeline(b *testing.B) {
 				}
 				close(in)
 			}()
-			go func() {
+			// A range over c, as instrument rewrites it.
+			drain := func(c chan int, site uint32, f func(int)) {
 				defer wg.Done()
-				for RecvPreOK(in, 2) {
-					v, ok := <-in
-					RecvPost(in, 2)
+				for RecvPreOK(c, site) {
+					v, ok := <-c
+					RecvPost(c, site)
 					if !ok {
 						break
 					}
+					f(v)
+				}
+			}
+			go func() {
+				drain(in, 2, func(v int) {
 					SendPre(out, 3, false)
 					out <- v
 					SendPost(out, 3)
-				}
+				})
 				close(out)
 			}()
-			go func() {
-				defer wg.Done()
-				for RecvPreOK(out, 4) {
-					_, ok := <-out
-					RecvPost(out, 4)
-					if !ok {
-						break
-					}
-				}
-			}()
+			go drain(out, 4, func(int) {})
 			for k := 0; k < 2; k++ {
 				go func() {
 					defer wg.Done()
