@@ -40,15 +40,21 @@ func edgeBody(base uint32, id int) {
 func edgeWorkload(uint32) {
 	base := RegisterFile("e.go", []string{"A", "B", "C"}, make([]uint32, 3*smpNSites))
 	edgeBody(base, 0)
-	c := Fork(base + smpSiteFork)
+	inForked(base, func() { edgeBody(base, 1) })
+}
+
+// inForked runs body in a goroutine forked as instrumented code forks
+// it, and waits for it to end.
+func inForked(base uint32, body func()) {
+	f := Fork(base + smpSiteFork)
 	var done sync.WaitGroup
 	done.Add(1)
 	go func() {
 		defer done.Done()
-		Begin(c)
-		defer End(c)
-		edgeBody(base, 1)
-		c.Ok()
+		Begin(f)
+		defer End(f)
+		body()
+		f.Ok()
 	}()
 	done.Wait()
 }
@@ -137,19 +143,6 @@ var edgeChans []uint64
 func TestEdgesChannels(t *testing.T) {
 	const n = 200
 	c, d := edgeChan(n), edgeChan(n)
-	stage := func(base uint32, body func()) {
-		f := Fork(base + smpSiteFork)
-		var done sync.WaitGroup
-		done.Add(1)
-		go func() {
-			defer done.Done()
-			Begin(f)
-			defer End(f)
-			body()
-			f.Ok()
-		}()
-		done.Wait()
-	}
 	work := func(uint32) {
 		base := RegisterFile("c.go", []string{"A", "B", "C"}, make([]uint32, 3*smpNSites))
 		for i := 0; i < n; i++ {
@@ -157,7 +150,7 @@ func TestEdgesChannels(t *testing.T) {
 			c <- i
 			SendPost(c, base+smpSiteA)
 		}
-		stage(base, func() {
+		inForked(base, func() {
 			for i := 0; i < n; i++ {
 				v := Recv(c, base+smpSiteB)
 				SendPre(d, base+smpSiteB, false)
@@ -165,7 +158,7 @@ func TestEdgesChannels(t *testing.T) {
 				SendPost(d, base+smpSiteB)
 			}
 		})
-		stage(base, func() {
+		inForked(base, func() {
 			for i := 0; i < n; i++ {
 				if v := Recv(d, base+smpSiteRoot); v != i {
 					panic("out of order")
