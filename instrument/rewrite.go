@@ -769,7 +769,9 @@ func (r *rewriter) hoistAssign(x *ast.AssignStmt) {
 
 // send instruments ch <- v as
 //
-//	{ c, t := ch, v; rt.SendPre(c, site, rec); c <- t; rt.SendPost(c, site) }
+//	{ c, t := ch, v; g := rt.SendPre(c, site, rec); c <- t; rt.SendPost(c, site, g) }
+//
+// (g: the goroutine, found by SendPre and handed on.)
 func (r *rewriter) send(x *ast.SendStmt, inList bool) {
 	r.rd(x.Chan)
 	r.rd(x.Value)
@@ -783,16 +785,18 @@ func (r *rewriter) send(x *ast.SendStmt, inList bool) {
 	g.lit("{ " + c + " := ")
 	r.piece(g, x.Chan)
 	val := ""
+	tok := r.tmp()
+	pre := "; " + tok + " := " + rtAlias + ".SendPre(" + c + ", " + s + ", " + r.recFlag() + "); " + c + " <- "
 	if r.inlineValue(x.Value) {
-		g.lit("; " + rtAlias + ".SendPre(" + c + ", " + s + ", " + r.recFlag() + "); " + c + " <- ")
+		g.lit(pre)
 		r.piece(g, x.Value)
 	} else {
 		val = r.tmp()
 		g.lit("; " + val + " := ")
 		r.piece(g, x.Value)
-		g.lit("; " + rtAlias + ".SendPre(" + c + ", " + s + ", " + r.recFlag() + "); " + c + " <- " + val)
+		g.lit(pre + val)
 	}
-	g.lit("; " + rtAlias + ".SendPost(" + c + ", " + s + ") }")
+	g.lit("; " + rtAlias + ".SendPost(" + c + ", " + s + ", " + tok + ") }")
 	r.ed.collapse(lo, hi, g.end(hi))
 }
 
@@ -1213,15 +1217,19 @@ func (r *rewriter) labelText(label *ast.LabeledStmt) string {
 
 // rangeChan rewrites for v := range ch { body } as
 //
-//	{ c := ch; L: for rt.RecvPreOK(c) { v, ok := <-c; rt.RecvPost(c); if !ok { break }; { body } } }
+//	{ c := ch; L: for g := rt.RecvRange(c); ; g = rt.RecvRange(c) { v, ok := <-c; rt.RecvPost(c, g); if !ok { break }; { body } } }
+//
+// (g: the goroutine, found by RecvRange and handed on; continue runs the
+// post statement, as it ran the condition.)
 func (r *rewriter) rangeChan(x *ast.RangeStmt, label *ast.LabeledStmt) {
 	lo, hi := r.outerSpan(x, label)
 	s := r.site(x.For)
 	g := r.newGen(lo)
-	c, ok := r.tmp(), r.tmp()
+	c, ok, tok := r.tmp(), r.tmp(), r.tmp()
 	g.lit("{ " + c + " := ")
 	r.piece(g, x.X)
-	g.lit("; " + r.labelText(label) + "for " + rtAlias + ".RecvPreOK(" + c + ", " + s + ") { ")
+	pre := rtAlias + ".RecvRange(" + c + ", " + s + ")"
+	g.lit("; " + r.labelText(label) + "for " + tok + " := " + pre + "; ; " + tok + " = " + pre + " { ")
 	var assign string
 	switch {
 	case x.Key == nil || isBlank(x.Key):
@@ -1238,7 +1246,7 @@ func (r *rewriter) rangeChan(x *ast.RangeStmt, label *ast.LabeledStmt) {
 	if r.timerChan(x.X) {
 		fired = rtAlias + ".TimerFired(" + s + "); "
 	}
-	g.lit(rtAlias + ".RecvPost(" + c + ", " + s + "); " + fired + "if !" + ok + " { break }; " + assign)
+	g.lit(rtAlias + ".RecvPost(" + c + ", " + s + ", " + tok + "); " + fired + "if !" + ok + " { break }; " + assign)
 	r.piece(g, x.Body)
 	g.lit(" } }") // the for statement, the block
 	r.ed.collapse(lo, hi, g.end(hi))
@@ -1394,7 +1402,7 @@ func (r *rewriter) selectStmt(x *ast.SelectStmt, label *ast.LabeledStmt) {
 			g.lit(": " + rtAlias + ".SelectSendPost(" + k.ch + ", " + k.site + ", " + r.recFlag() + ");")
 		default:
 			g.piece(clo, "case ")
-			post := rtAlias + ".RecvPost(" + k.ch + ", " + k.site + ");"
+			post := rtAlias + ".RecvPost(" + k.ch + ", " + k.site + ", nil);"
 			if r.timerChan(k.recv.X) {
 				post += " " + rtAlias + ".TimerFired(" + k.site + ");"
 			}

@@ -71,7 +71,7 @@ func (st *stress) run(g, ngor int, seed int64, site uint32, wg *sync.WaitGroup) 
 				*W(&st.sent[t], site, true) = 1
 				SendPre(st.ch, site, true)
 				st.ch <- t
-				SendPost(st.ch, site)
+				SendPost(st.ch, site, nil)
 			} else if g%2 == 1 && recvs < stressTokens {
 				recvs++
 				t := Recv(st.ch, site)
@@ -117,7 +117,7 @@ func (st *stress) run(g, ngor int, seed int64, site uint32, wg *sync.WaitGroup) 
 		*W(&st.sent[t], site, true) = 1
 		SendPre(st.ch, site, true)
 		st.ch <- t
-		SendPost(st.ch, site)
+		SendPost(st.ch, site, nil)
 	}
 	for ; g%2 == 1 && recvs < stressTokens; recvs++ {
 		t := Recv(st.ch, site)

@@ -31,8 +31,10 @@ func chanAddr(c any) uint64 {
 // SendPre is recorded before a send on c. A send also reads the channel
 // (and close writes it), so that a send racing with a close is reported,
 // as by the Go race detector; rec is the enclosing frame's decision for
-// that access, as the access hooks take it.
-func SendPre(c any, site uint32, rec bool) {
+// that access, as the access hooks take it. It returns the goroutine's
+// state, found once for both hooks, which instrumented code hands to
+// SendPost (nil: look it up).
+func SendPre(c any, site uint32, rec bool) *gstate {
 	if ctl { // controlled mode (sched.go)
 		ctlSend(c, site)
 	}
@@ -41,9 +43,23 @@ func SendPre(c any, site uint32, rec bool) {
 			if rec {
 				accessAddr(trace.OpRead, a, 1, site)
 			}
-			emitEdge(trace.OpSyncRelease, site, a)
+			return chanEdge(nil, trace.OpSyncRelease, site, a)
 		}
 	}
+	return nil
+}
+
+// chanEdge records an edge of a channel hook for g, the current goroutine
+// (nil, or a state of an earlier trace: looked up), and returns it.
+func chanEdge(g *gstate, op trace.Op, site uint32, obj uint64) *gstate {
+	if !live.Load() {
+		return nil
+	}
+	if g == nil || g.traceNo != traceCount.Load() {
+		g = cur()
+	}
+	g.edge(op, site, obj)
+	return g
 }
 
 // SelectSendPre is recorded before a select with a send case on c: the
@@ -96,50 +112,54 @@ func SelectSendPost(c any, site uint32, rec bool) {
 	}
 }
 
-// SendPost is recorded after a send on c completes.
-func SendPost(c any, site uint32) {
+// SendPost is recorded after a send on c completes; g is what SendPre
+// returned.
+func SendPost(c any, site uint32, g *gstate) {
 	if ctl { // controlled mode (sched.go)
 		ctlResume(site)
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			emitEdge(trace.OpSyncAcquire, site, a+1)
+			chanEdge(g, trace.OpSyncAcquire, site, a+1)
 		}
 	}
 }
 
 // RecvPre is recorded before a receive from c (and before a select with a
-// receive case on c).
-func RecvPre(c any, site uint32) {
+// receive case on c). It returns the goroutine's state for RecvPost, as
+// SendPre does.
+func RecvPre(c any, site uint32) *gstate {
 	if ctl { // controlled mode (sched.go)
 		ctlSelect(c, site, false) // a select case; Recv made its own point
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			emitEdge(trace.OpSyncRelease, site, a+1)
+			return chanEdge(nil, trace.OpSyncRelease, site, a+1)
 		}
 	}
+	return nil
 }
 
-// RecvPost is recorded after a receive from c completes.
-func RecvPost(c any, site uint32) {
+// RecvPost is recorded after a receive from c completes; g is what
+// RecvPre returned (nil in a select's case).
+func RecvPost(c any, site uint32, g *gstate) {
 	if ctl { // controlled mode (sched.go)
 		ctlResume(site)
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			emitEdge(trace.OpSyncAcquire, site, a)
+			chanEdge(g, trace.OpSyncAcquire, site, a)
 		}
 	}
 }
 
-// RecvPreOK is RecvPre as a loop condition (range over a channel).
-func RecvPreOK(c any, site uint32) bool {
+// RecvRange is RecvPre for each receive of a range over a channel: the
+// loop's init and post statements.
+func RecvRange(c any, site uint32) *gstate {
 	if ctl { // controlled mode (sched.go)
 		ctlRecv(c, site)
 	}
-	RecvPre(c, site)
-	return true
+	return RecvPre(c, site)
 }
 
 // Recv is the expression <-c.
@@ -147,9 +167,9 @@ func Recv[C ~chan E | ~<-chan E, E any](c C, site uint32) E {
 	if ctl { // controlled mode (sched.go)
 		ctlRecv(c, site)
 	}
-	RecvPre(c, site)
+	g := RecvPre(c, site)
 	v := <-c
-	RecvPost(c, site)
+	RecvPost(c, site, g)
 	return v
 }
 
@@ -158,9 +178,9 @@ func Recv2[C ~chan E | ~<-chan E, E any](c C, site uint32) (E, bool) {
 	if ctl { // controlled mode (sched.go)
 		ctlRecv(c, site)
 	}
-	RecvPre(c, site)
+	g := RecvPre(c, site)
 	v, ok := <-c
-	RecvPost(c, site)
+	RecvPost(c, site, g)
 	return v, ok
 }
 

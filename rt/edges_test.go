@@ -146,16 +146,16 @@ func TestEdgesChannels(t *testing.T) {
 	work := func(uint32) {
 		base := RegisterFile("c.go", []string{"A", "B", "C"}, make([]uint32, 3*smpNSites))
 		for i := 0; i < n; i++ {
-			SendPre(c, base+smpSiteA, false)
+			g := SendPre(c, base+smpSiteA, false)
 			c <- i
-			SendPost(c, base+smpSiteA)
+			SendPost(c, base+smpSiteA, g)
 		}
 		inForked(base, func() {
 			for i := 0; i < n; i++ {
 				v := Recv(c, base+smpSiteB)
-				SendPre(d, base+smpSiteB, false)
+				g := SendPre(d, base+smpSiteB, false)
 				d <- v
-				SendPost(d, base+smpSiteB)
+				SendPost(d, base+smpSiteB, g)
 			}
 		})
 		inForked(base, func() {
@@ -227,18 +227,18 @@ func BenchmarkPipeline(b *testing.B) {
 			go func() {
 				defer wg.Done()
 				for i := 0; i < b.N; i++ {
-					SendPre(in, 1, false)
+					g := SendPre(in, 1, false)
 					in <- i
-					SendPost(in, 1)
+					SendPost(in, 1, g)
 				}
 				close(in)
 			}()
 			// A range over c, as instrument rewrites it.
 			drain := func(c chan int, site uint32, f func(int)) {
 				defer wg.Done()
-				for RecvPreOK(c, site) {
+				for g := RecvRange(c, site); ; g = RecvRange(c, site) {
 					v, ok := <-c
-					RecvPost(c, site)
+					RecvPost(c, site, g)
 					if !ok {
 						break
 					}
@@ -247,9 +247,9 @@ func BenchmarkPipeline(b *testing.B) {
 			}
 			go func() {
 				drain(in, 2, func(v int) {
-					SendPre(out, 3, false)
+					g := SendPre(out, 3, false)
 					out <- v
-					SendPost(out, 3)
+					SendPost(out, 3, g)
 				})
 				close(out)
 			}()

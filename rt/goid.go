@@ -12,10 +12,11 @@ import (
 
 // gstate is what rt knows of one goroutine.
 type gstate struct {
-	goid  uint64
-	gid   trace.GID
-	epoch uint32     // advanced by each synchronization event of the goroutine
-	seen  *seenTable // accesses recorded in the current epoch (see dedup)
+	goid    uint64
+	gid     trace.GID
+	traceNo uint32     // traceCount when it was made
+	epoch   uint32     // advanced by each synchronization event of the goroutine
+	seen    *seenTable // accesses recorded in the current epoch (see dedup)
 
 	// untraced: born in untraced code (the testing framework, net/http);
 	// depth: its traced frames (see Enter).
@@ -76,7 +77,7 @@ type gstate struct {
 // writer. Its word is idle: its first event opens it.
 func newGstate(goid uint64, gid trace.GID) *gstate {
 	c := newChunk(firstChunk)
-	s := &gstate{goid: goid, gid: gid, wc: c, cc: c, rc: c, gen: generation.Load()}
+	s := &gstate{goid: goid, gid: gid, traceNo: traceCount.Load(), wc: c, cc: c, rc: c, gen: generation.Load()}
 	s.last = packWord(idleK, 0)
 	s.word.Store(s.last)
 	regMu.Lock()
@@ -84,6 +85,11 @@ func newGstate(goid uint64, gid trace.GID) *gstate {
 	regMu.Unlock()
 	return s
 }
+
+// traceCount counts the traces started: a state held across a hook pair
+// (SendPre, SendPost) is of an earlier trace when a test started another
+// meanwhile.
+var traceCount atomic.Uint32
 
 // The registry: every goroutine the writer reads from.
 var (

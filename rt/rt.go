@@ -87,6 +87,7 @@ func start(path string, withDedup bool) error {
 	regMu.Lock()
 	reg = nil
 	regMu.Unlock()
+	traceCount.Add(1)
 	seq.Store(0)
 	pending.Store(0)
 	out = f

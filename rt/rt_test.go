@@ -235,7 +235,7 @@ func TestChannelEvents(t *testing.T) {
 		cp = chanAddr(ch)
 		SendPre(ch, site, true)
 		ch <- 1
-		SendPost(ch, site)
+		SendPost(ch, site, nil)
 		if Recv(ch, site) != 1 {
 			t.Error("wrong value")
 		}

@@ -29,10 +29,10 @@ func selectRecv2[A, B any](a chan A, b <-chan B, def bool, site uint32) int {
 	if def {
 		select {
 		case <-a:
-			RecvPost(a, site)
+			RecvPost(a, site, nil)
 			return 0
 		case <-b:
-			RecvPost(b, site+1)
+			RecvPost(b, site+1, nil)
 			return 1
 		default:
 			return 2
@@ -40,10 +40,10 @@ func selectRecv2[A, B any](a chan A, b <-chan B, def bool, site uint32) int {
 	}
 	select {
 	case <-a:
-		RecvPost(a, site)
+		RecvPost(a, site, nil)
 		return 0
 	case <-b:
-		RecvPost(b, site+1)
+		RecvPost(b, site+1, nil)
 		return 1
 	}
 }
@@ -75,7 +75,7 @@ func TestSchedSelectParks(t *testing.T) {
 					steps(&m, 3, base+3)
 					SendPre(c2, base+5, true)
 					c2 <- 1
-					SendPost(c2, base+5)
+					SendPost(c2, base+5, nil)
 				})
 				waitCtl(&wg, base+6)
 			})
@@ -372,9 +372,9 @@ func TestSchedChannelSinks(t *testing.T) {
 			wg.Add(3)
 			for k := 0; k < 2; k++ {
 				goCtl(base, &wg, func() {
-					for RecvPreOK(c, base+1) {
+					for g := RecvRange(c, base+1); ; g = RecvRange(c, base+1) {
 						v, ok := <-c
-						RecvPost(c, base+1)
+						RecvPost(c, base+1, g)
 						if !ok {
 							break
 						}
@@ -388,7 +388,7 @@ func TestSchedChannelSinks(t *testing.T) {
 				for i := 1; i <= 20; i++ {
 					SendPre(c, base+4, true)
 					c <- i
-					SendPost(c, base+4)
+					SendPost(c, base+4, nil)
 				}
 				Close(c, base+5, true)
 			})
