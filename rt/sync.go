@@ -622,7 +622,9 @@ var (
 //   - a release after the goroutine's own release of the same object,
 //     with only releases recorded between;
 //   - an acquire when no release of the object was recorded since the
-//     goroutine's last acquire of it.
+//     goroutine's last acquire of it;
+//   - an empty critical section right after the goroutine's own release
+//     of the lock, no release of it recorded since (gstate.releaseLock).
 //
 // A release counts after its event is committed, and an acquire loads the
 // count before it records: a release whose hook ended before the acquire
@@ -642,7 +644,7 @@ var edgeVer [1 << edgeBits]struct {
 
 const (
 	edgeBits   = 10
-	edgeCached = 8 // objects whose last acquire a goroutine remembers
+	edgeCached = 8 // objects whose last acquire, and last release, a goroutine remembers
 )
 
 func edgeSlot(obj uint64) uint64 { return obj * 0x9E3779B97F4A7C15 >> (64 - edgeBits) }
