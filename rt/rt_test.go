@@ -349,3 +349,27 @@ func BenchmarkDisabled(b *testing.B) {
 		R(&x, 0, true)
 	}
 }
+
+// A channel hook handed the goroutine's state of an earlier trace (a
+// goroutine blocked in a send while a test started another trace) looks
+// the goroutine up again: its event is in the new trace.
+func TestChanHookStaleState(t *testing.T) {
+	c := make(chan int, 1)
+	var old *gstate
+	record(t, false, func(site uint32) {
+		old = SendPre(c, site, false)
+		c <- 1
+		SendPost(c, site, old)
+		<-c
+	})
+	if old == nil {
+		t.Fatal("SendPre returned no state while tracing")
+	}
+	tr := record(t, false, func(site uint32) { SendPost(c, site, old) })
+	for _, e := range tr.Events {
+		if e.Op == trace.OpSyncAcquire && e.Obj == chanAddr(c)+1 {
+			return
+		}
+	}
+	t.Fatalf("the acquire of a hook given an earlier trace's state is not in the new trace: %v", tr.Events)
+}
