@@ -461,7 +461,11 @@ var plainOps = [256]bool{trace.OpRead: true, trace.OpWrite: true, trace.OpFuncEn
 // atomic add on the counter every goroutine shares.
 func keyedAtLoad(op trace.Op) bool { return loadOps[op] }
 
-var loadOps = [256]bool{trace.OpRead: true, trace.OpWrite: true, trace.OpFuncEnter: true, trace.OpFuncExit: true, trace.OpAcquire: true, trace.OpSyncAcquire: true}
+var loadOps = func() [256]bool {
+	t := plainOps
+	t[trace.OpAcquire], t[trace.OpSyncAcquire] = true, true
+	return t
+}()
 
 // pendingAcquire is an exclusive lock's acquisition a sampled run records
 // with the goroutine's next event (acquireLock).

@@ -43,23 +43,10 @@ func SendPre(c any, site uint32, rec bool) *gstate {
 			if rec {
 				accessAddr(trace.OpRead, a, 1, site)
 			}
-			return chanEdge(nil, trace.OpSyncRelease, site, a)
+			return edgeWith(nil, trace.OpSyncRelease, site, a)
 		}
 	}
 	return nil
-}
-
-// chanEdge records an edge of a channel hook for g, the current goroutine
-// (nil, or a state of an earlier trace: looked up), and returns it.
-func chanEdge(g *gstate, op trace.Op, site uint32, obj uint64) *gstate {
-	if !live.Load() {
-		return nil
-	}
-	if g == nil || g.traceNo != traceCount.Load() {
-		g = cur()
-	}
-	g.edge(op, site, obj)
-	return g
 }
 
 // SelectSendPre is recorded before a select with a send case on c: the
@@ -120,7 +107,7 @@ func SendPost(c any, site uint32, g *gstate) {
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			chanEdge(g, trace.OpSyncAcquire, site, a+1)
+			edgeWith(g, trace.OpSyncAcquire, site, a+1)
 		}
 	}
 }
@@ -134,7 +121,7 @@ func RecvPre(c any, site uint32) *gstate {
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			return chanEdge(nil, trace.OpSyncRelease, site, a+1)
+			return edgeWith(nil, trace.OpSyncRelease, site, a+1)
 		}
 	}
 	return nil
@@ -148,7 +135,7 @@ func RecvPost(c any, site uint32, g *gstate) {
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			chanEdge(g, trace.OpSyncAcquire, site, a)
+			edgeWith(g, trace.OpSyncAcquire, site, a)
 		}
 	}
 }

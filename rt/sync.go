@@ -668,12 +668,15 @@ type edgeState struct {
 	acqNext                  int                                   // the entry of acq to replace
 }
 
-// recordRelease records a release of g (not a lock's pending
-// acquisition with it) and counts its records.
+// recordRelease records a release of g and counts its records, unless a
+// lock's pending acquisition goes with it (which grows g's clock).
 func (g *gstate) recordRelease(op trace.Op, f trace.Flags, site uint32, obj uint64) {
+	pend := g.lockPend.on
 	before := g.written
 	g.record(op, f, site, obj, 0)
-	g.edges.relRecs += g.written - before
+	if !pend {
+		g.edges.relRecs += g.written - before
+	}
 }
 
 // edge records op (a SyncRelease or SyncAcquire) of g on obj, unless it
@@ -697,11 +700,7 @@ func (g *gstate) edge(op trace.Op, site uint32, obj uint64) {
 			i = e.relNext
 			e.relNext = (e.relNext + 1) % edgeCached
 		}
-		if g.lockPend.on {
-			g.record(op, 0, site, obj, 0) // with the acquisition
-		} else {
-			g.recordRelease(op, 0, site, obj)
-		}
+		g.recordRelease(op, 0, site, obj)
 		e.rel[i].obj, e.rel[i].at, e.rel[i].recs = obj, g.written, e.relRecs
 		ver.Add(1)
 		return
@@ -738,11 +737,7 @@ func (g *gstate) releaseLock(f trace.Flags, site uint32, obj uint64) {
 		g.lockPend.on = false
 		return
 	}
-	if g.lockPend.on {
-		g.record(trace.OpRelease, f, site, obj, 0) // with the acquisition
-	} else {
-		g.recordRelease(trace.OpRelease, f, site, obj)
-	}
+	g.recordRelease(trace.OpRelease, f, site, obj)
 	v := ver.Add(1)
 	if f == 0 {
 		e.lockObj, e.lockAt, e.lockVer = obj, g.written, v
@@ -751,10 +746,21 @@ func (g *gstate) releaseLock(f trace.Flags, site uint32, obj uint64) {
 
 // emitEdge is edge for the current goroutine (the hooks' emit).
 func emitEdge(op trace.Op, site uint32, obj uint64) {
+	edgeWith(nil, op, site, obj)
+}
+
+// edgeWith records op on obj for g, the current goroutine (nil, or a
+// state of an earlier trace: looked up), and returns it, so that the hook
+// after a channel operation need not look it up again (SendPre).
+func edgeWith(g *gstate, op trace.Op, site uint32, obj uint64) *gstate {
 	if !live.Load() {
-		return
+		return nil
 	}
-	cur().edge(op, site, obj)
+	if g == nil || g.traceNo != traceCount.Load() {
+		g = cur()
+	}
+	g.edge(op, site, obj)
+	return g
 }
 
 // TimerStart is recorded before a timer or ticker is started, reset or
