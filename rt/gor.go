@@ -80,6 +80,7 @@ func End(c *Child) {
 	if live.Load() {
 		c.st.sync(trace.OpEnd, 0, 0, 0, 0, nil)
 	}
+	c.st.samp.returned() // tp-ad: its slot goes back to the go statement's pool
 	forget(c.st)
 	if !c.ok {
 		Flush()
@@ -117,7 +118,9 @@ func Sampled(fn uint32) bool {
 	if !on || !live.Load() {
 		if dispatchOnly {
 			d := dcur() // the check alone (sample.go)
-			d.samp.decide(trace.GID(d.goid), uint64(fn))
+			if !d.samp.decide(trace.GID(d.goid), uint64(fn)) && d.depth == 0 {
+				d.samp.returned()
+			}
 		}
 		return ctl
 	}
@@ -128,7 +131,11 @@ func Sampled(fn uint32) bool {
 		return false // records nothing but accesses
 	}
 	g := cur()
-	return g.samp.decide(g.gid, uint64(fn))
+	ok := g.samp.decide(g.gid, uint64(fn))
+	if !ok && g.depth == 0 && g.untraced {
+		g.samp.returned() // tp-ad: the copy is a whole call from untraced code
+	}
+	return ok
 }
 
 // EnterSampled is Enter for the instrumented body of a function whose
@@ -182,10 +189,12 @@ func Leave(fn uint32) {
 		g.pend = g.pend[:len(g.pend)-1]
 		if g.depth--; g.depth == 0 && g.untraced {
 			g.edge(trace.OpSyncRelease, fn, ioObj)
+			g.samp.returned() // tp-ad's slot (sample.go)
 		}
 	} else {
 		if g.depth--; g.depth == 0 && g.untraced {
 			g.edge(trace.OpSyncRelease, fn, ioObj)
+			g.samp.returned()
 		}
 		g.record(trace.OpFuncExit, 0, fn, uint64(fn), 0)
 		g.shown = g.depth

@@ -89,6 +89,14 @@ import (
 // goroutine born in untraced code keeps its own counters, as under tl-ad.
 // The decisions depend on how the goroutines of one go statement
 // interleave.
+//
+// tp-ad (racekit's too) keeps its counters in slots: a goroutine takes the
+// slot its pool freed last (its go statement's; the roots' for a goroutine
+// born in untraced code) at its first check, under slotMu, and gives it
+// back at End (a root: at Leave to depth 0, and after the check of an
+// unsampled copy called from untraced code, the whole of such a call). A
+// slot is its holder's alone, so the check per call is tl-ad's. The
+// decisions depend on which goroutines of a pool are alive at once.
 
 var (
 	// sampling is true when a sampler is on: Enter runs the dispatch
@@ -119,6 +127,9 @@ type sampleState struct {
 	reg      *siteRegion
 	forkSite uint32
 	forked   bool
+	// PerSlot: the slot of its pool the goroutine counts with, nil when it
+	// holds none.
+	slot *slotCounters
 }
 
 // born records that the goroutine was started by the go statement at site
@@ -191,6 +202,9 @@ func resetSampling() {
 	siteMu.Lock()
 	siteRegions = nil
 	siteMu.Unlock()
+	slotMu.Lock()
+	slotFree = nil
+	slotMu.Unlock()
 }
 
 // enter is the dispatch check of a call of fn by goroutine gid (made
@@ -245,6 +259,19 @@ func (s *sampleState) decide(gid trace.GID, fn uint64) bool {
 			return r.next(fn)
 		}
 		fallthrough // born in untraced code: its own counters
+	case sample.PerSlot:
+		sl := s.slot
+		if sl == nil {
+			sl = s.takeSlot()
+		}
+		if fn == sample.RootFunc {
+			ok := sl.root.Next(&samplePol.Schedule)
+			if !s.forked {
+				s.returned() // a root's accesses outside every frame: a call of their own
+			}
+			return ok
+		}
+		return sl.ctab.get(uint32(fn)).Next(&samplePol.Schedule)
 	case sample.PerGoroutine:
 		if fn == sample.RootFunc {
 			return s.root.Next(&samplePol.Schedule)
@@ -440,6 +467,68 @@ func (r *siteRegion) next(fn uint64) bool {
 	return casNext(cell)
 }
 
+// slotCounters is one slot of a tp-ad pool: the counters of the goroutine
+// that holds it, its own alone while it holds it, so the check per call is
+// tl-ad's (a lookup in a table no other goroutine touches).
+type slotCounters struct {
+	root sample.Counter // sample.RootFunc
+	ctab counterTable
+}
+
+// slotKey names a tp-ad pool: a go statement's, or that of the goroutines
+// born in untraced code.
+type slotKey struct {
+	site uint32
+	root bool
+}
+
+// The free slots of each pool, the last freed last: a goroutine takes one
+// at its first check and gives it back when it ends (a root: when it
+// returns to untraced code), under slotMu, once per goroutine (a root: per
+// call from untraced code).
+var (
+	slotMu   sync.Mutex
+	slotFree map[slotKey][]*slotCounters
+)
+
+// takeSlot gives the goroutine the slot of its pool freed last, or a new
+// one.
+func (s *sampleState) takeSlot() *slotCounters {
+	k := slotKey{site: s.forkSite, root: !s.forked}
+	slotMu.Lock()
+	var sl *slotCounters
+	if free := slotFree[k]; len(free) > 0 {
+		sl = free[len(free)-1]
+		free[len(free)-1] = nil
+		slotFree[k] = free[:len(free)-1]
+	}
+	slotMu.Unlock()
+	if sl == nil {
+		sl = new(slotCounters)
+	}
+	s.slot = sl
+	return sl
+}
+
+// returned gives the goroutine's slot, if it holds one, back to its pool:
+// the goroutine ended, or, born in untraced code, returned to it (Leave at
+// depth 0), so that the next call from untraced code, by any goroutine,
+// runs on these counters as a pool thread runs its next task.
+func (s *sampleState) returned() {
+	sl := s.slot
+	if sl == nil {
+		return
+	}
+	s.slot = nil
+	k := slotKey{site: s.forkSite, root: !s.forked}
+	slotMu.Lock()
+	if slotFree == nil {
+		slotFree = map[slotKey][]*slotCounters{}
+	}
+	slotFree[k] = append(slotFree[k], sl)
+	slotMu.Unlock()
+}
+
 // casNext advances the Counter held in cell by one call, by
 // compare-and-swap, and reports whether the call is sampled.
 func casNext(cell *atomic.Uint64) bool {
@@ -485,7 +574,12 @@ func dispatchEnter(fn uint32) {
 	d.samp.enter(trace.GID(d.goid), d.depth, fn, false)
 }
 
-// dispatchLeave is Leave in dispatch-only mode.
+// dispatchLeave is Leave in dispatch-only mode. Every goroutine counts
+// as born in untraced code here, so under tp-ad each gives its slot back
+// when it returns to depth 0.
 func dispatchLeave() {
-	dcur().depth--
+	d := dcur()
+	if d.depth--; d.depth == 0 {
+		d.samp.returned()
+	}
 }

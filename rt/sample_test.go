@@ -282,25 +282,28 @@ func TestSampledEqualsOffline(t *testing.T) {
 				comparePerG(t, name, shown(got, all), shown(want, all))
 			})
 		}
-		// gs-ad shares counters among the goroutines of one go statement:
-		// on a workload where those run one after another, its decisions
-		// too are the offline filter's, goroutine by goroutine.
-		t.Run(fmt.Sprintf("gs-ad/dedup=%v", dedup), func(t *testing.T) {
-			full := recordSampled(t, false, "", 0, "", sampleWorkloadSites(3))
-			got := recordSampled(t, dedup, "gs-ad", 1, "", sampleWorkloadSites(3))
-			want, st := offline(t, full, "gs-ad", 1)
-			_, tl := offline(t, full, "tl-ad", 1)
-			if st.Logged == 0 || st.Logged == st.Accesses || st.RootAccesses == 0 {
-				t.Fatalf("offline gs-ad stats %+v: the workload does not exercise sampling", st)
-			}
-			if st.Logged >= tl.Logged {
-				t.Fatalf("offline gs-ad logged %d accesses, tl-ad %d: the workers of one go statement do not share counters", st.Logged, tl.Logged)
-			}
-			if g := perG(got, all); len(g) != 3+2 {
-				t.Fatalf("%d goroutines, want 5", len(g))
-			}
-			comparePerG(t, "gs-ad", shown(got, all), shown(want, all))
-		})
+		// gs-ad shares counters among the goroutines of one go statement,
+		// tp-ad among those that run one after another: on a workload
+		// where those of one go statement do, their decisions too are the
+		// offline filter's, goroutine by goroutine.
+		for _, name := range []string{"gs-ad", "tp-ad"} {
+			t.Run(fmt.Sprintf("%s/dedup=%v", name, dedup), func(t *testing.T) {
+				full := recordSampled(t, false, "", 0, "", sampleWorkloadSites(3))
+				got := recordSampled(t, dedup, name, 1, "", sampleWorkloadSites(3))
+				want, st := offline(t, full, name, 1)
+				_, tl := offline(t, full, "tl-ad", 1)
+				if st.Logged == 0 || st.Logged == st.Accesses || st.RootAccesses == 0 {
+					t.Fatalf("offline %s stats %+v: the workload does not exercise sampling", name, st)
+				}
+				if st.Logged >= tl.Logged {
+					t.Fatalf("offline %s logged %d accesses, tl-ad %d: the workers of one go statement do not share counters", name, st.Logged, tl.Logged)
+				}
+				if g := perG(got, all); len(g) != 3+2 {
+					t.Fatalf("%d goroutines, want 5", len(g))
+				}
+				comparePerG(t, name, shown(got, all), shown(want, all))
+			})
+		}
 	}
 }
 
@@ -377,6 +380,118 @@ func TestSiteSamplerCountsPerSite(t *testing.T) {
 	}
 	if n == 0 || n >= nf {
 		t.Errorf("gs-ad recorded %d of %d accesses", n, nf)
+	}
+}
+
+// tp-ad's slots at run time: ngor goroutines of one go statement alive at
+// once (each waits for all to have made their calls before it ends) hold
+// ngor slots, so each samples as a tl-ad goroutine does; ngor more started
+// after those ended take their slots and go on where they stopped.
+// Goroutines born in untraced code calling in at once each hold a slot of
+// the roots' pool for the call; calling in one after another, they share
+// one.
+func TestSlotSamplerPools(t *testing.T) {
+	const ngor, calls = 4, 50
+	p, _ := sample.Lookup("tp-ad")
+	count := func(from, to int) int {
+		var c sample.Counter
+		k := 0
+		for i := 0; i < to; i++ {
+			if c.Next(&p.Schedule) && i >= from {
+				k++
+			}
+		}
+		return k
+	}
+	var words [2 * ngor * calls]uint64
+	batchOf := map[trace.GID]int{}
+	tr := recordSampled(t, true, "tp-ad", 1, "", func(uint32) {
+		base := RegisterFile("p.go", []string{"F"}, make([]uint32, 3*3))
+		var wg sync.WaitGroup
+		for batch := 0; batch < 2; batch++ {
+			var made sync.WaitGroup // untraced: all calls made before any End
+			made.Add(ngor)
+			for k := 0; k < ngor; k++ {
+				WaitGroupAdd(&wg, 1, base+1)
+				c := Fork(base + 1)
+				batchOf[c.gid] = batch
+				go func() {
+					Begin(c)
+					defer End(c)
+					defer WaitGroupDone(&wg, base+1)
+					for i := 0; i < calls; i++ {
+						Enter(base)
+						W(&words[(batch*ngor+k)*calls+i], base+2, true)
+						Leave(base)
+					}
+					made.Done()
+					made.Wait()
+					c.Ok()
+				}()
+			}
+			WaitGroupWait(&wg, base+1)
+		}
+	})
+	var got [2]int
+	for _, e := range tr.Events {
+		if e.Op == trace.OpWrite {
+			got[batchOf[e.G]]++
+		}
+	}
+	if want := [2]int{ngor * count(0, calls), ngor * count(calls, 2*calls)}; got != want || want[1] >= want[0] {
+		t.Errorf("sampled calls per batch %v, want %v", got, want)
+	}
+
+	// Roots: goroutine A, born in untraced code, calls F 12 times from
+	// untraced code, making its slot hot. Then B, born in untraced code
+	// too, calls F 5 times: while A is inside F (its 13th call), B holds a
+	// slot of its own, cold; with A back in untraced code, B takes A's.
+	for _, together := range []bool{true, false} {
+		var rw [12 + 1 + 5]uint64
+		var bSite uint32
+		tr := recordSampled(t, true, "tp-ad", 1, "", func(uint32) {
+			base := RegisterFile("r.go", []string{"F"}, make([]uint32, 3*3))
+			bSite = base + 2
+			call := func(i int, site uint32, wait func()) {
+				Enter(base)
+				W(&rw[i], site, true)
+				wait()
+				Leave(base)
+			}
+			inside, bDone, aDone := make(chan struct{}), make(chan struct{}), make(chan struct{}) // untraced
+			go func() {
+				defer close(aDone)
+				for i := 0; i < 12; i++ {
+					call(i, base+1, func() {})
+				}
+				if together {
+					call(12, base+1, func() { close(inside); <-bDone })
+				} else {
+					close(inside)
+				}
+			}()
+			go func() {
+				defer close(bDone)
+				<-inside
+				if !together {
+					<-aDone
+				}
+				for i := 0; i < 5; i++ {
+					call(13+i, base+2, func() {})
+				}
+			}()
+			<-aDone
+			<-bDone
+		})
+		byB := 0
+		for _, e := range tr.Events {
+			if e.Op == trace.OpWrite && uint32(e.Site) == bSite {
+				byB++
+			}
+		}
+		if want := map[bool]int{true: 5, false: 0}[together]; byB != want {
+			t.Errorf("B calling in while A is inside F: %v; %d of B's 5 calls sampled, want %d", together, byB, want)
+		}
 	}
 }
 
@@ -618,7 +733,7 @@ func TestTreeWhileRecording(t *testing.T) {
 // BenchmarkEnter is the cost of an Enter/Leave pair: not traced, traced,
 // traced with tl-ad's dispatch check, and the check alone.
 func BenchmarkEnter(b *testing.B) {
-	for _, mode := range []string{"off", "full", "tl-ad", "gs-ad", "g-ad", "dispatch", "dispatch-gs-ad"} {
+	for _, mode := range []string{"off", "full", "tl-ad", "gs-ad", "tp-ad", "g-ad", "dispatch", "dispatch-gs-ad"} {
 		b.Run(mode, func(b *testing.B) {
 			savedOn := on
 			switch mode {
@@ -639,7 +754,7 @@ func BenchmarkEnter(b *testing.B) {
 					// takes a go statement's counters as a forked one.
 					dcur().samp.born(1001)
 				}
-			case "tl-ad", "gs-ad", "g-ad":
+			case "tl-ad", "gs-ad", "tp-ad", "g-ad":
 				if err := setSampler(mode, 1, ""); err != nil {
 					b.Fatal(err)
 				}
@@ -689,7 +804,7 @@ func BenchmarkEnter(b *testing.B) {
 // by the goroutines of the go statement (here all of them), g-ad's by all
 // goroutines, so these two contend on the same words.
 func BenchmarkEnterParallel(b *testing.B) {
-	for _, mode := range []string{"full", "tl-ad", "gs-ad", "g-ad"} {
+	for _, mode := range []string{"full", "tl-ad", "gs-ad", "tp-ad", "g-ad"} {
 		b.Run(mode, func(b *testing.B) {
 			if mode != "full" {
 				if err := setSampler(mode, 1, ""); err != nil {

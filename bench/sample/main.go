@@ -18,9 +18,10 @@
 // occurrences as the reports hb makes for its site pair on the full trace.
 // Random samplers run with several seeds and count by their mean.
 //
-// Besides Table 3's seven samplers it reports gs-ad, racekit's adaptation
-// of TL-Ad to Go (counters per goroutine creation site and function; see
-// filter/sample), as an eighth row, labelled as not the paper's.
+// Besides Table 3's seven samplers it reports gs-ad and tp-ad, racekit's
+// adaptations of TL-Ad to Go (counters per goroutine creation site, or per
+// slot of a goroutine pool, and function; see filter/sample), as rows
+// labelled as not the paper's.
 //
 // Aggregates follow §5.2-5.3: the average ESR is the plain mean over
 // subjects, the weighted average weighs each subject by its memory

@@ -55,6 +55,12 @@ func TestAnalyze(t *testing.T) {
 	if gs := r.sampler["gs-ad"]; gs.logged != 22 || gs.found != 1 || gs.invented != 0 {
 		t.Fatalf("gs-ad %+v", gs)
 	}
+	// TP-Ad: T1's calls from untraced code run on one slot of the roots'
+	// pool, one after another, and T2 and T3 each on the first slot of
+	// their go statement's: the same 22.
+	if tp := r.sampler["tp-ad"]; tp.logged != 22 || tp.found != 1 || tp.invented != 0 {
+		t.Fatalf("tp-ad %+v", tp)
+	}
 	g := r.sampler["g-ad"]
 	if g.found != 0 || g.invented != 0 {
 		t.Fatalf("g-ad %+v", g)
@@ -80,7 +86,7 @@ func TestRender(t *testing.T) {
 	var out bytes.Buffer
 	render(&out, cfg, []runResult{a, b})
 	s := out.String()
-	for _, want := range []string{"| TL-Ad |", "| GS-Ad |", "10.9%", "NOT met (pooled detection 100.0%, weighted ESR 10.9%)", "Samplers meeting both halves (pooled detection ≥ 70%, weighted ESR ≤ 5%): none."} {
+	for _, want := range []string{"| TL-Ad |", "| GS-Ad |", "| TP-Ad |", "10.9%", "NOT met (pooled detection 100.0%, weighted ESR 10.9%)", "Samplers meeting both halves (pooled detection ≥ 70%, weighted ESR ≤ 5%): none."} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q:\n%s", want, s)
 		}

@@ -62,8 +62,10 @@ fasttrack, none of its first races per address; for hb, hybrid and lockset,
 none of their site pairs), never synchronization.
 
 --sample=NAME puts one of LiteRace's samplers (tl-ad, tl-fx, g-ad, g-fx,
-rnd10, rnd25, ucp; or gs-ad, racekit's tl-ad counted per go statement; see
-package filter/sample) in front of the detectors: it
+rnd10, rnd25, ucp; or racekit's gs-ad, tl-ad counted per go statement, or
+tp-ad, tl-ad counted per slot of a goroutine pool, where a goroutine takes
+the counters of one that ended before it started; see package
+filter/sample) in front of the detectors: it
 keeps every synchronization event and the memory accesses of the function
 invocations it samples, so the detectors report a subset of the races of the
 full trace, never a false one. With -v the sampler's effective sampling rate

@@ -201,7 +201,7 @@ func TestAnalyzeSampledFindsNoFalseRace(t *testing.T) {
 	if len(full) == 0 {
 		t.Fatal("no race in the full trace")
 	}
-	for _, s := range []string{"tl-ad", "tl-fx", "g-ad", "g-fx", "rnd10", "rnd25", "ucp", "gs-ad"} {
+	for _, s := range []string{"tl-ad", "tl-fx", "g-ad", "g-fx", "rnd10", "rnd25", "ucp", "gs-ad", "tp-ad"} {
 		got := pairs("--sample="+s, "--seed=5")
 		for _, p := range got {
 			if !slices.Contains(full, p) {

@@ -15,19 +15,30 @@ type Dispatcher struct {
 	gs        table[dgor]
 	global    map[uint64]*Counter
 	sites     map[trace.SiteID]map[uint64]*Counter // PerSite: per go statement, per function
+	pools     map[slotKey][]map[uint64]*Counter    // PerSlot: the free slots of each pool, last freed last
+}
+
+// slotKey names a PerSlot pool: the go statement of its goroutines, or the
+// pool of goroutines born in untraced code.
+type slotKey struct {
+	site trace.SiteID
+	root bool
 }
 
 // dgor is one goroutine's dispatch state.
 type dgor struct {
 	// PerGoroutine: per function. PerSite: those of the goroutine's go
-	// statement, or its own when it was born in untraced code.
+	// statement, or its own when it was born in untraced code. PerSlot:
+	// those of the slot it holds.
 	counters map[uint64]*Counter
 	rng      Rand // PerCall
 	seeded   bool
-	// PerSite: the go statement that created the goroutine (Fork), and
-	// whether its counters are chosen (at its first check).
+	// PerSite, PerSlot: the go statement that created the goroutine
+	// (Fork), and whether its counters are chosen (at its first check).
 	site          trace.SiteID
 	forked, keyed bool
+	// PerSlot: whether counters is a slot taken from its pool.
+	held bool
 }
 
 // NewDispatcher returns the dispatch check of policy p; seed drives the
@@ -39,15 +50,17 @@ func NewDispatcher(p Policy, seed int64) *Dispatcher {
 		d.global = make(map[uint64]*Counter)
 	case PerSite:
 		d.sites = make(map[trace.SiteID]map[uint64]*Counter)
+	case PerSlot:
+		d.pools = make(map[slotKey][]map[uint64]*Counter)
 	}
 	return d
 }
 
 // Fork records that goroutine child was created by the go statement at
-// site (a Fork event). Only PerSite samplers use it; it must come before
+// site (a Fork event). Only PerSite and PerSlot samplers use it; it must come before
 // child's first Enter, and is ignored after it.
 func (d *Dispatcher) Fork(child trace.GID, site trace.SiteID) {
-	if d.p.Scope != PerSite {
+	if d.p.Scope != PerSite && d.p.Scope != PerSlot {
 		return
 	}
 	s := d.gs.get(child)
@@ -96,6 +109,21 @@ func (d *Dispatcher) Enter(g trace.GID, fn uint64) bool {
 			s.counters[fn] = c
 		}
 		return c.Next(&d.p.Schedule)
+	case PerSlot:
+		s := d.gs.get(g)
+		if !s.held {
+			d.take(s)
+		}
+		c := s.counters[fn]
+		if c == nil {
+			c = new(Counter)
+			s.counters[fn] = c
+		}
+		ok := c.Next(&d.p.Schedule)
+		if fn == RootFunc && !s.forked {
+			d.Return(g) // a root's frameless accesses: one call of its own
+		}
+		return ok
 	}
 	s := d.gs.get(g)
 	c := s.counters[fn]
@@ -109,10 +137,52 @@ func (d *Dispatcher) Enter(g trace.GID, fn uint64) bool {
 	return c.Next(&d.p.Schedule)
 }
 
+// take gives goroutine state s a slot of its pool: the last one freed, or
+// a new one.
+func (d *Dispatcher) take(s *dgor) {
+	k := slotKey{site: s.site, root: !s.forked}
+	if free := d.pools[k]; len(free) > 0 {
+		s.counters = free[len(free)-1]
+		d.pools[k] = free[:len(free)-1]
+	} else {
+		s.counters = make(map[uint64]*Counter)
+	}
+	s.held, s.keyed = true, true
+}
+
+// release gives s's slot back to its pool.
+func (d *Dispatcher) release(s *dgor) {
+	if !s.held {
+		return
+	}
+	k := slotKey{site: s.site, root: !s.forked}
+	d.pools[k] = append(d.pools[k], s.counters)
+	s.counters, s.held = nil, false
+}
+
+// Return records that goroutine g returned from its outermost traced frame
+// to untraced code. A PerSlot sampler frees the slot of a goroutine born
+// in untraced code then: each callback (a test function, an HTTP handler
+// call) is one task of the untraced code's pool.
+func (d *Dispatcher) Return(g trace.GID) {
+	if d.p.Scope != PerSlot {
+		return
+	}
+	if s := d.gs.get(g); !s.forked {
+		d.release(s)
+	}
+}
+
 // Forget drops goroutine g's state once it has ended. (GIDs are not reused
 // within a trace; a goroutine seen again after Forget starts afresh.) A
-// PerSite sampler's counters of a go statement outlive its goroutines.
-func (d *Dispatcher) Forget(g trace.GID) { d.gs.del(g) }
+// PerSite sampler's counters of a go statement outlive its goroutines; a
+// PerSlot sampler's slot goes back to its pool.
+func (d *Dispatcher) Forget(g trace.GID) {
+	if d.p.Scope == PerSlot {
+		d.release(d.gs.get(g))
+	}
+	d.gs.del(g)
+}
 
 // table maps dense goroutine IDs to state: a slice for the IDs a trace
 // assigns in order of appearance, a map for any stray huge ID, so that an

@@ -105,9 +105,12 @@ func (f *Filter) Keep(e *trace.Event) bool {
 			f.st.SampledCalls++
 		}
 	case trace.OpFuncExit:
-		f.exit(f.frames.get(e.G), e.Obj)
+		s := f.frames.get(e.G)
+		if f.exit(s, e.Obj) && len(s.frames) == 0 {
+			f.d.Return(e.G)
+		}
 	case trace.OpFork:
-		// The child's creation site, for the PerSite samplers.
+		// The child's creation site, for the PerSite and PerSlot samplers.
 		f.d.Fork(trace.GID(e.Obj), e.Site)
 	case trace.OpEnd:
 		// A goroutine's state dies with it (GIDs are not reused).
@@ -120,12 +123,13 @@ func (f *Filter) Keep(e *trace.Event) bool {
 // exit closes the innermost open frame of fn. Frames above it lost their
 // exits (a panic unwinding through code whose Leave was not recorded) and
 // close with it; an exit of a function with no open frame changes nothing.
-func (f *Filter) exit(s *fstack, fn uint64) {
+func (f *Filter) exit(s *fstack, fn uint64) bool {
 	for i := len(s.frames) - 1; i >= 0; i-- {
 		if s.frames[i].fn == fn {
 			s.frames = s.frames[:i]
-			return
+			return true
 		}
 	}
 	f.st.UnmatchedExits++
+	return false
 }

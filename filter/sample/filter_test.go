@@ -405,7 +405,7 @@ func TestDispatcherScopes(t *testing.T) {
 }
 
 func TestNewNames(t *testing.T) {
-	want := []string{"tl-ad", "tl-fx", "g-ad", "g-fx", "rnd10", "rnd25", "ucp", "gs-ad"}
+	want := []string{"tl-ad", "tl-fx", "g-ad", "g-fx", "rnd10", "rnd25", "ucp", "gs-ad", "tp-ad"}
 	if !slices.Equal(sample.Names(), want) {
 		t.Fatalf("Names() = %v, want %v", sample.Names(), want)
 	}
@@ -587,6 +587,162 @@ func TestDispatcherPerSite(t *testing.T) {
 	for i := 0; i < 9; i++ {
 		if !d.Enter(13, 7) {
 			t.Fatalf("goroutine 13's call %d of 7 (site 6's %d) not sampled", i, i+1)
+		}
+	}
+}
+
+// TP-Ad (racekit's adaptation, not the paper's) counts per (slot,
+// function), a goroutine holding a slot of its go statement's pool from its
+// first check to its end. Workers that run one after another take the same
+// slot, so they count together, as GS-Ad's do: W1..W5 make 20 calls of
+// work, of which the slot's first burst samples 10. Two workers alive at
+// once hold two slots and each starts cold, as under TL-Ad; a worker
+// started after one of them ended takes that one's slot, hot.
+func TestTPAdSlots(t *testing.T) {
+	b := trace.NewBuilder()
+	b.Enter("T0", "main")
+	var dropped []int
+	for w := 1; w <= 5; w++ {
+		name := fmt.Sprintf("W%d", w)
+		b.Fork("T0", name, "main.go:1")
+		for i := 0; i < 4; i++ {
+			b.Enter(name, "work")
+			x := b.Write(name, "x"+name, "work.go:5")
+			if (w-1)*4+i >= 10 {
+				dropped = append(dropped, x)
+			}
+			b.Exit(name, "work")
+		}
+		b.End(name)
+	}
+	// P1 and P2 alive at once (another go statement): each its own slot.
+	b.Fork("T0", "P1", "main.go:2")
+	b.Fork("T0", "P2", "main.go:2")
+	for i := 0; i < 12; i++ {
+		for _, p := range []string{"P1", "P2"} {
+			b.Enter(p, "work")
+			x := b.Write(p, "x"+p, "work.go:5")
+			if i >= 10 {
+				dropped = append(dropped, x)
+			}
+			b.Exit(p, "work")
+		}
+	}
+	b.End("P1")
+	// P3 starts after P1 ended, while P2 runs: P1's slot, at its call 12.
+	b.Fork("T0", "P3", "main.go:2")
+	b.Enter("P3", "work")
+	dropped = append(dropped, b.Write("P3", "xP3", "work.go:5"))
+	b.Exit("P3", "work")
+	b.End("P2")
+	b.End("P3")
+	b.Exit("T0", "main")
+	tr := b.Trace()
+
+	f := mustNew(t, "tp-ad", 0)
+	if got := droppedIdx(t, tr, f); !slices.Equal(got, dropped) {
+		t.Fatalf("tp-ad dropped %v, want %v", got, dropped)
+	}
+	if got := droppedIdx(t, tr, mustNew(t, "tl-ad", 0)); len(got) != 4 {
+		t.Fatalf("tl-ad dropped %v, want P1's and P2's calls 10 and 11 only", got)
+	}
+}
+
+// A goroutine born in untraced code holds a slot of the roots' pool from
+// its call into traced code until that call returns: handlers called one
+// after another, on one connection goroutine or on several, run on one
+// slot (their 11th and 12th calls together are unsampled); handlers
+// inside traced code at once each have their own.
+func TestTPAdRootCalls(t *testing.T) {
+	b := trace.NewBuilder()
+	var dropped []int
+	for i := 0; i < 12; i++ {
+		h := []string{"H1", "H2", "H3"}[i%3] // one call at a time
+		b.Enter(h, "serve")
+		w := b.Write(h, "a"+h, "serve.go:1")
+		if i >= 10 {
+			dropped = append(dropped, w)
+		}
+		b.Exit(h, "serve")
+	}
+	// H4 and H5 inside serve at once: H4 takes the hot slot, H5 a new one.
+	b.Enter("H4", "serve")
+	b.Enter("H5", "serve")
+	for i := 0; i < 3; i++ {
+		for _, h := range []string{"H4", "H5"} {
+			b.Enter(h, "step") // new to both slots: sampled
+			b.Write(h, "a"+h, "serve.go:2")
+			b.Exit(h, "step")
+		}
+	}
+	dropped = append(dropped, b.Write("H4", "aH4", "serve.go:3")) // the slot's 13th call of serve
+	b.Write("H5", "aH5", "serve.go:3")                            // a new slot's first
+	b.Exit("H4", "serve")
+	b.Exit("H5", "serve")
+	tr := b.Trace()
+	if got := droppedIdx(t, tr, mustNew(t, "tp-ad", 0)); !slices.Equal(got, dropped) {
+		t.Fatalf("tp-ad dropped %v, want %v", got, dropped)
+	}
+
+	p, _ := sample.Lookup("tp-ad")
+	if p.Scope != sample.PerSlot || p.Scope.String() != "per-slot" {
+		t.Fatalf("tp-ad scope %v", p.Scope)
+	}
+	tl, _ := sample.Lookup("tl-ad")
+	if !slices.Equal(p.Schedule.Gaps, tl.Schedule.Gaps) || p.Schedule.Burst != tl.Schedule.Burst || p.Schedule.Skip != 0 {
+		t.Fatalf("tp-ad schedule %+v, want tl-ad's %+v", p.Schedule, tl.Schedule)
+	}
+	// A root's accesses outside every frame are one call of its own: it
+	// takes a slot for the check and gives it back, so 20 roots' start
+	// routines make 20 calls of one slot.
+	d := sample.NewDispatcher(p, 0)
+	n := 0
+	for i := 0; i < 20; i++ {
+		if d.Enter(trace.GID(100+i), sample.RootFunc) {
+			n++
+		}
+	}
+	if n != 10 {
+		t.Fatalf("%d of 20 roots' start routines sampled, want the slot's first burst, 10", n)
+	}
+}
+
+// The cold-region race of TestGSAdColdRaceBySite under tp-ad: a late
+// worker of the same go statement that starts while another of its
+// goroutines runs takes a new slot and is cold (found); one that starts
+// after all of them ended runs on a hot slot (missed, as under gs-ad).
+func TestTPAdColdRace(t *testing.T) {
+	mk := func(overlap bool) *trace.Trace {
+		b := trace.NewBuilder()
+		for w := 0; w < 20; w++ {
+			name := fmt.Sprintf("W%d", w)
+			b.Fork("T0", name, "main.go:1")
+			b.Enter(name, "work")
+			b.Write(name, "local"+name, "work.go:5")
+			b.Exit(name, "work")
+			if !overlap || w < 19 {
+				b.End(name)
+			}
+		}
+		b.Fork("T0", "late", "main.go:1")
+		b.Enter("late", "work")
+		b.Write("late", "X", "work.go:5")
+		b.Exit("late", "work")
+		if overlap {
+			b.End("W19")
+		}
+		b.Enter("T0", "report")
+		b.Read("T0", "X", "report.go:9")
+		b.Exit("T0", "report")
+		return b.Trace()
+	}
+	for _, overlap := range []bool{true, false} {
+		tr := mk(overlap)
+		if full := races(t, tr, nil); len(full) != 1 {
+			t.Fatalf("full trace races %v", full)
+		}
+		if got := len(races(t, tr, mustNew(t, "tp-ad", 0))) == 1; got != overlap {
+			t.Errorf("late worker alive with another: %v; tp-ad found=%v", overlap, got)
 		}
 	}
 }

@@ -19,12 +19,47 @@ import (
 // goroutine table (tr.M: Parent and Site), not from the Fork events the
 // Filter reads: a goroutine with a parent shares the counters of its go
 // statement's site; one without (born in untraced code) counts alone.
+//
+// For tp-ad (PerSlot) slots are numbered per pool (the go statement, or
+// the roots'), and a goroutine that needs one takes, of its pool's slots
+// that no goroutine holds, the one released last, or a new number; a forked
+// goroutine holds it until its End, a root until its stack empties (and
+// for its start routine's one check only).
 func referenceKept(tr *trace.Trace, p Policy) []bool {
 	expansion := referenceSampled(p.Schedule, len(tr.Events)+1)
+	type pool struct {
+		site trace.SiteID
+		root bool
+	}
 	type key struct {
 		g    trace.GID
 		site trace.SiteID // PerSite, forked goroutines: the go statement
+		pool pool         // PerSlot
+		slot int
 		fn   uint64
+	}
+	poolOf := func(g trace.GID) pool {
+		if gi := tr.M.Goroutine(g); gi.Parent != trace.NoParent {
+			return pool{site: gi.Site}
+		}
+		return pool{root: true}
+	}
+	held := map[trace.GID]int{}        // PerSlot: the slot g holds
+	released := map[pool]map[int]int{} // PerSlot: free slot -> when it was released
+	nslots := map[pool]int{}
+	clock := 0
+	release := func(g trace.GID) {
+		s, ok := held[g]
+		if !ok {
+			return
+		}
+		delete(held, g)
+		pl := poolOf(g)
+		if released[pl] == nil {
+			released[pl] = map[int]int{}
+		}
+		clock++
+		released[pl][s] = clock
 	}
 	calls := map[key]int{}
 	decide := func(g trace.GID, fn uint64) bool {
@@ -36,9 +71,30 @@ func referenceKept(tr *trace.Trace, p Policy) []bool {
 			if gi := tr.M.Goroutine(g); gi.Parent != trace.NoParent {
 				k = key{g: trace.NoParent, site: gi.Site, fn: fn}
 			}
+		case PerSlot:
+			pl := poolOf(g)
+			if _, ok := held[g]; !ok {
+				s, best := -1, -1
+				for slot, at := range released[pl] {
+					if at > best {
+						s, best = slot, at
+					}
+				}
+				if s < 0 {
+					s = nslots[pl]
+					nslots[pl]++
+				} else {
+					delete(released[pl], s)
+				}
+				held[g] = s
+			}
+			k = key{g: trace.NoParent, pool: pl, slot: held[g], fn: fn}
 		}
 		n := calls[k]
 		calls[k]++
+		if p.Scope == PerSlot && fn == RootFunc && poolOf(g).root {
+			release(g)
+		}
 		return expansion[n]
 	}
 	stacks := map[trace.GID][]frame{}
@@ -54,9 +110,14 @@ func referenceKept(tr *trace.Trace, p Policy) []bool {
 			for j := len(st) - 1; j >= 0; j-- {
 				if st[j].fn == e.Obj {
 					stacks[e.G] = st[:j]
+					if j == 0 && poolOf(e.G).root {
+						release(e.G)
+					}
 					break
 				}
 			}
+		case trace.OpEnd:
+			release(e.G)
 		case trace.OpRead, trace.OpWrite:
 			if st := stacks[e.G]; len(st) > 0 {
 				out[i] = st[len(st)-1].sampled

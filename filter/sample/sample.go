@@ -28,10 +28,13 @@
 //	ucp    un-cold region: per (goroutine, function) the first 10 calls are
 //	       not sampled, every later call is
 //
-// and an eighth, racekit's adaptation to Go, which is not in the paper:
+// and two adaptations of racekit's to Go, which are not in the paper:
 //
 //	gs-ad  goroutine-site adaptive: TL-Ad's schedule (bursts of 10 at 100%,
 //	       10%, 1%, then 0.1%) per (goroutine creation site, function)
+//	tp-ad  thread-pool adaptive: TL-Ad's schedule per (slot, function),
+//	       where a goroutine holds a slot of its go statement's pool while
+//	       it lives (below)
 //
 // GS-Ad exists because Go programs start many short-lived goroutines
 // (workers, one per item, handlers), and a thread-local sampler starts
@@ -58,14 +61,35 @@
 // TL-Ad's, GS-Ad's decisions depend on how the goroutines of one go
 // statement interleave their calls, as G-Ad's do.
 //
+// TP-Ad reads "thread" as LiteRace's servers had them: a pool thread runs
+// one task after another, and its counters carry over from task to task.
+// In Go a task is a goroutine, so TP-Ad gives each go statement a pool of
+// slots (counters): a goroutine takes a free slot, the one freed last, at
+// its first check and frees it when it ends. Goroutines alive at once
+// never share a slot, so two workers running together both start cold, as
+// TL-Ad's threads do, and a worker started after another ended runs on its
+// counters, hot. Goroutines born in untraced code share one pool, and hold
+// a slot for each call from untraced code (a test function called by the
+// testing framework, a handler called by net/http's connection goroutine):
+// the next test, or the next request, runs on a slot the previous one
+// heated. So a function hot in the 49 workers that ran before is still hot
+// for the 50th, unless the 50th runs beside one of them: the cold-region
+// idea for the goroutine that runs concurrently with others, which is where
+// races are. For a program whose goroutines live long (a worker pool, a
+// server's connections), TP-Ad is TL-Ad: each goroutine holds its slot all
+// its life. Where it differs is where Go programs differ from the paper's:
+// goroutines started per item and test suites run many times (go test
+// -count=N), where TL-Ad starts every goroutine cold and cannot log less
+// than the first ten calls of each function of each (bench/results/sample).
+//
 // The package has three layers, so that the runtime can sample while
 // recording with the same decisions as the offline filter:
 //
 //   - Schedule and Counter: the bursty back-off of one code region (§4.1's
 //     frequency and sampling counters), 8 bytes of state per region;
 //   - Dispatcher: the dispatch check of a whole program, Enter(g, fn),
-//     holding the counters per goroutine, per function or per creation
-//     site, and the random streams per goroutine (Rand);
+//     holding the counters per goroutine, per function, per creation site
+//     or per slot, and the random streams per goroutine (Rand);
 //   - Filter: a filter.Filter over a recorded trace, which replays the
 //     dispatch check at each FuncEnter, keeps each goroutine's stack of
 //     sampled and unsampled frames, and keeps an access exactly when its
@@ -109,6 +133,15 @@ const (
 	// go statement share their counters; a goroutine born in untraced code
 	// has its own, as PerGoroutine (see the package comment).
 	PerSite
+	// PerSlot samplers (racekit's) keep one Counter per (slot, function):
+	// each go statement has a pool of slots, and so do the goroutines born
+	// in untraced code. A goroutine takes a free slot when it starts (a
+	// root: when untraced code calls into traced code) and frees it when it
+	// ends (a root: when the call returns), so goroutines that run at once
+	// have counters of their own, as threads do, and a goroutine started
+	// after another ended runs on its counters, as a pool thread runs its
+	// next task.
+	PerSlot
 )
 
 // String names the scope.
@@ -122,6 +155,8 @@ func (s Scope) String() string {
 		return "per-call"
 	case PerSite:
 		return "per-site"
+	case PerSlot:
+		return "per-slot"
 	}
 	return fmt.Sprintf("scope(%d)", uint8(s))
 }
@@ -184,13 +219,16 @@ var policies = []Policy{
 		Scope: PerCall, Prob: 0.25},
 	{Name: "ucp", Short: "UCP", Description: "First 10 calls per function / per thread are NOT sampled, all remaining calls are sampled",
 		Scope: PerGoroutine, Schedule: Schedule{Skip: 10, Burst: 0}},
-	// Not in Table 3: racekit's adaptation of TL-Ad to Go (see the package
+	// Not in Table 3: racekit's adaptations of TL-Ad to Go (see the package
 	// comment).
 	{Name: "gs-ad", Short: "GS-Ad", Description: "racekit's adaptation, not the paper's: TL-Ad's back-off (100%,10%,1%,0.1%) per function / per goroutine creation site (go statement; goroutines born in untraced code per goroutine); bursty",
 		Scope: PerSite, Schedule: Bursty(DefaultBurst, 0.10, 0.01, 0.001)},
+	{Name: "tp-ad", Short: "TP-Ad", Description: "racekit's adaptation, not the paper's: TL-Ad's back-off (100%,10%,1%,0.1%) per function / per slot of a goroutine pool (a goroutine takes a free slot of its go statement's pool; roots, per call from untraced code); bursty",
+		Scope: PerSlot, Schedule: Bursty(DefaultBurst, 0.10, 0.01, 0.001)},
 }
 
-// Names returns the samplers' names in Table 3's order, then gs-ad.
+// Names returns the samplers' names in Table 3's order, then gs-ad and
+// tp-ad.
 func Names() []string {
 	ns := make([]string, len(policies))
 	for i := range policies {
@@ -199,8 +237,8 @@ func Names() []string {
 	return ns
 }
 
-// Policies returns the samplers of Table 3, in its order, then gs-ad
-// (copies: changing them changes nothing here).
+// Policies returns the samplers of Table 3, in its order, then gs-ad and
+// tp-ad (copies: changing them changes nothing here).
 func Policies() []Policy {
 	ps := make([]Policy, len(policies))
 	for i, p := range policies {
