@@ -16,6 +16,10 @@
 //	          function does; LiteRace's proposed loop granularity)
 //	+gs-ad    the same with gs-ad, racekit's adaptation (counters per go
 //	          statement and function; not the paper's, see filter/sample)
+//	+tp-ad loops
+//	          +tl-ad loops with tp-ad, racekit's adaptation (counters per
+//	          slot of a goroutine pool: a goroutine runs on those of one
+//	          that ended before it started; see filter/sample)
 //	full      every event (dedup on, as racekit records by default)
 //	tree      every event through TREE in the writer (RACEKIT_FILTER=tree)
 //
@@ -83,6 +87,7 @@ var configs = []config{
 	{"+tl-ad", []string{"RACEKIT_SAMPLE=tl-ad"}, true},
 	{"+tl-ad loops", []string{"RACEKIT_SAMPLE=tl-ad", "RACEKIT_SAMPLE_LOOPS=1"}, true},
 	{"+gs-ad", []string{"RACEKIT_SAMPLE=gs-ad"}, true},
+	{"+tp-ad loops", []string{"RACEKIT_SAMPLE=tp-ad", "RACEKIT_SAMPLE_LOOPS=1"}, true},
 	{"full", nil, true},
 	{"tree", []string{"RACEKIT_FILTER=tree", "RACEKIT_FILTER_FOR=fasttrack"}, true},
 }
@@ -290,12 +295,12 @@ func table(w io.Writer, rows []row, n int) {
 	for _, c := range configs {
 		fmt.Fprintf(w, " %s |", c.name)
 	}
-	fmt.Fprint(w, " +tl-ad MB/s | +gs-ad MB/s | full MB/s | +tl-ad / -race | +tl-ad loops / -race |\n|---|---:|---:|")
+	fmt.Fprint(w, " +tl-ad MB/s | +gs-ad MB/s | full MB/s | +tl-ad / -race | +tl-ad loops / -race | +tp-ad loops / -race |\n|---|---:|---:|")
 	for range configs {
 		fmt.Fprint(w, "---:|")
 	}
-	fmt.Fprint(w, "---:|---:|---:|---:|---:|\n")
-	iTL, iGS, iFull, iLoops := index("+tl-ad"), index("+gs-ad"), index("full"), index("+tl-ad loops")
+	fmt.Fprint(w, "---:|---:|---:|---:|---:|---:|\n")
+	iTL, iGS, iFull, iLoops, iTP := index("+tl-ad"), index("+gs-ad"), index("full"), index("+tl-ad loops"), index("+tp-ad loops")
 	for _, r := range rows {
 		name := r.s.name
 		if r.s.micro {
@@ -305,7 +310,7 @@ func table(w io.Writer, rows []row, n int) {
 		for i := range configs {
 			fmt.Fprintf(w, " %s |", ratio(r.times[i], r.plain))
 		}
-		fmt.Fprintf(w, " %.1f | %.1f | %.1f | %.2f | %.2f |\n", r.mbps[iTL], r.mbps[iGS], r.mbps[iFull], r.times[iTL].Seconds()/r.race.Seconds(), r.times[iLoops].Seconds()/r.race.Seconds())
+		fmt.Fprintf(w, " %.1f | %.1f | %.1f | %.2f | %.2f | %.2f |\n", r.mbps[iTL], r.mbps[iGS], r.mbps[iFull], r.times[iTL].Seconds()/r.race.Seconds(), r.times[iLoops].Seconds()/r.race.Seconds(), r.times[iTP].Seconds()/r.race.Seconds())
 	}
 }
 
