@@ -409,13 +409,16 @@ func TestSlotSamplerPools(t *testing.T) {
 		base := RegisterFile("p.go", []string{"F"}, make([]uint32, 3*3))
 		var wg sync.WaitGroup
 		for batch := 0; batch < 2; batch++ {
-			var made sync.WaitGroup // untraced: all calls made before any End
+			var made sync.WaitGroup  // untraced: all calls made before any End
+			var ended sync.WaitGroup // untraced: the next batch starts after every End
 			made.Add(ngor)
+			ended.Add(ngor)
 			for k := 0; k < ngor; k++ {
 				WaitGroupAdd(&wg, 1, base+1)
 				c := Fork(base + 1)
 				batchOf[c.gid] = batch
 				go func() {
+					defer ended.Done()
 					Begin(c)
 					defer End(c)
 					defer WaitGroupDone(&wg, base+1)
@@ -430,6 +433,7 @@ func TestSlotSamplerPools(t *testing.T) {
 				}()
 			}
 			WaitGroupWait(&wg, base+1)
+			ended.Wait()
 		}
 	})
 	var got [2]int
