@@ -48,11 +48,11 @@ func eachProgram(t *testing.T, check func(t *testing.T, bin, exit string, want [
 
 // A sampled run never reports a race a full run would not: on every
 // program, the racing line pairs hb finds in a trace recorded with a
-// sampler (tl-ad also with loop regions) are among the program's marked races, which is exactly what a
-// full recording reports (TestPrograms).
+// sampler (tl-ad and tp-ad also with loop regions) are among the program's marked races, which is
+// exactly what a full recording reports (TestPrograms).
 func TestSampledRunReportsSubset(t *testing.T) {
 	eachProgram(t, func(t *testing.T, bin, exit string, want []string) {
-		for _, s := range []string{"tl-ad", "rnd10", "g-ad", "tl-ad loops"} {
+		for _, s := range []string{"tl-ad", "rnd10", "g-ad", "tl-ad loops", "tp-ad loops"} {
 			name, loops, _ := strings.Cut(s, " ")
 			res, err := analyze(runWith(t, bin, exit, "RACEKIT_SAMPLE="+name, "RACEKIT_SEED=3", "RACEKIT_SAMPLE_LOOPS="+map[bool]string{true: "1"}[loops != ""]))
 			if err != nil {
