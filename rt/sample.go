@@ -250,15 +250,6 @@ func (s *sampleState) inRecorded(gid trace.GID, depth int32) bool {
 // counter the policy's scope keeps for it, or a random draw.
 func (s *sampleState) decide(gid trace.GID, fn uint64) bool {
 	switch samplePol.Scope {
-	case sample.PerSite:
-		if s.forked {
-			r := s.reg
-			if r == nil {
-				r = s.region()
-			}
-			return r.next(fn)
-		}
-		fallthrough // born in untraced code: its own counters
 	case sample.PerSlot:
 		sl := s.slot
 		if sl == nil {
@@ -272,6 +263,15 @@ func (s *sampleState) decide(gid trace.GID, fn uint64) bool {
 			return ok
 		}
 		return sl.ctab.get(uint32(fn)).Next(&samplePol.Schedule)
+	case sample.PerSite:
+		if s.forked {
+			r := s.reg
+			if r == nil {
+				r = s.region()
+			}
+			return r.next(fn)
+		}
+		fallthrough // born in untraced code: its own counters
 	case sample.PerGoroutine:
 		if fn == sample.RootFunc {
 			return s.root.Next(&samplePol.Schedule)

@@ -450,10 +450,16 @@ func TestSlotSamplerPools(t *testing.T) {
 	// untraced code, making its slot hot. Then B, born in untraced code
 	// too, calls F 5 times: while A is inside F (its 13th call), B holds a
 	// slot of its own, cold; with A back in untraced code, B takes A's.
-	for _, together := range []bool{true, false} {
+	// Under gs-ad and tl-ad, B has its own counters either way.
+	for _, c := range []struct {
+		name     string
+		together bool
+		want     int
+	}{{"tp-ad", true, 5}, {"tp-ad", false, 0}, {"gs-ad", false, 5}, {"tl-ad", false, 5}} {
+		together := c.together
 		var rw [12 + 1 + 5]uint64
 		var bSite uint32
-		tr := recordSampled(t, true, "tp-ad", 1, "", func(uint32) {
+		tr := recordSampled(t, true, c.name, 1, "", func(uint32) {
 			base := RegisterFile("r.go", []string{"F"}, make([]uint32, 3*3))
 			bSite = base + 2
 			call := func(i int, site uint32, wait func()) {
@@ -493,8 +499,8 @@ func TestSlotSamplerPools(t *testing.T) {
 				byB++
 			}
 		}
-		if want := map[bool]int{true: 5, false: 0}[together]; byB != want {
-			t.Errorf("B calling in while A is inside F: %v; %d of B's 5 calls sampled, want %d", together, byB, want)
+		if byB != c.want {
+			t.Errorf("%s, B calling in while A is inside F: %v; %d of B's 5 calls sampled, want %d", c.name, together, byB, c.want)
 		}
 	}
 }
