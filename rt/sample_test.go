@@ -343,16 +343,7 @@ func TestSiteSamplerCountsPerSite(t *testing.T) {
 		WaitGroupWait(&wg, base+1)
 	})
 	p, _ := sample.Lookup("gs-ad")
-	count := func(n int) int {
-		var c sample.Counter
-		k := 0
-		for i := 0; i < n; i++ {
-			if c.Next(&p.Schedule) {
-				k++
-			}
-		}
-		return k
-	}
+	count := func(n int) int { return sampledCalls(p, 0, n) }
 	var got [2]int
 	for _, e := range tr.Events {
 		if e.Op == trace.OpWrite {
@@ -393,16 +384,7 @@ func TestSiteSamplerCountsPerSite(t *testing.T) {
 func TestSlotSamplerPools(t *testing.T) {
 	const ngor, calls = 4, 50
 	p, _ := sample.Lookup("tp-ad")
-	count := func(from, to int) int {
-		var c sample.Counter
-		k := 0
-		for i := 0; i < to; i++ {
-			if c.Next(&p.Schedule) && i >= from {
-				k++
-			}
-		}
-		return k
-	}
+	count := func(from, to int) int { return sampledCalls(p, from, to) }
 	var words [2 * ngor * calls]uint64
 	batchOf := map[trace.GID]int{}
 	tr := recordSampled(t, true, "tp-ad", 1, "", func(uint32) {
@@ -503,6 +485,19 @@ func TestSlotSamplerPools(t *testing.T) {
 			t.Errorf("%s, B calling in while A is inside F: %v; %d of B's 5 calls sampled, want %d", c.name, together, byB, c.want)
 		}
 	}
+}
+
+// sampledCalls is how many of calls from..to-1 (counting from 0) of one
+// region p's schedule samples.
+func sampledCalls(p sample.Policy, from, to int) int {
+	var c sample.Counter
+	k := 0
+	for i := 0; i < to; i++ {
+		if c.Next(&p.Schedule) && i >= from {
+			k++
+		}
+	}
+	return k
 }
 
 // The global samplers' decisions depend on how goroutines interleave their

@@ -428,17 +428,11 @@ func TestNewNames(t *testing.T) {
 	}
 }
 
-// GS-Ad (racekit's adaptation, not the paper's) counts per (creation site,
-// function). Five workers started one after another by the same go
-// statement call work 4 times each: together they make 20 calls, of which
-// the site's first burst samples 10 (W1's 4, W2's 4, W3's first 2) and the
-// gap after it none; TL-Ad samples all 20 (each worker starts cold). A
-// worker of another go statement is cold again, and so is the parent,
-// born in untraced code (its own key, by entry function).
-func TestGSAdSharesCreationSite(t *testing.T) {
-	b := trace.NewBuilder()
-	b.Enter("T0", "main")
-	var dropped []int
+// sequentialWorkers has T0 start five workers W1..W5 one after another at
+// main.go:1, each calling work 4 times, and returns the writes of their
+// calls 10 to 19 of work: those a sampler counting all 20 calls together
+// drops.
+func sequentialWorkers(b *trace.Builder) (dropped []int) {
 	for w := 1; w <= 5; w++ {
 		name := fmt.Sprintf("W%d", w)
 		b.Fork("T0", name, "main.go:1")
@@ -452,6 +446,20 @@ func TestGSAdSharesCreationSite(t *testing.T) {
 		}
 		b.End(name)
 	}
+	return dropped
+}
+
+// GS-Ad (racekit's adaptation, not the paper's) counts per (creation site,
+// function). Five workers started one after another by the same go
+// statement call work 4 times each: together they make 20 calls, of which
+// the site's first burst samples 10 (W1's 4, W2's 4, W3's first 2) and the
+// gap after it none; TL-Ad samples all 20 (each worker starts cold). A
+// worker of another go statement is cold again, and so is the parent,
+// born in untraced code (its own key, by entry function).
+func TestGSAdSharesCreationSite(t *testing.T) {
+	b := trace.NewBuilder()
+	b.Enter("T0", "main")
+	dropped := sequentialWorkers(b)
 	b.Fork("T0", "V1", "main.go:2") // another go statement: cold
 	b.Enter("V1", "work")
 	b.Write("V1", "xV1", "work.go:5")
@@ -601,20 +609,7 @@ func TestDispatcherPerSite(t *testing.T) {
 func TestTPAdSlots(t *testing.T) {
 	b := trace.NewBuilder()
 	b.Enter("T0", "main")
-	var dropped []int
-	for w := 1; w <= 5; w++ {
-		name := fmt.Sprintf("W%d", w)
-		b.Fork("T0", name, "main.go:1")
-		for i := 0; i < 4; i++ {
-			b.Enter(name, "work")
-			x := b.Write(name, "x"+name, "work.go:5")
-			if (w-1)*4+i >= 10 {
-				dropped = append(dropped, x)
-			}
-			b.Exit(name, "work")
-		}
-		b.End(name)
-	}
+	dropped := sequentialWorkers(b)
 	// P1 and P2 alive at once (another go statement): each its own slot.
 	b.Fork("T0", "P1", "main.go:2")
 	b.Fork("T0", "P2", "main.go:2")
