@@ -20,11 +20,14 @@ type hook struct {
 	// rec: the hook records an access too (a lock's word) and takes the
 	// access hooks' flag after its site (rewriter.recFlag).
 	rec bool
+	// g: in a function body the call is to the hook's G variant, which
+	// takes the goroutine's state last (rewriter.gArg).
+	g bool
 }
 
 var methodHooks = map[string]hook{
-	"sync.Mutex.Lock":    {name: "MutexLock", rec: true},
-	"sync.Mutex.Unlock":  {name: "MutexUnlock", rec: true},
+	"sync.Mutex.Lock":    {name: "MutexLock", rec: true, g: true},
+	"sync.Mutex.Unlock":  {name: "MutexUnlock", rec: true, g: true},
 	"sync.Mutex.TryLock": {name: "MutexTryLock", rec: true},
 
 	"sync.RWMutex.Lock":     {name: "RWMutexLock", rec: true},

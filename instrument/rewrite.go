@@ -116,6 +116,9 @@ type rewriter struct {
 	quiet  []quietFunc // functions that may lose their Enter (quiet.go)
 	leaves []leafFunc  // functions that may get a copy as written (leafCopy)
 	nrec   int         // access hooks given recFlag so far in this function
+	// gUse: per enclosing function body, whether a hook took its
+	// goroutine-state local (gArg), so that its Enter becomes EnterG.
+	gUse []bool
 }
 
 func (r *rewriter) off(p token.Pos) int { return r.tf.Offset(p) }
@@ -156,6 +159,21 @@ func (r *rewriter) asite(p token.Pos) string {
 // declared with the site table. Each literal declares its own, shadowing
 // its enclosing function's.
 func (r *rewriter) recFlag() string { return "_rkS" + strings.TrimPrefix(r.base, "_rkB") }
+
+// gArg is the goroutine state a hook that takes one (rt's ...G hooks) is
+// handed: in a function body the local its rt.EnterG returned, which
+// funcBody then declares (the body runs on one goroutine, and each
+// literal declares its own, shadowing its enclosing function's);
+// elsewhere (package-level initializers) nil, which the hook looks up.
+// The go statement's wrapper, which runs in the new goroutine, takes the
+// hooks without the state (goStmt).
+func (r *rewriter) gArg() string {
+	if len(r.gUse) == 0 {
+		return "nil"
+	}
+	r.gUse[len(r.gUse)-1] = true
+	return "_rkG" + strings.TrimPrefix(r.base, "_rkB")
+}
 
 func (r *rewriter) tmp() string {
 	r.ntmp++
@@ -461,6 +479,7 @@ func (r *rewriter) funcBody(typ *ast.FuncType, body *ast.BlockStmt, declPos toke
 		region = rtAlias + ".AtomicBegin(" + s + "); defer " + rtAlias + ".AtomicEnd(" + s + "); "
 	}
 	f := r.recFlag()
+	enter := len(r.ed.edits)
 	r.ed.insertAt(lo+1, " "+pre+f+" := "+rtAlias+".Enter("+s+"); _ = "+f+"; defer "+rtAlias+".Leave("+s+"); "+region, lo, hi)
 	var named []*ast.Ident
 	if typ.Results != nil {
@@ -469,7 +488,16 @@ func (r *rewriter) funcBody(typ *ast.FuncType, body *ast.BlockStmt, declPos toke
 		}
 	}
 	r.results = append(r.results, named)
+	r.gUse = append(r.gUse, false)
 	r.block(body.List)
+	if r.gUse[len(r.gUse)-1] {
+		// Hooks took the goroutine's state: Enter returns it too.
+		g := "_rkG" + strings.TrimPrefix(r.base, "_rkB")
+		e := &r.ed.edits[enter]
+		e.text = strings.Replace(e.text, f+" := "+rtAlias+".Enter(", f+", "+g+" := "+rtAlias+".EnterG(", 1)
+		e.text = strings.Replace(e.text, "_ = "+f+"; ", "_ = "+f+"; _ = "+g+"; ", 1)
+	}
+	r.gUse = r.gUse[:len(r.gUse)-1]
 	r.results = r.results[:len(r.results)-1]
 	return s
 }
@@ -769,9 +797,9 @@ func (r *rewriter) hoistAssign(x *ast.AssignStmt) {
 
 // send instruments ch <- v as
 //
-//	{ c, t := ch, v; g := rt.SendPre(c, site, rec); c <- t; rt.SendPost(c, site, g) }
+//	{ c, t := ch, v; g := rt.SendPreG(c, site, rec, G); c <- t; rt.SendPost(c, site, g) }
 //
-// (g: the goroutine, found by SendPre and handed on.)
+// (G: the function's goroutine state, gArg; SendPreG hands it on as g.)
 func (r *rewriter) send(x *ast.SendStmt, inList bool) {
 	r.rd(x.Chan)
 	r.rd(x.Value)
@@ -786,7 +814,7 @@ func (r *rewriter) send(x *ast.SendStmt, inList bool) {
 	r.piece(g, x.Chan)
 	val := ""
 	tok := r.tmp()
-	pre := "; " + tok + " := " + rtAlias + ".SendPre(" + c + ", " + s + ", " + r.recFlag() + "); " + c + " <- "
+	pre := "; " + tok + " := " + rtAlias + ".SendPreG(" + c + ", " + s + ", " + r.recFlag() + ", " + r.gArg() + "); " + c + " <- "
 	if r.inlineValue(x.Value) {
 		g.lit(pre)
 		r.piece(g, x.Value)
@@ -1217,10 +1245,10 @@ func (r *rewriter) labelText(label *ast.LabeledStmt) string {
 
 // rangeChan rewrites for v := range ch { body } as
 //
-//	{ c := ch; L: for g := rt.RecvRange(c); ; g = rt.RecvRange(c) { v, ok := <-c; rt.RecvPost(c, g); if !ok { break }; { body } } }
+//	{ c := ch; L: for g := rt.RecvRangeG(c, G); ; g = rt.RecvRangeG(c, G) { v, ok := <-c; rt.RecvPost(c, g); if !ok { break }; { body } } }
 //
-// (g: the goroutine, found by RecvRange and handed on; continue runs the
-// post statement, as it ran the condition.)
+// (G: the function's goroutine state, gArg, which RecvRangeG hands on as
+// g; continue runs the post statement, as it ran the condition.)
 func (r *rewriter) rangeChan(x *ast.RangeStmt, label *ast.LabeledStmt) {
 	lo, hi := r.outerSpan(x, label)
 	s := r.site(x.For)
@@ -1228,7 +1256,7 @@ func (r *rewriter) rangeChan(x *ast.RangeStmt, label *ast.LabeledStmt) {
 	c, ok, tok := r.tmp(), r.tmp(), r.tmp()
 	g.lit("{ " + c + " := ")
 	r.piece(g, x.X)
-	pre := rtAlias + ".RecvRange(" + c + ", " + s + ")"
+	pre := rtAlias + ".RecvRangeG(" + c + ", " + s + ", " + r.gArg() + ")"
 	g.lit("; " + r.labelText(label) + "for " + tok + " := " + pre + "; ; " + tok + " = " + pre + " { ")
 	var assign string
 	switch {
@@ -1833,10 +1861,15 @@ func (r *rewriter) recv(u *ast.UnaryExpr, commaOK bool) {
 	case r.ctxDone(u.X):
 		fn += "Ctx"
 	}
+	ga := ""
+	if fn == "Recv" || fn == "Recv2" {
+		fn += "G"
+		ga = ", " + r.gArg()
+	}
 	g := r.newGen(lo)
 	g.lit(rtAlias + "." + fn + "(")
 	r.piece(g, u.X)
-	g.lit(", " + r.site(u.OpPos) + ")")
+	g.lit(", " + r.site(u.OpPos) + ga + ")")
 	r.ed.collapse(lo, hi, g.end(hi))
 }
 
@@ -2059,7 +2092,11 @@ func (r *rewriter) call(x *ast.CallExpr) {
 	if h, recv, args, ok := r.hookCall(x); ok {
 		lo, hi := r.span(x)
 		g := r.newGen(lo)
-		g.lit(hookName(h) + "(")
+		name := hookName(h)
+		if h.g {
+			name += "G"
+		}
+		g.lit(name + "(")
 		first := true
 		if recv != "" {
 			g.lit(recv)
@@ -2083,6 +2120,9 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		}
 		if h.rec {
 			g.lit(", " + r.recFlag())
+		}
+		if h.g {
+			g.lit(", " + r.gArg())
 		}
 		g.lit(")")
 		r.ed.collapse(lo, hi, g.end(hi))

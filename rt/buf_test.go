@@ -124,7 +124,7 @@ func (st *stress) run(g, ngor int, seed int64, site uint32, wg *sync.WaitGroup) 
 		_ = *R(&st.sent[t], site, true)
 		*W(&st.got[t], site, true) = 1
 	}
-	parkCur()
+	parkCur(nil)
 	kids.Wait()
 }
 

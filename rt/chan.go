@@ -34,7 +34,10 @@ func chanAddr(c any) uint64 {
 // that access, as the access hooks take it. It returns the goroutine's
 // state, found once for both hooks, which instrumented code hands to
 // SendPost (nil: look it up).
-func SendPre(c any, site uint32, rec bool) *gstate {
+func SendPre(c any, site uint32, rec bool) *gstate { return SendPreG(c, site, rec, nil) }
+
+// SendPreG is SendPre with the goroutine's state as EnterG returned it.
+func SendPreG(c any, site uint32, rec bool, g *gstate) *gstate {
 	if ctl { // controlled mode (sched.go)
 		ctlSend(c, site)
 	}
@@ -43,7 +46,7 @@ func SendPre(c any, site uint32, rec bool) *gstate {
 			if rec {
 				accessAddr(trace.OpRead, a, 1, site)
 			}
-			return edgeWith(nil, trace.OpSyncRelease, site, a)
+			return edgeWith(g, trace.OpSyncRelease, site, a)
 		}
 	}
 	return nil
@@ -115,13 +118,16 @@ func SendPost(c any, site uint32, g *gstate) {
 // RecvPre is recorded before a receive from c (and before a select with a
 // receive case on c). It returns the goroutine's state for RecvPost, as
 // SendPre does.
-func RecvPre(c any, site uint32) *gstate {
+func RecvPre(c any, site uint32) *gstate { return RecvPreG(c, site, nil) }
+
+// RecvPreG is RecvPre with the goroutine's state as EnterG returned it.
+func RecvPreG(c any, site uint32, g *gstate) *gstate {
 	if ctl { // controlled mode (sched.go)
 		ctlSelect(c, site, false) // a select case; Recv made its own point
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			return edgeWith(nil, trace.OpSyncRelease, site, a+1)
+			return edgeWith(g, trace.OpSyncRelease, site, a+1)
 		}
 	}
 	return nil
@@ -142,30 +148,40 @@ func RecvPost(c any, site uint32, g *gstate) {
 
 // RecvRange is RecvPre for each receive of a range over a channel: the
 // loop's init and post statements.
-func RecvRange(c any, site uint32) *gstate {
+func RecvRange(c any, site uint32) *gstate { return RecvRangeG(c, site, nil) }
+
+// RecvRangeG is RecvRange with the goroutine's state as EnterG returned
+// it.
+func RecvRangeG(c any, site uint32, g *gstate) *gstate {
 	if ctl { // controlled mode (sched.go)
 		ctlRecv(c, site)
 	}
-	return RecvPre(c, site)
+	return RecvPreG(c, site, g)
 }
 
 // Recv is the expression <-c.
-func Recv[C ~chan E | ~<-chan E, E any](c C, site uint32) E {
+func Recv[C ~chan E | ~<-chan E, E any](c C, site uint32) E { return RecvG(c, site, nil) }
+
+// RecvG is Recv with the goroutine's state as EnterG returned it.
+func RecvG[C ~chan E | ~<-chan E, E any](c C, site uint32, g *gstate) E {
 	if ctl { // controlled mode (sched.go)
 		ctlRecv(c, site)
 	}
-	g := RecvPre(c, site)
+	g = RecvPreG(c, site, g)
 	v := <-c
 	RecvPost(c, site, g)
 	return v
 }
 
 // Recv2 is the expression v, ok := <-c.
-func Recv2[C ~chan E | ~<-chan E, E any](c C, site uint32) (E, bool) {
+func Recv2[C ~chan E | ~<-chan E, E any](c C, site uint32) (E, bool) { return Recv2G(c, site, nil) }
+
+// Recv2G is Recv2 with the goroutine's state as EnterG returned it.
+func Recv2G[C ~chan E | ~<-chan E, E any](c C, site uint32, g *gstate) (E, bool) {
 	if ctl { // controlled mode (sched.go)
 		ctlRecv(c, site)
 	}
-	g := RecvPre(c, site)
+	g = RecvPreG(c, site, g)
 	v, ok := <-c
 	RecvPost(c, site, g)
 	return v, ok

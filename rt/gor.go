@@ -103,7 +103,18 @@ func End(c *Child) {
 // the handler returns), edges the Go race detector sees as I/O on its
 // ioSync object. rt records them the same way: entering traced code from
 // untraced code acquires ioObj, returning to it releases ioObj.
-func Enter(fn uint32) bool { return enter(fn, false) }
+func Enter(fn uint32) bool {
+	rec, _ := enter(fn, false)
+	return rec
+}
+
+// EnterG is Enter for a function whose body holds hooks that take the
+// goroutine's state (MutexLockG, MutexUnlockG, SendPreG, RecvRangeG,
+// RecvG, Recv2G): it returns the state too (nil when nothing is traced),
+// so that those hooks need not look it up. A function's body runs on one
+// goroutine, and each function literal has its own EnterG; a hook handed
+// nil, or a state of an earlier trace, looks it up (gOr).
+func EnterG(fn uint32) (bool, *gstate) { return enter(fn, false) }
 
 // Sampled is the dispatch check of a function that has a copy as written
 // (a leaf that records nothing but accesses: instrument's leafCopy), made
@@ -140,14 +151,17 @@ func Sampled(fn uint32) bool {
 
 // EnterSampled is Enter for the instrumented body of a function whose
 // call Sampled found sampled.
-func EnterSampled(fn uint32) bool { return enter(fn, true) }
+func EnterSampled(fn uint32) bool {
+	rec, _ := enter(fn, true)
+	return rec
+}
 
-func enter(fn uint32, sampled bool) bool {
+func enter(fn uint32, sampled bool) (bool, *gstate) {
 	if !on || !live.Load() {
 		if dispatchOnly {
 			dispatchEnter(fn) // the dispatch check alone (sample.go)
 		}
-		return true // the hooks check on and live themselves
+		return true, nil // the hooks check on and live themselves
 	}
 	g := cur()
 	rec := true
@@ -169,7 +183,7 @@ func enter(fn uint32, sampled bool) bool {
 	if g.depth == 1 && g.untraced {
 		g.edge(trace.OpSyncAcquire, fn, ioObj)
 	}
-	return rec
+	return rec, g
 }
 
 // Leave records the return (or unwinding) of function fn; it is deferred

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/racekit/racekit/trace"
 	"github.com/racekit/racekit/trace/rkt"
@@ -372,4 +373,82 @@ func TestChanHookStaleState(t *testing.T) {
 		}
 	}
 	t.Fatalf("the acquire of a hook given an earlier trace's state is not in the new trace: %v", tr.Events)
+}
+
+// EnterG hands the hooks of its function the goroutine's state: the one
+// cur finds while tracing (in a forked goroutine, its own), nil when
+// nothing is traced. A G hook handed nil, or a state of an earlier trace
+// (sampled, so that the lock goes through releaseLock's rule), records in
+// the current trace as the hook without the state does.
+func TestHooksTakeEnterState(t *testing.T) {
+	if _, g := EnterG(1); g != nil {
+		t.Fatal("EnterG returned a state with nothing traced")
+	}
+	Leave(1)
+	var mu sync.Mutex
+	c := make(chan int, 1)
+	var old *gstate
+	record(t, false, func(site uint32) {
+		child := Fork(site)
+		done := make(chan struct{}) // untraced
+		go func() {
+			defer close(done)
+			Begin(child)
+			defer End(child)
+			_, g := EnterG(site)
+			if g != cur() || g.gid != child.gid {
+				t.Errorf("EnterG in a forked goroutine returned %p, its state is %p", g, cur())
+			}
+			Leave(site)
+			child.Ok()
+		}()
+		<-done
+		var rec bool
+		rec, old = EnterG(site)
+		MutexLockG(&mu, site, rec, old)
+		MutexUnlockG(&mu, site, rec, old)
+		Leave(site)
+	})
+	if old == nil {
+		t.Fatal("EnterG returned no state while tracing")
+	}
+	if err := setSampler("tl-ad", 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	defer resetSampling()
+	for _, g := range []*gstate{old, nil} {
+		tr := record(t, false, func(site uint32) {
+			MutexLockG(&mu, site, true, g)
+			MutexUnlockG(&mu, site, true, g)
+			s := SendPreG(c, site, true, g)
+			c <- 1
+			SendPost(c, site, s)
+			if v, ok := Recv2G(c, site, g); v != 1 || !ok {
+				t.Errorf("Recv2G = %d, %v", v, ok)
+			}
+			c <- 2
+			if v := RecvG(c, site, g); v != 2 {
+				t.Errorf("RecvG = %d", v)
+			}
+			for r := RecvRangeG(c, site, g); r == nil; r = nil {
+				t.Error("RecvRangeG returned no state while tracing")
+			}
+		})
+		var acq, rel, snd, rcv int
+		for _, e := range tr.Events {
+			switch {
+			case e.Op == trace.OpAcquire && e.Obj == ptr(unsafe.Pointer(&mu)):
+				acq++
+			case e.Op == trace.OpRelease && e.Obj == ptr(unsafe.Pointer(&mu)):
+				rel++
+			case e.Op == trace.OpSyncRelease && e.Obj == chanAddr(c):
+				snd++
+			case e.Op == trace.OpSyncAcquire && e.Obj == chanAddr(c):
+				rcv++
+			}
+		}
+		if acq != 1 || rel != 1 || snd != 1 || rcv != 1 {
+			t.Errorf("hooks handed %p (old %p): %d acquires, %d releases of the lock, %d sends, %d receives recorded; want 1 each (the rest add no edge)\n%v", g, old, acq, rel, snd, rcv, tr.Events)
+		}
+	}
 }

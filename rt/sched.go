@@ -1590,7 +1590,7 @@ func ctlCondWait(c *sync.Cond, site uint32) (emulated bool) {
 		// The release is recorded while c.L is still held: once it is
 		// unlocked, the goroutine chosen at the point below may take it,
 		// and its acquire must follow this release in the trace.
-		release(lk, false, site)
+		release(lk, false, site, nil)
 		c.L.Unlock()
 	}
 	schedPointEv(sched.KindCondWait, uint64(uintptr(unsafe.Pointer(c))), nil, site, nil, ev, false)

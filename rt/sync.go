@@ -33,10 +33,10 @@ func acquire(p unsafe.Pointer, read bool, site uint32) {
 // wherever it stands before the goroutine's next event. (Not for read
 // mode, where other readers release meanwhile, nor under the controlled
 // scheduler or in a full recording, whose positions count it.)
-func acquireLock(p unsafe.Pointer, site uint32) {
+func acquireLock(p unsafe.Pointer, site uint32, g *gstate) {
 	if on {
 		if sampling && !ctl && live.Load() {
-			if g := cur(); !g.lockPend.on {
+			if g = gOr(g); !g.lockPend.on {
 				g.epoch++ // the accesses after it are in a new epoch (dedup)
 				g.lockPend = pendingAcquire{on: true, site: site, obj: ptr(p)}
 				g.tick = 0 // the next plain event flushes it (prepSlow)
@@ -47,14 +47,14 @@ func acquireLock(p unsafe.Pointer, site uint32) {
 	}
 }
 
-func release(p unsafe.Pointer, read bool, site uint32) {
+func release(p unsafe.Pointer, read bool, site uint32, g *gstate) {
 	if on {
 		var f trace.Flags
 		if read {
 			f = trace.FlagReadLock
 		}
 		if sampling && !ctl && live.Load() {
-			cur().releaseLock(f, site, ptr(p))
+			gOr(g).releaseLock(f, site, ptr(p))
 			return
 		}
 		emit(trace.OpRelease, f, site, ptr(p))
@@ -87,9 +87,9 @@ func lockRead(p unsafe.Pointer, site uint32, rec bool) {
 // parkCur is called before an operation that may block: the current
 // goroutine stops holding the writer's frontier (see gstate.park), so the
 // writer need not wait for it to be stolen.
-func parkCur() {
+func parkCur(g *gstate) {
 	if on && live.Load() {
-		g := cur()
+		g = gOr(g)
 		if g.lockPend.on {
 			g.flushPending() // a lock it holds, before it blocks
 		}
@@ -98,25 +98,32 @@ func parkCur() {
 }
 
 // MutexLock is m.Lock().
-func MutexLock(m *sync.Mutex, site uint32, rec bool) {
+func MutexLock(m *sync.Mutex, site uint32, rec bool) { MutexLockG(m, site, rec, nil) }
+
+// MutexLockG is MutexLock with the goroutine's state as EnterG returned it.
+func MutexLockG(m *sync.Mutex, site uint32, rec bool, g *gstate) {
 	if ctl { // controlled mode (sched.go)
 		ctlLock(unsafe.Pointer(m), site)
 	}
 	lockRead(unsafe.Pointer(m), site, rec)
 	if !m.TryLock() {
-		parkCur()
+		parkCur(g)
 		m.Lock()
 	}
-	acquireLock(unsafe.Pointer(m), site)
+	acquireLock(unsafe.Pointer(m), site, g)
 }
 
 // MutexUnlock is m.Unlock().
-func MutexUnlock(m *sync.Mutex, site uint32, rec bool) {
+func MutexUnlock(m *sync.Mutex, site uint32, rec bool) { MutexUnlockG(m, site, rec, nil) }
+
+// MutexUnlockG is MutexUnlock with the goroutine's state as EnterG
+// returned it.
+func MutexUnlockG(m *sync.Mutex, site uint32, rec bool, g *gstate) {
 	if ctl { // controlled mode (sched.go)
 		ctlUnlock(unsafe.Pointer(m), site)
 	}
 	lockRead(unsafe.Pointer(m), site, rec)
-	release(unsafe.Pointer(m), false, site)
+	release(unsafe.Pointer(m), false, site, g)
 	m.Unlock()
 }
 
@@ -125,7 +132,7 @@ func MutexTryLock(m *sync.Mutex, site uint32, rec bool) bool {
 	lockRead(unsafe.Pointer(m), site, rec)
 	ok := m.TryLock()
 	if ok {
-		acquireLock(unsafe.Pointer(m), site)
+		acquireLock(unsafe.Pointer(m), site, nil)
 	}
 	return ok
 }
@@ -137,10 +144,10 @@ func RWMutexLock(rw *sync.RWMutex, site uint32, rec bool) {
 	}
 	lockRead(unsafe.Pointer(rw), site, rec)
 	if !rw.TryLock() {
-		parkCur()
+		parkCur(nil)
 		rw.Lock()
 	}
-	acquireLock(unsafe.Pointer(rw), site)
+	acquireLock(unsafe.Pointer(rw), site, nil)
 }
 
 // RWMutexUnlock is rw.Unlock().
@@ -149,7 +156,7 @@ func RWMutexUnlock(rw *sync.RWMutex, site uint32, rec bool) {
 		ctlUnlock(unsafe.Pointer(rw), site)
 	}
 	lockRead(unsafe.Pointer(rw), site, rec)
-	release(unsafe.Pointer(rw), false, site)
+	release(unsafe.Pointer(rw), false, site, nil)
 	rw.Unlock()
 }
 
@@ -160,7 +167,7 @@ func RWMutexRLock(rw *sync.RWMutex, site uint32, rec bool) {
 	}
 	lockRead(unsafe.Pointer(rw), site, rec)
 	if !rw.TryRLock() {
-		parkCur()
+		parkCur(nil)
 		rw.RLock()
 	}
 	acquire(unsafe.Pointer(rw), true, site)
@@ -172,7 +179,7 @@ func RWMutexRUnlock(rw *sync.RWMutex, site uint32, rec bool) {
 		ctlRUnlock(unsafe.Pointer(rw), site)
 	}
 	lockRead(unsafe.Pointer(rw), site, rec)
-	release(unsafe.Pointer(rw), true, site)
+	release(unsafe.Pointer(rw), true, site, nil)
 	rw.RUnlock()
 }
 
@@ -181,7 +188,7 @@ func RWMutexTryLock(rw *sync.RWMutex, site uint32, rec bool) bool {
 	lockRead(unsafe.Pointer(rw), site, rec)
 	ok := rw.TryLock()
 	if ok {
-		acquireLock(unsafe.Pointer(rw), site)
+		acquireLock(unsafe.Pointer(rw), site, nil)
 	}
 	return ok
 }
@@ -214,7 +221,7 @@ func LockerLock(l sync.Locker, site uint32) {
 	if ctl { // controlled mode (sched.go)
 		ctlLock(lockerObj(l), site)
 	}
-	parkCur()
+	parkCur(nil)
 	l.Lock()
 	if p := lockerObj(l); p != nil {
 		acquire(p, false, site)
@@ -227,7 +234,7 @@ func LockerUnlock(l sync.Locker, site uint32) {
 		ctlUnlock(lockerObj(l), site)
 	}
 	if p := lockerObj(l); p != nil {
-		release(p, false, site)
+		release(p, false, site, nil)
 	}
 	l.Unlock()
 }
@@ -257,7 +264,7 @@ func WaitGroupWait(wg *sync.WaitGroup, site uint32) {
 	if ctl { // controlled mode (sched.go)
 		ctlWait(unsafe.Pointer(wg), site)
 	}
-	parkCur()
+	parkCur(nil)
 	wg.Wait()
 	rcv(unsafe.Pointer(wg), site)
 }
@@ -282,7 +289,7 @@ func OnceDo(o *sync.Once, f func(), site uint32) {
 	if ctl { // controlled mode (sched.go)
 		ctlOnce(unsafe.Pointer(o), site)
 	}
-	parkCur() // Do waits for a call of f in another goroutine
+	parkCur(nil) // Do waits for a call of f in another goroutine
 	o.Do(func() {
 		f()
 		snd(unsafe.Pointer(o), site)
@@ -300,7 +307,7 @@ func OnceFunc(f func(), site uint32) func() {
 		}
 	})
 	return func() {
-		parkCur() // g waits for a call of f in another goroutine
+		parkCur(nil) // g waits for a call of f in another goroutine
 		g()
 		if on {
 			emitEdge(trace.OpSyncAcquire, site, obj)
@@ -319,7 +326,7 @@ func OnceValue[T any](f func() T, site uint32) func() T {
 		return v
 	})
 	return func() T {
-		parkCur()
+		parkCur(nil)
 		v := g()
 		if on {
 			emitEdge(trace.OpSyncAcquire, site, obj)
@@ -339,7 +346,7 @@ func OnceValues[T1, T2 any](f func() (T1, T2), site uint32) func() (T1, T2) {
 		return a, b
 	})
 	return func() (T1, T2) {
-		parkCur()
+		parkCur(nil)
 		a, b := g()
 		if on {
 			emitEdge(trace.OpSyncAcquire, site, obj)
@@ -358,9 +365,9 @@ func CondWait(c *sync.Cond, site uint32) {
 	}
 	l := lockerObj(c.L)
 	if l != nil && !emulated { // (the emulation recorded it: ctlCondWait)
-		release(l, false, site)
+		release(l, false, site, nil)
 	}
-	parkCur()
+	parkCur(nil)
 	if emulated {
 		ctlCondWake(c, site)
 	} else {
@@ -756,10 +763,18 @@ func edgeWith(g *gstate, op trace.Op, site uint32, obj uint64) *gstate {
 	if !live.Load() {
 		return nil
 	}
-	if g == nil || g.traceNo != traceCount.Load() {
-		g = cur()
-	}
+	g = gOr(g)
 	g.edge(op, site, obj)
+	return g
+}
+
+// gOr is g, the current goroutine's state as a hook was handed it, or,
+// when g is nil or a state of an earlier trace, the current goroutine's
+// looked up.
+func gOr(g *gstate) *gstate {
+	if g == nil || g.traceNo != traceCount.Load() {
+		return cur()
+	}
 	return g
 }
 
