@@ -559,17 +559,25 @@ func TestGSAdColdRaceBySite(t *testing.T) {
 	}
 }
 
-// gs-ad's Dispatcher: goroutines forked at one site share counters,
-// another site's do not, and Forget keeps the site's counters.
-func TestDispatcherPerSite(t *testing.T) {
-	p, _ := sample.Lookup("gs-ad")
-	if p.Scope != sample.PerSite || p.Scope.String() != "per-site" {
-		t.Fatalf("gs-ad scope %v", p.Scope)
+// tlAdScheduled looks up racekit's sampler name, which must have scope
+// (named scopeName) and TL-Ad's schedule.
+func tlAdScheduled(t *testing.T, name string, scope sample.Scope, scopeName string) sample.Policy {
+	t.Helper()
+	p, _ := sample.Lookup(name)
+	if p.Scope != scope || p.Scope.String() != scopeName {
+		t.Fatalf("%s scope %v", name, p.Scope)
 	}
 	tl, _ := sample.Lookup("tl-ad")
 	if !slices.Equal(p.Schedule.Gaps, tl.Schedule.Gaps) || p.Schedule.Burst != tl.Schedule.Burst || p.Schedule.Skip != 0 {
-		t.Fatalf("gs-ad schedule %+v, want tl-ad's %+v", p.Schedule, tl.Schedule)
+		t.Fatalf("%s schedule %+v, want tl-ad's %+v", name, p.Schedule, tl.Schedule)
 	}
+	return p
+}
+
+// gs-ad's Dispatcher: goroutines forked at one site share counters,
+// another site's do not, and Forget keeps the site's counters.
+func TestDispatcherPerSite(t *testing.T) {
+	p := tlAdScheduled(t, "gs-ad", sample.PerSite, "per-site")
 	d := sample.NewDispatcher(p, 0)
 	for g := trace.GID(1); g <= 10; g++ {
 		d.Fork(g, 5)
@@ -679,14 +687,7 @@ func TestTPAdRootCalls(t *testing.T) {
 		t.Fatalf("tp-ad dropped %v, want %v", got, dropped)
 	}
 
-	p, _ := sample.Lookup("tp-ad")
-	if p.Scope != sample.PerSlot || p.Scope.String() != "per-slot" {
-		t.Fatalf("tp-ad scope %v", p.Scope)
-	}
-	tl, _ := sample.Lookup("tl-ad")
-	if !slices.Equal(p.Schedule.Gaps, tl.Schedule.Gaps) || p.Schedule.Burst != tl.Schedule.Burst || p.Schedule.Skip != 0 {
-		t.Fatalf("tp-ad schedule %+v, want tl-ad's %+v", p.Schedule, tl.Schedule)
-	}
+	p := tlAdScheduled(t, "tp-ad", sample.PerSlot, "per-slot")
 	// A root's accesses outside every frame are one call of its own: it
 	// takes a slot for the check and gives it back, so 20 roots' start
 	// routines make 20 calls of one slot.
