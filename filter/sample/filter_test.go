@@ -516,20 +516,30 @@ func TestGSAdRootsPerGoroutine(t *testing.T) {
 	}
 }
 
+// hotWorkers has T0 start 20 workers W0..W19 one after another at
+// main.go:1, each calling work once on a word of its own; each ends
+// before the next starts, but for W19 when lastAlive (its End is left to
+// the caller).
+func hotWorkers(b *trace.Builder, lastAlive bool) {
+	for w := 0; w < 20; w++ {
+		name := fmt.Sprintf("W%d", w)
+		b.Fork("T0", name, "main.go:1")
+		b.Enter(name, "work")
+		b.Write(name, "local"+name, "work.go:5")
+		b.Exit(name, "work")
+		if !lastAlive || w < 19 {
+			b.End(name)
+		}
+	}
+}
+
 // The gs-ad row of TestThreadLocalFindsColdRace's scenario, and its cost:
 // a race in a function the workers of the same go statement made hot is
 // missed, one in the first worker of another go statement is found.
 func TestGSAdColdRaceBySite(t *testing.T) {
 	mk := func(site2 string) *trace.Trace {
 		b := trace.NewBuilder()
-		for w := 0; w < 20; w++ {
-			name := fmt.Sprintf("W%d", w)
-			b.Fork("T0", name, "main.go:1")
-			b.Enter(name, "work")
-			b.Write(name, "local"+name, "work.go:5")
-			b.Exit(name, "work")
-			b.End(name)
-		}
+		hotWorkers(b, false)
 		b.Fork("T0", "late", site2)
 		b.Enter("late", "work")
 		b.Write("late", "X", "work.go:5")
@@ -710,16 +720,7 @@ func TestTPAdRootCalls(t *testing.T) {
 func TestTPAdColdRace(t *testing.T) {
 	mk := func(overlap bool) *trace.Trace {
 		b := trace.NewBuilder()
-		for w := 0; w < 20; w++ {
-			name := fmt.Sprintf("W%d", w)
-			b.Fork("T0", name, "main.go:1")
-			b.Enter(name, "work")
-			b.Write(name, "local"+name, "work.go:5")
-			b.Exit(name, "work")
-			if !overlap || w < 19 {
-				b.End(name)
-			}
-		}
+		hotWorkers(b, overlap)
 		b.Fork("T0", "late", "main.go:1")
 		b.Enter("late", "work")
 		b.Write("late", "X", "work.go:5")
