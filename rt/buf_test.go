@@ -69,7 +69,7 @@ func (st *stress) run(g, ngor int, seed int64, site uint32, wg *sync.WaitGroup) 
 				t := g/2*stressTokens + sends
 				sends++
 				*W(&st.sent[t], site, true) = 1
-				SendPre(st.ch, site, true)
+				SendPreG(st.ch, site, true, nil)
 				st.ch <- t
 				SendPost(st.ch, site, nil)
 			} else if g%2 == 1 && recvs < stressTokens {
@@ -115,7 +115,7 @@ func (st *stress) run(g, ngor int, seed int64, site uint32, wg *sync.WaitGroup) 
 	for ; g%2 == 0 && sends < stressTokens; sends++ {
 		t := g/2*stressTokens + sends
 		*W(&st.sent[t], site, true) = 1
-		SendPre(st.ch, site, true)
+		SendPreG(st.ch, site, true, nil)
 		st.ch <- t
 		SendPost(st.ch, site, nil)
 	}

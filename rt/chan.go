@@ -28,15 +28,11 @@ func chanAddr(c any) uint64 {
 	return uint64(uintptr((*[2]unsafe.Pointer)(unsafe.Pointer(&c))[1]))
 }
 
-// SendPre is recorded before a send on c. A send also reads the channel
+// SendPreG is recorded before a send on c. A send also reads the channel
 // (and close writes it), so that a send racing with a close is reported,
 // as by the Go race detector; rec is the enclosing frame's decision for
-// that access, as the access hooks take it. It returns the goroutine's
-// state, found once for both hooks, which instrumented code hands to
-// SendPost (nil: look it up).
-func SendPre(c any, site uint32, rec bool) *gstate { return SendPreG(c, site, rec, nil) }
-
-// SendPreG is SendPre with the goroutine's state as EnterG returned it.
+// that access, as the access hooks take it. g is the goroutine's state as
+// EnterG returned it (nil: looked up). It returns the state, for SendPost.
 func SendPreG(c any, site uint32, rec bool, g *gstate) *gstate {
 	if ctl { // controlled mode (sched.go)
 		ctlSend(c, site)
@@ -102,7 +98,7 @@ func SelectSendPost(c any, site uint32, rec bool) {
 	}
 }
 
-// SendPost is recorded after a send on c completes; g is what SendPre
+// SendPost is recorded after a send on c completes; g is what SendPreG
 // returned.
 func SendPost(c any, site uint32, g *gstate) {
 	if ctl { // controlled mode (sched.go)
@@ -117,7 +113,7 @@ func SendPost(c any, site uint32, g *gstate) {
 
 // RecvPre is recorded before a receive from c (and before a select with a
 // receive case on c). It returns the goroutine's state for RecvPost, as
-// SendPre does.
+// SendPreG does.
 func RecvPre(c any, site uint32) *gstate { return RecvPreG(c, site, nil) }
 
 // RecvPreG is RecvPre with the goroutine's state as EnterG returned it.
@@ -146,12 +142,8 @@ func RecvPost(c any, site uint32, g *gstate) {
 	}
 }
 
-// RecvRange is RecvPre for each receive of a range over a channel: the
+// RecvRangeG is RecvPreG for each receive of a range over a channel: the
 // loop's init and post statements.
-func RecvRange(c any, site uint32) *gstate { return RecvRangeG(c, site, nil) }
-
-// RecvRangeG is RecvRange with the goroutine's state as EnterG returned
-// it.
 func RecvRangeG(c any, site uint32, g *gstate) *gstate {
 	if ctl { // controlled mode (sched.go)
 		ctlRecv(c, site)

@@ -146,14 +146,14 @@ func TestEdgesChannels(t *testing.T) {
 	work := func(uint32) {
 		base := RegisterFile("c.go", []string{"A", "B", "C"}, make([]uint32, 3*smpNSites))
 		for i := 0; i < n; i++ {
-			g := SendPre(c, base+smpSiteA, false)
+			g := SendPreG(c, base+smpSiteA, false, nil)
 			c <- i
 			SendPost(c, base+smpSiteA, g)
 		}
 		inForked(base, func() {
 			for i := 0; i < n; i++ {
 				v := Recv(c, base+smpSiteB)
-				g := SendPre(d, base+smpSiteB, false)
+				g := SendPreG(d, base+smpSiteB, false, nil)
 				d <- v
 				SendPost(d, base+smpSiteB, g)
 			}
@@ -227,7 +227,7 @@ func BenchmarkPipeline(b *testing.B) {
 			go func() {
 				defer wg.Done()
 				for i := 0; i < b.N; i++ {
-					g := SendPre(in, 1, false)
+					g := SendPreG(in, 1, false, nil)
 					in <- i
 					SendPost(in, 1, g)
 				}
@@ -236,7 +236,7 @@ func BenchmarkPipeline(b *testing.B) {
 			// A range over c, as instrument rewrites it.
 			drain := func(c chan int, site uint32, f func(int)) {
 				defer wg.Done()
-				for g := RecvRange(c, site); ; g = RecvRange(c, site) {
+				for g := RecvRangeG(c, site, nil); ; g = RecvRangeG(c, site, nil) {
 					v, ok := <-c
 					RecvPost(c, site, g)
 					if !ok {
@@ -247,7 +247,7 @@ func BenchmarkPipeline(b *testing.B) {
 			}
 			go func() {
 				drain(in, 2, func(v int) {
-					g := SendPre(out, 3, false)
+					g := SendPreG(out, 3, false, nil)
 					out <- v
 					SendPost(out, 3, g)
 				})

@@ -87,7 +87,7 @@ func newGstate(goid uint64, gid trace.GID) *gstate {
 }
 
 // traceCount counts the traces started: a state held across a hook pair
-// (SendPre, SendPost) is of an earlier trace when a test started another
+// (SendPreG, SendPost) is of an earlier trace when a test started another
 // meanwhile.
 var traceCount atomic.Uint32
 

@@ -234,7 +234,7 @@ func TestChannelEvents(t *testing.T) {
 	var cp uint64
 	tr := record(t, false, func(site uint32) {
 		cp = chanAddr(ch)
-		SendPre(ch, site, true)
+		SendPreG(ch, site, true, nil)
 		ch <- 1
 		SendPost(ch, site, nil)
 		if Recv(ch, site) != 1 {
@@ -358,13 +358,13 @@ func TestChanHookStaleState(t *testing.T) {
 	c := make(chan int, 1)
 	var old *gstate
 	record(t, false, func(site uint32) {
-		old = SendPre(c, site, false)
+		old = SendPreG(c, site, false, nil)
 		c <- 1
 		SendPost(c, site, old)
 		<-c
 	})
 	if old == nil {
-		t.Fatal("SendPre returned no state while tracing")
+		t.Fatal("SendPreG returned no state while tracing")
 	}
 	tr := record(t, false, func(site uint32) { SendPost(c, site, old) })
 	for _, e := range tr.Events {

@@ -43,7 +43,9 @@ func acquireLock(p unsafe.Pointer, site uint32, g *gstate) {
 				return
 			}
 		}
-		emit(trace.OpAcquire, 0, site, ptr(p))
+		if live.Load() {
+			gOr(g).record(trace.OpAcquire, 0, site, ptr(p), 0)
+		}
 	}
 }
 
@@ -57,7 +59,9 @@ func release(p unsafe.Pointer, read bool, site uint32, g *gstate) {
 			gOr(g).releaseLock(f, site, ptr(p))
 			return
 		}
-		emit(trace.OpRelease, f, site, ptr(p))
+		if live.Load() {
+			gOr(g).record(trace.OpRelease, f, site, ptr(p), 0)
+		}
 	}
 }
 
@@ -758,7 +762,7 @@ func emitEdge(op trace.Op, site uint32, obj uint64) {
 
 // edgeWith records op on obj for g, the current goroutine (nil, or a
 // state of an earlier trace: looked up), and returns it, so that the hook
-// after a channel operation need not look it up again (SendPre).
+// after a channel operation need not look it up again (SendPreG).
 func edgeWith(g *gstate, op trace.Op, site uint32, obj uint64) *gstate {
 	if !live.Load() {
 		return nil

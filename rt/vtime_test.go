@@ -73,7 +73,7 @@ func TestSchedSelectParks(t *testing.T) {
 				goCtl(base, &wg, func() { got[k] = selectRecv2(c1, c2, false, base+1) })
 				goCtl(base, &wg, func() {
 					steps(&m, 3, base+3)
-					SendPre(c2, base+5, true)
+					SendPreG(c2, base+5, true, nil)
 					c2 <- 1
 					SendPost(c2, base+5, nil)
 				})
@@ -372,7 +372,7 @@ func TestSchedChannelSinks(t *testing.T) {
 			wg.Add(3)
 			for k := 0; k < 2; k++ {
 				goCtl(base, &wg, func() {
-					for g := RecvRange(c, base+1); ; g = RecvRange(c, base+1) {
+					for g := RecvRangeG(c, base+1, nil); ; g = RecvRangeG(c, base+1, nil) {
 						v, ok := <-c
 						RecvPost(c, base+1, g)
 						if !ok {
@@ -386,7 +386,7 @@ func TestSchedChannelSinks(t *testing.T) {
 			}
 			goCtl(base, &wg, func() {
 				for i := 1; i <= 20; i++ {
-					SendPre(c, base+4, true)
+					SendPreG(c, base+4, true, nil)
 					c <- i
 					SendPost(c, base+4, nil)
 				}

@@ -121,7 +121,7 @@ func (d *Dispatcher) Enter(g trace.GID, fn uint64) bool {
 		}
 		ok := c.Next(&d.p.Schedule)
 		if fn == RootFunc && !s.forked {
-			d.Return(g) // a root's frameless accesses: one call of its own
+			d.release(s) // a root's frameless accesses: one call of its own
 		}
 		return ok
 	}
