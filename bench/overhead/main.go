@@ -47,6 +47,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -140,12 +141,15 @@ func main() {
 }
 
 type row struct {
-	s      subject
-	plain  time.Duration
-	race   time.Duration
-	times  []time.Duration // per config
-	mbps   []float64       // per config (traced ones)
-	events []int64         // trace bytes of the best run, per config
+	s     subject
+	plain time.Duration
+	race  time.Duration
+	times []time.Duration // per config
+	// The medians of the n runs: baseline, -race, then per config.
+	medPlain, medRace time.Duration
+	medTimes          []time.Duration
+	mbps              []float64 // per config (traced ones)
+	events            []int64   // trace bytes of the best run, per config
 }
 
 func (r row) line() string {
@@ -198,6 +202,7 @@ func measure(s subject, tmp string, n int) (row, error) {
 		trace string
 		best  time.Duration
 		size  int64 // trace bytes of the best run
+		all   []time.Duration
 	}
 	tracePath := filepath.Join(tmp, "trace.rkt")
 	vs := []*variant{
@@ -225,13 +230,16 @@ func measure(s subject, tmp string, n int) (row, error) {
 			if i == 0 || d < v.best {
 				v.best, v.size = d, size
 			}
+			v.all = append(v.all, d)
 		}
 	}
 	os.Remove(tracePath)
 	r.plain, r.race = vs[0].best, vs[1].best
+	r.medPlain, r.medRace = median(vs[0].all), median(vs[1].all)
 	for j, c := range configs {
 		v := vs[j+2]
 		r.times = append(r.times, v.best)
+		r.medTimes = append(r.medTimes, median(v.all))
 		r.events = append(r.events, v.size)
 		mb := 0.0
 		if c.trace {
@@ -285,6 +293,19 @@ func repoRoot() (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// median is the median of ds (the mean of the middle two for an even count).
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
 func ratio(d, base time.Duration) string { return fmt.Sprintf("%.2fx", d.Seconds()/base.Seconds()) }
 
 // table writes Table 5 in markdown: slowdowns over the baseline, and the
@@ -311,6 +332,30 @@ func table(w io.Writer, rows []row, n int) {
 			fmt.Fprintf(w, " %s |", ratio(r.times[i], r.plain))
 		}
 		fmt.Fprintf(w, " %.1f | %.1f | %.1f | %.2f | %.2f | %.2f |\n", r.mbps[iTL], r.mbps[iGS], r.mbps[iFull], r.times[iTL].Seconds()/r.race.Seconds(), r.times[iLoops].Seconds()/r.race.Seconds(), r.times[iTP].Seconds()/r.race.Seconds())
+	}
+
+	// The best run flatters a configuration whose time varies more than
+	// the baseline's; the medians of the same runs show how typical it is.
+	fmt.Fprintf(w, "\nThe same runs' medians: the median run of each configuration over the median baseline run (of %d).\n\n", n)
+	fmt.Fprint(w, "| subject | baseline | -race |")
+	for _, c := range configs {
+		fmt.Fprintf(w, " %s |", c.name)
+	}
+	fmt.Fprint(w, " +tl-ad / -race | +tl-ad loops / -race | +tp-ad loops / -race |\n|---|---:|---:|")
+	for range configs {
+		fmt.Fprint(w, "---:|")
+	}
+	fmt.Fprint(w, "---:|---:|---:|\n")
+	for _, r := range rows {
+		name := r.s.name
+		if r.s.micro {
+			name += " (micro)"
+		}
+		fmt.Fprintf(w, "| %s | %.3fs | %s |", name, r.medPlain.Seconds(), ratio(r.medRace, r.medPlain))
+		for i := range configs {
+			fmt.Fprintf(w, " %s |", ratio(r.medTimes[i], r.medPlain))
+		}
+		fmt.Fprintf(w, " %.2f | %.2f | %.2f |\n", r.medTimes[iTL].Seconds()/r.medRace.Seconds(), r.medTimes[iLoops].Seconds()/r.medRace.Seconds(), r.medTimes[iTP].Seconds()/r.medRace.Seconds())
 	}
 }
 

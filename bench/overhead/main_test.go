@@ -1,0 +1,63 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMedian(t *testing.T) {
+	ms := func(xs ...int) []time.Duration {
+		var ds []time.Duration
+		for _, x := range xs {
+			ds = append(ds, time.Duration(x)*time.Millisecond)
+		}
+		return ds
+	}
+	for _, c := range []struct {
+		in   []time.Duration
+		want time.Duration
+	}{
+		{nil, 0},
+		{ms(7), 7 * time.Millisecond},
+		{ms(9, 1, 5), 5 * time.Millisecond},
+		{ms(4, 1, 9, 2), 3 * time.Millisecond},
+	} {
+		in := append([]time.Duration(nil), c.in...)
+		if got := median(c.in); got != c.want {
+			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
+		}
+		for i := range in {
+			if in[i] != c.in[i] {
+				t.Errorf("median reordered its argument: %v", c.in)
+			}
+		}
+	}
+}
+
+// The table shows both the best runs and the medians, each against its
+// own baseline: a configuration whose best run is fast but whose typical
+// run is slow shows in the second table only.
+func TestTableMedians(t *testing.T) {
+	n := len(configs)
+	r := row{s: subject{name: "x"}, plain: 100 * time.Millisecond, race: 400 * time.Millisecond,
+		medPlain: 110 * time.Millisecond, medRace: 440 * time.Millisecond}
+	for i := 0; i < n; i++ {
+		r.times = append(r.times, 120*time.Millisecond)
+		r.medTimes = append(r.medTimes, 220*time.Millisecond)
+		r.mbps = append(r.mbps, 1)
+		r.events = append(r.events, 1)
+	}
+	var b strings.Builder
+	table(&b, []row{r}, 5)
+	best, med, ok := strings.Cut(b.String(), "medians")
+	if !ok {
+		t.Fatalf("no median table:\n%s", b.String())
+	}
+	if !strings.Contains(best, "| x | 0.100s | 4.00x | 1.20x |") || strings.Contains(best, "2.00x") {
+		t.Errorf("best-run table wrong:\n%s", best)
+	}
+	if !strings.Contains(med, "| x | 0.110s | 4.00x | 2.00x |") || !strings.Contains(med, " 0.50 | 0.50 | 0.50 |") {
+		t.Errorf("median table wrong:\n%s", med)
+	}
+}
