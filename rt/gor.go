@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/racekit/racekit/trace"
 )
@@ -126,6 +127,28 @@ func EnterG(fn uint32) (bool, *gstate) { return enter(fn, false) }
 // under the controlled scheduler, where each access is a scheduling point,
 // and when recording without a sampler: the instrumented body.
 func Sampled(fn uint32) bool {
+	// The fast path: a goroutine already in its table, inside traced code
+	// (a call from untraced code may have a tp-ad slot to give back),
+	// counting in the middle of a run of a function it has called before:
+	// nearly every call of a hot leaf. It decides as decide does, without
+	// its calls.
+	if quickCheck && on && !ctl && live.Load() && goidOff != 0 {
+		id := *(*uint64)(unsafe.Add(getg(), goidOff))
+		if g := gtab[id&(gtabSize-1)].Load(); g != nil && g.goid == id && (g.depth > 0 || !g.untraced) {
+			if t := g.samp.quickTable(); t != nil {
+				if c := t.first(fn); c != nil {
+					if ok, quick := c.Quick(); quick {
+						return ok
+					}
+				}
+			}
+		}
+	}
+	return sampledSlow(fn)
+}
+
+// sampledSlow is Sampled's general path.
+func sampledSlow(fn uint32) bool {
 	if !on || !live.Load() {
 		if dispatchOnly {
 			d := dcur() // the check alone (sample.go)

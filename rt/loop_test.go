@@ -220,27 +220,40 @@ func head(s []int) []int {
 	return s
 }
 
-// leafWorkload is a leaf function with two copies as instrument's leafCopy
-// emits it, called calls times; withEnter is the same function with one
-// guarded body (Enter), for comparison.
-func leafWorkload(calls int, withEnter bool) func(uint32) {
+// leafWorkload is nfn leaf functions with two copies as instrument's
+// leafCopy emits them, called calls times in turn (function c%nfn makes
+// call c); withEnter is the same functions with one guarded body (Enter),
+// for comparison. With many functions, some take the places in the
+// goroutine's table of Counters where others would be looked up first, so
+// Sampled's fast path finds some and leaves others to its general path.
+// The calls are made from traced code (a frame of caller), where the fast
+// path applies.
+func leafWorkload(calls, nfn int, withEnter bool) func(uint32) {
 	return func(uint32) {
-		base := RegisterFile("leaf.go", []string{"F"}, make([]uint32, 3*2))
+		names := make([]string, nfn+1)
+		for i := range names {
+			names[i] = fmt.Sprintf("F%d", i)
+		}
+		names[nfn] = "caller"
+		base := RegisterFile("leaf.go", names, make([]uint32, 3*(nfn+1)))
+		Enter(base + uint32(nfn))
+		defer Leave(base + uint32(nfn))
 		for c := 0; c < calls; c++ {
+			fn := base + uint32(c%nfn)
 			func() {
 				if withEnter {
-					rec := Enter(base)
-					defer Leave(base)
-					W(&smpArr[c%len(smpArr)], base+1, rec)
+					rec := Enter(fn)
+					defer Leave(fn)
+					W(&smpArr[c%len(smpArr)], base+uint32(nfn), rec)
 					return
 				}
-				if !Sampled(base) {
+				if !Sampled(fn) {
 					smpArr[c%len(smpArr)] = 1
 					return
 				}
-				rec := EnterSampled(base)
-				defer Leave(base)
-				W(&smpArr[c%len(smpArr)], base+1, rec)
+				rec := EnterSampled(fn)
+				defer Leave(fn)
+				W(&smpArr[c%len(smpArr)], base+uint32(nfn), rec)
 			}()
 		}
 	}
@@ -248,29 +261,34 @@ func leafWorkload(calls int, withEnter bool) func(uint32) {
 
 // A leaf's two copies make Enter's decisions, one counter step per call:
 // the same writes as the guarded body, under every sampler and without
-// one, and the frames only of the sampled calls.
+// one, and the frames only of the sampled calls. tl-ad's and tp-ad's
+// checks take Sampled's fast path, for one function and for forty whose
+// Counters crowd the goroutine's table.
 func TestSampledLeafCopies(t *testing.T) {
-	for _, name := range []string{"", "tl-ad", "ucp", "rnd25", "g-ad"} {
-		t.Run(name, func(t *testing.T) {
-			copies := recordSampled(t, false, name, 4, "", leafWorkload(300, false))
-			guarded := recordSampled(t, false, name, 4, "", leafWorkload(300, true))
-			got, _ := written(copies)
-			want, _ := written(guarded)
-			if !slices.Equal(got, want) {
-				t.Fatalf("two copies recorded writes %v (%d), one guarded body %v (%d)", head(got), len(got), head(want), len(want))
-			}
-			if name != "" && len(got) == 300 || name == "" && len(got) != 300 {
-				t.Fatalf("%d of 300 calls recorded", len(got))
-			}
-			enters := 0
-			for _, e := range copies.Events {
-				if e.Op == trace.OpFuncEnter {
-					enters++
+	for _, name := range []string{"", "tl-ad", "tp-ad", "ucp", "rnd25", "g-ad"} {
+		for _, nfn := range []int{1, 40} {
+			t.Run(fmt.Sprintf("%s/fns=%d", name, nfn), func(t *testing.T) {
+				calls := 300 * nfn
+				copies := recordSampled(t, false, name, 4, "", leafWorkload(calls, nfn, false))
+				guarded := recordSampled(t, false, name, 4, "", leafWorkload(calls, nfn, true))
+				got, _ := written(copies)
+				want, _ := written(guarded)
+				if !slices.Equal(got, want) {
+					t.Fatalf("two copies recorded writes %v (%d), one guarded body %v (%d)", head(got), len(got), head(want), len(want))
 				}
-			}
-			if enters != len(got) {
-				t.Fatalf("%d frames recorded for %d sampled calls", enters, len(got))
-			}
-		})
+				if name != "" && len(got) == calls || name == "" && len(got) != calls {
+					t.Fatalf("%d of %d calls recorded", len(got), calls)
+				}
+				enters := 0
+				for _, e := range copies.Events {
+					if e.Op == trace.OpFuncEnter {
+						enters++
+					}
+				}
+				if enters != len(got)+1 { // and the caller's, shown by them
+					t.Fatalf("%d frames recorded for %d sampled calls and their caller", enters, len(got))
+				}
+			})
+		}
 	}
 }

@@ -432,20 +432,31 @@ func TestSlotSamplerPools(t *testing.T) {
 	// untraced code, making its slot hot. Then B, born in untraced code
 	// too, calls F 5 times: while A is inside F (its 13th call), B holds a
 	// slot of its own, cold; with A back in untraced code, B takes A's.
-	// Under gs-ad and tl-ad, B has its own counters either way.
+	// Under gs-ad and tl-ad, B has its own counters either way. With F a
+	// leaf with two copies (leaf), A gives its slot back after each call
+	// of the copy too, in Sampled's general path and in its fast one.
 	for _, c := range []struct {
 		name     string
 		together bool
 		want     int
-	}{{"tp-ad", true, 5}, {"tp-ad", false, 0}, {"gs-ad", false, 5}, {"tl-ad", false, 5}} {
-		together := c.together
+		leaf     bool
+	}{{"tp-ad", true, 5, false}, {"tp-ad", false, 0, false}, {"gs-ad", false, 5, false}, {"tl-ad", false, 5, false}, {"tp-ad", false, 0, true}} {
+		together, leaf := c.together, c.leaf
 		var rw [12 + 1 + 5]uint64
 		var bSite uint32
 		tr := recordSampled(t, true, c.name, 1, "", func(uint32) {
 			base := RegisterFile("r.go", []string{"F"}, make([]uint32, 3*3))
 			bSite = base + 2
 			call := func(i int, site uint32, wait func()) {
-				Enter(base)
+				if leaf {
+					if !Sampled(base) {
+						rw[i] = 1
+						return
+					}
+					EnterSampled(base)
+				} else {
+					Enter(base)
+				}
 				W(&rw[i], site, true)
 				wait()
 				Leave(base)
@@ -482,7 +493,7 @@ func TestSlotSamplerPools(t *testing.T) {
 			}
 		}
 		if byB != c.want {
-			t.Errorf("%s, B calling in while A is inside F: %v; %d of B's 5 calls sampled, want %d", c.name, together, byB, c.want)
+			t.Errorf("%s, B calling in while A is inside F: %v, F a leaf: %v; %d of B's 5 calls sampled, want %d", c.name, together, leaf, byB, c.want)
 		}
 	}
 }
@@ -889,14 +900,20 @@ func BenchmarkAccessSampled(b *testing.B) {
 //	         then an uninstrumented copy of the body when the call is not
 //	         sampled (nothing recorded), the instrumented one with
 //	         EnterSampled when it is
+//	copies-general  the same with Sampled's fast path off: the check
+//	         through decide, as before the fast path (the baseline of
+//	         copies in the same run)
 func BenchmarkUnsampledCall(b *testing.B) {
 	for _, k := range []int{4, 16} {
-		for _, mode := range []string{"plain", "guarded", "lookup", "copies", "frames"} {
+		for _, mode := range []string{"plain", "guarded", "lookup", "copies", "copies-general", "frames"} {
 			b.Run(fmt.Sprintf("k=%d/%s", k, mode), func(b *testing.B) {
 				if err := setSampler("tl-ad", 1, ""); err != nil {
 					b.Fatal(err)
 				}
 				defer resetSampling()
+				if mode == "copies-general" {
+					quickCheck = false // Sampled's general path on every call
+				}
 				benchStart(b, true)
 				buf := make([]int, 1<<16)
 				const mask = 1<<16 - 1
@@ -942,7 +959,7 @@ func BenchmarkUnsampledCall(b *testing.B) {
 						plain(i)
 						Leave(7)
 					}
-				case "copies":
+				case "copies", "copies-general":
 					for i := 0; i < b.N; i++ {
 						if !Sampled(7) {
 							plain(i)

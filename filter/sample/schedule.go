@@ -89,6 +89,18 @@ func (c *Counter) Next(s *Schedule) bool {
 	return c.run >= 2 && c.run%2 == 0
 }
 
+// Quick is Next for a call that stays in the current run, small enough
+// for the compiler to inline into rt's dispatch check: when calls are left
+// in the run (ok), it counts one and returns Next's decision; otherwise it
+// changes nothing, and the caller calls Next.
+func (c *Counter) Quick() (sampled, ok bool) {
+	if c.left == 0 {
+		return false, false
+	}
+	c.left--
+	return c.run >= 2 && c.run%2 == 0, true
+}
+
 // Take counts one call, as Next does, and reports with its decision how
 // many calls after it the same run still holds: those calls have the same
 // decision, and the Counter now stands at the end of the run, so a caller

@@ -216,6 +216,32 @@ func TestTakeMatchesNext(t *testing.T) {
 	}
 }
 
+// Quick, with Next called when it declines (as rt's dispatch check does),
+// gives Next's decisions call for call, and declines only at the end of a
+// run.
+func TestQuickMatchesNext(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for i := 0; i < 500; i++ {
+		s := randomSchedule(r)
+		n := 1 + r.IntN(300)
+		want := referenceSampled(s, n)
+		var c Counter
+		for k := 0; k < n; k++ {
+			left := c.left
+			got, ok := c.Quick()
+			if ok != (left > 0) {
+				t.Fatalf("schedule %+v: call %d: Quick ok=%v with %d calls left in the run", s, k, ok, left)
+			}
+			if !ok {
+				got = c.Next(&s)
+			}
+			if got != want[k] {
+				t.Fatalf("schedule %+v: call %d sampled=%v by Quick/Next, reference %v", s, k, got, want[k])
+			}
+		}
+	}
+}
+
 func TestBurstyGaps(t *testing.T) {
 	s := Bursty(10, 1, 0.5, 0, 2)
 	if want := []uint32{0, 10, 1<<32 - 1 - 10, 0}; !slices.Equal(s.Gaps, want) {
