@@ -180,6 +180,31 @@ func EnterSampled(fn uint32) bool {
 }
 
 func enter(fn uint32, sampled bool) (bool, *gstate) {
+	// The fast path, as Sampled's: an unsampled call in the middle of a
+	// run of unsampled calls, by a goroutine in traced code (no edge with
+	// untraced code to record) whose frame bits reach the new depth. It
+	// does what the general path does then: a pending frame, its bit
+	// cleared.
+	if quickCheck && !sampled && on && !ctl && live.Load() && goidOff != 0 {
+		id := *(*uint64)(unsafe.Add(getg(), goidOff))
+		if g := gtab[id&(gtabSize-1)].Load(); g != nil && g.goid == id && (g.depth > 0 || !g.untraced) {
+			if d := uint32(g.depth); int(d/64) < len(g.samp.bits) {
+				if t := g.samp.quickTable(); t != nil {
+					if c := t.first(fn); c != nil && c.QuickSkip() {
+						g.depth++
+						g.pend = append(g.pend, fn)
+						g.samp.bits[d/64] &^= 1 << (d % 64)
+						return false, g
+					}
+				}
+			}
+		}
+	}
+	return enterSlow(fn, sampled)
+}
+
+// enterSlow is enter's general path.
+func enterSlow(fn uint32, sampled bool) (bool, *gstate) {
 	if !on || !live.Load() {
 		if dispatchOnly {
 			dispatchEnter(fn) // the dispatch check alone (sample.go)
@@ -212,6 +237,21 @@ func enter(fn uint32, sampled bool) (bool, *gstate) {
 // Leave records the return (or unwinding) of function fn; it is deferred
 // right after Enter.
 func Leave(fn uint32) {
+	// The fast path: the return of a frame that stayed pending (nothing
+	// recorded inside) to a traced caller.
+	if quickCheck && on && live.Load() && goidOff != 0 {
+		id := *(*uint64)(unsafe.Add(getg(), goidOff))
+		if g := gtab[id&(gtabSize-1)].Load(); g != nil && g.goid == id && g.depth > g.shown && (g.depth > 1 || !g.untraced) {
+			g.pend = g.pend[:len(g.pend)-1]
+			g.depth--
+			return
+		}
+	}
+	leaveSlow(fn)
+}
+
+// leaveSlow is Leave's general path.
+func leaveSlow(fn uint32) {
 	if !on || !live.Load() {
 		if dispatchOnly {
 			dispatchLeave() // sample.go

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -747,9 +748,10 @@ func TestTreeWhileRecording(t *testing.T) {
 }
 
 // BenchmarkEnter is the cost of an Enter/Leave pair: not traced, traced,
-// traced with tl-ad's dispatch check, and the check alone.
+// traced with tl-ad's dispatch check (tl-ad-general: without the fast
+// paths), and the check alone.
 func BenchmarkEnter(b *testing.B) {
-	for _, mode := range []string{"off", "full", "tl-ad", "gs-ad", "tp-ad", "g-ad", "dispatch", "dispatch-gs-ad"} {
+	for _, mode := range []string{"off", "full", "tl-ad", "tl-ad-general", "gs-ad", "tp-ad", "g-ad", "dispatch", "dispatch-gs-ad"} {
 		b.Run(mode, func(b *testing.B) {
 			savedOn := on
 			switch mode {
@@ -770,10 +772,13 @@ func BenchmarkEnter(b *testing.B) {
 					// takes a go statement's counters as a forked one.
 					dcur().samp.born(1001)
 				}
-			case "tl-ad", "gs-ad", "tp-ad", "g-ad":
-				if err := setSampler(mode, 1, ""); err != nil {
+			case "tl-ad", "tl-ad-general", "gs-ad", "tp-ad", "g-ad":
+				if err := setSampler(strings.TrimSuffix(mode, "-general"), 1, ""); err != nil {
 					b.Fatal(err)
 				}
+				// -general: Enter's and Leave's general paths on every
+				// call, the baseline of their fast ones in the same run.
+				quickCheck = quickCheck && !strings.HasSuffix(mode, "-general")
 				benchStart(b, true)
 			default:
 				benchStart(b, true)
@@ -977,6 +982,52 @@ func BenchmarkUnsampledCall(b *testing.B) {
 					b.Log(sum)
 				}
 			})
+		}
+	}
+}
+
+// An access hook given true (not its frame's decision: rt's own accesses,
+// a hook outside a function body) asks the bit of its frame, which Enter
+// set or cleared, in its general path and in its fast one. F and G, each
+// called from traced code (two frames deep) or from untraced code (one),
+// write a word per call with true; G starts at F's 50th call, so its burst
+// sets the bit of the depth they share while F is in a gap, and F's next
+// call must clear it. Exactly the sampled calls' writes are recorded.
+func TestAccessGivenTrueAsksFrame(t *testing.T) {
+	const calls, gFrom = 200, 50
+	for _, name := range []string{"tl-ad", "tp-ad"} {
+		for _, depth := range []int{1, 2} {
+			tr := recordSampled(t, false, name, 1, "", func(uint32) {
+				base := RegisterFile("t.go", []string{"F", "G", "caller"}, make([]uint32, 3*3))
+				if depth == 2 {
+					Enter(base + 2)
+					defer Leave(base + 2)
+				}
+				for i := 0; i < calls; i++ {
+					Enter(base)
+					W(&smpArr[i], base, true)
+					Leave(base)
+					if i >= gFrom {
+						Enter(base + 1)
+						W(&smpArr[calls+i], base+1, true)
+						Leave(base + 1)
+					}
+				}
+			})
+			got, _ := written(tr)
+			byF := 0
+			for _, k := range got {
+				if k < calls {
+					byF++
+				}
+			}
+			p, _ := sample.Lookup(name)
+			if want := sampledCalls(p, 0, calls); byF != want {
+				t.Errorf("%s, depth %d: %d of F's %d calls' writes recorded, want the %d sampled", name, depth, byF, calls, want)
+			}
+			if want := sampledCalls(p, 0, calls-gFrom); len(got)-byF != want {
+				t.Errorf("%s, depth %d: %d of G's %d calls' writes recorded, want the %d sampled", name, depth, len(got)-byF, calls-gFrom, want)
+			}
 		}
 	}
 }

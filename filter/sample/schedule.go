@@ -101,6 +101,17 @@ func (c *Counter) Quick() (sampled, ok bool) {
 	return c.run >= 2 && c.run%2 == 0, true
 }
 
+// QuickSkip is Quick for a call that stays in a run of unsampled calls:
+// then it counts it and reports true (Next's decision is false); otherwise
+// it changes nothing.
+func (c *Counter) QuickSkip() bool {
+	if c.left == 0 || c.run >= 2 && c.run%2 == 0 {
+		return false
+	}
+	c.left--
+	return true
+}
+
 // Take counts one call, as Next does, and reports with its decision how
 // many calls after it the same run still holds: those calls have the same
 // decision, and the Counter now stands at the end of the run, so a caller

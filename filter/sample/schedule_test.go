@@ -218,15 +218,21 @@ func TestTakeMatchesNext(t *testing.T) {
 
 // Quick, with Next called when it declines (as rt's dispatch check does),
 // gives Next's decisions call for call, and declines only at the end of a
-// run.
+// run; QuickSkip likewise, declining in bursts too.
 func TestQuickMatchesNext(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	for i := 0; i < 500; i++ {
 		s := randomSchedule(r)
 		n := 1 + r.IntN(300)
 		want := referenceSampled(s, n)
-		var c Counter
+		var c, skip Counter // skip: QuickSkip, then Next when it declines
 		for k := 0; k < n; k++ {
+			inGap := skip.left > 0 && !skip.Sampling()
+			if skipped := skip.QuickSkip(); skipped != inGap {
+				t.Fatalf("schedule %+v: call %d: QuickSkip=%v, in a run of unsampled calls: %v", s, k, skipped, inGap)
+			} else if !skipped && skip.Next(&s) != want[k] || skipped && want[k] {
+				t.Fatalf("schedule %+v: call %d: QuickSkip/Next disagree with the reference (%v)", s, k, want[k])
+			}
 			left := c.left
 			got, ok := c.Quick()
 			if ok != (left > 0) {
