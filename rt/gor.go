@@ -135,12 +135,8 @@ func Sampled(fn uint32) bool {
 	if quickCheck && on && !ctl && live.Load() && goidOff != 0 {
 		id := *(*uint64)(unsafe.Add(getg(), goidOff))
 		if g := gtab[id&(gtabSize-1)].Load(); g != nil && g.goid == id && (g.depth > 0 || !g.untraced) {
-			if t := g.samp.quickTable(); t != nil {
-				if c := t.first(fn); c != nil {
-					if ok, quick := c.Quick(); quick {
-						return ok
-					}
-				}
+			if ok, quick := g.samp.quickStep(fn); quick {
+				return ok
 			}
 		}
 	}
@@ -151,10 +147,7 @@ func Sampled(fn uint32) bool {
 func sampledSlow(fn uint32) bool {
 	if !on || !live.Load() {
 		if dispatchOnly {
-			d := dcur() // the check alone (sample.go)
-			if !d.samp.decide(trace.GID(d.goid), uint64(fn)) && d.depth == 0 {
-				d.samp.returned()
-			}
+			dispatchSampled(fn) // the check alone (sample.go)
 		}
 		return ctl
 	}
@@ -188,15 +181,10 @@ func enter(fn uint32, sampled bool) (bool, *gstate) {
 	if quickCheck && !sampled && on && !ctl && live.Load() && goidOff != 0 {
 		id := *(*uint64)(unsafe.Add(getg(), goidOff))
 		if g := gtab[id&(gtabSize-1)].Load(); g != nil && g.goid == id && (g.depth > 0 || !g.untraced) {
-			if d := uint32(g.depth); int(d/64) < len(g.samp.bits) {
-				if t := g.samp.quickTable(); t != nil {
-					if c := t.first(fn); c != nil && c.QuickSkip() {
-						g.depth++
-						g.pend = append(g.pend, fn)
-						g.samp.bits[d/64] &^= 1 << (d % 64)
-						return false, g
-					}
-				}
+			if g.samp.quickSkip(fn, g.depth) {
+				g.depth++
+				g.pend = append(g.pend, fn)
+				return false, g
 			}
 		}
 	}

@@ -116,9 +116,9 @@ var (
 	sampling bool
 	// sampleNoAccess drops every access (RACEKIT_SAMPLE_MODE=sync).
 	sampleNoAccess bool
-	// quickCheck: the dispatch check may take Sampled's fast path
-	// (sampleState.quickTable): a sampler whose counters a goroutine
-	// owns (tl-ad's and tp-ad's scopes), accesses recorded.
+	// quickCheck: the dispatch check may take its fast paths (Sampled,
+	// enter, Leave, and dispatch-only mode's): a sampler whose counters a
+	// goroutine owns (tl-ad's and tp-ad's scopes), accesses recorded.
 	quickCheck bool
 	// dispatchOnly runs the check and traces nothing
 	// (RACEKIT_SAMPLE_MODE=dispatch).
@@ -196,7 +196,7 @@ func setSampler(name string, seed int64, mode string) error {
 	}
 	samplePol, sampleSeed, sampleThresh = p, seed, sample.Threshold(p.Prob)
 	sampling = true
-	quickCheck = !sampleNoAccess && !dispatchOnly && (p.Scope == sample.PerGoroutine || p.Scope == sample.PerSlot)
+	quickCheck = !sampleNoAccess && (p.Scope == sample.PerGoroutine || p.Scope == sample.PerSlot)
 	barriersOn = barriersEnv == "1"                 // see barriersOn
 	loopsOn = loopsEnv && p.Scope != sample.PerCall // loop.go
 	return nil
@@ -311,6 +311,38 @@ func (s *sampleState) quickTable() *counterTable {
 		return &s.slot.ctab
 	}
 	return &s.ctab
+}
+
+// quickStep is Sampled's fast step of fn's Counter (only with
+// quickCheck): ok when the Counter was found among the first places of
+// the goroutine's table and stood in the middle of a run; then sampled is
+// the call's decision, as decide's. Otherwise nothing changed.
+func (s *sampleState) quickStep(fn uint32) (sampled, ok bool) {
+	if t := s.quickTable(); t != nil {
+		if c := t.first(fn); c != nil {
+			return c.Quick()
+		}
+	}
+	return false, false
+}
+
+// quickSkip is Enter's fast path in the goroutine's sample state (only
+// with quickCheck): for a call of fn whose frame will be at depth+1, in a
+// run of unsampled calls of a Counter found among the first places, it
+// counts the call, clears the frame's bit (as enter does) and reports
+// true. Otherwise nothing changed.
+func (s *sampleState) quickSkip(fn uint32, depth int32) bool {
+	d := uint32(depth)
+	if int(d/64) >= len(s.bits) {
+		return false
+	}
+	if t := s.quickTable(); t != nil {
+		if c := t.first(fn); c != nil && c.QuickSkip() {
+			s.bits[d/64] &^= 1 << (d % 64)
+			return true
+		}
+	}
+	return false
 }
 
 // draw is a random sampler's decision: the goroutine's next draw.
@@ -619,8 +651,25 @@ func dcur() *dstate {
 // dispatchEnter is Enter in dispatch-only mode.
 func dispatchEnter(fn uint32) {
 	d := dcur()
+	if quickCheck && d.depth > 0 && d.samp.quickSkip(fn, d.depth) {
+		d.depth++ // the fast path, as in enter
+		return
+	}
 	d.depth++
 	d.samp.enter(trace.GID(d.goid), d.depth, fn, false)
+}
+
+// dispatchSampled is Sampled in dispatch-only mode.
+func dispatchSampled(fn uint32) {
+	d := dcur()
+	if quickCheck && d.depth > 0 {
+		if _, quick := d.samp.quickStep(fn); quick {
+			return // the fast path, as in Sampled
+		}
+	}
+	if !d.samp.decide(trace.GID(d.goid), uint64(fn)) && d.depth == 0 {
+		d.samp.returned()
+	}
 }
 
 // dispatchLeave is Leave in dispatch-only mode. Every goroutine counts
