@@ -309,53 +309,65 @@ func median(ds []time.Duration) time.Duration {
 func ratio(d, base time.Duration) string { return fmt.Sprintf("%.2fx", d.Seconds()/base.Seconds()) }
 
 // table writes Table 5 in markdown: slowdowns over the baseline, and the
-// log sizes in MB/s, with TL-Ad against -race.
+// log sizes in MB/s, with TL-Ad against -race; then the same of the runs'
+// medians.
 func table(w io.Writer, rows []row, n int) {
-	fmt.Fprintf(w, "Slowdown over the uninstrumented binary (best of %d wall-clock runs, taken in rounds; %s/%s, GOMAXPROCS=%d).\n\n", n, runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
-	fmt.Fprint(w, "| subject | baseline | -race |")
-	for _, c := range configs {
-		fmt.Fprintf(w, " %s |", c.name)
-	}
-	fmt.Fprint(w, " +tl-ad MB/s | +gs-ad MB/s | full MB/s | +tl-ad / -race | +tl-ad loops / -race | +tp-ad loops / -race |\n|---|---:|---:|")
-	for range configs {
-		fmt.Fprint(w, "---:|")
-	}
-	fmt.Fprint(w, "---:|---:|---:|---:|---:|---:|\n")
 	iTL, iGS, iFull, iLoops, iTP := index("+tl-ad"), index("+gs-ad"), index("full"), index("+tl-ad loops"), index("+tp-ad loops")
-	for _, r := range rows {
-		name := r.s.name
-		if r.s.micro {
-			name += " (micro)"
+	vsRace := func(times []time.Duration, race time.Duration) []string {
+		var v []string
+		for _, i := range []int{iTL, iLoops, iTP} {
+			v = append(v, fmt.Sprintf("%.2f", times[i].Seconds()/race.Seconds()))
 		}
-		fmt.Fprintf(w, "| %s | %.3fs | %s |", name, r.plain.Seconds(), ratio(r.race, r.plain))
-		for i := range configs {
-			fmt.Fprintf(w, " %s |", ratio(r.times[i], r.plain))
-		}
-		fmt.Fprintf(w, " %.1f | %.1f | %.1f | %.2f | %.2f | %.2f |\n", r.mbps[iTL], r.mbps[iGS], r.mbps[iFull], r.times[iTL].Seconds()/r.race.Seconds(), r.times[iLoops].Seconds()/r.race.Seconds(), r.times[iTP].Seconds()/r.race.Seconds())
+		return v
 	}
+	raceCols := []string{"+tl-ad / -race", "+tl-ad loops / -race", "+tp-ad loops / -race"}
+
+	fmt.Fprintf(w, "Slowdown over the uninstrumented binary (best of %d wall-clock runs, taken in rounds; %s/%s, GOMAXPROCS=%d).\n\n", n, runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
+	slowdowns(w, rows, append([]string{"+tl-ad MB/s", "+gs-ad MB/s", "full MB/s"}, raceCols...),
+		func(r row) (time.Duration, time.Duration, []time.Duration) { return r.plain, r.race, r.times },
+		func(r row) []string {
+			mb := []string{fmt.Sprintf("%.1f", r.mbps[iTL]), fmt.Sprintf("%.1f", r.mbps[iGS]), fmt.Sprintf("%.1f", r.mbps[iFull])}
+			return append(mb, vsRace(r.times, r.race)...)
+		})
 
 	// The best run flatters a configuration whose time varies more than
 	// the baseline's; the medians of the same runs show how typical it is.
 	fmt.Fprintf(w, "\nThe same runs' medians: the median run of each configuration over the median baseline run (of %d).\n\n", n)
+	slowdowns(w, rows, raceCols,
+		func(r row) (time.Duration, time.Duration, []time.Duration) { return r.medPlain, r.medRace, r.medTimes },
+		func(r row) []string { return vsRace(r.medTimes, r.medRace) })
+}
+
+// slowdowns writes one table: per subject its baseline time, the slowdown
+// of -race and of each configuration over it (times picks the best runs
+// or the medians), then the extra columns.
+func slowdowns(w io.Writer, rows []row, extra []string, times func(row) (plain, race time.Duration, cfg []time.Duration), extraVals func(row) []string) {
 	fmt.Fprint(w, "| subject | baseline | -race |")
 	for _, c := range configs {
 		fmt.Fprintf(w, " %s |", c.name)
 	}
-	fmt.Fprint(w, " +tl-ad / -race | +tl-ad loops / -race | +tp-ad loops / -race |\n|---|---:|---:|")
-	for range configs {
+	for _, e := range extra {
+		fmt.Fprintf(w, " %s |", e)
+	}
+	fmt.Fprint(w, "\n|---|---:|---:|")
+	for range len(configs) + len(extra) {
 		fmt.Fprint(w, "---:|")
 	}
-	fmt.Fprint(w, "---:|---:|---:|\n")
+	fmt.Fprintln(w)
 	for _, r := range rows {
 		name := r.s.name
 		if r.s.micro {
 			name += " (micro)"
 		}
-		fmt.Fprintf(w, "| %s | %.3fs | %s |", name, r.medPlain.Seconds(), ratio(r.medRace, r.medPlain))
+		plain, race, cfg := times(r)
+		fmt.Fprintf(w, "| %s | %.3fs | %s |", name, plain.Seconds(), ratio(race, plain))
 		for i := range configs {
-			fmt.Fprintf(w, " %s |", ratio(r.medTimes[i], r.medPlain))
+			fmt.Fprintf(w, " %s |", ratio(cfg[i], plain))
 		}
-		fmt.Fprintf(w, " %.2f | %.2f | %.2f |\n", r.medTimes[iTL].Seconds()/r.medRace.Seconds(), r.medTimes[iLoops].Seconds()/r.medRace.Seconds(), r.medTimes[iTP].Seconds()/r.medRace.Seconds())
+		for _, v := range extraVals(r) {
+			fmt.Fprintf(w, " %s |", v)
+		}
+		fmt.Fprintln(w)
 	}
 }
 

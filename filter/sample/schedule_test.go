@@ -192,57 +192,49 @@ func TestCounterMatchesReference(t *testing.T) {
 	}
 }
 
-// Take, with its caller counting the rest of each run (as rt's loop
-// regions do), gives Next's decisions call for call.
-func TestTakeMatchesNext(t *testing.T) {
+// The shortcuts of Next give its decisions call for call: Take, with its
+// caller counting the rest of each run (as rt's loop regions do); Quick,
+// with Next called when it declines (as rt's dispatch check does), which
+// it does only at the end of a run; QuickSkip likewise, declining in
+// bursts too.
+func TestShortcutsMatchNext(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 8))
 	for i := 0; i < 500; i++ {
 		s := randomSchedule(r)
 		n := 1 + r.IntN(300)
 		want := referenceSampled(s, n)
-		var c Counter
+		var take, quick, skip Counter
 		var left uint32
 		var cur bool
 		for k := 0; k < n; k++ {
 			if left > 0 {
 				left--
 			} else {
-				cur, left = c.Take(&s)
+				cur, left = take.Take(&s)
 			}
 			if cur != want[k] {
 				t.Fatalf("schedule %+v: call %d sampled=%v by Take, reference %v", s, k, cur, want[k])
 			}
-		}
-	}
-}
 
-// Quick, with Next called when it declines (as rt's dispatch check does),
-// gives Next's decisions call for call, and declines only at the end of a
-// run; QuickSkip likewise, declining in bursts too.
-func TestQuickMatchesNext(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 9))
-	for i := 0; i < 500; i++ {
-		s := randomSchedule(r)
-		n := 1 + r.IntN(300)
-		want := referenceSampled(s, n)
-		var c, skip Counter // skip: QuickSkip, then Next when it declines
-		for k := 0; k < n; k++ {
-			inGap := skip.left > 0 && !skip.Sampling()
-			if skipped := skip.QuickSkip(); skipped != inGap {
-				t.Fatalf("schedule %+v: call %d: QuickSkip=%v, in a run of unsampled calls: %v", s, k, skipped, inGap)
-			} else if !skipped && skip.Next(&s) != want[k] || skipped && want[k] {
-				t.Fatalf("schedule %+v: call %d: QuickSkip/Next disagree with the reference (%v)", s, k, want[k])
-			}
-			left := c.left
-			got, ok := c.Quick()
-			if ok != (left > 0) {
-				t.Fatalf("schedule %+v: call %d: Quick ok=%v with %d calls left in the run", s, k, ok, left)
+			inRun := quick.left > 0
+			got, ok := quick.Quick()
+			if ok != inRun {
+				t.Fatalf("schedule %+v: call %d: Quick ok=%v, calls left in the run: %v", s, k, ok, inRun)
 			}
 			if !ok {
-				got = c.Next(&s)
+				got = quick.Next(&s)
 			}
 			if got != want[k] {
 				t.Fatalf("schedule %+v: call %d sampled=%v by Quick/Next, reference %v", s, k, got, want[k])
+			}
+
+			inGap := skip.left > 0 && !skip.Sampling()
+			skipped := skip.QuickSkip()
+			if skipped != inGap {
+				t.Fatalf("schedule %+v: call %d: QuickSkip=%v, in a run of unsampled calls: %v", s, k, skipped, inGap)
+			}
+			if got := !skipped && skip.Next(&s); got != want[k] {
+				t.Fatalf("schedule %+v: call %d sampled=%v by QuickSkip/Next, reference %v", s, k, got, want[k])
 			}
 		}
 	}
