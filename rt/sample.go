@@ -36,19 +36,7 @@ import (
 // but for leaf functions, which record nothing but accesses and call
 // nothing that records: they have both copies, chosen by Sampled before
 // any frame exists (instrument's leafCopy), and loop bodies likewise
-// (loop.go). Sampled, Enter and Leave have fast paths for tl-ad and tp-ad
-// (quickCheck): a goroutine in traced code finds itself in gtab and its
-// function's Counter among the first places of its table, and steps it in
-// the middle of a run (sample.Counter.Quick; Enter only in a run of
-// unsampled calls, QuickSkip, and Leave only for a frame left pending),
-// with no call but getg; anything else takes the general path
-// (sampledSlow, enterSlow, leaveSlow). TestSampledLeafCopies holds
-// Sampled's decisions to Enter's, with functions enough to crowd the
-// table, and TestAccessGivenTrueAsksFrame Enter's frame bits. In
-// BenchmarkUnsampledCall a 4-read leaf's call costs 20.4-21.0 ns without
-// them (copies-general), 10.9-12.0 with (copies), 4.9-5.6 uninstrumented;
-// in BenchmarkEnter an Enter/Leave pair 35-38 ns without (tl-ad-general),
-// 15-17 with (2-CPU VM, 2026-11-28).
+// (loop.go);
 // BenchmarkUnsampledCall measures both: a call making 16 reads costs 42-45
 // ns guarded, 34-36 ns with LiteRace's check and an uninstrumented copy, 41
 // ns uninstrumented (2-CPU VM, 2026-11-27; before the hooks' test was
@@ -73,6 +61,20 @@ import (
 // function that takes a lock would otherwise cost four events a call, not
 // two). Sampled frames are recorded at entry. Loops can be regions too
 // (loop.go).
+//
+// Sampled, Enter and Leave have fast paths for tl-ad and tp-ad
+// (quickCheck): a goroutine in traced code finds itself in gtab and its
+// function's Counter among the first places of its table, and steps it in
+// the middle of a run (sample.Counter.Quick; Enter only in a run of
+// unsampled calls, QuickSkip, and Leave only for a frame left pending),
+// with no call but getg; anything else takes the general path
+// (sampledSlow, enterSlow, leaveSlow). TestSampledLeafCopies holds
+// Sampled's decisions to Enter's, with functions enough to crowd the
+// table, and TestAccessGivenTrueAsksFrame Enter's frame bits. In
+// BenchmarkUnsampledCall a 4-read leaf's call costs 20.4-21.0 ns without
+// them (copies-general), 10.9-12.0 with (copies), 4.9-5.6 uninstrumented;
+// in BenchmarkEnter an Enter/Leave pair 35-38 ns without (tl-ad-general),
+// 15-17 with (2-CPU VM, 2026-11-28).
 //
 // Dedup (access.go) sees only the accesses of sampled frames, so a sampled
 // run records exactly the accesses the offline filter keeps from a full
