@@ -172,8 +172,12 @@ func (r *rewriter) gArg() string {
 		return "nil"
 	}
 	r.gUse[len(r.gUse)-1] = true
-	return "_rkG" + strings.TrimPrefix(r.base, "_rkB")
+	return r.gVar()
 }
+
+// gVar is the name of the local that holds the goroutine's state, as
+// recFlag is that of the frame's decision.
+func (r *rewriter) gVar() string { return "_rkG" + strings.TrimPrefix(r.base, "_rkB") }
 
 func (r *rewriter) tmp() string {
 	r.ntmp++
@@ -492,7 +496,7 @@ func (r *rewriter) funcBody(typ *ast.FuncType, body *ast.BlockStmt, declPos toke
 	r.block(body.List)
 	if r.gUse[len(r.gUse)-1] {
 		// Hooks took the goroutine's state: Enter returns it too.
-		g := "_rkG" + strings.TrimPrefix(r.base, "_rkB")
+		g := r.gVar()
 		e := &r.ed.edits[enter]
 		e.text = strings.Replace(e.text, f+" := "+rtAlias+".Enter(", f+", "+g+" := "+rtAlias+".EnterG(", 1)
 		e.text = strings.Replace(e.text, "_ = "+f+"; ", "_ = "+f+"; _ = "+g+"; ", 1)

@@ -653,12 +653,11 @@ func dcur() *dstate {
 // dispatchEnter is Enter in dispatch-only mode.
 func dispatchEnter(fn uint32) {
 	d := dcur()
-	if quickCheck && d.depth > 0 && d.samp.quickSkip(fn, d.depth) {
-		d.depth++ // the fast path, as in enter
-		return
-	}
+	quick := quickCheck && d.depth > 0 && d.samp.quickSkip(fn, d.depth) // the fast path, as in enter
 	d.depth++
-	d.samp.enter(trace.GID(d.goid), d.depth, fn, false)
+	if !quick {
+		d.samp.enter(trace.GID(d.goid), d.depth, fn, false)
+	}
 }
 
 // dispatchSampled is Sampled in dispatch-only mode.
