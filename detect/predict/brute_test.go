@@ -500,6 +500,9 @@ func TestWindowsAreSound(t *testing.T) {
 				d = NewRDIT(nil, opts)
 			}
 			got := runDetector(tr, d)
+			if n := d.Stats()["witness_rejected"]; n != 0 {
+				t.Fatalf("seed %d %s: %d windowed witnesses rejected by the explicit semantics\n%s", seed, d.name, n, dump(tr))
+			}
 			for _, p := range got {
 				if !slices.Contains(full, p) {
 					t.Fatalf("seed %d %s: windowed race %v is no race of the whole trace\n%s", seed, d.name, label(tr, []finding.Pair{p}), dump(tr))

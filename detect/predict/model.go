@@ -37,9 +37,9 @@ func (x val) compatible(v uint64) bool {
 
 // Read modes: how a read is constrained (Algorithm 10, generalized).
 const (
-	readFree   uint8 = iota // no constraint: a plain read of unknown value
+	readFree   uint8 = iota // no constraint: not a read
 	readValue               // must see a write (or initial value) compatible with its value
-	readWriter              // must see its observed writer: atomic loads of unknown value and read-modify-writes
+	readWriter              // must see its observed writer: reads of unknown value and read-modify-writes
 )
 
 // heldLock is a lock a goroutine holds.
@@ -197,25 +197,22 @@ func readKey(e *trace.Event) (memKey, bool) {
 }
 
 // readMode is how a read constrains the reorderings (Algorithm 10, with
-// racekit's events). A plain read of known value v must see a write of v
-// (or of a value not recorded) with no other write in between, or the
-// initial value if that is v. A plain read of unknown value constrains
-// nothing: the Go front end records plain accesses without values, and a
-// reordering may then give such a read another write; a race found that
-// way may depend on an earlier race (the read of a racy flag), which the
-// front end reports on its own. An atomic load of known value is a read
-// like the plain one (Go's sync/atomic values are recorded); an atomic
-// load of unknown value and every read-modify-write (whose recorded value
-// is sometimes the old and sometimes the new one) must see the very write
-// it saw in the trace: atomics implement synchronization, so reading
-// another value could change everything after.
+// racekit's events). A read of known value v (plain, or an atomic load:
+// Go's sync/atomic values are recorded) must see a write of v (or of a
+// value not recorded) with no other write in between, or the initial value
+// if that is v. A read of unknown value must see the very write it saw in
+// the trace: the maximal causal model lets a read see another write only
+// when it returns the same value (thesis 4.4.1, read consistency), and with
+// the value unknown the observed write is the one write known to give it.
+// The Go front end records plain accesses without values, so this is the
+// rule for them: letting such a read see any write predicted races on
+// correct code (a value published under a lock and read after a flag set
+// under it, TestNoPredictionThroughAFlagPublishedUnderALock). Every
+// read-modify-write (whose recorded value is sometimes the old and
+// sometimes the new one) must see its observed write too.
 func readMode(e *trace.Event) uint8 {
 	switch e.Op {
-	case trace.OpRead:
-		if e.ValueKnown() {
-			return readValue
-		}
-	case trace.OpAtomicLoad:
+	case trace.OpRead, trace.OpAtomicLoad:
 		if e.ValueKnown() {
 			return readValue
 		}
@@ -539,8 +536,9 @@ func buildModel(evs []trace.Event, p *prefix, rdit bool) *model {
 // moment between its MethodBegin and its MethodEnd (thesis 4.4.1: the
 // missing events "can perform arbitrary operations on any objects in D"),
 // also between two of its observed events and while its goroutine shows
-// nothing at all. So when a BarrierPair reaching the word of a read with a
-// known value began before the read and ended after the read's observed
+// nothing at all. So when a BarrierPair reaching the word of a read (of
+// known value; one of unknown value sees its observed write already)
+// began before the read and ended after the read's observed
 // write (or is still open), the value the read saw may be the hidden
 // code's, which no other program producing the trace need repeat
 // elsewhere: the read must see its observed write, with the hidden write
@@ -573,7 +571,7 @@ func (m *model) pinHiddenReads(p *prefix) {
 	late := map[int32]int{} // pinned reads inside another goroutine's BarrierPair → index in m.reads
 	for j := range m.reads {
 		ri := &m.reads[j]
-		if ri.mode != readValue {
+		if ri.mode == readFree {
 			continue
 		}
 		r := ri.ev

@@ -196,7 +196,7 @@ func conflicting(a, b *trace.Event) bool {
 // goroutines born untraced after everything before them, allocs, and for
 // rdit the BarrierPair linearization), lock semantics (exclusive and read
 // mode), and read consistency (every read of a known value sees a write of
-// that value, atomics of unknown value and read-modify-writes their
+// that value, reads of unknown value and read-modify-writes their
 // observed write); and its last two steps are conflicting accesses of two
 // goroutines, both enabled after the steps before them. It returns nil
 // for a valid witness and an error naming the first bad step otherwise.
