@@ -135,7 +135,11 @@ func Prepare(cfg Config) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	rtDir, err := copyRuntime(cfg.Root, cfg.CacheDir, runtimeGoVersion(gomod))
+	modGo, err := moduleGoVersion(gomod)
+	if err != nil {
+		return nil, err
+	}
+	rtDir, err := copyRuntime(cfg.Root, cfg.CacheDir, modGo)
 	if err != nil {
 		return nil, err
 	}
@@ -346,6 +350,15 @@ func instrumentPackages(cfg *Config, targets []string, overlay map[string]string
 			if !res.Changed {
 				continue
 			}
+			modGo := ""
+			if p.Module != nil {
+				modGo = p.Module.GoVersion
+			}
+			if res.Src, err = hookGoSrc(res.Src, modGo); err != nil {
+				prep.Skipped = append(prep.Skipped, Skip{p.ID, fmt.Sprintf("%s: %v", name, err)})
+				cfg.logf("racekit: %s: %v (file left uninstrumented)\n", name, err)
+				continue
+			}
 			if m := p.Module; inDep {
 				// A dependency's files are in the module cache, which an
 				// overlay may not replace: the module is copied instead.
@@ -475,13 +488,22 @@ func runtimeFiles(root string) ([]string, error) {
 
 // copyRuntime writes the runtime under cache/rt/<hash> as module RTModule
 // (imports of racekit's packages renamed), so that a user's build needs no
-// requirement beyond it, and returns its directory.
+// requirement beyond it, and returns its directory. Its go.mod has the
+// main module's go line, goVersion ("" for none): a dependency may not ask
+// for a newer Go than the main module. When that is older than
+// minRuntimeGo, each Go file gets a go1.N constraint, which raises its
+// language version alone (goversion.go).
 func copyRuntime(root, cache, goVersion string) (string, error) {
 	files, err := runtimeFiles(root)
 	if err != nil {
 		return "", fmt.Errorf("copying racekit's runtime: %v", err)
 	}
-	contents := map[string][]byte{"go.mod": []byte("module " + RTModule + "\n\ngo " + goVersion + "\n")}
+	mod := "module " + RTModule + "\n"
+	if goVersion != "" {
+		mod += "\ngo " + goVersion + "\n"
+	}
+	raise := langBefore(goVersion, minRuntimeGo)
+	contents := map[string][]byte{"go.mod": []byte(mod)}
 	h := sha256.New()
 	h.Write(contents["go.mod"])
 	for _, f := range files {
@@ -490,6 +512,11 @@ func copyRuntime(root, cache, goVersion string) (string, error) {
 			return "", err
 		}
 		data = bytes.ReplaceAll(data, []byte(`"github.com/racekit/racekit/`), []byte(`"`+RTModule+`/`))
+		if raise && strings.HasSuffix(f, ".go") {
+			if data, err = requireGo(data, minRuntimeGo); err != nil {
+				return "", fmt.Errorf("copying racekit's runtime: %s: %v", f, err)
+			}
+		}
 		contents[f] = data
 		fmt.Fprintf(h, "%s\x00%d\x00", f, len(data))
 		h.Write(data)
@@ -526,46 +553,6 @@ func copyRuntime(root, cache, goVersion string) (string, error) {
 		}
 	}
 	return dir, nil
-}
-
-// minRuntimeGo is the oldest language version the runtime's code needs.
-const minRuntimeGo = "1.21"
-
-// runtimeGoVersion returns the go line of the runtime copy's go.mod: the
-// user module's own (a dependency may not ask for a newer Go than the main
-// module), but at least minRuntimeGo.
-func runtimeGoVersion(gomod string) string {
-	data, err := os.ReadFile(gomod)
-	if err != nil {
-		return minRuntimeGo
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "go" {
-			if versionLess(f[1], minRuntimeGo) {
-				return minRuntimeGo
-			}
-			return f[1]
-		}
-	}
-	return minRuntimeGo
-}
-
-// versionLess compares Go versions "1.N" and "1.N.P" numerically.
-func versionLess(a, b string) bool {
-	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(pa) || i < len(pb); i++ {
-		var x, y int
-		if i < len(pa) {
-			fmt.Sscanf(pa[i], "%d", &x)
-		}
-		if i < len(pb) {
-			fmt.Sscanf(pb[i], "%d", &y)
-		}
-		if x != y {
-			return x < y
-		}
-	}
-	return false
 }
 
 // depModule is a dependency module with instrumented files.
