@@ -32,18 +32,29 @@ func Positional(op trace.Op, atPair bool) bool {
 // that a clip step running up to it runs the goroutine through that
 // event's point and on to its next one, past the event.
 func Positions(tr *trace.Trace, pair SitePair) []int {
-	atPair := make(map[trace.SiteID]bool)
+	// Whether an access is at the pair depends on its kind (a statement
+	// "file:line:col:w" is the write alone), as rt's points do.
+	type posKey struct {
+		site trace.SiteID
+		op   trace.Op
+	}
+	atPair := make(map[posKey]bool)
 	pos := make([]int, len(tr.Events))
 	next := map[trace.GID]int{}
 	for i := range tr.Events {
 		e := &tr.Events[i]
 		p := false
 		if e.Op == trace.OpRead || e.Op == trace.OpWrite {
-			v, ok := atPair[e.Site]
+			key := posKey{e.Site, e.Op}
+			v, ok := atPair[key]
 			if !ok {
 				s := tr.M.Site(e.Site)
-				v = len(pair) > 0 && pair.Matches(s.File, s.Line)
-				atPair[e.Site] = v
+				k := KindRead
+				if e.Op == trace.OpWrite {
+					k = KindWrite
+				}
+				v = pair.Stmts(s.File, s.Line, s.Col, k) != 0
+				atPair[key] = v
 			}
 			p = v
 		}

@@ -212,8 +212,34 @@ func (s *Replay) diverge(text string) {
 	s.notes = append(s.notes, Note{"divergence", fmt.Sprintf("step %d: %s", s.i, text)})
 }
 
-// Next implements Strategy.
+// Next implements Strategy. A step that runs an access of the pair while
+// another goroutine waits at a racing one (racing: the pair's other
+// statement, the same location, a write) is noted as a race, as
+// RaceFuzzer notes the race it creates: following a schedule that brings
+// the two accesses next to each other makes the race happen (§2.2: replay
+// shows the race the seed's run created), and the run says so.
 func (s *Replay) Next(w []Point) int {
+	i := s.next(w)
+	s.notes = append(s.notes, raceNotes(w, i)...)
+	return i
+}
+
+// raceNotes returns a "race" note for each goroutine waiting in w at an
+// access that races with w[i]'s, which runs first.
+func raceNotes(w []Point, i int) []Note {
+	if i < 0 || i >= len(w) || !w[i].Pair {
+		return nil
+	}
+	var out []Note
+	for j := range w {
+		if j != i && w[j].Pair && racing(w[i], w[j]) {
+			out = append(out, Note{"race", FormatRace(w[i], w[j])})
+		}
+	}
+	return out
+}
+
+func (s *Replay) next(w []Point) int {
 	if !s.diverged {
 		if s.i >= len(s.steps) {
 			s.diverge("the run goes on past the end of the schedule")

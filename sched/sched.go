@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/racekit/racekit/trace"
@@ -113,6 +114,20 @@ type Point struct {
 	// Pair is true for a data access at one of the statements under test
 	// (the racing pair of RaceFuzzer).
 	Pair bool
+	// Stmt says which statements of the pair (SitePair.Stmts: bit i for
+	// statement i) a data access is at: Algorithm 2 pairs a goroutine at
+	// one statement with one at the other, so a race of two goroutines at
+	// the same statement confirms the pair only when both its statements
+	// are that one (a statement racing with itself: both bits set).
+	Stmt uint8
+	// Col is the access's column on Site's line (0 when unknown).
+	Col int
+	// Size is how many bytes from Obj a data access reads or writes (0:
+	// unknown, taken as the first byte alone). Two accesses touch the same
+	// memory location when their ranges overlap: a whole-struct or copy
+	// access and one of a field or element inside it (docs/semantics.md:
+	// an access is a range of bytes, recorded word by word).
+	Size uint64
 	// Ev is the position of the first event G records after this point
 	// (-1 when the run records no trace): how many positional events G
 	// recorded before it (Positional: synchronization, goroutine life,
@@ -236,14 +251,83 @@ func (s *Random) Next(w []Point) int {
 	return en[s.r.IntN(len(en))]
 }
 
-// SitePair is the statements under test, each as "file:line": the racing
-// pair of RaceFuzzer, or the sites of an anomaly's events (a clip: two to
-// four). A statement matches a site whose file ends with the statement's
-// file at a path boundary and whose line is equal.
+// SitePair is the statements under test: the racing pair of RaceFuzzer,
+// or the sites of an anomaly's events (a clip: two to four). A statement
+// is "file:line", "file:line:col" or either followed by ":r" or ":w"
+// (ParseStmt): with a column it is one access, the one at that column
+// (the instrumenter's site of the access expression), and with a kind
+// only that access's reads or writes (x++ reads and then writes x at one
+// column). Without them it is every access on the line, the form pairs
+// files had before phase 1 carried the access through. A file matches a
+// site whose file ends with it at a path boundary.
 type SitePair []string
 
+// Stmt is one statement of a SitePair, parsed.
+type Stmt struct {
+	File string
+	Line int
+	Col  int  // 0: any access on the line
+	Kind Kind // KindRead or KindWrite; KindOther: either
+}
+
+// ParseStmt parses "file:line[:col][:r|:w]".
+func ParseStmt(s string) (Stmt, bool) {
+	var st Stmt
+	if i := strings.LastIndexByte(s, ':'); i >= 0 {
+		switch s[i+1:] {
+		case "r":
+			st.Kind, s = KindRead, s[:i]
+		case "w":
+			st.Kind, s = KindWrite, s[:i]
+		}
+	}
+	file, line, ok := splitSite(s)
+	if !ok || file == "" {
+		return Stmt{}, false
+	}
+	st.File, st.Line = file, line
+	if i := strings.LastIndexByte(s, ':'); i >= 0 {
+		if j := strings.LastIndexByte(s[:i], ':'); j >= 0 {
+			if _, ok := atoi(s[j+1 : i]); ok {
+				st.Col, _ = atoi(s[i+1:]) // file:line:col
+			}
+		}
+	}
+	return st, true
+}
+
+// String is the statement as ParseStmt reads it.
+func (st Stmt) String() string {
+	s := st.File + ":" + strconv.Itoa(st.Line)
+	if st.Col > 0 {
+		s += ":" + strconv.Itoa(st.Col)
+	}
+	if st.Kind == KindRead || st.Kind == KindWrite {
+		s += ":" + st.Kind.String()
+	}
+	return s
+}
+
+// At reports whether an access of kind k at file:line:col (col 0:
+// unknown) is this statement's.
+func (st Stmt) At(file string, line, col int, k Kind) bool {
+	return line == st.Line && sameFile(file, st.File) &&
+		(st.Col == 0 || col == st.Col) &&
+		(st.Kind == KindOther || k == st.Kind)
+}
+
+// Compatible reports whether st and o can name one access: the same line
+// of one file, and equal columns and kinds where both give them (a
+// line-only statement is compatible with every access on its line).
+func (st Stmt) Compatible(o Stmt) bool {
+	return st.Line == o.Line && (sameFile(st.File, o.File) || sameFile(o.File, st.File)) &&
+		(st.Col == 0 || o.Col == 0 || st.Col == o.Col) &&
+		(st.Kind == KindOther || o.Kind == KindOther || st.Kind == o.Kind)
+}
+
 // ParsePair parses "file:line~file:line" (also accepted: a comma or a
-// space as separator), or more statements separated by "~".
+// space as separator), or more statements separated by "~"; each
+// statement may give a column and a kind (ParseStmt).
 func ParsePair(s string) (SitePair, error) {
 	s = strings.TrimSpace(s)
 	var parts []string
@@ -261,9 +345,8 @@ func ParsePair(s string) (SitePair, error) {
 	p := make(SitePair, len(parts))
 	for i, x := range parts {
 		x = strings.TrimSpace(x)
-		file, line, ok := splitSite(x)
-		if !ok || file == "" || line <= 0 {
-			return nil, fmt.Errorf("pair %q: %q is not file:line", s, x)
+		if _, ok := ParseStmt(x); !ok {
+			return nil, fmt.Errorf("pair %q: %q is not file:line[:col][:r|:w]", s, x)
 		}
 		p[i] = x
 	}
@@ -273,19 +356,31 @@ func ParsePair(s string) (SitePair, error) {
 // String is "a~b" ("" for no statements).
 func (p SitePair) String() string { return strings.Join(p, "~") }
 
-// Matches reports whether the site file:line is one of the pair's
-// statements.
+// Matches reports whether some statement of the pair is on the line
+// file:line (whatever its column and kind).
 func (p SitePair) Matches(file string, line int) bool {
 	for _, s := range p {
-		if s == "" {
-			continue
-		}
-		f, l, ok := splitSite(s)
-		if ok && l == line && sameFile(file, f) {
+		if st, ok := ParseStmt(s); ok && st.Line == line && sameFile(file, st.File) {
 			return true
 		}
 	}
 	return false
+}
+
+// Stmts returns which of the pair's statements an access of kind k at
+// file:line:col is at: bit i for statement i (Point.Stmt; statements past
+// the eighth are not told apart from it). 0: it is not a point of the
+// pair. Only the pair's own accesses are points, so that a harmless read
+// on the line of a racing write does not postpone its goroutine, which
+// would lower the probability of creating the race (§3.2, Example 2: 1).
+func (p SitePair) Stmts(file string, line, col int, k Kind) uint8 {
+	var m uint8
+	for i, s := range p {
+		if st, ok := ParseStmt(s); ok && st.At(file, line, col, k) {
+			m |= 1 << min(i, 7)
+		}
+	}
+	return m
 }
 
 // splitSite splits "file:line" or "file:line:col".
@@ -334,8 +429,9 @@ func sameFile(path, want string) bool {
 // Each call of Next is one or more iterations of Algorithm 1's loop: pick
 // a random enabled goroutine t that is not postponed; if its next
 // statement is not in the racing pair, run it; otherwise compute R, the
-// postponed goroutines whose next access is to the same location with at
-// least one write. R ≠ ∅ is a real race: it is reported, and a coin flip
+// postponed goroutines whose next access is at the pair's other statement
+// and to the same location (overlapping bytes), with at least one write
+// (racing). R ≠ ∅ is a real race: it is reported, and a coin flip
 // either runs t (R stays postponed) or postpones t and runs every member
 // of R, one per call. R = ∅: t is postponed. When every enabled goroutine
 // is postponed (line 26), a random one is released.
@@ -390,9 +486,27 @@ func (s *RaceFuzzer) Postponed() []string {
 	return out
 }
 
+// racing is Algorithm 2's test for two goroutines waiting at accesses of
+// the pair (Sen, PLDI'08, §2.2): their next statements access the same
+// memory location, at least one of them writing, and they are the pair's
+// two statements, one goroutine at each. The race RaceFuzzer creates
+// confirms the pair (σ1, σ2) phase 1 reported, so two goroutines at σ1
+// alone are not that race (they may be another, which its own pair
+// (σ1, σ1) confirms).
 func racing(a, b Point) bool {
-	return a.Obj != 0 && a.Obj == b.Obj && a.Kind.IsAccess() && b.Kind.IsAccess() &&
-		(a.Kind == KindWrite || b.Kind == KindWrite)
+	return a.Kind.IsAccess() && b.Kind.IsAccess() && (a.Kind == KindWrite || b.Kind == KindWrite) &&
+		(a.Stmt&1 != 0 && b.Stmt&2 != 0 || a.Stmt&2 != 0 && b.Stmt&1 != 0) && overlap(a, b)
+}
+
+// overlap reports whether a's and b's byte ranges [Obj, Obj+Size)
+// intersect (an unknown size is one byte). The same location is any
+// common byte: a 16-byte struct written at X and its field read at X+8
+// race; two distinct fields of one word do not, as in Go's memory model.
+func overlap(a, b Point) bool {
+	if a.Obj == 0 || b.Obj == 0 {
+		return false
+	}
+	return a.Obj < b.Obj+max(b.Size, 1) && b.Obj < a.Obj+max(a.Size, 1)
 }
 
 // Next implements Strategy.

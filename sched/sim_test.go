@@ -14,8 +14,12 @@ import (
 type simStep struct {
 	kind Kind
 	obj  uint64
-	pair bool
+	size uint64
+	// stmt: which statements of the pair the step is at (Point.Stmt); a
+	// step with stmt set is a pair point.
+	stmt uint8
 	site string
+	col  int
 	// do runs when the step executes; it returns the index of the next
 	// step (-1: the next one).
 	do func(v map[string]int) int
@@ -58,7 +62,7 @@ func simulate(s Strategy, gs []*simG) simResult {
 				en = !h
 			}
 			anyEnabled = anyEnabled || en
-			w = append(w, Point{G: g.name, N: n[g.name], Kind: st.kind, Obj: st.obj, Site: st.site, Pair: st.pair, Enabled: en, Ev: simEv(n[g.name])})
+			w = append(w, Point{G: g.name, N: n[g.name], Kind: st.kind, Obj: st.obj, Size: st.size, Site: st.site, Col: st.col, Pair: st.stmt != 0, Stmt: st.stmt, Enabled: en, Ev: simEv(n[g.name])})
 			idx = append(idx, g)
 		}
 		if len(w) == 0 {
@@ -115,13 +119,21 @@ func set(name string, val int) func(map[string]int) int {
 // pair's statements are pair points; the others are not scheduling points
 // in rt, but they are steps here (rt runs them within the holder's turn).
 func figure1(pair [2]string) []*simG {
-	p := func(site string) bool { return site == pair[0] || site == pair[1] }
+	p := func(site string) uint8 {
+		var m uint8
+		for i, s := range pair {
+			if s == site {
+				m |= 1 << i
+			}
+		}
+		return m
+	}
 	t1 := &simG{name: "g0.1", steps: []simStep{
-		{kind: KindWrite, obj: objX, site: "1", pair: p("1"), do: set("x", 1)},
+		{kind: KindWrite, obj: objX, site: "1", stmt: p("1"), do: set("x", 1)},
 		{kind: KindLock, obj: objL, site: "2"},
-		{kind: KindWrite, obj: objY, site: "3", pair: p("3"), do: set("y", 1)},
+		{kind: KindWrite, obj: objY, site: "3", stmt: p("3"), do: set("y", 1)},
 		{kind: KindUnlock, obj: objL, site: "4"},
-		{kind: KindRead, obj: objZ, site: "5", pair: p("5"), do: func(v map[string]int) int {
+		{kind: KindRead, obj: objZ, site: "5", stmt: p("5"), do: func(v map[string]int) int {
 			if v["z"] == 1 {
 				return 5
 			}
@@ -130,15 +142,15 @@ func figure1(pair [2]string) []*simG {
 		{kind: KindOther, site: "6", err: "ERROR1"},
 	}}
 	t2 := &simG{name: "g0.2", steps: []simStep{
-		{kind: KindWrite, obj: objZ, site: "7", pair: p("7"), do: set("z", 1)},
+		{kind: KindWrite, obj: objZ, site: "7", stmt: p("7"), do: set("z", 1)},
 		{kind: KindLock, obj: objL, site: "8"},
-		{kind: KindRead, obj: objY, site: "9", pair: p("9"), do: func(v map[string]int) int {
+		{kind: KindRead, obj: objY, site: "9", stmt: p("9"), do: func(v map[string]int) int {
 			if v["y"] == 1 {
 				return 3
 			}
 			return 5
 		}},
-		{kind: KindRead, obj: objX, site: "10", pair: p("10"), do: func(v map[string]int) int {
+		{kind: KindRead, obj: objX, site: "10", stmt: p("10"), do: func(v map[string]int) int {
 			if v["x"] != 1 {
 				return 4
 			}
@@ -160,7 +172,7 @@ func figure2(n int) []*simG {
 	}
 	t1.steps = append(t1.steps,
 		simStep{kind: KindUnlock, obj: objL, site: "7"},
-		simStep{kind: KindRead, obj: objX, site: "8", pair: true, do: func(v map[string]int) int {
+		simStep{kind: KindRead, obj: objX, site: "8", stmt: 1, do: func(v map[string]int) int {
 			if v["x"] == 0 {
 				return -1
 			}
@@ -169,7 +181,7 @@ func figure2(n int) []*simG {
 		simStep{kind: KindOther, site: "9", err: "ERROR"},
 	)
 	t2 := &simG{name: "g0.2", steps: []simStep{
-		{kind: KindWrite, obj: objX, site: "10", pair: true, do: set("x", 1)},
+		{kind: KindWrite, obj: objX, site: "10", stmt: 2, do: set("x", 1)},
 		{kind: KindLock, obj: objL, site: "11"},
 		{kind: KindAtomic, obj: 0x900, site: "12"},
 		{kind: KindUnlock, obj: objL, site: "13"},
@@ -269,9 +281,9 @@ func TestRaceFuzzerFigure2(t *testing.T) {
 func TestRaceFuzzerReadersAndWriter(t *testing.T) {
 	mk := func() []*simG {
 		return []*simG{
-			{name: "g0.1", steps: []simStep{{kind: KindRead, obj: objX, site: "a", pair: true}}},
-			{name: "g0.2", steps: []simStep{{kind: KindRead, obj: objX, site: "a", pair: true}}},
-			{name: "g0.3", steps: []simStep{{kind: KindAtomic, site: "s"}, {kind: KindAtomic, site: "s"}, {kind: KindWrite, obj: objX, site: "b", pair: true}}},
+			{name: "g0.1", steps: []simStep{{kind: KindRead, obj: objX, site: "a", stmt: 1}}},
+			{name: "g0.2", steps: []simStep{{kind: KindRead, obj: objX, site: "a", stmt: 1}}},
+			{name: "g0.3", steps: []simStep{{kind: KindAtomic, site: "s"}, {kind: KindAtomic, site: "s"}, {kind: KindWrite, obj: objX, site: "b", stmt: 2}}},
 		}
 	}
 	sawBoth := false
@@ -293,14 +305,15 @@ func TestRaceFuzzerReadersAndWriter(t *testing.T) {
 	}
 }
 
-// TestRaceFuzzerDifferentObjects: accesses at the pair's statements on
-// different locations are not a race; every goroutine still finishes.
+// TestRaceFuzzerDifferentObjects: accesses at the pair's statement (a
+// statement racing with itself, (a, a)) on different locations are not a
+// race; every goroutine still finishes.
 func TestRaceFuzzerDifferentObjects(t *testing.T) {
 	for seed := uint64(0); seed < 50; seed++ {
 		rf := NewRaceFuzzer(seed)
 		res := simulate(rf, []*simG{
-			{name: "g0.1", steps: []simStep{{kind: KindWrite, obj: objX, site: "a", pair: true}, {kind: KindWrite, obj: objX, site: "a", pair: true}}},
-			{name: "g0.2", steps: []simStep{{kind: KindWrite, obj: objY, site: "a", pair: true}}},
+			{name: "g0.1", steps: []simStep{{kind: KindWrite, obj: objX, site: "a", stmt: 3}, {kind: KindWrite, obj: objX, site: "a", stmt: 3}}},
+			{name: "g0.2", steps: []simStep{{kind: KindWrite, obj: objY, site: "a", stmt: 3}}},
 		})
 		if len(rf.Races()) != 0 || res.stuck || len(res.order) != 3 {
 			t.Fatalf("seed %d: races %v, stuck %v, order %v", seed, rf.Races(), res.stuck, res.order)
@@ -319,7 +332,7 @@ func TestRaceFuzzerLivelock(t *testing.T) {
 		spin.steps = append(spin.steps, simStep{kind: KindAtomic, site: "spin"})
 	}
 	res := simulate(rf, []*simG{
-		{name: "g0.1", steps: []simStep{{kind: KindWrite, obj: objX, site: "a", pair: true}, {kind: KindOther, site: "after"}}},
+		{name: "g0.1", steps: []simStep{{kind: KindWrite, obj: objX, site: "a", stmt: 1}, {kind: KindOther, site: "after"}}},
 		spin,
 	})
 	pos := -1
