@@ -38,7 +38,7 @@ func addFrontendFlags(fs *flag.FlagSet) *frontendFlags {
 		include: fs.String("include", "", "comma-separated import-path patterns (... wildcard) to trace besides the main module's packages"),
 		exclude: fs.String("exclude", "", "comma-separated import-path patterns never to trace"),
 		tags:    fs.String("tags", "", "build tags, as go build -tags"),
-		verbose: fs.Bool("v", false, "print what was instrumented, and per trace the events and analysis time, to stderr"),
+		verbose: fs.Bool("stats", false, "print racekit's own progress and counters to stderr: what was instrumented (and what not, and why), the events recorded and the analysis time (go test's -v is go test's)"),
 		predict: fs.Bool("predict", false, "also report the races other interleavings would show (rdit), labelled as predicted"),
 	}
 }

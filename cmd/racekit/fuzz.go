@@ -99,7 +99,7 @@ var (
 	fuzzFlags   *frontendFlags
 	fuzzPhase1  = cmdFuzz.flags.String("phase1", "", "phase 1 sources, comma-separated: hybrid, vet, pairs (--pairs adds pairs, --trace hybrid; default hybrid)")
 	fuzzPairs   = cmdFuzz.flags.String("pairs", "", "candidate pairs: lines file:line~file:line, or racekit vet --pairs JSON lines")
-	fuzzTrace   = cmdFuzz.flags.String("trace", "", "phase 1 from this recorded trace (racekit test --keep-trace) instead of a new run")
+	fuzzTrace   = cmdFuzz.flags.String("use-trace", "", "phase 1 from this recorded trace (racekit test --keep-trace) instead of a new run")
 	fuzzRuns    = cmdFuzz.flags.Int("runs", 20, "runs per pair")
 	fuzzJobs    = cmdFuzz.flags.Int("j", runtime.NumCPU(), "runs in parallel")
 	fuzzSeed    = cmdFuzz.flags.Uint64("seed", 1, "first seed")
@@ -114,6 +114,7 @@ var (
 
 func init() {
 	cmdFuzz.run = runFuzz
+	cmdFuzz.goTest = goTestRuns
 	fuzzFlags = addFrontendFlags(cmdFuzz.flags)
 }
 
@@ -201,7 +202,7 @@ type FuzzResult struct {
 }
 
 func runFuzz(c *command, args []string) int {
-	pkgs, goFlags := splitDashDash(args)
+	pkgs, goFlags := args, c.line.goTestArgs()
 	if *fuzzRuns < 1 || *fuzzJobs < 1 || *fuzzReplay < 0 || *fuzzRecRand < 0 {
 		c.errorf("--runs and -j must be at least 1, --replay and --record-random at least 0")
 		return exitUsage
@@ -216,7 +217,7 @@ func runFuzz(c *command, args []string) int {
 		return exitError
 	}
 	defer os.RemoveAll(tmp)
-	testArgs := goTestArgs(goFlags)
+	testArgs := c.line.binaryArgs()
 
 	// Phase 1.
 	cands := &candidates{targets: targets, index: map[*fuzzTarget]map[string]int{}}
@@ -417,42 +418,6 @@ func runFuzz(c *command, args []string) int {
 		return exitRaces
 	}
 	return exitOK
-}
-
-// splitDashDash splits packages from the go test flags after "--".
-func splitDashDash(args []string) (pkgs, goFlags []string) {
-	for i, a := range args {
-		if a == "--" {
-			goFlags = args[i+1:]
-			break
-		}
-		pkgs = append(pkgs, a)
-	}
-	if len(pkgs) == 0 {
-		pkgs = []string{"."}
-	}
-	return pkgs, goFlags
-}
-
-// goTestArgs turns go test flags into the test binary's (-run X becomes
-// -test.run X); flags the binary does not know are passed as they are.
-func goTestArgs(goFlags []string) []string {
-	known := map[string]bool{"run": true, "skip": true, "v": true, "count": true, "short": true, "timeout": true,
-		"cpu": true, "parallel": true, "failfast": true, "shuffle": true, "list": true, "benchtime": true, "bench": true}
-	var out []string
-	for _, f := range goFlags {
-		if strings.HasPrefix(f, "-") && !strings.HasPrefix(f, "-test.") {
-			name := strings.TrimLeft(f, "-")
-			if i := strings.IndexByte(name, '='); i >= 0 {
-				name = name[:i]
-			}
-			if known[name] {
-				f = "-test." + strings.TrimLeft(f, "-")
-			}
-		}
-		out = append(out, f)
-	}
-	return out
 }
 
 // inParallel calls f(0), ..., f(n-1) on at most workers goroutines and

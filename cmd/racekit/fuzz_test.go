@@ -77,14 +77,6 @@ func TestFuzzReadPairs(t *testing.T) {
 	}
 }
 
-func TestFuzzGoTestArgs(t *testing.T) {
-	got := goTestArgs([]string{"-run", "^TestX$", "-v", "-count=3", "-test.short", "-myflag", "x"})
-	want := []string{"-test.run", "^TestX$", "-test.v", "-test.count=3", "-test.short", "-myflag", "x"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("goTestArgs = %q, want %q", got, want)
-	}
-}
-
 func TestFuzzPhase1Sources(t *testing.T) {
 	for _, c := range []struct {
 		spec, pairs, trace string

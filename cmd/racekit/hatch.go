@@ -100,7 +100,7 @@ none, 1 on a build or run error, 2 on a usage error.
 var (
 	hatchFlags   *frontendFlags
 	hatchFrom    = cmdHatch.flags.String("from", "pecan", "predictions to hatch: pecan, rdit or mcm")
-	hatchTrace   = cmdHatch.flags.String("trace", "", "predict on this trace (racekit test --keep-trace of the same tests) instead of a new recorded run")
+	hatchTrace   = cmdHatch.flags.String("use-trace", "", "predict on this trace (racekit test --keep-trace of the same tests) instead of a new recorded run")
 	hatchKinds   = cmdHatch.flags.String("kinds", "race,atomicity,asv", "with --from=pecan: pattern families (race, atomicity, asv)")
 	hatchRuns    = cmdHatch.flags.Int("runs", 1, "runs per anomaly (seeds --seed, --seed+1, ... for the choices after the clip)")
 	hatchJobs    = cmdHatch.flags.Int("j", runtime.NumCPU(), "runs in parallel")
@@ -118,6 +118,7 @@ var (
 
 func init() {
 	cmdHatch.run = runHatch
+	cmdHatch.goTest = goTestRuns
 	hatchFlags = addFrontendFlags(cmdHatch.flags)
 }
 
@@ -245,7 +246,7 @@ type HatchResult struct {
 }
 
 func runHatch(c *command, args []string) int {
-	pkgs, goFlags := splitDashDash(args)
+	pkgs := args
 	if len(pkgs) != 1 {
 		c.errorf("hatch takes one package, got %d", len(pkgs))
 		return exitUsage
@@ -293,7 +294,7 @@ func runHatch(c *command, args []string) int {
 	}
 	defer os.RemoveAll(tmp)
 	t := targets[0]
-	testArgs := goTestArgs(goFlags)
+	testArgs := c.line.binaryArgs()
 	outDir := tmp
 	if *hatchKeep != "" {
 		if err := os.MkdirAll(*hatchKeep, 0o777); err != nil {

@@ -310,7 +310,7 @@ func TestHatchRecordings(t *testing.T) {
 		t.Errorf("--record-seed 2,4: exit %d, recordings %+v, %d confirmed; want seeds 2 and 4, the race confirmed along the second's clip", code, two.Recordings, two.Confirmed)
 	}
 	for _, args := range [][]string{
-		{"--recordings", "2", "--trace", "x.rkt"},
+		{"--recordings", "2", "-use-trace", "x.rkt"},
 		{"--record-seed", "1,2", "--recordings", "3"},
 		{"--record-seed", "1,x"},
 		{"--record-preempt", "1.5"},

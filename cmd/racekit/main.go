@@ -11,6 +11,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,6 +36,10 @@ type command struct {
 	long      string
 	flags     *flag.FlagSet
 	run       func(cmd *command, args []string) int
+	// goTest is how the command takes go test's command line (goflags.go);
+	// line is that command line, split, once the flags are parsed.
+	goTest goTestMode
+	line   *goTestLine
 }
 
 var commands []*command
@@ -100,16 +105,19 @@ func runMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "racekit %s: unknown command\nRun 'racekit help' for usage.\n", name)
 		return exitUsage
 	}
-	if err := c.flags.Parse(args[1:]); err != nil {
-		if err == flag.ErrHelp {
+	rest, err := c.parseFlags(args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
 			c.usage(os.Stdout)
 			return exitOK
 		}
 		c.errorf("%v", err)
-		fmt.Fprintf(os.Stderr, "Run 'racekit help %s' for usage.\n", c.name)
+		if !strings.Contains(err.Error(), "racekit help") {
+			fmt.Fprintf(os.Stderr, "Run 'racekit help %s' for usage.\n", c.name)
+		}
 		return exitUsage
 	}
-	return c.run(c, c.flags.Args())
+	return c.run(c, rest)
 }
 
 const version = "0.1.0-dev"

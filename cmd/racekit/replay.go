@@ -49,6 +49,7 @@ var (
 
 func init() {
 	cmdReplay.run = runReplay
+	cmdReplay.goTest = goTestRuns
 	replayFlags = addFrontendFlags(cmdReplay.flags)
 }
 
@@ -67,7 +68,7 @@ func runReplay(c *command, args []string) int {
 		c.errorf("--times must be at least 1")
 		return exitUsage
 	}
-	pkgs, goFlags := splitDashDash(args)
+	pkgs := args
 	if len(pkgs) != 1 {
 		c.errorf("replay runs one package")
 		return exitUsage
@@ -84,7 +85,7 @@ func runReplay(c *command, args []string) int {
 	if *replayFollow != "" {
 		env = []string{"RACEKIT_SCHED=replay", "RACEKIT_SCHEDULE_IN=" + *replayFollow, "RACEKIT_PAIR=" + *replayPair}
 	}
-	testArgs := goTestArgs(goFlags)
+	testArgs := c.line.binaryArgs()
 	if *replayDlv {
 		var q []string
 		for _, e := range env {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -58,7 +59,8 @@ Exit status, as go test -race gives it: 0 when the tests pass and no race was
 found, 1 when a test failed, the build failed or a race was found; 2 on a
 usage error.
 `,
-	run: runTest,
+	run:    runTest,
+	goTest: goTestAll,
 })
 
 var (
@@ -80,17 +82,7 @@ func runTest(c *command, args []string) int {
 		c.errorf("%v", err)
 		return exitUsage
 	}
-	var pkgs, goFlags []string
-	for i, a := range args {
-		if a == "--" {
-			goFlags = args[i+1:]
-			break
-		}
-		pkgs = append(pkgs, a)
-	}
-	if len(pkgs) == 0 {
-		pkgs = []string{"."}
-	}
+	pkgs := args
 	prep, ok := prepare(c, testFlags, pkgs, true)
 	if !ok {
 		return exitError
@@ -103,17 +95,17 @@ func runTest(c *command, args []string) int {
 	defer os.RemoveAll(traceDir)
 
 	goArgs := append([]string{}, testFlags.buildFlags()...)
-	hasCount := false
-	for _, f := range goFlags {
-		if strings.HasPrefix(strings.TrimLeft(f, "-"), "count") {
-			hasCount = true
-		}
-	}
-	if !hasCount {
+	if !c.line.has("count") {
 		goArgs = append(goArgs, "-count=1")
 	}
 	goArgs = append(goArgs, pkgs...)
-	goArgs = append(goArgs, goFlags...)
+	goArgs = append(goArgs, c.line.goTestArgs()...)
+	// With -json, go test's standard output is a stream of JSON events:
+	// racekit's report goes to standard error.
+	var report io.Writer = os.Stdout
+	if c.line.has("json") {
+		report = os.Stderr
+	}
 	gt := goCommand(prep, "test", goArgs...)
 	gt.Env = append(gt.Env, "RACEKIT_TRACE_DIR="+traceDir)
 	gt.Env = append(gt.Env, testFilters.runtimeEnv(algos)...)
@@ -168,7 +160,7 @@ func runTest(c *command, args []string) int {
 		if *testFlags.verbose {
 			fmt.Fprintf(os.Stderr, "racekit test: %s: %d events analyzed in %v\n", a.program, a.events, a.elapsed)
 		}
-		if err := a.print(os.Stdout); err != nil {
+		if err := a.print(report); err != nil {
 			c.errorf("%v", err)
 			return exitError
 		}
@@ -177,7 +169,7 @@ func runTest(c *command, args []string) int {
 		}
 	}
 	for _, f := range failed {
-		fmt.Println(f)
+		fmt.Fprintln(report, f)
 	}
 	if *testFlags.keep != "" {
 		if err := keepTraces(*testFlags.keep, files); err != nil {
