@@ -236,7 +236,7 @@ const (
 func accessHook(kind uint8, p unsafe.Pointer, size uintptr, site uint32, rec bool) {
 	if kind&hookRead != 0 {
 		if ctl { // controlled mode (sched.go)
-			ctlRead(p, site)
+			ctlRead(p, size, site)
 		}
 		if on && rec {
 			access(trace.OpRead, p, size, site)
@@ -244,7 +244,7 @@ func accessHook(kind uint8, p unsafe.Pointer, size uintptr, site uint32, rec boo
 	}
 	if kind&hookWrite != 0 {
 		if ctl {
-			ctlWrite(p, site)
+			ctlWrite(p, size, site)
 		}
 		if on && rec {
 			access(trace.OpWrite, p, size, site)
@@ -298,9 +298,9 @@ func ctlAppend[S ~[]E, E any](s S, n int, site uint32) {
 	switch {
 	case n <= 0:
 	case cap(s)-len(s) >= n:
-		ctlWrite(unsafe.Pointer(&s[:len(s)+1][len(s)]), site)
+		ctlWrite(unsafe.Pointer(&s[:len(s)+1][len(s)]), uintptr(n)*elemSize[E](), site)
 	case len(s) > 0:
-		ctlRead(sliceData(s), site)
+		ctlRead(sliceData(s), uintptr(len(s))*elemSize[E](), site)
 	}
 }
 
@@ -344,7 +344,7 @@ func Append[S ~[]E, E any](s S, site uint32, rec bool, xs ...E) S {
 // a byte or rune slice reads them.
 func Elems[S ~[]E, E any](s S, site uint32, rec bool) S {
 	if ctl && len(s) > 0 {
-		ctlRead(sliceData(s), site)
+		ctlRead(sliceData(s), uintptr(len(s))*elemSize[E](), site)
 	}
 	if on && rec && len(s) > 0 {
 		rangeAccess(trace.OpRead, sliceData(s), elemSize[E](), len(s), site)
@@ -358,7 +358,7 @@ func AppendN[S ~[]E, E any](r S, n int, site uint32, rec bool) S {
 	if ctl && n > 0 && n <= len(r) {
 		// After the append (the instrumenter wraps its result): a point
 		// still, though it cannot hold the store back.
-		ctlWrite(unsafe.Pointer(&r[len(r)-n]), site)
+		ctlWrite(unsafe.Pointer(&r[len(r)-n]), uintptr(n)*elemSize[E](), site)
 	}
 	if on && rec && n > 0 && n <= len(r) {
 		rangeAccess(trace.OpWrite, unsafe.Pointer(&r[len(r)-n]), elemSize[E](), n, site)
@@ -371,7 +371,7 @@ func AppendN[S ~[]E, E any](r S, n int, site uint32, rec bool) S {
 func AppendSlice[S ~[]E, T ~[]E, E any](s S, xs T, site uint32, rec bool) S {
 	if ctl {
 		if len(xs) > 0 {
-			ctlRead(sliceData(xs), site)
+			ctlRead(sliceData(xs), uintptr(len(xs))*elemSize[E](), site)
 		}
 		ctlAppend(s, len(xs), site)
 	}
@@ -400,9 +400,11 @@ func AppendString[S ~[]byte](b S, str string, site uint32, rec bool) S {
 // Copy is copy(dst, src): reads of the elements copied from src, writes of
 // those stored in dst.
 func Copy[D ~[]E, S ~[]E, E any](dst D, src S, site uint32, rec bool) int {
-	if ctl && min(len(dst), len(src)) > 0 {
-		ctlRead(sliceData(src), site)
-		ctlWrite(sliceData(dst), site)
+	if n := min(len(dst), len(src)); ctl && n > 0 {
+		// The ranges copied, so that a copy races with an access to any
+		// element it touches (sched.Point.Size).
+		ctlRead(sliceData(src), uintptr(n)*elemSize[E](), site)
+		ctlWrite(sliceData(dst), uintptr(n)*elemSize[E](), site)
 	}
 	n := copy(dst, src)
 	if on && rec && n > 0 {
@@ -414,8 +416,8 @@ func Copy[D ~[]E, S ~[]E, E any](dst D, src S, site uint32, rec bool) int {
 
 // CopyString is copy(dst, str).
 func CopyString[D ~[]byte](dst D, str string, site uint32, rec bool) int {
-	if ctl && min(len(dst), len(str)) > 0 {
-		ctlWrite(sliceData(dst), site)
+	if n := min(len(dst), len(str)); ctl && n > 0 {
+		ctlWrite(sliceData(dst), uintptr(n), site)
 	}
 	n := copy(dst, str)
 	if on && rec && n > 0 {

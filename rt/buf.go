@@ -163,7 +163,7 @@ func (g *gstate) put(op trace.Op, flags trace.Flags, site uint32, obj uint64) {
 // only accesses read ctl (as their hooks do: a goroutine's End may run
 // while a test switches controlled mode off).
 func positional(op trace.Op, site uint32) bool {
-	return sched.Positional(op, (op == trace.OpRead || op == trace.OpWrite) && ctl && siteOf(site).pair)
+	return sched.Positional(op, (op == trace.OpRead || op == trace.OpWrite) && ctl && siteOf(site).atOp(op))
 }
 
 // putKey appends a key marker for key k unless the records before already
@@ -391,7 +391,7 @@ func (g *gstate) plain(op trace.Op, flags trace.Flags, site uint32, obj, val uin
 	g.wc.recs[g.wi] = rec{obj: obj, site: site, op: op, flags: flags}
 	g.wi++
 	g.written++
-	if (op == trace.OpRead || op == trace.OpWrite) && ctl && siteOf(site).pair {
+	if (op == trace.OpRead || op == trace.OpWrite) && ctl && siteOf(site).atOp(op) {
 		g.nev++ // an access at a statement under test (positional)
 	}
 	w := packWord(g.k, g.written)

@@ -171,6 +171,7 @@ import (
 	"unsafe"
 
 	"github.com/racekit/racekit/sched"
+	"github.com/racekit/racekit/trace"
 )
 
 // ctl is true in controlled mode. It is set at init (or by a test) before
@@ -283,8 +284,49 @@ type schedT struct {
 var sc schedT
 
 type schedSite struct {
-	name string
-	pair bool
+	name      string // file:line
+	file      string
+	line, col int
+	// r and w say which statements of the pair (sched.SitePair.Stmts) a
+	// read and a write at the site are at: the pair names accesses (a
+	// column, a kind), so a harmless read on the line of a racing write
+	// is not a point (RaceFuzzer §3.2: postponing it lowers the
+	// probability of creating the race, which Example 2 argues is 1).
+	r, w uint8
+}
+
+// at returns the pair's statements an access of kind k at s is at (0: not
+// a point of the pair).
+func (s schedSite) at(k sched.Kind) uint8 {
+	switch k {
+	case sched.KindRead:
+		return s.r
+	case sched.KindWrite:
+		return s.w
+	}
+	return 0
+}
+
+// atOp is at for a recorded access's op (its position, buf.go, counts
+// the accesses that are points).
+func (s schedSite) atOp(op trace.Op) bool {
+	switch op {
+	case trace.OpRead:
+		return s.r != 0
+	case trace.OpWrite:
+		return s.w != 0
+	}
+	return false
+}
+
+// matchSite names a site and matches it against the pair.
+func matchSite(p sched.SitePair, file string, line, col int) schedSite {
+	s := schedSite{name: file + ":" + strconv.Itoa(line), file: file, line: line, col: col}
+	if len(p) > 0 {
+		s.r = p.Stmts(file, line, col, sched.KindRead)
+		s.w = p.Stmts(file, line, col, sched.KindWrite)
+	}
+	return s
 }
 
 // wantTimeout is how long a clip or a replay waits for a root goroutine it
@@ -457,7 +499,9 @@ func schedStart(strat sched.Strategy, mode string, seed uint64, pair sched.SiteP
 	if old := sc.sites.Load(); old != nil {
 		ns := make([]schedSite, len(*old))
 		for i, s := range *old {
-			ns[i] = schedSite{name: s.name, pair: s.name != "" && pairMatches(pair, s.name)}
+			if s.name != "" {
+				ns[i] = matchSite(pair, s.file, s.line, s.col)
+			}
 		}
 		sc.sites.Store(&ns)
 	}
@@ -475,15 +519,6 @@ func schedStop() {
 	close(sc.stop)
 	sc.flushOut()
 	sc.mu.Unlock()
-}
-
-func pairMatches(p sched.SitePair, name string) bool {
-	i := strings.LastIndexByte(name, ':')
-	if i < 0 {
-		return false
-	}
-	line, err := strconv.Atoi(name[i+1:])
-	return err == nil && p.Matches(name[:i], line)
 }
 
 // schedFile notes the sites of one instrumented file (RegisterFile's
@@ -507,8 +542,7 @@ func schedFile(file string, sites []uint32, base uint32) uint32 {
 	ns := make([]schedSite, max(len(old), int(base+n)))
 	copy(ns, old)
 	for k := uint32(0); k < n; k++ {
-		name := file + ":" + strconv.Itoa(int(sites[3*k]))
-		ns[base+k] = schedSite{name: name, pair: pairMatches(sc.pair, name)}
+		ns[base+k] = matchSite(sc.pair, file, int(sites[3*k]), int(sites[3*k+1]))
 	}
 	sc.sites.Store(&ns)
 	return base
@@ -548,17 +582,23 @@ func schedAdd(g *sg) {
 	}
 }
 
-// schedAccess is the hook of a data access: a scheduling point if it is
-// at a statement of the pair, or when the holder draws a preemption.
-func schedAccess(k sched.Kind, p unsafe.Pointer, site uint32) {
+// schedAccess is schedAccessN of an access whose size is not known (the
+// first byte stands for it).
+func schedAccess(k sched.Kind, p unsafe.Pointer, site uint32) { schedAccessN(k, p, 0, site) }
+
+// schedAccessN is the hook of a data access of size bytes at p: a
+// scheduling point if it is an access of the pair, or when the holder
+// draws a preemption. The size goes into the point: RaceFuzzer's same
+// location is overlapping bytes (a struct written whole and its field).
+func schedAccessN(k sched.Kind, p unsafe.Pointer, size uintptr, site uint32) {
 	if p == nil {
 		return
 	}
 	switch {
-	case siteOf(site).pair:
-		schedPoint(k, uint64(uintptr(p)), nil, site, nil)
+	case siteOf(site).at(k) != 0:
+		schedPointEv(k, uint64(uintptr(p)), nil, site, nil, schedEv(), false, uint64(size))
 	case sc.preempt > 0 && schedPreempt():
-		schedPointEv(k, uint64(uintptr(p)), nil, site, nil, schedEv(), true)
+		schedPointEv(k, uint64(uintptr(p)), nil, site, nil, schedEv(), true, uint64(size))
 	}
 }
 
@@ -576,14 +616,15 @@ func schedPreempt() bool {
 // ch: the channel of a channel operation). It returns when the goroutine
 // may go on.
 func schedPoint(k sched.Kind, obj uint64, p unsafe.Pointer, site uint32, ch any) {
-	schedPointEv(k, obj, p, site, ch, schedEv(), false)
+	schedPointEv(k, obj, p, site, ch, schedEv(), false, 0)
 }
 
 // schedPointEv is schedPoint for the goroutine's positional event ev
 // (sched.Point.Ev), given when the event was recorded before the point
 // (ctlCondWait).
-// yield marks a preemption (sched.Point.Yield).
-func schedPointEv(k sched.Kind, obj uint64, p unsafe.Pointer, site uint32, ch any, ev int, yield bool) {
+// yield marks a preemption (sched.Point.Yield); size is a data access's
+// (sched.Point.Size).
+func schedPointEv(k sched.Kind, obj uint64, p unsafe.Pointer, site uint32, ch any, ev int, yield bool, size uint64) {
 	schedLock()
 	if !ctl {
 		sc.mu.Unlock()
@@ -600,7 +641,8 @@ func schedPointEv(k sched.Kind, obj uint64, p unsafe.Pointer, site uint32, ch an
 		g.skipSel = true
 	}
 	s := siteOf(site)
-	g.pt = sched.Point{G: g.name, N: g.n, Kind: k, Obj: obj, Site: s.name, Pair: s.pair && k.IsAccess(), Ev: ev, Yield: yield}
+	stmt := s.at(k)
+	g.pt = sched.Point{G: g.name, N: g.n, Kind: k, Obj: obj, Site: s.name, Col: s.col, Size: size, Pair: stmt != 0, Stmt: stmt, Ev: ev, Yield: yield}
 	g.ch, g.ptr = ch, p
 	g.n++
 	schedArrive(g)
@@ -1518,8 +1560,14 @@ var schedExit = os.Exit
 // The hooks' entry points into controlled mode: each existing hook calls
 // one of these first, as "if ctl { ctlX(...) }".
 
-func ctlRead(p unsafe.Pointer, site uint32)  { schedAccess(sched.KindRead, p, site) }
-func ctlWrite(p unsafe.Pointer, site uint32) { schedAccess(sched.KindWrite, p, site) }
+// ctlRead and ctlWrite are the points before a read or a write of size
+// bytes at p.
+func ctlRead(p unsafe.Pointer, size uintptr, site uint32) {
+	schedAccessN(sched.KindRead, p, size, site)
+}
+func ctlWrite(p unsafe.Pointer, size uintptr, site uint32) {
+	schedAccessN(sched.KindWrite, p, size, site)
+}
 
 func ctlSync(k sched.Kind, p unsafe.Pointer, site uint32) {
 	schedPoint(k, uint64(uintptr(p)), p, site, nil)
@@ -1543,12 +1591,12 @@ func ctlBroadcast(p unsafe.Pointer, site uint32) { ctlSync(sched.KindBroadcast, 
 // (Go's memory model; rt records it so), and RaceFuzzer must be able to
 // bring the two together.
 func ctlAtomic(p unsafe.Pointer, site uint32, load bool) {
-	if siteOf(site).pair && p != nil {
-		k := sched.KindWrite
-		if load {
-			k = sched.KindRead
-		}
-		schedAccess(k, p, site)
+	k := sched.KindWrite
+	if load {
+		k = sched.KindRead
+	}
+	if siteOf(site).at(k) != 0 && p != nil {
+		schedAccess(k, p, site) // the size is not passed: its first byte
 		return
 	}
 	ctlSync(sched.KindAtomic, p, site)
@@ -1593,7 +1641,7 @@ func ctlCondWait(c *sync.Cond, site uint32) (emulated bool) {
 		release(lk, false, site, nil)
 		c.L.Unlock()
 	}
-	schedPointEv(sched.KindCondWait, uint64(uintptr(unsafe.Pointer(c))), nil, site, nil, ev, false)
+	schedPointEv(sched.KindCondWait, uint64(uintptr(unsafe.Pointer(c))), nil, site, nil, ev, false, 0)
 	return emulated
 }
 
