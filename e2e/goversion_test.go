@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -114,39 +115,62 @@ func TestGoVersions(t *testing.T) {
 				t.Fatalf("%d marked races: %v", n, want)
 			}
 
-			prep, err := instrument.Prepare(instrument.Config{Dir: dir, Patterns: []string{"./..."}, Tests: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			prep, pairs, fast := frontEnd(t, dir, instrument.Config{})
 			if len(prep.Instrumented) != 1 || len(prep.Skipped) != 0 {
 				t.Fatalf("instrumented %v, skipped %v", prep.Instrumented, prep.Skipped)
 			}
-			traces := t.TempDir()
-			args := append([]string{"test", "-count=1"}, prep.BuildArgs()...)
-			cmd := exec.Command("go", append(args, "./...")...)
-			cmd.Dir = dir
-			cmd.Env = append(append(os.Environ(), prep.Env...), "RACEKIT_TRACE_DIR="+traces)
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("go test: %v\n%s", err, out)
+			if !reflect.DeepEqual(pairs, want) {
+				t.Errorf("races %q, want %q", pairs, want)
 			}
-			found, _ := filepath.Glob(filepath.Join(traces, "*.rkt"))
-			if len(found) != 1 {
-				t.Fatalf("traces %v\n%s", found, out)
-			}
-			res, err := analyze(found[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(res.hbPairs, want) {
-				t.Errorf("races %q, want %q", res.hbPairs, want)
-			}
-			if res.fastRaces != len(want) || len(res.warnings) > 0 {
-				t.Errorf("fasttrack: %d races, want %d; warnings %v", res.fastRaces, len(want), res.warnings)
+			if fast != len(want) {
+				t.Errorf("fasttrack: %d races, want %d", fast, len(want))
 			}
 			checkUnchanged(t, before, snapshot(t, dir))
 		})
 	}
+}
+
+// frontEnd does what racekit test does in the module at dir: Prepare (cfg
+// with Dir, Patterns ./... and Tests set), go test -count=1 with its
+// overlay, alternate go.mod and environment (and goFlags), then hb and
+// fasttrack over each test binary's trace. It returns the distinct racing
+// line pairs (hb) and the number of fasttrack's races, over all traces.
+func frontEnd(t *testing.T, dir string, cfg instrument.Config, goFlags ...string) (*instrument.Prepared, []string, int) {
+	t.Helper()
+	cfg.Dir, cfg.Patterns, cfg.Tests = dir, []string{"./..."}, true
+	prep, err := instrument.Prepare(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	traces := t.TempDir()
+	args := append([]string{"test", "-count=1"}, prep.BuildArgs()...)
+	args = append(append(args, goFlags...), "./...")
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), prep.Env...), "RACEKIT_TRACE_DIR="+traces)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go test: %v\n%s", err, out)
+	}
+	found, _ := filepath.Glob(filepath.Join(traces, "*.rkt"))
+	if len(found) == 0 {
+		t.Fatalf("no trace\n%s", out)
+	}
+	var pairs []string
+	fast := 0
+	for _, tr := range found {
+		res, err := analyze(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.warnings) > 0 {
+			t.Errorf("%s: warnings %v", tr, res.warnings)
+		}
+		pairs = append(pairs, res.hbPairs...)
+		fast += res.fastRaces
+	}
+	sort.Strings(pairs)
+	return prep, pairs, fast
 }
 
 func boolCount(b bool) int {

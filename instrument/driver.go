@@ -359,7 +359,10 @@ func instrumentPackages(cfg *Config, targets []string, overlay map[string]string
 				cfg.logf("racekit: %s: %v (file left uninstrumented)\n", name, err)
 				continue
 			}
-			if m := p.Module; inDep {
+			// A dependency replaced by a directory (replace m => ../m) is
+			// overlaid as the main module is: a second replacement of it
+			// would conflict with the user's.
+			if m := p.Module; inDep && !(m.Replace != nil && m.Replace.Version == "") {
 				// A dependency's files are in the module cache, which an
 				// overlay may not replace: the module is copied instead.
 				d := deps[m.Path]

@@ -19,7 +19,7 @@ import (
 	"github.com/racekit/racekit/trace/tracefile"
 )
 
-// algorithms maps --algo names to detector constructors.
+// algorithms maps -algo names to detector constructors.
 var algorithms = map[string]struct {
 	make func(finding.Sink) detect.Detector
 	doc  string
@@ -44,7 +44,7 @@ func algoNames() string {
 
 var cmdAnalyze = register(&command{
 	name:      "analyze",
-	usageLine: "analyze [--algo=fasttrack] [--filter=tree] [--sample=NAME [--seed=N]] [--format=text|json] [-v] FILE",
+	usageLine: "analyze [-algo=fasttrack] [-filter=tree] [-sample=NAME [-seed=N]] [-format=text|json] [-progress=auto|on|off] [-cpuprofile FILE] [-v] FILE",
 	short:     "run race detectors over a recorded trace",
 	long: `
 Analyze reads a trace (binary .rkt, RAPID STD, or racekit text; the format is
@@ -52,16 +52,16 @@ sniffed from the content, and a .std name selects strict STD) and runs one or
 more detectors over it in a single pass. Races are printed like Go's race
 detector does, one block per distinct site pair, then a summary per detector.
 
---algo takes a comma-separated list:
+-algo takes a comma-separated list:
 ` + algoDocs() + `
 	none       decode only (to measure the reader)
 
---filter=tree puts TREE (package filter/tree) in front of the detectors: it
+-filter=tree puts TREE (package filter/tree) in front of the detectors: it
 drops accesses that cannot add a race the chosen detector would report (for
 fasttrack, none of its first races per address; for hb, hybrid and lockset,
 none of their site pairs), never synchronization.
 
---sample=NAME puts one of LiteRace's samplers (tl-ad, tl-fx, g-ad, g-fx,
+-sample=NAME puts one of LiteRace's samplers (tl-ad, tl-fx, g-ad, g-fx,
 rnd10, rnd25, ucp; or racekit's gs-ad, tl-ad counted per go statement, or
 tp-ad, tl-ad counted per slot of a goroutine pool, where a goroutine takes
 the counters of one that ended before it started; see package
@@ -114,7 +114,7 @@ func runAnalyze(c *command, args []string) int {
 		return exitUsage
 	}
 	if *analyzeFormat != "text" && *analyzeFormat != "json" {
-		c.errorf("unknown --format %q (want text or json)", *analyzeFormat)
+		c.errorf("unknown -format %q (want text or json)", *analyzeFormat)
 		return exitUsage
 	}
 	type run struct {
@@ -131,7 +131,7 @@ func runAnalyze(c *command, args []string) int {
 		}
 		a, ok := algorithms[name]
 		if !ok {
-			c.errorf("unknown --algo %q (want %s, none)", name, algoNames())
+			c.errorf("unknown -algo %q (want %s, none)", name, algoNames())
 			return exitUsage
 		}
 		col := finding.NewCollector()

@@ -13,7 +13,7 @@ import (
 
 var cmdAnomalies = register(&command{
 	name:      "anomalies",
-	usageLine: "anomalies [--patterns FILE] [--html DIR] [--kinds race,atomicity,asv] [--atomic-funcs NAMES] TRACE",
+	usageLine: "anomalies [-patterns FILE] [-html DIR] [-kinds race,atomicity,asv] [-atomic-funcs NAMES] [-keep-infeasible] [-prefix-cap N] TRACE",
 	short:     "predict access anomalies (PECAN) and generate a schedule clip for each",
 	long: `
 Anomalies reads a trace and searches it for access anomalies with PECAN's
@@ -27,17 +27,17 @@ Anomalies are potential until a re-execution confirms them.
 
 The result is printed as JSON: {"anomalies": [...], "stats": {...}}.
 
---kinds selects built-in families (race, atomicity, asv; default all).
---patterns adds user patterns from FILE, one per line in the paper's notation:
+-kinds selects built-in families (race, atomicity, asv; default all).
+-patterns adds user patterns from FILE, one per line in the paper's notation:
 
 	NAME T=t1-t2-t1 SV=s1-s1-s1 AR=u1-u2-u1 AT=r-w-r [consecutive]
 
 Atomic regions are critical sections and the invocations of functions
 marked //racekit:atomic (a line of their doc comment; RegionBegin/End in
-the trace); --atomic-funcs makes invocations of the named functions (comma-separated,
+the trace); -atomic-funcs makes invocations of the named functions (comma-separated,
 package-qualified as in the trace, or "all") atomic regions too.
 
---html DIR writes one self-contained HTML page per clip and an index.html.
+-html DIR writes one self-contained HTML page per clip and an index.html.
 
 Exit status: 0 none found, 66 anomalies found, 1 bad input, 2 usage.
 `,
@@ -73,7 +73,7 @@ func runAnomalies(c *command, args []string) int {
 		patterns = append(patterns, ps...)
 	}
 	if len(patterns) == 0 {
-		c.errorf("no patterns: give --kinds or --patterns")
+		c.errorf("no patterns: give -kinds or -patterns")
 		return exitUsage
 	}
 	opt := anomaly.Options{KeepInfeasible: *anomKeep, PrefixCap: *anomCap}

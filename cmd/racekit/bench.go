@@ -13,7 +13,7 @@ import (
 
 var cmdBench = register(&command{
 	name:      "bench",
-	usageLine: "bench [--algo=fasttrack] [--json] [--out FILE] [--subjects DIR] [--keep-trace DIR] [--dedup] [--vet-flags FLAGS] [-v] [subject ...]",
+	usageLine: "bench [-algo=fasttrack] [-json] [-out FILE] [-subjects DIR] [-keep-trace DIR] [-dedup] [-vet-flags FLAGS] [-v] [subject ...]",
 	short:     "run an analysis over the subject programs and score it against their ground truth",
 	long: `
 Bench runs one analysis over racekit's subject programs (bench/subjects: Go
@@ -26,15 +26,15 @@ are true, false (and of those, known lockset false alarms, marked
 racekit:norace), and how many expected races were missed; then the totals
 with precision (true/findings) and recall (found/expected).
 
---algo selects the analysis:
+-algo selects the analysis:
 	hb, fasttrack, lockset, hybrid
-	           run the subjects' tests under 'racekit test --keep-trace'
+	           run the subjects' tests under 'racekit test -keep-trace'
 	           (one instrumented build) and run that detector on each trace;
-	           every access is recorded (RACEKIT_DEDUP=0) unless --dedup
-	vet        'racekit vet --json' (RELAY, static) on each subject
+	           every access is recorded (RACEKIT_DEDUP=0) unless -dedup
+	vet        'racekit vet -json' (RELAY, static) on each subject
 
 Subjects are named by directory name (default: all of them). The text table
-goes to stdout, or JSON with --json; --out also writes the JSON to a file,
+goes to stdout, or JSON with -json; -out also writes the JSON to a file,
 with the command line that made it.
 
 Exit status: 0 when every subject was analyzed, 1 when one failed (the
@@ -53,7 +53,7 @@ var (
 	benchKeep     = cmdBench.flags.String("keep-trace", "", "keep the dynamic analyses' traces and racekit test's log in this directory (its .rkt files are replaced)")
 	benchVerbose  = cmdBench.flags.Bool("v", false, "show progress, racekit test's output, and per subject the missed ids and false findings")
 	benchDedup    = cmdBench.flags.Bool("dedup", false, "dynamic analyses: let the runtime drop accesses repeated within an epoch (racekit test's default); races are then reported at the first access's site, which loses site pairs")
-	benchVetFlags = cmdBench.flags.String("vet-flags", "", "extra racekit vet flags for --algo=vet, space-separated")
+	benchVetFlags = cmdBench.flags.String("vet-flags", "", "extra racekit vet flags for -algo=vet, space-separated")
 )
 
 func runBench(c *command, args []string) int {
@@ -66,7 +66,7 @@ func runBench(c *command, args []string) int {
 		}
 		mod, err := harness.FindModule(cwd)
 		if err != nil {
-			c.errorf("%v (use --subjects)", err)
+			c.errorf("%v (use -subjects)", err)
 			return exitUsage
 		}
 		root = filepath.Join(mod, "bench", "subjects")
@@ -126,7 +126,7 @@ func runBench(c *command, args []string) int {
 		}
 		a = d
 	default:
-		c.errorf("unknown --algo %q (want hb, fasttrack, lockset, hybrid or vet)", name)
+		c.errorf("unknown -algo %q (want hb, fasttrack, lockset, hybrid or vet)", name)
 		return exitUsage
 	}
 

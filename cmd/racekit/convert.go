@@ -7,16 +7,16 @@ import (
 
 var cmdConvert = register(&command{
 	name:      "convert",
-	usageLine: "convert [--to=rkt|std|rktx] [--lossy] IN OUT",
+	usageLine: "convert [-to=rkt|std|rktx] [-lossy] IN OUT",
 	short:     "convert a trace between binary .rkt, RAPID STD and racekit text",
 	long: `
 Convert reads IN in any format (sniffed) and writes OUT in the format named by
---to, or else by OUT's extension (.rkt, .std, .rktx). "-" names standard input
-or output (give --to for output).
+-to, or else by OUT's extension (.rkt, .std, .rktx). "-" names standard input
+or output (give -to for output).
 
 STD cannot express racekit's sync objects, atomics, read-mode locks,
 BarrierPairs, function and region boundaries. Converting a trace that holds
-them to STD fails at the first one, naming it, unless --lossy is given; then
+them to STD fails at the first one, naming it, unless -lossy is given; then
 they are dropped and counted on stderr. Every dropped op removes an edge or a
 lock, never adds one, so a detector run on the lossy STD file may report
 races the original trace does not have, but never misses one it has.

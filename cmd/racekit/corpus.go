@@ -18,7 +18,7 @@ import (
 
 var cmdCorpus = register(&command{
 	name:      "corpus",
-	usageLine: "corpus [--keep DIR] [--json FILE] [-v] [SPEC ...]",
+	usageLine: "corpus [-keep DIR] [-json FILE] [-v] [SPEC ...]",
 	short:     "measure whether instrumented tests pass as they do plainly, over a corpus of modules",
 	long: `
 Corpus checks that racekit preserves behaviour: for each module of the

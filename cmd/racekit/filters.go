@@ -18,10 +18,10 @@ type filterFlags struct {
 	filter *string
 	sample *string
 	seed   *int64
-	// schedule is racekit test's and run's --schedule (nil for analyze):
+	// schedule is racekit test's and run's -schedule (nil for analyze):
 	// "random" records under the controlled random scheduler.
 	schedule *string
-	// loops is racekit test's and run's --sample-loops (nil for analyze,
+	// loops is racekit test's and run's -sample-loops (nil for analyze,
 	// whose traces have no loop boundaries): loop regions (rt/loop.go).
 	loops *bool
 }
@@ -30,23 +30,23 @@ func addFilterFlags(c *command) *filterFlags {
 	return &filterFlags{
 		filter: c.flags.String("filter", "", "drop events that cannot add a race: tree (TREE, tuned to the detectors chosen)"),
 		sample: c.flags.String("sample", "", "keep only the memory accesses a LiteRace sampler keeps: "+strings.Join(sample.Names(), ", ")),
-		seed:   c.flags.Int64("seed", 1, "seed of the random samplers (and of --schedule random)"),
+		seed:   c.flags.Int64("seed", 1, "seed of the random samplers (and of -schedule random)"),
 	}
 }
 
 // addRecordingFlags is addFilterFlags for the commands that record (racekit
-// test and run), with --schedule.
+// test and run), with -schedule.
 func addRecordingFlags(c *command) *filterFlags {
 	ff := addFilterFlags(c)
-	ff.loops = c.flags.Bool("sample-loops", false, "with --sample: each execution of a loop is a sampling region too, its iterations backing off as a function's calls do (LiteRace's proposed loop granularity: long loops in a call no longer recorded in full)")
-	ff.schedule = c.flags.String("schedule", "", "random: record under racekit's controlled random scheduler, seeded by --seed (one goroutine runs at a time, switching at synchronization; schedules Go's scheduler rarely shows)")
+	ff.loops = c.flags.Bool("sample-loops", false, "with -sample: each execution of a loop is a sampling region too, its iterations backing off as a function's calls do (LiteRace's proposed loop granularity: long loops in a call no longer recorded in full)")
+	ff.schedule = c.flags.String("schedule", "", "random: record under racekit's controlled random scheduler, seeded by -seed (one goroutine runs at a time, switching at synchronization; schedules Go's scheduler rarely shows)")
 	return ff
 }
 
 // check reports a bad flag value before any input is read.
 func (ff *filterFlags) check() error {
 	if *ff.filter != "" && *ff.filter != "tree" {
-		return fmt.Errorf("unknown --filter %q (want tree)", *ff.filter)
+		return fmt.Errorf("unknown -filter %q (want tree)", *ff.filter)
 	}
 	if *ff.sample != "" {
 		if _, err := sample.Lookup(*ff.sample); err != nil {
@@ -68,10 +68,10 @@ func (ff *filterFlags) checkRecording(algos []string) error {
 		return err
 	}
 	if ff.schedule != nil && *ff.schedule != "" && *ff.schedule != "random" {
-		return fmt.Errorf("unknown --schedule %q (want random)", *ff.schedule)
+		return fmt.Errorf("unknown -schedule %q (want random)", *ff.schedule)
 	}
 	if ff.loops != nil && *ff.loops && *ff.sample == "" {
-		return fmt.Errorf("--sample-loops samples loops with the sampler --sample names; it has none")
+		return fmt.Errorf("-sample-loops samples loops with the sampler -sample names; it has none")
 	}
 	if *ff.sample == "" && *ff.filter == "" {
 		return nil
@@ -79,7 +79,7 @@ func (ff *filterFlags) checkRecording(algos []string) error {
 	for _, a := range algos {
 		switch a {
 		case "mcm", "rdit", "wcp":
-			return fmt.Errorf("--sample and --filter drop accesses while recording; the predictive detector %s needs them all (use racekit analyze on a full trace)", a)
+			return fmt.Errorf("-sample and -filter drop accesses while recording; the predictive detector %s needs them all (use racekit analyze on a full trace)", a)
 		}
 	}
 	return nil

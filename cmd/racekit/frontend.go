@@ -32,14 +32,22 @@ type frontendFlags struct {
 }
 
 func addFrontendFlags(fs *flag.FlagSet) *frontendFlags {
+	ff := addBuildFlags(fs)
+	ff.algo = fs.String("algo", "fasttrack", "detectors to run on each trace, comma-separated: "+algoNames())
+	ff.keep = fs.String("keep-trace", "", "copy each trace into this directory (for racekit analyze)")
+	ff.predict = fs.Bool("predict", false, "also report the races other interleavings would show (rdit), labelled as predicted")
+	return ff
+}
+
+// addBuildFlags defines the flags of the instrumented build alone (racekit
+// fuzz, hatch and replay, which choose their own detectors): algo, keep
+// and predict stay nil.
+func addBuildFlags(fs *flag.FlagSet) *frontendFlags {
 	return &frontendFlags{
-		algo:    fs.String("algo", "fasttrack", "detectors to run on each trace, comma-separated: "+algoNames()),
-		keep:    fs.String("keep-trace", "", "copy each trace into this directory (for racekit analyze)"),
 		include: fs.String("include", "", "comma-separated import-path patterns (... wildcard) to trace besides the main module's packages"),
 		exclude: fs.String("exclude", "", "comma-separated import-path patterns never to trace"),
 		tags:    fs.String("tags", "", "build tags, as go build -tags"),
-		verbose: fs.Bool("stats", false, "print racekit's own progress and counters to stderr: what was instrumented (and what not, and why), the events recorded and the analysis time (go test's -v is go test's)"),
-		predict: fs.Bool("predict", false, "also report the races other interleavings would show (rdit), labelled as predicted"),
+		verbose: fs.Bool("stats", false, "print racekit's own progress and counters to stderr (go test's -v is go test's)"),
 	}
 }
 
@@ -60,16 +68,16 @@ func (ff *frontendFlags) buildFlags() []string {
 	return nil
 }
 
-// checkAlgos validates --algo.
+// checkAlgos validates -algo.
 func (ff *frontendFlags) checkAlgos(c *command) ([]string, bool) {
 	names := splitList(*ff.algo)
 	if len(names) == 0 {
-		c.errorf("--algo names no detector")
+		c.errorf("-algo names no detector")
 		return nil, false
 	}
 	for _, n := range names {
 		if _, ok := algorithms[n]; !ok {
-			c.errorf("unknown --algo %q (want %s)", n, algoNames())
+			c.errorf("unknown -algo %q (want %s)", n, algoNames())
 			return nil, false
 		}
 	}

@@ -19,14 +19,14 @@ import (
 
 var cmdConformance = register(&command{
 	name:      "conformance",
-	usageLine: "conformance [--algo=fasttrack] [--race=true] [--run REGEXP] [-j N] [-v]",
+	usageLine: "conformance [-algo=fasttrack] [-race=true] [-run REGEXP] [-j N] [-v]",
 	short:     "run racekit over the Go race detector's own regression tests",
 	long: `
 Conformance measures racekit against a suite nobody here wrote: the Go race
 detector's regression tests in $GOROOT/src/runtime/race/testdata (TestRace*
 functions have a race, TestNoRace* functions have none; "Failing" in a name
 marks a case Go's own detector gets wrong). It copies the suite into a
-temporary module, builds it once instrumented by racekit and, with --race,
+temporary module, builds it once instrumented by racekit and, with -race,
 once with go test -race, runs every test alone in each binary (GOMAXPROCS=1,
 as Go's own harness does), and prints per test whether a race was reported:
 
@@ -85,7 +85,7 @@ func runConformance(c *command, args []string) int {
 	algos := splitList(*confAlgo)
 	for _, a := range algos {
 		if _, ok := algorithms[a]; !ok {
-			c.errorf("unknown --algo %q (want %s)", a, algoNames())
+			c.errorf("unknown -algo %q (want %s)", a, algoNames())
 			return exitUsage
 		}
 	}
@@ -93,7 +93,7 @@ func runConformance(c *command, args []string) int {
 	if *confRun != "" {
 		re, err := regexp.Compile(*confRun)
 		if err != nil {
-			c.errorf("--run: %v", err)
+			c.errorf("-run: %v", err)
 			return exitUsage
 		}
 		filter = re

@@ -26,38 +26,38 @@ import (
 
 var cmdFuzz = register(&command{
 	name:      "fuzz",
-	usageLine: "fuzz [--phase1 hybrid,vet,pairs] [--pairs FILE] [--trace FILE] [--record N] [--record-random N] [--runs N] [-j N] [--seed S] [--json] [--keep DIR] [--replay N] [--timeout D] [--include P] [--exclude P] [--tags T] [-v] [packages] [-- go test flags]",
+	usageLine: "fuzz [-phase1 hybrid,vet,pairs] [-pairs FILE] [-use-trace FILE] [-record N] [-record-random N] [-baseline N] [-runs N] [-j N] [-seed S] [-json] [-keep DIR] [-replay N] [-timeout D] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
 	short:     "confirm potential races by race-directed random scheduling (RaceFuzzer)",
 	long: `
 Fuzz is RaceFuzzer (Sen, PLDI'08) for Go tests. Phase 1 finds candidate
-racing statement pairs from the sources --phase1 names, comma-separated;
+racing statement pairs from the sources -phase1 names, comma-separated;
 the candidates are the union of their pairs:
 
-	hybrid  the hybrid detector (lockset and happens-before,
-	        detect/lockset) over --record recorded runs of each
+	hybrid  the hybrid detector (lockset and happens-before, as
+	        racekit analyze -algo=hybrid) over -record recorded runs of each
 	        package's tests (the union of their pairs; one run by
-	        default) and --record-random more under the controlled
-	        random scheduler (seeds --seed, --seed+1, ...: schedules
+	        default) and -record-random more under the controlled
+	        random scheduler (seeds -seed, -seed+1, ...: schedules
 	        the OS scheduler rarely produces, such as contention that
-	        a quiet machine never shows), or over --trace (a trace
-	        kept by racekit test --keep-trace)
+	        a quiet machine never shows), or over -use-trace (a
+	        trace kept by racekit test -keep-trace)
 	vet     racekit vet's warnings on the packages (RELAY, static; the
-	        pairs racekit vet --pairs writes, default filters, test
+	        pairs racekit vet -pairs writes, default filters, test
 	        files not analyzed)
-	pairs   the pairs listed in --pairs FILE (one per line,
-	        file:line~file:line, or the JSON lines racekit vet --pairs
+	pairs   the pairs listed in -pairs FILE (one per line,
+	        file:line~file:line, or the JSON lines racekit vet -pairs
 	        writes)
 
---pairs adds pairs to the sources and --trace adds hybrid; with neither
-and no --phase1, phase 1 is hybrid (so --pairs alone fuzzes just the
+-pairs adds pairs to the sources and -use-trace adds hybrid; with neither
+and no -phase1, phase 1 is hybrid (so -pairs alone fuzzes just the
 file's pairs). Each pair is reported with the sources that found it. A
 vet or file pair is tried on the packages whose directory holds one of
 its files (on every package when none does); a hybrid pair on the
 package whose run showed it.
 
 Phase 2 builds each package's instrumented test binary once and runs it
---runs times per pair, -j at a time, each run under racekit's controlled
-scheduler (RACEKIT_SCHED=racefuzzer) with its own seed: a goroutine about
+-runs times per pair, -j at a time, each run under racekit's controlled
+scheduler (RaceFuzzer's strategy) with its own seed: a goroutine about
 to execute one of the pair's statements is postponed until another is
 about to access the same location at the other statement, then the race
 is created and resolved by a coin flip.
@@ -66,8 +66,8 @@ For each pair, fuzz reports whether the race is real (created in at least
 one run), the probability of creating it (runs that created it / runs),
 what each resolution (which statement ran first) led to (a panic, a test
 failure, a deadlock with each goroutine's blocked operation, a timeout, or
-nothing) and the seeds that reproduce each outcome: racekit replay --seed
-S --pair P re-runs one of them exactly. --replay N checks that: it
+nothing) and the seeds that reproduce each outcome: racekit replay -seed
+S -pair P re-runs one of them exactly. -replay N checks that: it
 replays the first seed of every outcome that created the race N times
 and reports how many replays had the original run's schedule, step for
 step. A pair no run created is still a race when hb reported it on a
@@ -76,16 +76,17 @@ happens-before there, a data race as the Go memory model defines it):
 its verdict is "observed", not "confirmed". Such races are typically
 published without synchronization (a flag set after the write and read
 before the read), so no interleaving brings the two accesses next to
-each other. --json prints the same as one JSON object. A failure also seen in
---baseline runs of the package (controlled, random, no pair: seeds
---seed, --seed+1, ...) is marked as such: a test that depends on timing
+each other. -json prints the same as one JSON object. A failure also seen in
+-baseline runs of the package (controlled, random, no pair: seeds
+-seed, -seed+1, ...) is marked as such: a test that depends on timing
 may fail under any controlled schedule.
 
-Seeds are --seed, --seed+1, ... (one sequence per pair). The seed also
+Seeds are -seed, -seed+1, ... (one sequence per pair). The seed also
 decides which ready case a select takes and when timers fire: timers,
 sleeps and time.Now of instrumented code run on a virtual clock that
-advances by RACEKIT_SCHED_TICK (1µs) per scheduling step, and a due
-timer fires when the strategy chooses it (see package rt). Runs are
+advances by 1µs per scheduling step (the environment variable
+RACEKIT_SCHED_TICK sets another step), and a due timer fires when the
+strategy chooses it. Runs are
 deterministic for a seed as long as no goroutine leaves the scheduler's
 control (blocking in I/O, real timers such as tickers and context
 deadlines, untraced code); such runs are counted in "escapes".
@@ -97,9 +98,9 @@ run error, 2 on a usage error.
 
 var (
 	fuzzFlags   *frontendFlags
-	fuzzPhase1  = cmdFuzz.flags.String("phase1", "", "phase 1 sources, comma-separated: hybrid, vet, pairs (--pairs adds pairs, --trace hybrid; default hybrid)")
-	fuzzPairs   = cmdFuzz.flags.String("pairs", "", "candidate pairs: lines file:line~file:line, or racekit vet --pairs JSON lines")
-	fuzzTrace   = cmdFuzz.flags.String("use-trace", "", "phase 1 from this recorded trace (racekit test --keep-trace) instead of a new run")
+	fuzzPhase1  = cmdFuzz.flags.String("phase1", "", "phase 1 sources, comma-separated: hybrid, vet, pairs (-pairs adds pairs, -use-trace hybrid; default hybrid)")
+	fuzzPairs   = cmdFuzz.flags.String("pairs", "", "candidate pairs: lines file:line~file:line, or racekit vet -pairs JSON lines")
+	fuzzTrace   = cmdFuzz.flags.String("use-trace", "", "phase 1 from this recorded trace (racekit test -keep-trace) instead of a new run")
 	fuzzRuns    = cmdFuzz.flags.Int("runs", 20, "runs per pair")
 	fuzzJobs    = cmdFuzz.flags.Int("j", runtime.NumCPU(), "runs in parallel")
 	fuzzSeed    = cmdFuzz.flags.Uint64("seed", 1, "first seed")
@@ -115,7 +116,7 @@ var (
 func init() {
 	cmdFuzz.run = runFuzz
 	cmdFuzz.goTest = goTestRuns
-	fuzzFlags = addFrontendFlags(cmdFuzz.flags)
+	fuzzFlags = addBuildFlags(cmdFuzz.flags)
 }
 
 // fuzzTarget is one package's instrumented test binary.
@@ -150,7 +151,7 @@ type FuzzOutcome struct {
 	// the package with the same outcome: a failure they show too is not
 	// the race's doing (a test that depends on timing, say).
 	Baseline int `json:"baseline"`
-	// With --replay N, outcomes that created the race: the first seed's
+	// With -replay N, outcomes that created the race: the first seed's
 	// run replayed N times (Replayed), how many of the replays had the
 	// original run's schedule step for step (Identical), and how the first
 	// one that did not differed.
@@ -183,7 +184,7 @@ type FuzzPair struct {
 	Seconds     float64       `json:"seconds"`          // run time, summed over runs
 }
 
-// FuzzResult is racekit fuzz's --json output.
+// FuzzResult is racekit fuzz's -json output.
 type FuzzResult struct {
 	Phase1 string `json:"phase1"` // where the pairs came from
 	// Phase1Seconds is the time of phase 1: for hybrid, the recorded runs
@@ -196,7 +197,7 @@ type FuzzResult struct {
 	Phase1Pairs         map[string]int     `json:"phase1_pairs"`
 	Phase1SourceSeconds map[string]float64 `json:"phase1_source_seconds"`
 	// BaselineRuns is the number of baseline runs per package: the test
-	// binary under the Random strategy with no pair (--baseline).
+	// binary under the Random strategy with no pair (-baseline).
 	BaselineRuns int        `json:"baseline_runs"`
 	Pairs        []FuzzPair `json:"pairs"`
 }
@@ -204,7 +205,7 @@ type FuzzResult struct {
 func runFuzz(c *command, args []string) int {
 	pkgs, goFlags := args, c.line.goTestArgs()
 	if *fuzzRuns < 1 || *fuzzJobs < 1 || *fuzzReplay < 0 || *fuzzRecRand < 0 {
-		c.errorf("--runs and -j must be at least 1, --replay and --record-random at least 0")
+		c.errorf("-runs and -j must be at least 1, -replay and -record-random at least 0")
 		return exitUsage
 	}
 	sources, err := phase1Sources(*fuzzPhase1, *fuzzPairs, *fuzzTrace)
@@ -274,7 +275,7 @@ func runFuzz(c *command, args []string) int {
 			desc = append(desc, d)
 		case "vet":
 			if *fuzzFlags.tags != "" {
-				fmt.Fprintf(os.Stderr, "racekit fuzz: warning: vet analyzes the packages without --tags %s\n", *fuzzFlags.tags)
+				fmt.Fprintf(os.Stderr, "racekit fuzz: warning: vet analyzes the packages without -tags %s\n", *fuzzFlags.tags)
 			}
 			ps, unplaced, err := staticPairs(pkgs)
 			if err != nil {
@@ -508,8 +509,8 @@ func buildTargets(prep *instrument.Prepared, ff *frontendFlags, patterns []strin
 }
 
 // phase1Sources returns phase 1's sources, in the order hybrid, vet,
-// pairs: those spec (--phase1) names, plus pairs when pairsFile (--pairs)
-// is set and hybrid when trace (--trace) is; with none of them, hybrid.
+// pairs: those spec (-phase1) names, plus pairs when pairsFile (-pairs)
+// is set and hybrid when trace (-use-trace) is; with none of them, hybrid.
 func phase1Sources(spec, pairsFile, trace string) ([]string, error) {
 	want := map[string]bool{}
 	if spec = strings.TrimSpace(spec); spec != "" {
@@ -519,7 +520,7 @@ func phase1Sources(spec, pairsFile, trace string) ([]string, error) {
 			case "hybrid", "vet", "pairs":
 				want[x] = true
 			default:
-				return nil, fmt.Errorf("--phase1: unknown source %q (want hybrid, vet or pairs)", x)
+				return nil, fmt.Errorf("-phase1: unknown source %q (want hybrid, vet or pairs)", x)
 			}
 		}
 	}
@@ -530,7 +531,7 @@ func phase1Sources(spec, pairsFile, trace string) ([]string, error) {
 		want["hybrid"] = true
 	}
 	if want["pairs"] && pairsFile == "" {
-		return nil, fmt.Errorf("--phase1 pairs needs --pairs FILE")
+		return nil, fmt.Errorf("-phase1 pairs needs -pairs FILE")
 	}
 	var out []string
 	for _, x := range []string{"hybrid", "vet", "pairs"} {
@@ -679,11 +680,11 @@ func staticPairs(pkgs []string) ([]string, int, error) {
 	if err := static.WritePairs(&buf, rep.Kept()); err != nil {
 		return nil, 0, err
 	}
-	return parsePairs(&buf, "racekit vet --pairs")
+	return parsePairs(&buf, "racekit vet -pairs")
 }
 
 // readPairs reads a pairs file: file:line~file:line lines, or JSON lines
-// {"a": SITE, "b": SITE} (racekit vet --pairs). It returns the distinct
+// {"a": SITE, "b": SITE} (racekit vet -pairs). It returns the distinct
 // pairs and how many JSON lines had a site without a position ("?", as
 // vet writes for an access it could not place), which are skipped.
 func readPairs(path string) ([]string, int, error) {
@@ -745,7 +746,7 @@ func lineSite(s string) string {
 
 // recordRun runs t's tests once for phase 1, recording every access into
 // path: under Go's scheduler when k < 0, else under the controlled random
-// scheduler with seed --seed+k.
+// scheduler with seed -seed+k.
 func recordRun(t *fuzzTarget, testArgs []string, path string, k int) error {
 	// Every access keeps its own site (rt's dedup would report a repeated
 	// access at the first one's site and lose pairs).
@@ -972,7 +973,7 @@ func summarize(pair string, t *fuzzTarget, runs, baseline []fuzzRun, goFlags []s
 }
 
 // replayOutcomes replays, for every outcome that created its pair's race,
-// the outcome's first seed --replay times (the runs of RaceFuzzer §2.2's
+// the outcome's first seed -replay times (the runs of RaceFuzzer §2.2's
 // replay: the seed alone, nothing recorded) and counts the replays whose
 // schedule is the original run's, step for step.
 func replayOutcomes(pairs []FuzzPair, jobs []fuzzJob, testArgs []string, tmp string) error {
@@ -1024,7 +1025,7 @@ func replayOutcomes(pairs []FuzzPair, jobs []fuzzJob, testArgs []string, tmp str
 
 // replayCommand is the racekit replay command line for one run.
 func replayCommand(seed uint64, pair, pkg string, goFlags []string) string {
-	s := fmt.Sprintf("racekit replay --seed %d --pair %s %s", seed, shellQuote(pair), pkg)
+	s := fmt.Sprintf("racekit replay -seed %d -pair %s %s", seed, shellQuote(pair), pkg)
 	if len(goFlags) > 0 {
 		var q []string
 		for _, f := range goFlags {
@@ -1061,7 +1062,7 @@ func printFuzz(w io.Writer, res FuzzResult) {
 			observed++
 			fmt.Fprintf(w, "==================\nWARNING: DATA RACE (observed: unordered by happens-before in a recorded run; racekit fuzz did not create it in %d runs)\n", p.Runs)
 			fmt.Fprintf(w, "  between %s\n      and %s\n  in package %s\n  candidate from %s\n", relSite(a), relSite(b), p.Package, strings.Join(p.Sources, ", "))
-			fmt.Fprintf(w, "  no run brought the two accesses next to each other: the value is likely\n  published through a plain flag; racekit test --algo=hb reports it with stacks\n==================\n")
+			fmt.Fprintf(w, "  no run brought the two accesses next to each other: the value is likely\n  published through a plain flag; racekit test -algo=hb reports it with stacks\n==================\n")
 			continue
 		}
 		if !p.Real {

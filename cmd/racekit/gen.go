@@ -14,18 +14,18 @@ import (
 
 var cmdGen = register(&command{
 	name:      "gen",
-	usageLine: "gen [flags] -o OUT",
+	usageLine: "gen [-events N] [-seed N] [-goroutines N] [-locks N] [-vars N] [-racy F] [-nesting N] [-shape flat|tree|chain|waves] [-handoff F] [-novalues] [-config FILE] [-to rkt|std|rktx] [-truth FILE] [-v] -o OUT",
 	short:     "generate a synthetic trace with planted races as ground truth",
 	long: `
-Gen writes a seeded synthetic trace to OUT (format from --to or OUT's
+Gen writes a seeded synthetic trace to OUT (format from -to or OUT's
 extension: .rkt, .std, .rktx) and its ground truth, the planted races as site
-pairs, as JSON to --truth (default OUT.truth.json). The same flags always give
+pairs, as JSON to -truth (default OUT.truth.json). The same flags always give
 the same trace. Every planted race is a real happens-before race; every other
-access is protected by its lock, private to its goroutine, or (with --handoff)
+access is protected by its lock, private to its goroutine, or (with -handoff)
 passed along a happens-before edge, so a precise detector must report exactly
 the planted pairs (see the gen package documentation).
 
---config FILE reads every knob of gen.Config as JSON; flags given on the
+-config FILE reads every knob of gen.Config as JSON; flags given on the
 command line override it. Sizes accept k, M and G suffixes (10M = 10000000).
 `,
 })
@@ -34,7 +34,7 @@ command line override it. Sizes accept k, M and G suffixes (10M = 10000000).
 func init() { cmdGen.run = runGen }
 
 var (
-	genOut        = cmdGen.flags.String("o", "", "output trace file (\"-\" for stdout; then give --to)")
+	genOut        = cmdGen.flags.String("o", "", "output trace file (\"-\" for stdout; then give -to)")
 	genTo         = cmdGen.flags.String("to", "", "output format: rkt, std or rktx (default: from the extension)")
 	genTruth      = cmdGen.flags.String("truth", "", "ground truth JSON file (default OUT.truth.json; \"none\" to skip)")
 	genConfig     = cmdGen.flags.String("config", "", "JSON file with a gen.Config to start from")
@@ -89,7 +89,7 @@ func runGen(c *command, args []string) int {
 	if *genEvents != "" {
 		n, err := parseCount(*genEvents)
 		if err != nil {
-			c.errorf("--events: %v", err)
+			c.errorf("-events: %v", err)
 			return exitUsage
 		}
 		cfg.Events = n
@@ -115,7 +115,7 @@ func runGen(c *command, args []string) int {
 	if *genShape != "" {
 		s, err := gen.ParseShape(*genShape)
 		if err != nil {
-			c.errorf("--shape: %v", err)
+			c.errorf("-shape: %v", err)
 			return exitUsage
 		}
 		cfg.Shape = s

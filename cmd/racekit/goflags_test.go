@@ -224,3 +224,29 @@ func TestGoFlagsTable(t *testing.T) {
 		t.Errorf("go flags missing from goFlags: %v", missing)
 	}
 }
+
+// TestUsageLinesNameEveryFlag: each command's usage line names every flag
+// it defines, spelled as help prints it (-name, one dash), so that the two
+// cannot drift apart; help lists each flag as -name.
+func TestUsageLinesNameEveryFlag(t *testing.T) {
+	doubleDash := regexp.MustCompile(`(^|[\s\[|])--[A-Za-z]`)
+	for _, c := range commands {
+		if doubleDash.MatchString(c.usageLine) {
+			t.Errorf("racekit %s: usage line spells a flag with two dashes: %s", c.name, c.usageLine)
+		}
+		var help strings.Builder
+		c.usage(&help)
+		c.flags.VisitAll(func(f *flag.Flag) {
+			re := regexp.MustCompile(`(^|[\s\[|])-` + regexp.QuoteMeta(f.Name) + `([\s\]=|]|$)`)
+			if !re.MatchString(c.usageLine) {
+				t.Errorf("racekit %s: usage line lacks -%s: %s", c.name, f.Name, c.usageLine)
+			}
+			if !strings.Contains(help.String(), "\n  -"+f.Name+"\n") && !strings.Contains(help.String(), "\n  -"+f.Name+" ") {
+				t.Errorf("racekit help %s does not list -%s", c.name, f.Name)
+			}
+		})
+		if strings.Contains(help.String(), "\n  --") {
+			t.Errorf("racekit help %s lists a flag with two dashes", c.name)
+		}
+	}
+}

@@ -25,16 +25,16 @@ import (
 
 var cmdHatch = register(&command{
 	name:      "hatch",
-	usageLine: "hatch [--from pecan|rdit|mcm] [--trace FILE | --record-seed N[/P][,N[/P]...]] [--record-preempt P] [--recordings N] [--kinds K] [--control auto|anomaly|clip] [--runs N] [-j N] [--seed S] [--json] [--html DIR] [--keep DIR] [--timeout D] [--include P] [--exclude P] [--tags T] [-v] [package] [-- go test flags]",
+	usageLine: "hatch [-from pecan|rdit|mcm] [-use-trace FILE | -record-seed N[/P][,N[/P]...]] [-record-preempt P] [-recordings N] [-dedup] [-kinds K] [-control auto|anomaly|clip] [-runs N] [-j N] [-seed S] [-json] [-html DIR] [-keep DIR] [-timeout D] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [package] [go test flags] [-args test binary arguments...]",
 	short:     "re-execute predicted anomalies along their clips to confirm or prune them (PECAN hatching)",
 	long: `
 Hatch is PECAN's bug hatching (Huang and Zhang, ISSTA'11, section 6) for Go
 tests. It records a trace of the package's tests (under the controlled
-random scheduler with --record-seed N, whose schedules show contention a
-quiet machine rarely does; or reads --trace, kept by racekit test
---keep-trace from the same tests), predicts anomalies on it,
+random scheduler with -record-seed N, whose schedules show contention a
+quiet machine rarely does; or reads -use-trace, kept by racekit test
+-keep-trace from the same tests), predicts anomalies on it,
 and re-executes the test binary along each anomaly's clip on racekit's
-controlled scheduler (RACEKIT_SCHED=clip): every goroutine runs its part of
+controlled scheduler: every goroutine runs its part of
 the clip in the clip's order, the accesses of the anomaly being scheduling
 points. An anomaly is confirmed when the run performed its events in the
 pattern's order on the same variables (and, for a race, back to back);
@@ -44,7 +44,7 @@ program did: a panic, a test failure, a deadlock, or nothing.
 
 A race that no clip run made happen is not pruned when the recorded run
 had it already: when the happens-before detector (racekit analyze
---algo=hb) reports the same two statements racing on the same variable
+-algo=hb) reports the same two statements racing on the same variable
 in the recorded trace, the two accesses were unordered by happens-before
 in a real execution, a data race as the Go memory model and go test -race
 define it. Its verdict is "observed". Such races are often ones no
@@ -52,40 +52,41 @@ interleaving brings back to back: the read runs only after a flag that
 the writer sets after its write, plain variables both (a race of the
 memory model, not of the interleaving).
 
-One recorded run shows only the paths it took: --recordings N records N
-runs (seeds N, N+1, ... with --record-seed; Go's scheduler otherwise) and
+One recorded run shows only the paths it took: -recordings N records N
+runs (seeds N, N+1, ... with -record-seed; Go's scheduler otherwise) and
 predicts on each. A prediction (kind, pattern and source lines) counts
 once; it is hatched along the clip of the first recording that made it,
 and, if no run confirmed it, along the next one's, and so on. A list
-gives each recording's seed: --record-seed 0,1,2 records once under Go's
+gives each recording's seed: -record-seed 0,1,2 records once under Go's
 scheduler (real timing: a timeout that fires while the work runs) and
 then under the random scheduler with seeds 1 and 2.
 
 Under the random scheduler only synchronization is a scheduling point,
 so a check and the store it guards (if p.cache == nil { p.cache = ... })
 never interleave with another goroutine's in a recording, and the races
-that need it are never predicted. --record-preempt P makes each data
+that need it are never predicted. -record-preempt P makes each data
 access of a random-scheduler recording a scheduling point too, with
 probability P drawn from the seed (so a seed still gives one run); in a
-list, N/P gives one recording its own (--record-seed 0,1,2,1/0.5,2/0.5).
+list, N/P gives one recording its own (-record-seed 0,1,2,1/0.5,2/0.5).
 A clip of a random-scheduler recording runs on the same virtual clock as
 the recording (timers, sleeps, time.Now; see racekit fuzz), so that an
 expiry or a timeout comes at the same place; a clip of a run under Go's
-scheduler, or of --trace, runs on the real clock.
+scheduler, or of -use-trace, runs on the real clock.
 
---from selects the predictions: pecan (default: races, atomicity violations
+-from selects the predictions: pecan (default: races, atomicity violations
 and atomic-set serializability violations with their clips, as racekit
-anomalies gives them; --kinds selects families), or rdit / mcm (predicted
+anomalies gives them; -kinds selects families), or rdit / mcm (predicted
 races, each with its witness: a reordering of the trace that makes the two
 accesses adjacent).
 
 Positions in a clip count each goroutine's synchronization, goroutine
 life, atomics and accesses at the anomaly's statements in the recorded
-trace (sched.Positional); other plain accesses, which vary with the data,
-do not move them. Those accesses must still be recorded alike: hatch
-records without rt's deduplication of repeated accesses (whose effect
-depends on timing); give --dedup for a --trace recorded with it (racekit
-test's default), and never a trace recorded with --sample or --filter.
+trace; other plain accesses, which vary with the data, do not move them.
+Those accesses must still be recorded alike: hatch records every access,
+where racekit test by default drops an access a goroutine repeats with no
+synchronization in between (how many it drops depends on timing); give
+-dedup for a -use-trace that racekit test recorded, and never a trace
+recorded with -sample or -filter.
 A run that departs from its clip is pruned and stopped there (outcome
 "stopped").
 Functions marked //racekit:atomic are atomic regions (as in racekit
@@ -100,26 +101,26 @@ none, 1 on a build or run error, 2 on a usage error.
 var (
 	hatchFlags   *frontendFlags
 	hatchFrom    = cmdHatch.flags.String("from", "pecan", "predictions to hatch: pecan, rdit or mcm")
-	hatchTrace   = cmdHatch.flags.String("use-trace", "", "predict on this trace (racekit test --keep-trace of the same tests) instead of a new recorded run")
-	hatchKinds   = cmdHatch.flags.String("kinds", "race,atomicity,asv", "with --from=pecan: pattern families (race, atomicity, asv)")
-	hatchRuns    = cmdHatch.flags.Int("runs", 1, "runs per anomaly (seeds --seed, --seed+1, ... for the choices after the clip)")
+	hatchTrace   = cmdHatch.flags.String("use-trace", "", "predict on this trace (racekit test -keep-trace of the same tests) instead of a new recorded run")
+	hatchKinds   = cmdHatch.flags.String("kinds", "race,atomicity,asv", "with -from=pecan: pattern families (race, atomicity, asv)")
+	hatchRuns    = cmdHatch.flags.Int("runs", 1, "runs per anomaly (seeds -seed, -seed+1, ... for the choices after the clip)")
 	hatchJobs    = cmdHatch.flags.Int("j", runtime.NumCPU(), "runs in parallel")
 	hatchSeed    = cmdHatch.flags.Uint64("seed", 1, "first seed")
 	hatchJSON    = cmdHatch.flags.Bool("json", false, "print the result as JSON")
-	hatchHTML    = cmdHatch.flags.String("html", "", "with --from=pecan: write the clip pages, with their verdicts, to DIR")
+	hatchHTML    = cmdHatch.flags.String("html", "", "with -from=pecan: write the clip pages, with their verdicts, to DIR")
 	hatchKeep    = cmdHatch.flags.String("keep", "", "keep each run's clip, schedule and trace in DIR")
 	hatchTimeout = cmdHatch.flags.Duration("timeout", time.Minute, "time limit of one run")
-	hatchControl = cmdHatch.flags.String("control", "auto", "with --from=pecan: accesses under control in a run: anomaly (the anomaly's statements), clip (every access of a full clip), auto (anomaly, then clip after a departure)")
-	hatchRecSeed = cmdHatch.flags.String("record-seed", "0", "record under the controlled random scheduler with this seed (0: Go's scheduler), for schedules a quiet machine rarely shows; a comma list (0,1,2) gives each recording's seed, N/P with preemption P (--record-preempt)")
-	hatchPreempt = cmdHatch.flags.Float64("record-preempt", 0, "with --record-seed: each data access of a recording is also a scheduling point with this probability (RACEKIT_SCHED_PREEMPT), so that a check and its store may interleave")
-	hatchDedup   = cmdHatch.flags.Bool("dedup", false, "record with rt's deduplication of repeated accesses, as racekit test does (needed for a --trace recorded so)")
-	hatchRecs    = cmdHatch.flags.Int("recordings", 1, "record this many runs (--record-seed N, N+1, ...; or Go's scheduler each time; or the seeds of a --record-seed list) and hatch what any of them predicts; a prediction not confirmed along one recording's clip is tried along the next's")
+	hatchControl = cmdHatch.flags.String("control", "auto", "with -from=pecan: accesses under control in a run: anomaly (the anomaly's statements), clip (every access of a full clip), auto (anomaly, then clip after a departure)")
+	hatchRecSeed = cmdHatch.flags.String("record-seed", "0", "record under the controlled random scheduler with this seed (0: Go's scheduler), for schedules a quiet machine rarely shows; a comma list (0,1,2) gives each recording's seed, N/P with preemption P (-record-preempt)")
+	hatchPreempt = cmdHatch.flags.Float64("record-preempt", 0, "with -record-seed: each data access of a recording is also a scheduling point with this probability, so that a check and its store may interleave")
+	hatchDedup   = cmdHatch.flags.Bool("dedup", false, "record as racekit test does by default, dropping an access a goroutine repeats with no synchronization in between (needed for a -use-trace racekit test recorded)")
+	hatchRecs    = cmdHatch.flags.Int("recordings", 1, "record this many runs (-record-seed N, N+1, ...; or Go's scheduler each time; or the seeds of a -record-seed list) and hatch what any of them predicts; a prediction not confirmed along one recording's clip is tried along the next's")
 )
 
 func init() {
 	cmdHatch.run = runHatch
 	cmdHatch.goTest = goTestRuns
-	hatchFlags = addFrontendFlags(cmdHatch.flags)
+	hatchFlags = addBuildFlags(cmdHatch.flags)
 }
 
 // hatchEvent is one event of an anomaly, located in the recorded trace.
@@ -140,7 +141,7 @@ type hatchCand struct {
 	consecutive bool
 	events      []hatchEvent
 	steps       []sched.ClipStep
-	anomaly     *anomaly.Anomaly // --from=pecan
+	anomaly     *anomaly.Anomaly // -from=pecan
 	// extra are more statements under test than the anomaly's own; wide
 	// is the same clip with every access it lists under control (a full
 	// clip's access sites in extra), nil when there is none.
@@ -192,10 +193,10 @@ type HatchRun struct {
 	Steps     int     `json:"steps"`
 	Seconds   float64 `json:"seconds"`
 	// Control is "clip" for a run with every access of the clip under
-	// control (--control), "" for the anomaly's accesses only.
+	// control (-control), "" for the anomaly's accesses only.
 	Control string `json:"control,omitempty"`
 	// Recording is the recording (1, 2, ...) whose clip the run followed,
-	// with --recordings above 1.
+	// with -recordings above 1.
 	Recording int `json:"recording,omitempty"`
 }
 
@@ -209,7 +210,7 @@ type HatchAnomaly struct {
 	Runs    []HatchRun `json:"runs"`
 }
 
-// HatchRecording is one recorded run (--recordings): its trace and the
+// HatchRecording is one recorded run (-recordings): its trace and the
 // predictions made on it, of which New were not made on an earlier one.
 type HatchRecording struct {
 	Trace string `json:"trace"`
@@ -224,7 +225,7 @@ type HatchRecording struct {
 	New           int     `json:"new"`
 }
 
-// HatchResult is racekit hatch's --json output. With several recordings,
+// HatchResult is racekit hatch's -json output. With several recordings,
 // Trace is the first, Events, RecordSeconds and SearchSeconds the sums,
 // Goroutines and SharedVars the largest; Predicted counts distinct
 // predictions (kind, pattern and sites).
@@ -254,7 +255,7 @@ func runHatch(c *command, args []string) int {
 	switch *hatchFrom {
 	case "pecan", "rdit", "mcm":
 	default:
-		c.errorf("--from %q: want pecan, rdit or mcm", *hatchFrom)
+		c.errorf("-from %q: want pecan, rdit or mcm", *hatchFrom)
 		return exitUsage
 	}
 	kinds, ok := parseAnomalyKinds(c, *hatchKinds)
@@ -264,15 +265,15 @@ func runHatch(c *command, args []string) int {
 	switch *hatchControl {
 	case "auto", "anomaly", "clip":
 	default:
-		c.errorf("--control %q: want auto, anomaly or clip", *hatchControl)
+		c.errorf("-control %q: want auto, anomaly or clip", *hatchControl)
 		return exitUsage
 	}
 	if *hatchRuns < 1 || *hatchJobs < 1 || *hatchRecs < 1 {
-		c.errorf("--runs, --recordings and -j must be at least 1")
+		c.errorf("-runs, -recordings and -j must be at least 1")
 		return exitUsage
 	}
 	if *hatchPreempt < 0 || *hatchPreempt > 1 {
-		c.errorf("--record-preempt %v: want a probability from 0 to 1", *hatchPreempt)
+		c.errorf("-record-preempt %v: want a probability from 0 to 1", *hatchPreempt)
 		return exitUsage
 	}
 	recs, err := recordSpecs(*hatchRecSeed, *hatchRecs, *hatchPreempt)
@@ -281,11 +282,11 @@ func runHatch(c *command, args []string) int {
 		return exitUsage
 	}
 	if len(recs) > 1 && *hatchTrace != "" {
-		c.errorf("--recordings records runs; --trace reads one")
+		c.errorf("-recordings records runs; -use-trace reads one")
 		return exitUsage
 	}
 	if *hatchPreempt > 0 && !slices.ContainsFunc(recs, func(r recordSpec) bool { return r.seed != 0 }) {
-		c.errorf("--record-preempt acts on the random scheduler's recordings: give --record-seed N")
+		c.errorf("-record-preempt acts on the random scheduler's recordings: give -record-seed N")
 		return exitUsage
 	}
 	targets, tmp, ok := testBinaries(c, hatchFlags, pkgs, "racekit-hatch-")
@@ -858,7 +859,7 @@ func dedupEnv() string {
 	return "RACEKIT_DEDUP=0"
 }
 
-// hatchControlled runs the test binary along cd's clip under --control:
+// hatchControlled runs the test binary along cd's clip under -control:
 // with the anomaly's accesses under control, and (auto) once more with
 // every access of the clip when the first run departed from it.
 func hatchControlled(t *fuzzTarget, testArgs []string, cd *hatchCand, seed uint64, prefix string) (HatchRun, error) {
@@ -1034,13 +1035,13 @@ type recordSpec struct {
 	preempt float64
 }
 
-// recordSpecs returns each recording's spec from --record-seed,
-// --recordings and --record-preempt: a single seed N gives N, N+1, ... (0
+// recordSpecs returns each recording's spec from -record-seed,
+// -recordings and -record-preempt: a single seed N gives N, N+1, ... (0
 // each time for Go's scheduler); a list gives its seeds, one recording
 // each, where "N/P" is seed N with preemption P instead of
-// --record-preempt's.
+// -record-preempt's.
 func recordSpecs(list string, recordings int, preempt float64) ([]recordSpec, error) {
-	bad := fmt.Errorf("--record-seed %q: want a seed, or a comma list of seeds, each N or N/P (P: its preemption probability)", list)
+	bad := fmt.Errorf("-record-seed %q: want a seed, or a comma list of seeds, each N or N/P (P: its preemption probability)", list)
 	var specs []recordSpec
 	for _, f := range strings.Split(list, ",") {
 		seed, pre, hasPre := strings.Cut(strings.TrimSpace(f), "/")
@@ -1063,7 +1064,7 @@ func recordSpecs(list string, recordings int, preempt float64) ([]recordSpec, er
 	}
 	if len(specs) > 1 {
 		if recordings != 1 && recordings != len(specs) {
-			return nil, fmt.Errorf("--record-seed lists %d seeds, --recordings says %d", len(specs), recordings)
+			return nil, fmt.Errorf("-record-seed lists %d seeds, -recordings says %d", len(specs), recordings)
 		}
 		return specs, nil
 	}

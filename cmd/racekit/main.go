@@ -67,6 +67,12 @@ func (c *command) errorf(format string, args ...any) {
 
 func (c *command) usage(w io.Writer) {
 	fmt.Fprintf(w, "usage: racekit %s\n\n%s\n", c.usageLine, strings.TrimSpace(c.long))
+	switch c.goTest {
+	case goTestAll:
+		fmt.Fprintf(w, "\n%s", goTestAllHelp)
+	case goTestRuns:
+		fmt.Fprintf(w, "\n"+goTestRunsHelp, c.name, strings.Join(perRunFlags(c.flags), ", "))
+	}
 	var names []string
 	c.flags.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 	if len(names) > 0 {
@@ -74,14 +80,48 @@ func (c *command) usage(w io.Writer) {
 		sort.Strings(names)
 		for _, n := range names {
 			f := c.flags.Lookup(n)
+			arg, usage := flag.UnquoteUsage(f)
+			if arg != "" {
+				arg = " " + arg
+			}
 			def := ""
-			if f.DefValue != "" && f.DefValue != "false" {
+			if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
 				def = " (default " + f.DefValue + ")"
 			}
-			fmt.Fprintf(w, "  --%s\n        %s%s\n", n, f.Usage, def)
+			fmt.Fprintf(w, "  -%s%s\n    \t%s%s\n", n, arg, usage, def)
 		}
 	}
 }
+
+// goTestAllHelp is the flag rule, in racekit test's help.
+const goTestAllHelp = `Go test's flags: every flag of go test and go build (-run, -skip, -v,
+-count, -timeout, -json, -cover, -gcflags, ...) is taken as go test takes it:
+before or after the packages, as -flag value or -flag=value, with one dash
+or two; the arguments after -args go to the test binary. racekit's own
+flags, listed below, are spelled the same way and go anywhere too: their
+names are ones go test does not use, so a go test command line means the
+same after "racekit test" and a flag means the same wherever it stands. One
+flag is both go's and racekit's: -tags, as go build's, which racekit also
+instruments with. -race is accepted and ignored: racekit is the race
+detector. An unknown flag is an error; a flag of the test binary itself
+(one the test defines) goes after -args. The older form, go test's flags
+after "--" (racekit test ./p -- -run X), still works.
+`
+
+// goTestRunsHelp is the flag rule for fuzz, hatch and replay (%s: the
+// command, then the go test flags it takes).
+const goTestRunsHelp = `Go test's flags: %s builds the test binary and runs it itself, under
+racekit's scheduler. Of go test's flags it takes those that apply to each
+run, anywhere on the command line as racekit test does (see 'racekit help
+test'), and gives them to each run of the test binary:
+
+	%s
+
+The arguments after -args go to the test binary as they are. -tags is go
+build's; -timeout is go test's, the limit of each run. Other go test flags
+(profiles, coverage, build flags) are refused; -json, where the command
+has it, prints its own result as JSON.
+`
 
 func main() {
 	os.Exit(runMain(os.Args[1:]))

@@ -380,7 +380,7 @@ func TestUsageErrors(t *testing.T) {
 		t.Errorf("missing file: exit %d, stderr %q", code, stderr)
 	}
 	out, _, code := racekit(t, "help", "analyze")
-	if code != 0 || !strings.Contains(out, "usage: racekit analyze") || !strings.Contains(out, "--algo") {
+	if code != 0 || !strings.Contains(out, "usage: racekit analyze") || !strings.Contains(out, "\n  -algo string\n") {
 		t.Errorf("help analyze: exit %d\n%s", code, out)
 	}
 	out, _, _ = racekit(t, "help", "exit")

@@ -13,7 +13,7 @@ import (
 
 var cmdReplay = register(&command{
 	name:      "replay",
-	usageLine: "replay --seed S --pair P [--follow FILE] [--schedule FILE] [--times N] [--dlv] [--include P] [--exclude P] [--tags T] [package] [-- go test flags]",
+	usageLine: "replay -seed S -pair P [-follow FILE] [-schedule FILE] [-times N] [-timeout D] [-dlv] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] package [go test flags] [-args test binary arguments...]",
 	short:     "re-run one racekit fuzz run exactly, from its seed",
 	long: `
 Replay re-runs one run of racekit fuzz: the package's instrumented test
@@ -23,15 +23,14 @@ printed them). The same seed gives the same schedule, choice for choice
 race resolution and the same outcome. The test binary's output is passed
 through; replay then prints the race it created and the run's outcome.
 
---schedule FILE keeps the run's schedule (the goroutine chosen at each
-scheduling point; see package sched). --follow FILE runs a recorded
-schedule instead of a seed (RACEKIT_SCHED=replay) and reports where the
-run departs from it. --times N runs it N times and checks that every run
-has the same schedule, step for step. --dlv prints the command that runs
+-schedule FILE keeps the run's schedule (the goroutine chosen at each
+scheduling point). -follow FILE runs such a recorded schedule instead of
+a seed and reports where the run departs from it. -times N runs it N times and checks that every run
+has the same schedule, step for step. -dlv prints the command that runs
 it under the Delve debugger instead of running it (the test binary is kept).
 
 Exit status: the test binary's (66 if it passed and the race was created,
-as racekit fuzz counts a real race); 1 if the runs of --times differ or
+as racekit fuzz counts a real race); 1 if the runs of -times differ or
 the build fails; 2 on a usage error.
 `,
 })
@@ -50,22 +49,22 @@ var (
 func init() {
 	cmdReplay.run = runReplay
 	cmdReplay.goTest = goTestRuns
-	replayFlags = addFrontendFlags(cmdReplay.flags)
+	replayFlags = addBuildFlags(cmdReplay.flags)
 }
 
 func runReplay(c *command, args []string) int {
 	if *replayPair == "" && *replayFollow == "" {
-		c.errorf("--pair is required (with --seed), or --follow FILE")
+		c.errorf("-pair is required (with -seed), or -follow FILE")
 		return exitUsage
 	}
 	if *replayPair != "" {
 		if _, err := sched.ParsePair(*replayPair); err != nil {
-			c.errorf("--pair: %v", err)
+			c.errorf("-pair: %v", err)
 			return exitUsage
 		}
 	}
 	if *replayTimes < 1 {
-		c.errorf("--times must be at least 1")
+		c.errorf("-times must be at least 1")
 		return exitUsage
 	}
 	pkgs := args
@@ -83,7 +82,12 @@ func runReplay(c *command, args []string) int {
 	t := targets[0]
 	env := []string{"RACEKIT_SCHED=racefuzzer", "RACEKIT_SEED=" + strconv.FormatUint(*replaySeed, 10), "RACEKIT_PAIR=" + *replayPair}
 	if *replayFollow != "" {
-		env = []string{"RACEKIT_SCHED=replay", "RACEKIT_SCHEDULE_IN=" + *replayFollow, "RACEKIT_PAIR=" + *replayPair}
+		follow, pair, err := followed(*replayFollow, *replayPair)
+		if err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+		env = []string{"RACEKIT_SCHED=replay", "RACEKIT_SCHEDULE_IN=" + follow, "RACEKIT_PAIR=" + pair}
 	}
 	testArgs := c.line.binaryArgs()
 	if *replayDlv {
@@ -104,7 +108,7 @@ func runReplay(c *command, args []string) int {
 	for i := 0; i < *replayTimes; i++ {
 		path := fmt.Sprintf("%s/run%d.sched", tmp, i)
 		if i == 0 && *replaySchedule != "" {
-			path = *replaySchedule
+			path = absFile(*replaySchedule) // the binary runs in the package's directory
 		}
 		var out io.Writer = os.Stdout
 		if i > 0 {
@@ -155,4 +159,26 @@ func runReplay(c *command, args []string) int {
 		return exitOK
 	}
 	return exitError
+}
+
+// followed returns the schedule file to follow, absolute (the test binary
+// runs in the package's directory), and the pair of its run: pair, or
+// else the one its header names (racekit fuzz -keep and replay -schedule
+// write it). The pair's accesses must be points again, or the steps at
+// them are not there to follow; and at those points the followed run sees
+// the race happen and notes it (sched.Replay), as the seed's run did.
+func followed(path, pair string) (string, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", "", fmt.Errorf("-follow: %v", err)
+	}
+	defer f.Close()
+	s, err := sched.ReadSchedule(f, path)
+	if err != nil {
+		return "", "", fmt.Errorf("-follow: %v", err)
+	}
+	if pair == "" {
+		pair = s.Pair
+	}
+	return absFile(path), pair, nil
 }

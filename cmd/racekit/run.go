@@ -14,18 +14,18 @@ import (
 
 var cmdRun = register(&command{
 	name:      "run",
-	usageLine: "run [--algo=fasttrack] [--sample=NAME] [--filter=tree] [--schedule=random] [--seed N] [--keep-trace DIR] [--include P] [--exclude P] [--tags T] [-v] package [arguments...]",
+	usageLine: "run [-algo=fasttrack] [-predict] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-include P] [-exclude P] [-tags T] [-stats] package [arguments...]",
 	short:     "instrument, build and run a Go program, then report its data races",
 	long: `
 Run is racekit's go run -race. It instruments the packages of the main
-module that the program imports (and those --include names), builds the
+module that the program imports (and those -include names), builds the
 program with go build -overlay -modfile (the user's files, go.mod and go.sum
 are never modified: instrumented copies live in racekit's cache), runs it
 with the given arguments, and analyzes the trace it recorded with
---algo (fasttrack by default). Races are reported on stderr the way Go's
+-algo (fasttrack by default). Races are reported on stderr the way Go's
 race detector reports them.
 
---sample and --filter filter while the program records, as for racekit
+-sample and -filter filter while the program records, as for racekit
 test (see racekit help test).
 
 The program's standard streams are its own; SIGINT and SIGTERM reach it, and

@@ -13,7 +13,7 @@ import (
 
 var cmdStats = register(&command{
 	name:      "stats",
-	usageLine: "stats FILE",
+	usageLine: "stats [-progress=auto|on|off] FILE",
 	short:     "summarize a trace: events by kind, goroutines, locks, variables, sites",
 	long: `
 Stats reads a trace in any format and prints how many events of each kind it

@@ -15,45 +15,51 @@ import (
 
 var cmdTest = register(&command{
 	name:      "test",
-	usageLine: "test [--algo=fasttrack] [--sample=NAME] [--filter=tree] [--schedule=random] [--seed N] [--keep-trace DIR] [--include P] [--exclude P] [--tags T] [-v] [packages] [-- go test flags]",
+	usageLine: "test [-algo=fasttrack] [-predict] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
 	short:     "instrument and run Go tests, then report their data races",
 	long: `
-Test is racekit's go test -race. It instruments the packages of the main
-module that the named packages and their tests import (and those --include
+Test is racekit's go test -race: racekit test takes go test's command line
+(racekit test -run TestX -v ./p works as go test does; see "Go test's
+flags" below) with racekit's own flags added. It instruments the packages of the main
+module that the named packages and their tests import (and those -include
 names), runs go test -overlay -modfile on them (the user's files, go.mod and
 go.sum are never modified), and analyzes the trace each test binary recorded
-with --algo (fasttrack by default). go test's output is passed through
+with -algo (fasttrack by default). go test's output is passed through
 unchanged; the races of each package follow it, reported the way Go's race
 detector reports them, then one line per package with races:
 
 	FAIL	example.com/m/p	(racekit: 2 data races)
 
---sample=NAME samples while recording: at each function entry LiteRace's
-dispatch check (sampler NAME, seeded by --seed) decides whether the call's
+With -json, go test's output is JSON events and racekit's report goes to
+standard error. -stats prints racekit's own counters to standard error:
+what it instrumented (and what not, and why) and, per test binary, the
+events recorded and the analysis time.
+
+-sample=NAME samples while recording: at each function entry LiteRace's
+dispatch check (sampler NAME, seeded by -seed) decides whether the call's
 memory accesses are recorded; synchronization always is. For a stress run
-(-- -count=N), tp-ad is the one to use: its counters carry over from one
+(-count=N), tp-ad is the one to use: its counters carry over from one
 repetition's goroutines to the next: over -count=50 of racekit's
 subjects it kept 2.4% of the accesses and 76% of the races of the same
 run (bench/results/sample/stress.md), where tl-ad, whose every new
-goroutine starts cold, keeps a third of the accesses. --filter=tree runs
-TREE on the event stream before it is written, tuned to --algo. Both make
+goroutine starts cold, keeps a third of the accesses. -filter=tree runs
+TREE on the event stream before it is written, tuned to -algo. Both make
 the trace smaller and report a subset of the races of a full recording
 (TREE: the same races); neither works with a predictive detector.
 
---schedule=random runs the tests under racekit's controlled scheduler with
-a random strategy seeded by --seed: one goroutine runs at a time, and at
+-schedule=random runs the tests under racekit's controlled scheduler with
+a random strategy seeded by -seed: one goroutine runs at a time, and at
 each synchronization operation the seed picks which goes on; timers and
 sleeps run on a virtual clock. Its interleavings are ones Go's scheduler
 rarely shows on a quiet machine (contention, a waiter arriving first), so
 the races of code paths that only those interleavings take are recorded;
 every race reported is still one of an execution. Over racekit's subjects
-(racekit bench --algo=hb with RACEKIT_SCHED=random, seeds 1 and 2): 118
+(racekit bench -algo=hb under the random scheduler, seeds 1 and 2): 118
 and 116 of 122 known races, against 106 with Go's scheduler in the same
 hour, none false (bench/results/hb-random*.json).
 
-Flags after -- go to go test (-run, -v, -count, ...). Test results are
-never taken from go test's cache (-count=1 is added unless -count is given):
-a cached result would leave no trace.
+Test results are never taken from go test's cache (-count=1 is added
+unless -count is given): a cached result would leave no trace.
 
 Exit status, as go test -race gives it: 0 when the tests pass and no race was
 found, 1 when a test failed, the build failed or a race was found; 2 on a

@@ -11,20 +11,21 @@ import (
 
 var cmdVet = register(&command{
 	name:      "vet",
-	usageLine: "vet [--json|--sarif] [--pairs FILE] [--filters LIST] [--stats] [packages]",
+	usageLine: "vet [-json|-sarif] [-pairs FILE] [-filters LIST] [-stats] [-tests] [-callgraph=vta|cha] [packages]",
 	short:     "find potential races statically (RELAY), like go vet",
 	long: `
-Vet analyzes Go packages without running them (RELAY, seed 003): each
+Vet analyzes Go packages without running them (RELAY, Voung, Jhala and
+Lerner, FSE'07): each
 function is summarized by the locks it acquires and may release and the
 lvalues it accesses under which locks, relative to its entry; summaries are
 composed bottom-up over the call graph and across packages; accesses from
 goroutines that may run in parallel (go statements, their spawner's
 continuation, net/http handlers) to may-aliased lvalues, one a write, with
 no common lock, are warnings. Warnings are potential races: run
-'racekit fuzz' on the --pairs output to confirm them.
+'racekit fuzz' on the -pairs output to confirm them.
 
 Packages are go list patterns (default "."), including "std". Output is one
-line per warning, file:line:col first, like go vet; --json and --sarif
+line per warning, file:line:col first, like go vet; -json and -sarif
 (SARIF 2.1.0, both accesses as locations) are for tools.
 
 Filters (section 4.3 of the paper, and Go's), applied in this order:
@@ -54,16 +55,16 @@ var (
 
 func runVet(c *command, args []string) int {
 	if *vetJSON && *vetSARIF {
-		c.errorf("--json and --sarif are exclusive")
+		c.errorf("-json and -sarif are exclusive")
 		return exitUsage
 	}
 	filters, err := static.ParseFilters(*vetFilters)
 	if err != nil {
-		c.errorf("--filters: %v", err)
+		c.errorf("-filters: %v", err)
 		return exitUsage
 	}
 	if *vetCallGraph != "vta" && *vetCallGraph != "cha" {
-		c.errorf("unknown --callgraph %q (want vta or cha)", *vetCallGraph)
+		c.errorf("unknown -callgraph %q (want vta or cha)", *vetCallGraph)
 		return exitUsage
 	}
 	if len(args) == 0 {

@@ -1,0 +1,124 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/racekit/racekit/instrument"
+)
+
+// racyPkg is a package whose test has one race, between the lines marked.
+const racyPkg = `package PKG
+
+import "sync"
+
+var X int
+
+func Racy() {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { X = 1; wg.Done() }() // race: TAG
+	go func() { X = 2; wg.Done() }() // race: TAG
+	wg.Wait()
+}
+`
+
+func racy(pkg, tag string) string {
+	return strings.NewReplacer("PKG", pkg, "TAG", tag).Replace(racyPkg)
+}
+
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for f, src := range files {
+		p := filepath.Join(root, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// wantPairs is the marked races of the .go files of dirs, relative to root.
+func wantPairs(t *testing.T, root string, dirs ...string) []string {
+	var all []string
+	for _, d := range dirs {
+		all = append(all, expected(t, filepath.Join(root, d))...)
+	}
+	sort.Strings(all)
+	return all
+}
+
+// TestModuleLayouts builds modules of the shapes real ones have: a
+// dependency replaced by a relative directory (its package traced with
+// --include), files behind a build tag (in a go 1.16 module, so that the
+// tag and the go1.21 racekit adds are merged), and a cgo package (left
+// untraced, the rest traced).
+func TestModuleLayouts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs instrumented modules")
+	}
+	t.Run("replace", func(t *testing.T) {
+		root := t.TempDir()
+		writeTree(t, root, map[string]string{
+			"m/go.mod":       "module example.com/m\n\ngo 1.20\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ../dep\n",
+			"m/m.go":         racy("m", "m"),
+			"m/m_test.go":    "package m\n\nimport (\n\t\"testing\"\n\n\t\"example.com/dep\"\n)\n\nfunc TestRacy(t *testing.T) { Racy(); dep.Racy() }\n",
+			"dep/go.mod":     "module example.com/dep\n\ngo 1.18\n",
+			"dep/dep.go":     racy("dep", "dep"),
+			"dep/unused.txt": "",
+		})
+		before := snapshot(t, root)
+		dir := filepath.Join(root, "m")
+		_, pairs, _ := frontEnd(t, dir, instrument.Config{Include: []string{"example.com/dep"}})
+		if want := wantPairs(t, root, "m", "dep"); !reflect.DeepEqual(pairs, want) {
+			t.Errorf("races %q, want %q", pairs, want)
+		}
+		checkUnchanged(t, before, snapshot(t, root))
+	})
+	t.Run("tags", func(t *testing.T) {
+		dir := t.TempDir()
+		writeTree(t, dir, map[string]string{
+			"go.mod":      "module example.com/m\n\ngo 1.16\n",
+			"m.go":        "//go:build racetag\n// +build racetag\n\n" + racy("m", "m"),
+			"m_test.go":   "//go:build racetag\n\npackage m\n\nimport \"testing\"\n\nfunc TestRacy(t *testing.T) { Racy() }\n",
+			"off.go":      "//go:build !racetag\n\npackage m\n\nvar Off = 1\n",
+			"off_test.go": "package m\n\nimport \"testing\"\n\nfunc TestOff(t *testing.T) {}\n",
+		})
+		before := snapshot(t, dir)
+		_, pairs, _ := frontEnd(t, dir, instrument.Config{BuildFlags: []string{"-tags=racetag"}}, "-tags=racetag")
+		if want := wantPairs(t, dir, "."); !reflect.DeepEqual(pairs, want) || len(want) != 1 {
+			t.Errorf("races %q, want %q", pairs, want)
+		}
+		checkUnchanged(t, before, snapshot(t, dir))
+	})
+	t.Run("cgo", func(t *testing.T) {
+		dir := t.TempDir()
+		writeTree(t, dir, map[string]string{
+			"go.mod":        "module example.com/m\n\ngo 1.13\n",
+			"m.go":          racy("m", "m"),
+			"m_test.go":     "package m\n\nimport (\n\t\"testing\"\n\n\t\"example.com/m/c\"\n)\n\nfunc TestRacy(t *testing.T) {\n\tRacy()\n\tif c.Add(1, 2) != 3 {\n\t\tt.Fatal()\n\t}\n}\n",
+			"c/c.go":        "package c\n\n// static int add(int a, int b) { return a + b; }\nimport \"C\"\n\nvar Y int\n\n// Add adds in C; its race on Y goes unseen (the package is not traced).\nfunc Add(a, b int) int {\n\tdone := make(chan bool)\n\tgo func() { Y = 1; done <- true }()\n\tY = 2\n\t<-done\n\treturn int(C.add(C.int(a), C.int(b)))\n}\n",
+			"c/c_test.go":   "package c\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 2) != 4 {\n\t\tt.Fatal()\n\t}\n}\n",
+			"c/c_other.txt": "",
+		})
+		before := snapshot(t, dir)
+		prep, pairs, _ := frontEnd(t, dir, instrument.Config{})
+		if want := wantPairs(t, dir, "."); !reflect.DeepEqual(pairs, want) || len(want) != 1 {
+			t.Errorf("races %q, want %q", pairs, want)
+		}
+		cgo := false
+		for _, s := range prep.Skipped {
+			cgo = cgo || strings.HasPrefix(s.Pkg, "example.com/m/c") && s.Reason == "uses cgo"
+		}
+		if !cgo || !reflect.DeepEqual(prep.Instrumented, []string{"example.com/m"}) {
+			t.Errorf("instrumented %v, skipped %v; want example.com/m/c skipped for cgo", prep.Instrumented, prep.Skipped)
+		}
+		checkUnchanged(t, before, snapshot(t, dir))
+	})
+}
