@@ -56,7 +56,8 @@ func wantPairs(t *testing.T, root string, dirs ...string) []string {
 
 // TestModuleLayouts builds modules of the shapes real ones have: a
 // dependency replaced by a relative directory (its package traced with
-// --include), files behind a build tag (in a go 1.16 module, so that the
+// --include), a workspace (its other module's package traced too, as the
+// main modules' are), files behind a build tag (in a go 1.16 module, so that the
 // tag and the go1.21 racekit adds are merged), and a cgo package (left
 // untraced, the rest traced).
 func TestModuleLayouts(t *testing.T) {
@@ -78,6 +79,28 @@ func TestModuleLayouts(t *testing.T) {
 		_, pairs, _ := frontEnd(t, dir, instrument.Config{Include: []string{"example.com/dep"}})
 		if want := wantPairs(t, root, "m", "dep"); !reflect.DeepEqual(pairs, want) {
 			t.Errorf("races %q, want %q", pairs, want)
+		}
+		checkUnchanged(t, before, snapshot(t, root))
+	})
+	// The go command refuses -modfile in workspace mode: the runtime copy
+	// joins the workspace through the overlay's go.work instead.
+	t.Run("workspace", func(t *testing.T) {
+		root := t.TempDir()
+		writeTree(t, root, map[string]string{
+			"go.work":     "go 1.21\n\nuse (\n\t./a\n\t./b\n)\n",
+			"a/go.mod":    "module example.com/a\n\ngo 1.18\n",
+			"a/a.go":      racy("a", "a"),
+			"a/a_test.go": "package a\n\nimport (\n\t\"testing\"\n\n\t\"example.com/b\"\n)\n\nfunc TestRacy(t *testing.T) { Racy(); b.Racy() }\n",
+			"b/go.mod":    "module example.com/b\n",
+			"b/b.go":      racy("b", "b"),
+		})
+		before := snapshot(t, root)
+		prep, pairs, _ := frontEnd(t, filepath.Join(root, "a"), instrument.Config{})
+		if want := wantPairs(t, root, "a", "b"); !reflect.DeepEqual(pairs, want) {
+			t.Errorf("races %q, want %q", pairs, want)
+		}
+		if prep.ModFile != "" || !reflect.DeepEqual(prep.Env, []string{"GOWORK=" + filepath.Join(root, "go.work")}) {
+			t.Errorf("modfile %q, env %q: want none and the workspace", prep.ModFile, prep.Env)
 		}
 		checkUnchanged(t, before, snapshot(t, root))
 	})

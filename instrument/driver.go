@@ -32,6 +32,8 @@ type Config struct {
 	CacheDir   string   // "" means $RACEKIT_CACHE, else os.UserCacheDir()/racekit
 	Root       string   // racekit's source tree; "" means FindRoot
 	Log        io.Writer
+
+	work string // the go.work file in use ("" in module mode)
 }
 
 // Skip is a package left uninstrumented, and why.
@@ -41,11 +43,12 @@ type Skip struct {
 }
 
 // Prepared is what a build needs: go build/test -overlay=Overlay
-// -modfile=ModFile, with Env added to the environment.
+// -modfile=ModFile, with Env added to the environment. In workspace mode
+// there is no ModFile: the overlay replaces the go.work file instead.
 type Prepared struct {
 	Overlay      string
-	ModFile      string
-	Env          []string // GOWORK=off (-modfile does not work in workspace mode)
+	ModFile      string   // "" in workspace mode
+	Env          []string // GOWORK=off (-modfile does not work in workspace mode), or GOWORK=<the go.work file>
 	Instrumented []string // import paths (test variants included once)
 	Files        int      // instrumented files
 	Skipped      []Skip
@@ -54,6 +57,9 @@ type Prepared struct {
 // BuildArgs returns the go command flags that make a build see the
 // instrumented files and the runtime.
 func (p *Prepared) BuildArgs() []string {
+	if p.ModFile == "" {
+		return []string{"-overlay=" + p.Overlay}
+	}
 	return []string{"-overlay=" + p.Overlay, "-modfile=" + p.ModFile}
 }
 
@@ -106,9 +112,30 @@ func (c *Config) logf(format string, args ...any) {
 	}
 }
 
-// goEnv returns the environment for the go command: GOWORK=off, since
-// -modfile is refused in workspace mode.
-func goEnv() []string { return append(os.Environ(), "GOWORK=off") }
+// goEnv returns the environment for the go command: in module mode
+// GOWORK=off, since -modfile is refused in workspace mode.
+func (c *Config) goEnv() []string {
+	if c.work != "" {
+		return append(os.Environ(), "GOWORK="+c.work)
+	}
+	return append(os.Environ(), "GOWORK=off")
+}
+
+// workFile returns the go.work file the go command uses in dir ("" for
+// none).
+func workFile(dir string) (string, error) {
+	cmd := exec.Command("go", "env", "GOWORK")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOWORK: %v", err)
+	}
+	p := strings.TrimSpace(string(out))
+	if p == "off" {
+		p = ""
+	}
+	return p, nil
+}
 
 // Prepare instruments the packages the patterns build (with their tests
 // if cfg.Tests) that belong to the main module or match cfg.Include, and
@@ -131,9 +158,19 @@ func Prepare(cfg Config) (*Prepared, error) {
 		}
 		cfg.Root = d
 	}
-	gomod, err := goModPath(cfg.Dir)
+	// In a workspace, the runtime copy joins it: the overlay gives the go
+	// command a go.work that also uses the copy (-modfile is refused in
+	// workspace mode). Otherwise an alternate go.mod requires the copy.
+	work, err := workFile(cfg.Dir)
 	if err != nil {
 		return nil, err
+	}
+	cfg.work = work
+	gomod := work // its go line is the runtime copy's
+	if work == "" {
+		if gomod, err = goModPath(cfg.Dir); err != nil {
+			return nil, err
+		}
 	}
 	modGo, err := moduleGoVersion(gomod)
 	if err != nil {
@@ -148,6 +185,9 @@ func Prepare(cfg Config) (*Prepared, error) {
 		return nil, err
 	}
 	prep := &Prepared{Env: []string{"GOWORK=off"}, Skipped: skipped}
+	if work != "" {
+		prep.Env = []string{"GOWORK=" + work}
+	}
 	overlay := map[string]string{}
 	deps := map[string]*depModule{}
 	if len(targets) > 0 {
@@ -159,7 +199,11 @@ func Prepare(cfg Config) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	prep.ModFile, err = writeModFile(gomod, rtDir, cfg.CacheDir, replaces)
+	if cfg.work != "" {
+		overlay[cfg.work], err = writeWorkFile(cfg.work, rtDir, cfg.CacheDir, replaces)
+	} else {
+		prep.ModFile, err = writeModFile(gomod, rtDir, cfg.CacheDir, replaces)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +218,7 @@ func Prepare(cfg Config) (*Prepared, error) {
 func goModPath(dir string) (string, error) {
 	cmd := exec.Command("go", "env", "GOMOD")
 	cmd.Dir = dir
-	cmd.Env = goEnv()
+	cmd.Env = append(os.Environ(), "GOWORK=off")
 	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("go env GOMOD: %v", err)
@@ -230,7 +274,7 @@ func selectPackages(cfg *Config) (targets []string, skipped []Skip, err error) {
 	lcfg := &packages.Config{
 		Mode:       packages.NeedName | packages.NeedModule | packages.NeedImports | packages.NeedDeps | packages.NeedFiles,
 		Dir:        cfg.Dir,
-		Env:        goEnv(),
+		Env:        cfg.goEnv(),
 		BuildFlags: cfg.BuildFlags,
 		Tests:      cfg.Tests,
 	}
@@ -274,7 +318,7 @@ func instrumentPackages(cfg *Config, targets []string, overlay map[string]string
 		Mode: packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedSyntax |
 			packages.NeedTypes | packages.NeedTypesInfo | packages.NeedModule,
 		Dir:        cfg.Dir,
-		Env:        goEnv(),
+		Env:        cfg.goEnv(),
 		BuildFlags: cfg.BuildFlags,
 		Tests:      cfg.Tests,
 	}
@@ -680,6 +724,32 @@ func writeModFile(gomod, rtDir, cache string, replaces map[string]string) (strin
 		return "", err
 	}
 	return p, nil
+}
+
+// writeWorkFile writes the go.work file the overlay puts in place of the
+// user's (at the same path, so that its relative paths and go.work.sum
+// stay valid): the user's, plus a use of the runtime copy and the
+// replacements of dependency modules by their instrumented copies.
+func writeWorkFile(work, rtDir, cache string, replaces map[string]string) (string, error) {
+	data, err := os.ReadFile(work)
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	b.Write(data)
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "\n// Added by racekit.\nuse %s\n", rtDir)
+	var paths []string
+	for p := range replaces {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		fmt.Fprintf(&b, "replace %s => %s\n", p, replaces[p])
+	}
+	return writeCached(cache, "work", ".work", b.Bytes())
 }
 
 // usesCgo reports whether the go command compiles files of p that are not
