@@ -78,6 +78,10 @@ var methodHooks = map[string]hook{
 	"testing.B.Cleanup":      {name: "Cleanup", test: true},
 	"testing.F.Cleanup":      {name: "Cleanup", test: true},
 	"testing.common.Cleanup": {name: "Cleanup", test: true},
+	"testing.TB.Cleanup":     {name: "Cleanup", test: true},
+	"testing.common.Context": {name: "Context", test: true},
+	"testing.TB.Context":     {name: "Context", test: true},
+	"testing.PB.Next":        {name: "PBNext", test: true},
 }
 
 var funcHooks = map[string]hook{
@@ -99,6 +103,9 @@ var funcHooks = map[string]hook{
 	"log.Fatalln":       {},
 	"log.Logger.Fatal":  {},
 	"log.Logger.Fatalf": {},
+
+	"testing/synctest.Test": {name: "SynctestTest", test: true},
+	"testing/synctest.Wait": {name: "SynctestWait", test: true},
 }
 
 func init() {

@@ -271,6 +271,8 @@ var keepImport = map[string]string{
 	"testing":     "Short",
 	"log":         "Fatal",
 	"time":        "Now",
+
+	"testing/synctest": "Wait",
 }
 
 // gotoTargets returns the labels some goto jumps to: statements they label
@@ -374,7 +376,7 @@ func (r *rewriter) funcDecl(d *ast.FuncDecl) {
 	case d.Recv == nil && r.in.IsTest && d.Name.Name == "TestMain":
 		pre = "defer " + rtAlias + ".Finish(); "
 	case d.Recv == nil && r.in.IsTest && isTestFunc(d):
-		pre = testAlias + ".Start(); defer " + testAlias + ".Stop(); "
+		pre = "defer " + testAlias + ".Stop(" + testAlias + ".Start(" + r.testParam(d) + ")); "
 		r.useTest = true
 	}
 	atomic := atomicFunc(d)
@@ -472,6 +474,23 @@ func isTestFunc(d *ast.FuncDecl) bool {
 }
 
 func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
+
+// testParam is the argument of rttest.Start for test function d: its
+// *testing.T, *testing.B or *testing.F parameter, or nil (an example, an
+// unnamed parameter, or a function that only looks like a test).
+func (r *rewriter) testParam(d *ast.FuncDecl) string {
+	if d.Type.Params.NumFields() != 1 || len(d.Type.Params.List[0].Names) != 1 {
+		return "nil"
+	}
+	name := d.Type.Params.List[0].Names[0].Name
+	switch types.TypeString(r.info.TypeOf(d.Type.Params.List[0].Type), nil) {
+	case "*testing.T", "*testing.B", "*testing.F":
+		if name != "_" {
+			return name
+		}
+	}
+	return "nil"
+}
 
 // funcBody instruments a function body: FuncEnter/FuncExit around it
 // (and inside them an atomic region, if atomic), then its statements.
@@ -2014,7 +2033,7 @@ func (r *rewriter) hookCall(call *ast.CallExpr) (h hook, recv string, args []ast
 		recv = r.receiverArg(se.X, sel, h.test)
 	} else {
 		h, ok = funcHooks[funcKey(fn)]
-		if !ok || h.name == "" {
+		if !ok || h.name == "" || h.test && !r.in.IsTest {
 			return hook{}, "", nil, false
 		}
 	}

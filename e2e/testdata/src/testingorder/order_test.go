@@ -1,0 +1,245 @@
+package testingorder
+
+import (
+	"sync"
+	"testing"
+)
+
+// TestNoRaceGroupThenParent: t.Run of a group returns after the group's
+// parallel subtests end, so the parent's code after it is ordered after
+// them.
+func TestNoRaceGroupThenParent(t *testing.T) {
+	var slots [2]int
+	t.Run("group", func(t *testing.T) {
+		for i := range 2 {
+			t.Run("p", func(t *testing.T) {
+				t.Parallel()
+				slots[i] = i + 1
+			})
+		}
+	})
+	_ = slots[0] + slots[1]
+}
+
+// TestNoRaceNestedGroups: parallel subtests of parallel subtests; each
+// group's t.Run returns after all of its descendants, and a parallel test's
+// own code before and after its t.Run calls precedes its parallel
+// subtests' bodies.
+func TestNoRaceNestedGroups(t *testing.T) {
+	var leaves [2][2]int
+	var inner [2]int
+	t.Run("outer", func(t *testing.T) {
+		for i := range 2 {
+			t.Run("inner", func(t *testing.T) {
+				t.Parallel()
+				inner[i] = 1
+				for j := range 2 {
+					t.Run("leaf", func(t *testing.T) {
+						t.Parallel()
+						leaves[i][j] = inner[i]
+					})
+				}
+				inner[i] = 2
+			})
+		}
+	})
+	_ = leaves[0][0] + leaves[0][1] + leaves[1][0] + leaves[1][1] + inner[0] + inner[1]
+}
+
+// TestNoRaceParentAfterRunOfParallel: a parallel subtest's body after
+// t.Parallel waits for its parent's function to return (close of the
+// parent's barrier): the parent's code after t.Run, and its deferred
+// calls, are ordered before it.
+func TestNoRaceParentAfterRunOfParallel(t *testing.T) {
+	var x, y int
+	defer func() { y = 1 }()
+	t.Run("p", func(t *testing.T) {
+		t.Parallel()
+		_ = x + y
+	})
+	x = 1
+}
+
+// TestNoRaceBeforeParallel: a subtest's code before t.Parallel is ordered
+// before its parent's t.Run returns, and so before its later siblings.
+func TestNoRaceBeforeParallel(t *testing.T) {
+	var x int
+	t.Run("a", func(t *testing.T) {
+		x = 1
+		t.Parallel()
+	})
+	x++
+	t.Run("b", func(t *testing.T) {
+		x++
+		t.Parallel()
+	})
+	_ = x
+}
+
+// TestRaceSiblings: two parallel subtests of one parent run concurrently.
+var siblingsX int
+
+func TestRaceSiblings(t *testing.T) {
+	x := &siblingsX
+	var wg sync.WaitGroup
+	wg.Add(2)
+	t.Run("a", func(t *testing.T) {
+		t.Parallel()
+		wg.Done()
+		wg.Wait()
+		*x = 1 // race: siblings
+	})
+	t.Run("b", func(t *testing.T) {
+		t.Parallel()
+		wg.Done()
+		wg.Wait()
+		*x = 2 // race: siblings
+	})
+}
+
+// TestRaceNestedCousins: parallel subtests of two parallel groups run
+// concurrently too.
+var cousinsX int
+
+func TestRaceNestedCousins(t *testing.T) {
+	x := &cousinsX
+	var wg sync.WaitGroup
+	wg.Add(2)
+	for i := range 2 {
+		t.Run("group", func(t *testing.T) {
+			t.Parallel()
+			t.Run("leaf", func(t *testing.T) {
+				t.Parallel()
+				wg.Done()
+				wg.Wait()
+				*x = i // race: cousins
+			})
+		})
+	}
+}
+
+// TestRaceCleanupVsSibling: a parallel subtest's cleanup runs when it
+// ends, concurrently with its siblings.
+var cleanupX int
+
+func TestRaceCleanupVsSibling(t *testing.T) {
+	x := &cleanupX
+	var wg sync.WaitGroup
+	wg.Add(2)
+	t.Run("a", func(t *testing.T) {
+		t.Cleanup(func() {
+			*x = 1 // race: cleanup
+		})
+		t.Parallel()
+		wg.Done()
+	})
+	t.Run("b", func(t *testing.T) {
+		t.Parallel()
+		wg.Done()
+		wg.Wait()
+		*x = 2 // race: cleanup
+	})
+}
+
+// TestRaceGoroutineVsParallelSub: a goroutine the parent starts is not
+// ordered with the parent's parallel subtests (the parent's cleanup joins
+// it).
+func TestRaceGoroutineVsParallelSub(t *testing.T) {
+	var x int
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		x = 1 // race: leaked
+	}()
+	t.Cleanup(wg.Wait)
+	t.Run("p", func(t *testing.T) {
+		t.Parallel()
+		_ = x // race: leaked
+	})
+}
+
+// TestNoRaceCleanupAfterParallel: a test's cleanups run after its parallel
+// subtests (and their cleanups) end.
+func TestNoRaceCleanupAfterParallel(t *testing.T) {
+	var slots [2]int
+	t.Cleanup(func() {
+		_ = slots[0] + slots[1]
+	})
+	for i := range 2 {
+		t.Run("p", func(t *testing.T) {
+			t.Parallel()
+			t.Cleanup(func() { slots[i]++ })
+			slots[i] = 1
+		})
+	}
+}
+
+// TestNoRaceCleanupLIFO: cleanups run last registered first, one after
+// the other, after the test's function.
+func TestNoRaceCleanupLIFO(t *testing.T) {
+	var x int
+	t.Cleanup(func() { _ = x })
+	t.Cleanup(func() { x = 2 })
+	x = 1
+}
+
+// TestNoRaceCleanupRegisteredByGoroutine: registering a cleanup is ordered
+// before it runs (both take the test's mutex).
+func TestNoRaceCleanupRegisteredByGoroutine(t *testing.T) {
+	var x int
+	done := make(chan bool)
+	go func() {
+		x = 1
+		t.Cleanup(func() { _ = x })
+		done <- true
+	}()
+	<-done
+}
+
+// TestNoRaceSubtestCleanupThenGrandparent: a parallel subtest's cleanup
+// ends before its group's t.Run returns.
+func TestNoRaceSubtestCleanupThenGrandparent(t *testing.T) {
+	var x int
+	t.Run("group", func(t *testing.T) {
+		t.Run("p", func(t *testing.T) {
+			t.Parallel()
+			t.Cleanup(func() { x = 1 })
+		})
+	})
+	_ = x
+}
+
+var seqGroup [2]int
+
+// TestNoRaceParallelAfterSequentialGroup: top-level parallel tests resume
+// after every sequential top-level test has ended, including its groups of
+// parallel subtests (declared after it: the order does not matter).
+func TestNoRaceParallelAfterSequentialGroup(t *testing.T) {
+	t.Parallel()
+	_ = seqGroup[0] + seqGroup[1]
+}
+
+func TestNoRaceSequentialGroup(t *testing.T) {
+	for i := range 2 {
+		t.Run("p", func(t *testing.T) {
+			t.Parallel()
+			seqGroup[i] = 1
+		})
+	}
+}
+
+// TestNoRaceContextCancelled: t.Context() is cancelled after the test's
+// function returns, before its cleanups.
+func TestNoRaceContextCancelled(t *testing.T) {
+	var x int
+	ctx := t.Context()
+	done := make(chan bool)
+	go func() {
+		<-ctx.Done()
+		_ = x
+		done <- true
+	}()
+	t.Cleanup(func() { <-done })
+	x = 1
+}
