@@ -196,6 +196,38 @@ func TestTestCommand(t *testing.T) {
 	}
 }
 
+// TestTestGoFlags: racekit test takes go test's command line. -run
+// before the packages runs only the test it names (testpkg's race is in
+// other tests: none is reported); after them, in the -flag=value form
+// with two dashes, with racekit's -stats between, too; a flag neither
+// racekit nor go test has is a usage error that says where flags go.
+func TestTestGoFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"test", "-run", "^TestFirst$", "-v", "./testpkg"},
+		{"test", "./testpkg", "--run=^TestFirst$", "-stats", "--v", "-count", "2"},
+	} {
+		code, out := runRacekit(t, args...)
+		if code != 0 || !strings.Contains(out, "--- PASS: TestFirst") || !strings.Contains(out, "ok  \tracekit.test/e2e/testpkg") {
+			t.Errorf("racekit %q: exit status %d, want 0, with TestFirst's -v output\n%s", args, code, out)
+		}
+		for _, other := range []string{"TestSecond", "TestSubtests", "TestParallel", "TestExternal", "WARNING: DATA RACE"} {
+			if strings.Contains(out, other) {
+				t.Errorf("racekit %q: output has %s: more than TestFirst ran\n%s", args, other, out)
+			}
+		}
+		if want := strings.Contains(strings.Join(args, " "), "-count"); want != (strings.Count(out, "--- PASS: TestFirst") == 2) {
+			t.Errorf("racekit %q: TestFirst ran %d times\n%s", args, strings.Count(out, "--- PASS: TestFirst"), out)
+		}
+		if strings.Contains(strings.Join(args, " "), "-stats") && !strings.Contains(out, "racekit test: instrumented") {
+			t.Errorf("racekit %q: no -stats line\n%s", args, out)
+		}
+	}
+	code, out := runRacekit(t, "test", "-foo", "./testpkg")
+	if code != 2 || !strings.Contains(out, "racekit test: unknown flag -foo; go test flags go anywhere") {
+		t.Errorf("racekit test -foo: exit status %d, want 2 and the flag rule\n%s", code, out)
+	}
+}
+
 // marked returns "dir/file:line" for each line of the program in dir that
 // carries a race mark.
 func marked(t *testing.T, dir string) []string {

@@ -7,7 +7,9 @@
 // Run `racekit help` for the list of commands and `racekit help <command>`
 // for one. Exit status: 0 when no race was found, 66 when races were found
 // (the Go race detector's default exit code), 1 on an error (bad input,
-// I/O), 2 on a usage error.
+// I/O), 2 on a usage error; racekit test exits as go test -race does (1 on
+// a race), racekit run with the program's status. `racekit help exit` has
+// the details.
 package main
 
 import (
@@ -172,12 +174,26 @@ func mainUsage(w io.Writer) {
 }
 
 const exitHelp = `
-racekit's exit status tells CI what happened:
+racekit's exit status tells CI what happened (each command's help gives
+its own):
 
-	0   no race found (or the command does not look for races and succeeded)
-	1   error: unreadable or malformed input, I/O failure
+	0   success: no race found, or the command does not look for races
+	1   error: unreadable or malformed input, a failed build, I/O failure;
+	    for racekit test also a failed test or a race, exactly as
+	    go test -race exits; for racekit replay also a run that failed
 	2   usage error: unknown command or flag, missing argument
-	66  races found (the Go race detector's default exit code)
+	66  races found (the Go race detector's default exit code), by
+	    analyze, vet, anomalies, fuzz (a race confirmed or observed),
+	    hatch (an anomaly confirmed or a race observed), replay (the run
+	    passed and created the race) and run (when the program itself
+	    exited 0; otherwise run exits with the program's status)
+
+bench exits 1 when a subject failed, corpus when a package that passes
+plainly fails instrumented.
+
+Under go run (go run ./cmd/racekit ...), every non-zero status shows as 1:
+go run prints "exit status 66" and exits 1. Build or install racekit to see
+the real code.
 
 A trace cut short by a crash is read up to its last whole block; that is a
 warning on stderr, not an error.

@@ -29,9 +29,10 @@ a seed and reports where the run departs from it. -times N runs it N times and c
 has the same schedule, step for step. -dlv prints the command that runs
 it under the Delve debugger instead of running it (the test binary is kept).
 
-Exit status: the test binary's (66 if it passed and the race was created,
-as racekit fuzz counts a real race); 1 if the runs of -times differ or
-the build fails; 2 on a usage error.
+Exit status: 66 if the run passed and created the race (as racekit fuzz
+counts a real race), 0 if it passed without; 1 if it failed (a panic, a
+test failure, a deadlock, a timeout), the runs of -times differ or the
+build fails; 2 on a usage error.
 `,
 })
 
