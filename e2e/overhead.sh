@@ -38,7 +38,7 @@ for p in empty cpu syncheavy io; do
 	sec() { case "$1" in *ms) echo "${1%ms} / 1000" | bc -l ;; *µs) echo "${1%µs} / 1000000" | bc -l ;; *s) echo "${1%s}" ;; esac; }
 	ran_s=; anlz_s=
 	for i in 1 2 3; do
-		line=$("$RACEKIT" run -v "./$p" 2>&1 >/dev/null | grep 'the program ran')
+		line=$("$RACEKIT" run -stats "./$p" 2>&1 >/dev/null | grep 'the program ran')
 		# racekit run: built in B; the program ran in R and recorded N events (S bytes, ...); analyzed in A (...)
 		ran=$(echo "$line" | sed 's/.*the program ran in \([^ ]*\) and.*/\1/')
 		anlz=$(echo "$line" | sed 's/.*analyzed in \([^ ]*\) .*/\1/')
