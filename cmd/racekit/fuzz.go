@@ -22,6 +22,7 @@ import (
 	"github.com/racekit/racekit/instrument"
 	"github.com/racekit/racekit/sched"
 	"github.com/racekit/racekit/static"
+	"github.com/racekit/racekit/trace"
 )
 
 var cmdFuzz = register(&command{
@@ -221,7 +222,7 @@ func runFuzz(c *command, args []string) int {
 	testArgs := c.line.binaryArgs()
 
 	// Phase 1.
-	cands := &candidates{targets: targets, index: map[*fuzzTarget]map[string]int{}}
+	cands := &candidates{targets: targets, index: map[*fuzzTarget]map[string][]int{}}
 	res := FuzzResult{BaselineRuns: *fuzzBase, Phase1Pairs: map[string]int{}, Phase1SourceSeconds: map[string]float64{}}
 	var desc []string
 	phase1 := time.Now()
@@ -357,17 +358,7 @@ func runFuzz(c *command, args []string) int {
 		if *fuzzKeep != "" {
 			schedPath = filepath.Join(*fuzzKeep, fmt.Sprintf("%d-%d.sched", tk.j+1, tk.seed))
 		}
-		r, err := controlledRun(jb.t, testArgs, []string{
-			"RACEKIT_SCHED=racefuzzer",
-			"RACEKIT_SEED=" + strconv.FormatUint(tk.seed, 10),
-			"RACEKIT_PAIR=" + jb.pair,
-		}, schedPath, *fuzzTimeout, nil)
-		r.Seed = tk.seed
-		r.Digest = sched.DigestSteps(r.Schedule.Steps)
-		// Only the counts and notes are kept: a schedule can be millions of
-		// steps (every access at a statement in a hot loop is a point), and
-		// all runs of all pairs would not fit in memory, nor on disk.
-		r.Schedule = nil
+		r, err := pairRun(jb.t, testArgs, jb.pair, tk.seed, schedPath)
 		if *fuzzKeep == "" {
 			os.Remove(schedPath)
 		}
@@ -581,35 +572,85 @@ type fuzzJob struct {
 // candidates is the union of phase 1's pairs, per package, in the order
 // they were first found; a pair found again (by another source, or with
 // its statements the other way round, or its files named otherwise) gains
-// the source.
+// the source. Pairs on the same lines are one when their statements can
+// name the same accesses (equal columns and kinds where both give them:
+// vet's line-only pair and hybrid's exact one); the pair then fuzzed is
+// the more exact, whose points are the accesses alone. Two exact pairs
+// of other accesses on the same lines stay two.
 type candidates struct {
 	targets []*fuzzTarget
 	jobs    []fuzzJob
-	index   map[*fuzzTarget]map[string]int // pairKey -> index in jobs
+	index   map[*fuzzTarget]map[string][]int // pairKey -> indices in jobs
+}
+
+// find returns the index of t's job that is pair, or -1.
+func (c *candidates) find(t *fuzzTarget, pair string) int {
+	for _, i := range c.index[t][pairKey(pair)] {
+		if samePair(c.jobs[i].pair, pair) {
+			return i
+		}
+	}
+	return -1
 }
 
 func (c *candidates) add(t *fuzzTarget, pair, source string) {
-	m := c.index[t]
-	if m == nil {
-		m = map[string]int{}
-		c.index[t] = m
-	}
-	k := pairKey(pair)
-	if i, ok := m[k]; ok {
-		if !slices.Contains(c.jobs[i].sources, source) {
-			c.jobs[i].sources = append(c.jobs[i].sources, source)
+	if i := c.find(t, pair); i >= 0 {
+		jb := &c.jobs[i]
+		if exactness(pair) > exactness(jb.pair) {
+			jb.pair = pair
+		}
+		if !slices.Contains(jb.sources, source) {
+			jb.sources = append(jb.sources, source)
 		}
 		return
 	}
-	m[k] = len(c.jobs)
+	m := c.index[t]
+	if m == nil {
+		m = map[string][]int{}
+		c.index[t] = m
+	}
+	k := pairKey(pair)
+	m[k] = append(m[k], len(c.jobs))
 	c.jobs = append(c.jobs, fuzzJob{t: t, pair: pair, sources: []string{source}})
 }
 
 // observe marks t's pair, added before, as a race a recorded run had.
 func (c *candidates) observe(t *fuzzTarget, pair string) {
-	if i, ok := c.index[t][pairKey(pair)]; ok {
+	if i := c.find(t, pair); i >= 0 {
 		c.jobs[i].observed = true
 	}
+}
+
+// samePair reports whether two pairs can name the same two accesses, in
+// either order (sched.Stmt.Compatible, files made absolute).
+func samePair(p, q string) bool {
+	a, b := pairStmts(p)
+	x, y := pairStmts(q)
+	return a.Compatible(x) && b.Compatible(y) || a.Compatible(y) && b.Compatible(x)
+}
+
+// pairStmts parses a pair's two statements, their files absolute.
+func pairStmts(pair string) (sched.Stmt, sched.Stmt) {
+	a, b, _ := strings.Cut(pair, "~")
+	x, _ := sched.ParseStmt(strings.TrimSpace(a))
+	y, _ := sched.ParseStmt(strings.TrimSpace(b))
+	x.File, y.File = absFile(x.File), absFile(y.File)
+	return x, y
+}
+
+// exactness counts what a pair's statements say beyond their lines.
+func exactness(pair string) int {
+	n := 0
+	a, b := pairStmts(pair)
+	for _, st := range []sched.Stmt{a, b} {
+		if st.Col > 0 {
+			n++
+		}
+		if st.Kind != sched.KindOther {
+			n++
+		}
+	}
+	return n
 }
 
 // addAnywhere adds a pair that names no package: to the packages whose
@@ -652,8 +693,8 @@ func absFile(f string) string {
 	return filepath.Clean(f)
 }
 
-// pairKey is a pair's identity: both statements as absolute file:line,
-// in order.
+// pairKey is a pair's lines: both statements as absolute file:line, in
+// order (columns and kinds left out).
 func pairKey(pair string) string {
 	a, b, _ := strings.Cut(pair, "~")
 	x, y := lineSite(strings.TrimSpace(a)), lineSite(strings.TrimSpace(b))
@@ -686,7 +727,11 @@ func staticPairs(pkgs []string) ([]string, int, error) {
 // readPairs reads a pairs file: file:line~file:line lines, or JSON lines
 // {"a": SITE, "b": SITE} (racekit vet -pairs). It returns the distinct
 // pairs and how many JSON lines had a site without a position ("?", as
-// vet writes for an access it could not place), which are skipped.
+// vet writes for an access it could not place), which are skipped. A
+// line's statements keep their columns and kinds (file:line:col:w, as
+// fuzz prints the pairs hybrid found): each names one access. A JSON
+// line's are taken by line: vet's columns are the static analysis's
+// positions, not necessarily those of the instrumented accesses.
 func readPairs(path string) ([]string, int, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -715,13 +760,13 @@ func parsePairs(r io.Reader, name string) ([]string, int, error) {
 				unplaced++
 				continue
 			}
-			line = p.A + "~" + p.B
+			line = lineSite(p.A) + "~" + lineSite(p.B)
 		}
 		p, err := sched.ParsePair(line)
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s:%d: %v", name, n, err)
 		}
-		s := lineSite(p[0]) + "~" + lineSite(p[1])
+		s := p[0] + "~" + p[1]
 		if !seen[s] {
 			seen[s] = true
 			out = append(out, s)
@@ -730,18 +775,14 @@ func parsePairs(r io.Reader, name string) ([]string, int, error) {
 	return out, unplaced, sc.Err()
 }
 
-// lineSite drops a column: file:line:col becomes file:line.
+// lineSite drops a column and a kind: file:line:col:w becomes file:line.
 func lineSite(s string) string {
-	i := strings.LastIndexByte(s, ':')
-	if i < 0 {
+	st, ok := sched.ParseStmt(s)
+	if !ok {
 		return s
 	}
-	if j := strings.LastIndexByte(s[:i], ':'); j >= 0 {
-		if _, err := strconv.Atoi(s[j+1 : i]); err == nil {
-			return s[:i]
-		}
-	}
-	return s
+	st.Col, st.Kind = 0, sched.KindOther
+	return st.String()
 }
 
 // recordRun runs t's tests once for phase 1, recording every access into
@@ -778,24 +819,41 @@ func recordTests(t *fuzzTarget, testArgs, env []string, path string, timeout tim
 	cmd.Dir = t.dir
 	cmd.Env = append(append(os.Environ(), "RACEKIT_TRACE="+path), env...)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	_ = cmd.Run()
+	if err := cmd.Run(); err != nil && ctx.Err() == nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			return startError(t, err)
+		}
+	}
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("recorded run left no trace: %v", err)
 	}
 	return nil
 }
 
-// tracePairs returns the statement pairs (file:line~file:line) the hybrid
-// detector reports on a trace, phase 1's candidates, and the set of those
-// hb reports too: two accesses the recorded run left unordered by
-// happens-before, a data race of that execution as the Go memory model
-// defines it, whether or not phase 2 can bring the two next to each other.
+// tracePairs returns the statement pairs the hybrid detector reports on a
+// trace, phase 1's candidates, and the set of those hb reports too: two
+// accesses the recorded run left unordered by happens-before, a data race
+// of that execution as the Go memory model defines it, whether or not
+// phase 2 can bring the two next to each other. Each statement is the
+// access itself, file:line:col:r or :w (sched.ParseStmt), as the trace's
+// site and op name it: phase 2 then postpones goroutines at those two
+// accesses alone, not at every access on their lines (a harmless read
+// beside the racing write would lower the probability of creating the
+// race, §3.2). A site without a column is its line.
 func tracePairs(path string) (pairs []string, observed map[string]bool, err error) {
 	a, err := analyzeTrace(path, []string{"hybrid", "hb"})
 	if err != nil {
 		return nil, nil, err
 	}
-	observed = map[string]bool{}
+	stmt := func(s trace.Site, write bool) sched.Stmt {
+		st := sched.Stmt{File: s.File, Line: s.Line, Col: s.Col, Kind: sched.KindRead}
+		if write {
+			st.Kind = sched.KindWrite
+		}
+		return st
+	}
+	hb := map[string]bool{} // the site pairs hb reported, kinds left out
 	seen := map[string]bool{}
 	for _, r := range a.results {
 		for _, g := range r.Groups {
@@ -803,21 +861,62 @@ func tracePairs(path string) (pairs []string, observed map[string]bool, err erro
 			if pa.File == "" || pb.File == "" {
 				continue
 			}
-			x, y := fmt.Sprintf("%s:%d", pa.File, pa.Line), fmt.Sprintf("%s:%d", pb.File, pb.Line)
-			if y < x {
+			x, y := stmt(pa, g.Prev.Write), stmt(pb, g.Cur.Write)
+			if y.String() < x.String() {
 				x, y = y, x
 			}
-			s := x + "~" + y
+			s := x.String() + "~" + y.String()
 			switch {
 			case r.Detector == "hb":
-				observed[s] = true
+				hb[sitesOnly(s)] = true
 			case !seen[s]:
 				seen[s] = true
 				pairs = append(pairs, s)
 			}
 		}
 	}
+	observed = map[string]bool{}
+	for _, p := range pairs {
+		if hb[sitesOnly(p)] {
+			observed[p] = true
+		}
+	}
 	return pairs, observed, nil
+}
+
+// sitesOnly is a pair with its statements' kinds left out, in order: hb
+// and hybrid may report one pair of sites with other accesses of theirs
+// (the read or the write of x++).
+func sitesOnly(pair string) string {
+	a, b, _ := strings.Cut(pair, "~")
+	x, _ := sched.ParseStmt(a)
+	y, _ := sched.ParseStmt(b)
+	x.Kind, y.Kind = sched.KindOther, sched.KindOther
+	if y.String() < x.String() {
+		x, y = y, x
+	}
+	return x.String() + "~" + y.String()
+}
+
+// pairRun is one run of phase 2: t's test binary under RaceFuzzer with
+// the pair and the seed, its schedule written to schedPath. Only the
+// counts and notes are kept: a schedule can be millions of steps (every
+// access at a statement in a hot loop is a point), and all runs of all
+// pairs would not fit in memory, nor on disk. A binary that does not
+// start is an error, whose run has no schedule to digest.
+func pairRun(t *fuzzTarget, testArgs []string, pair string, seed uint64, schedPath string) (fuzzRun, error) {
+	r, err := controlledRun(t, testArgs, []string{
+		"RACEKIT_SCHED=racefuzzer",
+		"RACEKIT_SEED=" + strconv.FormatUint(seed, 10),
+		"RACEKIT_PAIR=" + pair,
+	}, schedPath, *fuzzTimeout, nil)
+	r.Seed = seed
+	if err != nil {
+		return r, err
+	}
+	r.Digest = sched.DigestSteps(r.Schedule.Steps)
+	r.Schedule = nil
+	return r, nil
 }
 
 // controlledRun runs the test binary once with env added, recording its
@@ -847,7 +946,7 @@ func controlledRun(t *fuzzTarget, testArgs, env []string, schedPath string, time
 		case ctx.Err() != nil:
 			code = -1 // killed at the time limit
 		default:
-			return r, fmt.Errorf("running %s: %v", t.Pkg, err)
+			return r, startError(t, err)
 		}
 	}
 	if f, err := os.Open(schedPath); err == nil {
@@ -865,6 +964,13 @@ func controlledRun(t *fuzzTarget, testArgs, env []string, schedPath string, time
 	}
 	r.Outcome, r.Detail = classify(ctx.Err() != nil, code, buf.String(), r.Schedule)
 	return r, nil
+}
+
+// startError is the error of a test binary that did not run (missing,
+// not executable, for another system): it names the package and the
+// binary, and says why.
+func startError(t *fuzzTarget, err error) error {
+	return fmt.Errorf("%s: the test binary %s did not start: %v", t.Pkg, t.bin, err)
 }
 
 // resolution is "A before B" for a race note "G#N kind A | G#N kind B".

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/racekit/racekit/sched"
 )
@@ -49,7 +50,7 @@ func TestFuzzResolution(t *testing.T) {
 
 func TestFuzzReadPairs(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "pairs")
-	data := "# candidates\na.go:5~a.go:7\n{\"a\":\"/m/b.go:3:4\",\"b\":\"/m/b.go:9:2\",\"object\":\"x\"}\na.go:5~a.go:7\n"
+	data := "# candidates\na.go:5~a.go:7\n{\"a\":\"/m/b.go:3:4\",\"b\":\"/m/b.go:9:2\",\"object\":\"x\"}\na.go:5~a.go:7\na.go:5:3:w~a.go:7:9:r\n"
 	if err := os.WriteFile(p, []byte(data), 0o666); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,9 @@ func TestFuzzReadPairs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"a.go:5~a.go:7", "/m/b.go:3~/m/b.go:9"}; !reflect.DeepEqual(got, want) || unplaced != 0 {
+	// A text line keeps its accesses (columns and kinds, as fuzz prints
+	// hybrid's pairs); vet's JSON columns are static positions: lines.
+	if want := []string{"a.go:5~a.go:7", "/m/b.go:3~/m/b.go:9", "a.go:5:3:w~a.go:7:9:r"}; !reflect.DeepEqual(got, want) || unplaced != 0 {
 		t.Errorf("readPairs = %q, %d unplaced; want %q, 0", got, unplaced, want)
 	}
 	// vet writes "?" for an access it could not place: skipped, counted.
@@ -117,7 +120,7 @@ func TestFuzzCandidates(t *testing.T) {
 	}
 	a := &fuzzTarget{Pkg: "m/a", dir: filepath.Join(wd, "a")}
 	b := &fuzzTarget{Pkg: "m/b", dir: filepath.Join(wd, "b")}
-	c := &candidates{targets: []*fuzzTarget{a, b}, index: map[*fuzzTarget]map[string]int{}}
+	c := &candidates{targets: []*fuzzTarget{a, b}, index: map[*fuzzTarget]map[string][]int{}}
 	ax := filepath.Join(wd, "a", "x.go")
 	c.add(a, ax+":3~"+ax+":9", "hybrid")
 	c.add(a, ax+":3~"+ax+":3", "hybrid")
@@ -125,6 +128,14 @@ func TestFuzzCandidates(t *testing.T) {
 	c.addAnywhere(ax+":5:1~"+ax+":5:1", "vet")     // a's only
 	c.addAnywhere("/elsewhere/y.go:1~/elsewhere/y.go:2", "pairs")
 	c.add(b, ax+":3~"+ax+":9", "hybrid") // b's run saw a's pair: b's own candidate
+	// Exact pairs (hybrid's: column and kind) of other accesses on lines
+	// already a candidate's are their own; a line-only pair joins the
+	// first it can name, and a pair that names an access exactly takes
+	// the place of a line-only one.
+	c.add(a, ax+":7:2:w~"+ax+":8:5:r", "hybrid")
+	c.add(a, ax+":7:9:w~"+ax+":8:5:r", "hybrid")
+	c.addAnywhere(ax+":8~"+ax+":7", "vet")
+	c.add(a, ax+":3:14:r~"+ax+":3:14:w", "hybrid")
 	type row struct {
 		pkg, pair string
 		sources   []string
@@ -134,19 +145,21 @@ func TestFuzzCandidates(t *testing.T) {
 		got = append(got, row{j.t.Pkg, j.pair, j.sources})
 	}
 	want := []row{
-		{"m/a", ax + ":3~" + ax + ":9", []string{"hybrid", "vet"}},
-		{"m/a", ax + ":3~" + ax + ":3", []string{"hybrid"}},
+		{"m/a", "a/x.go:9:2~" + ax + ":3:14", []string{"hybrid", "vet"}}, // the more exact
+		{"m/a", ax + ":3:14:r~" + ax + ":3:14:w", []string{"hybrid"}},
 		{"m/a", ax + ":5:1~" + ax + ":5:1", []string{"vet"}},
 		{"m/a", "/elsewhere/y.go:1~/elsewhere/y.go:2", []string{"pairs"}},
 		{"m/b", "/elsewhere/y.go:1~/elsewhere/y.go:2", []string{"pairs"}},
 		{"m/b", ax + ":3~" + ax + ":9", []string{"hybrid"}},
+		{"m/a", ax + ":7:2:w~" + ax + ":8:5:r", []string{"hybrid", "vet"}},
+		{"m/a", ax + ":7:9:w~" + ax + ":8:5:r", []string{"hybrid"}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("candidates:\n got %v\nwant %v", got, want)
 	}
 	counts := map[string]int{}
 	d := phase1Description([]string{"hybrid", "vet", "pairs"}, []string{"hybrid over 3 recorded runs", "vet", "pairs from f"}, c.jobs, counts)
-	if want := "hybrid over 3 recorded runs: 3, vet: 2, pairs from f: 2; 1 found by more than one"; d != want {
+	if want := "hybrid over 3 recorded runs: 5, vet: 3, pairs from f: 2; 2 found by more than one"; d != want {
 		t.Errorf("description %q, want %q", d, want)
 	}
 	if d := phase1Description([]string{"hybrid"}, []string{"hybrid"}, c.jobs[:2], map[string]int{}); d != "hybrid" {
@@ -339,5 +352,28 @@ func TestTestScheduleRandom(t *testing.T) {
 	out, stderr, code := racekit(t, "test", "--schedule=random", "--seed", "4", "./testdata/fuzzrand")
 	if code != 1 || !strings.Contains(out, "(racekit: 1 data race(s))") || !strings.Contains(out, "fuzzrand.go:"+waits[strings.LastIndexByte(waits, ':')+1:]) {
 		t.Errorf("exit %d, want 1 and the race at %s\n%s\nstderr:\n%s", code, waits, out, stderr)
+	}
+}
+
+// A test binary that does not start (missing, not executable) is an
+// error that names the package, the binary and why, for phase 1's
+// recorded runs and phase 2's alike; before, phase 2 dereferenced the
+// schedule such a run never had and racekit panicked (issue 29).
+func TestFuzzStartFailure(t *testing.T) {
+	dir := t.TempDir()
+	notExec := filepath.Join(dir, "p1.test")
+	if err := os.WriteFile(notExec, []byte("not a program"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, bin := range []string{filepath.Join(dir, "p0.test"), notExec} {
+		tg := &fuzzTarget{Pkg: "m/a", dir: dir, bin: bin}
+		_, err := pairRun(tg, nil, "a.go:1~a.go:2", 1, filepath.Join(dir, "run.sched"))
+		if err == nil || !strings.Contains(err.Error(), "m/a") || !strings.Contains(err.Error(), bin+" did not start") {
+			t.Errorf("%s: phase 2 run: error %v, want one naming m/a and the binary", filepath.Base(bin), err)
+		}
+		err = recordTests(tg, nil, nil, filepath.Join(dir, "run.rkt"), time.Minute)
+		if err == nil || !strings.Contains(err.Error(), bin+" did not start") {
+			t.Errorf("%s: recorded run: error %v, want one naming the binary", filepath.Base(bin), err)
+		}
 	}
 }
