@@ -102,8 +102,11 @@ before or after the packages, as -flag value or -flag=value, with one dash
 or two; the arguments after -args go to the test binary. racekit's own
 flags, listed below, are spelled the same way and go anywhere too: their
 names are ones go test does not use, so a go test command line means the
-same after "racekit test" and a flag means the same wherever it stands. One
-flag is both go's and racekit's: -tags, as go build's, which racekit also
+same after "racekit test" and a flag means the same wherever it stands (a
+prefix such as -racekit.algo, like the test binary's -test.v, would do as
+well but is long to type for flags used every day; racekit's verbose
+output is therefore -stats, -v being go test's). One flag is both go's and
+racekit's: -tags, as go build's, which racekit also
 instruments with. -race is accepted and ignored: racekit is the race
 detector. An unknown flag is an error; a flag of the test binary itself
 (one the test defines) goes after -args. The older form, go test's flags

@@ -18,13 +18,13 @@ var cmdTest = register(&command{
 	usageLine: "test [-algo=fasttrack] [-predict] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
 	short:     "instrument and run Go tests, then report their data races",
 	long: `
-Test is racekit's go test -race: racekit test takes go test's command line
-(racekit test -run TestX -v ./p works as go test does; see "Go test's
-flags" below) with racekit's own flags added. It instruments the packages of the main
-module that the named packages and their tests import (and those -include
-names), runs go test -overlay -modfile on them (the user's files, go.mod and
-go.sum are never modified), and analyzes the trace each test binary recorded
-with -algo (fasttrack by default). go test's output is passed through
+Test is racekit's go test -race: it takes go test's command line, with
+racekit's own flags added (racekit test -run TestX -v ./p works as go test
+does; see "Go test's flags" below). It instruments the packages of the
+main module that the named packages and their tests import (and those
+-include names), runs go test -overlay -modfile on them (the user's files,
+go.mod and go.sum are never modified), and analyzes the trace each test
+binary recorded with -algo (fasttrack by default). go test's output is passed through
 unchanged; the races of each package follow it, reported the way Go's race
 detector reports them, then one line per package with races:
 
