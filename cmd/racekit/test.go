@@ -24,9 +24,10 @@ does; see "Go test's flags" below). It instruments the packages of the
 main module that the named packages and their tests import (and those
 -include names), runs go test -overlay -modfile on them (the user's files,
 go.mod and go.sum are never modified), and analyzes the trace each test
-binary recorded with -algo (fasttrack by default). go test's output is passed through
-unchanged; the races of each package follow it, reported the way Go's race
-detector reports them, then one line per package with races:
+binary recorded with -algo (fasttrack by default). go test's output is
+passed through unchanged; the races of each package follow it, reported
+the way Go's race detector reports them, then one line per package with
+races:
 
 	FAIL	example.com/m/p	(racekit: 2 data races)
 
