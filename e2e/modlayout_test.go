@@ -104,6 +104,28 @@ func TestModuleLayouts(t *testing.T) {
 		}
 		checkUnchanged(t, before, snapshot(t, root))
 	})
+	// vendor/modules.txt cannot list the runtime copy: the build takes
+	// -mod=mod, with the vendored module replaced by a copy of its vendored
+	// code, and needs no network (GOPROXY=off) nor module cache.
+	t.Run("vendor", func(t *testing.T) {
+		dir := t.TempDir()
+		writeTree(t, dir, map[string]string{
+			"go.mod":                         "module example.com/m\n\ngo 1.20\n\nrequire example.com/dep v1.0.0\n",
+			"m.go":                           racy("m", "m"),
+			"m_test.go":                      "package m\n\nimport (\n\t\"testing\"\n\n\t\"example.com/dep\"\n)\n\nfunc TestRacy(t *testing.T) {\n\tRacy()\n\tif dep.Vendored() != 42 {\n\t\tt.Fatal()\n\t}\n}\n",
+			"vendor/modules.txt":             "# example.com/dep v1.0.0\n## explicit; go 1.18\nexample.com/dep\n",
+			"vendor/example.com/dep/dep.go":  "package dep\n\nfunc Vendored() int { return 42 }\n",
+			"vendor/example.com/dep/LICENSE": "",
+		})
+		t.Setenv("GOPROXY", "off")
+		t.Setenv("GOFLAGS", "")
+		before := snapshot(t, dir)
+		_, pairs, _ := frontEnd(t, dir, instrument.Config{})
+		if want := wantPairs(t, dir, "."); !reflect.DeepEqual(pairs, want) || len(want) != 1 {
+			t.Errorf("races %q, want %q", pairs, want)
+		}
+		checkUnchanged(t, before, snapshot(t, dir))
+	})
 	t.Run("tags", func(t *testing.T) {
 		dir := t.TempDir()
 		writeTree(t, dir, map[string]string{

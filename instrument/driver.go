@@ -52,6 +52,8 @@ type Prepared struct {
 	Instrumented []string // import paths (test variants included once)
 	Files        int      // instrumented files
 	Skipped      []Skip
+
+	modMod bool // -mod=mod: a vendored module built from copies of its vendored modules (vendor.go)
 }
 
 // BuildArgs returns the go command flags that make a build see the
@@ -59,6 +61,9 @@ type Prepared struct {
 func (p *Prepared) BuildArgs() []string {
 	if p.ModFile == "" {
 		return []string{"-overlay=" + p.Overlay}
+	}
+	if p.modMod {
+		return []string{"-overlay=" + p.Overlay, "-modfile=" + p.ModFile, "-mod=mod"}
 	}
 	return []string{"-overlay=" + p.Overlay, "-modfile=" + p.ModFile}
 }
@@ -202,7 +207,14 @@ func Prepare(cfg Config) (*Prepared, error) {
 	if cfg.work != "" {
 		overlay[cfg.work], err = writeWorkFile(cfg.work, rtDir, cfg.CacheDir, replaces)
 	} else {
-		prep.ModFile, err = writeModFile(gomod, rtDir, cfg.CacheDir, replaces)
+		var vendored string
+		if vendorMode(gomod, modGo) {
+			if vendored, err = vendorDirectives(gomod, cfg.CacheDir); err != nil {
+				return nil, fmt.Errorf("vendor directory: %v", err)
+			}
+			prep.modMod = true
+		}
+		prep.ModFile, err = writeModFile(gomod, rtDir, cfg.CacheDir, replaces, vendored)
 	}
 	if err != nil {
 		return nil, err
@@ -685,7 +697,7 @@ func fileExists(p string) bool {
 // required and replaced by its copy, and the replacements of dependency
 // modules by their instrumented copies, with a copy of the user's go.sum
 // beside it (the go command reads alt.sum for alt.mod).
-func writeModFile(gomod, rtDir, cache string, replaces map[string]string) (string, error) {
+func writeModFile(gomod, rtDir, cache string, replaces map[string]string, extra string) (string, error) {
 	mod, err := os.ReadFile(gomod)
 	if err != nil {
 		return "", err
@@ -708,6 +720,7 @@ func writeModFile(gomod, rtDir, cache string, replaces map[string]string) (strin
 	for _, p := range paths {
 		fmt.Fprintf(&b, "replace %s => %s\n", p, replaces[p])
 	}
+	b.WriteString(extra)
 	h := sha256.New()
 	h.Write(b.Bytes())
 	h.Write([]byte{0})

@@ -146,3 +146,26 @@ func TestRuntimeMinGo(t *testing.T) {
 		}
 	}
 }
+
+func TestReadModulesTxt(t *testing.T) {
+	txt := `# example.com/a v1.2.0
+## explicit; go 1.18
+example.com/a
+example.com/a/sub
+# example.com/b v0.1.0 => ../b
+## explicit
+example.com/b
+# example.com/c v0.3.0
+## explicit; go 1.13
+# example.com/d => ./d
+`
+	mods := readModulesTxt([]byte(txt))
+	// b is read where its directory is; c has no vendored package; d is a
+	// replacement only.
+	if len(mods) != 1 {
+		t.Fatalf("got %d modules, want 1", len(mods))
+	}
+	if m := mods[0]; m.path != "example.com/a" || m.version != "v1.2.0" || m.goVersion != "1.18" || strings.Join(m.pkgs, ",") != "example.com/a,example.com/a/sub" {
+		t.Errorf("got %+v", *m)
+	}
+}
