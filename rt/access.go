@@ -327,6 +327,18 @@ func appended[S ~[]E, E any](s, r S, n int, site uint32) {
 	}
 }
 
+// grown records r's backing array as a new object when r := append(s,
+// ...) allocated one: the garbage collector hands out the memory of dead
+// objects again, so without it the new array's words would keep the old
+// object's accesses and could race with them (the Go race detector clears
+// its shadow memory in mallocgc). Recorded in unsampled code too, as
+// MakeSlice is: an allocation is not an access that sampling may skip.
+func grown[S ~[]E, E any](s, r S, site uint32) {
+	if cap(r) > 0 && unsafe.SliceData(r) != unsafe.SliceData(s) {
+		allocEvent(sliceData(r), uintptr(cap(r))*elemSize[E](), site)
+	}
+}
+
 // Append is append(s, xs...) for elements of s's element type (the
 // instrumenter uses AppendN when an element needs a conversion).
 func Append[S ~[]E, E any](s S, site uint32, rec bool, xs ...E) S {
@@ -334,8 +346,11 @@ func Append[S ~[]E, E any](s S, site uint32, rec bool, xs ...E) S {
 		ctlAppend(s, len(xs), site)
 	}
 	r := append(s, xs...)
-	if on && rec {
-		appended(s, r, len(xs), site)
+	if on {
+		grown(s, r, site)
+		if rec {
+			appended(s, r, len(xs), site)
+		}
 	}
 	return r
 }
@@ -376,6 +391,9 @@ func AppendSlice[S ~[]E, T ~[]E, E any](s S, xs T, site uint32, rec bool) S {
 		ctlAppend(s, len(xs), site)
 	}
 	r := append(s, xs...)
+	if on {
+		grown(s, r, site)
+	}
 	if on && rec {
 		if len(xs) > 0 {
 			rangeAccess(trace.OpRead, sliceData(xs), elemSize[E](), len(xs), site)
@@ -391,8 +409,11 @@ func AppendString[S ~[]byte](b S, str string, site uint32, rec bool) S {
 		ctlAppend(b, len(str), site)
 	}
 	r := append(b, str...)
-	if on && rec {
-		appended(b, r, len(str), site)
+	if on {
+		grown(b, r, site)
+		if rec {
+			appended(b, r, len(str), site)
+		}
 	}
 	return r
 }

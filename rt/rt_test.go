@@ -452,3 +452,44 @@ func TestHooksTakeEnterState(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendGrowthIsAnAllocation: an append that moves the slice to a new
+// array records that array, its whole capacity, as a new object (sampled
+// or not), before the elements it stores; an append within capacity
+// records none. Without it, memory of a dead object handed out again by
+// the garbage collector keeps the old object's accesses (issue 28).
+func TestAppendGrowthIsAnAllocation(t *testing.T) {
+	var grownTo, inPlace []int64
+	var str []byte
+	tr := record(t, false, func(site uint32) {
+		grownTo = Append([]int64(nil), site, true, 1, 2, 3)
+		inPlace = Append(grownTo[:1:cap(grownTo)], site, true, 7)
+		_ = AppendSlice(inPlace, []int64{4, 5, 6, 7, 8, 9}, site, false) // grows, unsampled
+		str = AppendString([]byte(nil), "hello", site, true)
+	})
+	type alloc struct{ lo, hi uint64 }
+	var allocs []alloc
+	firstWrite := -1
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		if lo, hi, ok := e.AllocRange(); ok {
+			allocs = append(allocs, alloc{lo, hi})
+		}
+		if e.Op == trace.OpWrite && firstWrite < 0 {
+			firstWrite = i
+			if len(allocs) != 1 {
+				t.Fatalf("the first element stored before its array's allocation: %d allocations before it", len(allocs))
+			}
+		}
+	}
+	if len(allocs) != 3 {
+		t.Fatalf("%d allocations, want 3 (two growths and the string's; none for the append within capacity): %v", len(allocs), allocs)
+	}
+	p := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(grownTo))))
+	if allocs[0] != (alloc{p, p + 8*uint64(cap(grownTo))}) {
+		t.Errorf("first allocation %#x-%#x, want the new array %#x-%#x", allocs[0].lo, allocs[0].hi, p, p+8*uint64(cap(grownTo)))
+	}
+	if p := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(str)))); allocs[2].lo != p || allocs[2].hi != p+uint64(cap(str)) {
+		t.Errorf("string append's allocation %#x-%#x, want %#x-%#x", allocs[2].lo, allocs[2].hi, p, p+uint64(cap(str)))
+	}
+}

@@ -1,0 +1,57 @@
+// Race-free heap churn (issue 28, memory reuse): workers own disjoint
+// ranges of a shared slice; each round, each copies its range into a
+// private slice grown by append, sorts the copy with sort.Slice, writes its
+// range back and adds to a locked total. The garbage collector frees the
+// copies and hands their memory out again, to other workers' copies: a
+// detector that does not see those arrays as new objects relates accesses
+// of dead and live copies at one address. No race.
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+)
+
+const (
+	workers = 4
+	per     = 64
+	rounds  = 200
+)
+
+func main() {
+	shared := make([]int, workers*per)
+	for i := range shared {
+		shared[i] = (i * 7919) % 1000
+	}
+	var mu sync.Mutex
+	total := 0
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			for r := 0; r < rounds; r++ {
+				var cp []int
+				for i := lo; i < hi; i++ {
+					cp = append(cp, shared[i]+r)
+				}
+				sort.Slice(cp, func(a, b int) bool { return cp[a] < cp[b] })
+				sum := 0
+				for i, v := range cp {
+					shared[lo+i] = v - r
+					sum += v
+				}
+				mu.Lock()
+				total += sum
+				mu.Unlock()
+				if r%20 == 0 {
+					runtime.GC()
+				}
+			}
+		}(w*per, (w+1)*per)
+	}
+	wg.Wait()
+	fmt.Println(total > 0)
+}
