@@ -63,6 +63,10 @@ type Race struct {
 	Addr     uint64
 	Prev     Access
 	Cur      Access
+	// Witness is, for a predicted race, the reordering that shows it (a
+	// schedule a controlled run can follow); nil otherwise. It is shared,
+	// never modified: a Sink may keep the pointer.
+	Witness *Witness
 }
 
 // Pair is an unordered pair of sites: the identity of a distinct race.

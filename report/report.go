@@ -133,6 +133,9 @@ type JSONRace struct {
 	Count    int        `json:"count"`
 	Current  JSONAccess `json:"current"`
 	Previous JSONAccess `json:"previous"`
+	// Witness is a predicted race's reordering (detect/predict.CheckWitness
+	// validates it against the trace; racekit hatch -from rdit follows it).
+	Witness *finding.Witness `json:"witness,omitempty"`
 }
 
 // JSONReport is the whole JSON document of `racekit analyze --format=json`.
@@ -171,6 +174,7 @@ func BuildJSON(traceName string, events int64, m *trace.Meta, results []Result) 
 				Count:    g.Count,
 				Current:  jsonAccess(m, g.Cur, res.Stacks[g.Pair()]),
 				Previous: jsonAccess(m, g.Prev, nil),
+				Witness:  g.Witness,
 			})
 		}
 	}

@@ -369,5 +369,6 @@ func (d *Detector) report(m *model, a, b int32, pre []int32) {
 		Addr:     ea.Obj,
 		Prev:     finding.Access{Seq: ea.Seq, G: ea.G, Site: ea.Site, Write: ea.IsWrite()},
 		Cur:      finding.Access{Seq: eb.Seq, G: eb.G, Site: eb.Site, Write: eb.IsWrite()},
+		Witness:  &w,
 	})
 }
