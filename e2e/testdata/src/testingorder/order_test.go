@@ -76,9 +76,9 @@ func TestNoRaceBeforeParallel(t *testing.T) {
 	_ = x
 }
 
-// TestRaceSiblings: two parallel subtests of one parent run concurrently.
 var siblingsX int
 
+// TestRaceSiblings: two parallel subtests of one parent run concurrently.
 func TestRaceSiblings(t *testing.T) {
 	x := &siblingsX
 	var wg sync.WaitGroup
@@ -97,10 +97,10 @@ func TestRaceSiblings(t *testing.T) {
 	})
 }
 
-// TestRaceNestedCousins: parallel subtests of two parallel groups run
-// concurrently too.
 var cousinsX int
 
+// TestRaceNestedCousins: parallel subtests of two parallel groups run
+// concurrently too.
 func TestRaceNestedCousins(t *testing.T) {
 	x := &cousinsX
 	var wg sync.WaitGroup
@@ -118,10 +118,10 @@ func TestRaceNestedCousins(t *testing.T) {
 	}
 }
 
-// TestRaceCleanupVsSibling: a parallel subtest's cleanup runs when it
-// ends, concurrently with its siblings.
 var cleanupX int
 
+// TestRaceCleanupVsSibling: a parallel subtest's cleanup runs when it
+// ends, concurrently with its siblings.
 func TestRaceCleanupVsSibling(t *testing.T) {
 	x := &cleanupX
 	var wg sync.WaitGroup
@@ -132,6 +132,7 @@ func TestRaceCleanupVsSibling(t *testing.T) {
 		})
 		t.Parallel()
 		wg.Done()
+		wg.Wait() // a ends after b resumed (else the framework's semaphore may order them for -race)
 	})
 	t.Run("b", func(t *testing.T) {
 		t.Parallel()

@@ -33,10 +33,10 @@ func TestNoRaceSynctestReturn(t *testing.T) {
 	_ = x
 }
 
-// TestRaceSynctestBeforeWait: inside a bubble goroutines are concurrent
-// until Wait.
 var bubbleX int
 
+// TestRaceSynctestBeforeWait: inside a bubble goroutines are concurrent
+// until Wait.
 func TestRaceSynctestBeforeWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		x := &bubbleX
