@@ -150,18 +150,13 @@ func Run(patterns []string, opts Options) (*Report, error) {
 	if firstEr != nil {
 		return nil, firstEr
 	}
-	// With Tests a package appears in several variants: keep each warning once.
-	seen := map[string]bool{}
+	// With Tests a package appears in several variants: keep each site
+	// pair once, preferring a variant's warning no filter removed.
+	var ws []Warning
 	for _, res := range results {
-		for _, w := range res.Warnings {
-			k := w.A.Site + "|" + w.B.Site + "|" + w.Object
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-			rep.Warnings = append(rep.Warnings, w)
-		}
+		ws = append(ws, res.Warnings...)
 	}
+	rep.Warnings = Dedup(ws, cfg.Filters)
 	sort.SliceStable(rep.Warnings, func(i, j int) bool {
 		a, b := &rep.Warnings[i], &rep.Warnings[j]
 		if c := compareSites(a.A.Site, b.A.Site); c != 0 {

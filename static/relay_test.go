@@ -40,3 +40,20 @@ func TestHTTPHandlers(t *testing.T) {
 func TestCrossPackage(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), static.Analyzer, "crossdep", "crossuse")
 }
+
+// TestDedupAfterFilters: a site pair whose first pairing is filtered
+// (handoff) is still reported for a second, unfiltered pairing
+// (testdata/src/dedup, the want comment).
+func TestDedupAfterFilters(t *testing.T) {
+	rs := analysistest.Run(t, analysistest.TestData(), static.Analyzer, "dedup")
+	res := rs[0].Result.(*static.Result)
+	kept := 0
+	for _, w := range res.Warnings {
+		if w.Removed == "" {
+			kept++
+		}
+	}
+	if kept != 1 {
+		t.Errorf("want 1 kept warning, got %d: %+v", kept, res.Warnings)
+	}
+}

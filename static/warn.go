@@ -540,22 +540,58 @@ func (ps *pkgState) warnings() []Warning {
 				if !may {
 					continue
 				}
-				sa, sb := a.site, b.site
-				if sa > sb {
-					sa, sb = sb, sa
-				}
-				k := sa + "|" + sb
+				w := ps.makeWarning(ts, ra.t, rb.t, a, b, same)
+				// Every thread pair at two sites is a candidate: the
+				// filters judge each before deduplication (Dedup).
+				k := sitePairKey(w.A.Site, w.B.Site) + "|" + strings.Join(w.Matches, ",")
 				if seen[k] {
 					continue
 				}
 				seen[k] = true
-				out = append(out, ps.makeWarning(ts, ra.t, rb.t, a, b, same))
+				out = append(out, w)
 			}
 		}
 	}
+	out = Dedup(out, ps.cfg.Filters)
 	ps.stats.Candidates = len(out)
 	ps.stats.Reported, ps.stats.Removed = Refilter(out, ps.cfg.Filters)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].A.pos < out[j].A.pos })
+	return out
+}
+
+func sitePairKey(a, b string) string {
+	if a > b {
+		a, b = b, a
+	}
+	return a + "|" + b
+}
+
+// Dedup keeps one warning per pair of sites. The filters run first, on
+// every candidate: a site pair is reported if any of its thread pairs
+// survives the enabled filters (a filtered pairing must not hide a real
+// race at the same two sites), and then by the first survivor; otherwise
+// by its first candidate, with the filter that removed it. The input
+// order is kept among the representatives.
+func Dedup(ws []Warning, enabled map[string]bool) []Warning {
+	Refilter(ws, enabled)
+	best := map[string]int{}
+	var order []string
+	for i := range ws {
+		k := sitePairKey(ws[i].A.Site, ws[i].B.Site)
+		j, ok := best[k]
+		if !ok {
+			best[k] = i
+			order = append(order, k)
+			continue
+		}
+		if ws[j].Removed != "" && ws[i].Removed == "" {
+			best[k] = i
+		}
+	}
+	out := make([]Warning, 0, len(order))
+	for _, k := range order {
+		out = append(out, ws[best[k]])
+	}
 	return out
 }
 
