@@ -24,7 +24,12 @@
 //     ParsePatterns) are matched on the indices. Data races use the hybrid
 //     detector's per-address latest-access entries, so their candidate site
 //     pairs are exactly hybrid's; other patterns are matched by
-//     backtracking over their steps. Candidates pass the mutation condition
+//     backtracking over their steps, each step bound to every event of
+//     the index in turn (not only the first of each statement: a
+//     statement run both under a lock and outside it can interleave only
+//     outside; Options.SiteEvents bounds the runs of one statement tried
+//     per enumeration, still trying one with a new lockset, and counts
+//     the others in Stats as site_events_skipped). Candidates pass the mutation condition
 //     (Algorithm 1; Algorithm 2 generalized to any pattern). The
 //     backtracking applies the partial-order part of that condition as
 //     soon as a step is bound: an event ordered before an earlier step of

@@ -90,6 +90,16 @@ type Options struct {
 	// pattern's search stops there. Bindings pruned by the partial order
 	// do not count.
 	Budget int64
+	// SiteEvents bounds how many events of one site the search binds to a
+	// pattern step in one enumeration (one goroutine's accesses to a
+	// variable, or one region's accesses): every event of a site is a
+	// candidate (§5.2), and beyond the first SiteEvents the search still
+	// tries an event whose lockset differs from every one tried at that
+	// site, so that a statement run both under a lock and outside it is
+	// tried outside it. The events left out are counted in Stats
+	// (site_events_skipped). 0 means DefaultSiteEvents; negative, no
+	// bound.
+	SiteEvents int
 
 	// Clips chooses full or compact clips (see Clip); by default
 	// (ClipAuto) a clip is full up to FullClipSteps events.
@@ -97,6 +107,9 @@ type Options struct {
 
 	noPrune bool // tests: search without the order pruning (see generic)
 }
+
+// DefaultSiteEvents is Options.SiteEvents's default.
+const DefaultSiteEvents = 8
 
 // boundary reports whether op ends the current atomic region: PECAN's
 // fork, join, wait and notify (§4.1), in Go goroutine creation/joining and

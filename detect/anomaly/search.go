@@ -1,6 +1,7 @@
 package anomaly
 
 import (
+	"math"
 	"sort"
 
 	"github.com/racekit/racekit/trace"
@@ -48,8 +49,10 @@ type searcher struct {
 	varSet      []bool
 	regs        []int32
 	regSet      []bool
-	sitesBuf    [][]trace.SiteID // per step: firstPerSite's sites
-	consA       [][]int32        // per step: the order constraints (see bind)
+	sitesBuf    [][]siteTry // per step: the events perSite tried
+	siteEvents  int         // Options.SiteEvents, defaulted
+	skipped     int64       // events perSite did not try (site_events_skipped)
+	consA       [][]int32   // per step: the order constraints (see bind)
 	consB       [][]int32
 	work        int64
 	prefixes    map[key]int
@@ -63,7 +66,14 @@ func newSearcher(m *Model, opt Options) *searcher {
 	if opt.Budget <= 0 {
 		opt.Budget = 20_000_000
 	}
-	return &searcher{m: m, opt: opt, val: newValidator(m), stats: map[string]int64{},
+	siteEvents := opt.SiteEvents
+	if siteEvents == 0 {
+		siteEvents = DefaultSiteEvents
+	}
+	if siteEvents < 0 {
+		siteEvents = math.MaxInt
+	}
+	return &searcher{m: m, opt: opt, siteEvents: siteEvents, val: newValidator(m), stats: map[string]int64{},
 		reported: map[key]bool{}, attempts: map[key]int{}, failed: map[key]*Anomaly{}}
 }
 
@@ -359,7 +369,7 @@ func (s *searcher) generic(id int, p *Pattern) {
 	for i := range s.thr {
 		s.thr[i] = -1
 	}
-	s.sitesBuf = make([][]trace.SiteID, c.k)
+	s.sitesBuf = make([][]siteTry, c.k)
 	s.consA = make([][]int32, c.k)
 	s.consB = make([][]int32, c.k)
 	s.work, s.outOfBudget = 0, false
@@ -369,6 +379,8 @@ func (s *searcher) generic(id int, p *Pattern) {
 	if s.outOfBudget {
 		s.stats["budget_exhausted"]++
 	}
+	s.stats["site_events_skipped"] += s.skipped
+	s.skipped = 0
 	s.finish()
 }
 
@@ -453,14 +465,21 @@ func (s *searcher) bind(n int) {
 		}
 		return false
 	}
-	// firstPerSite tries, in evs (trace order), the first event after
-	// after of each site that has the access type and variable.
-	firstPerSite := func(evs []int32, after int32) {
-		sites := s.sitesBuf[n][:0]
+	// perSite tries, in evs (trace order), the events after after that
+	// have the access type and variable: every event of a site is a
+	// candidate (§5.2 binds any event of the index), since two events of
+	// one statement differ in what they hold and where they stand (a
+	// write made both under a lock and outside it: only the unlocked one
+	// can interleave). For cost, a site's events beyond the first
+	// Options.SiteEvents of this enumeration (one goroutine's accesses to
+	// a variable, or one region's) are tried only when they hold a lockset
+	// no earlier tried event of the site held; the others are counted in
+	// Stats as site_events_skipped.
+	perSite := func(evs []int32, after int32) {
+		tried := s.sitesBuf[n][:0]
 		if after >= 0 {
 			evs = evs[sort.Search(len(evs), func(i int) bool { return evs[i] > after }):]
 		}
-	outer:
 		for _, e := range evs {
 			in := &s.info[e]
 			if in.write != want || (xBound && in.obj != x) {
@@ -469,17 +488,23 @@ func (s *searcher) bind(n int) {
 			if len(consB) > 0 && beyond(e) {
 				break
 			}
-			st := in.site
-			for _, y := range sites {
-				if y == st {
-					continue outer
+			st, ls := in.site, m.ls[e]
+			count, sameLS := 0, false
+			for i := range tried {
+				if tried[i].site == st {
+					count++
+					sameLS = sameLS || tried[i].ls == ls
 				}
 			}
-			sites = append(sites, st)
-			s.sitesBuf[n] = sites
+			if count >= s.siteEvents && sameLS {
+				s.skipped++
+				continue
+			}
+			tried = append(tried, siteTry{st, ls})
+			s.sitesBuf[n] = tried
 			s.tryBind(n, e, repeats)
 		}
-		s.sitesBuf[n] = sites
+		s.sitesBuf[n] = tried
 	}
 	// window returns the part of the regions rs (one goroutine's, in
 	// program order) that can hold step n's event.
@@ -496,15 +521,15 @@ func (s *searcher) bind(n int) {
 	}
 	switch {
 	case rBound:
-		// With x bound, firstPerSite keeps the region's accesses to x:
+		// With x bound, perSite keeps the region's accesses to x:
 		// regions are short, this is cheaper than an index.
-		firstPerSite(m.regions[r].acc, prev)
+		perSite(m.regions[r].acc, prev)
 	case gBound:
 		if xBound {
-			s.gBound(n, g, x, prev, repeats, window, firstPerSite)
+			s.gBound(n, g, x, prev, repeats, window, perSite)
 		} else {
 			for _, y := range m.addrs {
-				s.gBound(n, g, y, prev, repeats, window, firstPerSite)
+				s.gBound(n, g, y, prev, repeats, window, perSite)
 			}
 		}
 	case repeats && !xBound && s.laterVarOK(n):
@@ -517,7 +542,7 @@ func (s *searcher) bind(n int) {
 				continue
 			}
 			for _, sp := range window(rg[u]) {
-				firstPerSite(m.regions[sp.r].acc, -1)
+				perSite(m.regions[sp.r].acc, -1)
 			}
 		}
 	default:
@@ -535,7 +560,7 @@ func (s *searcher) bind(n int) {
 				}
 				if repeats {
 					for _, sp := range window(s.regByAG[y][u]) {
-						firstPerSite(sp.acc, -1)
+						perSite(sp.acc, -1)
 					}
 					continue
 				}
@@ -548,7 +573,7 @@ func (s *searcher) bind(n int) {
 					l := sort.Search(len(evs), func(i int) bool { return m.lt[evs[i]] > cl })
 					lo = max(lo, l)
 				}
-				firstPerSite(evs[lo:], -1)
+				perSite(evs[lo:], -1)
 			}
 		}
 	}
@@ -556,16 +581,22 @@ func (s *searcher) bind(n int) {
 
 // gBound enumerates step n's candidates when its goroutine g is bound,
 // on variable y.
-func (s *searcher) gBound(n int, g int32, y uint64, prev int32, repeats bool, window func([]regSpan) []regSpan, firstPerSite func([]int32, int32)) {
+func (s *searcher) gBound(n int, g int32, y uint64, prev int32, repeats bool, window func([]regSpan) []regSpan, perSite func([]int32, int32)) {
 	if repeats {
 		for _, sp := range window(s.regByAG[y][g]) {
 			if sp.last > prev {
-				firstPerSite(sp.acc, prev)
+				perSite(sp.acc, prev)
 			}
 		}
 		return
 	}
-	firstPerSite(s.byAddrG[y][g], prev)
+	perSite(s.byAddrG[y][g], prev)
+}
+
+// siteTry is an event perSite tried: its site and lockset.
+type siteTry struct {
+	site trace.SiteID
+	ls   uint32
 }
 
 type regAddr struct {
