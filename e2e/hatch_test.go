@@ -144,3 +144,37 @@ func TestHatchAtomicFunc(t *testing.T) {
 		t.Errorf("av-r-w-w on Buy's lines %s, %s, %s not predicted: %+v", line(1), line(2), line(2), res.Anomalies)
 	}
 }
+
+// hatch -patterns and -atomic-funcs: the torn read of testdata/src/pecanuser
+// (Get reads lo and hi without the lock while Set writes both) is the user
+// pattern of pecanuser/torn.patterns, with Get an atomic region only
+// through -atomic-funcs (it is not marked). Hatch predicts it with the
+// user's pattern, re-executes along its clip and confirms it; the test
+// fails in that run. Without -atomic-funcs, Get is no region and nothing is
+// predicted.
+func TestHatchUserPatterns(t *testing.T) {
+	line := func(n int) string { return markedLine(t, "pecanuser/rng.go", n) }
+	args := []string{"-kinds=", "-patterns", "pecanuser/torn.patterns"}
+	_, res := hatch(t, append(args, "-atomic-funcs", "racekit.test/e2e/pecanuser.(*Range).Get", "./pecanuser")...)
+	if len(res.Anomalies) != 1 {
+		t.Fatalf("got %d anomalies, want the torn read: %+v", len(res.Anomalies), res.Anomalies)
+	}
+	a := res.Anomalies[0]
+	if a.Kind != "user" || a.Pattern != "torn" || len(a.Sites) != 4 ||
+		!hasSites(a.Sites[:1], line(3)) || !hasSites(a.Sites[1:2], line(1)) || !hasSites(a.Sites[2:3], line(2)) || !hasSites(a.Sites[3:], line(4)) {
+		t.Fatalf("got %s %s %v, want user torn on lines %s %s %s %s", a.Kind, a.Pattern, a.Sites, line(3), line(1), line(2), line(4))
+	}
+	if a.Verdict != "confirmed" {
+		t.Errorf("torn read %s, want confirmed: %+v", a.Verdict, a.Runs)
+	}
+	failed := false
+	for _, r := range a.Runs {
+		failed = failed || (r.Confirmed && r.Outcome == "test failure")
+	}
+	if !failed {
+		t.Errorf("no confirming run failed TestRange (a torn [lo,hi]): %+v", a.Runs)
+	}
+	if _, res := hatch(t, append(args, "./pecanuser")...); res.Predicted != 0 {
+		t.Errorf("without -atomic-funcs: %d predictions, want none (Get is no region): %+v", res.Predicted, res.Anomalies)
+	}
+}

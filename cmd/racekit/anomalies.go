@@ -59,31 +59,11 @@ func runAnomalies(c *command, args []string) int {
 		c.errorf("expected exactly one trace file, got %d arguments", len(args))
 		return exitUsage
 	}
-	kinds, ok := parseAnomalyKinds(c, *anomKinds)
-	if !ok {
-		return exitUsage
+	patterns, code := anomalyPatterns(c, *anomKinds, *anomPatterns)
+	if code != exitOK {
+		return code
 	}
-	patterns := anomaly.Kinds(anomaly.Builtin(), kinds...)
-	if *anomPatterns != "" {
-		ps, err := anomaly.LoadPatterns(*anomPatterns)
-		if err != nil {
-			c.errorf("%v", err)
-			return exitError
-		}
-		patterns = append(patterns, ps...)
-	}
-	if len(patterns) == 0 {
-		c.errorf("no patterns: give -kinds or -patterns")
-		return exitUsage
-	}
-	opt := anomaly.Options{KeepInfeasible: *anomKeep, PrefixCap: *anomCap}
-	if f := strings.TrimSpace(*anomFuncs); f != "" {
-		names := map[string]bool{}
-		for _, n := range strings.Split(f, ",") {
-			names[strings.TrimSpace(n)] = true
-		}
-		opt.AtomicFunc = func(name string) bool { return names["all"] || names[name] }
-	}
+	opt := anomaly.Options{KeepInfeasible: *anomKeep, PrefixCap: *anomCap, AtomicFunc: atomicFuncs(*anomFuncs)}
 	tr, err := readTraceFile(c, args[0])
 	if err != nil {
 		c.errorf("%v", err)
@@ -113,6 +93,44 @@ func runAnomalies(c *command, args []string) int {
 		return exitRaces
 	}
 	return exitOK
+}
+
+// anomalyPatterns returns the built-in patterns of the families in kinds
+// and the user patterns of file (if not ""), or an exit code.
+func anomalyPatterns(c *command, kinds, file string) ([]*anomaly.Pattern, int) {
+	ks, ok := parseAnomalyKinds(c, kinds)
+	if !ok {
+		return nil, exitUsage
+	}
+	patterns := anomaly.Kinds(anomaly.Builtin(), ks...)
+	if file != "" {
+		ps, err := anomaly.LoadPatterns(file)
+		if err != nil {
+			c.errorf("%v", err)
+			return nil, exitError
+		}
+		patterns = append(patterns, ps...)
+	}
+	if len(patterns) == 0 {
+		c.errorf("no patterns: give -kinds or -patterns")
+		return nil, exitUsage
+	}
+	return patterns, exitOK
+}
+
+// atomicFuncs is Options.AtomicFunc for an -atomic-funcs list: the named
+// functions (comma-separated, package-qualified as in the trace, or
+// "all"), nil for none.
+func atomicFuncs(list string) func(string) bool {
+	list = strings.TrimSpace(list)
+	if list == "" {
+		return nil
+	}
+	names := map[string]bool{}
+	for _, n := range strings.Split(list, ",") {
+		names[strings.TrimSpace(n)] = true
+	}
+	return func(name string) bool { return names["all"] || names[name] }
 }
 
 func writeClipPages(dir, traceName string, as []anomaly.Anomaly) error {

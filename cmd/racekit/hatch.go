@@ -25,7 +25,7 @@ import (
 
 var cmdHatch = register(&command{
 	name:      "hatch",
-	usageLine: "hatch [-from pecan|rdit|mcm] [-use-trace FILE | -record-seed N[/P][,N[/P]...]] [-record-preempt P] [-recordings N] [-dedup] [-kinds K] [-control auto|anomaly|clip] [-runs N] [-j N] [-seed S] [-json] [-html DIR] [-keep DIR] [-timeout D] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [package] [go test flags] [-args test binary arguments...]",
+	usageLine: "hatch [-from pecan|rdit|mcm] [-use-trace FILE | -record-seed N[/P][,N[/P]...]] [-record-preempt P] [-recordings N] [-dedup] [-kinds K] [-patterns FILE] [-atomic-funcs NAMES] [-control auto|anomaly|clip] [-runs N] [-j N] [-seed S] [-json] [-html DIR] [-keep DIR] [-timeout D] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [package] [go test flags] [-args test binary arguments...]",
 	short:     "re-execute predicted anomalies along their clips to confirm or prune them (PECAN hatching)",
 	long: `
 Hatch is PECAN's bug hatching (Huang and Zhang, ISSTA'11, section 6) for Go
@@ -90,7 +90,11 @@ recorded with -sample or -filter.
 A run that departs from its clip is pruned and stopped there (outcome
 "stopped").
 Functions marked //racekit:atomic are atomic regions (as in racekit
-anomalies). A run is deterministic as long as no goroutine leaves the
+anomalies); -atomic-funcs makes invocations of the named functions
+(comma-separated, package-qualified as in the trace, or "all") atomic
+regions too, and -patterns adds user patterns from FILE (racekit help
+anomalies gives the notation), whose anomalies are hatched like the
+built-in ones (-kinds= leaves only them). A run is deterministic as long as no goroutine leaves the
 scheduler's control (see racekit fuzz).
 
 Exit status: 66 if an anomaly was confirmed or a race observed, 0 if
@@ -102,7 +106,9 @@ var (
 	hatchFlags   *frontendFlags
 	hatchFrom    = cmdHatch.flags.String("from", "pecan", "predictions to hatch: pecan, rdit or mcm")
 	hatchTrace   = cmdHatch.flags.String("use-trace", "", "predict on this trace (racekit test -keep-trace of the same tests) instead of a new recorded run")
-	hatchKinds   = cmdHatch.flags.String("kinds", "race,atomicity,asv", "with -from=pecan: pattern families (race, atomicity, asv)")
+	hatchKinds   = cmdHatch.flags.String("kinds", "race,atomicity,asv", "with -from=pecan: pattern families (race, atomicity, asv; empty: none)")
+	hatchPattern = cmdHatch.flags.String("patterns", "", "with -from=pecan: file of user patterns (as racekit anomalies -patterns)")
+	hatchFuncs   = cmdHatch.flags.String("atomic-funcs", "", "with -from=pecan: functions whose invocations are atomic regions: comma-separated names, or all")
 	hatchRuns    = cmdHatch.flags.Int("runs", 1, "runs per anomaly (seeds -seed, -seed+1, ... for the choices after the clip)")
 	hatchJobs    = cmdHatch.flags.Int("j", runtime.NumCPU(), "runs in parallel")
 	hatchSeed    = cmdHatch.flags.Uint64("seed", 1, "first seed")
@@ -258,10 +264,17 @@ func runHatch(c *command, args []string) int {
 		c.errorf("-from %q: want pecan, rdit or mcm", *hatchFrom)
 		return exitUsage
 	}
-	kinds, ok := parseAnomalyKinds(c, *hatchKinds)
-	if !ok {
+	var patterns []*anomaly.Pattern
+	if *hatchFrom == "pecan" {
+		var code int
+		if patterns, code = anomalyPatterns(c, *hatchKinds, *hatchPattern); code != exitOK {
+			return code
+		}
+	} else if *hatchPattern != "" || *hatchFuncs != "" {
+		c.errorf("-patterns and -atomic-funcs select PECAN's predictions: give -from=pecan")
 		return exitUsage
 	}
+	opt := anomaly.Options{AtomicFunc: atomicFuncs(*hatchFuncs)}
 	switch *hatchControl {
 	case "auto", "anomaly", "clip":
 	default:
@@ -345,7 +358,7 @@ func runHatch(c *command, args []string) int {
 		start = time.Now()
 		var cands []*hatchCand
 		if *hatchFrom == "pecan" {
-			cands = anomalyCands(tr, anomaly.Find(tr, anomaly.Kinds(anomaly.Builtin(), kinds...), anomaly.Options{}))
+			cands = anomalyCands(tr, anomaly.Find(tr, patterns, opt))
 		} else {
 			cands, err = witnessCands(tr, *hatchFrom)
 			if err != nil {

@@ -108,6 +108,18 @@ type Options struct {
 	noPrune bool // tests: search without the order pruning (see generic)
 }
 
+// atomicFunc applies Options.AtomicFunc to a FuncEnter event: the function
+// is its object's name in a written trace (enter(pkg.F)); a recorded trace
+// leaves function objects unnamed and gives the name as the entry site's
+// function.
+func atomicFunc(f func(string) bool, m *trace.Meta, e *trace.Event) bool {
+	if n := m.NameOf(e.Obj); n != "" && f(n) {
+		return true
+	}
+	fn := m.Site(e.Site).Func
+	return fn != "" && f(fn)
+}
+
 // DefaultSiteEvents is Options.SiteEvents's default.
 const DefaultSiteEvents = 8
 
@@ -194,7 +206,7 @@ func NewModel(tr *trace.Trace, opt Options) *Model {
 		case trace.OpRegionBegin:
 			s.userDepth++
 		case trace.OpFuncEnter:
-			at := opt.AtomicFunc != nil && opt.AtomicFunc(tr.M.NameOf(e.Obj))
+			at := opt.AtomicFunc != nil && atomicFunc(opt.AtomicFunc, tr.M, e)
 			s.funcStack = append(s.funcStack, at)
 			if at {
 				s.funcDepth++

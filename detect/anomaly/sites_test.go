@@ -100,3 +100,23 @@ func TestSiteEventsBound(t *testing.T) {
 		t.Errorf("unbounded: %d skipped, %q; want 0 and the lost update", n, sites(res))
 	}
 }
+
+// A recorded trace leaves function objects unnamed and names the function
+// in the entry's site (rt's FuncEnter): Options.AtomicFunc matches it
+// there, as it matches a written trace's enter(pkg.transfer).
+func TestAtomicFunctionBySiteFunc(t *testing.T) {
+	b := trace.NewBuilder()
+	b.Fork("main", "A", "")
+	b.Fork("main", "B", "")
+	site := b.Site("a.go:10")
+	b.Trace().M.Sites[site].Func = "pkg.transfer"
+	b.Add(trace.Event{G: b.G("A"), Op: trace.OpFuncEnter, Obj: 0x99, Site: site})
+	b.Read("A", "bal", "a.go:1")
+	b.Write("A", "bal", "a.go:2")
+	b.Add(trace.Event{G: b.G("A"), Op: trace.OpFuncExit, Obj: 0x99, Site: site})
+	b.Write("B", "bal", "a.go:3")
+	res := Find(b.Trace(), Kinds(Builtin(), KindAtomicity), Options{AtomicFunc: func(f string) bool { return f == "pkg.transfer" }})
+	if got := sites(res); !sameStrings(got, []string{"av-r-w-w a.go:1,a.go:3,a.go:2"}) {
+		t.Errorf("got %q, want the lost update in transfer", got)
+	}
+}
