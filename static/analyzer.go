@@ -172,6 +172,9 @@ type pkgState struct {
 	// threadFuncs are the functions whose accesses warning generation
 	// needs one by one: spawners and possible thread entries.
 	threadFuncs map[*ssa.Function]bool
+	// spawners start goroutines (go statements, WaitGroup.Go): their
+	// direct callers are kept as thread functions too.
+	spawners map[*ssa.Function]bool
 	files       map[string]*token.File
 }
 
@@ -342,6 +345,7 @@ func (ps *pkgState) resolve() {
 // findThreadFuncs marks spawners and possible thread entries.
 func (ps *pkgState) findThreadFuncs() {
 	ps.threadFuncs = map[*ssa.Function]bool{}
+	ps.spawners = map[*ssa.Function]bool{}
 	mark := func(v ssa.Value) {
 		for v != nil {
 			switch x := v.(type) {
@@ -376,6 +380,7 @@ func (ps *pkgState) findThreadFuncs() {
 				switch in := instr.(type) {
 				case *ssa.Go:
 					ps.threadFuncs[fn] = true
+					ps.spawners[fn] = true
 					for _, t := range ps.targets(in) {
 						ps.threadFuncs[t] = true
 					}
@@ -389,8 +394,22 @@ func (ps *pkgState) findThreadFuncs() {
 						ps.threadFuncs[fn] = true
 						mark(c.Args[len(c.Args)-1])
 					}
+					if timerCallback(f) {
+						ps.threadFuncs[fn] = true
+						mark(c.Args[len(c.Args)-1])
+					}
+					if syncModel(f) == opWGGo || timerCallback(f) {
+						ps.spawners[fn] = true
+					}
 				}
 			}
+		}
+	}
+	// The callers of a spawner continue in parallel with what it started.
+	ps.buildCallers()
+	for sp := range ps.spawners {
+		for _, c := range ps.callers[sp] {
+			ps.threadFuncs[c.fn] = true
 		}
 	}
 }

@@ -6,4 +6,6 @@ func init() {
 	for _, n := range []string{"httpfake.HandleFunc", "httpfake.Handle", "(*httpfake.ServeMux).HandleFunc", "(*httpfake.ServeMux).Handle"} {
 		httpRegistrations[n] = true
 	}
+	// timefake.AfterFunc stands for time.AfterFunc (testdata/src/timers).
+	timerCallbacks["timefake.AfterFunc"] = true
 }

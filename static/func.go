@@ -43,6 +43,18 @@ type funcResult struct {
 	waits   map[progPoint][]int32 // receives, blocking selects, WaitGroup.Wait, Cond.Wait
 	signals map[progPoint][]int32 // sends, close, WaitGroup.Done
 	cfg     *cfgInfo
+	// spawnCalls are this function's calls to functions of the package
+	// that start goroutines, with the call's binding (issue 29.3).
+	spawnCalls []spawnCall
+}
+
+// spawnCall is a call to a spawner: the caller's accesses after it run in
+// parallel with the goroutines the spawner started.
+type spawnCall struct {
+	pp     progPoint
+	pos    token.Pos
+	callee *ssa.Function
+	bind   *Binding
 }
 
 // funcAnalysis analyzes one function: the relative lockset dataflow
@@ -549,6 +561,13 @@ func (fa *funcAnalysis) call(site ssa.CallInstruction, c *ssa.CallCommon, L RelL
 			out = out.Join(L)
 			continue
 		}
+		if timerCallback(t) {
+			if fa.emit && len(c.Args) > 0 {
+				fa.spawn(site, c.Args[len(c.Args)-1], nil, pp, entryGo, false)
+			}
+			out = out.Join(L)
+			continue
+		}
 		if noAccessPackage(t) {
 			out = out.Join(L)
 			continue
@@ -565,6 +584,11 @@ func (fa *funcAnalysis) call(site ssa.CallInstruction, c *ssa.CallCommon, L RelL
 		out = out.Join(LockUpdate(L, s.Lock.Rebind(b)))
 		if !fa.emit {
 			continue
+		}
+		if fa.keep && ps.spawners[t] {
+			if _, isGo := site.(*ssa.Go); !isGo {
+				fa.res.spawnCalls = append(fa.res.spawnCalls, spawnCall{pp: pp, pos: site.Pos(), callee: t, bind: b})
+			}
 		}
 		memo := map[lsID]RelLockset{}
 		for _, a := range s.Accesses.Items {

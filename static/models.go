@@ -115,3 +115,14 @@ func noAccessPackage(fn *ssa.Function) bool {
 	}
 	return strings.HasPrefix(path, "internal/runtime/") || strings.HasPrefix(path, "runtime/internal/")
 }
+
+// timerCallbacks start their last argument on a goroutine of its own
+// later (time.AfterFunc): a thread entry like a go statement.
+var timerCallbacks = map[string]bool{
+	"time.AfterFunc": true,
+}
+
+func timerCallback(fn *ssa.Function) bool {
+	obj, _ := fn.Object().(*types.Func)
+	return obj != nil && timerCallbacks[obj.FullName()]
+}

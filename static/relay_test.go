@@ -1,6 +1,7 @@
 package static_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/racekit/racekit/static"
@@ -55,5 +56,72 @@ func TestDedupAfterFilters(t *testing.T) {
 	}
 	if kept != 1 {
 		t.Errorf("want 1 kept warning, got %d: %+v", kept, res.Warnings)
+	}
+}
+
+// TestGoroutineLocalLocks: a lock allocated per goroutine instance does not
+// protect the instances from each other; a shared one does
+// (testdata/src/golocks: three races, two race-free variants).
+func TestGoroutineLocalLocks(t *testing.T) {
+	rs := analysistest.Run(t, analysistest.TestData(), static.Analyzer, "golocks")
+	res := rs[0].Result.(*static.Result)
+	objs := map[string]int{}
+	for _, w := range res.Warnings {
+		if w.Removed == "" {
+			objs[w.Object]++
+		}
+	}
+	for _, o := range []string{"golocks.a", "golocks.b", "golocks.c"} {
+		if objs[o] != 1 {
+			t.Errorf("%s: %d warnings, want 1", o, objs[o])
+		}
+	}
+	for _, o := range []string{"golocks.d", "golocks.e"} {
+		if objs[o] != 0 {
+			t.Errorf("%s: %d warnings on a race-free variant", o, objs[o])
+		}
+	}
+}
+
+// TestSpawnerCallers: the caller of a function that starts a goroutine is
+// paired with that goroutine after the call (testdata/src/spawncall: a
+// constructor that starts a worker, a helper that starts a goroutine on
+// its argument, which also races with itself; the locked read is
+// race-free).
+func TestSpawnerCallers(t *testing.T) {
+	rs := analysistest.Run(t, analysistest.TestData(), static.Analyzer, "spawncall")
+	res := rs[0].Result.(*static.Result)
+	kept := 0
+	for _, w := range res.Warnings {
+		if w.Removed == "" {
+			kept++
+			if strings.Contains(w.Object, ".m") && strings.Contains(w.A.Thread+w.B.Thread, "useLocked") {
+				t.Errorf("warning on the locked read: %+v", w)
+			}
+		}
+	}
+	if kept != 3 {
+		t.Errorf("want 3 kept warnings, got %d: %+v", kept, res.Warnings)
+	}
+}
+
+// TestTimerCallbacks: an AfterFunc callback is a thread root paired with
+// the code after the call (testdata/src/timers; the locked variant has no
+// warning).
+func TestTimerCallbacks(t *testing.T) {
+	rs := analysistest.Run(t, analysistest.TestData(), static.Analyzer, "timers")
+	for _, r := range rs {
+		res, ok := r.Result.(*static.Result)
+		if !ok || res.Pkg != "timers" {
+			continue
+		}
+		for _, w := range res.Warnings {
+			if w.Removed == "" && w.Object != "timers.fired" {
+				t.Errorf("unexpected warning: %+v", w)
+			}
+		}
+		if res.Stats.GoSites != 2 {
+			t.Errorf("want 2 thread roots, got %d", res.Stats.GoSites)
+		}
 	}
 }

@@ -142,6 +142,42 @@ type tacc struct {
 	// handoff: for a goroutine access, before its signal / after its
 	// receive; for a spawner access, after a wait / before a send.
 	beforeSig, afterRecv bool
+	// instLocks: the held locks (by lockBase) each instance of the thread
+	// allocates anew (a local var mu sync.Mutex of the goroutine, or one
+	// per instance): common to no two instances.
+	instLocks map[string]bool
+}
+
+// acrossInstances is the lockset x holds as seen from another instance of
+// its own thread: without the instance's own locks.
+func (x *tacc) acrossInstances() LockSet {
+	if len(x.instLocks) == 0 {
+		return x.held
+	}
+	var out LockSet
+	for _, l := range x.held {
+		if !x.instLocks[lockBase(l.K)] {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// setInstLocks marks the held locks that are per instance: orig is the
+// access's relative lockset in the goroutine, rebound in the spawner.
+func (ta *tacc) setInstLocks(orig RelLockset, b *Binding, perInst func(orig, rebound Lval) bool) {
+	if orig.Top || orig.Bottom {
+		return
+	}
+	for _, l := range orig.Plus {
+		r := l.L.Rebind(b)
+		if r.Exact() && perInst(l.L, r) {
+			if ta.instLocks == nil {
+				ta.instLocks = map[string]bool{}
+			}
+			ta.instLocks[lockBase(MakeLock(r, l.Read).K)] = true
+		}
+	}
 }
 
 // relName names a function relative to the package (pkg.F for others').
@@ -163,6 +199,7 @@ func (ps *pkgState) threads() ([]*thread, map[[2]int]bool) {
 	var ts []*thread
 	pairs := map[[2]int]bool{}
 	var entries []int
+	goThread := map[*goSite]int{}
 	for _, fn := range ps.funcs {
 		fr := ps.res[fn]
 		if fr == nil {
@@ -171,6 +208,7 @@ func (ps *pkgState) threads() ([]*thread, map[[2]int]bool) {
 		for _, gs := range fr.goSites {
 			e := ps.entryThread(fn, fr, gs)
 			ei := len(ts)
+			goThread[gs] = ei
 			ts = append(ts, e)
 			entries = append(entries, ei)
 			if gs.kind == entryHTTP || ps.multi(fn, fr, gs) {
@@ -189,7 +227,79 @@ func (ps *pkgState) threads() ([]*thread, map[[2]int]bool) {
 			pairs[[2]int{a, b}] = true
 		}
 	}
+	// A spawner's caller continues after the call while the goroutines
+	// the spawner started run: a constructor that starts a worker, then
+	// its caller reads what the worker writes. The goroutine is rebound
+	// into the caller's terms through the call (section 3.4's thread
+	// roots, one call level up).
+	for _, fn := range ps.funcs {
+		fr := ps.res[fn]
+		if fr == nil {
+			continue
+		}
+		for _, sc := range fr.spawnCalls {
+			sr := ps.res[sc.callee]
+			if sr == nil {
+				continue
+			}
+			for _, gs := range sr.goSites {
+				ei, ok := goThread[gs]
+				if !ok || gs.kind != entryGo {
+					continue
+				}
+				e2 := ps.reboundThread(ts[ei], fn, sc)
+				ci := len(ts)
+				ts = append(ts, e2, ps.callerThread(fn, fr, sc))
+				pairs[[2]int{ci, ci + 1}] = true
+			}
+		}
+	}
 	return ts, pairs
+}
+
+// reboundThread is goroutine e, expressed in the spawner's terms, rebound
+// into the caller fn through the call sc.
+func (ps *pkgState) reboundThread(e *thread, fn *ssa.Function, sc spawnCall) *thread {
+	t := &thread{kind: e.kind, label: e.label, entries: e.entries, sigClasses: map[int32]bool{}, waitClasses: map[int32]bool{}}
+	for _, a := range e.accs {
+		o := a.obj.Rebind(sc.bind).Qualify(fn.String())
+		held := RelLockset{Plus: a.held}.Rebind(sc.bind).Plus
+		na := a
+		na.obj, na.key, na.held, na.instLocks = o, o.Key(), held, nil
+		na.beforeSig, na.afterRecv = false, false
+		t.accs = append(t.accs, na)
+	}
+	return t
+}
+
+// callerThread is fn's continuation after its call sc to a spawner.
+// The object the spawner returned fresh was published to its goroutine.
+func (ps *pkgState) callerThread(fn *ssa.Function, fr *funcResult, sc spawnCall) *thread {
+	c := fr.cfgOf()
+	t := &thread{kind: entryCont, entries: []*ssa.Function{fn}, boot: isInit(fn)}
+	t.label = fmt.Sprintf("%s after the call to %s at %s", ps.relName(fn), ps.relName(sc.callee), shortSite(ps.site(sc.pos)))
+	for _, a := range fr.accesses {
+		if !c.after(sc.pp, a.pp) {
+			continue
+		}
+		o := a.Obj.Qualify(fn.String())
+		var held LockSet
+		if !a.L.Top {
+			held = a.L.Plus
+		}
+		ta := tacc{obj: o, key: o.Key(), held: held, write: a.Write, site: a.Site, fn: a.Fn, pos: a.anchor, unpub: a.Unpub}
+		if a.Obj.Root.Kind == RootAlloc {
+			if a.Obj.Root.Name == sc.bind.FreshTo {
+				ta.unpub = false
+			} else if at, ok := fr.allocPP[a.Obj.Root.Name]; ok {
+				ta.local = at != sc.pp && c.after(sc.pp, at)
+			} else {
+				ta.local = true // allocated by a callee during the continuation
+			}
+		}
+		t.accs = append(t.accs, ta)
+	}
+	return t
 }
 
 func (ps *pkgState) entryThread(spawner *ssa.Function, fr *funcResult, gs *goSite) *thread {
@@ -242,6 +352,7 @@ func (ps *pkgState) entryThread(spawner *ssa.Function, fr *funcResult, gs *goSit
 				}
 				ta.local = a.Obj.Root.Kind == RootAlloc
 				ta.perInst = perInst(a.Obj, ta.obj)
+				ta.setInstLocks(a.L, b, perInst)
 				ta.beforeSig = gs.viaWG || len(sigs) > 0 && beforeSig(a.pp)
 				ta.afterRecv = len(tr.waits) > 0 && afterRecv(a.pp)
 				t.accs = append(t.accs, ta)
@@ -256,6 +367,7 @@ func (ps *pkgState) entryThread(spawner *ssa.Function, fr *funcResult, gs *goSit
 				}
 				ta.local = a.Obj.Root.Kind == RootAlloc
 				ta.perInst = perInst(a.Obj, ta.obj)
+				ta.setInstLocks(a.L, b, perInst)
 				ta.beforeSig = gs.viaWG
 				t.accs = append(t.accs, ta)
 			}
@@ -529,7 +641,14 @@ func (ps *pkgState) warnings() []Warning {
 				if x == y && ra.t != rb.t {
 					continue
 				}
-				if a.held.Excludes(b.held) {
+				if ra.t == rb.t {
+					// Two instances of one thread: a lock each instance
+					// allocates is not common to them (section 3.4's
+					// thread roots, one lock object per instance).
+					if a.acrossInstances().Excludes(b.acrossInstances()) {
+						continue
+					}
+				} else if a.held.Excludes(b.held) {
 					continue
 				}
 				if ra.t == rb.t && a.perInst && b.perInst && a.obj.Root.Kind == RootAlloc &&
