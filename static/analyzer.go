@@ -175,7 +175,7 @@ type pkgState struct {
 	// spawners start goroutines (go statements, WaitGroup.Go): their
 	// direct callers are kept as thread functions too.
 	spawners map[*ssa.Function]bool
-	files       map[string]*token.File
+	files    map[string]*token.File
 }
 
 func run(pass *analysis.Pass) (any, error) {
