@@ -108,9 +108,17 @@
 // spawner's entry. Two instances of a goroutine never share an object that
 // each instance allocates.
 //
+// time.AfterFunc callbacks are goroutines started at the call. A function
+// that starts goroutines (a spawner) also leaves them running in its
+// callers: each direct caller's accesses after the call are paired with
+// the spawner's goroutines rebound through the call. A lock that each
+// instance of a goroutine allocates anew is not common to two instances.
+//
 // Warnings (Figure 7) are pairs of accesses from paired threads, at least
 // one a write, whose lvalues may be equal and whose locksets exclude no
-// common lock; one warning per pair of sites.
+// common lock; one warning per pair of sites, chosen after the filters
+// judged every pairing at those sites (a filtered pairing never hides an
+// unfiltered one).
 //
 // Filters (section 4.3) classify warnings; each can be switched off and the
 // report counts what each removed (applied in order; a warning is counted
@@ -143,6 +151,7 @@
 // filters. Imprecise: Steensgaard's classes are coarse (large-reps removes
 // what they alone decide), a load evaluates to its lvalue's incoming value
 // whatever the function stored there before, the continuation of a go
-// statement is the rest of the spawning function only (not its callers'),
+// statement is the rest of the spawning function and of its direct callers
+// in the package (not further callers', nor other packages'),
 // and the spawner's entry lockset is taken as empty.
 package static
