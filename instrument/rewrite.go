@@ -1191,15 +1191,26 @@ func (r *rewriter) loopRegion(s ast.Stmt, body *ast.BlockStmt, label *ast.Labele
 // as written: every site its instrumentation registered is an access
 // hook's (no synchronization, goroutine, allocation, BarrierPair or
 // function literal, which an iteration must record even when its accesses
-// are not), and it declares no label (a copy would declare it twice).
+// are not), and it declares no label (a copy would declare it twice) and
+// no append: append's hook is an access hook, but it also records the new
+// array a growing append allocates, which must be recorded in unsampled
+// code too (rt.grown), or a later access to reused memory would meet a
+// dead slice's accesses.
 func (r *rewriter) rawCopyOK(body *ast.BlockStmt, m loopMark) bool {
 	if len(r.sites)/3-m.nsites/3 != r.nrec-m.nrec {
 		return false
 	}
 	ok := true
 	ast.Inspect(body, func(n ast.Node) bool {
-		if _, l := n.(*ast.LabeledStmt); l {
+		switch n := n.(type) {
+		case *ast.LabeledStmt:
 			ok = false
+		case *ast.CallExpr:
+			if id, isID := ast.Unparen(n.Fun).(*ast.Ident); isID {
+				if b, isB := r.info.Uses[id].(*types.Builtin); isB && b.Name() == "append" {
+					ok = false
+				}
+			}
 		}
 		return ok
 	})
