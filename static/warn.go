@@ -247,6 +247,11 @@ func (ps *pkgState) threads() ([]*thread, map[[2]int]bool) {
 				if !ok || gs.kind != entryGo {
 					continue
 				}
+				// A spawner that waits for the goroutine (on something it
+				// signals) before every return has joined it.
+				if !sr.cfgOf().exitAvoiding(points(sr.waits, ts[ei].sigClasses))(gs.pp) {
+					continue
+				}
 				e2 := ps.reboundThread(ts[ei], fn, sc)
 				ci := len(ts)
 				ts = append(ts, e2, ps.callerThread(fn, fr, sc))

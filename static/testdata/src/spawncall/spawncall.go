@@ -54,3 +54,20 @@ func startAndRead(p *worker) int {
 	start(p, &wg)
 	return p.m
 }
+
+// startAndWait joins its goroutine before returning: its caller's read is
+// race-free (two calls of startAndWait on one p still race).
+func startAndWait(p *worker) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		p.n = 2 // want `potential race on p.n: write at spawncall.go:65:5 in goroutine startAndWait\$1 started at spawncall.go:63:2 holding no lock, and write at spawncall.go:65:5 in another instance`
+	}()
+	wg.Wait()
+}
+
+func waitAndRead(p *worker) int {
+	startAndWait(p)
+	return p.n
+}
