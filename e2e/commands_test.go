@@ -171,23 +171,25 @@ func TestRunSignal(t *testing.T) {
 }
 
 // TestTestCommand checks racekit test: go test's output passes through,
-// the race is reported with a FAIL line, and the exit status is 1.
+// the race is reported inside its test, which fails, the package's line
+// says FAIL, and the exit status is 1.
 func TestTestCommand(t *testing.T) {
 	code, out := runRacekit(t, "test", "./testpkg", "./testmainpkg")
 	if code != 1 {
 		t.Errorf("exit status %d, want 1\n%s", code, out)
 	}
 	for _, want := range append([]string{
-		"ok  \tracekit.test/e2e/testpkg",
+		"FAIL\tracekit.test/e2e/testpkg\t",
 		"ok  \tracekit.test/e2e/testmainpkg",
 		"WARNING: DATA RACE",
-		"FAIL\tracekit.test/e2e/testpkg\t(racekit: 1 data race(s))",
+		"==================\n--- FAIL: TestRace (racekit: 1 data race)\n    racekit: race detected during execution of test\nFAIL\nFAIL\tracekit.test/e2e/testpkg\t",
+		" (racekit: 1 data race(s))\n",
 	}, marked(t, "testpkg")...) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "testmainpkg\t(racekit") {
+	if strings.Contains(out, "FAIL\tracekit.test/e2e/testmainpkg") {
 		t.Errorf("race reported in testmainpkg\n%s", out)
 	}
 	code, out = runRacekit(t, "test", "./testmainpkg", "--", "-run", "TestAdd", "-v")

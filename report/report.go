@@ -19,11 +19,39 @@ type Result struct {
 	Detector string
 	Groups   []finding.Group
 	Stacks   map[finding.Pair][]trace.Site // optional: the current access's stack at first occurrence, innermost first
+	// PrevStacks (optional) is the previous access's stack at the first
+	// occurrence, innermost first, as the goroutine's stack history
+	// restored it; without one the previous access shows its site.
+	PrevStacks map[finding.Pair][]trace.Site
+	// Created (optional) is the stack of the go statement that created
+	// a goroutine, innermost first; without one, the statement's site.
+	Created map[trace.GID][]trace.Site
+	// Tests (optional) names the test (or benchmark, example, fuzz
+	// target) whose goroutine made the current access at the first
+	// occurrence; "" or absent: none known. Text does not print it:
+	// racekit test groups the reports by test.
+	Tests map[finding.Pair]string
 }
 
 // Text writes each distinct race as a block like Go's race detector, then a
-// summary line.
+// summary line per detector.
 func Text(w io.Writer, m *trace.Meta, results []Result) error {
+	if err := Races(w, m, results); err != nil {
+		return err
+	}
+	bw := &errWriter{w: w}
+	for _, res := range results {
+		n := 0
+		for _, g := range res.Groups {
+			n += g.Count
+		}
+		bw.printf("%s: %d distinct race(s), %d dynamic\n", res.Detector, len(res.Groups), n)
+	}
+	return bw.err
+}
+
+// Races writes each distinct race as a block like Go's race detector.
+func Races(w io.Writer, m *trace.Meta, results []Result) error {
 	bw := &errWriter{w: w}
 	total := 0
 	for _, res := range results {
@@ -38,20 +66,16 @@ func Text(w io.Writer, m *trace.Meta, results []Result) error {
 			bw.printf(")\n")
 			writeAccess(bw, m, capital(g.Cur.Kind()), g.Addr, g.Cur, res.Stacks[g.Pair()])
 			bw.printf("\n")
-			writeAccess(bw, m, "Previous "+g.Prev.Kind(), g.Addr, g.Prev, nil)
-			for _, gid := range []trace.GID{g.Cur.G, g.Prev.G} {
+			writeAccess(bw, m, "Previous "+g.Prev.Kind(), g.Addr, g.Prev, res.PrevStacks[g.Pair()])
+			for i, gid := range []trace.GID{g.Cur.G, g.Prev.G} {
+				if i == 1 && gid == g.Cur.G {
+					break // one goroutine: Go names it once too
+				}
 				bw.printf("\n")
-				writeCreation(bw, m, gid)
+				writeCreation(bw, m, gid, res.Created[gid])
 			}
 			bw.printf("==================\n")
 		}
-	}
-	for _, res := range results {
-		n := 0
-		for _, g := range res.Groups {
-			n += g.Count
-		}
-		bw.printf("%s: %d distinct race(s), %d dynamic\n", res.Detector, len(res.Groups), n)
 	}
 	return bw.err
 }
@@ -78,14 +102,19 @@ func writeFrame(bw *errWriter, s trace.Site) {
 	bw.printf("  %s()\n      %s\n", s.Func, s)
 }
 
-func writeCreation(bw *errWriter, m *trace.Meta, gid trace.GID) {
+func writeCreation(bw *errWriter, m *trace.Meta, gid trace.GID, stack []trace.Site) {
 	g := m.Goroutine(gid)
 	if g.Parent == trace.NoParent {
 		bw.printf("Goroutine %s (running, created outside the trace)\n", g.Label())
 		return
 	}
 	bw.printf("Goroutine %s (created by goroutine %s at):\n", g.Label(), m.Goroutine(g.Parent).Label())
-	writeFrame(bw, m.Site(g.Site))
+	if len(stack) == 0 {
+		stack = []trace.Site{m.Site(g.Site)}
+	}
+	for _, s := range stack {
+		writeFrame(bw, s)
+	}
 }
 
 func capital(s string) string {
@@ -173,7 +202,7 @@ func BuildJSON(traceName string, events int64, m *trace.Meta, results []Result) 
 				Object:   m.NameOf(g.Addr),
 				Count:    g.Count,
 				Current:  jsonAccess(m, g.Cur, res.Stacks[g.Pair()]),
-				Previous: jsonAccess(m, g.Prev, nil),
+				Previous: jsonAccess(m, g.Prev, res.PrevStacks[g.Pair()]),
 				Witness:  g.Witness,
 			})
 		}

@@ -2,12 +2,10 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/racekit/racekit/trace/tracefile"
@@ -25,14 +23,21 @@ main module that the named packages and their tests import (and those
 -include names), runs go test -overlay -modfile on them (the user's files,
 go.mod and go.sum are never modified), and analyzes the trace each test
 binary recorded with -algo (fasttrack by default). go test's output is
-passed through unchanged; the races of each package follow it, reported
-the way Go's race detector reports them, then one line per package with
-races:
+passed through unchanged as it comes, except each package's closing
+lines, held back until its test binary's trace is analyzed: a package
+with races closes as under go test -race, with each racy test's reports
+(both accesses' stacks, the goroutines' creation stacks) and its failure,
+then the package's FAIL line:
 
-	FAIL	example.com/m/p	(racekit: 2 data races)
+	--- FAIL: TestX (racekit: 1 data race)
+	    racekit: race detected during execution of test
+	FAIL
+	FAIL	example.com/m/p	0.012s (racekit: 1 data race(s))
 
-With -json, go test's output is JSON events and racekit's report goes to
-standard error. -stats prints racekit's own counters to standard error:
+With -v the test's own "--- PASS" line has gone by already (go test
+streams it); with -json the reports are output events of the test,
+followed by a fail event, and the package's events say fail.
+-stats prints racekit's own counters to standard error:
 what it instrumented (and what not, and why) and, per test binary, the
 events recorded and the analysis time.
 
@@ -107,13 +112,23 @@ func runTest(c *command, args []string) int {
 	}
 	goArgs = append(goArgs, pkgs...)
 	goArgs = append(goArgs, c.line.goTestArgs()...)
-	// With -json, go test's standard output is a stream of JSON events:
-	// racekit's report goes to standard error.
-	var report io.Writer = os.Stdout
+	// go test's standard output goes through out, which adds each
+	// package's races to it once its test binary has exited. With -json,
+	// go test's standard output is a stream of JSON events: the races are
+	// output events of their tests, and the traces no package claims are
+	// reported on standard error.
+	var rest io.Writer = os.Stdout
 	if c.line.has("json") {
-		report = os.Stderr
+		rest = os.Stderr
 	}
+	out := &testOutput{out: os.Stdout, json: c.line.has("json"), chatty: c.line.chatty(), traceDir: traceDir, algos: algos, verbose: *testFlags.verbose, errorf: c.errorf}
 	gt := goCommand(prep, "test", goArgs...)
+	gt.Stdout = nil
+	stdout, err := gt.StdoutPipe()
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
 	gt.Env = append(gt.Env, "RACEKIT_TRACE_DIR="+traceDir)
 	gt.Env = append(gt.Env, testFilters.runtimeEnv(algos)...)
 	// A signal reaches go test (and its test binaries) from the terminal,
@@ -138,7 +153,10 @@ func runTest(c *command, args []string) int {
 		}
 	}()
 	code := exitOK
-	err = gt.Run()
+	if err = gt.Start(); err == nil {
+		out.run(stdout)
+		err = gt.Wait()
+	}
 	select {
 	case <-running:
 	default:
@@ -151,40 +169,18 @@ func runTest(c *command, args []string) int {
 		}
 		code = exitError
 	}
-
+	out.rest(rest)
+	if out.err {
+		code = exitError
+	}
 	files := tracefile.List(traceDir)
-	var failed []string
-	for _, path := range files {
-		a, err := analyzeTrace(path, algos)
-		if err != nil {
-			c.errorf("%v", err)
-			code = exitError
-			continue
-		}
-		for _, w := range a.warns {
-			fmt.Fprintf(os.Stderr, "racekit test: warning: %s\n", w)
-		}
-		if *testFlags.verbose {
-			fmt.Fprintf(os.Stderr, "racekit test: %s: %d events analyzed in %v\n", a.program, a.events, a.elapsed)
-		}
-		if err := a.print(report); err != nil {
-			c.errorf("%v", err)
-			return exitError
-		}
-		if a.races > 0 {
-			failed = append(failed, fmt.Sprintf("FAIL\t%s\t(racekit: %d data race(s))", strings.TrimSuffix(a.program, ".test"), a.races))
-		}
-	}
-	for _, f := range failed {
-		fmt.Fprintln(report, f)
-	}
 	if *testFlags.keep != "" {
 		if err := keepTraces(*testFlags.keep, files); err != nil {
 			c.errorf("%v", err)
 			return exitError
 		}
 	}
-	if len(failed) > 0 {
+	if out.failed > 0 {
 		return exitError
 	}
 	return code

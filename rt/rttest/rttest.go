@@ -61,6 +61,7 @@ import (
 	"os"
 	"reflect"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -119,11 +120,17 @@ func lookup(tb testing.TB) *Test {
 func Start(tb testing.TB) *Test {
 	t, ok := tb.(*testing.T)
 	if !ok || t == nil {
+		if tb != nil && !reflect.ValueOf(tb).IsNil() {
+			mark(tb.Name()) // a benchmark or fuzz target
+		} else if pc, _, _, ok := runtime.Caller(1); ok {
+			mark(exampleName(runtime.FuncForPC(pc))) // an example
+		}
 		return nil
 	}
 	if n := lookup(t); n != nil {
 		return n // a subtest (Run registered it), or a test called by a test
 	}
+	mark(t.Name())
 	n := newTest(root)
 	n.ret = 0 // the framework's t.Run returns into untraced code
 	tests.Store(t, n)
@@ -178,6 +185,46 @@ func (n *Test) done(t *testing.T) {
 	}
 }
 
+// markFile is the file of the sites that name tests in the trace
+// (cmd/racekit's TestMarkFile): the race reports of racekit test name the
+// test whose goroutine (or whose goroutines' creator) made the access.
+const markFile = "racekit:test"
+
+// marks holds each test name's site.
+var marks sync.Map
+
+// mark records that the calling goroutine runs the test name: a release
+// of a fresh object (which no one acquires: no edge) at a site of
+// markFile whose function is the name. Not under the controlled
+// scheduler, whose schedules number the sites in the order they are
+// registered.
+func mark(name string) {
+	if !forks || name == "" || !rt.Enabled() {
+		return
+	}
+	site, ok := marks.Load(name)
+	if !ok {
+		site, _ = marks.LoadOrStore(name, rt.RegisterFile(markFile, []string{name}, []uint32{0, 0, 0}))
+	}
+	rt.SyncRelease(rt.NewObject(), site.(uint32))
+}
+
+// exampleName is the name of an example function: its name without its
+// package path.
+func exampleName(f *runtime.Func) string {
+	if f == nil {
+		return ""
+	}
+	name := f.Name()
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	if i := strings.IndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	return name
+}
+
 // fork records the go statement of a goroutine the framework starts.
 func fork(site uint32) *rt.Child {
 	if !forks {
@@ -194,6 +241,7 @@ func Run(t *testing.T, name string, f func(*testing.T), site uint32) bool {
 		if n.child != nil {
 			rt.Begin(n.child)
 		}
+		mark(t.Name())
 		tests.Store(t, n)
 		t.Cleanup(func() { n.done(t) }) // the first cleanup runs last
 		defer n.fnReturned(site)

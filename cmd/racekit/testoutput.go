@@ -1,0 +1,331 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/racekit/racekit/report"
+	"github.com/racekit/racekit/trace/tracefile"
+)
+
+// testOutput passes go test's standard output through, holding back the
+// closing lines of each package (its "PASS" or "FAIL" and its "ok" or
+// "FAIL" line; with -json, the package's final events) until its test
+// binary's traces are analyzed: the binary has exited when go test prints
+// them. A package with races then closes as go test -race closes it: each
+// racy test's reports followed by
+//
+//	--- FAIL: TestX (racekit: 1 data race)
+//	    racekit: race detected during execution of test
+//
+// then "FAIL" and "FAIL <pkg> <time> (racekit: N data race(s))". Every
+// other line passes unchanged, as it comes.
+type testOutput struct {
+	out      io.Writer
+	json     bool
+	chatty   bool // -v: testing prints a failed test's output before its "--- FAIL" line
+	traceDir string
+	algos    []string
+	verbose  bool
+	errorf   func(format string, args ...any)
+
+	analyzed map[string]bool // trace files done
+	held     []string        // text: "PASS"/"FAIL" lines held back; -json: the package's closing events
+	heldPkg  map[string][]string
+	failed   int  // packages racekit failed
+	lastFail bool // the last line was "FAIL" alone
+	races    int
+	err      bool // an analysis failed
+}
+
+// summaryLine is go test's last line for a package: "ok  \tp\t0.1s",
+// "FAIL\tp\t0.1s", "FAIL\tp [build failed]", "?   \tp\t[no test files]".
+var summaryLine = regexp.MustCompile(`^(ok  |FAIL|\?   )\t([^\t ]+)(.*)$`)
+
+// run copies r to the output, line by line.
+func (o *testOutput) run(r io.Reader) {
+	o.analyzed = map[string]bool{}
+	o.heldPkg = map[string][]string{}
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" {
+			if o.json {
+				o.jsonLine(line)
+			} else {
+				o.textLine(line)
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	o.flushHeld()
+	if !o.json && o.failed > 0 && !o.lastFail {
+		o.print("FAIL\n")
+	}
+}
+
+func (o *testOutput) print(s string) {
+	io.WriteString(o.out, s)
+	o.lastFail = s == "FAIL\n"
+}
+
+func (o *testOutput) flushHeld() {
+	for _, h := range o.held {
+		o.print(h)
+	}
+	o.held = o.held[:0]
+}
+
+func (o *testOutput) textLine(line string) {
+	body := strings.TrimRight(line, "\r\n")
+	if body == "PASS" || body == "FAIL" {
+		o.flushHeld()
+		o.held = append(o.held, line)
+		return
+	}
+	m := summaryLine.FindStringSubmatch(body)
+	if m == nil {
+		o.flushHeld()
+		o.print(line)
+		return
+	}
+	byTest, n := o.packageRaces(m[2])
+	if n == 0 {
+		o.flushHeld()
+		o.print(line)
+		return
+	}
+	o.held = o.held[:0] // its PASS or FAIL: FAIL follows the reports
+	o.writeTests(byTest, o.chatty, func(test, s string) { o.print(s) })
+	o.print("FAIL\n")
+	o.print("FAIL\t" + m[2] + m[3] + raceCount(n) + "\n")
+	o.failed++
+}
+
+// testEvent is go test -json's event (cmd/test2json).
+type testEvent struct {
+	Time    *time.Time `json:",omitempty"`
+	Action  string
+	Package string   `json:",omitempty"`
+	Test    string   `json:",omitempty"`
+	Elapsed *float64 `json:",omitempty"`
+	Output  *string  `json:",omitempty"`
+}
+
+func (o *testOutput) jsonLine(line string) {
+	var e testEvent
+	if json.Unmarshal([]byte(line), &e) != nil || e.Package == "" || e.Test != "" {
+		o.print(line)
+		return
+	}
+	switch {
+	case e.Action == "output" && e.Output != nil && (*e.Output == "PASS\n" || *e.Output == "FAIL\n" || summaryLine.MatchString(strings.TrimSuffix(*e.Output, "\n"))):
+		o.heldPkg[e.Package] = append(o.heldPkg[e.Package], line)
+		return
+	case e.Action != "pass" && e.Action != "fail":
+		o.print(line)
+		return
+	}
+	held := o.heldPkg[e.Package]
+	delete(o.heldPkg, e.Package)
+	byTest, n := o.packageRaces(e.Package)
+	if n == 0 {
+		for _, h := range held {
+			o.print(h)
+		}
+		o.print(line)
+		return
+	}
+	emit := func(ev testEvent) {
+		now := time.Now()
+		ev.Time = &now
+		ev.Package = e.Package
+		data, _ := json.Marshal(ev)
+		o.print(string(data) + "\n")
+	}
+	o.writeTests(byTest, true, func(test, s string) {
+		emit(testEvent{Action: "output", Test: test, Output: &s})
+		if strings.HasPrefix(s, "--- FAIL: ") && test != "" {
+			emit(testEvent{Action: "fail", Test: test})
+		}
+	})
+	var elapsed string
+	for _, h := range held {
+		var he testEvent
+		if json.Unmarshal([]byte(h), &he) == nil && he.Output != nil {
+			if m := summaryLine.FindStringSubmatch(strings.TrimRight(*he.Output, "\n")); m != nil {
+				elapsed = m[3]
+			}
+		}
+	}
+	fail, sum := "FAIL\n", "FAIL\t"+e.Package+elapsed+raceCount(n)+"\n"
+	emit(testEvent{Action: "output", Output: &fail})
+	emit(testEvent{Action: "output", Output: &sum})
+	e.Action = "fail"
+	data, _ := json.Marshal(e)
+	o.print(string(data) + "\n")
+	o.failed++
+}
+
+// raceCount is what racekit adds to a package's FAIL line: the number
+// of distinct races it found there.
+func raceCount(n int) string {
+	return fmt.Sprintf(" (racekit: %d data race(s))", n)
+}
+
+// testRaces are the races of one test.
+type testRaces struct {
+	test    string // "": outside any test
+	a       *analysis
+	results []report.Result
+	n       int
+}
+
+// packageRaces analyzes the traces of pkg's test binary not analyzed yet
+// and returns their races by test, in order of first report.
+func (o *testOutput) packageRaces(pkg string) ([]*testRaces, int) {
+	prefix := traceFileName(pkg+".test") + "."
+	var byTest []*testRaces
+	total := 0
+	for _, path := range tracefile.List(o.traceDir) {
+		if o.analyzed[path] || !strings.HasPrefix(filepath.Base(path), prefix) {
+			continue
+		}
+		o.analyzed[path] = true
+		a, ok := o.analyze(path)
+		if !ok || a.races == 0 {
+			continue
+		}
+		index := map[string]*testRaces{}
+		for ri, res := range a.results {
+			for _, g := range res.Groups {
+				name := res.Tests[g.Pair()]
+				tr := index[name]
+				if tr == nil {
+					tr = &testRaces{test: name, a: a, results: make([]report.Result, len(a.results))}
+					for i := range tr.results {
+						r := a.results[i]
+						r.Groups = nil
+						tr.results[i] = r
+					}
+					index[name] = tr
+					byTest = append(byTest, tr)
+				}
+				tr.results[ri].Groups = append(tr.results[ri].Groups, g)
+				tr.n++
+				total++
+			}
+		}
+	}
+	// The races outside any test last, as testing reports them after
+	// the tests.
+	sort.SliceStable(byTest, func(i, j int) bool { return byTest[i].test != "" && byTest[j].test == "" })
+	o.races += total
+	return byTest, total
+}
+
+// writeTests writes each test's reports and its failure, line by line:
+// the failure's message before its "--- FAIL" line when chatty (-v, and
+// -json), after it otherwise, as package testing orders them.
+func (o *testOutput) writeTests(byTest []*testRaces, chatty bool, line func(test, s string)) {
+	for _, tr := range byTest {
+		var b strings.Builder
+		if err := report.Races(&b, tr.a.meta, tr.results); err != nil {
+			o.errorf("%v", err)
+		}
+		for _, s := range strings.SplitAfter(b.String(), "\n") {
+			if s != "" {
+				line(tr.test, s)
+			}
+		}
+		races := "1 data race"
+		if tr.n > 1 {
+			races = fmt.Sprintf("%d data races", tr.n)
+		}
+		if tr.test == "" {
+			line("", fmt.Sprintf("racekit: %s outside of test execution\n", races))
+			continue
+		}
+		head := fmt.Sprintf("--- FAIL: %s (racekit: %s)\n", tr.test, races)
+		msg := "    racekit: race detected during execution of test\n"
+		if chatty {
+			head, msg = msg, head
+		}
+		line(tr.test, head)
+		line(tr.test, msg)
+	}
+}
+
+// analyze runs the detectors over one trace and prints its warnings.
+func (o *testOutput) analyze(path string) (*analysis, bool) {
+	a, err := analyzeTrace(path, o.algos)
+	if err != nil {
+		o.errorf("%v", err)
+		o.err = true
+		return nil, false
+	}
+	for _, w := range a.warns {
+		fmt.Fprintf(os.Stderr, "racekit test: warning: %s\n", w)
+	}
+	if o.verbose {
+		fmt.Fprintf(os.Stderr, "racekit test: %s: %d events analyzed in %v\n", a.program, a.events, a.elapsed)
+	}
+	return a, true
+}
+
+// rest reports the races of the traces no package line claimed (a test
+// binary run by other means than go test's packages), the way racekit
+// run does, each followed by one FAIL line.
+func (o *testOutput) rest(w io.Writer) {
+	for _, path := range tracefile.List(o.traceDir) {
+		if o.analyzed[path] {
+			continue
+		}
+		o.analyzed[path] = true
+		a, ok := o.analyze(path)
+		if !ok || a.races == 0 {
+			continue
+		}
+		if err := a.print(w); err != nil {
+			o.errorf("%v", err)
+			o.err = true
+		}
+		fmt.Fprintf(w, "FAIL\t%s\t(racekit: %d data race(s))\n", strings.TrimSuffix(a.program, ".test"), a.races)
+		o.failed++
+		o.races += a.races
+	}
+}
+
+// traceFileName is rt's name of the trace of a binary whose main package
+// is path (rt.traceName): the trace is <name>.<pid>.rkt.
+func traceFileName(path string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, path)
+}
+
+// chatty reports whether go test runs the tests with -v (the last -v
+// given, as the flag package takes it).
+func (l *goTestLine) chatty() bool {
+	v := false
+	for _, f := range l.flags {
+		if f.name == "v" {
+			v = !f.hasValue || f.value == "true" || f.value == "test2json"
+		}
+	}
+	return v
+}
