@@ -223,6 +223,9 @@ type sg struct {
 	behind []queued
 	// At its departure point (schedDepart) since step departFrom.
 	departFrom int
+	// Free since it departed (schedDepart), until it rejoins: back in the
+	// testing framework, it delivers nothing a timer should wait for (vNext).
+	departed bool
 }
 
 // selCase is one channel case of a select.
@@ -737,6 +740,7 @@ func schedArrive(g *sg) {
 	}
 	g.state = sWaiting
 	g.woken = false
+	g.departed = false
 	sc.stuck = time.Time{}
 	schedDispatch()
 }
@@ -851,6 +855,7 @@ func schedDepart() {
 		sc.running = nil
 	}
 	g.state = sFree
+	g.departed = true
 	schedDispatch()
 }
 

@@ -28,6 +28,15 @@ package rt
 //   - when nothing can proceed while goroutines run out of control (I/O,
 //     untraced code), a timer that is not due yet fires after the real
 //     time it would have waited (at most vGrace): they may still deliver.
+//     A test function that departed (schedDepart) does not count: it
+//     returned into the testing framework, which delivers nothing to the
+//     program's goroutines, and every later test of the binary would
+//     otherwise spend real time on each of its sleeps (a test whose
+//     goroutines sleep a millisecond each, run after another test, waited
+//     a monitor period or more per sleep). So when every controlled
+//     goroutine waits for a timer, the clock jumps to the earliest
+//     deadline at once, and no real time is spent (vclock.waited counts
+//     the timers that fired only after a real wait);
 //
 //   - time.Now, time.Since and time.Until read the virtual clock (each
 //     reading advances it by vRead, so that a loop polling the clock
@@ -47,6 +56,7 @@ package rt
 
 import (
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/racekit/racekit/sched"
@@ -83,7 +93,14 @@ type vclock struct {
 	fired   int
 	pending []*vtimer
 	timers  map[*time.Timer]*vtimer
+	// waited counts the timers fired only after a real wait (vGrace), for
+	// tests.
+	waited int
 }
+
+// vRealSleeps counts the sleeps Sleep took in real time (not controlled,
+// or on the real clock), for tests.
+var vRealSleeps atomic.Int64
 
 // vclockStart switches the virtual clock on or off for a controlled run
 // (init; tests) before the goroutines it controls start.
@@ -166,10 +183,11 @@ func vNext(anyEnabled, onlyPostponed bool) *vtimer {
 		return nil
 	}
 	for _, g := range sc.all {
-		if g.state == sFree {
+		if g.state == sFree && !g.departed {
 			if sc.stuck.IsZero() || time.Since(sc.stuck) < min(e.when-sc.vc.now, vGrace) {
 				return nil
 			}
+			sc.vc.waited++
 			break
 		}
 	}
@@ -201,6 +219,7 @@ func vPoint(t *vtimer) sched.Point {
 // which the goroutine waits for its timer.
 func Sleep(d time.Duration, site uint32) {
 	if !ctl || !vtime {
+		vRealSleeps.Add(1)
 		time.Sleep(d)
 		return
 	}

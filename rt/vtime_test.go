@@ -464,3 +464,76 @@ func postponedSleeper(t *testing.T, base uint32, pair sched.SitePair, d time.Dur
 	}
 	return races
 }
+
+// A hundred goroutines that each sleep a millisecond, after a test
+// function departed (as in a test binary's second test), run without
+// spending real time: when every goroutine waits for its timer, the clock
+// jumps to the earliest deadline at once (issue 33.5: such a test ran
+// into its timeout under control). The departed function is out of
+// control, but it went back to the testing framework: no timer waits for
+// it. So every sleep is a point and a timer's firing, none is a real
+// sleep, no timer waits for real time, and the clock ends a millisecond
+// (and a tick per step) after the start, not beyond.
+func TestSchedSleepersNoRealTime(t *testing.T) {
+	base := schedFileSites("/src/sleepers.go", 6)
+	const n = 100
+	for _, strat := range []string{"random", "racefuzzer"} {
+		t.Run(strat, func(t *testing.T) {
+			var s sched.Strategy = sched.NewRandom(3)
+			if strat == "racefuzzer" {
+				s = sched.NewRaceFuzzer(3)
+			}
+			sleeps := vRealSleeps.Load()
+			vclockStart(true, time.Microsecond)
+			defer vclockStart(false, 0)
+			var now time.Duration
+			var waited, fired int
+			sch := controlled(t, s, strat, 3, sched.SitePair{}, func() {
+				// The first test function: it departs, and stays out of
+				// control.
+				departed := make(chan struct{})
+				go func() {
+					var m sync.Mutex
+					lockCtl(&m, base+5)
+					unlockCtl(&m, base+5)
+					Depart()
+					close(departed)
+				}()
+				<-departed
+				var wg sync.WaitGroup
+				wg.Add(n)
+				for i := 0; i < n; i++ {
+					goCtl(base, &wg, func() { Sleep(time.Millisecond, base+1) })
+				}
+				waitCtl(&wg, base+2)
+				sc.mu.Lock()
+				now, waited, fired = sc.vc.now, sc.vc.waited, sc.vc.fired
+				sc.mu.Unlock()
+			})
+			var sleepSteps, timerSteps int
+			for _, st := range sch.Steps {
+				if st.Kind == sched.KindSleep {
+					sleepSteps++
+				}
+				if st.G == sched.TimerG {
+					timerSteps++
+				}
+			}
+			if sleepSteps != n || timerSteps != n || fired != n {
+				t.Errorf("%d sleep points, %d timer steps, %d timers fired; want %d each", sleepSteps, timerSteps, fired, n)
+			}
+			if waited != 0 {
+				t.Errorf("%d timers fired only after a real wait, want none", waited)
+			}
+			if d := vRealSleeps.Load() - sleeps; d != 0 {
+				t.Errorf("%d sleeps in real time, want none", d)
+			}
+			if max := time.Millisecond + time.Duration(len(sch.Steps))*time.Microsecond; now < time.Millisecond || now > max {
+				t.Errorf("virtual clock at the end %v, want from 1ms to %v (1ms and a tick per step)", now, max)
+			}
+			if sch.NotesOf("escape") != nil || sch.NotesOf("deadlock") != nil {
+				t.Errorf("notes %v, want no escape or deadlock", sch.Notes)
+			}
+		})
+	}
+}
