@@ -27,7 +27,7 @@ import (
 
 var cmdFuzz = register(&command{
 	name:      "fuzz",
-	usageLine: "fuzz [-phase1 hybrid,vet,pairs] [-pairs FILE] [-use-trace FILE] [-record N] [-record-random N] [-baseline N] [-runs N] [-j N] [-seed S] [-json] [-keep DIR] [-replay N] [-timeout D] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
+	usageLine: "fuzz [-phase1 hybrid,vet,pairs] [-pairs FILE] [-use-trace FILE] [-record N] [-record-random N] [-baseline N] [-runs N] [-j N] [-seed S] [-json] [-keep DIR] [-replay N] [-timeout D] [-q] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
 	short:     "confirm potential races by race-directed random scheduling (RaceFuzzer)",
 	long: `
 Fuzz is RaceFuzzer (Sen, PLDI'08) for Go tests. Phase 1 finds candidate
@@ -92,6 +92,11 @@ deterministic for a seed as long as no goroutine leaves the scheduler's
 control (blocking in I/O, real timers such as tickers and context
 deadlines, untraced code); such runs are counted in "escapes".
 
+Fuzz reports its progress on standard error, a line per recorded run of
+phase 1 and per candidate pair of phase 2 (its index, its runs done and
+the races created so far, every few seconds while its runs go on), with
+the time since the start; -q prints none.
+
 Exit status: 66 if a race was confirmed or observed, 0 if none, 1 on a build or
 run error, 2 on a usage error.
 `,
@@ -112,6 +117,7 @@ var (
 	fuzzRecRand = cmdFuzz.flags.Int("record-random", 0, "phase 1: this many more recorded runs under the controlled random scheduler")
 	fuzzBase    = cmdFuzz.flags.Int("baseline", 10, "controlled runs per package without a pair (Random), to tell the race's failures from the schedule's")
 	fuzzReplay  = cmdFuzz.flags.Int("replay", 0, "replay the first seed of every outcome that created a race N times, checking each run's schedule is the original's")
+	fuzzQuiet   = cmdFuzz.flags.Bool("q", false, "print no progress lines on stderr")
 )
 
 func init() {
@@ -220,6 +226,7 @@ func runFuzz(c *command, args []string) int {
 	}
 	defer os.RemoveAll(tmp)
 	testArgs := c.line.binaryArgs()
+	prog := newProgressLines("fuzz", *fuzzQuiet)
 
 	// Phase 1.
 	cands := &candidates{targets: targets, index: map[*fuzzTarget]map[string][]int{}}
@@ -254,6 +261,9 @@ func runFuzz(c *command, args []string) int {
 							cands.observe(t, p)
 						}
 					}
+					if *fuzzTrace == "" {
+						prog.printf("phase 1: %s: recorded run %d/%d, %d candidate pairs so far", t.Pkg, i+1, max(*fuzzRecord, 1)+*fuzzRecRand, len(cands.jobs))
+					}
 					if *fuzzTrace != "" {
 						break
 					}
@@ -286,6 +296,7 @@ func runFuzz(c *command, args []string) int {
 			for _, p := range ps {
 				cands.addAnywhere(p, "vet")
 			}
+			prog.printf("phase 1: vet: %d pairs", len(ps))
 			d := "vet"
 			if unplaced > 0 {
 				d += fmt.Sprintf(" (%d warnings without a position skipped)", unplaced)
@@ -342,6 +353,8 @@ func runFuzz(c *command, args []string) int {
 			tasks = append(tasks, task{j, k, *fuzzSeed + uint64(k)})
 		}
 	}
+	prog.printf("phase 2: %d candidate pairs, %d runs each (and %d baseline runs per package), %d at a time", len(jobs), *fuzzRuns, *fuzzBase, *fuzzJobs)
+	tally := newFuzzTally(prog, len(jobs))
 	runErr := inParallel(len(tasks), *fuzzJobs, func(i int) error {
 		tk := tasks[i]
 		if tk.j < 0 {
@@ -351,6 +364,7 @@ func runFuzz(c *command, args []string) int {
 			r.Schedule = nil
 			os.Remove(path)
 			baseline[ti][tk.k] = r
+			tally.done(-1-ti, "baseline "+targets[ti].Pkg, *fuzzBase, r)
 			return err
 		}
 		jb := jobs[tk.j]
@@ -363,6 +377,7 @@ func runFuzz(c *command, args []string) int {
 			os.Remove(schedPath)
 		}
 		results[tk.j][tk.k] = r
+		tally.done(tk.j, jb.pair, *fuzzRuns, r)
 		return err
 	})
 	if runErr != nil {
@@ -410,6 +425,47 @@ func runFuzz(c *command, args []string) int {
 		return exitRaces
 	}
 	return exitOK
+}
+
+// fuzzTally counts the runs done and the races created per candidate pair
+// (j >= 0) and per package's baseline (j < 0) for fuzz's progress lines:
+// one when a pair's last run is done, and one every progressEvery while
+// its runs go on.
+type fuzzTally struct {
+	prog    *progressLines
+	pairs   int
+	mu      sync.Mutex
+	runs    map[int]int
+	created map[int]int
+	last    map[int]time.Time
+}
+
+func newFuzzTally(prog *progressLines, pairs int) *fuzzTally {
+	return &fuzzTally{prog: prog, pairs: pairs, runs: map[int]int{}, created: map[int]int{}, last: map[int]time.Time{}}
+}
+
+// done counts run r of unit j (of total runs), named what.
+func (f *fuzzTally) done(j int, what string, total int, r fuzzRun) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.runs[j]++
+	if r.Created {
+		f.created[j]++
+	}
+	if f.runs[j] < total && time.Since(f.last[j]) < progressEvery {
+		return
+	}
+	if f.last[j].IsZero() && f.runs[j] < total {
+		f.last[j] = time.Now() // its first run: wait progressEvery for the next line
+		return
+	}
+	f.last[j] = time.Now()
+	if j < 0 {
+		f.prog.printf("%s: %d/%d runs", what, f.runs[j], total)
+		return
+	}
+	a, b, _ := strings.Cut(what, "~")
+	f.prog.printf("pair %d/%d %s~%s: %d/%d runs, %d created", j+1, f.pairs, relSite(a), relSite(b), f.runs[j], total, f.created[j])
 }
 
 // inParallel calls f(0), ..., f(n-1) on at most workers goroutines and

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -375,5 +376,45 @@ func TestFuzzStartFailure(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), bin+" did not start") {
 			t.Errorf("%s: recorded run: error %v, want one naming the binary", filepath.Base(bin), err)
 		}
+	}
+}
+
+// racekit fuzz reports its progress on stderr as it goes, for real: a line
+// per recorded run of phase 1, one for phase 2, one for the baseline and
+// one per candidate pair with its runs done and the races it created, each
+// with the time since the start; with -q, none, and the same result on
+// stdout.
+func TestFuzzProgress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs an instrumented test binary")
+	}
+	args := []string{"fuzz", "--json", "--record", "1", "--runs", "3", "-j", "2", "--baseline", "1", "./testdata/fuzzobs"}
+	out, stderr, code := racekit(t, args...)
+	var res FuzzResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != exitRaces || len(res.Pairs) == 0 {
+		t.Fatalf("exit %d, %d pairs (%v)\n%s\nstderr:\n%s", code, len(res.Pairs), err, out, stderr)
+	}
+	line := regexp.MustCompile(`(?m)^racekit fuzz: \[[0-9.]+m?s\] `)
+	want := []string{
+		"phase 1: github.com/racekit/racekit/cmd/racekit/testdata/fuzzobs: recorded run 1/1, ",
+		"phase 2: " + fmt.Sprint(len(res.Pairs)) + " candidate pairs, 3 runs each",
+		"baseline github.com/racekit/racekit/cmd/racekit/testdata/fuzzobs: 1/1 runs",
+	}
+	for i, p := range res.Pairs {
+		a, b, _ := strings.Cut(p.Pair, "~")
+		want = append(want, fmt.Sprintf("pair %d/%d %s~%s: 3/3 runs, %d created", i+1, len(res.Pairs), relSite(a), relSite(b), p.Created))
+	}
+	for _, w := range want {
+		if !regexp.MustCompile(`(?m)^racekit fuzz: \[[0-9.]+m?s\] ` + regexp.QuoteMeta(w)).MatchString(stderr) {
+			t.Errorf("stderr lacks the progress line %q:\n%s", w, stderr)
+		}
+	}
+	qout, qerr, qcode := racekit(t, append([]string{"fuzz", "-q"}, args[1:]...)...)
+	if line.MatchString(qerr) || qcode != code {
+		t.Errorf("with -q: exit %d (want %d), stderr:\n%s", qcode, code, qerr)
+	}
+	var qres FuzzResult
+	if err := json.Unmarshal([]byte(qout), &qres); err != nil || len(qres.Pairs) != len(res.Pairs) {
+		t.Errorf("with -q: %d pairs (%v), want %d", len(qres.Pairs), err, len(res.Pairs))
 	}
 }

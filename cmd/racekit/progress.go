@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -72,4 +74,63 @@ func peakRSS() string {
 		}
 	}
 	return "unknown"
+}
+
+// progressLines reports the units of a command's long work (fuzz: a pair's
+// runs; hatch: a recording, a round of clips; vet: the analysis) on
+// stderr, one line each, "racekit CMD: [ELAPSED] what", so that a run of
+// minutes is never silent. Unlike progress it prints whether or not
+// stderr is a terminal (a log shows how far a run got); -q silences it.
+// Its methods may be called from several goroutines.
+type progressLines struct {
+	cmd   string
+	quiet bool
+	start time.Time
+	w     io.Writer
+	mu    sync.Mutex
+}
+
+// progressEvery is how often a unit that goes on (a pair's runs, the
+// static analysis) reports how far it got.
+const progressEvery = 5 * time.Second
+
+func newProgressLines(cmd string, quiet bool) *progressLines {
+	return &progressLines{cmd: cmd, quiet: quiet, start: time.Now(), w: os.Stderr}
+}
+
+// printf prints one progress line, with the time since the command
+// started.
+func (p *progressLines) printf(format string, args ...any) {
+	if p.quiet {
+		return
+	}
+	el := time.Since(p.start).Round(100 * time.Millisecond)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "racekit %s: [%v] %s\n", p.cmd, el, fmt.Sprintf(format, args...))
+}
+
+// every prints what f returns every progressEvery until the returned stop
+// is called: for one long step with no units of its own.
+func (p *progressLines) every(f func() string) (stop func()) {
+	if p.quiet {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(progressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				p.printf("%s", f())
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
 }
