@@ -299,6 +299,14 @@ func MRun(m *testing.M, site uint32) int {
 	return code
 }
 
+// MRunDone is what follows m.Run() in racekit's own TestMain, which calls
+// m.Run directly (MRun would be a frame on the examples' stacks): it
+// returns m.Run's code.
+func MRunDone(code int, site uint32) int {
+	rt.SyncAcquire(testsEnded, site)
+	return code
+}
+
 // RunB is b.Run(name, f): sub-benchmarks run in sequence, each run on a
 // goroutine of its own.
 func RunB(b *testing.B, name string, f func(*testing.B), site uint32) bool {

@@ -1,0 +1,200 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// goTestRace runs go test -race in testdata/src and returns its exit code
+// and combined output.
+func goTestRace(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"test", "-race", "-count=1"}, args...)...)
+	cmd.Dir = "testdata/src"
+	cmd.Env = append(cmd.Environ(), "GOFLAGS=")
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), string(out)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0, string(out)
+}
+
+var (
+	accessLine = regexp.MustCompile(`^(Previous )?(read|write|Read|Write) at `)
+	frameLine  = regexp.MustCompile(`^  \S+\(\)$`)
+	failLine   = regexp.MustCompile(`^--- FAIL: (\S+) \(`)
+	pkgLine    = regexp.MustCompile(`^(ok  |FAIL)\t(\S+)`)
+)
+
+// reportShape reduces go test's output to its shape: the lines that say
+// where a report starts and ends, which access or goroutine a stack is
+// of (with its number of frames), which test failed, with what message,
+// and how the package ended. Addresses, goroutine numbers, times, columns
+// and racekit's evidence labels are left out.
+func reportShape(out string) []string {
+	var shape []string
+	frames := 0
+	flush := func() {
+		if frames > 0 {
+			n := "1 frame"
+			if frames > 1 {
+				n = ">1 frames"
+			}
+			shape = append(shape, "  "+n)
+			frames = 0
+		}
+	}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		if frameLine.MatchString(line) {
+			frames++
+			continue
+		}
+		if strings.HasPrefix(line, "      ") || line == "" {
+			continue
+		}
+		flush()
+		switch {
+		case line == "==================":
+			shape = append(shape, line)
+		case strings.HasPrefix(line, "WARNING: DATA RACE"):
+			shape = append(shape, "WARNING: DATA RACE")
+		case accessLine.MatchString(line):
+			if strings.HasPrefix(line, "Previous") {
+				shape = append(shape, "previous access")
+			} else {
+				shape = append(shape, "access")
+			}
+		case strings.HasPrefix(line, "Goroutine "):
+			shape = append(shape, "goroutine")
+		case failLine.MatchString(line):
+			shape = append(shape, "--- FAIL: "+failLine.FindStringSubmatch(line)[1])
+		case strings.HasSuffix(line, "race detected during execution of test"):
+			shape = append(shape, "    race detected during execution of test")
+		case line == "FAIL" || line == "PASS":
+			shape = append(shape, line)
+		case pkgLine.MatchString(line):
+			m := pkgLine.FindStringSubmatch(line)
+			shape = append(shape, m[1]+"\t"+m[2])
+		}
+	}
+	flush()
+	return shape
+}
+
+// TestTestReportShape: racekit test reports the race of
+// testdata/src/racytest the way go test -race does: the report inside the
+// racy test's output, that test failed with a message saying why, the
+// package FAIL; each access with its whole stack (add, Add and their
+// caller), the created goroutine with its creation stack (start, TestRacy).
+// What remains different is in docs/frontend.md ("racekit test's
+// output").
+func TestTestReportShape(t *testing.T) {
+	_, goOut := goTestRace(t, "./racytest")
+	code, rkOut := runRacekit(t, "test", "./racytest")
+	if code != 1 {
+		t.Errorf("racekit test: exit status %d, want 1", code)
+	}
+	want := []string{
+		"==================", "WARNING: DATA RACE",
+		"access", "  >1 frames",
+		"previous access", "  >1 frames",
+		"goroutine", "  >1 frames",
+		"goroutine",
+	}
+	end := []string{
+		"==================",
+		"--- FAIL: TestRacy", "    race detected during execution of test",
+		"FAIL", "FAIL\tracekit.test/e2e/racytest", "FAIL",
+	}
+	for _, side := range []struct{ name, out string }{{"go test -race", goOut}, {"racekit test", rkOut}} {
+		got := reportShape(side.out)
+		// The goroutine of the test itself: go test -race shows the
+		// framework's stack, racekit has none (created outside the trace).
+		i := len(want)
+		if len(got) > i && got[i] == "  >1 frames" {
+			got = append(got[:i:i], got[i+1:]...)
+		}
+		if strings.Join(got, "\n") != strings.Join(append(want, end...), "\n") {
+			t.Errorf("%s: output's shape\n%s\nwant\n%s\noutput:\n%s", side.name, strings.Join(got, "\n"), strings.Join(append(want, end...), "\n"), side.out)
+		}
+	}
+	for _, frame := range []string{"racytest.add()", "racytest.Add()", "racytest.start.func1()", "racytest.TestRacy()", "racytest.start()"} {
+		if !strings.Contains(rkOut, "\n  racekit.test/e2e/"+frame+"\n") {
+			t.Errorf("racekit test: no frame %s\n%s", frame, rkOut)
+		}
+	}
+}
+
+// TestTestReportJSON: with -json the race is in TestRacy's events: its
+// report as output events of the test, a fail event for it, and the
+// package's fail event; the clean tests pass.
+func TestTestReportJSON(t *testing.T) {
+	code, out := runRacekit(t, "test", "-json", "./racytest")
+	if code != 1 {
+		t.Errorf("exit status %d, want 1", code)
+	}
+	var report strings.Builder
+	actions := map[string]string{} // test ("" for the package) → last action
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var e struct{ Action, Package, Test, Output string }
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		switch e.Action {
+		case "output":
+			if e.Test == "TestRacy" {
+				report.WriteString(e.Output)
+			}
+		case "pass", "fail":
+			actions[e.Test] = e.Action
+		}
+	}
+	for _, want := range []string{"WARNING: DATA RACE", "racytest.TestRacy()", "--- FAIL: TestRacy (racekit: 1 data race)\n"} {
+		if !strings.Contains(report.String(), want) {
+			t.Errorf("TestRacy's output events lack %q:\n%s", want, report.String())
+		}
+	}
+	for test, want := range map[string]string{"": "fail", "TestRacy": "fail", "TestBefore": "pass", "TestAfter": "pass"} {
+		if actions[test] != want {
+			t.Errorf("test %q: last action %q, want %q\n%s", test, actions[test], want, out)
+		}
+	}
+}
+
+// TestTestUnchanged: the tests of testdata/src/callers print what their
+// code sees of its callers (runtime.Callers, runtime.Caller, a recovered
+// panic's stack) and testing.Testing(); under racekit test their output
+// is go test's. Not yet its example, subtest and cleanup: the example
+// runs on the main goroutine under racekit's TestMain (a frame more: a
+// test binary has no exit hook through which to finish the trace
+// otherwise), a subtest's function and a cleanup inside rttest's wrappers
+// (rttest.Run.func1, rttest.Cleanup.func1); docs/frontend.md.
+func TestTestUnchanged(t *testing.T) {
+	run := "^(TestCaller|TestTesting|TestPanicStack)$"
+	_, goOut := goTestRace(t, "-v", "-run", run, "./callers")
+	code, rkOut := runRacekit(t, "test", "-v", "-run", run, "./callers")
+	if code != 0 {
+		t.Errorf("racekit test: exit status %d, want 0\n%s", code, rkOut)
+	}
+	if g, r := testLines(goOut), testLines(rkOut); g != r {
+		t.Errorf("racekit test's output\n%s\ndiffers from go test's\n%s", r, g)
+	}
+}
+
+var elapsed = regexp.MustCompile(`\(\d+\.\d+s\)|\t\d+\.\d+s`)
+
+// testLines is go test -v's output without times.
+func testLines(out string) string {
+	return elapsed.ReplaceAllString(out, "")
+}
