@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/racekit/racekit/detect"
@@ -25,7 +26,7 @@ import (
 
 var cmdHatch = register(&command{
 	name:      "hatch",
-	usageLine: "hatch [-from pecan|rdit|mcm] [-use-trace FILE | -record-seed N[/P][,N[/P]...]] [-record-preempt P] [-recordings N] [-dedup] [-kinds K] [-patterns FILE] [-atomic-funcs NAMES] [-control auto|anomaly|clip] [-runs N] [-j N] [-seed S] [-json] [-html DIR] [-keep DIR] [-timeout D] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [package] [go test flags] [-args test binary arguments...]",
+	usageLine: "hatch [-from pecan|rdit|mcm] [-use-trace FILE | -record-seed N[/P][,N[/P]...]] [-record-preempt P] [-recordings N] [-dedup] [-kinds K] [-patterns FILE] [-atomic-funcs NAMES] [-control auto|anomaly|clip] [-runs N] [-j N] [-seed S] [-json] [-html DIR] [-keep DIR] [-timeout D] [-q] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [package] [go test flags] [-args test binary arguments...]",
 	short:     "re-execute predicted anomalies along their clips to confirm or prune them (PECAN hatching)",
 	long: `
 Hatch is PECAN's bug hatching (Huang and Zhang, ISSTA'11, section 6) for Go
@@ -97,6 +98,10 @@ anomalies gives the notation), whose anomalies are hatched like the
 built-in ones (-kinds= leaves only them). A run is deterministic as long as no goroutine leaves the
 scheduler's control (see racekit fuzz).
 
+Hatch reports its progress on standard error: a line per recording (its
+events and predictions) and per clip hatched (its runs, and how many
+confirmed it), with the time since the start; -q prints none.
+
 Exit status: 66 if an anomaly was confirmed or a race observed, 0 if
 none, 1 on a build or run error, 2 on a usage error.
 `,
@@ -120,6 +125,7 @@ var (
 	hatchRecSeed = cmdHatch.flags.String("record-seed", "0", "record under the controlled random scheduler with this seed (0: Go's scheduler), for schedules a quiet machine rarely shows; a comma list (0,1,2) gives each recording's seed, N/P with preemption P (-record-preempt)")
 	hatchPreempt = cmdHatch.flags.Float64("record-preempt", 0, "with -record-seed: each data access of a recording is also a scheduling point with this probability, so that a check and its store may interleave")
 	hatchDedup   = cmdHatch.flags.Bool("dedup", false, "record as racekit test does by default, dropping an access a goroutine repeats with no synchronization in between (needed for a -use-trace racekit test recorded)")
+	hatchQuiet   = cmdHatch.flags.Bool("q", false, "print no progress lines on stderr")
 	hatchRecs    = cmdHatch.flags.Int("recordings", 1, "record this many runs (-record-seed N, N+1, ...; or Go's scheduler each time; or the seeds of a -record-seed list) and hatch what any of them predicts; a prediction not confirmed along one recording's clip is tried along the next's")
 )
 
@@ -319,6 +325,7 @@ func runHatch(c *command, args []string) int {
 	}
 
 	// Record and predict, once per recording.
+	prog := newProgressLines("hatch", *hatchQuiet)
 	res := HatchResult{Package: t.Pkg, From: *hatchFrom}
 	var groups []*hatchGroup
 	byKey := map[string]*hatchGroup{}
@@ -385,6 +392,7 @@ func runHatch(c *command, args []string) int {
 			groups = append(groups, g)
 		}
 		observed = append(observed, observedRaces(tr))
+		prog.printf("recording %d/%d: %d events, %d predictions (%s, %d new)", i+1, len(recs), len(tr.Events), len(cands), *hatchFrom, rec.New)
 		if *hatchFlags.verbose {
 			fmt.Fprintf(os.Stderr, "racekit hatch: %s: %d events, %d predictions (%s, %d new) in %.2fs\n", path, len(tr.Events), len(cands), *hatchFrom, rec.New, rec.SearchSeconds)
 		}
@@ -418,6 +426,9 @@ func runHatch(c *command, args []string) int {
 		for j := range got {
 			got[j] = make([]HatchRun, per)
 		}
+		prog.printf("round %d: %d clips, %d runs each, %d at a time", round+1, len(todo), per, *hatchJobs)
+		var progMu sync.Mutex
+		left := make([]int, len(todo))
 		runErr := inParallel(len(todo)*per, *hatchJobs, func(n int) error {
 			j, k := n/per, n%per
 			i := todo[j]
@@ -432,6 +443,17 @@ func runHatch(c *command, args []string) int {
 				r.Recording = cd.recording + 1
 			}
 			got[j][k] = r
+			progMu.Lock()
+			if left[j]++; left[j] == per {
+				n := 0
+				for _, r := range got[j] {
+					if r.Confirmed {
+						n++
+					}
+				}
+				prog.printf("clip %d/%d (prediction %d, %s %s): %d runs, %d confirmed", j+1, len(todo), i+1, cd.Kind, cd.Pattern, per, n)
+			}
+			progMu.Unlock()
 			return err
 		})
 		if runErr != nil {

@@ -11,7 +11,7 @@ import (
 
 var cmdVet = register(&command{
 	name:      "vet",
-	usageLine: "vet [-json|-sarif] [-pairs FILE] [-filters LIST] [-stats] [-tests] [-callgraph=vta|cha] [packages]",
+	usageLine: "vet [-json|-sarif] [-pairs FILE] [-filters LIST] [-stats] [-tests] [-callgraph=vta|cha] [-q] [packages]",
 	short:     "find potential races statically (RELAY), like go vet",
 	long: `
 Vet analyzes Go packages without running them (RELAY, Voung, Jhala and
@@ -36,6 +36,10 @@ Filters (section 4.3 of the paper, and Go's), applied in this order:
 	unpublished   fresh object accessed before it was published
 	handoff       ordered by a channel handoff or WaitGroup.Wait
 
+Vet reports its progress on standard error, with the time since the
+start: a line when the analysis starts, one every few seconds while it
+runs, and one when it is done (packages, lines, warnings); -q prints none.
+
 Exit status: 0 no warning, 66 warnings, 1 load or type errors, 2 usage.
 `,
 })
@@ -51,6 +55,7 @@ var (
 	vetStats     = cmdVet.flags.Bool("stats", false, "print counters to stderr: lines, functions, summaries, time, peak memory, warnings per filter")
 	vetTests     = cmdVet.flags.Bool("tests", false, "also analyze test files")
 	vetCallGraph = cmdVet.flags.String("callgraph", "vta", "dynamic call resolution: vta or cha")
+	vetQuiet     = cmdVet.flags.Bool("q", false, "print no progress lines on stderr")
 )
 
 func runVet(c *command, args []string) int {
@@ -73,7 +78,14 @@ func runVet(c *command, args []string) int {
 	cfg := *static.DefaultConfig
 	cfg.Filters = filters
 	cfg.CallGraph = *vetCallGraph
+	prog := newProgressLines("vet", *vetQuiet)
+	prog.printf("analyzing %s (loading, SSA, summaries bottom-up, warnings)", strings.Join(args, " "))
+	stop := prog.every(func() string { return "still analyzing" })
 	rep, err := static.Run(args, static.Options{Config: &cfg, Tests: *vetTests})
+	stop()
+	if err == nil {
+		prog.printf("analyzed %d packages (dependencies included), %d lines: %d warnings", rep.Stats.Packages, rep.Stats.Lines, len(rep.Kept()))
+	}
 	if err != nil {
 		c.errorf("%v", err)
 		return exitError
