@@ -1,0 +1,45 @@
+package main
+
+// Module is one module of the corpus, pinned.
+type Module struct {
+	Path    string
+	Version string
+	Why     string // what concurrent code it has
+}
+
+// corpus is the pinned list: popular third-party modules with concurrent
+// code, old go lines among them (none, 1.7, 1.12, 1.13, 1.15, 1.18, 1.19).
+var corpus = []Module{
+	{"github.com/benbjohnson/clock", "v1.3.5", "fake clock"},
+	{"github.com/jonboulle/clockwork", "v0.5.0", "fake clock"},
+	{"github.com/panjf2000/ants/v2", "v2.12.1", "worker pool"},
+	{"github.com/alitto/pond", "v1.9.2", "worker pool"},
+	{"golang.org/x/sync", "v0.25.0", "errgroup, singleflight, semaphore"},
+	{"github.com/patrickmn/go-cache", "v2.1.0+incompatible", "cache (no go.mod)"},
+	{"github.com/hashicorp/golang-lru", "v1.0.2", "cache"},
+	{"github.com/hashicorp/golang-lru/v2", "v2.0.7", "cache"},
+	{"github.com/dgraph-io/ristretto/v2", "v2.4.2", "cache"},
+	{"github.com/go-chi/chi/v5", "v5.5.0", "HTTP router"},
+	{"github.com/gorilla/mux", "v1.8.1", "HTTP router"},
+	{"golang.org/x/time", "v0.16.0", "rate limiter"},
+	{"github.com/cenkalti/backoff/v4", "v4.3.0", "retry/backoff"},
+	{"go.uber.org/atomic", "v1.11.0", "atomics"},
+	{"go.uber.org/goleak", "v1.3.0", "goroutine leak checks"},
+	{"github.com/sourcegraph/conc", "v0.3.0", "structured concurrency, pools"},
+	{"go.uber.org/ratelimit", "v0.3.1", "rate limiter"},
+	{"github.com/cskr/pubsub", "v1.0.2", "pub/sub"},
+	{"github.com/gammazero/workerpool", "v1.3.0", "worker pool"},
+	{"github.com/orcaman/concurrent-map/v2", "v2.0.1", "sharded map"},
+	{"github.com/bluele/gcache", "v0.0.2", "cache"},
+	{"github.com/eapache/go-resiliency", "v1.7.0", "breaker, batcher, semaphore, retrier"},
+	{"github.com/jpillora/backoff", "v1.1.0", "backoff"},
+	{"github.com/sony/gobreaker", "v1.0.0", "circuit breaker"},
+	{"github.com/hashicorp/go-multierror", "v1.1.1", "errors, Group"},
+	{"github.com/robfig/cron/v3", "v3.0.1", "scheduler"},
+	{"github.com/sethvargo/go-retry", "v0.3.0", "retry"},
+	{"github.com/julienschmidt/httprouter", "v1.3.0", "HTTP router"},
+	{"github.com/gorilla/websocket", "v1.5.3", "websocket"},
+	{"github.com/avast/retry-go/v4", "v4.7.0", "retry"},
+	{"github.com/golang/groupcache", "v0.0.0-20241129210726-2c02b8208cf8", "singleflight, LRU"},
+	{"github.com/puzpuzpuz/xsync/v3", "v3.5.1", "concurrent maps, queues"},
+}
