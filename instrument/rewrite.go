@@ -2194,6 +2194,7 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		lo, hi := r.span(first)
 		r.ed.wrap(lo, hi, rtAlias+"."+pre+"Before(", ", "+r.site(x.Pos())+")")
 	}
+	r.stdCall(x) // accesses inside the standard library (stdcalls.go)
 	r.rd(x.Fun)
 	for _, a := range x.Args {
 		r.rd(a)

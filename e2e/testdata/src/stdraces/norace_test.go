@@ -1,0 +1,230 @@
+package stdraces
+
+import (
+	"bytes"
+	"container/list"
+	"encoding/json"
+	"io"
+	"log"
+	"math/big"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+func TestNoRaceSyncMap(t *testing.T) {
+	var m sync.Map
+	c := make(chan bool)
+	go func() {
+		m.Store("a", 1)
+		c <- true
+	}()
+	m.Store("a", 2)
+	sink, _ = m.Load("a")
+	<-c
+}
+
+func TestNoRacePool(t *testing.T) {
+	p := sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	c := make(chan bool)
+	go func() {
+		b := p.Get().(*bytes.Buffer)
+		b.WriteString("a")
+		p.Put(b)
+		c <- true
+	}()
+	b := p.Get().(*bytes.Buffer)
+	b.WriteString("b")
+	p.Put(b)
+	<-c
+}
+
+func TestNoRaceLogger(t *testing.T) {
+	l := log.New(io.Discard, "", 0)
+	c := make(chan bool)
+	go func() {
+		l.Printf("a %d", 1)
+		c <- true
+	}()
+	l.Printf("b %d", 2)
+	<-c
+}
+
+func TestNoRaceAtomicValue(t *testing.T) {
+	var v atomic.Value
+	c := make(chan bool)
+	go func() {
+		v.Store([]int{1})
+		c <- true
+	}()
+	sink = v.Load()
+	<-c
+}
+
+func TestNoRaceOnceValue(t *testing.T) {
+	f := sync.OnceValue(func() *strings.Builder {
+		var b strings.Builder
+		b.WriteString("once")
+		return &b
+	})
+	c := make(chan bool)
+	go func() {
+		n := f().Len()
+		_ = n
+		c <- true
+	}()
+	sink = f().String()
+	<-c
+}
+
+func TestNoRaceBufferMutex(t *testing.T) {
+	var mu sync.Mutex
+	var b bytes.Buffer
+	c := make(chan bool)
+	go func() {
+		mu.Lock()
+		b.WriteString("a")
+		mu.Unlock()
+		c <- true
+	}()
+	mu.Lock()
+	b.WriteString("b")
+	sink = b.Len()
+	mu.Unlock()
+	<-c
+}
+
+func TestNoRaceJSONMarshalShared(t *testing.T) {
+	v := &record{Name: "a", Count: 1}
+	c := make(chan bool)
+	go func() {
+		sink, _ = json.Marshal(v)
+		c <- true
+	}()
+	_, _ = json.Marshal(v)
+	<-c
+}
+
+// json reads exported fields only: an unexported one may be written
+// meanwhile.
+type withHidden struct {
+	Name string
+	hits int
+}
+
+func TestNoRaceJSONUnexported(t *testing.T) {
+	v := &withHidden{Name: "a"}
+	c := make(chan bool)
+	go func() {
+		v.hits++
+		c <- true
+	}()
+	sink, _ = json.Marshal(v)
+	<-c
+}
+
+// json calls MarshalJSON instead of reading the fields; it locks.
+type locked struct {
+	mu sync.Mutex
+	N  int
+}
+
+func (l *locked) MarshalJSON() ([]byte, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return json.Marshal(l.N)
+}
+
+func TestNoRaceJSONMarshaler(t *testing.T) {
+	v := &locked{}
+	c := make(chan bool)
+	go func() {
+		v.mu.Lock()
+		v.N++
+		v.mu.Unlock()
+		c <- true
+	}()
+	sink, _ = json.Marshal(v)
+	<-c
+}
+
+func TestNoRaceFileWrites(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c := make(chan bool)
+	go func() {
+		f.Write([]byte("a"))
+		c <- true
+	}()
+	f.WriteString("b")
+	<-c
+}
+
+func TestNoRaceBuilderPerGoroutine(t *testing.T) {
+	c := make(chan string)
+	for i := 0; i < 2; i++ {
+		go func() {
+			var b strings.Builder
+			b.WriteString("x")
+			c <- b.String()
+		}()
+	}
+	sink = <-c + <-c
+}
+
+func TestNoRaceListHandoff(t *testing.T) {
+	l := list.New()
+	c := make(chan bool)
+	go func() {
+		l.PushBack(1)
+		c <- true
+	}()
+	<-c
+	sink = l.Len()
+}
+
+func TestNoRaceSortThenRead(t *testing.T) {
+	s := []int{3, 1, 2}
+	c := make(chan bool)
+	go func() {
+		sort.Ints(s)
+		c <- true
+	}()
+	<-c
+	sink = s[0]
+}
+
+func TestNoRaceReadOnlyShared(t *testing.T) {
+	s := []int{1, 2, 3}
+	x := big.NewInt(7)
+	c := make(chan bool)
+	go func() {
+		ok := slices.Contains(s, 2)
+		str := x.String()
+		_, _ = ok, str
+		c <- true
+	}()
+	sink = slices.Index(s, 3)
+	sink = x.Cmp(big.NewInt(8))
+	<-c
+}
+
+func TestNoRaceWaitGroup(t *testing.T) {
+	var b bytes.Buffer
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		b.WriteString("a")
+	}()
+	wg.Wait()
+	sink = b.String()
+}

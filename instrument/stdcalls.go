@@ -1,0 +1,343 @@
+package instrument
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strconv"
+	"strings"
+)
+
+// Interceptors: what calls into the standard library read and write.
+//
+// The standard library is not traced, so a race inside its code (two
+// goroutines appending to one strings.Builder, sorting a slice another one
+// reads) records nothing. Like ThreadSanitizer's libc interceptors, the
+// table below says, for std functions and methods that do no
+// synchronization of their own, which of the call's operands the function
+// reads or writes, and how; the rewriter records those accesses at the
+// call, right before it, at the call's site (the user's line, which is
+// what the report must show), with the hooks user code uses for the same
+// accesses. Functions not in the table record nothing: in particular the
+// internally synchronized ones (sync.Map, sync.Pool, log.Logger, os.File,
+// net/http, database/sql, atomic.Value, sync.OnceValue) must never be
+// added, since their accesses are ordered by locks the trace cannot see.
+//
+// An entry is "operand:effect ...", operand "r" (the receiver, a pointer
+// method's: the object it points to) or an argument's index, effect:
+//
+//	R, W    read / write the object the pointer operand points to (all its
+//	        words: rt.R, rt.W)
+//	D       read the object and the elements of the slices it holds directly
+//	        (rt.RDeep: a big.Int's words, a bytes.Buffer's bytes)
+//	ER, EW  read / write every element of the slice operand (rt.Elems,
+//	        rt.ElemsW; up to 256 events)
+//	MR, MW  read / write the map operand (one object: rt.MR, rt.MW)
+//	WB      write the object an io.Writer argument points to, when its
+//	        static type is *bytes.Buffer, *strings.Builder or *bufio.Writer
+//	        (fmt.Fprintf(&b, ...): the Write it calls is one of theirs)
+//	J       read what encoding/json's Marshal reads of the operand
+//	        (rt.RJSON: exported fields, elements, pointers followed; stops
+//	        at MarshalJSON and MarshalText methods)
+//
+// Effects that would over-approximate are left out, so that no race is
+// invented: bytes.Buffer.Read writes only the first n bytes of its
+// argument (n unknown before the call), slices.Delete only the tail, fmt
+// calls String methods (traced code, with its own locks) instead of reading
+// fields, json.Unmarshal writes only the fields the data names.
+//
+// Keys are methodKey's and funcKey's ("bytes.Buffer.WriteString",
+// "sort.Ints").
+var stdTable = map[string]string{}
+
+// stdEntries fills stdTable: each group is one effect for several names.
+var stdEntries = []struct {
+	effect string
+	names  []string
+}{
+	// strings.Builder: appends write the Builder (its buf header); Len,
+	// Cap and String read it.
+	{"r:W", pre("strings.Builder.", "Write", "WriteByte", "WriteRune", "WriteString", "Grow", "Reset")},
+	{"r:R", pre("strings.Builder.", "Len", "Cap", "String")},
+
+	// bytes.Buffer: every method that appends, consumes or resets writes
+	// the Buffer (buf header, read offset, lastRead); Write also reads its
+	// argument's bytes; String copies the buffered bytes.
+	{"r:W 0:ER", pre("bytes.Buffer.", "Write")},
+	{"r:W", pre("bytes.Buffer.", "WriteByte", "WriteRune", "WriteString", "ReadFrom", "WriteTo",
+		"Read", "ReadByte", "ReadRune", "ReadBytes", "ReadString", "Next", "UnreadByte", "UnreadRune",
+		"Truncate", "Reset", "Grow")},
+	{"r:R", pre("bytes.Buffer.", "Len", "Cap", "Available", "Bytes", "AvailableBuffer")},
+	{"r:D", pre("bytes.Buffer.", "String")},
+
+	// bufio: a Writer's buffer and counters, a Reader's, a Scanner's.
+	{"r:W 0:ER", pre("bufio.Writer.", "Write")},
+	{"r:W", pre("bufio.Writer.", "WriteString", "WriteByte", "WriteRune", "Flush", "Reset", "ReadFrom")},
+	{"r:R", pre("bufio.Writer.", "Available", "Buffered", "Size", "AvailableBuffer")},
+	{"r:W", pre("bufio.Reader.", "Read", "ReadByte", "ReadRune", "ReadBytes", "ReadString", "ReadLine",
+		"ReadSlice", "Peek", "Discard", "Reset", "UnreadByte", "UnreadRune", "WriteTo")},
+	{"r:R", pre("bufio.Reader.", "Buffered", "Size")},
+	{"r:W", pre("bufio.Scanner.", "Scan", "Buffer", "Split")},
+	{"r:R", pre("bufio.Scanner.", "Text", "Bytes", "Err")},
+
+	// container/list: insertions, removals and moves write the List (its
+	// root element and length); Remove also unlinks its element.
+	{"r:W", pre("container/list.List.", "PushBack", "PushFront", "PushBackList", "PushFrontList",
+		"InsertBefore", "InsertAfter", "MoveToFront", "MoveToBack", "MoveBefore", "MoveAfter", "Init")},
+	{"r:W 0:W", pre("container/list.List.", "Remove")},
+	{"r:R", pre("container/list.List.", "Len", "Front", "Back")},
+	{"r:R", pre("container/list.Element.", "Next", "Prev")},
+
+	// math/big.Int: z.Op(x, y) writes z, reads x and y with their words.
+	{"r:W 0:D 1:D", pre("math/big.Int.", "Add", "Sub", "Mul", "Quo", "Rem", "Div", "Mod", "And", "Or", "Xor", "AndNot")},
+	{"r:W 0:D", pre("math/big.Int.", "Set", "Neg", "Abs", "Not", "Sqrt")},
+	{"r:W 0:D", pre("math/big.Int.", "Lsh", "Rsh")},
+	{"r:W", pre("math/big.Int.", "SetInt64", "SetUint64", "SetString", "SetBytes")},
+	{"r:D", pre("math/big.Int.", "String", "Text", "Int64", "Uint64", "Sign", "BitLen", "IsInt64",
+		"IsUint64", "Bytes", "Bit", "TrailingZeroBits")},
+	{"r:D 0:D", pre("math/big.Int.", "Cmp", "CmpAbs")},
+
+	// Sorting reads and writes every element (the write covers the read).
+	{"0:EW", pre("sort.", "Ints", "Strings", "Float64s", "Slice", "SliceStable")},
+	{"0:ER", pre("sort.", "IntsAreSorted", "StringsAreSorted", "Float64sAreSorted", "SearchInts",
+		"SearchStrings", "SearchFloat64s", "SliceIsSorted")},
+	{"0:EW", pre("slices.", "Sort", "SortFunc", "SortStableFunc", "Reverse")},
+	{"0:ER", pre("slices.", "Contains", "ContainsFunc", "Index", "IndexFunc", "Max", "MaxFunc", "Min",
+		"MinFunc", "IsSorted", "IsSortedFunc", "BinarySearch", "BinarySearchFunc", "Clone")},
+	{"0:ER 1:ER", pre("slices.", "Equal", "EqualFunc", "Compare", "CompareFunc")},
+	{"0:ER 1:ER", pre("bytes.", "Equal", "Compare", "Contains", "Index", "HasPrefix", "HasSuffix", "Count")},
+	{"0:ER", pre("bytes.", "Clone", "IndexByte", "ContainsRune", "ContainsAny")},
+
+	// maps: dst written, src read (a map is one object).
+	{"0:MW 1:MR", pre("maps.", "Copy")},
+	{"0:MR", pre("maps.", "Clone")},
+	{"0:MR 1:MR", pre("maps.", "Equal", "EqualFunc")},
+	{"0:MW", pre("maps.", "DeleteFunc")},
+
+	// Printing into a buffer writes it (the writer's own type only: any
+	// other io.Writer may lock, as os.File and log.Logger's do).
+	{"0:WB", pre("fmt.", "Fprintf", "Fprint", "Fprintln")},
+	{"0:WB", pre("io.", "WriteString")},
+
+	// encoding/json: Marshal reads the value; Unmarshal reads the data
+	// (what it writes depends on the data: not recorded).
+	{"0:J", pre("encoding/json.", "Marshal", "MarshalIndent")},
+	{"0:J", pre("encoding/json.Encoder.", "Encode")},
+	{"0:ER", pre("encoding/json.", "Unmarshal", "Valid")},
+}
+
+func pre(p string, names ...string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = p + n
+	}
+	return out
+}
+
+func init() {
+	for _, e := range stdEntries {
+		for _, n := range e.names {
+			if _, dup := stdTable[n]; dup {
+				panic("instrument: stdTable: " + n + " twice")
+			}
+			stdTable[n] = e.effect
+		}
+	}
+}
+
+// stdEffect is one access of an intercepted call.
+type stdEffect struct {
+	operand int    // -1: the receiver; else an argument
+	kind    string // R, W, D, ER, EW, MR, MW, J
+}
+
+// stdEffectsOf returns the effects of a call of fn (nil: not in the table).
+func stdEffectsOf(fn *types.Func) []stdEffect {
+	if fn == nil || fn.Pkg() == nil {
+		return nil
+	}
+	key := methodKey(fn)
+	if key == "" {
+		key = funcKey(fn)
+	}
+	spec, ok := stdTable[key]
+	if !ok {
+		return nil
+	}
+	var out []stdEffect
+	for _, f := range strings.Fields(spec) {
+		op, kind, _ := strings.Cut(f, ":")
+		i := -1
+		if op != "r" {
+			i, _ = strconv.Atoi(op)
+		}
+		out = append(out, stdEffect{i, kind})
+	}
+	return out
+}
+
+// stdHooks names the rt hook of each effect.
+var stdHooks = map[string]string{
+	"R": "R", "W": "W", "D": "RDeep", "ER": "Elems", "EW": "ElemsW", "MR": "MR", "MW": "MW", "J": "RJSON", "WB": "W",
+}
+
+// stdCall instruments the accesses the table gives for the call x, before
+// its operands are instrumented (the hooks wrap the operands, outside
+// their own instrumentation). Each effect's hook wraps its operand,
+// rt.W(p, site, rec) returning p (or (*rt.W(&x, ...)) for a pointer
+// method of an addressable x), so the operand is evaluated once, and the
+// access is recorded when it is. If an operand evaluated after it calls a
+// function or receives (which may synchronize, and would then fall between
+// the recorded access and the call), the access is recorded after the last
+// such operand instead, rt.Then(arg, rt.W(p, site, rec)), by evaluating
+// the effect's operand again: only when that is pure (no call or receive)
+// and on one line; otherwise the effect is not recorded. Calls in go and
+// defer statements (run later) record nothing, nor do calls of std methods
+// promoted through an embedded field, method values and interface calls.
+func (r *rewriter) stdCall(x *ast.CallExpr) {
+	if r.noBarrier[x] {
+		return
+	}
+	fn := r.calledFunc(x)
+	effs := stdEffectsOf(fn)
+	if effs == nil || r.traced(fn.Pkg().Path()) {
+		return
+	}
+	// Operands in evaluation order: the receiver (position 0), then the
+	// arguments.
+	var recv ast.Expr
+	recvAddr := false
+	if se, ok := unparen(x.Fun).(*ast.SelectorExpr); ok {
+		if sel := r.info.Selections[se]; sel != nil && sel.Kind() == types.MethodVal {
+			if len(sel.Index()) != 1 {
+				return // promoted through an embedded field
+			}
+			recv = se.X
+			if !isPointer(typeOf(r.info, se.X)) {
+				if !recvIsPointer(sel) || !r.addressable(se.X) {
+					recv = nil // a value method gets a copy, read by the caller
+				}
+				recvAddr = true
+			}
+		}
+	}
+	if x.Ellipsis.IsValid() {
+		return // f(s...): the arguments are not the parameters
+	}
+	// last: the position of the last operand that calls or receives.
+	last := -1
+	if recv != nil && containsCall(r.info, recv) {
+		last = 0
+	}
+	for i, a := range x.Args {
+		if containsCall(r.info, a) {
+			last = i + 1
+		}
+	}
+	var then []string // hooks recorded after operand last
+	for _, e := range effs {
+		op, pos := recv, 0
+		if e.operand >= 0 {
+			if e.operand >= len(x.Args) {
+				continue
+			}
+			op, pos = x.Args[e.operand], e.operand+1
+		}
+		if op == nil || !r.stdOperandOK(op, e) {
+			continue
+		}
+		addr := op == recv && recvAddr
+		hook := rtAlias + "." + stdHooks[e.kind]
+		if pos >= last {
+			lo, hi := r.span(op)
+			tail := ", " + r.asite(x.Pos()) + ")"
+			if addr {
+				r.ed.wrap(lo, hi, "(*"+hook+"(&(", ")"+tail+")")
+			} else {
+				r.ed.wrap(lo, hi, hook+"(", tail)
+			}
+			continue
+		}
+		// A later operand calls: evaluate this one again after it.
+		lo, hi := r.span(op)
+		src := string(r.ed.src[lo:hi])
+		if containsCall(r.info, op) || strings.ContainsAny(src, "\n") || hasFuncLit(op) {
+			continue
+		}
+		if addr {
+			src = "&(" + src + ")"
+		}
+		then = append(then, hook+"("+src+", "+r.asite(x.Pos())+")")
+	}
+	if len(then) == 0 {
+		return
+	}
+	k := x.Args[last-1] // last > 0 here: the receiver is position 0
+	if tv, ok := r.info.Types[k]; !ok || isUntyped(tv.Type) {
+		return
+	}
+	if _, isTuple := typeOf(r.info, k).(*types.Tuple); isTuple {
+		return
+	}
+	lo, hi := r.span(k)
+	for _, h := range then {
+		r.ed.wrap(lo, hi, rtAlias+".Then(", ", "+h+")")
+	}
+}
+
+// stdOperandOK reports whether the effect e can wrap operand op: a pointer
+// (or an addressable receiver) for R, W and D, a slice for ER and EW, a map
+// for MR and MW, a typed value for J; never a constant or nil.
+func (r *rewriter) stdOperandOK(op ast.Expr, e stdEffect) bool {
+	switch u := unparen(op).(type) {
+	case *ast.CompositeLit:
+		return false // a new object: no other goroutine has it
+	case *ast.UnaryExpr:
+		if _, lit := unparen(u.X).(*ast.CompositeLit); lit && u.Op == token.AND {
+			return false
+		}
+	}
+	tv, ok := r.info.Types[op]
+	if !ok || tv.Value != nil || tv.IsNil() || isUntyped(tv.Type) {
+		return false
+	}
+	if _, isTuple := tv.Type.(*types.Tuple); isTuple {
+		return false
+	}
+	switch e.kind {
+	case "ER", "EW":
+		_, ok := core(tv.Type).(*types.Slice)
+		return ok
+	case "MR", "MW":
+		return isMap(tv.Type)
+	case "J":
+		return true
+	case "WB":
+		p, ok := types.Unalias(tv.Type).(*types.Pointer)
+		if !ok {
+			return false
+		}
+		n, ok := types.Unalias(p.Elem()).(*types.Named)
+		if !ok || n.Obj().Pkg() == nil {
+			return false
+		}
+		return unsyncWriters[n.Obj().Pkg().Path()+"."+n.Obj().Name()]
+	}
+	return e.operand < 0 || isPointer(tv.Type)
+}
+
+// unsyncWriters are the io.Writers whose Write writes the object and
+// nothing else (WB).
+var unsyncWriters = map[string]bool{"bytes.Buffer": true, "strings.Builder": true, "bufio.Writer": true}
+
+// hasFuncLit reports whether e contains a function literal.
+func hasFuncLit(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if _, ok := n.(*ast.FuncLit); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
+}

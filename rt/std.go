@@ -1,0 +1,228 @@
+package rt
+
+import (
+	"reflect"
+	"sync"
+	"unsafe"
+
+	"github.com/racekit/racekit/trace"
+)
+
+// Interceptors: accesses made inside standard-library code, recorded at the
+// user's call. The standard library is not traced, so a race inside it
+// (two goroutines writing one strings.Builder) has no event of its own. For
+// the std functions that do no synchronization of their own, the
+// instrumenter keeps a table of what each call reads and writes
+// (instrument/stdcalls.go), as ThreadSanitizer intercepts libc, and wraps
+// the operands of such a call in the hooks below (or in rt.R, rt.W,
+// rt.Elems, rt.MR, rt.MW, which are the same accesses made by user code),
+// each recording its access when the operand is evaluated, right before
+// the call, at the call's site. Every hook returns its operand unchanged.
+
+// ElemsW records a write of all of s's elements (up to maxRangeEvents
+// events) and returns s: slices.Sort(s), sort.Ints(s).
+func ElemsW[S ~[]E, E any](s S, site uint32, rec bool) S {
+	if ctl && len(s) > 0 {
+		ctlWrite(sliceData(s), uintptr(len(s))*elemSize[E](), site)
+	}
+	if on && rec && len(s) > 0 {
+		rangeAccess(trace.OpWrite, sliceData(s), elemSize[E](), len(s), site)
+	}
+	return s
+}
+
+// RDeep records a read of *p and of the elements of the slices *p holds
+// directly (fields of a struct, one level: the words of a *big.Int, the
+// bytes of a bytes.Buffer), and returns p.
+func RDeep[T any](p *T, site uint32, rec bool) *T {
+	if p == nil {
+		return p
+	}
+	if ctl {
+		ctlRead(unsafe.Pointer(p), unsafe.Sizeof(*p), site)
+	}
+	if on && rec {
+		access(trace.OpRead, unsafe.Pointer(p), unsafe.Sizeof(*p), site)
+		for _, f := range sliceFields(reflect.TypeFor[T]()) {
+			h := (*sliceHeader)(unsafe.Add(unsafe.Pointer(p), f.off))
+			if h.len > 0 && h.data != nil {
+				rangeAccess(trace.OpRead, h.data, f.elem, h.len, site)
+			}
+		}
+	}
+	return p
+}
+
+type sliceField struct{ off, elem uintptr }
+
+var sliceFieldsCache sync.Map // reflect.Type → []sliceField
+
+// sliceFields returns the offsets and element sizes of the slice fields of
+// struct type t (none for other types).
+func sliceFields(t reflect.Type) []sliceField {
+	if v, ok := sliceFieldsCache.Load(t); ok {
+		return v.([]sliceField)
+	}
+	var fs []sliceField
+	if t.Kind() == reflect.Struct {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if f.Type.Kind() == reflect.Slice && f.Type.Elem().Size() > 0 {
+				fs = append(fs, sliceField{f.Offset, f.Type.Elem().Size()})
+			}
+		}
+	}
+	sliceFieldsCache.Store(t, fs)
+	return fs
+}
+
+// RJSON records the reads encoding/json's Marshal makes of v, and returns
+// v: the exported fields (json:"-" excepted) of the structs reached, the
+// elements of slices and arrays, the values pointers and interfaces hold,
+// and maps as one object each (their entries are not walked: walking a
+// map another goroutine writes would crash the program). v's own storage
+// is not recorded (the callee gets a copy, read by the caller's own
+// instrumented code), only what it reaches. The walk stops at a type with
+// a MarshalJSON or MarshalText method (traced code records its own
+// accesses; json calls it instead of reading the fields), at jsonDepth
+// pointer hops and after maxRangeEvents events. Like the BarrierPair walk
+// (barrier.go), it reads the memory without synchronization: a multi-word
+// value torn by a racing write may be followed astray; panics are
+// recovered.
+func RJSON[T any](v T, site uint32, rec bool) T {
+	if on && rec {
+		jsonRead(unsafe.Pointer(&v), reflect.TypeFor[T](), site)
+	}
+	return v
+}
+
+const jsonDepth = 8
+
+type jsonWalk struct {
+	site uint32
+	left int
+}
+
+//go:noinline
+func jsonRead(p unsafe.Pointer, t reflect.Type, site uint32) {
+	if !live.Load() {
+		return
+	}
+	if sampling && cur().sampleSkip() {
+		return
+	}
+	w := jsonWalk{site: site, left: maxRangeEvents}
+	defer func() { _ = recover() }()
+	w.walk(p, t, false, 0)
+}
+
+func (w *jsonWalk) read(p unsafe.Pointer) {
+	if w.left <= 0 {
+		return
+	}
+	w.left--
+	access(trace.OpRead, p, 1, w.site)
+}
+
+var (
+	jsonMarshaler = reflect.TypeFor[interface{ MarshalJSON() ([]byte, error) }]()
+	textMarshaler = reflect.TypeFor[interface{ MarshalText() ([]byte, error) }]()
+	jsonStopCache sync.Map // reflect.Type → bool
+)
+
+// jsonStop reports whether json calls a method of t (or *t) instead of
+// reading its value.
+func jsonStop(t reflect.Type) bool {
+	if v, ok := jsonStopCache.Load(t); ok {
+		return v.(bool)
+	}
+	stop := false
+	for _, m := range []reflect.Type{t, reflect.PointerTo(t)} {
+		if m.Implements(jsonMarshaler) || m.Implements(textMarshaler) {
+			stop = true
+		}
+	}
+	jsonStopCache.Store(t, stop)
+	return stop
+}
+
+// walk reads the value of type t at p; shared: p is memory the program
+// may share (reached through a pointer, slice or interface), not the
+// hook's copy.
+func (w *jsonWalk) walk(p unsafe.Pointer, t reflect.Type, shared bool, depth int) {
+	if p == nil || w.left <= 0 || depth > jsonDepth || jsonStop(t) {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.String:
+		if shared {
+			w.read(p)
+		}
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if tag := f.Tag.Get("json"); tag == "-" {
+				continue
+			}
+			if !f.IsExported() && !(f.Anonymous && f.Type.Kind() == reflect.Struct) {
+				continue
+			}
+			w.walk(unsafe.Add(p, f.Offset), f.Type, shared, depth)
+		}
+	case reflect.Array:
+		for i := 0; i < t.Len() && w.left > 0; i++ {
+			w.walk(unsafe.Add(p, uintptr(i)*t.Elem().Size()), t.Elem(), shared, depth)
+		}
+	case reflect.Pointer:
+		if shared {
+			w.read(p)
+		}
+		w.walk(*(*unsafe.Pointer)(p), t.Elem(), true, depth+1)
+	case reflect.Interface:
+		if shared {
+			w.read(p)
+		}
+		words := (*[2]unsafe.Pointer)(p)
+		if words[0] == nil {
+			return
+		}
+		typ := uintptr(words[0])
+		if t.NumMethod() > 0 {
+			typ = *(*uintptr)(unsafe.Add(words[0], unsafe.Sizeof(uintptr(0))))
+		}
+		dyn := typeOfWord(typ)
+		if pointerShaped(dyn) {
+			w.walk(unsafe.Add(p, unsafe.Sizeof(uintptr(0))), dyn, false, depth)
+			return
+		}
+		w.walk(words[1], dyn, false, depth+1) // an immutable box
+	case reflect.Slice:
+		if shared {
+			w.read(p)
+		}
+		h := (*sliceHeader)(p)
+		es := t.Elem().Size()
+		if es == 0 {
+			return
+		}
+		for i := 0; i < h.len && w.left > 0; i++ {
+			w.walk(unsafe.Add(h.data, uintptr(i)*es), t.Elem(), true, depth+1)
+		}
+	case reflect.Map:
+		if shared {
+			w.read(p)
+		}
+		if m := *(*unsafe.Pointer)(p); m != nil && w.left > 0 {
+			w.left--
+			access(trace.OpRead, m, 1, w.site) // the map, one object (MR)
+		}
+	}
+}
+
+// Then returns v: rt.Then(arg, hook(...)) records the hook's access after
+// arg, the last argument of the call that calls a function, is evaluated
+// (Go evaluates calls left to right), so that nothing the argument
+// synchronizes on falls between the access and the call.
+func Then[T, U any](v T, _ U) T { return v }
