@@ -180,7 +180,7 @@ func (g *gstate) putKey(k uint64) {
 func (g *gstate) putEvent(op trace.Op, flags trace.Flags, site uint32, obj, val uint64) {
 	g.putKey(g.k)
 	g.put(op, flags, site, obj)
-	if val != 0 && op.HasValue() && flags&trace.FlagValueUnknown == 0 {
+	if val != 0 && trace.StoresValue(op, flags) {
 		g.put(opVal, 0, 0, val)
 	}
 }

@@ -17,10 +17,13 @@ import (
 //	receive: snd(c+1) before the receive, rcv(c) after it
 //	close:   snd(c) before the close
 //
-// Both objects merge every release, so a receive is ordered after every
-// send recorded before it, not only the one it received from: edges are
-// over-approximated (races may be missed, none invented), like the Go race
-// detector's own treatment of unbuffered channels.
+// Each event carries its message (trace.FlagMessage, a trace.ChanMsg:
+// chanmsg.go says how the numbers are taken and why they hold), so that
+// detectors pair the k-th send with the k-th receive, as the memory model
+// does. A reader that ignores the message merges every release of an
+// object: a receive is ordered after every send recorded before it, an
+// over-approximation (races may be missed, none invented). In a sampled
+// run the events carry no message and are read that way.
 
 // chanAddr is the runtime pointer of a channel held in an interface (a
 // channel is pointer-shaped, so it is the interface's data word).
@@ -42,7 +45,7 @@ func SendPreG(c any, site uint32, rec bool, g *gstate) *gstate {
 			if rec {
 				accessAddr(trace.OpRead, a, 1, site)
 			}
-			return edgeWith(g, trace.OpSyncRelease, site, a)
+			return chanPre(g, site, c, a, true)
 		}
 	}
 	return nil
@@ -56,7 +59,7 @@ func SelectSendPre(c any, site uint32) {
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			emitEdge(trace.OpSyncRelease, site, a)
+			chanPre(nil, site, c, a, true)
 		}
 	}
 }
@@ -67,6 +70,9 @@ func SelectSendPre(c any, site uint32) {
 // ctlSelectWait), or parks the goroutine when none can: the result is
 // passed to SelectCase for each case. Otherwise it returns -1.
 func SelectWait(def bool) int {
+	if on {
+		chanSeal()
+	}
 	if ctl { // controlled mode (sched.go)
 		return ctlSelectWait(def)
 	}
@@ -90,7 +96,7 @@ func SelectSendPost(c any, site uint32, rec bool) {
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			emitEdge(trace.OpSyncAcquire, site, a+1)
+			chanPost(nil, site, c, a, true, trace.MsgSent)
 			if rec {
 				accessAddr(trace.OpRead, a, 1, site)
 			}
@@ -106,7 +112,7 @@ func SendPost(c any, site uint32, g *gstate) {
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			edgeWith(g, trace.OpSyncAcquire, site, a+1)
+			chanPost(g, site, c, a, true, trace.MsgSent)
 		}
 	}
 }
@@ -123,23 +129,35 @@ func RecvPreG(c any, site uint32, g *gstate) *gstate {
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			return edgeWith(g, trace.OpSyncRelease, site, a+1)
+			return chanPre(g, site, c, a, false)
 		}
 	}
 	return nil
 }
 
 // RecvPost is recorded after a receive from c completes; g is what
-// RecvPre returned (nil in a select's case).
-func RecvPost(c any, site uint32, g *gstate) {
+// RecvPre returned (nil in a select's case). It does not know whether the
+// receive got a message or returned because c is closed.
+func RecvPost(c any, site uint32, g *gstate) { recvPost(c, site, g, trace.MsgRecvAny) }
+
+// recvPost is RecvPost knowing the receive's outcome, kind.
+func recvPost(c any, site uint32, g *gstate, kind trace.MsgKind) {
 	if ctl { // controlled mode (sched.go)
 		ctlResume(site)
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			edgeWith(g, trace.OpSyncAcquire, site, a)
+			chanPost(g, site, c, a, false, kind)
 		}
 	}
+}
+
+// recvKind is the outcome of a receive that returned ok.
+func recvKind(ok bool) trace.MsgKind {
+	if ok {
+		return trace.MsgRecvd
+	}
+	return trace.MsgRecvClosed
 }
 
 // RecvRangeG is RecvPreG for each receive of a range over a channel: the
@@ -160,8 +178,8 @@ func RecvG[C ~chan E | ~<-chan E, E any](c C, site uint32, g *gstate) E {
 		ctlRecv(c, site)
 	}
 	g = RecvPreG(c, site, g)
-	v := <-c
-	RecvPost(c, site, g)
+	v, ok := <-c
+	recvPost(c, site, g, recvKind(ok))
 	return v
 }
 
@@ -175,7 +193,7 @@ func Recv2G[C ~chan E | ~<-chan E, E any](c C, site uint32, g *gstate) (E, bool)
 	}
 	g = RecvPreG(c, site, g)
 	v, ok := <-c
-	RecvPost(c, site, g)
+	recvPost(c, site, g, recvKind(ok))
 	return v, ok
 }
 
@@ -189,7 +207,7 @@ func Close[C ~chan E | ~chan<- E, E any](c C, site uint32, rec bool) {
 			if rec {
 				accessAddr(trace.OpWrite, a, 1, site)
 			}
-			emitEdge(trace.OpSyncRelease, site, a)
+			chanClose(site, a)
 		}
 	}
 	close(c)

@@ -25,6 +25,7 @@ type gstate struct {
 	samp     sampleState    // LiteRace's dispatch state (sample.go)
 	edges    edgeState      // its view of the objects it synchronizes on (sync.go's edge)
 	lockPend pendingAcquire // a lock's acquisition not yet recorded (acquireLock)
+	msgs     msgPending     // its channel operations begun and not completed (chanmsg.go)
 	// shown: the frames whose FuncEnter is recorded; the fns of the
 	// others, up to depth, in pend (unsampled frames: showFrames).
 	shown int32

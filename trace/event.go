@@ -148,8 +148,19 @@ func (o Op) IsSync() bool {
 }
 
 // HasValue reports whether events of this op carry a Value (for OpAlloc,
-// the object's size in bytes).
+// the object's size in bytes). A SyncRelease or SyncAcquire with
+// FlagMessage carries one too (StoresValue).
 func (o Op) HasValue() bool { return o.IsAccess() || o.IsAtomic() || o == OpAlloc }
+
+// StoresValue reports whether an event of op with flags has a Value that
+// encodings must keep: an op with a value whose value is known, or a
+// channel event with FlagMessage.
+func StoresValue(op Op, flags Flags) bool {
+	if op.HasValue() {
+		return flags&FlagValueUnknown == 0
+	}
+	return flags&FlagMessage != 0 && (op == OpSyncRelease || op == OpSyncAcquire)
+}
 
 // Flags qualify an event.
 type Flags uint8
@@ -160,8 +171,13 @@ const (
 	// FlagValueUnknown marks an access whose value did not fit in 64 bits or
 	// was not recorded; Value is then meaningless.
 	FlagValueUnknown
+	// FlagMessage marks a SyncRelease or SyncAcquire of a channel operation
+	// that carries its message identity in Value (a ChanMsg word, see
+	// chanmsg.go): detectors then pair the k-th send with the k-th receive
+	// instead of merging every release of the object.
+	FlagMessage
 
-	flagsDefined = FlagReadLock | FlagValueUnknown
+	flagsDefined = FlagReadLock | FlagValueUnknown | FlagMessage
 )
 
 // GID identifies a goroutine within one trace: small, dense, assigned in
@@ -213,6 +229,14 @@ func (e *Event) Validate() error {
 	}
 	if e.Flags&FlagValueUnknown != 0 && !e.Op.HasValue() {
 		return fmt.Errorf("value-unknown flag on %s", e.Op)
+	}
+	if e.Flags&FlagMessage != 0 {
+		if e.Op != OpSyncRelease && e.Op != OpSyncAcquire {
+			return fmt.Errorf("message flag on %s", e.Op)
+		}
+		if err := ChanMsg(e.Value).check(e.Op); err != nil {
+			return err
+		}
 	}
 	if len(e.Addrs) != 0 && e.Op != OpMethodBegin {
 		return fmt.Errorf("address set on %s", e.Op)

@@ -79,6 +79,9 @@ type Thread struct {
 	forked  bool           // was the child of a fork before it started
 	joined  bool           // a join of it was seen
 	held    []Hold         // locks held, in acquisition order
+
+	pendOn   []*chanState // channels it has begun operations on (chan.go)
+	inSelect bool         // its last sync event begun a channel operation
 }
 
 // Hold is one acquisition of a lock not released yet.
@@ -173,6 +176,9 @@ type Tracker struct {
 	locks   shadow.Table[*lockState]
 	syncs   shadow.Table[*vc.VectorClock] // S_o of snd/rcv objects
 	atomics shadow.Table[*vc.VectorClock] // S_a of atomic words
+	chans   shadow.Table[*chanState]      // channels with message events (chan.go)
+	in      vc.VectorClock                // Incoming
+	free    []vc.VectorClock              // reusable clocks of completed operations
 
 	events, illformed, untraced int64
 }
@@ -306,6 +312,16 @@ func objClock(m *shadow.Table[*vc.VectorClock], obj uint64) *vc.VectorClock {
 // tolerated and counted (see the package comment).
 func (k *Tracker) Sync(t *Thread, e *trace.Event) {
 	clocks := k.edges != NoEdges
+	if e.Flags&trace.FlagMessage != 0 && (e.Op == trace.OpSyncRelease || e.Op == trace.OpSyncAcquire) && e.Validate() == nil {
+		if clocks {
+			k.message(t, e)
+		}
+		return
+	}
+	if t.inSelect {
+		t.inSelect = false
+		k.dropPending(t)
+	}
 	switch e.Op {
 	case trace.OpAcquire:
 		l, read := k.lock(e.Obj), e.ReadLock()

@@ -166,6 +166,12 @@ func predecessors(t *trace.Trace, edges Edges) []bitset {
 				}
 			}
 		case trace.OpSyncAcquire:
+			if isMessage(e) {
+				for _, j := range messageSources(evs, i) {
+					from(i, j)
+				}
+				break
+			}
 			for j := 0; j < i; j++ {
 				if evs[j].Op == trace.OpSyncRelease && evs[j].Obj == e.Obj {
 					from(i, j)

@@ -13,7 +13,7 @@
 // input and the byte offset of the damaged block or record; it never panics
 // and never returns wrong events without an error.
 //
-// # Format, version 1
+// # Format, version 2
 //
 // This section is a public contract: files written today must stay readable.
 // "uvarint" is the unsigned LEB128 varint of encoding/binary (at most 10
@@ -28,7 +28,7 @@
 //	file   = header block* [end-block]
 //	header = magic version
 //	magic  = 89 52 4B 54 0D 0A 1A 0A      ("\x89RKT\r\n\x1a\n", see Magic)
-//	version= uvarint                      (1; readers reject any other)
+//	version= uvarint                      (2; readers read 1 and 2 and reject any other)
 //	block  = kind uvarint(len(payload)) payload crc
 //	crc    = CRC-32C (Castagnoli) of kind, the length bytes and payload,
 //	         4 bytes little-endian
@@ -58,8 +58,10 @@
 //	h & 0x40        Seq is the previous event's Seq + 1
 //	h & 0x80        the op's flag: trace.FlagReadLock for Acquire and
 //	                Release, trace.FlagValueUnknown for ops with a value
-//	                (Read, Write, AtomicLoad/Store/RMW, Alloc); must be 0 for
-//	                other ops
+//	                (Read, Write, AtomicLoad/Store/RMW, Alloc),
+//	                trace.FlagMessage for SyncRelease and SyncAcquire
+//	                (version 2 only: a version 1 file with it is damaged);
+//	                must be 0 for other ops
 //
 // A definition record (h & 0x1F == 0) is selected by h >> 5:
 //
@@ -81,7 +83,10 @@
 //	uvarint(zigzag(Site - lastSite[G mod 256]))
 //	uvarint(zigzag(Obj - prevObj[class(op)]))
 //	uvarint(Value)                   only when the op has a value and
-//	                                 h & 0x80 (value unknown) is clear
+//	                                 h & 0x80 (value unknown) is clear,
+//	                                 or the op is SyncRelease or SyncAcquire
+//	                                 and h & 0x80 (FlagMessage) is set: a
+//	                                 trace.ChanMsg word, which must be valid
 //	MethodBegin only: uvarint(n), then, for n > 0, the addresses in
 //	ascending order: uvarint(zigzag(a[0] - prevObj[data])) and
 //	uvarint(a[i] - a[i-1]) for i = 1..n-1

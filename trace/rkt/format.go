@@ -11,9 +11,14 @@ import (
 // that follow detect a file mangled by line-ending conversion.
 const Magic = "\x89RKT\r\n\x1a\n"
 
-// Version is the format version this package writes and the only one it
-// reads.
-const Version = 1
+// Version is the format version this package writes. Readers read it and
+// every earlier version (MinVersion on): version 2 added channel events with
+// trace.FlagMessage (header bit 0x80 on SyncRelease and SyncAcquire, and a
+// value), which version 1 files never hold.
+const Version = 2
+
+// MinVersion is the oldest format version a Reader reads.
+const MinVersion = 1
 
 const (
 	// MaxBlockLen is the largest payload a block may declare; a reader
@@ -96,6 +101,8 @@ func init() {
 			opFlag[op] = trace.FlagReadLock
 		case op.HasValue():
 			opFlag[op] = trace.FlagValueUnknown
+		case op == trace.OpSyncRelease || op == trace.OpSyncAcquire:
+			opFlag[op] = trace.FlagMessage // version 2
 		}
 	}
 }

@@ -43,6 +43,7 @@ type Reader struct {
 	events     uint64
 	goroutines int // goroutine definitions read
 
+	version  uint64 // the file's format version
 	started  bool
 	done     bool // io.EOF from now on
 	err      error
@@ -160,17 +161,22 @@ func (r *Reader) Next(e *trace.Event) error {
 		var flags trace.Flags
 		if h&hdrOpFlag != 0 {
 			flags = opFlag[op]
-			if flags == 0 {
+			if flags == 0 || (flags == trace.FlagMessage && r.version < 2) {
 				return r.recordErr(rec, fmt.Sprintf("flag bit set on %s", op))
 			}
 		}
 		var value uint64
-		if op.HasValue() && flags == 0 {
+		if op.HasValue() && flags == 0 || flags == trace.FlagMessage {
 			if p < len(buf) && buf[p] < 0x80 {
 				value = uint64(buf[p])
 				p++
 			} else if value, p = uvarintSlow(buf, p); p < 0 {
 				return r.varintErr(rec, p, "value")
+			}
+		}
+		if flags == trace.FlagMessage {
+			if err := (&trace.Event{Op: op, Flags: flags, Value: value}).Validate(); err != nil {
+				return r.recordErr(rec, err.Error())
 			}
 		}
 		var addrs []uint64
@@ -468,9 +474,10 @@ func (r *Reader) readHeader() error {
 			return r.fail(int64(len(Magic)), "bad format version number")
 		}
 	}
-	if version != Version {
-		return r.fail(int64(len(Magic)), fmt.Sprintf("unsupported .rkt format version %d (this reader reads version %d); use a matching racekit", version, Version))
+	if version < MinVersion || version > Version {
+		return r.fail(int64(len(Magic)), fmt.Sprintf("unsupported .rkt format version %d (this reader reads versions %d to %d); use a matching racekit", version, MinVersion, Version))
 	}
+	r.version = version
 	return nil
 }
 

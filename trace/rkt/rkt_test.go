@@ -23,9 +23,12 @@ func block(kind byte, payload ...byte) []byte {
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
 }
 
-// file is a version-1 header followed by the given blocks.
-func file(blocks ...[]byte) []byte {
-	b := []byte(Magic + "\x01")
+// file is a version-2 header followed by the given blocks.
+func file(blocks ...[]byte) []byte { return fileV(2, blocks...) }
+
+// fileV is a header of the given version followed by the given blocks.
+func fileV(version byte, blocks ...[]byte) []byte {
+	b := []byte(Magic + string(rune(version)))
 	for _, bl := range blocks {
 		b = append(b, bl...)
 	}
@@ -281,7 +284,7 @@ func TestMalformedInputErrors(t *testing.T) {
 		{"text trace", []byte("T1|r(x)|1\n"), "t.rkt: offset 0: not a .rkt trace (bad magic number)"},
 		{"short header", []byte(Magic[:5]), "t.rkt: offset 0: file ends inside the .rkt header (after 5 bytes)"},
 		{"no version", []byte(Magic), "t.rkt: offset 0: file ends inside the .rkt header (no version)"},
-		{"future version", []byte(Magic + "\x02"), "t.rkt: offset 8: unsupported .rkt format version 2 (this reader reads version 1); use a matching racekit"},
+		{"future version", []byte(Magic + "\x03"), "t.rkt: offset 8: unsupported .rkt format version 3 (this reader reads versions 1 to 2); use a matching racekit"},
 		{"checksum", file(bad), "t.rkt: offset 9: checksum mismatch in block of 5 bytes (stored " +
 			fmt.Sprintf("0x%08x, computed 0x%08x", binary.LittleEndian.Uint32(bad[7:]), binary.LittleEndian.Uint32(block(1, g0...)[7:])) + "): the file is corrupt"},
 		{"unknown block kind", file(block(7, 1, 2)), "t.rkt: offset 9: unknown block kind 7"},
@@ -367,5 +370,55 @@ func TestEncodeAndDecodeDoNotAllocatePerEvent(t *testing.T) {
 	allocs = testing.AllocsPerRun(len(events)-3, func() { must(t, r.Next(&e)) })
 	if allocs != 0 {
 		t.Errorf("Next: %v allocations per event", allocs)
+	}
+}
+
+// Version 2 added channel events with their message (trace.FlagMessage):
+// header bit 0x80 on snd/rcv, and the ChanMsg word as a value.
+func TestMessageEventsBytes(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	must(t, w.DefineGoroutine(trace.Goroutine{ID: 0, Parent: trace.NoParent}))
+	recvd := trace.MsgRange(trace.MsgRecvd, 1, 1)
+	must(t, w.WriteEvent(&trace.Event{Seq: 0, Op: trace.OpSyncRelease, Flags: trace.FlagMessage, Obj: 0x10, Value: uint64(trace.MsgSendOf(0))}))
+	must(t, w.WriteEvent(&trace.Event{Seq: 1, Op: trace.OpSyncAcquire, Flags: trace.FlagMessage, Obj: 0x10, Value: uint64(recvd)}))
+	must(t, w.WriteEvent(&trace.Event{Seq: 2, Op: trace.OpSyncAcquire, Obj: 0x10}))
+	must(t, w.Close())
+	want := file(
+		block(1,
+			0x40, 0, 0, 0, 0, // goroutine 0
+			// SyncRelease | same G | seq+1 | message; site 0; obj +0x10; send/0
+			0xE9, 0, 0x20, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20,
+			// SyncAcquire | same G | seq+1 | message; site 0; obj +0; recvd/1
+			0xEA, 0, 0, 0x80, 0x80, 0x80, 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01,
+			// SyncAcquire without a message: no value
+			0x6A, 0, 0,
+		),
+		block(2, 3),
+	)
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("bytes:\n got % x\nwant % x", buf.Bytes(), want)
+	}
+	got := decode(buf.Bytes(), "m.rkt")
+	if got.err != nil || len(got.events) != 3 {
+		t.Fatalf("decode: %d events, err %v", len(got.events), got.err)
+	}
+	if e := got.events[1]; e.Flags != trace.FlagMessage || trace.ChanMsg(e.Value) != recvd {
+		t.Fatalf("event 1 = %+v, want rcv with %v", e, recvd)
+	}
+	// A version-1 file has no message events: the bit is damage there.
+	v1 := fileV(1, block(1, 0x40, 0, 0, 0, 0, 0xEA, 0, 0x20, 1), block(2, 1))
+	if got := decode(v1, "v1.rkt"); got.err == nil || !strings.Contains(got.err.Error(), "flag bit set on rcv") {
+		t.Fatalf("version 1 with a message bit: err %v, want flag bit set on rcv", got.err)
+	}
+	// And version 1 files read as before.
+	v1 = fileV(1, block(1, 0x40, 0, 0, 0, 0, 0x6A, 0, 0x20), block(2, 1))
+	if got := decode(v1, "v1.rkt"); got.err != nil || len(got.events) != 1 || got.events[0].Op != trace.OpSyncAcquire {
+		t.Fatalf("version 1: %d events, err %v", len(got.events), got.err)
+	}
+	// A message word that does not fit its op is an error.
+	bad := file(block(1, 0x40, 0, 0, 0, 0, 0xEA, 0, 0x20, 0), block(2, 1))
+	if got := decode(bad, "bad.rkt"); got.err == nil {
+		t.Fatalf("message word 0 read without an error")
 	}
 }

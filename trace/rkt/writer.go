@@ -226,7 +226,7 @@ func (w *Writer) WriteEvent(e *trace.Event) error {
 	c := opClass[op]
 	b = appendUvarint(b, zigzag(e.Obj-st.obj[c]))
 	st.obj[c] = e.Obj
-	if op.HasValue() && e.Flags&trace.FlagValueUnknown == 0 {
+	if trace.StoresValue(op, e.Flags) {
 		b = appendUvarint(b, e.Value)
 	}
 	if op == trace.OpMethodBegin {

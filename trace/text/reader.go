@@ -758,9 +758,25 @@ func (r *reader) parseLine(b []byte, e *trace.Event) (bool, error) {
 				return false, r.errorf("empty thread name in %s", quoteLine(line))
 			}
 		case kindObj:
-			objTok, b, err = r.objectToken(b, stopDecor, info, name, line)
+			stop := stopDecor
+			msg := info.op == trace.OpSyncRelease || info.op == trace.OpSyncAcquire
+			if msg {
+				stop = stopValue // snd(OBJ=MSG): a channel event's message
+			}
+			objTok, b, err = r.objectToken(b, stop, info, name, line)
 			if err != nil {
 				return false, err
+			}
+			if msg && len(b) > 0 && b[0] == '=' {
+				i := bytes.IndexByte(b, ')')
+				if i < 0 {
+					return false, r.shapeErr(line)
+				}
+				m, perr := trace.ParseChanMsg(string(trimSpace(b[1:i])), info.op)
+				if perr != nil {
+					return false, r.errorf("%v in %s", perr, quoteLine(line))
+				}
+				value, flags, b = uint64(m), flags|trace.FlagMessage, b[i:]
 			}
 		case kindValue:
 			objTok, b, err = r.objectToken(b, stopValue, info, name, line)

@@ -139,6 +139,8 @@ func (w *TextWriter) WriteEvent(e *trace.Event) error {
 		b = append(append(b, '('), decor...)
 		if e.ValueKnown() {
 			b = appendValue(append(b, '='), e.Value)
+		} else if e.Flags&trace.FlagMessage != 0 {
+			b = append(append(b, '='), trace.ChanMsg(e.Value).String()...)
 		}
 		for i, t := range w.toks {
 			if i == 0 {

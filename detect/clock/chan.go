@@ -1,0 +1,275 @@
+package clock
+
+import (
+	"github.com/racekit/racekit/detect/vc"
+	"github.com/racekit/racekit/trace"
+)
+
+// Channel events with their message (trace.FlagMessage, trace.ChanMsg)
+// get the Go memory model's edges per message (docs/semantics.md):
+//
+//   - the k-th send → the completion of the k-th receive;
+//   - close → a receive that returns because the channel is closed;
+//   - the k-th receive → the completion of the (k+C)-th send, C the
+//     channel's capacity (C = 0: the receive → its own send's completion).
+//
+// A send or receive is two events, its begin (snd, C_t at the operation)
+// and its completion (rcv). Between them the operation is pending: a
+// completion of the other direction on the channel may come first in the
+// trace (an unbuffered send completes with its receive), so a completion
+// joins, besides the messages of its range, the clock of every operation
+// of the other direction still pending (one of them may be its partner).
+// A completion whose message number is not known (a wide range, no begin
+// seen) joins every begin of the other direction so far: the merged
+// reading. Every edge is one the memory model has, or more: races may be
+// missed, none invented.
+//
+// The begin events also publish into the object's merged clock S_o (snd
+// on c for sends and close, on c+1 for receives), so a reader of the same
+// objects without messages stays sound.
+
+// maxRange bounds the message numbers a range is read as; a wider one is
+// read as unknown.
+const maxRange = 64
+
+// maxMsgs bounds a channel's per-message clocks kept; beyond it they are
+// folded into the channel's wide clocks (more order, never less).
+const maxMsgs = 4096
+
+// chanState is one channel's message clocks.
+type chanState struct {
+	msgs     map[uint64]vc.VectorClock // M[k]: the clock of the send of message k
+	rcvs     map[uint64]vc.VectorClock // R[k]: the clock of the k-th receive
+	wideSend vc.VectorClock            // sends whose number is unknown: every receive joins it
+	wideRecv vc.VectorClock            // receives whose number is unknown: every send completion joins it
+	closed   vc.VectorClock            // the close
+	pend     []pendOp                  // begun, not completed
+	sends    uint64                    // send completions seen
+	recvs    uint64                    // receive completions seen
+	cap      uint64                    // the capacity its sends gave
+	limit    int                       // sweep past this many clocks
+}
+
+// pendOp is a begun channel operation.
+type pendOp struct {
+	t    *Thread
+	send bool
+	cap  uint64
+	done uint64         // completions of its direction seen before it
+	c    vc.VectorClock // C_t at the operation
+}
+
+func (k *Tracker) chanOf(ch uint64) *chanState {
+	s := k.chans.Get(ch)
+	if *s == nil {
+		*s = &chanState{msgs: map[uint64]vc.VectorClock{}, rcvs: map[uint64]vc.VectorClock{}}
+	}
+	return *s
+}
+
+// Incoming is the clock the last message completion (a rcv with
+// trace.FlagMessage) joined into its goroutine's clock: what reached it
+// over the channel. It is the Tracker's own, valid until the next event.
+func (k *Tracker) Incoming() vc.VectorClock { return k.in }
+
+// dropPending forgets t's begun channel operations: t went on, so each
+// one completed (and was resolved) or was a select case not chosen.
+func (k *Tracker) dropPending(t *Thread) {
+	for _, s := range t.pendOn {
+		ps := s.pend[:0]
+		for _, p := range s.pend {
+			if p.t == t {
+				k.free = append(k.free, p.c[:0])
+			} else {
+				ps = append(ps, p)
+			}
+		}
+		clear(s.pend[len(ps):])
+		s.pend = ps
+	}
+	t.pendOn = t.pendOn[:0]
+}
+
+// takePending removes and returns t's latest begun operation of the given
+// direction on s (ok false: none).
+func (k *Tracker) takePending(t *Thread, s *chanState, send bool) (p pendOp, ok bool) {
+	for i := len(s.pend) - 1; i >= 0; i-- {
+		if q := s.pend[i]; q.t == t && q.send == send {
+			s.pend = append(s.pend[:i], s.pend[i+1:]...)
+			return q, true
+		}
+	}
+	return pendOp{}, false
+}
+
+// message applies a channel event with its message.
+func (k *Tracker) message(t *Thread, e *trace.Event) {
+	m := trace.ChanMsg(e.Value)
+	kind := m.Kind()
+	s := k.chanOf(e.Obj &^ 1)
+	switch kind {
+	case trace.MsgSend, trace.MsgRecv:
+		if !t.inSelect {
+			k.dropPending(t) // a select that took its default, long done
+		}
+		var c vc.VectorClock
+		if n := len(k.free); n > 0 {
+			c, k.free = k.free[n-1], k.free[:n-1]
+		}
+		c.Copy(t.c)
+		done := s.recvs
+		if kind == trace.MsgSend {
+			done, s.cap = s.sends, m.Cap()
+		}
+		s.pend = append(s.pend, pendOp{t: t, send: kind == trace.MsgSend, cap: m.Cap(), done: done, c: c})
+		t.pendOn = append(t.pendOn, s)
+		t.inSelect = true
+		objClock(&k.syncs, e.Obj).Join(t.c)
+		t.tick()
+		return
+	case trace.MsgClose:
+		k.dropPending(t)
+		t.inSelect = false
+		s.closed.Join(t.c)
+		objClock(&k.syncs, e.Obj).Join(t.c)
+		t.tick()
+		return
+	}
+
+	// A completion.
+	t.inSelect = false
+	send := kind == trace.MsgSent
+	if send {
+		s.sends++
+	} else {
+		s.recvs++
+	}
+	p, begun := k.takePending(t, s, send)
+	k.dropPending(t) // a select's other cases
+	lo, hi, known := m.Range()
+	if known && hi-lo >= maxRange {
+		known = false
+	}
+	in := k.in[:cap(k.in)]
+	clear(in) // Join grows into the capacity without zeroing it
+	in = in[:0]
+	if send {
+		// The receives synchronized before this completion: receive j
+		// for j in [lo-C, hi-C], and any still pending.
+		if known && begun {
+			for j := max(lo, p.cap+1) - p.cap; j+p.cap <= hi; j++ {
+				in.Join(s.rcvs[j])
+			}
+		} else {
+			in.Join(*objClock(&k.syncs, e.Obj)) // every receive begun
+		}
+		in.Join(s.wideRecv)
+		for _, q := range s.pend {
+			// A pending receive is receive j > q.done: needed if j+C
+			// may be this send's number.
+			if !q.send && (!known || !begun || hi > q.done+p.cap) {
+				in.Join(q.c)
+			}
+		}
+		switch {
+		case !begun:
+			s.wideSend.Join(t.c) // no begin seen: publish the clock it had
+		case known:
+			for j := lo; j <= hi; j++ {
+				c := s.msgs[j]
+				c.Join(p.c)
+				s.msgs[j] = c
+			}
+			k.fold(s)
+		default:
+			s.wideSend.Join(p.c)
+		}
+	} else {
+		if kind != trace.MsgRecvClosed {
+			if known {
+				for j := lo; j <= hi; j++ {
+					in.Join(s.msgs[j])
+				}
+			} else {
+				in.Join(*objClock(&k.syncs, e.Obj)) // every send begun
+			}
+			in.Join(s.wideSend)
+			for _, q := range s.pend {
+				// A pending send is message j > q.done.
+				if q.send && (!known || hi > q.done) {
+					in.Join(q.c)
+				}
+			}
+		}
+		if kind != trace.MsgRecvd {
+			in.Join(s.closed)
+		}
+		switch {
+		case kind == trace.MsgRecvClosed:
+		case !begun:
+			s.wideRecv.Join(t.c) // no begin seen: publish the clock it had
+		case known:
+			for j := lo; j <= hi; j++ {
+				c := s.rcvs[j]
+				c.Join(p.c)
+				s.rcvs[j] = c
+			}
+			k.fold(s)
+		default:
+			s.wideRecv.Join(p.c)
+		}
+	}
+	if begun {
+		k.free = append(k.free, p.c[:0])
+	}
+	k.in = in
+	t.c.Join(in)
+	t.refresh()
+}
+
+// fold bounds s's per-message clocks. A completion's Lo exceeds the
+// completions of its direction before its begin in the trace
+// (trace.ChanMsg), so message k can be about no later receive once k is
+// at most the receives completed before every pending or later receive
+// began, and R[j] about no later send once j+C is at most the same count
+// of sends. Past maxMsgs clocks still needed, they are merged into the
+// wide clocks (each then orders every later operation: more order, never
+// less).
+func (k *Tracker) fold(s *chanState) {
+	if len(s.msgs)+len(s.rcvs) <= max(s.limit, 64) {
+		return
+	}
+	fs, fr := s.sends, s.recvs
+	for _, p := range s.pend {
+		if p.send {
+			fs = min(fs, p.done)
+		} else {
+			fr = min(fr, p.done)
+		}
+	}
+	for j, c := range s.msgs {
+		if j <= fr {
+			k.free = append(k.free, c[:0])
+			delete(s.msgs, j)
+		}
+	}
+	for j, c := range s.rcvs {
+		if j+s.cap <= fs {
+			k.free = append(k.free, c[:0])
+			delete(s.rcvs, j)
+		}
+	}
+	if len(s.msgs) > maxMsgs {
+		for j, c := range s.msgs {
+			s.wideSend.Join(c)
+			delete(s.msgs, j)
+		}
+	}
+	if len(s.rcvs) > maxMsgs {
+		for j, c := range s.rcvs {
+			s.wideRecv.Join(c)
+			delete(s.rcvs, j)
+		}
+	}
+	s.limit = 2 * (len(s.msgs) + len(s.rcvs))
+}
