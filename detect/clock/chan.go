@@ -67,6 +67,12 @@ func (k *Tracker) chanOf(ch uint64) *chanState {
 	return *s
 }
 
+// Message reports whether e is a channel event with a valid message, which
+// the Tracker reads per message (others are read merged).
+func Message(e *trace.Event) bool {
+	return e.Flags&trace.FlagMessage != 0 && (e.Op == trace.OpSyncRelease || e.Op == trace.OpSyncAcquire) && e.Validate() == nil
+}
+
 // Incoming is the clock the last message completion (a rcv with
 // trace.FlagMessage) joined into its goroutine's clock: what reached it
 // over the channel. It is the Tracker's own, valid until the next event.

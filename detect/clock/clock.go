@@ -312,7 +312,7 @@ func objClock(m *shadow.Table[*vc.VectorClock], obj uint64) *vc.VectorClock {
 // tolerated and counted (see the package comment).
 func (k *Tracker) Sync(t *Thread, e *trace.Event) {
 	clocks := k.edges != NoEdges
-	if e.Flags&trace.FlagMessage != 0 && (e.Op == trace.OpSyncRelease || e.Op == trace.OpSyncAcquire) && e.Validate() == nil {
+	if e.Flags&trace.FlagMessage != 0 && Message(e) {
 		if clocks {
 			k.message(t, e)
 		}

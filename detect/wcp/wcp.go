@@ -232,9 +232,19 @@ func (d *Detector) Handle(e *trace.Event) {
 	case trace.OpRelease:
 		d.release(t, w, e)
 	case trace.OpSyncRelease:
-		d.senders(&d.syncs, e.Obj).publish(t.ID(), t.Clock())
+		if !clock.Message(e) {
+			d.senders(&d.syncs, e.Obj).publish(t.ID(), t.Clock())
+		}
 		d.k.Sync(t, e)
 	case trace.OpSyncAcquire:
+		if clock.Message(e) {
+			// A channel event with its message: the hard edge is the
+			// one the Tracker built, per message (detect/clock's
+			// chan.go); what reached t over it joins P_t.
+			d.k.Sync(t, e)
+			joinHard(&w.p, d.k.Incoming(), t.ID())
+			break
+		}
 		d.senders(&d.syncs, e.Obj).joinOthers(&w.p, t.ID())
 		d.k.Sync(t, e)
 	case trace.OpAtomicStore:
