@@ -187,6 +187,7 @@ type stacks struct {
 	meta      *trace.Meta
 	startFunc string
 	started   bool
+	startSeq  uint64 // the seq of startFunc's entry
 }
 
 func newStacks(meta *trace.Meta, startFunc string) *stacks {
@@ -222,7 +223,7 @@ func (st *gstack) changed(seq uint64) {
 
 func (s *stacks) Handle(e *trace.Event) {
 	if !s.started && e.Op == trace.OpFuncEnter && s.meta.Site(e.Site).Func == s.startFunc {
-		s.started = true
+		s.started, s.startSeq = true, e.Seq
 	}
 	st := s.g(e.G)
 	switch e.Op {
@@ -369,7 +370,10 @@ func analyzeTraceFrom(path string, algos []string, startFunc string) (*analysis,
 	for i, name := range algos {
 		r := &run{col: finding.NewCollector(), stacks: map[finding.Pair][]trace.Site{}, prevStacks: map[finding.Pair][]trace.Site{}, tests: map[finding.Pair]string{}}
 		sink := finding.SinkFunc(func(race *finding.Race) {
-			if !st.started {
+			// A race is the test's when its later access is: a
+			// predictive detector reports when it analyzes a window,
+			// which may be after the start for a race before it.
+			if !st.started || max(race.Cur.Seq, race.Prev.Seq) < st.startSeq {
 				return
 			}
 			p := race.Pair()
