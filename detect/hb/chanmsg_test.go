@@ -278,6 +278,7 @@ func stripMessages(tr *trace.Trace) *trace.Trace {
 // (its linearization, which follows the channel's FIFO semantics). It
 // also returns the true message number of each completion.
 type chanSim struct {
+	exact bool // completions carry their true number, not the recorder's range
 	r     *rand.Rand
 	b     strings.Builder
 	chans []*simChan
@@ -308,8 +309,8 @@ type simOp struct {
 
 func (s *chanSim) line(f string, a ...any) { fmt.Fprintf(&s.b, f+"\n", a...) }
 
-func genChanTrace(r *rand.Rand) string {
-	s := &chanSim{r: r}
+func genChanTrace(r *rand.Rand, exact bool) string {
+	s := &chanSim{r: r, exact: exact}
 	nch := 1 + r.IntN(2)
 	for i := range nch {
 		s.chans = append(s.chans, &simChan{name: fmt.Sprintf("c%d", i), cap: r.IntN(3)})
@@ -438,7 +439,7 @@ func (s *chanSim) chanStep(g *simG, gs []*simG, op simOp) {
 		if send {
 			hi := c.sendStarted
 			c.sendDone++
-			s.line("%s|rcv(%s=sent/%s)", g.name, c.name, rangeText(g.lo, hi, g.msg))
+			s.line("%s|rcv(%s=sent/%s)", g.name, c.name, s.rangeText(g.lo, hi, g.msg))
 		} else {
 			hi := c.recvStarted
 			c.recvDone++
@@ -446,9 +447,9 @@ func (s *chanSim) chanStep(g *simG, gs []*simG, op simOp) {
 			case !g.ok:
 				s.line("%s|rcv(%s=closed)", g.name, c.name)
 			case s.r.IntN(4) == 0:
-				s.line("%s|rcv(%s=recv?/%s)", g.name, c.name, rangeText(g.lo, hi, g.msg))
+				s.line("%s|rcv(%s=recv?/%s)", g.name, c.name, s.rangeText(g.lo, hi, g.msg))
 			default:
-				s.line("%s|rcv(%s=recvd/%s)", g.name, c.name, rangeText(g.lo, hi, g.msg))
+				s.line("%s|rcv(%s=recvd/%s)", g.name, c.name, s.rangeText(g.lo, hi, g.msg))
 			}
 		}
 		g.state = 0
@@ -478,9 +479,12 @@ func refAddrs(rs []reference.Race) []uint64 {
 	return out
 }
 
-func rangeText(lo, hi, msg int) string {
+func (s *chanSim) rangeText(lo, hi, msg int) string {
 	if msg < lo || msg > hi {
 		panic(fmt.Sprintf("message %d outside its range [%d, %d]", msg, lo, hi))
+	}
+	if s.exact {
+		return fmt.Sprint(msg)
 	}
 	return fmt.Sprintf("%d-%d", lo, hi)
 }
@@ -489,14 +493,13 @@ func rangeText(lo, hi, msg int) string {
 // oracle's, restated without clocks, on random traces; and against the
 // merged reading, which orders more (never fewer races with messages).
 func TestChanMessagesDifferential(t *testing.T) {
-	r := rand.New(rand.NewPCG(28, 3))
 	n := 1500
 	if testing.Short() {
 		n = 300
 	}
-	extra := 0
+	extra, ranged := 0, 0
 	for i := range n {
-		src := withForks(genChanTrace(r))
+		src := withForks(genChanTrace(rand.New(rand.NewPCG(28, uint64(i))), false))
 		tr, err := text.Parse("gen.rktx", src)
 		if err != nil {
 			t.Fatalf("trace %d: %v\n%s", i, err, src)
@@ -516,7 +519,25 @@ func TestChanMessagesDifferential(t *testing.T) {
 			}
 		}
 		extra += len(want) - len(merged)
+		// The same run with every completion's true number: ranges only
+		// add order.
+		esrc := withForks(genChanTrace(rand.New(rand.NewPCG(28, uint64(i))), true))
+		etr, err := text.Parse("exact.rktx", esrc)
+		if err != nil {
+			t.Fatalf("trace %d: %v\n%s", i, err, esrc)
+		}
+		exact := run(t, hbFlavour, etr).c.Pairs()
+		for _, p := range want {
+			if !slices.Contains(exact, p) {
+				t.Fatalf("trace %d: ranged reports %v, exact numbers %v\n%s\n%s", i, labels(tr.M, want), labels(etr.M, exact), src, esrc)
+			}
+		}
+		if !slices.Equal(reference.HBPairs(etr), exact) {
+			t.Fatalf("trace %d: exact numbers: hb %v, reference %v\n%s", i, labels(etr.M, exact), labels(etr.M, reference.HBPairs(etr)), esrc)
+		}
+		ranged += len(exact) - len(want)
 	}
+	t.Logf("%d races the exact numbers show and the recorder's ranges hide", ranged)
 	if extra == 0 {
 		t.Errorf("no trace had a race only the per-message edges show")
 	}
