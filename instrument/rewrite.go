@@ -110,6 +110,7 @@ type rewriter struct {
 	results [][]*ast.Ident // named results of the enclosing functions
 	after   []string       // events to record after the current statement
 
+	captured  map[*types.Var]bool       // locals function literals capture (stdcalls.go), lazily
 	stmtCalls map[*ast.CallExpr]*bpPlan // BarrierPairs bracketing a statement
 	noBarrier map[*ast.CallExpr]bool    // calls of go and defer statements
 
@@ -2194,10 +2195,13 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		lo, hi := r.span(first)
 		r.ed.wrap(lo, hi, rtAlias+"."+pre+"Before(", ", "+r.site(x.Pos())+")")
 	}
-	r.stdCall(x) // accesses inside the standard library (stdcalls.go)
+	std := r.stdCall(x) // accesses inside the standard library (stdcalls.go)
 	r.rd(x.Fun)
 	for _, a := range x.Args {
 		r.rd(a)
+	}
+	if std != nil {
+		std()
 	}
 	if read {
 		r.readAfter(x)

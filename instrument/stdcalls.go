@@ -26,10 +26,18 @@ import (
 // An entry is "operand:effect ...", operand "r" (the receiver, a pointer
 // method's: the object it points to) or an argument's index, effect:
 //
-//	R, W    read / write the object the pointer operand points to (all its
-//	        words: rt.R, rt.W)
-//	D       read the object and the elements of the slices it holds directly
-//	        (rt.RDeep: a big.Int's words, a bytes.Buffer's bytes)
+//	R, W    read / write the object the pointer operand points to: one
+//	        event at its first word (rt.R1, rt.W1), which stands for the
+//	        whole object, as for a slice header: the fields of these types
+//	        are unexported, so user code reaches them only through methods
+//	        (all recorded at that word) or by copying or assigning the whole
+//	        value (every word recorded, the first included); an exported
+//	        field (list.Element.Value) is not touched by the methods
+//	        recorded, and keeps its own address. One event instead of one
+//	        per word also keeps dedup: a bufio.Scanner is 17 words.
+//	D       read the object (its first word) and the elements of the slices
+//	        it holds directly (rt.RDeep: a big.Int's words, a bytes.Buffer's
+//	        bytes)
 //	ER, EW  read / write every element of the slice operand (rt.Elems,
 //	        rt.ElemsW; up to 256 events)
 //	MR, MW  read / write the map operand (one object: rt.MR, rt.MW)
@@ -178,7 +186,7 @@ func stdEffectsOf(fn *types.Func) []stdEffect {
 
 // stdHooks names the rt hook of each effect.
 var stdHooks = map[string]string{
-	"R": "R", "W": "W", "D": "RDeep", "ER": "Elems", "EW": "ElemsW", "MR": "MR", "MW": "MW", "J": "RJSON", "WB": "W",
+	"R": "R1", "W": "W1", "D": "RDeep", "ER": "Elems", "EW": "ElemsW", "MR": "MR", "MW": "MW", "J": "RJSON", "WB": "W1",
 }
 
 // stdCall instruments the accesses the table gives for the call x, before
@@ -194,14 +202,34 @@ var stdHooks = map[string]string{
 // and on one line; otherwise the effect is not recorded. Calls in go and
 // defer statements (run later) record nothing, nor do calls of std methods
 // promoted through an embedded field, method values and interface calls.
-func (r *rewriter) stdCall(x *ast.CallExpr) {
+func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 	if r.noBarrier[x] {
-		return
+		return nil
 	}
 	fn := r.calledFunc(x)
 	effs := stdEffectsOf(fn)
 	if effs == nil || r.traced(fn.Pkg().Path()) {
-		return
+		return nil
+	}
+	// A wrap goes around the operand's own instrumentation: added now for
+	// a location (whose access hook wraps the same node and must stay
+	// inside, addressable), after it (post) for anything else, which its
+	// instrumentation may replace whole (a receive, a hooked call),
+	// dropping wraps added before.
+	var later []func()
+	wrap := func(e ast.Expr, before, after string) {
+		lo, hi := r.span(e)
+		switch unparen(e).(type) {
+		case *ast.Ident, *ast.SelectorExpr, *ast.IndexExpr, *ast.StarExpr:
+			r.ed.wrap(lo, hi, before, after)
+		default:
+			later = append(later, func() { r.ed.wrap(lo, hi, before, after) })
+		}
+	}
+	post = func() {
+		for _, f := range later {
+			f()
+		}
 	}
 	// Operands in evaluation order: the receiver (position 0), then the
 	// arguments.
@@ -210,7 +238,7 @@ func (r *rewriter) stdCall(x *ast.CallExpr) {
 	if se, ok := unparen(x.Fun).(*ast.SelectorExpr); ok {
 		if sel := r.info.Selections[se]; sel != nil && sel.Kind() == types.MethodVal {
 			if len(sel.Index()) != 1 {
-				return // promoted through an embedded field
+				return nil // promoted through an embedded field
 			}
 			recv = se.X
 			if !isPointer(typeOf(r.info, se.X)) {
@@ -222,7 +250,7 @@ func (r *rewriter) stdCall(x *ast.CallExpr) {
 		}
 	}
 	if x.Ellipsis.IsValid() {
-		return // f(s...): the arguments are not the parameters
+		return nil // f(s...): the arguments are not the parameters
 	}
 	// last: the position of the last operand that calls or receives.
 	last := -1
@@ -248,13 +276,17 @@ func (r *rewriter) stdCall(x *ast.CallExpr) {
 		}
 		addr := op == recv && recvAddr
 		hook := rtAlias + "." + stdHooks[e.kind]
+		if e.kind == "D" && !r.heapOperand(op, addr) {
+			// A local on the stack: the slices it holds point to the
+			// heap, and only their elements are recorded.
+			hook = rtAlias + ".RSlicesOf"
+		}
 		if pos >= last {
-			lo, hi := r.span(op)
 			tail := ", " + r.asite(x.Pos()) + ")"
 			if addr {
-				r.ed.wrap(lo, hi, "(*"+hook+"(&(", ")"+tail+")")
+				wrap(op, "(*"+hook+"(&(", ")"+tail+")")
 			} else {
-				r.ed.wrap(lo, hi, hook+"(", tail)
+				wrap(op, hook+"(", tail)
 			}
 			continue
 		}
@@ -270,19 +302,19 @@ func (r *rewriter) stdCall(x *ast.CallExpr) {
 		then = append(then, hook+"("+src+", "+r.asite(x.Pos())+")")
 	}
 	if len(then) == 0 {
-		return
+		return post
 	}
 	k := x.Args[last-1] // last > 0 here: the receiver is position 0
 	if tv, ok := r.info.Types[k]; !ok || isUntyped(tv.Type) {
-		return
+		return post
 	}
 	if _, isTuple := typeOf(r.info, k).(*types.Tuple); isTuple {
-		return
+		return post
 	}
-	lo, hi := r.span(k)
 	for _, h := range then {
-		r.ed.wrap(lo, hi, rtAlias+".Then(", ", "+h+")")
+		wrap(k, rtAlias+".Then(", ", "+h+")")
 	}
+	return post
 }
 
 // stdOperandOK reports whether the effect e can wrap operand op: a pointer
@@ -296,6 +328,9 @@ func (r *rewriter) stdOperandOK(op ast.Expr, e stdEffect) bool {
 		if _, lit := unparen(u.X).(*ast.CompositeLit); lit && u.Op == token.AND {
 			return false
 		}
+	}
+	if !r.heapOperand(op, e.operand < 0) && e.kind != "D" {
+		return false
 	}
 	tv, ok := r.info.Types[op]
 	if !ok || tv.Value != nil || tv.IsNil() || isUntyped(tv.Type) {
@@ -324,6 +359,54 @@ func (r *rewriter) stdOperandOK(op ast.Expr, e stdEffect) bool {
 		return unsyncWriters[n.Obj().Pkg().Path()+"."+n.Obj().Name()]
 	}
 	return e.operand < 0 || isPointer(tv.Type)
+}
+
+// heapOperand reports whether the object an operand names may be shared:
+// not a local variable (or a part of one) that no function literal
+// captures. Such a variable whose address only a std call takes stays on
+// its goroutine's stack, which moves when it grows, maybe onto the memory
+// of a dead goroutine's stack, whose old accesses at those addresses
+// would then race with its new ones (rt.Alloc records the address the
+// variable had when declared). A captured variable is on the heap when a
+// goroutine's literal captures it, which is how another goroutine reaches
+// it. recvAddr: op is a receiver whose address the method takes.
+func (r *rewriter) heapOperand(op ast.Expr, recvAddr bool) bool {
+	var v *types.Var
+	if recvAddr {
+		v = rootVar(op, r.info)
+	} else if u, ok := unparen(op).(*ast.UnaryExpr); ok && u.Op == token.AND {
+		v = rootVar(u.X, r.info)
+	}
+	if v == nil || isPackageVar(v) {
+		return true
+	}
+	if r.captured == nil {
+		r.captured = capturedLocals(r.in.File, r.info)
+	}
+	return r.captured[v]
+}
+
+// capturedLocals returns the local variables that a function literal
+// refers to and does not declare.
+func capturedLocals(f *ast.File, info *types.Info) map[*types.Var]bool {
+	m := map[*types.Var]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		lit, ok := n.(*ast.FuncLit)
+		if !ok {
+			return true
+		}
+		ast.Inspect(lit.Body, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				if v, ok := info.Uses[id].(*types.Var); ok && !v.IsField() && !isPackageVar(v) &&
+					(v.Pos() < lit.Pos() || v.Pos() >= lit.End()) {
+					m[v] = true
+				}
+			}
+			return true
+		})
+		return true
+	})
+	return m
 }
 
 // unsyncWriters are the io.Writers whose Write writes the object and

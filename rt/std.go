@@ -31,9 +31,11 @@ func ElemsW[S ~[]E, E any](s S, site uint32, rec bool) S {
 	return s
 }
 
-// RDeep records a read of *p and of the elements of the slices *p holds
-// directly (fields of a struct, one level: the words of a *big.Int, the
-// bytes of a bytes.Buffer), and returns p.
+// RDeep records a read of *p (one event at its first word, as rt.R1: the
+// interceptors' objects are std types with unexported fields, accessed
+// whole) and of the elements of the slices *p holds directly (fields of a
+// struct, one level: the words of a *big.Int, the bytes of a
+// bytes.Buffer), and returns p.
 func RDeep[T any](p *T, site uint32, rec bool) *T {
 	if p == nil {
 		return p
@@ -42,15 +44,32 @@ func RDeep[T any](p *T, site uint32, rec bool) *T {
 		ctlRead(unsafe.Pointer(p), unsafe.Sizeof(*p), site)
 	}
 	if on && rec {
-		access(trace.OpRead, unsafe.Pointer(p), unsafe.Sizeof(*p), site)
-		for _, f := range sliceFields(reflect.TypeFor[T]()) {
-			h := (*sliceHeader)(unsafe.Add(unsafe.Pointer(p), f.off))
-			if h.len > 0 && h.data != nil {
-				rangeAccess(trace.OpRead, h.data, f.elem, h.len, site)
-			}
-		}
+		access(trace.OpRead, unsafe.Pointer(p), 1, site)
+		readSlicesOf(unsafe.Pointer(p), reflect.TypeFor[T](), site)
 	}
 	return p
+}
+
+// RSlicesOf is RDeep without the read of *p itself: for a local variable
+// that may live on its goroutine's stack (instrument's heapOperand), whose
+// address moves when the stack grows; the arrays its slices point to do
+// not.
+func RSlicesOf[T any](p *T, site uint32, rec bool) *T {
+	if p != nil && on && rec {
+		readSlicesOf(unsafe.Pointer(p), reflect.TypeFor[T](), site)
+	}
+	return p
+}
+
+// readSlicesOf records reads of the elements of the slice fields of the
+// value of type t at p.
+func readSlicesOf(p unsafe.Pointer, t reflect.Type, site uint32) {
+	for _, f := range sliceFields(t) {
+		h := (*sliceHeader)(unsafe.Add(p, f.off))
+		if h.len > 0 && h.data != nil {
+			rangeAccess(trace.OpRead, h.data, f.elem, h.len, site)
+		}
+	}
 }
 
 type sliceField struct{ off, elem uintptr }

@@ -228,3 +228,29 @@ func TestNoRaceWaitGroup(t *testing.T) {
 	wg.Wait()
 	sink = b.String()
 }
+
+// The write of b is recorded after the receive its argument makes, which
+// orders it after the other goroutine's write.
+func TestNoRaceBuilderArgReceive(t *testing.T) {
+	var b strings.Builder
+	c := make(chan string)
+	go func() {
+		b.WriteString("a")
+		c <- "b"
+	}()
+	b.WriteString(<-c)
+}
+
+// Element.Next reads the links, not Value.
+func TestNoRaceListElementValue(t *testing.T) {
+	l := list.New()
+	e := l.PushBack(1)
+	l.PushBack(2)
+	c := make(chan bool)
+	go func() {
+		e.Value = 3
+		c <- true
+	}()
+	sink = e.Next()
+	<-c
+}

@@ -11,9 +11,23 @@ import (
 	"math/big"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
+
+// The argument calls a function: the Builder's write is recorded after it
+// (rt.Then), right before the call.
+func TestRaceBuilderArgCall(t *testing.T) {
+	var b strings.Builder
+	c := make(chan bool)
+	go func() {
+		b.WriteString(strconv.Itoa(1)) // race: argcall
+		c <- true
+	}()
+	b.WriteString("x") // race: argcall
+	<-c
+}
 
 func TestRaceBuilderWriteWrite(t *testing.T) {
 	var b strings.Builder
