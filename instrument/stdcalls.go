@@ -40,6 +40,11 @@ import (
 //	        bytes)
 //	ER, EW  read / write every element of the slice operand (rt.Elems,
 //	        rt.ElemsW; up to 256 events)
+//	EB      ER for the buffer a writer's Write copies, called in loops:
+//	        one event per 8 bytes of a []byte (rt.ElemsWords; the io
+//	        subject's 100k bufio.Writer.Write calls of a 24-byte line cost
+//	        10x more with one per byte); a racing write of a byte between
+//	        two of those words is missed
 //	MR, MW  read / write the map operand (one object: rt.MR, rt.MW)
 //	WB      write the object an io.Writer argument points to, when its
 //	        static type is *bytes.Buffer, *strings.Builder or *bufio.Writer
@@ -71,7 +76,7 @@ var stdEntries = []struct {
 	// bytes.Buffer: every method that appends, consumes or resets writes
 	// the Buffer (buf header, read offset, lastRead); Write also reads its
 	// argument's bytes; String copies the buffered bytes.
-	{"r:W 0:ER", pre("bytes.Buffer.", "Write")},
+	{"r:W 0:EB", pre("bytes.Buffer.", "Write")},
 	{"r:W", pre("bytes.Buffer.", "WriteByte", "WriteRune", "WriteString", "ReadFrom", "WriteTo",
 		"Read", "ReadByte", "ReadRune", "ReadBytes", "ReadString", "Next", "UnreadByte", "UnreadRune",
 		"Truncate", "Reset", "Grow")},
@@ -79,7 +84,7 @@ var stdEntries = []struct {
 	{"r:D", pre("bytes.Buffer.", "String")},
 
 	// bufio: a Writer's buffer and counters, a Reader's, a Scanner's.
-	{"r:W 0:ER", pre("bufio.Writer.", "Write")},
+	{"r:W 0:EB", pre("bufio.Writer.", "Write")},
 	{"r:W", pre("bufio.Writer.", "WriteString", "WriteByte", "WriteRune", "Flush", "Reset", "ReadFrom")},
 	{"r:R", pre("bufio.Writer.", "Available", "Buffered", "Size", "AvailableBuffer")},
 	{"r:W", pre("bufio.Reader.", "Read", "ReadByte", "ReadRune", "ReadBytes", "ReadString", "ReadLine",
@@ -186,7 +191,7 @@ func stdEffectsOf(fn *types.Func) []stdEffect {
 
 // stdHooks names the rt hook of each effect.
 var stdHooks = map[string]string{
-	"R": "R1", "W": "W1", "D": "RDeep", "ER": "Elems", "EW": "ElemsW", "MR": "MR", "MW": "MW", "J": "RJSON", "WB": "W1",
+	"R": "R1", "W": "W1", "D": "RDeep", "ER": "Elems", "EB": "ElemsWords", "EW": "ElemsW", "MR": "MR", "MW": "MW", "J": "RJSON", "WB": "W1",
 }
 
 // stdCall instruments the accesses the table gives for the call x, before
@@ -276,6 +281,9 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 		}
 		addr := op == recv && recvAddr
 		hook := rtAlias + "." + stdHooks[e.kind]
+		if e.kind == "EB" && !narrowElems(typeOf(r.info, op)) {
+			hook = rtAlias + ".Elems"
+		}
 		if e.kind == "D" && !r.heapOperand(op, addr) {
 			// A local on the stack: the slices it holds point to the
 			// heap, and only their elements are recorded.
@@ -340,7 +348,7 @@ func (r *rewriter) stdOperandOK(op ast.Expr, e stdEffect) bool {
 		return false
 	}
 	switch e.kind {
-	case "ER", "EW":
+	case "ER", "EW", "EB":
 		_, ok := core(tv.Type).(*types.Slice)
 		return ok
 	case "MR", "MW":
@@ -359,6 +367,24 @@ func (r *rewriter) stdOperandOK(op ast.Expr, e stdEffect) bool {
 		return unsyncWriters[n.Obj().Pkg().Path()+"."+n.Obj().Name()]
 	}
 	return e.operand < 0 || isPointer(tv.Type)
+}
+
+// narrowElems reports whether t is a slice of pointer-free elements
+// narrower than a word (bytes, runes), read by ElemsWords.
+func narrowElems(t types.Type) bool {
+	sl, ok := core(t).(*types.Slice)
+	if !ok {
+		return false
+	}
+	b, ok := sl.Elem().Underlying().(*types.Basic)
+	if !ok {
+		return false
+	}
+	switch b.Kind() {
+	case types.Int8, types.Uint8, types.Int16, types.Uint16, types.Int32, types.Uint32, types.Float32, types.Bool:
+		return true
+	}
+	return false
 }
 
 // heapOperand reports whether the object an operand names may be shared:

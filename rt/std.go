@@ -31,6 +31,23 @@ func ElemsW[S ~[]E, E any](s S, site uint32, rec bool) S {
 	return s
 }
 
+// ElemsWords is Elems for a slice of elements narrower than a word (a
+// []byte handed to bufio.Writer.Write): one event per 8 bytes, at offsets
+// 0, 8, 16... from the first element, instead of one per element. All the
+// addresses are inside the slice, so no race is invented; a write of an
+// element between two of them is missed (as for a field inside a wider
+// value: access).
+func ElemsWords[S ~[]E, E any](s S, site uint32, rec bool) S {
+	if ctl && len(s) > 0 {
+		ctlRead(sliceData(s), uintptr(len(s))*elemSize[E](), site)
+	}
+	if on && rec && len(s) > 0 {
+		n := uintptr(len(s)) * elemSize[E]()
+		rangeAccess(trace.OpRead, sliceData(s), 8, int((n+7)/8), site)
+	}
+	return s
+}
+
 // RDeep records a read of *p (one event at its first word, as rt.R1: the
 // interceptors' objects are std types with unexported fields, accessed
 // whole) and of the elements of the slices *p holds directly (fields of a
