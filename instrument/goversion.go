@@ -28,9 +28,10 @@ import (
 //     constraint of its own is at go1.21 or later already.
 const (
 	// minRuntimeGo is the oldest language version the runtime's code
-	// compiles with (range over an integer, math/rand/v2: go1.22;
+	// compiles with (range over an integer, math/rand/v2: go1.22; weak
+	// pointers and runtime.AddCleanup, rt/chanmsg.go: go1.24;
 	// TestRuntimeMinGo holds it to that).
-	minRuntimeGo = "1.22"
+	minRuntimeGo = "1.24"
 	// hookGo is the language version instrumented code needs (generic
 	// calls with inferred type arguments) and may be raised to.
 	hookGo = "1.21"

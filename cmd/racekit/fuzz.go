@@ -873,7 +873,9 @@ func recordTests(t *fuzzTarget, testArgs, env []string, path string, timeout tim
 	defer cancel()
 	cmd := exec.CommandContext(ctx, t.bin, testArgs...)
 	cmd.Dir = t.dir
-	cmd.Env = append(append(os.Environ(), "RACEKIT_TRACE="+path), env...)
+	// No test-name events (rt/rttest's mark): controlled runs follow
+	// this recording's positions and sites, and record none.
+	cmd.Env = append(append(os.Environ(), "RACEKIT_TRACE="+path, "RACEKIT_TEST_NAMES=0"), env...)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	if err := cmd.Run(); err != nil && ctx.Err() == nil {
 		var ee *exec.ExitError

@@ -190,6 +190,12 @@ func (n *Test) done(t *testing.T) {
 // test whose goroutine (or whose goroutines' creator) made the access.
 const markFile = "racekit:test"
 
+// names says whether mark records test names: not under control, and not
+// in a recording a controlled run will follow (RACEKIT_TEST_NAMES=0,
+// which racekit fuzz and hatch set): its events and sites would shift
+// every clip's positions and site numbers.
+var names = forks && os.Getenv("RACEKIT_TEST_NAMES") != "0"
+
 // marks holds each test name's site.
 var marks sync.Map
 
@@ -199,7 +205,7 @@ var marks sync.Map
 // scheduler, whose schedules number the sites in the order they are
 // registered.
 func mark(name string) {
-	if !forks || name == "" || !rt.Enabled() {
+	if !names || name == "" || !rt.Enabled() {
 		return
 	}
 	site, ok := marks.Load(name)
