@@ -1840,7 +1840,7 @@ func (r *rewriter) embeddedRead(x ast.Expr, sel *types.Selection) bool {
 		return false
 	}
 	f := s.Field(sel.Index()[0])
-	if !f.Embedded() {
+	if !f.Embedded() || !r.canSelect(f) {
 		return false
 	}
 	// Through an embedded pointer the call reads the pointer; through an
@@ -1880,6 +1880,14 @@ func (r *rewriter) embeddedRead(x ast.Expr, sel *types.Selection) bool {
 	}
 	r.ed.collapse(lo, hi, g.end(hi))
 	return true
+}
+
+// canSelect reports whether this file may name field f: exported, or of
+// the file's own package (a method promoted through an unexported
+// embedded field of another package is called by its promoted name only;
+// naming the field fails to compile: "cannot refer to unexported field").
+func (r *rewriter) canSelect(f *types.Var) bool {
+	return f.Exported() || r.in.Pkg == nil || f.Pkg() == r.in.Pkg
 }
 
 // recv instruments the receive <-ch (or v, ok := <-ch when commaOK).

@@ -76,3 +76,40 @@ func diffLines(want, got string) string {
 	}
 	return b.String()
 }
+
+// TestPromotedThroughUnexportedField: a method promoted through an
+// unexported embedded field of another package is called by its promoted
+// name; the rewrite must not name the field (github.com/panjf2000/ants/v2's
+// tests, `defer p.Release()`, failed to build: "cannot refer to unexported
+// field poolCommon"). rewrite type-checks the result.
+func TestPromotedThroughUnexportedField(t *testing.T) {
+	if _, err := (rtImporter{}).Import("fmt"); err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, emb := check(t, "emb.go", `package emb
+
+type common struct{ n int }
+
+func (c *common) Release() { c.n++ }
+
+type Pool struct{ *common }
+
+func New() *Pool { return &Pool{&common{}} }
+`)
+	rtPkgs[emb.Path()] = emb
+	defer delete(rtPkgs, emb.Path())
+	out := rewrite(t, "use.go", `package use
+
+import "example.com/emb"
+
+var P = emb.New()
+
+func F(q *emb.Pool) {
+	defer P.Release()
+	q.Release()
+}
+`)
+	if strings.Contains(out, ".common") {
+		t.Errorf("the rewrite names the unexported field:\n%s", out)
+	}
+}
