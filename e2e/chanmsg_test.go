@@ -23,21 +23,7 @@ func TestChanMessages(t *testing.T) {
 	pkgDir := filepath.Join(src, "chanmsg")
 	tests := stdTests(t, pkgDir)
 
-	bins := t.TempDir()
-	rkBin, raceBin := filepath.Join(bins, "rk.test"), filepath.Join(bins, "race.test")
-	args := append([]string{"test", "-c", "-o", rkBin}, prep.BuildArgs()...)
-	build := exec.Command("go", append(args, "./chanmsg")...)
-	build.Dir = src
-	build.Env = append(os.Environ(), prep.Env...)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go test -c (instrumented): %v\n%s", err, out)
-	}
-	build = exec.Command("go", "test", "-c", "-race", "-o", raceBin, "./chanmsg")
-	build.Dir = src
-	build.Env = append(os.Environ(), "GOFLAGS=")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go test -c -race: %v\n%s", err, out)
-	}
+	rkBin, raceBin := buildBoth(t, src, "chanmsg", prep)
 	var table strings.Builder
 	for _, tc := range tests {
 		run := "-test.run=^" + tc.name + "$"

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/racekit/racekit/instrument"
 )
 
 // TestStdRaces is the ground truth of races inside standard-library code
@@ -35,21 +37,7 @@ func TestStdRaces(t *testing.T) {
 		t.Fatalf("%d TestNoRace* cases, want at least 10", n)
 	}
 
-	bins := t.TempDir()
-	rkBin, raceBin := filepath.Join(bins, "rk.test"), filepath.Join(bins, "race.test")
-	args := append([]string{"test", "-c", "-o", rkBin}, prep.BuildArgs()...)
-	build := exec.Command("go", append(args, "./stdraces")...)
-	build.Dir = src
-	build.Env = append(os.Environ(), prep.Env...)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go test -c (instrumented): %v\n%s", err, out)
-	}
-	build = exec.Command("go", "test", "-c", "-race", "-o", raceBin, "./stdraces")
-	build.Dir = src
-	build.Env = append(os.Environ(), "GOFLAGS=")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go test -c -race: %v\n%s", err, out)
-	}
+	rkBin, raceBin := buildBoth(t, src, "stdraces", prep)
 
 	var seenRace, seenRK, notSeen int
 	var table strings.Builder
@@ -220,4 +208,26 @@ func countPrefix(ts []stdTest, p string) int {
 		}
 	}
 	return n
+}
+
+// buildBoth builds package ./pkg of src twice, instrumented with prep and
+// with go test -race, and returns the two test binaries.
+func buildBoth(t *testing.T, src, pkg string, prep *instrument.Prepared) (rkBin, raceBin string) {
+	t.Helper()
+	bins := t.TempDir()
+	rkBin, raceBin = filepath.Join(bins, "rk.test"), filepath.Join(bins, "race.test")
+	args := append([]string{"test", "-c", "-o", rkBin}, prep.BuildArgs()...)
+	build := exec.Command("go", append(args, "./"+pkg)...)
+	build.Dir = src
+	build.Env = append(os.Environ(), prep.Env...)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go test -c (instrumented): %v\n%s", err, out)
+	}
+	build = exec.Command("go", "test", "-c", "-race", "-o", raceBin, "./"+pkg)
+	build.Dir = src
+	build.Env = append(os.Environ(), "GOFLAGS=")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go test -c -race: %v\n%s", err, out)
+	}
+	return rkBin, raceBin
 }
