@@ -22,8 +22,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -259,7 +257,8 @@ func fetch(m Module, dir string, mr *ModuleResult) error {
 	if err != nil {
 		return fmt.Errorf("go mod download: %v", err)
 	}
-	if err := copyTree(info.Dir, dir); err != nil {
+	// A writable copy of the read-only module cache's files.
+	if err := os.CopyFS(dir, os.DirFS(info.Dir)); err != nil {
 		return err
 	}
 	mr.GoLine = "none"
@@ -382,36 +381,4 @@ func firstLines(s string, n int) string {
 		l = l[:n]
 	}
 	return strings.Join(l, " / ")
-}
-
-// copyTree copies the files under src (the read-only module cache) to a
-// writable dst.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(to, 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		return out.Close()
-	})
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -180,7 +179,12 @@ func corpusModule(spec, into string) (mod, dir string, patterns []string, err er
 	if info.Error != "" {
 		return "", "", nil, fmt.Errorf("go mod download: %s", info.Error)
 	}
-	if err := copyTree(info.Dir, into); err != nil {
+	// A writable copy of the read-only module cache's files (a kept
+	// -keep directory's earlier copy is replaced).
+	if err := os.RemoveAll(into); err != nil {
+		return "", "", nil, err
+	}
+	if err := os.CopyFS(into, os.DirFS(info.Dir)); err != nil {
 		return "", "", nil, err
 	}
 	// The module's go.sum may lack entries for its tests' dependencies.
@@ -190,38 +194,6 @@ func corpusModule(spec, into string) (mod, dir string, patterns []string, err er
 		return "", "", nil, fmt.Errorf("go mod download all: %v\n%s", err, out)
 	}
 	return mod, into, patterns, nil
-}
-
-// copyTree copies the files under src (the read-only module cache) to a
-// writable dst.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(to, 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		return out.Close()
-	})
 }
 
 // corpusRun runs a go test-like command in dir and returns each package's
