@@ -22,14 +22,13 @@ import (
 
 // frontendFlags are the flags racekit run and racekit test share.
 type frontendFlags struct {
-	algo     *string
-	keep     *string
-	include  *string
-	exclude  *string
-	tags     *string
-	verbose  *bool
-	noReport *bool
-	predict  *bool
+	algo    *string
+	keep    *string
+	include *string
+	exclude *string
+	tags    *string
+	verbose *bool
+	predict *bool
 }
 
 func addFrontendFlags(fs *flag.FlagSet) *frontendFlags {

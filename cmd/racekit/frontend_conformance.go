@@ -71,7 +71,7 @@ type confCase struct {
 	wantRace        bool
 	failing         bool // Go's own detector is known to get it wrong
 	goRace, rkRace  bool
-	goErr, rkErr    string
+	rkErr           string
 	rkReport        string
 	goRan, rkRanned bool // the binaries ran
 	skipped         bool // the test skips itself
