@@ -383,7 +383,7 @@ func (r *rewriter) funcDecl(d *ast.FuncDecl) {
 	atomic := atomicFunc(d)
 	enter := len(r.ed.edits) // funcBody's first edit: Enter and Leave
 	m := r.mark()
-	site := r.funcBody(d.Type, d.Body, d.Name.Pos(), pre, atomic)
+	site := r.funcBody(d.Recv, d.Type, d.Body, d.Name.Pos(), pre, atomic)
 	if pre != "" || atomic {
 		return
 	}
@@ -495,7 +495,7 @@ func (r *rewriter) testParam(d *ast.FuncDecl) string {
 
 // funcBody instruments a function body: FuncEnter/FuncExit around it
 // (and inside them an atomic region, if atomic), then its statements.
-func (r *rewriter) funcBody(typ *ast.FuncType, body *ast.BlockStmt, declPos token.Pos, pre string, atomic bool) (site string) {
+func (r *rewriter) funcBody(recv *ast.FieldList, typ *ast.FuncType, body *ast.BlockStmt, declPos token.Pos, pre string, atomic bool) (site string) {
 	s := r.site(declPos)
 	lo, hi := r.span(body)
 	region := ""
@@ -505,6 +505,7 @@ func (r *rewriter) funcBody(typ *ast.FuncType, body *ast.BlockStmt, declPos toke
 	f := r.recFlag()
 	enter := len(r.ed.edits)
 	r.ed.insertAt(lo+1, " "+pre+f+" := "+rtAlias+".Enter("+s+"); _ = "+f+"; defer "+rtAlias+".Leave("+s+"); "+region, lo, hi)
+	r.allocParams(lo+1, lo, hi, recv, typ.Params, typ.Results)
 	var named []*ast.Ident
 	if typ.Results != nil {
 		for _, f := range typ.Results.List {
@@ -526,13 +527,38 @@ func (r *rewriter) funcBody(typ *ast.FuncType, body *ast.BlockStmt, declPos toke
 	return s
 }
 
+// allocParams records, at the top of a function body (pos, in the body
+// spanning [lo, hi)), the creation of each escaping receiver, parameter
+// and result the function declares: new variables at each call, as a
+// declared one is at each execution (allocVars). A captured parameter
+// lives in the heap, and another call's parameter, or any object, may
+// have had its address before.
+func (r *rewriter) allocParams(pos, lo, hi int, lists ...*ast.FieldList) {
+	var b strings.Builder
+	for _, l := range lists {
+		if l == nil {
+			continue
+		}
+		for _, fld := range l.List {
+			for _, id := range fld.Names {
+				if v, ok := r.info.Defs[id].(*types.Var); ok && r.shared[v] && id.Name != "_" {
+					b.WriteString(rtAlias + ".Alloc(&" + id.Name + ", " + r.site(id.Pos()) + "); ")
+				}
+			}
+		}
+	}
+	if b.Len() > 0 {
+		r.ed.insertAt(pos, b.String(), lo, hi)
+	}
+}
+
 func (r *rewriter) funcLit(f *ast.FuncLit) {
 	outer := r.fn
 	r.lits[outer]++
 	r.fn = outer + ".func" + strconv.Itoa(r.lits[outer])
 	enter := len(r.ed.edits)
 	nrec := r.nrec // the literal's hooks take its own flag, not its loops'
-	r.funcBody(f.Type, f.Body, f.Pos(), "", false)
+	r.funcBody(nil, f.Type, f.Body, f.Pos(), "", false)
 	r.nrec = nrec
 	if len(r.ed.edits) == enter+1 {
 		// A quiet literal (quiet.go) loses its Enter now, before an
@@ -662,12 +688,70 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 			r.rd(a.X.(*ast.TypeAssertExpr).X)
 		}
 		for _, c := range x.Body.List {
-			r.block(c.(*ast.CaseClause).Body)
+			cc := c.(*ast.CaseClause)
+			if v, _ := r.info.Implicits[cc].(*types.Var); v != nil {
+				r.allocAt(r.off(cc.Colon)+1, v, x.Assign.(*ast.AssignStmt).Lhs[0].Pos())
+			}
+			r.block(cc.Body)
 		}
 	case *ast.SelectStmt:
 		r.selectStmt(x, label)
 	case *ast.BranchStmt, *ast.EmptyStmt, *ast.BadStmt:
 	}
+}
+
+// allocAt records, at offset pos (the start of a clause's or loop body's
+// statements), the creation of v, declared at decl, if it escapes: the
+// variable of a type switch's clause, of a select's receive, or of a loop
+// iteration.
+func (r *rewriter) allocAt(pos int, v *types.Var, decl token.Pos) {
+	if !r.shared[v] || v.Name() == "_" {
+		return
+	}
+	r.ed.insertAt(pos, " "+rtAlias+".Alloc(&"+v.Name()+", "+r.site(decl)+");", pos, pos)
+}
+
+// allocIterVars records, at the top of a loop's body, the creation of the
+// escaping variables the loop declares (ids: a for loop's init or a
+// range's key and value, declared by :=), when each iteration has its own
+// (go1.22 and later). Before go1.22 they are one variable per loop, and
+// get no allocation event: an earlier object at their address stays
+// related to them.
+func (r *rewriter) allocIterVars(body *ast.BlockStmt, ids ...ast.Expr) {
+	if !r.perIterationVars() {
+		return
+	}
+	lo, _ := r.span(body)
+	for _, e := range ids {
+		if id, ok := e.(*ast.Ident); ok {
+			if v, _ := r.info.Defs[id].(*types.Var); v != nil {
+				r.allocAt(lo+1, v, id.Pos())
+			}
+		}
+	}
+}
+
+// perIterationVars reports whether the file's language version gives each
+// loop iteration its own variables (go1.22); an unknown version counts as
+// too old.
+func (r *rewriter) perIterationVars() bool {
+	v := r.info.FileVersions[r.in.File]
+	return v != "" && version.Compare(v, "go1.22") >= 0
+}
+
+// hideVars makes the escaping variables among ids private (their accesses
+// not recorded) until the caller restores the ones it returns.
+func (r *rewriter) hideVars(ids []ast.Expr) []*types.Var {
+	var hidden []*types.Var
+	for _, e := range ids {
+		if id, ok := e.(*ast.Ident); ok {
+			if v, _ := r.info.Defs[id].(*types.Var); v != nil && r.shared[v] {
+				r.shared[v] = false
+				hidden = append(hidden, v)
+			}
+		}
+	}
+	return hidden
 }
 
 // allocVars records, after var declaration d (statement s), the creation
@@ -1020,6 +1104,7 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
 	case isChan(t):
 		r.rd(x.X)
 		m := r.mark()
+		r.rangeIterVars(x)
 		r.block(x.Body.List)
 		if !canWrap {
 			return
@@ -1047,12 +1132,14 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
 		r.ed.wrap(lo, hi, rtAlias+hook, ", "+r.asite(x.X.Pos())+")")
 		r.rd(x.X)
 		m := r.mark()
+		r.rangeIterVars(x)
 		r.block(x.Body.List)
 		r.loopRegion(x, x.Body, label, m)
 		return
 	case (isSlice(t) || isPtrToArray(t)) && x.Value != nil && !isBlank(x.Value) && x.Tok == token.DEFINE && canWrap:
 		r.rd(x.X)
 		m := r.mark()
+		r.rangeIterVars(x)
 		r.block(x.Body.List)
 		loop := r.tmp()
 		r.rangeElems(x, label, loop, r.rawCopyOK(x.Body, m)) // each iteration reads its element
@@ -1071,8 +1158,16 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
 		}
 	}
 	m := r.mark()
+	r.rangeIterVars(x)
 	r.block(x.Body.List)
 	r.loopRegion(x, x.Body, label, m)
+}
+
+// rangeIterVars is allocIterVars for the variables range x declares.
+func (r *rewriter) rangeIterVars(x *ast.RangeStmt) {
+	if x.Tok == token.DEFINE {
+		r.allocIterVars(x.Body, x.Key, x.Value)
+	}
 }
 
 // forStmt instruments a for loop. A condition that makes an access hook
@@ -1089,12 +1184,26 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
 // next iteration's check), or without the copy as written when the body
 // may not have one (loopBody).
 func (r *rewriter) forStmt(x *ast.ForStmt, label *ast.LabeledStmt) {
+	// An iteration's own variables (go1.22) are created before its post
+	// statement and condition run, but no other goroutine can reach them
+	// before its body: those accesses are not recorded (they could not
+	// race), and the body's first statement records the variables'
+	// creation (allocIterVars), before any access that is.
+	var iterVars []ast.Expr
+	if a, ok := x.Init.(*ast.AssignStmt); ok && a.Tok == token.DEFINE && r.perIterationVars() {
+		iterVars = a.Lhs
+	}
+	hidden := r.hideVars(iterVars)
 	r.stmt(x.Init, false, nil)
 	mc := r.mark()
 	r.rd(x.Cond)
 	mp := r.mark()
 	r.stmt(x.Post, false, nil)
 	m := r.mark()
+	for _, v := range hidden {
+		r.shared[v] = true
+	}
+	r.allocIterVars(x.Body, iterVars...)
 	r.block(x.Body.List)
 	if mp.nrec == mc.nrec || label != nil && r.gotoLabels[r.labelObj(label)] {
 		r.loopRegion(x, x.Body, label, m)
@@ -1368,6 +1477,12 @@ func (r *rewriter) selectStmt(x *ast.SelectStmt, label *ast.LabeledStmt) {
 			if s.Tok == token.ASSIGN {
 				for _, l := range s.Lhs {
 					r.lv(l, "W")
+				}
+			} else {
+				for _, l := range s.Lhs {
+					if v, _ := r.info.Defs[l.(*ast.Ident)].(*types.Var); v != nil {
+						r.allocAt(r.off(cc.Colon)+1, v, l.Pos())
+					}
 				}
 			}
 		}
@@ -2265,6 +2380,8 @@ func (r *rewriter) builtin(x *ast.CallExpr) {
 				fn = "MakeMap"
 			case isSlice(t):
 				fn = "MakeSlice"
+			case isChan(t):
+				fn = "MakeChan"
 			}
 			if fn != "" {
 				lo, hi := r.span(x)

@@ -42,10 +42,12 @@ func SendPreG(c any, site uint32, rec bool, g *gstate) *gstate {
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
+			var cnt *chanCount
 			if rec {
+				cnt = chanSeen(c, a, site)
 				accessAddr(trace.OpRead, a, 1, site)
 			}
-			return chanPre(g, site, c, a, true)
+			return chanPre(g, site, c, a, true, cnt)
 		}
 	}
 	return nil
@@ -59,7 +61,7 @@ func SelectSendPre(c any, site uint32) {
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			chanPre(nil, site, c, a, true)
+			chanPre(nil, site, c, a, true, nil)
 		}
 	}
 }
@@ -98,6 +100,7 @@ func SelectSendPost(c any, site uint32, rec bool) {
 		if a := chanAddr(c); a != 0 {
 			chanPost(nil, site, c, a, true, trace.MsgSent)
 			if rec {
+				chanSeen(c, a, site)
 				accessAddr(trace.OpRead, a, 1, site)
 			}
 		}
@@ -129,7 +132,7 @@ func RecvPreG(c any, site uint32, g *gstate) *gstate {
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			return chanPre(g, site, c, a, false)
+			return chanPre(g, site, c, a, false, nil)
 		}
 	}
 	return nil
@@ -205,6 +208,7 @@ func Close[C ~chan E | ~chan<- E, E any](c C, site uint32, rec bool) {
 	if on {
 		if a := chanAddr(c); a != 0 {
 			if rec {
+				chanSeen(c, a, site)
 				accessAddr(trace.OpWrite, a, 1, site)
 			}
 			chanClose(site, a)

@@ -70,8 +70,15 @@ var (
 // chanPtr is the runtime pointer of a channel held in an interface.
 func chanPtr(c any) unsafe.Pointer { return (*[2]unsafe.Pointer)(unsafe.Pointer(&c))[1] }
 
-// chanCounts returns the counters of channel c, at address a.
-func chanCounts(c any, a uint64) *chanCount {
+// chanCounts returns the counters of channel c, at address a. The first
+// time it sees a channel it records the channel's allocation at a (site):
+// the memory of a freed channel is reused, by objects whose accesses the
+// detectors keep at a. For a channel the user's code made, that is
+// MakeChan, in the goroutine that made it, ordered before every other
+// goroutine's use; for one the standard library made (a timer's C, a
+// context's Done), its first hook, in whichever goroutine, which leaves
+// another goroutine's access of a at the same time unordered with it.
+func chanCounts(c any, a uint64, site uint32) *chanCount {
 	p := (*byte)(chanPtr(c))
 	s := &chanSlots[(a>>4^a>>13)%uint64(len(chanSlots))]
 	s.mu.Lock()
@@ -84,6 +91,7 @@ func chanCounts(c any, a uint64) *chanCount {
 	chanMu.Lock()
 	cnt := chanMap[wp]
 	if cnt == nil {
+		allocEvent(unsafe.Pointer(p), chanAllocSize, site)
 		cnt = new(chanCount)
 		chanMap[wp] = cnt
 		runtime.AddCleanup(p, func(wp weak.Pointer[byte]) {
@@ -97,6 +105,10 @@ func chanCounts(c any, a uint64) *chanCount {
 	s.mu.Unlock()
 	return cnt
 }
+
+// chanAllocSize is the extent of a channel's allocation that accesses are
+// recorded at: its first word (the access a send or close makes, at a).
+const chanAllocSize = 8
 
 // chanCap is the capacity of channel c: the second word of the runtime's
 // hchan (qcount, dataqsiz, ...), which make sets and nothing changes after.
@@ -137,8 +149,9 @@ func (m *msgPending) cancel() {
 }
 
 // chanPre records the pre hook of a send (send) or receive on channel c,
-// at address a, for g (nil: looked up), and returns g.
-func chanPre(g *gstate, site uint32, c any, a uint64, send bool) *gstate {
+// at address a, for g (nil: looked up), and returns g. cnt is c's counters
+// if the caller has them (chanSeen), else nil.
+func chanPre(g *gstate, site uint32, c any, a uint64, send bool, cnt *chanCount) *gstate {
 	if !live.Load() {
 		return nil
 	}
@@ -155,7 +168,9 @@ func chanPre(g *gstate, site uint32, c any, a uint64, send bool) *gstate {
 	if m.sealed {
 		m.cancel() // a select that took its default, or a stale case
 	}
-	cnt := chanCounts(c, a)
+	if cnt == nil {
+		cnt = chanCounts(c, a, site)
+	}
 	w := trace.MsgOf(trace.MsgRecv)
 	if send {
 		w = trace.MsgSendOf(chanCap(c))
@@ -215,7 +230,7 @@ func chanPost(g *gstate, site uint32, c any, a uint64, send bool, kind trace.Msg
 	}
 	m.cancel() // a select's other cases
 	if cnt == nil {
-		cnt = chanCounts(c, a) // no pre hook seen: an unknown number
+		cnt = chanCounts(c, a, site) // no pre hook seen: an unknown number
 	}
 	var hi uint64
 	if send {
@@ -232,6 +247,20 @@ func chanPost(g *gstate, site uint32, c any, a uint64, send bool, kind trace.Msg
 		w = trace.MsgRange(kind, lo, hi) // lo 0: wide
 	}
 	g.record(op, trace.FlagMessage, site, obj, uint64(w))
+}
+
+// chanSeen is called before the access a send or close makes of channel c
+// at a, so that the channel's allocation precedes it (chanCounts); it
+// returns c's counters, nil when channel events carry no message.
+func chanSeen(c any, a uint64, site uint32) *chanCount {
+	if !live.Load() {
+		return nil
+	}
+	cnt := chanCounts(c, a, site)
+	if !msgIDs() {
+		return nil
+	}
+	return cnt
 }
 
 // chanClose records close of the channel at a.

@@ -229,6 +229,8 @@ func TestAtomicEvents(t *testing.T) {
 
 // Channel hooks: a send releases c and acquires c+1 after; a receive
 // releases c+1 before and acquires c after; close writes and releases c.
+// The first hook to see the channel records its allocation at c, before
+// the send's read of c.
 func TestChannelEvents(t *testing.T) {
 	ch := make(chan int, 1)
 	var cp uint64
@@ -255,7 +257,7 @@ func TestChannelEvents(t *testing.T) {
 		}
 		got = append(got, e.Op.String()+" "+off)
 	}
-	want := []string{"r c", "snd c", "rcv c+1", "snd c+1", "rcv c", "w c", "snd c"}
+	want := []string{"alloc c", "r c", "snd c", "rcv c+1", "snd c+1", "rcv c", "w c", "snd c"}
 	if len(got) != len(want) {
 		t.Fatalf("events %q, want %q", got, want)
 	}

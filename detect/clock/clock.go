@@ -412,14 +412,24 @@ func (k *Tracker) Sync(t *Thread, e *trace.Event) {
 	case trace.OpJoin:
 		k.join(t, e.Obj)
 
+	case trace.OpAlloc:
+		// A channel made at a reused address numbers its messages from 1
+		// again (rt counts per channel object): the message state of the
+		// one that was there is forgotten, or its message k would stand
+		// for the new one's. Lock, sync-object and atomic clocks at a
+		// reused address are kept: that can only add edges, hiding a
+		// race, never inventing one. The shadow memory is the detector's.
+		if lo, _, ok := e.AllocRange(); ok {
+			if s := k.chans.Lookup(lo); s != nil {
+				*s = nil
+			}
+		}
+
 	case trace.OpRead, trace.OpWrite, trace.OpBegin, trace.OpEnd,
 		trace.OpMethodBegin, trace.OpMethodEnd,
-		trace.OpFuncEnter, trace.OpFuncExit, trace.OpRegionBegin, trace.OpRegionEnd,
-		trace.OpAlloc:
+		trace.OpFuncEnter, trace.OpFuncExit, trace.OpRegionBegin, trace.OpRegionEnd:
 		// No synchronization (BarrierPairs are RDIT's business; accesses
-		// and allocations are the detector's). Lock, sync-object and
-		// atomic clocks at a reused address are kept: that can only add
-		// edges, hiding a race, never inventing one.
+		// are the detector's).
 
 	default:
 		k.illformed++ // invalid or unknown op

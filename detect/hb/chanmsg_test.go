@@ -218,6 +218,36 @@ S|rcv(c=sent/1)
 		races:       []string{},
 		mergedRaces: []string{},
 	},
+	{
+		// A channel made where a freed one was (rt records its
+		// allocation at c) numbers its messages from 1 again: its
+		// receive of message 2 joins the send still pending, as on a
+		// new channel, not the old channel's second send.
+		name: "a new channel at a reused address",
+		src: `
+P|snd(c=send/0)
+C|snd(c=recv)
+C|rcv(c=recvd/1)
+P|rcv(c=sent/1)
+P|snd(c=send/0)
+C|snd(c=recv)
+C|rcv(c=recvd/2)
+P|rcv(c=sent/2)
+M|alloc(c=8)
+S1|snd(c=send/0)
+S1|rcv(c=sent/1)
+S2|w(y)|wy
+S2|snd(c=send/0)
+R|snd(c=recv)
+R|rcv(c=recvd/1)
+R|snd(c=recv)
+R|rcv(c=recvd/2)
+R|w(y)|ry
+S2|rcv(c=sent/2)
+`,
+		races:       []string{},
+		mergedRaces: []string{},
+	},
 }
 
 func TestChanMessages(t *testing.T) {

@@ -76,6 +76,7 @@ func (d *Detector) Handle(e *trace.Event) {
 		if lo, hi, ok := e.AllocRange(); ok {
 			d.shadow.Clear(lo, hi)
 		}
+		d.k.Sync(t, e) // a channel's message state (clock.Tracker.Sync)
 	default:
 		d.k.Sync(t, e)
 	}

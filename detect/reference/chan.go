@@ -104,6 +104,7 @@ func messageSources(evs []trace.Event, i int) []int {
 		}
 	}
 	lo, hi, known := rangeOf(e)
+	start := chanStart(evs, i, ch)
 	// This completion's own begin.
 	own := -1
 	for j := i - 1; j >= 0; j-- {
@@ -122,7 +123,7 @@ func messageSources(evs []trace.Event, i int) []int {
 		if own >= 0 {
 			c = msgOf(&evs[own]).Cap()
 		}
-		for j := 0; j < i; j++ {
+		for j := start; j < i; j++ {
 			b := &evs[j]
 			if !isBegin(b) || b.Obj&^1 != ch || msgOf(b).Kind() != trace.MsgRecv {
 				continue
@@ -149,7 +150,7 @@ func messageSources(evs []trace.Event, i int) []int {
 		if !known {
 			all()
 		}
-		for j := 0; j < i; j++ {
+		for j := start; j < i; j++ {
 			b := &evs[j]
 			if !isBegin(b) || b.Obj&^1 != ch || msgOf(b).Kind() != trace.MsgSend {
 				continue
@@ -172,7 +173,7 @@ func messageSources(evs []trace.Event, i int) []int {
 		out = append(out, beginless(evs, i, ch, true)...)
 	}
 	if kind != trace.MsgRecvd {
-		for j := 0; j < i; j++ {
+		for j := start; j < i; j++ {
 			if c := &evs[j]; isMessage(c) && c.Obj&^1 == ch && msgOf(c).Kind() == trace.MsgClose {
 				out = append(out, j)
 			}
@@ -208,7 +209,7 @@ func prevOf(evs []trace.Event, i int) int {
 // have got a message.
 func beginless(evs []trace.Event, i int, ch uint64, sends bool) []int {
 	var out []int
-	for j := 0; j < i; j++ {
+	for j := chanStart(evs, i, ch); j < i; j++ {
 		r := &evs[j]
 		if !isMessage(r) || r.Obj&^1 != ch {
 			continue
@@ -231,7 +232,7 @@ func beginless(evs []trace.Event, i int, ch uint64, sends bool) []int {
 // channel before it.
 func doneBefore(evs []trace.Event, b int, send bool) uint64 {
 	var n uint64
-	for j := 0; j < b; j++ {
+	for j := chanStart(evs, b, evs[b].Obj&^1); j < b; j++ {
 		e := &evs[j]
 		if !isMessage(e) || e.Obj&^1 != evs[b].Obj&^1 {
 			continue
@@ -248,4 +249,18 @@ func doneBefore(evs []trace.Event, b int, send bool) uint64 {
 		}
 	}
 	return n
+}
+
+// chanStart is where the channel at ch that event i is about begins: after
+// the last allocation starting at ch before i (a channel made at a reused
+// address numbers its messages from 1), else 0.
+func chanStart(evs []trace.Event, i int, ch uint64) int {
+	for j := i - 1; j >= 0; j-- {
+		if evs[j].Op == trace.OpAlloc {
+			if lo, _, ok := evs[j].AllocRange(); ok && lo == ch {
+				return j + 1
+			}
+		}
+	}
+	return 0
 }

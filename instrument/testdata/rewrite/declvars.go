@@ -1,0 +1,44 @@
+// Escaping variables declared by other than a var statement or := get an
+// allocation event when each new one is created: parameters, results and
+// receivers at the top of the body, per-iteration loop variables (go1.22)
+// at the top of each iteration, a type switch's and a select receive's
+// variable at the top of their clause.
+package p
+
+type box struct{ n int }
+
+func (b box) spawn(k int, done chan int) (out int) {
+	go func() { done <- b.n + k }()
+	defer func() { out++ }()
+	return 0
+}
+
+func loops(xs []int, m map[string]int, c chan int) {
+	for i := 0; i < 3; i++ {
+		go func() { c <- i }()
+	}
+	for _, x := range xs {
+		go func() { c <- x }()
+	}
+	for k, v := range m {
+		go func() { _ = k; c <- v }()
+	}
+	for v := range c {
+		go func() { _ = v }()
+	}
+}
+
+func clauses(x any, c chan int, d chan string) {
+	switch v := x.(type) {
+	case int:
+		go func() { c <- v }()
+	case string:
+		_ = v
+	}
+	select {
+	case n := <-c:
+		go func() { c <- n }()
+	case s, ok := <-d:
+		go func() { _, _ = s, ok }()
+	}
+}
