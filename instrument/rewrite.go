@@ -97,6 +97,7 @@ type rewriter struct {
 
 	shared     map[*types.Var]bool
 	gotoLabels map[*types.Label]bool
+	addrLits   map[*ast.CompositeLit]bool // operands of &: New records them
 	pkgName    string
 	base       string
 
@@ -1104,7 +1105,7 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
 	case isChan(t):
 		r.rd(x.X)
 		m := r.mark()
-		r.rangeIterVars(x)
+		defer r.rangeIterVars(x, label)()
 		r.block(x.Body.List)
 		if !canWrap {
 			return
@@ -1132,14 +1133,14 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
 		r.ed.wrap(lo, hi, rtAlias+hook, ", "+r.asite(x.X.Pos())+")")
 		r.rd(x.X)
 		m := r.mark()
-		r.rangeIterVars(x)
+		defer r.rangeIterVars(x, label)()
 		r.block(x.Body.List)
 		r.loopRegion(x, x.Body, label, m)
 		return
 	case (isSlice(t) || isPtrToArray(t)) && x.Value != nil && !isBlank(x.Value) && x.Tok == token.DEFINE && canWrap:
 		r.rd(x.X)
 		m := r.mark()
-		r.rangeIterVars(x)
+		defer r.rangeIterVars(x, label)()
 		r.block(x.Body.List)
 		loop := r.tmp()
 		r.rangeElems(x, label, loop, r.rawCopyOK(x.Body, m)) // each iteration reads its element
@@ -1158,15 +1159,53 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
 		}
 	}
 	m := r.mark()
-	r.rangeIterVars(x)
+	defer r.rangeIterVars(x, label)()
 	r.block(x.Body.List)
 	r.loopRegion(x, x.Body, label, m)
 }
 
-// rangeIterVars is allocIterVars for the variables range x declares.
-func (r *rewriter) rangeIterVars(x *ast.RangeStmt) {
-	if x.Tok == token.DEFINE {
+// rangeIterVars is allocIterVars for the variables range x (labelled by
+// label, if any) declares; the caller calls what it returns once x is
+// rendered. Before go1.22 they are one pair per execution of the loop,
+// created before its first iteration: the first iteration records them,
+// behind a flag that a block around the loop declares (put around the
+// statement last, after the rewrites that render it anew). The range's own
+// assignments of them are not recorded, so nothing of theirs comes before.
+// A range over a channel is rewritten into a loop that declares its
+// variable in each iteration (rangeChan), whatever the version.
+func (r *rewriter) rangeIterVars(x *ast.RangeStmt, label *ast.LabeledStmt) func() {
+	none := func() {}
+	if x.Tok != token.DEFINE {
+		return none
+	}
+	if r.perIterationVars() {
 		r.allocIterVars(x.Body, x.Key, x.Value)
+		return none
+	}
+	if label != nil && r.gotoLabels[r.labelObj(label)] {
+		return none // left as it is, with no block around it
+	}
+	var b strings.Builder
+	for _, e := range []ast.Expr{x.Key, x.Value} {
+		if id, ok := e.(*ast.Ident); ok {
+			if v, _ := r.info.Defs[id].(*types.Var); v != nil && r.shared[v] && id.Name != "_" {
+				b.WriteString(rtAlias + ".Alloc(&" + id.Name + ", " + r.site(id.Pos()) + "); ")
+			}
+		}
+	}
+	if b.Len() == 0 {
+		return none
+	}
+	lo, _ := r.span(x.Body)
+	if isChan(core(typeOf(r.info, x.X))) {
+		r.ed.insertAt(lo+1, " "+b.String(), lo+1, lo+1)
+		return none
+	}
+	first := r.tmp()
+	r.ed.insertAt(lo+1, " if !"+first+" { "+first+" = true; "+b.String()+"};", lo+1, lo+1)
+	return func() {
+		olo, ohi := r.outerSpan(x, label)
+		r.ed.wrap(olo, ohi, "{ var "+first+" bool; ", " }")
 	}
 }
 
@@ -1877,11 +1916,15 @@ func (r *rewriter) rd(e ast.Expr) {
 	case *ast.UnaryExpr:
 		switch x.Op {
 		case token.AND:
-			if _, ok := unparen(x.X).(*ast.CompositeLit); ok {
+			if lit, ok := unparen(x.X).(*ast.CompositeLit); ok {
 				// &T{...} allocates: a new object, maybe at an address
 				// a dead one had.
 				lo, hi := r.span(x)
 				r.ed.wrap(lo, hi, rtAlias+".New(", ", "+r.site(x.Pos())+")")
+				if r.addrLits == nil {
+					r.addrLits = map[*ast.CompositeLit]bool{}
+				}
+				r.addrLits[lit] = true
 			}
 			r.loc(x.X)
 		case token.ARROW:
@@ -1896,6 +1939,22 @@ func (r *rewriter) rd(e ast.Expr) {
 		r.rd(x.Key)
 		r.rd(x.Value)
 	case *ast.CompositeLit:
+		// []T{...} and map[K]V{...} allocate as make does (a literal
+		// with its type elided, inside another, is not an expression a
+		// call can wrap; its array is not recorded).
+		if x.Type != nil && !r.addrLits[x] {
+			fn := ""
+			switch t := typeOf(r.info, x); {
+			case isSlice(t) && len(x.Elts) > 0:
+				fn = "MakeSlice"
+			case isMap(t):
+				fn = "MakeMap"
+			}
+			if fn != "" {
+				lo, hi := r.span(x)
+				r.ed.wrap(lo, hi, rtAlias+"."+fn+"(", ", "+r.site(x.Pos())+")")
+			}
+		}
 		_, isStruct := core(typeOf(r.info, x)).(*types.Struct)
 		for _, el := range x.Elts {
 			if kv, ok := el.(*ast.KeyValueExpr); ok && isStruct {

@@ -1,12 +1,13 @@
 // Race-free churn of objects the program does not allocate by name
 // (issue 28, memory reuse): each worker, alone, calls a function whose
 // parameter a closure captures (a heap variable created by the call),
-// starts goroutines over per-iteration loop variables, and makes, uses and
-// closes channels of its own; it then drops them all. The garbage
-// collector hands their memory out again, to other workers' parameters,
-// loop variables and channels, and the workers never synchronize with each
-// other: a detector that sees none of these objects created relates the
-// accesses of a dead one and a live one at one address. No race.
+// starts goroutines over per-iteration loop variables, fills a slice
+// literal, and makes, uses and closes channels of its own; it then drops
+// them all. The garbage collector hands their memory out again, to other
+// workers' parameters, loop variables, literals and channels, and the
+// workers never synchronize with each other: a detector that sees none of
+// these objects created relates the accesses of a dead one and a live one
+// at one address. No race.
 package main
 
 import (
@@ -36,6 +37,11 @@ func worker(id int, out *int) {
 		}
 		for _, f := range keep {
 			total += f()
+		}
+		vals := []int{r, id, 3, 4, 5, 6}
+		for i := range vals {
+			vals[i]++
+			total += vals[i]
 		}
 		done := make(chan int)
 		for k := 0; k < 2; k++ {
