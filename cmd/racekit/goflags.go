@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -172,13 +173,27 @@ func (l *goTestLine) has(name string) bool {
 	return false
 }
 
+// value returns the value of go flag name as the go command takes it (the
+// last one given) and whether it was given.
+func (l *goTestLine) value(name string) (string, bool) {
+	v, ok := "", false
+	for _, f := range l.flags {
+		if f.name == name {
+			v, ok = f.value, true
+		}
+	}
+	return v, ok
+}
+
 // goTestArgs is the go test command line racekit test runs: the go flags
-// as given, after the packages, and the test binary's arguments after
-// -args.
-func (l *goTestLine) goTestArgs() []string {
+// as given (but those named in omit), after the packages, and the test
+// binary's arguments after -args.
+func (l *goTestLine) goTestArgs(omit ...string) []string {
 	var out []string
 	for _, f := range l.flags {
-		out = append(out, f.raw...)
+		if !slices.Contains(omit, f.name) {
+			out = append(out, f.raw...)
+		}
 	}
 	if len(l.binArgs) > 0 {
 		out = append(out, "-args")

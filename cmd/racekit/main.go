@@ -141,6 +141,9 @@ func runMain(args []string) int {
 	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
 		return help(args[1:])
 	}
+	if name == toolexecCmd {
+		return runToolexec(args[1:]) // racekit test's -toolexec (vetexec.go)
+	}
 	if name == "version" {
 		fmt.Println("racekit", version)
 		return exitOK

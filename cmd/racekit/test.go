@@ -67,6 +67,11 @@ hour, none false (bench/results/hb-random*.json).
 Test results are never taken from go test's cache (-count=1 is added
 unless -count is given): a cached result would leave no trace.
 
+go test's vet check (-vet, on by default) looks at the package's own
+files, not at their instrumented copies, and fails a package as go test
+does: racekit runs go test with -toolexec set to itself, to show vet the
+user's files (a -toolexec given runs each tool in turn); -vet=off skips it.
+
 Exit status, as go test -race gives it: 0 when the tests pass and no race was
 found, 1 when a test failed, the build failed or a race was found; 2 on a
 usage error.
@@ -110,8 +115,24 @@ func runTest(c *command, args []string) int {
 	if !c.line.has("count") {
 		goArgs = append(goArgs, "-count=1")
 	}
+	// go test's vet check runs on the user's files, not on their
+	// instrumented copies (vetexec.go), unless -vet=off.
+	var omit []string
+	if v, _ := c.line.value("vet"); v != "off" {
+		user, ok := c.line.value("toolexec")
+		if !ok {
+			user = goflagsToolexec()
+		}
+		te, err := toolexecArg(prep.Overlay, user)
+		if err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+		goArgs = append(goArgs, "-toolexec="+te)
+		omit = append(omit, "toolexec")
+	}
 	goArgs = append(goArgs, pkgs...)
-	goArgs = append(goArgs, c.line.goTestArgs()...)
+	goArgs = append(goArgs, c.line.goTestArgs(omit...)...)
 	// go test's standard output goes through out, which adds each
 	// package's races to it once its test binary has exited. With -json,
 	// go test's standard output is a stream of JSON events: the races are
