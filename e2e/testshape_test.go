@@ -172,18 +172,17 @@ func TestTestReportJSON(t *testing.T) {
 	}
 }
 
-// TestTestUnchanged: the tests of testdata/src/callers print what their
-// code sees of its callers (runtime.Callers, runtime.Caller, a recovered
-// panic's stack) and testing.Testing(); under racekit test their output
-// is go test's. Not yet its example, subtest and cleanup: the example
-// runs on the main goroutine under racekit's TestMain (a frame more: a
-// test binary has no exit hook through which to finish the trace
-// otherwise), a subtest's function and a cleanup inside rttest's wrappers
-// (rttest.Run.func1, rttest.Cleanup.func1); docs/frontend.md.
+// TestTestUnchanged: the tests, fuzz seeds and examples of
+// testdata/src/callers and callersmain print what their code sees of its
+// callers (runtime.Callers, runtime.Caller, how many frames, a recovered
+// panic's stack; in tests, subtests of function literals, method values
+// and returned literals, cleanups, fuzz inputs, goroutines of function
+// literals, examples, a TestMain of the user's) and testing.Testing();
+// under racekit test their output is go test's, example outputs included
+// (an example fails on any other frame).
 func TestTestUnchanged(t *testing.T) {
-	run := "^(TestCaller|TestTesting|TestPanicStack)$"
-	_, goOut := goTestRace(t, "-v", "-run", run, "./callers")
-	code, rkOut := runRacekit(t, "test", "-v", "-run", run, "./callers")
+	_, goOut := goTestRace(t, "-v", "./callers", "./callersmain")
+	code, rkOut := runRacekit(t, "test", "-v", "./callers", "./callersmain")
 	if code != 0 {
 		t.Errorf("racekit test: exit status %d, want 0\n%s", code, rkOut)
 	}

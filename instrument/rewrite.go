@@ -121,6 +121,10 @@ type rewriter struct {
 	// gUse: per enclosing function body, whether a hook took its
 	// goroutine-state local (gArg), so that its Enter becomes EnterG.
 	gUse []bool
+	// litPre: a prologue a function literal begins with (the Begin and
+	// GoEnd of a go statement's literal: testframes.go)
+	litPre    map[*ast.FuncLit]string
+	factories map[*types.Func]bool // returnsPrologue's, being looked at
 }
 
 func (r *rewriter) off(p token.Pos) int { return r.tf.Offset(p) }
@@ -380,6 +384,9 @@ func (r *rewriter) funcDecl(d *ast.FuncDecl) {
 	case d.Recv == nil && r.in.IsTest && isTestFunc(d):
 		pre = "defer " + testAlias + ".Stop(" + testAlias + ".Start(" + r.testParam(d) + ")); "
 		r.useTest = true
+	case r.testPrologue(d.Type) != "": // a test file's function t.Run may be given (testframes.go)
+		pre = r.testPrologue(d.Type)
+		r.useTest = true
 	}
 	atomic := atomicFunc(d)
 	enter := len(r.ed.edits) // funcBody's first edit: Enter and Leave
@@ -559,14 +566,22 @@ func (r *rewriter) funcLit(f *ast.FuncLit) {
 	r.fn = outer + ".func" + strconv.Itoa(r.lits[outer])
 	enter := len(r.ed.edits)
 	nrec := r.nrec // the literal's hooks take its own flag, not its loops'
-	r.funcBody(nil, f.Type, f.Body, f.Pos(), "", false)
+	// A go statement's Begin, a test function's Start (testframes.go).
+	pre := r.litPre[f] + r.testPrologue(f.Type)
+	if r.testPrologue(f.Type) != "" {
+		r.useTest = true
+	}
+	r.funcBody(nil, f.Type, f.Body, f.Pos(), pre, false)
 	r.nrec = nrec
-	if len(r.ed.edits) == enter+1 {
+	if len(r.ed.edits) == enter+1 && r.testPrologue(f.Type) == "" {
 		// A quiet literal (quiet.go) loses its Enter now, before an
 		// enclosing statement's rewrite renders it into a replacement;
 		// the functions of the file it might call are not known yet.
 		if callees, ok := r.quietCalls(f.Body); ok && len(callees) == 0 {
 			r.ed.edits[enter].text = ""
+			if p := r.litPre[f]; p != "" {
+				r.ed.edits[enter].text = " " + p // its goroutine's Begin
+			}
 		}
 	}
 	r.fn = outer
@@ -972,6 +987,7 @@ func (r *rewriter) goStmt(x *ast.GoStmt) {
 	var callee string
 	var args []string
 	var dots string
+	var c string // the child's variable, set early for a literal
 	if call.Ellipsis.IsValid() {
 		dots = "..."
 	}
@@ -1009,6 +1025,15 @@ func (r *rewriter) goStmt(x *ast.GoStmt) {
 		}
 	} else {
 		fun := unparen(call.Fun)
+		if lit, ok := fun.(*ast.FuncLit); ok {
+			// The goroutine runs the literal itself, which begins with
+			// its Begin (testframes.go).
+			c = r.tmp()
+			if r.litPre == nil {
+				r.litPre = map[*ast.FuncLit]string{}
+			}
+			r.litPre[lit] = rtAlias + ".Begin(" + c + "); defer " + rtAlias + ".GoEnd(" + c + "); "
+		}
 		r.rd(call.Fun)
 		switch {
 		case r.isBuiltin(fun) && identOf(fun).Name == "close":
@@ -1054,14 +1079,17 @@ func (r *rewriter) goStmt(x *ast.GoStmt) {
 		}
 		g.lit("; ")
 	}
-	c := r.tmp()
-	g.lit(c + " := " + rtAlias + ".Fork(" + site + "); go func() { " + rtAlias + ".Begin(" + c + "); defer " + rtAlias + ".End(" + c + "); ")
-	// The callee may be a multi-line function literal: keep its lines.
-	if isFuncLit(unparen(call.Fun)) && !r.isHooked(call) {
+	if c != "" {
+		// A literal: go lit(args), the literal rendered with its lines.
+		g.lit(c + " := " + rtAlias + ".Fork(" + site + "); go ")
 		r.piece(g, call.Fun)
-	} else {
-		g.lit(callee)
+		g.lit("(" + strings.Join(args, ", ") + dots + ") }")
+		r.ed.collapse(lo, hi, g.end(hi))
+		return
 	}
+	c = r.tmp()
+	g.lit(c + " := " + rtAlias + ".Fork(" + site + "); go func() { " + rtAlias + ".Begin(" + c + "); defer " + rtAlias + ".End(" + c + "); ")
+	g.lit(callee)
 	if callee == rtAlias+".Close" {
 		args = append(args, site, "true")
 	}
@@ -2233,6 +2261,7 @@ func (r *rewriter) hookCall(call *ast.CallExpr) (h hook, recv string, args []ast
 	}
 	if h.test {
 		r.useTest = true
+		h = r.testHook(h, call.Args) // testframes.go
 	}
 	for _, a := range call.Args {
 		r.rd(a)
@@ -2309,6 +2338,12 @@ func (r *rewriter) call(x *ast.CallExpr) {
 	if h, recv, args, ok := r.hookCall(x); ok {
 		lo, hi := r.span(x)
 		g := r.newGen(lo)
+		if h.name == "MRun" {
+			// m.Run() called where it was: rttest.MRunDone(m.Run(), site).
+			g.lit(testAlias + ".MRunDone(" + recv + ".Run(), " + r.site(x.Pos()) + ")")
+			r.ed.collapse(lo, hi, g.end(hi))
+			return
+		}
 		name := hookName(h)
 		if h.g {
 			name += "G"

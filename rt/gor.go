@@ -2,6 +2,7 @@ package rt
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -15,7 +16,9 @@ import (
 //	c := rt.Fork(site)
 //	go func() { rt.Begin(c); defer rt.End(c); f(args); c.Ok() }()
 //
-// with f and args evaluated before the fork, as the go statement does.
+// with f and args evaluated before the fork, as the go statement does; a
+// go statement of a function literal runs the literal itself, which
+// begins with rt.Begin(c); defer rt.GoEnd(c).
 type Child struct {
 	gid  trace.GID
 	st   *gstate
@@ -67,6 +70,35 @@ func (c *Child) Ok() {
 	if c != nil {
 		c.ok = true
 	}
+}
+
+// GoEnd is End, deferred at the top of the function literal of a go
+// statement, which its goroutine runs itself (no literal of racekit's
+// around it to call Ok: its frame would show in the goroutine's stack):
+// the literal returned normally unless the runtime runs the deferred call
+// for a panic or runtime.Goexit.
+func GoEnd(c *Child) {
+	if c != nil && !c.ok && returnedNormally() {
+		c.ok = true
+	}
+	End(c)
+}
+
+// returnedNormally reports whether the function whose deferred call calls
+// it (directly) is returning normally: the deferred call is then made by
+// that function, or by runtime.deferreturn, not by runtime.gopanic or
+// runtime.Goexit. Compiler-made wrappers of deferred calls do not count.
+func returnedNormally() bool {
+	var pc [1]uintptr
+	if runtime.Callers(3, pc[:]) == 0 { // Callers, returnedNormally, the deferred call
+		return true
+	}
+	f := runtime.FuncForPC(pc[0] - 1) // the call's PC, in the caller: not a frame of its own
+	if f == nil {
+		return true
+	}
+	name := f.Name()
+	return name != "runtime.gopanic" && name != "runtime.Goexit"
 }
 
 // End is the child's last event. A child that did not return normally (a

@@ -55,16 +55,40 @@
 // a benchmark's run) is a goroutine born in untraced code: its first event
 // is ordered after everything recorded before it, which for the
 // framework's sequential phases is exact.
+//
+// None of this adds a frame to what the tests' code sees (runtime.Callers,
+// runtime.Caller, a panic's stack): rttest calls the user's functions
+// through package testing alone. What must run on a test function's own
+// goroutine before it (a subtest's Begin, its state, its end as a first
+// cleanup) runs in the function itself: the rewriter gives every function
+// of a test file whose first parameter is a *testing.T or a *testing.B
+// the prologue
+//
+//	defer rttest.Stop(rttest.Start(t))
+//
+// (and a func(*testing.PB) PBStart and PBStop), and Start finds what Run,
+// Fuzz, SynctestTest, RunB and RunParallel left for the function's test
+// (claim: by the test's parent, package testing's unexported field, and
+// its name). A call of a test function by another finds its test known
+// and does nothing. When the rewriter cannot tell that the function passed
+// has that prologue (a function value from elsewhere) it calls the
+// wrapping variants (RunWrap, FuzzWrap, ...), which run the prologue's
+// work in a function literal of their own around it, as before: one frame
+// more, but the same edges. A cleanup is registered as is, between two
+// cleanups of rttest's that run before and after it.
 package rttest
 
 import (
 	"os"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unicode"
+	"unsafe"
 
 	"github.com/racekit/racekit/rt"
 )
@@ -92,7 +116,22 @@ type Test struct {
 	ok     bool        // the function returned normally
 	par    atomic.Bool // the test called t.Parallel
 	ctx    atomic.Bool // the test called t.Context
+
+	kind int    // what Stop does at the function's return
+	site uint32 // the site of the call that started it (Run, Fuzz, ...)
+	fuzz uint64 // kindFuzzInput: released at the input's end
+	b    *testing.B
 }
+
+// Kinds of Start's states: what ends when the function returns.
+const (
+	kindTop       = iota // a top-level test
+	kindSub              // a subtest (or a synctest bubble's test)
+	kindFuzzInput        // one input of a fuzz target
+	kindBench            // a run of a top-level benchmark
+	kindSubBench         // a run of a sub-benchmark
+	kindOther            // an example or a fuzz target
+)
 
 func newTest(parent *Test) *Test {
 	return &Test{parent: parent, fnEnd: rt.NewObject(), subs: rt.NewObject(), ret: rt.NewObject()}
@@ -103,6 +142,17 @@ var root = newTest(nil)
 
 // tests maps a *testing.T to its *Test.
 var tests sync.Map
+
+// lookupPtr returns the state of the *testing.T at p, or nil.
+func lookupPtr(p unsafe.Pointer) *Test {
+	if p == nil {
+		return nil
+	}
+	if n, ok := tests.Load((*testing.T)(p)); ok {
+		return n.(*Test)
+	}
+	return nil
+}
 
 func lookup(tb testing.TB) *Test {
 	if t, ok := tb.(*testing.T); ok {
@@ -115,39 +165,148 @@ func lookup(tb testing.TB) *Test {
 
 // Start is called first in every test, benchmark, example and fuzz
 // function, with its parameter (nil for an example, or when it has no
-// name); Stop is deferred with its result. A test function the framework
-// calls is a top-level test: Start registers its end.
+// name), and in every function of a test file whose first parameter is a
+// *testing.T or a *testing.B (the function t.Run or b.Run may be given);
+// Stop is deferred with its result. A function called by a test function
+// gets nil (its test is known already); one the framework calls finds
+// what Run, Fuzz or SynctestTest left for it (claim), or else is a
+// top-level test, whose end Start registers.
 func Start(tb testing.TB) *Test {
 	t, ok := tb.(*testing.T)
 	if !ok || t == nil {
+		if b, ok := tb.(*testing.B); ok && b != nil {
+			return startBench(b)
+		}
 		if tb != nil && !reflect.ValueOf(tb).IsNil() {
-			mark(tb.Name()) // a benchmark or fuzz target
+			mark(tb.Name()) // a fuzz target
 		} else if pc, _, _, ok := runtime.Caller(1); ok {
 			mark(exampleName(runtime.FuncForPC(pc))) // an example
 		}
-		return nil
+		return other
 	}
-	if n := lookup(t); n != nil {
-		return n // a subtest (Run registered it), or a test called by a test
+	if lookup(t) != nil {
+		return nil // a test function called by a test
 	}
-	mark(t.Name())
+	if n := claim(t); n != nil {
+		return n
+	}
+	if p := lookupPtr(parentOf(unsafe.Pointer(t))); p != nil {
+		// A subtest started by code rttest does not see (t.Run in a
+		// file that is not rewritten): no fork, and t.Run's return
+		// acquires nothing.
+		n := newTest(p)
+		n.kind, n.ret = kindSub, 0
+		register(t, n)
+		return n
+	}
 	n := newTest(root)
 	n.ret = 0 // the framework's t.Run returns into untraced code
-	tests.Store(t, n)
-	t.Cleanup(func() { n.done(t) })
+	register(t, n)
 	return n
 }
 
-// Stop is deferred right after Start: the test function returns. Under
-// controlled scheduling the function then departs at a point of the
-// schedule (rt.Depart), so that what its goroutines do after it returns
-// replays from the seed.
+// other is the state of an example or a fuzz target.
+var other = &Test{kind: kindOther}
+
+// register makes n the state of t, the test running the calling
+// goroutine, and registers its end.
+func register(t *testing.T, n *Test) {
+	if n.kind != kindFuzzInput {
+		mark(t.Name())
+	}
+	tests.Store(t, n)
+	t.Cleanup(func() { n.done(t) }) // the first cleanup runs last
+}
+
+// Stop is deferred right after Start: the function returns. Under
+// controlled scheduling a top-level test's function then departs at a
+// point of the schedule (rt.Depart), so that what its goroutines do after
+// it returns replays from the seed.
 func Stop(n *Test) {
-	if n != nil {
+	if n == nil {
+		return
+	}
+	switch n.kind {
+	case kindTop:
 		n.fnReturned(0)
+	case kindSub:
+		n.ok = returnedNormally()
+		n.fnReturned(n.site)
+		return
+	case kindFuzzInput:
+		rt.SyncRelease(n.fuzz, n.site)
+		rt.SyncRelease(testsEnded, n.site)
+		return
+	case kindBench, kindSubBench:
+		benches.Delete(n.b)
+		if n.kind == kindSubBench {
+			rt.SyncRelease(testsEnded, n.site)
+			return
+		}
 	}
 	rt.SyncRelease(testsEnded, 0)
 	rt.Depart()
+	if n.kind != kindTop {
+		checkpoint() // an example, a benchmark's run, a fuzz target
+	}
+}
+
+// returnedNormally reports whether the function whose deferred call
+// calls it returns normally: not by a panic, nor by runtime.Goexit
+// (t.FailNow), whose deferred calls the runtime makes.
+func returnedNormally() bool {
+	var pc [1]uintptr
+	// Callers, this function, Stop; then the caller of the deferred
+	// call (compiler-made wrappers of deferred calls are not counted).
+	if runtime.Callers(3, pc[:]) == 0 {
+		return true
+	}
+	f := runtime.FuncForPC(pc[0] - 1)
+	if f == nil {
+		return true
+	}
+	name := f.Name()
+	return name != "runtime.gopanic" && name != "runtime.Goexit"
+}
+
+// benches holds the *testing.B whose benchmark function runs (between
+// its Start and Stop): a function it calls with it is not a run of its
+// own, and the B a sub-benchmark's parent.
+var benches sync.Map
+
+// startBench is Start for a benchmark function's run.
+func startBench(b *testing.B) *Test {
+	if _, ok := benches.Load(b); ok {
+		return nil // a function called by the benchmark
+	}
+	mark(b.Name())
+	n := &Test{kind: kindBench, b: b}
+	if p := parentOf(unsafe.Pointer(b)); p != nil {
+		if _, ok := benches.Load((*testing.B)(p)); ok {
+			n.kind = kindSubBench
+		}
+	}
+	benches.Store(b, n)
+	return n
+}
+
+// checkpointing says whether rttest checkpoints the trace at the end of
+// top-level tests, examples, benchmarks and fuzz targets: in a test binary
+// without racekit's TestMain (rt/checkpoint.go).
+var checkpointing atomic.Bool
+
+// Checkpoints is called by the init function racekit adds to a test
+// binary in place of a TestMain of its own: rt will not finish the trace
+// at exit, so every end checkpoints it.
+func Checkpoints() {
+	checkpointing.Store(true)
+	rt.Checkpoints()
+}
+
+func checkpoint() {
+	if checkpointing.Load() {
+		rt.Checkpoint()
+	}
 }
 
 // fnReturned is the return of the test's function: its parallel subtests
@@ -182,6 +341,9 @@ func (n *Test) done(t *testing.T) {
 			n.child.Ok()
 		}
 		rt.End(n.child)
+	}
+	if n.parent == root {
+		checkpoint()
 	}
 }
 
@@ -239,23 +401,181 @@ func fork(site uint32) *rt.Child {
 	return rt.Fork(site)
 }
 
-// Run is t.Run(name, f).
+// Run is t.Run(name, f), where f begins with Start's prologue: f's
+// goroutine claims n, the state Run leaves for it.
 func Run(t *testing.T, name string, f func(*testing.T), site uint32) bool {
+	if parentField < 0 {
+		return RunWrap(t, name, f, site)
+	}
+	n := newTest(lookup(t))
+	n.kind, n.site = kindSub, site
+	n.child = fork(site)
+	ok := runPending(unsafe.Pointer(t), &pend{name: name, n: n}, func() bool { return t.Run(name, f) })
+	rt.SyncAcquire(n.ret, site)
+	return ok
+}
+
+// RunWrap is t.Run(name, f) for an f that may not begin with Start's
+// prologue: Run's work runs in a function literal around f.
+func RunWrap(t *testing.T, name string, f func(*testing.T), site uint32) bool {
 	n := newTest(lookup(t))
 	n.child = fork(site)
 	ok := t.Run(name, func(t *testing.T) {
 		if n.child != nil {
 			rt.Begin(n.child)
 		}
-		mark(t.Name())
-		tests.Store(t, n)
-		t.Cleanup(func() { n.done(t) }) // the first cleanup runs last
+		register(t, n)
 		defer n.fnReturned(site)
 		f(t)
 		n.ok = true
 	})
 	rt.SyncAcquire(n.ret, site)
 	return ok
+}
+
+// pend is a state left for the function of a test the framework is about
+// to start: a subtest called name (rewritten as package testing does,
+// made unique by a suffix #NN), or one that has its parent's name (a
+// synctest bubble's test).
+type pend struct {
+	name string
+	same bool
+	n    *Test
+}
+
+// pending holds the states left for tests, by the address of their
+// parent's testing.common (the *testing.T or *testing.F it begins).
+var (
+	pendMu  sync.Mutex
+	pending = map[unsafe.Pointer][]*pend{}
+)
+
+// runPending leaves p for a test whose parent is at parent while run
+// runs, and returns run's result.
+func runPending(parent unsafe.Pointer, p *pend, run func() bool) bool {
+	pendMu.Lock()
+	pending[parent] = append(pending[parent], p)
+	pendMu.Unlock()
+	defer func() {
+		pendMu.Lock()
+		defer pendMu.Unlock()
+		ps := pending[parent]
+		for i, q := range ps {
+			if q == p { // not claimed: the test did not run (-run), or its function has no prologue
+				ps = append(ps[:i:i], ps[i+1:]...)
+				break
+			}
+		}
+		if len(ps) == 0 {
+			delete(pending, parent)
+		} else {
+			pending[parent] = ps
+		}
+	}()
+	return run()
+}
+
+// claim returns the state Run, SynctestTest or Fuzz left for t's
+// function, registered, or nil.
+func claim(t *testing.T) *Test {
+	parent := parentOf(unsafe.Pointer(t))
+	if parent == nil {
+		return nil
+	}
+	pendMu.Lock()
+	ps := pending[parent]
+	var p *pend
+	if len(ps) > 0 {
+		rel := t.Name()
+		if pn := (*testing.T)(parent).Name(); pn != "" && strings.HasPrefix(rel, pn+"/") {
+			rel = rel[len(pn)+1:]
+		}
+		for i, q := range ps {
+			if q.same && t.Name() == (*testing.T)(parent).Name() || !q.same && subName(rel, q.name) {
+				p = q
+				ps = append(ps[:i:i], ps[i+1:]...)
+				break
+			}
+		}
+		if p == nil && len(ps) == 1 {
+			p, ps = ps[0], nil // named in a way rttest does not know
+		}
+		if len(ps) == 0 {
+			delete(pending, parent)
+		} else {
+			pending[parent] = ps
+		}
+	}
+	pendMu.Unlock()
+	if p == nil {
+		if ft, ok := fuzzTargets.Load(parent); ok {
+			n := newTest(nil)
+			n.kind, n.fuzz, n.site = kindFuzzInput, ft.(*fuzzTarget).done, ft.(*fuzzTarget).site
+			register(t, n)
+			return n
+		}
+		return nil
+	}
+	n := p.n
+	if n.child != nil {
+		rt.Begin(n.child)
+	}
+	register(t, n)
+	return n
+}
+
+// subName reports whether rel, a subtest's name below its parent's, is
+// the name given to t.Run, rewritten as package testing does (spaces to
+// underscores, unprintable runes quoted), with maybe a suffix #NN.
+func subName(rel, given string) bool {
+	var b strings.Builder
+	for _, r := range given {
+		switch {
+		case unicode.IsSpace(r):
+			b.WriteByte('_')
+		case !strconv.IsPrint(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	rest, ok := strings.CutPrefix(rel, b.String())
+	if !ok {
+		return false
+	}
+	if rest == "" {
+		return true
+	}
+	digits := strings.TrimPrefix(rest, "#")
+	return len(digits) < len(rest) && digits != "" && strings.Trim(digits, "0123456789") == ""
+}
+
+// parentField is the offset in testing.common of its parent field (the
+// parent's testing.common), -1 if package testing has no such field: then
+// the wrapping variants are used.
+var parentField = func() int {
+	for _, t := range []reflect.Type{reflect.TypeFor[testing.T](), reflect.TypeFor[testing.B](), reflect.TypeFor[testing.F]()} {
+		if f, ok := t.FieldByName("common"); !ok || !f.Anonymous || f.Offset != 0 {
+			return -1 // a *common is not a pointer to its T, B or F
+		}
+	}
+	c, _ := reflect.TypeFor[testing.T]().FieldByName("common")
+	p, ok := c.Type.FieldByName("parent")
+	if !ok || len(p.Index) != 1 || p.Type != reflect.PointerTo(c.Type) {
+		return -1
+	}
+	return int(p.Offset)
+}()
+
+// parentOf returns the address of the parent of the test, benchmark or
+// fuzz target at tb (a *testing.T, *testing.B or *testing.F): that of its
+// *testing.T, *testing.B or *testing.F, or nil.
+func parentOf(tb unsafe.Pointer) unsafe.Pointer {
+	if parentField < 0 || tb == nil {
+		return nil
+	}
+	return *(*unsafe.Pointer)(unsafe.Add(tb, parentField))
 }
 
 // Parallel is t.Parallel().
@@ -279,11 +599,16 @@ func Parallel(t *testing.T, site uint32) {
 }
 
 // Cleanup is t.Cleanup(f) (on *testing.T, *testing.B, *testing.F or a
-// testing.TB).
+// testing.TB). f is registered as it is, between two cleanups of
+// rttest's (cleanups run last registered first): the one before it
+// acquires its registration and, for a test, its subtests' ends (runCleanup
+// runs after them); the one after it releases testsEnded.
 func Cleanup(tb testing.TB, f func(), site uint32) {
 	reg := rt.NewObject()
 	rt.SyncRelease(reg, site)
 	n := lookup(tb)
+	tb.Cleanup(func() { rt.SyncRelease(testsEnded, site) })
+	tb.Cleanup(f)
 	tb.Cleanup(func() {
 		rt.SyncAcquire(reg, site)
 		if n != nil {
@@ -293,29 +618,33 @@ func Cleanup(tb testing.TB, f func(), site uint32) {
 			// sub-benchmarks, which run in sequence.
 			rt.SyncAcquire(testsEnded, site)
 		}
-		defer rt.SyncRelease(testsEnded, site)
-		f()
 	})
 }
 
-// MRun is m.Run() in TestMain.
-func MRun(m *testing.M, site uint32) int {
-	code := m.Run()
-	rt.SyncAcquire(testsEnded, site)
-	return code
-}
-
-// MRunDone is what follows m.Run() in racekit's own TestMain, which calls
-// m.Run directly (MRun would be a frame on the examples' stacks): it
-// returns m.Run's code.
+// MRunDone is what follows m.Run() in TestMain (the rewriter makes
+// m.Run() MRunDone(m.Run(), site), calling m.Run where the user did, so
+// that the examples, which run on its goroutine, see no frame of
+// rttest's): it returns m.Run's code.
 func MRunDone(code int, site uint32) int {
 	rt.SyncAcquire(testsEnded, site)
 	return code
 }
 
-// RunB is b.Run(name, f): sub-benchmarks run in sequence, each run on a
-// goroutine of its own.
+// RunB is b.Run(name, f), where f begins with Start's prologue:
+// sub-benchmarks run in sequence, each run on a goroutine of its own, and
+// the end of each run (Stop) releases testsEnded.
 func RunB(b *testing.B, name string, f func(*testing.B), site uint32) bool {
+	if parentField < 0 {
+		return RunBWrap(b, name, f, site)
+	}
+	ok := b.Run(name, f)
+	rt.SyncAcquire(testsEnded, site)
+	return ok
+}
+
+// RunBWrap is b.Run(name, f) for an f that may not begin with Start's
+// prologue.
+func RunBWrap(b *testing.B, name string, f func(*testing.B), site uint32) bool {
 	done := rt.NewObject()
 	ok := b.Run(name, func(b *testing.B) {
 		defer rt.SyncRelease(testsEnded, site)
@@ -330,40 +659,114 @@ func RunB(b *testing.B, name string, f func(*testing.B), site uint32) bool {
 // counter's object.
 var pbs sync.Map
 
-// RunParallel is b.RunParallel(body).
-func RunParallel(b *testing.B, body func(*testing.PB), site uint32) {
-	done := rt.NewObject()
-	counter := rt.NewObject()
-	var kids []*rt.Child
+// parallel is the state of a b.RunParallel call: the goroutines forked
+// for its body, handed out in the order the bodies start, its end and the
+// object of its iteration counter.
+type parallel struct {
+	kids    []*rt.Child
+	next    atomic.Int64
+	done    uint64
+	counter uint64
+	site    uint32
+}
+
+func newParallel(b *testing.B, site uint32) *parallel {
+	p := &parallel{done: rt.NewObject(), counter: rt.NewObject(), site: site}
 	if b.N > 0 && forks {
 		procs := int(intField(b, "parallelism", 1)) * runtime.GOMAXPROCS(0)
 		for range procs {
 			if c := fork(site); c != nil {
-				kids = append(kids, c)
+				p.kids = append(p.kids, c)
 			}
 		}
 	}
-	var next atomic.Int64
+	return p
+}
+
+// kid returns the child a body's goroutine begins as, or nil.
+func (p *parallel) kid() *rt.Child {
+	if i := int(p.next.Add(1)) - 1; i < len(p.kids) {
+		rt.Begin(p.kids[i])
+		return p.kids[i]
+	}
+	return nil
+}
+
+// curParallel is the RunParallel whose bodies PBStart is for (benchmarks
+// run one at a time).
+var curParallel atomic.Pointer[parallel]
+
+// RunParallel is b.RunParallel(body), where body begins with PBStart's
+// prologue.
+func RunParallel(b *testing.B, body func(*testing.PB), site uint32) {
+	p := newParallel(b, site)
+	if !curParallel.CompareAndSwap(nil, p) {
+		runParallelWrap(b, body, p)
+		return
+	}
+	defer curParallel.Store(nil)
+	b.RunParallel(body)
+	rt.SyncAcquire(p.done, site)
+}
+
+// RunParallelWrap is b.RunParallel(body) for a body that may not begin
+// with PBStart's prologue.
+func RunParallelWrap(b *testing.B, body func(*testing.PB), site uint32) {
+	runParallelWrap(b, body, newParallel(b, site))
+}
+
+func runParallelWrap(b *testing.B, body func(*testing.PB), p *parallel) {
 	b.RunParallel(func(pb *testing.PB) {
-		var c *rt.Child
-		if i := int(next.Add(1)) - 1; i < len(kids) {
-			c = kids[i]
-			rt.Begin(c)
-		}
-		pbs.Store(pb, counter)
-		defer func() {
-			pbs.Delete(pb)
-			rt.SyncRelease(done, site)
-			if c != nil {
-				rt.End(c)
-			}
-		}()
+		t := pbStart(pb, p)
+		defer PBStop(t)
 		body(pb)
-		if c != nil {
-			c.Ok()
-		}
+		t.ok = true
 	})
-	rt.SyncAcquire(done, site)
+	rt.SyncAcquire(p.done, p.site)
+}
+
+// PB is the state of one goroutine of a RunParallel body.
+type PB struct {
+	p  *parallel
+	pb *testing.PB
+	c  *rt.Child
+	ok bool
+}
+
+// PBStart is called first in every function of a test file of type
+// func(*testing.PB); PBStop is deferred with its result. The body of the
+// current RunParallel gets its goroutine's state; a function called by
+// the body, nil.
+func PBStart(pb *testing.PB) *PB { return pbStart(pb, nil) }
+
+// pbStart is PBStart for the body of RunParallel p (nil: the current).
+func pbStart(pb *testing.PB, p *parallel) *PB {
+	if _, ok := pbs.Load(pb); ok || pb == nil {
+		return nil
+	}
+	if p == nil {
+		if p = curParallel.Load(); p == nil {
+			return nil
+		}
+	}
+	t := &PB{p: p, pb: pb, c: p.kid()}
+	pbs.Store(pb, p.counter)
+	return t
+}
+
+// PBStop ends a RunParallel body's goroutine.
+func PBStop(t *PB) {
+	if t == nil {
+		return
+	}
+	pbs.Delete(t.pb)
+	rt.SyncRelease(t.p.done, t.p.site)
+	if t.c != nil {
+		if t.ok || returnedNormally() {
+			t.c.Ok()
+		}
+		rt.End(t.c)
+	}
 }
 
 // pbCache is the index of testing.PB's cache field: Next takes grain
@@ -396,10 +799,35 @@ func intField(x any, name string, def int64) int64 {
 	return v.Int()
 }
 
-// Fuzz is f.Fuzz(ff): the fuzz function runs, for each input, in a
-// goroutine the framework starts; its end is ordered before Fuzz returns
-// (and before later tests, through "tests ended").
+// fuzzTarget is what Fuzz leaves for the inputs of the fuzz target it
+// runs: an object released at the end of each input.
+type fuzzTarget struct {
+	done uint64
+	site uint32
+}
+
+// fuzzTargets holds the targets whose f.Fuzz runs, by their *testing.F.
+var fuzzTargets sync.Map
+
+// Fuzz is f.Fuzz(ff), where ff begins with Start's prologue: the fuzz
+// function runs, for each input, in a goroutine the framework starts, as
+// a test whose parent is f; its end is ordered before Fuzz returns (and
+// before later tests, through "tests ended").
 func Fuzz(f *testing.F, ff any, site uint32) {
+	if parentField < 0 {
+		FuzzWrap(f, ff, site)
+		return
+	}
+	ft := &fuzzTarget{done: rt.NewObject(), site: site}
+	fuzzTargets.Store(unsafe.Pointer(f), ft)
+	defer fuzzTargets.Delete(unsafe.Pointer(f))
+	f.Fuzz(ff)
+	rt.SyncAcquire(ft.done, site)
+}
+
+// FuzzWrap is f.Fuzz(ff) for an ff that may not begin with Start's
+// prologue.
+func FuzzWrap(f *testing.F, ff any, site uint32) {
 	v := reflect.ValueOf(ff)
 	if v.Kind() != reflect.Func {
 		f.Fuzz(ff) // let testing report the misuse
@@ -407,6 +835,11 @@ func Fuzz(f *testing.F, ff any, site uint32) {
 	}
 	done := rt.NewObject()
 	wrapped := reflect.MakeFunc(v.Type(), func(args []reflect.Value) []reflect.Value {
+		if t, ok := args[0].Interface().(*testing.T); ok && t != nil {
+			n := newTest(nil)
+			n.kind = kindFuzzInput
+			register(t, n) // for ff's own Start, which then does nothing
+		}
 		defer rt.SyncRelease(testsEnded, site)
 		defer rt.SyncRelease(done, site)
 		return v.Call(args)

@@ -1,6 +1,7 @@
 package rttest
 
 import (
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -96,25 +97,128 @@ func TestCleanupLIFO(t *testing.T) {
 	}
 }
 
-// TestStart: a top-level test gets one state, kept while it runs; an
-// example or a benchmark gets none.
+// TestStart: a top-level test gets one state, kept while it runs, and a
+// function it calls with its t none; an example gets the examples' state.
 func TestStart(t *testing.T) {
 	n := Start(t)
-	if n == nil || n.parent != root || Start(t) != n {
-		t.Fatalf("Start(t) = %p (parent %p), again %p; want one state under root", n, n.parent, Start(t))
+	if n == nil || n.parent != root || n.kind != kindTop {
+		t.Fatalf("Start(t) = %p, want a top-level test's state under root", n)
 	}
-	if Start(nil) != nil {
-		t.Error("Start(nil) made a state")
+	if s := Start(t); s != nil {
+		t.Errorf("Start(t) again = %p, want nil (a function the test calls)", s)
+	}
+	if Start(nil) != other {
+		t.Error("Start(nil) is not the examples' state")
 	}
 	Run(t, "sub", func(st *testing.T) {
-		if s := Start(st); s == nil || s.parent != n {
+		if s := Start(st); s == nil || s.parent != n || s.kind != kindSub {
 			t.Errorf("a subtest's Start: %p, want its state under %p", s, n)
 		}
 	}, 0)
 }
 
+// callers returns the functions of its caller's callers, innermost first.
+func callers() []string {
+	pcs := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	var names []string
+	for {
+		f, more := frames.Next()
+		names = append(names, f.Function)
+		if !more {
+			return names
+		}
+	}
+}
+
+// TestClaims: Run, Fuzz's inputs and Cleanup call the user's function
+// from package testing itself, as t.Run, f.Fuzz and t.Cleanup do; its
+// Start claims the state Run left for it, by its name (rewritten as
+// testing rewrites it, made unique with #NN) when the parent runs several
+// subtests at once, and sees whether it returned normally.
+func TestClaims(t *testing.T) {
+	if parentField < 0 {
+		t.Fatal("testing.common has no parent field: every hook wraps")
+	}
+	parent := Start(t)
+	var mu sync.Mutex
+	got := map[string]*Test{}
+	names := []string{"a b", "a b", "x\x00y", ""}
+	var wg sync.WaitGroup
+	for _, name := range names {
+		wg.Add(1)
+		go func() { // t.Run may be called from several goroutines at once
+			defer wg.Done()
+			Run(t, name, func(t *testing.T) {
+				n := Start(t)
+				defer Stop(n)
+				if c := callers(); len(c) < 2 || c[1] != "testing.tRunner" {
+					t.Errorf("the subtest's function is called by %v, want testing.tRunner", c)
+				}
+				mu.Lock()
+				got[t.Name()] = n
+				mu.Unlock()
+			}, 0)
+		}()
+	}
+	wg.Wait()
+	if len(got) != len(names) {
+		t.Fatalf("subtests %v, want %d", got, len(names))
+	}
+	for name, n := range got {
+		if n == nil || n.parent != parent || n.kind != kindSub || !n.ok {
+			t.Errorf("%s: state %+v, want a subtest's under %p that returned normally", name, n, parent)
+		}
+	}
+	for _, name := range []string{"TestClaims/a_b", "TestClaims/a_b#01", "TestClaims/x\\x00y", "TestClaims/#00"} {
+		if _, ok := got[name]; !ok {
+			t.Errorf("no subtest %q among %v", name, got)
+		}
+	}
+	var skipped *Test
+	Run(t, "skip", func(t *testing.T) {
+		skipped = Start(t)
+		defer Stop(skipped)
+		t.SkipNow() // runtime.Goexit
+	}, 0)
+	if skipped == nil || skipped.ok {
+		t.Errorf("a subtest ended by t.SkipNow: %+v, want one that did not return normally", skipped)
+	}
+	pendMu.Lock()
+	if len(pending) != 0 {
+		t.Errorf("states left unclaimed: %v", pending)
+	}
+	pendMu.Unlock()
+	Cleanup(t, func() {
+		if c := callers(); len(c) < 2 || c[1] != "testing.(*common).Cleanup.func1" {
+			t.Errorf("a cleanup is called by %v, want testing.(*common).Cleanup.func1", c)
+		}
+	}, 0)
+}
+
+// TestSubName: testing's names of subtests.
+func TestSubName(t *testing.T) {
+	for _, tc := range []struct {
+		rel, given string
+		want       bool
+	}{
+		{"a_b", "a b", true},
+		{"a_b#01", "a b", true},
+		{"a_b#", "a b", false},
+		{"a_b#x", "a b", false},
+		{"a_bc", "a b", false},
+		{"#00", "", true},
+		{"\\x00", "\x00", true},
+	} {
+		if got := subName(tc.rel, tc.given); got != tc.want {
+			t.Errorf("subName(%q, %q) = %v, want %v", tc.rel, tc.given, got, tc.want)
+		}
+	}
+}
+
 // TestRunParallelIterations: with the hooks, RunParallel's goroutines
-// together run b.N iterations, and parallelism*GOMAXPROCS goroutines.
+// together run b.N iterations, and parallelism*GOMAXPROCS goroutines;
+// package testing calls the body, whose PBStart gets its state.
 func TestRunParallelIterations(t *testing.T) {
 	var iters, workers, n atomic.Int64
 	testing.Benchmark(func(b *testing.B) {
@@ -123,6 +227,14 @@ func TestRunParallelIterations(t *testing.T) {
 		workers.Store(0)
 		n.Store(int64(b.N))
 		RunParallel(b, func(pb *testing.PB) {
+			p := PBStart(pb)
+			defer PBStop(p)
+			if p == nil || PBStart(pb) != nil {
+				t.Errorf("a body's PBStart: %+v, want its goroutine's state, once", p)
+			}
+			if c := callers(); len(c) < 2 || c[1] != "testing.(*B).RunParallel.func1" {
+				t.Errorf("the body is called by %v, want testing.(*B).RunParallel.func1", c)
+			}
 			workers.Add(1)
 			for PBNext(pb, 0) {
 				iters.Add(1)
@@ -162,7 +274,17 @@ func FuzzSeeds(f *testing.F) {
 			f.Errorf("seed inputs summed to %d, want 3", s)
 		}
 	})
-	Fuzz(f, func(t *testing.T, n int) { sum.Add(int64(n)) }, 0)
+	Fuzz(f, func(t *testing.T, n int) {
+		s := Start(t)
+		defer Stop(s)
+		if s == nil || s.kind != kindFuzzInput || Start(t) != nil {
+			t.Errorf("an input's Start: %+v, want a fuzz input's state", s)
+		}
+		if c := callers(); len(c) < 2 || c[1] != "reflect.Value.call" {
+			t.Errorf("the fuzz function is called by %v, want reflect.Value.call (testing's)", c)
+		}
+		sum.Add(int64(n))
+	}, 0)
 }
 
 // TestSynctestHooks: SynctestTest runs f in a bubble and returns after its

@@ -46,6 +46,9 @@ type Writer struct {
 	headerDone bool
 	closed     bool
 	err        error // sticky write error
+
+	checkpoints bool // Flush ends the file with an end block (SetCheckpoints)
+	endLen      int  // bytes of the end block Flush left at the file's end; 0: none
 }
 
 // NewWriter returns a Writer to w with blocks of DefaultBlockSize.
@@ -257,6 +260,7 @@ func (w *Writer) appendAddrs(b []byte, addrs []uint64) []byte {
 // Flush writes the pending block, so that everything written so far is in
 // the file even if the program then crashes, and then flushes the
 // underlying writer if it has a Flush() error method (a *bufio.Writer).
+// In checkpoint mode (SetCheckpoints) the file then ends with an end block.
 func (w *Writer) Flush() error {
 	if err := w.check(); err != nil {
 		return err
@@ -264,7 +268,43 @@ func (w *Writer) Flush() error {
 	if err := w.flushBlock(); err != nil {
 		return err
 	}
+	if w.checkpoints {
+		if err := w.checkpoint(); err != nil {
+			return err
+		}
+	}
 	return w.flushUnderlying()
+}
+
+// SetCheckpoints makes every later Flush a checkpoint: after the pending
+// block, Flush writes an end block, so that the file is a finished trace
+// if nothing more is written (a program that cannot tell which of its
+// moments is its last: a test binary without TestMain). The next block
+// written (or Close's end block) goes where that end block began,
+// replacing it: the underlying writer must be an io.Seeker positioned at
+// the end of what w wrote (an *os.File w alone writes to). A process that
+// dies while a block that replaces it is written leaves a file without
+// an end block, as an unfinished one.
+func (w *Writer) SetCheckpoints(on bool) error {
+	if _, ok := w.w.(io.Seeker); on && !ok {
+		return errors.New("rkt: checkpoints need an io.Seeker")
+	}
+	w.checkpoints = on
+	return nil
+}
+
+// checkpoint writes the end block Flush leaves in checkpoint mode, unless
+// the file already ends with an up-to-date one.
+func (w *Writer) checkpoint() error {
+	if w.endLen > 0 {
+		return nil
+	}
+	w.buf = appendUvarint(w.buf[:headroom], w.events)
+	n, err := w.emitN(blockEnd)
+	if err == nil {
+		w.endLen = n
+	}
+	return err
 }
 
 // Close writes the pending block and the end block (with the event count),
@@ -326,24 +366,37 @@ func (w *Writer) writeHeader() error {
 
 // emit writes w.buf[headroom:] as a block of the given kind and empties it.
 func (w *Writer) emit(kind byte) error {
+	_, err := w.emitN(kind)
+	return err
+}
+
+// emitN is emit, and returns the number of bytes the block took. The
+// block replaces a checkpoint's end block at the file's end.
+func (w *Writer) emitN(kind byte) (int, error) {
 	if !w.headerDone {
 		if err := w.writeHeader(); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	n := len(w.buf) - headroom
+	if w.endLen > 0 {
+		if _, err := w.w.(io.Seeker).Seek(-int64(w.endLen), io.SeekCurrent); err != nil {
+			w.err = fmt.Errorf("rkt: replacing the checkpoint's end block: %w", err)
+			return 0, w.err
+		}
+		w.endLen = 0
+	}
 	var hdr [headroom]byte
 	hdr[0] = kind
-	hl := 1 + binary.PutUvarint(hdr[1:], uint64(n))
+	hl := 1 + binary.PutUvarint(hdr[1:], uint64(len(w.buf)-headroom))
 	start := headroom - hl
 	copy(w.buf[start:], hdr[:hl])
 	crc := crc32.Checksum(w.buf[start:], castagnoli)
 	w.buf = binary.LittleEndian.AppendUint32(w.buf, crc)
-	_, err := w.w.Write(w.buf[start:])
+	n, err := w.w.Write(w.buf[start:])
 	w.buf = w.buf[:headroom]
 	if err != nil {
 		w.err = fmt.Errorf("rkt: writing block: %w", err)
-		return w.err
+		return 0, w.err
 	}
-	return nil
+	return n, nil
 }

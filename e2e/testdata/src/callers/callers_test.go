@@ -61,6 +61,56 @@ func TestPanicStack(t *testing.T) {
 	t.Log(PanicStack())
 }
 
+// TestCallersCount: the number of frames runtime.Callers sees, in a
+// test and in a subtest.
+func TestCallersCount(t *testing.T) {
+	pcs := make([]uintptr, 64)
+	t.Log(runtime.Callers(0, pcs))
+	t.Run("sub", func(t *testing.T) { t.Log(runtime.Callers(0, pcs)) })
+}
+
+// A goroutine started with a function literal runs the literal itself.
+func TestGoCallers(t *testing.T) {
+	ch := make(chan []string)
+	go func() { ch <- Callers(0) }()
+	t.Log(<-ch)
+	go func(n int) { ch <- PanicStack()[n:] }(0)
+	t.Log(<-ch)
+}
+
+// Its seed inputs run as subtests, through reflect.
+func FuzzCallers(f *testing.F) {
+	f.Add(1)
+	f.Fuzz(func(t *testing.T, n int) {
+		t.Log(Callers(0))
+	})
+}
+
+type table struct{ name string }
+
+func (tc table) run(t *testing.T) { t.Log(tc.name, Callers(0)) }
+
+// t.Run of a method value and of a function literal a function returns.
+func TestTableCallers(t *testing.T) {
+	for _, tc := range []table{{"a"}, {"b c"}} {
+		t.Run(tc.name, tc.run)
+	}
+	t.Run("made", made())
+}
+
+// Not inlined: under racekit it is not (its Enter and Leave), and a
+// literal declared in a function inlined into another is named after both.
+//
+//go:noinline
+func made() func(*testing.T) {
+	return func(t *testing.T) { t.Log(Callers(0)) }
+}
+
+// A panic in a subtest, recovered in the subtest.
+func TestSubtestPanicStack(t *testing.T) {
+	t.Run("sub", func(t *testing.T) { t.Log(PanicStack()) })
+}
+
 func ExamplePanicStack() {
 	for _, f := range PanicStack() {
 		fmt.Println(f)
