@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -133,41 +134,61 @@ func TestTestReportShape(t *testing.T) {
 	}
 }
 
-// TestTestReportJSON: with -json the race is in TestRacy's events: its
-// report as output events of the test, a fail event for it, and the
-// package's fail event; the clean tests pass.
+// TestTestReportJSON: with -json the race is in the racy test's events:
+// its report among its output events, then one end, a fail event, as
+// under go test -race -json; every test and the package end once, with
+// go test -race's action (testdata/src/racytest; racysubtest: a racy
+// subtest fails, and so does its parent; a skipped test is skipped).
 func TestTestReportJSON(t *testing.T) {
-	code, out := runRacekit(t, "test", "-json", "./racytest")
-	if code != 1 {
-		t.Errorf("exit status %d, want 1", code)
-	}
-	var report strings.Builder
-	actions := map[string]string{} // test ("" for the package) → last action
-	for _, line := range strings.Split(out, "\n") {
-		if !strings.HasPrefix(line, "{") {
-			continue
-		}
-		var e struct{ Action, Package, Test, Output string }
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
-			t.Fatalf("%v: %s", err, line)
-		}
-		switch e.Action {
-		case "output":
-			if e.Test == "TestRacy" {
-				report.WriteString(e.Output)
+	// ends returns each test's end actions ("" for the package) and the
+	// output of test racy.
+	ends := func(out, racy string) (map[string][]string, string) {
+		acts := map[string][]string{}
+		var report strings.Builder
+		for _, line := range strings.Split(out, "\n") {
+			if !strings.HasPrefix(line, "{") {
+				continue
 			}
-		case "pass", "fail":
-			actions[e.Test] = e.Action
+			var e struct{ Action, Package, Test, Output string }
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatalf("%v: %s", err, line)
+			}
+			switch e.Action {
+			case "output":
+				if e.Test == racy {
+					report.WriteString(e.Output)
+				}
+			case "pass", "fail", "skip":
+				acts[e.Test] = append(acts[e.Test], e.Action)
+			}
 		}
+		return acts, report.String()
 	}
-	for _, want := range []string{"WARNING: DATA RACE", "racytest.TestRacy()", "--- FAIL: TestRacy (racekit: 1 data race)\n"} {
-		if !strings.Contains(report.String(), want) {
-			t.Errorf("TestRacy's output events lack %q:\n%s", want, report.String())
+	for _, tc := range []struct {
+		pkg, racy string
+		frame     string
+		want      map[string][]string
+	}{
+		{"racytest", "TestRacy", "racytest.TestRacy()", map[string][]string{"": {"fail"}, "TestRacy": {"fail"}, "TestBefore": {"pass"}, "TestAfter": {"pass"}}},
+		{"racysubtest", "TestParent/racy", "racysubtest.Twice()", map[string][]string{"": {"fail"}, "TestParent": {"fail"}, "TestParent/racy": {"fail"}, "TestParent/calm": {"pass"}, "TestParent/after": {"pass"}, "TestSkip": {"skip"}}},
+	} {
+		_, goOut := goTestRace(t, "-json", "./"+tc.pkg)
+		code, out := runRacekit(t, "test", "-json", "./"+tc.pkg)
+		if code != 1 {
+			t.Errorf("%s: exit status %d, want 1", tc.pkg, code)
 		}
-	}
-	for test, want := range map[string]string{"": "fail", "TestRacy": "fail", "TestBefore": "pass", "TestAfter": "pass"} {
-		if actions[test] != want {
-			t.Errorf("test %q: last action %q, want %q\n%s", test, actions[test], want, out)
+		goActs, _ := ends(goOut, tc.racy)
+		acts, report := ends(out, tc.racy)
+		for _, want := range []string{"WARNING: DATA RACE", tc.frame, "--- FAIL: " + tc.racy + " (racekit: 1 data race)\n"} {
+			if !strings.Contains(report, want) {
+				t.Errorf("%s: %s's output events lack %q:\n%s", tc.pkg, tc.racy, want, report)
+			}
+		}
+		if fmt.Sprint(goActs) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: go test -race -json's ends %v, want %v", tc.pkg, goActs, tc.want)
+		}
+		if fmt.Sprint(acts) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: racekit test -json's ends %v, want %v\n%s", tc.pkg, acts, tc.want, out)
 		}
 	}
 }

@@ -27,7 +27,12 @@ import (
 //	    racekit: race detected during execution of test
 //
 // then "FAIL" and "FAIL <pkg> <time> (racekit: N data race(s))". Every
-// other line passes unchanged, as it comes.
+// other line passes unchanged, as it comes. With -json each test's end
+// (its "--- PASS" output event and its pass event; fail and skip too) is
+// held back as well, so that a test ends once: a racy test then gets its
+// reports as output events, then its "--- FAIL" and its fail event, and
+// so do (without reports) the tests it is a subtest of, as go test -race
+// fails them.
 type testOutput struct {
 	out      io.Writer
 	json     bool
@@ -40,8 +45,9 @@ type testOutput struct {
 	analyzed map[string]bool // trace files done
 	held     []string        // text: "PASS"/"FAIL" lines held back; -json: the package's closing events
 	heldPkg  map[string][]string
-	failed   int  // packages racekit failed
-	lastFail bool // the last line was "FAIL" alone
+	heldEnds map[string][]heldEnd // -json: per package, its tests' ends, in order
+	failed   int                  // packages racekit failed
+	lastFail bool                 // the last line was "FAIL" alone
 	races    int
 	err      bool // an analysis failed
 }
@@ -54,6 +60,7 @@ var summaryLine = regexp.MustCompile(`^(ok  |FAIL|\?   )\t([^\t ]+)(.*)$`)
 func (o *testOutput) run(r io.Reader) {
 	o.analyzed = map[string]bool{}
 	o.heldPkg = map[string][]string{}
+	o.heldEnds = map[string][]heldEnd{}
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		line, err := br.ReadString('\n')
@@ -69,6 +76,16 @@ func (o *testOutput) run(r io.Reader) {
 		}
 	}
 	o.flushHeld()
+	pkgs := make([]string, 0, len(o.heldEnds))
+	for p := range o.heldEnds {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	for _, p := range pkgs { // packages go test did not close
+		for _, h := range o.heldEnds[p] {
+			o.print(h.line)
+		}
+	}
 	if !o.json && o.failed > 0 && !o.lastFail {
 		o.print("FAIL\n")
 	}
@@ -122,10 +139,28 @@ type testEvent struct {
 	Output  *string  `json:",omitempty"`
 }
 
+// heldEnd is an event of a test's end, held back with -json.
+type heldEnd struct {
+	line string
+	e    testEvent
+}
+
+// endLine is a test's last line: "--- PASS: TestX (0.00s)", indented
+// for a subtest.
+var endLine = regexp.MustCompile(`^(\s*)--- (PASS|FAIL|SKIP): (\S+) (\(.*\))\n$`)
+
 func (o *testOutput) jsonLine(line string) {
 	var e testEvent
-	if json.Unmarshal([]byte(line), &e) != nil || e.Package == "" || e.Test != "" {
+	if json.Unmarshal([]byte(line), &e) != nil || e.Package == "" {
 		o.print(line)
+		return
+	}
+	if e.Test != "" {
+		if e.Action == "pass" || e.Action == "fail" || e.Action == "skip" || e.Action == "output" && e.Output != nil && endLine.MatchString(*e.Output) {
+			o.heldEnds[e.Package] = append(o.heldEnds[e.Package], heldEnd{line, e})
+		} else {
+			o.print(line)
+		}
 		return
 	}
 	switch {
@@ -138,8 +173,13 @@ func (o *testOutput) jsonLine(line string) {
 	}
 	held := o.heldPkg[e.Package]
 	delete(o.heldPkg, e.Package)
+	ends := o.heldEnds[e.Package]
+	delete(o.heldEnds, e.Package)
 	byTest, n := o.packageRaces(e.Package)
 	if n == 0 {
+		for _, h := range ends {
+			o.print(h.line)
+		}
 		for _, h := range held {
 			o.print(h)
 		}
@@ -153,12 +193,7 @@ func (o *testOutput) jsonLine(line string) {
 		data, _ := json.Marshal(ev)
 		o.print(string(data) + "\n")
 	}
-	o.writeTests(byTest, true, func(test, s string) {
-		emit(testEvent{Action: "output", Test: test, Output: &s})
-		if strings.HasPrefix(s, "--- FAIL: ") && test != "" {
-			emit(testEvent{Action: "fail", Test: test})
-		}
-	})
+	o.endTests(ends, byTest, emit)
 	var elapsed string
 	for _, h := range held {
 		var he testEvent
@@ -175,6 +210,65 @@ func (o *testOutput) jsonLine(line string) {
 	data, _ := json.Marshal(e)
 	o.print(string(data) + "\n")
 	o.failed++
+}
+
+// endTests writes the held-back ends of the tests of a package with races
+// (-json): a racy test's end becomes its reports, its message and its
+// "--- FAIL" line as output events, then its fail event (with the
+// elapsed time of the event it replaces); the end of every test it is a
+// subtest of fails too. The reports of races of no test, or of a test
+// whose end was not seen, come after them.
+func (o *testOutput) endTests(ends []heldEnd, byTest []*testRaces, emit func(testEvent)) {
+	racy := map[string]*testRaces{}
+	failing := map[string]bool{}
+	for _, tr := range byTest {
+		if tr.test == "" {
+			continue
+		}
+		racy[tr.test] = tr
+		for name := tr.test; name != ""; {
+			failing[name] = true
+			i := strings.LastIndexByte(name, '/')
+			if i < 0 {
+				break
+			}
+			name = name[:i]
+		}
+	}
+	output := func(test, s string) { emit(testEvent{Action: "output", Test: test, Output: &s}) }
+	reported := map[string]bool{}
+	for _, h := range ends {
+		test := h.e.Test
+		switch {
+		case !failing[test]:
+			o.print(h.line)
+		case h.e.Action == "output":
+			if tr := racy[test]; tr != nil && !reported[test] {
+				reported[test] = true
+				o.writeTests([]*testRaces{tr}, true, output)
+				continue
+			}
+			m := endLine.FindStringSubmatch(*h.e.Output)
+			output(test, m[1]+"--- FAIL: "+test+" "+m[4]+"\n")
+		default:
+			e := h.e
+			e.Action = "fail"
+			data, _ := json.Marshal(e)
+			o.print(string(data) + "\n")
+		}
+	}
+	var rest []*testRaces
+	for _, tr := range byTest {
+		if !reported[tr.test] {
+			rest = append(rest, tr)
+		}
+	}
+	o.writeTests(rest, true, func(test, s string) {
+		output(test, s)
+		if strings.HasPrefix(s, "--- FAIL: ") && test != "" {
+			emit(testEvent{Action: "fail", Test: test})
+		}
+	})
 }
 
 // raceCount is what racekit adds to a package's FAIL line: the number
