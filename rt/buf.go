@@ -13,8 +13,8 @@ import (
 
 // Per-goroutine buffers (see "Global order" in the package comment). A
 // goroutine appends fixed-size records to its own chain of chunks and
-// commits them by one compare-and-swap of its word; the writer goroutine
-// (writer.go) reads committed records, merges the goroutines' streams by
+// commits them by one compare-and-swap of its word; the writer (writer.go:
+// rounds in a timer's callback, or in a goroutine that helps) reads committed records, merges the goroutines' streams by
 // key and encodes them.
 
 // rec is one entry of a goroutine's buffer, 16 bytes: an event, or one of
@@ -207,7 +207,12 @@ func (g *gstate) nextChunk() {
 	old.next.Store(c)
 	g.wc, g.wi = c, 0
 	if size == bigChunk {
-		wakeWriter()
+		if pending.Load() > maxPending/64 {
+			// Some 8 big chunks wait: a round now (wakeWriter). Less
+			// waits for the next tick, so that a burst of recording
+			// starts no goroutine of rt's.
+			wakeWriter()
+		}
 		if pending.Load() > maxPending/8 {
 			// The writer falls behind: write what can be written, at
 			// the next plain event.
@@ -227,9 +232,17 @@ func (g *gstate) nextChunk() {
 // before it reads the words, either sees g's bound or has loaded a seq no
 // larger than the one g loads (sync/atomic is sequentially consistent).
 // With raise set, g moves its key up to that seq.
+//
+// Every record is written after an open since the writer last saw g's word
+// idle, so open is where the writer's timer is armed again after it went
+// quiet (writer.go): after the store of the word, one load of a flag that
+// is nearly always true while the program records.
 func (g *gstate) open(raise bool) {
 	g.last = packWord(g.k, g.last)
 	g.word.Store(g.last)
+	if !wflags.armed.Load() {
+		armWriter()
+	}
 	if raise {
 		g.raiseTo(seq.Load())
 	}
@@ -362,8 +375,8 @@ func (g *gstate) throttleWait() {
 // helpWrite runs a round of the writer in the calling goroutine, unless
 // one is running, and reports whether it did. Goroutines that fill big
 // chunks while the writer falls behind call it (at their next plain
-// event, with nothing uncommitted): on a busy machine the writer
-// goroutine may wait long for a processor, while the goroutine that
+// event, with nothing uncommitted): on a busy machine the writer's
+// callback may wait long for a processor, while the goroutine that
 // filled a chunk has one and its data in cache.
 func helpWrite() bool {
 	if !wmu.TryLock() {

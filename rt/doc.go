@@ -103,8 +103,8 @@
 // the other operations that may block (a Lock that finds the lock held,
 // Wait, Once.Do).
 //
-// One background writer goroutine merges the committed records by key and
-// encodes them with fresh Seqs 1, 2, 3, ... into the file, up to a
+// The writer (rounds in the callback of a timer, see "Flushing") merges
+// the committed records by key and encodes them with fresh Seqs 1, 2, 3, ... into the file, up to a
 // frontier: the smallest bound K of the goroutines, where an idle
 // goroutine's bound is the value L of seq the writer loaded before it read
 // the goroutine's word. That bound is valid by a store-load handshake:
@@ -135,10 +135,26 @@
 // # Flushing
 //
 // The writer runs a round when a goroutine fills a big chunk and every
-// 10ms. Blocks of 64 KiB go to the file as they fill; a partial block is
-// written 50ms after its first event, so with the 10ms ticks and the 10ms
-// steal delay an event reaches the file within about 100ms, and a killed
-// run leaves a readable prefix (the header goes out when tracing starts).
+// 10ms while it is armed. Blocks of 64 KiB go to the file as they fill; a
+// partial block is written 50ms after its first event, so with the 10ms
+// ticks and the 10ms steal delay an event reaches the file within about
+// 100ms, and a killed run leaves a readable prefix (the header goes out
+// when tracing starts).
+//
+// rt keeps no goroutine of its own alive while the program's goroutines
+// are done or blocked, so that runtime.NumGoroutine, runtime.Stack(all)
+// and goleak see what they see under go test -race. The rounds run in the
+// callback of a time.AfterFunc timer, which has a goroutine only while it
+// runs; the timer stays armed while a goroutine holds the frontier or has
+// records not written, and a round that finds neither flushes the file
+// and disarms it; the next record arms it again (at open, the store-load
+// handshake above, with a flag; writer.go). In a synctest bubble a
+// goroutine cannot arm it (its timers run on the bubble's fake clock):
+// what it records waits for a round armed outside, helpWrite, Flush or
+// Finish. The controlled scheduler's monitor is a timer of the same kind
+// (sched.go), the virtual clock has no goroutine (vtime.go), and the one
+// goroutine that lives as long as the program is the signal watcher of
+// RACEKIT_SIGNALS=1 (signal.go: only racekit run sets it).
 // Goroutines that record faster than the writer writes wait for it once
 // 64 MiB of records are pending. Flush writes every committed record of
 // every goroutine, stealing from those that hold the frontier. The trace

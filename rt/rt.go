@@ -112,10 +112,9 @@ func start(path string, withDedup bool) error {
 		f.Close()
 		return err
 	}
-	stopW = make(chan struct{})
+	newWriterTimer() // disarmed: the first event arms it (open)
 	on = true
 	live.Store(true)
-	go writerLoop(stopW)
 	return nil
 }
 
@@ -234,7 +233,7 @@ func Finish() {
 		return // failed
 	}
 	finished = true
-	close(stopW)
+	stopWriterTimer()
 	err := w.Close()
 	if cerr := out.Close(); err == nil {
 		err = cerr

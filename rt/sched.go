@@ -266,8 +266,11 @@ type schedT struct {
 	want      time.Time // since when the strategy's wanted goroutine is awaited
 	wantName  string
 	wantCheck time.Time // when schedGone last looked for it
-	kick      chan struct{}
-	stop      chan struct{}
+	// The monitor (schedMonitor): its timer, whether it is due or its
+	// callback runs, and when it last flushed the schedule.
+	mon        *monitorTimer
+	monArmed   bool
+	monFlushed time.Time
 
 	vc     vclock     // virtual time (vtime.go)
 	rng    *rand.Rand // which of a select's ready cases proceeds
@@ -508,10 +511,13 @@ func schedStart(strat sched.Strategy, mode string, seed uint64, pair sched.SiteP
 		}
 		sc.sites.Store(&ns)
 	}
-	sc.kick = make(chan struct{}, 1)
-	sc.stop = make(chan struct{})
+	if sc.mon != nil {
+		sc.mon.t.Stop()
+	}
+	m := &monitorTimer{}
+	m.t = time.AfterFunc(pollEvery, m.fire)
+	sc.mon, sc.monArmed, sc.monFlushed = m, true, time.Now()
 	ctl = true
-	go schedMonitor(sc.kick, sc.stop)
 	sc.mu.Unlock()
 }
 
@@ -519,7 +525,9 @@ func schedStart(strat sched.Strategy, mode string, seed uint64, pair sched.SiteP
 func schedStop() {
 	sc.mu.Lock()
 	ctl = false
-	close(sc.stop)
+	if sc.mon != nil {
+		sc.mon.t.Stop()
+	}
 	sc.flushOut()
 	sc.mu.Unlock()
 }
@@ -1341,91 +1349,91 @@ func (s *schedT) flushOut() {
 }
 
 func schedKick() {
-	select {
-	case sc.kick <- struct{}{}:
-	default:
+	if sc.monArmed || sc.mon == nil || inBubble() {
+		return // due already; or a synctest bubble's fake clock (writer.go's inBubble)
 	}
+	sc.monArmed = true
+	sc.mon.t.Reset(pollEvery)
 }
 
-// schedMonitor handles what time decides: a holder that left control, a
-// child or partner that does not arrive, a wanted goroutine that does not
-// come, a deadlock. It sleeps on kick when there is nothing to watch, so
-// that it does not keep an idle program alive.
-func schedMonitor(kick, stop chan struct{}) {
-	t := time.NewTicker(pollEvery)
-	defer t.Stop()
-	flushed := time.Now()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
+// The monitor (schedMonitor) handles what time decides: a holder that
+// left control, a child or partner that does not arrive, a wanted
+// goroutine that does not come, a deadlock. It looks every pollEvery while
+// there is something to watch, in the callback of a timer, which has a
+// goroutine only while it runs; with nothing to watch it is not armed
+// again until a hook kicks it (schedKick), so that it neither keeps an
+// idle program alive nor shows among its goroutines (runtime.Stack,
+// goleak) once the program's own are done.
+type monitorTimer struct{ t *time.Timer }
+
+// fire is one look of the monitor, then the timer again unless there is
+// nothing to watch.
+func (m *monitorTimer) fire() {
+	sc.mu.Lock()
+	if sc.mon != m || !ctl {
+		sc.mu.Unlock() // schedStop, or a later schedStart
+		return
+	}
+	schedMonitor()
+	sc.mu.Unlock()
+}
+
+// schedMonitor is one look of the monitor; it arms the timer again or, with
+// nothing to watch, leaves it to schedKick. sc.mu is held.
+func schedMonitor() {
+	now := time.Now()
+	if now.Sub(sc.monFlushed) > 20*time.Millisecond {
+		sc.flushOut()
+		sc.monFlushed = now
+	}
+	if g := sc.running; g != nil && now.Sub(g.since) > sc.escape {
+		if schedArriving.Load() > 0 {
+			g.since = now // someone (the holder, most likely) waits for sc.mu on its way into a point
+		} else if st := holderStatus(g.goid); holderBusy(st) {
+			g.since = now // still working: keep the token
+		} else if st != "" && schedArriving.Load() > 0 {
+			// It reached its next point while the stack was read (slow
+			// on a loaded machine) and waits for sc.mu, which the
+			// monitor holds: arriving, not blocked where rt cannot see.
+			g.since = now
+		} else if st == "" {
+			// It returned into untraced code and ended (a test function
+			// returning to the testing framework): nothing to replay.
+			schedNote(sched.Note{Kind: "gone", Text: fmt.Sprintf("%s ended in untraced code after %s", g.name, g.pt)})
+			g.state = sDone
+			schedEnded(g)
+			delete(sc.byGoid, g.goid)
+			sc.running = nil
+		} else {
+			schedNote(sched.Note{Kind: "escape", Text: fmt.Sprintf("%s left control (%s) after %s", g.name, st, g.pt)})
+			g.state = sFree
+			sc.running = nil
 		}
-		sc.mu.Lock()
-		if !ctl {
-			sc.mu.Unlock()
-			return
-		}
-		now := time.Now()
-		if now.Sub(flushed) > 20*time.Millisecond {
-			sc.flushOut()
-			flushed = now
-		}
-		if g := sc.running; g != nil && now.Sub(g.since) > sc.escape {
-			if schedArriving.Load() > 0 {
-				g.since = now // someone (the holder, most likely) waits for sc.mu on its way into a point
-			} else if st := holderStatus(g.goid); holderBusy(st) {
-				g.since = now // still working: keep the token
-			} else if st != "" && schedArriving.Load() > 0 {
-				// It reached its next point while the stack was read (slow
-				// on a loaded machine) and waits for sc.mu, which the
-				// monitor holds: arriving, not blocked where rt cannot see.
-				g.since = now
-			} else if st == "" {
-				// It returned into untraced code and ended (a test function
-				// returning to the testing framework): nothing to replay.
-				schedNote(sched.Note{Kind: "gone", Text: fmt.Sprintf("%s ended in untraced code after %s", g.name, g.pt)})
-				g.state = sDone
-				schedEnded(g)
-				delete(sc.byGoid, g.goid)
-				sc.running = nil
-			} else {
-				schedNote(sched.Note{Kind: "escape", Text: fmt.Sprintf("%s left control (%s) after %s", g.name, st, g.pt)})
-				g.state = sFree
-				sc.running = nil
-			}
-		}
-		for _, g := range sc.all {
-			if g.state == sExpected && now.Sub(g.since) > expectTimeout {
-				schedNote(sched.Note{Kind: "escape", Text: g.name + " did not arrive"})
-				g.state = sFree
-				if len(sc.pending) > 0 && sc.pending[0] == g {
-					sc.pending = sc.pending[1:]
-				}
-			}
-		}
-		schedDispatch()
-		if !sc.stuck.IsZero() && now.Sub(sc.stuck) > sc.deadlock {
-			schedDeadlock()
-			sc.mu.Unlock()
-			return // (a test's schedExit returns)
-		}
-		idle := sc.running == nil && sc.stuck.IsZero() && sc.want.IsZero() && sc.hold.IsZero()
-		for _, g := range sc.all {
-			idle = idle && g.state != sExpected
-		}
-		if idle {
-			sc.flushOut()
-		}
-		sc.mu.Unlock()
-		if idle {
-			select {
-			case <-kick:
-			case <-stop:
-				return
+	}
+	for _, g := range sc.all {
+		if g.state == sExpected && now.Sub(g.since) > expectTimeout {
+			schedNote(sched.Note{Kind: "escape", Text: g.name + " did not arrive"})
+			g.state = sFree
+			if len(sc.pending) > 0 && sc.pending[0] == g {
+				sc.pending = sc.pending[1:]
 			}
 		}
 	}
+	schedDispatch()
+	if !sc.stuck.IsZero() && now.Sub(sc.stuck) > sc.deadlock {
+		schedDeadlock()
+		return // (a test's schedExit returns): monArmed stays, no more looks
+	}
+	idle := sc.running == nil && sc.stuck.IsZero() && sc.want.IsZero() && sc.hold.IsZero()
+	for _, g := range sc.all {
+		idle = idle && g.state != sExpected
+	}
+	if idle {
+		sc.flushOut()
+		sc.monArmed = false
+		return
+	}
+	sc.mon.t.Reset(pollEvery)
 }
 
 // schedGone reports whether the goroutine the strategy wants has ended

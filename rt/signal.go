@@ -12,6 +12,14 @@ import (
 // signal.Notify), the trace is only flushed and the program goes on;
 // otherwise rt finishes the trace and lets the signal kill the process as
 // it would have.
+//
+// The watcher is the one goroutine of rt's that lives as long as the
+// program (issue 33: every other ends, or is a timer's callback, once its
+// work is done): a signal is delivered to a channel, and only a goroutine
+// waiting on it can finish the trace before the process dies. Only racekit
+// run sets RACEKIT_SIGNALS=1, for a main program; racekit test does not,
+// so tests that count goroutines (goleak, runtime.NumGoroutine) never see
+// it.
 
 var (
 	sigMu      sync.Mutex

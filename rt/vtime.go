@@ -43,7 +43,10 @@ package rt
 //     without a scheduling point still ends): a cache's expiry or a
 //     deadline check takes the same branch in every run of a seed.
 //
-// So the same seed fires the same timers at the same steps. Tickers,
+// So the same seed fires the same timers at the same steps. The virtual
+// clock has no goroutine: a virtual timer is a real one that never fires
+// (vForever) whose channel rt sends on when the schedule fires it, and the
+// clock moves only inside the hooks and the monitor's looks (sched.go). Tickers,
 // time.Tick, context deadlines and time.AfterFunc keep real timers (a
 // select after starting one leaves control, see sched.go).
 //

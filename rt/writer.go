@@ -4,30 +4,54 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/racekit/racekit/trace"
 	"github.com/racekit/racekit/trace/rkt"
 )
 
-// The writer: rounds run in a goroutine of their own (writerLoop), every
-// tick and when a goroutine fills a big chunk, and in a goroutine that
-// filled a big chunk while the writer falls behind (helpWrite). A
-// round computes the frontier, writes the definitions queued so far,
-// merges the committed records of every goroutine by key up to the
-// frontier, and encodes them into the file with fresh Seqs 1, 2, 3, ...
-// Flush and Finish run a round themselves. Everything here is under wmu.
+// The writer: rounds run every tick while there is something to write or
+// watch, in the callback of a timer (fire); in a goroutine started when a
+// goroutine fills a big chunk (wakeWriter); and in a goroutine that filled
+// a big chunk while the writer falls behind (helpWrite). A round computes
+// the frontier, writes the definitions queued so far, merges the committed
+// records of every goroutine by key up to the frontier, and encodes them
+// into the file with fresh Seqs 1, 2, 3, ... Flush and Finish run a round
+// themselves. Everything here is under wmu.
+//
+// No goroutine of rt's outlives its work (issue 33: a program that counts
+// its goroutines, runtime.NumGoroutine, runtime.Stack(all) or goleak, sees
+// the ones it sees under go test -race). A timer made by time.AfterFunc has
+// a goroutine only while its callback runs. The writer's timer is armed
+// while some goroutine holds the frontier (an open word: it records, or it
+// is blocked where the writer will steal from it after stealAfter) or has
+// committed records not yet written; a round that finds neither flushes
+// the file and disarms it (fire). A goroutine arms it again when it
+// opens its word (open: every record is written after one, since a word
+// is idle when the writer disarms), by one load of wflags.armed, a flag on
+// a cache line of its own that changes at most once per tick. So while the
+// program's goroutines record, a goroutine of rt's may show (a callback, or
+// wakeWriter's round), as the writer goroutine always did; once they are
+// done or blocked, none does, within about three ticks (a round that sees
+// the last open word, one that steals it after stealAfter, the last).
+//
+// Arming is Dekker's handshake on sequentially consistent atomics: open
+// stores the word, then loads the flag; the callback stores false, then
+// loads every word (writerIdle). One of them sees the other's store, and
+// the loser of a compare-and-swap of the flag leaves the timer to the
+// winner. While the flag is true a callback is due, or running and yet to
+// look at the words.
 
 var (
 	wmu       sync.Mutex
 	w         *rkt.Writer
 	out       *os.File
 	outPath   string
-	finished  bool          // the end block is written (or tracing failed)
-	stopW     chan struct{} // closed when the trace is finished
-	outSeq    uint64        // Seq of the last event written
-	wsites    uint32        // sites defined in the file, counting site 0
-	unflushed time.Time     // when the oldest event not yet flushed was written; zero if none
+	finished  bool      // the end block is written (or tracing failed)
+	outSeq    uint64    // Seq of the last event written
+	wsites    uint32    // sites defined in the file, counting site 0
+	unflushed time.Time // when the oldest event not yet flushed was written; zero if none
 
 	wsnap   []*gstate // the registry, copied each round
 	wheap   []*gstate // goroutines with records to write, by head key
@@ -37,18 +61,100 @@ var (
 	wdefBuf []def
 )
 
-// wake asks the writer goroutine for a round.
-var wake = make(chan struct{}, 1)
+// writerTimer is the timer of one trace's writer (start makes one; its
+// callback does nothing once another trace started).
+type writerTimer struct{ t *time.Timer }
 
-func wakeWriter() {
-	select {
-	case wake <- struct{}{}:
-	default:
+var wtimer atomic.Pointer[writerTimer]
+
+// armed is true while the writer's timer is due or its callback runs (see
+// above); wakeReq while wakeWriter's round is due. Read at every open, written
+// at most once per round: a cache line of their own.
+var wflags struct {
+	_       [64]byte
+	armed   atomic.Bool
+	wakeReq atomic.Bool
+	_       [62]byte
+}
+
+// newWriterTimer makes the timer of a new trace, disarmed (start, with
+// wmu held, before the program records).
+func newWriterTimer() {
+	wt := &writerTimer{}
+	wt.t = time.AfterFunc(time.Hour, wt.fire)
+	wt.t.Stop()
+	if old := wtimer.Swap(wt); old != nil {
+		old.t.Stop()
+	}
+	wflags.armed.Store(false)
+	wflags.wakeReq.Store(false)
+}
+
+// stopWriterTimer stops the timer when the trace is finished. wmu is held.
+func stopWriterTimer() {
+	if wt := wtimer.Load(); wt != nil {
+		wt.t.Stop()
 	}
 }
 
+// armWriter arms the writer's timer if it is not: open calls it when it
+// loads wflags.armed false after storing its word.
+func armWriter() {
+	wt := wtimer.Load()
+	if wt == nil || inBubble() {
+		return
+	}
+	if wflags.armed.CompareAndSwap(false, true) {
+		wt.t.Reset(tick)
+	}
+}
+
+// wakeWriter asks for a round now (a goroutine filled a big chunk). The
+// round runs in a goroutine of its own, started here, which ends with it;
+// only a goroutine that records heavily starts one, and none while another
+// is due. Resetting the timer to fire at once instead left the writer
+// behind: in one BenchmarkAccess run it made about 250 rounds where the
+// writer goroutine of before made 6000, and the recording goroutine wrote
+// in helpWrite instead (the timer, on the heap of that goroutine's busy
+// processor, ran late; a new goroutine is taken by an idle processor).
+func wakeWriter() {
+	if wflags.wakeReq.Load() || wflags.wakeReq.Swap(true) {
+		return // one is due
+	}
+	if wtimer.Load() == nil || inBubble() {
+		wflags.wakeReq.Store(false)
+		return
+	}
+	go wakeRound()
+}
+
+// wakeRound is the round wakeWriter asked for. The timer stays armed (the
+// goroutine that filled the chunk holds its word open), so it leaves the
+// timer alone.
+func wakeRound() {
+	wmu.Lock()
+	wflags.wakeReq.Store(false)
+	if !finished {
+		round(roundNormal)
+	}
+	wmu.Unlock()
+}
+
+// inBubble reports whether the calling goroutine runs in a synctest
+// bubble (testing/synctest), where time.Now has no monotonic reading. A
+// timer armed there would run on the bubble's fake clock (and Reset of
+// rt's timer would take the fake now as its base, decades away), so a
+// goroutine in a bubble does not arm the writer: what it records is
+// written by a round that goroutines outside the bubble arm (the test
+// that called synctest.Test records when it returns), by helpWrite when
+// much is pending, or by Flush and Finish.
+func inBubble() bool {
+	now := time.Now()
+	return now == now.Round(0)
+}
+
 const (
-	// tick is the writer's period when no goroutine wakes it.
+	// tick is the writer's period while it is armed.
 	tick = 10 * time.Millisecond
 	// stealAfter is how long a goroutine may hold the frontier without
 	// committing anything before the writer turns its word idle: it may
@@ -57,7 +163,7 @@ const (
 	// flushDelay bounds how long a written event may wait in the
 	// pending block; with tick and stealAfter it bounds how long an
 	// event takes to reach the file (a killed run leaves a readable
-	// prefix).
+	// prefix). A round after which the writer disarms flushes at once.
 	flushDelay = 50 * time.Millisecond
 )
 
@@ -68,24 +174,53 @@ const (
 	roundFinal  // Finish: the same, and nothing is left behind
 )
 
-func writerLoop(stop chan struct{}) {
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	for {
-		select {
-		case <-wake:
-		case <-t.C:
-		case <-stop:
-			return
-		}
-		wmu.Lock()
-		if finished {
+// fire is the writer timer's callback: a round, then the timer again in a
+// tick, unless nothing is left to write or watch.
+func (wt *writerTimer) fire() {
+	wmu.Lock()
+	if finished || wtimer.Load() != wt {
+		wmu.Unlock()
+		return
+	}
+	round(roundNormal)
+	if finished {
+		wmu.Unlock()
+		return
+	}
+	if !writerIdle() {
+		wmu.Unlock()
+		wt.t.Reset(tick)
+		return
+	}
+	if !unflushed.IsZero() {
+		unflushed = time.Time{}
+		if err := w.Flush(); err != nil {
+			fail(err)
 			wmu.Unlock()
 			return
 		}
-		round(roundNormal)
-		wmu.Unlock()
 	}
+	wflags.armed.Store(false)
+	busy := !writerIdle() // a goroutine that opened meanwhile may have seen true
+	wmu.Unlock()
+	if busy && wflags.armed.CompareAndSwap(false, true) {
+		wt.t.Reset(tick)
+	}
+}
+
+// writerIdle reports whether no goroutine holds the frontier or has
+// records the writer has not read, and none has ended unnoticed (the next
+// round drops it and its chunks). wmu is held.
+func writerIdle() bool {
+	regMu.Lock()
+	defer regMu.Unlock()
+	for _, g := range reg {
+		wd := g.word.Load()
+		if !isIdle(wd) || (wd-g.consumed)&cntMask != 0 || g.dead.Load() {
+			return false
+		}
+	}
+	return true
 }
 
 // round writes what can be written. The frontier F is a key below which
@@ -418,6 +553,6 @@ func fail(err error) {
 	}
 	finished = true
 	live.Store(false)
-	close(stopW)
+	stopWriterTimer()
 	fmt.Fprintf(os.Stderr, "racekit: tracing stopped: %v\n", err)
 }
