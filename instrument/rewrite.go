@@ -2413,6 +2413,7 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		r.ed.wrap(lo, hi, rtAlias+"."+pre+"Before(", ", "+r.site(x.Pos())+")")
 	}
 	std := r.stdCall(x) // accesses inside the standard library (stdcalls.go)
+	r.variadicSlice(x, fn)
 	r.rd(x.Fun)
 	for _, a := range x.Args {
 		r.rd(a)
@@ -2439,6 +2440,119 @@ func (r *rewriter) readAfter(x *ast.CallExpr) {
 	}
 	lo, hi := r.span(x)
 	r.ed.wrap(lo, hi, rtAlias+".IOReadV(", ", "+r.site(x.Pos())+")")
+}
+
+// variadicSlice records the slice a call of traced variadic function fn
+// makes of its arguments (f(a, b) passes []T{a, b}), written out so that
+// rt.MakeSlice records its array's allocation, as for a literal: the
+// callee's accesses of its parameter's elements are recorded, and the
+// array may have had a dead object's address. Only where the element type
+// can be named in the file (not a type parameter or another package's
+// unexported type).
+func (r *rewriter) variadicSlice(x *ast.CallExpr, fn *types.Func) {
+	if fn == nil || x.Ellipsis.IsValid() || fn.Pkg() == nil || !r.traced(fn.Pkg().Path()) {
+		return
+	}
+	sig, ok := core(typeOf(r.info, x.Fun)).(*types.Signature)
+	if !ok || !sig.Variadic() {
+		return
+	}
+	n := sig.Params().Len()
+	if len(x.Args) < n {
+		return // no variadic argument: the parameter is nil
+	}
+	if _, tuple := typeOf(r.info, x.Args[0]).(*types.Tuple); tuple {
+		return // f(g()), g's results spread
+	}
+	elem := sig.Params().At(n - 1).Type().(*types.Slice).Elem()
+	name, ok := r.typeName(elem)
+	if !ok {
+		return
+	}
+	lo, _ := r.span(x.Args[n-1])
+	_, hi := r.span(x.Args[len(x.Args)-1])
+	r.ed.wrap(lo, hi, rtAlias+".MakeSlice([]"+name+"{", "}, "+r.site(x.Args[n-1].Pos())+")...")
+}
+
+// typeName writes t as the file can name it, if it can.
+func (r *rewriter) typeName(t types.Type) (string, bool) {
+	names := map[*types.Package]string{}
+	for _, spec := range r.in.File.Imports {
+		if pn := r.info.PkgNameOf(spec); pn != nil {
+			names[pn.Imported()] = pn.Name()
+		}
+	}
+	ok := true
+	var check func(t types.Type)
+	seen := map[types.Type]bool{}
+	check = func(t types.Type) {
+		if !ok || seen[t] {
+			return
+		}
+		seen[t] = true
+		switch t := t.(type) {
+		case *types.TypeParam:
+			ok = false
+		case *types.Alias:
+			check(types.Unalias(t))
+		case *types.Named:
+			if o := t.Obj(); o.Pkg() != nil && o.Pkg() != r.in.Pkg {
+				if _, imported := names[o.Pkg()]; !imported || !o.Exported() {
+					ok = false
+				}
+			} else if o.Pkg() == r.in.Pkg && o.Parent() != o.Pkg().Scope() && o.Parent() != nil {
+				ok = false // a type local to a function: maybe not in scope here
+			}
+			if ta := t.TypeArgs(); ta != nil {
+				for i := 0; i < ta.Len(); i++ {
+					check(ta.At(i))
+				}
+			}
+		case *types.Pointer:
+			check(t.Elem())
+		case *types.Slice:
+			check(t.Elem())
+		case *types.Array:
+			check(t.Elem())
+		case *types.Map:
+			check(t.Key())
+			check(t.Elem())
+		case *types.Chan:
+			check(t.Elem())
+		case *types.Signature:
+			for i := 0; i < t.Params().Len(); i++ {
+				check(t.Params().At(i).Type())
+			}
+			for i := 0; i < t.Results().Len(); i++ {
+				check(t.Results().At(i).Type())
+			}
+		case *types.Struct:
+			for i := 0; i < t.NumFields(); i++ {
+				if f := t.Field(i); f.Pkg() != r.in.Pkg && !f.Exported() {
+					ok = false
+				} else {
+					check(f.Type())
+				}
+			}
+		case *types.Interface:
+			for i := 0; i < t.NumExplicitMethods(); i++ {
+				check(t.ExplicitMethod(i).Type())
+			}
+			for i := 0; i < t.NumEmbeddeds(); i++ {
+				check(t.EmbeddedType(i))
+			}
+		}
+	}
+	check(t)
+	if !ok {
+		return "", false
+	}
+	return types.TypeString(t, func(p *types.Package) string {
+		if p == r.in.Pkg {
+			return ""
+		}
+		return names[p]
+	}), true
 }
 
 // builtin instruments calls of the predeclared functions.

@@ -42,3 +42,16 @@ func clauses(x any, c chan int, d chan string) {
 		go func() { _, _ = s, ok }()
 	}
 }
+
+// A call of a traced variadic function makes a slice of its arguments:
+// written out, so that its array's allocation is recorded.
+func sum(xs ...int) (n int) {
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
+
+func variadic(a, b int, xs []int) int {
+	return sum(a, b) + sum() + sum(xs...)
+}
