@@ -678,6 +678,10 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 		}
 	case *ast.IfStmt:
 		r.stmt(x.Init, false, nil)
+		if pre := r.initAllocs(x.Init); pre != "" {
+			lo, hi := r.span(x.Cond) // the outer wrap: before the condition's own
+			r.ed.wrap(lo, hi, pre+" && (", ")")
+		}
 		r.rd(x.Cond)
 		r.block(x.Body.List)
 		r.stmt(x.Else, true, nil)
@@ -687,6 +691,16 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 		r.rangeStmt(x, label)
 	case *ast.SwitchStmt:
 		r.stmt(x.Init, false, nil)
+		if pre := r.initAllocs(x.Init); pre != "" {
+			switch {
+			case x.Tag == nil: // switch v := f(); { ... }: the tag true
+				lo, _ := r.span(x.Body)
+				r.ed.insertAt(lo, pre+" ", lo, lo)
+			case !isUntyped(typeOf(r.info, x.Tag)):
+				lo, hi := r.span(x.Tag)
+				r.ed.wrap(lo, hi, rtAlias+".TagAfter("+pre+", ", ")")
+			}
+		}
 		r.rd(x.Tag)
 		for _, c := range x.Body.List {
 			cc := c.(*ast.CaseClause)
@@ -745,6 +759,27 @@ func (r *rewriter) allocIterVars(body *ast.BlockStmt, ids ...ast.Expr) {
 			}
 		}
 	}
+}
+
+// initAllocs returns, for an if or switch statement's init statement, the
+// expression that records the creation of the escaping variables it
+// declares (rt.AllocTrue(&v, site) && ..., true), or "": placed before
+// the condition or tag, it runs after the init, before anything else
+// reaches them.
+func (r *rewriter) initAllocs(init ast.Stmt) string {
+	a, ok := init.(*ast.AssignStmt)
+	if !ok || a.Tok != token.DEFINE {
+		return ""
+	}
+	var parts []string
+	for _, l := range a.Lhs {
+		if id, ok := l.(*ast.Ident); ok && id.Name != "_" {
+			if v, _ := r.info.Defs[id].(*types.Var); v != nil && r.shared[v] {
+				parts = append(parts, rtAlias+".AllocTrue(&"+id.Name+", "+r.site(id.Pos())+")")
+			}
+		}
+	}
+	return strings.Join(parts, " && ")
 }
 
 // perIterationVars reports whether the file's language version gives each

@@ -71,3 +71,15 @@ func MakeChan[C ~chan E, E any](c C, site uint32) C {
 	}
 	return c
 }
+
+// AllocTrue is Alloc in an expression, for a variable an if or switch
+// statement's init declares: it records the creation and returns true
+// (if v := f(); rt.AllocTrue(&v, s) && (cond) { ... }).
+func AllocTrue[T any](p *T, site uint32) bool {
+	Alloc(p, site)
+	return true
+}
+
+// TagAfter returns x: a switch's tag, evaluated after the allocations its
+// init records (switch v := f(); rt.TagAfter(rt.AllocTrue(&v, s), tag)).
+func TagAfter[T any](_ bool, x T) T { return x }

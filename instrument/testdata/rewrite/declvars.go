@@ -55,3 +55,21 @@ func sum(xs ...int) (n int) {
 func variadic(a, b int, xs []int) int {
 	return sum(a, b) + sum() + sum(xs...)
 }
+
+// An if or switch statement's init declares variables the statement's
+// branches may capture.
+func inits(f func() (int, error), c chan error) {
+	if n, err := f(); err != nil {
+		go func() { c <- err }()
+	} else if n > 0 {
+		_ = n
+	}
+	switch n, err := f(); n {
+	case 1:
+		go func() { c <- err }()
+	}
+	switch _, err := f(); {
+	case err != nil:
+		go func() { c <- err }()
+	}
+}
