@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/racekit/racekit/detect"
+	"github.com/racekit/racekit/detect/clock"
 	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/instrument"
 	"github.com/racekit/racekit/report"
@@ -338,6 +339,9 @@ type analysis struct {
 	results []report.Result
 	races   int
 	warns   []string
+	// goroutines and the width of the detectors' vector clocks: IDs of
+	// goroutines that ended are recycled (detect/clock, "Recycled IDs").
+	goroutines, clockIDs int64
 }
 
 // analyzeTrace runs the detectors over one trace, keeping for each
@@ -431,6 +435,17 @@ func analyzeTraceFrom(path string, algos []string, startFunc string) (*analysis,
 	}
 	if w, ok := f.Reader.(trace.Warner); ok {
 		a.warns = w.Warnings()
+	}
+	for i, r := range runs {
+		s, ok := r.det.(detect.Stats)
+		if !ok {
+			continue
+		}
+		st := s.Stats()
+		a.goroutines, a.clockIDs = max(a.goroutines, st["goroutines"]), max(a.clockIDs, st["clock_ids"])
+		if n := st["joins_approximated"]; n > 0 {
+			a.warns = append(a.warns, fmt.Sprintf("%s: %d join(s) of goroutines whose final clock was let go (past %d retired clock entries) joined the clocks of all those let go: races with them may be missed", algos[i], n, clock.MaxRetired()))
+		}
 	}
 	return a, nil
 }

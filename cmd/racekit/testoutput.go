@@ -372,7 +372,7 @@ func (o *testOutput) analyze(path string) (*analysis, bool) {
 		fmt.Fprintf(os.Stderr, "racekit test: warning: %s\n", w)
 	}
 	if o.verbose {
-		fmt.Fprintf(os.Stderr, "racekit test: %s: %d events analyzed in %v\n", a.program, a.events, a.elapsed)
+		fmt.Fprintf(os.Stderr, "racekit test: %s: %d events analyzed in %v (%d goroutines on %d clock IDs)\n", a.program, a.events, a.elapsed, a.goroutines, a.clockIDs)
 	}
 	return a, true
 }

@@ -21,6 +21,31 @@
 // own); vector clocks and epochs (package vc) are indexed by it, never by the
 // trace's GID, so that a stray huge GID costs one clock entry, not billions.
 //
+// # Recycled IDs
+//
+// A program that runs a million short goroutines (an HTTP test suite, a
+// worker per request) would make every clock a million entries wide, and
+// keep as many clocks: quadratic memory. A Tracker made with Recycle gives
+// the ID of a goroutine that ended to a goroutine created later, when that
+// costs no precision: only if the new goroutine's first clock covers the
+// old one's last data access (the parent of a fork knows it; a goroutine
+// born in untraced code is after everything). The new owner's clock values
+// on the ID start above every value the old owner's ever had (its base), so
+// a value v on the ID is knowledge of the owner whose values v falls in;
+// and a clock that knows any event of the new owner knows its start, hence
+// every access of the old one. Each query a detector makes, "is access
+// c@id ordered before this clock?", answers as it would with separate IDs,
+// for accesses: the only events the detectors that recycle (hb, fasttrack,
+// hybrid) keep epochs of. (Not for other events: an event of the old owner
+// after its last access, a release say, may look ordered before a clock
+// that knows the new owner when it is not, so wcp and PECAN, which keep
+// clocks of synchronization events, do not recycle.) GIDAt names the
+// goroutine an epoch belongs to. What a recycling Tracker no longer keeps
+// for a goroutine that ended is its clock, for a later join of it (an op
+// Go traces never have): the last final clocks up to maxRetired entries in
+// all are kept, and a join of an older one joins the join of all those let
+// go (more order, never less), counted in Counters.ApproxJoins.
+//
 // # Ill-formed events
 //
 // A Tracker never panics. Each of these events applies the clock effect the
@@ -44,6 +69,8 @@
 package clock
 
 import (
+	"sort"
+
 	"github.com/racekit/racekit/detect/shadow"
 	"github.com/racekit/racekit/detect/vc"
 	"github.com/racekit/racekit/trace"
@@ -82,6 +109,12 @@ type Thread struct {
 
 	pendOn   []*chanState // channels it has begun operations on (chan.go)
 	inSelect bool         // its last sync event begun a channel operation
+
+	// Recycling (see the package comment).
+	base    uint32 // its first value on its ID: 1, or above the previous owner's
+	acc     uint32 // C_t(t) at its latest data access (0: none)
+	ended   bool   // its End was seen
+	retired bool   // its ID went to a goroutine created later
 }
 
 // Hold is one acquisition of a lock not released yet.
@@ -104,6 +137,11 @@ func (t *Thread) Clock() vc.VectorClock { return t.c }
 // Epoch is t's current epoch, C_t(t)@t with t its ID: every access of t
 // until its next tick happens at it.
 func (t *Thread) Epoch() vc.Epoch { return t.epoch }
+
+// Base is t's first clock value on its ID: 1, or, when t took over the ID
+// of a goroutine that ended (Recycle), one more than that goroutine's
+// last. A value below Base on t's ID is an earlier owner's.
+func (t *Thread) Base() uint32 { return t.base }
 
 // Held lists the locks t holds, in acquisition order (a lock acquired again
 // while held, which is ill-formed, appears once per acquire). The slice is
@@ -169,10 +207,12 @@ type lockState struct {
 // access.
 type Tracker struct {
 	edges   Edges
-	threads []*Thread // by ID
-	dense   []*Thread // by GID, for GID < denseGIDs
-	running []*Thread // by GID, for GID < denseGIDs: started and not joined
+	op      trace.Op  // the op of the event Running saw last
+	threads []*Thread // by ID: its current owner
+	dense   []*Thread // by GID, for GIDs below len(dense) (denseLimit)
+	running []*Thread // by GID, for GIDs below len(dense): started, not joined, not retired
 	sparse  map[trace.GID]*Thread
+	gors    int64 // goroutines seen
 	locks   shadow.Table[*lockState]
 	syncs   shadow.Table[*vc.VectorClock] // S_o of snd/rcv objects
 	atomics shadow.Table[*vc.VectorClock] // S_a of atomic words
@@ -180,11 +220,59 @@ type Tracker struct {
 	in      vc.VectorClock                // Incoming
 	free    []vc.VectorClock              // reusable clocks of completed operations
 
+	// Recycling (Recycle; see the package comment).
+	recycle    bool
+	prev       [][]owner      // by ID: its earlier owners, oldest first
+	endedIDs   []uint32       // IDs whose owner ended, oldest first, from endedHead
+	endedHead  int            //
+	retired    []*Thread      // goroutines whose ID was recycled, with their final clocks, oldest first
+	retiredN   int            // clock entries in retired[retiredHead:]
+	retiredHd  int            //
+	letGo      vc.VectorClock // the join of the final clocks of retired goroutines let go
+	gone       *Thread        // stands, in dense and sparse, for a goroutine let go
+	reused     int64
+	approxJoin int64
+
 	events, illformed, untraced int64
 }
 
+// owner is an earlier owner of an ID: its goroutine, and its first value on
+// the ID.
+type owner struct {
+	base uint32
+	gid  trace.GID
+}
+
+// maxRetired bounds the clock entries a recycling Tracker keeps, in all, of
+// goroutines whose ID went to another, for a join of them (a variable for
+// the tests).
+var maxRetired = 1 << 22
+
+// MaxRetired is the bound on the retired clock entries a recycling Tracker
+// keeps for joins.
+func MaxRetired() int { return maxRetired }
+
+// maxScan bounds the ended goroutines' IDs a recycling Tracker looks at for
+// one new goroutine; those not taken go to the back of the queue.
+const maxScan = 16
+
+// maxBase bounds the clock values of a recycled ID: an ID whose owner got
+// past it is not recycled (its values stay below 2^32).
+const maxBase = 1 << 31
+
 // New returns an empty Tracker building the given edges.
 func New(edges Edges) Tracker { return Tracker{edges: edges} }
+
+// Recycle makes k give the IDs of goroutines that ended to goroutines
+// created later (see the package comment), which bounds its clocks by the
+// goroutines alive and not yet known to be done, instead of every
+// goroutine the trace ever had. Call it before the first event. Only for
+// detectors that compare clocks with epochs of data accesses alone, and
+// report a previous access's goroutine through GIDAt; it does nothing
+// without clocks (NoEdges).
+func (k *Tracker) Recycle() {
+	k.recycle = k.edges != NoEdges
+}
 
 // Edges returns the edges the Tracker builds.
 func (k *Tracker) Edges() Edges { return k.edges }
@@ -201,36 +289,93 @@ func (k *Tracker) Edges() Edges { return k.edges }
 //	}
 func (k *Tracker) Running(e *trace.Event) *Thread {
 	k.events++
+	k.op = e.Op
 	if int(e.G) < len(k.running) {
-		return k.running[e.G]
+		t := k.running[e.G]
+		if t != nil && e.Op.IsAccess() {
+			t.acc = t.epoch.Clock()
+		}
+		return t
 	}
 	return nil
 }
 
 // Thread returns the goroutine with the given dense ID, which must be one
-// the Tracker handed out.
+// the Tracker handed out: its current owner, when IDs are recycled.
 func (k *Tracker) Thread(id uint32) *Thread { return k.threads[id] }
 
-// Lookup returns the goroutine with trace ID g, or nil if g was never seen.
+// GIDAt returns the goroutine whose epoch c@id is: the owner of ID id
+// when its clock was c (Thread(id), unless IDs are recycled).
+func (k *Tracker) GIDAt(id, c uint32) trace.GID {
+	t := k.threads[id]
+	if c >= t.base || int(id) >= len(k.prev) {
+		return t.gid
+	}
+	// The last earlier owner whose base is at most c.
+	ps := k.prev[id]
+	i := sort.Search(len(ps), func(i int) bool { return ps[i].base > c })
+	if i == 0 {
+		if len(ps) == 0 {
+			return t.gid
+		}
+		return ps[0].gid
+	}
+	return ps[i-1].gid
+}
+
+// Lookup returns the goroutine with trace ID g, or nil if g was never seen
+// (or, when IDs are recycled, was let go: see the package comment).
 func (k *Tracker) Lookup(g trace.GID) *Thread {
+	t := k.lookup(g)
+	if t == k.gone {
+		return nil
+	}
+	return t
+}
+
+func (k *Tracker) lookup(g trace.GID) *Thread {
 	if int(g) < len(k.dense) {
-		return k.dense[g]
+		if t := k.dense[g]; t != nil {
+			return t
+		}
 	}
 	return k.sparse[g]
 }
 
-// get returns g's thread, creating it (with the bottom clock) if new.
-func (k *Tracker) get(g trace.GID) *Thread {
-	if t := k.Lookup(g); t != nil {
-		return t
+// denseLimit is the GIDs kept in slices: below denseGIDs, or below twice
+// the goroutines seen (the trace model assigns GIDs densely; a hostile
+// huge GID goes to the map).
+func (k *Tracker) denseLimit() int64 { return max(denseGIDs, 2*k.gors) }
+
+// get returns g's thread, creating it (with the bottom clock) if new: its
+// ID a recycled one when from, the goroutine whose clock the new one
+// starts from (nil: born in untraced code, after everything), knows the
+// last access of the ID's owner.
+func (k *Tracker) get(g trace.GID, from *Thread) *Thread {
+	old := k.lookup(g)
+	if old != nil && !old.retired && old != k.gone {
+		return old
 	}
-	t := &Thread{id: uint32(len(k.threads)), gid: g}
-	k.threads = append(k.threads, t)
-	if g < denseGIDs {
+	t := &Thread{gid: g, base: 1}
+	k.gors++
+	if !k.takeID(t, from) {
+		t.id = uint32(len(k.threads))
+		k.threads = append(k.threads, t)
+	}
+	if int64(g) < k.denseLimit() {
 		if int(g) >= len(k.dense) {
 			n := max(int(g)+1, 2*len(k.dense), 8)
 			k.dense = append(k.dense, make([]*Thread, n-len(k.dense))...)
 			k.running = append(k.running, make([]*Thread, n-len(k.running))...)
+			for sg, st := range k.sparse { // now in the slices' range
+				if int(sg) < n {
+					k.dense[sg] = st
+					if st.started && !st.joined && !st.retired && st != k.gone {
+						k.running[sg] = st
+					}
+					delete(k.sparse, sg)
+				}
+			}
 		}
 		k.dense[g] = t
 	} else {
@@ -240,6 +385,82 @@ func (k *Tracker) get(g trace.GID) *Thread {
 		k.sparse[g] = t
 	}
 	return t
+}
+
+// takeID gives t, a new goroutine starting from from's clock (nil: after
+// everything), the ID of a goroutine that ended and whose last access from
+// knows, if one of the first maxScan in the queue is; and reports whether
+// it did. The old owner is retired: its final clock kept for a join, its
+// later events (ill-formed) a new goroutine's.
+func (k *Tracker) takeID(t *Thread, from *Thread) bool {
+	if !k.recycle {
+		return false
+	}
+	defer func() {
+		if k.endedHead > len(k.endedIDs)/2 {
+			k.endedIDs = append(k.endedIDs[:0], k.endedIDs[k.endedHead:]...)
+			k.endedHead = 0
+		}
+	}()
+	for n := 0; n < maxScan && k.endedHead < len(k.endedIDs); n++ {
+		id := k.endedIDs[k.endedHead]
+		k.endedHead++
+		o := k.threads[id]
+		last := o.c.Get(trace.GID(id))
+		if last >= maxBase {
+			continue // never again
+		}
+		if from != nil && from.c.Get(trace.GID(id)) < o.acc {
+			k.endedIDs = append(k.endedIDs, id) // not yet
+			continue
+		}
+		for len(k.prev) <= int(id) {
+			k.prev = append(k.prev, nil)
+		}
+		k.prev[id] = append(k.prev[id], owner{o.base, o.gid})
+		// t's accesses come after o's and its predecessors' (from knows
+		// them); until t has one, a taker of its ID must know theirs.
+		t.id, t.base, t.acc = id, last+1, o.acc
+		k.threads[id] = t
+		k.reused++
+		k.retire(o)
+		return true
+	}
+	return false
+}
+
+// retire takes o, whose ID went to another goroutine, out of the running,
+// keeps its final clock for a join of it, and lets go of the oldest kept
+// clocks past maxRetired entries: their join goes into letGo, and their
+// goroutines are then k.gone.
+func (k *Tracker) retire(o *Thread) {
+	o.retired = true
+	if int(o.gid) < len(k.running) {
+		k.running[o.gid] = nil
+	}
+	k.retired = append(k.retired, o)
+	k.retiredN += len(o.c)
+	for k.retiredN > maxRetired && k.retiredHd < len(k.retired) {
+		r := k.retired[k.retiredHd]
+		k.retired[k.retiredHd] = nil
+		k.retiredHd++
+		k.retiredN -= len(r.c)
+		k.letGo.Join(r.c)
+		if k.gone == nil {
+			k.gone = &Thread{retired: true}
+		}
+		if k.lookup(r.gid) == r {
+			if int(r.gid) < len(k.dense) {
+				k.dense[r.gid] = k.gone
+			} else {
+				k.sparse[r.gid] = k.gone
+			}
+		}
+	}
+	if k.retiredHd > len(k.retired)/2 {
+		k.retired = append(k.retired[:0], k.retired[k.retiredHd:]...)
+		k.retiredHd = 0
+	}
 }
 
 // Start returns the goroutine performing an event of g that Running did
@@ -254,8 +475,24 @@ func (k *Tracker) get(g trace.GID) *Thread {
 // each started t: linear, not quadratic, in the number of goroutines.
 // (Entries of goroutines not started yet are left out: they are below
 // the epoch of such a goroutine's first event, so they order nothing.)
+//
+// With recycled IDs (Recycle), an owner not started yet (forked) gives
+// C_u its base less one: every access of the ID's earlier owners, none of
+// its own. An event of a goroutine whose ID was recycled (after its End:
+// ill-formed) starts it again, as a new goroutine born in untraced code.
 func (k *Tracker) Start(g trace.GID) *Thread {
-	u := k.get(g)
+	u := k.start(g)
+	if k.op.IsAccess() {
+		u.acc = u.epoch.Clock()
+	}
+	return u
+}
+
+func (k *Tracker) start(g trace.GID) *Thread {
+	if o := k.lookup(g); o != nil && o.retired {
+		k.illformed++ // an event after its End, its ID taken since
+	}
+	u := k.get(g, nil)
 	if u.started {
 		if u.joined {
 			k.illformed++ // an event after its join
@@ -270,18 +507,25 @@ func (k *Tracker) Start(g trace.GID) *Thread {
 		k.untraced++
 		if k.edges != NoEdges {
 			for _, t := range k.threads {
-				if t != u && t.started {
-					if c := t.c.Get(trace.GID(t.id)); c > u.c.Get(trace.GID(t.id)) {
-						u.c.Set(trace.GID(t.id), c)
-					}
+				if t == u {
+					continue
+				}
+				c := t.c.Get(trace.GID(t.id))
+				if !t.started {
+					c = t.base - 1 // its earlier owners'
+				}
+				if c > u.c.Get(trace.GID(t.id)) {
+					u.c.Set(trace.GID(t.id), c)
+				}
+				if t.started {
 					t.tick()
 				}
 			}
 		}
 	}
 	if k.edges != NoEdges {
-		if u.c.Get(trace.GID(u.id)) < 1 {
-			u.c.Set(trace.GID(u.id), 1)
+		if u.c.Get(trace.GID(u.id)) < u.base {
+			u.c.Set(trace.GID(u.id), u.base)
 		}
 		u.refresh()
 	}
@@ -425,7 +669,13 @@ func (k *Tracker) Sync(t *Thread, e *trace.Event) {
 			}
 		}
 
-	case trace.OpRead, trace.OpWrite, trace.OpBegin, trace.OpEnd,
+	case trace.OpEnd:
+		if k.recycle && !t.ended {
+			t.ended = true
+			k.endedIDs = append(k.endedIDs, t.id)
+		}
+
+	case trace.OpRead, trace.OpWrite, trace.OpBegin,
 		trace.OpMethodBegin, trace.OpMethodEnd,
 		trace.OpFuncEnter, trace.OpFuncExit, trace.OpRegionBegin, trace.OpRegionEnd:
 		// No synchronization (BarrierPairs are RDIT's business; accesses
@@ -442,7 +692,10 @@ func (k *Tracker) fork(t *Thread, child uint64) {
 		k.illformed++
 		return
 	}
-	u := k.get(trace.GID(child))
+	if o := k.lookup(trace.GID(child)); o != nil && o.retired {
+		k.illformed++ // a fork of a goroutine that ended: a new one
+	}
+	u := k.get(trace.GID(child), t)
 	if u == t || u.started || u.forked {
 		k.illformed++ // self-fork, or a second fork: apply the edge anyway
 	}
@@ -453,8 +706,8 @@ func (k *Tracker) fork(t *Thread, child uint64) {
 		return
 	}
 	u.c.Join(t.c)
-	if u.c.Get(trace.GID(u.id)) < 1 {
-		u.c.Set(trace.GID(u.id), 1)
+	if u.c.Get(trace.GID(u.id)) < u.base {
+		u.c.Set(trace.GID(u.id), u.base)
 	}
 	u.refresh()
 	t.tick()
@@ -464,10 +717,17 @@ func (k *Tracker) fork(t *Thread, child uint64) {
 func (k *Tracker) join(t *Thread, child uint64) {
 	var u *Thread
 	if child <= 0xFFFFFFFF {
-		u = k.Lookup(trace.GID(child))
+		u = k.lookup(trace.GID(child))
 	}
 	if u == nil || u == t {
 		k.illformed++ // joining an unknown goroutine joins ⊥
+		return
+	}
+	if u == k.gone {
+		// Its final clock was let go (maxRetired): join all those let go.
+		k.approxJoin++
+		t.c.Join(k.letGo)
+		t.refresh()
 		return
 	}
 	u.joined = true
@@ -479,6 +739,9 @@ func (k *Tracker) join(t *Thread, child uint64) {
 	}
 	t.c.Join(u.c)
 	t.refresh()
+	if u.retired {
+		return // its ID is another's: its later events start it again
+	}
 	// u's later events (only in an ill-formed trace) are not ordered
 	// before t: start a new epoch of u, as FastTrack's join rule does.
 	u.tick()
@@ -490,6 +753,9 @@ type Counters struct {
 	IllFormed   int64 // events tolerated (see the package comment)
 	Untraced    int64 // goroutines first seen without a fork (born in untraced code)
 	Goroutines  int64 // goroutines seen
+	IDs         int64 // IDs handed out: the width of the widest clock
+	Recycled    int64 // goroutines given the ID of one that ended (Recycle)
+	ApproxJoins int64 // joins of a goroutine whose final clock was let go (Recycle)
 	Locks       int64 // locks acquired or released
 	SyncObjects int64 // snd/rcv objects with a clock (none under NoEdges)
 	AtomicWords int64 // atomic words with a clock (none under NoEdges)
@@ -501,7 +767,10 @@ func (k *Tracker) Counters() Counters {
 		Events:      k.events,
 		IllFormed:   k.illformed,
 		Untraced:    k.untraced,
-		Goroutines:  int64(len(k.threads)),
+		Goroutines:  k.gors,
+		IDs:         int64(len(k.threads)),
+		Recycled:    k.reused,
+		ApproxJoins: k.approxJoin,
 		Locks:       int64(k.locks.Len()),
 		SyncObjects: int64(k.syncs.Len()),
 		AtomicWords: int64(k.atomics.Len()),

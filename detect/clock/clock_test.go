@@ -424,7 +424,7 @@ func TestNoEdgesKeepsNoClocks(t *testing.T) {
 		t.Errorf("T1 holds L: %v, write %v; want held in write mode", held, write)
 	}
 	c := k.Counters()
-	want := Counters{Events: int64(len(tr.Events)), Untraced: 2, Goroutines: 3, Locks: 1}
+	want := Counters{Events: int64(len(tr.Events)), Untraced: 2, Goroutines: 3, IDs: 3, Locks: 1}
 	if c != want {
 		t.Errorf("counters %+v, want %+v", c, want)
 	}
@@ -620,8 +620,101 @@ func TestCounters(t *testing.T) {
 	b.Begin("U")
 	tr := b.Trace()
 	k, _ := feed(AllEdges, tr)
-	want := Counters{Events: int64(len(tr.Events)), Untraced: 2, Goroutines: 3, Locks: 2, SyncObjects: 2, AtomicWords: 3}
+	want := Counters{Events: int64(len(tr.Events)), Untraced: 2, Goroutines: 3, IDs: 3, Locks: 2, SyncObjects: 2, AtomicWords: 3}
 	if c := k.Counters(); c != want {
 		t.Errorf("counters %+v, want %+v", c, want)
+	}
+}
+
+// recycling feeds tr to a Tracker with recycled IDs.
+func recycling(tr *trace.Trace) (*Tracker, []step) {
+	k := New(AllEdges)
+	k.Recycle()
+	steps := make([]step, len(tr.Events))
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		t := k.Running(e)
+		if t == nil {
+			t = k.Start(e.G)
+		}
+		s := step{t: t, before: t.Clock().Clone(), epochBef: t.Epoch()}
+		if !e.Op.IsAccess() {
+			k.Sync(t, e)
+		}
+		s.after, s.epochAftr = t.Clock().Clone(), t.Epoch()
+		steps[i] = s
+	}
+	return &k, steps
+}
+
+// TestRecycledIDs: B takes the ID of A, which ended, once B's parent knows
+// A's last access; B's values on the ID start above all of A's; GIDAt
+// tells A's epochs from B's; a goroutine born in untraced code while B is
+// forked and not started is after A's accesses and not after B's start.
+func TestRecycledIDs(t *testing.T) {
+	b := trace.NewBuilder()
+	b.Begin("M")
+	b.Fork("M", "A", "goA")
+	b.Write("A", "x", "a")
+	b.Snd("A", "o")
+	b.End("A")
+	b.Rcv("M", "o")
+	b.Fork("M", "B", "goB")
+	b.Write("U", "x", "u") // born in untraced code
+	b.Write("B", "x", "b")
+	tr := b.Trace()
+	k, steps := recycling(tr)
+	m := markers(t, tr, steps)
+	a, bb, u := m["a"], m["b"], m["u"]
+	if a.t.ID() != bb.t.ID() || a.t == bb.t {
+		t.Fatalf("A on ID %d, B on %d: want B on A's", a.t.ID(), bb.t.ID())
+	}
+	if bb.t.Base() <= a.epochAftr.Clock() || bb.epochBef.Clock() < bb.t.Base() {
+		t.Errorf("B's base %d, first epoch %v; A's last %v: want B above A", bb.t.Base(), bb.epochBef, a.epochAftr)
+	}
+	id := a.t.ID()
+	if g := k.GIDAt(id, a.epochBef.Clock()); g != b.G("A") {
+		t.Errorf("GIDAt(A's epoch) = %d, want A (%d)", g, b.G("A"))
+	}
+	if g := k.GIDAt(id, bb.epochBef.Clock()); g != b.G("B") {
+		t.Errorf("GIDAt(B's epoch) = %d, want B (%d)", g, b.G("B"))
+	}
+	if !before(a, u) || before(bb, u) {
+		t.Errorf("U after A's write: %v (want true), after B's: %v (want false)", before(a, u), before(bb, u))
+	}
+	if c := k.Counters(); c.IDs != 3 || c.Recycled != 1 || c.Goroutines != 4 || c.IllFormed != 0 {
+		t.Errorf("counters %+v: want 4 goroutines on 3 IDs, 1 recycled", c)
+	}
+}
+
+// TestRecycledJoinOfLetGo: a join of a goroutine whose final clock was let
+// go (past maxRetired) joins every clock let go, and is counted; an event
+// of a goroutine whose ID was recycled (after its End) starts it anew.
+func TestRecycledJoinOfLetGo(t *testing.T) {
+	defer func(n int) { maxRetired = n }(maxRetired)
+	maxRetired = 0
+	b := trace.NewBuilder()
+	b.Begin("M")
+	b.Fork("M", "A", "goA")
+	b.Write("A", "x", "a")
+	b.Snd("A", "o")
+	b.End("A")
+	b.Rcv("M", "o")
+	b.Fork("M", "B", "goB") // A's ID, A let go
+	b.Write("B", "y", "b")
+	b.Join("M", "A")
+	b.Write("M", "x", "m")
+	b.Write("A", "z", "a2") // ill-formed: A again
+	tr := b.Trace()
+	k, steps := recycling(tr)
+	m := markers(t, tr, steps)
+	if !before(m["a"], m["m"]) {
+		t.Errorf("M's write not after A's, through the join")
+	}
+	if m["a2"].t == m["a"].t || m["a2"].t.ID() == m["a"].t.ID() {
+		t.Errorf("A's event after its ID went to B: on ID %d, want a new goroutine", m["a2"].t.ID())
+	}
+	if c := k.Counters(); c.ApproxJoins != 1 || c.IllFormed != 1 || c.Recycled != 1 {
+		t.Errorf("counters %+v: want 1 approximate join, 1 ill-formed event, 1 recycled", c)
 	}
 }

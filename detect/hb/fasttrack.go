@@ -46,13 +46,31 @@ const sharedRead = ^vc.Epoch(0)
 // readShared is R_x in read-shared mode: the vector clock of the last read
 // of each goroutine, with that read's site and Seq, indexed by the
 // goroutine's clock.Thread.ID.
+//
+// A read by a goroutine that took over the ID of one that ended (package
+// clock, "Recycled IDs") does not replace the earlier owner's read: that
+// one goes to old, so that a write racing with both reports both, as with
+// IDs apart.
 type readShared struct {
 	vc   vc.VectorClock
 	site []trace.SiteID
 	seq  []uint64
+	old  []oldRead
 }
 
-func (rs *readShared) set(tid uint32, clock uint32, site trace.SiteID, seq uint64) {
+// oldRead is a read of an earlier owner of an ID in R_x.
+type oldRead struct {
+	tid, clock uint32
+	site       trace.SiteID
+	seq        uint64
+}
+
+// set makes the read c@tid at site the latest of tid's owner, whose first
+// clock on tid is base.
+func (rs *readShared) set(tid uint32, base, clock uint32, site trace.SiteID, seq uint64) {
+	if c := rs.vc.Get(trace.GID(tid)); c != 0 && c < base {
+		rs.old = append(rs.old, oldRead{tid, c, rs.site[tid], rs.seq[tid]})
+	}
 	rs.vc.Set(trace.GID(tid), clock)
 	if int(tid) >= len(rs.site) {
 		n := int(tid) + 1
@@ -69,15 +87,23 @@ var (
 
 // NewFastTrack returns a FastTrack detector reporting into sink (nil
 // discards findings).
-func NewFastTrack(sink finding.Sink) *FastTrack {
+func NewFastTrack(sink finding.Sink) *FastTrack { return newFastTrack(sink, true) }
+
+// newFastTrack is NewFastTrack; recycle false keeps one clock ID per
+// goroutine (the tests' baseline).
+func newFastTrack(sink finding.Sink, recycle bool) *FastTrack {
 	if sink == nil {
 		sink = finding.SinkFunc(func(*finding.Race) {})
 	}
-	return &FastTrack{
+	d := &FastTrack{
 		k:    clock.New(clock.AllEdges),
 		sink: sink,
 		race: finding.Race{Detector: "fasttrack", Evidence: finding.Observed},
 	}
+	if recycle {
+		d.k.Recycle() // epochs of accesses only; readShared keeps old owners' reads
+	}
+	return d
 }
 
 // Handle processes one event.
@@ -126,7 +152,7 @@ func (d *FastTrack) read(t *clock.Thread, e *trace.Event) {
 	switch {
 	case rs != nil: // [READ SHARED]
 		d.readShared++
-		rs.set(t.ID(), epoch.Clock(), e.Site, e.Seq)
+		rs.set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
 	case s.r.Leq(t.Clock()): // [READ EXCLUSIVE]
 		d.readExclusive++
 		s.r, s.rSite, s.rSeq = epoch, e.Site, e.Seq
@@ -140,8 +166,8 @@ func (d *FastTrack) read(t *clock.Thread, e *trace.Event) {
 			i = int32(len(d.shared) - 1)
 		}
 		rs = &d.shared[i]
-		rs.set(uint32(s.r.G()), s.r.Clock(), s.rSite, s.rSeq)
-		rs.set(t.ID(), epoch.Clock(), e.Site, e.Seq)
+		rs.set(uint32(s.r.G()), 0, s.r.Clock(), s.rSite, s.rSeq)
+		rs.set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
 		s.r, s.rs = sharedRead, i+1
 	}
 }
@@ -172,7 +198,13 @@ func (d *FastTrack) write(t *clock.Thread, e *trace.Event) {
 				d.report(e, vc.MakeEpoch(clock, trace.GID(u)), rs.site[u], rs.seq[u], false)
 			}
 		}
+		for _, o := range rs.old {
+			if o.clock > c.Get(trace.GID(o.tid)) { // read-write race
+				d.report(e, vc.MakeEpoch(o.clock, trace.GID(o.tid)), o.site, o.seq, false)
+			}
+		}
 		rs.vc.Copy(nil)
+		rs.old = rs.old[:0]
 		d.free = append(d.free, i)
 		s.r, s.rs = 0, 0
 	}
@@ -183,7 +215,7 @@ func (d *FastTrack) report(e *trace.Event, prev vc.Epoch, site trace.SiteID, seq
 	d.races++
 	r := &d.race
 	r.Addr = e.Obj
-	r.Prev = finding.Access{Seq: seq, G: d.k.Thread(uint32(prev.G())).GID(), Site: site, Write: write}
+	r.Prev = finding.Access{Seq: seq, G: d.k.GIDAt(uint32(prev.G()), prev.Clock()), Site: site, Write: write}
 	r.Cur = finding.Access{Seq: e.Seq, G: e.G, Site: e.Site, Write: e.Op == trace.OpWrite}
 	d.sink.Report(r)
 }

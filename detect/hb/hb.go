@@ -52,15 +52,27 @@ var (
 )
 
 // New returns an hb detector reporting into sink (nil discards findings).
-func New(sink finding.Sink) *Detector {
+func New(sink finding.Sink) *Detector { return newDetector(sink, true) }
+
+// newDetector is New; recycle false keeps one clock ID per goroutine (the
+// tests' baseline).
+func newDetector(sink finding.Sink, recycle bool) *Detector {
 	if sink == nil {
 		sink = finding.SinkFunc(func(*finding.Race) {})
 	}
-	return &Detector{
+	d := &Detector{
 		k:    clock.New(clock.AllEdges),
 		sink: sink,
 		race: finding.Race{Detector: "hb", Evidence: finding.Observed},
 	}
+	// A goroutine that took over the ID of one that ended shares its
+	// group in a History: every access of the old one is ordered before
+	// the new one's (package clock, "Recycled IDs"), as a goroutine's
+	// earlier accesses are before its later ones.
+	if recycle {
+		d.k.Recycle()
+	}
+	return d
 }
 
 // Handle processes one event.
@@ -101,7 +113,7 @@ func (d *Detector) report(e *trace.Event, tid uint32, prev *HistoryEntry) {
 	d.races++
 	r := &d.race
 	r.Addr = e.Obj
-	r.Prev = finding.Access{Seq: prev.Seq, G: d.k.Thread(tid).GID(), Site: prev.Site, Write: prev.Write}
+	r.Prev = finding.Access{Seq: prev.Seq, G: d.k.GIDAt(tid, prev.Clock), Site: prev.Site, Write: prev.Write}
 	r.Cur = finding.Access{Seq: e.Seq, G: e.G, Site: e.Site, Write: e.Op == trace.OpWrite}
 	d.sink.Report(r)
 }
@@ -129,6 +141,9 @@ func counters(k *clock.Tracker, m map[string]int64) {
 	m["events"] = c.Events
 	m["illformed"] = c.IllFormed
 	m["goroutines"] = c.Goroutines
+	m["clock_ids"] = c.IDs
+	m["ids_recycled"] = c.Recycled
+	m["joins_approximated"] = c.ApproxJoins
 	m["locks"] = c.Locks
 	m["sync_objects"] = c.SyncObjects
 	m["atomic_words"] = c.AtomicWords

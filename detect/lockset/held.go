@@ -11,9 +11,10 @@ import (
 // interned set of the locks it holds, with their modes, derived from the
 // Tracker's holds after each acquire and release.
 type tracker struct {
-	k    clock.Tracker
-	ls   locksets
-	held []uint32 // by clock.Thread.ID: the interned set of held locks; emptySet past the end
+	k     clock.Tracker
+	ls    locksets
+	held  []uint32        // by clock.Thread.ID: the interned set of held locks; emptySet past the end
+	owner []*clock.Thread // by clock.Thread.ID: whose set held is (IDs may be recycled)
 }
 
 func newTracker(edges clock.Edges) tracker {
@@ -34,6 +35,10 @@ func (t *tracker) step(e *trace.Event) *clock.Thread {
 		id := int(g.ID())
 		for len(t.held) <= id {
 			t.held = append(t.held, emptySet)
+			t.owner = append(t.owner, nil)
+		}
+		if t.owner[id] != g { // a goroutine that took over the ID holds nothing yet
+			t.owner[id], t.held[id] = g, emptySet
 		}
 		if held, write := g.Holds(e.Obj); held {
 			t.held[id] = t.ls.add(t.held[id], e.Obj, write)
@@ -46,7 +51,7 @@ func (t *tracker) step(e *trace.Event) *clock.Thread {
 
 // lockset returns the interned set of the locks g holds.
 func (t *tracker) lockset(g *clock.Thread) uint32 {
-	if id := int(g.ID()); id < len(t.held) {
+	if id := int(g.ID()); id < len(t.held) && t.owner[id] == g {
 		return t.held[id]
 	}
 	return emptySet

@@ -57,12 +57,23 @@ type Hybrid struct {
 }
 
 // NewHybrid returns a hybrid detector reporting to sink.
-func NewHybrid(sink finding.Sink) *Hybrid {
-	return &Hybrid{
+func NewHybrid(sink finding.Sink) *Hybrid { return newHybrid(sink, true) }
+
+// newHybrid is NewHybrid; recycle false keeps one clock ID per goroutine
+// (the tests' baseline).
+func newHybrid(sink finding.Sink, recycle bool) *Hybrid {
+	d := &Hybrid{
 		tr:   newTracker(clock.NoLockEdges),
 		sink: sink,
 		idx:  make(map[uint64]int32),
 	}
+	// An entry of a goroutine that ended stands for the accesses of the
+	// goroutine that took over its ID too, ordered after it (package
+	// clock, "Recycled IDs"), as for a goroutine's own later accesses.
+	if recycle {
+		d.tr.k.Recycle()
+	}
+	return d
 }
 
 // Handle processes one event.
@@ -125,7 +136,7 @@ func (d *Hybrid) check(e *trace.Event, g *clock.Thread, ls uint32, es []hentry, 
 			Detector: HybridName,
 			Evidence: finding.Potential,
 			Addr:     e.Obj,
-			Prev:     finding.Access{Seq: p.seq, G: d.tr.k.Thread(p.g).GID(), Site: p.site, Write: write},
+			Prev:     finding.Access{Seq: p.seq, G: d.tr.k.GIDAt(p.g, p.clock), Site: p.site, Write: write},
 			Cur:      finding.Access{Seq: e.Seq, G: e.G, Site: e.Site, Write: e.IsWrite()},
 		}
 		d.sink.Report(&d.race)
