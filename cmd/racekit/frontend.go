@@ -458,19 +458,33 @@ func (a *analysis) print(w io.Writer) error {
 	return report.Text(w, a.meta, a.results)
 }
 
-// keepTraces copies trace files into dir.
+// keepTraces copies trace files into dir, streaming (a trace may be
+// larger than memory).
 func keepTraces(dir string, paths []string) error {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return err
 	}
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(p)), data, 0o666); err != nil {
+		if err := copyFile(filepath.Join(dir, filepath.Base(p)), p); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func copyFile(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
