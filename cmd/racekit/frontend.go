@@ -183,6 +183,8 @@ const TestMarkFile = "racekit:test"
 // opens it at once).
 type stacks struct {
 	m         map[trace.GID]*gstack
+	lastG     trace.GID // the goroutine of the last event, and its stack:
+	last      *gstack   // most events follow one of the same goroutine
 	created   map[trace.GID]creation
 	meta      *trace.Meta
 	startFunc string
@@ -197,11 +199,15 @@ func newStacks(meta *trace.Meta, startFunc string) *stacks {
 func (s *stacks) Finish() {}
 
 func (s *stacks) g(id trace.GID) *gstack {
+	if s.last != nil && id == s.lastG {
+		return s.last
+	}
 	st := s.m[id]
 	if st == nil {
 		st = &gstack{}
 		s.m[id] = st
 	}
+	s.lastG, s.last = id, st
 	return st
 }
 
