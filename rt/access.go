@@ -61,12 +61,29 @@ func accessAddr(op trace.Op, a uint64, size uintptr, site uint32) {
 		return
 	}
 	n := min((size+7)/8, maxRangeEvents)
-	g.prepPlain()
-	g.putKey(g.k)
+	put := false
 	for i := uintptr(0); i < n; i++ {
-		g.put(op, trace.FlagValueUnknown, site, a+uint64(i*8))
+		put = g.putWord(op, site, a+uint64(i*8), put)
 	}
-	g.commit(false)
+	if put {
+		g.commit(false)
+	}
+}
+
+// putWord puts the event of one word of a multi-word access unless dedup
+// drops it as a repeat (the word's own table entry, as for a one-word
+// access), preparing the records before the first event put (put false);
+// it reports whether an event has been put. The caller commits if so.
+func (g *gstate) putWord(op trace.Op, site uint32, addr uint64, put bool) bool {
+	if dedup && g.recorded(addr, op) {
+		return put
+	}
+	if !put {
+		g.prepPlain()
+		g.putKey(g.k)
+	}
+	g.put(op, trace.FlagValueUnknown, site, addr)
+	return true
 }
 
 // rangeAccess records an access to n consecutive elements of elem bytes
@@ -84,16 +101,17 @@ func rangeAccess(op trace.Op, p unsafe.Pointer, elem uintptr, n int, site uint32
 	if sampling && g.sampleSkip() {
 		return // an unsampled frame (sample.go)
 	}
-	g.prepPlain()
-	g.putKey(g.k)
-	left := maxRangeEvents
+	put := false
+	left := maxRangeEvents // words looked at, recorded or dropped as repeats
 	for i := 0; i < n && left > 0; i++ {
 		for off := uintptr(0); off < elem && left > 0; off += 8 {
-			g.put(op, trace.FlagValueUnknown, site, a+uint64(uintptr(i)*elem+off))
+			put = g.putWord(op, site, a+uint64(uintptr(i)*elem+off), put)
 			left--
 		}
 	}
-	g.commit(false)
+	if put {
+		g.commit(false)
+	}
 }
 
 // Dedup. Between two synchronization events of a goroutine (one epoch),
@@ -101,7 +119,10 @@ func rangeAccess(op trace.Op, p unsafe.Pointer, elem uintptr, n int, site uint32
 // happens-before detector can use: the repeat has the same vector clock, so
 // it races with exactly the accesses the first one races with (a write
 // covers a later read). rt drops such repeats, which makes loops over the
-// same data cheap. What is lost is only the site of the repeat: hb then
+// same data cheap. An allocation ends the epoch only for the words of the
+// new object (forget); each word of a multi-word access (a range, a copy) is
+// dropped or recorded on its own, and copy records its writes before its
+// reads, so a copy within one slice records each word once. What is lost is only the site of the repeat: hb then
 // reports the race on that word at the first access's site. The epoch also
 // ends when a goroutine born in untraced code appears (detectors order it
 // after everything, starting a new epoch everywhere): a global generation
@@ -116,6 +137,7 @@ var (
 // the many goroutines that make few accesses cost little, and grows once
 // the goroutine has recorded bigSeenAfter accesses.
 const (
+	forgetMax    = 64 // words an allocation clears from the table (forget)
 	smallSeen    = 32
 	bigSeen      = 2048
 	bigSeenAfter = 4096
@@ -154,6 +176,30 @@ func (g *gstate) recorded(addr uint64, op trace.Op) bool {
 		t.entries = make([]seenEntry, bigSeen)
 	}
 	return false
+}
+
+// forget drops g's table entries of addresses in [a, a+size), an object
+// just allocated there: the next access of each is to the new object,
+// never a repeat (detectors forget the old object's accesses). An
+// allocation adds no edge, so the epoch goes on for every other word; an
+// object of more than forgetMax words ends the epoch instead (as wide as
+// the table, or costlier to clear than to record its words again).
+func (g *gstate) forget(a, size uint64) {
+	t := g.seen
+	if t == nil || size == 0 {
+		return
+	}
+	n := uint64(len(t.entries))
+	lo, hi := a>>3, (a+size-1)>>3
+	if hi-lo >= min(n, forgetMax) || a+size < a {
+		g.epoch++
+		return
+	}
+	for w := lo; w <= hi; w++ {
+		if e := &t.entries[w&(n-1)]; e.addr >= a && e.addr-a < size {
+			*e = seenEntry{}
+		}
+	}
 }
 
 // newGeneration notes that a goroutine born in untraced code appeared: g
@@ -429,8 +475,16 @@ func Copy[D ~[]E, S ~[]E, E any](dst D, src S, site uint32, rec bool) int {
 	}
 	n := copy(dst, src)
 	if on && rec && n > 0 {
-		rangeAccess(trace.OpRead, sliceData(src), elemSize[E](), n, site)
-		rangeAccess(trace.OpWrite, sliceData(dst), elemSize[E](), n, site)
+		if dedup {
+			// The writes first: the reads of the words it also writes
+			// (a copy within one slice, as a node's keys moving right)
+			// are then repeats in the same epoch, which dedup drops.
+			rangeAccess(trace.OpWrite, sliceData(dst), elemSize[E](), n, site)
+			rangeAccess(trace.OpRead, sliceData(src), elemSize[E](), n, site)
+		} else {
+			rangeAccess(trace.OpRead, sliceData(src), elemSize[E](), n, site)
+			rangeAccess(trace.OpWrite, sliceData(dst), elemSize[E](), n, site)
+		}
 	}
 	return n
 }

@@ -534,7 +534,11 @@ func (g *gstate) sync(op trace.Op, flags trace.Flags, site uint32, obj, val uint
 	if show {
 		g.showFrames()
 	}
-	g.epoch++ // a new epoch for dedup
+	if op == trace.OpAlloc {
+		g.forget(obj, val) // no edge: the epoch goes on for other words
+	} else {
+		g.epoch++ // a new epoch for dedup
+	}
 	if g.throttle {
 		g.throttleWait()
 	}

@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -164,7 +165,7 @@ func TestReleaseBeforeAcquire(t *testing.T) {
 
 // Repeated accesses to one word between two synchronization events of a
 // goroutine are recorded once (a write covers a later read); a new epoch
-// records them again.
+// records them again, and so does an allocation the words it makes new.
 func TestDedup(t *testing.T) {
 	var x, y int
 	tr := record(t, true, func(site uint32) {
@@ -176,15 +177,57 @@ func TestDedup(t *testing.T) {
 		W(&y, site, true) // a write is not covered by a read
 		SyncRelease(NewObject(), site)
 		R(&x, site, true) // new epoch
+		R(&y, site, true)
+		Alloc(&y, site)   // y is a new object: x's epoch goes on
+		R(&x, site, true) // covered
+		R(&y, site, true) // the new object's
 	})
-	got := ops(tr, func(e *trace.Event) bool { return e.Op.IsAccess() || e.Op == trace.OpSyncRelease })
-	want := []string{"0 w a", "0 r b", "0 w b", "0 snd c", "0 r a"}
+	got := ops(tr, func(e *trace.Event) bool {
+		return e.Op.IsAccess() || e.Op == trace.OpSyncRelease || e.Op == trace.OpAlloc
+	})
+	want := []string{"0 w a", "0 r b", "0 w b", "0 snd c", "0 r a", "0 r b", "0 alloc b", "0 r b"}
 	if len(got) != len(want) {
 		t.Fatalf("events %q, want %q", got, want)
 	}
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("events %q, want %q", got, want)
+		}
+	}
+}
+
+// Dedup drops repeated words of multi-word accesses one by one, and a
+// copy records its writes first, so that a copy within one slice records
+// each word once; without dedup a copy records its reads, then its writes.
+func TestDedupRanges(t *testing.T) {
+	s := make([]uint64, 4)
+	var big [3]uint64
+	body := func(site uint32) {
+		Copy(s[1:], s[:3], site, true) // keys moving right
+		Copy(s[:3], s[1:], site, true) // and back: only s[0] is new, as a write
+		W(&big, site, true)            // three words, all new
+		R(&big, site, true)            // covered
+	}
+	want := map[bool][]string{
+		true: {"0 w a", "0 w b", "0 w c", "0 r d", "0 w d", "0 w e", "0 w f", "0 w g"},
+		false: {"0 r d", "0 r a", "0 r b", "0 w a", "0 w b", "0 w c",
+			"0 r a", "0 r b", "0 r c", "0 w d", "0 w a", "0 w b",
+			"0 w e", "0 w f", "0 w g", "0 r e", "0 r f", "0 r g"},
+	}
+	for _, withDedup := range []bool{true, false} {
+		tr := record(t, withDedup, body)
+		names := map[uint64]string{}
+		for i, p := range []*uint64{&s[1], &s[2], &s[3], &s[0], &big[0], &big[1], &big[2]} {
+			names[uint64(uintptr(unsafe.Pointer(p)))] = string(rune('a' + i))
+		}
+		var got []string
+		for _, e := range tr.Events {
+			if e.Op.IsAccess() {
+				got = append(got, fmt.Sprintf("%d %s %s", e.G, e.Op, names[e.Obj]))
+			}
+		}
+		if !slices.Equal(got, want[withDedup]) {
+			t.Errorf("dedup %v: events %q, want %q", withDedup, got, want[withDedup])
 		}
 	}
 }
