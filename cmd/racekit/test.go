@@ -39,7 +39,9 @@ streams it); with -json the reports are output events of the test,
 followed by a fail event, and the package's events say fail.
 -stats prints racekit's own counters to standard error:
 what it instrumented (and what not, and why) and, per test binary, the
-events recorded and the analysis time.
+events recorded, the analysis time, and the goroutines and the width of
+the detectors' vector clocks (the IDs of goroutines that ended are
+reused: a million goroutines may need a few thousand).
 
 -sample=NAME samples while recording: at each function entry LiteRace's
 dispatch check (sampler NAME, seeded by -seed) decides whether the call's
