@@ -23,7 +23,7 @@ func access(op trace.Op, p unsafe.Pointer, size uintptr, site uint32) {
 
 // accessAddr is access for an address held as an integer.
 func accessAddr(op trace.Op, a uint64, size uintptr, site uint32) {
-	if a == 0 || size == 0 || !live.Load() {
+	if a == 0 || size == 0 || !live.Load() || onStack(a) {
 		return
 	}
 	// cur and recorded's hit, by hand: this is the hottest path.
@@ -90,11 +90,11 @@ func (g *gstate) putWord(op trace.Op, site uint32, addr uint64, put bool) bool {
 // each starting at p: one event per element (and per extra word of a wide
 // element), up to maxRangeEvents.
 func rangeAccess(op trace.Op, p unsafe.Pointer, elem uintptr, n int, site uint32) {
-	if p == nil || n <= 0 || elem == 0 || !live.Load() {
+	a := uint64(uintptr(p))
+	if p == nil || n <= 0 || elem == 0 || !live.Load() || onStack(a) {
 		return
 	}
 	g := cur()
-	a := uint64(uintptr(p))
 	if gen := generation.Load(); gen != g.gen {
 		g.newGeneration(gen)
 	}

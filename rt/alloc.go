@@ -19,7 +19,7 @@ import (
 
 // allocEvent records that the size bytes at p are a new object.
 func allocEvent(p unsafe.Pointer, size uintptr, site uint32) {
-	if p == nil || size == 0 {
+	if p == nil || size == 0 || onStack(uint64(uintptr(p))) {
 		return
 	}
 	emitVal(trace.OpAlloc, 0, site, uint64(uintptr(p)), uint64(size))

@@ -555,18 +555,18 @@ func countWrites(t *testing.T, path string) int {
 // before it, and the events of other goroutines recorded after it (they
 // see the new generation) are placed after its Begin.
 func TestUntracedBeginOrder(t *testing.T) {
-	var x, y uint64
+	x, y := escape[uint64](), escape[uint64]()
 	tr := record(t, false, func(site uint32) {
-		*W(&x, site, true) = 1 // goroutine 0, open
+		*W(x, site, true) = 1 // goroutine 0, open
 		done := make(chan bool)
 		begun := make(chan bool)
 		go func() {
-			*W(&y, site, true) = 1 // goroutine 1: born in untraced code
+			*W(y, site, true) = 1 // goroutine 1: born in untraced code
 			begun <- true
 			<-done
 		}()
 		<-begun
-		*W(&x, site, true) = 2 // after G1's Begin
+		*W(x, site, true) = 2 // after G1's Begin
 		close(done)
 	})
 	got := ops(tr, func(e *trace.Event) bool { return true })

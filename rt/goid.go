@@ -191,6 +191,51 @@ func probeGoid() {
 	if found > 0 {
 		goidOff = uintptr(found) * 8
 	}
+	probeStack()
+}
+
+// Stack memory. Go keeps pointers to a stack object out of the heap and
+// out of other goroutines' stacks (the runtime moves a stack and adjusts
+// only the pointers inside it), so no other goroutine's code can reach a
+// goroutine's stack: an access there races with nothing. And a moved or
+// freed stack leaves its memory to other goroutines' stacks, where one
+// address holds unrelated variables over time, with no allocation rt could
+// record (Go's race detector clears the shadow memory of each stack it
+// allocates, stackalloc's racemalloc). So accesses and allocations at
+// addresses inside the current goroutine's stack are not recorded
+// (onStack). The runtime's g begins with its stack bounds, [lo, hi).
+var stackKnown bool
+
+// probeStack sets stackKnown if g's first two words bound a local
+// variable's address on this goroutine and on another.
+func probeStack() {
+	if goidOff == 0 {
+		return
+	}
+	var x uintptr
+	check := func(p *uintptr) bool {
+		g := getg()
+		lo, hi := *(*uintptr)(g), *(*uintptr)(unsafe.Add(g, unsafe.Sizeof(uintptr(0))))
+		a := uintptr(unsafe.Pointer(p))
+		return lo < hi && lo <= a && a < hi
+	}
+	ok := check(&x)
+	done := make(chan bool)
+	go func() {
+		var y uintptr
+		done <- check(&y)
+	}()
+	stackKnown = <-done && ok
+}
+
+// onStack reports whether a is an address in the current goroutine's
+// stack (false when stackKnown is not set).
+func onStack(a uint64) bool {
+	if !stackKnown {
+		return false
+	}
+	g := getg()
+	return uint64(*(*uintptr)(g)) <= a && a < uint64(*(*uintptr)(unsafe.Add(g, unsafe.Sizeof(uintptr(0)))))
 }
 
 // cur returns the current goroutine's state, making one (a goroutine born

@@ -17,6 +17,16 @@ import (
 
 // record starts tracing into a fresh file, runs f, finishes the trace and
 // reads it back.
+// escape returns a new T in the heap: the compiler keeps a variable that
+// does not escape in the stack, where rt records nothing (onStack).
+func escape[T any]() *T {
+	p := new(T)
+	escapeSink = p
+	return p
+}
+
+var escapeSink any
+
 func record(t *testing.T, withDedup bool, f func(site uint32)) *trace.Trace {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "t.rkt")
@@ -167,20 +177,20 @@ func TestReleaseBeforeAcquire(t *testing.T) {
 // goroutine are recorded once (a write covers a later read); a new epoch
 // records them again, and so does an allocation the words it makes new.
 func TestDedup(t *testing.T) {
-	var x, y int
+	x, y := escape[int](), escape[int]()
 	tr := record(t, true, func(site uint32) {
-		W(&x, site, true)
-		R(&x, site, true) // covered by the write
-		W(&x, site, true) // covered
-		R(&y, site, true)
-		R(&y, site, true) // covered
-		W(&y, site, true) // a write is not covered by a read
+		W(x, site, true)
+		R(x, site, true) // covered by the write
+		W(x, site, true) // covered
+		R(y, site, true)
+		R(y, site, true) // covered
+		W(y, site, true) // a write is not covered by a read
 		SyncRelease(NewObject(), site)
-		R(&x, site, true) // new epoch
-		R(&y, site, true)
-		Alloc(&y, site)   // y is a new object: x's epoch goes on
-		R(&x, site, true) // covered
-		R(&y, site, true) // the new object's
+		R(x, site, true) // new epoch
+		R(y, site, true)
+		Alloc(y, site)   // y is a new object: x's epoch goes on
+		R(x, site, true) // covered
+		R(y, site, true) // the new object's
 	})
 	got := ops(tr, func(e *trace.Event) bool {
 		return e.Op.IsAccess() || e.Op == trace.OpSyncRelease || e.Op == trace.OpAlloc
@@ -200,13 +210,13 @@ func TestDedup(t *testing.T) {
 // copy records its writes first, so that a copy within one slice records
 // each word once; without dedup a copy records its reads, then its writes.
 func TestDedupRanges(t *testing.T) {
-	s := make([]uint64, 4)
-	var big [3]uint64
+	s := escape[[4]uint64]()[:]
+	big := escape[[3]uint64]()
 	body := func(site uint32) {
 		Copy(s[1:], s[:3], site, true) // keys moving right
 		Copy(s[:3], s[1:], site, true) // and back: only s[0] is new, as a write
-		W(&big, site, true)            // three words, all new
-		R(&big, site, true)            // covered
+		W(big, site, true)             // three words, all new
+		R(big, site, true)             // covered
 	}
 	want := map[bool][]string{
 		true: {"0 w a", "0 w b", "0 w c", "0 r d", "0 w d", "0 w e", "0 w f", "0 w g"},
@@ -537,4 +547,47 @@ func TestAppendGrowthIsAnAllocation(t *testing.T) {
 	if p := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(str)))); allocs[2].lo != p || allocs[2].hi != p+uint64(cap(str)) {
 		t.Errorf("string append's allocation %#x-%#x, want %#x-%#x", allocs[2].lo, allocs[2].hi, p, p+uint64(cap(str)))
 	}
+}
+
+// Accesses and allocations in the goroutine's own stack are not recorded
+// (onStack): no other goroutine can reach them, and a moved stack's memory
+// goes to other goroutines' stacks. The same accesses to a heap object are.
+func TestStackNotRecorded(t *testing.T) {
+	if !stackKnown {
+		probeGoid()
+	}
+	if !stackKnown {
+		t.Skip("no getg on this platform")
+	}
+	h := escape[[2]uint64]()
+	tr := record(t, false, func(site uint32) {
+		var local [2]uint64 // stays in the stack: W and R do not keep p
+		W(&local, site, true)
+		R(&local[1], site, true)
+		Alloc(&local, site)
+		Elems(local[:], site, true)
+		W(h, site, true)
+		R(&h[1], site, true)
+		Alloc(h, site)
+		Elems(h[:], site, true)
+		// A stack that grows moves: the accesses after it are still not
+		// recorded, at their new addresses.
+		grow(64)
+		W(&local, site, true)
+	})
+	got := ops(tr, func(e *trace.Event) bool { return e.Op.IsAccess() || e.Op == trace.OpAlloc })
+	want := []string{"0 w a", "0 w b", "0 r b", "0 alloc a", "0 r a", "0 r b"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events %q, want %q (the heap object's only)", got, want)
+	}
+}
+
+// grow uses n KB of stack.
+func grow(n int) byte {
+	var buf [1024]byte
+	buf[n%1024] = byte(n)
+	if n == 0 {
+		return buf[0]
+	}
+	return grow(n-1) + buf[n%1024]
 }
