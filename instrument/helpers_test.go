@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"strings"
 	"sync"
 	"testing"
 
@@ -26,7 +27,8 @@ type rtImporter struct{}
 func (rtImporter) Import(path string) (*types.Package, error) {
 	rtOnce.Do(func() {
 		cfg := &packages.Config{Mode: packages.NeedName | packages.NeedTypes | packages.NeedImports | packages.NeedDeps}
-		ps, err := packages.Load(cfg, "github.com/racekit/racekit/rt", "github.com/racekit/racekit/rt/rttest")
+		// net/http in the same load: its context is rt's (freshstd.go).
+		ps, err := packages.Load(cfg, "github.com/racekit/racekit/rt", "github.com/racekit/racekit/rt/rttest", "net/http")
 		if err != nil {
 			rtErr = err
 			return
@@ -46,7 +48,9 @@ func (rtImporter) Import(path string) (*types.Package, error) {
 		}
 		for _, p := range ps {
 			walk(p.Types)
-			rtPkgs[RTModule+p.PkgPath[len("github.com/racekit/racekit"):]] = p.Types
+			if rest, ok := strings.CutPrefix(p.PkgPath, "github.com/racekit/racekit"); ok {
+				rtPkgs[RTModule+rest] = p.Types
+			}
 		}
 	})
 	if rtErr != nil {

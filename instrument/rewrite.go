@@ -637,6 +637,7 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 		}
 		r.assign(x, inList)
 		r.finishStmtBarrier(bp, x)
+		r.freshAssign(x.Lhs, x.Rhs)
 	case *ast.IncDecStmt:
 		r.lv(x.X, "RW")
 	case *ast.SendStmt:
@@ -670,7 +671,13 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 	case *ast.DeclStmt:
 		if g, ok := x.Decl.(*ast.GenDecl); ok && g.Tok == token.VAR {
 			for _, sp := range g.Specs {
-				r.valueSpec(sp.(*ast.ValueSpec))
+				vs := sp.(*ast.ValueSpec)
+				r.valueSpec(vs)
+				names := make([]ast.Expr, len(vs.Names))
+				for i, n := range vs.Names {
+					names[i] = n
+				}
+				r.freshAssign(names, vs.Values)
 			}
 			if inList {
 				r.allocVars(x, g)
@@ -2456,6 +2463,7 @@ func (r *rewriter) call(x *ast.CallExpr) {
 	if std != nil {
 		std()
 	}
+	r.freshCall(x, fn)
 	if read {
 		r.readAfter(x)
 	}

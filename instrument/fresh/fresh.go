@@ -1,0 +1,145 @@
+// Package fresh finds the functions whose results are objects the call
+// itself allocated: on every path that returns, result i is a new heap
+// object (new(T), &T{...}, make), nil, a slice of such an object, or the
+// same result of another such function.
+//
+// racekit needs it for memory that code it does not trace allocates. The
+// detectors match accesses by address, and the garbage collector reuses the
+// memory of dead objects, so traced code writing r.Pattern on the
+// *http.Request that (*http.Request).WithContext has just made would look
+// like a write to every dead request that once had that address (the Go race
+// detector clears its shadow memory in malloc; racekit's instrumented
+// allocation sites record an alloc event, but the standard library is not
+// instrumented). At a call of a function whose result is fresh, the
+// instrumenter records the allocation of the object the result points to,
+// when the call returns.
+//
+// The analysis is a greatest fixed point over SSA: every pointer, slice or
+// map result starts fresh and is dropped when a return gives it a value not
+// fresh under the current assumptions. A recursive function whose base case
+// allocates stays fresh; every value actually returned is traced back,
+// through finitely many calls, to an allocation. A result fresh here may
+// still have been handed to other code before the call returned (stored in a
+// global, passed to a callback); accesses that such code makes before the
+// return lose their history at the allocation event (docs/frontend.md).
+package fresh
+
+import (
+	"go/types"
+
+	"golang.org/x/tools/go/ssa"
+)
+
+// Results maps a function to which of its results are fresh (nil or
+// absent: none).
+type Results map[*ssa.Function][]bool
+
+// Fresh reports whether result i of fn is fresh.
+func (r Results) Fresh(fn *ssa.Function, i int) bool {
+	f := r[fn]
+	return i < len(f) && f[i]
+}
+
+// Candidate reports whether a result of type t can be fresh: a pointer,
+// slice or map (the objects an allocation event can name).
+func Candidate(t types.Type) bool {
+	switch t.Underlying().(type) {
+	case *types.Pointer, *types.Slice, *types.Map:
+		return true
+	}
+	return false
+}
+
+// Analyze computes the fresh results of fns (functions with bodies; calls
+// to functions not in fns, or without bodies, return nothing fresh).
+func Analyze(fns []*ssa.Function) Results {
+	res := Results{}
+	for _, fn := range fns {
+		if len(fn.Blocks) == 0 {
+			continue
+		}
+		rs := fn.Signature.Results()
+		f := make([]bool, rs.Len())
+		any := false
+		for i := range f {
+			f[i] = Candidate(rs.At(i).Type())
+			any = any || f[i]
+		}
+		if any {
+			res[fn] = f
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for fn, f := range res {
+			for _, b := range fn.Blocks {
+				ret, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return)
+				if !ok {
+					continue
+				}
+				for i, v := range ret.Results {
+					if f[i] && !res.value(v, map[*ssa.Phi]bool{}) {
+						f[i] = false
+						changed = true
+					}
+				}
+			}
+		}
+	}
+	for fn, f := range res {
+		keep := false
+		for _, x := range f {
+			keep = keep || x
+		}
+		if !keep {
+			delete(res, fn)
+		}
+	}
+	return res
+}
+
+// value reports whether v is fresh under the current assumptions. A phi
+// already being looked at counts as fresh: its other edges decide.
+func (r Results) value(v ssa.Value, phis map[*ssa.Phi]bool) bool {
+	switch v := v.(type) {
+	case *ssa.Alloc:
+		return v.Heap
+	case *ssa.MakeSlice, *ssa.MakeMap, *ssa.MakeChan:
+		return true
+	case *ssa.Const:
+		return v.IsNil()
+	case *ssa.Phi:
+		if phis[v] {
+			return true
+		}
+		phis[v] = true
+		for _, e := range v.Edges {
+			if !r.value(e, phis) {
+				return false
+			}
+		}
+		return true
+	case *ssa.ChangeType:
+		return r.value(v.X, phis)
+	case *ssa.Slice:
+		// s[i:j] of a fresh array or slice: part of the new object.
+		return r.value(v.X, phis)
+	case *ssa.Call:
+		c := v.Common()
+		if b, ok := c.Value.(*ssa.Builtin); ok {
+			// append(s, ...) returns s's array or a new one.
+			return b.Name() == "append" && len(c.Args) > 0 && r.value(c.Args[0], phis)
+		}
+		if callee := c.StaticCallee(); callee != nil && !c.IsInvoke() {
+			return r.Fresh(callee, 0)
+		}
+	case *ssa.Extract:
+		if call, ok := v.Tuple.(*ssa.Call); ok {
+			c := call.Common()
+			if callee := c.StaticCallee(); callee != nil && !c.IsInvoke() {
+				return r.Fresh(callee, v.Index)
+			}
+		}
+	}
+	return false
+}

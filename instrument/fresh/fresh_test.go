@@ -1,0 +1,205 @@
+package fresh
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"sort"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/go/ssa"
+	"golang.org/x/tools/go/ssa/ssautil"
+)
+
+// Each function's doc comment is its expectation: "fresh: i j" lists its
+// fresh results, "fresh:" none.
+const src = `package p
+
+type T struct{ a, b int }
+
+var global = new(T)
+var cache map[int]*T
+
+// fresh: 0
+func newT() *T { return &T{a: 1} }
+
+// fresh: 0
+func newT2() *T { p := new(T); p.b = 2; return p }
+
+// fresh:
+func param(p *T) *T { return p }
+
+// fresh:
+func glob() *T { return global }
+
+// fresh: 0
+func viaCall() *T { return newT() }
+
+// fresh: 0
+func orNil(ok bool) *T {
+	if !ok {
+		return nil
+	}
+	return newT()
+}
+
+// A bufio.NewReaderSize: the argument itself on one path.
+// fresh:
+func reuse(p *T, ok bool) *T {
+	if ok {
+		return p
+	}
+	return new(T)
+}
+
+// fresh: 0
+func rec(n int) *T {
+	if n == 0 {
+		return new(T)
+	}
+	return rec(n - 1)
+}
+
+// fresh:
+func recParam(n int, p *T) *T {
+	if n == 0 {
+		return p
+	}
+	return recParam(n-1, p)
+}
+
+// fresh: 0
+func loop(n int) *T {
+	var p *T
+	for i := 0; i < n; i++ {
+		p = &T{a: i}
+	}
+	return p
+}
+
+// fresh:
+func cached(k int) *T {
+	if p, ok := cache[k]; ok {
+		return p
+	}
+	p := new(T)
+	cache[k] = p
+	return p
+}
+
+// fresh: 0 2
+func tuple() (*T, error, []int) { return new(T), nil, make([]int, 3) }
+
+// fresh: 0
+func fromTuple() *T {
+	p, _, _ := tuple()
+	return p
+}
+
+// fresh: 1
+func fromTuple2() (error, []int) {
+	_, err, s := tuple()
+	return err, s
+}
+
+// fresh: 0
+func sub(n int) []byte { b := make([]byte, 64); return b[:n] }
+
+// fresh:
+func subParam(b []byte, n int) []byte { return b[:n] }
+
+// fresh: 0
+func grow(n int) []int {
+	var s []int
+	for i := 0; i < n; i++ {
+		s = append(s, i)
+	}
+	return s
+}
+
+// fresh:
+func appendParam(s []int) []int { return append(s, 1) }
+
+// fresh: 0
+func mk() map[int]int { return map[int]int{1: 2} }
+
+// Not a pointer, slice or map.
+// fresh:
+func val() T { return T{} }
+
+// fresh:
+func field(p *T) *int { return &p.a }
+
+// fresh:
+func dyn(f func() *T) *T { return f() }
+
+type I interface{ M() *T }
+
+// fresh:
+func invoke(i I) *T { return i.M() }
+
+// fresh: 0
+func (t T) Clone() *T { c := t; return &c }
+
+// fresh: 0
+func closure() *T {
+	f := func() *T { return new(T) }
+	return f()
+}
+
+// fresh:
+func stringSlice(s string) []byte { return []byte(s)[:0:0] }
+`
+
+func TestAnalyze(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "p.go", src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, _, err := ssautil.BuildPackage(&types.Config{}, fset, types.NewPackage("p", "p"), []*ast.File{f}, ssa.SanityCheckFunctions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fns []*ssa.Function
+	for fn := range ssautil.AllFunctions(pkg.Prog) {
+		fns = append(fns, fn)
+	}
+	res := Analyze(fns)
+	checked := 0
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Doc == nil {
+			continue
+		}
+		_, want, ok := strings.Cut(fd.Doc.Text(), "fresh:")
+		if !ok {
+			continue
+		}
+		obj := pkg.Pkg.Scope().Lookup(fd.Name.Name)
+		var fn *ssa.Function
+		if obj != nil {
+			fn = pkg.Prog.FuncValue(obj.(*types.Func))
+		} else { // a method
+			recv := pkg.Pkg.Scope().Lookup("T").Type()
+			sel := pkg.Prog.MethodSets.MethodSet(recv).Lookup(pkg.Pkg, fd.Name.Name)
+			fn = pkg.Prog.MethodValue(sel)
+		}
+		var got []string
+		for i := 0; i < fn.Signature.Results().Len(); i++ {
+			if res.Fresh(fn, i) {
+				got = append(got, string(rune('0'+i)))
+			}
+		}
+		sort.Strings(got)
+		if g, w := strings.Join(got, " "), strings.TrimSpace(want); g != w {
+			t.Errorf("%s: fresh results %q, want %q", fd.Name.Name, g, w)
+		}
+		checked++
+	}
+	if checked < 25 {
+		t.Fatalf("only %d functions checked", checked)
+	}
+}

@@ -1,0 +1,90 @@
+package instrument
+
+import (
+	"go/ast"
+	"go/types"
+)
+
+// Objects allocated in untraced code. The standard library is not
+// instrumented, so the objects it allocates and returns (the *http.Request
+// of r.WithContext(ctx), the []string of strings.Split) record no
+// allocation, and an address the garbage collector gave to a dead object
+// would carry that object's accesses into the new one's. freshStd
+// (fresh_table.go, computed by package fresh from the standard library)
+// names the functions whose result is, on every return, an object the call
+// allocated; at their calls the rewriter records that object's allocation
+// when the call returns, with the hook an allocation in user code has:
+// rt.New(f(x), site) for a pointer, rt.MakeSlice, rt.MakeMap. A result
+// among several is recorded after its statement when it is assigned to a
+// variable (a, err := f(); rt.New(a, site)).
+
+// freshKey names fn as the fresh table does: methodKey for a method,
+// funcKey for a function.
+func freshKey(fn *types.Func) string {
+	if k := methodKey(fn); k != "" {
+		return k
+	}
+	return funcKey(fn)
+}
+
+// freshHook returns the rt hook that records the allocation of result i of
+// a call of fn, of type t, or "" if the result is not known fresh.
+func (r *rewriter) freshHook(fn *types.Func, i int, t types.Type) string {
+	if fn == nil || fn.Pkg() == nil || i >= 8 || r.traced(fn.Pkg().Path()) || freshStd[freshKey(fn)]&(1<<i) == 0 || t == nil {
+		return ""
+	}
+	if _, ok := types.Unalias(t).(*types.Pointer); ok {
+		return "New" // not a named pointer type: rt.New infers *T
+	}
+	switch t.Underlying().(type) {
+	case *types.Slice:
+		return "MakeSlice"
+	case *types.Map:
+		return "MakeMap"
+	}
+	return ""
+}
+
+// freshCall wraps the call x, of fn, in the hook recording its result's
+// allocation, when it has one result and that is fresh.
+func (r *rewriter) freshCall(x *ast.CallExpr, fn *types.Func) {
+	if r.noBarrier[x] {
+		return // deferred: runs later, its result unused
+	}
+	t := typeOf(r.info, x)
+	if _, tuple := t.(*types.Tuple); tuple {
+		return // several results: freshAssign
+	}
+	if h := r.freshHook(fn, 0, t); h != "" {
+		lo, hi := r.span(x)
+		r.ed.wrap(lo, hi, rtAlias+"."+h+"(", ", "+r.site(x.Pos())+")")
+	}
+}
+
+// freshAssign records, after the statement, the allocations of the fresh
+// results among several of a call assigned to variables (lhs, the
+// statement's left-hand side or a var declaration's names; rhs its one
+// value).
+func (r *rewriter) freshAssign(lhs []ast.Expr, rhs []ast.Expr) {
+	if len(rhs) != 1 || len(lhs) < 2 {
+		return
+	}
+	x, ok := unparen(rhs[0]).(*ast.CallExpr)
+	if !ok {
+		return
+	}
+	fn := r.calledFunc(x)
+	tuple, ok := typeOf(r.info, x).(*types.Tuple)
+	if !ok || tuple.Len() != len(lhs) {
+		return
+	}
+	for i, e := range lhs {
+		id, ok := e.(*ast.Ident)
+		if !ok || id.Name == "_" {
+			continue
+		}
+		if h := r.freshHook(fn, i, tuple.At(i).Type()); h != "" {
+			r.after = append(r.after, rtAlias+"."+h+"("+id.Name+", "+r.site(x.Pos())+")")
+		}
+	}
+}

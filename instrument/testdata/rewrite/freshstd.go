@@ -1,0 +1,41 @@
+// Objects the standard library allocates and returns get an allocation
+// event when the call returns (freshStd): a pointer (rt.New), a slice
+// (rt.MakeSlice), a map (rt.MakeMap), a result among several assigned to a
+// variable (after the statement). bufio.NewReaderSize may return its
+// argument: nothing is recorded; nor for a deferred call.
+package p
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+type holder struct{ r *http.Request }
+
+func fresh(ctx context.Context, rd io.Reader, u *url.URL) (*http.Request, error) {
+	req, err := http.NewRequest("GET", "/x", nil)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	req.Pattern = "/x"
+	var r2, err2 = http.NewRequestWithContext(ctx, "GET", "/y", nil)
+	_, _ = r2, err2
+	parts := strings.Split("a,b", ",")
+	parts[0] = "c"
+	q := u.Query()
+	q["k"] = nil
+	br := bufio.NewReaderSize(rd, 4096)
+	_ = br
+	h := holder{r: req.Clone(ctx)}
+	_ = h
+	defer strings.Split("a", ",")
+	if r3, err := http.NewRequest("GET", "/z", nil); err == nil {
+		return r3, nil
+	}
+	return req.WithContext(ctx), nil
+}
