@@ -627,6 +627,9 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 				}
 			}
 		}
+		if u, ok := unparen(x.X).(*ast.UnaryExpr); ok && u.Op == token.ARROW && inList && r.recvStmt(x, u) {
+			break
+		}
 		bp := r.stmtBarrier(x, x.X, inList)
 		r.rd(x.X)
 		r.finishStmtBarrier(bp, x)
@@ -1498,7 +1501,7 @@ func (r *rewriter) labelText(label *ast.LabeledStmt) string {
 
 // rangeChan rewrites for v := range ch { body } as
 //
-//	{ c := ch; L: for g := rt.RecvRangeG(c, G); ; g = rt.RecvRangeG(c, G) { v, ok := <-c; rt.RecvPost(c, g); if !ok { break }; { body } } }
+//	{ c := ch; L: for g := rt.RecvRangeG(c, G); ; g = rt.RecvRangeG(c, G) { v, ok := <-c; rt.RecvPostOK(c, g, ok); if !ok { break }; { body } } }
 //
 // (G: the function's goroutine state, gArg, which RecvRangeG hands on as
 // g; continue runs the post statement, as it ran the condition.)
@@ -1527,7 +1530,7 @@ func (r *rewriter) rangeChan(x *ast.RangeStmt, label *ast.LabeledStmt) {
 	if r.timerChan(x.X) {
 		fired = rtAlias + ".TimerFired(" + s + "); "
 	}
-	g.lit(rtAlias + ".RecvPost(" + c + ", " + s + ", " + tok + "); " + fired + "if !" + ok + " { break }; " + assign)
+	g.lit(rtAlias + ".RecvPostOK(" + c + ", " + s + ", " + tok + ", " + ok + "); " + fired + "if !" + ok + " { break }; " + assign)
 	r.piece(g, x.Body)
 	g.lit(" } }") // the for statement, the block
 	r.ed.collapse(lo, hi, g.end(hi))
@@ -2158,6 +2161,32 @@ func (r *rewriter) recv(u *ast.UnaryExpr, commaOK bool) {
 	r.piece(g, u.X)
 	g.lit(", " + r.site(u.OpPos) + ga + ")")
 	r.ed.collapse(lo, hi, g.end(hi))
+}
+
+// recvStmt rewrites the statement <-ch as
+//
+//	{ c := ch; g := rt.RecvRangeG(c, site, G); _, ok := <-c; rt.RecvPostOK(c, site, g, ok) }
+//
+// so that the receive runs in the user's function, not in a hook: a
+// goroutine blocked in it shows the user's function on top of its stack,
+// as under go test -race (goleak's IgnoreTopFunction, runtime.Stack). A
+// timer's or a context's channel keeps its own hook (recv). It reports
+// whether it rewrote the statement.
+func (r *rewriter) recvStmt(x *ast.ExprStmt, u *ast.UnaryExpr) bool {
+	if r.timerChan(u.X) || r.ctxDone(u.X) {
+		return false
+	}
+	r.rd(u.X)
+	lo, hi := r.span(x)
+	s := r.site(u.OpPos)
+	g := r.newGen(lo)
+	c, tok, ok := r.tmp(), r.tmp(), r.tmp()
+	g.lit("{ " + c + " := ")
+	r.piece(g, u.X)
+	g.lit("; " + tok + " := " + rtAlias + ".RecvRangeG(" + c + ", " + s + ", " + r.gArg() + "); _, " + ok + " := <-" + c +
+		"; " + rtAlias + ".RecvPostOK(" + c + ", " + s + ", " + tok + ", " + ok + ") }")
+	r.ed.collapse(lo, hi, g.end(hi))
+	return true
 }
 
 // ctxDone reports whether ch is a call of a context's Done method.

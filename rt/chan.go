@@ -143,6 +143,10 @@ func RecvPreG(c any, site uint32, g *gstate) *gstate {
 // receive got a message or returned because c is closed.
 func RecvPost(c any, site uint32, g *gstate) { recvPost(c, site, g, trace.MsgRecvAny) }
 
+// RecvPostOK is RecvPost for a receive v, ok := <-c whose ok it is given
+// (a range over c, the statement <-c).
+func RecvPostOK(c any, site uint32, g *gstate, ok bool) { recvPost(c, site, g, recvKind(ok)) }
+
 // recvPost is RecvPost knowing the receive's outcome, kind.
 func recvPost(c any, site uint32, g *gstate, kind trace.MsgKind) {
 	if ctl { // controlled mode (sched.go)
@@ -163,8 +167,9 @@ func recvKind(ok bool) trace.MsgKind {
 	return trace.MsgRecvClosed
 }
 
-// RecvRangeG is RecvPreG for each receive of a range over a channel: the
-// loop's init and post statements.
+// RecvRangeG is RecvPreG for each receive of a range over a channel (the
+// loop's init and post statements) and for the statement <-c: the
+// controlled scheduler's point of a receive, then RecvPreG.
 func RecvRangeG(c any, site uint32, g *gstate) *gstate {
 	if ctl { // controlled mode (sched.go)
 		ctlRecv(c, site)

@@ -3,7 +3,9 @@ package callers
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
 )
 
 // The Example runs on the test binary's main goroutine, under m.Run: a
@@ -124,4 +126,44 @@ func ExamplePanicStack() {
 	// testing.runExamples
 	// testing.(*M).Run
 	// main.main
+}
+
+// A goroutine blocked in a receive statement has its own function on top
+// of its stack, where goleak's IgnoreTopFunction and other leak checks
+// look (runtime.Stack of all goroutines).
+func TestBlockedTop(t *testing.T) {
+	ch := make(chan int)
+	go blockedRecv(ch)
+	top := ""
+	for i := 0; i < 2000 && top == ""; i++ {
+		top = blockedTop()
+		if top == "" {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	close(ch)
+	t.Log("top of the blocked goroutine:", top)
+	if top != "racekit.test/e2e/callers.blockedRecv" {
+		t.Errorf("the blocked goroutine's top frame is %q, want racekit.test/e2e/callers.blockedRecv", top)
+	}
+}
+
+func blockedRecv(ch chan int) {
+	<-ch
+}
+
+// blockedTop returns the top function of the goroutine blocked in a
+// receive inside blockedRecv, or "".
+func blockedTop() string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		lines := strings.Split(g, "\n")
+		if len(lines) < 2 || !strings.Contains(lines[0], "[chan receive") || !strings.Contains(g, "blockedRecv") {
+			continue
+		}
+		fn, _, _ := strings.Cut(lines[1], "(")
+		return fn
+	}
+	return ""
 }

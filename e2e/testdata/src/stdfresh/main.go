@@ -2,7 +2,7 @@
 // WithContext returns is shared with a goroutine, and both write its
 // Pattern with nothing between. The allocation recorded when WithContext
 // returns comes before the sharing, so it hides nothing: one race,
-// main.go:22 and main.go:25.
+// main.go:22 and main.go:25 (TestPrograms checks it).
 package main
 
 import (
@@ -19,10 +19,10 @@ func main() {
 	req = req.WithContext(context.Background())
 	done := make(chan bool)
 	go func() {
-		req.Pattern = "/a"
+		req.Pattern = "/a" // race: p
 		done <- true
 	}()
-	req.Pattern = "/b"
+	req.Pattern = "/b" // race: p
 	<-done
 	fmt.Println(req.Pattern != "")
 }
