@@ -634,6 +634,9 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 		r.rd(x.X)
 		r.finishStmtBarrier(bp, x)
 	case *ast.AssignStmt:
+		if inList && r.recvDefine(x) {
+			break
+		}
 		var bp *bpPlan
 		if len(x.Rhs) == 1 {
 			bp = r.stmtBarrier(x, x.Rhs[0], inList)
@@ -2185,6 +2188,53 @@ func (r *rewriter) recvStmt(x *ast.ExprStmt, u *ast.UnaryExpr) bool {
 	r.piece(g, u.X)
 	g.lit("; " + tok + " := " + rtAlias + ".RecvRangeG(" + c + ", " + s + ", " + r.gArg() + "); _, " + ok + " := <-" + c +
 		"; " + rtAlias + ".RecvPostOK(" + c + ", " + s + ", " + tok + ", " + ok + ") }")
+	r.ed.collapse(lo, hi, g.end(hi))
+	return true
+}
+
+// recvDefine rewrites v := <-ch and v, ok := <-ch, in a statement list, as
+//
+//	c := ch; g := rt.RecvRangeG(c, site, G); v, ok := <-c; rt.RecvPostOK(c, site, g, ok)
+//
+// for the reason recvStmt gives, when the variables are new or not shared
+// (no write or allocation of theirs to record). It reports whether it
+// rewrote the statement.
+func (r *rewriter) recvDefine(x *ast.AssignStmt) bool {
+	if x.Tok != token.DEFINE || len(x.Rhs) != 1 || len(x.Lhs) > 2 {
+		return false
+	}
+	u, ok := unparen(x.Rhs[0]).(*ast.UnaryExpr)
+	if !ok || u.Op != token.ARROW || r.timerChan(u.X) || r.ctxDone(u.X) {
+		return false
+	}
+	names := make([]string, 2)
+	for i, l := range x.Lhs {
+		id, ok := l.(*ast.Ident)
+		if !ok {
+			return false
+		}
+		v, _ := r.info.Defs[id].(*types.Var)
+		if v == nil {
+			v, _ = r.info.Uses[id].(*types.Var)
+		}
+		if id.Name != "_" && (v == nil || r.shared[v]) {
+			return false
+		}
+		names[i] = id.Name
+	}
+	okName := names[1]
+	if okName == "" || okName == "_" {
+		okName = r.tmp()
+	}
+	r.rd(u.X)
+	lo, hi := r.span(x)
+	s := r.site(u.OpPos)
+	g := r.newGen(lo)
+	c, tok := r.tmp(), r.tmp()
+	g.lit(c + " := ")
+	r.piece(g, u.X)
+	g.lit("; " + tok + " := " + rtAlias + ".RecvRangeG(" + c + ", " + s + ", " + r.gArg() + "); " + names[0] + ", " + okName + " := <-" + c +
+		"; " + rtAlias + ".RecvPostOK(" + c + ", " + s + ", " + tok + ", " + okName + ")")
 	r.ed.collapse(lo, hi, g.end(hi))
 	return true
 }

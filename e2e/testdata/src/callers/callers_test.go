@@ -128,42 +128,50 @@ func ExamplePanicStack() {
 	// main.main
 }
 
-// A goroutine blocked in a receive statement has its own function on top
-// of its stack, where goleak's IgnoreTopFunction and other leak checks
-// look (runtime.Stack of all goroutines).
+// A goroutine blocked in a receive statement (<-ch, v := <-ch) has its
+// own function on top of its stack, where goleak's IgnoreTopFunction and
+// other leak checks look (runtime.Stack of all goroutines).
 func TestBlockedTop(t *testing.T) {
 	ch := make(chan int)
 	go blockedRecv(ch)
-	top := ""
-	for i := 0; i < 2000 && top == ""; i++ {
-		top = blockedTop()
-		if top == "" {
-			time.Sleep(time.Millisecond)
+	go blockedRecvValue(ch)
+	for _, fn := range []string{"blockedRecv", "blockedRecvValue"} {
+		top := ""
+		for i := 0; i < 2000 && top == ""; i++ {
+			top = blockedTop(fn)
+			if top == "" {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		t.Log("top of the goroutine blocked in", fn+":", top)
+		if want := "racekit.test/e2e/callers." + fn; top != want {
+			t.Errorf("the goroutine blocked in %s has %q on top, want %s", fn, top, want)
 		}
 	}
 	close(ch)
-	t.Log("top of the blocked goroutine:", top)
-	if top != "racekit.test/e2e/callers.blockedRecv" {
-		t.Errorf("the blocked goroutine's top frame is %q, want racekit.test/e2e/callers.blockedRecv", top)
-	}
 }
 
 func blockedRecv(ch chan int) {
 	<-ch
 }
 
+func blockedRecvValue(ch chan int) {
+	v, ok := <-ch
+	_, _ = v, ok
+}
+
 // blockedTop returns the top function of the goroutine blocked in a
-// receive inside blockedRecv, or "".
-func blockedTop() string {
+// receive inside fn, or "".
+func blockedTop(fn string) string {
 	buf := make([]byte, 1<<20)
 	buf = buf[:runtime.Stack(buf, true)]
 	for _, g := range strings.Split(string(buf), "\n\n") {
 		lines := strings.Split(g, "\n")
-		if len(lines) < 2 || !strings.Contains(lines[0], "[chan receive") || !strings.Contains(g, "blockedRecv") {
+		if len(lines) < 2 || !strings.Contains(lines[0], "[chan receive") || !strings.Contains(g, "callers."+fn+"(") {
 			continue
 		}
-		fn, _, _ := strings.Cut(lines[1], "(")
-		return fn
+		top, _, _ := strings.Cut(lines[1], "(")
+		return top
 	}
 	return ""
 }
