@@ -244,9 +244,14 @@ func enterSlow(fn uint32, sampled bool) (bool, *gstate) {
 			rec = false
 		}
 	} else {
-		g.record(trace.OpFuncEnter, 0, fn, uint64(fn), 0)
+		// A full recording too records a frame only when an event is
+		// recorded inside it (showFrames): every recorded event has the
+		// frames it would have with each call recorded, and a call in
+		// which dedup or the stack rule (onStack) dropped everything costs
+		// no event (most of the events of call-heavy code were FuncEnter
+		// and FuncExit of such calls).
 		g.depth++
-		g.shown = g.depth
+		g.pend = append(g.pend, fn)
 	}
 	if g.depth == 1 && g.untraced {
 		g.edge(trace.OpSyncAcquire, fn, ioObj)
