@@ -361,7 +361,13 @@ func (g *gstate) throttleWait() {
 	g.throttle = false
 	g.park()
 	for i := 0; pending.Load() > maxPending/2 && g.out.Load() < g.written && live.Load(); i++ {
-		if helpWrite() {
+		// Another round at once only after one that wrote: a round that
+		// wrote nothing waits for a goroutine holding the frontier (one
+		// blocked in untraced code is stolen from after stealAfter), and
+		// each round looks at every goroutine: throttled goroutines that
+		// ran rounds back to back spent half of a worker pool's test
+		// (1000 workers) there.
+		if n, ok := helpWrite(); ok && n > 0 {
 			continue
 		}
 		if i < 100 {
@@ -373,20 +379,21 @@ func (g *gstate) throttleWait() {
 }
 
 // helpWrite runs a round of the writer in the calling goroutine, unless
-// one is running, and reports whether it did. Goroutines that fill big
+// one is running, and reports whether it did and how many events the
+// round wrote. Goroutines that fill big
 // chunks while the writer falls behind call it (at their next plain
 // event, with nothing uncommitted): on a busy machine the writer's
 // callback may wait long for a processor, while the goroutine that
 // filled a chunk has one and its data in cache.
-func helpWrite() bool {
+func helpWrite() (written int, ok bool) {
 	if !wmu.TryLock() {
-		return false
+		return 0, false
 	}
 	if !finished {
-		round(roundNormal)
+		written = round(roundNormal)
 	}
 	wmu.Unlock()
-	return true
+	return written, true
 }
 
 // plain records one plain event (read, write, function entry or exit).

@@ -694,3 +694,31 @@ func TestThrottle(t *testing.T) {
 		}
 	}
 }
+
+// helpWrite reports how many events its round wrote: throttleWait runs
+// another round at once only after one that wrote (a round that writes
+// nothing waits for a goroutine holding the frontier, and looks at every
+// goroutine each time).
+func TestHelpWriteReportsWritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.rkt")
+	if err := start(path, false); err != nil {
+		t.Fatal(err)
+	}
+	defer Finish()
+	site := RegisterFile("x.go", []string{"p.f"}, []uint32{10, 2, 0})
+	x := escape[uint64]()
+	for i := 0; i < 10; i++ {
+		W(x, site, true)
+	}
+	parkCur(nil) // idle: the frontier passes this goroutine's records
+	wmu.Lock()
+	stopWriterTimer() // no round but ours
+	wmu.Unlock()
+	n, ok := helpWrite()
+	if !ok || n < 10 {
+		t.Fatalf("helpWrite after 10 writes: wrote %d (ran: %v), want at least 10", n, ok)
+	}
+	if n, ok := helpWrite(); !ok || n != 0 {
+		t.Fatalf("helpWrite with nothing new: wrote %d (ran: %v), want 0", n, ok)
+	}
+}

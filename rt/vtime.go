@@ -223,6 +223,7 @@ func vPoint(t *vtimer) sched.Point {
 func Sleep(d time.Duration, site uint32) {
 	if !ctl || !vtime {
 		vRealSleeps.Add(1)
+		parkCur(nil) // not holding the writer's frontier while it sleeps
 		time.Sleep(d)
 		return
 	}

@@ -229,7 +229,8 @@ func writerIdle() bool {
 // an idle one the global seq loaded before its word (it will load a seq
 // at least as large before it records again, see open). Every committed
 // record with a key up to F is written, in key order; the others wait.
-func round(mode int) {
+// It returns how many events it wrote.
+func round(mode int) (written int) {
 	now := time.Now()
 	lw := seq.Load()
 	regMu.Lock()
@@ -271,6 +272,7 @@ func round(mode int) {
 		front = ^uint64(0)
 	}
 	n := merge(front)
+	written = n
 	if finished {
 		return
 	}
@@ -287,6 +289,7 @@ func round(mode int) {
 			fail(err)
 		}
 	}
+	return written
 }
 
 // writeDefs writes the queued definitions.
