@@ -83,6 +83,12 @@ func (r *rewriter) freshAssign(lhs []ast.Expr, rhs []ast.Expr) {
 		if !ok || id.Name == "_" {
 			continue
 		}
+		// The variable's own type: an assignment to one declared as an
+		// interface (var rc io.ReadCloser; rc, err = gzip.NewReader(r))
+		// is not a pointer for rt.New.
+		if t := typeOf(r.info, id); t == nil || !types.Identical(t, tuple.At(i).Type()) {
+			continue
+		}
 		if h := r.freshHook(fn, i, tuple.At(i).Type()); h != "" {
 			r.after = append(r.after, rtAlias+"."+h+"("+id.Name+", "+r.site(x.Pos())+")")
 		}

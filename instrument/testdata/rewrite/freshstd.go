@@ -7,6 +7,7 @@ package p
 
 import (
 	"bufio"
+	"compress/gzip"
 	"context"
 	"io"
 	"net/http"
@@ -34,6 +35,9 @@ func fresh(ctx context.Context, rd io.Reader, u *url.URL) (*http.Request, error)
 	h := holder{r: req.Clone(ctx)}
 	_ = h
 	defer strings.Split("a", ",")
+	var rc io.ReadCloser
+	rc, err = gzip.NewReader(rd) // rc is an interface: nothing recorded
+	_ = rc
 	if r3, err := http.NewRequest("GET", "/z", nil); err == nil {
 		return r3, nil
 	}
