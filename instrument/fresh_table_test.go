@@ -24,7 +24,7 @@ var updateFresh = flag.Bool("update-fresh", false, "rewrite fresh_table.go from 
 // stdFreshTable runs package fresh over the standard library and returns
 // the table of its exported functions and methods with fresh results, as
 // freshKey names them.
-func stdFreshTable(t *testing.T) map[string]uint8 {
+func stdFreshTable(t *testing.T) (map[string]uint8, map[string][]string) {
 	cfg := &packages.Config{Mode: packages.LoadAllSyntax}
 	pkgs, err := packages.Load(cfg, "std")
 	if err != nil {
@@ -40,7 +40,9 @@ func stdFreshTable(t *testing.T) map[string]uint8 {
 		fns = append(fns, fn)
 	}
 	res := fresh.Analyze(fns)
+	deep := fresh.AnalyzeFields(res)
 	table := map[string]uint8{}
+	fields := map[string][]string{}
 	for fn, f := range res {
 		obj, ok := fn.Object().(*types.Func)
 		if !ok || fn.Synthetic != "" || fn.TypeParams().Len() > 0 || len(fn.TypeArgs()) > 0 || !userVisible(obj) {
@@ -57,8 +59,11 @@ func stdFreshTable(t *testing.T) map[string]uint8 {
 			}
 		}
 		table[key] |= bits
+		if fs := deep[fn]; len(fs) > 0 {
+			fields[key] = fs
+		}
 	}
-	return table
+	return table, fields
 }
 
 // userVisible: an exported function, or an exported method of an exported
@@ -81,7 +86,7 @@ func userVisible(fn *types.Func) bool {
 	return ok && n.Obj().Exported() && n.TypeParams().Len() == 0
 }
 
-func renderFreshTable(table map[string]uint8) []byte {
+func renderFreshTable(table map[string]uint8, fields map[string][]string) []byte {
 	keys := make([]string, 0, len(table))
 	for k := range table {
 		keys = append(keys, k)
@@ -96,6 +101,24 @@ func renderFreshTable(table map[string]uint8) []byte {
 	fmt.Fprintf(&b, "var freshStd = map[string]uint8{\n")
 	for _, k := range keys {
 		fmt.Fprintf(&b, "\t%q: %d,\n", k, table[k])
+	}
+	fmt.Fprintf(&b, "}\n\n")
+	fmt.Fprintf(&b, "// freshStdFields: of those whose result 0 points to a struct, the fields\n// that hold a new object too (package fresh's AnalyzeFields).\n")
+	fmt.Fprintf(&b, "var freshStdFields = map[string][]string{\n")
+	keys = keys[:0]
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "\t%q: {", k)
+		for i, f := range fields[k] {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%q", f)
+		}
+		b.WriteString("},\n")
 	}
 	fmt.Fprintf(&b, "}\n")
 	out, err := format.Source(b.Bytes())
@@ -128,6 +151,9 @@ func TestFreshTable(t *testing.T) {
 		t.Skipf("fresh_table.go is from %s, this is %s", freshGoVersion, goRelease())
 	}
 	got := renderFreshTable(stdFreshTable(t))
+	if *updateFresh && len(got) == 0 {
+		t.Fatal("empty table")
+	}
 	if *updateFresh {
 		if err := os.WriteFile("fresh_table.go", got, 0o644); err != nil {
 			t.Fatal(err)

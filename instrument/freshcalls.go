@@ -3,6 +3,8 @@ package instrument
 import (
 	"go/ast"
 	"go/types"
+	"strconv"
+	"strings"
 )
 
 // Objects allocated in untraced code. The standard library is not
@@ -14,7 +16,9 @@ import (
 // names the functions whose result is, on every return, an object the call
 // allocated; at their calls the rewriter records that object's allocation
 // when the call returns, with the hook an allocation in user code has:
-// rt.New(f(x), site) for a pointer, rt.MakeSlice, rt.MakeMap. A result
+// rt.New(f(x), site) for a pointer (rt.NewFields(f(x), site, "URL",
+// "Header") when fields of the object hold new objects too: freshStdFields),
+// rt.MakeSlice, rt.MakeMap. A result
 // among several is recorded after its statement when it is assigned to a
 // variable (a, err := f(); rt.New(a, site)).
 
@@ -34,7 +38,11 @@ func (r *rewriter) freshHook(fn *types.Func, i int, t types.Type) string {
 		return ""
 	}
 	if _, ok := types.Unalias(t).(*types.Pointer); ok {
-		return "New" // not a named pointer type: rt.New infers *T
+		// Not a named pointer type: rt.New infers *T.
+		if fs := freshStdFields[freshKey(fn)]; i == 0 && len(fs) > 0 {
+			return "NewFields"
+		}
+		return "New"
 	}
 	switch t.Underlying().(type) {
 	case *types.Slice:
@@ -57,7 +65,7 @@ func (r *rewriter) freshCall(x *ast.CallExpr, fn *types.Func) {
 	}
 	if h := r.freshHook(fn, 0, t); h != "" {
 		lo, hi := r.span(x)
-		r.ed.wrap(lo, hi, rtAlias+"."+h+"(", ", "+r.site(x.Pos())+")")
+		r.ed.wrap(lo, hi, rtAlias+"."+h+"(", ", "+r.site(x.Pos())+freshFieldArgs(h, fn)+")")
 	}
 }
 
@@ -90,7 +98,19 @@ func (r *rewriter) freshAssign(lhs []ast.Expr, rhs []ast.Expr) {
 			continue
 		}
 		if h := r.freshHook(fn, i, tuple.At(i).Type()); h != "" {
-			r.after = append(r.after, rtAlias+"."+h+"("+id.Name+", "+r.site(x.Pos())+")")
+			r.after = append(r.after, rtAlias+"."+h+"("+id.Name+", "+r.site(x.Pos())+freshFieldArgs(h, fn)+")")
 		}
 	}
+}
+
+// freshFieldArgs is the field names rt.NewFields takes after the site.
+func freshFieldArgs(hook string, fn *types.Func) string {
+	if hook != "NewFields" {
+		return ""
+	}
+	var b strings.Builder
+	for _, f := range freshStdFields[freshKey(fn)] {
+		b.WriteString(", " + strconv.Quote(f))
+	}
+	return b.String()
 }

@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"reflect"
 	"unsafe"
 
 	"github.com/racekit/racekit/trace"
@@ -38,6 +39,34 @@ func Alloc[T any](p *T, site uint32) {
 func New[T any](p *T, site uint32) *T {
 	if on {
 		allocEvent(unsafe.Pointer(p), unsafe.Sizeof(*p), site)
+	}
+	return p
+}
+
+// NewFields is New for the fresh result of an untraced call (package
+// instrument's freshStd) that holds other new objects in the named fields
+// (http.NewRequest's URL and Header): it records their allocations too.
+func NewFields[T any](p *T, site uint32, fields ...string) *T {
+	if on && p != nil {
+		allocEvent(unsafe.Pointer(p), unsafe.Sizeof(*p), site)
+		v := reflect.ValueOf(p).Elem()
+		for _, name := range fields {
+			f := v.FieldByName(name)
+			switch f.Kind() {
+			case reflect.Pointer:
+				if !f.IsNil() {
+					allocEvent(f.UnsafePointer(), f.Type().Elem().Size(), site)
+				}
+			case reflect.Slice:
+				if f.Cap() > 0 {
+					allocEvent(f.UnsafePointer(), uintptr(f.Cap())*f.Type().Elem().Size(), site)
+				}
+			case reflect.Map:
+				if !f.IsNil() {
+					allocEvent(f.UnsafePointer(), 1, site) // the map's own pointer, as MakeMap
+				}
+			}
+		}
 	}
 	return p
 }

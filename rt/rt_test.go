@@ -591,3 +591,35 @@ func grow(n int) byte {
 	}
 	return grow(n-1) + buf[n%1024]
 }
+
+// NewFields records the allocation of the object and of the objects its
+// named fields hold (a pointer's object, a slice's array, a map), none of
+// a nil field's.
+func TestNewFields(t *testing.T) {
+	type obj struct {
+		U   *[3]uint64
+		S   []uint32
+		M   map[int]int
+		Nil *uint64
+	}
+	o := escape[obj]()
+	o.U, o.S, o.M = escape[[3]uint64](), make([]uint32, 2, 5), map[int]int{}
+	tr := record(t, false, func(site uint32) {
+		NewFields(o, site, "U", "S", "M", "Nil")
+	})
+	var got []string
+	for _, e := range tr.Events {
+		if e.Op == trace.OpAlloc {
+			got = append(got, fmt.Sprintf("%#x+%d", e.Obj, e.Value))
+		}
+	}
+	want := []string{
+		fmt.Sprintf("%#x+%d", uintptr(unsafe.Pointer(o)), unsafe.Sizeof(*o)),
+		fmt.Sprintf("%#x+%d", uintptr(unsafe.Pointer(o.U)), 24),
+		fmt.Sprintf("%#x+%d", uintptr(unsafe.Pointer(unsafe.SliceData(o.S))), 20),
+		fmt.Sprintf("%#x+%d", uintptr(mapPtr(o.M)), 1),
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("allocations %q, want %q", got, want)
+	}
+}

@@ -143,3 +143,134 @@ func (r Results) value(v ssa.Value, phis map[*ssa.Phi]bool) bool {
 	}
 	return false
 }
+
+// Fields maps a function whose result 0 is fresh and points to a struct to
+// the fields of that struct which, on every return, hold nil or an object
+// the call allocated (http.NewRequest's URL and Header): the objects a
+// caller reaches through a fresh result and that are as new as it is.
+type Fields map[*ssa.Function][]string
+
+// AnalyzeFields computes the fresh fields of the fresh results in res. A
+// field counts when every store to it in the function stores a fresh value
+// and the new object is used only to store and load its fields and to be
+// returned (passed to a call, copied over or stored anywhere, a callee or
+// another holder could give the field an older object); a result that is
+// another function's fresh result has that function's fields.
+func AnalyzeFields(res Results) Fields {
+	out := Fields{}
+	done := map[*ssa.Function]bool{}
+	var of func(fn *ssa.Function) []string
+	of = func(fn *ssa.Function) []string {
+		if done[fn] {
+			return out[fn]
+		}
+		done[fn] = true // a cycle contributes no fields
+		if !res.Fresh(fn, 0) || !structPointer(fn.Signature.Results().At(0).Type()) {
+			return nil
+		}
+		var common map[string]bool
+		for _, b := range fn.Blocks {
+			ret, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return)
+			if !ok {
+				continue
+			}
+			var fs []string
+			switch v := ret.Results[0].(type) {
+			case *ssa.Const:
+				continue // nil: no fields to vouch for
+			case *ssa.Alloc:
+				fs = res.allocFields(v)
+			case *ssa.Call:
+				if callee := v.Common().StaticCallee(); callee != nil && !v.Common().IsInvoke() &&
+					types.Identical(callee.Signature.Results().At(0).Type(), fn.Signature.Results().At(0).Type()) {
+					fs = of(callee)
+				}
+			case *ssa.Extract: // return g(...) where g has several results
+				if call, ok := v.Tuple.(*ssa.Call); ok && v.Index == 0 {
+					if callee := call.Common().StaticCallee(); callee != nil && !call.Common().IsInvoke() &&
+						types.Identical(callee.Signature.Results().At(0).Type(), fn.Signature.Results().At(0).Type()) {
+						fs = of(callee)
+					}
+				}
+			}
+			set := map[string]bool{}
+			for _, f := range fs {
+				if common == nil || common[f] {
+					set[f] = true
+				}
+			}
+			common = set
+			if len(common) == 0 {
+				return nil
+			}
+		}
+		var fs []string
+		st := fn.Signature.Results().At(0).Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct)
+		for i := 0; i < st.NumFields(); i++ {
+			if common[st.Field(i).Name()] {
+				fs = append(fs, st.Field(i).Name())
+			}
+		}
+		if len(fs) > 0 {
+			out[fn] = fs
+		}
+		return fs
+	}
+	for fn := range res {
+		of(fn)
+	}
+	return out
+}
+
+// structPointer reports whether t is a pointer to a struct.
+func structPointer(t types.Type) bool {
+	p, ok := t.Underlying().(*types.Pointer)
+	if !ok {
+		return false
+	}
+	_, ok = p.Elem().Underlying().(*types.Struct)
+	return ok
+}
+
+// allocFields returns the fields of the new object a whose every store is
+// of a fresh value (see AnalyzeFields), if a is used only through them and
+// by returns.
+func (r Results) allocFields(a *ssa.Alloc) []string {
+	if !a.Heap {
+		return nil
+	}
+	st, ok := a.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct)
+	if !ok {
+		return nil
+	}
+	stored := map[int]bool{}
+	bad := map[int]bool{}
+	for _, u := range *a.Referrers() {
+		switch u := u.(type) {
+		case *ssa.Return, *ssa.DebugRef:
+		case *ssa.FieldAddr:
+			for _, fu := range *u.Referrers() {
+				switch fu := fu.(type) {
+				case *ssa.Store:
+					if fu.Addr != u || !Candidate(fu.Val.Type()) || !r.value(fu.Val, map[*ssa.Phi]bool{}) {
+						bad[u.Field] = true
+					} else {
+						stored[u.Field] = true
+					}
+				case *ssa.UnOp, *ssa.DebugRef: // loads
+				default:
+					bad[u.Field] = true // its address taken further
+				}
+			}
+		default:
+			return nil // passed on, stored, copied over: anything may write it
+		}
+	}
+	var fs []string
+	for i := range st.NumFields() {
+		if stored[i] && !bad[i] {
+			fs = append(fs, st.Field(i).Name())
+		}
+	}
+	return fs
+}

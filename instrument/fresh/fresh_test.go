@@ -151,6 +151,71 @@ func closure() *T {
 
 // fresh:
 func stringSlice(s string) []byte { return []byte(s)[:0:0] }
+
+type R struct {
+	U   *T
+	H   map[string]int
+	S   []int
+	old *T
+	n   int
+}
+
+var global2 *R
+
+func fill(r *R) { r.U = global }
+
+// fresh: 0
+// fields: U H
+func newR() *R { return &R{U: new(T), H: map[string]int{}, n: 1} }
+
+// A (*http.Request).WithContext: the copy's fields are the old object's.
+// fresh: 0
+// fields:
+func copyR(r *R) *R { r2 := new(R); *r2 = *r; return r2 }
+
+// fresh: 0
+// fields: U
+func mixed(p *T) *R { r := &R{U: new(T), old: p}; return r }
+
+// fresh: 0
+// fields: U H
+func viaNewR() *R { return newR() }
+
+// fresh: 0
+// fields:
+func passed() *R { r := &R{U: new(T)}; fill(r); return r }
+
+// fresh: 0
+// fields:
+func stored() *R { r := &R{U: new(T)}; global2 = r; return r }
+
+// fresh: 0
+// fields: U
+func twoAllocs(b bool) *R {
+	if b {
+		return &R{U: new(T), H: map[string]int{}}
+	}
+	return &R{U: new(T), S: make([]int, 1)}
+}
+
+func newRErr() (*R, error) { return newR(), nil }
+
+// fresh: 0
+// fields: U H
+func viaTuple() (*R, error) { return newRErr() }
+
+// fresh: 0
+// fields:
+func overwritten(p *T) *R { r := &R{U: new(T)}; r.U = p; return r }
+
+// fresh: 0
+// fields: S
+func orNilR(b bool) *R {
+	if b {
+		return nil
+	}
+	return &R{S: make([]int, 2)}
+}
 `
 
 func TestAnalyze(t *testing.T) {
@@ -168,14 +233,24 @@ func TestAnalyze(t *testing.T) {
 		fns = append(fns, fn)
 	}
 	res := Analyze(fns)
-	checked := 0
+	fields := AnalyzeFields(res)
+	checked, checkedFields := 0, 0
 	for _, d := range f.Decls {
 		fd, ok := d.(*ast.FuncDecl)
 		if !ok || fd.Doc == nil {
 			continue
 		}
-		_, want, ok := strings.Cut(fd.Doc.Text(), "fresh:")
-		if !ok {
+		var want, wantFields string
+		hasFresh, hasFields := false, false
+		for _, line := range strings.Split(fd.Doc.Text(), "\n") {
+			if rest, ok := strings.CutPrefix(line, "fresh:"); ok {
+				want, hasFresh = rest, true
+			}
+			if rest, ok := strings.CutPrefix(line, "fields:"); ok {
+				wantFields, hasFields = rest, true
+			}
+		}
+		if !hasFresh {
 			continue
 		}
 		obj := pkg.Pkg.Scope().Lookup(fd.Name.Name)
@@ -198,8 +273,14 @@ func TestAnalyze(t *testing.T) {
 			t.Errorf("%s: fresh results %q, want %q", fd.Name.Name, g, w)
 		}
 		checked++
+		if hasFields {
+			if g, w := strings.Join(fields[fn], " "), strings.TrimSpace(wantFields); g != w {
+				t.Errorf("%s: fresh fields %q, want %q", fd.Name.Name, g, w)
+			}
+			checkedFields++
+		}
 	}
-	if checked < 25 {
-		t.Fatalf("only %d functions checked", checked)
+	if checked < 25 || checkedFields < 9 {
+		t.Fatalf("only %d functions checked, %d for fields", checked, checkedFields)
 	}
 }

@@ -1,6 +1,7 @@
 // Race-free churn of objects the standard library allocates (issue 28,
 // memory reuse): each worker, alone, makes requests with http.NewRequest
-// and (*http.Request).WithContext and writes their fields, splits strings
+// and (*http.Request).WithContext and writes their fields (the URL and
+// Header NewRequest made for them too), splits strings
 // and writes the parts, parses a query and writes its map, then drops them
 // all. The garbage collector hands their memory out again to other
 // workers' requests, slices and maps, and the workers never synchronize
@@ -36,6 +37,9 @@ func worker(id int, u *url.URL, out *int) {
 		req = req.WithContext(ctx)
 		req.Pattern = fmt.Sprint(id)
 		total += len(req.Pattern)
+		req.URL.RawQuery = req.Pattern // the URL NewRequest made
+		req.Header["X-Worker"] = nil   // and its Header
+		total += len(req.URL.RawQuery) + len(req.Header)
 		parts := strings.Split("a,b,c,d", ",")
 		parts[id%4] = "x"
 		total += len(parts[0])
