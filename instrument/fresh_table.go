@@ -5,6 +5,9 @@ package instrument
 // freshGoVersion is the Go release whose standard library the table was computed from.
 const freshGoVersion = "go1.26"
 
+// freshPlatform is the GOOS/GOARCH it was computed for (std's files differ by platform).
+const freshPlatform = "linux/amd64"
+
 // freshStd: the standard library's functions with fresh results (package
 // fresh), bit i set for result i.
 var freshStd = map[string]uint8{

@@ -97,6 +97,8 @@ func renderFreshTable(table map[string]uint8, fields map[string][]string) []byte
 	fmt.Fprintf(&b, "package instrument\n\n")
 	fmt.Fprintf(&b, "// freshGoVersion is the Go release whose standard library the table was computed from.\n")
 	fmt.Fprintf(&b, "const freshGoVersion = %q\n\n", goRelease())
+	fmt.Fprintf(&b, "// freshPlatform is the GOOS/GOARCH it was computed for (std's files differ by platform).\n")
+	fmt.Fprintf(&b, "const freshPlatform = %q\n\n", runtime.GOOS+"/"+runtime.GOARCH)
 	fmt.Fprintf(&b, "// freshStd: the standard library's functions with fresh results (package\n// fresh), bit i set for result i.\n")
 	fmt.Fprintf(&b, "var freshStd = map[string]uint8{\n")
 	for _, k := range keys {
@@ -140,15 +142,15 @@ func goRelease() string {
 }
 
 // TestFreshTable checks fresh_table.go against the analysis of the
-// installed Go's standard library (when it is the release the table was
-// made from), or rewrites it with -update-fresh. It loads and builds the
+// installed Go's standard library (when it is the release and platform the
+// table was made from), or rewrites it with -update-fresh. It loads and builds the
 // SSA of all of std: skipped with -short.
 func TestFreshTable(t *testing.T) {
 	if testing.Short() && !*updateFresh {
 		t.Skip("loads all of std")
 	}
-	if !*updateFresh && goRelease() != freshGoVersion {
-		t.Skipf("fresh_table.go is from %s, this is %s", freshGoVersion, goRelease())
+	if here := runtime.GOOS + "/" + runtime.GOARCH; !*updateFresh && (goRelease() != freshGoVersion || here != freshPlatform) {
+		t.Skipf("fresh_table.go is from %s on %s, this is %s on %s", freshGoVersion, freshPlatform, goRelease(), here)
 	}
 	got := renderFreshTable(stdFreshTable(t))
 	if *updateFresh && len(got) == 0 {
