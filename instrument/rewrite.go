@@ -2196,11 +2196,12 @@ func (r *rewriter) recvStmt(x *ast.ExprStmt, u *ast.UnaryExpr) bool {
 //
 //	c := ch; g := rt.RecvRangeG(c, site, G); v, ok := <-c; rt.RecvPostOK(c, site, g, ok)
 //
+// and v = <-ch, v, ok = <-ch likewise, in a block of their own,
 // for the reason recvStmt gives, when the variables are new or not shared
 // (no write or allocation of theirs to record). It reports whether it
 // rewrote the statement.
 func (r *rewriter) recvDefine(x *ast.AssignStmt) bool {
-	if x.Tok != token.DEFINE || len(x.Rhs) != 1 || len(x.Lhs) > 2 {
+	if x.Tok != token.DEFINE && x.Tok != token.ASSIGN || len(x.Rhs) != 1 || len(x.Lhs) > 2 {
 		return false
 	}
 	u, ok := unparen(x.Rhs[0]).(*ast.UnaryExpr)
@@ -2222,19 +2223,28 @@ func (r *rewriter) recvDefine(x *ast.AssignStmt) bool {
 		}
 		names[i] = id.Name
 	}
-	okName := names[1]
+	okName, okDecl := names[1], ""
 	if okName == "" || okName == "_" {
 		okName = r.tmp()
+		if x.Tok == token.ASSIGN {
+			okDecl = "var " + okName + " bool; "
+		}
 	}
 	r.rd(u.X)
 	lo, hi := r.span(x)
 	s := r.site(u.OpPos)
 	g := r.newGen(lo)
 	c, tok := r.tmp(), r.tmp()
-	g.lit(c + " := ")
+	open, close, op := "", "", " := "
+	if x.Tok == token.ASSIGN {
+		// In a block of its own: it declares nothing, and its temporaries
+		// must not be jumped over by a goto.
+		open, close, op = "{ ", " }", " = "
+	}
+	g.lit(open + c + " := ")
 	r.piece(g, u.X)
-	g.lit("; " + tok + " := " + rtAlias + ".RecvRangeG(" + c + ", " + s + ", " + r.gArg() + "); " + names[0] + ", " + okName + " := <-" + c +
-		"; " + rtAlias + ".RecvPostOK(" + c + ", " + s + ", " + tok + ", " + okName + ")")
+	g.lit("; " + tok + " := " + rtAlias + ".RecvRangeG(" + c + ", " + s + ", " + r.gArg() + "); " + okDecl + names[0] + ", " + okName + op + "<-" + c +
+		"; " + rtAlias + ".RecvPostOK(" + c + ", " + s + ", " + tok + ", " + okName + ")" + close)
 	r.ed.collapse(lo, hi, g.end(hi))
 	return true
 }

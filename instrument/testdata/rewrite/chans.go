@@ -24,3 +24,17 @@ func sendExpr(c chan []int, f func() []int) {
 	c <- f()
 	c <- nil
 }
+
+func recvAssign(c chan int) (n int) {
+	var v int
+	var ok bool
+	v = <-c
+	v, ok = <-c
+	_, ok = <-c
+	if ok {
+		goto done
+	}
+	n = <-c // a named result: not shared, assigned in place
+done:
+	return n + v
+}
