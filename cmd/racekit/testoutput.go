@@ -61,18 +61,11 @@ func (o *testOutput) run(r io.Reader) {
 	o.analyzed = map[string]bool{}
 	o.heldPkg = map[string][]string{}
 	o.heldEnds = map[string][]heldEnd{}
-	br := bufio.NewReaderSize(r, 64<<10)
-	for {
-		line, err := br.ReadString('\n')
-		if line != "" {
-			if o.json {
-				o.jsonLine(line)
-			} else {
-				o.textLine(line)
-			}
-		}
-		if err != nil {
-			break
+	for line := range queuedLines(r) {
+		if o.json {
+			o.jsonLine(line)
+		} else {
+			o.textLine(line)
 		}
 	}
 	o.flushHeld()
@@ -89,6 +82,51 @@ func (o *testOutput) run(r io.Reader) {
 	if !o.json && o.failed > 0 && !o.lastFail {
 		o.print("FAIL\n")
 	}
+}
+
+// queuedLines returns r's lines, read as they come whatever the consumer
+// does: racekit analyzes a package's trace while go test runs the next
+// package, and go test's copy of that package's output must not wait for
+// racekit (it gives up WaitDelay after the test binary exits: "Test I/O
+// incomplete", and fails the package; go-chi/chi's middleware package
+// after the minute its root package's trace took to analyze).
+func queuedLines(r io.Reader) <-chan string {
+	in, out := make(chan string), make(chan string)
+	go func() {
+		br := bufio.NewReaderSize(r, 64<<10)
+		for {
+			line, err := br.ReadString('\n')
+			if line != "" {
+				in <- line
+			}
+			if err != nil {
+				close(in)
+				return
+			}
+		}
+	}()
+	go func(in <-chan string) {
+		var q []string
+		for in != nil || len(q) > 0 {
+			var send chan string
+			var next string
+			if len(q) > 0 {
+				send, next = out, q[0]
+			}
+			select {
+			case l, ok := <-in:
+				if !ok {
+					in = nil
+					continue
+				}
+				q = append(q, l)
+			case send <- next:
+				q = q[1:]
+			}
+		}
+		close(out)
+	}(in)
+	return out
 }
 
 func (o *testOutput) print(s string) {
