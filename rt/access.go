@@ -23,13 +23,18 @@ func access(op trace.Op, p unsafe.Pointer, size uintptr, site uint32) {
 
 // accessAddr is access for an address held as an integer.
 func accessAddr(op trace.Op, a uint64, size uintptr, site uint32) {
-	if a == 0 || size == 0 || !live.Load() || onStack(a) {
+	if a == 0 || size == 0 || !live.Load() {
 		return
 	}
-	// cur and recorded's hit, by hand: this is the hottest path.
+	// cur and recorded's hit, and onStack, by hand, with one getg: this
+	// is the hottest path.
 	var g *gstate
 	if goidOff != 0 {
-		id := *(*uint64)(unsafe.Add(getg(), goidOff))
+		gp := getg()
+		if stackKnown && uint64(*(*uintptr)(gp)) <= a && a < uint64(*(*uintptr)(unsafe.Add(gp, unsafe.Sizeof(uintptr(0))))) {
+			return // in the goroutine's own stack (onStack)
+		}
+		id := *(*uint64)(unsafe.Add(gp, goidOff))
 		if s := gtab[id&(gtabSize-1)].Load(); s != nil && s.goid == id {
 			g = s
 		}
