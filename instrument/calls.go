@@ -151,6 +151,15 @@ func methodKey(fn *types.Func) string {
 	return fn.Pkg().Path() + "." + n.Obj().Name() + "." + fn.Name()
 }
 
+// stdKey names fn in the tables of std functions (stdTable, freshStd):
+// methodKey for a method, funcKey for a function.
+func stdKey(fn *types.Func) string {
+	if k := methodKey(fn); k != "" {
+		return k
+	}
+	return funcKey(fn)
+}
+
 // isLogFatal reports whether key is one of the log.Fatal functions, which
 // exit without returning: the trace is finished before them.
 func isLogFatal(key string) bool {

@@ -48,7 +48,7 @@ func stdFreshTable(t *testing.T) (map[string]uint8, map[string][]string) {
 		if !ok || fn.Synthetic != "" || fn.TypeParams().Len() > 0 || len(fn.TypeArgs()) > 0 || !userVisible(obj) {
 			continue
 		}
-		key := freshKey(obj)
+		key := stdKey(obj)
 		if key == "" {
 			continue
 		}

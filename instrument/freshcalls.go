@@ -22,24 +22,15 @@ import (
 // among several is recorded after its statement when it is assigned to a
 // variable (a, err := f(); rt.New(a, site)).
 
-// freshKey names fn as the fresh table does: methodKey for a method,
-// funcKey for a function.
-func freshKey(fn *types.Func) string {
-	if k := methodKey(fn); k != "" {
-		return k
-	}
-	return funcKey(fn)
-}
-
 // freshHook returns the rt hook that records the allocation of result i of
 // a call of fn, of type t, or "" if the result is not known fresh.
 func (r *rewriter) freshHook(fn *types.Func, i int, t types.Type) string {
-	if fn == nil || fn.Pkg() == nil || i >= 8 || r.traced(fn.Pkg().Path()) || freshStd[freshKey(fn)]&(1<<i) == 0 || t == nil {
+	if fn == nil || fn.Pkg() == nil || i >= 8 || r.traced(fn.Pkg().Path()) || freshStd[stdKey(fn)]&(1<<i) == 0 || t == nil {
 		return ""
 	}
 	if _, ok := types.Unalias(t).(*types.Pointer); ok {
 		// Not a named pointer type: rt.New infers *T.
-		if fs := freshStdFields[freshKey(fn)]; i == 0 && len(fs) > 0 {
+		if fs := freshStdFields[stdKey(fn)]; i == 0 && len(fs) > 0 {
 			return "NewFields"
 		}
 		return "New"
@@ -109,7 +100,7 @@ func freshFieldArgs(hook string, fn *types.Func) string {
 		return ""
 	}
 	var b strings.Builder
-	for _, f := range freshStdFields[freshKey(fn)] {
+	for _, f := range freshStdFields[stdKey(fn)] {
 		b.WriteString(", " + strconv.Quote(f))
 	}
 	return b.String()

@@ -634,7 +634,7 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 		r.rd(x.X)
 		r.finishStmtBarrier(bp, x)
 	case *ast.AssignStmt:
-		if inList && r.recvDefine(x) {
+		if inList && r.recvAssign(x) {
 			break
 		}
 		var bp *bpPlan
@@ -2138,121 +2138,6 @@ func (r *rewriter) embeddedRead(x ast.Expr, sel *types.Selection) bool {
 // naming the field fails to compile: "cannot refer to unexported field").
 func (r *rewriter) canSelect(f *types.Var) bool {
 	return f.Exported() || r.in.Pkg == nil || f.Pkg() == r.in.Pkg
-}
-
-// recv instruments the receive <-ch (or v, ok := <-ch when commaOK).
-func (r *rewriter) recv(u *ast.UnaryExpr, commaOK bool) {
-	r.rd(u.X)
-	lo, hi := r.span(u)
-	fn := "Recv"
-	if commaOK {
-		fn = "Recv2"
-	}
-	switch {
-	case r.timerChan(u.X):
-		fn += "T"
-	case r.ctxDone(u.X):
-		fn += "Ctx"
-	}
-	ga := ""
-	if fn == "Recv" || fn == "Recv2" {
-		fn += "G"
-		ga = ", " + r.gArg()
-	}
-	g := r.newGen(lo)
-	g.lit(rtAlias + "." + fn + "(")
-	r.piece(g, u.X)
-	g.lit(", " + r.site(u.OpPos) + ga + ")")
-	r.ed.collapse(lo, hi, g.end(hi))
-}
-
-// recvStmt rewrites the statement <-ch as
-//
-//	{ c := ch; g := rt.RecvRangeG(c, site, G); _, ok := <-c; rt.RecvPostOK(c, site, g, ok) }
-//
-// so that the receive runs in the user's function, not in a hook: a
-// goroutine blocked in it shows the user's function on top of its stack,
-// as under go test -race (goleak's IgnoreTopFunction, runtime.Stack). A
-// timer's or a context's channel keeps its own hook (recv). It reports
-// whether it rewrote the statement.
-func (r *rewriter) recvStmt(x *ast.ExprStmt, u *ast.UnaryExpr) bool {
-	if r.timerChan(u.X) || r.ctxDone(u.X) {
-		return false
-	}
-	r.rd(u.X)
-	lo, hi := r.span(x)
-	s := r.site(u.OpPos)
-	g := r.newGen(lo)
-	c, tok, ok := r.tmp(), r.tmp(), r.tmp()
-	g.lit("{ " + c + " := ")
-	r.piece(g, u.X)
-	g.lit("; " + tok + " := " + rtAlias + ".RecvRangeG(" + c + ", " + s + ", " + r.gArg() + "); _, " + ok + " := <-" + c +
-		"; " + rtAlias + ".RecvPostOK(" + c + ", " + s + ", " + tok + ", " + ok + ") }")
-	r.ed.collapse(lo, hi, g.end(hi))
-	return true
-}
-
-// recvDefine rewrites v := <-ch and v, ok := <-ch, in a statement list, as
-//
-//	c := ch; g := rt.RecvRangeG(c, site, G); v, ok := <-c; rt.RecvPostOK(c, site, g, ok)
-//
-// and v = <-ch, v, ok = <-ch likewise, in a block of their own,
-// for the reason recvStmt gives, when the variables are new or not shared
-// (no write or allocation of theirs to record). It reports whether it
-// rewrote the statement.
-func (r *rewriter) recvDefine(x *ast.AssignStmt) bool {
-	if x.Tok != token.DEFINE && x.Tok != token.ASSIGN || len(x.Rhs) != 1 || len(x.Lhs) > 2 {
-		return false
-	}
-	u, ok := unparen(x.Rhs[0]).(*ast.UnaryExpr)
-	if !ok || u.Op != token.ARROW || r.timerChan(u.X) || r.ctxDone(u.X) {
-		return false
-	}
-	names := make([]string, 2)
-	for i, l := range x.Lhs {
-		id, ok := l.(*ast.Ident)
-		if !ok {
-			return false
-		}
-		v, _ := r.info.Defs[id].(*types.Var)
-		if v == nil {
-			v, _ = r.info.Uses[id].(*types.Var)
-		}
-		if id.Name != "_" && (v == nil || r.shared[v]) {
-			return false
-		}
-		names[i] = id.Name
-	}
-	okName, okDecl := names[1], ""
-	if okName == "" || okName == "_" {
-		okName = r.tmp()
-		if x.Tok == token.ASSIGN {
-			okDecl = "var " + okName + " bool; "
-		}
-	}
-	r.rd(u.X)
-	lo, hi := r.span(x)
-	s := r.site(u.OpPos)
-	g := r.newGen(lo)
-	c, tok := r.tmp(), r.tmp()
-	open, close, op := "", "", " := "
-	if x.Tok == token.ASSIGN {
-		// In a block of its own: it declares nothing, and its temporaries
-		// must not be jumped over by a goto.
-		open, close, op = "{ ", " }", " = "
-	}
-	g.lit(open + c + " := ")
-	r.piece(g, u.X)
-	g.lit("; " + tok + " := " + rtAlias + ".RecvRangeG(" + c + ", " + s + ", " + r.gArg() + "); " + okDecl + names[0] + ", " + okName + op + "<-" + c +
-		"; " + rtAlias + ".RecvPostOK(" + c + ", " + s + ", " + tok + ", " + okName + ")" + close)
-	r.ed.collapse(lo, hi, g.end(hi))
-	return true
-}
-
-// ctxDone reports whether ch is a call of a context's Done method.
-func (r *rewriter) ctxDone(ch ast.Expr) bool {
-	fn := r.calledFunc(ch)
-	return fn != nil && fn.Name() == "Done" && fn.Pkg() != nil && fn.Pkg().Path() == "context"
 }
 
 // isCancelFunc reports whether t is context.CancelFunc or CancelCauseFunc.

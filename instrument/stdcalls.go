@@ -169,11 +169,7 @@ func stdEffectsOf(fn *types.Func) []stdEffect {
 	if fn == nil || fn.Pkg() == nil {
 		return nil
 	}
-	key := methodKey(fn)
-	if key == "" {
-		key = funcKey(fn)
-	}
-	spec, ok := stdTable[key]
+	spec, ok := stdTable[stdKey(fn)]
 	if !ok {
 		return nil
 	}

@@ -31,7 +31,7 @@ func accessAddr(op trace.Op, a uint64, size uintptr, site uint32) {
 	var g *gstate
 	if goidOff != 0 {
 		gp := getg()
-		if stackKnown && uint64(*(*uintptr)(gp)) <= a && a < uint64(*(*uintptr)(unsafe.Add(gp, unsafe.Sizeof(uintptr(0))))) {
+		if stackKnown && inStack(gp, a) {
 			return // in the goroutine's own stack (onStack)
 		}
 		id := *(*uint64)(unsafe.Add(gp, goidOff))

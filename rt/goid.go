@@ -234,8 +234,12 @@ func onStack(a uint64) bool {
 	if !stackKnown {
 		return false
 	}
-	g := getg()
-	return uint64(*(*uintptr)(g)) <= a && a < uint64(*(*uintptr)(unsafe.Add(g, unsafe.Sizeof(uintptr(0)))))
+	return inStack(getg(), a)
+}
+
+// inStack reports whether a is inside the stack of the runtime g gp.
+func inStack(gp unsafe.Pointer, a uint64) bool {
+	return uint64(*(*uintptr)(gp)) <= a && a < uint64(*(*uintptr)(unsafe.Add(gp, unsafe.Sizeof(uintptr(0)))))
 }
 
 // cur returns the current goroutine's state, making one (a goroutine born

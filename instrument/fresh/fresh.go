@@ -60,12 +60,12 @@ func Analyze(fns []*ssa.Function) Results {
 		}
 		rs := fn.Signature.Results()
 		f := make([]bool, rs.Len())
-		any := false
+		some := false
 		for i := range f {
 			f[i] = Candidate(rs.At(i).Type())
-			any = any || f[i]
+			some = some || f[i]
 		}
-		if any {
+		if some {
 			res[fn] = f
 		}
 	}
