@@ -387,7 +387,13 @@ func analyzeTraceFrom(path string, algos []string, startFunc string) (*analysis,
 			}
 			p := race.Pair()
 			if _, ok := r.stacks[p]; !ok {
-				r.stacks[p] = st.stack(meta, race.Cur.G)
+				// At the access, not at the goroutine's latest event: a
+				// predictive detector reports after later events of it.
+				if cs := st.stackAt(meta, race.Cur); cs != nil {
+					r.stacks[p] = cs
+				} else {
+					r.stacks[p] = st.stack(meta, race.Cur.G)
+				}
 				if ps := st.stackAt(meta, race.Prev); ps != nil {
 					r.prevStacks[p] = ps
 				}
