@@ -3,8 +3,10 @@ package static
 import (
 	"flag"
 	"fmt"
+	"go/build"
 	"go/token"
 	"go/types"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -176,6 +178,9 @@ type pkgState struct {
 	// direct callers are kept as thread functions too.
 	spawners map[*ssa.Function]bool
 	files    map[string]*token.File
+	// std: the package is in the standard library (its own accesses keep
+	// their std sites; see Access.Via).
+	std bool
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -204,6 +209,7 @@ func analyze(pass *analysis.Pass, cfg *Config) (*Result, error) {
 		ps.stats.Files++
 		if tf := pass.Fset.File(f.Pos()); tf != nil {
 			ps.stats.Lines += tf.LineCount()
+			ps.std = ps.std || inGoroot(tf.Name())
 		}
 	}
 	for _, fn := range ssaRes.SrcFuncs {
@@ -394,7 +400,7 @@ func (ps *pkgState) findThreadFuncs() {
 						ps.threadFuncs[fn] = true
 						mark(c.Args[len(c.Args)-1])
 					}
-					if timerCallback(f) {
+					if timerCallback(f) || parallelSubtest(f, c) {
 						ps.threadFuncs[fn] = true
 						mark(c.Args[len(c.Args)-1])
 					}
@@ -698,6 +704,28 @@ func exportable(obj *types.Func) bool {
 }
 
 // ---- naming of sites and memory ----
+
+// gorootSrc is the standard library's source directory, with a trailing
+// separator.
+var gorootSrc = filepath.Join(build.Default.GOROOT, "src") + string(filepath.Separator)
+
+// inGoroot says whether a file name or "file:line:col" site is in the
+// standard library's source.
+func inGoroot(site string) bool {
+	return build.Default.GOROOT != "" && strings.HasPrefix(site, gorootSrc)
+}
+
+// stdFrames are the frames an access inside the standard library is
+// reported with once it is located at the user's call of callee: the
+// operation's function and site, then the std function the user called,
+// as the top of Go's race report's stack would show them.
+func stdFrames(a Access, callee *ssa.Function) []string {
+	fr := []string{a.Fn + " " + a.Site}
+	if c := callee.String(); c != a.Fn {
+		fr = append(fr, c)
+	}
+	return fr
+}
 
 func (ps *pkgState) site(pos token.Pos) string {
 	if s, ok := ps.sites[pos]; ok {

@@ -49,9 +49,12 @@
 // evaluates to the incoming value of the lvalue it reads (init(o)); φ-nodes
 // with different operands, loop-carried pointers and values from unknown
 // callees become unknown roots (the paper's ⊤); paths are bounded in length
-// so rebinding in recursion terminates. Calls evaluate through the callee's
-// symbolic result (a formal-rooted lvalue, or a fresh object named after the
-// call site).
+// so rebinding in recursion terminates (maxPath steps). A field of a struct
+// value that is a cell's contents (a load, m[k], v, ok := m[k], or a local
+// struct written once from one) is the contents of that cell's field.
+// Calls evaluate through the callee's symbolic result for the first result
+// (a formal-rooted lvalue, or a fresh object named after the call site; a
+// nil returned on some path adds nothing).
 //
 // Points-to (section 3.1, 3.3, 3.4). pta is Steensgaard's unification-based,
 // flow- and field-insensitive analysis over the package's SSA, calls
@@ -108,11 +111,21 @@
 // spawner's entry. Two instances of a goroutine never share an object that
 // each instance allocates.
 //
-// time.AfterFunc callbacks are goroutines started at the call. A function
+// time.AfterFunc callbacks are goroutines started at the call. A t.Run
+// whose function calls t.Parallel starts a parallel subtest: paired with
+// itself when the t.Run can run more than once and with every other entry,
+// not with the parent's continuation (a parallel subtest waits for its
+// parent's function to return), and only from its t.Parallel call on. A function
 // that starts goroutines (a spawner) also leaves them running in its
 // callers: each direct caller's accesses after the call are paired with
 // the spawner's goroutines rebound through the call. A lock that each
 // instance of a goroutine allocates anew is not common to two instances.
+//
+// An access inside the standard library is located, once it reaches a
+// function outside it, at that function's call (Access.Via keeps the std
+// operation and the std function called): a race inside a bytes.Buffer
+// shared by two goroutines is one warning at the user's two calls, as
+// Go's race report puts it, not one per pair of operations in the buffer.
 //
 // Warnings (Figure 7) are pairs of accesses from paired threads, at least
 // one a write, whose lvalues may be equal and whose locksets exclude no

@@ -8,4 +8,7 @@ func init() {
 	}
 	// timefake.AfterFunc stands for time.AfterFunc (testdata/src/timers).
 	timerCallbacks["timefake.AfterFunc"] = true
+	// testingfake.T stands for testing.T (testdata/src/subtests).
+	subtestRuns["(*testingfake.T).Run"] = true
+	parallelCalls["(*testingfake.T).Parallel"] = true
 }

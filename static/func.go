@@ -28,6 +28,11 @@ const (
 	entryGo entryKind = iota + 1
 	entryHTTP
 	entryCont
+	// entrySubtest: a t.Run whose function calls t.Parallel. It runs after
+	// the parent's function returns (so not beside the spawner's
+	// continuation), beside the other parallel subtests, from its
+	// t.Parallel call on.
+	entrySubtest
 )
 
 // funcResult is what the analysis of one function keeps beyond its
@@ -285,12 +290,17 @@ func (fa *funcAnalysis) mark(pp progPoint, wait bool, obj ssa.Value) {
 }
 
 func (fa *funcAnalysis) returned(r *ssa.Return) {
+	// The first result only (v, ok := m.Get(k) names v); a nil returned
+	// on some path adds nothing, as in a phi.
 	res := fa.fn.Signature.Results()
-	if res.Len() != 1 || !addressLike(res.At(0).Type()) {
+	if res.Len() == 0 || !addressLike(res.At(0).Type()) {
 		fa.result = ReturnVal{Kind: ResultTop}
 		return
 	}
 	v := r.Results[0]
+	if c, ok := v.(*ssa.Const); ok && c.IsNil() {
+		return
+	}
 	l := fa.sym.eval(v)
 	var rr ReturnVal
 	switch {
@@ -561,6 +571,13 @@ func (fa *funcAnalysis) call(site ssa.CallInstruction, c *ssa.CallCommon, L RelL
 			out = out.Join(L)
 			continue
 		}
+		if parallelSubtest(t, c) {
+			if fa.emit {
+				fa.spawn(site, c.Args[len(c.Args)-1], nil, pp, entrySubtest, false)
+			}
+			out = out.Join(L)
+			continue
+		}
 		if timerCallback(t) {
 			if fa.emit && len(c.Args) > 0 {
 				fa.spawn(site, c.Args[len(c.Args)-1], nil, pp, entryGo, false)
@@ -603,7 +620,10 @@ func (fa *funcAnalysis) call(site ssa.CallInstruction, c *ssa.CallCommon, L RelL
 				la = LockUpdate(L, a.L.Rebind(b))
 				memo[id] = la
 			}
-			na := Access{Obj: o, L: la, Write: a.Write, Site: a.Site, Fn: a.Fn, anchor: anchor, pp: pp}
+			na := Access{Obj: o, L: la, Write: a.Write, Site: a.Site, Fn: a.Fn, Via: a.Via, anchor: anchor, pp: pp}
+			if !ps.std && inGoroot(a.Site) {
+				na.Site, na.Fn, na.Via = fa.ps.site(site.Pos()), fa.fn.String(), stdFrames(a, t)
+			}
 			// Still unpublished if the callee had not published it and
 			// the object is the callee's own (or the caller's, unpublished
 			// at this call).

@@ -66,7 +66,7 @@ type Sel struct {
 // recursive functions terminate (RELAY uses points-to representatives for
 // the same purpose). Longer paths are collapsed to an unknown root that
 // keeps the memory identity of the last step.
-const maxPath = 6
+const maxPath = 10
 
 // Lval is a symbolic address: the lvalue *Lval is what an access touches or
 // a lock names. It is the paper's o ∈ 𝕆: x | x.f | p.f | (*o).f.

@@ -126,3 +126,63 @@ func timerCallback(fn *ssa.Function) bool {
 	obj, _ := fn.Object().(*types.Func)
 	return obj != nil && timerCallbacks[obj.FullName()]
 }
+
+// subtestRuns run their function argument as a subtest; parallelCalls
+// make the calling test parallel.
+var (
+	subtestRuns   = map[string]bool{"(*testing.T).Run": true}
+	parallelCalls = map[string]bool{"(*testing.T).Parallel": true}
+)
+
+// parallelSubtest says whether call c of fn is (*testing.T).Run with a
+// function that calls t.Parallel: a thread entry (entrySubtest).
+func parallelSubtest(fn *ssa.Function, c *ssa.CallCommon) bool {
+	obj, _ := fn.Object().(*types.Func)
+	if obj == nil || !subtestRuns[obj.FullName()] || len(c.Args) == 0 {
+		return false
+	}
+	f := funcOf(c.Args[len(c.Args)-1])
+	if f == nil {
+		return false
+	}
+	_, ok := parallelPoint(f)
+	return ok
+}
+
+// funcOf is the function a func value is made from, or nil.
+func funcOf(v ssa.Value) *ssa.Function {
+	for {
+		switch x := v.(type) {
+		case *ssa.ChangeType:
+			v = x.X
+		case *ssa.MakeInterface:
+			v = x.X
+		case *ssa.MakeClosure:
+			f, _ := x.Fn.(*ssa.Function)
+			return f
+		case *ssa.Function:
+			return x
+		default:
+			return nil
+		}
+	}
+}
+
+// parallelPoint is the program point of fn's first (*testing.T).Parallel
+// call: a parallel test runs beside the others only from there on.
+func parallelPoint(fn *ssa.Function) (progPoint, bool) {
+	for bi, b := range fn.Blocks {
+		for ii, instr := range b.Instrs {
+			call, ok := instr.(*ssa.Call)
+			if !ok {
+				continue
+			}
+			if callee := call.Common().StaticCallee(); callee != nil {
+				if obj, _ := callee.Object().(*types.Func); obj != nil && parallelCalls[obj.FullName()] {
+					return progPoint{int32(bi), int32(ii)}, true
+				}
+			}
+		}
+	}
+	return progPoint{}, false
+}

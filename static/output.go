@@ -42,9 +42,9 @@ func splitSite(site string) (string, string) {
 func WriteText(w io.Writer, ws []Warning, dir string) error {
 	bw := bufio.NewWriter(w)
 	for _, x := range ws {
-		fmt.Fprintf(bw, "%s: potential race on %s: %s in %s holding %s; conflicts with %s at %s in %s holding %s\n",
-			RelSite(x.A.Site, dir), x.Object, x.A.Kind, x.A.Thread, lockList(x.A.Locks),
-			x.B.Kind, RelSite(x.B.Site, dir), x.B.Thread, lockList(x.B.Locks))
+		fmt.Fprintf(bw, "%s: potential race on %s: %s%s in %s holding %s; conflicts with %s at %s%s in %s holding %s\n",
+			RelSite(x.A.Site, dir), x.Object, x.A.Kind, viaText(x.A.Via), x.A.Thread, lockList(x.A.Locks),
+			x.B.Kind, RelSite(x.B.Site, dir), viaText(x.B.Via), x.B.Thread, lockList(x.B.Locks))
 	}
 	return bw.Flush()
 }
@@ -193,7 +193,7 @@ func WriteSARIF(w io.Writer, ws []Warning, dir string) error {
 		run.Results = append(run.Results, sarifResult{
 			RuleID:    x.Rule(),
 			Level:     "warning",
-			Message:   sarifMessage{Text: fmt.Sprintf("potential race on %s: %s in %s holding %s; conflicts with the [%s](1) in %s holding %s", x.Object, x.A.Kind, x.A.Thread, lockList(x.A.Locks), x.B.Kind, x.B.Thread, lockList(x.B.Locks))},
+			Message:   sarifMessage{Text: fmt.Sprintf("potential race on %s: %s%s in %s holding %s; conflicts with the [%s](1)%s in %s holding %s", x.Object, x.A.Kind, viaText(x.A.Via), x.A.Thread, lockList(x.A.Locks), x.B.Kind, viaText(x.B.Via), x.B.Thread, lockList(x.B.Locks))},
 			Locations: []sarifLocation{sarifLoc(x.A.Site, dir, 0, "")},
 			RelatedLocations: []sarifLocation{
 				sarifLoc(x.B.Site, dir, 1, x.B.Kind+" of "+x.Object),

@@ -125,3 +125,44 @@ func TestTimerCallbacks(t *testing.T) {
 		}
 	}
 }
+
+// TestStdSites: accesses inside the standard library are located at the
+// user's calls (testdata/src/stdsites): one kept warning, at the two
+// calls, the std frames in Via; every warning's sites, kept or filtered,
+// are in the package.
+func TestStdSites(t *testing.T) {
+	rs := analysistest.Run(t, analysistest.TestData(), static.Analyzer, "stdsites")
+	res := rs[0].Result.(*static.Result)
+	kept := 0
+	for _, w := range res.Warnings {
+		if w.Removed == "" {
+			kept++
+		}
+		for _, a := range []static.WarnAccess{w.A, w.B} {
+			if !strings.Contains(a.Site, "stdsites.go:") {
+				t.Errorf("warning located outside the package: %s", w.Message())
+			}
+			if len(a.Via) == 0 || !strings.HasPrefix(a.Via[0], "bytes.") && !strings.HasPrefix(a.Via[0], "(*bytes.Buffer).") {
+				t.Errorf("via %q, want the std operation first", a.Via)
+			}
+		}
+	}
+	if kept != 1 {
+		t.Errorf("%d warnings kept, want 1", kept)
+	}
+}
+
+// TestParallelSubtests: t.Run with a function that calls t.Parallel is a
+// thread entry (testdata/src/subtests, the want comment): one warning for
+// the shared counter, none for per-iteration objects, accesses before
+// t.Parallel, the parent's code after t.Run, or sequential subtests.
+func TestParallelSubtests(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), static.Analyzer, "subtests")
+}
+
+// TestCacheGet: a value taken out of a shared map by two goroutines is one
+// symbolic lvalue in both (testdata/src/cacheget): its unlocked update is
+// kept by large-reps, its locked one is not a warning.
+func TestCacheGet(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), static.Analyzer, "cacheget")
+}

@@ -15,6 +15,11 @@ type Access struct {
 	Write bool       // k: write or read
 	Site  string     // "file:line:col" of the load, store, map or builtin operation
 	Fn    string     // function containing that operation
+	// Via: the operation is in the standard library and Site is the call
+	// of the user's code that reached it; Via names the std frames,
+	// innermost first (see stdFrames). A race inside bytes.Buffer is the
+	// user's two calls, as Go's race report shows them.
+	Via []string
 	// Unpub: the lvalue is rooted at an object allocated by the summarized
 	// function that had not yet been published (stored, passed, captured,
 	// sent or returned) on any path to the access.

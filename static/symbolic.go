@@ -110,16 +110,31 @@ func (e *symEval) compute(v ssa.Value) *Lval {
 					return named(e.eval(st.Val), a.Comment)
 				}
 			}
+			// it.f of a local struct it := <a cell's contents>, written
+			// once: the value of the cell's field f (the address read is
+			// still it.f's; only the value is named).
+			if fa, ok := v.X.(*ssa.FieldAddr); ok {
+				if a, ok := fa.X.(*ssa.Alloc); ok {
+					if st := singleStore(a); st != nil && dominates(st, v) {
+						if cell := e.cellOf(st.Val); cell != nil {
+							f := derefStruct(a.Type()).Field(fa.Field)
+							cf := e.with(cell, Sel{Kind: SelField, Name: f.Name(), Mem: ps.fieldMem(a.Type(), f)})
+							return e.with(cf, Sel{Kind: SelLoad, Mem: ps.memOfAddr(v.Type())})
+						}
+					}
+				}
+			}
 			return e.with(e.eval(v.X), Sel{Kind: SelLoad, Mem: ps.memOfAddr(v.Type())})
 		}
 	case *ssa.Field:
-		if ld, ok := v.X.(*ssa.UnOp); ok && ld.Op == token.MUL {
-			st, _ := v.X.Type().Underlying().(*types.Struct)
-			if st != nil {
-				f := st.Field(v.Field)
-				fa := e.with(e.eval(ld.X), Sel{Kind: SelField, Name: f.Name(), Mem: ps.fieldMem(ld.X.Type(), f)})
-				return e.with(fa, Sel{Kind: SelLoad, Mem: ps.memOfAddr(v.Type())})
-			}
+		// The field of a struct value that is the contents of a cell is
+		// the contents of the cell's field: go-cache's Get returns
+		// item.Object of an entry it looked up (v, ok := c.items[k]).
+		st, _ := v.X.Type().Underlying().(*types.Struct)
+		if cell := e.cellOf(v.X); st != nil && cell != nil {
+			f := st.Field(v.Field)
+			fa := e.with(cell, Sel{Kind: SelField, Name: f.Name(), Mem: ps.fieldMem(types.NewPointer(v.X.Type()), f)})
+			return e.with(fa, Sel{Kind: SelLoad, Mem: ps.memOfAddr(v.Type())})
 		}
 	case *ssa.Index:
 		if ld, ok := v.X.(*ssa.UnOp); ok && ld.Op == token.MUL {
@@ -127,9 +142,8 @@ func (e *symEval) compute(v ssa.Value) *Lval {
 			return e.with(el, Sel{Kind: SelLoad, Mem: ps.memOfAddr(v.Type())})
 		}
 	case *ssa.Lookup:
-		if _, ok := v.X.Type().Underlying().(*types.Map); ok && !v.CommaOk {
-			el := e.with(e.eval(v.X), Sel{Kind: SelElem, Mem: ps.mapMem(v.X.Type())})
-			return e.with(el, Sel{Kind: SelLoad, Mem: ps.memOfAddr(v.Type())})
+		if cell := e.cellOf(v); cell != nil {
+			return e.with(cell, Sel{Kind: SelLoad, Mem: ps.memOfAddr(v.Type())})
 		}
 	case *ssa.ChangeType:
 		return e.eval(v.X)
@@ -154,6 +168,10 @@ func (e *symEval) compute(v ssa.Value) *Lval {
 		case *ssa.TypeAssert:
 			if v.Index == 0 {
 				return e.eval(t.X)
+			}
+		case *ssa.Lookup:
+			if cell := e.cellOf(v); cell != nil {
+				return e.with(cell, Sel{Kind: SelLoad, Mem: ps.memOfAddr(v.Type())})
 			}
 		case *ssa.Call:
 			if t.Common().Signature().Results().Len() > 0 && v.Index == 0 {
@@ -190,6 +208,30 @@ func (e *symEval) compute(v ssa.Value) *Lval {
 		}
 	}
 	return e.unknown(v.Type())
+}
+
+// cellOf is the address whose contents value v is, for any type of v
+// (eval names addresses only): a load *p, a map entry m[k], or the value
+// of v, ok := m[k] (the zero value when absent: no cell, nothing shared).
+// Nil when v is not known to be a cell's contents.
+func (e *symEval) cellOf(v ssa.Value) *Lval {
+	switch x := v.(type) {
+	case *ssa.UnOp:
+		if x.Op == token.MUL {
+			return e.eval(x.X)
+		}
+	case *ssa.Lookup:
+		if _, ok := x.X.Type().Underlying().(*types.Map); ok && !x.CommaOk {
+			return e.with(e.eval(x.X), Sel{Kind: SelElem, Mem: e.ps().mapMem(x.X.Type())})
+		}
+	case *ssa.Extract:
+		if lk, ok := x.Tuple.(*ssa.Lookup); ok && x.Index == 0 {
+			if _, ok := lk.X.Type().Underlying().(*types.Map); ok {
+				return e.with(e.eval(lk.X), Sel{Kind: SelElem, Mem: e.ps().mapMem(lk.X.Type())})
+			}
+		}
+	}
+	return nil
 }
 
 func derefStruct(t types.Type) *types.Struct {
@@ -232,6 +274,17 @@ func singleStore(a *ssa.Alloc) *ssa.Store {
 				return nil
 			}
 		case *ssa.DebugRef:
+		case *ssa.FieldAddr:
+			// &it.f only read from (it.f in an expression).
+			if frefs := r.Referrers(); frefs != nil {
+				for _, fr := range *frefs {
+					if u, ok := fr.(*ssa.UnOp); !ok || u.Op != token.MUL {
+						if _, dbg := fr.(*ssa.DebugRef); !dbg {
+							return nil
+						}
+					}
+				}
+			}
 		case *ssa.MakeClosure:
 			fn, _ := r.Fn.(*ssa.Function)
 			if fn == nil {

@@ -76,7 +76,11 @@ type WarnAccess struct {
 	Locks  []string `json:"locks"`  // locks surely held, from the thread's start
 	Thread string   `json:"thread"` // the thread entry it runs in
 	Fn     string   `json:"func"`   // the function containing the operation
-	pos    token.Pos
+	// Via: when the operation is inside the standard library, Site is the
+	// user's call that reached it and Via the std frames, innermost first
+	// ("func file:line:col", then the std function the user called).
+	Via []string `json:"via,omitempty"`
+	pos token.Pos
 }
 
 // Warning is a potential race (Figure 7): two accesses from threads that
@@ -104,9 +108,23 @@ func (w *Warning) Pos() token.Pos { return w.A.pos }
 
 // Message is the one-line diagnostic.
 func (w *Warning) Message() string {
-	return fmt.Sprintf("potential race on %s: %s at %s in %s holding %s, and %s at %s in %s holding %s",
-		w.Object, w.A.Kind, shortSite(w.A.Site), w.A.Thread, lockList(w.A.Locks),
-		w.B.Kind, shortSite(w.B.Site), w.B.Thread, lockList(w.B.Locks))
+	return fmt.Sprintf("potential race on %s: %s at %s%s in %s holding %s, and %s at %s%s in %s holding %s",
+		w.Object, w.A.Kind, shortSite(w.A.Site), viaText(w.A.Via), w.A.Thread, lockList(w.A.Locks),
+		w.B.Kind, shortSite(w.B.Site), viaText(w.B.Via), w.B.Thread, lockList(w.B.Locks))
+}
+
+// viaText names the standard-library frames under a user's call site:
+// " (in bytes.(*Buffer).grow at buffer.go:169:5, via bytes.(*Buffer).WriteString)".
+func viaText(via []string) string {
+	if len(via) == 0 {
+		return ""
+	}
+	fn, site, _ := strings.Cut(via[0], " ")
+	s := " (in " + fn + " at " + shortSite(site)
+	if len(via) > 1 {
+		s += ", via " + strings.Join(via[1:], ", ")
+	}
+	return s + ")"
 }
 
 func lockList(ls []string) string {
@@ -121,6 +139,7 @@ func lockList(ls []string) string {
 type thread struct {
 	kind    entryKind
 	label   string
+	what    string          // its kind in words: "goroutine", "handler", ...
 	entries []*ssa.Function // entry functions (the spawner for a continuation)
 	boot    bool
 	accs    []tacc
@@ -134,6 +153,7 @@ type tacc struct {
 	held         LockSet
 	write        bool
 	site, fn     string
+	via          []string // the standard-library frames under site (Access.Via)
 	pos          token.Pos
 	local, unpub bool
 	// perInst: rooted at an object each instance of the thread allocates
@@ -265,7 +285,7 @@ func (ps *pkgState) threads() ([]*thread, map[[2]int]bool) {
 // reboundThread is goroutine e, expressed in the spawner's terms, rebound
 // into the caller fn through the call sc.
 func (ps *pkgState) reboundThread(e *thread, fn *ssa.Function, sc spawnCall) *thread {
-	t := &thread{kind: e.kind, label: e.label, entries: e.entries, sigClasses: map[int32]bool{}, waitClasses: map[int32]bool{}}
+	t := &thread{kind: e.kind, label: e.label, what: e.what, entries: e.entries, sigClasses: map[int32]bool{}, waitClasses: map[int32]bool{}}
 	for _, a := range e.accs {
 		o := a.obj.Rebind(sc.bind).Qualify(fn.String())
 		held := RelLockset{Plus: a.held}.Rebind(sc.bind).Plus
@@ -287,12 +307,7 @@ func (ps *pkgState) callerThread(fn *ssa.Function, fr *funcResult, sc spawnCall)
 		if !c.after(sc.pp, a.pp) {
 			continue
 		}
-		o := a.Obj.Qualify(fn.String())
-		var held LockSet
-		if !a.L.Top {
-			held = a.L.Plus
-		}
-		ta := tacc{obj: o, key: o.Key(), held: held, write: a.Write, site: a.Site, fn: a.Fn, pos: a.anchor, unpub: a.Unpub}
+		ta := newTacc(a, a.Obj.Qualify(fn.String()), a.L, a.anchor)
 		if a.Obj.Root.Kind == RootAlloc {
 			if a.Obj.Root.Name == sc.bind.FreshTo {
 				ta.unpub = false
@@ -318,7 +333,7 @@ func (ps *pkgState) entryThread(spawner *ssa.Function, fr *funcResult, gs *goSit
 		if orig.Root.Kind == RootAlloc {
 			return true // allocated by the goroutine itself
 		}
-		if rebound.Root.Kind == RootAlloc && gs.kind == entryGo {
+		if rebound.Root.Kind == RootAlloc && (gs.kind == entryGo || gs.kind == entrySubtest) {
 			// Handler instances share what the registration bound; go
 			// statement instances from separate calls of the spawner do not.
 			if at, ok := fr.allocPP[rebound.Root.Name]; ok {
@@ -350,7 +365,11 @@ func (ps *pkgState) entryThread(spawner *ssa.Function, fr *funcResult, gs *goSit
 			afterRecv := func(p progPoint) bool { return !noRecv(p) }
 			addClasses(t.sigClasses, tr.signals)
 			addClasses(t.waitClasses, tr.waits)
+			parAt, isPar := parallelPoint(target)
 			for _, a := range tr.accesses {
+				if gs.kind == entrySubtest && isPar && !c.after(parAt, a.pp) {
+					continue // before t.Parallel: sequential with the parent
+				}
 				ta, ok := ps.rebindAccess(a, b, spawner, a.anchor)
 				if !ok {
 					continue
@@ -378,14 +397,14 @@ func (ps *pkgState) entryThread(spawner *ssa.Function, fr *funcResult, gs *goSit
 			}
 		}
 	}
-	what := "goroutine"
-	if gs.kind == entryHTTP {
-		what = "handler"
+	what, verb := "goroutine", "started"
+	switch gs.kind {
+	case entryHTTP:
+		what, verb = "handler", "registered"
+	case entrySubtest:
+		what, verb = "parallel subtest", "run"
 	}
-	verb := "started"
-	if gs.kind == entryHTTP {
-		verb = "registered"
-	}
+	t.what = what
 	t.label = fmt.Sprintf("%s %s %s at %s", what, strings.Join(names, "|"), verb, shortSite(ps.site(gs.pos)))
 	return t
 }
@@ -395,15 +414,20 @@ func (ps *pkgState) rebindAccess(a Access, b *Binding, spawner *ssa.Function, po
 	if L.Bottom {
 		return tacc{}, false
 	}
-	o := a.Obj.Rebind(b).Qualify(spawner.String())
+	if !pos.IsValid() {
+		pos = a.anchor
+	}
+	return newTacc(a, a.Obj.Rebind(b).Qualify(spawner.String()), L, pos), true
+}
+
+// newTacc is access a of a thread, on lvalue o with relative lockset L
+// (its L₊ is what the thread surely holds; ⊤ holds nothing known).
+func newTacc(a Access, o Lval, L RelLockset, pos token.Pos) tacc {
 	var held LockSet
 	if !L.Top {
 		held = L.Plus
 	}
-	if !pos.IsValid() {
-		pos = a.anchor
-	}
-	return tacc{obj: o, key: o.Key(), held: held, write: a.Write, site: a.Site, fn: a.Fn, pos: pos, unpub: a.Unpub}, true
+	return tacc{obj: o, key: o.Key(), held: held, write: a.Write, site: a.Site, fn: a.Fn, via: a.Via, pos: pos, unpub: a.Unpub}
 }
 
 func (fr *funcResult) cfgOf() *cfgInfo {
@@ -454,12 +478,7 @@ func (ps *pkgState) contThread(fn *ssa.Function, fr *funcResult, gs *goSite, e *
 		if !c.after(gs.pp, a.pp) {
 			continue
 		}
-		o := a.Obj.Qualify(fn.String())
-		var held LockSet
-		if !a.L.Top {
-			held = a.L.Plus
-		}
-		ta := tacc{obj: o, key: o.Key(), held: held, write: a.Write, site: a.Site, fn: a.Fn, pos: a.anchor, unpub: a.Unpub}
+		ta := newTacc(a, a.Obj.Qualify(fn.String()), a.L, a.anchor)
 		if a.Obj.Root.Kind == RootAlloc {
 			if at, ok := fr.allocPP[a.Obj.Root.Name]; ok {
 				ta.local = c.after(gs.pp, at)
@@ -788,11 +807,11 @@ func (ps *pkgState) makeWarning(ts []*thread, ti, tj int, a, b *tacc, same bool)
 		if !pos.IsValid() {
 			pos = x.pos
 		}
-		return WarnAccess{Site: x.site, Kind: kindName(x.write), Locks: locks, Thread: t.label, Fn: x.fn, pos: pos}
+		return WarnAccess{Site: x.site, Kind: kindName(x.write), Locks: locks, Thread: t.label, Fn: x.fn, Via: x.via, pos: pos}
 	}
 	w := Warning{Pkg: ps.pass.Pkg.Path(), Object: a.obj.String(), A: wa(a, ts[ti]), B: wa(b, ts[tj])}
 	if ti == tj {
-		w.B.Thread = "another instance of the same " + strings.SplitN(ts[tj].label, " ", 2)[0]
+		w.B.Thread = "another instance of the same " + ts[tj].what
 	}
 	ta, tb := ts[ti], ts[tj]
 	// The paper's filters, in order, then Go's.
