@@ -61,6 +61,35 @@ func FuzzSTDReader(f *testing.F) {
 	})
 }
 
+// FuzzRAPIDReader: RAPID's threads on any input keep the reader's
+// contract, and each thread runs after its fork (the root's or the
+// trace's), which precedes it.
+func FuzzRAPIDReader(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		checkReader(t, text.NewRAPIDReader(text.NewSTDReader(strings.NewReader(src), "fuzz")))
+		r := text.NewRAPIDReader(text.NewSTDReader(strings.NewReader(src), "fuzz"))
+		forked := map[trace.GID]bool{}
+		for seq := uint64(0); ; seq++ {
+			var e trace.Event
+			if r.Next(&e) != nil {
+				return
+			}
+			if e.Seq != seq {
+				t.Fatalf("event %+v: want seq %d", e, seq)
+			}
+			if e.Op == trace.OpFork {
+				forked[e.Child()] = true
+			}
+			if !forked[e.G] && r.Meta().Goroutine(e.G).Name != text.STDRootName {
+				t.Fatalf("event %+v of a thread never forked", e)
+			}
+		}
+	})
+}
+
 func FuzzTextReader(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s)

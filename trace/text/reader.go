@@ -31,8 +31,10 @@ const (
 	maxGIDGap = 1 << 16
 )
 
-// STDReader reads RAPID's STD format. It implements trace.Reader and
-// trace.Warner.
+// STDReader reads RAPID's STD format, line by line: one event per line.
+// It implements trace.Reader and trace.Warner. For analysis, wrap it in a
+// RAPIDReader, which gives STD's threads RAPID's meaning (tracefile.Open
+// does).
 type STDReader struct{ r reader }
 
 // NewSTDReader returns a reader of the STD trace in rd; name (a file name)

@@ -112,6 +112,11 @@ func (w *STDWriter) WriteEvent(e *trace.Event) error {
 		}
 		decor = w.object(e.Obj, "L")
 	case trace.OpFork, trace.OpJoin:
+		if e.Op == trace.OpFork && w.meta.Goroutine(e.G).Name == STDRootName {
+			// The STD reader's fork of a thread that had none: STD
+			// says it by leaving the fork out (STDReader).
+			return nil
+		}
 		decor = w.thread(trace.GID(e.Obj))
 	case trace.OpBegin, trace.OpEnd:
 	default:

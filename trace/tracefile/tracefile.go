@@ -96,7 +96,7 @@ func Open(path string) (*File, error) {
 	default:
 		if FormatOfPath(path) == STD {
 			tf.Format = STD
-			tf.Reader = text.NewSTDReader(br, name)
+			tf.Reader = text.NewRAPIDReader(text.NewSTDReader(br, name))
 		} else {
 			tf.Reader = text.NewTextReader(br, name)
 		}
