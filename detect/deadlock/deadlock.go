@@ -1,0 +1,307 @@
+// Package deadlock predicts resource deadlocks from one recorded run: the
+// lock-order cycles of iGoodlock (Joshi, Park, Sen, Naik: "A Randomized
+// Dynamic Program Analysis Technique for Detecting Real Deadlocks", PLDI'09,
+// section 3), with the refinements a Go trace allows.
+//
+// A lock dependency (section 3.1) is recorded at every acquire of a lock l
+// by a goroutine t that holds a non-empty set H of locks: (t, H, l), with
+// the sites where each lock of H was taken and where l is requested. A
+// cycle of length m (section 3.2) is a chain of dependencies
+// (t₁,H₁,l₁) … (t_m,H_m,l_m) in which
+//
+//   - the goroutines are distinct, and so are the requested locks;
+//   - each requested lock is held by the next dependency, lᵢ ∈ Hᵢ₊₁, and
+//     l_m ∈ H₁: each goroutine waits for the next;
+//   - no two hold a lock in common (a guard lock: Hᵢ ∩ Hⱼ = ∅), counting
+//     only locks held exclusively by one of them, since two read-mode
+//     holders do not exclude each other;
+//   - a link blocks: lᵢ is requested in write mode, or held in write mode
+//     by the next (a reader does not wait for a reader; Go's RWMutex makes
+//     a Lock wait for every RLock holder, so a writer waiting for readers
+//     counts);
+//   - no two requests are ordered by happens-before without lock edges
+//     (fork, join, channels, WaitGroups, atomics): both requests of an
+//     ordered pair cannot be pending at once, so Go's ordering rules out
+//     what iGoodlock's thread-creation-only order would keep.
+//
+// Cycles are potential deadlocks: the recorded run did not deadlock, and
+// another interleaving may. Data and control flow are not modelled (a
+// reordering may change what a goroutine does), so a reported cycle can be
+// infeasible; DeadlockFuzzer-style directed scheduling is what confirms
+// one. The search bounds the cycle length (Options.MaxLength); a
+// dependency (goroutine, held locks and sites, lock and site) is kept once
+// per distinct clock, up to maxInstances (iGoodlock keeps one per
+// abstraction, which loses the instance that is concurrent when another
+// is ordered).
+package deadlock
+
+import (
+	"slices"
+	"sort"
+
+	"github.com/racekit/racekit/detect/clock"
+	"github.com/racekit/racekit/detect/vc"
+	"github.com/racekit/racekit/trace"
+)
+
+// Held is a lock held at a dependency, with where it was taken.
+type Held struct {
+	Lock  uint64
+	Read  bool
+	Site  trace.SiteID // the acquire that took it
+	Seq   uint64
+	Stack []trace.Site // its stack then, innermost first (Options.Stack)
+}
+
+// Dep is a lock dependency: goroutine G, holding Held, requests Lock.
+type Dep struct {
+	G     trace.GID
+	Held  []Held
+	Lock  uint64
+	Read  bool         // requested in read mode
+	Site  trace.SiteID // the request
+	Seq   uint64       // the request's event
+	Stack []trace.Site // the request's stack, innermost first (Options.Stack)
+
+	epoch vc.Epoch
+	clock vc.VectorClock
+}
+
+// holds reports whether d holds lock, and whether exclusively.
+func (d *Dep) holds(lock uint64) (held, write bool) {
+	for _, h := range d.Held {
+		if h.Lock == lock {
+			held = true
+			write = write || !h.Read
+		}
+	}
+	return held, write
+}
+
+// Cycle is a potential deadlock: Deps[i] waits for a lock Deps[i+1] holds,
+// and the last for one the first holds.
+type Cycle struct {
+	Deps []Dep
+}
+
+// Options bound the search.
+type Options struct {
+	// MaxLength is the longest cycle searched (default 4; iGoodlock's
+	// evaluation found none longer than 2 in real programs).
+	MaxLength int
+	// MaxCycles stops the search after this many cycles (default 1000).
+	MaxCycles int
+	// Stack, if set, gives goroutine g's stack at the event being
+	// handled, innermost first: the stack of each acquire is kept.
+	Stack func(g trace.GID) []trace.Site
+}
+
+// Detector records dependencies as events arrive and finds the cycles at
+// Finish. It implements detect.Detector and detect.Stats.
+type Detector struct {
+	opt    Options
+	k      clock.Tracker
+	taken  map[trace.GID][]Held // per goroutine: its holds, with sites
+	deps   []Dep
+	seen   map[string][]int // per dependency key: its instances kept
+	cycles []Cycle
+	stats  map[string]int64
+}
+
+// New returns a detector.
+func New(opt Options) *Detector {
+	if opt.MaxLength <= 0 {
+		opt.MaxLength = 4
+	}
+	if opt.MaxCycles <= 0 {
+		opt.MaxCycles = 1000
+	}
+	return &Detector{opt: opt, k: clock.New(clock.NoLockEdges), taken: map[trace.GID][]Held{}, seen: map[string][]int{}, stats: map[string]int64{}}
+}
+
+// Handle processes one event.
+func (d *Detector) Handle(e *trace.Event) {
+	t := d.k.Running(e)
+	if t == nil {
+		t = d.k.Start(e.G)
+	}
+	atomicLock := e.Obj&trace.AtomicLockBit != 0 // the front end's lock around an atomic op
+	switch {
+	case e.Op.IsAccess():
+		return
+	case atomicLock:
+	case e.Op == trace.OpAcquire:
+		held := d.taken[e.G]
+		h := Held{Lock: e.Obj, Read: e.ReadLock(), Site: e.Site, Seq: e.Seq}
+		if d.opt.Stack != nil {
+			h.Stack = d.opt.Stack(e.G)
+		}
+		if len(held) > 0 {
+			d.addDep(t, e, held, h.Stack)
+		}
+		d.taken[e.G] = append(held, h)
+	case e.Op == trace.OpRelease:
+		held := d.taken[e.G]
+		for i := len(held) - 1; i >= 0; i-- {
+			if held[i].Lock == e.Obj {
+				d.taken[e.G] = slices.Delete(held, i, i+1)
+				break
+			}
+		}
+	}
+	d.k.Sync(t, e)
+}
+
+func (d *Detector) addDep(t *clock.Thread, e *trace.Event, held []Held, stack []trace.Site) {
+	d.stats["acquires_nested"]++
+	key := make([]byte, 0, 64)
+	key = appendU(key, uint64(e.G), e.Obj, uint64(e.Site), b2u(e.ReadLock()))
+	for _, h := range held {
+		key = appendU(key, h.Lock, uint64(h.Site), b2u(h.Read))
+	}
+	// One dependency per key and ordering: a later instance whose clock
+	// is the same orders and is ordered by exactly what the kept one is.
+	last, ok := d.seen[string(key)]
+	if ok && slices.Equal(d.deps[last[len(last)-1]].clock, t.Clock()) {
+		return
+	}
+	if len(last) >= maxInstances {
+		d.stats["instances_dropped"]++
+		return
+	}
+	d.seen[string(key)] = append(last, len(d.deps))
+	d.deps = append(d.deps, Dep{
+		G: e.G, Held: slices.Clone(held), Lock: e.Obj, Read: e.ReadLock(), Site: e.Site, Seq: e.Seq, Stack: stack,
+		epoch: t.Epoch(), clock: t.Clock().Clone(),
+	})
+}
+
+func appendU(b []byte, xs ...uint64) []byte {
+	for _, x := range xs {
+		for i := 0; i < 8; i++ {
+			b = append(b, byte(x>>(8*i)))
+		}
+	}
+	return b
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// maxInstances bounds the instances of one dependency (goroutine, held
+// locks and sites, lock and site) kept with different clocks: a loop that
+// synchronizes between its nested acquires would add one per iteration.
+const maxInstances = 8
+
+// Finish searches the cycles.
+func (d *Detector) Finish() {
+	d.stats["dependencies"] = int64(len(d.deps))
+	// holders[l]: the dependencies that hold l.
+	holders := map[uint64][]int{}
+	for i := range d.deps {
+		for _, h := range d.deps[i].Held {
+			if len(holders[h.Lock]) == 0 || holders[h.Lock][len(holders[h.Lock])-1] != i {
+				holders[h.Lock] = append(holders[h.Lock], i)
+			}
+		}
+	}
+	chain := make([]int, 0, d.opt.MaxLength)
+	var extend func() bool
+	extend = func() bool {
+		last := &d.deps[chain[len(chain)-1]]
+		for _, j := range holders[last.Lock] {
+			if j < chain[0] {
+				continue // each cycle once, from its least dependency
+			}
+			next := &d.deps[j]
+			if !d.blocks(last, next) || !d.compatible(chain, next) {
+				continue
+			}
+			d.stats["chain_steps"]++
+			first := &d.deps[chain[0]]
+			chain = append(chain, j)
+			if len(chain) >= 2 && d.blocks(next, first) {
+				d.report(chain)
+				if len(d.cycles) >= d.opt.MaxCycles {
+					return false
+				}
+			}
+			if len(chain) < d.opt.MaxLength && !extend() {
+				return false
+			}
+			chain = chain[:len(chain)-1]
+		}
+		return true
+	}
+	for i := range d.deps {
+		chain = append(chain[:0], i)
+		if !extend() {
+			d.stats["truncated"] = 1
+			break
+		}
+	}
+	d.stats["cycles"] = int64(len(d.cycles))
+}
+
+// blocks says whether a's request waits for b: b holds a's lock, and one
+// of them wants it exclusively.
+func (d *Detector) blocks(a, b *Dep) bool {
+	held, write := b.holds(a.Lock)
+	return held && (write || !a.Read)
+}
+
+// compatible says whether next can join chain: another goroutine, another
+// requested lock, no guard lock in common, no happens-before between the
+// requests.
+func (d *Detector) compatible(chain []int, next *Dep) bool {
+	for _, i := range chain {
+		c := &d.deps[i]
+		if c.G == next.G || c.Lock == next.Lock {
+			return false
+		}
+		for _, h := range c.Held {
+			if held, write := next.holds(h.Lock); held && (write || !h.Read) {
+				return false // a guard lock
+			}
+		}
+		if c.epoch.Leq(next.clock) || next.epoch.Leq(c.clock) {
+			return false // ordered requests
+		}
+	}
+	return true
+}
+
+// report keeps a cycle found by the search (chain's order: each waits for
+// the next).
+func (d *Detector) report(chain []int) {
+	c := Cycle{}
+	for _, i := range chain {
+		c.Deps = append(c.Deps, d.deps[i])
+	}
+	d.cycles = append(d.cycles, c)
+}
+
+// Cycles returns the cycles found, ordered by their requests' sites.
+func (d *Detector) Cycles() []Cycle {
+	out := slices.Clone(d.cycles)
+	sort.SliceStable(out, func(i, j int) bool {
+		return out[i].Deps[0].Seq < out[j].Deps[0].Seq
+	})
+	return out
+}
+
+// Stats returns counters: nested acquires seen, dependencies kept, search
+// steps, cycles, and whether the search stopped at MaxCycles.
+func (d *Detector) Stats() map[string]int64 {
+	out := map[string]int64{}
+	for k, v := range d.stats {
+		out[k] = v
+	}
+	c := d.k.Counters()
+	out["illformed"] = c.IllFormed
+	return out
+}

@@ -1,0 +1,43 @@
+package e2e
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/racekit/racekit/detect"
+	"github.com/racekit/racekit/detect/deadlock"
+	"github.com/racekit/racekit/trace/tracefile"
+)
+
+// TestDeadlockPrediction: on testdata/src/lockorder's recorded run, which
+// did not deadlock, iGoodlock predicts exactly one lock-order cycle: main's
+// transfer(a, b) against the second goroutine's transfer(b, a), both
+// waiting at the inner Lock; not the first goroutine's (ordered by
+// wg.Wait) nor the guarded transfers (a common lock).
+func TestDeadlockPrediction(t *testing.T) {
+	bins, _ := buildAll(t)
+	tr := runProgram(t, filepath.Join(bins, "lockorder"), "0")
+	f, err := tracefile.Open(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d := deadlock.New(deadlock.Options{})
+	if _, err := detect.Run(f, d); err != nil {
+		t.Fatal(err)
+	}
+	cycles := d.Cycles()
+	if len(cycles) != 1 || len(cycles[0].Deps) != 2 {
+		t.Fatalf("%d cycles, want 1 of 2 goroutines: %+v", len(cycles), cycles)
+	}
+	for _, dep := range cycles[0].Deps {
+		s := f.Meta().Site(dep.Site)
+		if !strings.HasSuffix(s.File, "lockorder/main.go") || s.Line != 23 || len(dep.Held) != 1 || f.Meta().Site(dep.Held[0].Site).Line != 21 {
+			t.Errorf("dependency at %v holding %+v, want the inner Lock at main.go:23 holding the lock of main.go:21", s, dep.Held)
+		}
+	}
+	if cycles[0].Deps[0].G == cycles[0].Deps[1].G {
+		t.Errorf("one goroutine both ways")
+	}
+}

@@ -1,0 +1,120 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/racekit/racekit/detect/deadlock"
+	"github.com/racekit/racekit/trace"
+)
+
+// Deadlocks writes each lock-order cycle as a block in the style of Go's
+// race report: per goroutine of the cycle, the lock it requests (with the
+// request's stack) and the locks it holds (each with where it was taken),
+// then where each goroutine was created.
+func Deadlocks(w io.Writer, m *trace.Meta, cycles []deadlock.Cycle, created map[trace.GID][]trace.Site) error {
+	bw := &errWriter{w: w}
+	for _, c := range cycles {
+		bw.printf("==================\n")
+		bw.printf("WARNING: POTENTIAL DEADLOCK (lock-order cycle of %d goroutines, predicted by iGoodlock)\n", len(c.Deps))
+		for i, d := range c.Deps {
+			next := c.Deps[(i+1)%len(c.Deps)]
+			mode := ""
+			if d.Read {
+				mode = " (read mode)"
+			}
+			bw.printf("Goroutine %s requests %s%s, held by goroutine %s (event %d):\n", m.Goroutine(d.G).Label(), lockName(m, d.Lock), mode, m.Goroutine(next.G).Label(), d.Seq)
+			writeStack(bw, m, d.Site, d.Stack)
+			for _, h := range d.Held {
+				mode := ""
+				if h.Read {
+					mode = " (read mode)"
+				}
+				bw.printf("  holding %s%s, taken at (event %d):\n", lockName(m, h.Lock), mode, h.Seq)
+				writeStack(bw, m, h.Site, h.Stack)
+			}
+			bw.printf("\n")
+		}
+		for i, d := range c.Deps {
+			if i > 0 {
+				bw.printf("\n")
+			}
+			writeCreation(bw, m, d.G, created[d.G])
+		}
+		bw.printf("==================\n")
+	}
+	if len(cycles) > 0 {
+		bw.printf("Found %d potential deadlock(s)\n", len(cycles))
+	}
+	return bw.err
+}
+
+func writeStack(bw *errWriter, m *trace.Meta, site trace.SiteID, stack []trace.Site) {
+	if len(stack) == 0 {
+		stack = []trace.Site{m.Site(site)}
+	}
+	for _, s := range stack {
+		writeFrame(bw, s)
+	}
+}
+
+func lockName(m *trace.Meta, lock uint64) string {
+	if n := m.NameOf(lock); n != "" {
+		return n
+	}
+	return fmt.Sprintf("lock 0x%x", lock)
+}
+
+// JSONDeadlock is one cycle in racekit's JSON output.
+type JSONDeadlock struct {
+	Kind       string          `json:"kind"`     // "lock-order-cycle"
+	Evidence   string          `json:"evidence"` // "potential"
+	Goroutines []JSONDepWaiter `json:"goroutines"`
+}
+
+// JSONDepWaiter is one goroutine of a cycle: what it requests, what it holds.
+type JSONDepWaiter struct {
+	Goroutine string         `json:"goroutine"`
+	Requests  JSONLockSite   `json:"requests"`
+	Holds     []JSONLockSite `json:"holds"`
+}
+
+// JSONLockSite is a lock at an acquire.
+type JSONLockSite struct {
+	Lock  string     `json:"lock"`
+	Read  bool       `json:"read,omitempty"`
+	Event uint64     `json:"event"`
+	Stack []JSONSite `json:"stack"`
+}
+
+// DeadlocksJSON writes the cycles as {"deadlocks": [...]}.
+func DeadlocksJSON(w io.Writer, m *trace.Meta, cycles []deadlock.Cycle) error {
+	out := struct {
+		Deadlocks []JSONDeadlock `json:"deadlocks"`
+	}{Deadlocks: []JSONDeadlock{}}
+	lockSite := func(lock uint64, read bool, seq uint64, site trace.SiteID, stack []trace.Site) JSONLockSite {
+		if len(stack) == 0 {
+			stack = []trace.Site{m.Site(site)}
+		}
+		js := JSONLockSite{Lock: lockName(m, lock), Read: read, Event: seq}
+		for _, s := range stack {
+			js.Stack = append(js.Stack, JSONSite{File: s.File, Line: s.Line, Col: s.Col, Func: s.Func})
+		}
+		return js
+	}
+	for _, c := range cycles {
+		jd := JSONDeadlock{Kind: "lock-order-cycle", Evidence: "potential"}
+		for _, d := range c.Deps {
+			jw := JSONDepWaiter{Goroutine: m.Goroutine(d.G).Label(), Requests: lockSite(d.Lock, d.Read, d.Seq, d.Site, d.Stack)}
+			for _, h := range d.Held {
+				jw.Holds = append(jw.Holds, lockSite(h.Lock, h.Read, h.Seq, h.Site, h.Stack))
+			}
+			jd.Goroutines = append(jd.Goroutines, jw)
+		}
+		out.Deadlocks = append(out.Deadlocks, jd)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
