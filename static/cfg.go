@@ -66,7 +66,8 @@ func (c *cfgInfo) after(e, p progPoint) bool {
 
 // avoiding returns a predicate for the points reachable from start (after
 // it) along paths that do not pass a barrier point; barrier points are
-// themselves reached but not passed.
+// themselves reached but not passed. A barrier at index -1 of a block is
+// on its entry: nothing of the block is reached without passing it.
 func (c *cfgInfo) avoiding(start progPoint, barrier map[progPoint]bool) func(progPoint) bool {
 	fn := c.fn
 	// prefix[b] = number of leading instructions of b reached when b is
@@ -76,6 +77,9 @@ func (c *cfgInfo) avoiding(start progPoint, barrier map[progPoint]bool) func(pro
 		prefix[i] = -1
 	}
 	scan := func(b int, from int32) (end int32, through bool) {
+		if from == 0 && barrier[progPoint{int32(b), -1}] {
+			return 0, false // a barrier on entry to b (a select case)
+		}
 		instrs := fn.Blocks[b].Instrs
 		for i := from; i < int32(len(instrs)); i++ {
 			if barrier[progPoint{int32(b), i}] {
@@ -125,6 +129,9 @@ func (c *cfgInfo) exitAvoiding(barrier map[progPoint]bool) func(progPoint) bool 
 	hasBarrier := make([]bool, n)
 	isExit := make([]bool, n)
 	for _, b := range fn.Blocks {
+		if barrier[progPoint{int32(b.Index), -1}] {
+			hasBarrier[b.Index] = true
+		}
 		for i, instr := range b.Instrs {
 			if barrier[progPoint{int32(b.Index), int32(i)}] {
 				hasBarrier[b.Index] = true

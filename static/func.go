@@ -258,16 +258,55 @@ func (fa *funcAnalysis) block(b *ssa.BasicBlock, L RelLockset) RelLockset {
 		case *ssa.Send:
 			fa.mark(pp, false, in.Chan)
 		case *ssa.Select:
-			for _, st := range in.States {
-				if st.Dir == types.SendOnly {
-					fa.mark(pp, false, st.Chan)
-				} else if in.Blocking {
-					fa.mark(pp, true, st.Chan)
+			// A case's send or receive happens only on its branch: the
+			// timeout branch of select { case <-done: case <-t.C: } has
+			// not received from done (selecttimeout's st-partial race was
+			// removed by handoff when the whole select was a wait on done).
+			for i, st := range in.States {
+				at, ok := selectCase(in, i)
+				if !ok {
+					if len(in.States) > 1 || !in.Blocking {
+						continue // no branch found: neither a wait nor a signal
+					}
+					at = pp
 				}
+				fa.mark(at, st.Dir != types.SendOnly, st.Chan)
 			}
 		}
 	}
 	return L
+}
+
+// selectCase is the program point where case i of sel is known to have
+// been chosen: the entry (index -1) of the block the select's index test
+// for i branches to (go/ssa lowers a select to index == 0, index == 1, ...).
+func selectCase(sel *ssa.Select, i int) (progPoint, bool) {
+	refs := sel.Referrers()
+	if refs == nil {
+		return progPoint{}, false
+	}
+	for _, r := range *refs {
+		ex, ok := r.(*ssa.Extract)
+		if !ok || ex.Index != 0 || ex.Referrers() == nil {
+			continue
+		}
+		for _, r2 := range *ex.Referrers() {
+			cmp, ok := r2.(*ssa.BinOp)
+			if !ok || cmp.Op != token.EQL || cmp.Referrers() == nil {
+				continue
+			}
+			c, ok := cmp.Y.(*ssa.Const)
+			if !ok || c.Value == nil || c.Int64() != int64(i) {
+				continue
+			}
+			for _, r3 := range *cmp.Referrers() {
+				if iff, ok := r3.(*ssa.If); ok {
+					return progPoint{int32(iff.Block().Succs[0].Index), -1}, true
+				}
+			}
+		}
+	}
+	return progPoint{}, false
 }
 
 // mark records a synchronization point on the channel or WaitGroup obj:

@@ -166,3 +166,10 @@ func TestParallelSubtests(t *testing.T) {
 func TestCacheGet(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), static.Analyzer, "cacheget")
 }
+
+// TestSelectCase: a select case's receive is a wait on its own branch only
+// (testdata/src/selectcase): the handoff filter keeps the race on the
+// other branch.
+func TestSelectCase(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), static.Analyzer, "selectcase")
+}

@@ -209,6 +209,21 @@ func (s AccessSet) widen(max int) (out AccessSet, merged, dropped bool) {
 		out.Items = append(out.Items, a)
 	}
 	if len(out.Items) > max {
+		// Still too many: forget the paths of the accesses made inside
+		// the standard library (json's, reflect's state: hundreds of
+		// fields), keeping each memory identity and kind once (an
+		// unknown-rooted lvalue aliases every cell of its identity, so no
+		// race through them is lost); the user's own accesses keep theirs.
+		out = collapseToMem(out, func(a *Access) bool { return len(a.Via) > 0 })
+	}
+	if len(out.Items) > max {
+		out = collapseToMem(out, func(*Access) bool { return true })
+	}
+	if len(out.Items) > max {
+		// Drop, the standard library's first.
+		sort.SliceStable(out.Items, func(i, j int) bool {
+			return len(out.Items[i].Via) == 0 && len(out.Items[j].Via) > 0
+		})
 		out.Items = out.Items[:max]
 		dropped = true
 	}
@@ -217,6 +232,30 @@ func (s AccessSet) widen(max int) (out AccessSet, merged, dropped bool) {
 		b.add(a)
 	}
 	return b.set(), true, dropped
+}
+
+// collapseToMem re-roots the accesses which selects at an unknown value of
+// their memory identity, one per identity and kind, their locksets joined.
+func collapseToMem(s AccessSet, which func(*Access) bool) (out AccessSet) {
+	byMem := map[string]int{}
+	for _, a := range s.Items {
+		if which(&a) {
+			a.Obj = Lval{Root: Root{Kind: RootUnknown, Mem: a.Obj.Mem()}}.keyed()
+		}
+		k := a.Obj.Key()
+		if a.Write {
+			k += "|w"
+		}
+		if i, ok := byMem[k]; ok {
+			b := &out.Items[i]
+			b.L = b.L.Join(a.L)
+			b.Unpub = b.Unpub && a.Unpub
+			continue
+		}
+		byMem[k] = len(out.Items)
+		out.Items = append(out.Items, a)
+	}
+	return out
 }
 
 // internLocksets makes equal locksets of a summary share storage, so that
