@@ -64,9 +64,18 @@ type prefix struct {
 	held   map[trace.GID][]heldLock
 	open   map[trace.GID][]openBP
 	mem    map[memKey]memVal // value of each word (only words written, or read with a known value)
-	allocs []allocRec        // every Alloc before the stretch, in order
-	rdit   bool              // BarrierPairs' hidden code may write the words of D
+	// Allocs before the stretch: for each byte of an object up to
+	// smallAlloc bytes, the index of the latest Alloc covering it (+1)
+	// per 8-byte word; the larger ones in order. value() looked through
+	// every Alloc of the prefix for a word never written: quadratic in
+	// Go's TestNoRaceTinyAlloc (millions of one-byte objects).
+	allocAt map[uint64]*[8]int
+	bigs    []allocRec
+	rdit    bool // BarrierPairs' hidden code may write the words of D
 }
+
+// smallAlloc bounds the objects whose bytes allocAt indexes.
+const smallAlloc = 4096
 
 type memVal struct {
 	val
@@ -97,8 +106,11 @@ func (p *prefix) value(k memKey) val {
 	if ok {
 		at = m.at
 	}
-	for i := len(p.allocs) - 1; i >= 0 && p.allocs[i].at > at; i-- {
-		if a := p.allocs[i]; k.addr >= a.lo && k.addr < a.hi {
+	if w := p.allocAt[k.addr>>3]; w != nil && w[k.addr&7]-1 > at {
+		return val{kind: valKnown}
+	}
+	for i := len(p.bigs) - 1; i >= 0 && p.bigs[i].at > at; i-- {
+		if a := p.bigs[i]; k.addr >= a.lo && k.addr < a.hi {
 			return val{kind: valKnown}
 		}
 	}
@@ -106,6 +118,27 @@ func (p *prefix) value(k memKey) val {
 		return m.val
 	}
 	return val{}
+}
+
+// addAlloc records an Alloc of [lo, hi) at index at.
+func (p *prefix) addAlloc(lo, hi uint64, at int) {
+	if hi-lo > smallAlloc {
+		p.bigs = append(p.bigs, allocRec{lo, hi, at})
+		return
+	}
+	if p.allocAt == nil {
+		p.allocAt = map[uint64]*[8]int{}
+	}
+	for a := lo; a < hi; {
+		w := p.allocAt[a>>3]
+		if w == nil {
+			w = new([8]int)
+			p.allocAt[a>>3] = w
+		}
+		for next := (a | 7) + 1; a < hi && a < next; a++ {
+			w[a&7] = at + 1 // the bytes of this word in the range
+		}
+	}
 }
 
 // advance applies e (the next event of the trace) to the prefix.
@@ -132,7 +165,7 @@ func (p *prefix) advance(e *trace.Event) {
 	switch e.Op {
 	case trace.OpAlloc:
 		if lo, hi, ok := e.AllocRange(); ok {
-			p.allocs = append(p.allocs, allocRec{lo, hi, at})
+			p.addAlloc(lo, hi, at)
 		}
 	}
 	if k, ok := writeKey(e); ok {
@@ -452,15 +485,7 @@ func buildModel(evs []trace.Event, p *prefix, rdit bool) *model {
 			if !ok {
 				continue
 			}
-			j, _ := slices.BinarySearchFunc(keys, lo, func(k memKey, a uint64) int {
-				if k.addr < a {
-					return -1
-				}
-				if k.addr > a {
-					return 1
-				}
-				return 0
-			})
+			j := firstKeyAt(keys, lo)
 			for ; j < len(keys) && keys[j].addr < hi; j++ {
 				k := keys[j]
 				ws := m.writes[k]
@@ -481,8 +506,12 @@ func buildModel(evs []trace.Event, p *prefix, rdit bool) *model {
 			if !ok {
 				continue
 			}
-			for j, k := range keys {
-				if k.addr < lo || k.addr >= hi || (j > 0 && keys[j-1].addr == k.addr) {
+			// The keys in [lo, hi) only: scanning every key per alloc was
+			// quadratic (Go's TestNoRaceTinyAlloc: millions of allocs).
+			j0 := firstKeyAt(keys, lo)
+			for j := j0; j < len(keys) && keys[j].addr < hi; j++ {
+				k := keys[j]
+				if j > j0 && keys[j-1].addr == k.addr {
 					continue
 				}
 				for _, x := range byAddr[k.addr] {
@@ -719,4 +748,19 @@ func intersects(a, b map[uint64]bool) bool {
 		}
 	}
 	return false
+}
+
+// firstKeyAt is the index of the first of keys (sorted by address) at or
+// above addr.
+func firstKeyAt(keys []memKey, addr uint64) int {
+	j, _ := slices.BinarySearchFunc(keys, addr, func(k memKey, a uint64) int {
+		if k.addr < a {
+			return -1
+		}
+		if k.addr > a {
+			return 1
+		}
+		return 0
+	})
+	return j
 }
