@@ -33,11 +33,35 @@ func TestDeadlockPrediction(t *testing.T) {
 	}
 	for _, dep := range cycles[0].Deps {
 		s := f.Meta().Site(dep.Site)
-		if !strings.HasSuffix(s.File, "lockorder/main.go") || s.Line != 23 || len(dep.Held) != 1 || f.Meta().Site(dep.Held[0].Site).Line != 21 {
-			t.Errorf("dependency at %v holding %+v, want the inner Lock at main.go:23 holding the lock of main.go:21", s, dep.Held)
+		if !strings.HasSuffix(s.File, "lockorder/main.go") || s.Line != 24 || len(dep.Held) != 1 || f.Meta().Site(dep.Held[0].Site).Line != 22 {
+			t.Errorf("dependency at %v holding %+v, want the inner Lock at main.go:24 holding the lock of main.go:22", s, dep.Held)
 		}
 	}
 	if cycles[0].Deps[0].G == cycles[0].Deps[1].G {
 		t.Errorf("one goroutine both ways")
+	}
+}
+
+// TestTestDeadlocks: racekit test --deadlocks reports the lock-order
+// cycle of testdata/src/lockordertest like a race, fails the package and
+// counts it on the FAIL line; without --deadlocks the package passes.
+// racekit run --deadlocks reports lockorder's cycle and exits 66.
+func TestTestDeadlocks(t *testing.T) {
+	code, out := runRacekit(t, "test", "./lockordertest")
+	if code != 0 || strings.Contains(out, "DEADLOCK") {
+		t.Fatalf("without --deadlocks: exit %d, want 0 and no report\n%s", code, out)
+	}
+	code, out = runRacekit(t, "test", "--deadlocks", "./lockordertest")
+	for _, want := range []string{"WARNING: POTENTIAL DEADLOCK", "lockordertest.transfer()", "bank_test.go:22:", "racekit: 1 potential deadlock(s)", "(racekit: 0 data race(s), 1 potential deadlock(s))"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("test --deadlocks: output lacks %q\n%s", want, out)
+		}
+	}
+	if code != 1 {
+		t.Errorf("test --deadlocks: exit %d, want 1", code)
+	}
+	code, out = runRacekit(t, "run", "--deadlocks", "./lockorder")
+	if code != 66 || !strings.Contains(out, "WARNING: POTENTIAL DEADLOCK") || !strings.Contains(out, "Found 1 potential deadlock(s)") {
+		t.Errorf("run --deadlocks: exit %d, want 66 and one cycle\n%s", code, out)
 	}
 }

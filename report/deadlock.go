@@ -44,9 +44,6 @@ func Deadlocks(w io.Writer, m *trace.Meta, cycles []deadlock.Cycle, created map[
 		}
 		bw.printf("==================\n")
 	}
-	if len(cycles) > 0 {
-		bw.printf("Found %d potential deadlock(s)\n", len(cycles))
-	}
 	return bw.err
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/racekit/racekit/detect"
@@ -78,6 +79,9 @@ func runDeadlocks(c *command, args []string) int {
 			}
 		}
 		err = report.Deadlocks(os.Stdout, f.Meta(), cycles, st.creationStacks(f.Meta(), gids))
+		if err == nil && len(cycles) > 0 {
+			fmt.Printf("Found %d potential deadlock(s)\n", len(cycles))
+		}
 	}
 	if err != nil {
 		c.errorf("%v", err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/racekit/racekit/detect"
 	"github.com/racekit/racekit/detect/clock"
+	"github.com/racekit/racekit/detect/deadlock"
 	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/instrument"
 	"github.com/racekit/racekit/report"
@@ -23,13 +24,14 @@ import (
 
 // frontendFlags are the flags racekit run and racekit test share.
 type frontendFlags struct {
-	algo    *string
-	keep    *string
-	include *string
-	exclude *string
-	tags    *string
-	verbose *bool
-	predict *bool
+	algo      *string
+	keep      *string
+	include   *string
+	exclude   *string
+	tags      *string
+	verbose   *bool
+	predict   *bool
+	deadlocks *bool
 }
 
 func addFrontendFlags(fs *flag.FlagSet) *frontendFlags {
@@ -37,6 +39,7 @@ func addFrontendFlags(fs *flag.FlagSet) *frontendFlags {
 	ff.algo = fs.String("algo", "fasttrack", "detectors to run on each trace, comma-separated: "+algoNames())
 	ff.keep = fs.String("keep-trace", "", "copy each trace into this directory (for racekit analyze)")
 	ff.predict = fs.Bool("predict", false, "also report the races other interleavings would show (rdit), labelled as predicted")
+	ff.deadlocks = fs.Bool("deadlocks", false, "also report lock-order cycles other interleavings could deadlock on (iGoodlock, as racekit deadlocks), labelled potential")
 	return ff
 }
 
@@ -84,6 +87,9 @@ func (ff *frontendFlags) checkAlgos(c *command) ([]string, bool) {
 	}
 	if *ff.predict && !slices.Contains(names, "rdit") {
 		names = append(names, "rdit")
+	}
+	if *ff.deadlocks {
+		names = append(names, deadlockAlgo)
 	}
 	return names, true
 }
@@ -344,6 +350,10 @@ type analysis struct {
 	meta    *trace.Meta
 	results []report.Result
 	races   int
+	// cycles are the lock-order cycles (with deadlockAlgo among the
+	// algorithms), created the creation stacks of their goroutines.
+	cycles  []deadlock.Cycle
+	created map[trace.GID][]trace.Site
 	warns   []string
 	// goroutines and the width of the detectors' vector clocks: IDs of
 	// goroutines that ended are recycled (detect/clock, "Recycled IDs").
@@ -374,6 +384,11 @@ func analyzeTraceFrom(path string, algos []string, startFunc string) (*analysis,
 		stacks     map[finding.Pair][]trace.Site
 		prevStacks map[finding.Pair][]trace.Site
 		tests      map[finding.Pair]string
+	}
+	var dl *deadlock.Detector
+	if i := slices.Index(algos, deadlockAlgo); i >= 0 {
+		algos = slices.Delete(slices.Clone(algos), i, i+1)
+		dl = deadlock.New(deadlock.Options{Stack: func(g trace.GID) []trace.Site { return st.stack(meta, g) }})
 	}
 	runs := make([]*run, len(algos))
 	for i, name := range algos {
@@ -412,6 +427,9 @@ func analyzeTraceFrom(path string, algos []string, startFunc string) (*analysis,
 	for _, r := range runs {
 		dets = append(dets, r.det)
 	}
+	if dl != nil {
+		dets = append(dets, dl) // after st: a request's stack ends at it
+	}
 	start := time.Now()
 	n, err := detect.Run(f, dets...)
 	if err != nil {
@@ -441,10 +459,23 @@ func analyzeTraceFrom(path string, algos []string, startFunc string) (*analysis,
 		a.results = append(a.results, report.Result{Detector: algos[i], Groups: gs, Stacks: r.stacks, PrevStacks: r.prevStacks, Tests: r.tests})
 		a.races += len(gs)
 	}
+	if dl != nil {
+		for _, c := range dl.Cycles() {
+			// Only the test's: a cycle whose requests all come before
+			// startFunc belongs to the program's start.
+			if st.started && c.Deps[0].Seq >= st.startSeq {
+				a.cycles = append(a.cycles, c)
+				for _, d := range c.Deps {
+					gids[d.G] = true
+				}
+			}
+		}
+	}
 	created := st.creationStacks(meta, gids)
 	for i := range a.results {
 		a.results[i].Created = created
 	}
+	a.created = created
 	if w, ok := f.Reader.(trace.Warner); ok {
 		a.warns = w.Warnings()
 	}
@@ -462,12 +493,25 @@ func analyzeTraceFrom(path string, algos []string, startFunc string) (*analysis,
 	return a, nil
 }
 
-// print writes the races of one analysis like Go's race detector.
+// deadlockAlgo is the name --deadlocks adds to the algorithms: the
+// lock-order cycles of detect/deadlock, reported beside the races.
+const deadlockAlgo = "deadlock"
+
+// print writes the races of one analysis like Go's race detector, then
+// its lock-order cycles.
 func (a *analysis) print(w io.Writer) error {
-	if a.races == 0 {
-		return nil
+	if a.races > 0 {
+		if err := report.Text(w, a.meta, a.results); err != nil {
+			return err
+		}
 	}
-	return report.Text(w, a.meta, a.results)
+	if len(a.cycles) > 0 {
+		if err := report.Deadlocks(w, a.meta, a.cycles, a.created); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "Found %d potential deadlock(s)\n", len(a.cycles))
+	}
+	return nil
 }
 
 // keepTraces copies trace files into dir, streaming (a trace may be

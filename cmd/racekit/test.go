@@ -13,7 +13,7 @@ import (
 
 var cmdTest = register(&command{
 	name:      "test",
-	usageLine: "test [-algo=fasttrack] [-predict] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
+	usageLine: "test [-algo=fasttrack] [-predict] [-deadlocks] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
 	short:     "instrument and run Go tests, then report their data races",
 	long: `
 Test is racekit's go test -race: it takes go test's command line, with
@@ -54,6 +54,11 @@ goroutine starts cold, keeps a third of the accesses. -filter=tree runs
 TREE on the event stream before it is written, tuned to -algo. Both make
 the trace smaller and report a subset of the races of a full recording
 (TREE: the same races); neither works with a predictive detector.
+
+-deadlocks also reports the lock-order cycles another interleaving of
+the recorded run could deadlock on (iGoodlock, as racekit deadlocks does),
+each like a race report, after the package's races; they fail the package
+("racekit: 0 data race(s), 1 potential deadlock(s)" on its FAIL line).
 
 -schedule=random runs the tests under racekit's controlled scheduler with
 a random strategy seeded by -seed: one goroutine runs at a time, and at

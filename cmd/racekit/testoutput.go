@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racekit/racekit/detect/deadlock"
 	"github.com/racekit/racekit/report"
 	"github.com/racekit/racekit/trace/tracefile"
 )
@@ -163,7 +164,7 @@ func (o *testOutput) textLine(line string) {
 	o.held = o.held[:0] // its PASS or FAIL: FAIL follows the reports
 	o.writeTests(byTest, o.chatty, func(test, s string) { o.print(s) })
 	o.print("FAIL\n")
-	o.print("FAIL\t" + m[2] + m[3] + raceCount(n) + "\n")
+	o.print("FAIL\t" + m[2] + m[3] + raceCount(byTest) + "\n")
 	o.failed++
 }
 
@@ -241,7 +242,7 @@ func (o *testOutput) jsonLine(line string) {
 			}
 		}
 	}
-	fail, sum := "FAIL\n", "FAIL\t"+e.Package+elapsed+raceCount(n)+"\n"
+	fail, sum := "FAIL\n", "FAIL\t"+e.Package+elapsed+raceCount(byTest)+"\n"
 	emit(testEvent{Action: "output", Output: &fail})
 	emit(testEvent{Action: "output", Output: &sum})
 	e.Action = "fail"
@@ -310,33 +311,53 @@ func (o *testOutput) endTests(ends []heldEnd, byTest []*testRaces, emit func(tes
 }
 
 // raceCount is what racekit adds to a package's FAIL line: the number
-// of distinct races it found there.
-func raceCount(n int) string {
-	return fmt.Sprintf(" (racekit: %d data race(s))", n)
+// of distinct races it found there, and of lock-order cycles
+// (--deadlocks) if any.
+func raceCount(byTest []*testRaces) string {
+	races, cycles := 0, 0
+	for _, tr := range byTest {
+		if len(tr.cycles) > 0 {
+			cycles += tr.n
+		} else {
+			races += tr.n
+		}
+	}
+	if cycles == 0 {
+		return fmt.Sprintf(" (racekit: %d data race(s))", races)
+	}
+	return fmt.Sprintf(" (racekit: %d data race(s), %d potential deadlock(s))", races, cycles)
 }
 
-// testRaces are the races of one test.
+// testRaces are the races of one test, or (test "", cycles set) the
+// lock-order cycles of one test binary (--deadlocks).
 type testRaces struct {
 	test    string // "": outside any test
 	a       *analysis
 	results []report.Result
 	n       int
+	cycles  []deadlock.Cycle
 }
 
 // packageRaces analyzes the traces of pkg's test binary not analyzed yet
 // and returns their races by test, in order of first report.
 func (o *testOutput) packageRaces(pkg string) ([]*testRaces, int) {
 	prefix := traceFileName(pkg+".test") + "."
-	var byTest []*testRaces
-	total := 0
+	var byTest, cycles []*testRaces
+	total, races := 0, 0
 	for _, path := range tracefile.List(o.traceDir) {
 		if o.analyzed[path] || !strings.HasPrefix(filepath.Base(path), prefix) {
 			continue
 		}
 		o.analyzed[path] = true
 		a, ok := o.analyze(path)
-		if !ok || a.races == 0 {
+		if !ok || a.races == 0 && len(a.cycles) == 0 {
 			continue
+		}
+		if len(a.cycles) > 0 {
+			// Potential deadlocks come after the races, as findings of
+			// the binary: a cycle's goroutines may belong to several tests.
+			cycles = append(cycles, &testRaces{a: a, cycles: a.cycles, n: len(a.cycles)})
+			total += len(a.cycles)
 		}
 		index := map[string]*testRaces{}
 		for ri, res := range a.results {
@@ -356,14 +377,15 @@ func (o *testOutput) packageRaces(pkg string) ([]*testRaces, int) {
 				tr.results[ri].Groups = append(tr.results[ri].Groups, g)
 				tr.n++
 				total++
+				races++
 			}
 		}
 	}
 	// The races outside any test last, as testing reports them after
 	// the tests.
 	sort.SliceStable(byTest, func(i, j int) bool { return byTest[i].test != "" && byTest[j].test == "" })
-	o.races += total
-	return byTest, total
+	o.races += races
+	return append(byTest, cycles...), total
 }
 
 // writeTests writes each test's reports and its failure, line by line:
@@ -374,6 +396,18 @@ func (o *testOutput) writeTests(byTest []*testRaces, chatty bool, line func(test
 		var b strings.Builder
 		if err := report.Races(&b, tr.a.meta, tr.results); err != nil {
 			o.errorf("%v", err)
+		}
+		if len(tr.cycles) > 0 {
+			if err := report.Deadlocks(&b, tr.a.meta, tr.cycles, tr.a.created); err != nil {
+				o.errorf("%v", err)
+			}
+			for _, s := range strings.SplitAfter(b.String(), "\n") {
+				if s != "" {
+					line("", s)
+				}
+			}
+			line("", fmt.Sprintf("racekit: %d potential deadlock(s) (lock-order cycles, --deadlocks)\n", len(tr.cycles)))
+			continue
 		}
 		for _, s := range strings.SplitAfter(b.String(), "\n") {
 			if s != "" {
@@ -425,14 +459,14 @@ func (o *testOutput) rest(w io.Writer) {
 		}
 		o.analyzed[path] = true
 		a, ok := o.analyze(path)
-		if !ok || a.races == 0 {
+		if !ok || a.races == 0 && len(a.cycles) == 0 {
 			continue
 		}
 		if err := a.print(w); err != nil {
 			o.errorf("%v", err)
 			o.err = true
 		}
-		fmt.Fprintf(w, "FAIL\t%s\t(racekit: %d data race(s))\n", strings.TrimSuffix(a.program, ".test"), a.races)
+		fmt.Fprintf(w, "FAIL\t%s\t%s\n", strings.TrimSuffix(a.program, ".test"), strings.TrimPrefix(raceCount([]*testRaces{{n: a.races}, {n: len(a.cycles), cycles: a.cycles}}), " "))
 		o.failed++
 		o.races += a.races
 	}

@@ -1,7 +1,7 @@
 // Command lockorder: transfer locks its two accounts in argument order, so
 // two transfers in opposite directions can deadlock (AB-BA), though this
 // run never does: the first goroutine is waited for before the second
-// starts, and main's own transfer happens to run first. iGoodlock
+// starts, and the second sleeps before its transfer, so main's runs first. iGoodlock
 // (racekit deadlocks) reports main and the second goroutine's transfers;
 // the first goroutine's is ordered before both by wg.Wait. guarded takes
 // a lock around its transfers in both directions: no cycle.
@@ -10,6 +10,7 @@ package main
 import (
 	"fmt"
 	"sync"
+	"time"
 )
 
 type account struct {
@@ -46,6 +47,9 @@ func main() {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		// Late enough that main's transfer is done: the run never
+		// deadlocks, though nothing but time orders the two.
+		time.Sleep(100 * time.Millisecond)
 		transfer(b, a, 5)
 	}()
 	transfer(a, b, 1)
