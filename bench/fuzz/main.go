@@ -48,6 +48,7 @@ import (
 
 	"github.com/racekit/racekit/bench/harness"
 	"github.com/racekit/racekit/bench/truth"
+	"github.com/racekit/racekit/sched"
 )
 
 // Hybrid's time is hybrid's share of racekit fuzz's phase 1 time divided
@@ -354,20 +355,18 @@ func pairLines(s *truth.Subject, pair string) (truth.Pair, bool) {
 	return truth.MakePair(la, lb), oka && okb
 }
 
+// lineOf maps a statement of a pair ("file:line", "file:line:col", either
+// with ":r" or ":w", as racekit fuzz names accesses) to the subject's line.
 func lineOf(s *truth.Subject, site string) (truth.Line, bool) {
-	i := strings.LastIndexByte(site, ':')
-	if i < 0 {
+	st, ok := sched.ParseStmt(site)
+	if !ok {
 		return truth.Line{}, false
 	}
-	var n int
-	if _, err := fmt.Sscanf(site[i+1:], "%d", &n); err != nil {
-		return truth.Line{}, false
-	}
-	rel, err := filepath.Rel(s.Dir, site[:i])
+	rel, err := filepath.Rel(s.Dir, st.File)
 	if err != nil || strings.HasPrefix(rel, "..") {
 		return truth.Line{}, false
 	}
-	return truth.Line{File: filepath.ToSlash(rel), Line: n}, true
+	return truth.Line{File: filepath.ToSlash(rel), Line: st.Line}, true
 }
 
 // failure names a failed plain run by its panic or failing tests.
