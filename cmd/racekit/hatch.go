@@ -658,6 +658,22 @@ func (x *indexer) beforeOp(tr *trace.Trace, g trace.GID, n int) int {
 	return n
 }
 
+// atRootBegin says whether position ev of goroutine g is the Begin of a
+// goroutine born outside instrumented code (the program's main goroutine,
+// a test function's): such a goroutine has no scheduling point there (rt
+// makes one only where an instrumented go statement starts a goroutine),
+// so a step that runs it up to its Begin, made of the events it records
+// before its first point (allocations in package initializers, since
+// 9a6ef2c), could never be followed: every clip of jobsys departed at
+// step 0. Running a goroutine to its Begin orders nothing; the step is
+// left out.
+func (x *indexer) atRootBegin(tr *trace.Trace, g trace.GID, ev int) bool {
+	if ev != 0 || len(x.byG[g]) == 0 || tr.M.Goroutine(g).Parent != trace.NoParent {
+		return false
+	}
+	return x.event(tr, g, 0).Op == trace.OpBegin
+}
+
 // position returns the position (pos: sched.Positions) of goroutine g's
 // n-th event, -1 before its first.
 func (x *indexer) position(pos []int, g trace.GID, n int) int {
@@ -754,6 +770,9 @@ func clipCand(tr *trace.Trace, x *indexer, a *anomaly.Anomaly, extra []string) *
 		cs := sched.ClipStep{G: x.names[st.GID]}
 		if st.Anomaly == 0 {
 			cs.Ev = x.position(pos, st.GID, x.beforeOp(tr, st.GID, st.Index))
+			if x.atRootBegin(tr, st.GID, cs.Ev) {
+				continue
+			}
 		} else {
 			e := &cd.events[k]
 			k++
@@ -841,6 +860,9 @@ func witnessCands(tr *trace.Trace, algo string) ([]*hatchCand, error) {
 			cs := sched.ClipStep{G: x.names[st.G]}
 			if k < n-2 {
 				cs.Ev = x.position(pos, st.G, x.beforeOp(tr, st.G, st.Index))
+				if x.atRootBegin(tr, st.G, cs.Ev) {
+					continue
+				}
 			} else {
 				e := &cd.events[k-(n-2)]
 				e.Ev = x.position(pos, st.G, st.Index)

@@ -417,3 +417,24 @@ func TestRecordSpecs(t *testing.T) {
 		}
 	}
 }
+
+// TestAtRootBegin: a step that runs a goroutine born outside instrumented
+// code up to its Begin is left out of a clip (it has no point there: every
+// clip of jobsys departed at step 0 once package initializers recorded
+// allocations); a forked goroutine's Begin, and later positions, stay.
+func TestAtRootBegin(t *testing.T) {
+	b := trace.NewBuilder()
+	b.Begin("M")
+	b.Alloc("M", "x", 8)
+	b.Fork("M", "T", "a.go:1")
+	b.Begin("T")
+	tr := b.Trace()
+	x := newIndexer(tr)
+	m, c := tr.M.Goroutines[0].ID, tr.M.Goroutines[1].ID
+	if !x.atRootBegin(tr, m, 0) {
+		t.Errorf("main's Begin: not left out")
+	}
+	if x.atRootBegin(tr, m, 1) || x.atRootBegin(tr, c, 0) {
+		t.Errorf("a later position, or a forked goroutine's Begin, left out")
+	}
+}
