@@ -193,31 +193,17 @@ func (s AccessSet) widen(max int) (out AccessSet, merged, dropped bool) {
 	if len(s.Items) <= max {
 		return s, false, false
 	}
-	byObj := map[string]int{}
-	for _, a := range s.Items {
-		k := a.Obj.Key()
-		if a.Write {
-			k += "|w"
-		}
-		if i, ok := byObj[k]; ok {
-			b := &out.Items[i]
-			b.L = b.L.Join(a.L)
-			b.Unpub = b.Unpub && a.Unpub
-			continue
-		}
-		byObj[k] = len(out.Items)
-		out.Items = append(out.Items, a)
-	}
+	out = collapseTo(s, func(*Access) bool { return false })
 	if len(out.Items) > max {
 		// Still too many: forget the paths of the accesses made inside
 		// the standard library (json's, reflect's state: hundreds of
 		// fields), keeping each memory identity and kind once (an
 		// unknown-rooted lvalue aliases every cell of its identity, so no
 		// race through them is lost); the user's own accesses keep theirs.
-		out = collapseToMem(out, func(a *Access) bool { return len(a.Via) > 0 })
+		out = collapseTo(out, func(a *Access) bool { return len(a.Via) > 0 })
 	}
 	if len(out.Items) > max {
-		out = collapseToMem(out, func(*Access) bool { return true })
+		out = collapseTo(out, func(*Access) bool { return true })
 	}
 	if len(out.Items) > max {
 		// Drop, the standard library's first.
@@ -234,10 +220,11 @@ func (s AccessSet) widen(max int) (out AccessSet, merged, dropped bool) {
 	return b.set(), true, dropped
 }
 
-// collapseToMem re-roots the accesses which selects at an unknown value of
-// their memory identity, one per identity and kind, their locksets joined.
-func collapseToMem(s AccessSet, which func(*Access) bool) (out AccessSet) {
-	byMem := map[string]int{}
+// collapseTo merges the accesses of one lvalue and kind whatever their
+// sites (the first kept, locksets joined), after re-rooting those which
+// selects at an unknown value of their memory identity.
+func collapseTo(s AccessSet, which func(*Access) bool) (out AccessSet) {
+	index := map[string]int{}
 	for _, a := range s.Items {
 		if which(&a) {
 			a.Obj = Lval{Root: Root{Kind: RootUnknown, Mem: a.Obj.Mem()}}.keyed()
@@ -246,13 +233,13 @@ func collapseToMem(s AccessSet, which func(*Access) bool) (out AccessSet) {
 		if a.Write {
 			k += "|w"
 		}
-		if i, ok := byMem[k]; ok {
+		if i, ok := index[k]; ok {
 			b := &out.Items[i]
 			b.L = b.L.Join(a.L)
 			b.Unpub = b.Unpub && a.Unpub
 			continue
 		}
-		byMem[k] = len(out.Items)
+		index[k] = len(out.Items)
 		out.Items = append(out.Items, a)
 	}
 	return out
