@@ -65,3 +65,28 @@ func TestTestDeadlocks(t *testing.T) {
 		t.Errorf("run --deadlocks: exit %d, want 66 and one cycle\n%s", code, out)
 	}
 }
+
+// TestRecursiveReadLock: testdata/src/rwrecursive read-locks its store
+// twice in one goroutine (sum, then get) while another goroutine's Lock
+// is unordered with the second RLock: one RWMutex read-write-read.
+func TestRecursiveReadLock(t *testing.T) {
+	bins, _ := buildAll(t)
+	tr := runProgram(t, filepath.Join(bins, "rwrecursive"), "0")
+	f, err := tracefile.Open(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d := deadlock.New(deadlock.Options{})
+	if _, err := detect.Run(f, d); err != nil {
+		t.Fatal(err)
+	}
+	cycles := d.Cycles()
+	if len(cycles) != 1 || cycles[0].Kind != deadlock.RecursiveRead {
+		t.Fatalf("%d findings, want one read-write-read: %+v", len(cycles), cycles)
+	}
+	r, w := cycles[0].Deps[0], cycles[0].Deps[1]
+	if f.Meta().Site(r.Site).Line != 20 || f.Meta().Site(w.Site).Line != 36 || r.G == w.G {
+		t.Errorf("second RLock at %v, Lock at %v; want main.go:20 and main.go:36 in two goroutines", f.Meta().Site(r.Site), f.Meta().Site(w.Site))
+	}
+}

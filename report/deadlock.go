@@ -17,8 +17,15 @@ func Deadlocks(w io.Writer, m *trace.Meta, cycles []deadlock.Cycle, created map[
 	bw := &errWriter{w: w}
 	for _, c := range cycles {
 		bw.printf("==================\n")
-		bw.printf("WARNING: POTENTIAL DEADLOCK (lock-order cycle of %d goroutines, predicted by iGoodlock)\n", len(c.Deps))
+		if c.Kind == deadlock.RecursiveRead {
+			writeRecursiveRead(bw, m, c)
+		} else {
+			bw.printf("WARNING: POTENTIAL DEADLOCK (lock-order cycle of %d goroutines, predicted by iGoodlock)\n", len(c.Deps))
+		}
 		for i, d := range c.Deps {
+			if c.Kind == deadlock.RecursiveRead {
+				break
+			}
 			next := c.Deps[(i+1)%len(c.Deps)]
 			mode := ""
 			if d.Read {
@@ -47,6 +54,24 @@ func Deadlocks(w io.Writer, m *trace.Meta, cycles []deadlock.Cycle, created map[
 	return bw.err
 }
 
+// writeRecursiveRead writes the body of an RWMutex read-write-read: the
+// reader's second RLock and its first, the writer's Lock.
+func writeRecursiveRead(bw *errWriter, m *trace.Meta, c deadlock.Cycle) {
+	r, w := c.Deps[0], c.Deps[1]
+	bw.printf("WARNING: POTENTIAL DEADLOCK (RWMutex read-write-read: a Lock between two RLocks of one goroutine; predicted)\n")
+	bw.printf("Goroutine %s read-locks %s again (event %d):\n", m.Goroutine(r.G).Label(), lockName(m, r.Lock), r.Seq)
+	writeStack(bw, m, r.Site, r.Stack)
+	for _, h := range r.Held {
+		if h.Lock == r.Lock {
+			bw.printf("  holding it in read mode, taken at (event %d):\n", h.Seq)
+			writeStack(bw, m, h.Site, h.Stack)
+		}
+	}
+	bw.printf("\nGoroutine %s write-locks %s, unordered with that second RLock (event %d):\n", m.Goroutine(w.G).Label(), lockName(m, w.Lock), w.Seq)
+	writeStack(bw, m, w.Site, w.Stack)
+	bw.printf("A Lock that comes between the two RLocks waits for the first, and the second waits for the Lock.\n\n")
+}
+
 func writeStack(bw *errWriter, m *trace.Meta, site trace.SiteID, stack []trace.Site) {
 	if len(stack) == 0 {
 		stack = []trace.Site{m.Site(site)}
@@ -65,7 +90,7 @@ func lockName(m *trace.Meta, lock uint64) string {
 
 // JSONDeadlock is one cycle in racekit's JSON output.
 type JSONDeadlock struct {
-	Kind       string          `json:"kind"`     // "lock-order-cycle"
+	Kind       string          `json:"kind"`     // "lock-order-cycle" or "recursive-read-lock"
 	Evidence   string          `json:"evidence"` // "potential"
 	Goroutines []JSONDepWaiter `json:"goroutines"`
 }
@@ -102,6 +127,9 @@ func DeadlocksJSON(w io.Writer, m *trace.Meta, cycles []deadlock.Cycle) error {
 	}
 	for _, c := range cycles {
 		jd := JSONDeadlock{Kind: "lock-order-cycle", Evidence: "potential"}
+		if c.Kind == deadlock.RecursiveRead {
+			jd.Kind = "recursive-read-lock" // goroutines[0] read-locks again; goroutines[1] write-locks
+		}
 		for _, d := range c.Deps {
 			jw := JSONDepWaiter{Goroutine: m.Goroutine(d.G).Label(), Requests: lockSite(d.Lock, d.Read, d.Seq, d.Site, d.Stack)}
 			for _, h := range d.Held {

@@ -26,6 +26,12 @@ wait for the next holder (a reader does not wait for a reader, a writer
 waits for readers), and no two requests ordered by happens-before through
 fork, join, channels, WaitGroups or atomics.
 
+It also reports Go's RWMutex read-write-read: a goroutine that read-locks
+a lock it already holds in read mode while another goroutine's Lock of it
+is unordered with that second RLock. A pending Lock makes new RLocks
+wait, so a Lock that comes between the two deadlocks both (sync.RWMutex
+forbids recursive read locking for this reason).
+
 Each cycle is printed like Go's race report: per goroutine, the lock it
 requests with the request's stack, the locks it holds with where each was
 taken, and where each goroutine was created. The run recorded did not

@@ -24,6 +24,12 @@
 //     ordered pair cannot be pending at once, so Go's ordering rules out
 //     what iGoodlock's thread-creation-only order would keep.
 //
+// Go's RWMutex adds one more (RecursiveRead): a goroutine that read-locks
+// a lock it already holds in read mode, while another goroutine's Lock of
+// it is unordered with the second RLock. A pending Lock excludes new
+// readers, so a Lock that arrives between the two RLocks deadlocks both;
+// sync's documentation forbids recursive read locking for this reason.
+//
 // Cycles are potential deadlocks: the recorded run did not deadlock, and
 // another interleaving may. Data and control flow are not modelled (a
 // reordering may change what a goroutine does), so a reported cycle can be
@@ -81,8 +87,25 @@ func (d *Dep) holds(lock uint64) (held, write bool) {
 // Cycle is a potential deadlock: Deps[i] waits for a lock Deps[i+1] holds,
 // and the last for one the first holds.
 type Cycle struct {
+	Kind CycleKind
 	Deps []Dep
 }
+
+// CycleKind says what waits for what.
+type CycleKind uint8
+
+const (
+	// LockOrder is iGoodlock's cycle.
+	LockOrder CycleKind = iota
+	// RecursiveRead is Go's RWMutex read-write-read: Deps[0] holds the
+	// lock in read mode and read-locks it again; Deps[1], another
+	// goroutine, write-locks it unordered with that second RLock. A
+	// pending Lock makes new RLocks wait (sync.RWMutex: "a blocked Lock
+	// call excludes new readers"), so if the Lock comes between the two
+	// RLocks, the writer waits for the reader and the reader for the
+	// writer.
+	RecursiveRead
+)
 
 // Options bound the search.
 type Options struct {
@@ -99,13 +122,17 @@ type Options struct {
 // Detector records dependencies as events arrive and finds the cycles at
 // Finish. It implements detect.Detector and detect.Stats.
 type Detector struct {
-	opt    Options
-	k      clock.Tracker
-	taken  map[trace.GID][]Held // per goroutine: its holds, with sites
-	deps   []Dep
-	seen   map[string][]int // per dependency key: its instances kept
-	cycles []Cycle
-	stats  map[string]int64
+	opt   Options
+	k     clock.Tracker
+	taken map[trace.GID][]Held // per goroutine: its holds, with sites
+	deps  []Dep
+	seen  map[string][]int // per dependency key: its instances kept
+	// writers: per lock, its write-mode acquires (Held empty), one per
+	// goroutine, site and clock, up to maxInstances per goroutine and site.
+	writers map[uint64][]Dep
+	wseen   map[string][]int
+	cycles  []Cycle
+	stats   map[string]int64
 }
 
 // New returns a detector.
@@ -116,7 +143,7 @@ func New(opt Options) *Detector {
 	if opt.MaxCycles <= 0 {
 		opt.MaxCycles = 1000
 	}
-	return &Detector{opt: opt, k: clock.New(clock.NoLockEdges), taken: map[trace.GID][]Held{}, seen: map[string][]int{}, stats: map[string]int64{}}
+	return &Detector{opt: opt, k: clock.New(clock.NoLockEdges), taken: map[trace.GID][]Held{}, seen: map[string][]int{}, writers: map[uint64][]Dep{}, wseen: map[string][]int{}, stats: map[string]int64{}}
 }
 
 // Handle processes one event.
@@ -138,6 +165,9 @@ func (d *Detector) Handle(e *trace.Event) {
 		}
 		if len(held) > 0 {
 			d.addDep(t, e, held, h.Stack)
+		}
+		if !h.Read {
+			d.addWriter(t, e, h.Stack)
 		}
 		d.taken[e.G] = append(held, h)
 	case e.Op == trace.OpRelease:
@@ -174,6 +204,40 @@ func (d *Detector) addDep(t *clock.Thread, e *trace.Event, held []Held, stack []
 		G: e.G, Held: slices.Clone(held), Lock: e.Obj, Read: e.ReadLock(), Site: e.Site, Seq: e.Seq, Stack: stack,
 		epoch: t.Epoch(), clock: t.Clock().Clone(),
 	})
+}
+
+// addWriter keeps a write-mode acquire for the recursive-read check.
+func (d *Detector) addWriter(t *clock.Thread, e *trace.Event, stack []trace.Site) {
+	key := string(appendU(nil, uint64(e.G), e.Obj, uint64(e.Site)))
+	ws := d.writers[e.Obj]
+	last, ok := d.wseen[key]
+	if ok && slices.Equal(ws[last[len(last)-1]].clock, t.Clock()) || len(last) >= maxInstances {
+		return
+	}
+	d.wseen[key] = append(last, len(ws))
+	d.writers[e.Obj] = append(ws, Dep{G: e.G, Lock: e.Obj, Site: e.Site, Seq: e.Seq, Stack: stack,
+		epoch: t.Epoch(), clock: t.Clock().Clone()})
+}
+
+// recursiveReads reports each second RLock of a lock its goroutine holds
+// in read mode that some other goroutine's Lock of it is unordered with
+// (the first such writer).
+func (d *Detector) recursiveReads() {
+	for i := range d.deps {
+		r := &d.deps[i]
+		if held, write := r.holds(r.Lock); !r.Read || !held || write {
+			continue
+		}
+		for j := range d.writers[r.Lock] {
+			w := &d.writers[r.Lock][j]
+			if w.G == r.G || r.epoch.Leq(w.clock) || w.epoch.Leq(r.clock) {
+				continue
+			}
+			d.cycles = append(d.cycles, Cycle{Kind: RecursiveRead, Deps: []Dep{*r, *w}})
+			d.stats["recursive_reads"]++
+			break
+		}
+	}
 }
 
 func appendU(b []byte, xs ...uint64) []byte {
@@ -244,6 +308,7 @@ func (d *Detector) Finish() {
 			break
 		}
 	}
+	d.recursiveReads()
 	d.stats["cycles"] = int64(len(d.cycles))
 }
 

@@ -49,7 +49,11 @@ func cycles(t *testing.T, tr *trace.Trace) []string {
 			}
 			steps = append(steps, fmt.Sprintf("%s:%s>%s@%s", tr.M.Goroutine(dep.G).Label(), strings.Join(held, ","), tr.M.NameOf(dep.Lock), tr.M.Site(dep.Site)))
 		}
-		out = append(out, strings.Join(steps, " ~ "))
+		line := strings.Join(steps, " ~ ")
+		if c.Kind == deadlock.RecursiveRead {
+			line = "RR " + line
+		}
+		out = append(out, line)
 	}
 	return out
 }
@@ -174,6 +178,37 @@ func TestCycles(t *testing.T) {
 				b.rel(x[0], x[1])
 			}
 		}, []string{"T1:A>B@B@T1 ~ T2:B>C@C@T2 ~ T3:C>A@A@T3"}},
+		{"RWMutex read-write-read", func(b tb) {
+			// A Lock between T1's two RLocks waits for the first; the
+			// second waits for the Lock.
+			b.Fork("M", "T1", "")
+			b.Fork("M", "T2", "")
+			b.racq("T1", "A", "r1")
+			b.racq("T1", "A", "r2")
+			b.rrel("T1", "A")
+			b.rrel("T1", "A")
+			b.acq("T2", "A", "w")
+			b.rel("T2", "A")
+		}, []string{"RR T1:A>A@r2 ~ T2:>A@w"}},
+		{"read-write-read with the writer ordered after", func(b tb) {
+			b.Fork("M", "T1", "")
+			b.Fork("M", "T2", "")
+			b.racq("T1", "A", "r1")
+			b.racq("T1", "A", "r2")
+			b.rrel("T1", "A")
+			b.rrel("T1", "A")
+			b.Snd("T1", "ch")
+			b.Rcv("T2", "ch")
+			b.acq("T2", "A", "w")
+			b.rel("T2", "A")
+		}, nil},
+		{"a recursive read lock and no writer", func(b tb) {
+			b.Fork("M", "T1", "")
+			b.racq("T1", "A", "r1")
+			b.racq("T1", "A", "r2")
+			b.rrel("T1", "A")
+			b.rrel("T1", "A")
+		}, nil},
 		{"one goroutine both ways", func(b tb) {
 			b.acq("M", "A", "")
 			b.acq("M", "B", "")
