@@ -7,6 +7,7 @@ import (
 
 	"github.com/racekit/racekit/detect"
 	"github.com/racekit/racekit/detect/deadlock"
+	"github.com/racekit/racekit/trace"
 	"github.com/racekit/racekit/trace/tracefile"
 )
 
@@ -16,24 +17,13 @@ import (
 // waiting at the inner Lock; not the first goroutine's (ordered by
 // wg.Wait) nor the guarded transfers (a common lock).
 func TestDeadlockPrediction(t *testing.T) {
-	bins, _ := buildAll(t)
-	tr := runProgram(t, filepath.Join(bins, "lockorder"), "0")
-	f, err := tracefile.Open(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d := deadlock.New(deadlock.Options{})
-	if _, err := detect.Run(f, d); err != nil {
-		t.Fatal(err)
-	}
-	cycles := d.Cycles()
+	cycles, m := recordedDeadlocks(t, "lockorder")
 	if len(cycles) != 1 || len(cycles[0].Deps) != 2 {
 		t.Fatalf("%d cycles, want 1 of 2 goroutines: %+v", len(cycles), cycles)
 	}
 	for _, dep := range cycles[0].Deps {
-		s := f.Meta().Site(dep.Site)
-		if !strings.HasSuffix(s.File, "lockorder/main.go") || s.Line != 24 || len(dep.Held) != 1 || f.Meta().Site(dep.Held[0].Site).Line != 22 {
+		s := m.Site(dep.Site)
+		if !strings.HasSuffix(s.File, "lockorder/main.go") || s.Line != 24 || len(dep.Held) != 1 || m.Site(dep.Held[0].Site).Line != 22 {
 			t.Errorf("dependency at %v holding %+v, want the inner Lock at main.go:24 holding the lock of main.go:22", s, dep.Held)
 		}
 	}
@@ -70,9 +60,22 @@ func TestTestDeadlocks(t *testing.T) {
 // twice in one goroutine (sum, then get) while another goroutine's Lock
 // is unordered with the second RLock: one RWMutex read-write-read.
 func TestRecursiveReadLock(t *testing.T) {
+	cycles, m := recordedDeadlocks(t, "rwrecursive")
+	if len(cycles) != 1 || cycles[0].Kind != deadlock.RecursiveRead {
+		t.Fatalf("%d findings, want one read-write-read: %+v", len(cycles), cycles)
+	}
+	r, w := cycles[0].Deps[0], cycles[0].Deps[1]
+	if m.Site(r.Site).Line != 20 || m.Site(w.Site).Line != 36 || r.G == w.G {
+		t.Errorf("second RLock at %v, Lock at %v; want main.go:20 and main.go:36 in two goroutines", m.Site(r.Site), m.Site(w.Site))
+	}
+}
+
+// recordedDeadlocks runs testdata/src's program (which exits 0) and
+// returns the cycles detect/deadlock finds in its trace.
+func recordedDeadlocks(t *testing.T, program string) ([]deadlock.Cycle, *trace.Meta) {
+	t.Helper()
 	bins, _ := buildAll(t)
-	tr := runProgram(t, filepath.Join(bins, "rwrecursive"), "0")
-	f, err := tracefile.Open(tr)
+	f, err := tracefile.Open(runProgram(t, filepath.Join(bins, program), "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,12 +84,5 @@ func TestRecursiveReadLock(t *testing.T) {
 	if _, err := detect.Run(f, d); err != nil {
 		t.Fatal(err)
 	}
-	cycles := d.Cycles()
-	if len(cycles) != 1 || cycles[0].Kind != deadlock.RecursiveRead {
-		t.Fatalf("%d findings, want one read-write-read: %+v", len(cycles), cycles)
-	}
-	r, w := cycles[0].Deps[0], cycles[0].Deps[1]
-	if f.Meta().Site(r.Site).Line != 20 || f.Meta().Site(w.Site).Line != 36 || r.G == w.G {
-		t.Errorf("second RLock at %v, Lock at %v; want main.go:20 and main.go:36 in two goroutines", f.Meta().Site(r.Site), f.Meta().Site(w.Site))
-	}
+	return d.Cycles(), f.Meta()
 }

@@ -322,6 +322,11 @@ func raceCount(byTest []*testRaces) string {
 			races += tr.n
 		}
 	}
+	return findingCount(races, cycles)
+}
+
+// findingCount is raceCount's text for races and cycles.
+func findingCount(races, cycles int) string {
 	if cycles == 0 {
 		return fmt.Sprintf(" (racekit: %d data race(s))", races)
 	}
@@ -466,7 +471,7 @@ func (o *testOutput) rest(w io.Writer) {
 			o.errorf("%v", err)
 			o.err = true
 		}
-		fmt.Fprintf(w, "FAIL\t%s\t%s\n", strings.TrimSuffix(a.program, ".test"), strings.TrimPrefix(raceCount([]*testRaces{{n: a.races}, {n: len(a.cycles), cycles: a.cycles}}), " "))
+		fmt.Fprintf(w, "FAIL\t%s\t%s\n", strings.TrimSuffix(a.program, ".test"), strings.TrimPrefix(findingCount(a.races, len(a.cycles)), " "))
 		o.failed++
 		o.races += a.races
 	}

@@ -189,17 +189,13 @@ func (d *Detector) addDep(t *clock.Thread, e *trace.Event, held []Held, stack []
 	for _, h := range held {
 		key = appendU(key, h.Lock, uint64(h.Site), b2u(h.Read))
 	}
-	// One dependency per key and ordering: a later instance whose clock
-	// is the same orders and is ordered by exactly what the kept one is.
-	last, ok := d.seen[string(key)]
-	if ok && slices.Equal(d.deps[last[len(last)-1]].clock, t.Clock()) {
-		return
-	}
-	if len(last) >= maxInstances {
+	keep, full := keepInstance(d.seen, d.deps, string(key), t.Clock())
+	if full {
 		d.stats["instances_dropped"]++
+	}
+	if !keep {
 		return
 	}
-	d.seen[string(key)] = append(last, len(d.deps))
 	d.deps = append(d.deps, Dep{
 		G: e.G, Held: slices.Clone(held), Lock: e.Obj, Read: e.ReadLock(), Site: e.Site, Seq: e.Seq, Stack: stack,
 		epoch: t.Epoch(), clock: t.Clock().Clone(),
@@ -210,11 +206,9 @@ func (d *Detector) addDep(t *clock.Thread, e *trace.Event, held []Held, stack []
 func (d *Detector) addWriter(t *clock.Thread, e *trace.Event, stack []trace.Site) {
 	key := string(appendU(nil, uint64(e.G), e.Obj, uint64(e.Site)))
 	ws := d.writers[e.Obj]
-	last, ok := d.wseen[key]
-	if ok && slices.Equal(ws[last[len(last)-1]].clock, t.Clock()) || len(last) >= maxInstances {
+	if keep, _ := keepInstance(d.wseen, ws, key, t.Clock()); !keep {
 		return
 	}
-	d.wseen[key] = append(last, len(ws))
 	d.writers[e.Obj] = append(ws, Dep{G: e.G, Lock: e.Obj, Site: e.Site, Seq: e.Seq, Stack: stack,
 		epoch: t.Epoch(), clock: t.Clock().Clone()})
 }
@@ -238,6 +232,23 @@ func (d *Detector) recursiveReads() {
 			break
 		}
 	}
+}
+
+// keepInstance says whether an instance of key at clock c is kept in
+// list, and if so records it as list's next element in seen: one instance
+// per key and ordering (a later one with the same clock orders and is
+// ordered by exactly what the kept one is), up to maxInstances (full:
+// dropped for that bound).
+func keepInstance(seen map[string][]int, list []Dep, key string, c vc.VectorClock) (keep, full bool) {
+	last := seen[key]
+	if len(last) > 0 && slices.Equal(list[last[len(last)-1]].clock, c) {
+		return false, false
+	}
+	if len(last) >= maxInstances {
+		return false, true
+	}
+	seen[key] = append(last, len(list))
+	return true, false
 }
 
 func appendU(b []byte, xs ...uint64) []byte {
