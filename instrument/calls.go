@@ -23,6 +23,9 @@ type hook struct {
 	// g: in a function body the call is to the hook's G variant, which
 	// takes the goroutine's state last (rewriter.gArg).
 	g bool
+	// value: the hook takes the receiver's value (a reflect.Value), not
+	// a pointer to it.
+	value bool
 }
 
 var methodHooks = map[string]hook{
@@ -40,10 +43,10 @@ var methodHooks = map[string]hook{
 	"sync.Locker.Lock":   {name: "LockerLock"},
 	"sync.Locker.Unlock": {name: "LockerUnlock"},
 
-	"sync.WaitGroup.Add":  {name: "WaitGroupAdd"},
-	"sync.WaitGroup.Done": {name: "WaitGroupDone"},
-	"sync.WaitGroup.Wait": {name: "WaitGroupWait"},
-	"sync.WaitGroup.Go":   {name: "WaitGroupGo"},
+	"sync.WaitGroup.Add":  {name: "WaitGroupAdd", rec: true},
+	"sync.WaitGroup.Done": {name: "WaitGroupDone", rec: true},
+	"sync.WaitGroup.Wait": {name: "WaitGroupWait", rec: true},
+	"sync.WaitGroup.Go":   {name: "WaitGroupGo", rec: true},
 
 	"sync.Once.Do": {name: "OnceDo"},
 
@@ -82,6 +85,28 @@ var methodHooks = map[string]hook{
 	"testing.common.Context": {name: "Context", test: true},
 	"testing.TB.Context":     {name: "Context", test: true},
 	"testing.PB.Next":        {name: "PBNext", test: true},
+
+	// reflect: accesses through a Value (rt/reflect.go).
+	"reflect.Value.Int":         {name: "ReflectInt", value: true, rec: true},
+	"reflect.Value.Uint":        {name: "ReflectUint", value: true, rec: true},
+	"reflect.Value.Float":       {name: "ReflectFloat", value: true, rec: true},
+	"reflect.Value.Bool":        {name: "ReflectBool", value: true, rec: true},
+	"reflect.Value.Complex":     {name: "ReflectComplex", value: true, rec: true},
+	"reflect.Value.String":      {name: "ReflectString", value: true, rec: true},
+	"reflect.Value.Interface":   {name: "ReflectInterface", value: true, rec: true},
+	"reflect.Value.Set":         {name: "ReflectSet", value: true, rec: true},
+	"reflect.Value.SetInt":      {name: "ReflectSetInt", value: true, rec: true},
+	"reflect.Value.SetUint":     {name: "ReflectSetUint", value: true, rec: true},
+	"reflect.Value.SetFloat":    {name: "ReflectSetFloat", value: true, rec: true},
+	"reflect.Value.SetBool":     {name: "ReflectSetBool", value: true, rec: true},
+	"reflect.Value.SetComplex":  {name: "ReflectSetComplex", value: true, rec: true},
+	"reflect.Value.SetString":   {name: "ReflectSetString", value: true, rec: true},
+	"reflect.Value.SetBytes":    {name: "ReflectSetBytes", value: true, rec: true},
+	"reflect.Value.SetLen":      {name: "ReflectSetLen", value: true, rec: true},
+	"reflect.Value.SetCap":      {name: "ReflectSetCap", value: true, rec: true},
+	"reflect.Value.MapIndex":    {name: "ReflectMapIndex", value: true, rec: true},
+	"reflect.Value.MapKeys":     {name: "ReflectMapKeys", value: true, rec: true},
+	"reflect.Value.SetMapIndex": {name: "ReflectSetMapIndex", value: true, rec: true},
 }
 
 var funcHooks = map[string]hook{
@@ -106,6 +131,8 @@ var funcHooks = map[string]hook{
 
 	"testing/synctest.Test": {name: "SynctestTest", test: true},
 	"testing/synctest.Wait": {name: "SynctestWait", test: true},
+
+	"reflect.Copy": {name: "ReflectCopy", rec: true},
 }
 
 func init() {

@@ -1647,7 +1647,7 @@ func (r *rewriter) selectStmt(x *ast.SelectStmt, label *ast.LabeledStmt) {
 	for _, k := range cases {
 		switch {
 		case k.send != nil:
-			g.lit(rtAlias + ".SelectSendPre(" + k.ch + ", " + k.site + "); ")
+			g.lit(rtAlias + ".SelectSendPre(" + k.ch + ", " + k.site + ", " + r.recFlag() + "); ")
 		case k.recv != nil:
 			g.lit(rtAlias + ".RecvPre(" + k.ch + ", " + k.site + "); ")
 		}
@@ -1692,7 +1692,7 @@ func (r *rewriter) selectStmt(x *ast.SelectStmt, label *ast.LabeledStmt) {
 				g.lit(k.ch + " <- ")
 				r.piece(g, k.send.Value)
 			}
-			g.lit(": " + rtAlias + ".SelectSendPost(" + k.ch + ", " + k.site + ", " + r.recFlag() + ");")
+			g.lit(": " + rtAlias + ".SelectSendPost(" + k.ch + ", " + k.site + ");")
 		default:
 			g.piece(clo, "case ")
 			post := rtAlias + ".RecvPost(" + k.ch + ", " + k.site + ", nil);"
@@ -2268,7 +2268,7 @@ func (r *rewriter) hookCall(call *ast.CallExpr) (h hook, recv string, args []ast
 		if sel == nil || sel.Kind() != types.MethodVal {
 			return hook{}, "", nil, false
 		}
-		recv = r.receiverArg(se.X, sel, h.test)
+		recv = r.receiverArg(se.X, sel, h.test || h.value)
 	} else {
 		h, ok = funcHooks[funcKey(fn)]
 		if !ok || h.name == "" || h.test && !r.in.IsTest {
@@ -2288,7 +2288,8 @@ func (r *rewriter) hookCall(call *ast.CallExpr) (h hook, recv string, args []ast
 // receiverArg instruments x, the receiver of a hooked method, and returns
 // the text of the hook's receiver argument: a pointer to the sync object
 // the method is declared on (following embedded fields), or x itself for
-// interface methods and package testing's hooks.
+// interface methods and hooks that take the value (package testing's,
+// reflect.Value's).
 func (r *rewriter) receiverArg(x ast.Expr, sel *types.Selection, asIs bool) string {
 	xt := typeOf(r.info, x)
 	if _, isIface := core(xt).(*types.Interface); isIface || asIs {

@@ -45,6 +45,10 @@ import (
 //	        subject's 100k bufio.Writer.Write calls of a 24-byte line cost
 //	        10x more with one per byte); a racing write of a byte between
 //	        two of those words is missed
+//	EWB     EW for the buffer a reader's Read fills, one event per 8 bytes
+//	        (rt.ElemsWordsW): the whole buffer, which io.Reader's contract
+//	        lets Read use as scratch space (the Go race detector records
+//	        the n bytes a read system call wrote)
 //	MR, MW  read / write the map operand (one object: rt.MR, rt.MW)
 //	WB      write the object an io.Writer argument points to, when its
 //	        static type is *bytes.Buffer, *strings.Builder or *bufio.Writer
@@ -60,7 +64,10 @@ import (
 // fields, json.Unmarshal writes only the fields the data names.
 //
 // Keys are methodKey's and funcKey's ("bytes.Buffer.WriteString",
-// "sort.Ints").
+// "sort.Ints"). Beyond the table, every untraced Read, ReadAt, Write and
+// WriteAt method with io's signatures, of a type or an interface (an
+// os.File, a net.Conn, an io.Reader whatever it holds), reads (Write) or
+// writes (Read) its buffer: ioBufEffect.
 var stdTable = map[string]string{}
 
 // stdEntries fills stdTable: each group is one effect for several names.
@@ -137,6 +144,10 @@ var stdEntries = []struct {
 	{"0:J", pre("encoding/json.", "Marshal", "MarshalIndent")},
 	{"0:J", pre("encoding/json.Encoder.", "Encode")},
 	{"0:ER", pre("encoding/json.", "Unmarshal", "Valid")},
+
+	// io's helpers fill their buffer argument (see ioBufEffect).
+	{"1:EWB", pre("io.", "ReadFull", "ReadAtLeast")},
+	{"1:EB", pre("os.", "WriteFile")},
 }
 
 func pre(p string, names ...string) []string {
@@ -169,8 +180,11 @@ func stdEffectsOf(fn *types.Func) []stdEffect {
 	if fn == nil || fn.Pkg() == nil {
 		return nil
 	}
-	spec, ok := stdTable[stdKey(fn)]
-	if !ok {
+	spec := stdTable[stdKey(fn)]
+	if e := ioBufEffect(fn); e != "" && !strings.Contains(" "+spec, " 0:") {
+		spec += " " + e
+	}
+	if spec == "" {
 		return nil
 	}
 	var out []stdEffect
@@ -185,9 +199,48 @@ func stdEffectsOf(fn *types.Func) []stdEffect {
 	return out
 }
 
+// ioBufEffect is the effect of a method with io.Reader's Read or
+// io.ReaderAt's ReadAt signature on its buffer (EWB), or of one with
+// io.Writer's Write or io.WriterAt's WriteAt signature (EB): "" for other
+// functions. Applied to untraced methods only (stdCall), whether the
+// receiver is a type (os.File.Read) or an interface (io.Reader.Read,
+// hash.Hash.Write: whatever implements it, the contract is the same).
+func ioBufEffect(fn *types.Func) string {
+	sig, _ := fn.Type().(*types.Signature)
+	if sig == nil || sig.Recv() == nil {
+		return ""
+	}
+	ps, rs := sig.Params(), sig.Results()
+	if rs.Len() != 2 || !isBasic(rs.At(0).Type(), types.Int) || rs.At(1).Type().String() != "error" ||
+		ps.Len() < 1 || !isByteSlice(ps.At(0).Type()) {
+		return ""
+	}
+	at := ps.Len() == 2 && isBasic(ps.At(1).Type(), types.Int64)
+	switch {
+	case fn.Name() == "Read" && ps.Len() == 1, fn.Name() == "ReadAt" && at:
+		return "0:EWB"
+	case fn.Name() == "Write" && ps.Len() == 1, fn.Name() == "WriteAt" && at:
+		return "0:EB"
+	}
+	return ""
+}
+
+// isBasic reports whether t's underlying type is the basic type k.
+func isBasic(t types.Type, k types.BasicKind) bool {
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Kind() == k
+}
+
+// isByteSlice reports whether t is a []byte.
+func isByteSlice(t types.Type) bool {
+	sl, ok := t.Underlying().(*types.Slice)
+	return ok && isBasic(sl.Elem(), types.Uint8)
+}
+
 // stdHooks names the rt hook of each effect.
 var stdHooks = map[string]string{
-	"R": "R1", "W": "W1", "D": "RDeep", "ER": "Elems", "EB": "ElemsWords", "EW": "ElemsW", "MR": "MR", "MW": "MW", "J": "RJSON", "WB": "W1",
+	"R": "R1", "W": "W1", "D": "RDeep", "ER": "Elems", "EB": "ElemsWords", "EW": "ElemsW", "EWB": "ElemsWordsW",
+	"MR": "MR", "MW": "MW", "J": "RJSON", "WB": "W1",
 }
 
 // stdCall instruments the accesses the table gives for the call x, before
@@ -280,6 +333,9 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 		if e.kind == "EB" && !narrowElems(typeOf(r.info, op)) {
 			hook = rtAlias + ".Elems"
 		}
+		if e.kind == "EWB" && !narrowElems(typeOf(r.info, op)) {
+			hook = rtAlias + ".ElemsW"
+		}
 		if e.kind == "D" && !r.heapOperand(op, addr) {
 			// A local on the stack: the slices it holds point to the
 			// heap, and only their elements are recorded.
@@ -344,7 +400,7 @@ func (r *rewriter) stdOperandOK(op ast.Expr, e stdEffect) bool {
 		return false
 	}
 	switch e.kind {
-	case "ER", "EW", "EB":
+	case "ER", "EW", "EB", "EWB":
 		_, ok := core(tv.Type).(*types.Slice)
 		return ok
 	case "MR", "MW":

@@ -636,12 +636,12 @@ func BenchmarkMatMul(b *testing.B) {
 			go func() {
 				Begin(ch)
 				defer End(ch)
-				defer WaitGroupDone(&wg, 1)
+				defer WaitGroupDone(&wg, 1, true)
 				mul(r[0], r[1])
 				ch.Ok()
 			}()
 		}
-		WaitGroupWait(&wg, 1)
+		WaitGroupWait(&wg, 1, true)
 		Finish()
 		events += outSeq
 	}

@@ -53,15 +53,25 @@ func SendPreG(c any, site uint32, rec bool, g *gstate) *gstate {
 	return nil
 }
 
-// SelectSendPre is recorded before a select with a send case on c: the
-// case may not be chosen, so the channel is read only by SelectSendPost.
-func SelectSendPre(c any, site uint32) {
+// SelectSendPre is recorded before a select with a send case on c. The
+// select reads the channel whether or not the case is chosen, as the Go
+// race detector records it (selectgo's first pass reads the channel of
+// every send case it looks at before it checks for a close), so that a
+// select whose send case panics on a channel closed concurrently reports
+// the race with the close; rec is the enclosing frame's decision for that
+// access.
+func SelectSendPre(c any, site uint32, rec bool) {
 	if ctl { // controlled mode (sched.go)
 		ctlSelect(c, site, true)
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
-			chanPre(nil, site, c, a, true, nil)
+			var cnt *chanCount
+			if rec {
+				cnt = chanSeen(c, a, site)
+				accessAddr(trace.OpRead, a, 1, site)
+			}
+			chanPre(nil, site, c, a, true, cnt)
 		}
 	}
 }
@@ -91,18 +101,15 @@ func SelectCase[C any](c C, i, chosen int) C {
 	return c
 }
 
-// SelectSendPost is recorded when a select's send case on c was chosen.
-func SelectSendPost(c any, site uint32, rec bool) {
+// SelectSendPost is recorded when a select's send case on c was chosen
+// (SelectSendPre read the channel).
+func SelectSendPost(c any, site uint32) {
 	if ctl { // controlled mode (sched.go)
 		ctlResume(site)
 	}
 	if on {
 		if a := chanAddr(c); a != 0 {
 			chanPost(nil, site, c, a, true, trace.MsgSent)
-			if rec {
-				chanSeen(c, a, site)
-				accessAddr(trace.OpRead, a, 1, site)
-			}
 		}
 	}
 }

@@ -40,7 +40,7 @@ func TestChanMessageNumbers(t *testing.T) {
 		SendPost(d, site, g)
 		// A select of a send on c and a receive from d that takes d: its
 		// case on c is not chosen.
-		SelectSendPre(c, site)
+		SelectSendPre(c, site, false)
 		RecvPre(d, site)
 		SelectWait(false)
 		<-d

@@ -479,12 +479,12 @@ func figure2Hooks(base uint32, n int) (errReached bool) {
 	var x int
 	var L, M sync.Mutex
 	var wg sync.WaitGroup
-	WaitGroupAdd(&wg, 2, s(1))
+	WaitGroupAdd(&wg, 2, s(1), true)
 	c1 := Fork(s(1))
 	go func() {
 		Begin(c1)
 		defer End(c1)
-		defer WaitGroupDone(&wg, s(1))
+		defer WaitGroupDone(&wg, s(1), true)
 		MutexLock(&L, s(1), true)
 		for i := 0; i < n; i++ {
 			MutexLock(&M, s(2), true)
@@ -500,7 +500,7 @@ func figure2Hooks(base uint32, n int) (errReached bool) {
 	go func() {
 		Begin(c2)
 		defer End(c2)
-		defer WaitGroupDone(&wg, s(10))
+		defer WaitGroupDone(&wg, s(10), true)
 		*W1(&x, s(10), true) = 1
 		MutexLock(&L, s(11), true)
 		MutexLock(&M, s(12), true)
@@ -508,7 +508,7 @@ func figure2Hooks(base uint32, n int) (errReached bool) {
 		MutexUnlock(&L, s(13), true)
 		c2.Ok()
 	}()
-	WaitGroupWait(&wg, s(13))
+	WaitGroupWait(&wg, s(13), true)
 	return
 }
 
@@ -612,12 +612,12 @@ func figure1Traced(base uint32, prologue int) (err1, err2 bool) {
 	scratch := make([]int, prologue)
 	var L sync.Mutex
 	var wg sync.WaitGroup
-	WaitGroupAdd(&wg, 2, s(14))
+	WaitGroupAdd(&wg, 2, s(14), true)
 	c1 := Fork(s(1))
 	go func() {
 		Begin(c1)
 		defer End(c1)
-		defer WaitGroupDone(&wg, s(1))
+		defer WaitGroupDone(&wg, s(1), true)
 		for i := range scratch {
 			*W(&scratch[i], s(1), true) = i
 		}
@@ -634,7 +634,7 @@ func figure1Traced(base uint32, prologue int) (err1, err2 bool) {
 	go func() {
 		Begin(c2)
 		defer End(c2)
-		defer WaitGroupDone(&wg, s(7))
+		defer WaitGroupDone(&wg, s(7), true)
 		*W(&z, s(7), true) = 1
 		MutexLock(&L, s(8), true)
 		if *R(&y, s(9), true) == 1 {
@@ -645,7 +645,7 @@ func figure1Traced(base uint32, prologue int) (err1, err2 bool) {
 		MutexUnlock(&L, s(14), true)
 		c2.Ok()
 	}()
-	WaitGroupWait(&wg, s(14))
+	WaitGroupWait(&wg, s(14), true)
 	return
 }
 
@@ -821,17 +821,17 @@ func TestSchedRangePoints(t *testing.T) {
 			dst := make([]int, 2)
 			sch := controlled(t, sched.NewRaceFuzzer(seed), "racefuzzer", seed, sched.SitePair{"rng.go:1", "rng.go:2"}, func() {
 				var wg sync.WaitGroup
-				WaitGroupAdd(&wg, 1, s(3))
+				WaitGroupAdd(&wg, 1, s(3), true)
 				c := Fork(s(3))
 				go func() {
 					Begin(c)
 					defer End(c)
-					defer WaitGroupDone(&wg, s(3))
+					defer WaitGroupDone(&wg, s(3), true)
 					tc.write(dst)
 					c.Ok()
 				}()
 				_ = Elems(dst, s(2), true)
-				WaitGroupWait(&wg, s(3))
+				WaitGroupWait(&wg, s(3), true)
 			})
 			if len(sch.NotesOf("race")) > 0 {
 				created++
@@ -951,19 +951,19 @@ func TestSchedCondWaitRecordsReleaseFirst(t *testing.T) {
 			controlled(t, sched.NewRandom(seed), "random", seed, sched.SitePair{}, func() {
 				var wg sync.WaitGroup
 				for i := 0; i < 3; i++ {
-					WaitGroupAdd(&wg, 1, base+8)
+					WaitGroupAdd(&wg, 1, base+8, true)
 					c := Fork(base + 8)
 					go func() {
 						Begin(c)
 						defer End(c)
-						defer WaitGroupDone(&wg, base+8)
+						defer WaitGroupDone(&wg, base+8, true)
 						*W1(&slots[i], base+9, true) = i
 						wait()
 						_ = *R1(&slots[(i+1)%3], base+10, true)
 						c.Ok()
 					}()
 				}
-				WaitGroupWait(&wg, base+8)
+				WaitGroupWait(&wg, base+8, true)
 			})
 		})
 		d := hb.New(finding.SinkFunc(func(r *finding.Race) {

@@ -34,12 +34,12 @@ func TestSchedPairAccesses(t *testing.T) {
 		var wg sync.WaitGroup
 		var M sync.Mutex
 		sch := controlled(t, sched.NewRaceFuzzer(seed), "racefuzzer", seed, pair, func() {
-			WaitGroupAdd(&wg, 2, other)
+			WaitGroupAdd(&wg, 2, other, true)
 			c1 := Fork(other)
 			go func() {
 				Begin(c1)
 				defer End(c1)
-				defer WaitGroupDone(&wg, other)
+				defer WaitGroupDone(&wg, other, true)
 				MutexLock(&M, other, true) // something before the copy
 				MutexUnlock(&M, other, true)
 				Copy(dst, src, copySite, true)
@@ -49,11 +49,11 @@ func TestSchedPairAccesses(t *testing.T) {
 			go func() {
 				Begin(c2)
 				defer End(c2)
-				defer WaitGroupDone(&wg, other)
+				defer WaitGroupDone(&wg, other, true)
 				v = *R(&y, ySite, true) + *R(&dst[2], elemSite, true)
 				c2.Ok()
 			}()
-			WaitGroupWait(&wg, waitSite)
+			WaitGroupWait(&wg, waitSite, true)
 		})
 		_ = v
 		races := sch.NotesOf("race")

@@ -48,6 +48,18 @@ func ElemsWords[S ~[]E, E any](s S, site uint32, rec bool) S {
 	return s
 }
 
+// ElemsWordsW is ElemsWords for a write: the buffer a Read fills.
+func ElemsWordsW[S ~[]E, E any](s S, site uint32, rec bool) S {
+	if ctl && len(s) > 0 {
+		ctlWrite(sliceData(s), uintptr(len(s))*elemSize[E](), site)
+	}
+	if on && rec && len(s) > 0 {
+		n := uintptr(len(s)) * elemSize[E]()
+		rangeAccess(trace.OpWrite, sliceData(s), 8, int((n+7)/8), site)
+	}
+	return s
+}
+
 // RDeep records a read of *p (one event at its first word, as rt.R1: the
 // interceptors' objects are std types with unexported fields, accessed
 // whole) and of the elements of the slices *p holds directly (fields of a

@@ -1,0 +1,271 @@
+package stdraces
+
+import (
+	"bytes"
+	"hash"
+	"hash/fnv"
+	"io"
+	"os"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Accesses through package reflect (rt/reflect.go), buffers that Read fills
+// and Write reads (instrument/stdcalls.go's ioBufEffect) and the channel
+// read of a select's send case. (The WaitGroup annotations of rt/sync.go
+// are checked by rt's TestWaitGroupMisuse and Go's race suite: the Go race
+// detector's report of them has no frame in the test.)
+
+func TestRaceReflectSetIntRead(t *testing.T) {
+	x := 0
+	v := reflect.ValueOf(&x).Elem()
+	c := make(chan bool)
+	go func() {
+		v.SetInt(1) // race: reflectset
+		c <- true
+	}()
+	sink = x // race: reflectset
+	<-c
+}
+
+func TestRaceReflectIntWrite(t *testing.T) {
+	x := 0
+	v := reflect.ValueOf(&x).Elem()
+	c := make(chan bool)
+	go func() {
+		x = 2 // race: reflectint
+		c <- true
+	}()
+	sink = v.Int() // race: reflectint
+	<-c
+}
+
+func TestRaceReflectFieldSetString(t *testing.T) {
+	type rec struct{ Name string }
+	r := &rec{}
+	c := make(chan bool)
+	go func() {
+		reflect.ValueOf(r).Elem().Field(0).SetString("a") // race: reflectfield
+		c <- true
+	}()
+	sink = r.Name // race: reflectfield
+	<-c
+}
+
+func TestRaceReflectCopyRead(t *testing.T) {
+	src := []int{1, 2, 3}
+	dst := make([]int, 3)
+	c := make(chan bool)
+	go func() {
+		reflect.Copy(reflect.ValueOf(dst), reflect.ValueOf(src)) // race: reflectcopy
+		c <- true
+	}()
+	src[1] = 5 // race: reflectcopy
+	<-c
+}
+
+func TestRaceReflectMapIndex(t *testing.T) {
+	m := map[string]int{"a": 1}
+	v := reflect.ValueOf(m)
+	c := make(chan bool)
+	go func() {
+		m["b"] = 2 // race: reflectmap
+		c <- true
+	}()
+	sink = v.MapIndex(reflect.ValueOf("a")) // race: reflectmap
+	<-c
+}
+
+func TestRaceReaderReadBuffer(t *testing.T) {
+	buf := make([]byte, 8)
+	c := make(chan bool)
+	go func() {
+		r := strings.NewReader("abcdefgh")
+		r.Read(buf) // race: readbuf
+		c <- true
+	}()
+	sink = buf[0] // race: readbuf
+	<-c
+}
+
+func TestRaceReadFullBuffer(t *testing.T) {
+	buf := make([]byte, 8)
+	c := make(chan bool)
+	go func() {
+		io.ReadFull(bytes.NewReader([]byte("abcdefgh")), buf) // race: readfull
+		c <- true
+	}()
+	buf[0] = 'x' // race: readfull
+	<-c
+}
+
+func TestRaceFileReadBuffer(t *testing.T) {
+	buf := make([]byte, 16)
+	c := make(chan bool)
+	go func() {
+		f, err := os.Open("reflectio_test.go")
+		if err == nil {
+			f.Read(buf) // race: fileread
+			f.Close()
+		}
+		c <- true
+	}()
+	sink = buf[0] // race: fileread
+	<-c
+}
+
+func TestRaceHashWriteBuffer(t *testing.T) {
+	buf := []byte("abcdefgh")
+	var h hash.Hash64 = fnv.New64a()
+	c := make(chan bool)
+	go func() {
+		h.Write(buf) // race: hashwrite
+		c <- true
+	}()
+	buf[0] = 'x' // race: hashwrite
+	<-c
+}
+
+// A select whose send case panics on a channel another goroutine closed.
+func TestRaceSelectSendClose(t *testing.T) {
+	ch := make(chan int, 1)
+	other := make(chan int)
+	done := make(chan bool, 2)
+	go func() {
+		defer func() {
+			recover()
+			done <- true
+		}()
+		time.Sleep(10 * time.Millisecond)
+		select {
+		case ch <- 1: // race: selclose
+		case <-other:
+		}
+	}()
+	go func() {
+		close(ch) // race: selclose
+		done <- true
+	}()
+	<-done
+	<-done
+}
+
+func TestNoRaceReflectHandoff(t *testing.T) {
+	x := 0
+	v := reflect.ValueOf(&x).Elem()
+	c := make(chan bool)
+	go func() {
+		v.SetInt(1)
+		c <- true
+	}()
+	<-c
+	sink = v.Int()
+	sink = x
+}
+
+func TestNoRaceReflectValueCopy(t *testing.T) {
+	type pair struct{ A, B int }
+	p := pair{1, 2}
+	v := reflect.ValueOf(p) // a copy: not addressable
+	c := make(chan bool)
+	go func() {
+		sink = v.Field(0).Int()
+		c <- true
+	}()
+	p.A = 3
+	<-c
+	sink = p
+}
+
+func TestNoRaceReadHandoff(t *testing.T) {
+	in := make(chan []byte)
+	ack := make(chan bool)
+	go func() {
+		r := strings.NewReader("abcdefghijklmnopqrstuvwxyz")
+		buf := make([]byte, 4)
+		for {
+			n, err := r.Read(buf)
+			if err != nil {
+				break
+			}
+			in <- buf[:n]
+			<-ack // the consumer is done with buf
+		}
+		close(in)
+	}()
+	var all []byte
+	for b := range in {
+		all = append(all, b...)
+		ack <- true
+	}
+	sink = all
+}
+
+func TestNoRaceReadOwnBuffers(t *testing.T) {
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 16)
+			f, err := os.Open("reflectio_test.go")
+			if err != nil {
+				return
+			}
+			defer f.Close()
+			io.ReadFull(f, buf)
+			_ = buf[0]
+		}()
+	}
+	wg.Wait()
+}
+
+func TestNoRaceWaitGroupReuse(t *testing.T) {
+	var wg sync.WaitGroup
+	data := make([]int, 3)
+	for round := 0; round < 3; round++ {
+		wg.Add(len(data))
+		for i := range data {
+			go func() {
+				data[i]++
+				wg.Done()
+			}()
+		}
+		wg.Wait()
+	}
+	sink = data
+}
+
+func TestNoRaceWaitGroupTwoWaiters(t *testing.T) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	c := make(chan bool)
+	for i := 0; i < 2; i++ {
+		go func() {
+			wg.Wait()
+			c <- true
+		}()
+	}
+	time.Sleep(10 * time.Millisecond)
+	wg.Done()
+	<-c
+	<-c
+}
+
+func TestNoRaceSelectSendOrdered(t *testing.T) {
+	ch := make(chan int, 1)
+	other := make(chan int)
+	sent := make(chan bool)
+	go func() {
+		select {
+		case ch <- 1:
+		case <-other:
+		}
+		sent <- true
+	}()
+	<-sent
+	close(ch)
+}

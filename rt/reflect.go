@@ -1,0 +1,190 @@
+package rt
+
+import (
+	"reflect"
+	"unsafe"
+
+	"github.com/racekit/racekit/trace"
+)
+
+// Hooks for package reflect. Reading or setting a variable through a
+// reflect.Value happens inside package reflect, which is not traced; the Go
+// race detector sees it because it instruments reflect. Instrumented code
+// calls these hooks in place of the methods (v.SetInt(1) becomes
+// rt.ReflectSetInt(v, 1, site, rec)): each records the access to the memory
+// the Value refers to, when the Value is addressable (otherwise it holds a
+// copy no other goroutine has), and performs the call.
+
+// valueAccess records kind (hookRead, hookWrite) of the variable v refers
+// to, if v is addressable.
+func valueAccess(kind uint8, v reflect.Value, site uint32, rec bool) {
+	if !(ctl || on && rec) || !v.IsValid() || !v.CanAddr() {
+		return
+	}
+	accessHook(kind, unsafe.Pointer(v.UnsafeAddr()), v.Type().Size(), site, rec)
+}
+
+// valueMap records an access to the map v holds (see mapHook).
+func valueMap(kind uint8, v reflect.Value, site uint32, rec bool) {
+	if !(ctl || on && rec) || !v.IsValid() || v.Kind() != reflect.Map || v.IsNil() {
+		return
+	}
+	mapHook(kind, v.UnsafePointer(), site, rec)
+}
+
+// valueElems records op of the first n elements of the slice or array v
+// (an array only if addressable: otherwise a copy).
+func valueElems(op trace.Op, v reflect.Value, n int, site uint32, rec bool) {
+	if !(ctl || on && rec) || n <= 0 || !v.IsValid() {
+		return
+	}
+	var p unsafe.Pointer
+	switch v.Kind() {
+	case reflect.Slice:
+		p = v.UnsafePointer()
+	case reflect.Array:
+		if !v.CanAddr() {
+			return
+		}
+		p = unsafe.Pointer(v.UnsafeAddr())
+	default:
+		return
+	}
+	elem := v.Type().Elem().Size()
+	if ctl {
+		if op == trace.OpWrite {
+			ctlWrite(p, uintptr(n)*elem, site)
+		} else {
+			ctlRead(p, uintptr(n)*elem, site)
+		}
+	}
+	if on && rec {
+		rangeAccess(op, p, elem, n, site)
+	}
+}
+
+// ReflectCopy is reflect.Copy(dst, src): it reads the elements of src it
+// copies and writes those of dst.
+func ReflectCopy(dst, src reflect.Value, site uint32, rec bool) int {
+	if (ctl || on && rec) && dst.IsValid() && src.IsValid() {
+		if k := src.Kind(); k == reflect.Slice || k == reflect.Array {
+			if k := dst.Kind(); k == reflect.Slice || k == reflect.Array {
+				n := min(dst.Len(), src.Len())
+				valueElems(trace.OpRead, src, n, site, rec)
+				valueElems(trace.OpWrite, dst, n, site, rec)
+			}
+		}
+	}
+	return reflect.Copy(dst, src)
+}
+
+// Reads of the variable.
+
+func ReflectInt(v reflect.Value, site uint32, rec bool) int64 {
+	valueAccess(hookRead, v, site, rec)
+	return v.Int()
+}
+
+func ReflectUint(v reflect.Value, site uint32, rec bool) uint64 {
+	valueAccess(hookRead, v, site, rec)
+	return v.Uint()
+}
+
+func ReflectFloat(v reflect.Value, site uint32, rec bool) float64 {
+	valueAccess(hookRead, v, site, rec)
+	return v.Float()
+}
+
+func ReflectBool(v reflect.Value, site uint32, rec bool) bool {
+	valueAccess(hookRead, v, site, rec)
+	return v.Bool()
+}
+
+func ReflectComplex(v reflect.Value, site uint32, rec bool) complex128 {
+	valueAccess(hookRead, v, site, rec)
+	return v.Complex()
+}
+
+// ReflectString is v.String(), which reads v only when it holds a string.
+func ReflectString(v reflect.Value, site uint32, rec bool) string {
+	if v.IsValid() && v.Kind() == reflect.String {
+		valueAccess(hookRead, v, site, rec)
+	}
+	return v.String()
+}
+
+func ReflectInterface(v reflect.Value, site uint32, rec bool) any {
+	valueAccess(hookRead, v, site, rec)
+	return v.Interface()
+}
+
+// Writes of the variable.
+
+// ReflectSet is v.Set(x): a write of v, a read of x.
+func ReflectSet(v, x reflect.Value, site uint32, rec bool) {
+	valueAccess(hookRead, x, site, rec)
+	valueAccess(hookWrite, v, site, rec)
+	v.Set(x)
+}
+
+func ReflectSetInt(v reflect.Value, x int64, site uint32, rec bool) {
+	valueAccess(hookWrite, v, site, rec)
+	v.SetInt(x)
+}
+
+func ReflectSetUint(v reflect.Value, x uint64, site uint32, rec bool) {
+	valueAccess(hookWrite, v, site, rec)
+	v.SetUint(x)
+}
+
+func ReflectSetFloat(v reflect.Value, x float64, site uint32, rec bool) {
+	valueAccess(hookWrite, v, site, rec)
+	v.SetFloat(x)
+}
+
+func ReflectSetBool(v reflect.Value, x bool, site uint32, rec bool) {
+	valueAccess(hookWrite, v, site, rec)
+	v.SetBool(x)
+}
+
+func ReflectSetComplex(v reflect.Value, x complex128, site uint32, rec bool) {
+	valueAccess(hookWrite, v, site, rec)
+	v.SetComplex(x)
+}
+
+func ReflectSetString(v reflect.Value, x string, site uint32, rec bool) {
+	valueAccess(hookWrite, v, site, rec)
+	v.SetString(x)
+}
+
+func ReflectSetBytes(v reflect.Value, x []byte, site uint32, rec bool) {
+	valueAccess(hookWrite, v, site, rec)
+	v.SetBytes(x)
+}
+
+func ReflectSetLen(v reflect.Value, n int, site uint32, rec bool) {
+	valueAccess(hookWrite, v, site, rec)
+	v.SetLen(n)
+}
+
+func ReflectSetCap(v reflect.Value, n int, site uint32, rec bool) {
+	valueAccess(hookWrite, v, site, rec)
+	v.SetCap(n)
+}
+
+// Maps held by the Value.
+
+func ReflectMapIndex(v, key reflect.Value, site uint32, rec bool) reflect.Value {
+	valueMap(hookRead, v, site, rec)
+	return v.MapIndex(key)
+}
+
+func ReflectMapKeys(v reflect.Value, site uint32, rec bool) []reflect.Value {
+	valueMap(hookRead, v, site, rec)
+	return v.MapKeys()
+}
+
+func ReflectSetMapIndex(v, key, elem reflect.Value, site uint32, rec bool) {
+	valueMap(hookWrite, v, site, rec)
+	v.SetMapIndex(key, elem)
+}
