@@ -2,6 +2,7 @@ package instrument
 
 import (
 	"go/ast"
+	"go/constant"
 	"go/token"
 	"go/types"
 	"strconv"
@@ -56,12 +57,18 @@ import (
 //	J       read what encoding/json's Marshal reads of the operand
 //	        (rt.RJSON: exported fields, elements, pointers followed; stops
 //	        at MarshalJSON and MarshalText methods)
+//	F       read what fmt prints of the operand (rt.RFmt: every field,
+//	        elements, a pointer argument's composite value; stops at
+//	        String, Error and Format methods). "k+:F" is every argument
+//	        from the k-th (the variadic ones); after a format argument
+//	        only if the format is a constant without %T or %p (which
+//	        print no value)
 //
 // Effects that would over-approximate are left out, so that no race is
-// invented: bytes.Buffer.Read writes only the first n bytes of its
-// argument (n unknown before the call), slices.Delete only the tail, fmt
-// calls String methods (traced code, with its own locks) instead of reading
-// fields, json.Unmarshal writes only the fields the data names.
+// invented: slices.Delete writes only the tail, json.Unmarshal only the
+// fields the data names. (A Read's buffer is recorded whole, n being
+// unknown before the call: io.Reader's contract lets Read write all of
+// it.)
 //
 // Keys are methodKey's and funcKey's ("bytes.Buffer.WriteString",
 // "sort.Ints"). Beyond the table, every untraced Read, ReadAt, Write and
@@ -136,7 +143,14 @@ var stdEntries = []struct {
 
 	// Printing into a buffer writes it (the writer's own type only: any
 	// other io.Writer may lock, as os.File and log.Logger's do).
-	{"0:WB", pre("fmt.", "Fprintf", "Fprint", "Fprintln")},
+	{"0:WB 1+:F", pre("fmt.", "Fprint", "Fprintln")},
+	{"0:WB 2+:F", pre("fmt.", "Fprintf")},
+
+	// fmt reads what it prints of its operands (by reflection, or by
+	// calling their String and Error methods: traced code).
+	{"0+:F", pre("fmt.", "Sprint", "Sprintln", "Print", "Println", "Append", "Appendln")},
+	{"1+:F", pre("fmt.", "Sprintf", "Printf", "Errorf")},
+	{"2+:F", pre("fmt.", "Appendf")},
 	{"0:WB", pre("io.", "WriteString")},
 
 	// encoding/json: Marshal reads the value; Unmarshal reads the data
@@ -172,7 +186,8 @@ func init() {
 // stdEffect is one access of an intercepted call.
 type stdEffect struct {
 	operand int    // -1: the receiver; else an argument
-	kind    string // R, W, D, ER, EW, MR, MW, J
+	kind    string // R, W, D, ER, EW, MR, MW, J, F...
+	rest    bool   // every argument from operand on (expandRest)
 }
 
 // stdEffectsOf returns the effects of a call of fn (nil: not in the table).
@@ -191,12 +206,58 @@ func stdEffectsOf(fn *types.Func) []stdEffect {
 	for _, f := range strings.Fields(spec) {
 		op, kind, _ := strings.Cut(f, ":")
 		i := -1
+		op, rest := strings.CutSuffix(op, "+")
 		if op != "r" {
 			i, _ = strconv.Atoi(op)
 		}
-		out = append(out, stdEffect{i, kind})
+		out = append(out, stdEffect{i, kind, rest})
 	}
 	return out
+}
+
+// expandRest replaces each effect on "every argument from k" by one
+// effect per argument of the call (nargs of them); those of an F effect
+// after a format argument only if formatOK says the format prints values.
+func expandRest(effs []stdEffect, nargs int, formatOK func(i int) bool) []stdEffect {
+	var out []stdEffect
+	for _, e := range effs {
+		if !e.rest {
+			out = append(out, e)
+			continue
+		}
+		if e.kind == "F" && e.operand > 0 && !formatOK(e.operand-1) {
+			continue
+		}
+		for i := e.operand; i < nargs; i++ {
+			out = append(out, stdEffect{operand: i, kind: e.kind})
+		}
+	}
+	return out
+}
+
+// fmtValueFormat reports whether the format argument x is a constant
+// whose verbs all print their operand's value (none is %T or %p).
+func (r *rewriter) fmtValueFormat(x ast.Expr) bool {
+	tv, ok := r.info.Types[x]
+	if !ok || tv.Value == nil || tv.Value.Kind() != constant.String {
+		return false
+	}
+	f := constant.StringVal(tv.Value)
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			continue
+		}
+		// Skip flags, width, precision and argument indexes to the verb.
+		j := i + 1
+		for j < len(f) && strings.IndexByte("+-# 0123456789.*[]", f[j]) >= 0 {
+			j++
+		}
+		if j < len(f) && (f[j] == 'T' || f[j] == 'p') {
+			return false
+		}
+		i = j
+	}
+	return true
 }
 
 // ioBufEffect is the effect of a method with io.Reader's Read or
@@ -240,7 +301,7 @@ func isByteSlice(t types.Type) bool {
 // stdHooks names the rt hook of each effect.
 var stdHooks = map[string]string{
 	"R": "R1", "W": "W1", "D": "RDeep", "ER": "Elems", "EB": "ElemsWords", "EW": "ElemsW", "EWB": "ElemsWordsW",
-	"MR": "MR", "MW": "MW", "J": "RJSON", "WB": "W1",
+	"MR": "MR", "MW": "MW", "J": "RJSON", "F": "RFmt", "WB": "W1",
 }
 
 // stdCall instruments the accesses the table gives for the call x, before
@@ -289,14 +350,22 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 	// arguments.
 	var recv ast.Expr
 	recvAddr := false
+	embed := "" // ".F.G": the embedded fields a promoted method is reached through
 	if se, ok := unparen(x.Fun).(*ast.SelectorExpr); ok {
 		if sel := r.info.Selections[se]; sel != nil && sel.Kind() == types.MethodVal {
-			if len(sel.Index()) != 1 {
-				return nil // promoted through an embedded field
-			}
 			recv = se.X
-			if !isPointer(typeOf(r.info, se.X)) {
-				if !recvIsPointer(sel) || !r.addressable(se.X) {
+			recvType := typeOf(r.info, se.X)
+			if len(sel.Index()) != 1 {
+				var ok bool
+				embed, recvType, ok = embeddedPath(recvType, sel.Index())
+				if !ok {
+					return nil
+				}
+			}
+			if !isPointer(recvType) {
+				// The receiver (or its embedded field) is addressable
+				// if se.X is, or if a pointer leads to it.
+				if !recvIsPointer(sel) || embed == "" && !r.addressable(se.X) {
 					recv = nil // a value method gets a copy, read by the caller
 				}
 				recvAddr = true
@@ -306,6 +375,9 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 	if x.Ellipsis.IsValid() {
 		return nil // f(s...): the arguments are not the parameters
 	}
+	effs = expandRest(effs, len(x.Args), func(i int) bool {
+		return i < len(x.Args) && r.fmtValueFormat(x.Args[i])
+	})
 	// last: the position of the last operand that calls or receives.
 	last := -1
 	if recv != nil && containsCall(r.info, recv) {
@@ -343,11 +415,19 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 		}
 		if pos >= last {
 			tail := ", " + r.asite(x.Pos()) + ")"
-			if addr {
+			switch {
+			case op == recv && embed != "" && addr:
+				wrap(op, "(*"+hook+"(&((", ")"+embed+")"+tail+")")
+			case op == recv && embed != "":
+				wrap(op, hook+"((", ")"+embed+tail)
+			case addr:
 				wrap(op, "(*"+hook+"(&(", ")"+tail+")")
-			} else {
+			default:
 				wrap(op, hook+"(", tail)
 			}
+			continue
+		}
+		if op == recv && embed != "" {
 			continue
 		}
 		// A later operand calls: evaluate this one again after it.
@@ -375,6 +455,30 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 		wrap(k, rtAlias+".Then(", ", "+h+")")
 	}
 	return post
+}
+
+// embeddedPath follows the embedded fields that index (a method
+// selection's, the method last) goes through from a receiver of type t:
+// their names as a selector suffix (".Buffer"), and the type of the last
+// one, on which the method is declared. ok is false when a field on the
+// way is not a struct's, or the last one is an interface.
+func embeddedPath(t types.Type, index []int) (path string, last types.Type, ok bool) {
+	for _, i := range index[:len(index)-1] {
+		if p, isPtr := core(t).(*types.Pointer); isPtr {
+			t = p.Elem()
+		}
+		st, isStruct := core(t).(*types.Struct)
+		if !isStruct || i >= st.NumFields() {
+			return "", nil, false
+		}
+		f := st.Field(i)
+		path += "." + f.Name()
+		t = f.Type()
+	}
+	if _, isIface := core(t).(*types.Interface); isIface {
+		return "", nil, false
+	}
+	return path, t, true
 }
 
 // stdOperandOK reports whether the effect e can wrap operand op: a pointer
@@ -407,6 +511,8 @@ func (r *rewriter) stdOperandOK(op ast.Expr, e stdEffect) bool {
 		return isMap(tv.Type)
 	case "J":
 		return true
+	case "F":
+		return reachesShared(tv.Type, 0)
 	case "WB":
 		p, ok := types.Unalias(tv.Type).(*types.Pointer)
 		if !ok {
@@ -419,6 +525,31 @@ func (r *rewriter) stdOperandOK(op ast.Expr, e stdEffect) bool {
 		return unsyncWriters[n.Obj().Pkg().Path()+"."+n.Obj().Name()]
 	}
 	return e.operand < 0 || isPointer(tv.Type)
+}
+
+// reachesShared reports whether a value of type t may lead fmt to memory
+// other than its own copy (a pointer, slice, map or interface inside it):
+// otherwise rt.RFmt would read nothing.
+func reachesShared(t types.Type, depth int) bool {
+	if depth > 8 {
+		return true
+	}
+	switch u := core(t).(type) {
+	case *types.Basic:
+		return false
+	case *types.Struct:
+		for i := 0; i < u.NumFields(); i++ {
+			if reachesShared(u.Field(i).Type(), depth+1) {
+				return true
+			}
+		}
+		return false
+	case *types.Array:
+		return reachesShared(u.Elem(), depth+1)
+	case *types.Chan, *types.Signature:
+		return false // printed as an address
+	}
+	return true
 }
 
 // narrowElems reports whether t is a slice of pointer-free elements

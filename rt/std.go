@@ -149,19 +149,66 @@ const jsonDepth = 8
 type jsonWalk struct {
 	site uint32
 	left int
+	fmt  bool // fmt's rules (RFmt), not encoding/json's
 }
 
 //go:noinline
 func jsonRead(p unsafe.Pointer, t reflect.Type, site uint32) {
+	walkRead(p, t, site, false)
+}
+
+// walkRead reads what json (fmt false) or fmt prints of the value of type
+// t at p (the hook's copy).
+func walkRead(p unsafe.Pointer, t reflect.Type, site uint32, fmt bool) {
 	if !live.Load() {
 		return
 	}
 	if sampling && cur().sampleSkip() {
 		return
 	}
-	w := jsonWalk{site: site, left: maxRangeEvents}
+	w := jsonWalk{site: site, left: maxRangeEvents, fmt: fmt}
 	defer func() { _ = recover() }()
 	w.walk(p, t, false, 0)
+}
+
+// RFmt records the reads package fmt makes of v when it prints it with %v
+// (or any verb but %T and %p, which the instrumenter leaves out), and
+// returns v: as RJSON, with fmt's rules: every field of a struct, exported
+// or not; a pointer followed only at the top (&{...}), elsewhere printed
+// as an address; the walk stops at a value whose type has a String, Error
+// or Format method (fmt calls it: traced code).
+func RFmt[T any](v T, site uint32, rec bool) T {
+	if on && rec {
+		fmtRead(unsafe.Pointer(&v), reflect.TypeFor[T](), site)
+	}
+	return v
+}
+
+//go:noinline
+func fmtRead(p unsafe.Pointer, t reflect.Type, site uint32) {
+	walkRead(p, t, site, true)
+}
+
+var (
+	fmtStringer  = reflect.TypeFor[interface{ String() string }]()
+	fmtError     = reflect.TypeFor[interface{ Error() string }]()
+	fmtFormatter = reflect.TypeFor[interface {
+		Format(interface{ Write([]byte) (int, error) }, rune)
+	}]()
+	fmtStopCache sync.Map // reflect.Type → bool
+)
+
+// fmtStop reports whether fmt calls a method of a value of type t instead
+// of printing it by reflection. A Formatter's Format takes an fmt.State,
+// which rt cannot name without importing fmt: any Format method stops.
+func fmtStop(t reflect.Type) bool {
+	if v, ok := fmtStopCache.Load(t); ok {
+		return v.(bool)
+	}
+	_, format := t.MethodByName("Format")
+	stop := format || t.Implements(fmtStringer) || t.Implements(fmtError)
+	fmtStopCache.Store(t, stop)
+	return stop
 }
 
 func (w *jsonWalk) read(p unsafe.Pointer) {
@@ -198,7 +245,10 @@ func jsonStop(t reflect.Type) bool {
 // may share (reached through a pointer, slice or interface), not the
 // hook's copy.
 func (w *jsonWalk) walk(p unsafe.Pointer, t reflect.Type, shared bool, depth int) {
-	if p == nil || w.left <= 0 || depth > jsonDepth || jsonStop(t) {
+	if p == nil || w.left <= 0 || depth > jsonDepth {
+		return
+	}
+	if w.fmt && t.Kind() != reflect.Interface && fmtStop(t) || !w.fmt && jsonStop(t) {
 		return
 	}
 	switch t.Kind() {
@@ -211,10 +261,10 @@ func (w *jsonWalk) walk(p unsafe.Pointer, t reflect.Type, shared bool, depth int
 	case reflect.Struct:
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
-			if tag := f.Tag.Get("json"); tag == "-" {
+			if tag := f.Tag.Get("json"); !w.fmt && tag == "-" {
 				continue
 			}
-			if !f.IsExported() && !(f.Anonymous && f.Type.Kind() == reflect.Struct) {
+			if !w.fmt && !f.IsExported() && !(f.Anonymous && f.Type.Kind() == reflect.Struct) {
 				continue
 			}
 			w.walk(unsafe.Add(p, f.Offset), f.Type, shared, depth)
@@ -226,6 +276,17 @@ func (w *jsonWalk) walk(p unsafe.Pointer, t reflect.Type, shared bool, depth int
 	case reflect.Pointer:
 		if shared {
 			w.read(p)
+		}
+		if w.fmt {
+			// fmt prints &{...} for a pointer argument to a composite
+			// value, an address anywhere else.
+			switch t.Elem().Kind() {
+			case reflect.Struct, reflect.Array, reflect.Slice, reflect.Map:
+				if depth == 0 && !shared {
+					w.walk(*(*unsafe.Pointer)(p), t.Elem(), true, depth+1)
+				}
+			}
+			return
 		}
 		w.walk(*(*unsafe.Pointer)(p), t.Elem(), true, depth+1)
 	case reflect.Interface:

@@ -2,6 +2,7 @@ package stdraces
 
 import (
 	"bytes"
+	"fmt"
 	"hash"
 	"hash/fnv"
 	"io"
@@ -268,4 +269,97 @@ func TestNoRaceSelectSendOrdered(t *testing.T) {
 	}()
 	<-sent
 	close(ch)
+}
+
+func TestNoRaceBufferEmbeddedLocked(t *testing.T) {
+	var l struct {
+		sync.Mutex
+		bytes.Buffer
+	}
+	c := make(chan bool)
+	go func() {
+		l.Lock()
+		l.WriteString("a")
+		l.Unlock()
+		c <- true
+	}()
+	l.Lock()
+	l.WriteString("b")
+	l.Unlock()
+	<-c
+}
+
+func TestRaceSprintfStructField(t *testing.T) {
+	type point struct{ X, Y int }
+	p := &point{1, 2}
+	c := make(chan bool)
+	go func() {
+		p.Y = 3 // race: sprintfield
+		c <- true
+	}()
+	sink = fmt.Sprintf("at %v", p) // race: sprintfield
+	<-c
+}
+
+func TestRaceErrorfSlice(t *testing.T) {
+	ids := []string{"a", "b"}
+	c := make(chan bool)
+	go func() {
+		ids[1] = "c" // race: errorf
+		c <- true
+	}()
+	sink = fmt.Errorf("missing %q", ids) // race: errorf
+	<-c
+}
+
+// String is called (traced code, under its lock): the fields are not
+// read by fmt.
+type lockedCounter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (l *lockedCounter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return fmt.Sprint(l.n)
+}
+
+func TestNoRaceSprintStringer(t *testing.T) {
+	l := &lockedCounter{}
+	c := make(chan bool)
+	go func() {
+		l.mu.Lock()
+		l.n++
+		l.mu.Unlock()
+		c <- true
+	}()
+	sink = fmt.Sprint(l)
+	<-c
+}
+
+func TestNoRaceSprintfTypeAndPointer(t *testing.T) {
+	s := []int{1, 2}
+	c := make(chan bool)
+	go func() {
+		s[0] = 3
+		c <- true
+	}()
+	sink = fmt.Sprintf("%T %p", s, s)
+	<-c
+}
+
+func TestNoRaceSprintNestedPointer(t *testing.T) {
+	type node struct {
+		V    int
+		Next *node
+	}
+	n := &node{V: 1, Next: &node{V: 2}}
+	c := make(chan bool)
+	go func() {
+		n.Next.V = 3 // fmt prints the nested pointer as an address
+		c <- true
+	}()
+	sink = fmt.Sprint(n)
+	<-c
 }
