@@ -21,6 +21,10 @@
 //	RACEKIT_SIGNALS=1       on SIGINT/SIGTERM, finish the trace and die by
 //	                        the signal (unless the program handles it)
 //	RACEKIT_DEDUP=0         record repeated accesses too (see access.go)
+//	RACEKIT_WGMISUSE=0      no accesses for the Go race detector's
+//	                        sync.WaitGroup annotations (sync.go), which
+//	                        depend on the interleaving: for tests that
+//	                        compare two runs' events
 //	RACEKIT_BARRIERS=0      no BarrierPairs around untraced calls (barrier.go);
 //	                        =1 keeps them in a sampled run, which has none
 //	RACEKIT_SAMPLE=NAME     LiteRace sampling of accesses, RACEKIT_SEED for

@@ -59,6 +59,7 @@ func init() {
 		}
 		path = filepath.Join(dir, traceName()+"."+strconv.Itoa(os.Getpid())+".rkt")
 	}
+	wgMisuse = os.Getenv("RACEKIT_WGMISUSE") != "0"
 	if err := start(path, os.Getenv("RACEKIT_DEDUP") != "0"); err != nil {
 		fmt.Fprintf(os.Stderr, "racekit: cannot trace: %v\n", err)
 		return

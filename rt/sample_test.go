@@ -727,6 +727,8 @@ func TestTreeWhileRecording(t *testing.T) {
 			sampleBody(base, 0)
 		}
 	}
+	wgMisuse = false // interleaving-dependent events (recordSampled)
+	defer func() { wgMisuse = true }()
 	for _, algo := range []string{"hb", "fasttrack", "hybrid", "lockset", "all"} {
 		full := record(t, false, work)
 		if err := setFilter("tree", algo); err != nil {

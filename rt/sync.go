@@ -297,9 +297,9 @@ type wgShadow struct {
 
 var wgShadows sync.Map // *sync.WaitGroup -> *wgShadow
 
-// wgMisuse turns the annotations on. Off only in the sampler's tests,
-// which compare event sequences that must not depend on how workers
-// interleave (which Add finds the counter at 0 does).
+// wgMisuse turns the annotations on; RACEKIT_WGMISUSE=0 turns them off,
+// for tests that compare the events of two runs, which must not depend on
+// how workers interleave (which Add finds the counter at 0 does).
 var wgMisuse = true
 
 // wgSema is the address of wg's sema word (after its 8-byte state).
