@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -125,6 +126,71 @@ func TestModuleLayouts(t *testing.T) {
 			t.Errorf("races %q, want %q", pairs, want)
 		}
 		checkUnchanged(t, before, snapshot(t, dir))
+	})
+	// A TestMain that hands m to a dependency (goleak.VerifyTestMain's
+	// shape), untraced, which calls m.Run and os.Exit where no hook of
+	// racekit's runs: the trace is checkpointed at the end of each test,
+	// so it is finished and the last test's race is reported.
+	t.Run("testmain-handoff", func(t *testing.T) {
+		root := t.TempDir()
+		writeTree(t, root, map[string]string{
+			"m/go.mod": "module example.com/m\n\ngo 1.20\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ../dep\n",
+			"m/m_test.go": `package m
+
+import (
+	"testing"
+
+	"example.com/dep"
+)
+
+func TestMain(m *testing.M) { dep.Run(m) }
+
+func TestQuiet(t *testing.T) {}
+
+func TestZLastRacy(t *testing.T) {
+	x := 0
+	done := make(chan bool)
+	go func() {
+		x = 1
+		done <- true
+	}()
+	x = 2
+	<-done
+	_ = x
+}
+`,
+			"dep/go.mod": "module example.com/dep\n\ngo 1.18\n",
+			"dep/dep.go": `package dep
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+// Run runs the tests, waits as goleak's retries do, and exits.
+func Run(m *testing.M) {
+	code := m.Run()
+	time.Sleep(50 * time.Millisecond)
+	os.Exit(code)
+}
+`,
+		})
+		cmd := exec.Command(racekit(t), "test", "-count=1", ".")
+		cmd.Dir = filepath.Join(root, "m")
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != 1 || !strings.Contains(string(out), "(racekit: 1 data race(s))") || !strings.Contains(string(out), "--- FAIL: TestZLastRacy") {
+			t.Errorf("exit %d, want 1 and TestZLastRacy's race\n%s", code, out)
+		}
+		if strings.Contains(string(out), "no end block") {
+			t.Errorf("the trace was not finished\n%s", out)
+		}
 	})
 	t.Run("tags", func(t *testing.T) {
 		dir := t.TempDir()

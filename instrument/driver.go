@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/doc"
+	"go/types"
 	"io"
 	"io/fs"
 	"os"
@@ -356,6 +357,7 @@ func instrumentPackages(cfg *Config, targets []string, overlay map[string]string
 	instrumented := map[string]bool{}
 	hasTests := map[string]string{}  // package path → package name, for packages with test files
 	hasTestMain := map[string]bool{} // package path (without _test) → TestMain defined
+	runsM := map[string]bool{}       // package path (without _test) → its TestMain calls m.Run itself
 	hasExample := map[string]bool{}  // package path (without _test) → an example go test runs
 	testDir := map[string]string{}   // package path → directory
 	for _, p := range pkgs {
@@ -388,6 +390,9 @@ func instrumentPackages(cfg *Config, targets []string, overlay map[string]string
 				for _, d := range f.Decls {
 					if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == "TestMain" {
 						hasTestMain[base] = true
+						if callsMRun(fd, p.TypesInfo) {
+							runsM[base] = true
+						}
 					}
 				}
 				for _, ex := range doc.Examples(f) {
@@ -452,13 +457,16 @@ func instrumentPackages(cfg *Config, targets []string, overlay map[string]string
 	// TestMain get one, unless they have examples, which run on the main
 	// goroutine under m.Run and would see it on their stacks: then the
 	// trace is checkpointed at the end of each test instead (an init
-	// function calls rttest.Checkpoints; rt/checkpoint.go).
+	// function calls rttest.Checkpoints; rt/checkpoint.go). So is it when
+	// the package's TestMain hands m to untraced code
+	// (goleak.VerifyTestMain(m)), which calls m.Run and os.Exit where no
+	// hook of racekit's finishes the trace.
 	for pkg, name := range hasTests {
-		if hasTestMain[pkg] {
+		if hasTestMain[pkg] && runsM[pkg] {
 			continue
 		}
 		src := fmt.Sprintf(testMainSrc, name, RTModule+"/rt", RTModule+"/rt/rttest")
-		if hasExample[pkg] {
+		if hasExample[pkg] || hasTestMain[pkg] {
 			src = fmt.Sprintf(checkpointsSrc, name, RTModule+"/rt/rttest")
 		}
 		dst, err := writeCached(cfg.CacheDir, "files", ".go", []byte(src))
@@ -496,6 +504,29 @@ import _rkt %q
 // trace is checkpointed at the end of every test instead.
 func init() { _rkt.Checkpoints() }
 `
+
+// callsMRun reports whether the body of TestMain fd calls Run on a
+// *testing.M itself (the rewriter hooks that call: rttest.MRunDone).
+func callsMRun(fd *ast.FuncDecl, info *types.Info) bool {
+	found := false
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || found {
+			return !found
+		}
+		se, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok || se.Sel.Name != "Run" {
+			return true
+		}
+		if sel := info.Selections[se]; sel != nil {
+			if fn, ok := sel.Obj().(*types.Func); ok && methodKey(fn) == "testing.M.Run" {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
 
 // writeCached stores data under dir/kind/<hash><ext> (once: the name is
 // the content's hash) and returns the path.
