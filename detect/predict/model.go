@@ -334,6 +334,7 @@ func buildModel(evs []trace.Event, p *prefix, rdit bool) *model {
 	var allocs []int32
 	forkedHere := map[trace.GID]bool{}
 	keysSeen := map[memKey]bool{}
+	sendBack := chanBackEdges(evs)
 	for i := range evs {
 		e := &evs[i]
 		g, ok := dense[e.G]
@@ -387,6 +388,12 @@ func buildModel(evs []trace.Event, p *prefix, rdit bool) *model {
 			}
 			lastSnd[e.Obj][g] = int32(i)
 		case trace.OpSyncAcquire:
+			if backs, ok := sendBack[int32(i)]; ok {
+				// A send's completion: the receives the memory model
+				// orders before it (chanmsg.go).
+				m.preds[i] = append(m.preds[i], backs...)
+				break
+			}
 			// Every earlier send of the object (release-merge, as hb): the
 			// latest of each goroutine stands for its earlier ones.
 			for sg, s := range lastSnd[e.Obj] {
