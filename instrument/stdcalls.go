@@ -350,14 +350,15 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 	// arguments.
 	var recv ast.Expr
 	recvAddr := false
-	embed := "" // ".F.G": the embedded fields a promoted method is reached through
+	embed := ""     // ".F.G": the embedded fields a promoted method is reached through
+	viaPtr := false // a pointer leads to the embedded field: it is on the heap
 	if se, ok := unparen(x.Fun).(*ast.SelectorExpr); ok {
 		if sel := r.info.Selections[se]; sel != nil && sel.Kind() == types.MethodVal {
 			recv = se.X
 			recvType := typeOf(r.info, se.X)
 			if len(sel.Index()) != 1 {
 				var ok bool
-				embed, recvType, ok = embeddedPath(recvType, sel.Index())
+				embed, recvType, viaPtr, ok = embeddedPath(recvType, sel.Index())
 				if !ok {
 					return nil
 				}
@@ -397,7 +398,7 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 			}
 			op, pos = x.Args[e.operand], e.operand+1
 		}
-		if op == nil || !r.stdOperandOK(op, e) {
+		if op == nil || !(r.stdOperandOK(op, e) || op == recv && viaPtr) {
 			continue
 		}
 		addr := op == recv && recvAddr
@@ -416,10 +417,27 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 		if pos >= last {
 			tail := ", " + r.asite(x.Pos()) + ")"
 			switch {
-			case op == recv && embed != "" && addr:
-				wrap(op, "(*"+hook+"(&((", ")"+embed+")"+tail+")")
 			case op == recv && embed != "":
-				wrap(op, hook+"((", ")"+embed+tail)
+				// The receiver keeps its type (other wraps, a
+				// BarrierPair's, may follow the embedded fields from
+				// it): rt.Then(x, hook(x.F, ...)), x evaluated twice,
+				// so only when pure.
+				lo, hi := r.span(op)
+				src := string(r.ed.src[lo:hi])
+				if containsCall(r.info, op) || strings.ContainsAny(src, "\n") || hasFuncLit(op) {
+					continue
+				}
+				field := "((" + src + ")" + embed + ")" // the embedded field
+				if addr {
+					field = "&" + field
+				}
+				if isPointer(typeOf(r.info, op)) {
+					wrap(op, rtAlias+".Then((", "), "+hook+"("+field+tail+")")
+				} else {
+					// A value: Then takes its address, so that it stays
+					// addressable for a pointer method.
+					wrap(op, "(*"+rtAlias+".Then(&(", "), "+hook+"("+field+tail+"))")
+				}
 			case addr:
 				wrap(op, "(*"+hook+"(&(", ")"+tail+")")
 			default:
@@ -459,26 +477,28 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 
 // embeddedPath follows the embedded fields that index (a method
 // selection's, the method last) goes through from a receiver of type t:
-// their names as a selector suffix (".Buffer"), and the type of the last
-// one, on which the method is declared. ok is false when a field on the
-// way is not a struct's, or the last one is an interface.
-func embeddedPath(t types.Type, index []int) (path string, last types.Type, ok bool) {
+// their names as a selector suffix (".Buffer"), the type of the last one,
+// on which the method is declared, and whether a pointer leads to it (t
+// or a field on the way). ok is false when a field on the way is not a
+// struct's, or the last one is an interface.
+func embeddedPath(t types.Type, index []int) (path string, last types.Type, viaPtr, ok bool) {
 	for _, i := range index[:len(index)-1] {
 		if p, isPtr := core(t).(*types.Pointer); isPtr {
 			t = p.Elem()
+			viaPtr = true
 		}
 		st, isStruct := core(t).(*types.Struct)
 		if !isStruct || i >= st.NumFields() {
-			return "", nil, false
+			return "", nil, false, false
 		}
 		f := st.Field(i)
 		path += "." + f.Name()
 		t = f.Type()
 	}
 	if _, isIface := core(t).(*types.Interface); isIface {
-		return "", nil, false
+		return "", nil, false, false
 	}
-	return path, t, true
+	return path, t, viaPtr, true
 }
 
 // stdOperandOK reports whether the effect e can wrap operand op: a pointer
