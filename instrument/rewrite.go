@@ -2515,7 +2515,7 @@ func (r *rewriter) typeName(t types.Type) (string, bool) {
 			check(types.Unalias(t))
 		case *types.Named:
 			if o := t.Obj(); o.Pkg() != nil && o.Pkg() != r.in.Pkg {
-				if _, imported := names[o.Pkg()]; !imported || !o.Exported() {
+				if n, imported := names[o.Pkg()]; !imported || n == "_" || !o.Exported() {
 					ok = false
 				}
 			} else if o.Pkg() == r.in.Pkg && o.Parent() != o.Pkg().Scope() && o.Parent() != nil {
@@ -2566,8 +2566,8 @@ func (r *rewriter) typeName(t types.Type) (string, bool) {
 		return "", false
 	}
 	return types.TypeString(t, func(p *types.Package) string {
-		if p == r.in.Pkg {
-			return ""
+		if p == r.in.Pkg || names[p] == "." {
+			return "" // the file's package, or dot-imported
 		}
 		return names[p]
 	}), true

@@ -60,3 +60,4 @@ func reads(r io.Reader, b []byte) (int, error) {
 	wg.Wait()
 	return r.Read(b)
 }
+
