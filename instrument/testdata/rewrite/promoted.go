@@ -60,4 +60,3 @@ func reads(r io.Reader, b []byte) (int, error) {
 	wg.Wait()
 	return r.Read(b)
 }
-
