@@ -655,7 +655,28 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 		r.rd(x.Call)
 	case *ast.ReturnStmt:
 		for _, e := range x.Results {
+			wrap := false
+			if tv, ok := r.info.Types[e]; ok && !tv.IsNil() && !isUntyped(tv.Type) {
+				_, wrap = core(tv.Type).(*types.Chan)
+			}
+			// A channel handed back, maybe to untraced code that waits on
+			// it (rt.ChanOut): the wrap goes around the result's own
+			// instrumentation, added before it for a location (whose
+			// access hook must stay inside, addressable), after it
+			// otherwise (stdCall does the same).
+			lo, hi := r.span(e)
+			loc := false
+			switch unparen(e).(type) {
+			case *ast.Ident, *ast.SelectorExpr, *ast.IndexExpr, *ast.StarExpr:
+				loc = true
+			}
+			if wrap && loc {
+				r.ed.wrap(lo, hi, rtAlias+".ChanOut(", ")")
+			}
 			r.rd(e)
+			if wrap && !loc {
+				r.ed.wrap(lo, hi, rtAlias+".ChanOut(", ")")
+			}
 		}
 		if len(x.Results) == 0 && inList && len(r.results) > 0 {
 			// A bare return reads the named results.

@@ -22,6 +22,9 @@ type gstate struct {
 	// depth: its traced frames (see Enter).
 	untraced bool
 	depth    int32
+	// outChans: channels traced code returned to untraced code on this
+	// goroutine (ChanOut), acquired at each entry from untraced code.
+	outChans []uint64
 	samp     sampleState    // LiteRace's dispatch state (sample.go)
 	edges    edgeState      // its view of the objects it synchronizes on (sync.go's edge)
 	lockPend pendingAcquire // a lock's acquisition not yet recorded (acquireLock)

@@ -255,8 +255,47 @@ func enterSlow(fn uint32, sampled bool) (bool, *gstate) {
 	}
 	if g.depth == 1 && g.untraced {
 		g.edge(trace.OpSyncAcquire, fn, ioObj)
+		for _, c := range g.outChans {
+			g.edge(trace.OpSyncAcquire, fn, c)
+		}
 	}
 	return rec, g
+}
+
+// maxOutChans bounds the channels a goroutine keeps for ChanOut.
+const maxOutChans = 4
+
+// ChanOut is a channel that a return statement hands back, and returns
+// it. A goroutine born in untraced code that got it from traced code (the
+// goroutine context.WithCancel starts for a parent context of the user's
+// type calls parent.Done()) may wait on it there, unseen (a select in
+// package context), and come back to traced code because of a send or a
+// close (it then calls parent.Err()): the Go race detector sees that
+// receive, racekit does not. So each later entry of the goroutine from
+// untraced code acquires the channel, as a receive from it would, merged
+// (every send and close so far): an edge it may not have had, which can
+// hide a race, never invent one.
+func ChanOut[C any](c C) C {
+	if on && live.Load() {
+		chanOut(chanAddr(c))
+	}
+	return c
+}
+
+func chanOut(a uint64) {
+	g := cur()
+	if !g.untraced || g.depth > 1 || a == 0 {
+		return // not returned to untraced code
+	}
+	for _, x := range g.outChans {
+		if x == a {
+			return
+		}
+	}
+	if len(g.outChans) == maxOutChans {
+		g.outChans = append(g.outChans[:0], g.outChans[1:]...)
+	}
+	g.outChans = append(g.outChans, a)
 }
 
 // Leave records the return (or unwinding) of function fn; it is deferred

@@ -3,6 +3,7 @@ package stdraces
 import (
 	"bytes"
 	"container/list"
+	"context"
 	"encoding/json"
 	"io"
 	"log"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestNoRaceSyncMap(t *testing.T) {
@@ -253,4 +255,37 @@ func TestNoRaceListElementValue(t *testing.T) {
 	}()
 	sink = e.Next()
 	<-c
+}
+
+// A context of the user's type as the parent of a standard one: package
+// context starts a goroutine that waits on parent.Done() (untraced) and
+// then calls parent.Err(), after cancel wrote err and closed done.
+type userCtx struct {
+	mu   sync.Mutex
+	done chan struct{}
+	err  error
+}
+
+func (c *userCtx) Deadline() (time.Time, bool)       { return time.Time{}, false }
+func (c *userCtx) Done() <-chan struct{}             { return c.done }
+func (c *userCtx) Err() error                        { return c.err }
+func (c *userCtx) Value(key interface{}) interface{} { return nil }
+
+func (c *userCtx) cancel(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.err = err
+	close(c.done)
+}
+
+func TestNoRaceContextUserParent(t *testing.T) {
+	parent := &userCtx{done: make(chan struct{})}
+	child, stop := context.WithCancel(parent)
+	defer stop()
+	time.Sleep(10 * time.Millisecond) // the propagation goroutine waits on parent.Done()
+	parent.cancel(context.Canceled)
+	<-child.Done()
+	if child.Err() == nil {
+		t.Fatal("child not canceled")
+	}
 }
