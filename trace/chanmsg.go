@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -219,4 +220,19 @@ func ParseChanMsg(s string, op Op) (ChanMsg, error) {
 		return bad(fmt.Sprintf("%s is not a %s", k, op))
 	}
 	return m, nil
+}
+
+// WithoutMessages returns a copy of t whose channel events carry no
+// message (FlagMessage cleared, Value 0): the merged reading of the same
+// operations, as a sampled run records them.
+func (t *Trace) WithoutMessages() *Trace {
+	out := *t
+	out.Events = slices.Clone(t.Events)
+	for i := range out.Events {
+		if e := &out.Events[i]; e.Flags&FlagMessage != 0 {
+			e.Flags &^= FlagMessage
+			e.Value = 0
+		}
+	}
+	return &out
 }

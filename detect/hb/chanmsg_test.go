@@ -9,7 +9,6 @@ import (
 
 	"github.com/racekit/racekit/detect/reference"
 	"github.com/racekit/racekit/finding"
-	"github.com/racekit/racekit/trace"
 	"github.com/racekit/racekit/trace/text"
 )
 
@@ -253,7 +252,7 @@ S2|rcv(c=sent/2)
 func TestChanMessages(t *testing.T) {
 	for _, tc := range chanMsgCases {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, err := text.Parse("t.rktx", withForks(tc.src))
+			tr, err := text.Parse("t.rktx", text.WithForks(tc.src))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -265,40 +264,12 @@ func TestChanMessages(t *testing.T) {
 			if got := labels(tr.M, reference.HBPairs(tr)); !slices.Equal(got, norm(tc.races)) {
 				t.Errorf("reference: races %v, want %v", got, norm(tc.races))
 			}
-			merged := stripMessages(tr)
+			merged := tr.WithoutMessages()
 			if got := labels(merged.M, run(t, hbFlavour, merged).c.Pairs()); !slices.Equal(got, norm(tc.mergedRaces)) {
 				t.Errorf("merged: races %v, want %v", got, norm(tc.mergedRaces))
 			}
 		})
 	}
-}
-
-// withForks starts every goroutine of src from a main goroutine M (a
-// goroutine never forked is ordered after everything before it).
-func withForks(src string) string {
-	var b strings.Builder
-	seen := map[string]bool{}
-	for _, l := range strings.Split(src, "\n") {
-		if g, _, ok := strings.Cut(strings.TrimSpace(l), "|"); ok && !seen[g] {
-			seen[g] = true
-			b.WriteString("M|fork(" + g + ")\n")
-		}
-	}
-	return b.String() + src
-}
-
-// stripMessages returns tr's events without their messages (the merged
-// reading), on one object per channel.
-func stripMessages(tr *trace.Trace) *trace.Trace {
-	out := *tr
-	out.Events = slices.Clone(tr.Events)
-	for i := range out.Events {
-		if e := &out.Events[i]; e.Flags&trace.FlagMessage != 0 {
-			e.Flags &^= trace.FlagMessage
-			e.Value = 0
-		}
-	}
-	return &out
 }
 
 // chanSim generates traces of goroutines that write and read a few
@@ -529,7 +500,7 @@ func TestChanMessagesDifferential(t *testing.T) {
 	}
 	extra, ranged := 0, 0
 	for i := range n {
-		src := withForks(genChanTrace(rand.New(rand.NewPCG(28, uint64(i))), false))
+		src := text.WithForks(genChanTrace(rand.New(rand.NewPCG(28, uint64(i))), false))
 		tr, err := text.Parse("gen.rktx", src)
 		if err != nil {
 			t.Fatalf("trace %d: %v\n%s", i, err, src)
@@ -542,7 +513,7 @@ func TestChanMessagesDifferential(t *testing.T) {
 		if got, want := raceAddrs(run(t, ftFlavour, tr).races), refAddrs(reference.HBRaces(tr)); !slices.Equal(got, want) {
 			t.Fatalf("trace %d: fasttrack races on %v, reference on %v\n%s", i, got, want, src)
 		}
-		merged := run(t, hbFlavour, stripMessages(tr)).c.Pairs()
+		merged := run(t, hbFlavour, tr.WithoutMessages()).c.Pairs()
 		for _, p := range merged {
 			if !slices.Contains(want, p) {
 				t.Fatalf("trace %d: merged reading reports %v, per-message does not\n%s", i, labels(tr.M, merged), src)
@@ -551,7 +522,7 @@ func TestChanMessagesDifferential(t *testing.T) {
 		extra += len(want) - len(merged)
 		// The same run with every completion's true number: ranges only
 		// add order.
-		esrc := withForks(genChanTrace(rand.New(rand.NewPCG(28, uint64(i))), true))
+		esrc := text.WithForks(genChanTrace(rand.New(rand.NewPCG(28, uint64(i))), true))
 		etr, err := text.Parse("exact.rktx", esrc)
 		if err != nil {
 			t.Fatalf("trace %d: %v\n%s", i, err, esrc)

@@ -1,11 +1,8 @@
 package predict
 
 import (
-	"slices"
-	"strings"
 	"testing"
 
-	"github.com/racekit/racekit/trace"
 	"github.com/racekit/racekit/trace/text"
 )
 
@@ -93,37 +90,12 @@ M|rcv(c=recv?/1-2000000)
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, err := text.Parse("t.rktx", withForks(tc.src))
+			tr, err := text.Parse("t.rktx", text.WithForks(tc.src))
 			if err != nil {
 				t.Fatal(err)
 			}
 			expect(t, tr, tc.races, tc.races)
-			expect(t, stripMessages(tr), tc.merged, tc.merged)
+			expect(t, tr.WithoutMessages(), tc.merged, tc.merged)
 		})
 	}
-}
-
-func withForks(src string) string {
-	var b strings.Builder
-	seen := map[string]bool{}
-	for _, l := range strings.Split(src, "\n") {
-		if g, _, ok := strings.Cut(strings.TrimSpace(l), "|"); ok && !seen[g] {
-			seen[g] = true
-			b.WriteString("M|fork(" + g + ")\n")
-		}
-	}
-	return b.String() + src
-}
-
-// stripMessages returns tr's events without their messages.
-func stripMessages(tr *trace.Trace) *trace.Trace {
-	out := *tr
-	out.Events = slices.Clone(tr.Events)
-	for i := range out.Events {
-		if e := &out.Events[i]; e.Flags&trace.FlagMessage != 0 {
-			e.Flags &^= trace.FlagMessage
-			e.Value = 0
-		}
-	}
-	return &out
 }
