@@ -60,3 +60,40 @@ func waiting(wg *sync.WaitGroup) bool {
 	defer s.mu.Unlock()
 	return s.waiters
 }
+
+// A channel traced code returns to a goroutine born in untraced code
+// (ChanOut at depth 0 or 1) is acquired at that goroutine's next entry
+// from untraced code (a close it waited on unseen orders what follows);
+// one returned to a traced caller is not kept.
+func TestChanOutAcquiredOnReentry(t *testing.T) {
+	c := make(chan struct{})
+	other := make(chan int)
+	var gid trace.GID
+	tr := record(t, true, func(site uint32) {
+		done := make(chan struct{}) // untraced
+		go func() {                 // born in untraced code
+			defer close(done)
+			Enter(site)
+			Enter(site)
+			ChanOut(other) // returned to a traced caller
+			Leave(site)
+			Leave(site)
+			ChanOut(c) // returned to untraced code
+			<-c        // an untraced wait
+			Enter(site)
+			gid = cur().gid
+			Leave(site)
+		}()
+		Close(c, site, true)
+		<-done
+	})
+	var acq []uint64
+	for _, e := range tr.Events {
+		if e.G == gid && e.Op == trace.OpSyncAcquire && e.Obj != ioObj {
+			acq = append(acq, e.Obj)
+		}
+	}
+	if len(acq) != 1 || acq[0] != chanAddr(c) {
+		t.Errorf("acquires at the re-entry: %#x, want only the channel returned to untraced code %#x", acq, chanAddr(c))
+	}
+}
