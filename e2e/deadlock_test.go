@@ -86,3 +86,29 @@ func recordedDeadlocks(t *testing.T, program string) ([]deadlock.Cycle, *trace.M
 	}
 	return d.Cycles(), f.Meta()
 }
+
+// TestLeaks: racekit leaks on a recorded run of testdata/src/leaky reports
+// its two goroutines blocked forever, at their operations, and nothing on
+// a run whose goroutines all end (chanhandoff).
+func TestLeaks(t *testing.T) {
+	dir := t.TempDir()
+	if code, out := runRacekit(t, "run", "-keep-trace", dir, "./leaky"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	code, out := runRacekit(t, "leaks", filepath.Join(dir, "trace.rkt"))
+	for _, want := range []string{"blocked in chan send", "leaky/main.go:13:", "blocked in chan receive", "leaky/main.go:25:", "Found 2 leaked goroutine(s)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("leaks: output lacks %q\n%s", want, out)
+		}
+	}
+	if code != 66 {
+		t.Errorf("leaks: exit %d, want 66", code)
+	}
+	clean := t.TempDir()
+	if code, out := runRacekit(t, "run", "-keep-trace", clean, "./chanhandoff"); code != 0 && code != 66 {
+		t.Fatalf("run chanhandoff: exit %d\n%s", code, out)
+	}
+	if code, out := runRacekit(t, "leaks", filepath.Join(clean, "trace.rkt")); code != 0 || strings.Contains(out, "LEAK") {
+		t.Errorf("leaks on chanhandoff: exit %d, want 0 and nothing\n%s", code, out)
+	}
+}

@@ -1,0 +1,229 @@
+// Package leak finds goroutines that a recorded run left blocked forever
+// on a channel operation (issue 30: blocking bugs): a goroutine whose last
+// events are the begin of a send, a receive or a select's cases, with no
+// completion, no end, and nothing later in the trace that could complete
+// it (a send or a close of the channel for a receive, a receive for a
+// send). Go's race detector says nothing about them; go.uber.org/goleak
+// finds them at a test's end by the goroutines' stacks. Here the trace is
+// the evidence: rt records each channel operation's begin before the
+// operation blocks (trace.ChanMsg: MsgSend on c, MsgRecv on c+1) and its
+// completion after it returns.
+//
+// The trace must carry channel messages (a full recording: a sampled run's
+// events carry none, and then nothing is reported).
+package leak
+
+import (
+	"slices"
+
+	"github.com/racekit/racekit/trace"
+)
+
+// Leak is a goroutine blocked on channel operations at the end of the
+// trace.
+type Leak struct {
+	G   trace.GID
+	Ops []Op // one, or a select's cases
+}
+
+// Op is one blocked channel operation.
+type Op struct {
+	Send bool
+	Chan uint64 // the channel (its runtime address)
+	Site trace.SiteID
+	Seq  uint64 // the begin event
+	// Stack: the goroutine's call stack at the operation, innermost
+	// first (Options.Stack), if asked for.
+	Stack []trace.Site
+}
+
+// Kind is the operation's description, as goleak prints a goroutine's
+// state: "chan send", "chan receive", or "select" for several cases.
+func (l *Leak) Kind() string {
+	switch {
+	case len(l.Ops) > 1:
+		return "select"
+	case l.Ops[0].Send:
+		return "chan send"
+	}
+	return "chan receive"
+}
+
+// Options configure a Detector.
+type Options struct {
+	// Stack returns the goroutine's call stack at the event being
+	// handled (innermost first); nil: no stacks.
+	Stack func(trace.GID) []trace.Site
+}
+
+// chanLog is what happened on a channel: the seqs of its sends, receives
+// and close begins, in trace order.
+type chanLog struct {
+	sends, recvs []uint64
+	closed       uint64 // the close's seq; 0 none
+	cap          uint64 // the capacity its sends gave
+}
+
+type gState struct {
+	ops   []Op // begun, not completed
+	inOps bool // the last event was one of ops' begins (a select announces several)
+	ended bool
+}
+
+// Detector consumes a trace's events and reports the leaks at Finish.
+type Detector struct {
+	opt   Options
+	gs    map[trace.GID]*gState
+	chans map[uint64]*chanLog
+	order []trace.GID
+}
+
+// New returns a Detector.
+func New(opt Options) *Detector {
+	return &Detector{opt: opt, gs: map[trace.GID]*gState{}, chans: map[uint64]*chanLog{}}
+}
+
+func (d *Detector) g(id trace.GID) *gState {
+	s := d.gs[id]
+	if s == nil {
+		s = &gState{}
+		d.gs[id] = s
+		d.order = append(d.order, id)
+	}
+	return s
+}
+
+func (d *Detector) ch(c uint64) *chanLog {
+	l := d.chans[c]
+	if l == nil {
+		l = &chanLog{}
+		d.chans[c] = l
+	}
+	return l
+}
+
+// Handle processes one event.
+func (d *Detector) Handle(e *trace.Event) {
+	s := d.g(e.G)
+	if e.Op == trace.OpEnd {
+		s.ended, s.ops, s.inOps = true, nil, false
+		return
+	}
+	if e.Flags&trace.FlagMessage == 0 || e.Validate() != nil ||
+		(e.Op != trace.OpSyncRelease && e.Op != trace.OpSyncAcquire) {
+		if e.Op != trace.OpFuncEnter && e.Op != trace.OpFuncExit {
+			// The goroutine went on: what it had begun completed (a
+			// select's other cases were not taken).
+			s.ops, s.inOps = s.ops[:0], false
+		}
+		return
+	}
+	m := trace.ChanMsg(e.Value)
+	c := e.Obj &^ 1 // events on c+1 belong to channel c
+	switch m.Kind() {
+	case trace.MsgSend, trace.MsgRecv:
+		if !s.inOps {
+			s.ops = s.ops[:0]
+		}
+		send := m.Kind() == trace.MsgSend
+		op := Op{Send: send, Chan: c, Site: e.Site, Seq: e.Seq}
+		if d.opt.Stack != nil {
+			op.Stack = d.opt.Stack(e.G)
+		}
+		s.ops, s.inOps = append(s.ops, op), true
+		l := d.ch(c)
+		if send {
+			l.sends = append(l.sends, e.Seq)
+			l.cap = m.Cap()
+		} else {
+			l.recvs = append(l.recvs, e.Seq)
+		}
+	case trace.MsgClose:
+		s.ops, s.inOps = s.ops[:0], false
+		if l := d.ch(c); l.closed == 0 {
+			l.closed = e.Seq
+		}
+	default: // a completion
+		s.ops, s.inOps = s.ops[:0], false
+	}
+}
+
+// Finish ends the trace.
+func (d *Detector) Finish() {}
+
+// Leaks returns the goroutines blocked at the end of the trace, in the
+// order the trace first names them: those that did not end, whose last
+// events begin channel operations none of which completed, and none of
+// which anything later in the trace could have completed (so that a
+// goroutine woken just before the program exited, which had no time to
+// record its completion, is not taken for blocked).
+func (d *Detector) Leaks() []Leak {
+	// The operations pending at the end, per channel and direction, by
+	// goroutine: two of them on one channel in opposite directions pair.
+	type dir struct {
+		c    uint64
+		send bool
+	}
+	pending := map[dir]map[trace.GID]bool{}
+	for id, s := range d.gs {
+		if s.ended {
+			continue
+		}
+		for _, op := range s.ops {
+			k := dir{op.Chan, op.Send}
+			if pending[k] == nil {
+				pending[k] = map[trace.GID]bool{}
+			}
+			pending[k][id] = true
+		}
+	}
+	var out []Leak
+	for _, id := range d.order {
+		s := d.gs[id]
+		if s.ended || len(s.ops) == 0 {
+			continue
+		}
+		could := slices.ContainsFunc(s.ops, func(op Op) bool {
+			for g := range pending[dir{op.Chan, !op.Send}] {
+				if g != id {
+					return true
+				}
+			}
+			return d.couldComplete(op)
+		})
+		if !could {
+			out = append(out, Leak{G: id, Ops: slices.Clone(s.ops)})
+		}
+	}
+	return out
+}
+
+// couldComplete reports whether something recorded on op's channel may
+// have let op complete just before the trace ended: a close; an operation
+// of the other direction that began after op; for a receive, a message in
+// the buffer (more sends began before it than receives); for a send, room
+// in it.
+func (d *Detector) couldComplete(op Op) bool {
+	l := d.chans[op.Chan]
+	if l == nil {
+		return false
+	}
+	if l.closed != 0 {
+		return true // a receive returns, a send panics
+	}
+	other := l.recvs
+	if !op.Send {
+		other = l.sends
+	}
+	if len(other) > 0 && other[len(other)-1] > op.Seq {
+		return true
+	}
+	before := func(seqs []uint64) uint64 { // begun before op
+		n, _ := slices.BinarySearch(seqs, op.Seq)
+		return uint64(n)
+	}
+	if op.Send {
+		return before(l.sends) < before(l.recvs)+l.cap // room in the buffer
+	}
+	return before(l.sends) > before(l.recvs) // a message in the buffer
+}

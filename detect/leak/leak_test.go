@@ -1,0 +1,147 @@
+package leak
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/racekit/racekit/trace/text"
+)
+
+// Hand-written traces, as rt records channel operations (detect/hb's
+// chanmsg_test.go documents the words), and the goroutines each must
+// report blocked, with the kind of their operation.
+func TestLeaks(t *testing.T) {
+	cases := []struct {
+		name string
+		src  string
+		want []string // "G kind"
+	}{
+		{
+			name: "a receive no one sends to",
+			src: `
+W|snd(c=recv)
+`,
+			want: []string{"W chan receive"},
+		},
+		{
+			name: "a send no one receives (unbuffered)",
+			src: `
+W|snd(c=send/0)
+`,
+			want: []string{"W chan send"},
+		},
+		{
+			name: "the receive completed",
+			src: `
+W|snd(c=recv)
+P|snd(c=send/0)
+P|rcv(c=sent/1)
+W|rcv(c=recvd/1)
+W|end
+`,
+		},
+		{
+			// The trace ended before either completion was recorded:
+			// they pair.
+			name: "a pending send and a pending receive on one channel",
+			src: `
+W|snd(c=recv)
+P|snd(c=send/0)
+`,
+		},
+		{
+			name: "a receive after the channel was closed",
+			src: `
+P|snd(c=close)
+W|snd(c=recv)
+`,
+		},
+		{
+			name: "a send into a buffer with room",
+			src: `
+W|snd(c=send/1)
+`,
+		},
+		{
+			name: "a send into a full buffer",
+			src: `
+P|snd(c=send/1)
+P|rcv(c=sent/1)
+W|snd(c=send/1)
+`,
+			want: []string{"W chan send"},
+		},
+		{
+			name: "a receive of a buffered message",
+			src: `
+P|snd(c=send/1)
+P|rcv(c=sent/1)
+W|snd(c=recv)
+`,
+		},
+		{
+			name: "a select none of whose cases can proceed",
+			src: `
+W|snd(c=recv)
+W|snd(d=recv)
+`,
+			want: []string{"W select"},
+		},
+		{
+			// The goroutine went on after its select: the case taken
+			// completed, the others were dropped.
+			name: "a select that took a case",
+			src: `
+P|snd(d=send/1)
+P|rcv(d=sent/1)
+W|snd(c=recv)
+W|snd(d=recv)
+W|rcv(d=recvd/1)
+W|w(x)
+`,
+		},
+		{
+			name: "a goroutine that ended",
+			src: `
+W|snd(c=recv)
+W|end
+`,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := text.Parse("t.rktx", text.WithForks(tc.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := New(Options{})
+			for i := range tr.Events {
+				d.Handle(&tr.Events[i])
+			}
+			d.Finish()
+			var got []string
+			for _, l := range d.Leaks() {
+				got = append(got, tr.M.Goroutine(l.G).Label()+" "+l.Kind())
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("leaks %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Without messages (a sampled run) nothing is reported.
+func TestNoMessagesNoLeaks(t *testing.T) {
+	tr, err := text.Parse("t.rktx", text.WithForks("W|snd(c=recv)\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr = tr.WithoutMessages()
+	d := New(Options{})
+	for i := range tr.Events {
+		d.Handle(&tr.Events[i])
+	}
+	if l := d.Leaks(); len(l) != 0 {
+		t.Errorf("%d leaks without messages", len(l))
+	}
+}

@@ -1,0 +1,88 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/racekit/racekit/detect/leak"
+	"github.com/racekit/racekit/trace"
+)
+
+// Leaks writes the goroutines a run left blocked on channel operations
+// (detect/leak), each like a goroutine of Go's race report: the blocked
+// operation with its stack, then where the goroutine was created.
+func Leaks(w io.Writer, m *trace.Meta, leaks []leak.Leak, created map[trace.GID][]trace.Site) error {
+	bw := &errWriter{w: w}
+	for _, l := range leaks {
+		bw.printf("==================\n")
+		bw.printf("WARNING: GOROUTINE LEAK (blocked in %s when the run ended)\n", l.Kind())
+		for i, op := range l.Ops {
+			verb := "receive from"
+			if op.Send {
+				verb = "send on"
+			}
+			if i > 0 {
+				bw.printf("or ")
+			}
+			bw.printf("Goroutine %s blocked to %s %s (event %d):\n", m.Goroutine(l.G).Label(), verb, chanName(m, op.Chan), op.Seq)
+			writeStack(bw, m, op.Site, op.Stack)
+		}
+		bw.printf("\n")
+		writeCreation(bw, m, l.G, created[l.G])
+		bw.printf("==================\n")
+	}
+	return bw.err
+}
+
+func chanName(m *trace.Meta, c uint64) string {
+	if n := m.NameOf(c); n != "" {
+		return n
+	}
+	return fmt.Sprintf("channel 0x%x", c)
+}
+
+// JSONLeak is one leaked goroutine in racekit's JSON output.
+type JSONLeak struct {
+	Kind      string     `json:"kind"` // "chan send", "chan receive" or "select"
+	Goroutine string     `json:"goroutine"`
+	Ops       []JSONOp   `json:"ops"`
+	Created   []JSONSite `json:"created,omitempty"`
+}
+
+// JSONOp is one blocked channel operation.
+type JSONOp struct {
+	Send  bool       `json:"send"`
+	Chan  string     `json:"chan"`
+	Event uint64     `json:"event"`
+	Stack []JSONSite `json:"stack"`
+}
+
+// LeaksJSON writes leaks as a JSON array.
+func LeaksJSON(w io.Writer, m *trace.Meta, leaks []leak.Leak, created map[trace.GID][]trace.Site) error {
+	out := []JSONLeak{}
+	for _, l := range leaks {
+		j := JSONLeak{Kind: l.Kind(), Goroutine: m.Goroutine(l.G).Label()}
+		for _, op := range l.Ops {
+			stack := op.Stack
+			if len(stack) == 0 {
+				stack = []trace.Site{m.Site(op.Site)}
+			}
+			j.Ops = append(j.Ops, JSONOp{Send: op.Send, Chan: chanName(m, op.Chan), Event: op.Seq, Stack: jsonSites(stack)})
+		}
+		j.Created = jsonSites(created[l.G])
+		out = append(out, j)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// jsonSites converts a stack for JSON.
+func jsonSites(stack []trace.Site) []JSONSite {
+	var out []JSONSite
+	for _, s := range stack {
+		out = append(out, JSONSite{File: s.File, Line: s.Line, Col: s.Col, Func: s.Func})
+	}
+	return out
+}
