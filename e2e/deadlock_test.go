@@ -89,7 +89,8 @@ func recordedDeadlocks(t *testing.T, program string) ([]deadlock.Cycle, *trace.M
 
 // TestLeaks: racekit leaks on a recorded run of testdata/src/leaky reports
 // its two goroutines blocked forever, at their operations, and nothing on
-// a run whose goroutines all end (chanhandoff).
+// a run whose goroutines all end (chanhandoff); --leaks adds the same to
+// racekit run and test (testdata/src/leakytest).
 func TestLeaks(t *testing.T) {
 	dir := t.TempDir()
 	if code, out := runRacekit(t, "run", "-keep-trace", dir, "./leaky"); code != 0 {
@@ -110,5 +111,25 @@ func TestLeaks(t *testing.T) {
 	}
 	if code, out := runRacekit(t, "leaks", filepath.Join(clean, "trace.rkt")); code != 0 || strings.Contains(out, "LEAK") {
 		t.Errorf("leaks on chanhandoff: exit %d, want 0 and nothing\n%s", code, out)
+	}
+
+	// --leaks on run and test: the same report, and the run or the
+	// package fails; without it, nothing.
+	code, out = runRacekit(t, "run", "--leaks", "./leaky")
+	if code != 66 || !strings.Contains(out, "Found 2 leaked goroutine(s)") {
+		t.Errorf("run --leaks: exit %d, want 66 and two leaks\n%s", code, out)
+	}
+	code, out = runRacekit(t, "test", "./leakytest")
+	if code != 0 || strings.Contains(out, "LEAK") {
+		t.Errorf("test without --leaks: exit %d, want 0 and no report\n%s", code, out)
+	}
+	code, out = runRacekit(t, "test", "--leaks", "./leakytest")
+	for _, want := range []string{"WARNING: GOROUTINE LEAK (blocked in chan send", "leakytest/leak_test.go:16:", "(racekit: 0 data race(s), 1 leaked goroutine(s))"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("test --leaks: output lacks %q\n%s", want, out)
+		}
+	}
+	if code != 1 {
+		t.Errorf("test --leaks: exit %d, want 1", code)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/racekit/racekit/detect"
 	"github.com/racekit/racekit/detect/clock"
 	"github.com/racekit/racekit/detect/deadlock"
+	"github.com/racekit/racekit/detect/leak"
 	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/instrument"
 	"github.com/racekit/racekit/report"
@@ -32,6 +33,7 @@ type frontendFlags struct {
 	verbose   *bool
 	predict   *bool
 	deadlocks *bool
+	leaks     *bool
 }
 
 func addFrontendFlags(fs *flag.FlagSet) *frontendFlags {
@@ -40,6 +42,7 @@ func addFrontendFlags(fs *flag.FlagSet) *frontendFlags {
 	ff.keep = fs.String("keep-trace", "", "copy each trace into this directory (for racekit analyze)")
 	ff.predict = fs.Bool("predict", false, "also report the races other interleavings would show (rdit), labelled as predicted")
 	ff.deadlocks = fs.Bool("deadlocks", false, "also report lock-order cycles other interleavings could deadlock on (iGoodlock, as racekit deadlocks), labelled potential")
+	ff.leaks = fs.Bool("leaks", false, "also report goroutines the run left blocked forever on channel operations (as racekit leaks)")
 	return ff
 }
 
@@ -90,6 +93,9 @@ func (ff *frontendFlags) checkAlgos(c *command) ([]string, bool) {
 	}
 	if *ff.deadlocks {
 		names = append(names, deadlockAlgo)
+	}
+	if *ff.leaks {
+		names = append(names, leakAlgo)
 	}
 	return names, true
 }
@@ -352,7 +358,10 @@ type analysis struct {
 	races   int
 	// cycles are the lock-order cycles (with deadlockAlgo among the
 	// algorithms), created the creation stacks of their goroutines.
-	cycles  []deadlock.Cycle
+	cycles []deadlock.Cycle
+	// leaks are the goroutines left blocked on channel operations (with
+	// leakAlgo among the algorithms).
+	leaks   []leak.Leak
 	created map[trace.GID][]trace.Site
 	warns   []string
 	// goroutines and the width of the detectors' vector clocks: IDs of
@@ -389,6 +398,11 @@ func analyzeTraceFrom(path string, algos []string, startFunc string) (*analysis,
 	if i := slices.Index(algos, deadlockAlgo); i >= 0 {
 		algos = slices.Delete(slices.Clone(algos), i, i+1)
 		dl = deadlock.New(deadlock.Options{Stack: func(g trace.GID) []trace.Site { return st.stack(meta, g) }})
+	}
+	var lk *leak.Detector
+	if i := slices.Index(algos, leakAlgo); i >= 0 {
+		algos = slices.Delete(slices.Clone(algos), i, i+1)
+		lk = leak.New(leak.Options{Stack: func(g trace.GID) []trace.Site { return st.stack(meta, g) }})
 	}
 	runs := make([]*run, len(algos))
 	for i, name := range algos {
@@ -429,6 +443,9 @@ func analyzeTraceFrom(path string, algos []string, startFunc string) (*analysis,
 	}
 	if dl != nil {
 		dets = append(dets, dl) // after st: a request's stack ends at it
+	}
+	if lk != nil {
+		dets = append(dets, lk) // after st: an operation's stack ends at it
 	}
 	start := time.Now()
 	n, err := detect.Run(f, dets...)
@@ -471,6 +488,15 @@ func analyzeTraceFrom(path string, algos []string, startFunc string) (*analysis,
 			}
 		}
 	}
+	if lk != nil {
+		for _, l := range lk.Leaks() {
+			// Only the test's, as for cycles.
+			if st.started && l.Ops[0].Seq >= st.startSeq {
+				a.leaks = append(a.leaks, l)
+				gids[l.G] = true
+			}
+		}
+	}
 	created := st.creationStacks(meta, gids)
 	for i := range a.results {
 		a.results[i].Created = created
@@ -497,6 +523,9 @@ func analyzeTraceFrom(path string, algos []string, startFunc string) (*analysis,
 // lock-order cycles of detect/deadlock, reported beside the races.
 const deadlockAlgo = "deadlock"
 
+// leakAlgo is the name --leaks adds: detect/leak's blocked goroutines.
+const leakAlgo = "leak"
+
 // print writes the races of one analysis like Go's race detector, then
 // its lock-order cycles.
 func (a *analysis) print(w io.Writer) error {
@@ -510,6 +539,12 @@ func (a *analysis) print(w io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(w, "Found %d potential deadlock(s)\n", len(a.cycles))
+	}
+	if len(a.leaks) > 0 {
+		if err := report.Leaks(w, a.meta, a.leaks, a.created); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "Found %d leaked goroutine(s)\n", len(a.leaks))
 	}
 	return nil
 }

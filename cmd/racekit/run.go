@@ -14,7 +14,7 @@ import (
 
 var cmdRun = register(&command{
 	name:      "run",
-	usageLine: "run [-algo=fasttrack] [-predict] [-deadlocks] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-include P] [-exclude P] [-tags T] [-stats] package [arguments...]",
+	usageLine: "run [-algo=fasttrack] [-predict] [-deadlocks] [-leaks] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-include P] [-exclude P] [-tags T] [-stats] package [arguments...]",
 	short:     "instrument, build and run a Go program, then report its data races",
 	long: `
 Run is racekit's go run -race. It instruments the packages of the main
@@ -147,7 +147,7 @@ func runRun(c *command, args []string) int {
 			return exitError
 		}
 	}
-	if code == 0 && (a.races > 0 || len(a.cycles) > 0) {
+	if code == 0 && (a.races > 0 || len(a.cycles) > 0 || len(a.leaks) > 0) {
 		return exitRaces
 	}
 	return code

@@ -13,7 +13,7 @@ import (
 
 var cmdTest = register(&command{
 	name:      "test",
-	usageLine: "test [-algo=fasttrack] [-predict] [-deadlocks] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
+	usageLine: "test [-algo=fasttrack] [-predict] [-deadlocks] [-leaks] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
 	short:     "instrument and run Go tests, then report their data races",
 	long: `
 Test is racekit's go test -race: it takes go test's command line, with
@@ -59,6 +59,12 @@ the trace smaller and report a subset of the races of a full recording
 the recorded run could deadlock on (iGoodlock, as racekit deadlocks does),
 each like a race report, after the package's races; they fail the package
 ("racekit: 0 data race(s), 1 potential deadlock(s)" on its FAIL line).
+
+-leaks also reports the goroutines the test binary left blocked forever
+on a channel send, receive or select when its tests ended (as racekit
+leaks does: what go.uber.org/goleak's VerifyTestMain finds, with the
+blocked operation's stack and the creation stack); they fail the package
+too. Locks, WaitGroups and condition variables are not covered yet.
 
 -schedule=random runs the tests under racekit's controlled scheduler with
 a random strategy seeded by -seed: one goroutine runs at a time, and at

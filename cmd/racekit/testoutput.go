@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/racekit/racekit/detect/deadlock"
+	"github.com/racekit/racekit/detect/leak"
 	"github.com/racekit/racekit/report"
 	"github.com/racekit/racekit/trace/tracefile"
 )
@@ -314,34 +315,45 @@ func (o *testOutput) endTests(ends []heldEnd, byTest []*testRaces, emit func(tes
 // of distinct races it found there, and of lock-order cycles
 // (--deadlocks) if any.
 func raceCount(byTest []*testRaces) string {
-	races, cycles := 0, 0
+	races, cycles, leaks := 0, 0, 0
 	for _, tr := range byTest {
-		if len(tr.cycles) > 0 {
-			cycles += tr.n
+		if tr.binary() {
+			cycles += len(tr.cycles)
+			leaks += len(tr.leaks)
 		} else {
 			races += tr.n
 		}
 	}
-	return findingCount(races, cycles)
+	return findingCount(races, cycles, leaks)
 }
 
-// findingCount is raceCount's text for races and cycles.
-func findingCount(races, cycles int) string {
-	if cycles == 0 {
-		return fmt.Sprintf(" (racekit: %d data race(s))", races)
+// findingCount is raceCount's text for races, cycles and leaks.
+func findingCount(races, cycles, leaks int) string {
+	s := fmt.Sprintf(" (racekit: %d data race(s)", races)
+	if cycles > 0 {
+		s += fmt.Sprintf(", %d potential deadlock(s)", cycles)
 	}
-	return fmt.Sprintf(" (racekit: %d data race(s), %d potential deadlock(s))", races, cycles)
+	if leaks > 0 {
+		s += fmt.Sprintf(", %d leaked goroutine(s)", leaks)
+	}
+	return s + ")"
 }
 
-// testRaces are the races of one test, or (test "", cycles set) the
-// lock-order cycles of one test binary (--deadlocks).
+// testRaces are the races of one test, or (test "", cycles or leaks set)
+// the lock-order cycles (--deadlocks) and leaked goroutines (--leaks) of
+// one test binary.
 type testRaces struct {
 	test    string // "": outside any test
 	a       *analysis
 	results []report.Result
 	n       int
 	cycles  []deadlock.Cycle
+	leaks   []leak.Leak
 }
+
+// binary reports whether tr holds the findings of a test binary (cycles,
+// leaks), not races.
+func (tr *testRaces) binary() bool { return len(tr.cycles) > 0 || len(tr.leaks) > 0 }
 
 // packageRaces analyzes the traces of pkg's test binary not analyzed yet
 // and returns their races by test, in order of first report.
@@ -355,14 +367,15 @@ func (o *testOutput) packageRaces(pkg string) ([]*testRaces, int) {
 		}
 		o.analyzed[path] = true
 		a, ok := o.analyze(path)
-		if !ok || a.races == 0 && len(a.cycles) == 0 {
+		if !ok || a.races == 0 && len(a.cycles) == 0 && len(a.leaks) == 0 {
 			continue
 		}
-		if len(a.cycles) > 0 {
-			// Potential deadlocks come after the races, as findings of
-			// the binary: a cycle's goroutines may belong to several tests.
-			cycles = append(cycles, &testRaces{a: a, cycles: a.cycles, n: len(a.cycles)})
-			total += len(a.cycles)
+		if len(a.cycles) > 0 || len(a.leaks) > 0 {
+			// Potential deadlocks and leaks come after the races, as
+			// findings of the binary: a cycle's goroutines may belong to
+			// several tests, a leak shows at the binary's end.
+			cycles = append(cycles, &testRaces{a: a, cycles: a.cycles, leaks: a.leaks, n: len(a.cycles) + len(a.leaks)})
+			total += len(a.cycles) + len(a.leaks)
 		}
 		index := map[string]*testRaces{}
 		for ri, res := range a.results {
@@ -402,8 +415,11 @@ func (o *testOutput) writeTests(byTest []*testRaces, chatty bool, line func(test
 		if err := report.Races(&b, tr.a.meta, tr.results); err != nil {
 			o.errorf("%v", err)
 		}
-		if len(tr.cycles) > 0 {
+		if tr.binary() {
 			if err := report.Deadlocks(&b, tr.a.meta, tr.cycles, tr.a.created); err != nil {
+				o.errorf("%v", err)
+			}
+			if err := report.Leaks(&b, tr.a.meta, tr.leaks, tr.a.created); err != nil {
 				o.errorf("%v", err)
 			}
 			for _, s := range strings.SplitAfter(b.String(), "\n") {
@@ -411,7 +427,12 @@ func (o *testOutput) writeTests(byTest []*testRaces, chatty bool, line func(test
 					line("", s)
 				}
 			}
-			line("", fmt.Sprintf("racekit: %d potential deadlock(s) (lock-order cycles, --deadlocks)\n", len(tr.cycles)))
+			if len(tr.cycles) > 0 {
+				line("", fmt.Sprintf("racekit: %d potential deadlock(s) (lock-order cycles, --deadlocks)\n", len(tr.cycles)))
+			}
+			if len(tr.leaks) > 0 {
+				line("", fmt.Sprintf("racekit: %d leaked goroutine(s) (blocked on channel operations when the tests ended, --leaks)\n", len(tr.leaks)))
+			}
 			continue
 		}
 		for _, s := range strings.SplitAfter(b.String(), "\n") {
@@ -464,14 +485,14 @@ func (o *testOutput) rest(w io.Writer) {
 		}
 		o.analyzed[path] = true
 		a, ok := o.analyze(path)
-		if !ok || a.races == 0 && len(a.cycles) == 0 {
+		if !ok || a.races == 0 && len(a.cycles) == 0 && len(a.leaks) == 0 {
 			continue
 		}
 		if err := a.print(w); err != nil {
 			o.errorf("%v", err)
 			o.err = true
 		}
-		fmt.Fprintf(w, "FAIL\t%s\t%s\n", strings.TrimSuffix(a.program, ".test"), strings.TrimPrefix(findingCount(a.races, len(a.cycles)), " "))
+		fmt.Fprintf(w, "FAIL\t%s\t%s\n", strings.TrimSuffix(a.program, ".test"), strings.TrimPrefix(findingCount(a.races, len(a.cycles), len(a.leaks)), " "))
 		o.failed++
 		o.races += a.races
 	}
