@@ -488,6 +488,10 @@ func analyzeTraceFrom(path string, algos []string, startFunc string) (*analysis,
 			}
 		}
 	}
+	if lk != nil && traceCut(f) {
+		a.warns = append(a.warns, "--leaks: the run did not finish (its trace has no end block): goroutines blocked when it stopped are not reported as leaked")
+		lk = nil
+	}
 	if lk != nil {
 		for _, l := range lk.Leaks() {
 			// Only the test's, as for cycles.
@@ -525,6 +529,14 @@ const deadlockAlgo = "deadlock"
 
 // leakAlgo is the name --leaks adds: detect/leak's blocked goroutines.
 const leakAlgo = "leak"
+
+// traceCut reports whether f, read to its end, ended without an end block
+// (the run crashed or was killed: its goroutines stopped wherever they
+// were, which is no leak).
+func traceCut(f *tracefile.File) bool {
+	c, ok := f.Reader.(interface{ Cut() bool })
+	return ok && c.Cut()
+}
 
 // print writes the races of one analysis like Go's race detector, then
 // its lock-order cycles.

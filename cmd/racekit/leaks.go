@@ -26,7 +26,9 @@ message in or room in the buffer) could have completed them. Each is
 printed like a goroutine of Go's race report: the blocked operation and
 its stack, then where the goroutine was created. What goleak reports at a
 test's end, here at the end of the run; blocking on locks, WaitGroups and
-condition variables is not covered yet.
+condition variables is not covered yet. Only goroutines the program
+started count, and only in a run that finished (a trace with its end
+block): a crashed run's goroutines stopped wherever they were.
 
 Exit status: 0 no leak, 66 leaks found, 1 bad input, 2 usage.
 `,
@@ -57,6 +59,10 @@ func runLeaks(c *command, args []string) int {
 		return exitError
 	}
 	leaks := d.Leaks()
+	if traceCut(f) {
+		c.errorf("the run did not finish (the trace has no end block): goroutines blocked when it stopped are not leaks; nothing reported")
+		leaks = nil
+	}
 	gids := map[trace.GID]bool{}
 	for _, l := range leaks {
 		gids[l.G] = true

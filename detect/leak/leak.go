@@ -65,9 +65,10 @@ type chanLog struct {
 }
 
 type gState struct {
-	ops   []Op // begun, not completed
-	inOps bool // the last event was one of ops' begins (a select announces several)
-	ended bool
+	ops    []Op // begun, not completed
+	inOps  bool // the last event was one of ops' begins (a select announces several)
+	ended  bool
+	forked bool // forked in traced code (a go statement of the program's)
 }
 
 // Detector consumes a trace's events and reports the leaks at Finish.
@@ -104,6 +105,9 @@ func (d *Detector) ch(c uint64) *chanLog {
 
 // Handle processes one event.
 func (d *Detector) Handle(e *trace.Event) {
+	if e.Op == trace.OpFork {
+		d.g(e.Child()).forked = true
+	}
 	s := d.g(e.G)
 	if e.Op == trace.OpEnd {
 		s.ended, s.ops, s.inOps = true, nil, false
@@ -152,7 +156,8 @@ func (d *Detector) Handle(e *trace.Event) {
 func (d *Detector) Finish() {}
 
 // Leaks returns the goroutines blocked at the end of the trace, in the
-// order the trace first names them: those that did not end, whose last
+// order the trace first names them: those forked in the trace that did
+// not end, whose last
 // events begin channel operations none of which completed, and none of
 // which anything later in the trace could have completed (so that a
 // goroutine woken just before the program exited, which had no time to
@@ -180,7 +185,11 @@ func (d *Detector) Leaks() []Leak {
 	var out []Leak
 	for _, id := range d.order {
 		s := d.gs[id]
-		if s.ended || len(s.ops) == 0 {
+		if s.ended || len(s.ops) == 0 || !s.forked {
+			// Only goroutines the program started: one born in untraced
+			// code (a test's own goroutine, which the testing framework
+			// starts) blocked at the end means the run did not finish
+			// (a crash, a timeout), not that it left something behind.
 			continue
 		}
 		could := slices.ContainsFunc(s.ops, func(op Op) bool {

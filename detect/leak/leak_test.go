@@ -101,6 +101,15 @@ W|w(x)
 `,
 		},
 		{
+			// A goroutine the trace did not fork (a test's own, started
+			// by the framework) blocked at the end: the run did not
+			// finish, nothing was left behind.
+			name: "the main goroutine blocked",
+			src: `
+M|snd(c=recv)
+`,
+		},
+		{
 			name: "a goroutine that ended",
 			src: `
 W|snd(c=recv)

@@ -46,6 +46,7 @@ type Reader struct {
 	version  uint64 // the file's format version
 	started  bool
 	done     bool // io.EOF from now on
+	cut      bool // done without an end block: the run crashed
 	err      error
 	warnings []string
 }
@@ -511,9 +512,15 @@ func (r *Reader) cutOff(blockOff int64) error {
 
 func (r *Reader) finish(warning string) error {
 	r.warnings = append(r.warnings, warning)
-	r.done = true
+	r.done, r.cut = true, true
 	return io.EOF
 }
+
+// Cut reports whether the trace ended without an end block (the writer
+// did not finish: the run crashed or was killed), once Next has returned
+// io.EOF. A trace checkpointed while the tests ran ends with one even
+// then.
+func (r *Reader) Cut() bool { return r.cut }
 
 func (r *Reader) label() string {
 	if r.name == "" {
