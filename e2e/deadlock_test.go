@@ -97,7 +97,7 @@ func TestLeaks(t *testing.T) {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
 	code, out := runRacekit(t, "leaks", filepath.Join(dir, "trace.rkt"))
-	for _, want := range []string{"blocked in chan send", "leaky/main.go:13:", "blocked in chan receive", "leaky/main.go:25:", "Found 2 leaked goroutine(s)"} {
+	for _, want := range []string{"blocked in chan send", "leaky/main.go:13:", "send on the channel made at", "leaky/main.go:19 (", "blocked in chan receive", "leaky/main.go:25:", "leaky/main.go:24 (", "Found 2 leaked goroutine(s)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("leaks: output lacks %q\n%s", want, out)
 		}

@@ -25,7 +25,7 @@ func Leaks(w io.Writer, m *trace.Meta, leaks []leak.Leak, created map[trace.GID]
 			if i > 0 {
 				bw.printf("or ")
 			}
-			bw.printf("Goroutine %s blocked to %s %s (event %d):\n", m.Goroutine(l.G).Label(), verb, chanName(m, op.Chan), op.Seq)
+			bw.printf("Goroutine %s blocked to %s %s (event %d):\n", m.Goroutine(l.G).Label(), verb, chanName(m, op), op.Seq)
 			writeStack(bw, m, op.Site, op.Stack)
 		}
 		bw.printf("\n")
@@ -35,11 +35,17 @@ func Leaks(w io.Writer, m *trace.Meta, leaks []leak.Leak, created map[trace.GID]
 	return bw.err
 }
 
-func chanName(m *trace.Meta, c uint64) string {
-	if n := m.NameOf(c); n != "" {
+// chanName names op's channel: by its name if the trace gives one, else
+// by where it was made.
+func chanName(m *trace.Meta, op leak.Op) string {
+	if n := m.NameOf(op.Chan); n != "" {
 		return n
 	}
-	return fmt.Sprintf("channel 0x%x", c)
+	if op.Made != 0 {
+		s := m.Site(op.Made)
+		return fmt.Sprintf("the channel made at %s:%d (0x%x)", s.File, s.Line, op.Chan)
+	}
+	return fmt.Sprintf("channel 0x%x", op.Chan)
 }
 
 // JSONLeak is one leaked goroutine in racekit's JSON output.
@@ -68,7 +74,7 @@ func LeaksJSON(w io.Writer, m *trace.Meta, leaks []leak.Leak, created map[trace.
 			if len(stack) == 0 {
 				stack = []trace.Site{m.Site(op.Site)}
 			}
-			j.Ops = append(j.Ops, JSONOp{Send: op.Send, Chan: chanName(m, op.Chan), Event: op.Seq, Stack: jsonSites(stack)})
+			j.Ops = append(j.Ops, JSONOp{Send: op.Send, Chan: chanName(m, op), Event: op.Seq, Stack: jsonSites(stack)})
 		}
 		j.Created = jsonSites(created[l.G])
 		out = append(out, j)

@@ -29,7 +29,8 @@ type Leak struct {
 // Op is one blocked channel operation.
 type Op struct {
 	Send bool
-	Chan uint64 // the channel (its runtime address)
+	Chan uint64       // the channel (its runtime address)
+	Made trace.SiteID // where the channel was made (its allocation's site), 0 unknown
 	Site trace.SiteID
 	Seq  uint64 // the begin event
 	// Stack: the goroutine's call stack at the operation, innermost
@@ -76,12 +77,13 @@ type Detector struct {
 	opt   Options
 	gs    map[trace.GID]*gState
 	chans map[uint64]*chanLog
+	made  map[uint64]trace.SiteID // allocation site by address (channels among them)
 	order []trace.GID
 }
 
 // New returns a Detector.
 func New(opt Options) *Detector {
-	return &Detector{opt: opt, gs: map[trace.GID]*gState{}, chans: map[uint64]*chanLog{}}
+	return &Detector{opt: opt, gs: map[trace.GID]*gState{}, chans: map[uint64]*chanLog{}, made: map[uint64]trace.SiteID{}}
 }
 
 func (d *Detector) g(id trace.GID) *gState {
@@ -108,6 +110,15 @@ func (d *Detector) Handle(e *trace.Event) {
 	if e.Op == trace.OpFork {
 		d.g(e.Child()).forked = true
 	}
+	if e.Op == trace.OpAlloc {
+		// A channel's make records one (rt.MakeChan); a new object at
+		// the address of a dead channel is a new channel.
+		if lo, _, ok := e.AllocRange(); ok {
+			d.made[lo] = e.Site
+			delete(d.chans, lo)
+		}
+		return
+	}
 	s := d.g(e.G)
 	if e.Op == trace.OpEnd {
 		s.ended, s.ops, s.inOps = true, nil, false
@@ -130,7 +141,7 @@ func (d *Detector) Handle(e *trace.Event) {
 			s.ops = s.ops[:0]
 		}
 		send := m.Kind() == trace.MsgSend
-		op := Op{Send: send, Chan: c, Site: e.Site, Seq: e.Seq}
+		op := Op{Send: send, Chan: c, Made: d.made[c], Site: e.Site, Seq: e.Seq}
 		if d.opt.Stack != nil {
 			op.Stack = d.opt.Stack(e.G)
 		}
