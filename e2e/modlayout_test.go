@@ -192,6 +192,29 @@ func Run(m *testing.M) {
 			t.Errorf("the trace was not finished\n%s", out)
 		}
 	})
+	// A directory of external tests alone (package m_test, no package m
+	// there), as retry-go's examples: the TestMain racekit adds joins
+	// them (go vet refused a package of that one test file).
+	t.Run("external-tests-only", func(t *testing.T) {
+		dir := t.TempDir()
+		writeTree(t, dir, map[string]string{
+			"go.mod":               "module example.com/m\n\ngo 1.20\n",
+			"m.go":                 racy("m", "m"),
+			"examples/use_test.go": "package m_test\n\nimport (\n\t\"testing\"\n\n\t\"example.com/m\"\n)\n\nfunc TestUse(t *testing.T) { m.Racy() }\n",
+		})
+		cmd := exec.Command(racekit(t), "test", "-count=1", "./examples")
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != 1 || !strings.Contains(string(out), "(racekit: 1 data race(s))") {
+			t.Errorf("exit %d, want 1 and the race of m.Racy\n%s", code, out)
+		}
+	})
 	t.Run("tags", func(t *testing.T) {
 		dir := t.TempDir()
 		writeTree(t, dir, map[string]string{

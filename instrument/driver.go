@@ -356,6 +356,8 @@ func instrumentPackages(cfg *Config, targets []string, overlay map[string]string
 	done := map[string]bool{}
 	instrumented := map[string]bool{}
 	hasTests := map[string]string{}  // package path → package name, for packages with test files
+	hasSrc := map[string]bool{}      // package path → it has non-test files
+	extName := map[string]string{}   // package path → the name of its external test package, if any
 	hasTestMain := map[string]bool{} // package path (without _test) → TestMain defined
 	runsM := map[string]bool{}       // package path (without _test) → its TestMain calls m.Run itself
 	hasExample := map[string]bool{}  // package path (without _test) → an example go test runs
@@ -384,6 +386,12 @@ func instrumentPackages(cfg *Config, targets []string, overlay map[string]string
 			name := p.CompiledGoFiles[i]
 			isTest := strings.HasSuffix(name, "_test.go")
 			inDep := p.Module != nil && !p.Module.Main && p.Module.Dir != "" && strings.HasPrefix(name, p.Module.Dir+string(filepath.Separator))
+			if !isTest && !inDep {
+				hasSrc[base] = true
+			}
+			if isTest && !inDep && strings.HasSuffix(p.Name, "_test") {
+				extName[base] = p.Name
+			}
 			if isTest && !inDep {
 				hasTests[base] = strings.TrimSuffix(p.Name, "_test")
 				testDir[base] = filepath.Dir(name)
@@ -464,6 +472,12 @@ func instrumentPackages(cfg *Config, targets []string, overlay map[string]string
 	for pkg, name := range hasTests {
 		if hasTestMain[pkg] && runsM[pkg] {
 			continue
+		}
+		if !hasSrc[pkg] && extName[pkg] != "" {
+			// A directory of external tests alone (package x_test, no
+			// package x): the file joins them, or it would make a
+			// package of test files only, which go vet refuses.
+			name = extName[pkg]
 		}
 		src := fmt.Sprintf(testMainSrc, name, RTModule+"/rt", RTModule+"/rt/rttest")
 		if hasExample[pkg] || hasTestMain[pkg] {
