@@ -665,11 +665,7 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 			// access hook must stay inside, addressable), after it
 			// otherwise (stdCall does the same).
 			lo, hi := r.span(e)
-			loc := false
-			switch unparen(e).(type) {
-			case *ast.Ident, *ast.SelectorExpr, *ast.IndexExpr, *ast.StarExpr:
-				loc = true
-			}
+			loc := isLocation(e)
 			if wrap && loc {
 				r.ed.wrap(lo, hi, rtAlias+".ChanOut(", ")")
 			}

@@ -334,10 +334,9 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 	var later []func()
 	wrap := func(e ast.Expr, before, after string) {
 		lo, hi := r.span(e)
-		switch unparen(e).(type) {
-		case *ast.Ident, *ast.SelectorExpr, *ast.IndexExpr, *ast.StarExpr:
+		if isLocation(e) {
 			r.ed.wrap(lo, hi, before, after)
-		default:
+		} else {
 			later = append(later, func() { r.ed.wrap(lo, hi, before, after) })
 		}
 	}
@@ -422,9 +421,8 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 				// BarrierPair's, may follow the embedded fields from
 				// it): rt.Then(x, hook(x.F, ...)), x evaluated twice,
 				// so only when pure.
-				lo, hi := r.span(op)
-				src := string(r.ed.src[lo:hi])
-				if containsCall(r.info, op) || strings.ContainsAny(src, "\n") || hasFuncLit(op) {
+				src, ok := r.reevaluable(op)
+				if !ok {
 					continue
 				}
 				field := "((" + src + ")" + embed + ")" // the embedded field
@@ -449,9 +447,8 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 			continue
 		}
 		// A later operand calls: evaluate this one again after it.
-		lo, hi := r.span(op)
-		src := string(r.ed.src[lo:hi])
-		if containsCall(r.info, op) || strings.ContainsAny(src, "\n") || hasFuncLit(op) {
+		src, ok := r.reevaluable(op)
+		if !ok {
 			continue
 		}
 		if addr {
@@ -473,6 +470,30 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 		wrap(k, rtAlias+".Then(", ", "+h+")")
 	}
 	return post
+}
+
+// isLocation reports whether e names a location (a variable, a field,
+// an element, a pointer's target): an operand whose own access hook wraps
+// the same node and must stay innermost, addressable, so that another
+// wrap of it goes on first.
+func isLocation(e ast.Expr) bool {
+	switch unparen(e).(type) {
+	case *ast.Ident, *ast.SelectorExpr, *ast.IndexExpr, *ast.StarExpr:
+		return true
+	}
+	return false
+}
+
+// reevaluable returns op's source if the rewriter may write it a second
+// time to evaluate it again: no call or receive, no function literal, one
+// line.
+func (r *rewriter) reevaluable(op ast.Expr) (string, bool) {
+	lo, hi := r.span(op)
+	src := string(r.ed.src[lo:hi])
+	if containsCall(r.info, op) || strings.ContainsAny(src, "\n") || hasFuncLit(op) {
+		return "", false
+	}
+	return src, true
 }
 
 // embeddedPath follows the embedded fields that index (a method

@@ -119,11 +119,7 @@ func DeadlocksJSON(w io.Writer, m *trace.Meta, cycles []deadlock.Cycle) error {
 		if len(stack) == 0 {
 			stack = []trace.Site{m.Site(site)}
 		}
-		js := JSONLockSite{Lock: lockName(m, lock), Read: read, Event: seq}
-		for _, s := range stack {
-			js.Stack = append(js.Stack, JSONSite{File: s.File, Line: s.Line, Col: s.Col, Func: s.Func})
-		}
-		return js
+		return JSONLockSite{Lock: lockName(m, lock), Read: read, Event: seq, Stack: jsonSites(stack)}
 	}
 	for _, c := range cycles {
 		jd := JSONDeadlock{Kind: "lock-order-cycle", Evidence: "potential"}

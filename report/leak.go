@@ -83,12 +83,3 @@ func LeaksJSON(w io.Writer, m *trace.Meta, leaks []leak.Leak, created map[trace.
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }
-
-// jsonSites converts a stack for JSON.
-func jsonSites(stack []trace.Site) []JSONSite {
-	var out []JSONSite
-	for _, s := range stack {
-		out = append(out, JSONSite{File: s.File, Line: s.Line, Col: s.Col, Func: s.Func})
-	}
-	return out
-}

@@ -181,12 +181,17 @@ func jsonSite(m *trace.Meta, id trace.SiteID) JSONSite {
 	return JSONSite{ID: id, File: s.File, Line: s.Line, Col: s.Col, Func: s.Func}
 }
 
-func jsonAccess(m *trace.Meta, a finding.Access, stack []trace.Site) JSONAccess {
-	ja := JSONAccess{Kind: a.Kind(), Event: a.Seq, Goroutine: m.Goroutine(a.G).Label(), Site: jsonSite(m, a.Site)}
+// jsonSites converts a stack for JSON.
+func jsonSites(stack []trace.Site) []JSONSite {
+	var out []JSONSite
 	for _, s := range stack {
-		ja.Stack = append(ja.Stack, JSONSite{File: s.File, Line: s.Line, Col: s.Col, Func: s.Func})
+		out = append(out, JSONSite{File: s.File, Line: s.Line, Col: s.Col, Func: s.Func})
 	}
-	return ja
+	return out
+}
+
+func jsonAccess(m *trace.Meta, a finding.Access, stack []trace.Site) JSONAccess {
+	return JSONAccess{Kind: a.Kind(), Event: a.Seq, Goroutine: m.Goroutine(a.G).Label(), Site: jsonSite(m, a.Site), Stack: jsonSites(stack)}
 }
 
 // BuildJSON assembles the JSON report.

@@ -38,26 +38,37 @@ func ElemsW[S ~[]E, E any](s S, site uint32, rec bool) S {
 // element between two of them is missed (as for a field inside a wider
 // value: access).
 func ElemsWords[S ~[]E, E any](s S, site uint32, rec bool) S {
-	if ctl && len(s) > 0 {
-		ctlRead(sliceData(s), uintptr(len(s))*elemSize[E](), site)
-	}
-	if on && rec && len(s) > 0 {
-		n := uintptr(len(s)) * elemSize[E]()
-		rangeAccess(trace.OpRead, sliceData(s), 8, int((n+7)/8), site)
+	if len(s) > 0 {
+		wordsAccess(hookRead, sliceData(s), uintptr(len(s))*elemSize[E](), site, rec)
 	}
 	return s
 }
 
 // ElemsWordsW is ElemsWords for a write: the buffer a Read fills.
 func ElemsWordsW[S ~[]E, E any](s S, site uint32, rec bool) S {
-	if ctl && len(s) > 0 {
-		ctlWrite(sliceData(s), uintptr(len(s))*elemSize[E](), site)
-	}
-	if on && rec && len(s) > 0 {
-		n := uintptr(len(s)) * elemSize[E]()
-		rangeAccess(trace.OpWrite, sliceData(s), 8, int((n+7)/8), site)
+	if len(s) > 0 {
+		wordsAccess(hookWrite, sliceData(s), uintptr(len(s))*elemSize[E](), site, rec)
 	}
 	return s
+}
+
+// wordsAccess is ElemsWords' and ElemsWordsW's body: n bytes at p, one
+// event per 8 of them.
+func wordsAccess(kind uint8, p unsafe.Pointer, n uintptr, site uint32, rec bool) {
+	op := trace.OpRead
+	if kind == hookWrite {
+		op = trace.OpWrite
+	}
+	if ctl {
+		if op == trace.OpWrite {
+			ctlWrite(p, n, site)
+		} else {
+			ctlRead(p, n, site)
+		}
+	}
+	if on && rec {
+		rangeAccess(op, p, 8, int((n+7)/8), site)
+	}
 }
 
 // RDeep records a read of *p (one event at its first word, as rt.R1: the
