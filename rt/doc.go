@@ -22,7 +22,7 @@
 //	                        the signal (unless the program handles it)
 //	RACEKIT_DEDUP=0         record repeated accesses too (see access.go)
 //	RACEKIT_WGMISUSE=0      no accesses for the Go race detector's
-//	                        sync.WaitGroup annotations (sync.go), which
+//	                        sync.WaitGroup annotations (wgmisuse.go), which
 //	                        depend on the interleaving: for tests that
 //	                        compare two runs' events
 //	RACEKIT_BARRIERS=0      no BarrierPairs around untraced calls (barrier.go);

@@ -16,7 +16,7 @@ import (
 
 // Accesses through package reflect (rt/reflect.go), buffers that Read fills
 // and Write reads (instrument/stdcalls.go's ioBufEffect) and the channel
-// read of a select's send case. (The WaitGroup annotations of rt/sync.go
+// read of a select's send case. (The WaitGroup annotations of rt/wgmisuse.go
 // are checked by rt's TestWaitGroupMisuse and Go's race suite: the Go race
 // detector's report of them has no frame in the test.)
 
