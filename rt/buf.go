@@ -186,13 +186,7 @@ func (g *gstate) putEvent(op trace.Op, flags trace.Flags, site uint32, obj, val 
 }
 
 func (g *gstate) nextChunk() {
-	old := g.wc
-	if nx := old.next.Load(); nx != nil {
-		// Writing again over uncommitted records (stolen) that had gone
-		// on in nx: old.n is len(old.recs) already.
-		g.wc, g.wi = nx, 0
-		return
-	}
+	old := g.wc // its next is nil: only g sets it, here (stolen resets it)
 	size := len(old.recs) * 16
 	if size > bigChunk {
 		size = bigChunk
@@ -307,6 +301,7 @@ func (g *gstate) stolen(idle bool) {
 			g.redo = append(g.redo, c.recs[i])
 		}
 		g.wc, g.wi = g.cc, g.ci
+		g.dropStale()
 		g.written, g.kout, g.nev = g.committed, g.kcommit, g.nevc
 		if !live.Load() {
 			return // tracing stopped: the records are dropped
@@ -339,6 +334,28 @@ func (g *gstate) stolen(idle bool) {
 		if g.publish(idle) {
 			return
 		}
+	}
+}
+
+// dropStale frees the chunks after g.wc, the chunk a steal's redo starts
+// in: their records are the stolen ones, being written again from g.wc
+// on. The redo may be shorter than they were (key markers merge), so it
+// may end in g.wc; the old link must not stay, or g would go on in a
+// chunk the writer may free once it has read g.wc to its end, and the
+// writer would follow the link to the stale records (TestStealRedoShorter).
+// The writer has not gone past g.wc: a chunk with records after the
+// commit point (g.ci < len) is not read to its end, and one that ends at
+// it has no next (nextChunk moves the commit point on before linking).
+func (g *gstate) dropStale() {
+	nx := g.wc.next.Load()
+	if nx == nil {
+		return
+	}
+	g.wc.next.Store(nil)
+	for nx != nil {
+		c := nx
+		nx = c.next.Load()
+		freeChunk(c)
 	}
 }
 

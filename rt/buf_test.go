@@ -722,3 +722,52 @@ func TestHelpWriteReportsWritten(t *testing.T) {
 		t.Fatalf("helpWrite with nothing new: wrote %d (ran: %v), want 0", n, ok)
 	}
 }
+
+// A steal's redo that is shorter than the records it replaces (their key
+// markers merged into one) ends in an earlier chunk than they did; the
+// chunk they had run on into must not be where the goroutine, or the
+// writer, goes next. Before the fix the goroutine filled the earlier chunk
+// while its old link stayed, the writer freed it once read and followed
+// the link, and read the stale record left there in place of the
+// goroutine's next event (a trace with a stale value record stops with
+// "invalid op 254"; one with a stale access has an event that never
+// happened).
+func TestStealRedoShorter(t *testing.T) {
+	var pad, y [3]uint64
+	var z, w uint64
+	tr := record(t, false, func(site uint32) {
+		g := cur()
+		// Committed events until the chunk has five free records.
+		for i := 0; len(g.wc.recs)-g.wi != 5; i++ {
+			if i > 10000 {
+				t.Fatalf("chunk of %d records at %d", len(g.wc.recs), g.wi)
+			}
+			g.plain(trace.OpWrite, 0, site, addrOf(&pad[0]), 0)
+		}
+		// Six uncommitted records, three key markers and three writes:
+		// five in this chunk, one in the next.
+		for i := range y {
+			g.raiseTo(seq.Add(1))
+			g.putEvent(trace.OpWrite, trace.FlagValueUnknown, site, addrOf(&y[i]), 0)
+		}
+		Flush() // steals g's word
+		g.commit(false)
+		// The redo wrote one key and three writes; one record is left.
+		if n := len(g.wc.recs) - g.wi; n != 1 {
+			t.Fatalf("%d records left in the chunk after the redo, want 1", n)
+		}
+		g.plain(trace.OpWrite, 0, site, addrOf(&z), 0) // fills the chunk, committed
+		Flush()                                        // reads it to its end
+		g.plain(trace.OpWrite, 0, site, addrOf(&w), 0) // in a new chunk
+	})
+	var got []uint64
+	for _, e := range tr.Events {
+		if e.Op == trace.OpWrite && e.Obj != addrOf(&pad[0]) {
+			got = append(got, e.Obj)
+		}
+	}
+	want := []uint64{addrOf(&y[0]), addrOf(&y[1]), addrOf(&y[2]), addrOf(&z), addrOf(&w)}
+	if !slices.Equal(got, want) {
+		t.Fatalf("writes %x, want %x", got, want)
+	}
+}
