@@ -771,3 +771,73 @@ func TestStealRedoShorter(t *testing.T) {
 		t.Fatalf("writes %x, want %x", got, want)
 	}
 }
+
+// TestStealRandom drives the test goroutine's buffer through random mixes
+// of committed events, uncommitted ones under several keys (some with a
+// value record) that a Flush steals before they are committed, Flushes,
+// and runs up to a few records short of a chunk's end; the trace must hold
+// exactly its events, in order, with their values. (TestStealRedoShorter
+// is one such path, by hand.)
+func TestStealRandom(t *testing.T) {
+	seeds := 12
+	if testing.Short() {
+		seeds = 3
+	}
+	for seed := int64(1); seed <= int64(seeds); seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		words := make([]uint64, 1<<12)
+		lo, hi := addrOf(&words[0]), addrOf(&words[len(words)-1])
+		var want [][2]uint64 // address, value
+		next := 0
+		tr := record(t, false, func(site uint32) {
+			g := cur()
+			ev := func() (uint64, uint64) {
+				a, v := addrOf(&words[next%len(words)]), uint64(rng.Intn(3))
+				next++
+				want = append(want, [2]uint64{a, v})
+				return a, v
+			}
+			for range 2000 {
+				switch rng.Intn(4) {
+				case 0: // committed one by one
+					for k := rng.Intn(40); k > 0; k-- {
+						a, v := ev()
+						g.plain(trace.OpWrite, 0, site, a, v)
+					}
+				case 1: // uncommitted, stolen, then committed
+					g.prepPlain()
+					for k := 1 + rng.Intn(6); k > 0; k-- {
+						if rng.Intn(2) == 0 {
+							g.raiseTo(seq.Add(1))
+						}
+						a, v := ev()
+						g.putEvent(trace.OpWrite, 0, site, a, v)
+					}
+					Flush()
+					g.commit(false)
+				case 2:
+					Flush()
+				case 3: // close to a chunk's end
+					for left := 1 + rng.Intn(8); len(g.wc.recs)-g.wi > left; {
+						a, v := ev()
+						g.plain(trace.OpWrite, 0, site, a, v)
+					}
+				}
+			}
+		})
+		var got [][2]uint64
+		for _, e := range tr.Events {
+			if e.Op == trace.OpWrite && e.Obj >= lo && e.Obj <= hi {
+				got = append(got, [2]uint64{e.Obj, e.Value})
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("seed %d: %d writes in the trace, want %d", seed, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("seed %d: write %d is %x, want %x", seed, i, got[i], want[i])
+			}
+		}
+	}
+}
