@@ -780,8 +780,8 @@ func TestStealRedoShorter(t *testing.T) {
 // is one such path, by hand.)
 func TestStealRandom(t *testing.T) {
 	seeds := 12
-	if testing.Short() {
-		seeds = 3
+	if testing.Short() || raceEnabled {
+		seeds = 2
 	}
 	for seed := int64(1); seed <= int64(seeds); seed++ {
 		rng := rand.New(rand.NewSource(seed))
