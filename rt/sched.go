@@ -5,8 +5,10 @@ package rt
 // which one runs next (RaceFuzzer's Phase 2, replay of a recorded
 // schedule, PECAN's clips).
 //
-//	RACEKIT_SCHED=random|racefuzzer|replay|clip   switch it on
+//	RACEKIT_SCHED=random|racefuzzer|deadlockfuzzer|replay|clip   switch it on
 //	RACEKIT_SEED=N                  seed of the run's one PCG generator
+//	RACEKIT_CYCLE=held>req,held>req deadlockfuzzer: the lock-order cycle to
+//	                                close (sched.ParseCycle)
 //	RACEKIT_PAIR=file:line~file:line  the statements under test: accesses
 //	                                there are scheduling points (RaceFuzzer's
 //	                                racing pair; a clip's access sites)
@@ -386,6 +388,13 @@ func init() {
 		strat = sched.NewRandom(seed)
 	case "racefuzzer":
 		strat = sched.NewRaceFuzzer(seed)
+	case "deadlockfuzzer":
+		c, err := sched.ParseCycle(os.Getenv("RACEKIT_CYCLE"))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "racekit: RACEKIT_CYCLE: %v\n", err)
+		} else {
+			strat = sched.NewDeadlockFuzzer(seed, c)
+		}
 	case "replay":
 		f, err := os.Open(in)
 		if err == nil {
@@ -407,7 +416,7 @@ func init() {
 			strat = sched.NewClip(steps, seed)
 		}
 	default:
-		fmt.Fprintf(os.Stderr, "racekit: RACEKIT_SCHED=%s: want random, racefuzzer, replay or clip\n", mode)
+		fmt.Fprintf(os.Stderr, "racekit: RACEKIT_SCHED=%s: want random, racefuzzer, deadlockfuzzer, replay or clip\n", mode)
 	}
 	if strat == nil {
 		return // not controlled; the error is printed
@@ -498,7 +507,11 @@ func schedStart(strat sched.Strategy, mode string, seed uint64, pair sched.SiteP
 	sc.outFile, sc.out = out, nil
 	if out != nil {
 		sc.out = bufio.NewWriter(out)
-		sc.out.WriteString(sched.FormatHeader(mode, seed, pair.String()))
+		label := pair.String()
+		if mode == "deadlockfuzzer" {
+			label = os.Getenv("RACEKIT_CYCLE") // the statements under test
+		}
+		sc.out.WriteString(sched.FormatHeader(mode, seed, label))
 		sc.flushOut()
 	}
 	// Sites registered before (tests) are matched against the new pair.
@@ -1105,8 +1118,9 @@ func onlyPostponed(pts []sched.Point) bool {
 		return false
 	}
 	held := pp.Postponed()
+	pause, _ := sc.strat.(sched.Pauser)
 	for _, p := range pts {
-		if p.Enabled && !slices.Contains(held, p.G) {
+		if p.Enabled && !slices.Contains(held, p.G) && (pause == nil || !pause.WouldPause(p)) {
 			return false
 		}
 	}

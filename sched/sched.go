@@ -179,6 +179,15 @@ type Postponer interface {
 	Postponed() []string
 }
 
+// Pauser is implemented by strategies that postpone a goroutine once it
+// reaches certain points (DeadlockFuzzer): WouldPause reports whether p
+// is one. The caller then lets time pass (as for Postponer) when the only
+// goroutines that could proceed are postponed or about to be: a cycle's
+// other goroutine may be asleep on a timer.
+type Pauser interface {
+	WouldPause(p Point) bool
+}
+
 // Parker is implemented by strategies that follow a schedule: the caller
 // tells it that the goroutine it wants is parked inside the operation of
 // its last point (a send whose receiver comes later in the schedule), so

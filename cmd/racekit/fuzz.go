@@ -27,7 +27,7 @@ import (
 
 var cmdFuzz = register(&command{
 	name:      "fuzz",
-	usageLine: "fuzz [-phase1 hybrid,vet,pairs] [-pairs FILE] [-use-trace FILE] [-record N] [-record-random N] [-baseline N] [-runs N] [-j N] [-seed S] [-json] [-keep DIR] [-replay N] [-timeout D] [-q] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
+	usageLine: "fuzz [-deadlocks] [-phase1 hybrid,vet,pairs] [-pairs FILE] [-use-trace FILE] [-record N] [-record-random N] [-baseline N] [-runs N] [-j N] [-seed S] [-json] [-keep DIR] [-replay N] [-timeout D] [-q] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
 	short:     "confirm potential races by race-directed random scheduling (RaceFuzzer)",
 	long: `
 Fuzz is RaceFuzzer (Sen, PLDI'08) for Go tests. Phase 1 finds candidate
@@ -96,6 +96,17 @@ Fuzz reports its progress on standard error, a line per recorded run of
 phase 1 and per candidate pair of phase 2 (its index, its runs done and
 the races created so far, every few seconds while its runs go on), with
 the time since the start; -q prints none.
+
+-deadlocks fuzzes lock-order deadlocks instead of races (DeadlockFuzzer:
+Joshi, Park, Sen and Naik, PLDI'09). Phase 1 predicts the cycles of each
+-record run as racekit deadlocks does (iGoodlock); phase 2 runs the
+package -runs times per cycle under a scheduler that pauses a goroutine
+about to take a lock at one of the cycle's requests while it holds the
+lock taken at that link's other statement, until the cycle's other
+goroutines reach theirs (random elsewhere). A cycle is confirmed when a
+run deadlocks with the cycle's goroutines blocked at its requests; each
+is printed with the blocked operations, the seeds and a racekit replay
+-cycle command. Exit status 66 if one was confirmed.
 
 Exit status: 66 if a race was confirmed or observed, 0 if none, 1 on a build or
 run error, 2 on a usage error.
@@ -227,6 +238,9 @@ func runFuzz(c *command, args []string) int {
 	defer os.RemoveAll(tmp)
 	testArgs := c.line.binaryArgs()
 	prog := newProgressLines("fuzz", *fuzzQuiet)
+	if *fuzzDeadlocks {
+		return runDeadlockFuzz(c, targets, tmp, testArgs, goFlags, prog)
+	}
 
 	// Phase 1.
 	cands := &candidates{targets: targets, index: map[*fuzzTarget]map[string][]int{}}

@@ -13,7 +13,7 @@ import (
 
 var cmdReplay = register(&command{
 	name:      "replay",
-	usageLine: "replay -seed S -pair P [-follow FILE] [-schedule FILE] [-times N] [-timeout D] [-dlv] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] package [go test flags] [-args test binary arguments...]",
+	usageLine: "replay -seed S [-pair P | -cycle C] [-follow FILE] [-schedule FILE] [-times N] [-timeout D] [-dlv] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] package [go test flags] [-args test binary arguments...]",
 	short:     "re-run one racekit fuzz run exactly, from its seed",
 	long: `
 Replay re-runs one run of racekit fuzz: the package's instrumented test
@@ -22,6 +22,9 @@ printed them). The same seed gives the same schedule, choice for choice
 (RaceFuzzer §2.2: replay needs no recording), so the run shows the same
 race resolution and the same outcome. The test binary's output is passed
 through; replay then prints the race it created and the run's outcome.
+With -cycle C (racekit fuzz -deadlocks prints it) the run is under the
+DeadlockFuzzer scheduler instead, and replay says whether the cycle
+deadlocked.
 
 -schedule FILE keeps the run's schedule (the goroutine chosen at each
 scheduling point). -follow FILE runs such a recorded schedule instead of
@@ -40,6 +43,7 @@ var (
 	replayFlags    *frontendFlags
 	replaySeed     = cmdReplay.flags.Uint64("seed", 0, "seed of the run (from racekit fuzz)")
 	replayPair     = cmdReplay.flags.String("pair", "", "the racing pair, file:line~file:line")
+	replayCycle    = cmdReplay.flags.String("cycle", "", "a lock-order cycle (racekit fuzz -deadlocks): held>request,held>request")
 	replayFollow   = cmdReplay.flags.String("follow", "", "follow this recorded schedule instead of a seed")
 	replaySchedule = cmdReplay.flags.String("schedule", "", "write the run's schedule to FILE")
 	replayTimes    = cmdReplay.flags.Int("times", 1, "run N times and check the schedules are identical")
@@ -54,9 +58,17 @@ func init() {
 }
 
 func runReplay(c *command, args []string) int {
-	if *replayPair == "" && *replayFollow == "" {
-		c.errorf("-pair is required (with -seed), or -follow FILE")
+	if *replayPair == "" && *replayFollow == "" && *replayCycle == "" {
+		c.errorf("-pair or -cycle is required (with -seed), or -follow FILE")
 		return exitUsage
+	}
+	var cycle sched.Cycle
+	if *replayCycle != "" {
+		var err error
+		if cycle, err = sched.ParseCycle(*replayCycle); err != nil || *replayPair != "" {
+			c.errorf("-cycle: %v (and not with -pair)", err)
+			return exitUsage
+		}
 	}
 	if *replayPair != "" {
 		if _, err := sched.ParsePair(*replayPair); err != nil {
@@ -82,6 +94,9 @@ func runReplay(c *command, args []string) int {
 	}
 	t := targets[0]
 	env := []string{"RACEKIT_SCHED=racefuzzer", "RACEKIT_SEED=" + strconv.FormatUint(*replaySeed, 10), "RACEKIT_PAIR=" + *replayPair}
+	if cycle != nil {
+		env = deadlockFuzzEnv(*replaySeed, cycle)
+	}
 	if *replayFollow != "" {
 		follow, pair, err := followed(*replayFollow, *replayPair)
 		if err != nil {
@@ -133,9 +148,14 @@ func runReplay(c *command, args []string) int {
 	if notes := r.Schedule.NotesOf("divergence"); len(notes) > 0 {
 		fmt.Printf("racekit replay: the run left the schedule: %s\n", notes[0])
 	}
-	if r.Created {
+	switch {
+	case cycle != nil && r.Outcome == "deadlock" && closes(cycle, r.Schedule.NotesOf("deadlock")):
+		fmt.Printf("racekit replay: the cycle deadlocked\n")
+	case cycle != nil:
+		fmt.Printf("racekit replay: the cycle did not deadlock\n")
+	case r.Created:
 		fmt.Printf("racekit replay: race created: %s\n", r.Resolution)
-	} else {
+	default:
 		fmt.Printf("racekit replay: race not created\n")
 	}
 	what := r.Outcome

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/racekit/racekit/detect/deadlock"
+	"github.com/racekit/racekit/sched"
+	"github.com/racekit/racekit/trace"
+)
+
+// racekit fuzz -deadlocks: DeadlockFuzzer (Joshi, Park, Sen, Naik,
+// PLDI'09) over the lock-order cycles iGoodlock predicts from recorded
+// runs (detect/deadlock), with the controlled scheduler's seeds and replay.
+
+var fuzzDeadlocks = cmdFuzz.flags.Bool("deadlocks", false, "confirm lock-order deadlocks instead of races: phase 1 predicts cycles (iGoodlock) on recorded runs, phase 2 runs DeadlockFuzzer per cycle")
+
+// DeadlockCycle is one predicted cycle and what phase 2 made of it.
+type DeadlockCycle struct {
+	Cycle   string `json:"cycle"` // held>request per goroutine (sched.ParseCycle)
+	Package string `json:"package"`
+	// Verdict is "confirmed" (a run deadlocked with the cycle's
+	// goroutines blocked at its requests) or "potential".
+	Verdict   string   `json:"verdict"`
+	Runs      int      `json:"runs"`
+	Deadlocks int      `json:"deadlocks"`
+	Seeds     []uint64 `json:"seeds"`             // the runs that deadlocked
+	Blocked   []string `json:"blocked,omitempty"` // the first one's blocked operations
+	// Other outcomes of the runs, by kind ("none", "test failure", ...).
+	Outcomes map[string]int `json:"outcomes"`
+	Replay   string         `json:"replay,omitempty"`
+	Seconds  float64        `json:"seconds"`
+}
+
+type cycleJob struct {
+	t     *fuzzTarget
+	cycle sched.Cycle
+}
+
+// runDeadlockFuzz is racekit fuzz -deadlocks on built test binaries.
+func runDeadlockFuzz(c *command, targets []*fuzzTarget, tmp string, testArgs, goFlags []string, prog *progressLines) int {
+	// Phase 1: iGoodlock's lock-order cycles over recorded runs.
+	var jobs []cycleJob
+	seen := map[string]bool{}
+	records := max(*fuzzRecord, 1) + *fuzzRecRand
+	for _, t := range targets {
+		for i := 0; i < records; i++ {
+			path := *fuzzTrace
+			if path == "" {
+				path = filepath.Join(tmp, fmt.Sprintf("%s.%d.rkt", filepath.Base(t.bin), i))
+				if err := recordRun(t, testArgs, path, i-max(*fuzzRecord, 1)); err != nil {
+					c.errorf("%s: %v", t.Pkg, err)
+					return exitError
+				}
+			}
+			a, err := analyzeTrace(path, []string{deadlockAlgo})
+			if err != nil {
+				c.errorf("%s: %v", t.Pkg, err)
+				return exitError
+			}
+			for _, cy := range a.cycles {
+				sc, ok := schedCycle(a.meta, cy)
+				if !ok || seen[t.Pkg+" "+sc.String()] {
+					continue
+				}
+				seen[t.Pkg+" "+sc.String()] = true
+				jobs = append(jobs, cycleJob{t, sc})
+			}
+			prog.printf("phase 1: %s: recorded run %d/%d, %d lock-order cycles so far", t.Pkg, i+1, records, len(jobs))
+			if *fuzzTrace != "" {
+				break
+			}
+		}
+		if *fuzzTrace != "" {
+			break // one trace: its cycles, on the first package
+		}
+	}
+
+	// Phase 2: DeadlockFuzzer, -runs seeds per cycle.
+	type task struct {
+		j, k int
+		seed uint64
+	}
+	var tasks []task
+	results := make([][]fuzzRun, len(jobs))
+	for j := range jobs {
+		results[j] = make([]fuzzRun, *fuzzRuns)
+		for k := 0; k < *fuzzRuns; k++ {
+			tasks = append(tasks, task{j, k, *fuzzSeed + uint64(k)})
+		}
+	}
+	prog.printf("phase 2: %d lock-order cycles, %d runs each, %d at a time", len(jobs), *fuzzRuns, *fuzzJobs)
+	tally := newFuzzTally(prog, len(jobs))
+	err := inParallel(len(tasks), *fuzzJobs, func(i int) error {
+		tk := tasks[i]
+		jb := jobs[tk.j]
+		path := filepath.Join(tmp, fmt.Sprintf("cycle%d-%d.sched", tk.j, tk.seed))
+		r, err := controlledRun(jb.t, testArgs, deadlockFuzzEnv(tk.seed, jb.cycle), path, *fuzzTimeout, nil)
+		os.Remove(path)
+		r.Seed = tk.seed
+		r.Created = r.Outcome == "deadlock" && closes(jb.cycle, r.Schedule.NotesOf("deadlock"))
+		r.Schedule = nil
+		results[tk.j][tk.k] = r
+		tally.done(tk.j, jb.cycle.String(), *fuzzRuns, r)
+		return err
+	})
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
+	var out []DeadlockCycle
+	confirmed := false
+	for j, jb := range jobs {
+		dc := DeadlockCycle{Cycle: jb.cycle.String(), Package: jb.t.Pkg, Verdict: "potential", Runs: len(results[j]), Outcomes: map[string]int{}}
+		for _, r := range results[j] {
+			dc.Seconds += r.Elapsed.Seconds()
+			if !r.Created {
+				dc.Outcomes[r.Outcome]++
+				continue
+			}
+			dc.Deadlocks++
+			dc.Seeds = append(dc.Seeds, r.Seed)
+			if dc.Blocked == nil {
+				dc.Blocked = strings.Split(r.Detail, "; ")
+				dc.Replay = fmt.Sprintf("racekit replay -seed %d -cycle %s %s", r.Seed, shellQuote(dc.Cycle), jb.t.Pkg)
+				if len(goFlags) > 0 {
+					var q []string
+					for _, f := range goFlags {
+						q = append(q, shellQuote(f))
+					}
+					dc.Replay += " -- " + strings.Join(q, " ")
+				}
+			}
+		}
+		if dc.Deadlocks > 0 {
+			dc.Verdict = "confirmed"
+			confirmed = true
+		}
+		out = append(out, dc)
+	}
+	if *fuzzJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Cycles []DeadlockCycle `json:"cycles"`
+		}{out}); err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+	} else {
+		printDeadlockFuzz(os.Stdout, out)
+	}
+	if confirmed {
+		return exitRaces
+	}
+	return exitOK
+}
+
+// deadlockFuzzEnv puts a run under DeadlockFuzzer for cycle. A deadlock
+// is declared after 300ms with every goroutine at a point and none
+// enabled (rt/sched.go "Deadlocks"; 5s by default, for programs whose
+// goroutines come and go in untraced code).
+func deadlockFuzzEnv(seed uint64, cycle sched.Cycle) []string {
+	return []string{
+		"RACEKIT_SCHED=deadlockfuzzer",
+		"RACEKIT_SEED=" + strconv.FormatUint(seed, 10),
+		"RACEKIT_CYCLE=" + cycle.String(),
+		"RACEKIT_SCHED_DEADLOCK=300ms",
+	}
+}
+
+// schedCycle turns a lock-order cycle of detect/deadlock into the links
+// DeadlockFuzzer pauses at: for each goroutine, where it took the lock the
+// previous one requests, and where it requests the next one's.
+// RWMutex read-write-read findings are not lock-order cycles (false).
+func schedCycle(m *trace.Meta, cy deadlock.Cycle) (sched.Cycle, bool) {
+	if cy.Kind != deadlock.LockOrder || len(cy.Deps) < 2 {
+		return nil, false
+	}
+	var out sched.Cycle
+	for i, d := range cy.Deps {
+		prev := cy.Deps[(i+len(cy.Deps)-1)%len(cy.Deps)]
+		var held trace.SiteID
+		found := false
+		for _, h := range d.Held {
+			if h.Lock == prev.Lock {
+				held, found = h.Site, true
+			}
+		}
+		hs, rs := m.Site(held), m.Site(d.Site)
+		if !found || hs.Line == 0 || rs.Line == 0 {
+			return nil, false
+		}
+		out = append(out, sched.Link{
+			Held:    sched.Stmt{File: hs.File, Line: hs.Line},
+			Request: sched.Stmt{File: rs.File, Line: rs.Line},
+		})
+	}
+	return out, true
+}
+
+// closes reports whether a deadlocked run's blocked operations (rt's
+// deadlock notes, "G#N lock file:line:col") include a lock request at
+// each of the cycle's request statements: the predicted cycle, not
+// another deadlock.
+func closes(cycle sched.Cycle, notes []string) bool {
+	for _, l := range cycle {
+		found := false
+		for _, n := range notes {
+			f := strings.Fields(n)
+			if len(f) < 3 || (f[1] != "lock" && f[1] != "rlock") {
+				continue
+			}
+			if st, ok := sched.ParseStmt(f[2]); ok && l.Request.Compatible(sched.Stmt{File: st.File, Line: st.Line}) {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// printDeadlockFuzz writes fuzz -deadlocks' result as text.
+func printDeadlockFuzz(w io.Writer, cycles []DeadlockCycle) {
+	if len(cycles) == 0 {
+		fmt.Fprintln(w, "racekit fuzz: no lock-order cycle predicted")
+		return
+	}
+	n := 0
+	for i, dc := range cycles {
+		fmt.Fprintf(w, "==================\n")
+		if dc.Verdict == "confirmed" {
+			n++
+			fmt.Fprintf(w, "DEADLOCK (confirmed: %d of %d runs deadlocked)\n", dc.Deadlocks, dc.Runs)
+		} else {
+			fmt.Fprintf(w, "POTENTIAL DEADLOCK %d (not made to happen in %d runs)\n", i+1, dc.Runs)
+		}
+		fmt.Fprintf(w, "Package %s, cycle (held > requested, per goroutine):\n", dc.Package)
+		for _, l := range strings.Split(dc.Cycle, ",") {
+			h, r, _ := strings.Cut(l, ">")
+			fmt.Fprintf(w, "  holds the lock taken at %s, requests the lock at %s\n", relSite(h), relSite(r))
+		}
+		if len(dc.Blocked) > 0 {
+			fmt.Fprintf(w, "Blocked (seed %d):\n", dc.Seeds[0])
+			for _, b := range dc.Blocked {
+				fmt.Fprintf(w, "  %s\n", relNote(b))
+			}
+			fmt.Fprintf(w, "Seeds: %s\nReplay: %s\n", seedList(dc.Seeds), dc.Replay)
+		}
+		if len(dc.Outcomes) > 0 {
+			var o []string
+			for k, v := range dc.Outcomes {
+				o = append(o, fmt.Sprintf("%s %d", k, v))
+			}
+			slices.Sort(o)
+			fmt.Fprintf(w, "Other runs: %s\n", strings.Join(o, ", "))
+		}
+	}
+	fmt.Fprintf(w, "==================\nracekit fuzz: %d lock-order cycle(s), %d confirmed\n", len(cycles), n)
+}
+
+// relNote shortens the site of a point's text "G#N kind site" (relSite).
+func relNote(p string) string {
+	f := strings.SplitN(p, " ", 3)
+	if len(f) < 3 {
+		return p
+	}
+	return f[0] + " " + f[1] + " " + relSite(f[2])
+}

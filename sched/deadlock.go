@@ -1,0 +1,215 @@
+package sched
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+)
+
+// Link is one goroutine of a lock-order cycle (iGoodlock's dependency,
+// package detect/deadlock): it holds a lock it took at Held and requests
+// another at Request.
+type Link struct {
+	Held, Request Stmt
+}
+
+// Cycle is a potential deadlock's links, in cycle order: each link's
+// requested lock is held by the next.
+type Cycle []Link
+
+// ParseCycle parses "held>request,held>request[,...]", each statement a
+// file:line[:col] (ParseStmt).
+func ParseCycle(s string) (Cycle, error) {
+	var c Cycle
+	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
+		h, r, ok := strings.Cut(strings.TrimSpace(part), ">")
+		hs, ok1 := ParseStmt(strings.TrimSpace(h))
+		rs, ok2 := ParseStmt(strings.TrimSpace(r))
+		if !ok || !ok1 || !ok2 {
+			return nil, fmt.Errorf("cycle %q: %q is not held>request (each file:line)", s, part)
+		}
+		c = append(c, Link{hs, rs})
+	}
+	if len(c) < 2 {
+		return nil, fmt.Errorf("cycle %q: want two links or more, held>request,held>request", s)
+	}
+	return c, nil
+}
+
+// String is the cycle as ParseCycle reads it.
+func (c Cycle) String() string {
+	parts := make([]string, len(c))
+	for i, l := range c {
+		parts[i] = l.Held.String() + ">" + l.Request.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+// DeadlockFuzzer is the directed scheduler of DeadlockFuzzer (Joshi, Park,
+// Sen, Naik, PLDI'09, section 4): given a lock-order cycle predicted from
+// an earlier run, a goroutine about to take a lock at one of the cycle's
+// request statements while it holds a lock taken at that link's held
+// statement is paused there, so that the other goroutines of the cycle
+// can reach theirs; elsewhere the choice is random. Once each holds its
+// lock and requests the next one's, none is enabled: the deadlock has
+// happened, and rt reports it (each goroutine's blocked Lock). As in
+// RaceFuzzer, when every enabled goroutine is paused one is released at
+// random, and one paused for more than MaxWait decisions is released (a
+// cycle that cannot form must not hang the run).
+//
+// The strategy keeps each goroutine's held locks itself, from the lock and
+// unlock points it lets run (rt asks it at every point).
+type DeadlockFuzzer struct {
+	r       *rand.Rand
+	cycle   Cycle
+	held    map[string][]heldLock
+	paused  map[string]bool
+	since   map[string]int
+	run     []string // released goroutines to run next
+	step    int
+	notes   []Note
+	MaxWait int
+}
+
+type heldLock struct {
+	obj  uint64
+	site string
+	col  int
+}
+
+// NewDeadlockFuzzer returns the DeadlockFuzzer strategy for cycle, seeded
+// with seed.
+func NewDeadlockFuzzer(seed uint64, cycle Cycle) *DeadlockFuzzer {
+	return &DeadlockFuzzer{r: NewRand(seed), cycle: cycle, held: map[string][]heldLock{},
+		paused: map[string]bool{}, since: map[string]int{}, MaxWait: 5000}
+}
+
+// Notes implements Noter: "pause" when a goroutine is paused at the
+// cycle, "release" when one is let go without the cycle formed.
+func (s *DeadlockFuzzer) Notes() []Note {
+	n := s.notes
+	s.notes = nil
+	return n
+}
+
+// Postponed implements Postponer: the paused goroutines, sorted.
+func (s *DeadlockFuzzer) Postponed() []string {
+	out := make([]string, 0, len(s.paused))
+	for g := range s.paused {
+		out = append(out, g)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// WouldPause implements Pauser.
+func (s *DeadlockFuzzer) WouldPause(p Point) bool { return p.Enabled && s.link(p) >= 0 }
+
+// link returns the index of the cycle's link p is a request of, with a
+// lock held at that link's held statement (another lock than the one
+// requested), or -1.
+func (s *DeadlockFuzzer) link(p Point) int {
+	if p.Kind != KindLock && p.Kind != KindRLock {
+		return -1
+	}
+	file, line, ok := splitSite(p.Site)
+	if !ok {
+		return -1
+	}
+	for i, l := range s.cycle {
+		if !l.Request.At(file, line, p.Col, KindOther) {
+			continue
+		}
+		for _, h := range s.held[p.G] {
+			if hf, hl, ok := splitSite(h.site); ok && h.obj != p.Obj && l.Held.At(hf, hl, h.col, KindOther) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// Next implements Strategy.
+func (s *DeadlockFuzzer) Next(w []Point) int {
+	s.step++
+	byName := make(map[string]int, len(w))
+	for i := range w {
+		byName[w[i].G] = i
+	}
+	// A paused goroutine that can no longer proceed is blocked on its
+	// request (the lock was taken meanwhile: the cycle forming) or gone.
+	for g := range s.paused {
+		if i, ok := byName[g]; !ok || !w[i].Enabled {
+			s.unpause(g)
+		}
+	}
+	for _, g := range s.Postponed() {
+		if s.step-s.since[g] > s.MaxWait {
+			s.unpause(g)
+			s.run = append(s.run, g)
+			s.notes = append(s.notes, Note{"release", g + " paused too long"})
+		}
+	}
+	for len(s.run) > 0 {
+		g := s.run[0]
+		s.run = s.run[1:]
+		if i, ok := byName[g]; ok && w[i].Enabled {
+			return s.chose(w, i)
+		}
+	}
+	for {
+		var cand []int
+		for _, i := range enabled(w) {
+			if !s.paused[w[i].G] {
+				cand = append(cand, i)
+			}
+		}
+		if len(cand) == 0 {
+			ps := s.Postponed()
+			if len(ps) == 0 {
+				return 0 // nothing enabled: the caller does not call us then
+			}
+			g := ps[s.r.IntN(len(ps))]
+			s.unpause(g)
+			s.notes = append(s.notes, Note{"release", g + " (all enabled goroutines paused)"})
+			return s.chose(w, byName[g])
+		}
+		i := cand[s.r.IntN(len(cand))]
+		if k := s.link(w[i]); k >= 0 {
+			s.paused[w[i].G] = true
+			s.since[w[i].G] = s.step
+			s.notes = append(s.notes, Note{"pause", fmt.Sprintf("%s at link %d (%s)", w[i], k+1, s.cycle[k].Request)})
+			continue
+		}
+		return s.chose(w, i)
+	}
+}
+
+// chose keeps the held locks of the goroutine w[i] lets run, and returns
+// i.
+func (s *DeadlockFuzzer) chose(w []Point, i int) int {
+	p := w[i]
+	switch p.Kind {
+	case KindLock, KindRLock:
+		if p.Obj != 0 {
+			s.held[p.G] = append(s.held[p.G], heldLock{p.Obj, p.Site, p.Col})
+		}
+	case KindUnlock, KindRUnlock:
+		h := s.held[p.G]
+		for j := len(h) - 1; j >= 0; j-- {
+			if h[j].obj == p.Obj {
+				s.held[p.G] = append(h[:j], h[j+1:]...)
+				break
+			}
+		}
+	case KindEnd:
+		delete(s.held, p.G)
+	}
+	return i
+}
+
+func (s *DeadlockFuzzer) unpause(g string) {
+	delete(s.paused, g)
+	delete(s.since, g)
+}
