@@ -841,3 +841,41 @@ func TestStealRandom(t *testing.T) {
 		}
 	}
 }
+
+// A goroutine that records only atomic operations (a spin on a lock word,
+// as xsync's lockBucket) is throttled like any other: with no writer but
+// throttling's own rounds, what waits to be written stays bounded. Before,
+// atomic hooks never looked at the throttle flag, so such a goroutine's
+// unread records grew without bound and, past 2^22 (the count its word
+// holds, cntBits), the writer read a wrong count of them: events out of
+// key order (a false race between two atomics of one word) and a value
+// record read as an event ("invalid op 254").
+func TestThrottleAtomics(t *testing.T) {
+	saved := maxPending
+	maxPending = 2 * bigChunk
+	defer func() { maxPending = saved }()
+	const n = 20000
+	var word uint64
+	peak := int64(0)
+	tr := record(t, true, func(site uint32) {
+		wt := wtimer.Swap(nil) // no writer rounds but throttling's
+		wt.t.Stop()
+		defer wtimer.Store(wt)
+		for i := 0; i < n; i++ {
+			AtomicLoadUint64(&word, site)
+			peak = max(peak, pending.Load())
+		}
+	})
+	if limit := maxPending + 3*bigChunk; peak > limit {
+		t.Errorf("%d records waited to be written at the peak, want at most %d", peak, limit)
+	}
+	loads := 0
+	for _, e := range tr.Events {
+		if e.Op == trace.OpAtomicLoad && e.Obj == addrOf(&word) {
+			loads++
+		}
+	}
+	if loads != n {
+		t.Errorf("%d atomic loads in the trace, want %d", loads, n)
+	}
+}

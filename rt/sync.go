@@ -432,6 +432,14 @@ func stripeOf(a uint64) *sync.Mutex {
 // operation on it.
 func atomicBegin(p unsafe.Pointer) (*gstate, *sync.Mutex) {
 	g := cur()
+	if g.throttle {
+		// Here as at plain events (prepSlow) and other synchronization
+		// (sync): a goroutine that spins on an atomic word records no
+		// other event, and unthrottled its unread records outgrew the
+		// count its word holds (cntBits; TestThrottleAtomics). Before
+		// the stripe is locked: waiting holds nobody else up.
+		g.throttleWait()
+	}
 	l := stripeOf(ptr(p))
 	l.Lock()
 	return g, l
