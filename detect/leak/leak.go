@@ -159,7 +159,31 @@ func (d *Detector) Handle(e *trace.Event) {
 			l.closed = e.Seq
 		}
 	default: // a completion
+		// A select's cases on other channels were not taken: their
+		// begins are no send or receive that could have completed a
+		// blocked operation (a receive case not taken leaves no room in
+		// an unbuffered channel for a later send).
+		for _, op := range s.ops {
+			if op.Chan != c {
+				d.untake(op)
+			}
+		}
 		s.ops, s.inOps = s.ops[:0], false
+	}
+}
+
+// untake drops op's begin from its channel's log.
+func (d *Detector) untake(op Op) {
+	l := d.chans[op.Chan]
+	if l == nil {
+		return
+	}
+	seqs := &l.recvs
+	if op.Send {
+		seqs = &l.sends
+	}
+	if i, ok := slices.BinarySearch(*seqs, op.Seq); ok {
+		*seqs = slices.Delete(*seqs, i, i+1)
 	}
 }
 

@@ -101,6 +101,21 @@ W|w(x)
 `,
 		},
 		{
+			// bench/blocking's sendleak: the caller's select announced a
+			// receive on c but took its timer's case d; the worker's
+			// later send on unbuffered c has no receiver.
+			name: "a send after a select's receive case not taken",
+			src: `
+P|snd(d=send/1)
+P|rcv(d=sent/1)
+M|snd(c=recv)
+M|snd(d=recv)
+M|rcv(d=recvd/1)
+W|snd(c=send/0)
+`,
+			want: []string{"W chan send"},
+		},
+		{
 			// A goroutine the trace did not fork (a test's own, started
 			// by the framework) blocked at the end: the run did not
 			// finish, nothing was left behind.

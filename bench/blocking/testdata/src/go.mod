@@ -1,0 +1,3 @@
+module racekit.test/blocking
+
+go 1.26
