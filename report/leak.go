@@ -9,7 +9,8 @@ import (
 	"github.com/racekit/racekit/trace"
 )
 
-// Leaks writes the goroutines a run left blocked on channel operations
+// Leaks writes the goroutines a run left blocked on channel, lock,
+// WaitGroup or Cond operations
 // (detect/leak), each like a goroutine of Go's race report: the blocked
 // operation with its stack, then where the goroutine was created.
 func Leaks(w io.Writer, m *trace.Meta, leaks []leak.Leak, created map[trace.GID][]trace.Site) error {
@@ -18,6 +19,11 @@ func Leaks(w io.Writer, m *trace.Meta, leaks []leak.Leak, created map[trace.GID]
 		bw.printf("==================\n")
 		bw.printf("WARNING: GOROUTINE LEAK (blocked in %s when the run ended)\n", l.Kind())
 		for i, op := range l.Ops {
+			if op.Block != 0 {
+				bw.printf("Goroutine %s blocked in %s of %s:\n", m.Goroutine(l.G).Label(), op.Block, objName(m, op))
+				writeStack(bw, m, op.Site, op.Stack)
+				continue
+			}
 			verb := "receive from"
 			if op.Send {
 				verb = "send on"
@@ -48,9 +54,18 @@ func chanName(m *trace.Meta, op leak.Op) string {
 	return fmt.Sprintf("channel 0x%x", op.Chan)
 }
 
+// objName names a blocked lock, WaitGroup or Cond: by its name if the
+// trace gives one, else by its address.
+func objName(m *trace.Meta, op leak.Op) string {
+	if n := m.NameOf(op.Chan); n != "" {
+		return n
+	}
+	return fmt.Sprintf("0x%x", op.Chan)
+}
+
 // JSONLeak is one leaked goroutine in racekit's JSON output.
 type JSONLeak struct {
-	Kind      string     `json:"kind"` // "chan send", "chan receive" or "select"
+	Kind      string     `json:"kind"` // "chan send", "chan receive", "select", or the sync operation ("sync.Mutex.Lock", ...)
 	Goroutine string     `json:"goroutine"`
 	Ops       []JSONOp   `json:"ops"`
 	Created   []JSONSite `json:"created,omitempty"`

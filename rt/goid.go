@@ -55,6 +55,10 @@ type gstate struct {
 	tick      int32 // plain events until the next prepSlow
 	throttle  bool  // wait for the writer before the next event
 	help      bool  // run a writer round at the next plain event
+	// What it is blocked on, while in a Lock, RLock, WaitGroup.Wait or
+	// Cond.Wait that blocks (blockIn): the object, and site<<8|kind;
+	// Finish reads them (writeBlocked).
+	blockObj, blockAt atomic.Uint64
 
 	// The shared word and the writer's fields each on cache lines of
 	// their own: the goroutine's commits do not contend with the

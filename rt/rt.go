@@ -233,6 +233,7 @@ func Finish() {
 	if finished {
 		return // failed
 	}
+	writeBlocked()
 	finished = true
 	stopWriterTimer()
 	err := w.Close()

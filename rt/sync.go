@@ -101,6 +101,32 @@ func parkCur(g *gstate) {
 	}
 }
 
+// blockIn is parkCur for an operation that may block on a lock, a
+// WaitGroup or a Cond: the goroutine also notes what it waits for, so that
+// one still blocked there when the trace is finished is written as an
+// OpBlock event (writeBlocked; detect/leak reports it). It returns the
+// goroutine for blockOut (nil when not tracing).
+func blockIn(g *gstate, obj unsafe.Pointer, site uint32, k trace.BlockKind) *gstate {
+	if !on || !live.Load() {
+		return nil
+	}
+	g = gOr(g)
+	if g.lockPend.on {
+		g.flushPending() // a lock it holds, before it blocks
+	}
+	g.park()
+	g.blockAt.Store(uint64(site)<<8 | uint64(k))
+	g.blockObj.Store(ptr(obj))
+	return g
+}
+
+// blockOut notes that the operation blockIn announced returned.
+func blockOut(g *gstate) {
+	if g != nil {
+		g.blockObj.Store(0)
+	}
+}
+
 // MutexLock is m.Lock().
 func MutexLock(m *sync.Mutex, site uint32, rec bool) { MutexLockG(m, site, rec, nil) }
 
@@ -111,8 +137,9 @@ func MutexLockG(m *sync.Mutex, site uint32, rec bool, g *gstate) {
 	}
 	lockRead(unsafe.Pointer(m), site, rec)
 	if !m.TryLock() {
-		parkCur(g)
+		b := blockIn(g, unsafe.Pointer(m), site, trace.BlockLock)
 		m.Lock()
+		blockOut(b)
 	}
 	acquireLock(unsafe.Pointer(m), site, g)
 }
@@ -148,8 +175,9 @@ func RWMutexLock(rw *sync.RWMutex, site uint32, rec bool) {
 	}
 	lockRead(unsafe.Pointer(rw), site, rec)
 	if !rw.TryLock() {
-		parkCur(nil)
+		b := blockIn(nil, unsafe.Pointer(rw), site, trace.BlockLock)
 		rw.Lock()
+		blockOut(b)
 	}
 	acquireLock(unsafe.Pointer(rw), site, nil)
 }
@@ -171,8 +199,9 @@ func RWMutexRLock(rw *sync.RWMutex, site uint32, rec bool) {
 	}
 	lockRead(unsafe.Pointer(rw), site, rec)
 	if !rw.TryRLock() {
-		parkCur(nil)
+		b := blockIn(nil, unsafe.Pointer(rw), site, trace.BlockRLock)
 		rw.RLock()
+		blockOut(b)
 	}
 	acquire(unsafe.Pointer(rw), true, site)
 }
@@ -271,8 +300,9 @@ func WaitGroupWait(wg *sync.WaitGroup, site uint32, rec bool) {
 		ctlWait(unsafe.Pointer(wg), site)
 	}
 	wgWaiter(wg, site, rec)
-	parkCur(nil)
+	b := blockIn(nil, unsafe.Pointer(wg), site, trace.BlockWait)
 	wg.Wait()
+	blockOut(b)
 	rcv(unsafe.Pointer(wg), site)
 }
 
@@ -375,7 +405,7 @@ func CondWait(c *sync.Cond, site uint32) {
 	if l != nil && !emulated { // (the emulation recorded it: ctlCondWait)
 		release(l, false, site, nil)
 	}
-	parkCur(nil)
+	b := blockIn(nil, unsafe.Pointer(c), site, trace.BlockCondWait)
 	if emulated {
 		ctlCondWake(c, site)
 	} else {
@@ -384,6 +414,7 @@ func CondWait(c *sync.Cond, site uint32) {
 			ctlResume(site) // controlled mode (sched.go)
 		}
 	}
+	blockOut(b)
 	rcv(unsafe.Pointer(c), site)
 	if l != nil {
 		acquire(l, false, site)

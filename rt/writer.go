@@ -549,6 +549,28 @@ func forgetDrained() {
 	regMu.Unlock()
 }
 
+// writeBlocked writes, after every other event, an OpBlock event for each
+// goroutine blocked in a lock, WaitGroup or Cond operation (blockIn) as
+// the trace is finished. Called by Finish with wmu held.
+func writeBlocked() {
+	regMu.Lock()
+	gs := append([]*gstate(nil), reg...)
+	regMu.Unlock()
+	for _, g := range gs {
+		obj := g.blockObj.Load()
+		if obj == 0 || g.dead.Load() || finished {
+			continue
+		}
+		at := g.blockAt.Load()
+		e := &wev
+		*e = trace.Event{G: g.gid, Op: trace.OpBlock, Obj: obj, Site: trace.SiteID(at >> 8), Value: at & 0xFF}
+		if at>>8 >= uint64(wsites) {
+			e.Site = 0
+		}
+		writeOut(e)
+	}
+}
+
 // fail stops tracing after an I/O or encoding error. Called with wmu held.
 func fail(err error) {
 	if finished {

@@ -18,7 +18,7 @@ func Positional(op trace.Op, atPair bool) bool {
 	case trace.OpRead, trace.OpWrite:
 		return atPair
 	case trace.OpFuncEnter, trace.OpFuncExit, trace.OpAlloc, trace.OpRegionBegin, trace.OpRegionEnd,
-		trace.OpMethodBegin, trace.OpMethodEnd:
+		trace.OpMethodBegin, trace.OpMethodEnd, trace.OpBlock:
 		return false
 	}
 	return true

@@ -82,6 +82,13 @@ const (
 	// Not a synchronization: it creates no happens-before edge.
 	OpAlloc
 
+	// The goroutine was blocked when the run ended, in the operation at
+	// Site on Obj (a lock, WaitGroup or Cond), Value its BlockKind: a
+	// leak or a deadlock the run left behind. rt writes one per such
+	// goroutine after every other event of a finished trace. Not a
+	// synchronization: it creates no edge.
+	OpBlock
+
 	numOps
 )
 
@@ -110,6 +117,7 @@ var opNames = [...]string{
 	OpRegionBegin: "rbegin",
 	OpRegionEnd:   "rend",
 	OpAlloc:       "alloc",
+	OpBlock:       "block",
 }
 
 // String returns the op's mnemonic in racekit's text format.
@@ -150,7 +158,32 @@ func (o Op) IsSync() bool {
 // HasValue reports whether events of this op carry a Value (for OpAlloc,
 // the object's size in bytes). A SyncRelease or SyncAcquire with
 // FlagMessage carries one too (StoresValue).
-func (o Op) HasValue() bool { return o.IsAccess() || o.IsAtomic() || o == OpAlloc }
+func (o Op) HasValue() bool { return o.IsAccess() || o.IsAtomic() || o == OpAlloc || o == OpBlock }
+
+// BlockKind is the operation of an OpBlock event.
+type BlockKind uint8
+
+const (
+	BlockLock     BlockKind = 1 + iota // sync.Mutex.Lock, sync.RWMutex.Lock
+	BlockRLock                         // sync.RWMutex.RLock
+	BlockWait                          // sync.WaitGroup.Wait
+	BlockCondWait                      // sync.Cond.Wait
+)
+
+// String is the operation as goleak names a goroutine's state.
+func (k BlockKind) String() string {
+	switch k {
+	case BlockLock:
+		return "sync.Mutex.Lock"
+	case BlockRLock:
+		return "sync.RWMutex.RLock"
+	case BlockWait:
+		return "sync.WaitGroup.Wait"
+	case BlockCondWait:
+		return "sync.Cond.Wait"
+	}
+	return "a blocking operation"
+}
 
 // StoresValue reports whether an event of op with flags has a Value that
 // encodings must keep: an op with a value whose value is known, or a

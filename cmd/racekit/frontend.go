@@ -42,7 +42,7 @@ func addFrontendFlags(fs *flag.FlagSet) *frontendFlags {
 	ff.keep = fs.String("keep-trace", "", "copy each trace into this directory (for racekit analyze)")
 	ff.predict = fs.Bool("predict", false, "also report the races other interleavings would show (rdit), labelled as predicted")
 	ff.deadlocks = fs.Bool("deadlocks", false, "also report lock-order cycles other interleavings could deadlock on (iGoodlock, as racekit deadlocks), labelled potential")
-	ff.leaks = fs.Bool("leaks", false, "also report goroutines the run left blocked forever on channel operations (as racekit leaks)")
+	ff.leaks = fs.Bool("leaks", false, "also report goroutines the run left blocked forever on channel, lock, WaitGroup or Cond operations (as racekit leaks)")
 	return ff
 }
 

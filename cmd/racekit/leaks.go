@@ -14,7 +14,7 @@ import (
 var cmdLeaks = register(&command{
 	name:      "leaks",
 	usageLine: "leaks [-json] TRACE",
-	short:     "report goroutines a recorded run left blocked on channel operations",
+	short:     "report goroutines a recorded run left blocked on channel, lock, WaitGroup or Cond operations",
 	long: `
 Leaks reads a trace recorded with full detection (racekit run or test
 -keep-trace; a sampled run's channel events carry no message, and then
@@ -24,9 +24,12 @@ events begin channel operations none of which completed, and nothing
 later in the trace (a close, an operation of the other direction, a
 message in or room in the buffer) could have completed them. Each is
 printed like a goroutine of Go's race report: the blocked operation and
-its stack, then where the goroutine was created. What goleak reports at a
-test's end, here at the end of the run; blocking on locks, WaitGroups and
-condition variables is not covered yet. Only goroutines the program
+its stack, then where the goroutine was created. It also reports each
+goroutine the runtime found blocked in a Lock, RLock, WaitGroup.Wait or
+Cond.Wait as it finished the trace (rt notes what a goroutine blocks on
+before such an operation blocks). What goleak reports at a test's end,
+here at the end of the run (a goroutine blocked at one test's end and
+woken by a later test is not reported). Only goroutines the program
 started count, and only in a run that finished (a trace with its end
 block): a crashed run's goroutines stopped wherever they were.
 

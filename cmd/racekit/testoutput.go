@@ -431,7 +431,7 @@ func (o *testOutput) writeTests(byTest []*testRaces, chatty bool, line func(test
 				line("", fmt.Sprintf("racekit: %d potential deadlock(s) (lock-order cycles, --deadlocks)\n", len(tr.cycles)))
 			}
 			if len(tr.leaks) > 0 {
-				line("", fmt.Sprintf("racekit: %d leaked goroutine(s) (blocked on channel operations when the tests ended, --leaks)\n", len(tr.leaks)))
+				line("", fmt.Sprintf("racekit: %d leaked goroutine(s) (blocked on channel, lock, WaitGroup or Cond operations when the tests ended, --leaks)\n", len(tr.leaks)))
 			}
 			continue
 		}

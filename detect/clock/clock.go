@@ -677,7 +677,7 @@ func (k *Tracker) Sync(t *Thread, e *trace.Event) {
 
 	case trace.OpRead, trace.OpWrite, trace.OpBegin,
 		trace.OpMethodBegin, trace.OpMethodEnd,
-		trace.OpFuncEnter, trace.OpFuncExit, trace.OpRegionBegin, trace.OpRegionEnd:
+		trace.OpFuncEnter, trace.OpFuncExit, trace.OpRegionBegin, trace.OpRegionEnd, trace.OpBlock:
 		// No synchronization (BarrierPairs are RDIT's business; accesses
 		// are the detector's).
 

@@ -19,20 +19,24 @@ import (
 	"github.com/racekit/racekit/trace"
 )
 
-// Leak is a goroutine blocked on channel operations at the end of the
+// Leak is a goroutine blocked on channel operations, or in a lock,
+// WaitGroup or Cond operation (trace.OpBlock), at the end of the
 // trace.
 type Leak struct {
 	G   trace.GID
 	Ops []Op // one, or a select's cases
 }
 
-// Op is one blocked channel operation.
+// Op is one blocked channel operation, or (Block set) a Lock, RLock,
+// WaitGroup.Wait or Cond.Wait rt found blocked when it finished the
+// trace (trace.OpBlock).
 type Op struct {
-	Send bool
-	Chan uint64       // the channel (its runtime address)
-	Made trace.SiteID // where the channel was made (its allocation's site), 0 unknown
-	Site trace.SiteID
-	Seq  uint64 // the begin event
+	Block trace.BlockKind // 0: a channel operation
+	Send  bool
+	Chan  uint64       // the channel (its runtime address); with Block, the lock, WaitGroup or Cond
+	Made  trace.SiteID // where the channel was made (its allocation's site), 0 unknown
+	Site  trace.SiteID
+	Seq   uint64 // the begin event
 	// Stack: the goroutine's call stack at the operation, innermost
 	// first (Options.Stack), if asked for.
 	Stack []trace.Site
@@ -42,6 +46,8 @@ type Op struct {
 // state: "chan send", "chan receive", or "select" for several cases.
 func (l *Leak) Kind() string {
 	switch {
+	case l.Ops[0].Block != 0:
+		return l.Ops[0].Block.String()
 	case len(l.Ops) > 1:
 		return "select"
 	case l.Ops[0].Send:
@@ -66,10 +72,13 @@ type chanLog struct {
 }
 
 type gState struct {
-	ops    []Op // begun, not completed
-	inOps  bool // the last event was one of ops' begins (a select announces several)
-	ended  bool
-	forked bool // forked in traced code (a go statement of the program's)
+	ops   []Op // begun, not completed
+	inOps bool // the last event was one of ops' begins (a select announces several)
+	// blocked: ops is an OpBlock's operation (rt saw it blocked at the
+	// end), not channel begins that something may yet complete.
+	blocked bool
+	ended   bool
+	forked  bool // forked in traced code (a go statement of the program's)
 }
 
 // Detector consumes a trace's events and reports the leaks at Finish.
@@ -120,6 +129,16 @@ func (d *Detector) Handle(e *trace.Event) {
 		return
 	}
 	s := d.g(e.G)
+	if e.Op == trace.OpBlock {
+		// rt saw the goroutine blocked in a lock, WaitGroup or Cond
+		// operation as it finished the trace: nothing later can wake it.
+		op := Op{Block: trace.BlockKind(e.Value), Chan: e.Obj, Made: d.made[e.Obj], Site: e.Site, Seq: e.Seq}
+		if d.opt.Stack != nil {
+			op.Stack = d.opt.Stack(e.G)
+		}
+		s.ops, s.inOps, s.blocked = []Op{op}, false, true
+		return
+	}
 	if e.Op == trace.OpEnd {
 		s.ended, s.ops, s.inOps = true, nil, false
 		return
@@ -210,6 +229,9 @@ func (d *Detector) Leaks() []Leak {
 			continue
 		}
 		for _, op := range s.ops {
+			if op.Block != 0 {
+				continue
+			}
 			k := dir{op.Chan, op.Send}
 			if pending[k] == nil {
 				pending[k] = map[trace.GID]bool{}
@@ -227,7 +249,7 @@ func (d *Detector) Leaks() []Leak {
 			// (a crash, a timeout), not that it left something behind.
 			continue
 		}
-		could := slices.ContainsFunc(s.ops, func(op Op) bool {
+		could := !s.blocked && slices.ContainsFunc(s.ops, func(op Op) bool {
 			for g := range pending[dir{op.Chan, !op.Send}] {
 				if g != id {
 					return true

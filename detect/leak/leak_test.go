@@ -116,6 +116,18 @@ W|snd(c=send/0)
 			want: []string{"W chan send"},
 		},
 		{
+			// rt's OpBlock: blocked in a Lock (kind 1) and in a
+			// WaitGroup.Wait (kind 3) when the trace was finished.
+			name: "goroutines blocked in sync operations at the end",
+			src: `
+W|acq(mu)
+V|block(mu=1)
+W|end
+U|block(wg=3)
+`,
+			want: []string{"V sync.Mutex.Lock", "U sync.WaitGroup.Wait"},
+		},
+		{
 			// A goroutine the trace did not fork (a test's own, started
 			// by the framework) blocked at the end: the run did not
 			// finish, nothing was left behind.

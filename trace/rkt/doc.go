@@ -50,10 +50,10 @@
 //
 // An events block holds records, each starting with a header byte h:
 //
-//	h & 0x1F        op: 0 for a definition record, else a trace.Op (1..20
+//	h & 0x1F        op: 0 for a definition record, else a trace.Op (1..21
 //	                in version 1; any other value is an error; 20, Alloc,
-//	                came last: readers built before it reject it as an
-//	                invalid op)
+//	                and 21, Block, came last: readers built before them
+//	                reject them as invalid ops)
 //	h & 0x20        same goroutine as the previous event of the block
 //	h & 0x40        Seq is the previous event's Seq + 1
 //	h & 0x80        the op's flag: trace.FlagReadLock for Acquire and

@@ -74,6 +74,7 @@ var opClass = [32]uint8{
 	trace.OpAtomicStore: classData,
 	trace.OpAtomicRMW:   classData,
 	trace.OpAlloc:       classData,
+	trace.OpBlock:       classSync,
 	trace.OpAcquire:     classSync,
 	trace.OpRelease:     classSync,
 	trace.OpSyncRelease: classSync,

@@ -290,7 +290,7 @@ func TestMalformedInputErrors(t *testing.T) {
 		{"unknown block kind", file(block(7, 1, 2)), "t.rkt: offset 9: unknown block kind 7"},
 		{"block too long", file([]byte{1, 0x81, 0x80, 0x80, 0x02}), "t.rkt: offset 9: block length 4194305 exceeds the maximum 4194304"},
 		{"block length varint too long", file([]byte{1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}), "t.rkt: offset 9: block length exceeds the maximum 4194304"},
-		{"invalid op", file(block(1, append(g0, 0x15)...)), "t.rkt: offset 16: invalid op 21 (record of the events block at offset 9)"},
+		{"invalid op", file(block(1, append(g0, 0x16)...)), "t.rkt: offset 16: invalid op 22 (record of the events block at offset 9)"},
 		{"bad varint", file(block(1, append(g0, 0x02, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01)...)),
 			"t.rkt: offset 16: bad varint in goroutine (record of the events block at offset 9)"},
 		{"field past block end", file(block(1, append(g0, 0x62, 0x00)...)),

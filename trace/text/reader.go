@@ -362,6 +362,7 @@ var ops = [...]opInfo{
 	{trace.OpRegionBegin, 0, kindObj, false, "REGION"},
 	{trace.OpRegionEnd, 0, kindObj, false, "REGION"},
 	{trace.OpAlloc, 0, kindValue, false, "ADDR=SIZE"},
+	{trace.OpBlock, 0, kindValue, false, "OBJ=KIND"},
 }
 
 // lookupOp maps an op mnemonic to its meaning, or nil. A switch on
@@ -413,6 +414,8 @@ func lookupOp(b []byte) *opInfo {
 		i = 20
 	case "alloc":
 		i = 21
+	case "block":
+		i = 22
 	default:
 		return nil
 	}
