@@ -2,8 +2,6 @@ package sched
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"sort"
 	"strings"
 )
 
@@ -61,15 +59,9 @@ func (c Cycle) String() string {
 // The strategy keeps each goroutine's held locks itself, from the lock and
 // unlock points it lets run (rt asks it at every point).
 type DeadlockFuzzer struct {
-	r       *rand.Rand
-	cycle   Cycle
-	held    map[string][]heldLock
-	paused  map[string]bool
-	since   map[string]int
-	run     []string // released goroutines to run next
-	step    int
-	notes   []Note
-	MaxWait int
+	holdBack
+	cycle Cycle
+	locks map[string][]heldLock // each goroutine's held locks
 }
 
 type heldLock struct {
@@ -81,26 +73,7 @@ type heldLock struct {
 // NewDeadlockFuzzer returns the DeadlockFuzzer strategy for cycle, seeded
 // with seed.
 func NewDeadlockFuzzer(seed uint64, cycle Cycle) *DeadlockFuzzer {
-	return &DeadlockFuzzer{r: NewRand(seed), cycle: cycle, held: map[string][]heldLock{},
-		paused: map[string]bool{}, since: map[string]int{}, MaxWait: 5000}
-}
-
-// Notes implements Noter: "pause" when a goroutine is paused at the
-// cycle, "release" when one is let go without the cycle formed.
-func (s *DeadlockFuzzer) Notes() []Note {
-	n := s.notes
-	s.notes = nil
-	return n
-}
-
-// Postponed implements Postponer: the paused goroutines, sorted.
-func (s *DeadlockFuzzer) Postponed() []string {
-	out := make([]string, 0, len(s.paused))
-	for g := range s.paused {
-		out = append(out, g)
-	}
-	sort.Strings(out)
-	return out
+	return &DeadlockFuzzer{holdBack: newHoldBack(seed), cycle: cycle, locks: map[string][]heldLock{}}
 }
 
 // WouldPause implements Pauser.
@@ -121,7 +94,7 @@ func (s *DeadlockFuzzer) link(p Point) int {
 		if !l.Request.At(file, line, p.Col, KindOther) {
 			continue
 		}
-		for _, h := range s.held[p.G] {
+		for _, h := range s.locks[p.G] {
 			if hf, hl, ok := splitSite(h.site); ok && h.obj != p.Obj && l.Held.At(hf, hl, h.col, KindOther) {
 				return i
 			}
@@ -132,53 +105,24 @@ func (s *DeadlockFuzzer) link(p Point) int {
 
 // Next implements Strategy.
 func (s *DeadlockFuzzer) Next(w []Point) int {
-	s.step++
 	byName := make(map[string]int, len(w))
 	for i := range w {
 		byName[w[i].G] = i
 	}
 	// A paused goroutine that can no longer proceed is blocked on its
 	// request (the lock was taken meanwhile: the cycle forming) or gone.
-	for g := range s.paused {
-		if i, ok := byName[g]; !ok || !w[i].Enabled {
-			s.unpause(g)
-		}
-	}
-	for _, g := range s.Postponed() {
-		if s.step-s.since[g] > s.MaxWait {
-			s.unpause(g)
-			s.run = append(s.run, g)
-			s.notes = append(s.notes, Note{"release", g + " paused too long"})
-		}
-	}
-	for len(s.run) > 0 {
-		g := s.run[0]
-		s.run = s.run[1:]
-		if i, ok := byName[g]; ok && w[i].Enabled {
-			return s.chose(w, i)
-		}
+	if i, ok := s.begin(w, byName, func(p Point) bool { return p.Enabled }, "paused"); ok {
+		return s.chose(w, i)
 	}
 	for {
-		var cand []int
-		for _, i := range enabled(w) {
-			if !s.paused[w[i].G] {
-				cand = append(cand, i)
-			}
-		}
+		cand := s.candidates(w)
 		if len(cand) == 0 {
-			ps := s.Postponed()
-			if len(ps) == 0 {
-				return 0 // nothing enabled: the caller does not call us then
-			}
-			g := ps[s.r.IntN(len(ps))]
-			s.unpause(g)
-			s.notes = append(s.notes, Note{"release", g + " (all enabled goroutines paused)"})
-			return s.chose(w, byName[g])
+			i, _ := s.releaseOne(byName, "paused")
+			return s.chose(w, i) // 0 with nothing enabled: the caller does not call us then
 		}
 		i := cand[s.r.IntN(len(cand))]
 		if k := s.link(w[i]); k >= 0 {
-			s.paused[w[i].G] = true
-			s.since[w[i].G] = s.step
+			s.hold(w[i].G)
 			s.notes = append(s.notes, Note{"pause", fmt.Sprintf("%s at link %d (%s)", w[i], k+1, s.cycle[k].Request)})
 			continue
 		}
@@ -193,23 +137,18 @@ func (s *DeadlockFuzzer) chose(w []Point, i int) int {
 	switch p.Kind {
 	case KindLock, KindRLock:
 		if p.Obj != 0 {
-			s.held[p.G] = append(s.held[p.G], heldLock{p.Obj, p.Site, p.Col})
+			s.locks[p.G] = append(s.locks[p.G], heldLock{p.Obj, p.Site, p.Col})
 		}
 	case KindUnlock, KindRUnlock:
-		h := s.held[p.G]
+		h := s.locks[p.G]
 		for j := len(h) - 1; j >= 0; j-- {
 			if h[j].obj == p.Obj {
-				s.held[p.G] = append(h[:j], h[j+1:]...)
+				s.locks[p.G] = append(h[:j], h[j+1:]...)
 				break
 			}
 		}
 	case KindEnd:
-		delete(s.held, p.G)
+		delete(s.locks, p.G)
 	}
 	return i
-}
-
-func (s *DeadlockFuzzer) unpause(g string) {
-	delete(s.paused, g)
-	delete(s.since, g)
 }

@@ -451,15 +451,28 @@ func sameFile(path, want string) bool {
 // (livelocks) is a bound: a goroutine postponed for more than MaxWait
 // decisions is released.
 type RaceFuzzer struct {
-	r         *rand.Rand
-	postponed map[string]bool
-	since     map[string]int // decision at which each was postponed
-	run       []string       // goroutines to run next, in order (R, released)
-	step      int
-	notes     []Note
-	races     []Race
-	// MaxWait bounds the decisions a goroutine stays postponed.
+	holdBack
+	races []Race
+}
+
+// holdBack is what RaceFuzzer and DeadlockFuzzer share: the goroutines a
+// strategy holds back and since which decision, the ones released to run
+// next, the livelock monitor (§4: one held for more than MaxWait decisions
+// is released) and Algorithm 1's line 26 (every enabled goroutine held: one
+// is released at random).
+type holdBack struct {
+	r     *rand.Rand
+	held  map[string]bool
+	since map[string]int // decision at which each was held back
+	run   []string       // goroutines to run next, in order (released)
+	step  int
+	notes []Note
+	// MaxWait bounds the decisions a goroutine stays held back.
 	MaxWait int
+}
+
+func newHoldBack(seed uint64) holdBack {
+	return holdBack{r: NewRand(seed), held: map[string]bool{}, since: map[string]int{}, MaxWait: 5000}
 }
 
 // Race is a race RaceFuzzer created: two goroutines about to access the
@@ -472,27 +485,92 @@ type Race struct {
 
 // NewRaceFuzzer returns the RaceFuzzer strategy seeded with seed.
 func NewRaceFuzzer(seed uint64) *RaceFuzzer {
-	return &RaceFuzzer{r: NewRand(seed), postponed: map[string]bool{}, since: map[string]int{}, MaxWait: 5000}
+	return &RaceFuzzer{holdBack: newHoldBack(seed)}
 }
 
 // Races returns the races created so far.
 func (s *RaceFuzzer) Races() []Race { return s.races }
 
 // Notes implements Noter.
-func (s *RaceFuzzer) Notes() []Note {
-	n := s.notes
-	s.notes = nil
+func (h *holdBack) Notes() []Note {
+	n := h.notes
+	h.notes = nil
 	return n
 }
 
-// Postponed returns the names of the postponed goroutines, sorted.
-func (s *RaceFuzzer) Postponed() []string {
-	var out []string
-	for g := range s.postponed {
+// Postponed returns the names of the goroutines held back, sorted
+// (Postponer).
+func (h *holdBack) Postponed() []string {
+	out := make([]string, 0, len(h.held))
+	for g := range h.held {
 		out = append(out, g)
 	}
 	sort.Strings(out)
 	return out
+}
+
+func (h *holdBack) hold(g string) {
+	h.held[g] = true
+	h.since[g] = h.step
+}
+
+func (h *holdBack) unhold(g string) {
+	delete(h.held, g)
+	delete(h.since, g)
+}
+
+// begin starts a decision over w: it forgets the goroutines held back that
+// are no longer (absent, or keep reports false), releases those held too
+// long, and returns the index of a released goroutine to run now, if one
+// is enabled.
+func (h *holdBack) begin(w []Point, byName map[string]int, keep func(Point) bool, why string) (int, bool) {
+	h.step++
+	for g := range h.held {
+		if i, ok := byName[g]; !ok || !keep(w[i]) {
+			h.unhold(g)
+		}
+	}
+	for _, g := range h.Postponed() {
+		if h.step-h.since[g] > h.MaxWait {
+			h.unhold(g)
+			h.run = append(h.run, g)
+			h.notes = append(h.notes, Note{"release", g + " " + why + " too long"})
+		}
+	}
+	for len(h.run) > 0 {
+		g := h.run[0]
+		h.run = h.run[1:]
+		if i, ok := byName[g]; ok && w[i].Enabled {
+			h.unhold(g)
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// candidates returns the enabled goroutines not held back.
+func (h *holdBack) candidates(w []Point) []int {
+	var cand []int
+	for _, i := range enabled(w) {
+		if !h.held[w[i].G] {
+			cand = append(cand, i)
+		}
+	}
+	return cand
+}
+
+// releaseOne releases a goroutine held back, at random, when every enabled
+// one is (Algorithm 1, line 26), and returns its index; false if none is
+// held.
+func (h *holdBack) releaseOne(byName map[string]int, why string) (int, bool) {
+	ps := h.Postponed()
+	if len(ps) == 0 {
+		return 0, false
+	}
+	g := ps[h.r.IntN(len(ps))]
+	h.unhold(g)
+	h.notes = append(h.notes, Note{"release", g + " (all enabled goroutines " + why + ")"})
+	return byName[g], true
 }
 
 // racing is Algorithm 2's test for two goroutines waiting at accesses of
@@ -520,51 +598,21 @@ func overlap(a, b Point) bool {
 
 // Next implements Strategy.
 func (s *RaceFuzzer) Next(w []Point) int {
-	s.step++
 	byName := make(map[string]int, len(w))
 	for i := range w {
 		byName[w[i].G] = i
 	}
 	// A postponed goroutine is always waiting at its pair statement; one
 	// that is not (it was let go by the caller's own monitor) is forgotten.
-	for g := range s.postponed {
-		if i, ok := byName[g]; !ok || !w[i].Pair || !w[i].Enabled {
-			s.unpostpone(g)
-		}
-	}
-	// The livelock monitor (§4): release those postponed too long.
-	for _, g := range s.Postponed() {
-		if s.step-s.since[g] > s.MaxWait {
-			s.unpostpone(g)
-			s.run = append(s.run, g)
-			s.notes = append(s.notes, Note{"release", g + " postponed too long"})
-		}
-	}
-	for len(s.run) > 0 {
-		g := s.run[0]
-		s.run = s.run[1:]
-		if i, ok := byName[g]; ok && w[i].Enabled {
-			s.unpostpone(g)
-			return i
-		}
+	if i, ok := s.begin(w, byName, func(p Point) bool { return p.Pair && p.Enabled }, "postponed"); ok {
+		return i
 	}
 	for {
-		var cand []int
-		for _, i := range enabled(w) {
-			if !s.postponed[w[i].G] {
-				cand = append(cand, i)
-			}
-		}
+		cand := s.candidates(w)
 		if len(cand) == 0 {
 			// Line 26: postponed = Enabled(s): release a random one.
-			ps := s.Postponed()
-			if len(ps) == 0 {
-				return 0 // nothing enabled: the caller does not call us then
-			}
-			g := ps[s.r.IntN(len(ps))]
-			s.unpostpone(g)
-			s.notes = append(s.notes, Note{"release", g + " (all enabled goroutines postponed)"})
-			return byName[g]
+			i, _ := s.releaseOne(byName, "postponed")
+			return i // 0 with nothing enabled: the caller does not call us then
 		}
 		i := cand[s.r.IntN(len(cand))]
 		t := w[i]
@@ -579,8 +627,7 @@ func (s *RaceFuzzer) Next(w []Point) int {
 			}
 		}
 		if len(R) == 0 {
-			s.postponed[t.G] = true
-			s.since[t.G] = s.step
+			s.hold(t.G)
 			continue
 		}
 		if s.r.IntN(2) == 0 {
@@ -592,19 +639,13 @@ func (s *RaceFuzzer) Next(w []Point) int {
 		for _, g := range R {
 			s.record(w[byName[g]], t)
 		}
-		s.postponed[t.G] = true
-		s.since[t.G] = s.step
+		s.hold(t.G)
 		for _, g := range R {
-			s.unpostpone(g)
+			s.unhold(g)
 		}
 		s.run = append(s.run, R[1:]...)
 		return byName[R[0]]
 	}
-}
-
-func (s *RaceFuzzer) unpostpone(g string) {
-	delete(s.postponed, g)
-	delete(s.since, g)
 }
 
 func (s *RaceFuzzer) record(first, second Point) {

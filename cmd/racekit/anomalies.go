@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -73,9 +72,7 @@ func runAnomalies(c *command, args []string) int {
 	if res.Anomalies == nil {
 		res.Anomalies = []anomaly.Anomaly{}
 	}
-	enc := json.NewEncoder(os.Stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(struct {
+	if err := writeJSON(os.Stdout, struct {
 		Trace     string            `json:"trace"`
 		Anomalies []anomaly.Anomaly `json:"anomalies"`
 		Stats     map[string]int64  `json:"stats"`

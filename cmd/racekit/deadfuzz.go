@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -145,9 +144,7 @@ func runDeadlockFuzz(c *command, targets []*fuzzTarget, tmp string, testArgs, go
 		out = append(out, dc)
 	}
 	if *fuzzJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
+		if err := writeJSON(os.Stdout, struct {
 			Cycles []DeadlockCycle `json:"cycles"`
 		}{out}); err != nil {
 			c.errorf("%v", err)

@@ -426,9 +426,7 @@ func runFuzz(c *command, args []string) int {
 		}
 	}
 	if *fuzzJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(os.Stdout, res); err != nil {
 			c.errorf("%v", err)
 			return exitError
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -506,9 +505,7 @@ func runHatch(c *command, args []string) int {
 		}
 	}
 	if *hatchJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(os.Stdout, res); err != nil {
 			c.errorf("%v", err)
 			return exitError
 		}

@@ -13,6 +13,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -221,4 +222,12 @@ func help(args []string) int {
 	}
 	c.usage(os.Stdout)
 	return exitOK
+}
+
+// writeJSON writes v to w as indented JSON, the form of every -json
+// output that is one object.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
