@@ -295,6 +295,13 @@ func runOnce(dir, name string, args []string, log string) (*RunSummary, []byte) 
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	cmd.Env = runEnv()
+	// Its own TMPDIR, removed after: a run killed at the cap (SIGKILL, to
+	// reach the test binaries too) leaves racekit's traces there, which
+	// reached 12 GB on xsync.
+	if tmp, err := os.MkdirTemp("", "racekit-corpus-run-"); err == nil {
+		defer os.RemoveAll(tmp)
+		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 10 * time.Second
