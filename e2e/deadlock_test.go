@@ -132,6 +132,16 @@ func TestLeaks(t *testing.T) {
 	if code != 1 {
 		t.Errorf("test --leaks: exit %d, want 1", code)
 	}
+	// A known leak ignored by a function of its stack (here the
+	// goroutine's own); another function ignores nothing.
+	code, out = runRacekit(t, "test", "--leaks", "--leaks-ignore", "racekit.test/e2e/leakytest.TestLeaky.func1", "./leakytest")
+	if code != 0 || strings.Contains(out, "LEAK") {
+		t.Errorf("test --leaks --leaks-ignore: exit %d, want 0 and no report\n%s", code, out)
+	}
+	code, out = runRacekit(t, "test", "--leaks", "--leaks-ignore", "racekit.test/e2e/leakytest.compute", "./leakytest")
+	if code != 1 || !strings.Contains(out, "GOROUTINE LEAK") {
+		t.Errorf("test --leaks --leaks-ignore of a function not on the stack: exit %d, want 1 and the leak\n%s", code, out)
+	}
 }
 
 // TestFuzzDeadlocks: racekit fuzz -deadlocks predicts lockordertest's

@@ -34,6 +34,8 @@ type frontendFlags struct {
 	predict   *bool
 	deadlocks *bool
 	leaks     *bool
+	// leaksIgnore: functions whose leaks --leaks does not report.
+	leaksIgnore *string
 }
 
 func addFrontendFlags(fs *flag.FlagSet) *frontendFlags {
@@ -43,6 +45,7 @@ func addFrontendFlags(fs *flag.FlagSet) *frontendFlags {
 	ff.predict = fs.Bool("predict", false, "also report the races other interleavings would show (rdit), labelled as predicted")
 	ff.deadlocks = fs.Bool("deadlocks", false, "also report lock-order cycles other interleavings could deadlock on (iGoodlock, as racekit deadlocks), labelled potential")
 	ff.leaks = fs.Bool("leaks", false, "also report goroutines the run left blocked forever on channel, lock, WaitGroup or Cond operations (as racekit leaks)")
+	ff.leaksIgnore = fs.String("leaks-ignore", "", "with --leaks, comma-separated functions (pkg.F, pkg.(*T).M): a leak blocked with one of them on its stack is not reported (goleak's IgnoreAnyFunction)")
 	return ff
 }
 
@@ -98,6 +101,17 @@ func (ff *frontendFlags) checkAlgos(c *command) ([]string, bool) {
 		names = append(names, leakAlgo)
 	}
 	return names, true
+}
+
+// ignoredLeaks is --leaks-ignore's list of functions.
+func (ff *frontendFlags) ignoredLeaks() []string {
+	var out []string
+	for _, f := range strings.Split(*ff.leaksIgnore, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // prepare instruments the packages; errors are printed.

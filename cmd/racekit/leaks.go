@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/racekit/racekit/detect"
 	"github.com/racekit/racekit/detect/leak"
@@ -13,7 +14,7 @@ import (
 
 var cmdLeaks = register(&command{
 	name:      "leaks",
-	usageLine: "leaks [-json] TRACE",
+	usageLine: "leaks [-json] [-ignore F,...] TRACE",
 	short:     "report goroutines a recorded run left blocked on channel, lock, WaitGroup or Cond operations",
 	long: `
 Leaks reads a trace recorded with full detection (racekit run or test
@@ -30,7 +31,8 @@ Cond.Wait as it finished the trace (rt notes what a goroutine blocks on
 before such an operation blocks). What goleak reports at a test's end,
 here at the end of the run (a goroutine blocked at one test's end and
 woken by a later test is not reported). Only goroutines the program
-started count, and only in a run that finished (a trace with its end
+started count (-ignore drops those blocked with a given function on
+their stack, as goleak's IgnoreAnyFunction), and only in a run that finished (a trace with its end
 block): a crashed run's goroutines stopped wherever they were.
 
 Exit status: 0 no leak, 66 leaks found, 1 bad input, 2 usage.
@@ -39,7 +41,10 @@ Exit status: 0 no leak, 66 leaks found, 1 bad input, 2 usage.
 
 func init() { cmdLeaks.run = runLeaks }
 
-var leaksJSON = cmdLeaks.flags.Bool("json", false, "print the leaks as JSON")
+var (
+	leaksJSON   = cmdLeaks.flags.Bool("json", false, "print the leaks as JSON")
+	leaksIgnore = cmdLeaks.flags.String("ignore", "", "comma-separated functions (pkg.F, pkg.(*T).M): a leak blocked with one of them on its stack is not reported")
+)
 
 func runLeaks(c *command, args []string) int {
 	if len(args) != 1 {
@@ -61,7 +66,13 @@ func runLeaks(c *command, args []string) int {
 		c.errorf("%v", err)
 		return exitError
 	}
-	leaks := d.Leaks()
+	var ignore []string
+	for _, fn := range strings.Split(*leaksIgnore, ",") {
+		if fn = strings.TrimSpace(fn); fn != "" {
+			ignore = append(ignore, fn)
+		}
+	}
+	leaks := leak.Without(d.Leaks(), f.Meta(), ignore)
 	if traceCut(f) {
 		c.errorf("the run did not finish (the trace has no end block): goroutines blocked when it stopped are not leaks; nothing reported")
 		leaks = nil

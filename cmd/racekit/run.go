@@ -10,11 +10,13 @@ import (
 	"runtime"
 	"syscall"
 	"time"
+
+	"github.com/racekit/racekit/detect/leak"
 )
 
 var cmdRun = register(&command{
 	name:      "run",
-	usageLine: "run [-algo=fasttrack] [-predict] [-deadlocks] [-leaks] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-include P] [-exclude P] [-tags T] [-stats] package [arguments...]",
+	usageLine: "run [-algo=fasttrack] [-predict] [-deadlocks] [-leaks [-leaks-ignore F,...]] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-include P] [-exclude P] [-tags T] [-stats] package [arguments...]",
 	short:     "instrument, build and run a Go program, then report its data races",
 	long: `
 Run is racekit's go run -race. It instruments the packages of the main
@@ -129,6 +131,7 @@ func runRun(c *command, args []string) int {
 		c.errorf("%v", err)
 		return exitError
 	}
+	a.leaks = leak.Without(a.leaks, a.meta, runFlags.ignoredLeaks())
 	for _, w := range a.warns {
 		fmt.Fprintf(os.Stderr, "racekit run: warning: %s\n", w)
 	}

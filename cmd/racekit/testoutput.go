@@ -41,8 +41,10 @@ type testOutput struct {
 	chatty   bool // -v: testing prints a failed test's output before its "--- FAIL" line
 	traceDir string
 	algos    []string
-	verbose  bool
-	errorf   func(format string, args ...any)
+	// leakIgnore: --leaks-ignore's functions (leak.Without).
+	leakIgnore []string
+	verbose    bool
+	errorf     func(format string, args ...any)
 
 	analyzed map[string]bool // trace files done
 	held     []string        // text: "PASS"/"FAIL" lines held back; -json: the package's closing events
@@ -466,6 +468,7 @@ func (o *testOutput) analyze(path string) (*analysis, bool) {
 		o.err = true
 		return nil, false
 	}
+	a.leaks = leak.Without(a.leaks, a.meta, o.leakIgnore)
 	for _, w := range a.warns {
 		fmt.Fprintf(os.Stderr, "racekit test: warning: %s\n", w)
 	}

@@ -293,3 +293,27 @@ func (d *Detector) couldComplete(op Op) bool {
 	}
 	return before(l.sends) > before(l.recvs) // a message in the buffer
 }
+
+// Without returns leaks less those whose blocked operation's stack (its
+// site when there is no stack) is in one of funcs, named as reports print
+// a frame ("pkg.F", "pkg.(*T).M"): known leaks a user chooses to ignore,
+// as goleak's IgnoreAnyFunction.
+func Without(leaks []Leak, m *trace.Meta, funcs []string) []Leak {
+	if len(funcs) == 0 {
+		return leaks
+	}
+	in := func(op Op) bool {
+		stack := op.Stack
+		if len(stack) == 0 {
+			stack = []trace.Site{m.Site(op.Site)}
+		}
+		return slices.ContainsFunc(stack, func(s trace.Site) bool { return slices.Contains(funcs, s.Func) })
+	}
+	var out []Leak
+	for _, l := range leaks {
+		if !slices.ContainsFunc(l.Ops, in) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
