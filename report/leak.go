@@ -19,6 +19,11 @@ func Leaks(w io.Writer, m *trace.Meta, leaks []leak.Leak, created map[trace.GID]
 		bw.printf("==================\n")
 		bw.printf("WARNING: GOROUTINE LEAK (blocked in %s when the run ended)\n", l.Kind())
 		for i, op := range l.Ops {
+			if op.Block == trace.BlockNilSend || op.Block == trace.BlockNilRecv {
+				bw.printf("Goroutine %s blocked in %s:\n", m.Goroutine(l.G).Label(), op.Block)
+				writeStack(bw, m, op.Site, op.Stack)
+				continue
+			}
 			if op.Block != 0 {
 				bw.printf("Goroutine %s blocked in %s of %s:\n", m.Goroutine(l.G).Label(), op.Block, objName(m, op))
 				writeStack(bw, m, op.Site, op.Stack)

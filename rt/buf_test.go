@@ -879,3 +879,57 @@ func TestThrottleAtomics(t *testing.T) {
 		t.Errorf("%d atomic loads in the trace, want %d", loads, n)
 	}
 }
+
+// Goroutines blocked forever when the trace is finished, in a Lock, a
+// WaitGroup.Wait, a send on a nil channel and a receive from one, get a
+// block event each, after every other event; a select with a nil case that
+// another case completes gets none.
+func TestBlockEvents(t *testing.T) {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var nilc chan int
+	ready := make(chan int, 1)
+	tr := record(t, false, func(site uint32) {
+		MutexLock(&mu, site, true)
+		wg.Add(1)
+		go func() { MutexLock(&mu, site, true) }()
+		go func() { WaitGroupWait(&wg, site, true) }()
+		go func() {
+			g := SendPreG(nilc, site, true, nil)
+			nilc <- 1
+			SendPost(nilc, site, g)
+		}()
+		go func() { _ = RecvG(nilc, site, nil) }()
+		ready <- 1
+		select { // a select's nil case is no block
+		case <-nilc:
+		case <-ready:
+		}
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			n := 0
+			regMu.Lock()
+			for _, g := range reg {
+				if g.blockObj.Load() != 0 {
+					n++
+				}
+			}
+			regMu.Unlock()
+			if n == 4 {
+				break
+			}
+		}
+	})
+	var kinds []trace.BlockKind
+	last := true
+	for i, e := range tr.Events {
+		if e.Op == trace.OpBlock {
+			kinds = append(kinds, trace.BlockKind(e.Value))
+			last = last && i >= len(tr.Events)-4
+		}
+	}
+	slices.Sort(kinds)
+	want := []trace.BlockKind{trace.BlockLock, trace.BlockWait, trace.BlockNilSend, trace.BlockNilRecv}
+	if !slices.Equal(kinds, want) || !last {
+		t.Errorf("block events %v (the last events: %v), want %v, last", kinds, last, want)
+	}
+}

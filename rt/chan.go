@@ -49,8 +49,22 @@ func SendPreG(c any, site uint32, rec bool, g *gstate) *gstate {
 			}
 			return chanPre(g, site, c, a, true, cnt)
 		}
+		blockIn(g, unsafe.Pointer(&nilChan), site, trace.BlockNilSend) // blocks forever
 	}
 	return nil
+}
+
+// nilChan stands, in a goroutine's block note (blockIn), for the nil
+// channel a send or receive statement blocks on forever (a select's nil
+// case is not one: the hooks of selects do not note it).
+var nilChan byte
+
+// nilRecv notes a receive statement from a nil channel, which blocks
+// forever.
+func nilRecv(site uint32, g *gstate) {
+	if on {
+		blockIn(g, unsafe.Pointer(&nilChan), site, trace.BlockNilRecv)
+	}
 }
 
 // SelectSendPre is recorded before a select with a send case on c. The
@@ -181,6 +195,9 @@ func RecvRangeG(c any, site uint32, g *gstate) *gstate {
 	if ctl { // controlled mode (sched.go)
 		ctlRecv(c, site)
 	}
+	if chanAddr(c) == 0 {
+		nilRecv(site, g)
+	}
 	return RecvPreG(c, site, g)
 }
 
@@ -191,6 +208,9 @@ func Recv[C ~chan E | ~<-chan E, E any](c C, site uint32) E { return RecvG(c, si
 func RecvG[C ~chan E | ~<-chan E, E any](c C, site uint32, g *gstate) E {
 	if ctl { // controlled mode (sched.go)
 		ctlRecv(c, site)
+	}
+	if c == nil {
+		nilRecv(site, g)
 	}
 	g = RecvPreG(c, site, g)
 	v, ok := <-c
@@ -205,6 +225,9 @@ func Recv2[C ~chan E | ~<-chan E, E any](c C, site uint32) (E, bool) { return Re
 func Recv2G[C ~chan E | ~<-chan E, E any](c C, site uint32, g *gstate) (E, bool) {
 	if ctl { // controlled mode (sched.go)
 		ctlRecv(c, site)
+	}
+	if c == nil {
+		nilRecv(site, g)
 	}
 	g = RecvPreG(c, site, g)
 	v, ok := <-c

@@ -168,6 +168,8 @@ const (
 	BlockRLock                         // sync.RWMutex.RLock
 	BlockWait                          // sync.WaitGroup.Wait
 	BlockCondWait                      // sync.Cond.Wait
+	BlockNilSend                       // a send statement on a nil channel
+	BlockNilRecv                       // a receive (or range) from a nil channel
 )
 
 // String is the operation as goleak names a goroutine's state.
@@ -181,6 +183,10 @@ func (k BlockKind) String() string {
 		return "sync.WaitGroup.Wait"
 	case BlockCondWait:
 		return "sync.Cond.Wait"
+	case BlockNilSend:
+		return "chan send (nil chan)"
+	case BlockNilRecv:
+		return "chan receive (nil chan)"
 	}
 	return "a blocking operation"
 }

@@ -209,7 +209,7 @@ func table(b *bytes.Buffer, rs []result, runs int) {
 	fmt.Fprintf(b, "Kernels: bench/blocking/testdata/src, each a test that passes under `go test` (the bug needs another interleaving, or leaves a goroutine blocked after the test returns), with its truth in its package comment.\n\n")
 	fmt.Fprintf(b, "Columns: `go test -race -count=1`; `racekit test -count=1 --deadlocks --leaks` (lock-order cycles and RWMutex read-write-read predicted by iGoodlock, goroutines left blocked on channel, lock, WaitGroup or Cond operations); `racekit fuzz -deadlocks -runs %d` (runs in which DeadlockFuzzer deadlocked the program with the cycle's goroutines blocked at its requests, over all of the kernel's cycles), and whether the printed `racekit replay -seed S -cycle C` deadlocked again.\n\n", runs)
 	fmt.Fprintf(b, "| kernel | class | truth | go test -race | cycles / rwr / leaks | fuzz -deadlocks | replay | verdict |\n|---|---|---|---|---|---|---|---|\n")
-	var bugs, found, controls, alarms, made int
+	var bugs, found, controls, alarms, made, raced int
 	for _, r := range rs {
 		fz := "—"
 		if r.fuzzRuns > 0 || r.potential > 0 {
@@ -237,6 +237,9 @@ func table(b *bytes.Buffer, rs []result, runs int) {
 			bugs++
 			verdict = "MISSED"
 		}
+		if r.race == "DATA RACE" {
+			raced++
+		}
 		rk := fmt.Sprintf("%d / %d / %d", r.cycles, r.rwr, r.leaks)
 		if r.testErr != "" {
 			rk += " (error: " + r.testErr + ")"
@@ -247,5 +250,5 @@ func table(b *bytes.Buffer, rs []result, runs int) {
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.k.name, r.k.class, r.k.truth, r.race, rk, fz, rp, verdict)
 	}
-	fmt.Fprintf(b, "\nBugs: %d, reported (predicted or observed) %d, of them made to happen and replayed by DeadlockFuzzer %d; controls: %d, false alarms %d. `go test -race` reports none of the bugs.\n", bugs, found, made, controls, alarms)
+	fmt.Fprintf(b, "\nBugs: %d, reported (predicted or observed) %d, of them made to happen and replayed by DeadlockFuzzer %d; controls: %d, false alarms %d. `go test -race` reports no blocking bug (a data race in %d kernel(s): its column).\n", bugs, found, made, controls, alarms, raced)
 }

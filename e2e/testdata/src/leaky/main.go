@@ -36,5 +36,5 @@ func main() {
 			}
 		}
 	}()
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // for the goroutines to block, on a busy machine too
 }

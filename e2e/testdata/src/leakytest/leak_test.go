@@ -19,7 +19,7 @@ func TestLeaky(t *testing.T) {
 	if r := <-results; r < 0 {
 		t.Fatal(r)
 	}
-	time.Sleep(10 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // for the second goroutine to reach its send, on a busy machine too
 }
 
 func TestClean(t *testing.T) {

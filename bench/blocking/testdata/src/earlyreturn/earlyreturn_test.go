@@ -1,6 +1,7 @@
 // Package earlyreturn: channel and error path. Search starts one goroutine
 // per shard, each sending its result on an unbuffered channel, and returns
-// at the first hit: the other senders block forever.
+// at the first hit: the other senders block forever (here the shards
+// without a hit are slower, so both are left behind).
 //
 // truth: leak
 package earlyreturn
@@ -20,6 +21,7 @@ func search(shards [][]int, x int) bool {
 					return
 				}
 			}
+			time.Sleep(5 * time.Millisecond) // a miss scans to the end
 			found <- false
 		}()
 	}
