@@ -195,10 +195,11 @@ func RecvRangeG(c any, site uint32, g *gstate) *gstate {
 	if ctl { // controlled mode (sched.go)
 		ctlRecv(c, site)
 	}
+	g = RecvPreG(c, site, g)
 	if chanAddr(c) == 0 {
-		nilRecv(site, g)
+		nilRecv(site, g) // last: it blocks forever
 	}
-	return RecvPreG(c, site, g)
+	return g
 }
 
 // Recv is the expression <-c.
@@ -209,10 +210,10 @@ func RecvG[C ~chan E | ~<-chan E, E any](c C, site uint32, g *gstate) E {
 	if ctl { // controlled mode (sched.go)
 		ctlRecv(c, site)
 	}
-	if c == nil {
-		nilRecv(site, g)
-	}
 	g = RecvPreG(c, site, g)
+	if c == nil {
+		nilRecv(site, g) // last: it blocks forever
+	}
 	v, ok := <-c
 	recvPost(c, site, g, recvKind(ok))
 	return v
@@ -226,10 +227,10 @@ func Recv2G[C ~chan E | ~<-chan E, E any](c C, site uint32, g *gstate) (E, bool)
 	if ctl { // controlled mode (sched.go)
 		ctlRecv(c, site)
 	}
-	if c == nil {
-		nilRecv(site, g)
-	}
 	g = RecvPreG(c, site, g)
+	if c == nil {
+		nilRecv(site, g) // last: it blocks forever
+	}
 	v, ok := <-c
 	recvPost(c, site, g, recvKind(ok))
 	return v, ok
