@@ -55,7 +55,10 @@ func keyOf(s uint64, kind uint64) uint64 { return s<<2 | kind }
 // of them and the goroutine has moved on (next is set).
 type chunk struct {
 	recs []rec
-	n    int                   // records the goroutine wrote here; valid once next is set
+	// n: the records the goroutine wrote here, valid once next is set;
+	// atomic because a steal's redo may set it again (dropStale resets
+	// next) while the writer reads it having seen the old next.
+	n    atomic.Int32
 	next atomic.Pointer[chunk] // the chunk the goroutine continued in
 }
 
@@ -89,7 +92,7 @@ func newChunk(size int) *chunk {
 // freeChunk returns a chunk the writer is done with.
 func freeChunk(c *chunk) {
 	pending.Add(-int64(len(c.recs)))
-	c.n = 0
+	c.n.Store(0)
 	c.next.Store(nil)
 	poolOf(len(c.recs)).Put(c)
 }
@@ -192,7 +195,7 @@ func (g *gstate) nextChunk() {
 		size = bigChunk
 	}
 	c := newChunk(size)
-	old.n = g.wi
+	old.n.Store(int32(g.wi))
 	if g.cc == old && g.ci == g.wi {
 		// Nothing uncommitted in old: once next is set, the writer may
 		// free it, so g must not look at it again.

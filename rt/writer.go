@@ -379,7 +379,7 @@ func (g *gstate) peek() *rec {
 	for {
 		c := g.rc
 		if g.ri < len(c.recs) {
-			if nx := c.next.Load(); nx == nil || g.ri < c.n {
+			if nx := c.next.Load(); nx == nil || g.ri < int(c.n.Load()) {
 				return &c.recs[g.ri]
 			}
 		}
@@ -434,7 +434,7 @@ func (g *gstate) writeRun(limit uint64) int {
 		c := g.rc
 		end := len(c.recs)
 		if c.next.Load() != nil {
-			end = c.n
+			end = int(c.n.Load())
 		}
 		if uint64(end-g.ri) > g.avail {
 			end = g.ri + int(g.avail)
