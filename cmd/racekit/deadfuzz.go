@@ -127,14 +127,7 @@ func runDeadlockFuzz(c *command, targets []*fuzzTarget, tmp string, testArgs, go
 			dc.Seeds = append(dc.Seeds, r.Seed)
 			if dc.Blocked == nil {
 				dc.Blocked = strings.Split(r.Detail, "; ")
-				dc.Replay = fmt.Sprintf("racekit replay -seed %d -cycle %s %s", r.Seed, shellQuote(dc.Cycle), jb.t.Pkg)
-				if len(goFlags) > 0 {
-					var q []string
-					for _, f := range goFlags {
-						q = append(q, shellQuote(f))
-					}
-					dc.Replay += " -- " + strings.Join(q, " ")
-				}
+				dc.Replay = replayCommand(r.Seed, "-cycle", dc.Cycle, jb.t.Pkg, goFlags)
 			}
 		}
 		if dc.Deadlocks > 0 {

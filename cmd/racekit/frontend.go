@@ -105,13 +105,7 @@ func (ff *frontendFlags) checkAlgos(c *command) ([]string, bool) {
 
 // ignoredLeaks is --leaks-ignore's list of functions.
 func (ff *frontendFlags) ignoredLeaks() []string {
-	var out []string
-	for _, f := range strings.Split(*ff.leaksIgnore, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
+	return splitList(*ff.leaksIgnore)
 }
 
 // prepare instruments the packages; errors are printed.

@@ -1115,7 +1115,7 @@ func summarize(pair string, t *fuzzTarget, runs, baseline []fuzzRun, goFlags []s
 		if r.Created {
 			fp.Created++
 			if fp.Replay == "" {
-				fp.Replay = replayCommand(r.Seed, pair, t.Pkg, goFlags)
+				fp.Replay = replayCommand(r.Seed, "-pair", pair, t.Pkg, goFlags)
 			}
 		}
 		k := [3]string{r.Resolution, r.Outcome, r.Detail}
@@ -1199,9 +1199,10 @@ func replayOutcomes(pairs []FuzzPair, jobs []fuzzJob, testArgs []string, tmp str
 	})
 }
 
-// replayCommand is the racekit replay command line for one run.
-func replayCommand(seed uint64, pair, pkg string, goFlags []string) string {
-	s := fmt.Sprintf("racekit replay -seed %d -pair %s %s", seed, shellQuote(pair), pkg)
+// replayCommand is the racekit replay command line for one run: flag
+// -pair with a race pair, -cycle with a lock-order cycle.
+func replayCommand(seed uint64, flag, arg, pkg string, goFlags []string) string {
+	s := fmt.Sprintf("racekit replay -seed %d %s %s %s", seed, flag, shellQuote(arg), pkg)
 	if len(goFlags) > 0 {
 		var q []string
 		for _, f := range goFlags {

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/racekit/racekit/detect"
 	"github.com/racekit/racekit/detect/leak"
@@ -66,13 +65,7 @@ func runLeaks(c *command, args []string) int {
 		c.errorf("%v", err)
 		return exitError
 	}
-	var ignore []string
-	for _, fn := range strings.Split(*leaksIgnore, ",") {
-		if fn = strings.TrimSpace(fn); fn != "" {
-			ignore = append(ignore, fn)
-		}
-	}
-	leaks := leak.Without(d.Leaks(), f.Meta(), ignore)
+	leaks := leak.Without(d.Leaks(), f.Meta(), splitList(*leaksIgnore))
 	if traceCut(f) {
 		c.errorf("the run did not finish (the trace has no end block): goroutines blocked when it stopped are not leaks; nothing reported")
 		leaks = nil

@@ -72,13 +72,10 @@ type chanLog struct {
 }
 
 type gState struct {
-	ops   []Op // begun, not completed
-	inOps bool // the last event was one of ops' begins (a select announces several)
-	// blocked: ops is an OpBlock's operation (rt saw it blocked at the
-	// end), not channel begins that something may yet complete.
-	blocked bool
-	ended   bool
-	forked  bool // forked in traced code (a go statement of the program's)
+	ops    []Op // begun, not completed
+	inOps  bool // the last event was one of ops' begins (a select announces several)
+	ended  bool
+	forked bool // forked in traced code (a go statement of the program's)
 }
 
 // Detector consumes a trace's events and reports the leaks at Finish.
@@ -136,7 +133,7 @@ func (d *Detector) Handle(e *trace.Event) {
 		if d.opt.Stack != nil {
 			op.Stack = d.opt.Stack(e.G)
 		}
-		s.ops, s.inOps, s.blocked = []Op{op}, false, true
+		s.ops, s.inOps = []Op{op}, false
 		return
 	}
 	if e.Op == trace.OpEnd {
@@ -249,7 +246,9 @@ func (d *Detector) Leaks() []Leak {
 			// (a crash, a timeout), not that it left something behind.
 			continue
 		}
-		could := !s.blocked && slices.ContainsFunc(s.ops, func(op Op) bool {
+		// An OpBlock's operation (rt saw it blocked at the end) is no
+		// channel begin that something may yet complete.
+		could := s.ops[0].Block == 0 && slices.ContainsFunc(s.ops, func(op Op) bool {
 			for g := range pending[dir{op.Chan, !op.Send}] {
 				if g != id {
 					return true
