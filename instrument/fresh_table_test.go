@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/tools/go/packages"
@@ -25,21 +26,7 @@ var updateFresh = flag.Bool("update-fresh", false, "rewrite fresh_table.go from 
 // the table of its exported functions and methods with fresh results, as
 // freshKey names them.
 func stdFreshTable(t *testing.T) (map[string]uint8, map[string][]string) {
-	cfg := &packages.Config{Mode: packages.LoadAllSyntax}
-	pkgs, err := packages.Load(cfg, "std")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if packages.PrintErrors(pkgs) > 0 {
-		t.Fatal("loading std failed")
-	}
-	prog, _ := ssautil.AllPackages(pkgs, 0)
-	prog.Build()
-	var fns []*ssa.Function
-	for fn := range ssautil.AllFunctions(prog) {
-		fns = append(fns, fn)
-	}
-	res := fresh.Analyze(fns)
+	res := fresh.Analyze(stdFunctions(t))
 	deep := fresh.AnalyzeFields(res)
 	table := map[string]uint8{}
 	fields := map[string][]string{}
@@ -64,6 +51,38 @@ func stdFreshTable(t *testing.T) (map[string]uint8, map[string][]string) {
 		}
 	}
 	return table, fields
+}
+
+var std struct {
+	once sync.Once
+	fns  []*ssa.Function
+	err  error
+}
+
+// stdFunctions loads the standard library and builds its SSA, once for
+// the tests that generate tables from it.
+func stdFunctions(t *testing.T) []*ssa.Function {
+	std.once.Do(func() {
+		cfg := &packages.Config{Mode: packages.LoadAllSyntax}
+		pkgs, err := packages.Load(cfg, "std")
+		if err != nil {
+			std.err = err
+			return
+		}
+		if packages.PrintErrors(pkgs) > 0 {
+			std.err = fmt.Errorf("loading std failed")
+			return
+		}
+		prog, _ := ssautil.AllPackages(pkgs, 0)
+		prog.Build()
+		for fn := range ssautil.AllFunctions(prog) {
+			std.fns = append(std.fns, fn)
+		}
+	})
+	if std.err != nil {
+		t.Fatal(std.err)
+	}
+	return std.fns
 }
 
 // userVisible: an exported function, or an exported method of an exported

@@ -114,6 +114,7 @@ type rewriter struct {
 	captured  map[*types.Var]bool       // locals function literals capture (stdcalls.go), lazily
 	stmtCalls map[*ast.CallExpr]*bpPlan // BarrierPairs bracketing a statement
 	noBarrier map[*ast.CallExpr]bool    // calls of go and defer statements
+	discarded map[*ast.CallExpr]bool    // calls of expression statements: their results unused
 
 	quiet  []quietFunc // functions that may lose their Enter (quiet.go)
 	leaves []leafFunc  // functions that may get a copy as written (leafCopy)
@@ -629,6 +630,12 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 		}
 		if u, ok := unparen(x.X).(*ast.UnaryExpr); ok && u.Op == token.ARROW && inList && r.recvStmt(x, u) {
 			break
+		}
+		if c, ok := unparen(x.X).(*ast.CallExpr); ok {
+			if r.discarded == nil {
+				r.discarded = map[*ast.CallExpr]bool{}
+			}
+			r.discarded[c] = true
 		}
 		bp := r.stmtBarrier(x, x.X, inList)
 		r.rd(x.X)

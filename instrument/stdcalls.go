@@ -124,6 +124,14 @@ var stdEntries = []struct {
 		"IsUint64", "Bytes", "Bit", "TrailingZeroBits")},
 	{"r:D 0:D", pre("math/big.Int.", "Cmp", "CmpAbs")},
 
+	// math/rand's Rand: its state is in its Source, which every method
+	// steps through an interface (which package modref does not follow);
+	// a Rand is not safe for concurrent use, whatever its source.
+	{"r:W", pre("math/rand.Rand.", "Int", "Intn", "Int31", "Int31n", "Int63", "Int63n", "Uint32", "Uint64",
+		"Float32", "Float64", "Perm", "Shuffle", "Read", "NormFloat64", "ExpFloat64", "Seed")},
+	{"r:W", pre("math/rand/v2.Rand.", "Int", "IntN", "Int32", "Int32N", "Int64", "Int64N", "Uint", "UintN",
+		"Uint32", "Uint32N", "Uint64", "Uint64N", "Float32", "Float64", "Perm", "Shuffle", "NormFloat64", "ExpFloat64")},
+
 	// Sorting reads and writes every element (the write covers the read).
 	{"0:EW", pre("sort.", "Ints", "Strings", "Float64s", "Slice", "SliceStable")},
 	{"0:ER", pre("sort.", "IntsAreSorted", "StringsAreSorted", "Float64sAreSorted", "SearchInts",
@@ -151,7 +159,14 @@ var stdEntries = []struct {
 	{"0+:F", pre("fmt.", "Sprint", "Sprintln", "Print", "Println", "Append", "Appendln")},
 	{"1+:F", pre("fmt.", "Sprintf", "Printf", "Errorf")},
 	{"2+:F", pre("fmt.", "Appendf")},
-	{"0:WB", pre("io.", "WriteString")},
+	{"0:WB", pre("io.", "WriteString", "Copy", "CopyN", "CopyBuffer")},
+
+	// Scanning stores into what its operands point to (a *int, a
+	// *string...: one word for the variable).
+	{"1+:W", pre("fmt.", "Sscan", "Sscanln", "Fscan", "Fscanln")},
+	{"0+:W", pre("fmt.", "Scan", "Scanln")},
+	{"2+:W", pre("fmt.", "Sscanf", "Fscanf")},
+	{"1+:W", pre("fmt.", "Scanf")},
 
 	// encoding/json: Marshal reads the value; Unmarshal reads the data
 	// (what it writes depends on the data: not recorded).
@@ -195,7 +210,10 @@ func stdEffectsOf(fn *types.Func) []stdEffect {
 	if fn == nil || fn.Pkg() == nil {
 		return nil
 	}
-	spec := stdTable[stdKey(fn)]
+	spec, ok := stdTable[stdKey(fn)]
+	if !ok {
+		spec = modrefStd[stdKey(fn)]
+	}
 	if e := ioBufEffect(fn); e != "" && !strings.Contains(" "+spec, " 0:") {
 		spec += " " + e
 	}
@@ -349,8 +367,9 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 	// arguments.
 	var recv ast.Expr
 	recvAddr := false
-	embed := ""     // ".F.G": the embedded fields a promoted method is reached through
-	viaPtr := false // a pointer leads to the embedded field: it is on the heap
+	embed := ""      // ".F.G": the embedded fields a promoted method is reached through
+	viaPtr := false  // a pointer leads to the embedded field: it is on the heap
+	refRecv := false // a map's or slice's value method
 	if se, ok := unparen(x.Fun).(*ast.SelectorExpr); ok {
 		if sel := r.info.Selections[se]; sel != nil && sel.Kind() == types.MethodVal {
 			recv = se.X
@@ -362,7 +381,15 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 					return nil
 				}
 			}
-			if !isPointer(recvType) {
+			if isMap(recvType) || isSlice(recvType) {
+				// A value method of a map or slice type (url.Values.Add,
+				// sort.IntSlice.Swap): the copy refers to the same
+				// elements.
+				refRecv = embed == ""
+				if !refRecv {
+					return nil
+				}
+			} else if !isPointer(recvType) {
 				// The receiver (or its embedded field) is addressable
 				// if se.X is, or if a pointer leads to it.
 				if !recvIsPointer(sel) || embed == "" && !r.addressable(se.X) {
@@ -416,6 +443,15 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 		if pos >= last {
 			tail := ", " + r.asite(x.Pos()) + ")"
 			switch {
+			case op == recv && refRecv && r.addressable(op):
+				// Kept addressable (a BarrierPair may take its
+				// address): (*rt.Then(&(x), hook(x, ...))), x evaluated
+				// twice, so only when pure.
+				src, ok := r.reevaluable(op)
+				if !ok {
+					continue
+				}
+				wrap(op, "(*"+rtAlias+".Then(&(", "), "+hook+"("+src+tail+"))")
 			case op == recv && embed != "":
 				// The receiver keeps its type (other wraps, a
 				// BarrierPair's, may follow the embedded fields from
@@ -534,7 +570,10 @@ func (r *rewriter) stdOperandOK(op ast.Expr, e stdEffect) bool {
 			return false
 		}
 	}
-	if !r.heapOperand(op, e.operand < 0) && e.kind != "D" {
+	// A receiver's address is taken, unless it is a map or slice (the
+	// elements are elsewhere whatever holds the value).
+	recvAddr := e.operand < 0 && !isMap(typeOf(r.info, op)) && !isSlice(typeOf(r.info, op))
+	if !r.heapOperand(op, recvAddr) && e.kind != "D" {
 		return false
 	}
 	tv, ok := r.info.Types[op]

@@ -2,13 +2,16 @@
 // event when the call returns (freshStd): a pointer (rt.New), a slice
 // (rt.MakeSlice), a map (rt.MakeMap), a result among several assigned to a
 // variable (after the statement). bufio.NewReaderSize may return its
-// argument: nothing is recorded; nor for a deferred call.
+// argument: nothing is recorded; nor for a deferred call, nor for a call
+// whose result a statement drops (fs.Int below: the statement's own
+// CallEnd must end it).
 package p
 
 import (
 	"bufio"
 	"compress/gzip"
 	"context"
+	"flag"
 	"io"
 	"net/http"
 	"net/url"
@@ -35,6 +38,8 @@ func fresh(ctx context.Context, rd io.Reader, u *url.URL) (*http.Request, error)
 	h := holder{r: req.Clone(ctx)}
 	_ = h
 	defer strings.Split("a", ",")
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.Int("n", 1, "")
 	var rc io.ReadCloser
 	rc, err = gzip.NewReader(rd) // rc is an interface: nothing recorded
 	_ = rc

@@ -1,0 +1,427 @@
+// Package modref computes what functions read and write of the objects
+// their parameters point to, and whether they synchronize on them: the
+// interceptor summaries of standard-library functions that racekit does not
+// trace (instrument's stdcalls.go applies them at the user's call).
+//
+// The Go race detector instruments the standard library, so a race inside
+// its code (two goroutines calling Read on one strings.Reader, a
+// url.Values.Add beside a Get) is reported. racekit traces only the user's
+// packages; at a call into the standard library it records the accesses the
+// callee makes to its operands, as ThreadSanitizer's libc interceptors do.
+// A hand-written table covers the common types; this analysis derives the
+// same summaries for every other function from its SSA.
+//
+// A parameter's object is what one event at the call can stand for: the
+// struct a pointer points to (its fields reached by FieldAddr, an array's
+// elements by IndexAddr), a slice's elements, a map. Loading a pointer out
+// of that object leads to another object, which the summary does not
+// describe (level 1 only), except for synchronization: a parameter whose
+// memory, at any depth, is locked, used atomically, sent on, received from
+// or handed to code the analysis cannot see (assembly, the runtime, a
+// function value, a goroutine) gets Sync, and the caller records nothing for
+// it, since those accesses may be ordered by what the trace cannot see. A
+// function that locks a package-level mutex, directly or through a call,
+// gets GlobalLock: such a lock may guard anything, so nothing it does is
+// recorded.
+//
+// The analysis is a least fixed point over the call graph of static calls:
+// a callee's effects on its parameter reach the caller's parameter when the
+// caller passes (a pointer into) the same object. Calls through interfaces
+// reach code the analysis does not follow (often the user's own, traced);
+// what they do is not part of the summary.
+package modref
+
+import (
+	"go/types"
+	"strings"
+
+	"golang.org/x/tools/go/ssa"
+)
+
+// Effect is what a function may do to one parameter's object.
+type Effect uint8
+
+const (
+	Read  Effect = 1 << iota // loads from the object (a map lookup or range)
+	Write                    // stores to it (a map update, copy, clear, delete)
+	Sync                     // synchronizes on memory reachable from it, or hands it to unseen code
+)
+
+// Summary is one function's effects, per SSA parameter (the receiver
+// first).
+type Summary struct {
+	Params     []Effect
+	GlobalLock bool
+}
+
+// Results maps each function to its summary.
+type Results map[*ssa.Function]*Summary
+
+// maxParams bounds the parameters tracked (bit masks of a uint64).
+const maxParams = 64
+
+type mask uint64
+
+// call is one call of a function body: its callee and, per argument,
+// the parameters whose object the argument is (same) or leads to (reach).
+type call struct {
+	callee      *ssa.Function
+	same, reach []mask
+}
+
+// local is what a function's own instructions do, before calls.
+type local struct {
+	fn         *ssa.Function
+	eff        []Effect
+	globalLock bool
+	calls      []call
+}
+
+// Analyze computes the summaries of fns (functions without bodies, and
+// calls to functions not in fns, count as unseen code).
+func Analyze(fns []*ssa.Function) Results {
+	res := Results{}
+	var locals []*local
+	for _, fn := range fns {
+		if len(fn.Blocks) == 0 {
+			continue
+		}
+		l := analyzeLocal(fn)
+		locals = append(locals, l)
+		res[fn] = &Summary{Params: append([]Effect(nil), l.eff...), GlobalLock: l.globalLock}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, l := range locals {
+			s := res[l.fn]
+			for _, c := range l.calls {
+				cs := res[c.callee]
+				if cs == nil {
+					if !syncName(c.callee.Name()) {
+						continue // assembly or the runtime's plain helpers
+					}
+					// A runtime function that blocks, wakes or is atomic:
+					// every parameter it gets may be synchronized on.
+					for j := range c.same {
+						changed = s.add(c.same[j]|c.reach[j], Sync) || changed
+					}
+					continue
+				}
+				if cs.GlobalLock && !s.GlobalLock {
+					s.GlobalLock, changed = true, true
+				}
+				for j := range c.same {
+					if j >= len(cs.Params) {
+						break
+					}
+					e := cs.Params[j]
+					changed = s.add(c.same[j], e) || changed
+					changed = s.add(c.reach[j]&^c.same[j], e&Sync) || changed
+				}
+			}
+		}
+	}
+	return res
+}
+
+// add ORs e into the parameters of m and reports whether anything changed.
+func (s *Summary) add(m mask, e Effect) bool {
+	if e == 0 || m == 0 {
+		return false
+	}
+	changed := false
+	for i := range s.Params {
+		if m&(1<<i) != 0 && s.Params[i]|e != s.Params[i] {
+			s.Params[i] |= e
+			changed = true
+		}
+	}
+	return changed
+}
+
+// flow is what a value is, relative to the parameters.
+type flow struct{ same, reach mask }
+
+func analyzeLocal(fn *ssa.Function) *local {
+	n := len(fn.Params)
+	if n > maxParams {
+		n = maxParams
+	}
+	l := &local{fn: fn, eff: make([]Effect, len(fn.Params))}
+	fl := map[ssa.Value]flow{}
+	for i, p := range fn.Params[:n] {
+		fl[p] = flow{1 << i, 1 << i}
+	}
+	get := func(v ssa.Value) flow { return fl[v] }
+	// Values first, to a fixed point (phis close cycles).
+	for changed := true; changed; {
+		changed = false
+		for _, b := range fn.Blocks {
+			for _, ins := range b.Instrs {
+				v, ok := ins.(ssa.Value)
+				if !ok {
+					continue
+				}
+				f := valueFlow(v, get)
+				if old := fl[v]; f.same|old.same != old.same || f.reach|old.reach != old.reach {
+					fl[v] = flow{old.same | f.same, old.reach | f.reach}
+					changed = true
+				}
+			}
+		}
+	}
+	eff := func(m mask, e Effect) {
+		for i := range l.eff {
+			if m&(1<<i) != 0 {
+				l.eff[i] |= e
+			}
+		}
+	}
+	for _, b := range fn.Blocks {
+		for _, ins := range b.Instrs {
+			switch x := ins.(type) {
+			case *ssa.Store:
+				eff(get(x.Addr).same, Write)
+			case *ssa.UnOp:
+				switch x.Op.String() {
+				case "*":
+					eff(get(x.X).same, Read)
+				case "<-":
+					eff(get(x.X).reach, Sync)
+				}
+			case *ssa.Send:
+				eff(get(x.Chan).reach|get(x.X).reach, Sync)
+			case *ssa.Select:
+				for _, st := range x.States {
+					eff(get(st.Chan).reach, Sync)
+					if st.Send != nil {
+						eff(get(st.Send).reach, Sync)
+					}
+				}
+			case *ssa.Convert:
+				if isString(x.Type()) && !isString(x.X.Type()) {
+					eff(get(x.X).same, Read) // string(b) copies b's elements
+				}
+			case *ssa.MapUpdate:
+				eff(get(x.Map).same, Write)
+			case *ssa.Lookup:
+				if _, isMap := x.X.Type().Underlying().(*types.Map); isMap {
+					eff(get(x.X).same, Read)
+				}
+			case *ssa.Range:
+				if _, isMap := x.X.Type().Underlying().(*types.Map); isMap {
+					eff(get(x.X).same, Read)
+				}
+			case *ssa.Go:
+				for _, a := range x.Call.Args {
+					eff(get(a).reach, Sync)
+				}
+				if x.Call.IsInvoke() {
+					eff(get(x.Call.Value).reach, Sync)
+				}
+			case ssa.CallInstruction: // Call, Defer
+				l.callInstr(x.Common(), get, eff)
+			}
+		}
+	}
+	return l
+}
+
+func (l *local) callInstr(c *ssa.CallCommon, get func(ssa.Value) flow, eff func(mask, Effect)) {
+	if b, ok := c.Value.(*ssa.Builtin); ok {
+		switch b.Name() {
+		case "copy":
+			eff(get(c.Args[0]).same, Write)
+			eff(get(c.Args[1]).same, Read)
+		case "clear", "delete":
+			eff(get(c.Args[0]).same, Write)
+		}
+		return
+	}
+	callee := c.StaticCallee()
+	if callee == nil {
+		// A function value or an interface method: the object handed to
+		// it may be synchronized on there.
+		for _, a := range c.Args {
+			eff(get(a).same, Sync)
+		}
+		if c.IsInvoke() {
+			eff(get(c.Value).same, Sync)
+		}
+		return
+	}
+	if callee.Origin() != nil {
+		callee = callee.Origin()
+	}
+	if syncPkg(callee) {
+		for _, a := range c.Args {
+			eff(get(a).reach, Sync)
+		}
+		if globalLockCall(callee) && len(c.Args) > 0 && fromGlobal(c.Args[0]) {
+			l.globalLock = true
+		}
+		return
+	}
+	cl := call{callee: callee, same: make([]mask, len(c.Args)), reach: make([]mask, len(c.Args))}
+	any := false
+	for j, a := range c.Args {
+		f := get(a)
+		cl.same[j], cl.reach[j] = f.same, f.reach
+		any = any || f.reach != 0
+	}
+	// A callee without parameters of ours still matters for GlobalLock.
+	if any || len(callee.Blocks) > 0 {
+		l.calls = append(l.calls, cl)
+	}
+}
+
+// valueFlow is the flow of an instruction's value from its operands'.
+func valueFlow(v ssa.Value, get func(ssa.Value) flow) flow {
+	switch x := v.(type) {
+	case *ssa.FieldAddr:
+		return get(x.X)
+	case *ssa.IndexAddr:
+		return get(x.X) // an element of the same array or slice
+	case *ssa.Slice:
+		if isString(x.X.Type()) {
+			return flow{}
+		}
+		return get(x.X)
+	case *ssa.ChangeType:
+		return get(x.X)
+	case *ssa.Convert:
+		if isString(x.X.Type()) || isString(x.Type()) {
+			return flow{} // a conversion to or from string copies
+		}
+		return get(x.X)
+	case *ssa.MultiConvert:
+		return flow{reach: get(x.X).reach}
+	case *ssa.SliceToArrayPointer:
+		return get(x.X)
+	case *ssa.MakeInterface:
+		return get(x.X)
+	case *ssa.TypeAssert:
+		return get(x.X)
+	case *ssa.Phi:
+		var f flow
+		for _, e := range x.Edges {
+			g := get(e)
+			f.same |= g.same
+			f.reach |= g.reach
+		}
+		return f
+	case *ssa.UnOp:
+		if x.Op.String() == "*" {
+			f := get(x.X)
+			return flow{reach: f.same | f.reach}
+		}
+		return flow{reach: get(x.X).reach}
+	case *ssa.Field:
+		return flow{reach: get(x.X).reach}
+	case *ssa.Index:
+		return flow{reach: get(x.X).reach}
+	case *ssa.Lookup:
+		f := get(x.X)
+		return flow{reach: f.reach | f.same}
+	case *ssa.Extract:
+		return flow{reach: get(x.Tuple).reach}
+	case *ssa.Next:
+		return flow{reach: get(x.Iter).reach}
+	case *ssa.Range:
+		f := get(x.X)
+		return flow{reach: f.reach | f.same}
+	case *ssa.Call:
+		c := x.Common()
+		var f flow
+		for _, a := range c.Args {
+			f.reach |= get(a).reach
+		}
+		if b, ok := c.Value.(*ssa.Builtin); ok && b.Name() == "append" && len(c.Args) > 0 {
+			// append's result may be its argument's array.
+			f.same = get(c.Args[0]).same
+		}
+		return f
+	}
+	return flow{}
+}
+
+func isString(t types.Type) bool {
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Info()&types.IsString != 0
+}
+
+// syncPkg reports whether fn belongs to the packages that synchronize
+// (sync, sync/atomic and the runtime's own), whose calls count as Sync on
+// every argument.
+func syncPkg(fn *ssa.Function) bool {
+	if fn.Pkg == nil {
+		return false
+	}
+	switch p := fn.Pkg.Pkg.Path(); p {
+	case "sync", "sync/atomic", "runtime", "internal/sync", "internal/runtime/atomic", "unique", "weak":
+		return true
+	}
+	return false
+}
+
+// syncName reports whether a function without a body (assembly, or the
+// runtime's, linked by name) may synchronize, judged by its name: the
+// semaphores, channels, timers, pollers and signals of the runtime, atomics.
+// The rest (memmove, bytealg's searches, math's kernels, a map's access)
+// are plain code the analysis cannot see into, whose loads and stores the
+// summary then lacks.
+func syncName(name string) bool {
+	l := strings.ToLower(name)
+	for _, w := range []string{"sema", "chan", "select", "timer", "sleep", "poll", "signal", "notify", "lock",
+		"atomic", "park", "once", "cas", "xadd", "xchg", "store", "load", "swap", "and8", "or8", "procpin", "gosched", "goexit", "fence"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// globalLockCall reports whether fn takes a Mutex or RWMutex (a
+// package-level one guards what it pleases; a Once, Pool or Map is a
+// cache of its own).
+func globalLockCall(fn *ssa.Function) bool {
+	recv := fn.Signature.Recv()
+	if recv == nil {
+		return false
+	}
+	t := recv.Type()
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := t.(*types.Named)
+	if !ok {
+		return false
+	}
+	switch n.Obj().Name() + "." + fn.Name() {
+	case "Mutex.Lock", "Mutex.TryLock", "RWMutex.Lock", "RWMutex.RLock", "RWMutex.TryLock", "RWMutex.TryRLock":
+		return true
+	}
+	return false
+}
+
+// fromGlobal reports whether v is (a field of) a package-level variable.
+func fromGlobal(v ssa.Value) bool {
+	for i := 0; i < 16; i++ {
+		switch x := v.(type) {
+		case *ssa.Global:
+			return true
+		case *ssa.FieldAddr:
+			v = x.X
+		case *ssa.IndexAddr:
+			v = x.X
+		case *ssa.UnOp:
+			if x.Op.String() != "*" {
+				return false
+			}
+			v = x.X
+		default:
+			return false
+		}
+	}
+	return false
+}
