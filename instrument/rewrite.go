@@ -2447,8 +2447,8 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		// An untyped first argument would take the hook's type, so
 		// then the function value goes through it: rt.Before(f, site)(x).
 		first := x.Fun
-		if len(x.Args) > 0 && !r.inlineValue(x.Args[0]) && !r.isType(x.Args[0]) {
-			first = x.Args[0]
+		if len(x.Args) > 0 && !r.inlineValue(x.Args[0]) && !r.isType(x.Args[0]) && !isTupleExpr(r.info, x.Args[0]) {
+			first = x.Args[0] // not f(g()) with g's several results
 		}
 		lo, hi := r.span(first)
 		r.ed.wrap(lo, hi, rtAlias+"."+pre+"Before(", ", "+r.site(x.Pos())+")")
@@ -2467,6 +2467,12 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		r.readAfter(x)
 	}
 	r.barrierCall(x)
+}
+
+// isTupleExpr reports whether e is a call with several results.
+func isTupleExpr(info *types.Info, e ast.Expr) bool {
+	_, ok := typeOf(info, e).(*types.Tuple)
+	return ok
 }
 
 // readAfter records rt.IORead after the call x returns: around it when it

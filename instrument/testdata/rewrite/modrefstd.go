@@ -4,7 +4,8 @@
 // evaluated again inside rt.Then), hex.Encode's dst written and src read
 // element by element, strings.Join's elements read; Sscanf writes what its
 // operands point to; io.Copy into a bytes.Buffer writes it. A
-// strings.Replacer synchronizes (a Once): nothing.
+// strings.Replacer synchronizes (a Once): nothing. Println of a call with
+// two results: the I/O event goes through the function value.
 package p
 
 import (
@@ -26,5 +27,8 @@ func modref(v url.Values, dst, src []byte, parts []string, rd io.Reader) string 
 	var b bytes.Buffer
 	go func() { io.Copy(&b, rd) }()
 	_ = r.Replace("aa")
+	fmt.Println(two())
 	return strings.Join(parts, ",")
 }
+
+func two() (int, error) { return 1, nil }
