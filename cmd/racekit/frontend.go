@@ -527,6 +527,9 @@ func analyzeTraceFrom(path string, algos []string, startFunc string) (*analysis,
 		if n := st["joins_approximated"]; n > 0 {
 			a.warns = append(a.warns, fmt.Sprintf("%s: %d join(s) of goroutines whose final clock was let go (past %d retired clock entries) joined the clocks of all those let go: races with them may be missed", algos[i], n, clock.MaxRetired()))
 		}
+		if n := st["ids_recycled_unordered"]; n > 0 {
+			a.warns = append(a.warns, fmt.Sprintf("%s: %d goroutine(s) that ended unordered with later ones gave their clock ID to a later goroutine, to keep clocks at %d entries: races with their accesses may be missed", algos[i], n, clock.MaxIDs()))
+		}
 	}
 	return a, nil
 }

@@ -144,6 +144,7 @@ func counters(k *clock.Tracker, m map[string]int64) {
 	m["clock_ids"] = c.IDs
 	m["ids_recycled"] = c.Recycled
 	m["joins_approximated"] = c.ApproxJoins
+	m["ids_recycled_unordered"] = c.ForcedRecycles
 	m["locks"] = c.Locks
 	m["sync_objects"] = c.SyncObjects
 	m["atomic_words"] = c.AtomicWords

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/racekit/racekit/detect/clock"
 	"github.com/racekit/racekit/detect/hb"
 	"github.com/racekit/racekit/detect/reference"
 	"github.com/racekit/racekit/finding"
@@ -268,4 +269,35 @@ func TestRecycledIDsIllFormedNoPanic(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRecycledIDsForcedNoFalseRace: with the clock width bounded far below
+// the goroutines that end unordered (clock.SetMaxIDs), IDs are recycled
+// without order; every race hb and fasttrack report is still a race of the
+// trace (the oracle's), some recycling is forced, and the clocks stay
+// narrow. Races may be lost that way, never invented.
+func TestRecycledIDsForcedNoFalseRace(t *testing.T) {
+	defer clock.SetMaxIDs(4)()
+	var forced, ids, gors int64
+	for seed := range uint64(seeds()) {
+		tr := reference.Churn(seed, 100+int(seed%8)*100)
+		oracle := reference.HBRaces(tr)
+		real := map[[2]uint64]bool{}
+		for _, x := range oracle {
+			real[[2]uint64{uint64(x.A), uint64(x.B)}] = true
+		}
+		h, f := run(t, hbFlavour, tr), run(t, ftFlavour, tr)
+		for _, x := range append(h.races, f.races...) {
+			if !real[[2]uint64{x.Prev.Seq, x.Cur.Seq}] {
+				t.Fatalf("seed %d: %s reported %+v, not a race of the trace\n%s", seed, x.Detector, x, dump(tr))
+			}
+		}
+		forced += f.stats["ids_recycled_unordered"]
+		ids += f.stats["clock_ids"]
+		gors += f.stats["goroutines"]
+	}
+	if forced == 0 {
+		t.Fatalf("no ID recycled without order over %d goroutines on %d IDs: the bound was never reached", gors, ids)
+	}
+	t.Logf("%d goroutines on %d IDs, %d recycled without order", gors, ids, forced)
 }
