@@ -96,6 +96,16 @@ func (k *Tracker) dropPending(t *Thread) {
 	t.pendOn = t.pendOn[:0]
 }
 
+// pendingOn reports whether t has a begun operation on s.
+func pendingOn(t *Thread, s *chanState) bool {
+	for _, q := range t.pendOn {
+		if q == s {
+			return true
+		}
+	}
+	return false
+}
+
 // takePending removes and returns t's latest begun operation of the given
 // direction on s (ok false: none).
 func (k *Tracker) takePending(t *Thread, s *chanState, send bool) (p pendOp, ok bool) {
@@ -115,8 +125,13 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 	s := k.chanOf(e.Obj &^ 1)
 	switch kind {
 	case trace.MsgSend, trace.MsgRecv:
-		if !t.inSelect {
-			k.dropPending(t) // a select that took its default, long done
+		if !t.inSelect || pendingOn(t, s) {
+			// A select that took its default, long done: t begins
+			// again on a channel it had begun on (a loop of selects
+			// with a default and only accesses between records no
+			// other sync event, and its begun cases grew without
+			// bound: go-co-op/gocron's tests, 45 million).
+			k.dropPending(t)
 		}
 		var c vc.VectorClock
 		if n := len(k.free); n > 0 {

@@ -718,3 +718,44 @@ func TestRecycledJoinOfLetGo(t *testing.T) {
 		t.Errorf("counters %+v: want 1 approximate join, 1 ill-formed event, 1 recycled", c)
 	}
 }
+
+// TestSelectDefaultLoopPendingBounded: a goroutine that loops over a select
+// with a default, with only data accesses between (no other sync event),
+// begins the same receive again and again; each new begin ends the select
+// before it, so its begun operations stay as many as one select's cases
+// (they grew by one per turn: go-co-op/gocron's 45 million).
+func TestSelectDefaultLoopPendingBounded(t *testing.T) {
+	k := New(AllEdges)
+	k.Recycle()
+	const ch = 0x1000
+	seq := uint64(0)
+	ev := func(op trace.Op, obj uint64, val uint64, flags trace.Flags) *trace.Event {
+		seq++
+		return &trace.Event{Seq: seq, G: 1, Op: op, Obj: obj, Value: val, Flags: flags}
+	}
+	step := func(e *trace.Event) *Thread {
+		th := k.Running(e)
+		if th == nil {
+			th = k.Start(e.G)
+		}
+		if !e.Op.IsAccess() {
+			k.Sync(th, e)
+		}
+		return th
+	}
+	var th *Thread
+	for i := 0; i < 1000; i++ {
+		// select { case <-a: case <-b: default: }: two begun receives.
+		step(ev(trace.OpSyncRelease, ch+1, uint64(trace.MsgOf(trace.MsgRecv)), trace.FlagMessage))
+		th = step(ev(trace.OpSyncRelease, ch+3, uint64(trace.MsgOf(trace.MsgRecv)), trace.FlagMessage))
+		step(ev(trace.OpWrite, 0x2000, 0, trace.FlagValueUnknown))
+	}
+	if n := len(th.pendOn); n > 2 {
+		t.Errorf("goroutine pending on %d channels after 1000 turns, want the last select's 2", n)
+	}
+	for _, c := range []uint64{ch, ch + 2} {
+		if n := len(k.chanOf(c).pend); n > 1 {
+			t.Errorf("channel %#x: %d begun operations, want 1", c, n)
+		}
+	}
+}
