@@ -13,6 +13,7 @@ import (
 	"context"
 	"flag"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -40,6 +41,8 @@ func fresh(ctx context.Context, rd io.Reader, u *url.URL) (*http.Request, error)
 	defer strings.Split("a", ",")
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	fs.Int("n", 1, "")
+	m2 := maps.Clone(map[string]int{"a": 1}) // generic: freshGeneric
+	m2["b"] = 2
 	var rc io.ReadCloser
 	rc, err = gzip.NewReader(rd) // rc is an interface: nothing recorded
 	_ = rc
