@@ -165,27 +165,37 @@ func goRelease() string {
 // table was made from), or rewrites it with -update-fresh. It loads and builds the
 // SSA of all of std: skipped with -short.
 func TestFreshTable(t *testing.T) {
-	if testing.Short() && !*updateFresh {
+	checkStdTable(t, "fresh_table.go", "TestFreshTable -update-fresh", *updateFresh, freshGoVersion,
+		func() []byte { return renderFreshTable(stdFreshTable(t)) })
+}
+
+// checkStdTable compares the generated file name with what render gives
+// for the installed Go's std, or rewrites it when update is set; skipped
+// with -short, and on another release or platform than the file's
+// (version; freshPlatform for both tables). how is the -run and flag that
+// regenerate it.
+func checkStdTable(t *testing.T, name, how string, update bool, version string, render func() []byte) {
+	if testing.Short() && !update {
 		t.Skip("loads all of std")
 	}
-	if here := runtime.GOOS + "/" + runtime.GOARCH; !*updateFresh && (goRelease() != freshGoVersion || here != freshPlatform) {
-		t.Skipf("fresh_table.go is from %s on %s, this is %s on %s", freshGoVersion, freshPlatform, goRelease(), here)
+	if here := runtime.GOOS + "/" + runtime.GOARCH; !update && (goRelease() != version || here != freshPlatform) {
+		t.Skipf("%s is from %s on %s, this is %s on %s", name, version, freshPlatform, goRelease(), here)
 	}
-	got := renderFreshTable(stdFreshTable(t))
-	if *updateFresh && len(got) == 0 {
-		t.Fatal("empty table")
-	}
-	if *updateFresh {
-		if err := os.WriteFile("fresh_table.go", got, 0o644); err != nil {
+	got := render()
+	if update {
+		if len(got) == 0 {
+			t.Fatal("empty table")
+		}
+		if err := os.WriteFile(name, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	want, err := os.ReadFile("fresh_table.go")
+	want, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("fresh_table.go is not what the analysis of %s's std gives: run go test ./instrument -run TestFreshTable -update-fresh", goRelease())
+		t.Errorf("%s is not what the analysis of %s's std gives: run go test ./instrument -run %s", name, goRelease(), how)
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"go/format"
 	"go/types"
-	"os"
-	"runtime"
 	"sort"
 	"testing"
 
@@ -150,24 +148,6 @@ func renderModrefTable(table map[string]string) []byte {
 // installed Go's standard library, or rewrites it with -update-modref.
 // Skipped with -short (it loads all of std).
 func TestModrefTable(t *testing.T) {
-	if testing.Short() && !*updateModref {
-		t.Skip("loads all of std")
-	}
-	if here := runtime.GOOS + "/" + runtime.GOARCH; !*updateModref && (goRelease() != modrefGoVersion || here != freshPlatform) {
-		t.Skipf("modref_table.go is from %s on %s, this is %s on %s", modrefGoVersion, freshPlatform, goRelease(), here)
-	}
-	got := renderModrefTable(stdModrefTable(t))
-	if *updateModref {
-		if err := os.WriteFile("modref_table.go", got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile("modref_table.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("modref_table.go is not what the analysis of %s's std gives: run go test ./instrument -run TestModrefTable -update-modref", goRelease())
-	}
+	checkStdTable(t, "modref_table.go", "TestModrefTable -update-modref", *updateModref, modrefGoVersion,
+		func() []byte { return renderModrefTable(stdModrefTable(t)) })
 }
