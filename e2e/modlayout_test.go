@@ -192,6 +192,74 @@ func Run(m *testing.M) {
 			t.Errorf("the trace was not finished\n%s", out)
 		}
 	})
+	// A dependency, untraced, that runs a function literal in a goroutine
+	// of its own and waits for it on a channel the trace does not see
+	// (testify's require.Eventually): the literal's write is ordered
+	// before the caller's after the call (instrument's callbackCall; a
+	// false race on ttlcache's and gocron's tests before). One that
+	// returns before its literal runs orders nothing: that race stays.
+	t.Run("callback-in-dependency", func(t *testing.T) {
+		root := t.TempDir()
+		writeTree(t, root, map[string]string{
+			"m/go.mod": "module example.com/m\n\ngo 1.20\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ../dep\n",
+			"m/m_test.go": `package m
+
+import (
+	"testing"
+
+	"example.com/dep"
+)
+
+func TestNoRaceEventually(t *testing.T) {
+	x := 0
+	if !dep.Eventually(func() bool { x = 1; return true }) {
+		t.Fatal("false")
+	}
+	x = 2
+	_ = x
+}
+
+func TestRaceAsync(t *testing.T) {
+	x := 0
+	started := make(chan bool)
+	dep.Async(func() {
+		started <- true
+		x = 1 // race: async
+	})
+	<-started
+	x = 2 // race: async
+	dep.Wait()
+	_ = x
+}
+`,
+			"dep/go.mod": "module example.com/dep\n\ngo 1.18\n",
+			"dep/dep.go": `package dep
+
+// Eventually runs f in a goroutine and returns its result.
+func Eventually(f func() bool) bool {
+	ch := make(chan bool, 1)
+	go func() { ch <- f() }()
+	return <-ch
+}
+
+var done = make(chan bool, 1)
+
+// Async runs f in a goroutine and returns at once; Wait waits for it.
+func Async(f func()) { go func() { f(); done <- true }() }
+
+func Wait() { <-done }
+`,
+		})
+		dir := filepath.Join(root, "m")
+		t.Setenv("GOPROXY", "off")
+		t.Setenv("GOFLAGS", "")
+		for run := 0; run < 3; run++ {
+			_, pairs, _ := frontEnd(t, dir, instrument.Config{})
+			if want := wantPairs(t, dir, "."); !reflect.DeepEqual(pairs, want) || len(want) != 1 {
+				t.Fatalf("run %d: races %q, want %q", run, pairs, want)
+			}
+		}
+	})
 	// A directory of external tests alone (package m_test, no package m
 	// there), as retry-go's examples: the TestMain racekit adds joins
 	// them (go vet refused a package of that one test file).

@@ -2463,10 +2463,36 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		std()
 	}
 	r.freshCall(x, fn)
-	if read {
+	if read || r.callbackCall(x, fn) {
 		r.readAfter(x)
 	}
 	r.barrierCall(x)
+}
+
+// callbackCall reports whether x calls a function of a module dependency
+// that is not traced with a function literal among its arguments
+// (testify's require.Eventually(t, func() bool {...}, ...)): the
+// dependency may run the literal in a goroutine of its own and wait for it
+// through channels the trace does not see. Such a goroutine releases the
+// I/O object when it returns to untraced code (rt, leaveSlow), so the call
+// acquires it when it returns (rt.IORead): the literal's accesses before
+// it returned are ordered before the caller's after the call. That can
+// only add order (races may be hidden, none invented). Not for the
+// standard library, whose callbacks run in the caller's goroutine or have
+// edges of their own.
+func (r *rewriter) callbackCall(x *ast.CallExpr, fn *types.Func) bool {
+	if fn == nil || fn.Pkg() == nil || r.noBarrier[x] || r.traced(fn.Pkg().Path()) {
+		return false
+	}
+	if first, _, _ := strings.Cut(fn.Pkg().Path(), "/"); !strings.Contains(first, ".") {
+		return false // std
+	}
+	for _, a := range x.Args {
+		if _, ok := unparen(a).(*ast.FuncLit); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // isTupleExpr reports whether e is a call with several results.
@@ -2478,7 +2504,9 @@ func isTupleExpr(info *types.Info, e ast.Expr) bool {
 // readAfter records rt.IORead after the call x returns: around it when it
 // has one result, after its statement otherwise.
 func (r *rewriter) readAfter(x *ast.CallExpr) {
-	if tuple, ok := typeOf(r.info, x).(*types.Tuple); ok && tuple.Len() != 1 {
+	if tuple, ok := typeOf(r.info, x).(*types.Tuple); ok && tuple.Len() != 1 || r.discarded[x] {
+		// Several results, or none used (a statement, whose own wraps
+		// end where the call does): after the statement.
 		r.after = append(r.after, rtAlias+".IORead("+r.site(x.Pos())+")")
 		return
 	}
