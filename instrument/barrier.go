@@ -493,3 +493,29 @@ func (r *rewriter) tempsCall(p *bpPlan) {
 	cg.lit(")")
 	r.ed.collapse(lo, hi, cg.end(hi))
 }
+
+// callbackCall reports whether x calls a function of a module dependency
+// that is not traced with a function literal among its arguments
+// (testify's require.Eventually(t, func() bool {...}, ...)): the
+// dependency may run the literal in a goroutine of its own and wait for it
+// through channels the trace does not see. Such a goroutine releases the
+// I/O object when it returns to untraced code (rt, leaveSlow), so the call
+// acquires it when it returns (rt.IORead): the literal's accesses before
+// it returned are ordered before the caller's after the call. That can
+// only add order (races may be hidden, none invented). Not for the
+// standard library, whose callbacks run in the caller's goroutine or have
+// edges of their own.
+func (r *rewriter) callbackCall(x *ast.CallExpr, fn *types.Func) bool {
+	if fn == nil || fn.Pkg() == nil || r.noBarrier[x] || r.traced(fn.Pkg().Path()) {
+		return false
+	}
+	if stdPath(fn.Pkg().Path()) {
+		return false
+	}
+	for _, a := range x.Args {
+		if _, ok := unparen(a).(*ast.FuncLit); ok {
+			return true
+		}
+	}
+	return false
+}

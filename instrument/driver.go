@@ -313,7 +313,7 @@ func selectPackages(cfg *Config) (targets []string, skipped []Skip, err error) {
 		switch {
 		case matchAny(cfg.Exclude, p.PkgPath):
 			skipped = append(skipped, Skip{p.PkgPath, "excluded"})
-		case p.Module == nil && !strings.Contains(strings.Split(p.PkgPath, "/")[0], "."):
+		case p.Module == nil && stdPath(p.PkgPath):
 			skipped = append(skipped, Skip{p.PkgPath, "standard library"})
 		default:
 			set[strings.TrimSuffix(p.PkgPath, "_test")] = true

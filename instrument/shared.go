@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"strings"
 )
 
 // sharedLocals finds the local variables of a file that another goroutine
@@ -204,4 +205,11 @@ func recvIsPointer(sel *types.Selection) bool {
 	}
 	_, ptr := types.Unalias(sig.Recv().Type()).(*types.Pointer)
 	return ptr
+}
+
+// stdPath reports whether an import path looks like the standard
+// library's: no dot in its first element (a module path has a domain).
+func stdPath(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
 }

@@ -275,6 +275,12 @@ func (l *local) callInstr(c *ssa.CallCommon, get func(ssa.Value) flow, eff func(
 	}
 }
 
+// deeper is the flow of a value read out of (or computed from) one of
+// flow f: another object, reached from the same parameters. (A flow's
+// reach always holds its same: both start at the parameter, and every
+// rule carries them together.)
+func deeper(f flow) flow { return flow{reach: f.reach} }
+
 // valueFlow is the flow of an instruction's value from its operands'.
 func valueFlow(v ssa.Value, get func(ssa.Value) flow) flow {
 	switch x := v.(type) {
@@ -311,25 +317,19 @@ func valueFlow(v ssa.Value, get func(ssa.Value) flow) flow {
 		}
 		return f
 	case *ssa.UnOp:
-		if x.Op.String() == "*" {
-			f := get(x.X)
-			return flow{reach: f.same | f.reach}
-		}
-		return flow{reach: get(x.X).reach}
+		return deeper(get(x.X)) // a load, or a receive, or arithmetic
 	case *ssa.Field:
-		return flow{reach: get(x.X).reach}
+		return deeper(get(x.X))
 	case *ssa.Index:
-		return flow{reach: get(x.X).reach}
+		return deeper(get(x.X))
 	case *ssa.Lookup:
-		f := get(x.X)
-		return flow{reach: f.reach | f.same}
+		return deeper(get(x.X))
 	case *ssa.Extract:
-		return flow{reach: get(x.Tuple).reach}
+		return deeper(get(x.Tuple))
 	case *ssa.Next:
-		return flow{reach: get(x.Iter).reach}
+		return deeper(get(x.Iter))
 	case *ssa.Range:
-		f := get(x.X)
-		return flow{reach: f.reach | f.same}
+		return deeper(get(x.X))
 	case *ssa.Call:
 		c := x.Common()
 		var f flow
