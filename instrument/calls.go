@@ -133,6 +133,10 @@ var funcHooks = map[string]hook{
 	"testing/synctest.Wait": {name: "SynctestWait", test: true},
 
 	"reflect.Copy": {name: "ReflectCopy", rec: true},
+
+	// A count of the program's allocations (rt/barrier.go's countingAllocs).
+	"runtime.ReadMemStats": {name: "ReadMemStats", noSite: true},
+	"testing.AllocsPerRun": {name: "AllocsPerRun", test: true, noSite: true},
 }
 
 func init() {

@@ -22,22 +22,26 @@ import (
 // among several is recorded after its statement when it is assigned to a
 // variable (a, err := f(); rt.New(a, site)).
 
-// freshGeneric are the generic std functions whose result is fresh, which
-// package fresh does not analyze (it skips type parameters): each returns a
-// new map or slice, or nil. maps.Clone's was missing: logrus's
-// TestLoggingRaceWithHooksOnEntry clones an entry's Data, and the clone,
-// at the address of a map another goroutine had read and the collector
-// freed, raced with that read (corpus, session 25).
-var freshGeneric = map[string]uint8{
+// freshHand are the std functions with a new result that package fresh
+// cannot see: generic ones (it skips type parameters), each returning a new
+// map or slice, or nil; and time.NewTicker, whose *Ticker the runtime
+// allocates (a bodyless function: time.NewTimer and AfterFunc have rt
+// hooks, which record theirs). maps.Clone's was missing: logrus's
+// TestLoggingRaceWithHooksOnEntry clones an entry's Data, and the clone, at
+// the address of a map another goroutine had read and the collector freed,
+// raced with that read (corpus, session 25); go-quartz's timers did the
+// same.
+var freshHand = map[string]uint8{
 	"maps.Clone": 1, "maps.Collect": 1,
 	"slices.Clone": 1, "slices.Collect": 1, "slices.Concat": 1, "slices.Repeat": 1,
 	"slices.Sorted": 1, "slices.SortedFunc": 1, "slices.SortedStableFunc": 1,
+	"time.NewTicker": 1,
 }
 
 // freshHook returns the rt hook that records the allocation of result i of
 // a call of fn, of type t, or "" if the result is not known fresh.
 func (r *rewriter) freshHook(fn *types.Func, i int, t types.Type) string {
-	if fn == nil || fn.Pkg() == nil || i >= 8 || r.traced(fn.Pkg().Path()) || (freshStd[stdKey(fn)]|freshGeneric[stdKey(fn)])&(1<<i) == 0 || t == nil {
+	if fn == nil || fn.Pkg() == nil || i >= 8 || r.traced(fn.Pkg().Path()) || (freshStd[stdKey(fn)]|freshHand[stdKey(fn)])&(1<<i) == 0 || t == nil {
 		return ""
 	}
 	if _, ok := types.Unalias(t).(*types.Pointer); ok {

@@ -108,6 +108,10 @@ func writeCreation(bw *errWriter, m *trace.Meta, gid trace.GID, stack []trace.Si
 		bw.printf("Goroutine %s (running, created outside the trace)\n", g.Label())
 		return
 	}
+	if s := m.Site(g.Site); s.File == trace.FrameworkFile {
+		bw.printf("Goroutine %s (running, created by %s)\n", g.Label(), s.Func)
+		return
+	}
 	bw.printf("Goroutine %s (created by goroutine %s at):\n", g.Label(), m.Goroutine(g.Parent).Label())
 	if len(stack) == 0 {
 		stack = []trace.Site{m.Site(g.Site)}

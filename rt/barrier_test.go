@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -238,6 +239,7 @@ func TestBarrierElems(t *testing.T) {
 func TestBarrierCache(t *testing.T) {
 	a := &person{age: 1, next: &person{age: 2}}
 	onHeap(a)
+	sorted(reachable([]any{a}, true)) // met for the first time: not cached
 	first := sorted(reachable([]any{a}, true))
 	h0, m0 := bpHits.Load(), bpMisses.Load()
 	second := sorted(reachable([]any{a}, true))
@@ -257,6 +259,7 @@ func TestBarrierCache(t *testing.T) {
 	s := []*person{a}
 	onHeap(&s)
 	reachable([]any{&s}, true)
+	reachable([]any{&s}, true)
 	s = append(s, n) // the slice header changed
 	if got, want := sorted(reachable([]any{&s}, true)), set(words(&s), one(addr(&s[0]), addr(&s[1])), words(a), words(n)); !slices.Equal(got, want) {
 		t.Errorf("after append: D = %x, want %x", got, want)
@@ -274,6 +277,49 @@ func TestBarrierCache(t *testing.T) {
 	}
 	if e := bpSlot(cacheKey{objKey{uintptr(unsafe.Pointer(a)), reflect.TypeFor[person](), 1}, 1}).Load(); e == nil || !e.volatile {
 		t.Errorf("an object changed at every call is still cached")
+	}
+}
+
+// The first walk of an object is not cached, and allocates nothing: a test
+// counting the allocations of one call on new objects counts none of
+// racekit's.
+func TestBarrierFirstWalkAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under -race sync.Pool drops walkers at random: the pool allocates")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	graph := func() []any {
+		a := &person{age: 1, next: &person{age: 2, next: &person{age: 3}}}
+		s := []*person{a, a.next}
+		onHeap(a, &s)
+		return []any{a, &s}
+	}
+	walk := func(vals []any) {
+		w := getWalker()
+		w.reachable(vals, true, true)
+		putWalker(w)
+	}
+	walk(graph()) // the walker's buffers
+	var graphs [16][]any
+	for i := range graphs {
+		graphs[i] = graph()
+	}
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	before := m.Mallocs
+	for _, g := range graphs {
+		walk(g)
+	}
+	runtime.ReadMemStats(&m)
+	if n := m.Mallocs - before; n != 0 {
+		t.Errorf("first walks of 16 new object graphs: %d allocations, want 0", n)
+	}
+	for _, g := range graphs[:2] {
+		walk(g) // met again: cached
+	}
+	runtime.ReadMemStats(&m)
+	if m.Mallocs == before {
+		t.Errorf("second walks allocated nothing: not cached")
 	}
 }
 

@@ -375,12 +375,13 @@ func AtomicEnd(fn uint32) {
 
 // AfterFunc is time.AfterFunc(d, f): the goroutine that runs f is forked
 // here, by the caller, rather than born in untraced code (a later run after
-// Reset is).
+// Reset is). The *time.Timer is new: its allocation is recorded (rt.New),
+// as NewTimer's.
 func AfterFunc(d time.Duration, f func(), site uint32) *time.Timer {
 	TimerStart(site)
 	c := Fork(site)
 	var first atomic.Bool
-	return time.AfterFunc(d, func() { runForked(c, &first, f) })
+	return New(time.AfterFunc(d, func() { runForked(c, &first, f) }), site)
 }
 
 // ContextAfterFunc is context.AfterFunc(ctx, f).

@@ -238,13 +238,15 @@ func Sleep(d time.Duration, site uint32) {
 	schedResume(site)
 }
 
-// NewTimer is time.NewTimer(d). On the virtual clock the *time.Timer is a
+// NewTimer is time.NewTimer(d), recording the new *time.Timer's allocation
+// (a dead object's accesses at its address would otherwise carry over:
+// go-quartz, corpus session 25). On the virtual clock the *time.Timer is a
 // real one that never fires (so that untraced code may still stop or
 // reset it), with the virtual timer's channel as C.
 func NewTimer(d time.Duration, site uint32) *time.Timer {
 	if !ctl || !vtime {
 		TimerStart(site)
-		return time.NewTimer(d)
+		return New(time.NewTimer(d), site)
 	}
 	timerEvent(site)
 	tm := time.NewTimer(vForever)
@@ -253,7 +255,7 @@ func NewTimer(d time.Duration, site uint32) *time.Timer {
 	sc.vc.timers[tm] = t
 	sc.mu.Unlock()
 	tm.C = t.c
-	return tm
+	return New(tm, site)
 }
 
 // After is time.After(d).

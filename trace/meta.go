@@ -62,6 +62,14 @@ func cutLastColonInt(s string) (string, int, bool) {
 // main goroutine, goroutines of the testing framework or net/http).
 const NoParent = ^GID(0)
 
+// FrameworkFile is the file of the site at which rt/rttest records the fork
+// of a top-level test: package testing starts it, once the test before it
+// has ended (or called t.Parallel), and rttest records that order as a fork
+// by the goroutine of the test before, at a site whose function is
+// package testing's (testing.(*T).Run). Reports say such a goroutine was
+// created by package testing.
+const FrameworkFile = "racekit:framework"
+
 // Goroutine describes one goroutine of the trace.
 type Goroutine struct {
 	ID     GID

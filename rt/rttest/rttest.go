@@ -50,11 +50,15 @@
 //     does not know the bubble's goroutines: it orders both returns after
 //     everything recorded so far (an over-approximation, which may hide a
 //     race of the bubble with code outside it, never invents one).
+//   - The framework's root runs the top-level tests in sequence, starting
+//     each when t.Run of the one before returns: the test before records
+//     the next one's go statement as a fork of its own at its end or its
+//     t.Parallel (nextTop), so a goroutine a test left running is not
+//     ordered before the tests after it, as under -race.
 //
-// A goroutine the framework starts without rttest's fork (a top-level test,
-// a benchmark's run) is a goroutine born in untraced code: its first event
-// is ordered after everything recorded before it, which for the
-// framework's sequential phases is exact.
+// A goroutine the framework starts without rttest's fork (the first
+// top-level test, a benchmark's run) is a goroutine born in untraced code:
+// its first event is ordered after everything recorded before it.
 //
 // None of this adds a frame to what the tests' code sees (runtime.Callers,
 // runtime.Caller, a panic's stack): rttest calls the user's functions
@@ -91,6 +95,7 @@ import (
 	"unsafe"
 
 	"github.com/racekit/racekit/rt"
+	"github.com/racekit/racekit/trace"
 )
 
 // testsEnded is released at the end of every test, benchmark, fuzz input,
@@ -201,8 +206,39 @@ func Start(tb testing.TB) *Test {
 	}
 	n := newTest(root)
 	n.ret = 0 // the framework's t.Run returns into untraced code
+	if c := nextTop.Swap(nil); c != nil {
+		rt.Begin(c)
+		n.child = c
+	}
 	register(t, n)
 	return n
+}
+
+// nextTop is the go statement of the next top-level test. The framework's
+// root runs the top-level tests in sequence: it starts the next one when
+// t.Run of the one before returns, at that test's end or at its
+// t.Parallel. rttest records that go statement as a fork by the test
+// before, at that point (forkNextTop), and the next top-level test's Start
+// begins it: the test is then ordered after the tests before it and what
+// was ordered before their ends, as under -race, and not after a goroutine
+// a test before left running (a goroutine born in untraced code would be
+// after everything). The first top-level test is still born in untraced
+// code: after the package's initialization and TestMain's code.
+var nextTop atomic.Pointer[rt.Child]
+
+// topSite is the site of nextTop's forks (trace.FrameworkFile).
+var topSite = sync.OnceValue(func() uint32 {
+	return rt.RegisterFile(trace.FrameworkFile, []string{"testing.(*T).Run"}, []uint32{0, 0, 0})
+})
+
+// forkNextTop records the go statement of the next top-level test, by the
+// calling one. A fork no test begins (the last test's, or one a test that
+// has no prologue left) orders nothing.
+func forkNextTop() {
+	if !forks || !rt.Enabled() {
+		return
+	}
+	nextTop.Store(rt.Fork(topSite()))
 }
 
 // other is the state of an example or a fuzz target.
@@ -228,6 +264,7 @@ func Stop(n *Test) {
 	}
 	switch n.kind {
 	case kindTop:
+		n.ok = returnedNormally()
 		n.fnReturned(0)
 	case kindSub:
 		n.ok = returnedNormally()
@@ -335,6 +372,9 @@ func (n *Test) done(t *testing.T) {
 		}
 	}
 	rt.SyncRelease(testsEnded, 0)
+	if n.parent == root && !par {
+		forkNextTop()
+	}
 	tests.Delete(t)
 	if n.child != nil {
 		if n.ok {
@@ -593,6 +633,7 @@ func Parallel(t *testing.T, site uint32) {
 	}
 	if n.parent == root {
 		rt.SyncRelease(root.fnEnd, site)
+		forkNextTop()
 	}
 	t.Parallel()
 	rt.SyncAcquire(n.parent.fnEnd, site)
@@ -619,6 +660,14 @@ func Cleanup(tb testing.TB, f func(), site uint32) {
 			rt.SyncAcquire(testsEnded, site)
 		}
 	})
+}
+
+// AllocsPerRun is testing.AllocsPerRun(runs, f): rt allocates nothing it
+// can avoid while f runs (rt.CountAllocs), so the count is the program's.
+func AllocsPerRun(runs int, f func()) float64 {
+	rt.CountAllocs(1)
+	defer rt.CountAllocs(-1)
+	return testing.AllocsPerRun(runs, f)
 }
 
 // MRunDone is what follows m.Run() in TestMain (the rewriter makes

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 type holder struct{ r *http.Request }
@@ -41,8 +42,10 @@ func fresh(ctx context.Context, rd io.Reader, u *url.URL) (*http.Request, error)
 	defer strings.Split("a", ",")
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	fs.Int("n", 1, "")
-	m2 := maps.Clone(map[string]int{"a": 1}) // generic: freshGeneric
+	m2 := maps.Clone(map[string]int{"a": 1}) // generic: freshHand
 	m2["b"] = 2
+	tk := time.NewTicker(time.Second) // the runtime allocates it: freshHand
+	tk.Stop()
 	var rc io.ReadCloser
 	rc, err = gzip.NewReader(rd) // rc is an interface: nothing recorded
 	_ = rc

@@ -8,7 +8,11 @@
 // with each other: a detector that does not see these objects created
 // relates the accesses of a dead one and a live one at one address (a
 // routing library writing r.Pattern on each request did, under racekit:
-// go-chi/chi's TestMuxContextIsThreadSafe). No race.
+// go-chi/chi's TestMuxContextIsThreadSafe). Timers and tickers too, made
+// by the runtime (time.NewTimer, NewTicker, AfterFunc), among objects of
+// their size that the workers write (reading a timer's C at the address of
+// another worker's dead object did, under racekit: go-quartz's
+// TestScheduler_BlockingSemantics). No race.
 package main
 
 import (
@@ -19,12 +23,20 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 )
 
 const (
 	workers = 4
 	rounds  = 200
 )
+
+// block has the size class of the runtime's timers (time.Timer and
+// time.Ticker are the first words of a runtime object of 224 bytes).
+type block [28]int
+
+// sinks keeps each worker's last block on the heap.
+var sinks [workers]*block
 
 func worker(id int, u *url.URL, out *int) {
 	total := 0
@@ -47,6 +59,21 @@ func worker(id int, u *url.URL, out *int) {
 		q.Set("w", parts[1])
 		total += len(q)
 		cancel()
+		for i := 0; i < 4; i++ {
+			b := new(block)
+			b[0], b[1] = id, r
+			total += b[0] + b[1]
+			sinks[id] = b
+		}
+		tm := time.NewTimer(time.Hour)
+		tk := time.NewTicker(time.Hour)
+		af := time.AfterFunc(time.Hour, func() {})
+		if tm.C == nil || tk.C == nil || af.C != nil {
+			panic("timers")
+		}
+		tm.Stop()
+		tk.Stop()
+		af.Stop()
 		if r%40 == 0 {
 			runtime.GC()
 		}

@@ -1,0 +1,55 @@
+package callers
+
+import (
+	"container/heap"
+	"fmt"
+	"runtime"
+	"testing"
+)
+
+type item struct{ v int }
+
+type itemHeap []*item
+
+func (h itemHeap) Len() int           { return len(h) }
+func (h itemHeap) Less(i, j int) bool { return h[i].v < h[j].v }
+func (h itemHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *itemHeap) Push(x any)        { *h = append(*h, x.(*item)) }
+func (h *itemHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// TestAllocs counts the allocations of calls into untraced code that reach
+// objects whose contents change at every call (container/heap through an
+// interface: racekit walks what the call can reach, and caching a walk
+// allocates): racekit must add none, to testing.AllocsPerRun's count nor
+// to a count of one call between two runtime.ReadMemStats (as
+// jellydator/ttlcache's Test_Cache_Get makes).
+func TestAllocs(t *testing.T) {
+	newHeap := func() *itemHeap {
+		q := &itemHeap{{5}, {3}, {8}, {1}, {9}, {2}}
+		heap.Init(q)
+		return q
+	}
+	fix := func(q *itemHeap) {
+		(*q)[0].v += 10
+		heap.Fix(q, 0)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var m runtime.MemStats
+	for i := 0; i < 3; i++ {
+		q := newHeap()
+		runtime.ReadMemStats(&m)
+		before := m.Mallocs
+		fix(q)
+		runtime.ReadMemStats(&m)
+		fmt.Println("one call:", m.Mallocs-before)
+	}
+	for _, runs := range []int{1, 100} {
+		q := newHeap()
+		fmt.Println("AllocsPerRun:", testing.AllocsPerRun(runs, func() { fix(q) }))
+	}
+}
