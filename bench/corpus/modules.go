@@ -69,4 +69,14 @@ var corpus = []Module{
 	{"github.com/jackc/puddle/v2", "v2.2.3", "resource pool"},
 	{"github.com/golang/glog", "v1.2.5", "logger, flush daemon"},
 	{"github.com/dustin/go-broadcast", "v0.0.0-20171205050544-f664265f5a66", "broadcaster"},
+	// Added in session 26 and run there before any change made for them.
+	{"github.com/coder/websocket", "v1.8.15", "websocket, concurrent reads and writes"},
+	{"github.com/fsnotify/fsnotify", "v1.10.1", "file watcher, event goroutine"},
+	{"github.com/hashicorp/go-retryablehttp", "v0.7.8", "HTTP client retries, test servers"},
+	{"github.com/alicebob/miniredis/v2", "v2.40.0", "Redis server, connection goroutines, pub/sub"},
+	{"github.com/sony/gobreaker/v2", "v2.4.0", "circuit breaker, mutex, generation"},
+	{"github.com/hashicorp/memberlist", "v0.7.0", "gossip membership, UDP/TCP goroutines"},
+	{"go.etcd.io/bbolt", "v1.5.0", "B+tree database, transactions under locks"},
+	{"github.com/puzpuzpuz/xsync/v4", "v4.5.0", "concurrent maps, queues, atomics"},
+	{"github.com/cschleiden/go-workflows", "v1.2.0", "workflow engine, workers, in-memory backend"},
 }
