@@ -173,6 +173,12 @@ var stdEntries = []struct {
 	{"0:J", pre("encoding/json.", "Marshal", "MarshalIndent")},
 	{"0:J", pre("encoding/json.Encoder.", "Encode")},
 	{"0:ER", pre("encoding/json.", "Unmarshal", "Valid")},
+	// A Decoder's reads, decodes and tokens move its offset in its buffer
+	// (scanp) and may refill it: the Decoder is written (its type cache is
+	// synchronized, so modref gives Decode nothing). Its exported methods
+	// are all there is of it: it has no exported field.
+	{"r:W", pre("encoding/json.Decoder.", "Decode", "Token", "More", "UseNumber", "DisallowUnknownFields")},
+	{"r:R", pre("encoding/json.Decoder.", "Buffered", "InputOffset")},
 
 	// io's helpers fill their buffer argument (see ioBufEffect).
 	{"1:EWB", pre("io.", "ReadFull", "ReadAtLeast")},
