@@ -52,10 +52,20 @@ func reportShape(out string) []string {
 		}
 	}
 	sc := bufio.NewScanner(strings.NewReader(out))
+	location := false // in racekit's "Location is heap block" lines, which go test -race does not print
 	for sc.Scan() {
 		line := sc.Text()
 		if frameLine.MatchString(line) {
-			frames++
+			if !location {
+				frames++
+			}
+			continue
+		}
+		if strings.HasPrefix(line, "      ") {
+			continue
+		}
+		location = strings.HasPrefix(line, "Location is ")
+		if location {
 			continue
 		}
 		if strings.HasPrefix(line, "      ") || line == "" {
@@ -102,6 +112,10 @@ func TestTestReportShape(t *testing.T) {
 	code, rkOut := runRacekit(t, "test", "./racytest")
 	if code != 1 {
 		t.Errorf("racekit test: exit status %d, want 1", code)
+	}
+	// Both accesses name the package-level variable they are in (rt.Globals).
+	if n := strings.Count(rkOut, " (global racekit.test/e2e/racytest.counter) by goroutine "); n != 2 {
+		t.Errorf("racekit test: %d accesses name the variable counter, want 2\n%s", n, rkOut)
 	}
 	want := []string{
 		"==================", "WARNING: DATA RACE",

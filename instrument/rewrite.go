@@ -244,6 +244,7 @@ func (r *rewriter) finish() {
 		b.WriteString(strconv.FormatUint(uint64(s), 10))
 	}
 	b.WriteString("})\n")
+	r.globalNames(&b)
 	// Imports whose every use became a hook stay used.
 	for _, im := range r.in.File.Imports {
 		p, _ := strconv.Unquote(im.Path.Value)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/racekit/racekit/detect/alloc"
 	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/trace"
 )
@@ -31,6 +32,10 @@ type Result struct {
 	// occurrence; "" or absent: none known. Text does not print it:
 	// racekit test groups the reports by test.
 	Tests map[finding.Pair]string
+	// Heap (optional) is the allocation of the object a race's address is
+	// in, when it is a heap object traced code (or a std call with a fresh
+	// result) allocated (detect/alloc).
+	Heap map[finding.Pair]alloc.Block
 }
 
 // Text writes each distinct race as a block like Go's race detector, then a
@@ -67,6 +72,10 @@ func Races(w io.Writer, m *trace.Meta, results []Result) error {
 			writeAccess(bw, m, capital(g.Cur.Kind()), g.Addr, g.Cur, res.Stacks[g.Pair()])
 			bw.printf("\n")
 			writeAccess(bw, m, "Previous "+g.Prev.Kind(), g.Addr, g.Prev, res.PrevStacks[g.Pair()])
+			if b, ok := res.Heap[g.Pair()]; ok {
+				bw.printf("\nLocation is heap block of size %d at 0x%x allocated by goroutine %s at:\n", b.Size, b.Addr, m.Goroutine(b.G).Label())
+				writeFrame(bw, m.Site(b.Site))
+			}
 			for i, gid := range []trace.GID{g.Cur.G, g.Prev.G} {
 				if i == 1 && gid == g.Cur.G {
 					break // one goroutine: Go names it once too
@@ -82,7 +91,7 @@ func Races(w io.Writer, m *trace.Meta, results []Result) error {
 
 func writeAccess(bw *errWriter, m *trace.Meta, what string, addr uint64, a finding.Access, stack []trace.Site) {
 	obj := ""
-	if n := m.NameOf(addr); n != "" {
+	if n := m.Location(addr); n != "" {
 		obj = " (" + n + ")"
 	}
 	bw.printf("%s at 0x%x%s by goroutine %s (event %d):\n", what, addr, obj, m.Goroutine(a.G).Label(), a.Seq)
@@ -169,6 +178,16 @@ type JSONRace struct {
 	// Witness is a predicted race's reordering (detect/predict.CheckWitness
 	// validates it against the trace; racekit hatch -from rdit follows it).
 	Witness *finding.Witness `json:"witness,omitempty"`
+	// Block is the heap object the address is in, when known.
+	Block *JSONBlock `json:"block,omitempty"`
+}
+
+// JSONBlock is a heap object: where, how big, allocated where and by whom.
+type JSONBlock struct {
+	Addr      string   `json:"addr"`
+	Size      uint64   `json:"size"`
+	Goroutine string   `json:"goroutine"`
+	Site      JSONSite `json:"site"`
 }
 
 // JSONReport is the whole JSON document of `racekit analyze --format=json`.
@@ -204,15 +223,20 @@ func BuildJSON(traceName string, events int64, m *trace.Meta, results []Result) 
 	for _, res := range results {
 		rep.Counts[res.Detector] = len(res.Groups)
 		for _, g := range res.Groups {
+			var blk *JSONBlock
+			if b, ok := res.Heap[g.Pair()]; ok {
+				blk = &JSONBlock{Addr: fmt.Sprintf("0x%x", b.Addr), Size: b.Size, Goroutine: m.Goroutine(b.G).Label(), Site: jsonSite(m, b.Site)}
+			}
 			rep.Races = append(rep.Races, JSONRace{
 				Detector: g.Detector,
 				Evidence: g.Evidence.String(),
 				Addr:     fmt.Sprintf("0x%x", g.Addr),
-				Object:   m.NameOf(g.Addr),
+				Object:   m.Location(g.Addr),
 				Count:    g.Count,
 				Current:  jsonAccess(m, g.Cur, res.Stacks[g.Pair()]),
 				Previous: jsonAccess(m, g.Prev, res.PrevStacks[g.Pair()]),
 				Witness:  g.Witness,
+				Block:    blk,
 			})
 		}
 	}

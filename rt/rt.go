@@ -31,6 +31,7 @@ type def struct {
 	isSite bool
 	site   trace.Site
 	g      trace.Goroutine
+	name   *trace.Name // a name to define, not a site or goroutine
 }
 
 var (
@@ -104,6 +105,11 @@ func start(path string, withDedup bool) error {
 	for _, n := range globalObjs {
 		_ = w.DefineName(n.Obj, n.Name)
 	}
+	defMu.Lock()
+	for _, n := range globalVars {
+		_ = w.DefineName(n.Obj, n.Name)
+	}
+	defMu.Unlock()
 	for i := range edgeVer {
 		edgeVer[i].Store(0)
 	}

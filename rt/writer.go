@@ -300,7 +300,9 @@ func writeDefs() {
 	for i := range wdefs {
 		d := &wdefs[i]
 		var err error
-		if d.isSite {
+		if d.name != nil {
+			err = w.DefineName(d.name.Obj, d.name.Name)
+		} else if d.isSite {
 			err = w.DefineSite(trace.SiteID(wsites), d.site)
 			wsites++
 		} else {

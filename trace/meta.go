@@ -1,7 +1,9 @@
 package trace
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -103,6 +105,15 @@ type Meta struct {
 	siteIndex map[Site]SiteID
 	nameIndex map[uint64]int
 	defined   []bool // per GID: was DefineGoroutine called
+
+	globals      []globalVar // the Names that are GlobalNames, by address
+	globalsNames int         // how many of Names globals reflects
+}
+
+// globalVar is a package-level variable named in a trace (GlobalName).
+type globalVar struct {
+	addr, size uint64
+	name       string
 }
 
 // NewMeta returns empty tables holding only the unknown site.
@@ -213,9 +224,67 @@ func (m *Meta) NameOf(obj uint64) string {
 	return ""
 }
 
+// GlobalName is the name a trace gives the package-level variable called
+// name (its package path, a dot, its name), of size bytes, at its address:
+// Location finds it for any address inside it.
+func GlobalName(name string, size uint64) string {
+	return "global " + name + " size=" + strconv.FormatUint(size, 10)
+}
+
+// parseGlobal reads a GlobalName.
+func parseGlobal(s string) (name string, size uint64, ok bool) {
+	rest, ok := strings.CutPrefix(s, "global ")
+	if !ok {
+		return "", 0, false
+	}
+	i := strings.LastIndex(rest, " size=")
+	if i < 0 {
+		return "", 0, false
+	}
+	size, err := strconv.ParseUint(rest[i+len(" size="):], 10, 64)
+	if err != nil || size == 0 {
+		return "", 0, false
+	}
+	return rest[:i], size, true
+}
+
+// Location describes addr for a report, as Go's race report says where an
+// address is: the package-level variable that holds it ("global pkg.x",
+// "global pkg.x+8" inside it), else the name of the object at addr, else "".
+func (m *Meta) Location(addr uint64) string {
+	if m.globalsNames != len(m.Names) {
+		m.globals = m.globals[:0]
+		for _, n := range m.Names {
+			if name, size, ok := parseGlobal(n.Name); ok {
+				m.globals = append(m.globals, globalVar{n.Obj, size, name})
+			}
+		}
+		slices.SortFunc(m.globals, func(a, b globalVar) int { return cmp.Compare(a.addr, b.addr) })
+		m.globalsNames = len(m.Names)
+	}
+	i, _ := slices.BinarySearchFunc(m.globals, addr+1, func(g globalVar, a uint64) int { return cmp.Compare(g.addr, a) })
+	if i > 0 {
+		if g := m.globals[i-1]; addr-g.addr < g.size {
+			if off := addr - g.addr; off > 0 {
+				return "global " + g.name + "+" + strconv.FormatUint(off, 10)
+			}
+			return "global " + g.name
+		}
+	}
+	if n := m.NameOf(addr); n != "" {
+		if _, _, ok := parseGlobal(n); !ok {
+			return n
+		}
+	}
+	return ""
+}
+
 // ObjLabel returns obj's name, or its hexadecimal value.
 func (m *Meta) ObjLabel(obj uint64) string {
 	if n := m.NameOf(obj); n != "" {
+		if name, _, ok := parseGlobal(n); ok {
+			return name
+		}
 		return n
 	}
 	return "0x" + strconv.FormatUint(obj, 16)

@@ -149,3 +149,40 @@ func TestOpClasses(t *testing.T) {
 		}
 	}
 }
+
+// Location: a package-level variable named by GlobalName covers its whole
+// range (an offset inside it is said), names defined later are seen, and
+// other names are shown only for their own address.
+func TestLocation(t *testing.T) {
+	m := NewMeta()
+	m.SetName(0x1000, GlobalName("example.com/p.table", 24))
+	m.SetName(0x2000, "racekit: I/O")
+	for _, c := range []struct {
+		addr uint64
+		want string
+	}{
+		{0x1000, "global example.com/p.table"},
+		{0x1008, "global example.com/p.table+8"},
+		{0x1017, "global example.com/p.table+23"},
+		{0x1018, ""},
+		{0xfff, ""},
+		{0x2000, "racekit: I/O"},
+		{0x2001, ""},
+	} {
+		if got := m.Location(c.addr); got != c.want {
+			t.Errorf("Location(%#x) = %q, want %q", c.addr, got, c.want)
+		}
+	}
+	m.SetName(0x0ff8, GlobalName("example.com/p.x", 8)) // defined after the first lookup
+	if got := m.Location(0xffc); got != "global example.com/p.x+4" {
+		t.Errorf("a name defined later: %q", got)
+	}
+	if got := m.ObjLabel(0x1000); got != "example.com/p.table" {
+		t.Errorf("ObjLabel of a global: %q", got)
+	}
+	for _, bad := range []string{"global x", "global x size=0", "global x size=z", "globalx size=8"} {
+		if _, _, ok := parseGlobal(bad); ok {
+			t.Errorf("parseGlobal(%q) accepted", bad)
+		}
+	}
+}

@@ -187,6 +187,11 @@ func runAnalyze(c *command, args []string) int {
 		results[i] = report.Result{Detector: r.name, Groups: r.col.Groups()}
 		races += r.col.Len()
 	}
+	if races > 0 && args[0] != "-" {
+		if err := locateHeap(args[0], f.Meta(), results); err != nil {
+			c.errorf("heap blocks of the raced addresses: %v", err)
+		}
+	}
 	if *analyzeFormat == "json" {
 		rep := report.BuildJSON(f.Name, n, f.Meta(), results)
 		if *analyzeVerbose {

@@ -424,3 +424,54 @@ func TestVetFigure1(t *testing.T) {
 		t.Errorf("SARIF: exit %d, %+v", code, sarif)
 	}
 }
+
+// Reports say where a raced address is: in a package-level variable
+// (trace.GlobalName, with the offset inside it), or in a heap block, the
+// last allocation before the accesses that holds it (not one after them:
+// the memory reused), with its size and where it was allocated.
+func TestAnalyzeLocations(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "loc.rktx")
+	src := `#!addr "global example.com/p.g size=16" 0x500
+T1|alloc(0x1000=64)|a.go:1:1
+T1|fork(T2)|a.go:2:1
+T2|w(0x1010)|a.go:3:1
+T2|w(0x508)|a.go:6:1
+T1|w(0x1010)|a.go:4:1
+T1|w(0x508)|a.go:5:1
+T1|alloc(0x1000=32)|a.go:7:1
+`
+	if err := os.WriteFile(path, []byte(src), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := racekit(t, "analyze", path)
+	if code != exitRaces {
+		t.Fatalf("exit %d, want %d\n%s", code, exitRaces, out)
+	}
+	for _, want := range []string{
+		"Write at 0x508 (global example.com/p.g+8) by goroutine T1",
+		"Previous write at 0x508 (global example.com/p.g+8) by goroutine T2",
+		"Location is heap block of size 64 at 0x1000 allocated by goroutine T1 at:\n  a.go:1:1\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "Location is") != 1 {
+		t.Errorf("want one heap block (the global's race has a name):\n%s", out)
+	}
+	rep, _ := analyzeJSON(t, path)
+	blocks := 0
+	for _, r := range rep.Races {
+		if r.Block != nil {
+			blocks++
+			if r.Block.Addr != "0x1000" || r.Block.Size != 64 || r.Block.Site.Line != 1 {
+				t.Errorf("JSON block %+v", *r.Block)
+			}
+		} else if r.Object != "global example.com/p.g+8" {
+			t.Errorf("JSON object %q", r.Object)
+		}
+	}
+	if blocks != 1 {
+		t.Errorf("JSON: %d races with a block, want 1", blocks)
+	}
+}
