@@ -121,6 +121,11 @@ func (r Results) value(v ssa.Value, phis map[*ssa.Phi]bool) bool {
 		return true
 	case *ssa.ChangeType:
 		return r.value(v.X, phis)
+	case *ssa.Convert:
+		// []byte(s), []rune(s): a new array (bytes.NewBufferString's).
+		_, toSlice := v.Type().Underlying().(*types.Slice)
+		b, fromString := v.X.Type().Underlying().(*types.Basic)
+		return toSlice && fromString && b.Info()&types.IsString != 0
 	case *ssa.Slice:
 		// s[i:j] of a fresh array or slice: part of the new object.
 		return r.value(v.X, phis)

@@ -149,8 +149,19 @@ func closure() *T {
 	return f()
 }
 
-// fresh:
+// A conversion of a string makes a new array (bytes.NewBufferString's
+// buf); a slice of it is part of it.
+// fresh: 0
 func stringSlice(s string) []byte { return []byte(s)[:0:0] }
+
+// fresh: 0
+func runes(s string) []rune { return []rune(s) }
+
+type bs []byte
+
+// A conversion between slice types shares the array.
+// fresh:
+func sameArray(b bs) []byte { return []byte(b) }
 
 type R struct {
 	U   *T

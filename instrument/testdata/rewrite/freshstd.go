@@ -9,6 +9,7 @@ package p
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"flag"
@@ -44,6 +45,8 @@ func fresh(ctx context.Context, rd io.Reader, u *url.URL) (*http.Request, error)
 	fs.Int("n", 1, "")
 	m2 := maps.Clone(map[string]int{"a": 1}) // generic: freshHand
 	m2["b"] = 2
+	bb := bytes.NewBufferString("abc") // its buf too: []byte(s) is new
+	_ = bb.String()
 	tk := time.NewTicker(time.Second) // the runtime allocates it: freshHand
 	tk.Stop()
 	var rc io.ReadCloser
