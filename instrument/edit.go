@@ -17,7 +17,8 @@ import (
 // closing texts of nodes that end there come first (innermost first), then
 // the opening texts of nodes that start there (outermost first), then a
 // replacement starting there. Two wraps of the same node nest in the order
-// they were added: the first is the outer one.
+// they were added: the first is the outer one, except that a wrapInner is
+// inside the others.
 
 type editKind uint8
 
@@ -34,6 +35,7 @@ type edit struct {
 	text     string
 	lo, hi   int // span of the node the edit belongs to
 	seq      int
+	inner    bool // wrapInner: innermost of the node's wraps
 }
 
 type editor struct {
@@ -50,6 +52,15 @@ func (e *editor) wrap(lo, hi int, before, after string) {
 	if after != "" {
 		e.add(edit{pos: hi, kind: closing, text: after, lo: lo, hi: hi})
 	}
+}
+
+// wrapInner is wrap for a wrap that must be the node's innermost, whenever
+// it is added: an allocation's (rt.New(new(T), s)), which must come before
+// any hook that records an access to the new object (a std method's effect
+// on its receiver, rt.W1(rt.New(new(big.Int), s), s2).SetInt64(1)).
+func (e *editor) wrapInner(lo, hi int, before, after string) {
+	e.add(edit{pos: lo, kind: open, text: before, lo: lo, hi: hi, inner: true})
+	e.add(edit{pos: hi, kind: closing, text: after, lo: lo, hi: hi, inner: true})
 }
 
 // insertAt inserts text at pos on behalf of the node spanning [lo, hi)
@@ -116,12 +127,18 @@ func sortEdits(sel []*edit) {
 			if a.lo != b.lo {
 				return a.lo > b.lo
 			}
+			if a.inner != b.inner {
+				return a.inner
+			}
 			return a.seq > b.seq
 		}
 		// Outermost first: the node that ends later, or of two wraps of
 		// one node the one added first.
 		if a.hi != b.hi {
 			return a.hi > b.hi
+		}
+		if a.inner != b.inner {
+			return b.inner
 		}
 		return a.seq < b.seq
 	})

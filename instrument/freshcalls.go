@@ -74,7 +74,7 @@ func (r *rewriter) freshCall(x *ast.CallExpr, fn *types.Func) {
 	}
 	if h := r.freshHook(fn, 0, t); h != "" {
 		lo, hi := r.span(x)
-		r.ed.wrap(lo, hi, rtAlias+"."+h+"(", ", "+r.site(x.Pos())+freshFieldArgs(h, fn)+")")
+		r.ed.wrapInner(lo, hi, rtAlias+"."+h+"(", ", "+r.site(x.Pos())+freshFieldArgs(h, fn)+")")
 	}
 }
 

@@ -2021,7 +2021,7 @@ func (r *rewriter) rd(e ast.Expr) {
 				// &T{...} allocates: a new object, maybe at an address
 				// a dead one had.
 				lo, hi := r.span(x)
-				r.ed.wrap(lo, hi, rtAlias+".New(", ", "+r.site(x.Pos())+")")
+				r.ed.wrapInner(lo, hi, rtAlias+".New(", ", "+r.site(x.Pos())+")")
 				if r.addrLits == nil {
 					r.addrLits = map[*ast.CompositeLit]bool{}
 				}
@@ -2053,7 +2053,7 @@ func (r *rewriter) rd(e ast.Expr) {
 			}
 			if fn != "" {
 				lo, hi := r.span(x)
-				r.ed.wrap(lo, hi, rtAlias+"."+fn+"(", ", "+r.site(x.Pos())+")")
+				r.ed.wrapInner(lo, hi, rtAlias+"."+fn+"(", ", "+r.site(x.Pos())+")")
 			}
 		}
 		_, isStruct := core(typeOf(r.info, x)).(*types.Struct)
@@ -2630,7 +2630,7 @@ func (r *rewriter) builtin(x *ast.CallExpr) {
 		return
 	case "new":
 		lo, hi := r.span(x)
-		r.ed.wrap(lo, hi, rtAlias+".New(", ", "+r.site(x.Pos())+")")
+		r.ed.wrapInner(lo, hi, rtAlias+".New(", ", "+r.site(x.Pos())+")")
 	case "make":
 		if len(x.Args) >= 1 {
 			fn := ""

@@ -2,7 +2,9 @@ package rt
 
 import (
 	"reflect"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/racekit/racekit/trace"
@@ -107,9 +109,59 @@ func readSlicesOf(p unsafe.Pointer, t reflect.Type, site uint32) {
 	for _, f := range sliceFields(t) {
 		h := (*sliceHeader)(unsafe.Add(p, f.off))
 		if h.len > 0 && h.data != nil {
+			internalArray(p, h.data, uintptr(h.cap)*f.elem, site)
 			rangeAccess(trace.OpRead, h.data, f.elem, h.len, site)
 		}
 	}
+}
+
+// internalArrays holds, per slot, a hash of an (object, array, GC cycle)
+// triple whose array internalArray has recorded.
+var internalArrays [1 << 14]atomic.Uint64
+
+// gcEpoch counts the garbage collector's cycles (a finalizer that arms
+// itself again, from internalArray's first call): an array seen with its
+// object before a cycle may have been freed and handed out again since, to
+// the same object at the same address (a Buffer declared in a loop), with
+// a dead object of the program there in between.
+var (
+	gcEpoch atomic.Uint64
+	gcWatch sync.Once
+)
+
+type gcSentinel struct{ _ [2]uint64 } // not a tiny allocation, whose finalizer may never run
+
+func armGCEpoch() {
+	runtime.SetFinalizer(new(gcSentinel), func(*gcSentinel) {
+		gcEpoch.Add(1)
+		armGCEpoch()
+	})
+}
+
+// internalArray records the allocation of the array a std object at owner
+// holds (a bytes.Buffer's bytes, a big.Int's words) the first time it is
+// seen with that object. The standard library allocates and regrows these
+// arrays without a trace, so the memory a dead object of the program had
+// keeps its accesses: a Buffer's String read its new bytes at the address
+// of another goroutine's dead []byte, a race-free program's false race
+// (e2e testdata/src/stdchurn). Seen again (the same object, the same array) it records
+// nothing, so the program's writes through Bytes() still race with a
+// later String, within a cycle of the garbage collector (gcEpoch). An
+// allocation recorded where there was none (a collision in the table, an
+// array the program gave, as bytes.NewBuffer's, a new cycle) only forgets
+// accesses: races may be missed, none invented. Not covered: an array
+// freed and handed out twice between two reads of it with no cycle counted
+// in between (the finalizer that counts cycles runs after a cycle's mark).
+func internalArray(owner, data unsafe.Pointer, size uintptr, site uint32) {
+	gcWatch.Do(armGCEpoch)
+	h := uint64(uintptr(owner))*0x9e3779b97f4a7c15 ^ uint64(uintptr(data)) ^ gcEpoch.Load()<<48
+	h ^= h >> 31
+	slot := &internalArrays[h&(uint64(len(internalArrays))-1)]
+	if slot.Load() == h|1 {
+		return
+	}
+	slot.Store(h | 1)
+	allocEvent(data, size, site)
 }
 
 type sliceField struct{ off, elem uintptr }

@@ -15,6 +15,7 @@ import (
 	"flag"
 	"io"
 	"maps"
+	"math/big"
 	"net/http"
 	"net/url"
 	"strings"
@@ -45,6 +46,8 @@ func fresh(ctx context.Context, rd io.Reader, u *url.URL) (*http.Request, error)
 	fs.Int("n", 1, "")
 	m2 := maps.Clone(map[string]int{"a": 1}) // generic: freshHand
 	m2["b"] = 2
+	z := new(big.Int).SetInt64(1) // the allocation before the receiver's write: rt.W1(rt.New(...))
+	_ = z
 	bb := bytes.NewBufferString("abc") // its buf too: []byte(s) is new
 	_ = bb.String()
 	tk := time.NewTicker(time.Second) // the runtime allocates it: freshHand

@@ -12,12 +12,17 @@
 // by the runtime (time.NewTimer, NewTicker, AfterFunc), among objects of
 // their size that the workers write (reading a timer's C at the address of
 // another worker's dead object did, under racekit: go-quartz's
-// TestScheduler_BlockingSemantics). No race.
+// TestScheduler_BlockingSemantics); and the arrays a bytes.Buffer and a
+// big.Int hold, which their packages allocate and regrow (a Buffer's
+// String and a big.Int's arithmetic read them: rt's internalArray), among
+// the workers' byte slices. No race.
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"math/big"
 	"net/http"
 	"net/url"
 	"runtime"
@@ -35,8 +40,12 @@ const (
 // time.Ticker are the first words of a runtime object of 224 bytes).
 type block [28]int
 
-// sinks keeps each worker's last block on the heap.
-var sinks [workers]*block
+// sinks and bsinks keep each worker's last block and byte slice on the
+// heap.
+var (
+	sinks  [workers]*block
+	bsinks [workers][]byte
+)
 
 func worker(id int, u *url.URL, out *int) {
 	total := 0
@@ -65,6 +74,20 @@ func worker(id int, u *url.URL, out *int) {
 			total += b[0] + b[1]
 			sinks[id] = b
 		}
+		for i := 0; i < 8; i++ {
+			w := make([]byte, 64)
+			w[0], w[63] = byte(id), byte(r)
+			bsinks[id] = w
+		}
+		var b bytes.Buffer // its bytes: arrays bytes allocates and grows
+		for i := 0; i < 5; i++ {
+			b.WriteString("abcdefghijkl")
+		}
+		total += len(b.String())
+		x := new(big.Int).SetInt64(int64(r + 1)) // its words: math/big's
+		x.Lsh(x, 300)
+		x.Add(x, x)
+		total += x.BitLen()
 		tm := time.NewTimer(time.Hour)
 		tk := time.NewTicker(time.Hour)
 		af := time.AfterFunc(time.Hour, func() {})
