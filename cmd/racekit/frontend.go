@@ -37,6 +37,7 @@ type frontendFlags struct {
 	leaks     *bool
 	// leaksIgnore: functions whose leaks --leaks does not report.
 	leaksIgnore *string
+	quiet       *bool // no progress lines on stderr
 }
 
 func addFrontendFlags(fs *flag.FlagSet) *frontendFlags {
@@ -46,6 +47,7 @@ func addFrontendFlags(fs *flag.FlagSet) *frontendFlags {
 	ff.predict = fs.Bool("predict", false, "also report the races other interleavings would show (rdit), labelled as predicted")
 	ff.deadlocks = fs.Bool("deadlocks", false, "also report lock-order cycles other interleavings could deadlock on (iGoodlock, as racekit deadlocks), labelled potential")
 	ff.leaks = fs.Bool("leaks", false, "also report goroutines the run left blocked forever on channel, lock, WaitGroup or Cond operations (as racekit leaks)")
+	ff.quiet = fs.Bool("q", false, "print no progress lines on stderr (an analysis longer than 5s says how it goes every 10s)")
 	ff.leaksIgnore = fs.String("leaks-ignore", "", "with --leaks, comma-separated functions (pkg.F, pkg.(*T).M): a leak blocked with one of them on its stack is not reported (goleak's IgnoreAnyFunction)")
 	return ff
 }
@@ -382,13 +384,14 @@ type analysis struct {
 // distinct race the stacks of both accesses, the creation stacks of their
 // goroutines and the test the current access ran in.
 func analyzeTrace(path string, algos []string) (*analysis, error) {
-	return analyzeTraceFrom(path, algos, "")
+	return analyzeTraceFrom(path, algos, "", nil)
 }
 
 // analyzeTraceFrom is analyzeTrace counting only the races whose second
 // access comes at or after the first entry into function startFunc (all
-// races when startFunc is "").
-func analyzeTraceFrom(path string, algos []string, startFunc string) (*analysis, error) {
+// races when startFunc is ""), calling progress (if not nil) with the
+// events read so far every few million events.
+func analyzeTraceFrom(path string, algos []string, startFunc string, progress func(n int64)) (*analysis, error) {
 	f, err := tracefile.Open(path)
 	if err != nil {
 		return nil, err
@@ -457,7 +460,7 @@ func analyzeTraceFrom(path string, algos []string, startFunc string) (*analysis,
 		dets = append(dets, lk) // after st: an operation's stack ends at it
 	}
 	start := time.Now()
-	n, err := detect.Run(f, dets...)
+	n, err := detect.RunProgress(f, progress, dets...)
 	if err != nil {
 		return nil, err
 	}

@@ -214,7 +214,7 @@ func runConfCase(k *confCase, dir, rkBin, raceBin string, algos []string) {
 		// Races of the package's initialization (the suite has one) are
 		// not the test's: count from the test function's entry, as Go's
 		// harness counts from the test's "=== RUN" line.
-		a, aerr := analyzeTraceFrom(tr, algos, "racetest_test."+k.name)
+		a, aerr := analyzeTraceFrom(tr, algos, "racetest_test."+k.name, nil)
 		switch {
 		case aerr != nil:
 			k.rkErr = aerr.Error()

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -92,7 +94,7 @@ type progressLines struct {
 
 // progressEvery is how often a unit that goes on (a pair's runs, the
 // static analysis) reports how far it got.
-const progressEvery = 5 * time.Second
+var progressEvery = 5 * time.Second
 
 func newProgressLines(cmd string, quiet bool) *progressLines {
 	return &progressLines{cmd: cmd, quiet: quiet, start: time.Now(), w: os.Stderr}
@@ -133,4 +135,19 @@ func (p *progressLines) every(f func() string) (stop func()) {
 		}
 	}()
 	return func() { close(done); wg.Wait() }
+}
+
+// analysis reports the analysis of the trace at path: a line every
+// progressEvery with the events read so far (none for an analysis shorter
+// than that). progress is detect.RunProgress's callback; stop ends the
+// lines.
+func (p *progressLines) analysis(path string) (progress func(n int64), stop func()) {
+	var n atomic.Int64
+	name := filepath.Base(path)
+	start := time.Now()
+	stop = p.every(func() string {
+		k := n.Load()
+		return fmt.Sprintf("analyzing %s: %d events so far (%.1fM events/s)", name, k, float64(k)/time.Since(start).Seconds()/1e6)
+	})
+	return func(k int64) { n.Store(k) }, stop
 }

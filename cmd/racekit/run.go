@@ -16,7 +16,7 @@ import (
 
 var cmdRun = register(&command{
 	name:      "run",
-	usageLine: "run [-algo=fasttrack] [-predict] [-deadlocks] [-leaks [-leaks-ignore F,...]] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-include P] [-exclude P] [-tags T] [-stats] package [arguments...]",
+	usageLine: "run [-algo=fasttrack] [-predict] [-deadlocks] [-leaks [-leaks-ignore F,...]] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-q] [-include P] [-exclude P] [-tags T] [-stats] package [arguments...]",
 	short:     "instrument, build and run a Go program, then report its data races",
 	long: `
 Run is racekit's go run -race. It instruments the packages of the main
@@ -126,7 +126,9 @@ func runRun(c *command, args []string) int {
 		c.errorf("the program wrote no trace (%v)", err)
 		return exitError
 	}
-	a, err := analyzeTrace(tracePath, algos)
+	progress, stop := newProgressLines("run", *runFlags.quiet).analysis(tracePath)
+	a, err := analyzeTraceFrom(tracePath, algos, "", progress)
+	stop()
 	if err != nil {
 		c.errorf("%v", err)
 		return exitError

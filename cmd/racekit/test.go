@@ -13,7 +13,7 @@ import (
 
 var cmdTest = register(&command{
 	name:      "test",
-	usageLine: "test [-algo=fasttrack] [-predict] [-deadlocks] [-leaks [-leaks-ignore F,...]] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
+	usageLine: "test [-algo=fasttrack] [-predict] [-deadlocks] [-leaks [-leaks-ignore F,...]] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-q] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
 	short:     "instrument and run Go tests, then report their data races",
 	long: `
 Test is racekit's go test -race: it takes go test's command line, with
@@ -155,7 +155,7 @@ func runTest(c *command, args []string) int {
 	if c.line.has("json") {
 		rest = os.Stderr
 	}
-	out := &testOutput{out: os.Stdout, json: c.line.has("json"), chatty: c.line.chatty(), traceDir: traceDir, algos: algos, leakIgnore: testFlags.ignoredLeaks(), verbose: *testFlags.verbose, errorf: c.errorf}
+	out := &testOutput{out: os.Stdout, json: c.line.has("json"), chatty: c.line.chatty(), traceDir: traceDir, algos: algos, leakIgnore: testFlags.ignoredLeaks(), verbose: *testFlags.verbose, quiet: *testFlags.quiet, errorf: c.errorf}
 	gt := goCommand(prep, "test", goArgs...)
 	gt.Stdout = nil
 	stdout, err := gt.StdoutPipe()

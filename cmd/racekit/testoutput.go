@@ -44,6 +44,7 @@ type testOutput struct {
 	// leakIgnore: --leaks-ignore's functions (leak.Without).
 	leakIgnore []string
 	verbose    bool
+	quiet      bool // no progress lines (test -q)
 	errorf     func(format string, args ...any)
 
 	analyzed map[string]bool // trace files done
@@ -462,7 +463,9 @@ func (o *testOutput) writeTests(byTest []*testRaces, chatty bool, line func(test
 
 // analyze runs the detectors over one trace and prints its warnings.
 func (o *testOutput) analyze(path string) (*analysis, bool) {
-	a, err := analyzeTrace(path, o.algos)
+	progress, stop := newProgressLines("test", o.quiet).analysis(path)
+	a, err := analyzeTraceFrom(path, o.algos, "", progress)
+	stop()
 	if err != nil {
 		o.errorf("%v", err)
 		o.err = true
