@@ -26,6 +26,7 @@ package fresh
 
 import (
 	"go/types"
+	"slices"
 
 	"golang.org/x/tools/go/ssa"
 )
@@ -136,6 +137,10 @@ func (r Results) value(v ssa.Value, phis map[*ssa.Phi]bool) bool {
 			return b.Name() == "append" && len(c.Args) > 0 && r.value(c.Args[0], phis)
 		}
 		if callee := c.StaticCallee(); callee != nil && !c.IsInvoke() {
+			if k := passedThrough(callee); k >= 0 && k < len(c.Args) {
+				// new(List).Init(): Init returns its receiver.
+				return r.value(c.Args[k], phis)
+			}
 			return r.Fresh(callee, 0)
 		}
 	case *ssa.Extract:
@@ -278,4 +283,38 @@ func (r Results) allocFields(a *ssa.Alloc) []string {
 		}
 	}
 	return fs
+}
+
+// passedThrough returns k when fn's first result is, on every return, its
+// parameter k (the receiver of a method counts as parameter 0: List.Init
+// returns it), else -1.
+func passedThrough(fn *ssa.Function) int {
+	k := -1
+	for _, b := range fn.Blocks {
+		ret, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return)
+		if !ok {
+			continue
+		}
+		if len(ret.Results) == 0 {
+			return -1
+		}
+		v := ret.Results[0]
+		for {
+			ct, ok := v.(*ssa.ChangeType)
+			if !ok {
+				break
+			}
+			v = ct.X
+		}
+		p, ok := v.(*ssa.Parameter)
+		if !ok {
+			return -1
+		}
+		i := slices.Index(fn.Params, p)
+		if i < 0 || k >= 0 && i != k {
+			return -1
+		}
+		k = i
+	}
+	return k
 }

@@ -149,6 +149,16 @@ func closure() *T {
 	return f()
 }
 
+// Init returns its receiver: a new object's Init is the new object
+// (container/list.New).
+func (t *T) Init() *T { t.a = 0; return t }
+
+// fresh: 0
+func newInit() *T { return new(T).Init() }
+
+// fresh:
+func paramInit(p *T) *T { return p.Init() }
+
 // A conversion of a string makes a new array (bytes.NewBufferString's
 // buf); a slice of it is part of it.
 // fresh: 0
