@@ -242,6 +242,9 @@ func ioKind(fn *types.Func) (write, read bool) {
 		}
 	}
 	write = has("Write", "Encode", "Flush", "Sync", "Send", "Print", "Fatal", "Panic") || name == "Copy" || name == "CopyN" || name == "CopyBuffer"
-	read = has("Read", "Scan", "Decode", "Accept", "Recv", "Copy") || name == "Wait" || name == "Run" || name == "Output" || name == "CombinedOutput"
+	// bufio.Reader's Peek and Discard read from the reader under it when
+	// its buffer runs short (hashicorp/memberlist peeks a connection's
+	// label header before anything else is read from it).
+	read = has("Read", "Scan", "Decode", "Accept", "Recv", "Copy", "Peek", "Discard") || name == "Wait" || name == "Run" || name == "Output" || name == "CombinedOutput"
 	return write, read
 }

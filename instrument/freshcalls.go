@@ -63,10 +63,8 @@ func (r *rewriter) freshHook(fn *types.Func, i int, t types.Type) string {
 // freshCall wraps the call x, of fn, in the hook recording its result's
 // allocation, when it has one result and that is fresh.
 func (r *rewriter) freshCall(x *ast.CallExpr, fn *types.Func) {
-	if r.noBarrier[x] || r.discarded[x] {
-		// Deferred (runs later) or a statement: its result unused, and
-		// the statement's own wraps end where the call does.
-		return
+	if r.noBarrier[x] {
+		return // deferred or go: the call runs later
 	}
 	t := typeOf(r.info, x)
 	if _, tuple := t.(*types.Tuple); tuple {
