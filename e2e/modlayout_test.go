@@ -260,6 +260,85 @@ func Wait() { <-done }
 			}
 		}
 	})
+	// An object of an untraced dependency that hands a pointer from one
+	// goroutine to another under a lock of its own (go-workflows hands
+	// its executors over through a ttlcache.Cache): calls on the object
+	// are ordered as its lock orders them (rt.DepBefore, DepAfter), so
+	// the write before Put is ordered before the reader's after Take; a
+	// write after Put is not, and its race stays.
+	t.Run("object-of-dependency", func(t *testing.T) {
+		root := t.TempDir()
+		writeTree(t, root, map[string]string{
+			"m/go.mod": "module example.com/m\n\ngo 1.20\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ../dep\n",
+			"m/m_test.go": `package m
+
+import (
+	"runtime"
+	"testing"
+
+	"example.com/dep"
+)
+
+func take(b *dep.Box) *int {
+	for {
+		if p := b.Take(); p != nil {
+			return p
+		}
+		runtime.Gosched()
+	}
+}
+
+func TestNoRaceHandoff(t *testing.T) {
+	b := &dep.Box{}
+	go func() {
+		x := new(int)
+		*x = 1
+		b.Put(x)
+	}()
+	p := take(b)
+	*p = 2
+}
+
+func TestRaceAfterPut(t *testing.T) {
+	b := &dep.Box{}
+	done := make(chan bool)
+	go func() {
+		x := new(int)
+		b.Put(x)
+		*x = 3 // race: afterput
+		done <- true
+	}()
+	p := take(b)
+	*p = 4 // race: afterput
+	<-done
+}
+`,
+			"dep/go.mod": "module example.com/dep\n\ngo 1.18\n",
+			"dep/dep.go": `package dep
+
+import "sync"
+
+// Box holds a pointer under its lock.
+type Box struct {
+	mu sync.Mutex
+	p  *int
+}
+
+func (b *Box) Put(p *int) { b.mu.Lock(); b.p = p; b.mu.Unlock() }
+
+func (b *Box) Take() *int { b.mu.Lock(); defer b.mu.Unlock(); p := b.p; b.p = nil; return p }
+`,
+		})
+		dir := filepath.Join(root, "m")
+		t.Setenv("GOPROXY", "off")
+		t.Setenv("GOFLAGS", "")
+		for run := 0; run < 3; run++ {
+			_, pairs, _ := frontEnd(t, dir, instrument.Config{})
+			if want := wantPairs(t, dir, "."); !reflect.DeepEqual(pairs, want) || len(want) != 1 {
+				t.Fatalf("run %d: races %q, want %q", run, pairs, want)
+			}
+		}
+	})
 	// A directory of external tests alone (package m_test, no package m
 	// there), as retry-go's examples: the TestMain racekit adds joins
 	// them (go vet refused a package of that one test file).

@@ -519,3 +519,53 @@ func (r *rewriter) callbackCall(x *ast.CallExpr, fn *types.Func) bool {
 	}
 	return false
 }
+
+// depReceiver returns the receiver of x when x calls a method of an
+// untraced dependency (not the standard library) on a pointer given by a
+// plain expression (a variable, a field of one): rt.DepBefore and
+// DepAfter order the calls made on that object, as the dependency's own
+// locks would (see rt.DepBefore). The expression is evaluated again after
+// the call, so it must have no effect of its own.
+func (r *rewriter) depReceiver(x *ast.CallExpr, fn *types.Func) ast.Expr {
+	if fn == nil || fn.Pkg() == nil || r.noBarrier[x] || r.traced(fn.Pkg().Path()) || stdPath(fn.Pkg().Path()) || noBarrierPkgs[fn.Pkg().Path()] {
+		return nil
+	}
+	if r.in.Excluded != nil && r.in.Excluded(fn.Pkg().Path()) {
+		return nil // excluded by the user: BarrierPairs alone (RDIT's case)
+	}
+	sig, _ := fn.Type().(*types.Signature)
+	if sig == nil || sig.Recv() == nil {
+		return nil
+	}
+	se, ok := unparen(x.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return nil
+	}
+	if sel := r.info.Selections[se]; sel == nil || sel.Kind() != types.MethodVal {
+		return nil
+	}
+	if _, ok := typeOf(r.info, se.X).Underlying().(*types.Pointer); !ok || !plainExpr(r.info, se.X) {
+		return nil
+	}
+	return se.X
+}
+
+// plainExpr reports whether evaluating e twice is evaluating it once: a
+// variable, or a field of a plain expression.
+func plainExpr(info *types.Info, e ast.Expr) bool {
+	switch x := unparen(e).(type) {
+	case *ast.Ident:
+		_, isVar := info.Uses[x].(*types.Var)
+		return isVar
+	case *ast.SelectorExpr:
+		if sel := info.Selections[x]; sel != nil {
+			if sel.Kind() != types.FieldVal || sel.Indirect() && !plainExpr(info, x.X) {
+				return false
+			}
+			return plainExpr(info, x.X)
+		}
+		_, isVar := info.Uses[x.Sel].(*types.Var) // a package's variable
+		return isVar
+	}
+	return false
+}

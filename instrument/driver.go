@@ -353,6 +353,7 @@ func instrumentPackages(cfg *Config, targets []string, overlay map[string]string
 		}
 	}
 	isTraced := func(path string) bool { return traced[path] }
+	excluded := func(path string) bool { return matchAny(cfg.Exclude, path) }
 	done := map[string]bool{}
 	instrumented := map[string]bool{}
 	hasTests := map[string]string{}  // package path → package name, for packages with test files
@@ -417,7 +418,7 @@ func instrumentPackages(cfg *Config, targets []string, overlay map[string]string
 			if err != nil {
 				return err
 			}
-			res, err := File(FileInput{Fset: p.Fset, File: f, Src: src, Info: p.TypesInfo, Pkg: p.Types, Path: name, IsTest: isTest, Traced: isTraced})
+			res, err := File(FileInput{Fset: p.Fset, File: f, Src: src, Info: p.TypesInfo, Pkg: p.Types, Path: name, IsTest: isTest, Traced: isTraced, Excluded: excluded})
 			if err != nil {
 				prep.Skipped = append(prep.Skipped, Skip{p.ID, err.Error()})
 				cfg.logf("racekit: %v (file left uninstrumented)\n", err)

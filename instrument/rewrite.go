@@ -39,6 +39,10 @@ type FileInput struct {
 	// _test suffix) is instrumented: calls into other packages become
 	// BarrierPairs (barrier.go). Nil: only the file's own package.
 	Traced func(pkgPath string) bool
+	// Excluded reports whether a package the user could trace was
+	// excluded (--exclude): its calls keep their BarrierPairs alone, with
+	// no rt.DepBefore/DepAfter order (a dependency's object, depReceiver).
+	Excluded func(pkgPath string) bool
 }
 
 // FileResult is an instrumented file.
@@ -2454,6 +2458,11 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		lo, hi := r.span(first)
 		r.ed.wrap(lo, hi, rtAlias+"."+pre+"Before(", ", "+r.site(x.Pos())+")")
 	}
+	dep := r.depReceiver(x, fn)
+	if dep != nil {
+		lo, hi := r.span(dep)
+		r.ed.wrap(lo, hi, rtAlias+".DepBefore(", ", "+r.site(x.Pos())+")")
+	}
 	std := r.stdCall(x) // accesses inside the standard library (stdcalls.go)
 	r.variadicSlice(x, fn)
 	r.rd(x.Fun)
@@ -2467,7 +2476,24 @@ func (r *rewriter) call(x *ast.CallExpr) {
 	if read || r.callbackCall(x, fn) {
 		r.readAfter(x)
 	}
+	if dep != nil {
+		r.depAfter(x, dep)
+	}
 	r.barrierCall(x)
+}
+
+// depAfter records rt.DepAfter on the receiver dep after the call x
+// returns: around it when it has one result, after its statement otherwise
+// (as readAfter).
+func (r *rewriter) depAfter(x *ast.CallExpr, dep ast.Expr) {
+	lo, hi := r.span(dep)
+	recv := string(r.ed.src[lo:hi])
+	if tuple, ok := typeOf(r.info, x).(*types.Tuple); ok && tuple.Len() != 1 || r.discarded[x] || typeOf(r.info, x) == nil {
+		r.after = append(r.after, rtAlias+".DepAfter("+recv+", "+r.site(x.Pos())+")")
+		return
+	}
+	clo, chi := r.span(x)
+	r.ed.wrap(clo, chi, rtAlias+".DepAfterV(", ", "+recv+", "+r.site(x.Pos())+")")
 }
 
 // isTupleExpr reports whether e is a call with several results.
@@ -2479,6 +2505,11 @@ func isTupleExpr(info *types.Info, e ast.Expr) bool {
 // readAfter records rt.IORead after the call x returns: around it when it
 // has one result, after its statement otherwise.
 func (r *rewriter) readAfter(x *ast.CallExpr) {
+	if r.noBarrier[x] {
+		// Deferred or go: the call runs later, and IOReadV(f(), s)
+		// would run it now (defer tx.Rollback() rolled back at once).
+		return
+	}
 	if tuple, ok := typeOf(r.info, x).(*types.Tuple); ok && tuple.Len() != 1 || r.discarded[x] {
 		// Several results, or none used (a statement, whose own wraps
 		// end where the call does): after the statement.
@@ -2722,6 +2753,17 @@ func (r *rewriter) appendCall(x *ast.CallExpr) {
 				same = false
 			}
 		}
+		// Elements of another type are converted to the element type
+		// where the file can name it (interface{} from
+		// append(args, string(q)): AppendN cannot tell whether append
+		// grew the slice, and a new array's allocation went unrecorded,
+		// go-workflows' false race, corpus session 26).
+		conv := ""
+		if !same {
+			if name, ok := r.typeName(st.Elem()); ok {
+				conv, same = "("+name+")", true
+			}
+		}
 		if same {
 			lo, hi := r.span(x)
 			g := r.newGen(lo)
@@ -2729,8 +2771,14 @@ func (r *rewriter) appendCall(x *ast.CallExpr) {
 			r.piece(g, x.Args[0])
 			g.lit(", " + r.asite(x.Pos()))
 			for _, a := range x.Args[1:] {
-				g.lit(", ")
+				g.lit(", " + conv)
+				if conv != "" {
+					g.lit("(")
+				}
 				r.piece(g, a)
+				if conv != "" {
+					g.lit(")")
+				}
 			}
 			g.lit(")")
 			r.ed.collapse(lo, hi, g.end(hi))

@@ -5,7 +5,12 @@ func slices(dst, src []int, b []byte, s string) int {
 	dst = append(dst, 1, 2)
 	dst = append(dst, src...)
 	b = append(b, s...)
-	n := copy(dst, src)
+	var args []any
+	args = append(args, s, 1, nil) // converted to the element type: rt.Append sees the growth
+	var errs []error
+	errs = append(errs, (*myErr)(nil))
+	_ = errs
+	n := copy(dst, src) + len(args)
 	n += copy(b, s)
 	sum := 0
 	for i, v := range src {
@@ -33,3 +38,7 @@ outer:
 	}
 	return
 }
+
+type myErr struct{}
+
+func (*myErr) Error() string { return "" }
