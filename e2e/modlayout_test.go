@@ -32,6 +32,21 @@ func racy(pkg, tag string) string {
 	return strings.NewReplacer("PKG", pkg, "TAG", tag).Replace(racyPkg)
 }
 
+// oneMarkedRace runs the tests of the module at dir (its dependencies
+// replaced by local directories) three times: each run must report
+// exactly the one race its files mark.
+func oneMarkedRace(t *testing.T, dir string) {
+	t.Helper()
+	t.Setenv("GOPROXY", "off")
+	t.Setenv("GOFLAGS", "")
+	for run := 0; run < 3; run++ {
+		_, pairs, _ := frontEnd(t, dir, instrument.Config{})
+		if want := wantPairs(t, dir, "."); !reflect.DeepEqual(pairs, want) || len(want) != 1 {
+			t.Fatalf("run %d: races %q, want %q", run, pairs, want)
+		}
+	}
+}
+
 func writeTree(t *testing.T, root string, files map[string]string) {
 	t.Helper()
 	for f, src := range files {
@@ -250,15 +265,7 @@ func Async(f func()) { go func() { f(); done <- true }() }
 func Wait() { <-done }
 `,
 		})
-		dir := filepath.Join(root, "m")
-		t.Setenv("GOPROXY", "off")
-		t.Setenv("GOFLAGS", "")
-		for run := 0; run < 3; run++ {
-			_, pairs, _ := frontEnd(t, dir, instrument.Config{})
-			if want := wantPairs(t, dir, "."); !reflect.DeepEqual(pairs, want) || len(want) != 1 {
-				t.Fatalf("run %d: races %q, want %q", run, pairs, want)
-			}
-		}
+		oneMarkedRace(t, filepath.Join(root, "m"))
 	})
 	// An object of an untraced dependency that hands a pointer from one
 	// goroutine to another under a lock of its own (go-workflows hands
@@ -329,15 +336,7 @@ func (b *Box) Put(p *int) { b.mu.Lock(); b.p = p; b.mu.Unlock() }
 func (b *Box) Take() *int { b.mu.Lock(); defer b.mu.Unlock(); p := b.p; b.p = nil; return p }
 `,
 		})
-		dir := filepath.Join(root, "m")
-		t.Setenv("GOPROXY", "off")
-		t.Setenv("GOFLAGS", "")
-		for run := 0; run < 3; run++ {
-			_, pairs, _ := frontEnd(t, dir, instrument.Config{})
-			if want := wantPairs(t, dir, "."); !reflect.DeepEqual(pairs, want) || len(want) != 1 {
-				t.Fatalf("run %d: races %q, want %q", run, pairs, want)
-			}
-		}
+		oneMarkedRace(t, filepath.Join(root, "m"))
 	})
 	// A directory of external tests alone (package m_test, no package m
 	// there), as retry-go's examples: the TestMain racekit adds joins
