@@ -2474,26 +2474,13 @@ func (r *rewriter) call(x *ast.CallExpr) {
 	}
 	r.freshCall(x, fn)
 	if read || r.callbackCall(x, fn) {
-		r.readAfter(x)
+		r.afterCall(x, "IORead", "") // rt.IORead
 	}
 	if dep != nil {
-		r.depAfter(x, dep)
+		lo, hi := r.span(dep) // a plain expression: evaluated again after
+		r.afterCall(x, "DepAfter", string(r.ed.src[lo:hi])+", ")
 	}
 	r.barrierCall(x)
-}
-
-// depAfter records rt.DepAfter on the receiver dep after the call x
-// returns: around it when it has one result, after its statement otherwise
-// (as readAfter).
-func (r *rewriter) depAfter(x *ast.CallExpr, dep ast.Expr) {
-	lo, hi := r.span(dep)
-	recv := string(r.ed.src[lo:hi])
-	if tuple, ok := typeOf(r.info, x).(*types.Tuple); ok && tuple.Len() != 1 || r.discarded[x] || typeOf(r.info, x) == nil {
-		r.after = append(r.after, rtAlias+".DepAfter("+recv+", "+r.site(x.Pos())+")")
-		return
-	}
-	clo, chi := r.span(x)
-	r.ed.wrap(clo, chi, rtAlias+".DepAfterV(", ", "+recv+", "+r.site(x.Pos())+")")
 }
 
 // isTupleExpr reports whether e is a call with several results.
@@ -2502,26 +2489,24 @@ func isTupleExpr(info *types.Info, e ast.Expr) bool {
 	return ok
 }
 
-// readAfter records rt.IORead after the call x returns: around it when it
-// has one result, after its statement otherwise.
-func (r *rewriter) readAfter(x *ast.CallExpr) {
+// afterCall records rt.<hook>(prefix site) after the call x returns:
+// around it, rt.<hook>V(x, prefix site), when its one result is used;
+// after its statement otherwise (several results, none used: a
+// statement's own wraps end where the call does). Not for a deferred or
+// go statement's call, which runs later: IOReadV(tx.Rollback(), s) would
+// run it now (defer tx.Rollback() rolled back at once).
+func (r *rewriter) afterCall(x *ast.CallExpr, hook, prefix string) {
 	if r.noBarrier[x] {
-		// Deferred or go: the call runs later, and IOReadV(f(), s)
-		// would run it now (defer tx.Rollback() rolled back at once).
 		return
 	}
-	if tuple, ok := typeOf(r.info, x).(*types.Tuple); ok && tuple.Len() != 1 || r.discarded[x] {
-		// Several results, or none used (a statement, whose own wraps
-		// end where the call does): after the statement.
-		r.after = append(r.after, rtAlias+".IORead("+r.site(x.Pos())+")")
-		return
-	}
-	if typeOf(r.info, x) == nil {
-		r.after = append(r.after, rtAlias+".IORead("+r.site(x.Pos())+")")
+	args := prefix + r.site(x.Pos())
+	t := typeOf(r.info, x)
+	if tuple, ok := t.(*types.Tuple); ok && tuple.Len() != 1 || r.discarded[x] || t == nil {
+		r.after = append(r.after, rtAlias+"."+hook+"("+args+")")
 		return
 	}
 	lo, hi := r.span(x)
-	r.ed.wrap(lo, hi, rtAlias+".IOReadV(", ", "+r.site(x.Pos())+")")
+	r.ed.wrap(lo, hi, rtAlias+"."+hook+"V(", ", "+args+")")
 }
 
 // variadicSlice records the slice a call of traced variadic function fn

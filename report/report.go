@@ -249,3 +249,37 @@ func JSON(w io.Writer, rep JSONReport) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(rep)
 }
+
+// LocateHeap fills the Heap of results: for each race whose address is not
+// in a named variable, the heap block it is in (detect/alloc: a second pass
+// over the trace at path, only when there are races).
+func LocateHeap(path string, meta *trace.Meta, results []Result) error {
+	var qs []alloc.Query
+	var at []finding.Pair
+	var of []int
+	for i, r := range results {
+		for _, g := range r.Groups {
+			if meta.Location(g.Addr) == "" {
+				qs = append(qs, alloc.Query{Addr: g.Addr, Before: min(g.Cur.Seq, g.Prev.Seq)})
+				at, of = append(at, g.Pair()), append(of, i)
+			}
+		}
+	}
+	if len(qs) == 0 {
+		return nil
+	}
+	blocks, ok, err := alloc.Blocks(path, qs)
+	if err != nil {
+		return err
+	}
+	for j, b := range blocks {
+		if ok[j] {
+			r := &results[of[j]]
+			if r.Heap == nil {
+				r.Heap = map[finding.Pair]alloc.Block{}
+			}
+			r.Heap[at[j]] = b
+		}
+	}
+	return nil
+}

@@ -188,7 +188,7 @@ func runAnalyze(c *command, args []string) int {
 		races += r.col.Len()
 	}
 	if races > 0 && args[0] != "-" {
-		if err := locateHeap(args[0], f.Meta(), results); err != nil {
+		if err := report.LocateHeap(args[0], f.Meta(), results); err != nil {
 			c.errorf("heap blocks of the raced addresses: %v", err)
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/racekit/racekit/detect"
-	"github.com/racekit/racekit/detect/alloc"
 	"github.com/racekit/racekit/detect/clock"
 	"github.com/racekit/racekit/detect/deadlock"
 	"github.com/racekit/racekit/detect/leak"
@@ -517,7 +516,7 @@ func analyzeTraceFrom(path string, algos []string, startFunc string, progress fu
 	for i := range a.results {
 		a.results[i].Created = created
 	}
-	if err := locateHeap(path, meta, a.results); err != nil {
+	if err := report.LocateHeap(path, meta, a.results); err != nil {
 		a.warns = append(a.warns, "heap blocks of the raced addresses: "+err.Error())
 	}
 	a.created = created
@@ -539,40 +538,6 @@ func analyzeTraceFrom(path string, algos []string, startFunc string, progress fu
 		}
 	}
 	return a, nil
-}
-
-// locateHeap finds, for each race whose address is not in a named
-// variable, the heap block it is in (a second pass over the trace, only
-// when there are races).
-func locateHeap(path string, meta *trace.Meta, results []report.Result) error {
-	var qs []alloc.Query
-	var at []finding.Pair
-	var of []int
-	for i, r := range results {
-		for _, g := range r.Groups {
-			if meta.Location(g.Addr) == "" {
-				qs = append(qs, alloc.Query{Addr: g.Addr, Before: min(g.Cur.Seq, g.Prev.Seq)})
-				at, of = append(at, g.Pair()), append(of, i)
-			}
-		}
-	}
-	if len(qs) == 0 {
-		return nil
-	}
-	blocks, ok, err := alloc.Blocks(path, qs)
-	if err != nil {
-		return err
-	}
-	for j, b := range blocks {
-		if ok[j] {
-			r := &results[of[j]]
-			if r.Heap == nil {
-				r.Heap = map[finding.Pair]alloc.Block{}
-			}
-			r.Heap[at[j]] = b
-		}
-	}
-	return nil
 }
 
 // deadlockAlgo is the name --deadlocks adds to the algorithms: the
