@@ -28,6 +28,7 @@ func TestRaceHeaderSetSet(t *testing.T) {
 		h.Set("A", "1") // race: headerset
 		c <- true
 	}()
+	apart()
 	h.Set("B", "2") // race: headerset
 	<-c
 }
@@ -39,6 +40,7 @@ func TestRaceValuesAddGet(t *testing.T) {
 		v.Add("a", "1") // race: valuesadd
 		c <- true
 	}()
+	apart()
 	sink = v.Get("b") // race: valuesadd
 	<-c
 }
@@ -144,6 +146,7 @@ func TestRaceTemplateMapWrite(t *testing.T) {
 		m["b"] = 2 // race: template
 		c <- true
 	}()
+	apart()
 	tm.Execute(io.Discard, m) // race: template
 	<-c
 }

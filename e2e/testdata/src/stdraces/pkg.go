@@ -11,5 +11,13 @@
 // alone, under go test -race and instrumented.
 package stdraces
 
+import "time"
+
 // sink keeps results alive.
 var sink any
+
+// apart lets the other goroutine's map access finish before the caller's,
+// with no happens-before edge between them: two map writes that really
+// overlap end the run in the runtime's "fatal error: concurrent map
+// writes" before any report (CI, one run in many).
+func apart() { time.Sleep(10 * time.Millisecond) }

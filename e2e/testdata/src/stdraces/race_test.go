@@ -266,6 +266,7 @@ func TestRaceMapsCopyDst(t *testing.T) {
 		maps.Copy(dst, src) // race: mapscopy
 		c <- true
 	}()
+	apart()
 	dst["b"] = 2 // race: mapscopy
 	<-c
 }

@@ -76,6 +76,7 @@ func TestRaceReflectMapIndex(t *testing.T) {
 		m["b"] = 2 // race: reflectmap
 		c <- true
 	}()
+	apart()
 	sink = v.MapIndex(reflect.ValueOf("a")) // race: reflectmap
 	<-c
 }
