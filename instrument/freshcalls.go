@@ -121,3 +121,51 @@ func freshFieldArgs(hook string, fn *types.Func) string {
 	}
 	return b.String()
 }
+
+// heldResults are the std methods whose []byte result points into a
+// buffer their receiver holds, which std allocated and filled unseen:
+// rt.HeldBy records that buffer's allocation the first time the program
+// sees it with its owner in a GC cycle, so that it does not carry a dead
+// object's accesses (see rt.HeldBy). The value is the Holder method for
+// the results. bytes.Buffer's Bytes is not here: rt.RDeep records its
+// array from its start, at every String (a second record of the same
+// array from another offset would forget the first one's accesses).
+var heldResults = map[string]string{
+	"bufio.Reader.Peek":      "Err",
+	"bufio.Reader.ReadSlice": "Err",
+	"bufio.Reader.ReadLine":  "Line",
+	"bufio.Scanner.Bytes":    "Bytes",
+}
+
+// heldCall wraps the call x, of fn, a method of heldResults, in the
+// Holder of its receiver: rt.HeldBy(br, site).Err(br.Peek(n)). Only when
+// the call's results are used and the receiver can be written twice.
+func (r *rewriter) heldCall(x *ast.CallExpr, fn *types.Func) {
+	if r.noBarrier[x] || r.discarded[x] || fn == nil || fn.Pkg() == nil || r.traced(fn.Pkg().Path()) {
+		return
+	}
+	method, ok := heldResults[stdKey(fn)]
+	if !ok {
+		return
+	}
+	se, ok := unparen(x.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return
+	}
+	sel := r.info.Selections[se]
+	if sel == nil || sel.Kind() != types.MethodVal || len(sel.Index()) != 1 {
+		return
+	}
+	owner, ok := r.reevaluable(se.X)
+	if !ok {
+		return
+	}
+	if !isPointer(typeOf(r.info, se.X)) {
+		if !r.addressable(se.X) {
+			return
+		}
+		owner = "&(" + owner + ")"
+	}
+	lo, hi := r.span(x)
+	r.ed.wrapInner(lo, hi, rtAlias+".HeldBy("+owner+", "+r.site(x.Pos())+")."+method+"(", ")")
+}

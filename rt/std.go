@@ -164,6 +164,51 @@ func internalArray(owner, data unsafe.Pointer, size uintptr, site uint32) {
 	allocEvent(data, size, site)
 }
 
+// HeldBy returns the Holder of the std object at owner: its methods
+// record, as internalArray does, the allocation of the array a []byte
+// result points into, and return the call's results unchanged:
+// rt.HeldBy(br, site).Err(br.Peek(n)). The bytes a bufio.Reader's Peek or
+// ReadSlice returns, a Scanner's Bytes, are its buffer, which the program
+// reads in place; bufio allocated it (and its Read filled it) without a
+// trace, so it kept the accesses of the dead object of the program the
+// collector had there (a read of Peek's bytes raced with another
+// goroutine's dead []byte: hashicorp/memberlist, corpus session 26).
+// Recorded from the result's first byte to its capacity's end, the first
+// time in a GC cycle that this owner is seen with it.
+func HeldBy[P any](owner *P, site uint32) Holder {
+	return Holder{unsafe.Pointer(owner), site}
+}
+
+// Holder is HeldBy's result.
+type Holder struct {
+	owner unsafe.Pointer
+	site  uint32
+}
+
+func (h Holder) held(b []byte) {
+	if on && h.owner != nil && cap(b) > 0 {
+		internalArray(h.owner, sliceData(b), uintptr(cap(b)), h.site)
+	}
+}
+
+// Bytes is for a call whose one result is the bytes (Scanner.Bytes).
+func (h Holder) Bytes(b []byte) []byte {
+	h.held(b)
+	return b
+}
+
+// Err is for a call returning the bytes and an error (Peek, ReadSlice).
+func (h Holder) Err(b []byte, err error) ([]byte, error) {
+	h.held(b)
+	return b, err
+}
+
+// Line is for bufio.Reader.ReadLine's bytes, isPrefix and error.
+func (h Holder) Line(b []byte, isPrefix bool, err error) ([]byte, bool, error) {
+	h.held(b)
+	return b, isPrefix, err
+}
+
 type sliceField struct{ off, elem uintptr }
 
 var sliceFieldsCache sync.Map // reflect.Type → []sliceField

@@ -15,10 +15,14 @@
 // TestScheduler_BlockingSemantics); and the arrays a bytes.Buffer and a
 // big.Int hold, which their packages allocate and regrow (a Buffer's
 // String and a big.Int's arithmetic read them: rt's internalArray), among
-// the workers' byte slices. No race.
+// the workers' byte slices; and the buffer a bufio.Reader fills, which
+// the program reads through Peek (a bufio.Reader's buffer, read through
+// Peek at the address of another worker's dead []byte, did under racekit:
+// hashicorp/memberlist's peekedConn). No race.
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -84,6 +88,13 @@ func worker(id int, u *url.URL, out *int) {
 			b.WriteString("abcdefghijkl")
 		}
 		total += len(b.String())
+		br := bufio.NewReaderSize(strings.NewReader("0123456789abcdefghijklmnopqrstuvwxyz"), 64)
+		if p, err := br.Peek(16); err == nil { // its buffer: bufio's
+			total += int(p[0]) + int(p[15])
+		}
+		if line, err := br.ReadSlice('z'); err == nil {
+			total += int(line[1])
+		}
 		x := new(big.Int).SetInt64(int64(r + 1)) // its words: math/big's
 		x.Lsh(x, 300)
 		x.Add(x, x)

@@ -148,6 +148,23 @@ func TestRaceBufioFlushBuffered(t *testing.T) {
 	<-c
 }
 
+// Peek's bytes are the Reader's buffer: a write through one Peek's result
+// races with a read through another's. racekit records the buffer's
+// allocation at the first Peek only (rt.HeldBy), not at the second, which
+// would forget the write.
+func TestRacePeekedBytes(t *testing.T) {
+	br := bufio.NewReader(strings.NewReader("abcdef"))
+	p, _ := br.Peek(2)
+	c := make(chan bool)
+	go func() {
+		p[0] = 'x' // race: peeked
+		c <- true
+	}()
+	q, _ := br.Peek(2)
+	sink = q[0] // race: peeked
+	<-c
+}
+
 func TestRaceFprintfBuilder(t *testing.T) {
 	var b strings.Builder
 	c := make(chan bool)
