@@ -114,6 +114,7 @@ type rewriter struct {
 	useTest bool
 	results [][]*ast.Ident // named results of the enclosing functions
 	after   []string       // events to record after the current statement
+	initAft []string       // after's events of the last if's or switch's init statement
 
 	captured  map[*types.Var]bool       // locals function literals capture (stdcalls.go), lazily
 	stmtCalls map[*ast.CallExpr]*bpPlan // BarrierPairs bracketing a statement
@@ -605,6 +606,9 @@ func (r *rewriter) block(list []ast.Stmt) {
 // may become several statements or a block. label: the labeled statement
 // around s, if any.
 func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
+	if !inList {
+		r.initAft = r.initAft[:0] // set again below for the kinds that have any
+	}
 	switch s.(type) {
 	case *ast.ExprStmt, *ast.AssignStmt, *ast.DeclStmt:
 		r.after = r.after[:0]
@@ -614,6 +618,9 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 			if len(r.after) > 0 && inList {
 				lo, hi := r.span(s)
 				r.ed.appendAt(hi, "; "+strings.Join(r.after, "; "), lo, hi)
+			}
+			if !inList { // an init statement: its if or switch records them
+				r.initAft = append(r.initAft[:0], r.after...)
 			}
 			r.after = r.after[:0]
 		}()
@@ -809,11 +816,18 @@ func (r *rewriter) allocIterVars(body *ast.BlockStmt, ids ...ast.Expr) {
 // the condition or tag, it runs after the init, before anything else
 // reaches them.
 func (r *rewriter) initAllocs(init ast.Stmt) string {
+	var parts []string
+	if init != nil && len(r.initAft) > 0 {
+		// The events recorded after a statement (an I/O read's acquire,
+		// a fresh result's allocation), which no statement can follow
+		// here: if n, err := conn.Read(b); err == nil { ... }.
+		parts = append(parts, "func() bool { "+strings.Join(r.initAft, "; ")+"; return true }()")
+	}
+	r.initAft = r.initAft[:0]
 	a, ok := init.(*ast.AssignStmt)
 	if !ok || a.Tok != token.DEFINE {
-		return ""
+		return strings.Join(parts, " && ")
 	}
-	var parts []string
 	for _, l := range a.Lhs {
 		if id, ok := l.(*ast.Ident); ok && id.Name != "_" {
 			if v, _ := r.info.Defs[id].(*types.Var); v != nil && r.shared[v] {

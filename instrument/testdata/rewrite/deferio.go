@@ -4,6 +4,8 @@ package p
 
 import (
 	"database/sql"
+	"net"
+	"net/url"
 	"os/exec"
 )
 
@@ -15,4 +17,18 @@ func deferIO(db *sql.DB, c *exec.Cmd) error {
 	defer tx.Rollback()
 	defer c.Wait()
 	return tx.Commit()
+}
+
+// An if's or a switch's init statement cannot be followed by another: what
+// is recorded after it (the read's acquire, a fresh result's allocation)
+// goes before the condition or tag.
+func initIO(c net.Conn, b []byte) int {
+	if n, err := c.Read(b); err == nil {
+		return n
+	}
+	switch u, err := url.Parse("http://h"); {
+	case err == nil:
+		return len(u.Host)
+	}
+	return 0
 }

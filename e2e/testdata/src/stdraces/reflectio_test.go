@@ -369,3 +369,24 @@ func TestNoRaceSprintNestedPointer(t *testing.T) {
 	sink = fmt.Sprint(n)
 	<-c
 }
+
+// A byte through a pipe orders the writer's store before the reader's load
+// (the edge of a write and a read system call, which -race draws too), also
+// when the read is an if's init statement, after which no statement can go.
+func TestNoRacePipeReadInit(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	shared := new(int)
+	go func() {
+		*shared = 1
+		w.Write([]byte{1})
+	}()
+	b := make([]byte, 1)
+	if n, err := r.Read(b); err == nil && n == 1 {
+		sink = *shared
+	}
+}
