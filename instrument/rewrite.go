@@ -2487,7 +2487,6 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		std()
 	}
 	r.freshCall(x, fn)
-	r.heldCall(x, fn)
 	if read || r.callbackCall(x, fn) {
 		r.afterCall(x, "IORead", "") // rt.IORead
 	}

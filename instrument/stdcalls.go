@@ -39,6 +39,10 @@ import (
 //	D       read the object (its first word) and the elements of the slices
 //	        it holds directly (rt.RDeep: a big.Int's words, a bytes.Buffer's
 //	        bytes)
+//	RA, WA  R or W, for a method that hands the program an array the
+//	        object holds (bytes.Buffer.Bytes, bufio.Reader.Peek): records
+//	        that array's allocation when first seen with its object
+//	        (rt.R1Arrays, rt.W1Arrays), since std allocated it unseen
 //	ER, EW  read / write every element of the slice operand (rt.Elems,
 //	        rt.ElemsW; up to 256 events)
 //	EB      ER for the buffer a writer's Write copies, called in loops:
@@ -92,20 +96,26 @@ var stdEntries = []struct {
 	// argument's bytes; String copies the buffered bytes.
 	{"r:W 0:EB", pre("bytes.Buffer.", "Write")},
 	{"r:W", pre("bytes.Buffer.", "WriteByte", "WriteRune", "WriteString", "ReadFrom", "WriteTo",
-		"Read", "ReadByte", "ReadRune", "ReadBytes", "ReadString", "Next", "UnreadByte", "UnreadRune",
+		"Read", "ReadByte", "ReadRune", "ReadBytes", "ReadString", "UnreadByte", "UnreadRune",
 		"Truncate", "Reset", "Grow")},
-	{"r:R", pre("bytes.Buffer.", "Len", "Cap", "Available", "Bytes", "AvailableBuffer")},
+	{"r:R", pre("bytes.Buffer.", "Len", "Cap", "Available")},
+	// Its bytes, handed to the program.
+	{"r:WA", pre("bytes.Buffer.", "Next")},
+	{"r:RA", pre("bytes.Buffer.", "Bytes", "AvailableBuffer")},
 	{"r:D", pre("bytes.Buffer.", "String")},
 
 	// bufio: a Writer's buffer and counters, a Reader's, a Scanner's.
 	{"r:W 0:EB", pre("bufio.Writer.", "Write")},
 	{"r:W", pre("bufio.Writer.", "WriteString", "WriteByte", "WriteRune", "Flush", "Reset", "ReadFrom")},
-	{"r:R", pre("bufio.Writer.", "Available", "Buffered", "Size", "AvailableBuffer")},
-	{"r:W", pre("bufio.Reader.", "Read", "ReadByte", "ReadRune", "ReadBytes", "ReadString", "ReadLine",
-		"ReadSlice", "Peek", "Discard", "Reset", "UnreadByte", "UnreadRune", "WriteTo")},
+	{"r:R", pre("bufio.Writer.", "Available", "Buffered", "Size")},
+	{"r:RA", pre("bufio.Writer.", "AvailableBuffer")},
+	{"r:W", pre("bufio.Reader.", "Read", "ReadByte", "ReadRune", "ReadBytes", "ReadString",
+		"Discard", "Reset", "UnreadByte", "UnreadRune", "WriteTo")},
+	{"r:WA", pre("bufio.Reader.", "ReadLine", "ReadSlice", "Peek")}, // bytes of its buffer
 	{"r:R", pre("bufio.Reader.", "Buffered", "Size")},
 	{"r:W", pre("bufio.Scanner.", "Scan", "Buffer", "Split")},
-	{"r:R", pre("bufio.Scanner.", "Text", "Bytes", "Err")},
+	{"r:R", pre("bufio.Scanner.", "Text", "Err")},
+	{"r:RA", pre("bufio.Scanner.", "Bytes")},
 
 	// container/list: insertions, removals and moves write the List (its
 	// root element and length); Remove also unlinks its element.
@@ -324,7 +334,7 @@ func isByteSlice(t types.Type) bool {
 
 // stdHooks names the rt hook of each effect.
 var stdHooks = map[string]string{
-	"R": "R1", "W": "W1", "D": "RDeep", "ER": "Elems", "EB": "ElemsWords", "EW": "ElemsW", "EWB": "ElemsWordsW",
+	"R": "R1", "W": "W1", "D": "RDeep", "RA": "R1Arrays", "WA": "W1Arrays", "ER": "Elems", "EB": "ElemsWords", "EW": "ElemsW", "EWB": "ElemsWordsW",
 	"MR": "MR", "MW": "MW", "J": "RJSON", "F": "RFmt", "WB": "W1",
 }
 
@@ -445,6 +455,9 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 			// A local on the stack: the slices it holds point to the
 			// heap, and only their elements are recorded.
 			hook = rtAlias + ".RSlicesOf"
+		}
+		if (e.kind == "RA" || e.kind == "WA") && !r.heapOperand(op, addr) {
+			hook = rtAlias + ".ArraysOf" // (the same: only its arrays)
 		}
 		if pos >= last {
 			tail := ", " + r.asite(x.Pos()) + ")"
@@ -576,10 +589,13 @@ func (r *rewriter) stdOperandOK(op ast.Expr, e stdEffect) bool {
 			return false
 		}
 	}
-	// A receiver's address is taken, unless it is a map or slice (the
-	// elements are elsewhere whatever holds the value).
-	recvAddr := e.operand < 0 && !isMap(typeOf(r.info, op)) && !isSlice(typeOf(r.info, op))
-	if !r.heapOperand(op, recvAddr) && e.kind != "D" {
+	// A receiver's address is taken, unless it is a pointer, a map or a
+	// slice (the object or the elements are elsewhere, whatever holds the
+	// value: b.WriteString(s) on a parameter b *strings.Builder was not
+	// recorded).
+	t := typeOf(r.info, op)
+	recvAddr := e.operand < 0 && !isPointer(t) && !isMap(t) && !isSlice(t)
+	if !r.heapOperand(op, recvAddr) && e.kind != "D" && e.kind != "RA" && e.kind != "WA" {
 		return false
 	}
 	tv, ok := r.info.Types[op]

@@ -8,21 +8,29 @@ import (
 )
 
 // lockerObj returns the lock a sync.Locker stands for when it is a
-// *sync.Mutex or *sync.RWMutex (exclusive mode), or a pointer to a struct
-// whose Lock and Unlock are those of an embedded one (promoted); nil
-// otherwise (a Locker implemented by instrumented code records its own
-// events).
-func lockerObj(l sync.Locker) unsafe.Pointer {
+// *sync.Mutex or *sync.RWMutex (exclusive mode), an RWMutex's RLocker (read
+// mode: read is true), or a pointer to a struct whose Lock and Unlock are
+// those of an embedded one (promoted); nil otherwise (a Locker implemented
+// by instrumented code records its own events).
+func lockerObj(l sync.Locker) (p unsafe.Pointer, read bool) {
 	switch m := l.(type) {
 	case *sync.Mutex:
-		return unsafe.Pointer(m)
+		return unsafe.Pointer(m), false
 	case *sync.RWMutex:
-		return unsafe.Pointer(m)
+		return unsafe.Pointer(m), false
 	case nil:
-		return nil
+		return nil, false
 	}
-	return embeddedLock(l)
+	if reflect.TypeOf(l) == rlockerType {
+		// sync's rlocker is its RWMutex, converted: Lock is RLock.
+		return reflect.ValueOf(l).UnsafePointer(), true
+	}
+	return embeddedLock(l), false
 }
+
+// rlockerType is the dynamic type of RWMutex.RLocker's result (a
+// sync.NewCond(rw.RLocker())'s L).
+var rlockerType = reflect.TypeOf(new(sync.RWMutex).RLocker())
 
 // embeddedLock is lockerObj for another type: a struct that embeds a
 // sync.Mutex or RWMutex (or a pointer to one) and so has its Lock and

@@ -39,23 +39,24 @@ func TestLockerObj(t *testing.T) {
 	n := &nested{}
 	d := &declared{}
 	var mu sync.Mutex
+	rw3 := new(sync.RWMutex)
 	for _, c := range []struct {
 		name string
 		l    sync.Locker
 		want unsafe.Pointer
+		read bool
 	}{
-		{"mutex", &mu, unsafe.Pointer(&mu)},
-		{"embedded", p, unsafe.Pointer(&p.Mutex)},
-		{"embedded pointer", rw, unsafe.Pointer(rw.RWMutex)},
-		{"nested", n, unsafe.Pointer(&n.promoted.Mutex)},
-		{"declared Lock", d, nil},
-		{"nil RWMutex pointer", &promotedRW{}, nil},
-		{"RLocker", mu2().RLocker(), nil},
+		{"mutex", &mu, unsafe.Pointer(&mu), false},
+		{"embedded", p, unsafe.Pointer(&p.Mutex), false},
+		{"embedded pointer", rw, unsafe.Pointer(rw.RWMutex), false},
+		{"nested", n, unsafe.Pointer(&n.promoted.Mutex), false},
+		{"declared Lock", d, nil, false},
+		{"nil RWMutex pointer", &promotedRW{}, nil, false},
+		{"RLocker", rw3.RLocker(), unsafe.Pointer(rw3), true},
 	} {
-		if got := lockerObj(c.l); got != c.want {
-			t.Errorf("%s: lockerObj = %p, want %p", c.name, got, c.want)
+		if got, read := lockerObj(c.l); got != c.want || read != c.read {
+			t.Errorf("%s: lockerObj = %p, read %v, want %p, %v", c.name, got, read, c.want, c.read)
 		}
 	}
 }
 
-func mu2() *sync.RWMutex { return new(sync.RWMutex) }

@@ -3,7 +3,6 @@ package rt
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -628,21 +627,22 @@ func TestNewFields(t *testing.T) {
 }
 
 // A buffer a std object holds (bufio.Reader's) is recorded allocated when
-// the program first sees it with its owner, from the result's first byte
-// to its capacity's end, and not again while the collector has not run:
-// seeing it again must keep the accesses made since (a race through
-// Peek's bytes stays visible).
-func TestHeldBufferAllocatedOnce(t *testing.T) {
+// the program first sees it with its owner, the whole array from its
+// start, and not again while the collector has not run: seeing it again
+// must keep the accesses made since (a race through Peek's bytes stays
+// visible).
+func TestHeldArrayAllocatedOnce(t *testing.T) {
 	br := bufio.NewReaderSize(strings.NewReader("0123456789abcdefghij"), 16)
 	other := bufio.NewReaderSize(strings.NewReader("xyz"), 16)
 	var first, again []byte
 	gcWatch.Do(armGCEpoch)
 	epoch := gcEpoch.Load()
 	tr := record(t, false, func(site uint32) {
-		first, _ = HeldBy(br, site).Err(br.Peek(4))
-		again, _ = HeldBy(br, site).Err(br.Peek(2))
-		HeldBy(other, site).Err(other.Peek(1))
-		_, _ = HeldBy(br, site).Err(nil, io.EOF) // no bytes: nothing
+		first, _ = W1Arrays(br, site, true).Peek(4)
+		first = first[:cap(first)]
+		again, _ = W1Arrays(br, site, true).Peek(2)
+		ArraysOf(other, site, true).Peek(1)
+		R1Arrays(new(struct{ n int }), site, true) // no slice: nothing
 	})
 	if gcEpoch.Load() != epoch {
 		t.Skip("a collection ran in between")
@@ -654,8 +654,8 @@ func TestHeldBufferAllocatedOnce(t *testing.T) {
 		}
 	}
 	p := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(first))))
-	if len(allocs) != 2 || allocs[0] != [2]uint64{p, p + uint64(cap(first))} {
-		t.Fatalf("allocations %#x, want 2, the first %#x-%#x (br's buffer once, other's once)", allocs, p, p+uint64(cap(first)))
+	if len(allocs) != 2 || allocs[0] != [2]uint64{p, p + 16} {
+		t.Fatalf("allocations %#x, want 2, the first %#x-%#x (br's buffer once, other's once)", allocs, p, p+16)
 	}
 	if &again[0] != &first[0] {
 		t.Fatal("Peek moved the buffer")

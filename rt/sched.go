@@ -1648,7 +1648,10 @@ func ctlTimer() {
 // (jobsys's queue: "did not arrive", "left control (sync.Mutex.Lock)").
 // Only the Signal and Broadcast of instrumented code wake such a waiter.
 func ctlCondWait(c *sync.Cond, site uint32) (emulated bool) {
-	lk := lockerObj(c.L)
+	lk, read := lockerObj(c.L)
+	if read {
+		lk = nil // a read lock's Wait is not emulated (Lock points are exclusive)
+	}
 	schedLock()
 	if ctl {
 		g := schedSelf()
@@ -1682,7 +1685,8 @@ func ctlCondWake(c *sync.Cond, site uint32) {
 		<-g.cond
 		schedResume(site)
 	}
-	ctlLock(lockerObj(c.L), site)
+	lk, _ := lockerObj(c.L) // exclusive: emulated
+	ctlLock(lk, site)
 	c.L.Lock()
 }
 

@@ -164,49 +164,43 @@ func internalArray(owner, data unsafe.Pointer, size uintptr, site uint32) {
 	allocEvent(data, size, site)
 }
 
-// HeldBy returns the Holder of the std object at owner: its methods
-// record, as internalArray does, the allocation of the array a []byte
-// result points into, and return the call's results unchanged:
-// rt.HeldBy(br, site).Err(br.Peek(n)). The bytes a bufio.Reader's Peek or
-// ReadSlice returns, a Scanner's Bytes, are its buffer, which the program
-// reads in place; bufio allocated it (and its Read filled it) without a
-// trace, so it kept the accesses of the dead object of the program the
-// collector had there (a read of Peek's bytes raced with another
-// goroutine's dead []byte: hashicorp/memberlist, corpus session 26).
-// Recorded from the result's first byte to its capacity's end, the first
-// time in a GC cycle that this owner is seen with it.
-func HeldBy[P any](owner *P, site uint32) Holder {
-	return Holder{unsafe.Pointer(owner), site}
+// R1Arrays is R1 for a method that hands the program an array its object
+// holds (bytes.Buffer.Bytes, bufio.Reader.Peek, bufio.Scanner.Bytes): it
+// also records, the first time in a GC cycle that the object is seen with
+// it, the allocation of each array its slice fields point to
+// (internalArray). std allocated the array (and a Read filled it) without
+// a trace, so the program's accesses through the slice it gets met the
+// dead object of the program the collector had there (a read of Peek's
+// bytes raced with another goroutine's dead []byte: hashicorp/memberlist,
+// corpus session 26); and the array recorded at its start, whichever
+// method sees it first, keeps the program's writes through Bytes() racing
+// with a later String.
+func R1Arrays[T any](p *T, site uint32, rec bool) *T {
+	R1(p, site, rec)
+	ArraysOf(p, site, rec)
+	return p
 }
 
-// Holder is HeldBy's result.
-type Holder struct {
-	owner unsafe.Pointer
-	site  uint32
+// W1Arrays is R1Arrays with a write of the object (Peek moves a Reader's
+// state).
+func W1Arrays[T any](p *T, site uint32, rec bool) *T {
+	W1(p, site, rec)
+	ArraysOf(p, site, rec)
+	return p
 }
 
-func (h Holder) held(b []byte) {
-	if on && h.owner != nil && cap(b) > 0 {
-		internalArray(h.owner, sliceData(b), uintptr(cap(b)), h.site)
+// ArraysOf is R1Arrays without the access of *p: for a local variable that
+// may live on its goroutine's stack (see RSlicesOf).
+func ArraysOf[T any](p *T, site uint32, rec bool) *T {
+	if p != nil && on {
+		for _, f := range sliceFields(reflect.TypeFor[T]()) {
+			h := (*sliceHeader)(unsafe.Add(unsafe.Pointer(p), f.off))
+			if h.cap > 0 && h.data != nil {
+				internalArray(unsafe.Pointer(p), h.data, uintptr(h.cap)*f.elem, site)
+			}
+		}
 	}
-}
-
-// Bytes is for a call whose one result is the bytes (Scanner.Bytes).
-func (h Holder) Bytes(b []byte) []byte {
-	h.held(b)
-	return b
-}
-
-// Err is for a call returning the bytes and an error (Peek, ReadSlice).
-func (h Holder) Err(b []byte, err error) ([]byte, error) {
-	h.held(b)
-	return b, err
-}
-
-// Line is for bufio.Reader.ReadLine's bytes, isPrefix and error.
-func (h Holder) Line(b []byte, isPrefix bool, err error) ([]byte, bool, error) {
-	h.held(b)
-	return b, isPrefix, err
+	return p
 }
 
 type sliceField struct{ off, elem uintptr }

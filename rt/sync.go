@@ -238,23 +238,33 @@ func RWMutexTryRLock(rw *sync.RWMutex, site uint32, rec bool) bool {
 
 // LockerLock is l.Lock() on a sync.Locker.
 func LockerLock(l sync.Locker, site uint32) {
+	p, read := lockerObj(l)
 	if ctl { // controlled mode (sched.go)
-		ctlLock(lockerObj(l), site)
+		if read {
+			ctlRLock(p, site)
+		} else {
+			ctlLock(p, site)
+		}
 	}
 	parkCur(nil)
 	l.Lock()
-	if p := lockerObj(l); p != nil {
-		acquire(p, false, site)
+	if p != nil {
+		acquire(p, read, site)
 	}
 }
 
 // LockerUnlock is l.Unlock() on a sync.Locker.
 func LockerUnlock(l sync.Locker, site uint32) {
+	p, read := lockerObj(l)
 	if ctl { // controlled mode (sched.go)
-		ctlUnlock(lockerObj(l), site)
+		if read {
+			ctlRUnlock(p, site)
+		} else {
+			ctlUnlock(p, site)
+		}
 	}
-	if p := lockerObj(l); p != nil {
-		release(p, false, site, nil)
+	if p != nil {
+		release(p, read, site, nil)
 	}
 	l.Unlock()
 }
@@ -388,9 +398,9 @@ func CondWait(c *sync.Cond, site uint32) {
 	if ctl { // controlled mode (sched.go)
 		emulated = ctlCondWait(c, site)
 	}
-	l := lockerObj(c.L)
+	l, read := lockerObj(c.L)
 	if l != nil && !emulated { // (the emulation recorded it: ctlCondWait)
-		release(l, false, site, nil)
+		release(l, read, site, nil)
 	}
 	b := blockIn(nil, unsafe.Pointer(c), site, trace.BlockCondWait)
 	if emulated {
@@ -404,7 +414,7 @@ func CondWait(c *sync.Cond, site uint32) {
 	blockOut(b)
 	rcv(unsafe.Pointer(c), site)
 	if l != nil {
-		acquire(l, false, site)
+		acquire(l, read, site)
 	}
 }
 

@@ -1,7 +1,7 @@
-// Bytes a std object holds (a bufio.Reader's buffer, a Scanner's): their
-// allocation is recorded when the program first sees them (rt.HeldBy), in
-// every position a result can be used; a discarded, deferred or go call's
-// results are not.
+// Bytes a std object holds (a bufio.Reader's buffer, a Scanner's): the
+// methods that hand them to the program record their allocation when first
+// seen with their object (rt.W1Arrays, rt.R1Arrays), also through a
+// pointer parameter; a deferred call records nothing.
 package p
 
 import "bufio"

@@ -289,3 +289,28 @@ func TestNoRaceContextUserParent(t *testing.T) {
 		t.Fatal("child not canceled")
 	}
 }
+
+// A Cond whose L is an RWMutex's RLocker: c.L.Lock is RLock, and the
+// writer's Lock waits for the reader's Wait to unlock it. The reader's
+// first read of ready (before any Wait) comes before the writer's store.
+func TestNoRaceCondRLocker(t *testing.T) {
+	var rw sync.RWMutex
+	c := sync.NewCond(rw.RLocker())
+	ready, data := false, 0
+	done := make(chan bool)
+	go func() {
+		c.L.Lock()
+		for !ready {
+			c.Wait()
+		}
+		sink = data
+		c.L.Unlock()
+		done <- true
+	}()
+	time.Sleep(10 * time.Millisecond) // the reader reads ready first
+	rw.Lock()
+	data, ready = 1, true
+	rw.Unlock()
+	c.Broadcast()
+	<-done
+}

@@ -350,3 +350,17 @@ func TestRaceSprintSlice(t *testing.T) {
 	sink = fmt.Sprint(s) // race: sprint
 	<-c
 }
+
+// The receiver is a pointer variable which no function literal captures:
+// the Builder it points to is shared all the same.
+func TestRaceBuilderPointerLocal(t *testing.T) {
+	shared := new(strings.Builder)
+	q := shared
+	c := make(chan bool)
+	go func() {
+		shared.WriteString("x") // race: ptrlocal
+		c <- true
+	}()
+	q.WriteString("y") // race: ptrlocal
+	<-c
+}
