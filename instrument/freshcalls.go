@@ -121,4 +121,3 @@ func freshFieldArgs(hook string, fn *types.Func) string {
 	}
 	return b.String()
 }
-

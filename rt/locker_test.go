@@ -59,4 +59,3 @@ func TestLockerObj(t *testing.T) {
 		}
 	}
 }
-

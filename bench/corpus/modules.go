@@ -79,4 +79,12 @@ var corpus = []Module{
 	{"go.etcd.io/bbolt", "v1.5.0", "B+tree database, transactions under locks"},
 	{"github.com/puzpuzpuz/xsync/v4", "v4.5.0", "concurrent maps, queues, atomics"},
 	{"github.com/cschleiden/go-workflows", "v1.2.0", "workflow engine, workers, in-memory backend"},
+	// Held out in session 27 (batch C): measured before any change they led to.
+	{"github.com/hashicorp/go-hclog", "v1.6.3", "structured logger, locked writers"},
+	{"github.com/maypok86/otter/v2", "v2.4.0", "concurrent cache, lock-free buffers"},
+	{"github.com/tidwall/buntdb", "v1.3.0", "in-memory database, background shrink, transactions"},
+	{"github.com/sasha-s/go-deadlock", "v0.3.9", "mutex wrappers detecting lock-order inversions"},
+	{"github.com/afex/hystrix-go", "v0.0.0-20180502004556-fa1af6a1f4f5", "circuit breaker, goroutine per command (no go.mod)"},
+	{"github.com/uber-go/tally/v4", "v4.1.17", "metrics scopes, reporting goroutines"},
+	{"github.com/hashicorp/serf", "v0.11.0", "gossip cluster membership, event loops"},
 }
