@@ -338,6 +338,80 @@ func (b *Box) Take() *int { b.mu.Lock(); defer b.mu.Unlock(); p := b.p; b.p = ni
 		})
 		oneMarkedRace(t, filepath.Join(root, "m"))
 	})
+	// I/O inside an untraced dependency: its Send writes a pipe, its Recv
+	// reads it (hashicorp/serf's RPC over ugorji/go's codec): the message
+	// orders what the sender did before Send before what the receiver
+	// does after Recv, as the write and read system calls order it for
+	// go test -race; a write after Send is not ordered, and its race stays.
+	t.Run("io-in-dependency", func(t *testing.T) {
+		root := t.TempDir()
+		writeTree(t, root, map[string]string{
+			"m/go.mod": "module example.com/m\n\ngo 1.20\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ../dep\n",
+			"m/m_test.go": `package m
+
+import (
+	"os"
+	"testing"
+
+	"example.com/dep"
+)
+
+func pipe(t *testing.T) (*dep.Conn, *dep.Conn) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return dep.New(w), dep.New(r)
+}
+
+func TestNoRaceMessage(t *testing.T) {
+	tx, rx := pipe(t)
+	x := new(int)
+	go func() {
+		*x = 1
+		tx.Send(1)
+	}()
+	if b, err := rx.Recv(); err == nil && b == 1 {
+		*x = 2
+	}
+}
+
+func TestRaceAfterSend(t *testing.T) {
+	tx, rx := pipe(t)
+	x := new(int)
+	done := make(chan bool)
+	go func() {
+		tx.Send(1)
+		*x = 3 // race: aftersend
+		done <- true
+	}()
+	rx.Recv()
+	*x = 4 // race: aftersend
+	<-done
+}
+`,
+			"dep/go.mod": "module example.com/dep\n\ngo 1.18\n",
+			"dep/dep.go": `package dep
+
+import "os"
+
+// Conn sends and receives bytes over a file.
+type Conn struct{ f *os.File }
+
+func New(f *os.File) *Conn { return &Conn{f} }
+
+func (c *Conn) Send(b byte) error { _, err := c.f.Write([]byte{b}); return err }
+
+func (c *Conn) Recv() (byte, error) {
+	var b [1]byte
+	_, err := c.f.Read(b[:])
+	return b[0], err
+}
+`,
+		})
+		oneMarkedRace(t, filepath.Join(root, "m"))
+	})
 	// A directory of external tests alone (package m_test, no package m
 	// there), as retry-go's examples: the TestMain racekit adds joins
 	// them (go vet refused a package of that one test file).

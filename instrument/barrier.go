@@ -527,11 +527,8 @@ func (r *rewriter) callbackCall(x *ast.CallExpr, fn *types.Func) bool {
 // locks would (see rt.DepBefore). The expression is evaluated again after
 // the call, so it must have no effect of its own.
 func (r *rewriter) depReceiver(x *ast.CallExpr, fn *types.Func) ast.Expr {
-	if fn == nil || fn.Pkg() == nil || r.noBarrier[x] || r.traced(fn.Pkg().Path()) || stdPath(fn.Pkg().Path()) || noBarrierPkgs[fn.Pkg().Path()] {
+	if r.noBarrier[x] || !r.untracedDep(fn) {
 		return nil
-	}
-	if r.in.Excluded != nil && r.in.Excluded(fn.Pkg().Path()) {
-		return nil // excluded by the user: BarrierPairs alone (RDIT's case)
 	}
 	sig, _ := fn.Type().(*types.Signature)
 	if sig == nil || sig.Recv() == nil {
@@ -548,6 +545,20 @@ func (r *rewriter) depReceiver(x *ast.CallExpr, fn *types.Func) ast.Expr {
 		return nil
 	}
 	return se.X
+}
+
+// untracedDep reports whether fn is a function of an untraced dependency:
+// not the standard library, not a package the user --exclude's (those
+// get BarrierPairs alone: RDIT's case).
+func (r *rewriter) untracedDep(fn *types.Func) bool {
+	if fn == nil || fn.Pkg() == nil {
+		return false
+	}
+	p := fn.Pkg().Path()
+	if r.traced(p) || stdPath(p) || noBarrierPkgs[p] {
+		return false
+	}
+	return r.in.Excluded == nil || !r.in.Excluded(p)
 }
 
 // plainExpr reports whether evaluating e twice is evaluating it once: a

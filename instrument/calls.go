@@ -221,6 +221,28 @@ var ioPkgs = map[string]bool{
 // ordered before every later read one (the Go race detector's ioSync), so a
 // call that may write releases before it, and one that may read acquires
 // after it returns. Calls are classified by package and name.
+// depIOKind is ioKind for a call into an untraced dependency (not the
+// standard library): its I/O is unseen too, and what its methods' names say
+// is all racekit knows of it. A dependency's Decode that reads a
+// connection (hashicorp/serf's RPC server decodes requests with
+// ugorji/go's codec) ordered nothing, so what the client wrote before its
+// request raced with what the server read after it (corpus, session 27).
+// Only the names of reading and writing: Wait, Run or Print, which
+// ioKind reads as I/O in the standard library, are a dependency's own
+// business.
+func depIOKind(fn *types.Func) (write, read bool) {
+	name := fn.Name()
+	has := func(ps ...string) bool {
+		for _, p := range ps {
+			if strings.HasPrefix(name, p) {
+				return true
+			}
+		}
+		return false
+	}
+	return has("Write", "Encode", "Flush", "Send"), has("Read", "Decode", "Recv", "Accept", "Peek")
+}
+
 func ioKind(fn *types.Func) (write, read bool) {
 	if fn == nil || fn.Pkg() == nil || !ioPkgs[fn.Pkg().Path()] {
 		return false, false

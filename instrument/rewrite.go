@@ -2457,6 +2457,9 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		pre = "Timer"
 	}
 	write, read := ioKind(fn)
+	if r.untracedDep(fn) {
+		write, read = depIOKind(fn)
+	}
 	if write {
 		pre = "IO"
 	}
