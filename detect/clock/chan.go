@@ -145,14 +145,14 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 		s.pend = append(s.pend, pendOp{t: t, send: kind == trace.MsgSend, cap: m.Cap(), done: done, c: c})
 		t.pendOn = append(t.pendOn, s)
 		t.inSelect = true
-		objClock(&k.syncs, e.Obj).Join(t.c)
+		k.releaseTo(t, objClock(&k.syncs, e.Obj))
 		t.tick()
 		return
 	case trace.MsgClose:
 		k.dropPending(t)
 		t.inSelect = false
 		s.closed.Join(t.c)
-		objClock(&k.syncs, e.Obj).Join(t.c)
+		k.releaseTo(t, objClock(&k.syncs, e.Obj))
 		t.tick()
 		return
 	}
@@ -182,7 +182,7 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 				in.Join(s.rcvs[j])
 			}
 		} else {
-			in.Join(*objClock(&k.syncs, e.Obj)) // every receive begun
+			in.Join(objClock(&k.syncs, e.Obj).c) // every receive begun
 		}
 		in.Join(s.wideRecv)
 		for _, q := range s.pend {
@@ -212,7 +212,7 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 					in.Join(s.msgs[j])
 				}
 			} else {
-				in.Join(*objClock(&k.syncs, e.Obj)) // every send begun
+				in.Join(objClock(&k.syncs, e.Obj).c) // every send begun
 			}
 			in.Join(s.wideSend)
 			for _, q := range s.pend {
@@ -244,7 +244,9 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 		k.free = append(k.free, p.c[:0])
 	}
 	k.in = in
-	t.c.Join(in)
+	if t.c.JoinChanged(in) {
+		k.learnt(t)
+	}
 	t.refresh()
 }
 

@@ -8,6 +8,7 @@ package clock
 
 import (
 	"fmt"
+	"math/rand"
 	"slices"
 	"testing"
 
@@ -758,4 +759,59 @@ func TestSelectDefaultLoopPendingBounded(t *testing.T) {
 			t.Errorf("channel %#x: %d begun operations, want 1", c, n)
 		}
 	}
+}
+
+// TestSkippedJoinsSameClocks: the joins objVC skips (a clock joined at the
+// same version, a release into the clock a goroutine last released into,
+// a lock's copy that is a join) change nothing: on random traces, wellformed
+// or not, with and without recycled IDs, every goroutine's clock and epoch
+// after every event equal those of a Tracker that makes every join.
+func TestSkippedJoinsSameClocks(t *testing.T) {
+	ops := []trace.Op{trace.OpAcquire, trace.OpRelease, trace.OpSyncRelease, trace.OpSyncAcquire,
+		trace.OpAtomicLoad, trace.OpAtomicStore, trace.OpAtomicRMW, trace.OpFork, trace.OpJoin,
+		trace.OpEnd, trace.OpWrite}
+	for seed := int64(1); seed <= 300; seed++ {
+		r := rand.New(rand.NewSource(seed))
+		recycle := seed%2 == 0
+		fast, exact := New(AllEdges), New(AllEdges)
+		exact.exact = true
+		if recycle {
+			fast.Recycle()
+			exact.Recycle()
+		}
+		gs := 3 + r.Intn(6)
+		for i := 0; i < 400; i++ {
+			e := trace.Event{G: trace.GID(1 + r.Intn(gs)), Op: ops[r.Intn(len(ops))], Obj: uint64(1 + r.Intn(4))}
+			switch e.Op {
+			case trace.OpAcquire, trace.OpRelease:
+				if r.Intn(3) == 0 {
+					e.Flags |= trace.FlagReadLock
+				}
+			case trace.OpFork, trace.OpJoin:
+				e.Obj = uint64(1 + r.Intn(gs+4)) // new goroutines too
+			}
+			var ts [2]*Thread
+			for j, k := range []*Tracker{&fast, &exact} {
+				th := k.Running(&e)
+				if th == nil {
+					th = k.Start(e.G)
+				}
+				if !e.Op.IsAccess() {
+					k.Sync(th, &e)
+				}
+				ts[j] = th
+			}
+			if !slices.Equal(trimZeros(ts[0].Clock()), trimZeros(ts[1].Clock())) || ts[0].Epoch() != ts[1].Epoch() {
+				t.Fatalf("seed %d, event %d (%v G%d obj %d): clock %v epoch %v, joining every time %v %v",
+					seed, i, e.Op, e.G, e.Obj, ts[0].Clock(), ts[0].Epoch(), ts[1].Clock(), ts[1].Epoch())
+			}
+		}
+	}
+}
+
+func trimZeros(c vc.VectorClock) vc.VectorClock {
+	for len(c) > 0 && c[len(c)-1] == 0 {
+		c = c[:len(c)-1]
+	}
+	return c
 }

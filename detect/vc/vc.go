@@ -63,6 +63,20 @@ func (v *VectorClock) Join(o VectorClock) {
 	}
 }
 
+// JoinChanged is Join that reports whether v changed.
+func (v *VectorClock) JoinChanged(o VectorClock) bool {
+	v.grow(len(o))
+	w := (*v)[:len(o)]
+	changed := false
+	for i, c := range o {
+		if c > w[i] {
+			w[i] = c
+			changed = true
+		}
+	}
+	return changed
+}
+
 // Copy sets v to o, reusing v's storage.
 func (v *VectorClock) Copy(o VectorClock) {
 	v.grow(len(o))
