@@ -217,10 +217,6 @@ var ioPkgs = map[string]bool{
 	"database/sql": true,
 }
 
-// ioKind classifies a call of fn for rt's I/O edges: a write system call is
-// ordered before every later read one (the Go race detector's ioSync), so a
-// call that may write releases before it, and one that may read acquires
-// after it returns. Calls are classified by package and name.
 // depIOKind is ioKind for a call into an untraced dependency (not the
 // standard library): its I/O is unseen too, and what its methods' names say
 // is all racekit knows of it. A dependency's Decode that reads a
@@ -232,30 +228,29 @@ var ioPkgs = map[string]bool{
 // business.
 func depIOKind(fn *types.Func) (write, read bool) {
 	name := fn.Name()
-	has := func(ps ...string) bool {
-		for _, p := range ps {
-			if strings.HasPrefix(name, p) {
-				return true
-			}
-		}
-		return false
-	}
-	return has("Write", "Encode", "Flush", "Send"), has("Read", "Decode", "Recv", "Accept", "Peek")
+	return hasPrefix(name, "Write", "Encode", "Flush", "Send"), hasPrefix(name, "Read", "Decode", "Recv", "Accept", "Peek")
 }
 
+// hasPrefix reports whether name begins with one of prefixes.
+func hasPrefix(name string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ioKind classifies a call of fn for rt's I/O edges: a write system call is
+// ordered before every later read one (the Go race detector's ioSync), so a
+// call that may write releases before it, and one that may read acquires
+// after it returns. Calls are classified by package and name.
 func ioKind(fn *types.Func) (write, read bool) {
 	if fn == nil || fn.Pkg() == nil || !ioPkgs[fn.Pkg().Path()] {
 		return false, false
 	}
 	name := fn.Name()
-	has := func(ps ...string) bool {
-		for _, p := range ps {
-			if strings.HasPrefix(name, p) {
-				return true
-			}
-		}
-		return false
-	}
+	has := func(ps ...string) bool { return hasPrefix(name, ps...) }
 	switch fn.Pkg().Path() {
 	case "database/sql":
 		// A database is a file the driver's locks guard: every call may
