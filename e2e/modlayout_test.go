@@ -412,6 +412,29 @@ func (c *Conn) Recv() (byte, error) {
 		})
 		oneMarkedRace(t, filepath.Join(root, "m"))
 	})
+	// The race build tag, which go test -race sets: //go:build race files
+	// (and // +build race ones) are built, //go:build !race ones are not,
+	// in the main module (instrument/racetag.go).
+	t.Run("race-tag", func(t *testing.T) {
+		dir := t.TempDir()
+		writeTree(t, dir, map[string]string{
+			"go.mod":         "module example.com/m\n\ngo 1.20\n",
+			"race_on.go":     "//go:build race\n\npackage m\n\nconst raceEnabled = true\n",
+			"race_off.go":    "//go:build !race\n\npackage m\n\nconst raceEnabled = false\n",
+			"old_on.go":      "// +build race\n\npackage m\n\nconst oldRace = true\n",
+			"old_off.go":     "// +build !race\n\npackage m\n\nconst oldRace = false\n",
+			"norace_test.go": "//go:build !race\n\npackage m\n\nimport \"testing\"\n\nfunc TestNotUnderRace(t *testing.T) { t.Fatal(\"a !race file was built\") }\n",
+			"m_test.go":      "package m\n\nimport \"testing\"\n\nfunc TestRaceTag(t *testing.T) {\n\tif !raceEnabled || !oldRace {\n\t\tt.Fatal(\"built without the race tag\")\n\t}\n}\n",
+		})
+		before := snapshot(t, dir)
+		cmd := exec.Command(racekit(t), "test", "-count=1", "-v", ".")
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestRaceTag") || strings.Contains(string(out), "TestNotUnderRace") {
+			t.Errorf("racekit test: %v, want TestRaceTag alone, passing\n%s", err, out)
+		}
+		checkUnchanged(t, before, snapshot(t, dir))
+	})
 	// A directory of external tests alone (package m_test, no package m
 	// there), as retry-go's examples: the TestMain racekit adds joins
 	// them (go vet refused a package of that one test file).

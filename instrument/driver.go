@@ -35,7 +35,8 @@ type Config struct {
 	Root       string   // racekit's source tree; "" means FindRoot
 	Log        io.Writer
 
-	work string // the go.work file in use ("" in module mode)
+	work    string            // the go.work file in use ("" in module mode)
+	raceSrc map[string][]byte // main-module files with the race tag's meaning (racetag.go)
 }
 
 // Skip is a package left uninstrumented, and why.
@@ -196,6 +197,11 @@ func Prepare(cfg Config) (*Prepared, error) {
 		prep.Env = []string{"GOWORK=" + work}
 	}
 	overlay := map[string]string{}
+	for name, src := range cfg.raceSrc { // instrumented files replace theirs below
+		if overlay[name], err = writeCached(cfg.CacheDir, "files", ".go", src); err != nil {
+			return nil, err
+		}
+	}
 	deps := map[string]*depModule{}
 	if len(targets) > 0 {
 		if err := instrumentPackages(&cfg, targets, overlay, deps, prep); err != nil {
@@ -298,7 +304,12 @@ func selectPackages(cfg *Config) (targets []string, skipped []Skip, err error) {
 	}
 	seen := map[string]bool{}
 	set := map[string]bool{}
+	var mainFiles []string // the main module's .go files, those constraints leave out too
 	packages.Visit(pkgs, nil, func(p *packages.Package) {
+		if p.Module != nil && p.Module.Main && !matchAny(cfg.Exclude, p.PkgPath) && !neverTraced(p.PkgPath) {
+			// Every variant: a test variant has the test files.
+			mainFiles = append(append(mainFiles, p.GoFiles...), p.IgnoredFiles...)
+		}
 		if seen[p.PkgPath] || p.PkgPath == "" {
 			return
 		}
@@ -323,6 +334,9 @@ func selectPackages(cfg *Config) (targets []string, skipped []Skip, err error) {
 		targets = append(targets, p)
 	}
 	sort.Strings(targets)
+	if cfg.raceSrc, err = raceOverlay(mainFiles); err != nil {
+		return nil, nil, err
+	}
 	return targets, skipped, nil
 }
 
@@ -335,6 +349,7 @@ func instrumentPackages(cfg *Config, targets []string, overlay map[string]string
 		Env:        cfg.goEnv(),
 		BuildFlags: cfg.BuildFlags,
 		Tests:      cfg.Tests,
+		Overlay:    cfg.raceSrc,
 	}
 	pkgs, err := packages.Load(lcfg, targets...)
 	if err != nil {
@@ -414,9 +429,11 @@ func instrumentPackages(cfg *Config, targets []string, overlay map[string]string
 				continue
 			}
 			done[name] = true
-			src, err := os.ReadFile(name)
-			if err != nil {
-				return err
+			src, ok := cfg.raceSrc[filepath.Clean(name)]
+			if !ok {
+				if src, err = os.ReadFile(name); err != nil {
+					return err
+				}
 			}
 			res, err := File(FileInput{Fset: p.Fset, File: f, Src: src, Info: p.TypesInfo, Pkg: p.Types, Path: name, IsTest: isTest, Traced: isTraced, Excluded: excluded})
 			if err != nil {
