@@ -394,6 +394,8 @@ func (r *rewriter) funcDecl(d *ast.FuncDecl) {
 	case r.testPrologue(d.Type) != "": // a test file's function t.Run may be given (testframes.go)
 		pre = r.testPrologue(d.Type)
 		r.useTest = true
+	case r.ioMethodBuf(d) != "":
+		pre = rtAlias + ".CallerBuf(" + r.ioMethodBuf(d) + ", " + r.site(d.Name.Pos()) + "); "
 	}
 	atomic := atomicFunc(d)
 	enter := len(r.ed.edits) // funcBody's first edit: Enter and Leave
@@ -411,6 +413,29 @@ func (r *rewriter) funcDecl(d *ast.FuncDecl) {
 		return
 	}
 	r.leafCopy(d, enter, site, m)
+}
+
+// ioMethodBuf returns the buffer parameter's name of d when d is a Read or
+// Write method with io.Reader's or io.Writer's signature: untraced code
+// (bufio's fill, io.Copy) calls it with a buffer it allocated, unseen
+// (rt.CallerBuf). "" otherwise.
+func (r *rewriter) ioMethodBuf(d *ast.FuncDecl) string {
+	if d.Recv == nil || d.Name.Name != "Read" && d.Name.Name != "Write" {
+		return ""
+	}
+	fn, _ := r.info.Defs[d.Name].(*types.Func)
+	if fn == nil {
+		return ""
+	}
+	sig := fn.Type().(*types.Signature)
+	if sig.Params().Len() != 1 || sig.Results().Len() != 2 || !isByteSlice(sig.Params().At(0).Type()) ||
+		!isBasic(sig.Results().At(0).Type(), types.Int) || sig.Results().At(1).Type().String() != "error" {
+		return ""
+	}
+	if name := sig.Params().At(0).Name(); name != "" && name != "_" {
+		return name
+	}
+	return ""
 }
 
 // leafCopy gives a leaf function LiteRace's two copies (rt.Sampled): when

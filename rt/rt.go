@@ -185,6 +185,7 @@ func (g *gstate) record(op trace.Op, flags trace.Flags, site uint32, obj, val ui
 // triples, functions by their index in funcs. The file's site k=0 is its
 // first triple.
 func RegisterFile(file string, funcs []string, sites []uint32) uint32 {
+	tracedFiles.Store(file, true)
 	if ctl && !on {
 		return schedFile(file, sites, 0) // controlled mode (sched.go)
 	}

@@ -24,3 +24,14 @@ func peek(br *bufio.Reader, c *conn) (int, error) {
 	defer br.ReadSlice('\n')
 	return n, nil
 }
+
+// A Read method: bufio or io.Copy may call it with a buffer they allocated
+// (rt.CallerBuf records it when its caller is untraced).
+func (c *conn) Read(p []byte) (int, error) {
+	return copy(p, "x"), nil
+}
+
+// Not io.Reader's signature: nothing.
+func (c *conn) Write(p []byte) error {
+	return nil
+}

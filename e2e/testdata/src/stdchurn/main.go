@@ -18,7 +18,9 @@
 // the workers' byte slices; and the buffer a bufio.Reader fills, which
 // the program reads through Peek (a bufio.Reader's buffer, read through
 // Peek at the address of another worker's dead []byte, did under racekit:
-// hashicorp/memberlist's peekedConn). No race.
+// hashicorp/memberlist's peekedConn), and that bufio hands to the
+// program's own Read method to fill (memberlist's peekedConn.Read wrote
+// into it at such an address). No race.
 package main
 
 import (
@@ -26,6 +28,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/big"
 	"net/http"
 	"net/url"
@@ -95,6 +98,11 @@ func worker(id int, u *url.URL, out *int) {
 		if line, err := br.ReadSlice('z'); err == nil {
 			total += int(line[1])
 		}
+		var rd io.Reader = bufio.NewReaderSize(&counter{n: id}, 64) // bufio calls counter.Read with its buffer
+		var one [2]byte
+		if _, err := io.ReadFull(rd, one[:]); err == nil {
+			total += int(one[1])
+		}
 		x := new(big.Int).SetInt64(int64(r + 1)) // its words: math/big's
 		x.Lsh(x, 300)
 		x.Add(x, x)
@@ -113,6 +121,17 @@ func worker(id int, u *url.URL, out *int) {
 		}
 	}
 	*out = total
+}
+
+// counter is a reader of the program's: bufio calls its Read.
+type counter struct{ n int }
+
+func (c *counter) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(c.n + i)
+	}
+	c.n++
+	return len(p), nil
 }
 
 func main() {
