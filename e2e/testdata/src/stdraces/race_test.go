@@ -150,7 +150,7 @@ func TestRaceBufioFlushBuffered(t *testing.T) {
 
 // Peek's bytes are the Reader's buffer: a write through one Peek's result
 // races with a read through another's. racekit records the buffer's
-// allocation at the first Peek only (rt.HeldBy), not at the second, which
+// allocation at the first Peek only (rt.W1Arrays), not at the second, which
 // would forget the write.
 func TestRacePeekedBytes(t *testing.T) {
 	br := bufio.NewReader(strings.NewReader("abcdef"))
