@@ -121,3 +121,25 @@ func freshFieldArgs(hook string, fn *types.Func) string {
 	}
 	return b.String()
 }
+
+// heldPtrs are std methods whose result points to an object the receiver
+// allocated once and keeps (a listener's or a connection's address):
+// rt.HeldPtr records it allocated the first time the program sees it in a
+// GC cycle, since std allocated it unseen.
+var heldPtrs = map[string]bool{
+	"net.Listener.Addr": true, "net.TCPListener.Addr": true, "net.UnixListener.Addr": true,
+	"net.Conn.LocalAddr": true, "net.Conn.RemoteAddr": true, "net.conn.LocalAddr": true, "net.conn.RemoteAddr": true,
+	"net.PacketConn.LocalAddr": true,
+}
+
+// heldPtrCall wraps the call x of such a method in rt.HeldPtr.
+func (r *rewriter) heldPtrCall(x *ast.CallExpr, fn *types.Func) {
+	if r.noBarrier[x] || fn == nil || fn.Pkg() == nil || !heldPtrs[stdKey(fn)] || r.traced(fn.Pkg().Path()) {
+		return
+	}
+	if _, tuple := typeOf(r.info, x).(*types.Tuple); tuple {
+		return
+	}
+	lo, hi := r.span(x)
+	r.ed.wrapInner(lo, hi, rtAlias+".HeldPtr(", ", "+r.site(x.Pos())+")")
+}

@@ -2515,6 +2515,7 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		std()
 	}
 	r.freshCall(x, fn)
+	r.heldPtrCall(x, fn)
 	if read || r.callbackCall(x, fn) {
 		r.afterCall(x, "IORead", "") // rt.IORead
 	}

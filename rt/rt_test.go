@@ -661,3 +661,40 @@ func TestHeldArrayAllocatedOnce(t *testing.T) {
 		t.Fatal("Peek moved the buffer")
 	}
 }
+
+// An object std keeps and hands out (a listener's *net.TCPAddr, here a
+// look-alike in an interface) is recorded allocated, with the array its
+// slice field holds, the first time it is seen in a GC cycle, and not
+// again; a nil or non-pointer value records nothing.
+func TestHeldPtrAllocatedOnce(t *testing.T) {
+	type addr struct {
+		IP   []byte
+		Port int
+	}
+	a := escape[addr]() // in the heap: rt records nothing in the goroutine's stack
+	a.IP, a.Port = make([]byte, 16), 1
+	var v fmt.Stringer
+	gcWatch.Do(armGCEpoch)
+	epoch := gcEpoch.Load()
+	tr := record(t, false, func(site uint32) {
+		HeldPtr(any(a), site)
+		HeldPtr(any(a), site)
+		HeldPtr(v, site)
+		HeldPtr(3, site)
+	})
+	if gcEpoch.Load() != epoch {
+		t.Skip("a collection ran in between")
+	}
+	var allocs [][2]uint64
+	for i := range tr.Events {
+		if lo, hi, ok := tr.Events[i].AllocRange(); ok {
+			allocs = append(allocs, [2]uint64{lo, hi})
+		}
+	}
+	p := uint64(uintptr(unsafe.Pointer(a)))
+	ip := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(a.IP))))
+	want := [][2]uint64{{p, p + uint64(unsafe.Sizeof(*a))}, {ip, ip + 16}}
+	if !slices.Equal(allocs, want) {
+		t.Fatalf("allocations %#x, want %#x (the object and its IP's array, once)", allocs, want)
+	}
+}

@@ -203,6 +203,35 @@ func ArraysOf[T any](p *T, site uint32, rec bool) *T {
 	return p
 }
 
+// HeldPtr returns v, a pointer or an interface holding one, after
+// recording, the first time in a GC cycle that it is seen, the allocation
+// of the object it points to and of the arrays that object's slice fields
+// hold (internalArray): an object std allocated and keeps, handed out by a
+// method (the *net.TCPAddr of a listener's Addr, allocated at Listen
+// unseen: hashicorp/memberlist read its IP at the address of a dead object
+// of the program; corpus, session 27).
+func HeldPtr[T any](v T, site uint32) T {
+	if !on {
+		return v
+	}
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() || rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return v
+	}
+	p, et := rv.UnsafePointer(), rv.Type().Elem()
+	if et.Size() == 0 {
+		return v
+	}
+	internalArray(p, p, et.Size(), site)
+	for _, f := range sliceFields(et) {
+		h := (*sliceHeader)(unsafe.Add(p, f.off))
+		if h.cap > 0 && h.data != nil {
+			internalArray(p, h.data, uintptr(h.cap)*f.elem, site)
+		}
+	}
+	return v
+}
+
 // CallerBuf is called first in a traced Read or Write method (io.Reader's
 // or io.Writer's signature) with its buffer. When its caller is untraced
 // code (bufio's fill, io.Copy, io.ReadFull through a bufio.Reader), that

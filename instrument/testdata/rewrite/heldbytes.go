@@ -4,7 +4,10 @@
 // pointer parameter; a deferred call records nothing.
 package p
 
-import "bufio"
+import (
+	"bufio"
+	"net"
+)
 
 type conn struct {
 	br *bufio.Reader
@@ -34,4 +37,9 @@ func (c *conn) Read(p []byte) (int, error) {
 // Not io.Reader's signature: nothing.
 func (c *conn) Write(p []byte) error {
 	return nil
+}
+
+// A listener's address: net allocated it at Listen (rt.HeldPtr).
+func port(ln net.Listener, c net.Conn) int {
+	return ln.Addr().(*net.TCPAddr).Port + len(c.RemoteAddr().String())
 }
