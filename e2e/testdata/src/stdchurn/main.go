@@ -20,7 +20,9 @@
 // Peek at the address of another worker's dead []byte, did under racekit:
 // hashicorp/memberlist's peekedConn), and that bufio hands to the
 // program's own Read method to fill (memberlist's peekedConn.Read wrote
-// into it at such an address). No race.
+// into it at such an address); and a listener's address, which net
+// allocates at Listen (memberlist read its IP at a dead object's address),
+// among the workers' objects of its size. No race.
 package main
 
 import (
@@ -30,6 +32,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net"
 	"net/http"
 	"net/url"
 	"runtime"
@@ -47,11 +50,15 @@ const (
 // time.Ticker are the first words of a runtime object of 224 bytes).
 type block [28]int
 
-// sinks and bsinks keep each worker's last block and byte slice on the
-// heap.
+// small has the size of a *net.TCPAddr.
+type small [6]int
+
+// sinks, bsinks and ssinks keep each worker's last block, byte slice and
+// small on the heap.
 var (
 	sinks  [workers]*block
 	bsinks [workers][]byte
+	ssinks [workers]*small
 )
 
 func worker(id int, u *url.URL, out *int) {
@@ -97,6 +104,15 @@ func worker(id int, u *url.URL, out *int) {
 		}
 		if line, err := br.ReadSlice('z'); err == nil {
 			total += int(line[1])
+		}
+		if ln, err := net.Listen("tcp", "127.0.0.1:0"); err == nil {
+			total += ln.Addr().(*net.TCPAddr).Port + len(ln.Addr().(*net.TCPAddr).IP)
+			ln.Close()
+		}
+		for i := 0; i < 4; i++ {
+			s := new(small)
+			s[0], s[5] = id, r
+			ssinks[id] = s
 		}
 		var rd io.Reader = bufio.NewReaderSize(&counter{n: id}, 64) // bufio calls counter.Read with its buffer
 		var one [2]byte
