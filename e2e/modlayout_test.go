@@ -47,6 +47,21 @@ func oneMarkedRace(t *testing.T, dir string) {
 	}
 }
 
+// depMarkedRace is oneMarkedRace on module example.com/m, whose test
+// file is mTest, with a dependency example.com/dep (replaced by a
+// directory, untraced) whose one file is depSrc.
+func depMarkedRace(t *testing.T, mTest, depSrc string) {
+	t.Helper()
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"m/go.mod":    "module example.com/m\n\ngo 1.20\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ../dep\n",
+		"m/m_test.go": mTest,
+		"dep/go.mod":  "module example.com/dep\n\ngo 1.18\n",
+		"dep/dep.go":  depSrc,
+	})
+	oneMarkedRace(t, filepath.Join(root, "m"))
+}
+
 func writeTree(t *testing.T, root string, files map[string]string) {
 	t.Helper()
 	for f, src := range files {
@@ -214,10 +229,7 @@ func Run(m *testing.M) {
 	// false race on ttlcache's and gocron's tests before). One that
 	// returns before its literal runs orders nothing: that race stays.
 	t.Run("callback-in-dependency", func(t *testing.T) {
-		root := t.TempDir()
-		writeTree(t, root, map[string]string{
-			"m/go.mod": "module example.com/m\n\ngo 1.20\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ../dep\n",
-			"m/m_test.go": `package m
+		depMarkedRace(t, `package m
 
 import (
 	"testing"
@@ -246,9 +258,7 @@ func TestRaceAsync(t *testing.T) {
 	dep.Wait()
 	_ = x
 }
-`,
-			"dep/go.mod": "module example.com/dep\n\ngo 1.18\n",
-			"dep/dep.go": `package dep
+`, `package dep
 
 // Eventually runs f in a goroutine and returns its result.
 func Eventually(f func() bool) bool {
@@ -263,9 +273,7 @@ var done = make(chan bool, 1)
 func Async(f func()) { go func() { f(); done <- true }() }
 
 func Wait() { <-done }
-`,
-		})
-		oneMarkedRace(t, filepath.Join(root, "m"))
+`)
 	})
 	// An object of an untraced dependency that hands a pointer from one
 	// goroutine to another under a lock of its own (go-workflows hands
@@ -274,10 +282,7 @@ func Wait() { <-done }
 	// the write before Put is ordered before the reader's after Take; a
 	// write after Put is not, and its race stays.
 	t.Run("object-of-dependency", func(t *testing.T) {
-		root := t.TempDir()
-		writeTree(t, root, map[string]string{
-			"m/go.mod": "module example.com/m\n\ngo 1.20\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ../dep\n",
-			"m/m_test.go": `package m
+		depMarkedRace(t, `package m
 
 import (
 	"runtime"
@@ -319,9 +324,7 @@ func TestRaceAfterPut(t *testing.T) {
 	*p = 4 // race: afterput
 	<-done
 }
-`,
-			"dep/go.mod": "module example.com/dep\n\ngo 1.18\n",
-			"dep/dep.go": `package dep
+`, `package dep
 
 import "sync"
 
@@ -334,9 +337,7 @@ type Box struct {
 func (b *Box) Put(p *int) { b.mu.Lock(); b.p = p; b.mu.Unlock() }
 
 func (b *Box) Take() *int { b.mu.Lock(); defer b.mu.Unlock(); p := b.p; b.p = nil; return p }
-`,
-		})
-		oneMarkedRace(t, filepath.Join(root, "m"))
+`)
 	})
 	// I/O inside an untraced dependency: its Send writes a pipe, its Recv
 	// reads it (hashicorp/serf's RPC over ugorji/go's codec): the message
@@ -344,10 +345,7 @@ func (b *Box) Take() *int { b.mu.Lock(); defer b.mu.Unlock(); p := b.p; b.p = ni
 	// does after Recv, as the write and read system calls order it for
 	// go test -race; a write after Send is not ordered, and its race stays.
 	t.Run("io-in-dependency", func(t *testing.T) {
-		root := t.TempDir()
-		writeTree(t, root, map[string]string{
-			"m/go.mod": "module example.com/m\n\ngo 1.20\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ../dep\n",
-			"m/m_test.go": `package m
+		depMarkedRace(t, `package m
 
 import (
 	"os"
@@ -390,9 +388,7 @@ func TestRaceAfterSend(t *testing.T) {
 	*x = 4 // race: aftersend
 	<-done
 }
-`,
-			"dep/go.mod": "module example.com/dep\n\ngo 1.18\n",
-			"dep/dep.go": `package dep
+`, `package dep
 
 import "os"
 
@@ -408,9 +404,7 @@ func (c *Conn) Recv() (byte, error) {
 	_, err := c.f.Read(b[:])
 	return b[0], err
 }
-`,
-		})
-		oneMarkedRace(t, filepath.Join(root, "m"))
+`)
 	})
 	// The race build tag, which go test -race sets: //go:build race files
 	// (and // +build race ones) are built, //go:build !race ones are not,

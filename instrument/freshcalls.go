@@ -134,11 +134,8 @@ var heldPtrs = map[string]bool{
 
 // heldPtrCall wraps the call x of such a method in rt.HeldPtr.
 func (r *rewriter) heldPtrCall(x *ast.CallExpr, fn *types.Func) {
-	if r.noBarrier[x] || fn == nil || fn.Pkg() == nil || !heldPtrs[stdKey(fn)] || r.traced(fn.Pkg().Path()) {
-		return
-	}
-	if _, tuple := typeOf(r.info, x).(*types.Tuple); tuple {
-		return
+	if r.noBarrier[x] || fn == nil || !heldPtrs[stdKey(fn)] {
+		return // (each of them has one result)
 	}
 	lo, hi := r.span(x)
 	r.ed.wrapInner(lo, hi, rtAlias+".HeldPtr(", ", "+r.site(x.Pos())+")")

@@ -394,8 +394,10 @@ func (r *rewriter) funcDecl(d *ast.FuncDecl) {
 	case r.testPrologue(d.Type) != "": // a test file's function t.Run may be given (testframes.go)
 		pre = r.testPrologue(d.Type)
 		r.useTest = true
-	case r.ioMethodBuf(d) != "":
-		pre = rtAlias + ".CallerBuf(" + r.ioMethodBuf(d) + ", " + r.site(d.Name.Pos()) + "); "
+	default:
+		if buf := r.ioMethodBuf(d); buf != "" {
+			pre = rtAlias + ".CallerBuf(" + buf + ", " + r.site(d.Name.Pos()) + "); "
+		}
 	}
 	atomic := atomicFunc(d)
 	enter := len(r.ed.edits) // funcBody's first edit: Enter and Leave

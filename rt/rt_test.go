@@ -647,12 +647,7 @@ func TestHeldArrayAllocatedOnce(t *testing.T) {
 	if gcEpoch.Load() != epoch {
 		t.Skip("a collection ran in between")
 	}
-	var allocs [][2]uint64
-	for i := range tr.Events {
-		if lo, hi, ok := tr.Events[i].AllocRange(); ok {
-			allocs = append(allocs, [2]uint64{lo, hi})
-		}
-	}
+	allocs := allocRanges(tr)
 	p := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(first))))
 	if len(allocs) != 2 || allocs[0] != [2]uint64{p, p + 16} {
 		t.Fatalf("allocations %#x, want 2, the first %#x-%#x (br's buffer once, other's once)", allocs, p, p+16)
@@ -685,16 +680,22 @@ func TestHeldPtrAllocatedOnce(t *testing.T) {
 	if gcEpoch.Load() != epoch {
 		t.Skip("a collection ran in between")
 	}
-	var allocs [][2]uint64
-	for i := range tr.Events {
-		if lo, hi, ok := tr.Events[i].AllocRange(); ok {
-			allocs = append(allocs, [2]uint64{lo, hi})
-		}
-	}
+	allocs := allocRanges(tr)
 	p := uint64(uintptr(unsafe.Pointer(a)))
 	ip := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(a.IP))))
 	want := [][2]uint64{{p, p + uint64(unsafe.Sizeof(*a))}, {ip, ip + 16}}
 	if !slices.Equal(allocs, want) {
 		t.Fatalf("allocations %#x, want %#x (the object and its IP's array, once)", allocs, want)
 	}
+}
+
+// allocRanges returns the [lo, hi) ranges of tr's allocation events.
+func allocRanges(tr *trace.Trace) [][2]uint64 {
+	var out [][2]uint64
+	for i := range tr.Events {
+		if lo, hi, ok := tr.Events[i].AllocRange(); ok {
+			out = append(out, [2]uint64{lo, hi})
+		}
+	}
+	return out
 }

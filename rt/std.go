@@ -193,14 +193,20 @@ func W1Arrays[T any](p *T, site uint32, rec bool) *T {
 // may live on its goroutine's stack (see RSlicesOf).
 func ArraysOf[T any](p *T, site uint32, rec bool) *T {
 	if p != nil && on {
-		for _, f := range sliceFields(reflect.TypeFor[T]()) {
-			h := (*sliceHeader)(unsafe.Add(unsafe.Pointer(p), f.off))
-			if h.cap > 0 && h.data != nil {
-				internalArray(unsafe.Pointer(p), h.data, uintptr(h.cap)*f.elem, site)
-			}
-		}
+		heldArrays(unsafe.Pointer(p), reflect.TypeFor[T](), site)
 	}
 	return p
+}
+
+// heldArrays records (internalArray) the arrays that the slice fields of
+// the object of type t at p hold.
+func heldArrays(p unsafe.Pointer, t reflect.Type, site uint32) {
+	for _, f := range sliceFields(t) {
+		h := (*sliceHeader)(unsafe.Add(p, f.off))
+		if h.cap > 0 && h.data != nil {
+			internalArray(p, h.data, uintptr(h.cap)*f.elem, site)
+		}
+	}
 }
 
 // HeldPtr returns v, a pointer or an interface holding one, after
@@ -223,12 +229,7 @@ func HeldPtr[T any](v T, site uint32) T {
 		return v
 	}
 	internalArray(p, p, et.Size(), site)
-	for _, f := range sliceFields(et) {
-		h := (*sliceHeader)(unsafe.Add(p, f.off))
-		if h.cap > 0 && h.data != nil {
-			internalArray(p, h.data, uintptr(h.cap)*f.elem, site)
-		}
-	}
+	heldArrays(p, et, site)
 	return v
 }
 
