@@ -417,29 +417,6 @@ func (r *rewriter) funcDecl(d *ast.FuncDecl) {
 	r.leafCopy(d, enter, site, m)
 }
 
-// ioMethodBuf returns the buffer parameter's name of d when d is a Read or
-// Write method with io.Reader's or io.Writer's signature: untraced code
-// (bufio's fill, io.Copy) calls it with a buffer it allocated, unseen
-// (rt.CallerBuf). "" otherwise.
-func (r *rewriter) ioMethodBuf(d *ast.FuncDecl) string {
-	if d.Recv == nil || d.Name.Name != "Read" && d.Name.Name != "Write" {
-		return ""
-	}
-	fn, _ := r.info.Defs[d.Name].(*types.Func)
-	if fn == nil {
-		return ""
-	}
-	sig := fn.Type().(*types.Signature)
-	if sig.Params().Len() != 1 || sig.Results().Len() != 2 || !isByteSlice(sig.Params().At(0).Type()) ||
-		!isBasic(sig.Results().At(0).Type(), types.Int) || sig.Results().At(1).Type().String() != "error" {
-		return ""
-	}
-	if name := sig.Params().At(0).Name(); name != "" && name != "_" {
-		return name
-	}
-	return ""
-}
-
 // leafCopy gives a leaf function LiteRace's two copies (rt.Sampled): when
 // its instrumentation is its Enter and access hooks only (no
 // synchronization, goroutine, allocation or BarrierPair; loop regions are
