@@ -107,6 +107,7 @@ var methodHooks = map[string]hook{
 	"reflect.Value.MapIndex":    {name: "ReflectMapIndex", value: true, rec: true},
 	"reflect.Value.MapKeys":     {name: "ReflectMapKeys", value: true, rec: true},
 	"reflect.Value.SetMapIndex": {name: "ReflectSetMapIndex", value: true, rec: true},
+	"reflect.Value.Grow":        {name: "ReflectGrow", value: true, rec: true},
 }
 
 var funcHooks = map[string]hook{
@@ -133,6 +134,11 @@ var funcHooks = map[string]hook{
 	"testing/synctest.Wait": {name: "SynctestWait", test: true},
 
 	"reflect.Copy": {name: "ReflectCopy", rec: true},
+	// Objects reflect allocates (rt.Alloc's reason).
+	"reflect.New":             {name: "ReflectNew"},
+	"reflect.MakeSlice":       {name: "ReflectMakeSlice"},
+	"reflect.MakeMap":         {name: "ReflectMakeMap"},
+	"reflect.MakeMapWithSize": {name: "ReflectMakeMapWithSize"},
 
 	// A count of the program's allocations (rt/barrier.go's countingAllocs).
 	"runtime.ReadMemStats": {name: "ReadMemStats", noSite: true},

@@ -961,6 +961,9 @@ func (r *rewriter) assign(x *ast.AssignStmt, inList bool) {
 			if tv, ok := r.info.Types[e]; ok && len(x.Rhs) == len(x.Lhs) && isUntyped(tv.Type) {
 				hoist = false
 			}
+			if name, ctx := r.contextTyped(e); ctx && name == "" {
+				hoist = false
+			}
 		}
 		hoist = hoist && anyRec && anyCall
 		for _, l := range x.Lhs {
@@ -974,6 +977,9 @@ func (r *rewriter) assign(x *ast.AssignStmt, inList bool) {
 		r.lv(x.Lhs[0], "RW")
 		r.rd(x.Rhs[0])
 		if inList && r.recorded(x.Lhs[0]) && containsCall(r.info, x.Rhs[0]) && !containsCall(r.info, x.Lhs[0]) {
+			if name, ctx := r.contextTyped(x.Rhs[0]); ctx && name == "" {
+				return
+			}
 			if tv, ok := r.info.Types[x.Rhs[0]]; ok && !isUntyped(tv.Type) {
 				r.hoistAssign(x)
 			}
@@ -991,17 +997,32 @@ func (r *rewriter) assign(x *ast.AssignStmt, inList bool) {
 func (r *rewriter) hoistAssign(x *ast.AssignStmt) {
 	lo, hi := r.span(x)
 	g := r.newGen(lo)
-	n := len(x.Lhs)
-	tmps := make([]string, n)
-	for i := range tmps {
-		tmps[i] = r.tmp()
+	// A constant stays where it is: in a temporary it would take its
+	// default type (sn[0], sn[k] = f(), 0xff: 0xff is a byte, not an int).
+	spread := len(x.Rhs) != len(x.Lhs) // l1, l2 = f()
+	inline := func(e ast.Expr) bool { return !spread && r.inlineValue(e) }
+	var tmps []string
+	for _, e := range x.Rhs {
+		if !inline(e) {
+			tmps = append(tmps, r.tmp())
+		}
+	}
+	if spread {
+		for len(tmps) < len(x.Lhs) {
+			tmps = append(tmps, r.tmp())
+		}
 	}
 	g.lit("{ " + strings.Join(tmps, ", ") + " := ")
-	for i, e := range x.Rhs {
-		if i > 0 {
+	k := 0
+	for _, e := range x.Rhs {
+		if inline(e) {
+			continue
+		}
+		if k > 0 {
 			g.lit(", ")
 		}
-		r.piece(g, e)
+		k++
+		r.typedPiece(g, e)
 	}
 	g.lit("; ")
 	for i, e := range x.Lhs {
@@ -1010,8 +1031,56 @@ func (r *rewriter) hoistAssign(x *ast.AssignStmt) {
 		}
 		r.piece(g, e)
 	}
-	g.lit(" " + x.Tok.String() + " " + strings.Join(tmps, ", ") + " }")
+	g.lit(" " + x.Tok.String() + " ")
+	if spread {
+		g.lit(strings.Join(tmps, ", "))
+	} else {
+		k = 0
+		for i, e := range x.Rhs {
+			if i > 0 {
+				g.lit(", ")
+			}
+			if inline(e) {
+				r.piece(g, e)
+				continue
+			}
+			g.lit(tmps[k])
+			k++
+		}
+	}
+	g.lit(" }")
 	r.ed.collapse(lo, hi, g.end(hi))
+}
+
+// typedPiece writes e for a temporary's initializer. An operator's result
+// whose type can come from its context (x = 1 << s with x a uint64, b = i < j
+// with b of a named bool type) is converted to the type it has there, so
+// that the temporary has it too.
+func (r *rewriter) typedPiece(g *gen, e ast.Expr) {
+	if name, ctx := r.contextTyped(e); ctx {
+		g.lit("(" + name + ")(")
+		r.piece(g, e)
+		g.lit(")")
+		return
+	}
+	r.piece(g, e)
+}
+
+// contextTyped reports whether e is an operator's result that may take its
+// type from its context, and how the file names that type (ok false: it
+// cannot, and e must not go into a temporary).
+func (r *rewriter) contextTyped(e ast.Expr) (name string, ctx bool) {
+	switch x := unparen(e).(type) {
+	case *ast.BinaryExpr:
+	case *ast.UnaryExpr:
+		if x.Op == token.ARROW || x.Op == token.AND {
+			return "", false
+		}
+	default:
+		return "", false
+	}
+	name, _ = r.typeName(r.info.TypeOf(e))
+	return name, true
 }
 
 // send instruments ch <- v as

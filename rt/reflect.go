@@ -179,12 +179,64 @@ func ReflectMapIndex(v, key reflect.Value, site uint32, rec bool) reflect.Value 
 	return v.MapIndex(key)
 }
 
+// ReflectMapKeys reads the map and returns its keys in a slice reflect
+// allocates: recorded new, as the fresh results of other std calls are.
 func ReflectMapKeys(v reflect.Value, site uint32, rec bool) []reflect.Value {
 	valueMap(hookRead, v, site, rec)
-	return v.MapKeys()
+	return MakeSlice(v.MapKeys(), site)
 }
 
 func ReflectSetMapIndex(v, key, elem reflect.Value, site uint32, rec bool) {
 	valueMap(hookWrite, v, site, rec)
 	v.SetMapIndex(key, elem)
+}
+
+// Objects package reflect allocates: recorded as new (see Alloc) when the
+// call returns, as new(T) and make are in traced code; a decoder's
+// reflect.New and MakeMap otherwise inherit the accesses of a dead
+// object at their address.
+
+func ReflectNew(t reflect.Type, site uint32) reflect.Value {
+	v := reflect.New(t)
+	if on {
+		allocEvent(v.UnsafePointer(), t.Size(), site)
+	}
+	return v
+}
+
+func ReflectMakeSlice(t reflect.Type, n, c int, site uint32) reflect.Value {
+	v := reflect.MakeSlice(t, n, c)
+	if on && c > 0 {
+		allocEvent(v.UnsafePointer(), uintptr(c)*t.Elem().Size(), site)
+	}
+	return v
+}
+
+func ReflectMakeMap(t reflect.Type, site uint32) reflect.Value {
+	return reflectMadeMap(reflect.MakeMap(t), site)
+}
+
+func ReflectMakeMapWithSize(t reflect.Type, n int, site uint32) reflect.Value {
+	return reflectMadeMap(reflect.MakeMapWithSize(t, n), site)
+}
+
+func reflectMadeMap(v reflect.Value, site uint32) reflect.Value {
+	if on {
+		allocEvent(v.UnsafePointer(), 1, site) // the map's own pointer, as MakeMap
+	}
+	return v
+}
+
+// ReflectGrow is v.Grow(n): it writes the slice header v refers to and,
+// when the array is too small, allocates a new one.
+func ReflectGrow(v reflect.Value, n int, site uint32, rec bool) {
+	valueAccess(hookWrite, v, site, rec)
+	var old unsafe.Pointer
+	if v.Kind() == reflect.Slice {
+		old = v.UnsafePointer()
+	}
+	v.Grow(n)
+	if on && v.Kind() == reflect.Slice && v.Cap() > 0 && v.UnsafePointer() != old {
+		allocEvent(v.UnsafePointer(), uintptr(v.Cap())*v.Type().Elem().Size(), site)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -698,4 +699,38 @@ func allocRanges(tr *trace.Trace) [][2]uint64 {
 		}
 	}
 	return out
+}
+
+// The objects package reflect allocates for a decoder (reflect.New,
+// MakeSlice, MakeMap, a Grow that moves the array, MapKeys' slice) are recorded new, each
+// once, as new(T) and make are in traced code; a Grow within capacity
+// allocates nothing.
+func TestReflectAllocations(t *testing.T) {
+	var ptr, arr, m, grown, kept reflect.Value
+	var keys []reflect.Value
+	tr := record(t, false, func(site uint32) {
+		ptr = ReflectNew(reflect.TypeFor[[4]int64](), site)
+		arr = ReflectMakeSlice(reflect.TypeFor[[]int32](), 2, 8, site)
+		m = ReflectMakeMapWithSize(reflect.TypeFor[map[string]int](), 4, site)
+		grown = ReflectNew(reflect.TypeFor[[]byte](), site).Elem()
+		ReflectGrow(grown, 100, site, true)
+		kept = ReflectNew(reflect.TypeFor[[]byte](), site).Elem()
+		kept.Set(ReflectMakeSlice(reflect.TypeFor[[]byte](), 0, 64, site))
+		ReflectGrow(kept, 10, site, true) // room enough: the same array
+		keys = ReflectMapKeys(reflect.ValueOf(map[int]bool{1: true, 2: true}), site, false)
+	})
+	at := func(v reflect.Value) uint64 { return uint64(uintptr(v.UnsafePointer())) }
+	want := [][2]uint64{
+		{at(ptr), at(ptr) + 32},
+		{at(arr), at(arr) + 32},
+		{at(m), at(m) + 1},
+		{at(grown.Addr()), at(grown.Addr()) + 24},
+		{at(grown), at(grown) + uint64(grown.Cap())},
+		{at(kept.Addr()), at(kept.Addr()) + 24},
+		{at(kept), at(kept) + 64},
+		{at(reflect.ValueOf(keys)), at(reflect.ValueOf(keys)) + uint64(cap(keys))*uint64(unsafe.Sizeof(keys[0]))},
+	}
+	if got := allocRanges(tr); !slices.Equal(got, want) {
+		t.Fatalf("allocations %#x, want %#x", got, want)
+	}
 }

@@ -16,3 +16,15 @@ func hoist(c chan int, p *[2]int) {
 	shared = append(shared,
 		produce()...)
 }
+
+type flag bool
+
+func next() byte { return 1 }
+
+// A constant or an operator's result takes its type from the assignment:
+// in a temporary it keeps it.
+func hoistTyped(b []byte, fs []flag, us []uint64, n int) {
+	b[0], b[len(b)-1] = next(), 0xff
+	fs[0], us[1] = len(produce()) < n, 1<<len(produce())
+	us[0] += 1 << len(produce())
+}

@@ -22,7 +22,11 @@
 // program's own Read method to fill (memberlist's peekedConn.Read wrote
 // into it at such an address); and a listener's address, which net
 // allocates at Listen (memberlist read its IP at a dead object's address),
-// among the workers' objects of its size. No race.
+// among the workers' objects of its size; and the objects package reflect
+// allocates (reflect.New, MakeSlice, MakeMap: a decoder's; a msgpack
+// decoder's SetMapIndex wrote into a map MakeMap had made at a dead
+// object's address, under racekit with serf's dependencies traced), written
+// through reflect among the workers' blocks and byte slices. No race.
 package main
 
 import (
@@ -35,6 +39,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -119,6 +124,13 @@ func worker(id int, u *url.URL, out *int) {
 		if _, err := io.ReadFull(rd, one[:]); err == nil {
 			total += int(one[1])
 		}
+		rv := reflect.New(reflect.TypeFor[block]()).Elem() // objects reflect allocates
+		rv.Index(0).SetInt(int64(id))
+		sl := reflect.MakeSlice(reflect.TypeFor[[]byte](), 64, 64)
+		sl.Index(63).SetUint(uint64(r))
+		mv := reflect.MakeMapWithSize(reflect.TypeFor[map[int]int](), 8)
+		mv.SetMapIndex(reflect.ValueOf(id), reflect.ValueOf(r))
+		total += int(rv.Index(0).Int()) + int(sl.Index(63).Uint()) + mv.Len()
 		x := new(big.Int).SetInt64(int64(r + 1)) // its words: math/big's
 		x.Lsh(x, 300)
 		x.Add(x, x)
