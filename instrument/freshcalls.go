@@ -163,3 +163,36 @@ func (r *rewriter) ioMethodBuf(d *ast.FuncDecl) string {
 	}
 	return ""
 }
+
+// decodeTargets are the std calls that decode into a pointer operand (its
+// position among the arguments), allocating what they store there unseen.
+var decodeTargets = map[string]int{
+	"encoding/json.Unmarshal":            1,
+	"encoding/json.Decoder.Decode":       0,
+	"encoding/xml.Unmarshal":             1,
+	"encoding/xml.Decoder.Decode":        0,
+	"encoding/xml.Decoder.DecodeElement": 0,
+	"encoding/gob.Decoder.Decode":        0,
+}
+
+// decodeCall records the objects a decoding call stored into a target that
+// was zero before it (rt.Decoded): rt.Decoded(rt.DecodeTarget(&v),
+// json.Unmarshal(data, &v), site). The target is evaluated twice, so only
+// when that is pure; a deferred call and one whose result a statement
+// drops (its own hooks go after the statement) are left alone (a go statement's
+// call is not visited here).
+func (r *rewriter) decodeCall(x *ast.CallExpr, fn *types.Func) {
+	if fn == nil || fn.Pkg() == nil || r.traced(fn.Pkg().Path()) || r.discarded[x] || r.noBarrier[x] {
+		return
+	}
+	i, ok := decodeTargets[stdKey(fn)]
+	if !ok || i >= len(x.Args) || x.Ellipsis.IsValid() {
+		return
+	}
+	target, ok := r.reevaluable(x.Args[i])
+	if !ok {
+		return
+	}
+	lo, hi := r.span(x)
+	r.ed.wrap(lo, hi, rtAlias+".Decoded("+rtAlias+".DecodeTarget("+target+"), ", ", "+r.site(x.Pos())+")")
+}

@@ -2563,6 +2563,7 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		std()
 	}
 	r.freshCall(x, fn)
+	r.decodeCall(x, fn)
 	r.heldPtrCall(x, fn)
 	if read || r.callbackCall(x, fn) {
 		r.afterCall(x, "IORead", "") // rt.IORead

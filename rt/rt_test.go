@@ -734,3 +734,38 @@ func TestReflectAllocations(t *testing.T) {
 		t.Fatalf("allocations %#x, want %#x", got, want)
 	}
 }
+
+// A decoder's zero target: every object reachable from it after the call
+// is recorded new, once (a map, the slice in it, the pointer in the
+// slice); a target that held something before the call records nothing.
+func TestDecodedTarget(t *testing.T) {
+	type doc struct {
+		M map[string][]*int64
+		N []byte // pointer-free elements: its array, not its bytes
+	}
+	var d doc
+	var full = doc{N: []byte{1}}
+	var m map[string][]*int64
+	tr := record(t, false, func(site uint32) {
+		target := DecodeTarget(&d)
+		d.M = map[string][]*int64{"a": {new(int64)}}
+		d.N = make([]byte, 3, 8)
+		Decoded(target, error(nil), site)
+		m = d.M
+		Decoded(DecodeTarget(&full), 0, site)
+		Decoded(DecodeTarget(nil), 0, site)
+	})
+	at := func(v reflect.Value) uint64 { return uint64(uintptr(v.UnsafePointer())) }
+	s := reflect.ValueOf(m["a"])
+	p := reflect.ValueOf(m["a"][0])
+	n := reflect.ValueOf(d.N)
+	want := [][2]uint64{
+		{at(reflect.ValueOf(m)), at(reflect.ValueOf(m)) + 1},
+		{at(s), at(s) + 8},
+		{at(p), at(p) + 8},
+		{at(n), at(n) + 8},
+	}
+	if got := allocRanges(tr); !slices.Equal(got, want) {
+		t.Fatalf("allocations %#x, want %#x", got, want)
+	}
+}

@@ -45,6 +45,7 @@ var (
 	only       = flag.String("only", "", "comma-separated module paths to run (default: all)")
 	resume     = flag.Bool("resume", false, "keep the modules already in -out and run the others")
 	render     = flag.Bool("render", false, "only render -readme from -out")
+	rkFlags    = flag.String("racekit-flags", "", "space-separated flags for racekit test (-include '...' traces every dependency)")
 )
 
 // Results is the JSON file.
@@ -197,7 +198,8 @@ func runModule(m Module, dir, logPrefix string) *ModuleResult {
 	_ = raceOut
 	var rks []*Run
 	for i := 0; i < *runs; i++ {
-		rk, _ := runOnce(dir, *racekitBin, append([]string{"test"}, common...), fmt.Sprintf("%s.racekit%d", logPrefix, i+1))
+		args := append(append([]string{"test"}, strings.Fields(*rkFlags)...), common...)
+		rk, _ := runOnce(dir, *racekitBin, args, fmt.Sprintf("%s.racekit%d", logPrefix, i+1))
 		mr.Racekit = append(mr.Racekit, *rk)
 		rks = append(rks, rk.Run)
 		fmt.Fprintf(os.Stderr, "corpus:   racekit %d: %s, %d tests, %d races, %.0fs\n", i+1, rk.Verdict, rk.NTests, rk.Races, rk.Seconds)

@@ -26,13 +26,17 @@
 // allocates (reflect.New, MakeSlice, MakeMap: a decoder's; a msgpack
 // decoder's SetMapIndex wrote into a map MakeMap had made at a dead
 // object's address, under racekit with serf's dependencies traced), written
-// through reflect among the workers' blocks and byte slices. No race.
+// through reflect among the workers' blocks and byte slices; and the maps
+// and slices json.Unmarshal makes for a document decoded into an empty
+// interface, written by the program (serf's agent config, decoded into an
+// interface and walked by mapstructure). No race.
 package main
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/big"
@@ -55,8 +59,12 @@ const (
 // time.Ticker are the first words of a runtime object of 224 bytes).
 type block [28]int
 
-// small has the size of a *net.TCPAddr.
-type small [6]int
+// small has the size of a *net.TCPAddr (and of a map's header); mid of
+// json's []any of six numbers.
+type (
+	small [6]int
+	mid   [12]int
+)
 
 // sinks, bsinks and ssinks keep each worker's last block, byte slice and
 // small on the heap.
@@ -64,6 +72,7 @@ var (
 	sinks  [workers]*block
 	bsinks [workers][]byte
 	ssinks [workers]*small
+	msinks [workers]*mid
 )
 
 func worker(id int, u *url.URL, out *int) {
@@ -118,6 +127,9 @@ func worker(id int, u *url.URL, out *int) {
 			s := new(small)
 			s[0], s[5] = id, r
 			ssinks[id] = s
+			m := new(mid)
+			m[0] = r
+			msinks[id] = m
 		}
 		var rd io.Reader = bufio.NewReaderSize(&counter{n: id}, 64) // bufio calls counter.Read with its buffer
 		var one [2]byte
@@ -131,6 +143,18 @@ func worker(id int, u *url.URL, out *int) {
 		mv := reflect.MakeMapWithSize(reflect.TypeFor[map[int]int](), 8)
 		mv.SetMapIndex(reflect.ValueOf(id), reflect.ValueOf(r))
 		total += int(rv.Index(0).Int()) + int(sl.Index(63).Uint()) + mv.Len()
+		var doc any // maps and a slice json allocates
+		err := json.Unmarshal([]byte(`{"a":{"b":[1,2,3,4,5,6]},"c":{"d":1}}`), &doc)
+		if err != nil {
+			panic(err)
+		}
+		top := doc.(map[string]any)
+		top["w"] = id
+		inner := top["a"].(map[string]any)
+		inner["x"] = r
+		arr := inner["b"].([]any)
+		arr[0] = id
+		total += len(top) + len(inner) + len(arr)
 		x := new(big.Int).SetInt64(int64(r + 1)) // its words: math/big's
 		x.Lsh(x, 300)
 		x.Add(x, x)
