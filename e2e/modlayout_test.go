@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -112,6 +113,113 @@ func TestModuleLayouts(t *testing.T) {
 			t.Errorf("races %q, want %q", pairs, want)
 		}
 		checkUnchanged(t, before, snapshot(t, root))
+	})
+	// Dependencies traced (Config.Deps, racekit test's default), as go
+	// test -race instruments them: a race between two goroutines of the
+	// dependency's own code is reported (serf's tests, hashicorp/mdns's
+	// races: missed untraced), and the order the dependency's goroutines
+	// keep through its own channels holds (serf's TestSerf_Join_Cancel:
+	// memberlist's goroutine called the test's delegate, Join waited for
+	// it over TCP; a false race untraced). Untraced, both go wrong: the
+	// test checks that too, so that it shows what tracing changes.
+	t.Run("dependencies-traced", func(t *testing.T) {
+		root := t.TempDir()
+		writeTree(t, root, map[string]string{
+			"m/go.mod": "module example.com/m\n\ngo 1.20\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ../dep\n",
+			"m/m_test.go": `package m
+
+import (
+	"testing"
+
+	"example.com/dep"
+)
+
+type flag struct{ set bool }
+
+func (f *flag) Notify() { f.set = true }
+
+func TestNoRaceJoin(t *testing.T) {
+	f := &flag{}
+	n := dep.New(f)
+	dep.Join(n)
+	if !f.set {
+		t.Fatal("not notified")
+	}
+}
+
+func TestRacy(t *testing.T) { dep.Racy() }
+`,
+			"dep/go.mod": "module example.com/dep\n\ngo 1.18\n",
+			"dep/dep.go": racy("dep", "dep"),
+			"dep/node.go": `package dep
+
+type Delegate interface{ Notify() }
+
+type Node struct {
+	d   Delegate
+	req chan chan bool
+}
+
+func New(d Delegate) *Node {
+	n := &Node{d: d, req: make(chan chan bool)}
+	go n.loop()
+	return n
+}
+
+func (n *Node) loop() {
+	for done := range n.req {
+		n.d.Notify()
+		done <- true
+	}
+}
+
+// Join has the node's goroutine notify the delegate, and waits for it.
+func Join(n *Node) {
+	done := make(chan bool)
+	n.req <- done
+	<-done
+}
+`,
+		})
+		t.Setenv("GOPROXY", "off")
+		t.Setenv("GOFLAGS", "")
+		dir := filepath.Join(root, "m")
+		want := wantPairs(t, root, "dep")
+		for run := 0; run < 2; run++ {
+			_, pairs, _ := frontEnd(t, dir, instrument.Config{Deps: true})
+			if !reflect.DeepEqual(pairs, want) || len(want) != 1 {
+				t.Fatalf("run %d, dependencies traced: races %q, want %q", run, pairs, want)
+			}
+		}
+		_, pairs, _ := frontEnd(t, dir, instrument.Config{})
+		if slices.Contains(pairs, want[0]) || len(pairs) == 0 {
+			t.Errorf("dependencies untraced: races %q, want the dependency's missed and the Join's false one", pairs)
+		}
+		t.Logf("dependencies untraced: races %q", pairs)
+	})
+	// A dependency whose instrumented code does not compile (here it
+	// declares racekit's own import name) is left untraced, with a line
+	// saying so, and the rest runs: the main module's race is found.
+	t.Run("dependency-uninstrumentable", func(t *testing.T) {
+		root := t.TempDir()
+		writeTree(t, root, map[string]string{
+			"m/go.mod":    "module example.com/m\n\ngo 1.20\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ../dep\n",
+			"m/m.go":      racy("m", "m"),
+			"m/m_test.go": "package m\n\nimport (\n\t\"testing\"\n\n\t\"example.com/dep\"\n)\n\nfunc TestRacy(t *testing.T) { Racy(); _ = dep.Clash() }\n",
+			"dep/go.mod":  "module example.com/dep\n\ngo 1.18\n",
+			"dep/dep.go":  "package dep\n\nvar _rk = new(int)\n\nfunc Clash() int { *_rk++; return *_rk }\n",
+		})
+		t.Setenv("GOPROXY", "off")
+		t.Setenv("GOFLAGS", "")
+		var log strings.Builder
+		prep, pairs, _ := frontEnd(t, filepath.Join(root, "m"), instrument.Config{Deps: true, Log: &log})
+		if want := wantPairs(t, root, "m"); !reflect.DeepEqual(pairs, want) {
+			t.Errorf("races %q, want %q", pairs, want)
+		}
+		if !slices.ContainsFunc(prep.Skipped, func(s instrument.Skip) bool { return s.Pkg == "example.com/dep" }) ||
+			!strings.Contains(log.String(), "not traced: example.com/dep: its instrumented code does not compile") {
+			t.Errorf("skipped %q, log %q: want example.com/dep left untraced, and said", prep.Skipped, log.String())
+		}
 	})
 	// The go command refuses -modfile in workspace mode: the runtime copy
 	// joins the workspace through the overlay's go.work instead.

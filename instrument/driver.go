@@ -29,6 +29,7 @@ type Config struct {
 	Patterns   []string // package patterns, as for go build/test
 	Tests      bool     // include the packages' tests
 	Include    []string // import-path patterns ("..." wildcard) traced besides the main module's packages
+	Deps       bool     // trace every package of the build outside the standard library, as go test -race instruments them all
 	Exclude    []string // import-path patterns never traced
 	BuildFlags []string // flags for the go command's package loading (-tags=...)
 	CacheDir   string   // "" means $RACEKIT_CACHE, else os.UserCacheDir()/racekit
@@ -37,6 +38,7 @@ type Config struct {
 
 	work    string            // the go.work file in use ("" in module mode)
 	raceSrc map[string][]byte // main-module files with the race tag's meaning (racetag.go)
+	deps    []string          // the targets outside the main modules
 }
 
 // Skip is a package left uninstrumented, and why.
@@ -56,7 +58,8 @@ type Prepared struct {
 	Files        int      // instrumented files
 	Skipped      []Skip
 
-	modMod bool // -mod=mod: a vendored module built from copies of its vendored modules (vendor.go)
+	modMod bool     // -mod=mod: a vendored module built from copies of its vendored modules (vendor.go)
+	deps   []string // the instrumented packages outside the main modules
 }
 
 // BuildArgs returns the go command flags that make a build see the
@@ -152,6 +155,72 @@ func workFile(dir string) (string, error) {
 // requirement of the runtime replaced by that copy) with its go.sum, and
 // the overlay file. The user's files are only read.
 func Prepare(cfg Config) (*Prepared, error) {
+	var broken []Skip
+	for {
+		prep, err := prepareOnce(cfg)
+		if err != nil || len(prep.deps) == 0 {
+			return prep, err
+		}
+		failed := unbuildable(&cfg, prep)
+		if len(failed) == 0 || len(broken) >= maxBrokenDeps {
+			prep.Skipped = append(prep.Skipped, broken...)
+			return prep, nil
+		}
+		for _, f := range failed {
+			cfg.Exclude = append(cfg.Exclude, f.Pkg)
+			broken = append(broken, f)
+			cfg.logf("racekit: not traced: %s: its instrumented code does not compile (a racekit bug; please report it): %s\n", f.Pkg, f.Reason)
+		}
+	}
+}
+
+// maxBrokenDeps bounds the dependency packages left untraced because their
+// instrumented code does not compile, one build each.
+const maxBrokenDeps = 8
+
+// unbuildable compiles the instrumented dependency packages (go build,
+// whose cache the test build then reuses) and returns those the compiler
+// rejects, with the first error of each: a dependency racekit cannot
+// instrument is left untraced rather than failing the user's build. The
+// main modules' packages are not checked: their errors are the user's to
+// see.
+func unbuildable(cfg *Config, prep *Prepared) []Skip {
+	args := append(append([]string{"build"}, prep.BuildArgs()...), cfg.BuildFlags...)
+	cmd := exec.Command("go", append(args, prep.deps...)...)
+	cmd.Dir = cfg.Dir
+	cmd.Env = append(cfg.goEnv(), prep.Env...)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return nil
+	}
+	return failedPackages(string(out), prep.deps)
+}
+
+// failedPackages reads go build's output: the packages among deps it
+// names in a "# path" header, each with the first line under it.
+func failedPackages(out string, deps []string) []Skip {
+	isDep := map[string]bool{}
+	for _, d := range deps {
+		isDep[d] = true
+	}
+	var failed []Skip
+	cur := false
+	for _, line := range strings.Split(out, "\n") {
+		if pkg, ok := strings.CutPrefix(line, "# "); ok {
+			pkg, _, _ = strings.Cut(pkg, " ")
+			if cur = isDep[pkg]; cur {
+				failed = append(failed, Skip{Pkg: pkg})
+			}
+			continue
+		}
+		if cur && failed[len(failed)-1].Reason == "" {
+			failed[len(failed)-1].Reason = strings.TrimSpace(line)
+		}
+	}
+	return failed
+}
+
+func prepareOnce(cfg Config) (*Prepared, error) {
 	if cfg.CacheDir == "" {
 		d, err := CacheDir()
 		if err != nil {
@@ -192,7 +261,7 @@ func Prepare(cfg Config) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	prep := &Prepared{Env: []string{"GOWORK=off"}, Skipped: skipped}
+	prep := &Prepared{Env: []string{"GOWORK=off"}, Skipped: skipped, deps: cfg.deps}
 	if work != "" {
 		prep.Env = []string{"GOWORK=" + work}
 	}
@@ -317,22 +386,27 @@ func selectPackages(cfg *Config) (targets []string, skipped []Skip, err error) {
 			return // the generated test main
 		}
 		main := p.Module != nil && p.Module.Main
-		if !(main || matchAny(cfg.Include, p.PkgPath)) || neverTraced(p.PkgPath) {
+		std := p.Module == nil && stdPath(p.PkgPath)
+		if !(main || cfg.Deps && !std || matchAny(cfg.Include, p.PkgPath)) || neverTraced(p.PkgPath) {
 			return
 		}
 		seen[p.PkgPath] = true
 		switch {
 		case matchAny(cfg.Exclude, p.PkgPath):
 			skipped = append(skipped, Skip{p.PkgPath, "excluded"})
-		case p.Module == nil && stdPath(p.PkgPath):
+		case std:
 			skipped = append(skipped, Skip{p.PkgPath, "standard library"})
 		default:
-			set[strings.TrimSuffix(p.PkgPath, "_test")] = true
+			set[strings.TrimSuffix(p.PkgPath, "_test")] = main
 		}
 	})
-	for p := range set {
+	for p, main := range set {
 		targets = append(targets, p)
+		if !main {
+			cfg.deps = append(cfg.deps, p)
+		}
 	}
+	sort.Strings(cfg.deps)
 	sort.Strings(targets)
 	if cfg.raceSrc, err = raceOverlay(mainFiles); err != nil {
 		return nil, nil, err

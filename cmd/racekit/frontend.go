@@ -29,6 +29,7 @@ type frontendFlags struct {
 	keep      *string
 	include   *string
 	exclude   *string
+	deps      *bool
 	tags      *string
 	verbose   *bool
 	predict   *bool
@@ -56,7 +57,8 @@ func addFrontendFlags(fs *flag.FlagSet) *frontendFlags {
 // and predict stay nil.
 func addBuildFlags(fs *flag.FlagSet) *frontendFlags {
 	return &frontendFlags{
-		include: fs.String("include", "", "comma-separated import-path patterns (... wildcard) to trace besides the main module's packages"),
+		include: fs.String("include", "", "comma-separated import-path patterns (... wildcard) to trace besides the main module's packages, with -deps=false"),
+		deps:    fs.Bool("deps", true, "trace the dependency modules' packages too, as go test -race instruments them (the standard library is never traced); -deps=false traces the main module's packages and -include's"),
 		exclude: fs.String("exclude", "", "comma-separated import-path patterns never to trace"),
 		tags:    fs.String("tags", "", "build tags, as go build -tags"),
 		verbose: fs.Bool("stats", false, "print racekit's own progress and counters to stderr (go test's -v is go test's)"),
@@ -117,6 +119,7 @@ func prepare(c *command, ff *frontendFlags, patterns []string, tests bool) (*ins
 		Patterns:   patterns,
 		Tests:      tests,
 		Include:    splitList(*ff.include),
+		Deps:       *ff.deps,
 		Exclude:    splitList(*ff.exclude),
 		BuildFlags: ff.buildFlags(),
 		Log:        os.Stderr,

@@ -13,7 +13,7 @@ import (
 
 var cmdReplay = register(&command{
 	name:      "replay",
-	usageLine: "replay -seed S [-pair P | -cycle C] [-follow FILE] [-schedule FILE] [-times N] [-timeout D] [-dlv] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] package [go test flags] [-args test binary arguments...]",
+	usageLine: "replay -seed S [-pair P | -cycle C] [-follow FILE] [-schedule FILE] [-times N] [-timeout D] [-dlv] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] package [go test flags] [-args test binary arguments...]",
 	short:     "re-run one racekit fuzz run exactly, from its seed",
 	long: `
 Replay re-runs one run of racekit fuzz: the package's instrumented test

@@ -16,11 +16,12 @@ import (
 
 var cmdRun = register(&command{
 	name:      "run",
-	usageLine: "run [-algo=fasttrack] [-predict] [-deadlocks] [-leaks [-leaks-ignore F,...]] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-q] [-include P] [-exclude P] [-tags T] [-stats] package [arguments...]",
+	usageLine: "run [-algo=fasttrack] [-predict] [-deadlocks] [-leaks [-leaks-ignore F,...]] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] package [arguments...]",
 	short:     "instrument, build and run a Go program, then report its data races",
 	long: `
-Run is racekit's go run -race. It instruments the packages of the main
-module that the program imports (and those -include names), builds the
+Run is racekit's go run -race. It instruments the packages the program
+imports, the main module's and its dependencies' (-deps=false: the main
+module's and those -include names; never the standard library's), builds the
 program with go build -overlay -modfile (the user's files, go.mod and go.sum
 are never modified: instrumented copies live in racekit's cache), runs it
 with the given arguments, and analyzes the trace it recorded with

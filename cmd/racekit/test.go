@@ -13,15 +13,17 @@ import (
 
 var cmdTest = register(&command{
 	name:      "test",
-	usageLine: "test [-algo=fasttrack] [-predict] [-deadlocks] [-leaks [-leaks-ignore F,...]] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-q] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
+	usageLine: "test [-algo=fasttrack] [-predict] [-deadlocks] [-leaks [-leaks-ignore F,...]] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
 	short:     "instrument and run Go tests, then report their data races",
 	long: `
 Test is racekit's go test -race: it takes go test's command line, with
 racekit's own flags added (racekit test -run TestX -v ./p works as go test
-does; see "Go test's flags" below). It instruments the packages of the
-main module that the named packages and their tests import (and those
--include names), runs go test -overlay -modfile on them (the user's files,
-go.mod and go.sum are never modified), and analyzes the trace each test
+does; see "Go test's flags" below). It instruments the packages that
+the named packages and their tests import, the main module's and its
+dependencies' (as go test -race does; not the standard library's, whose
+effects come from tables; -deps=false: the main module's and those
+-include names), runs go test -overlay -modfile on them (the user's
+files, go.mod and go.sum are never modified), and analyzes the trace each test
 binary recorded with -algo (fasttrack by default). go test's output is
 passed through unchanged as it comes, except each package's closing
 lines, held back until its test binary's trace is analyzed: a package
