@@ -259,9 +259,11 @@ func Join(n *Node) {
 		t.Setenv("GOPROXY", "off")
 		t.Setenv("GOFLAGS", "")
 		before := snapshot(t, dir)
-		_, pairs, _ := frontEnd(t, dir, instrument.Config{})
-		if want := wantPairs(t, dir, "."); !reflect.DeepEqual(pairs, want) || len(want) != 1 {
-			t.Errorf("races %q, want %q", pairs, want)
+		for _, deps := range []bool{false, true} { // the vendored module traced too
+			_, pairs, _ := frontEnd(t, dir, instrument.Config{Deps: deps})
+			if want := wantPairs(t, dir, "."); !reflect.DeepEqual(pairs, want) || len(want) != 1 {
+				t.Errorf("dependencies traced %v: races %q, want %q", deps, pairs, want)
+			}
 		}
 		checkUnchanged(t, before, snapshot(t, dir))
 	})
