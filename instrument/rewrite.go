@@ -2444,12 +2444,18 @@ func (r *rewriter) receiverArg(x ast.Expr, sel *types.Selection, asIs bool) stri
 
 // call instruments a call expression.
 func (r *rewriter) call(x *ast.CallExpr) {
-	// A conversion. string(b) of a byte or rune slice reads its elements.
+	// A conversion. string(b) of a byte or rune slice reads its elements;
+	// []byte(s) allocates.
 	if r.isType(x.Fun) {
 		if len(x.Args) == 1 && isString(typeOf(r.info, x)) && isSlice(typeOf(r.info, x.Args[0])) {
 			// Added before the argument's own read: the outer wrap.
 			lo, hi := r.span(x.Args[0])
 			r.ed.wrap(lo, hi, rtAlias+".Elems(", ", "+r.asite(x.Pos())+")")
+		}
+		if len(x.Args) == 1 && isSlice(typeOf(r.info, x)) && isString(typeOf(r.info, x.Args[0])) {
+			// []byte(s) makes a new array (rt.Alloc's reason).
+			lo, hi := r.span(x)
+			r.ed.wrapInner(lo, hi, rtAlias+".MakeSlice(", ", "+r.site(x.Pos())+")")
 		}
 		for _, a := range x.Args {
 			r.rd(a)

@@ -23,7 +23,7 @@ func decode(data []byte, r io.Reader) (any, error) {
 		return nil, err
 	}
 	var c2 config
-	if err := json.Unmarshal(data, &c2); err != nil {
+	if err := json.Unmarshal([]byte(`{"Tags":{}}`), &c2); err != nil {
 		return nil, err
 	}
 	defer json.Unmarshal(data, &c)

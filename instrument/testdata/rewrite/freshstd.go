@@ -60,3 +60,15 @@ func fresh(ctx context.Context, rd io.Reader, u *url.URL) (*http.Request, error)
 	}
 	return req.WithContext(ctx), nil
 }
+
+type raw []byte
+
+// A conversion of a string to a slice makes a new array; of a slice to a
+// slice, not.
+func converted(s string, b raw) int {
+	p := []byte(s)
+	p[0] = 1
+	q := raw("const")
+	r := []byte(b)
+	return len(p) + len(q) + len(r) + len([]rune(s))
+}

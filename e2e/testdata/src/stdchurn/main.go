@@ -144,7 +144,7 @@ func worker(id int, u *url.URL, out *int) {
 		mv.SetMapIndex(reflect.ValueOf(id), reflect.ValueOf(r))
 		total += int(rv.Index(0).Int()) + int(sl.Index(63).Uint()) + mv.Len()
 		var doc any // maps and a slice json allocates
-		err := json.Unmarshal([]byte(`{"a":{"b":[1,2,3,4,5,6]},"c":{"d":1}}`), &doc)
+		err = json.Unmarshal([]byte(`{"a":{"b":[1,2,3,4,5,6]},"c":{"d":1}}`), &doc)
 		if err != nil {
 			panic(err)
 		}
