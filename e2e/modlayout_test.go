@@ -48,6 +48,14 @@ func oneMarkedRace(t *testing.T, dir string) {
 	}
 }
 
+// mRequiresDep and depGoMod are the go.mod files of module example.com/m
+// and of its dependency example.com/dep, in directories m and dep side by
+// side (replaced by a directory: racekit copies it when tracing it).
+const (
+	mRequiresDep = "module example.com/m\n\ngo 1.20\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ../dep\n"
+	depGoMod     = "module example.com/dep\n\ngo 1.18\n"
+)
+
 // depMarkedRace is oneMarkedRace on module example.com/m, whose test
 // file is mTest, with a dependency example.com/dep (replaced by a
 // directory, untraced) whose one file is depSrc.
@@ -55,9 +63,9 @@ func depMarkedRace(t *testing.T, mTest, depSrc string) {
 	t.Helper()
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{
-		"m/go.mod":    "module example.com/m\n\ngo 1.20\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ../dep\n",
+		"m/go.mod":    mRequiresDep,
 		"m/m_test.go": mTest,
-		"dep/go.mod":  "module example.com/dep\n\ngo 1.18\n",
+		"dep/go.mod":  depGoMod,
 		"dep/dep.go":  depSrc,
 	})
 	oneMarkedRace(t, filepath.Join(root, "m"))
@@ -99,10 +107,10 @@ func TestModuleLayouts(t *testing.T) {
 	t.Run("replace", func(t *testing.T) {
 		root := t.TempDir()
 		writeTree(t, root, map[string]string{
-			"m/go.mod":       "module example.com/m\n\ngo 1.20\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ../dep\n",
+			"m/go.mod":       mRequiresDep,
 			"m/m.go":         racy("m", "m"),
 			"m/m_test.go":    "package m\n\nimport (\n\t\"testing\"\n\n\t\"example.com/dep\"\n)\n\nfunc TestRacy(t *testing.T) { Racy(); dep.Racy() }\n",
-			"dep/go.mod":     "module example.com/dep\n\ngo 1.18\n",
+			"dep/go.mod":     depGoMod,
 			"dep/dep.go":     racy("dep", "dep"),
 			"dep/unused.txt": "",
 		})
@@ -125,7 +133,7 @@ func TestModuleLayouts(t *testing.T) {
 	t.Run("dependencies-traced", func(t *testing.T) {
 		root := t.TempDir()
 		writeTree(t, root, map[string]string{
-			"m/go.mod": "module example.com/m\n\ngo 1.20\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ../dep\n",
+			"m/go.mod": mRequiresDep,
 			"m/m_test.go": `package m
 
 import (
@@ -149,7 +157,7 @@ func TestNoRaceJoin(t *testing.T) {
 
 func TestRacy(t *testing.T) { dep.Racy() }
 `,
-			"dep/go.mod": "module example.com/dep\n\ngo 1.18\n",
+			"dep/go.mod": depGoMod,
 			"dep/dep.go": racy("dep", "dep"),
 			"dep/node.go": `package dep
 
@@ -203,10 +211,10 @@ func Join(n *Node) {
 	t.Run("dependency-uninstrumentable", func(t *testing.T) {
 		root := t.TempDir()
 		writeTree(t, root, map[string]string{
-			"m/go.mod":    "module example.com/m\n\ngo 1.20\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ../dep\n",
+			"m/go.mod":    mRequiresDep,
 			"m/m.go":      racy("m", "m"),
 			"m/m_test.go": "package m\n\nimport (\n\t\"testing\"\n\n\t\"example.com/dep\"\n)\n\nfunc TestRacy(t *testing.T) { Racy(); _ = dep.Clash() }\n",
-			"dep/go.mod":  "module example.com/dep\n\ngo 1.18\n",
+			"dep/go.mod":  depGoMod,
 			"dep/dep.go":  "package dep\n\nvar _rk = new(int)\n\nfunc Clash() int { *_rk++; return *_rk }\n",
 		})
 		t.Setenv("GOPROXY", "off")
@@ -274,7 +282,7 @@ func Join(n *Node) {
 	t.Run("testmain-handoff", func(t *testing.T) {
 		root := t.TempDir()
 		writeTree(t, root, map[string]string{
-			"m/go.mod": "module example.com/m\n\ngo 1.20\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ../dep\n",
+			"m/go.mod": mRequiresDep,
 			"m/m_test.go": `package m
 
 import (
@@ -299,7 +307,7 @@ func TestZLastRacy(t *testing.T) {
 	_ = x
 }
 `,
-			"dep/go.mod": "module example.com/dep\n\ngo 1.18\n",
+			"dep/go.mod": depGoMod,
 			"dep/dep.go": `package dep
 
 import (
