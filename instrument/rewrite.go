@@ -116,10 +116,11 @@ type rewriter struct {
 	after   []string       // events to record after the current statement
 	initAft []string       // after's events of the last if's or switch's init statement
 
-	captured  map[*types.Var]bool       // locals function literals capture (stdcalls.go), lazily
-	stmtCalls map[*ast.CallExpr]*bpPlan // BarrierPairs bracketing a statement
-	noBarrier map[*ast.CallExpr]bool    // calls of go and defer statements
-	discarded map[*ast.CallExpr]bool    // calls of expression statements: their results unused
+	captured  map[*types.Var]bool        // locals function literals capture (stdcalls.go), lazily
+	stmtCalls map[*ast.CallExpr]*bpPlan  // BarrierPairs bracketing a statement
+	noBarrier map[*ast.CallExpr]bool     // calls of go and defer statements
+	discarded map[*ast.CallExpr]bool     // calls of expression statements: their results unused
+	calledFun map[*ast.SelectorExpr]bool // selectors called where they are (x.M(...)), not method values
 
 	quiet  []quietFunc // functions that may lose their Enter (quiet.go)
 	leaves []leafFunc  // functions that may get a copy as written (leafCopy)
@@ -2071,6 +2072,9 @@ func (r *rewriter) rd(e ast.Expr) {
 				r.access(x, "R")
 			}
 		case types.MethodVal:
+			if r.bindHooked(x, sel) {
+				return
+			}
 			r.receiver(x.X, sel)
 		}
 	case *ast.IndexExpr:
@@ -2160,6 +2164,36 @@ func (r *rewriter) rd(e ast.Expr) {
 	case *ast.TypeAssertExpr:
 		r.rd(x.X)
 	}
+}
+
+// bindHooked rewrites a method value of a hooked sync method without
+// parameters or results (wg.Done handed on as a func(), a dependency's
+// NotifyStartedFunc: miekg/dns's server calls it) as its hook bound to the
+// receiver, rt.Bind(&wg, rt.WaitGroupDone, site), evaluated where the
+// method value is, as Go binds the receiver. It reports whether it did.
+func (r *rewriter) bindHooked(x *ast.SelectorExpr, sel *types.Selection) bool {
+	fn, ok := sel.Obj().(*types.Func)
+	if !ok || r.calledFun[x] {
+		return false
+	}
+	h, ok := methodHooks[methodKey(fn)]
+	sig, _ := fn.Type().(*types.Signature)
+	if !ok || h.name == "" || h.test || h.value || sig == nil || sig.Params().Len() != 0 || sig.Results().Len() != 0 {
+		return false
+	}
+	if _, isIface := core(typeOf(r.info, x.X)).(*types.Interface); isIface {
+		return false
+	}
+	recv := r.receiverArg(x.X, sel, false)
+	bind := "Bind0"
+	if h.rec {
+		bind = "Bind"
+	}
+	lo, hi := r.span(x)
+	g := r.newGen(lo)
+	g.lit(rtAlias + "." + bind + "(" + recv + ", " + hookName(h) + ", " + r.site(x.Sel.Pos()) + ")")
+	r.ed.collapse(lo, hi, g.end(hi))
+	return true
 }
 
 // receiver instruments the receiver x of a method value or call.
@@ -2561,6 +2595,12 @@ func (r *rewriter) call(x *ast.CallExpr) {
 	}
 	std := r.stdCall(x) // accesses inside the standard library (stdcalls.go)
 	r.variadicSlice(x, fn)
+	if se, ok := unparen(x.Fun).(*ast.SelectorExpr); ok {
+		if r.calledFun == nil {
+			r.calledFun = map[*ast.SelectorExpr]bool{}
+		}
+		r.calledFun[se] = true // a call, not a method value: bindHooked leaves it
+	}
 	r.rd(x.Fun)
 	for _, a := range x.Args {
 		r.rd(a)

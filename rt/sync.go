@@ -939,3 +939,15 @@ func Recv2Ctx[C ~chan E | ~<-chan E, E any](c C, site uint32) (E, bool) {
 	CtxDone(site)
 	return v, ok
 }
+
+// Bind is a method value of a hooked method without parameters or results
+// (wg.Done handed on as a func()): its hook, bound to the receiver, so
+// that the code that calls it, traced or not, records what a call would.
+func Bind[T any](p *T, hook func(*T, uint32, bool), site uint32) func() {
+	return func() { hook(p, site, true) }
+}
+
+// Bind0 is Bind for a hook that takes no recording flag.
+func Bind0[T any](p *T, hook func(*T, uint32), site uint32) func() {
+	return func() { hook(p, site) }
+}

@@ -45,3 +45,22 @@ func locks(g *guarded, l sync.Locker, c *sync.Cond, m *sync.Map) {
 }
 
 var tableOnce = sync.OnceValue(func() []int { return []int{1} })
+
+type rwGuarded struct {
+	sync.RWMutex
+	n int
+}
+
+// Method values of hooked methods without parameters are their hooks,
+// bound to the receiver (rt.Bind); called where they are, hooked calls.
+func methodValues(wg *sync.WaitGroup, g *rwGuarded, run func(func())) {
+	var mu sync.Mutex
+	run(wg.Done)
+	unlock := mu.Unlock
+	mu.Lock()
+	run(unlock)
+	run(g.RUnlock)
+	add := wg.Add // a parameter: not bound
+	add(1)
+	mu.Lock()
+}

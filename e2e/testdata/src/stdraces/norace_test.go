@@ -314,3 +314,36 @@ func TestNoRaceCondRLocker(t *testing.T) {
 	c.Broadcast()
 	<-done
 }
+
+// A WaitGroup's Done handed on as a func() and called by the standard
+// library's timer goroutine (miekg/dns's server calls its
+// NotifyStartedFunc, wg.Done, so): the write before it is ordered before
+// Wait's return.
+func TestNoRaceMethodValueDone(t *testing.T) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	done := wg.Done
+	x := 0
+	time.AfterFunc(time.Millisecond, func() {
+		x = 1
+		done()
+	})
+	wg.Wait()
+	sink = x
+}
+
+// A Mutex's Unlock as a method value, called by another goroutine: it
+// unlocks as a call would.
+func TestNoRaceMethodValueUnlock(t *testing.T) {
+	var mu sync.Mutex
+	unlock := mu.Unlock
+	x := 0
+	mu.Lock()
+	go func() {
+		x = 1
+		unlock()
+	}()
+	mu.Lock()
+	sink = x
+	mu.Unlock()
+}

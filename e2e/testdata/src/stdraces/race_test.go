@@ -13,7 +13,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // The argument calls a function: the Builder's write is recorded after it
@@ -363,4 +365,21 @@ func TestRaceBuilderPointerLocal(t *testing.T) {
 	}()
 	q.WriteString("y") // race: ptrlocal
 	<-c
+}
+
+// A WaitGroup's Done as a method value, called before the write it should
+// have followed: Wait orders nothing after it.
+func TestRaceMethodValueDoneEarly(t *testing.T) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	done := wg.Done
+	x := 0
+	go func() {
+		done()
+		x = 1 // race: donearly
+	}()
+	wg.Wait()
+	x = 2 // race: donearly
+	sink = x
+	time.Sleep(time.Millisecond)
 }
