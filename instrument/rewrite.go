@@ -2135,20 +2135,29 @@ func (r *rewriter) rd(e ast.Expr) {
 		r.rd(x.Key)
 		r.rd(x.Value)
 	case *ast.CompositeLit:
-		// []T{...} and map[K]V{...} allocate as make does (a literal
-		// with its type elided, inside another, is not an expression a
-		// call can wrap; its array is not recorded).
-		if x.Type != nil && !r.addrLits[x] {
+		// []T{...} and map[K]V{...} allocate as make does. A literal
+		// with its type elided, inside another ({"a": {x, y}} of a
+		// map[string][]T), gets its type written, when the file can
+		// name it, so that a call can wrap it (go-sockaddr's KnownRFCs
+		// map of slices, made at each call).
+		if !r.addrLits[x] {
 			fn := ""
-			switch t := typeOf(r.info, x); {
+			t := typeOf(r.info, x)
+			switch {
 			case isSlice(t) && len(x.Elts) > 0:
 				fn = "MakeSlice"
 			case isMap(t):
 				fn = "MakeMap"
 			}
-			if fn != "" {
+			name, named := "", x.Type != nil
+			if fn != "" && !named {
+				if _, isPtr := types.Unalias(t).(*types.Pointer); !isPtr {
+					name, named = r.typeName(t)
+				}
+			}
+			if fn != "" && named {
 				lo, hi := r.span(x)
-				r.ed.wrapInner(lo, hi, rtAlias+"."+fn+"(", ", "+r.site(x.Pos())+")")
+				r.ed.wrapInner(lo, hi, rtAlias+"."+fn+"("+name, ", "+r.site(x.Pos())+")")
 			}
 		}
 		_, isStruct := core(typeOf(r.info, x)).(*types.Struct)

@@ -72,3 +72,16 @@ func converted(s string, b raw) int {
 	r := []byte(b)
 	return len(p) + len(q) + len(r) + len([]rune(s))
 }
+
+type addrs []string
+
+// Literals with their type elided inside another make new arrays and maps
+// too: their type is written (a map's pointer elements are left alone).
+func elided() map[uint]addrs {
+	m := map[uint]addrs{919: {"a"}, 1122: {"b", "c"}}
+	nested := [][]int{{1}, {2, 3}, {}}
+	byName := map[string]map[string]int{"x": {"y": 1}}
+	ptrs := []*holder{{}}
+	_, _, _ = nested, byName, ptrs
+	return m
+}

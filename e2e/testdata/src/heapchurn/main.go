@@ -4,7 +4,9 @@
 // range back and adds to a locked total. The garbage collector frees the
 // copies and hands their memory out again, to other workers' copies: a
 // detector that does not see those arrays as new objects relates accesses
-// of dead and live copies at one address. No race.
+// of dead and live copies at one address. Each round also builds a map of
+// slices whose literals have their type elided (go-sockaddr's KnownRFCs
+// does so at each call) and writes into them. No race.
 package main
 
 import (
@@ -42,6 +44,11 @@ func main() {
 				for i, v := range cp {
 					shared[lo+i] = v - r
 					sum += v
+				}
+				table := map[int][]int{1: {r, lo}, 2: {hi, r, lo, hi}, 3: {r, r, r, r, r, r, r, r}}
+				for _, row := range table {
+					row[0] += sum
+					sum += row[len(row)-1]
 				}
 				mu.Lock()
 				total += sum
