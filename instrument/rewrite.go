@@ -2139,7 +2139,8 @@ func (r *rewriter) rd(e ast.Expr) {
 		// with its type elided, inside another ({"a": {x, y}} of a
 		// map[string][]T), gets its type written, when the file can
 		// name it, so that a call can wrap it (go-sockaddr's KnownRFCs
-		// map of slices, made at each call).
+		// map of slices, made at each call), and {...} standing for
+		// &T{...} is written so.
 		if !r.addrLits[x] {
 			fn := ""
 			t := typeOf(r.info, x)
@@ -2150,10 +2151,13 @@ func (r *rewriter) rd(e ast.Expr) {
 				fn = "MakeMap"
 			}
 			name, named := "", x.Type != nil
-			if fn != "" && !named {
-				if _, isPtr := types.Unalias(t).(*types.Pointer); !isPtr {
-					name, named = r.typeName(t)
+			if p, isPtr := types.Unalias(t).(*types.Pointer); isPtr && !named {
+				// {...} for &T{...} ([]*T{{...}}): a new T, as &T{...}.
+				if name, named = r.typeName(p.Elem()); named {
+					fn, name = "New", "&"+name
 				}
+			} else if fn != "" && !named {
+				name, named = r.typeName(t)
 			}
 			if fn != "" && named {
 				lo, hi := r.span(x)

@@ -76,7 +76,7 @@ func converted(s string, b raw) int {
 type addrs []string
 
 // Literals with their type elided inside another make new arrays and maps
-// too: their type is written (a map's pointer elements are left alone).
+// too: their type is written (a pointer element's as &T{...}).
 func elided() map[uint]addrs {
 	m := map[uint]addrs{919: {"a"}, 1122: {"b", "c"}}
 	nested := [][]int{{1}, {2, 3}, {}}

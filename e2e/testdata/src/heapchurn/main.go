@@ -6,7 +6,8 @@
 // detector that does not see those arrays as new objects relates accesses
 // of dead and live copies at one address. Each round also builds a map of
 // slices whose literals have their type elided (go-sockaddr's KnownRFCs
-// does so at each call) and writes into them. No race.
+// does so at each call) and a slice of pointers to elided array
+// literals, and writes into them. No race.
 package main
 
 import (
@@ -21,6 +22,8 @@ const (
 	per     = 64
 	rounds  = 200
 )
+
+var kept []*[4]int
 
 func main() {
 	shared := make([]int, workers*per)
@@ -50,7 +53,11 @@ func main() {
 					row[0] += sum
 					sum += row[len(row)-1]
 				}
+				cells := []*[4]int{{r}, {lo, hi}} // &[4]int{...} each
+				cells[1][3] = sum
+				sum += cells[0][0] + cells[1][3]
 				mu.Lock()
+				kept = cells // on the heap
 				total += sum
 				mu.Unlock()
 				if r%20 == 0 {
