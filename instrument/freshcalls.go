@@ -70,10 +70,41 @@ func (r *rewriter) freshCall(x *ast.CallExpr, fn *types.Func) {
 	if _, tuple := t.(*types.Tuple); tuple {
 		return // several results: freshAssign
 	}
-	if h := r.freshHook(fn, 0, t); h != "" {
+	h := r.freshHook(fn, 0, t)
+	if h == "" && r.freshUnlessSame(x, fn, t) {
+		h = "New"
+	}
+	if h != "" {
 		lo, hi := r.span(x)
 		r.ed.wrapInner(lo, hi, rtAlias+"."+h+"(", ", "+r.site(x.Pos())+freshFieldArgs(h, fn)+")")
 	}
+}
+
+// freshIfOther are the std functions that return their first argument when
+// it already is what they make (bufio.NewWriter(w) of a big enough
+// *bufio.Writer), and a new object otherwise: package fresh cannot call
+// their result fresh.
+var freshIfOther = map[string]bool{
+	"bufio.NewReader": true, "bufio.NewReaderSize": true,
+	"bufio.NewWriter": true, "bufio.NewWriterSize": true,
+}
+
+// freshUnlessSame reports whether the call x of such a function returns a
+// new object for certain: its first argument's static type is a concrete
+// type other than its result's (an *os.File cannot be a *bufio.Writer).
+// serf's Snapshotter writes its bufio.Writer over an *os.File: its
+// allocation unrecorded, a dead object's accesses at its address raced
+// with its writes.
+func (r *rewriter) freshUnlessSame(x *ast.CallExpr, fn *types.Func, t types.Type) bool {
+	if fn == nil || fn.Pkg() == nil || !freshIfOther[stdKey(fn)] || len(x.Args) == 0 {
+		return false
+	}
+	at := typeOf(r.info, x.Args[0])
+	if at == nil || types.IsInterface(at) || types.Identical(at, t) {
+		return false
+	}
+	_, ptr := types.Unalias(t).(*types.Pointer)
+	return ptr
 }
 
 // freshAssign records, after the statement, the allocations of the fresh

@@ -18,6 +18,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 )
@@ -84,4 +85,15 @@ func elided() map[uint]addrs {
 	ptrs := []*holder{{}}
 	_, _, _ = nested, byName, ptrs
 	return m
+}
+
+// bufio's constructors return their argument when it already is a big
+// enough Reader or Writer: new only when the argument's static type is
+// another concrete type.
+func buffered(f *os.File, w io.Writer, bw *bufio.Writer) {
+	fw := bufio.NewWriter(f)
+	iw := bufio.NewWriterSize(w, 64)
+	same := bufio.NewWriter(bw)
+	fr := bufio.NewReader(strings.NewReader("x"))
+	_, _, _, _ = fw, iw, same, fr
 }

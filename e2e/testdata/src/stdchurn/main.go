@@ -29,7 +29,8 @@
 // through reflect among the workers' blocks and byte slices; and the maps
 // and slices json.Unmarshal makes for a document decoded into an empty
 // interface, written by the program (serf's agent config, decoded into an
-// interface and walked by mapstructure). No race.
+// interface and walked by mapstructure); and a bufio.Writer over a
+// bytes.Buffer (serf's Snapshotter writes one over its file). No race.
 package main
 
 import (
@@ -73,6 +74,7 @@ var (
 	bsinks [workers][]byte
 	ssinks [workers]*small
 	msinks [workers]*mid
+	wsinks [workers]*bufio.Writer
 )
 
 func worker(id int, u *url.URL, out *int) {
@@ -155,6 +157,12 @@ func worker(id int, u *url.URL, out *int) {
 		arr := inner["b"].([]any)
 		arr[0] = id
 		total += len(top) + len(inner) + len(arr)
+		var out bytes.Buffer // a bufio.Writer over it: bufio's new Writer
+		bw := bufio.NewWriter(&out)
+		bw.WriteString("abcdefgh")
+		bw.Flush()
+		total += out.Len()
+		wsinks[id] = bw // on the heap
 		x := new(big.Int).SetInt64(int64(r + 1)) // its words: math/big's
 		x.Lsh(x, 300)
 		x.Add(x, x)
