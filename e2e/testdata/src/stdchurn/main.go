@@ -162,7 +162,7 @@ func worker(id int, u *url.URL, out *int) {
 		bw.WriteString("abcdefgh")
 		bw.Flush()
 		total += out.Len()
-		wsinks[id] = bw // on the heap
+		wsinks[id] = bw                          // on the heap
 		x := new(big.Int).SetInt64(int64(r + 1)) // its words: math/big's
 		x.Lsh(x, 300)
 		x.Add(x, x)
