@@ -600,6 +600,9 @@ func countingAllocs() bool { return memStatsOpen.Load() || allocsCounted.Load() 
 // ReadMemStats is runtime.ReadMemStats(m), which opens or closes a count of
 // the program's allocations.
 func ReadMemStats(m *runtime.MemStats) {
+	if !memStatsOpen.Load() {
+		reserveChunks() // before the count opens: its allocations are not counted
+	}
 	runtime.ReadMemStats(m)
 	for {
 		open := memStatsOpen.Load()
@@ -611,7 +614,12 @@ func ReadMemStats(m *runtime.MemStats) {
 
 // CountAllocs holds (+1) or releases (-1) a count of the program's
 // allocations (rttest.AllocsPerRun).
-func CountAllocs(delta int32) { allocsCounted.Add(delta) }
+func CountAllocs(delta int32) {
+	if delta > 0 {
+		reserveChunks()
+	}
+	allocsCounted.Add(delta)
+}
 
 func bpHash(k cacheKey) uint64 {
 	h := uint64(uintptr(k.p))>>3 ^ uint64(k.n)*0x9e3779b97f4a7c15 ^ uint64(k.hop)<<40

@@ -83,10 +83,62 @@ func poolOf(size int) *sync.Pool {
 
 func newChunk(size int) *chunk {
 	pending.Add(int64(size))
+	if countingAllocs() {
+		if c := spareChunk(size); c != nil {
+			return c
+		}
+	}
 	if c, _ := poolOf(size).Get().(*chunk); c != nil {
 		return c
 	}
 	return &chunk{recs: make([]rec, size)}
+}
+
+// Spare chunks: while the program counts its allocations
+// (testing.AllocsPerRun, a runtime.ReadMemStats pair), a goroutine whose
+// buffer fills takes a chunk set aside when the count began, so that
+// racekit's recording adds nothing to the count (a sync.Pool may allocate
+// in Get, and a chunk boundary falls where the trace's length puts it).
+var spares struct {
+	sync.Mutex
+	c [3][]*chunk // by size, as chunkPools
+}
+
+// chunkSizes are the sizes of chunkPools' chunks.
+var chunkSizes = [3]int{firstChunk, 512, bigChunk}
+
+// sparesPerSize is how many chunks of each size a count starts with.
+const sparesPerSize = 4
+
+// reserveChunks sets spare chunks aside, at the start of a count.
+func reserveChunks() {
+	spares.Lock()
+	defer spares.Unlock()
+	for i, size := range chunkSizes {
+		for len(spares.c[i]) < sparesPerSize {
+			spares.c[i] = append(spares.c[i], &chunk{recs: make([]rec, size)})
+		}
+	}
+}
+
+// spareChunk takes a spare chunk of size, if one is left.
+func spareChunk(size int) *chunk {
+	i := 1
+	switch size {
+	case firstChunk:
+		i = 0
+	case bigChunk:
+		i = 2
+	}
+	spares.Lock()
+	defer spares.Unlock()
+	n := len(spares.c[i])
+	if n == 0 {
+		return nil
+	}
+	c := spares.c[i][n-1]
+	spares.c[i] = spares.c[i][:n-1]
+	return c
 }
 
 // freeChunk returns a chunk the writer is done with.
