@@ -71,14 +71,17 @@ const (
 
 var chunkPools [3]sync.Pool // by size: firstChunk, 512, bigChunk
 
-func poolOf(size int) *sync.Pool {
+func poolOf(size int) *sync.Pool { return &chunkPools[sizeClass(size)] }
+
+// sizeClass is the index of a chunk's size among chunkPools (and spares).
+func sizeClass(size int) int {
 	switch size {
 	case firstChunk:
-		return &chunkPools[0]
+		return 0
 	case bigChunk:
-		return &chunkPools[2]
+		return 2
 	}
-	return &chunkPools[1]
+	return 1
 }
 
 func newChunk(size int) *chunk {
@@ -123,13 +126,7 @@ func reserveChunks() {
 
 // spareChunk takes a spare chunk of size, if one is left.
 func spareChunk(size int) *chunk {
-	i := 1
-	switch size {
-	case firstChunk:
-		i = 0
-	case bigChunk:
-		i = 2
-	}
+	i := sizeClass(size)
 	spares.Lock()
 	defer spares.Unlock()
 	n := len(spares.c[i])
