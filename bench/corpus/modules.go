@@ -87,4 +87,14 @@ var corpus = []Module{
 	{"github.com/afex/hystrix-go", "v0.0.0-20180502004556-fa1af6a1f4f5", "circuit breaker, goroutine per command (no go.mod)"},
 	{"github.com/uber-go/tally/v4", "v4.1.17", "metrics scopes, reporting goroutines"},
 	{"github.com/hashicorp/serf", "v0.11.0", "gossip cluster membership, event loops"},
+	// Held out in session 29 (batch J): measured before any change they led to.
+	{"github.com/vbauerster/mpb/v8", "v8.16.2", "progress bars, render goroutine, channels"},
+	{"github.com/rs/zerolog", "v1.35.1", "logger, diodes, sampling"},
+	{"go.opentelemetry.io/otel/sdk", "v1.47.0", "tracing SDK, batch span processor"},
+	{"go.uber.org/fx", "v1.24.0", "application lifecycle, hooks, signals"},
+	{"github.com/VictoriaMetrics/metrics", "v1.45.0", "metrics, atomics, push goroutines"},
+	{"github.com/labstack/echo/v4", "v4.16.0", "HTTP framework, pools, servers"},
+	{"github.com/prometheus/client_golang", "v1.25.0", "metrics registry, collectors, HTTP handlers"},
+	{"k8s.io/utils", "v0.0.0-20261023123148-ca04ba58ecab", "clocks, fake clocks, buffers, traces"},
+	{"github.com/gin-gonic/gin", "v1.12.0", "HTTP framework, context pools"},
 }
