@@ -526,26 +526,35 @@ func (c *Conn) Recv() (byte, error) {
 	})
 	// The race build tag, which go test -race sets: //go:build race files
 	// (and // +build race ones) are built, //go:build !race ones are not,
-	// in the main module (instrument/racetag.go).
+	// in the main module and in its dependencies, traced or not
+	// (instrument/racetag.go).
 	t.Run("race-tag", func(t *testing.T) {
-		dir := t.TempDir()
-		writeTree(t, dir, map[string]string{
-			"go.mod":         "module example.com/m\n\ngo 1.20\n",
-			"race_on.go":     "//go:build race\n\npackage m\n\nconst raceEnabled = true\n",
-			"race_off.go":    "//go:build !race\n\npackage m\n\nconst raceEnabled = false\n",
-			"old_on.go":      "// +build race\n\npackage m\n\nconst oldRace = true\n",
-			"old_off.go":     "// +build !race\n\npackage m\n\nconst oldRace = false\n",
-			"norace_test.go": "//go:build !race\n\npackage m\n\nimport \"testing\"\n\nfunc TestNotUnderRace(t *testing.T) { t.Fatal(\"a !race file was built\") }\n",
-			"m_test.go":      "package m\n\nimport \"testing\"\n\nfunc TestRaceTag(t *testing.T) {\n\tif !raceEnabled || !oldRace {\n\t\tt.Fatal(\"built without the race tag\")\n\t}\n}\n",
+		root := t.TempDir()
+		writeTree(t, root, map[string]string{
+			"m/go.mod":         mRequiresDep,
+			"m/race_on.go":     "//go:build race\n\npackage m\n\nconst raceEnabled = true\n",
+			"m/race_off.go":    "//go:build !race\n\npackage m\n\nconst raceEnabled = false\n",
+			"m/old_on.go":      "// +build race\n\npackage m\n\nconst oldRace = true\n",
+			"m/old_off.go":     "// +build !race\n\npackage m\n\nconst oldRace = false\n",
+			"m/norace_test.go": "//go:build !race\n\npackage m\n\nimport \"testing\"\n\nfunc TestNotUnderRace(t *testing.T) { t.Fatal(\"a !race file was built\") }\n",
+			"m/m_test.go":      "package m\n\nimport (\n\t\"testing\"\n\n\t\"example.com/dep\"\n)\n\nfunc TestRaceTag(t *testing.T) {\n\tif !raceEnabled || !oldRace || !dep.RaceEnabled {\n\t\tt.Fatal(\"built without the race tag\")\n\t}\n}\n",
+			"dep/go.mod":       depGoMod,
+			"dep/race_on.go":   "//go:build race\n\npackage dep\n\nconst RaceEnabled = true\n",
+			"dep/race_off.go":  "//go:build !race\n\npackage dep\n\nconst RaceEnabled = false\n",
 		})
-		before := snapshot(t, dir)
-		cmd := exec.Command(racekit(t), "test", "-count=1", "-v", ".")
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "--- PASS: TestRaceTag") || strings.Contains(string(out), "TestNotUnderRace") {
-			t.Errorf("racekit test: %v, want TestRaceTag alone, passing\n%s", err, out)
+		t.Setenv("GOPROXY", "off")
+		t.Setenv("GOFLAGS", "")
+		dir := filepath.Join(root, "m")
+		before := snapshot(t, root)
+		for _, deps := range []string{"-deps=true", "-deps=false"} {
+			cmd := exec.Command(racekit(t), "test", deps, "-count=1", "-v", ".")
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "--- PASS: TestRaceTag") || strings.Contains(string(out), "TestNotUnderRace") {
+				t.Errorf("racekit test %s: %v, want TestRaceTag alone, passing\n%s", deps, err, out)
+			}
 		}
-		checkUnchanged(t, before, snapshot(t, dir))
+		checkUnchanged(t, before, snapshot(t, root))
 	})
 	// A directory of external tests alone (package m_test, no package m
 	// there), as retry-go's examples: the TestMain racekit adds joins

@@ -37,7 +37,7 @@ type Config struct {
 	Log        io.Writer
 
 	work    string            // the go.work file in use ("" in module mode)
-	raceSrc map[string][]byte // main-module files with the race tag's meaning (racetag.go)
+	raceSrc map[string][]byte // files outside std with the race tag's meaning (racetag.go)
 	deps    []string          // the targets outside the main modules
 }
 
@@ -373,21 +373,19 @@ func selectPackages(cfg *Config) (targets []string, skipped []Skip, err error) {
 	}
 	seen := map[string]bool{}
 	set := map[string]bool{}
-	var mainFiles []string // the main module's .go files, those constraints leave out too
+	var userFiles []string // the .go files of packages outside std and racekit, those constraints leave out too
 	packages.Visit(pkgs, nil, func(p *packages.Package) {
-		if p.Module != nil && p.Module.Main && !matchAny(cfg.Exclude, p.PkgPath) && !neverTraced(p.PkgPath) {
-			// Every variant: a test variant has the test files.
-			mainFiles = append(append(mainFiles, p.GoFiles...), p.IgnoredFiles...)
-		}
-		if seen[p.PkgPath] || p.PkgPath == "" {
+		if p.PkgPath == "" || strings.HasSuffix(p.ID, ".test") { // the generated test main
 			return
-		}
-		if strings.HasSuffix(p.ID, ".test") {
-			return // the generated test main
 		}
 		main := p.Module != nil && p.Module.Main
 		std := p.Module == nil && stdPath(p.PkgPath)
-		if !(main || cfg.Deps && !std || matchAny(cfg.Include, p.PkgPath)) || neverTraced(p.PkgPath) {
+		if !std && !neverTraced(p.PkgPath) {
+			// Every variant: a test variant has the test files. Traced
+			// or not, as go test -race builds them all with the tag.
+			userFiles = append(append(userFiles, p.GoFiles...), p.IgnoredFiles...)
+		}
+		if seen[p.PkgPath] || !(main || cfg.Deps && !std || matchAny(cfg.Include, p.PkgPath)) || neverTraced(p.PkgPath) {
 			return
 		}
 		seen[p.PkgPath] = true
@@ -408,7 +406,7 @@ func selectPackages(cfg *Config) (targets []string, skipped []Skip, err error) {
 	}
 	sort.Strings(cfg.deps)
 	sort.Strings(targets)
-	if cfg.raceSrc, err = raceOverlay(mainFiles); err != nil {
+	if cfg.raceSrc, err = raceOverlay(userFiles); err != nil {
 		return nil, nil, err
 	}
 	return targets, skipped, nil

@@ -14,8 +14,9 @@ import (
 // detector (hashicorp/serf skips five, one because it "contains a data
 // race"; corpus, session 27). racekit cannot build with -tags race: the
 // runtime and std have race files that need ThreadSanitizer's runtime.
-// So the main module's own files are given the tag's meaning instead: in
-// their build constraints, race is replaced by go1.1, a tag every Go
+// So the files of every package outside std and racekit's runtime, traced
+// or not (-race builds the dependencies with the tag too), are given the
+// tag's meaning instead: in their build constraints, race is replaced by go1.1, a tag every Go
 // since 1.1 satisfies, and the go command (and racekit's loading, through
 // the same overlay) keeps //go:build race files and drops //go:build !race
 // ones, as under -race. A file that uses the race detector's runtime
@@ -51,7 +52,7 @@ func raceTagged(src []byte) ([]byte, bool) {
 	return bytes.Join(lines, nil), true
 }
 
-// raceOverlay reads the .go files of the main module's packages (files,
+// raceOverlay reads the .go files of the packages outside std (files,
 // those the build uses and those its constraints leave out) and returns
 // the new content of each whose constraints name the race tag.
 func raceOverlay(files []string) (map[string][]byte, error) {
