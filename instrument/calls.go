@@ -17,6 +17,10 @@ type hook struct {
 	name   string // function of rt or rttest
 	test   bool   // in rttest
 	noSite bool   // the hook takes no site (variadic hooks)
+	// sited: a variadic hook that takes its site (and rec flag) first
+	// and returns the function the call's arguments go to:
+	// rt.ReflectAppend(site, rec)(s, x...).
+	sited bool
 	// rec: the hook records an access too (a lock's word) and takes the
 	// access hooks' flag after its site (rewriter.recFlag).
 	rec bool
@@ -108,6 +112,8 @@ var methodHooks = map[string]hook{
 	"reflect.Value.MapKeys":     {name: "ReflectMapKeys", value: true, rec: true},
 	"reflect.Value.SetMapIndex": {name: "ReflectSetMapIndex", value: true, rec: true},
 	"reflect.Value.Grow":        {name: "ReflectGrow", value: true, rec: true},
+	"reflect.Value.Call":        {name: "ReflectCall", value: true, rec: true},
+	"reflect.Value.CallSlice":   {name: "ReflectCallSlice", value: true, rec: true},
 }
 
 var funcHooks = map[string]hook{
@@ -133,12 +139,15 @@ var funcHooks = map[string]hook{
 	"testing/synctest.Test": {name: "SynctestTest", test: true},
 	"testing/synctest.Wait": {name: "SynctestWait", test: true},
 
-	"reflect.Copy": {name: "ReflectCopy", rec: true},
+	"reflect.Copy":        {name: "ReflectCopy", rec: true},
+	"reflect.Append":      {name: "ReflectAppend", rec: true, sited: true},
+	"reflect.AppendSlice": {name: "ReflectAppendSlice", rec: true},
 	// Objects reflect allocates (rt.Alloc's reason).
 	"reflect.New":             {name: "ReflectNew"},
 	"reflect.MakeSlice":       {name: "ReflectMakeSlice"},
 	"reflect.MakeMap":         {name: "ReflectMakeMap"},
 	"reflect.MakeMapWithSize": {name: "ReflectMakeMapWithSize"},
+	"reflect.MakeFunc":        {name: "ReflectMakeFunc"},
 
 	// A count of the program's allocations (rt/barrier.go's countingAllocs).
 	"runtime.ReadMemStats": {name: "ReadMemStats", noSite: true},

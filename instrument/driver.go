@@ -132,16 +132,25 @@ func (c *Config) goEnv() []string {
 	return append(os.Environ(), "GOWORK=off")
 }
 
+// goEnvVar returns the go command's value of the variable name in dir.
+func goEnvVar(dir string, env []string, name string) (string, error) {
+	cmd := exec.Command("go", "env", name)
+	cmd.Dir = dir
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go env %s: %v", name, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
 // workFile returns the go.work file the go command uses in dir ("" for
 // none).
 func workFile(dir string) (string, error) {
-	cmd := exec.Command("go", "env", "GOWORK")
-	cmd.Dir = dir
-	out, err := cmd.Output()
+	p, err := goEnvVar(dir, nil, "GOWORK")
 	if err != nil {
-		return "", fmt.Errorf("go env GOWORK: %v", err)
+		return "", err
 	}
-	p := strings.TrimSpace(string(out))
 	if p == "off" {
 		p = ""
 	}
@@ -305,14 +314,10 @@ func prepareOnce(cfg Config) (*Prepared, error) {
 }
 
 func goModPath(dir string) (string, error) {
-	cmd := exec.Command("go", "env", "GOMOD")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	out, err := cmd.Output()
+	p, err := goEnvVar(dir, append(os.Environ(), "GOWORK=off"), "GOMOD")
 	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %v", err)
+		return "", err
 	}
-	p := strings.TrimSpace(string(out))
 	if p == "" || p == os.DevNull {
 		return "", errors.New("not in a Go module: racekit builds the main module's packages with an alternate go.mod")
 	}
@@ -406,7 +411,11 @@ func selectPackages(cfg *Config) (targets []string, skipped []Skip, err error) {
 	}
 	sort.Strings(cfg.deps)
 	sort.Strings(targets)
-	if cfg.raceSrc, err = raceOverlay(userFiles); err != nil {
+	modCache, err := goEnvVar(cfg.Dir, cfg.goEnv(), "GOMODCACHE")
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg.raceSrc, err = raceOverlay(userFiles, modCache); err != nil {
 		return nil, nil, err
 	}
 	return targets, skipped, nil

@@ -54,6 +54,16 @@ func (e *editor) wrap(lo, hi int, before, after string) {
 	}
 }
 
+// wrapOuter wraps [lo, hi) as a node that spans one byte more, so that it
+// is outside every other wrap of [lo, hi), and stays when [lo, hi) is
+// collapsed: a variadic call's written-out slice around its one argument,
+// which may be a hooked call (rewriter.variadicSlice). hi must not be the
+// end of the enclosing node.
+func (e *editor) wrapOuter(lo, hi int, before, after string) {
+	e.add(edit{pos: lo, kind: open, text: before, lo: lo, hi: hi + 1})
+	e.add(edit{pos: hi, kind: closing, text: after, lo: lo, hi: hi + 1})
+}
+
 // wrapInner is wrap for a wrap that must be the node's innermost, whenever
 // it is added: an allocation's (rt.New(new(T), s)), which must come before
 // any hook that records an access to the new object (a std method's effect
@@ -122,10 +132,14 @@ func sortEdits(sel []*edit) {
 			return a.kind < b.kind
 		}
 		if a.kind == closing {
-			// Innermost first: the node that starts later, or of two
-			// wraps of one node the one added last.
+			// Innermost first: the node that starts later or, starting
+			// at one offset, ends sooner; of two wraps of one node the
+			// one added last.
 			if a.lo != b.lo {
 				return a.lo > b.lo
+			}
+			if a.hi != b.hi {
+				return a.hi < b.hi
 			}
 			if a.inner != b.inner {
 				return a.inner

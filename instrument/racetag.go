@@ -15,13 +15,14 @@ import (
 // race"; corpus, session 27). racekit cannot build with -tags race: the
 // runtime and std have race files that need ThreadSanitizer's runtime.
 // So the files of every package outside std and racekit's runtime, traced
-// or not (-race builds the dependencies with the tag too), are given the
-// tag's meaning instead: in their build constraints, race is replaced by go1.1, a tag every Go
+// or not (-race builds the dependencies with the tag too), that an overlay
+// may replace (not those in the module cache) are given the tag's meaning
+// instead: in their build constraints, race is replaced by go1.1, a tag every Go
 // since 1.1 satisfies, and the go command (and racekit's loading, through
 // the same overlay) keeps //go:build race files and drops //go:build !race
-// ones, as under -race. A file that uses the race detector's runtime
-// functions (runtime.RaceAcquire...) keeps its constraint: it would not
-// compile without -race.
+// ones, as under -race. A package that uses the race detector's runtime
+// functions (runtime.RaceAcquire...) keeps its constraints: that file
+// would not compile without -race.
 
 // raceTagLine matches the race tag in a build constraint line.
 var raceTagLine = regexp.MustCompile(`\brace\b`)
@@ -29,7 +30,7 @@ var raceTagLine = regexp.MustCompile(`\brace\b`)
 // raceTagged returns src with the race tag of its build constraints
 // replaced by go1.1, and whether there was one to replace.
 func raceTagged(src []byte) ([]byte, bool) {
-	if !bytes.Contains(src, []byte("race")) || bytes.Contains(src, []byte("runtime.Race")) {
+	if !bytes.Contains(src, []byte("race")) {
 		return nil, false
 	}
 	lines := bytes.SplitAfter(src, []byte("\n"))
@@ -54,19 +55,37 @@ func raceTagged(src []byte) ([]byte, bool) {
 
 // raceOverlay reads the .go files of the packages outside std (files,
 // those the build uses and those its constraints leave out) and returns
-// the new content of each whose constraints name the race tag.
-func raceOverlay(files []string) (map[string][]byte, error) {
+// the new content of each whose constraints name the race tag. Left as
+// they are: a directory with a file that uses the race detector's runtime
+// functions (golang.org/x/sys/unix: race.go calls runtime.RaceAcquire,
+// race0.go, //go:build !race, defines the same names for builds without
+// -race: giving the one its meaning and not the other leaves neither), and
+// files under modCache, which an overlay may not replace.
+func raceOverlay(files []string, modCache string) (map[string][]byte, error) {
 	out := map[string][]byte{}
+	srcs := map[string][]byte{}
+	raceRuntime := map[string]bool{} // directories
 	for _, f := range files {
-		if !strings.HasSuffix(f, ".go") {
+		f = filepath.Clean(f)
+		if _, done := srcs[f]; done || !strings.HasSuffix(f, ".go") ||
+			modCache != "" && strings.HasPrefix(f, filepath.Clean(modCache)+string(filepath.Separator)) {
 			continue
 		}
 		src, err := os.ReadFile(f)
 		if err != nil {
 			return nil, err
 		}
+		srcs[f] = src
+		if bytes.Contains(src, []byte("runtime.Race")) {
+			raceRuntime[filepath.Dir(f)] = true
+		}
+	}
+	for f, src := range srcs {
+		if raceRuntime[filepath.Dir(f)] {
+			continue
+		}
 		if n, ok := raceTagged(src); ok {
-			out[filepath.Clean(f)] = n
+			out[f] = n
 		}
 	}
 	return out, nil

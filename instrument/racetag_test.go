@@ -2,6 +2,10 @@ package instrument
 
 import (
 	"bytes"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -11,10 +15,9 @@ func TestRaceTagged(t *testing.T) {
 		{"//go:build !race && linux\n\npackage p\n", "//go:build !go1.1 && linux\n\npackage p\n"},
 		{"// +build race,!windows\n\npackage p\n", "// +build go1.1,!windows\n\npackage p\n"},
 		{"//go:build race\n// +build race\n\npackage p\n", "//go:build go1.1\n// +build go1.1\n\npackage p\n"},
-		{"//go:build norace || race_x\n\npackage p\n", ""},                           // other tags
-		{"package p\n\n//go:build race\n", ""},                                       // after the package clause: not a constraint
-		{"// Package p: a race.\npackage p\n", ""},                                   // a comment
-		{"//go:build race\n\npackage p\n\nfunc f() { runtime.RaceDisable() }\n", ""}, // needs -race's runtime
+		{"//go:build norace || race_x\n\npackage p\n", ""}, // other tags
+		{"package p\n\n//go:build race\n", ""},             // after the package clause: not a constraint
+		{"// Package p: a race.\npackage p\n", ""},         // a comment
 	} {
 		got, ok := raceTagged([]byte(c.in))
 		if ok != (c.want != "") || ok && string(got) != c.want {
@@ -46,4 +49,38 @@ func FuzzRaceTagged(f *testing.F) {
 			t.Fatalf("a second pass still rewrites %q", out)
 		}
 	})
+}
+
+// raceOverlay leaves alone a directory where one file uses the race
+// detector's runtime (x/sys/unix's race.go and race0.go), and files under
+// the module cache; it rewrites the others.
+func TestRaceOverlay(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"a/on.go":        "//go:build race\n\npackage a\n",
+		"a/off.go":       "//go:build !race\n\npackage a\n",
+		"unix/race.go":   "//go:build linux && race\n\npackage unix\n\nfunc raceAcquire(p uintptr) { runtime.RaceAcquire(p) }\n",
+		"unix/race0.go":  "//go:build !race\n\npackage unix\n\nfunc raceAcquire(p uintptr) {}\n",
+		"cache/m/off.go": "//go:build !race\n\npackage m\n",
+	}
+	var names []string
+	for name, src := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, p)
+	}
+	out, err := raceOverlay(names, filepath.Join(root, "cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := slices.Sorted(maps.Keys(out))
+	want := []string{filepath.Join(root, "a/off.go"), filepath.Join(root, "a/on.go")}
+	if !slices.Equal(got, want) {
+		t.Errorf("rewrote %q, want %q", got, want)
+	}
 }

@@ -8,7 +8,9 @@ import (
 	"go/token"
 	"go/types"
 	"go/version"
+	"maps"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -93,11 +95,14 @@ func File(in FileInput) (res FileResult, err error) {
 }
 
 type rewriter struct {
-	in   FileInput
-	fset *token.FileSet
-	tf   *token.File
-	info *types.Info
-	ed   *editor
+	// typeAliases: aliases the file declares for types that a local name
+	// hides where they are written (typeName): type → alias.
+	typeAliases map[string]string
+	in          FileInput
+	fset        *token.FileSet
+	tf          *token.File
+	info        *types.Info
+	ed          *editor
 
 	shared     map[*types.Var]bool
 	gotoLabels map[*types.Label]bool
@@ -250,6 +255,9 @@ func (r *rewriter) finish() {
 		b.WriteString(strconv.FormatUint(uint64(s), 10))
 	}
 	b.WriteString("})\n")
+	for _, name := range slices.Sorted(maps.Keys(r.typeAliases)) {
+		fmt.Fprintf(&b, "type %s = %s\n", r.typeAliases[name], name)
+	}
 	r.globalNames(&b)
 	// Imports whose every use became a hook stay used.
 	for _, im := range r.in.File.Imports {
@@ -1080,7 +1088,7 @@ func (r *rewriter) contextTyped(e ast.Expr) (name string, ctx bool) {
 	default:
 		return "", false
 	}
-	name, _ = r.typeName(r.info.TypeOf(e))
+	name, _ = r.typeName(r.info.TypeOf(e), e.Pos())
 	return name, true
 }
 
@@ -1160,6 +1168,9 @@ func (r *rewriter) goStmt(x *ast.GoStmt) {
 	if hk, recv, hargs, ok := r.hookCall(call); ok {
 		// A hooked call: its receiver and arguments are evaluated now.
 		callee = hookName(hk)
+		if hk.sited {
+			callee += "(" + site + ", true)" // rec: as below
+		}
 		if recv != "" {
 			t := r.tmp()
 			names = append(names, t)
@@ -1178,10 +1189,10 @@ func (r *rewriter) goStmt(x *ast.GoStmt) {
 			valTexts = append(valTexts, "")
 			args = append(args, t)
 		}
-		if !hk.noSite {
+		if !hk.noSite && !hk.sited {
 			args = append(args, site)
 		}
-		if hk.rec {
+		if hk.rec && !hk.sited {
 			args = append(args, "true") // in the new goroutine, outside every frame
 		}
 		dots = ""
@@ -2153,11 +2164,11 @@ func (r *rewriter) rd(e ast.Expr) {
 			name, named := "", x.Type != nil
 			if p, isPtr := types.Unalias(t).(*types.Pointer); isPtr && !named {
 				// {...} for &T{...} ([]*T{{...}}): a new T, as &T{...}.
-				if name, named = r.typeName(p.Elem()); named {
+				if name, named = r.typeName(p.Elem(), x.Pos()); named {
 					fn, name = "New", "&"+name
 				}
 			} else if fn != "" && !named {
-				name, named = r.typeName(t)
+				name, named = r.typeName(t, x.Pos())
 			}
 			if fn != "" && named {
 				lo, hi := r.span(x)
@@ -2535,6 +2546,9 @@ func (r *rewriter) call(x *ast.CallExpr) {
 			name += "G"
 		}
 		g.lit(name + "(")
+		if h.sited {
+			g.lit(r.site(x.Pos()) + ", " + r.recFlag() + ")(")
+		}
 		first := true
 		if recv != "" {
 			g.lit(recv)
@@ -2550,13 +2564,13 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		if x.Ellipsis.IsValid() {
 			g.lit("...")
 		}
-		if !h.noSite {
+		if !h.noSite && !h.sited {
 			if !first {
 				g.lit(", ")
 			}
 			g.lit(r.site(x.Pos()))
 		}
-		if h.rec {
+		if h.rec && !h.sited {
 			g.lit(", " + r.recFlag())
 		}
 		if h.g {
@@ -2666,9 +2680,10 @@ func (r *rewriter) afterCall(x *ast.CallExpr, hook, prefix string) {
 // callee's accesses of its parameter's elements are recorded, and the
 // array may have had a dead object's address. Only where the element type
 // can be named in the file (not a type parameter or another package's
-// unexported type).
+// unexported type). A function value (fn nil: a closure, as go.uber.org/fx's
+// tests' validateApp(t, opts...)) may be traced code too.
 func (r *rewriter) variadicSlice(x *ast.CallExpr, fn *types.Func) {
-	if fn == nil || x.Ellipsis.IsValid() || fn.Pkg() == nil || !r.traced(fn.Pkg().Path()) {
+	if x.Ellipsis.IsValid() || fn != nil && (fn.Pkg() == nil || !r.traced(fn.Pkg().Path())) {
 		return
 	}
 	sig, ok := core(typeOf(r.info, x.Fun)).(*types.Signature)
@@ -2683,26 +2698,58 @@ func (r *rewriter) variadicSlice(x *ast.CallExpr, fn *types.Func) {
 		return // f(g()), g's results spread
 	}
 	elem := sig.Params().At(n - 1).Type().(*types.Slice).Elem()
-	name, ok := r.typeName(elem)
+	name, ok := r.typeName(elem, x.Pos())
 	if !ok {
 		return
 	}
 	lo, _ := r.span(x.Args[n-1])
 	_, hi := r.span(x.Args[len(x.Args)-1])
-	r.ed.wrap(lo, hi, rtAlias+".MakeSlice([]"+name+"{", "}, "+r.site(x.Args[n-1].Pos())+")...")
+	r.ed.wrapOuter(lo, hi, rtAlias+".MakeSlice([]"+name+"{", "}, "+r.site(x.Args[n-1].Pos())+")...") // the call's ')' follows
 }
 
 // typeName writes t as the file can name it, if it can.
-func (r *rewriter) typeName(t types.Type) (string, bool) {
+func (r *rewriter) typeName(t types.Type, pos token.Pos) (string, bool) {
 	names := map[*types.Package]string{}
+	pkgNames := map[*types.Package]*types.PkgName{}
 	for _, spec := range r.in.File.Imports {
 		if pn := r.info.PkgNameOf(spec); pn != nil {
 			names[pn.Imported()] = pn.Name()
+			pkgNames[pn.Imported()] = pn
+		}
+	}
+	// The names written must mean at pos what they mean at the top of
+	// the file: a local variable may hide a type (dig's
+	// findMissingDependencies ranges over params ...param with a
+	// variable named param) or a package. If one is hidden, the type is
+	// named by an alias declared at the top of the file (typeAlias).
+	scope := r.in.Pkg.Scope().Innermost(pos)
+	hidden := false
+	lookup := func(name string, o types.Object) {
+		if scope != nil {
+			if _, got := scope.LookupParent(name, pos); got != o {
+				hidden = true
+			}
 		}
 	}
 	ok := true
 	var check func(t types.Type)
 	seen := map[types.Type]bool{}
+	named := func(o *types.TypeName) {
+		switch {
+		case o.Pkg() == nil || o.Pkg() == r.in.Pkg || names[o.Pkg()] == ".":
+			if o.Pkg() == r.in.Pkg && o.Parent() != o.Pkg().Scope() && o.Parent() != nil {
+				ok = false // a type local to a function: maybe not in scope here
+			} else {
+				lookup(o.Name(), o)
+			}
+		default:
+			if n, imported := names[o.Pkg()]; !imported || n == "_" || !o.Exported() {
+				ok = false
+			} else {
+				lookup(n, pkgNames[o.Pkg()])
+			}
+		}
+	}
 	check = func(t types.Type) {
 		if !ok || seen[t] {
 			return
@@ -2711,16 +2758,15 @@ func (r *rewriter) typeName(t types.Type) (string, bool) {
 		switch t := t.(type) {
 		case *types.TypeParam:
 			ok = false
+		case *types.Basic:
+			if o := types.Universe.Lookup(t.Name()); o != nil {
+				lookup(t.Name(), o)
+			}
 		case *types.Alias:
+			named(t.Obj()) // TypeString writes the alias's name
 			check(types.Unalias(t))
 		case *types.Named:
-			if o := t.Obj(); o.Pkg() != nil && o.Pkg() != r.in.Pkg {
-				if n, imported := names[o.Pkg()]; !imported || n == "_" || !o.Exported() {
-					ok = false
-				}
-			} else if o.Pkg() == r.in.Pkg && o.Parent() != o.Pkg().Scope() && o.Parent() != nil {
-				ok = false // a type local to a function: maybe not in scope here
-			}
+			named(t.Obj())
 			if ta := t.TypeArgs(); ta != nil {
 				for i := 0; i < ta.Len(); i++ {
 					check(ta.At(i))
@@ -2765,12 +2811,30 @@ func (r *rewriter) typeName(t types.Type) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return types.TypeString(t, func(p *types.Package) string {
+	name := types.TypeString(t, func(p *types.Package) string {
 		if p == r.in.Pkg || names[p] == "." {
 			return "" // the file's package, or dot-imported
 		}
 		return names[p]
-	}), true
+	})
+	if hidden {
+		name = r.typeAlias(name)
+	}
+	return name, true
+}
+
+// typeAlias returns the name of an alias, declared at the top of the file
+// (finish), of the type the file names name there.
+func (r *rewriter) typeAlias(name string) string {
+	if r.typeAliases == nil {
+		r.typeAliases = map[string]string{}
+	}
+	a, ok := r.typeAliases[name]
+	if !ok {
+		a = r.base + "T" + strconv.Itoa(len(r.typeAliases))
+		r.typeAliases[name] = a
+	}
+	return a
 }
 
 // builtin instruments calls of the predeclared functions.
@@ -2896,7 +2960,7 @@ func (r *rewriter) appendCall(x *ast.CallExpr) {
 		// go-workflows' false race, corpus session 26).
 		conv := ""
 		if !same {
-			if name, ok := r.typeName(st.Elem()); ok {
+			if name, ok := r.typeName(st.Elem(), x.Pos()); ok {
 				conv, same = "("+name+")", true
 			}
 		}

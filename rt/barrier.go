@@ -276,10 +276,15 @@ func appendLeaves(ls []leaf, t reflect.Type, off uintptr) []leaf {
 }
 
 // pointerShaped reports whether an interface holds a value of type t in
-// its data word itself rather than in a box the data word points to (the
-// compiler's rule: pointers, maps, channels, funcs, unsafe.Pointer, and
-// structs and arrays of exactly one such element).
+// its data word itself rather than in a box the data word points to. The
+// rule is the toolchain's: since Go 1.26, any type one word long whose word
+// is a pointer (struct{ dig.In; F *T }, which reflect.StructOf makes for
+// go.uber.org/fx); before, pointers, maps, channels, funcs, unsafe.Pointer,
+// and structs and arrays of exactly one such element.
 func pointerShaped(t reflect.Type) bool {
+	if wordRule {
+		return t.Size() == unsafe.Sizeof(uintptr(0)) && firstWordPointer(t)
+	}
 	switch t.Kind() {
 	case reflect.Pointer, reflect.Map, reflect.Chan, reflect.Func, reflect.UnsafePointer:
 		return true
@@ -290,6 +295,34 @@ func pointerShaped(t reflect.Type) bool {
 	}
 	return false
 }
+
+// firstWordPointer reports whether the first word of a t holds a pointer.
+func firstWordPointer(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+		return true
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if f := t.Field(i); f.Offset == 0 && f.Type.Size() > 0 {
+				return firstWordPointer(f.Type)
+			}
+		}
+	case reflect.Array:
+		return t.Len() > 0 && t.Elem().Size() > 0 && firstWordPointer(t.Elem())
+	}
+	return false
+}
+
+// wordRule: the toolchain keeps a one-word struct of a zero-size field and
+// a pointer in the interface's data word (Go 1.26's rule), as probed.
+var wordRule = func() bool {
+	p := new(int)
+	var x any = struct {
+		_ struct{}
+		P *int
+	}{P: p}
+	return (*[2]unsafe.Pointer)(unsafe.Pointer(&x))[1] == unsafe.Pointer(p)
+}()
 
 // ---- the walk ----
 

@@ -732,3 +732,60 @@ func BenchmarkBarrier(b *testing.B) {
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "walks/s")
 	})
 }
+
+// pointerShaped agrees with where the toolchain puts a value in an
+// interface: in the data word itself, or in a box the word points to. The
+// types include those reflect.StructOf and ArrayOf make (go.uber.org/fx's
+// parameter structs: a zero-size field and a pointer, which crashed the
+// walk when taken for a boxed value).
+func TestPointerShaped(t *testing.T) {
+	type zero struct{}
+	p := new(int)
+	pv := reflect.ValueOf(p)
+	made := func(fs ...reflect.StructField) reflect.Value {
+		v := reflect.New(reflect.StructOf(fs)).Elem()
+		for i, f := range fs {
+			if f.Type == pv.Type() {
+				v.Field(i).Set(pv)
+			}
+		}
+		return v
+	}
+	zf := reflect.StructField{Name: "Z", Type: reflect.TypeFor[zero]()}
+	pf := reflect.StructField{Name: "P", Type: pv.Type()}
+	sf := reflect.StructField{Name: "S", Type: reflect.TypeFor[string]()}
+	arr := reflect.New(reflect.ArrayOf(1, pv.Type())).Elem()
+	arr.Index(0).Set(pv)
+	for _, v := range []reflect.Value{
+		pv,
+		reflect.ValueOf(struct{ P *int }{p}),
+		reflect.ValueOf(struct {
+			_ zero
+			P *int
+		}{P: p}),
+		reflect.ValueOf([1]*int{p}),
+		reflect.ValueOf(struct{ A [1]*int }{[1]*int{p}}),
+		reflect.ValueOf(struct {
+			P *int
+			_ zero
+		}{P: p}), // trailing zero-size field: padded to two words
+		reflect.ValueOf(uintptr(1)),
+		reflect.ValueOf("s"),
+		reflect.ValueOf(struct{ A, B *int }{p, p}),
+		made(zf, pf),
+		made(pf),
+		made(zf, pf, sf),
+		arr,
+	} {
+		// Direct when the data word is the value's first word (each
+		// value's first word is non-nil).
+		c := reflect.New(v.Type()).Elem()
+		c.Set(v)
+		first := *(*unsafe.Pointer)(c.Addr().UnsafePointer())
+		x := v.Interface()
+		direct := (*[2]unsafe.Pointer)(unsafe.Pointer(&x))[1] == first
+		if got := pointerShaped(v.Type()); got != direct {
+			t.Errorf("pointerShaped(%v) = %v, want %v", v.Type(), got, direct)
+		}
+	}
+}

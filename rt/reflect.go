@@ -227,6 +227,94 @@ func reflectMadeMap(v reflect.Value, site uint32) reflect.Value {
 	return v
 }
 
+// ReflectAppend(site, rec)(s, x...) is reflect.Append(s, x...): it writes
+// the elements it appends, into s's array or into a new one it allocates.
+// (Variadic: the site comes first, in a call of its own.)
+func ReflectAppend(site uint32, rec bool) func(s reflect.Value, x ...reflect.Value) reflect.Value {
+	return func(s reflect.Value, x ...reflect.Value) reflect.Value {
+		r := reflect.Append(s, x...)
+		reflectAppended(s, r, site, rec)
+		return r
+	}
+}
+
+// ReflectAppendSlice is reflect.AppendSlice(s, t): it reads t's elements
+// and writes them after s's, as ReflectAppend.
+func ReflectAppendSlice(s, t reflect.Value, site uint32, rec bool) reflect.Value {
+	if t.IsValid() && t.Kind() == reflect.Slice {
+		valueElems(trace.OpRead, t, t.Len(), site, rec)
+	}
+	r := reflect.AppendSlice(s, t)
+	reflectAppended(s, r, site, rec)
+	return r
+}
+
+// reflectAppended records what appending to s, giving r, did: a new array
+// if r's is not s's, and the writes of r's elements past s's length.
+func reflectAppended(s, r reflect.Value, site uint32, rec bool) {
+	n := r.Len() - s.Len()
+	if n <= 0 {
+		return
+	}
+	elem := r.Type().Elem().Size()
+	p := r.UnsafePointer()
+	if on && p != s.UnsafePointer() {
+		allocEvent(p, uintptr(r.Cap())*elem, site)
+	}
+	q := unsafe.Add(p, uintptr(s.Len())*elem)
+	if ctl {
+		ctlWrite(q, uintptr(n)*elem, site)
+	}
+	if on && rec {
+		rangeAccess(trace.OpWrite, q, elem, n, site)
+	}
+}
+
+// ReflectMakeFunc is reflect.MakeFunc(typ, fn): each call of the function
+// made gives fn a new slice of its arguments, which reflect allocates.
+func ReflectMakeFunc(typ reflect.Type, fn func([]reflect.Value) []reflect.Value, site uint32) reflect.Value {
+	return reflect.MakeFunc(typ, func(args []reflect.Value) []reflect.Value {
+		if on && cap(args) > 0 {
+			allocEvent(unsafe.Pointer(unsafe.SliceData(args)), uintptr(cap(args))*unsafe.Sizeof(reflect.Value{}), site)
+		}
+		return fn(args)
+	})
+}
+
+// ReflectCall is v.Call(in): it reads in's elements and returns a new
+// slice of results, which reflect allocates.
+func ReflectCall(v reflect.Value, in []reflect.Value, site uint32, rec bool) []reflect.Value {
+	valueArgs(in, site, rec)
+	return reflectResults(v.Call(in), site)
+}
+
+// ReflectCallSlice is v.CallSlice(in), as ReflectCall.
+func ReflectCallSlice(v reflect.Value, in []reflect.Value, site uint32, rec bool) []reflect.Value {
+	valueArgs(in, site, rec)
+	return reflectResults(v.CallSlice(in), site)
+}
+
+func valueArgs(in []reflect.Value, site uint32, rec bool) {
+	if len(in) == 0 {
+		return
+	}
+	size := unsafe.Sizeof(reflect.Value{})
+	p := unsafe.Pointer(unsafe.SliceData(in))
+	if ctl {
+		ctlRead(p, uintptr(len(in))*size, site)
+	}
+	if on && rec {
+		rangeAccess(trace.OpRead, p, size, len(in), site)
+	}
+}
+
+func reflectResults(out []reflect.Value, site uint32) []reflect.Value {
+	if on && cap(out) > 0 {
+		allocEvent(unsafe.Pointer(unsafe.SliceData(out)), uintptr(cap(out))*unsafe.Sizeof(reflect.Value{}), site)
+	}
+	return out
+}
+
 // ReflectGrow is v.Grow(n): it writes the slice header v refers to and,
 // when the array is too small, allocates a new one.
 func ReflectGrow(v reflect.Value, n int, site uint32, rec bool) {

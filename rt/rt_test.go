@@ -708,6 +708,8 @@ func allocRanges(tr *trace.Trace) [][2]uint64 {
 func TestReflectAllocations(t *testing.T) {
 	var ptr, arr, m, grown, kept reflect.Value
 	var keys []reflect.Value
+	var appended, same, moved reflect.Value
+	var gotArgs, results []reflect.Value
 	tr := record(t, false, func(site uint32) {
 		ptr = ReflectNew(reflect.TypeFor[[4]int64](), site)
 		arr = ReflectMakeSlice(reflect.TypeFor[[]int32](), 2, 8, site)
@@ -718,6 +720,14 @@ func TestReflectAllocations(t *testing.T) {
 		kept.Set(ReflectMakeSlice(reflect.TypeFor[[]byte](), 0, 64, site))
 		ReflectGrow(kept, 10, site, true) // room enough: the same array
 		keys = ReflectMapKeys(reflect.ValueOf(map[int]bool{1: true, 2: true}), site, false)
+		appended = ReflectAppend(site, true)(reflect.ValueOf([]int64(nil)), reflect.ValueOf(int64(1)))
+		same = ReflectAppendSlice(appended.Slice3(0, 0, appended.Cap()), reflect.ValueOf([]int64{2}), site, true)
+		moved = ReflectAppendSlice(same, reflect.ValueOf(make([]int64, same.Cap())), site, true)
+		made := ReflectMakeFunc(reflect.TypeFor[func(int, int) int](), func(args []reflect.Value) []reflect.Value {
+			gotArgs = args
+			return []reflect.Value{reflect.ValueOf(int(args[0].Int() + args[1].Int()))}
+		}, site)
+		results = ReflectCall(made, []reflect.Value{reflect.ValueOf(1), reflect.ValueOf(2)}, site, true)
 	})
 	at := func(v reflect.Value) uint64 { return uint64(uintptr(v.UnsafePointer())) }
 	want := [][2]uint64{
@@ -729,9 +739,19 @@ func TestReflectAllocations(t *testing.T) {
 		{at(kept.Addr()), at(kept.Addr()) + 24},
 		{at(kept), at(kept) + 64},
 		{at(reflect.ValueOf(keys)), at(reflect.ValueOf(keys)) + uint64(cap(keys))*uint64(unsafe.Sizeof(keys[0]))},
+		{at(appended), at(appended) + 8*uint64(appended.Cap())}, // same: appended's array
+		{at(moved), at(moved) + 8*uint64(moved.Cap())},
+		{at(reflect.ValueOf(gotArgs)), at(reflect.ValueOf(gotArgs)) + uint64(cap(gotArgs))*uint64(unsafe.Sizeof(reflect.Value{}))},
+		{at(reflect.ValueOf(results)), at(reflect.ValueOf(results)) + uint64(cap(results))*uint64(unsafe.Sizeof(reflect.Value{}))},
 	}
 	if got := allocRanges(tr); !slices.Equal(got, want) {
 		t.Fatalf("allocations %#x, want %#x", got, want)
+	}
+	if len(results) != 1 || results[0].Int() != 3 {
+		t.Fatalf("the made function's results %v, want [3]", results)
+	}
+	if at(same) != at(appended) || at(moved) == at(same) {
+		t.Fatalf("the appends' arrays: %#x, %#x, %#x; want the first two the same, the third new", at(appended), at(same), at(moved))
 	}
 }
 

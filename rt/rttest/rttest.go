@@ -35,7 +35,9 @@
 //     context releases rt's context object (what <-ctx.Done() acquires)
 //     when its function returns, and each of its subtests at its end.
 //   - m.Run returns after every test, benchmark, fuzz target and example:
-//     MRun acquires testsEnded, which each of them releases at its end.
+//     MRun acquires testsEnded, which each of them releases at its end. It
+//     runs the fuzz targets after the tests and the examples after both:
+//     an example's or a fuzz target's Start acquires testsEnded too.
 //   - b.RunParallel(body) starts parallelism*GOMAXPROCS goroutines (go
 //     statements: forks) and waits for them (wg.Wait: their ends before
 //     RunParallel returns); they share an iteration counter (pb.Next's
@@ -187,6 +189,9 @@ func Start(tb testing.TB) *Test {
 		} else if pc, _, _, ok := runtime.Caller(1); ok {
 			mark(exampleName(runtime.FuncForPC(pc))) // an example
 		}
+		// m.Run runs the fuzz targets after the tests, and the examples
+		// after both: each begins after every test ended.
+		rt.SyncAcquire(testsEnded, 0)
 		return other
 	}
 	if lookup(t) != nil {

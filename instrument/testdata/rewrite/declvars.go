@@ -5,6 +5,8 @@
 // variable at the top of their clause.
 package p
 
+import "reflect"
+
 type box struct{ n int }
 
 func (b box) spawn(k int, done chan int) (out int) {
@@ -54,6 +56,36 @@ func sum(xs ...int) (n int) {
 
 func variadic(a, b int, xs []int) int {
 	return sum(a, b) + sum() + sum(xs...)
+}
+
+func anys(xs ...any) int { return len(xs) }
+
+// An argument that is itself a hooked call (go.uber.org/fx's
+// Invoke(fn.Interface())).
+func variadicHooked(v reflect.Value) int {
+	return anys(v.Interface()) + anys(v.Int(), 1)
+}
+
+type param interface{ String() string }
+
+func params(ps ...param) int { return len(ps) }
+
+func vals(vs ...reflect.Value) int { return len(vs) }
+
+// Where a local variable hides the element type's name (dig's
+// findMissingDependencies) or its package's, the slice is not written out.
+func shadowed(ps []param, v reflect.Value) (n int) {
+	for _, param := range ps {
+		n += params(param, param)
+	}
+	n += vals(v, v)
+	f := func(vs ...reflect.Value) int { return len(vs) }
+	n += f(v, v)
+	{
+		reflect := 1
+		n += vals(v, v) + reflect
+	}
+	return n
 }
 
 // An if or switch statement's init declares variables the statement's

@@ -46,6 +46,12 @@ func reflects(x *int, s []int) int64 {
 	v := reflect.ValueOf(x).Elem()
 	v.SetInt(3)
 	reflect.Copy(reflect.ValueOf(s), reflect.ValueOf(s[1:]))
+	xs := []reflect.Value{v}
+	a := reflect.Append(reflect.ValueOf(s), xs...)
+	a = reflect.AppendSlice(reflect.Append(a, v, v), reflect.ValueOf(s))
+	go reflect.Append(a, v)
+	f := reflect.MakeFunc(v.Type(), func(args []reflect.Value) []reflect.Value { return args })
+	_ = f.Call(xs)[0]
 	return v.Int()
 }
 

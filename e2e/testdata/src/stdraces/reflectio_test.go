@@ -68,6 +68,32 @@ func TestRaceReflectCopyRead(t *testing.T) {
 	<-c
 }
 
+// reflect.Append writes the element it appends into the array's spare
+// capacity, which another goroutine reads.
+func TestRaceReflectAppendSpare(t *testing.T) {
+	s := make([]int, 1, 4)
+	c := make(chan bool)
+	go func() {
+		sink = s[:2][1] // race: reflectappend
+		c <- true
+	}()
+	reflect.Append(reflect.ValueOf(s), reflect.ValueOf(5)) // race: reflectappend
+	<-c
+}
+
+// reflect.AppendSlice reads the slice it appends, which another goroutine
+// writes.
+func TestRaceReflectAppendSliceRead(t *testing.T) {
+	src := []int{1, 2}
+	c := make(chan bool)
+	go func() {
+		src[0] = 3 // race: reflectappendslice
+		c <- true
+	}()
+	reflect.AppendSlice(reflect.ValueOf([]int{0}), reflect.ValueOf(src)) // race: reflectappendslice
+	<-c
+}
+
 func TestRaceReflectMapIndex(t *testing.T) {
 	m := map[string]int{"a": 1}
 	v := reflect.ValueOf(m)

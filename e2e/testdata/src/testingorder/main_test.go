@@ -37,12 +37,21 @@ func Example_noRaceMainAfterRun() {
 	// Output:
 }
 
+// Example_noRaceAfterTests: m.Run runs the examples after every test
+// ended, parallel ones too, and after the fuzz targets (go.uber.org/fx's
+// ExampleError reads what a test wrote).
+func Example_noRaceAfterTests() {
+	exampleOut += afterRun + fuzzSum
+	// Output:
+}
+
 // FuzzNoRaceSeeds: the seed inputs run one after the other, each on a
 // goroutine of its own, all before f.Fuzz returns and before the fuzz
 // target's cleanups.
 func FuzzNoRaceSeeds(f *testing.F) {
 	f.Add(1)
 	f.Add(2)
+	_ = afterRun // NoRace: the fuzz targets run after the tests
 	f.Cleanup(func() {
 		_ = fuzzSum
 	})
