@@ -491,7 +491,7 @@ func (r *rewriter) tempsCall(p *bpPlan) {
 		cg.lit("...")
 	}
 	cg.lit(")")
-	r.ed.collapse(lo, hi, cg.end(hi))
+	r.ed.collapseChildren(lo, hi, cg.end(hi))
 }
 
 // callbackCall reports whether x calls a function of a module dependency

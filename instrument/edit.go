@@ -161,9 +161,22 @@ func sortEdits(sel []*edit) {
 // collapse replaces [lo, hi) by text; the edits of nodes inside it are
 // dropped (the caller rendered what it needed of them into text).
 func (e *editor) collapse(lo, hi int, text string) {
+	e.collapseOwn(lo, hi, text, false)
+}
+
+// collapseChildren is collapse for a caller that rendered only the
+// children of the node [lo, hi) into text: the node's own wraps stay
+// around it (a fresh result's rt.New around a call that its BarrierPair
+// rewrites to use temporaries, barrier.go's tempsCall).
+func (e *editor) collapseChildren(lo, hi int, text string) {
+	e.collapseOwn(lo, hi, text, true)
+}
+
+func (e *editor) collapseOwn(lo, hi int, text string, keepOwn bool) {
 	kept := e.edits[:0]
 	for _, x := range e.edits {
-		if !inside(&x, lo, hi) {
+		own := keepOwn && x.lo == lo && x.hi == hi && x.kind != replacement && (x.pos == lo || x.pos == hi)
+		if !inside(&x, lo, hi) || own {
 			kept = append(kept, x)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"container/list"
 	"context"
 	"flag"
 	"io"
@@ -96,4 +97,16 @@ func buffered(f *os.File, w io.Writer, bw *bufio.Writer) {
 	same := bufio.NewWriter(bw)
 	fr := bufio.NewReader(strings.NewReader("x"))
 	_, _, _, _ = fw, iw, same, fr
+}
+
+type lru struct{ ll *list.List }
+
+type entry struct{ k, v int }
+
+// A fresh result assigned by a statement whose call gets its operands in
+// temporaries (a BarrierPair around c.ll.PushFront): k8s.io/utils' forked
+// golang-lru, whose new elements went unrecorded.
+func pushed(c *lru, k int) *list.Element {
+	ele := c.ll.PushFront(&entry{k, 1})
+	return ele
 }
