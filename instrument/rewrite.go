@@ -280,7 +280,10 @@ func (r *rewriter) finish() {
 		}
 	}
 	end := len(r.ed.src)
-	r.ed.appendAt(end, b.String(), end, end)
+	// As the file's own closing, after every other: a file that ends
+	// without a newline ends in an expression whose wraps close there
+	// too (modern-go/concurrent's log.go).
+	r.ed.appendAt(end, b.String(), 0, end)
 }
 
 // keepImport names, for each package whose calls may all be replaced by
@@ -293,6 +296,7 @@ var keepImport = map[string]string{
 	"testing":     "Short",
 	"log":         "Fatal",
 	"time":        "Now",
+	"reflect":     "Copy", // google.golang.org/protobuf/internal/impl: reflect.New alone
 
 	"testing/synctest": "Wait",
 }
@@ -439,12 +443,34 @@ func (r *rewriter) funcDecl(d *ast.FuncDecl) {
 // Nothing is recorded in such a call, so it needs no frame: the check
 // saves Enter, Leave and the hooks' branches.
 func (r *rewriter) leafCopy(d *ast.FuncDecl, enter int, site string, m loopMark) {
-	if (len(r.sites)-m.nsites)/3 != 1+r.nrec-m.nrec || !r.rawCopyOK(d.Body, r.mark()) {
+	if (len(r.sites)-m.nsites)/3 != 1+r.nrec-m.nrec || !r.rawCopyOK(d.Body, r.mark()) || r.assignsParams(d) {
 		return // more than Enter's site and access hooks, or a label
 	}
 	if callees, ok := r.quietCalls(d.Body); ok {
 		r.leaves = append(r.leaves, leafFunc{d: d, enter: enter, site: site, callees: callees})
 	}
+}
+
+// assignsParams reports whether a := at the top of d's body assigns a
+// parameter or result (s, ok := m[k] with s a result, ugorji/go/codec): in
+// the copy, inside an if block, it would declare a new variable instead.
+func (r *rewriter) assignsParams(d *ast.FuncDecl) bool {
+	for _, st := range d.Body.List {
+		a, ok := st.(*ast.AssignStmt)
+		if !ok || a.Tok != token.DEFINE {
+			continue
+		}
+		for _, l := range a.Lhs {
+			id, ok := l.(*ast.Ident)
+			if !ok || r.info.Defs[id] != nil {
+				continue
+			}
+			if o := r.info.Uses[id]; o != nil && o.Pos() < d.Body.Lbrace {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // A leafFunc is a candidate for leafCopy: it qualifies if every function

@@ -455,7 +455,7 @@ func AppendSlice[S ~[]E, T ~[]E, E any](s S, xs T, site uint32, rec bool) S {
 }
 
 // AppendString is append(b, str...).
-func AppendString[S ~[]byte](b S, str string, site uint32, rec bool) S {
+func AppendString[S ~[]byte, T ~string](b S, str T, site uint32, rec bool) S {
 	if ctl {
 		ctlAppend(b, len(str), site)
 	}
@@ -495,7 +495,7 @@ func Copy[D ~[]E, S ~[]E, E any](dst D, src S, site uint32, rec bool) int {
 }
 
 // CopyString is copy(dst, str).
-func CopyString[D ~[]byte](dst D, str string, site uint32, rec bool) int {
+func CopyString[D ~[]byte, T ~string](dst D, str T, site uint32, rec bool) int {
 	if n := min(len(dst), len(str)); ctl && n > 0 {
 		ctlWrite(sliceData(dst), uintptr(n), site)
 	}
