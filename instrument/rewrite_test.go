@@ -113,3 +113,14 @@ func F(q *emb.Pool) {
 		t.Errorf("the rewrite names the unexported field:\n%s", out)
 	}
 }
+
+// A file that ends without a newline right after an instrumented
+// expression (modern-go/concurrent's log.go; gofmt keeps such a file out
+// of testdata): the trailer racekit adds closes after every wrap, and the
+// result parses and type-checks (rewrite checks it).
+func TestNoFinalNewline(t *testing.T) {
+	out := rewrite(t, "nonl.go", "package p\n\nimport (\n\t\"io\"\n\t\"log\"\n)\n\nvar L = log.New(io.Discard, \"\", 0)")
+	if !strings.Contains(out, "var L = ") {
+		t.Fatalf("rewritten:\n%s", out)
+	}
+}

@@ -38,7 +38,5 @@ func strs(dst []byte, l Index, prefix FullName) []byte {
 // A hooked reflect call.
 func onlyReflect(t reflect.Type) any { return reflect.New(t) }
 
-// The file ends without a newline, right after an instrumented expression
-// (modern-go/concurrent's log.go).
 // InfoLogger is used to print informational message, default to off
 var InfoLogger = log.New(ioutil.Discard, "", 0)
