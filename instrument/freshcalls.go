@@ -74,6 +74,14 @@ func (r *rewriter) freshCall(x *ast.CallExpr, fn *types.Func) {
 	if h == "" && r.freshUnlessSame(x, fn, t) {
 		h = "New"
 	}
+	if h == "" && r.freshUnlessArg(x, fn, t) {
+		// An interface argument: whether it is returned is known at run
+		// time (rt.NewUnlessArg); the argument is a plain expression,
+		// read again for the comparison.
+		lo, hi := r.span(x)
+		r.ed.wrapInner(lo, hi, rtAlias+".NewUnlessArg(", ", "+r.text(x.Args[0])+", "+r.site(x.Pos())+")")
+		return
+	}
 	if h != "" {
 		lo, hi := r.span(x)
 		r.ed.wrapInner(lo, hi, rtAlias+"."+h+"(", ", "+r.site(x.Pos())+freshFieldArgs(h, fn)+")")
@@ -101,6 +109,22 @@ func (r *rewriter) freshUnlessSame(x *ast.CallExpr, fn *types.Func, t types.Type
 	}
 	at := typeOf(r.info, x.Args[0])
 	if at == nil || types.IsInterface(at) || types.Identical(at, t) {
+		return false
+	}
+	_, ptr := types.Unalias(t).(*types.Pointer)
+	return ptr
+}
+
+// freshUnlessArg reports whether the call x of such a function has an
+// interface-typed first argument, a plain expression: serf's RPC client's
+// bufio.NewWriter(conn) over a net.Conn, never recorded new, whose dead
+// predecessor's accesses at its address raced with its Flush.
+func (r *rewriter) freshUnlessArg(x *ast.CallExpr, fn *types.Func, t types.Type) bool {
+	if fn == nil || fn.Pkg() == nil || !freshIfOther[stdKey(fn)] || len(x.Args) == 0 {
+		return false
+	}
+	at := typeOf(r.info, x.Args[0])
+	if at == nil || !types.IsInterface(at) || !plainExpr(r.info, x.Args[0]) {
 		return false
 	}
 	_, ptr := types.Unalias(t).(*types.Pointer)

@@ -43,6 +43,18 @@ func New[T any](p *T, site uint32) *T {
 	return p
 }
 
+// NewUnlessArg is New for the result of a call that returns its argument
+// arg when that already is what it makes (bufio.NewWriter(w) of a big
+// enough *bufio.Writer), and a new object otherwise.
+func NewUnlessArg[T any](p *T, arg any, site uint32) *T {
+	if on {
+		if a, same := arg.(*T); !same || a != p {
+			allocEvent(unsafe.Pointer(p), unsafe.Sizeof(*p), site)
+		}
+	}
+	return p
+}
+
 // NewFields is New for the fresh result of an untraced call (package
 // instrument's freshStd) that holds other new objects in the named fields
 // (http.NewRequest's URL and Header): it records their allocations too.

@@ -933,3 +933,60 @@ func TestBlockEvents(t *testing.T) {
 		t.Errorf("block events %v (the last events: %v), want %v, last", kinds, last, want)
 	}
 }
+
+// A sync.Map entry stored while another goroutine is inside Range, which
+// then visits it: Range loads each entry as it gets to it, so the
+// callback's read of what the Store published is ordered after it (no
+// race), as under -race, where sync.Map's atomics order them. Before each
+// visit acquired, only Range's start did, and the read raced with the
+// write before the Store (go-metrics' PrometheusSink, corpus session 29).
+func TestSyncMapRangeVisitAcquires(t *testing.T) {
+	var m sync.Map
+	m.Store("a", 0)
+	m.Store("b", 0)
+	m.Range(func(k, v any) bool { return true }) // both keys in the read map
+	obj := escape[int64]()
+	var races []finding.Group
+	for range 3 {
+		tr := record(t, false, func(site uint32) {
+			base := RegisterFile("m.go", []string{"A", "B", "C"}, make([]uint32, 3*smpNSites))
+			store, stored := make(chan string), make(chan bool) // not traced
+			f := Fork(base + smpSiteFork)
+			var done sync.WaitGroup
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				Begin(f)
+				defer End(f)
+				k := <-store
+				*W1(obj, site, true) = 1
+				SyncMapStore(&m, k, obj, site)
+				stored <- true
+				f.Ok()
+			}()
+			first := true
+			SyncMapRange(&m, func(k, v any) bool {
+				if first {
+					first = false
+					other := map[any]string{"a": "b", "b": "a"}[k]
+					store <- other // the other key's entry changes before Range gets to it
+					<-stored
+					return true
+				}
+				if p, ok := v.(*int64); ok {
+					_ = *R1(p, site, true)
+				}
+				return true
+			}, site)
+			done.Wait()
+		})
+		c := finding.NewCollector()
+		if _, err := detect.Run(tr.Iter(), hb.New(c)); err != nil {
+			t.Fatal(err)
+		}
+		races = append(races, c.Groups()...)
+	}
+	if len(races) > 0 {
+		t.Errorf("%d races reported between the write before the Store and the read in Range's callback, want none", len(races))
+	}
+}

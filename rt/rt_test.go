@@ -3,6 +3,7 @@ package rt
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -785,6 +786,26 @@ func TestDecodedTarget(t *testing.T) {
 		{at(p), at(p) + 8},
 		{at(n), at(n) + 8},
 	}
+	if got := allocRanges(tr); !slices.Equal(got, want) {
+		t.Fatalf("allocations %#x, want %#x", got, want)
+	}
+}
+
+// NewUnlessArg records the result of bufio.NewWriter(w) new unless it is
+// w itself (a big enough *bufio.Writer).
+func TestNewUnlessArg(t *testing.T) {
+	var made *bufio.Writer
+	tr := record(t, false, func(site uint32) {
+		big := bufio.NewWriterSize(io.Discard, 4096)
+		var w io.Writer = big
+		if NewUnlessArg(bufio.NewWriter(w), w, site) != big {
+			t.Error("bufio.NewWriter did not return its argument")
+		}
+		w = io.Discard
+		made = NewUnlessArg(bufio.NewWriter(w), w, site)
+	})
+	at := uint64(uintptr(unsafe.Pointer(made)))
+	want := [][2]uint64{{at, at + uint64(unsafe.Sizeof(*made))}}
 	if got := allocRanges(tr); !slices.Equal(got, want) {
 		t.Fatalf("allocations %#x, want %#x", got, want)
 	}

@@ -594,13 +594,25 @@ func SyncMapCompareAndDelete(m *sync.Map, k, old any, site uint32) (deleted bool
 
 // SyncMapRange is m.Range(f).
 func SyncMapRange(m *sync.Map, f func(k, v any) bool, site uint32) {
-	if on && m != nil {
-		emit(trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(m)))
+	if !on || m == nil || !live.Load() {
+		m.Range(f)
+		return
 	}
-	m.Range(f)
-	if on && m != nil {
-		emit(trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(m)))
-	}
+	a := ptr(unsafe.Pointer(m))
+	emit(trace.OpAtomicRMW, trace.FlagValueUnknown, site, a)
+	// Range loads each entry as it visits it: one stored after Range began
+	// is seen there, so each visit acquires, under the stripe lock a Store
+	// holds until its event is recorded (mapOp): the callback's accesses
+	// are ordered after the Store of what it was given (go-metrics'
+	// PrometheusSink: a gauge stored while a Gather ranged).
+	l := stripeOf(a)
+	m.Range(func(k, v any) bool {
+		l.Lock()
+		emit(trace.OpAtomicRMW, trace.FlagValueUnknown, site, a)
+		l.Unlock()
+		return f(k, v)
+	})
+	emit(trace.OpAtomicRMW, trace.FlagValueUnknown, site, a)
 }
 
 // SyncRelease records a release of obj, an object ID from NewObject (for

@@ -2,9 +2,9 @@
 // event when the call returns (freshStd): a pointer (rt.New), a slice
 // (rt.MakeSlice), a map (rt.MakeMap), a result among several assigned to a
 // variable (after the statement). bufio.NewReaderSize may return its
-// argument: nothing is recorded; nor for a deferred call, nor for a call
-// whose result a statement drops (fs.Int below: the statement's own
-// CallEnd must end it).
+// argument: recorded when it did not (rt.NewUnlessArg). Nothing for a
+// deferred call, nor for a call whose result a statement drops (fs.Int
+// below: the statement's own CallEnd must end it).
 package p
 
 import (
