@@ -951,19 +951,12 @@ func TestSyncMapRangeVisitAcquires(t *testing.T) {
 		tr := record(t, false, func(site uint32) {
 			base := RegisterFile("m.go", []string{"A", "B", "C"}, make([]uint32, 3*smpNSites))
 			store, stored := make(chan string), make(chan bool) // not traced
-			f := Fork(base + smpSiteFork)
-			var done sync.WaitGroup
-			done.Add(1)
-			go func() {
-				defer done.Done()
-				Begin(f)
-				defer End(f)
+			wait := goForked(base, func() {
 				k := <-store
 				*W1(obj, site, true) = 1
 				SyncMapStore(&m, k, obj, site)
 				stored <- true
-				f.Ok()
-			}()
+			})
 			first := true
 			SyncMapRange(&m, func(k, v any) bool {
 				if first {
@@ -978,7 +971,7 @@ func TestSyncMapRangeVisitAcquires(t *testing.T) {
 				}
 				return true
 			}, site)
-			done.Wait()
+			wait()
 		})
 		c := finding.NewCollector()
 		if _, err := detect.Run(tr.Iter(), hb.New(c)); err != nil {

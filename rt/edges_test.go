@@ -46,7 +46,11 @@ func edgeWorkload(uint32) {
 
 // inForked runs body in a goroutine forked as instrumented code forks
 // it, and waits for it to end.
-func inForked(base uint32, body func()) {
+func inForked(base uint32, body func()) { goForked(base, body)() }
+
+// goForked runs body in a goroutine forked as instrumented code forks it,
+// and returns a function that waits for it to end.
+func goForked(base uint32, body func()) (wait func()) {
 	f := Fork(base + smpSiteFork)
 	var done sync.WaitGroup
 	done.Add(1)
@@ -57,7 +61,7 @@ func inForked(base uint32, body func()) {
 		body()
 		f.Ok()
 	}()
-	done.Wait()
+	return done.Wait
 }
 
 // globalEdges counts the events of tr on the runtime's global objects.
