@@ -36,6 +36,26 @@ var freshHand = map[string]uint8{
 	"slices.Clone": 1, "slices.Collect": 1, "slices.Concat": 1, "slices.Repeat": 1,
 	"slices.Sorted": 1, "slices.SortedFunc": 1, "slices.SortedStableFunc": 1,
 	"time.NewTicker": 1,
+	// A new address from the resolver's new list on every call (through
+	// an interface there, which package fresh does not follow), its IP a
+	// new slice too: serf's Config.AddrParts read a dead go-metrics
+	// object's address (corpus session 29, batch L2).
+	"net.ResolveTCPAddr": 1, "net.ResolveUDPAddr": 1, "net.ResolveIPAddr": 1,
+}
+
+// freshHandFields are, for freshHand's results that point to a struct,
+// the fields that hold a new object too (freshStdFields' hand part).
+var freshHandFields = map[string][]string{
+	"net.ResolveTCPAddr": {"IP"}, "net.ResolveUDPAddr": {"IP"}, "net.ResolveIPAddr": {"IP"},
+}
+
+// freshFields returns the fields of fn's fresh result that hold new
+// objects too.
+func freshFields(fn *types.Func) []string {
+	if fs := freshStdFields[stdKey(fn)]; len(fs) > 0 {
+		return fs
+	}
+	return freshHandFields[stdKey(fn)]
 }
 
 // freshHook returns the rt hook that records the allocation of result i of
@@ -46,7 +66,7 @@ func (r *rewriter) freshHook(fn *types.Func, i int, t types.Type) string {
 	}
 	if _, ok := types.Unalias(t).(*types.Pointer); ok {
 		// Not a named pointer type: rt.New infers *T.
-		if fs := freshStdFields[stdKey(fn)]; i == 0 && len(fs) > 0 {
+		if fs := freshFields(fn); i == 0 && len(fs) > 0 {
 			return "NewFields"
 		}
 		return "New"
@@ -171,7 +191,7 @@ func freshFieldArgs(hook string, fn *types.Func) string {
 		return ""
 	}
 	var b strings.Builder
-	for _, f := range freshStdFields[stdKey(fn)] {
+	for _, f := range freshFields(fn) {
 		b.WriteString(", " + strconv.Quote(f))
 	}
 	return b.String()

@@ -17,6 +17,7 @@ import (
 	"io"
 	"maps"
 	"math/big"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -109,4 +110,14 @@ type entry struct{ k, v int }
 func pushed(c *lru, k int) *list.Element {
 	ele := c.ll.PushFront(&entry{k, 1})
 	return ele
+}
+
+// A resolved address and its IP, new on every call (freshHand): serf's
+// Config.AddrParts.
+func resolved(a string) (string, int, error) {
+	addr, err := net.ResolveTCPAddr("tcp", a)
+	if err != nil {
+		return "", 0, err
+	}
+	return addr.IP.String(), addr.Port, nil
 }
