@@ -97,4 +97,14 @@ var corpus = []Module{
 	{"github.com/prometheus/client_golang", "v1.25.0", "metrics registry, collectors, HTTP handlers"},
 	{"k8s.io/utils", "v0.0.0-20261023123148-ca04ba58ecab", "clocks, fake clocks, buffers, traces"},
 	{"github.com/gin-gonic/gin", "v1.12.0", "HTTP framework, context pools"},
+	// Held out in session 30 (batch M): measured before any change they led to.
+	{"github.com/DATA-DOG/go-sqlmock", "v1.5.2", "database/sql driver mock, concurrent queries"},
+	{"github.com/stretchr/testify", "v1.12.1", "mock with locks, assert, suites"},
+	{"github.com/looplab/fsm", "v1.0.3", "state machine, locked transitions"},
+	{"github.com/qmuntal/stateless", "v1.7.2", "state machine, firing queue"},
+	{"github.com/eclipse/paho.mqtt.golang", "v1.5.1", "MQTT client, router, stores, goroutines per connection"},
+	{"go.uber.org/multierr", "v1.11.0", "errors, atomic append"},
+	{"github.com/go-kit/log", "v0.2.1", "sync writer, logger swap"},
+	{"github.com/Workiva/go-datastructures", "v1.1.7", "lock-free queues, ring buffer, futures"},
+	{"github.com/alphadose/haxmap", "v1.4.0", "lock-free hash map"},
 }
