@@ -35,6 +35,9 @@ type Config struct {
 	CacheDir   string   // "" means $RACEKIT_CACHE, else os.UserCacheDir()/racekit
 	Root       string   // racekit's source tree; "" means FindRoot
 	Log        io.Writer
+	// NoAllocHook builds without the Go runtime's allocation hook
+	// (runtimehook.go), as RACEKIT_ALLOC_HOOK=0 does: for comparisons.
+	NoAllocHook bool
 
 	work    string            // the go.work file in use ("" in module mode)
 	raceSrc map[string][]byte // files outside std with the race tag's meaning (racetag.go)
@@ -304,6 +307,13 @@ func prepareOnce(cfg Config) (*Prepared, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	note, err := allocHookOverlay(&cfg, rtDir, overlay)
+	if err != nil {
+		return nil, fmt.Errorf("the runtime's allocation hook: %v", err)
+	}
+	if note != "" && cfg.Log != nil {
+		fmt.Fprintln(cfg.Log, note)
 	}
 	ov, err := writeOverlay(cfg.CacheDir, overlay)
 	if err != nil {

@@ -517,6 +517,9 @@ func (g *gstate) prepSlow() {
 	if gen := generation.Load(); gen != g.gen {
 		g.newGeneration(gen)
 	}
+	if g.hasAllocs() {
+		g.flushAllocs()
+	}
 	g.tick = raiseEvery
 	if isIdle(g.last) {
 		g.open(true)
@@ -609,6 +612,9 @@ func (g *gstate) sync(op trace.Op, flags trace.Flags, site uint32, obj, val uint
 	}
 	if show {
 		g.showFrames()
+	}
+	if g.hasAllocs() {
+		g.flushAllocs() // before an operation that may publish them
 	}
 	if op == trace.OpAlloc {
 		g.forget(obj, val) // no edge: the epoch goes on for other words

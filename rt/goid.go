@@ -14,9 +14,10 @@ import (
 type gstate struct {
 	goid    uint64
 	gid     trace.GID
-	traceNo uint32     // traceCount when it was made
-	epoch   uint32     // advanced by each synchronization event of the goroutine
-	seen    *seenTable // accesses recorded in the current epoch (see dedup)
+	traceNo uint32       // traceCount when it was made
+	epoch   uint32       // advanced by each synchronization event of the goroutine
+	seen    *seenTable   // accesses recorded in the current epoch (see dedup)
+	allocs  []allocRange // allocations not yet written (mallochook.go)
 
 	// untraced: born in untraced code (the testing framework, net/http);
 	// depth: its traced frames (see Enter).

@@ -122,6 +122,7 @@ func start(path string, withDedup bool) error {
 	newWriterTimer() // disarmed: the first event arms it (open)
 	on = true
 	live.Store(true)
+	installAllocHook()
 	return nil
 }
 

@@ -810,3 +810,76 @@ func TestNewUnlessArg(t *testing.T) {
 		t.Fatalf("allocations %#x, want %#x", got, want)
 	}
 }
+
+// The runtime's allocation hook (mallochook.go), called here as the patched
+// runtime calls it: a goroutine's allocations are written before its next
+// event, adjacent ones as one range, after the accesses before them; those
+// of a goroutine rt has no state for, before the next event of any.
+func TestAllocHook(t *testing.T) {
+	x, y, untraced := new([4]uint64), new([4]uint64), new([2]uint64)
+	allocHookSink = []*[4]uint64{x, y} // on the heap: rt drops stack addresses
+	c := allocCycle.Load()
+	tr := record(t, false, func(site uint32) {
+		W1(&x[0], site, true)
+		onMalloc(unsafe.Pointer(&x[0]), 16, c)
+		onMalloc(unsafe.Pointer(&x[2]), 16, c) // touches the first: one range
+		onMalloc(unsafe.Pointer(&y[1]), 8, c)  // not touching x's, even if y follows x
+		done := make(chan struct{})
+		go func() { // no traced code runs here: rt has no state for it
+			onMalloc(unsafe.Pointer(&untraced[0]), 16, c)
+			close(done)
+		}()
+		<-done
+		W1(&x[1], site, true)
+	})
+	addr := func(p *uint64) uint64 { return uint64(uintptr(unsafe.Pointer(p))) }
+	var got []string
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		switch {
+		case e.Op == trace.OpWrite:
+			got = append(got, fmt.Sprintf("write %#x", e.Obj))
+		case e.Op == trace.OpAlloc:
+			lo, hi, _ := e.AllocRange()
+			got = append(got, fmt.Sprintf("alloc %#x-%#x", lo, hi))
+		}
+	}
+	first := []string{fmt.Sprintf("write %#x", addr(&x[0]))}
+	allocs := []string{
+		fmt.Sprintf("alloc %#x-%#x", addr(&x[0]), addr(&x[0])+32),
+		fmt.Sprintf("alloc %#x-%#x", addr(&y[1]), addr(&y[1])+8),
+		fmt.Sprintf("alloc %#x-%#x", addr(&untraced[0]), addr(&untraced[0])+16),
+	}
+	last := fmt.Sprintf("write %#x", addr(&x[1]))
+	if len(got) != 5 || got[0] != first[0] || got[4] != last {
+		t.Fatalf("events %q, want %q, the three allocations %q, then %q", got, first, allocs, last)
+	}
+	mid := slices.Clone(got[1:4])
+	slices.Sort(mid)
+	want := slices.Clone(allocs)
+	slices.Sort(want)
+	if !slices.Equal(mid, want) {
+		t.Fatalf("allocations %q, want %q", mid, want)
+	}
+}
+
+var allocHookSink []*[4]uint64
+
+// An allocation noted in one GC cycle and not written before an allocation
+// of a later cycle is dropped: its memory may be another object's by then,
+// whose accesses a late alloc event would forget.
+func TestAllocHookCycle(t *testing.T) {
+	x, y := new([4]uint64), new([4]uint64)
+	allocHookSink = []*[4]uint64{x, y}
+	c := allocCycle.Load()
+	tr := record(t, false, func(site uint32) {
+		W1(&x[0], site, true)
+		onMalloc(unsafe.Pointer(&x[0]), 16, c)
+		onMalloc(unsafe.Pointer(&y[1]), 8, c+1)
+		W1(&x[1], site, true)
+	})
+	lo := uint64(uintptr(unsafe.Pointer(&y[1])))
+	if got, want := allocRanges(tr), [][2]uint64{{lo, lo + 8}}; !slices.Equal(got, want) {
+		t.Fatalf("allocations %#x, want %#x (the one of the later cycle)", got, want)
+	}
+}

@@ -21,6 +21,9 @@
 //	          slot of a goroutine pool: a goroutine runs on those of one
 //	          that ended before it started; see filter/sample)
 //	full      every event (dedup on, as racekit records by default)
+//	full, no alloc hook
+//	          the same, built without the Go runtime's allocation hook
+//	          (instrument.Config.NoAllocHook): what the hook costs
 //	tree      every event through TREE in the writer (RACEKIT_FILTER=tree)
 //
 // with the trace each traced configuration writes, in MB per second of
@@ -76,21 +79,23 @@ var subjects = []subject{
 
 // A config is one way of running the instrumented binary.
 type config struct {
-	name  string
-	env   []string
-	trace bool
+	name   string
+	env    []string
+	trace  bool
+	noHook bool // the binary built without the runtime's allocation hook (instrument.Config.NoAllocHook)
 }
 
 var configs = []config{
-	{"off", nil, false},
-	{"dispatch", []string{"RACEKIT_SAMPLE=tl-ad", "RACEKIT_SAMPLE_MODE=dispatch"}, false},
-	{"+sync", []string{"RACEKIT_SAMPLE=tl-ad", "RACEKIT_SAMPLE_MODE=sync"}, true},
-	{"+tl-ad", []string{"RACEKIT_SAMPLE=tl-ad"}, true},
-	{"+tl-ad loops", []string{"RACEKIT_SAMPLE=tl-ad", "RACEKIT_SAMPLE_LOOPS=1"}, true},
-	{"+gs-ad", []string{"RACEKIT_SAMPLE=gs-ad"}, true},
-	{"+tp-ad loops", []string{"RACEKIT_SAMPLE=tp-ad", "RACEKIT_SAMPLE_LOOPS=1"}, true},
-	{"full", nil, true},
-	{"tree", []string{"RACEKIT_FILTER=tree", "RACEKIT_FILTER_FOR=fasttrack"}, true},
+	{"off", nil, false, false},
+	{"dispatch", []string{"RACEKIT_SAMPLE=tl-ad", "RACEKIT_SAMPLE_MODE=dispatch"}, false, false},
+	{"+sync", []string{"RACEKIT_SAMPLE=tl-ad", "RACEKIT_SAMPLE_MODE=sync"}, true, false},
+	{"+tl-ad", []string{"RACEKIT_SAMPLE=tl-ad"}, true, false},
+	{"+tl-ad loops", []string{"RACEKIT_SAMPLE=tl-ad", "RACEKIT_SAMPLE_LOOPS=1"}, true, false},
+	{"+gs-ad", []string{"RACEKIT_SAMPLE=gs-ad"}, true, false},
+	{"+tp-ad loops", []string{"RACEKIT_SAMPLE=tp-ad", "RACEKIT_SAMPLE_LOOPS=1"}, true, false},
+	{"full", nil, true, false},
+	{"full, no alloc hook", nil, true, true},
+	{"tree", []string{"RACEKIT_FILTER=tree", "RACEKIT_FILTER_FOR=fasttrack"}, true, false},
 }
 
 func main() {
@@ -192,6 +197,13 @@ func measure(s subject, tmp string, n int) (row, error) {
 	if err := build("rk", prep.Env, prep.BuildArgs()...); err != nil {
 		return r, err
 	}
+	prep, err = instrument.Prepare(instrument.Config{Dir: dir, Patterns: []string{s.pkg}, NoAllocHook: true})
+	if err != nil {
+		return r, err
+	}
+	if err := build("rknohook", prep.Env, prep.BuildArgs()...); err != nil {
+		return r, err
+	}
 	// The runs go round: each of the n rounds runs the baseline, -race and
 	// every configuration once, so that a machine that slows down or
 	// speeds up during the subject's measurement (shared CPUs) weighs on
@@ -213,6 +225,9 @@ func measure(s subject, tmp string, n int) (row, error) {
 	}
 	for _, c := range configs {
 		v := &variant{bin: bin("rk"), env: c.env}
+		if c.noHook {
+			v.bin = bin("rknohook")
+		}
 		if c.trace {
 			v.trace = tracePath
 		}

@@ -712,7 +712,10 @@ func (k *Tracker) Sync(t *Thread, e *trace.Event) {
 		}
 		return
 	}
-	if t.inSelect {
+	if t.inSelect && e.Op != trace.OpAlloc {
+		// An allocation is no operation of t's on a channel: the runtime
+		// allocates inside a send or receive (its waiting record), and rt
+		// writes it before the completion (rt/mallochook.go).
 		t.inSelect = false
 		k.dropPending(t)
 	}

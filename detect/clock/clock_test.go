@@ -243,6 +243,30 @@ var rules = []rule{
 		b.Write("T1", "x", "t1after")
 		b.Write("U", "x", "u")
 	}, []order{{"a", "u", true, true}, {"t1", "u", true, true}, {"after", "u", false, false}, {"t1after", "u", false, false}}},
+	// A semaphore of capacity 2 (sem <- 0; x++; <-sem in two goroutines):
+	// receive 1 is before send 3 only, so the two writes race. The runtime
+	// allocates inside a send or a receive (rt writes the allocation
+	// before the completion, rt/mallochook.go): an alloc between a begin
+	// and its completion must not end the operation and merge its edges
+	// (it did: the race was lost in e2e chanmsg's TestRaceSemaphoreOfTwo).
+	{"an allocation inside a channel operation keeps its message's edges", func(b *trace.Builder) {
+		sem := b.Obj("sem")
+		b.Obj("sem+1") // the receives' object
+		msg := func(g string, op trace.Op, obj uint64, m trace.ChanMsg) {
+			b.Add(trace.Event{G: b.G(g), Op: op, Obj: obj, Value: uint64(m), Flags: trace.FlagMessage})
+		}
+		hold := func(g string, k uint64, site string) {
+			msg(g, trace.OpSyncRelease, sem, trace.MsgSendOf(2))
+			b.Alloc(g, "sudog"+g, 64)
+			msg(g, trace.OpSyncAcquire, sem+1, trace.MsgRange(trace.MsgSent, k, k))
+			b.Write(g, "x", site)
+			msg(g, trace.OpSyncRelease, sem+1, trace.MsgOf(trace.MsgRecv))
+			b.Alloc(g, "sudog"+g, 64)
+			msg(g, trace.OpSyncAcquire, sem, trace.MsgRange(trace.MsgRecvd, k, k))
+		}
+		hold("T2", 1, "a")
+		hold("T1", 2, "b")
+	}, []order{{"a", "b", false, false}}},
 	{"untraced goroutine is not after a forked one that has not run", func(b *trace.Builder) {
 		b.Fork("M", "T1", "go")
 		b.Begin("U")

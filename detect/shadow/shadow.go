@@ -277,7 +277,9 @@ func (m *Mem[V]) Clear(lo, hi uint64) {
 			}
 		}
 	}
-	m.odd.ClearRange(lo, hi, func(a uint64) bool { return a&7 != 0 })
+	if m.odd.Len() > 0 { // most programs touch no odd address: allocations are many
+		m.odd.ClearRange(lo, hi, func(a uint64) bool { return a&7 != 0 })
+	}
 }
 
 // clearPage zeroes the cells of page p (page key key) whose words lie in

@@ -1,0 +1,138 @@
+package instrument
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The Go runtime's allocation hook. Go's race detector starts fresh shadow
+// state for every byte the allocator hands out (mallocgc calls racemalloc),
+// so a dead object's accesses never meet a new object at its address. rt
+// sees only the allocations of traced code; memory the standard library,
+// the runtime or an untraced dependency allocates keeps the accesses of the
+// dead object that was there, and meets them as a false race (issue 28,
+// memory reuse). The overlay below gives the runtime, at racemalloc's
+// place, a call to a function rt installs, and adds to rt's copy the file
+// that reaches it. The patch is a few exact text edits: a toolchain whose
+// runtime does not have that text builds without it (and rt falls back to
+// the allocations it sees), with a note saying so.
+
+// hookMarker is racemalloc's call in mallocgc, after which the hook's call
+// goes.
+const hookMarker = "\tif raceenabled {\n\t\tracemalloc(x, size-asanRZ)\n\t}\n"
+
+const hookCall = "\tif racekitAllocHook != nil {\n\t\tracekitAlloc(x, size-asanRZ)\n\t}\n"
+
+// hookFuncs is appended to malloc.go. The hook runs on the goroutine that
+// allocated, only from ordinary goroutine context (not on the system stack,
+// not holding a runtime lock), and never inside itself: what rt allocates
+// while it notes an allocation is rt's own memory.
+const hookFuncs = `
+// racekitAllocHook is set by racekit's runtime (racekit.dev/rt, the
+// racekit_mallochook.go file racekit adds to it). cycle is the GC cycle
+// the allocation was made in: the memory of an object allocated in cycle
+// c is handed out again only in a later one.
+//
+//go:linkname racekitAllocHook
+var racekitAllocHook func(p unsafe.Pointer, size uintptr, cycle uint32)
+
+func racekitAlloc(x unsafe.Pointer, size uintptr) {
+	gp := getg()
+	mp := gp.m
+	if mp.curg != gp || mp.locks != 0 || gp.racekitInHook {
+		return
+	}
+	gp.racekitInHook = true
+	racekitAllocHook(x, size, work.cycles.Load())
+	gp.racekitInHook = false
+}
+`
+
+// specializedMalloc is the size-specialized allocators' switch: they
+// return before racemalloc's place (the race build turns them off too).
+const specializedMalloc = "const sizeSpecializedMallocEnabled = "
+
+// gStruct opens the runtime's g, to which the hook's guard is added last
+// (rt reads g's first fields by offset: goid.go).
+const gStruct = "type g struct {"
+
+// rtHookFile is the file added to rt's copy: the runtime's variable, and
+// the setter rt calls when it starts a trace (rt/mallochook.go).
+const rtHookFile = `package rt
+
+import "unsafe"
+
+//go:linkname racekitAllocHook runtime.racekitAllocHook
+var racekitAllocHook func(p unsafe.Pointer, size uintptr, cycle uint32)
+
+var _ = func() bool {
+	setAllocHook = func(h func(p unsafe.Pointer, size uintptr, cycle uint32)) { racekitAllocHook = h }
+	return true
+}()
+`
+
+// patchRuntime returns malloc.go and runtime2.go of the runtime at goroot
+// with the allocation hook, or an error saying which edit did not apply.
+func patchRuntime(malloc, runtime2 string) (string, string, error) {
+	if strings.Count(malloc, hookMarker) != 1 {
+		return "", "", fmt.Errorf("malloc.go: racemalloc's call in mallocgc not found")
+	}
+	if strings.Count(malloc, specializedMalloc) != 1 {
+		return "", "", fmt.Errorf("malloc.go: %q not found", strings.TrimSpace(specializedMalloc))
+	}
+	malloc = strings.Replace(malloc, hookMarker, hookMarker+hookCall, 1)
+	malloc = strings.Replace(malloc, specializedMalloc, specializedMalloc+"false && ", 1)
+	malloc += hookFuncs
+	i := strings.Index(runtime2, gStruct)
+	if i < 0 || strings.Count(runtime2, gStruct) != 1 {
+		return "", "", fmt.Errorf("runtime2.go: %q not found", gStruct)
+	}
+	j := strings.Index(runtime2[i:], "\n}\n")
+	if j < 0 {
+		return "", "", fmt.Errorf("runtime2.go: the end of %q not found", gStruct)
+	}
+	j += i
+	runtime2 = runtime2[:j] + "\n\n\tracekitInHook bool // inside racekitAllocHook (malloc.go, racekit's patch)" + runtime2[j:]
+	return malloc, runtime2, nil
+}
+
+// allocHookOverlay adds to overlay the patched runtime files of the
+// toolchain that builds in cfg.Dir, and rt's hook file in the runtime copy
+// at rtDir. It returns a note for the user when the hook cannot be added
+// (cfg.NoAllocHook or RACEKIT_ALLOC_HOOK=0 turn it off without one).
+func allocHookOverlay(cfg *Config, rtDir string, overlay map[string]string) (note string, err error) {
+	if cfg.NoAllocHook || os.Getenv("RACEKIT_ALLOC_HOOK") == "0" {
+		return "", nil
+	}
+	cache := cfg.CacheDir
+	goroot, err := goEnvVar(cfg.Dir, nil, "GOROOT")
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(goroot, "src", "runtime")
+	malloc, err := os.ReadFile(filepath.Join(src, "malloc.go"))
+	if err != nil {
+		return "", err
+	}
+	runtime2, err := os.ReadFile(filepath.Join(src, "runtime2.go"))
+	if err != nil {
+		return "", err
+	}
+	m, r, err := patchRuntime(string(malloc), string(runtime2))
+	if err != nil {
+		return fmt.Sprintf("racekit: the Go runtime at %s is not the shape racekit patches (%v): allocations by untraced code are not seen, and a dead object's accesses may meet a new one at its address", goroot, err), nil
+	}
+	files := map[string][]byte{
+		filepath.Join(src, "malloc.go"):                     []byte(m),
+		filepath.Join(src, "runtime2.go"):                   []byte(r),
+		filepath.Join(rtDir, "rt", "racekit_mallochook.go"): []byte(rtHookFile),
+	}
+	for name, data := range files {
+		if overlay[name], err = writeCached(cache, "files", ".go", data); err != nil {
+			return "", err
+		}
+	}
+	return "", nil
+}

@@ -1,0 +1,42 @@
+package instrument
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// The installed toolchain's runtime takes the allocation hook's patch: each
+// edit applies once, where racemalloc is called, and the g gets its guard.
+func TestPatchRuntime(t *testing.T) {
+	src := filepath.Join(runtime.GOROOT(), "src", "runtime")
+	malloc, err := os.ReadFile(filepath.Join(src, "malloc.go"))
+	if err != nil {
+		t.Skip(err)
+	}
+	runtime2, err := os.ReadFile(filepath.Join(src, "runtime2.go"))
+	if err != nil {
+		t.Skip(err)
+	}
+	m, r, err := patchRuntime(string(malloc), string(runtime2))
+	if err != nil {
+		t.Fatalf("%s's runtime: %v", runtime.Version(), err)
+	}
+	if !strings.Contains(m, hookMarker+hookCall) || !strings.Contains(m, specializedMalloc+"false && ") || !strings.HasSuffix(m, hookFuncs) {
+		t.Error("malloc.go: an edit is missing")
+	}
+	g := r[strings.Index(r, gStruct):]
+	g = g[:strings.Index(g, "\n}\n")]
+	if !strings.Contains(g, "racekitInHook bool") {
+		t.Error("runtime2.go: g has no racekitInHook")
+	}
+	// A runtime of another shape is refused, saying which edit failed.
+	if _, _, err := patchRuntime(strings.Replace(string(malloc), hookMarker, "", 1), string(runtime2)); err == nil || !strings.Contains(err.Error(), "racemalloc") {
+		t.Errorf("without racemalloc's call: %v, want an error naming it", err)
+	}
+	if _, _, err := patchRuntime(string(malloc), strings.Replace(string(runtime2), gStruct, "type g2 struct {", 1)); err == nil || !strings.Contains(err.Error(), "type g struct") {
+		t.Errorf("without type g: %v, want an error naming it", err)
+	}
+}

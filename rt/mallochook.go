@@ -1,0 +1,168 @@
+package rt
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/racekit/racekit/trace"
+)
+
+// Every allocation, seen where Go's race detector sees it. racekit patches
+// the Go runtime of the build so that mallocgc calls a hook after each
+// allocation, where it would call racemalloc in a race build
+// (instrument/runtimehook.go); setAllocHook, set by the file racekit adds
+// to rt's copy, installs onMalloc there. The allocation becomes an alloc
+// event, which clears the detectors' shadow state for its bytes: the
+// accesses of the dead object that was at that address do not meet the new
+// one (issue 28, memory reuse: a std object at the address of a dead
+// object of the program was a false race). Without the patch (rt's own
+// tests, a runtime racekit cannot patch) only the allocations rt sees
+// otherwise are recorded (New, Alloc, internalArray, ...).
+
+// setAllocHook installs the runtime's allocation hook; nil without the
+// patched runtime.
+var setAllocHook func(h func(p unsafe.Pointer, size uintptr, cycle uint32))
+
+// allocRange is a span of bytes allocated in GC cycle cycle since the
+// goroutine's last event.
+type allocRange struct {
+	lo, hi uint64
+	cycle  uint32
+}
+
+// maxPendingAllocs bounds the ranges a goroutine notes between two of its
+// events; past it an allocation is dropped (counted in droppedAllocs).
+// Adjacent allocations, the common case (one span's objects in order),
+// join one range.
+const maxPendingAllocs = 1 << 14
+
+var (
+	// Allocations by goroutines rt has no state for (born in untraced code
+	// that never ran traced code), written by the next goroutine that
+	// records an event.
+	untracedMu     sync.Mutex
+	untracedAllocs []allocRange
+	untracedN      atomic.Int32 // len(untracedAllocs), read without the lock
+
+	// allocCycle is the latest GC cycle an allocation was made in.
+	allocCycle atomic.Uint32
+
+	droppedAllocs atomic.Uint64
+)
+
+func installAllocHook() {
+	if setAllocHook != nil {
+		setAllocHook(onMalloc)
+	}
+}
+
+// onMalloc runs in the runtime's mallocgc on the goroutine that allocated,
+// never inside itself (the runtime's guard). It may interrupt rt in the
+// middle of writing one of that goroutine's events (rt allocates a chunk),
+// so it writes nothing: it notes the range, and the goroutine's next event
+// writes it first (flushAllocs, from prepSlow, which tick 0 brings the
+// next plain event to, and from sync). The alloc event then sorts after
+// the allocation, never before: it comes after every access to the dead
+// object that was there. Written late, it could also come after accesses
+// to an object allocated at that address later still, and hide a real
+// race there: so it is written only in the GC cycle it was made in (the
+// memory of an object allocated in cycle c is handed out again only after
+// the next cycle starts, by an allocation that, through this hook, has
+// raised allocCycle first). At worst it forgets accesses to the new object
+// made by other goroutines before that event (a race missed, none
+// invented).
+func onMalloc(p unsafe.Pointer, size uintptr, cycle uint32) {
+	if !live.Load() || size == 0 {
+		return
+	}
+	raiseCycle(cycle)
+	r := allocRange{uint64(uintptr(p)), uint64(uintptr(p)) + uint64(size), cycle}
+	id := goid()
+	if s := gtab[id&(gtabSize-1)].Load(); s != nil && s.goid == id && s.traceNo == traceCount.Load() {
+		s.allocs = pushAlloc(s.allocs, r)
+		s.tick = 0
+		return
+	}
+	untracedMu.Lock()
+	untracedAllocs = pushAlloc(untracedAllocs, r)
+	untracedN.Store(int32(len(untracedAllocs)))
+	untracedMu.Unlock()
+}
+
+// raiseCycle moves allocCycle up to c (cycles wrap around).
+func raiseCycle(c uint32) {
+	for {
+		old := allocCycle.Load()
+		if int32(c-old) <= 0 || allocCycle.CompareAndSwap(old, c) {
+			return
+		}
+	}
+}
+
+// pushAlloc adds r to rs, joining it to the last range when they touch in
+// one cycle.
+func pushAlloc(rs []allocRange, r allocRange) []allocRange {
+	if n := len(rs); n > 0 {
+		if l := &rs[n-1]; l.cycle == r.cycle && l.hi == r.lo {
+			l.hi = r.hi
+			return rs
+		} else if l.cycle == r.cycle && r.hi == l.lo {
+			l.lo = r.lo
+			return rs
+		}
+		if n >= maxPendingAllocs {
+			droppedAllocs.Add(1)
+			return rs
+		}
+	}
+	return append(rs, r)
+}
+
+// hasAllocs reports whether g has allocations to write before its next
+// event.
+func (g *gstate) hasAllocs() bool {
+	return len(g.allocs) > 0 || untracedN.Load() > 0
+}
+
+// flushAllocs writes the allocations noted for g (and those of goroutines
+// without state) as alloc events at one fresh seq, those of the current GC
+// cycle only (onMalloc). The cycle is read after the seq is taken: an
+// object allocated at one of these addresses in a later cycle, and every
+// access to it, comes after. A range is taken off the list before it is
+// written: writing may allocate, and onMalloc appends.
+func (g *gstate) flushAllocs() {
+	if untracedN.Load() > 0 {
+		untracedMu.Lock()
+		for _, r := range untracedAllocs {
+			g.allocs = pushAlloc(g.allocs, r)
+		}
+		untracedAllocs = untracedAllocs[:0]
+		untracedN.Store(0)
+		untracedMu.Unlock()
+	}
+	if len(g.allocs) == 0 {
+		return
+	}
+	if isIdle(g.last) {
+		g.open(false)
+	}
+	s := seq.Add(1)
+	cycle := allocCycle.Load()
+	if g.lockPend.on {
+		g.raiseTo(s - 1)
+		g.putPending()
+	}
+	g.raiseTo(s)
+	for n := len(g.allocs); n > 0; n = len(g.allocs) {
+		r := g.allocs[n-1]
+		g.allocs = g.allocs[:n-1]
+		if r.cycle != cycle {
+			droppedAllocs.Add(1)
+			continue
+		}
+		g.forget(r.lo, r.hi-r.lo)
+		g.putEvent(trace.OpAlloc, 0, 0, r.lo, r.hi-r.lo)
+	}
+	g.commit(false)
+}
