@@ -504,13 +504,13 @@ func (r *rewriter) tempsCall(p *bpPlan) {
 // it returned are ordered before the caller's after the call. That can
 // only add order (races may be hidden, none invented). Not for the
 // standard library, whose callbacks run in the caller's goroutine or have
-// edges of their own.
+// edges of their own, but for testing's runners (testRunners).
 func (r *rewriter) callbackCall(x *ast.CallExpr, fn *types.Func) bool {
 	if fn == nil || fn.Pkg() == nil || r.noBarrier[x] || r.traced(fn.Pkg().Path()) {
 		return false
 	}
 	if stdPath(fn.Pkg().Path()) {
-		return false
+		return testRunners[fn.FullName()]
 	}
 	for _, a := range x.Args {
 		if _, ok := unparen(a).(*ast.FuncLit); ok {
@@ -518,6 +518,14 @@ func (r *rewriter) callbackCall(x *ast.CallExpr, fn *types.Func) bool {
 		}
 	}
 	return false
+}
+
+// testRunners run the test functions they are given in goroutines of the
+// testing framework's own and wait for them (testify's suite tests run a
+// suite inside a test with testing.RunTests): the call acquires the I/O
+// object those goroutines release when they return to untraced code.
+var testRunners = map[string]bool{
+	"testing.RunTests": true, "testing.RunBenchmarks": true, "testing.RunExamples": true, "testing.Main": true,
 }
 
 // depReceiver returns the receiver of x when x calls a method of an

@@ -105,8 +105,10 @@ func MakeMap[M ~map[K]V, K comparable, V any](m M, site uint32) M {
 // MakeChan records the creation of channel c (make(chan T, n)) and returns
 // c: its allocation, at the goroutine that made it, before any other
 // goroutine can reach it (chanCounts; a channel the standard library made
-// is recorded at its first hook instead).
-func MakeChan[C ~chan E, E any](c C, site uint32) C {
+// is recorded at its first hook instead). C is a channel type of any
+// direction (make(chan<- T) is legal; a union of the three would leave the
+// element type uninferable).
+func MakeChan[C any](c C, site uint32) C {
 	if on && live.Load() {
 		chanCounts(c, chanAddr(c), site)
 	}

@@ -38,3 +38,9 @@ func recvAssign(c chan int) (n int) {
 done:
 	return n + v
 }
+
+// Channels made with a direction (testify's isEmpty(make(chan<- struct{}))):
+// MakeChan takes every channel type.
+func directedMake() (chan<- struct{}, <-chan int) {
+	return make(chan<- struct{}), make(<-chan int, 1)
+}

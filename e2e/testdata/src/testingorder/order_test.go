@@ -244,3 +244,22 @@ func TestNoRaceContextCancelled(t *testing.T) {
 	t.Cleanup(func() { <-done })
 	x = 1
 }
+
+// TestNoRaceNestedRunTests: a test that runs tests of its own through
+// testing.RunTests (testify's TestSuiteWithStats runs a suite so): their
+// goroutines are the framework's, and RunTests returns after they end, so
+// the test's code after it is ordered after theirs, subtests included.
+func TestNoRaceNestedRunTests(t *testing.T) {
+	stats := map[string]bool{}
+	ok := testing.RunTests(func(pat, str string) (bool, error) { return true, nil }, []testing.InternalTest{
+		{Name: "inner", F: func(t *testing.T) {
+			stats["inner"] = true
+			for _, n := range []string{"a", "b"} {
+				t.Run(n, func(t *testing.T) { stats[n] = true })
+			}
+		}},
+	})
+	if !ok || len(stats) != 3 {
+		t.Fatalf("ran %v", stats)
+	}
+}
