@@ -2397,6 +2397,25 @@ func hookName(h hook) string {
 	return rtAlias + "." + h.name
 }
 
+// testHooks reports whether the calls of package testing that rttest
+// models are hooked in this file: a test file, or another file that
+// imports testing. testify's suite runs a suite's tests with t.Run from
+// suite.go: without Run's edges, each test's code after the suite raced
+// with the suite's tests (corpus session 30, 23 false races in
+// TestRunSuite). Such a file's functions have no prologue (testPrologue),
+// so rttest's wrapping variants run them, one frame more.
+func (r *rewriter) testHooks() bool {
+	if r.in.IsTest {
+		return true
+	}
+	for _, im := range r.in.File.Imports {
+		if im.Path.Value == `"testing"` {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *rewriter) isHooked(call *ast.CallExpr) bool {
 	fn := r.calledFunc(call)
 	if fn == nil {
@@ -2422,7 +2441,7 @@ func (r *rewriter) hookCall(call *ast.CallExpr) (h hook, recv string, args []ast
 		if !ok || h.name == "" {
 			return hook{}, "", nil, false
 		}
-		if h.test && !r.in.IsTest {
+		if h.test && !r.testHooks() {
 			return hook{}, "", nil, false
 		}
 		sx := unparen(call.Fun)
@@ -2440,7 +2459,7 @@ func (r *rewriter) hookCall(call *ast.CallExpr) (h hook, recv string, args []ast
 		recv = r.receiverArg(se.X, sel, h.test || h.value)
 	} else {
 		h, ok = funcHooks[funcKey(fn)]
-		if !ok || h.name == "" || h.test && !r.in.IsTest {
+		if !ok || h.name == "" || h.test && !r.testHooks() {
 			return hook{}, "", nil, false
 		}
 	}
