@@ -1,0 +1,580 @@
+package instrument
+
+// Calls: hooked calls (sync, channels, package testing), calls into
+// untraced code (BarrierPairs, std effects, fresh results), builtins
+// (append, copy, delete, clear, make), variadic slices.
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strconv"
+)
+
+func (r *rewriter) isBuiltin(e ast.Expr) bool {
+	id := identOf(e)
+	if id == nil {
+		return false
+	}
+	_, ok := r.info.Uses[id].(*types.Builtin)
+	return ok
+}
+
+// isFuncName reports whether e names a function (not a variable): a
+// package-level function, possibly qualified or instantiated, or a method
+// expression T.M.
+func (r *rewriter) isFuncName(e ast.Expr) bool {
+	switch x := unparen(e).(type) {
+	case *ast.Ident:
+		_, ok := r.info.Uses[x].(*types.Func)
+		return ok
+	case *ast.SelectorExpr:
+		if sel := r.info.Selections[x]; sel != nil {
+			return sel.Kind() == types.MethodExpr
+		}
+		_, ok := r.info.Uses[x.Sel].(*types.Func)
+		return ok
+	case *ast.IndexExpr:
+		return r.isFuncName(x.X)
+	case *ast.IndexListExpr:
+		return r.isFuncName(x.X)
+	}
+	return false
+}
+
+// calledFunc returns the function or method a call expression calls
+// statically, or nil.
+func (r *rewriter) calledFunc(e ast.Expr) *types.Func {
+	c, ok := unparen(e).(*ast.CallExpr)
+	if !ok {
+		return nil
+	}
+	fun := unparen(c.Fun)
+	switch x := fun.(type) {
+	case *ast.IndexExpr:
+		fun = x.X
+	case *ast.IndexListExpr:
+		fun = x.X
+	}
+	switch x := unparen(fun).(type) {
+	case *ast.Ident:
+		f, _ := r.info.Uses[x].(*types.Func)
+		return f
+	case *ast.SelectorExpr:
+		if sel := r.info.Selections[x]; sel != nil {
+			if sel.Kind() == types.MethodVal {
+				f, _ := sel.Obj().(*types.Func)
+				return f
+			}
+			return nil
+		}
+		f, _ := r.info.Uses[x.Sel].(*types.Func)
+		return f
+	}
+	return nil
+}
+
+func hookName(h hook) string {
+	if h.test {
+		return testAlias + "." + h.name
+	}
+	return rtAlias + "." + h.name
+}
+
+// testHooks reports whether the calls of package testing that rttest
+// models are hooked in this file: a test file, or another file that
+// imports testing. testify's suite runs a suite's tests with t.Run from
+// suite.go: without Run's edges, each test's code after the suite raced
+// with the suite's tests (corpus session 30, 23 false races in
+// TestRunSuite). Such a file's functions have no prologue (testPrologue),
+// so rttest's wrapping variants run them, one frame more.
+func (r *rewriter) testHooks() bool {
+	if r.in.IsTest {
+		return true
+	}
+	for _, im := range r.in.File.Imports {
+		if im.Path.Value == `"testing"` {
+			return true
+		}
+	}
+	return false
+}
+
+// hookCall instruments a call that has a hook: it returns the hook, the
+// receiver argument's text ("" for a function) and the call's arguments,
+// all instrumented. ok is false for other calls (nothing done).
+func (r *rewriter) hookCall(call *ast.CallExpr) (h hook, recv string, args []ast.Expr, ok bool) {
+	fn := r.calledFunc(call)
+	if fn == nil {
+		return hook{}, "", nil, false
+	}
+	if mk := methodKey(fn); mk != "" {
+		h, ok = methodHooks[mk]
+		if !ok || h.name == "" {
+			return hook{}, "", nil, false
+		}
+		if h.test && !r.testHooks() {
+			return hook{}, "", nil, false
+		}
+		sx := unparen(call.Fun)
+		if ix, isIx := sx.(*ast.IndexExpr); isIx {
+			sx = ix.X
+		}
+		se, isSel := unparen(sx).(*ast.SelectorExpr)
+		if !isSel {
+			return hook{}, "", nil, false
+		}
+		sel := r.info.Selections[se]
+		if sel == nil || sel.Kind() != types.MethodVal {
+			return hook{}, "", nil, false
+		}
+		recv = r.receiverArg(se.X, sel, h.test || h.value)
+	} else {
+		h, ok = funcHooks[funcKey(fn)]
+		if !ok || h.name == "" || h.test && !r.testHooks() {
+			return hook{}, "", nil, false
+		}
+	}
+	if h.test {
+		r.useTest = true
+		h = r.testHook(h, call.Args) // testframes.go
+	}
+	for _, a := range call.Args {
+		r.rd(a)
+	}
+	return h, recv, call.Args, true
+}
+
+// receiverArg instruments x, the receiver of a hooked method, and returns
+// the text of the hook's receiver argument: a pointer to the sync object
+// the method is declared on (following embedded fields), or x itself for
+// interface methods and hooks that take the value (package testing's,
+// reflect.Value's).
+func (r *rewriter) receiverArg(x ast.Expr, sel *types.Selection, asIs bool) string {
+	xt := typeOf(r.info, x)
+	if _, isIface := core(xt).(*types.Interface); isIface || asIs {
+		r.rd(x)
+		return r.text(x)
+	}
+	if isPointer(xt) {
+		r.rd(x)
+	} else {
+		r.loc(x)
+	}
+	text := r.text(x)
+	t := xt
+	path := sel.Index()
+	for _, i := range path[:len(path)-1] {
+		st := t
+		if p, ok := core(st).(*types.Pointer); ok {
+			st = p.Elem()
+		}
+		s, ok := core(st).(*types.Struct)
+		if !ok {
+			break
+		}
+		f := s.Field(i)
+		text = "(" + text + ")." + f.Name()
+		t = f.Type()
+	}
+	if _, isIface := core(t).(*types.Interface); isIface {
+		return text
+	}
+	if isPointer(t) {
+		return text
+	}
+	return "&(" + text + ")"
+}
+
+// call instruments a call expression.
+func (r *rewriter) call(x *ast.CallExpr) {
+	// A conversion. string(b) of a byte or rune slice reads its elements;
+	// []byte(s) allocates.
+	if r.isType(x.Fun) {
+		if len(x.Args) == 1 && isString(typeOf(r.info, x)) && isSlice(typeOf(r.info, x.Args[0])) {
+			// Added before the argument's own read: the outer wrap.
+			lo, hi := r.span(x.Args[0])
+			r.ed.wrap(lo, hi, rtAlias+".Elems(", ", "+r.asite(x.Pos())+")")
+		}
+		if len(x.Args) == 1 && isSlice(typeOf(r.info, x)) && isString(typeOf(r.info, x.Args[0])) {
+			// []byte(s) makes a new array (rt.Alloc's reason).
+			lo, hi := r.span(x)
+			r.ed.wrapInner(lo, hi, rtAlias+".MakeSlice(", ", "+r.site(x.Pos())+")")
+		}
+		for _, a := range x.Args {
+			r.rd(a)
+		}
+		return
+	}
+	if r.isBuiltin(x.Fun) {
+		r.builtin(x)
+		return
+	}
+	if id := identOf(x.Fun); id != nil {
+		if o, ok := r.info.Uses[id].(*types.Func); ok && o.Pkg() != nil && o.Pkg().Path() == "unsafe" {
+			for _, a := range x.Args {
+				r.rd(a)
+			}
+			return
+		}
+	}
+	if h, recv, args, ok := r.hookCall(x); ok {
+		lo, hi := r.span(x)
+		g := r.newGen(lo)
+		if h.name == "MRun" {
+			// m.Run() called where it was: rttest.MRunDone(m.Run(), site).
+			g.lit(testAlias + ".MRunDone(" + recv + ".Run(), " + r.site(x.Pos()) + ")")
+			r.ed.collapse(lo, hi, g.end(hi))
+			return
+		}
+		name := hookName(h)
+		if h.g {
+			name += "G"
+		}
+		g.lit(name + "(")
+		if h.sited {
+			g.lit(r.site(x.Pos()) + ", " + r.recFlag() + ")(")
+		}
+		first := true
+		if recv != "" {
+			g.lit(recv)
+			first = false
+		}
+		for _, a := range args {
+			if !first {
+				g.lit(", ")
+			}
+			first = false
+			r.piece(g, a)
+		}
+		if x.Ellipsis.IsValid() {
+			g.lit("...")
+		}
+		if !h.noSite && !h.sited {
+			if !first {
+				g.lit(", ")
+			}
+			g.lit(r.site(x.Pos()))
+		}
+		if h.rec && !h.sited {
+			g.lit(", " + r.recFlag())
+		}
+		if h.g {
+			g.lit(", " + r.gArg())
+		}
+		g.lit(")")
+		r.ed.collapse(lo, hi, g.end(hi))
+		return
+	}
+	if isCancelFunc(typeOf(r.info, x.Fun)) {
+		lo, hi := r.span(x.Fun)
+		r.ed.wrap(lo, hi, rtAlias+".CtxCancel(", ", "+r.site(x.Pos())+")")
+	}
+	fn := r.calledFunc(x)
+	if fn != nil && fn.Name() == "Err" && fn.Pkg() != nil && fn.Pkg().Path() == "context" {
+		defer func() {
+			lo, hi := r.span(x)
+			r.ed.wrap(lo, hi, rtAlias+".CtxDoneV(", ", "+r.site(x.Pos())+")")
+		}()
+	}
+	var pre string // an event recorded before the call
+	if fn != nil && (timerCalls[methodKey(fn)] || methodKey(fn) == "" && timerCalls[funcKey(fn)]) {
+		// (funcKey names a method too: time.Time.After is not time.After.)
+		pre = "Timer"
+	}
+	write, read := ioKind(fn)
+	if r.untracedDep(fn) {
+		write, read = depIOKind(fn)
+	}
+	if write {
+		pre = "IO"
+	}
+	if pre != "" {
+		// Recorded while the first argument (or the receiver) is
+		// evaluated, that is, before the call: rt.Before(x, site) is x.
+		// An untyped first argument would take the hook's type, so
+		// then the function value goes through it: rt.Before(f, site)(x).
+		first := x.Fun
+		if len(x.Args) > 0 && !r.inlineValue(x.Args[0]) && !r.isType(x.Args[0]) && !isTupleExpr(r.info, x.Args[0]) {
+			first = x.Args[0] // not f(g()) with g's several results
+		}
+		lo, hi := r.span(first)
+		r.ed.wrap(lo, hi, rtAlias+"."+pre+"Before(", ", "+r.site(x.Pos())+")")
+	}
+	dep := r.depReceiver(x, fn)
+	if dep != nil {
+		lo, hi := r.span(dep)
+		r.ed.wrap(lo, hi, rtAlias+".DepBefore(", ", "+r.site(x.Pos())+")")
+	}
+	std := r.stdCall(x) // accesses inside the standard library (stdcalls.go)
+	r.variadicSlice(x, fn)
+	if se, ok := unparen(x.Fun).(*ast.SelectorExpr); ok {
+		if r.calledFun == nil {
+			r.calledFun = map[*ast.SelectorExpr]bool{}
+		}
+		r.calledFun[se] = true // a call, not a method value: bindHooked leaves it
+	}
+	r.rd(x.Fun)
+	for _, a := range x.Args {
+		r.rd(a)
+	}
+	if std != nil {
+		std()
+	}
+	r.freshCall(x, fn)
+	r.decodeCall(x, fn)
+	r.heldPtrCall(x, fn)
+	if read || r.callbackCall(x, fn) {
+		r.afterCall(x, "IORead", "") // rt.IORead
+	}
+	if dep != nil {
+		lo, hi := r.span(dep) // a plain expression: evaluated again after
+		r.afterCall(x, "DepAfter", string(r.ed.src[lo:hi])+", ")
+	}
+	r.barrierCall(x)
+}
+
+// isTupleExpr reports whether e is a call with several results.
+func isTupleExpr(info *types.Info, e ast.Expr) bool {
+	_, ok := typeOf(info, e).(*types.Tuple)
+	return ok
+}
+
+// afterCall records rt.<hook>(prefix site) after the call x returns:
+// around it, rt.<hook>V(x, prefix site), when its one result is used;
+// after its statement otherwise (several results, none used: a
+// statement's own wraps end where the call does). Not for a deferred or
+// go statement's call, which runs later: IOReadV(tx.Rollback(), s) would
+// run it now (defer tx.Rollback() rolled back at once).
+func (r *rewriter) afterCall(x *ast.CallExpr, hook, prefix string) {
+	if r.noBarrier[x] {
+		return
+	}
+	args := prefix + r.site(x.Pos())
+	t := typeOf(r.info, x)
+	if tuple, ok := t.(*types.Tuple); ok && tuple.Len() != 1 || r.discarded[x] || t == nil {
+		r.after = append(r.after, rtAlias+"."+hook+"("+args+")")
+		return
+	}
+	lo, hi := r.span(x)
+	r.ed.wrap(lo, hi, rtAlias+"."+hook+"V(", ", "+args+")")
+}
+
+// variadicSlice records the slice a call of traced variadic function fn
+// makes of its arguments (f(a, b) passes []T{a, b}), written out so that
+// rt.MakeSlice records its array's allocation, as for a literal: the
+// callee's accesses of its parameter's elements are recorded, and the
+// array may have had a dead object's address. Only where the element type
+// can be named in the file (not a type parameter or another package's
+// unexported type). A function value (fn nil: a closure, as go.uber.org/fx's
+// tests' validateApp(t, opts...)) may be traced code too.
+func (r *rewriter) variadicSlice(x *ast.CallExpr, fn *types.Func) {
+	if x.Ellipsis.IsValid() || fn != nil && (fn.Pkg() == nil || !r.traced(fn.Pkg().Path())) {
+		return
+	}
+	sig, ok := core(typeOf(r.info, x.Fun)).(*types.Signature)
+	if !ok || !sig.Variadic() {
+		return
+	}
+	n := sig.Params().Len()
+	if len(x.Args) < n {
+		return // no variadic argument: the parameter is nil
+	}
+	if _, tuple := typeOf(r.info, x.Args[0]).(*types.Tuple); tuple {
+		return // f(g()), g's results spread
+	}
+	elem := sig.Params().At(n - 1).Type().(*types.Slice).Elem()
+	name, ok := r.typeName(elem, x.Pos())
+	if !ok {
+		return
+	}
+	lo, _ := r.span(x.Args[n-1])
+	_, hi := r.span(x.Args[len(x.Args)-1])
+	r.ed.wrapOuter(lo, hi, rtAlias+".MakeSlice([]"+name+"{", "}, "+r.site(x.Args[n-1].Pos())+")...") // the call's ')' follows
+}
+
+// builtin instruments calls of the predeclared functions.
+func (r *rewriter) builtin(x *ast.CallExpr) {
+	name := identOf(x.Fun).Name
+	switch name {
+	case "Sizeof", "Alignof", "Offsetof":
+		return // not evaluated
+	case "len", "cap":
+		if len(x.Args) == 1 {
+			t := typeOf(r.info, x.Args[0])
+			if isArray(t) {
+				r.loc(x.Args[0])
+				return
+			}
+			if isMap(t) {
+				// len of a map reads it (as for the Go race detector).
+				lo, hi := r.span(x.Args[0])
+				r.ed.wrap(lo, hi, rtAlias+".MR(", ", "+r.asite(x.Pos())+")")
+			}
+		}
+	case "append":
+		r.appendCall(x)
+		return
+	case "new":
+		lo, hi := r.span(x)
+		r.ed.wrapInner(lo, hi, rtAlias+".New(", ", "+r.site(x.Pos())+")")
+	case "make":
+		if len(x.Args) >= 1 {
+			fn := ""
+			switch t := typeOf(r.info, x); {
+			case isMap(t):
+				fn = "MakeMap"
+			case isSlice(t):
+				fn = "MakeSlice"
+			case isChan(t):
+				fn = "MakeChan"
+			}
+			if fn != "" {
+				lo, hi := r.span(x)
+				r.ed.wrap(lo, hi, rtAlias+"."+fn+"(", ", "+r.site(x.Pos())+")")
+			}
+		}
+	case "copy":
+		if len(x.Args) == 2 {
+			for _, a := range x.Args {
+				r.rd(a)
+			}
+			fn := "Copy"
+			if isString(typeOf(r.info, x.Args[1])) {
+				fn = "CopyString"
+			}
+			r.replaceCall(x, fn, x.Args, r.asite(x.Pos()))
+			return
+		}
+	case "delete", "clear":
+		if len(x.Args) >= 1 && isMap(typeOf(r.info, x.Args[0])) {
+			lo, hi := r.span(x.Args[0])
+			r.ed.wrap(lo, hi, rtAlias+".MW(", ", "+r.asite(x.Pos())+")")
+		}
+		for _, a := range x.Args {
+			r.rd(a)
+		}
+		return
+	case "close":
+		if len(x.Args) == 1 {
+			r.rd(x.Args[0])
+			r.replaceCall(x, "Close", x.Args, r.site(x.Pos())+", "+r.recFlag())
+			return
+		}
+	}
+	for _, a := range x.Args {
+		r.rd(a)
+	}
+}
+
+// replaceCall replaces the call x by rt.fn(args..., site).
+func (r *rewriter) replaceCall(x *ast.CallExpr, fn string, args []ast.Expr, site string) {
+	lo, hi := r.span(x)
+	g := r.newGen(lo)
+	g.lit(rtAlias + "." + fn + "(")
+	for _, a := range args {
+		r.piece(g, a)
+		g.lit(", ")
+	}
+	g.lit(site + ")")
+	r.ed.collapse(lo, hi, g.end(hi))
+}
+
+// appendCall instruments append: the elements it stores are written, the
+// elements of a spread slice read.
+func (r *rewriter) appendCall(x *ast.CallExpr) {
+	for _, a := range x.Args {
+		r.rd(a)
+	}
+	if len(x.Args) < 2 {
+		return
+	}
+	if x.Ellipsis.IsValid() {
+		fn := "AppendSlice"
+		if isString(typeOf(r.info, x.Args[1])) {
+			fn = "AppendString"
+		}
+		r.replaceCall(x, fn, x.Args, r.asite(x.Pos()))
+		return
+	}
+	// Elements of the slice's own element type go through rt.Append,
+	// which also sees the slice appended to; others (an element converted
+	// to an interface, say, which the hook's type inference would not
+	// accept) through rt.AppendN around the append.
+	if st, ok := core(typeOf(r.info, x.Args[0])).(*types.Slice); ok {
+		same := true
+		for _, a := range x.Args[1:] {
+			tv, ok := r.info.Types[a]
+			if !ok || !(tv.Value != nil || tv.IsNil() || types.Identical(tv.Type, st.Elem())) {
+				same = false
+			}
+		}
+		// Elements of another type are converted to the element type
+		// where the file can name it (interface{} from
+		// append(args, string(q)): AppendN cannot tell whether append
+		// grew the slice, and a new array's allocation went unrecorded,
+		// go-workflows' false race, corpus session 26).
+		conv := ""
+		if !same {
+			if name, ok := r.typeName(st.Elem(), x.Pos()); ok {
+				conv, same = "("+name+")", true
+			}
+		}
+		if same {
+			lo, hi := r.span(x)
+			g := r.newGen(lo)
+			g.lit(rtAlias + ".Append(")
+			r.piece(g, x.Args[0])
+			g.lit(", " + r.asite(x.Pos()))
+			for _, a := range x.Args[1:] {
+				g.lit(", " + conv)
+				if conv != "" {
+					g.lit("(")
+				}
+				r.piece(g, a)
+				if conv != "" {
+					g.lit(")")
+				}
+			}
+			g.lit(")")
+			r.ed.collapse(lo, hi, g.end(hi))
+			return
+		}
+	}
+	lo, hi := r.span(x)
+	r.ed.wrap(lo, hi, rtAlias+".AppendN(", ", "+strconv.Itoa(len(x.Args)-1)+", "+r.asite(x.Pos())+")")
+}
+
+// containsCall reports whether evaluating e may call a function or
+// receive from a channel (function literals are not entered).
+func containsCall(info *types.Info, e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if found {
+			return false
+		}
+		switch x := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			if tv, ok := info.Types[x.Fun]; ok && tv.IsType() {
+				return true
+			}
+			if id := identOf(x.Fun); id != nil {
+				if b, ok := info.Uses[id].(*types.Builtin); ok {
+					switch b.Name() {
+					case "len", "cap", "min", "max", "complex", "real", "imag", "new", "make", "append", "Sizeof", "Alignof", "Offsetof":
+						return true
+					}
+				}
+			}
+			found = true
+		case *ast.UnaryExpr:
+			if x.Op == token.ARROW {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
