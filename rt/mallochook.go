@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -39,11 +40,13 @@ const maxPendingAllocs = 1 << 14
 
 var (
 	// Allocations by goroutines rt has no state for (born in untraced code
-	// that never ran traced code), written by the next goroutine that
-	// records an event.
-	untracedMu     sync.Mutex
-	untracedAllocs []allocRange
-	untracedN      atomic.Int32 // len(untracedAllocs), read without the lock
+	// that never ran traced code: net/http's, the framework's), written by
+	// the next goroutine that records an event; in shards by goroutine, so
+	// that such goroutines do not all take one lock at every allocation.
+	// Bit k of untracedMask is set, under shard k's lock, while shard k
+	// holds a range.
+	untracedShards [64]allocShard
+	untracedMask   atomic.Uint64
 
 	// allocCycle is the latest GC cycle an allocation was made in.
 	allocCycle atomic.Uint32
@@ -84,10 +87,20 @@ func onMalloc(p unsafe.Pointer, size uintptr, cycle uint32) {
 		s.tick = 0
 		return
 	}
-	untracedMu.Lock()
-	untracedAllocs = pushAlloc(untracedAllocs, r)
-	untracedN.Store(int32(len(untracedAllocs)))
-	untracedMu.Unlock()
+	k := id % uint64(len(untracedShards))
+	sh := &untracedShards[k]
+	sh.mu.Lock()
+	if len(sh.rs) == 0 {
+		untracedMask.Or(1 << k)
+	}
+	sh.rs = pushAlloc(sh.rs, r)
+	sh.mu.Unlock()
+}
+
+type allocShard struct {
+	mu sync.Mutex
+	rs []allocRange
+	_  [32]byte // a cache line of its own, about
 }
 
 // raiseCycle moves allocCycle up to c (cycles wrap around).
@@ -122,7 +135,7 @@ func pushAlloc(rs []allocRange, r allocRange) []allocRange {
 // hasAllocs reports whether g has allocations to write before its next
 // event.
 func (g *gstate) hasAllocs() bool {
-	return len(g.allocs) > 0 || untracedN.Load() > 0
+	return len(g.allocs) > 0 || untracedMask.Load() != 0
 }
 
 // flushAllocs writes the allocations noted for g (and those of goroutines
@@ -132,14 +145,16 @@ func (g *gstate) hasAllocs() bool {
 // access to it, comes after. A range is taken off the list before it is
 // written: writing may allocate, and onMalloc appends.
 func (g *gstate) flushAllocs() {
-	if untracedN.Load() > 0 {
-		untracedMu.Lock()
-		for _, r := range untracedAllocs {
+	for mask := untracedMask.Load(); mask != 0; mask &= mask - 1 {
+		k := bits.TrailingZeros64(mask)
+		sh := &untracedShards[k]
+		sh.mu.Lock()
+		for _, r := range sh.rs {
 			g.allocs = pushAlloc(g.allocs, r)
 		}
-		untracedAllocs = untracedAllocs[:0]
-		untracedN.Store(0)
-		untracedMu.Unlock()
+		sh.rs = sh.rs[:0]
+		untracedMask.And(^uint64(1 << k))
+		sh.mu.Unlock()
 	}
 	if len(g.allocs) == 0 {
 		return
