@@ -883,3 +883,33 @@ func TestAllocHookCycle(t *testing.T) {
 		t.Fatalf("allocations %#x, want %#x (the one of the later cycle)", got, want)
 	}
 }
+
+// BenchmarkAllocHook is an access after each allocation the runtime's hook
+// reports (mallochook.go: noted, then written by the access's slow path),
+// against the same accesses with no allocation between (baseline), and
+// an allocation of a goroutine rt has no state for (a shard's lock).
+func BenchmarkAllocHook(b *testing.B) {
+	buf := make([]uint64, 1<<16)
+	cycle := allocCycle.Load()
+	for _, mode := range []string{"baseline", "traced", "untraced"} {
+		b.Run(mode, func(b *testing.B) {
+			benchStart(b, true)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				p := unsafe.Pointer(&buf[(i*3)&(1<<16-1)])
+				switch mode {
+				case "traced":
+					onMalloc(p, 16, cycle)
+				case "untraced":
+					sh := &untracedShards[0]
+					sh.mu.Lock()
+					sh.rs = pushAlloc(sh.rs, allocRange{uint64(uintptr(p)), uint64(uintptr(p)) + 16, cycle})
+					untracedMask.Or(1)
+					sh.mu.Unlock()
+				}
+				W(&buf[i&(1<<16-1)], 0, true)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "accesses/s")
+		})
+	}
+}
