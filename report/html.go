@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/racekit/racekit/detect/anomaly"
+	"github.com/racekit/racekit/trace"
 )
 
 // ClipHTML writes one self-contained HTML page showing an anomaly's clip
@@ -140,18 +141,10 @@ func sourceURL(site string) template.URL {
 	if site == "" || site == "?" {
 		return ""
 	}
-	file := site
-	line := ""
-	for k := 0; k < 2; k++ {
-		i := strings.LastIndexByte(file, ':')
-		if i < 0 {
-			break
-		}
-		if _, err := strconv.Atoi(file[i+1:]); err != nil {
-			break
-		}
-		line = file[i+1:]
-		file = file[:i]
+	st := trace.ParseSiteLabel(site)
+	file, line := st.File, ""
+	if st.Line > 0 {
+		line = strconv.Itoa(st.Line)
 	}
 	if !filepath.IsAbs(file) {
 		if abs, err := filepath.Abs(file); err == nil {

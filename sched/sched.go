@@ -290,18 +290,11 @@ func ParseStmt(s string) (Stmt, bool) {
 			st.Kind, s = KindWrite, s[:i]
 		}
 	}
-	file, line, ok := splitSite(s)
-	if !ok || file == "" {
+	site := trace.ParseSiteLabel(s)
+	if site.Line <= 0 || site.File == "" {
 		return Stmt{}, false
 	}
-	st.File, st.Line = file, line
-	if i := strings.LastIndexByte(s, ':'); i >= 0 {
-		if j := strings.LastIndexByte(s[:i], ':'); j >= 0 {
-			if _, ok := atoi(s[j+1 : i]); ok {
-				st.Col, _ = atoi(s[i+1:]) // file:line:col
-			}
-		}
-	}
+	st.File, st.Line, st.Col = site.File, site.Line, site.Col
 	return st, true
 }
 
@@ -392,37 +385,10 @@ func (p SitePair) Stmts(file string, line, col int, k Kind) uint8 {
 	return m
 }
 
-// splitSite splits "file:line" or "file:line:col".
+// splitSite splits "file:line" or "file:line:col" (trace.ParseSiteLabel).
 func splitSite(s string) (string, int, bool) {
-	i := strings.LastIndexByte(s, ':')
-	if i < 0 {
-		return s, 0, false
-	}
-	n, ok := atoi(s[i+1:])
-	if !ok {
-		return s, 0, false
-	}
-	file, line := s[:i], n
-	if j := strings.LastIndexByte(file, ':'); j >= 0 {
-		if m, ok := atoi(file[j+1:]); ok {
-			file, line = file[:j], m // file:line:col
-		}
-	}
-	return file, line, line > 0
-}
-
-func atoi(s string) (int, bool) {
-	if s == "" || len(s) > 9 {
-		return 0, false
-	}
-	n := 0
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, true
+	site := trace.ParseSiteLabel(s)
+	return site.File, site.Line, site.Line > 0
 }
 
 // sameFile reports whether path names the file want: equal, or ending in

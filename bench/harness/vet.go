@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/racekit/racekit/bench/truth"
+	"github.com/racekit/racekit/trace"
 )
 
 // Vet runs racekit's static analysis (RELAY, `racekit vet --json`) on each
@@ -93,28 +93,13 @@ func parseVet(data []byte, dir string) (*Result, error) {
 	return res, nil
 }
 
-// parseSite reads "file:line:col" or "file:line".
+// parseSite reads "file:line:col" or "file:line" (trace.ParseSiteLabel).
 func parseSite(dir, s string) (Site, error) {
-	rest, last, ok := cutNum(s)
-	if !ok {
+	site := trace.ParseSiteLabel(s)
+	if site.Line <= 0 || site.File == "" {
 		return Site{}, fmt.Errorf("site %q: want file:line[:col]", s)
 	}
-	if rest2, mid, ok := cutNum(rest); ok {
-		return RelSite(dir, rest2, mid, last), nil
-	}
-	return RelSite(dir, rest, last, 0), nil
-}
-
-func cutNum(s string) (string, int, bool) {
-	i := strings.LastIndexByte(s, ':')
-	if i <= 0 {
-		return s, 0, false
-	}
-	n, err := strconv.Atoi(s[i+1:])
-	if err != nil || n <= 0 {
-		return s, 0, false
-	}
-	return s[:i], n, true
+	return RelSite(dir, site.File, site.Line, site.Col), nil
 }
 
 func lastLines(s string, n int) string {
