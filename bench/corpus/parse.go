@@ -203,6 +203,12 @@ type Comparison struct {
 	// Differ are the tests whose verdict differed in some run:
 	// "pkg Test: pass | fail,pass,pass".
 	Differ []TestDiff `json:"differ,omitempty"`
+	// Unstable counts the subtests left out of Union: missing from some
+	// run while their parent ran in every run, and seen in one run only
+	// or named by an address: names made of values that change from run
+	// to run or binary to binary (testify's subtests named by pointers
+	// and time.Now()), which no run can be compared by.
+	Unstable int `json:"unstable_names,omitempty"`
 }
 
 // TestDiff is one test whose verdict differs between the -race run and
@@ -228,12 +234,18 @@ func Compare(race *Run, rk []*Run) Comparison {
 			names[n] = true
 		}
 	}
+	all := append([]*Run{race}, rk...)
 	keys := make([]string, 0, len(names))
+	unstable := 0
 	for n := range names {
+		if unstableName(all, n) {
+			unstable++
+			continue
+		}
 		keys = append(keys, n)
 	}
 	sort.Strings(keys)
-	c := Comparison{Tests: len(race.Tests), Union: len(keys)}
+	c := Comparison{Tests: len(race.Tests), Union: len(keys), Unstable: unstable}
 	for _, n := range keys {
 		want, wantRaces := verdictOf(race, n)
 		same := true
@@ -261,6 +273,30 @@ func Compare(race *Run, rk []*Run) Comparison {
 	}
 	return c
 }
+
+// unstableName reports whether the test name ("pkg Test/sub") is a
+// subtest missing from some of runs whose parent was seen in all of them,
+// and either seen in one run only or named by an address (a function's
+// address differs between the -race binary and racekit's, and stays the
+// same between racekit's runs).
+func unstableName(runs []*Run, name string) bool {
+	i := strings.LastIndexByte(name, '/')
+	if i < 0 {
+		return false
+	}
+	parent, seen := name[:i], 0
+	for _, r := range runs {
+		if v, _ := verdictOf(r, name); v != Missing {
+			seen++
+		}
+		if v, _ := verdictOf(r, parent); v == Missing {
+			return false
+		}
+	}
+	return seen < len(runs) && (seen == 1 || addrInName.MatchString(name[i:]))
+}
+
+var addrInName = regexp.MustCompile(`0x[0-9a-f]{4,}`)
 
 func verdictOf(r *Run, name string) (string, int) {
 	t, ok := r.Tests[name]

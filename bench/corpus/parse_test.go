@@ -140,3 +140,43 @@ func TestCompare(t *testing.T) {
 		t.Errorf("differ:\ngot  %+v\nwant %+v", c.Differ, want)
 	}
 }
+
+// Subtests named by values that change from run to run (testify's
+// "Contains([]*A{(*A)(0xc000...)})") are seen in one run each, under a
+// parent every run has: they are counted as unstable, not as tests that
+// differ. A subtest whose parent is missing somewhere (its package did not
+// build) still differs.
+func TestCompareUnstableNames(t *testing.T) {
+	run := func(addr string, parent bool) *Run {
+		r := &Run{Tests: map[string]*TestResult{"p T/(0x" + addr + ")": {Verdict: Pass}, "q U/sub": {Verdict: Pass}}}
+		if parent {
+			r.Tests["p T"] = &TestResult{Verdict: Pass}
+			r.Tests["q U"] = &TestResult{Verdict: Pass}
+		}
+		return r
+	}
+	race := run("c000", true)
+	rk := []*Run{run("a1", true), run("b2", true), {Tests: map[string]*TestResult{"p T": {Verdict: Pass}, "p T/(0xd3)": {Verdict: Pass}}}}
+	c := Compare(race, rk)
+	if c.Unstable != 4 || c.Union != 3 || c.Same != 1 {
+		t.Errorf("unstable %d union %d same %d; want 4 3 1 (p T same; q U and q U/sub missing in run 3)", c.Unstable, c.Union, c.Same)
+	}
+	for _, d := range c.Differ {
+		if strings.Contains(d.Test, "0x") {
+			t.Errorf("an unstable name differs: %+v", d)
+		}
+	}
+}
+
+// A subtest named by a function's address is the same in racekit's three
+// runs (one binary) and another under -race: unstable too.
+func TestCompareAddressNames(t *testing.T) {
+	race := &Run{Tests: map[string]*TestResult{"p T": {Verdict: Pass}, "p T/f(0x761520)": {Verdict: Pass}}}
+	rk := func() *Run {
+		return &Run{Tests: map[string]*TestResult{"p T": {Verdict: Pass}, "p T/f(0x4b5f20)": {Verdict: Pass}}}
+	}
+	c := Compare(race, []*Run{rk(), rk(), rk()})
+	if c.Unstable != 2 || c.Union != 1 || c.Same != 1 || len(c.Differ) != 0 {
+		t.Errorf("unstable %d union %d same %d differ %v; want 2 1 1 none", c.Unstable, c.Union, c.Same, c.Differ)
+	}
+}
