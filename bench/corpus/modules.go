@@ -107,4 +107,11 @@ var corpus = []Module{
 	{"github.com/go-kit/log", "v0.2.1", "sync writer, logger swap"},
 	{"github.com/Workiva/go-datastructures", "v1.1.7", "lock-free queues, ring buffer, futures"},
 	{"github.com/alphadose/haxmap", "v1.4.0", "lock-free hash map"},
+	// Held out in session 30 (batch O): measured at 68a792f, before any change they led to.
+	{"github.com/spf13/afero", "v1.15.0", "in-memory filesystem, locked files and directories"},
+	{"github.com/go-playground/validator/v10", "v10.30.6", "struct cache, sync.Map, pools"},
+	{"github.com/json-iterator/go", "v1.1.12", "codec caches, pools (go 1.12)"},
+	{"github.com/gorilla/schema", "v1.4.1", "decoder cache behind a lock"},
+	{"github.com/spf13/viper", "v1.21.0", "config, file watching goroutine"},
+	{"github.com/hashicorp/go-immutable-radix/v2", "v2.1.0", "immutable tree, watch channels"},
 }
