@@ -88,7 +88,9 @@ func (c *command) usage(w io.Writer) {
 				arg = " " + arg
 			}
 			def := ""
-			if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			// A usage that names its default itself has a flag value that only
+			// means "not given" (gen's -locks -1: the generator's 4).
+			if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && !strings.Contains(usage, "(default") {
 				def = " (default " + f.DefValue + ")"
 			}
 			fmt.Fprintf(w, "  -%s%s\n    \t%s%s\n", n, arg, usage, def)
