@@ -505,7 +505,10 @@ func (r *rewriter) appendCall(x *ast.CallExpr) {
 		same := true
 		for _, a := range x.Args[1:] {
 			tv, ok := r.info.Types[a]
-			if !ok || !(tv.Value != nil || tv.IsNil() || types.Identical(tv.Type, st.Elem())) {
+			// An untyped constant or nil takes the element type; a typed
+			// constant of another type (json.Number("") into an
+			// []interface{}, json-iterator's tests) is converted below.
+			if !ok || !(tv.Value != nil && isUntyped(tv.Type) || tv.IsNil() || types.Identical(tv.Type, st.Elem())) {
 				same = false
 			}
 		}
