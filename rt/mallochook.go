@@ -33,7 +33,7 @@ type allocRange struct {
 }
 
 // maxPendingAllocs bounds the ranges a goroutine notes between two of its
-// events; past it an allocation is dropped (counted in droppedAllocs).
+// events; past it an allocation is dropped.
 // Adjacent allocations, the common case (one span's objects in order),
 // join one range.
 const maxPendingAllocs = 1 << 14
@@ -50,8 +50,6 @@ var (
 
 	// allocCycle is the latest GC cycle an allocation was made in.
 	allocCycle atomic.Uint32
-
-	droppedAllocs atomic.Uint64
 )
 
 func installAllocHook() {
@@ -125,7 +123,6 @@ func pushAlloc(rs []allocRange, r allocRange) []allocRange {
 			return rs
 		}
 		if n >= maxPendingAllocs {
-			droppedAllocs.Add(1)
 			return rs
 		}
 	}
@@ -173,8 +170,7 @@ func (g *gstate) flushAllocs() {
 		r := g.allocs[n-1]
 		g.allocs = g.allocs[:n-1]
 		if r.cycle != cycle {
-			droppedAllocs.Add(1)
-			continue
+			continue // its memory may be another object's by now
 		}
 		g.forget(r.lo, r.hi-r.lo)
 		g.putEvent(trace.OpAlloc, 0, 0, r.lo, r.hi-r.lo)
