@@ -199,6 +199,9 @@ const raiseEvery = 64
 
 // put appends one record to g's buffer.
 func (g *gstate) put(op trace.Op, flags trace.Flags, site uint32, obj uint64) {
+	if namesMemory(op) {
+		markTouched(obj) // before the event (touched.go)
+	}
 	if g.wi == len(g.wc.recs) {
 		g.nextChunk()
 	}
@@ -474,6 +477,9 @@ func (g *gstate) plain(op trace.Op, flags trace.Flags, site uint32, obj, val uin
 		return
 	}
 	// put and commit, by hand: the hottest path.
+	if op == trace.OpRead || op == trace.OpWrite {
+		markTouched(obj) // before the event (touched.go)
+	}
 	if g.wi == len(g.wc.recs) {
 		g.nextChunk()
 	}

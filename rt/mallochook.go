@@ -74,11 +74,19 @@ func installAllocHook() {
 // made by other goroutines before that event (a race missed, none
 // invented).
 func onMalloc(p unsafe.Pointer, size uintptr, cycle uint32) {
+	noteAlloc(uint64(uintptr(p)), uint64(size), cycle)
+}
+
+// noteAlloc is onMalloc's work, on the allocation's address as a number.
+func noteAlloc(a, size uint64, cycle uint32) {
 	if !live.Load() || size == 0 {
 		return
 	}
 	raiseCycle(cycle)
-	r := allocRange{uint64(uintptr(p)), uint64(uintptr(p)) + uint64(size), cycle}
+	r := allocRange{a, a + size, cycle}
+	if !touched(r.lo, r.hi) {
+		return // no event named these bytes: no state to forget (touched.go)
+	}
 	id := goid()
 	if s := gtab[id&(gtabSize-1)].Load(); s != nil && s.goid == id && s.traceNo == traceCount.Load() {
 		s.allocs = pushAlloc(s.allocs, r)

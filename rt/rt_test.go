@@ -818,6 +818,7 @@ func TestNewUnlessArg(t *testing.T) {
 func TestAllocHook(t *testing.T) {
 	x, y, untraced := new([4]uint64), new([4]uint64), new([2]uint64)
 	allocHookSink = []*[4]uint64{x, y} // on the heap: rt drops stack addresses
+	markAll(x[:], y[:], untraced[:])   // as if their memory held an object traced code named before
 	c := allocCycle.Load()
 	tr := record(t, false, func(site uint32) {
 		W1(&x[0], site, true)
@@ -865,12 +866,44 @@ func TestAllocHook(t *testing.T) {
 
 var allocHookSink []*[4]uint64
 
+// markAll marks the granules of the words of each slice touched.
+func markAll(ws ...[]uint64) {
+	for _, w := range ws {
+		for i := range w {
+			markTouched(uint64(uintptr(unsafe.Pointer(&w[i]))))
+		}
+	}
+}
+
+// An allocation on memory no event ever named writes no event
+// (touched.go); one that overlaps a named granule does, whole.
+func TestAllocHookUntouched(t *testing.T) {
+	if touchedHi == touchedLo {
+		t.Skip("no window on a 32-bit platform")
+	}
+	free := touchedHi - 1<<leafShift // no heap of the test up there
+	markTouched(free + 48)
+	c := allocCycle.Load()
+	tr := record(t, false, func(site uint32) {
+		noteAlloc(free, 48, c)    // granules 0-2: untouched
+		noteAlloc(free+64, 32, c) // granules 4-5: untouched
+		noteAlloc(free+40, 16, c) // granules 2-3: 3 named
+		x := new([4]uint64)
+		allocHookSink = []*[4]uint64{x} // on the heap: rt drops stack addresses
+		W1(&x[0], site, true)           // an event, to write what was noted
+	})
+	if got, want := allocRanges(tr), [][2]uint64{{free + 40, free + 56}}; !slices.Equal(got, want) {
+		t.Fatalf("allocations %#x, want %#x", got, want)
+	}
+}
+
 // An allocation noted in one GC cycle and not written before an allocation
 // of a later cycle is dropped: its memory may be another object's by then,
 // whose accesses a late alloc event would forget.
 func TestAllocHookCycle(t *testing.T) {
 	x, y := new([4]uint64), new([4]uint64)
 	allocHookSink = []*[4]uint64{x, y}
+	markAll(x[:], y[:])
 	c := allocCycle.Load()
 	tr := record(t, false, func(site uint32) {
 		W1(&x[0], site, true)

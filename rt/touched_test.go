@@ -1,0 +1,67 @@
+package rt
+
+import (
+	"math/rand"
+	"testing"
+)
+
+// TestTouched checks touched against a set of marked granules, over ranges
+// that start and end anywhere in a granule and cross words and leaves. The
+// addresses are near the window's top, where no heap of the test lives.
+func TestTouched(t *testing.T) {
+	if touchedHi == touchedLo {
+		t.Skip("no window on a 32-bit platform")
+	}
+	base := touchedHi - 6<<leafShift // three leaves of their own (TestAllocHookUntouched marks the top one): the first two meet in the middle of the span
+	rng := rand.New(rand.NewSource(1))
+	marked := map[uint64]bool{} // granule numbers
+	for i := 0; i < 300; i++ {
+		// Near the boundary between the first two leaves, and anywhere.
+		var a uint64
+		if i%2 == 0 {
+			a = base + 1<<leafShift - 4096 + uint64(rng.Intn(8192))
+		} else {
+			a = base + uint64(rng.Int63n(2<<leafShift))
+		}
+		markTouched(a)
+		marked[a>>granuleShift] = true
+	}
+	want := func(lo, hi uint64) bool {
+		for g := lo >> granuleShift; g <= (hi-1)>>granuleShift; g++ {
+			if marked[g] {
+				return true
+			}
+		}
+		return false
+	}
+	for i := 0; i < 20000; i++ {
+		lo := base + 1<<leafShift - 8192 + uint64(rng.Intn(16384))
+		if i%10 == 0 {
+			lo = base + uint64(rng.Int63n(2<<leafShift))
+		}
+		n := uint64(1 + rng.Intn(2048))
+		if i%100 == 0 {
+			n = uint64(rng.Int63n(1 << leafShift))
+		}
+		if got, w := touched(lo, lo+n), want(lo, lo+n); got != w {
+			t.Fatalf("touched(%#x, %#x) = %v, want %v", lo, lo+n, got, w)
+		}
+	}
+	// The third leaf was never marked: nothing there is touched, and no
+	// leaf is made for it by asking.
+	third := base + 2<<leafShift
+	if touched(third, third+1<<leafShift) {
+		t.Error("an unmarked leaf is touched")
+	}
+	if leafOf(third, false) != nil {
+		t.Error("touched made a leaf")
+	}
+	// Outside the window everything counts as touched; marking there is a
+	// no-op.
+	markTouched(7)
+	for _, r := range [][2]uint64{{0, 16}, {touchedLo - 16, touchedLo + 16}, {touchedHi - 16, touchedHi + 16}, {touchedHi, touchedHi + 64}} {
+		if !touched(r[0], r[1]) {
+			t.Errorf("touched(%#x, %#x) = false outside the window", r[0], r[1])
+		}
+	}
+}
