@@ -200,7 +200,7 @@ const raiseEvery = 64
 // put appends one record to g's buffer.
 func (g *gstate) put(op trace.Op, flags trace.Flags, site uint32, obj uint64) {
 	if namesMemory(op) {
-		markTouched(obj) // before the event (touched.go)
+		g.markTouched(obj) // before the event (touched.go)
 	}
 	if g.wi == len(g.wc.recs) {
 		g.nextChunk()
@@ -478,7 +478,7 @@ func (g *gstate) plain(op trace.Op, flags trace.Flags, site uint32, obj, val uin
 	}
 	// put and commit, by hand: the hottest path.
 	if op == trace.OpRead || op == trace.OpWrite {
-		markTouched(obj) // before the event (touched.go)
+		g.markTouched(obj) // before the event (touched.go)
 	}
 	if g.wi == len(g.wc.recs) {
 		g.nextChunk()

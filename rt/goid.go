@@ -18,6 +18,10 @@ type gstate struct {
 	epoch   uint32       // advanced by each synchronization event of the goroutine
 	seen    *seenTable   // accesses recorded in the current epoch (see dedup)
 	allocs  []allocRange // allocations not yet written (mallochook.go)
+	// The leaf of touched bits g marked last, and its number (addr >>
+	// leafShift, +1: 0 is none): markTouched's cache (touched.go).
+	tleaf    *touchedLeaf
+	tleafNum uint64
 
 	// untraced: born in untraced code (the testing framework, net/http);
 	// depth: its traced frames (see Enter).

@@ -23,7 +23,7 @@ import (
 
 // setAllocHook installs the runtime's allocation hook; nil without the
 // patched runtime.
-var setAllocHook func(h func(p unsafe.Pointer, size uintptr, cycle uint32))
+var setAllocHook func(h func(p unsafe.Pointer, size uintptr, cycle, done uint32))
 
 // allocRange is a span of bytes allocated in GC cycle cycle since the
 // goroutine's last event.
@@ -48,8 +48,9 @@ var (
 	untracedShards [64]allocShard
 	untracedMask   atomic.Uint64
 
-	// allocCycle is the latest GC cycle an allocation was made in.
-	allocCycle atomic.Uint32
+	// allocDone is the latest count of GC cycles whose marking had ended
+	// that an allocation saw.
+	allocDone atomic.Uint32
 )
 
 func installAllocHook() {
@@ -67,22 +68,28 @@ func installAllocHook() {
 // the allocation, never before: it comes after every access to the dead
 // object that was there. Written late, it could also come after accesses
 // to an object allocated at that address later still, and hide a real
-// race there: so it is written only in the GC cycle it was made in (the
-// memory of an object allocated in cycle c is handed out again only after
-// the next cycle starts, by an allocation that, through this hook, has
-// raised allocCycle first). At worst it forgets accesses to the new object
-// made by other goroutines before that event (a race missed, none
-// invented).
-func onMalloc(p unsafe.Pointer, size uintptr, cycle uint32) {
-	noteAlloc(uint64(uintptr(p)), uint64(size), cycle)
+// race there. That needs the object to die and its memory to be handed
+// out again, which happens only after the marking of the next GC cycle
+// has ended (an object allocated in cycle c survives c; the runtime
+// counts cycles started and cycles whose marking ended, memstats.numgc,
+// raised under the stop-the-world before any freed memory is swept), by
+// an allocation that, through this hook, has raised allocDone first. So a
+// range is written unless allocDone passed its cycle; one that is not
+// (its goroutine stayed in untraced code through a whole GC cycle) leaves
+// its bytes with the accesses of the dead object that was there, which a
+// live object meets as a false race. Otherwise, at worst, the event
+// forgets accesses to the new object made by other goroutines before it
+// (a race missed, none invented).
+func onMalloc(p unsafe.Pointer, size uintptr, cycle, done uint32) {
+	noteAlloc(uint64(uintptr(p)), uint64(size), cycle, done)
 }
 
 // noteAlloc is onMalloc's work, on the allocation's address as a number.
-func noteAlloc(a, size uint64, cycle uint32) {
+func noteAlloc(a, size uint64, cycle, done uint32) {
 	if !live.Load() || size == 0 {
 		return
 	}
-	raiseCycle(cycle)
+	raiseDone(done)
 	r := allocRange{a, a + size, cycle}
 	if !touched(r.lo, r.hi) {
 		return // no event named these bytes: no state to forget (touched.go)
@@ -109,11 +116,11 @@ type allocShard struct {
 	_  [32]byte // a cache line of its own, about
 }
 
-// raiseCycle moves allocCycle up to c (cycles wrap around).
-func raiseCycle(c uint32) {
+// raiseDone moves allocDone up to n (counts wrap around).
+func raiseDone(n uint32) {
 	for {
-		old := allocCycle.Load()
-		if int32(c-old) <= 0 || allocCycle.CompareAndSwap(old, c) {
+		old := allocDone.Load()
+		if int32(n-old) <= 0 || allocDone.CompareAndSwap(old, n) {
 			return
 		}
 	}
@@ -144,11 +151,12 @@ func (g *gstate) hasAllocs() bool {
 }
 
 // flushAllocs writes the allocations noted for g (and those of goroutines
-// without state) as alloc events at one fresh seq, those of the current GC
-// cycle only (onMalloc). The cycle is read after the seq is taken: an
-// object allocated at one of these addresses in a later cycle, and every
-// access to it, comes after. A range is taken off the list before it is
-// written: writing may allocate, and onMalloc appends.
+// without state) as alloc events at one fresh seq, those whose memory
+// cannot have been handed out again yet only (onMalloc). allocDone is read
+// after the seq is taken: an object allocated at one of these addresses
+// after a later cycle's marking, and every access to it, comes after. A
+// range is taken off the list before it is written: writing may allocate,
+// and onMalloc appends.
 func (g *gstate) flushAllocs() {
 	for mask := untracedMask.Load(); mask != 0; mask &= mask - 1 {
 		k := bits.TrailingZeros64(mask)
@@ -167,8 +175,17 @@ func (g *gstate) flushAllocs() {
 	if isIdle(g.last) {
 		g.open(false)
 	}
+	// The ranges' bits are cleared before the seq is taken (touched.go);
+	// a range dropped after all (a cycle's marking ended in between, the
+	// second load of allocDone) gets its bits back.
+	done := allocDone.Load()
+	for _, r := range g.allocs {
+		if int32(done-r.cycle) < 1 {
+			clearTouched(r.lo, r.hi)
+		}
+	}
 	s := seq.Add(1)
-	cycle := allocCycle.Load()
+	done2 := allocDone.Load()
 	if g.lockPend.on {
 		g.raiseTo(s - 1)
 		g.putPending()
@@ -177,8 +194,12 @@ func (g *gstate) flushAllocs() {
 	for n := len(g.allocs); n > 0; n = len(g.allocs) {
 		r := g.allocs[n-1]
 		g.allocs = g.allocs[:n-1]
-		if r.cycle != cycle {
-			continue // its memory may be another object's by now
+		if int32(done2-r.cycle) >= 1 {
+			// Its memory may be another object's by now.
+			if int32(done-r.cycle) < 1 {
+				markRange(r.lo, r.hi)
+			}
+			continue
 		}
 		g.forget(r.lo, r.hi-r.lo)
 		g.putEvent(trace.OpAlloc, 0, 0, r.lo, r.hi-r.lo)

@@ -2,6 +2,7 @@ package rt
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -819,15 +820,15 @@ func TestAllocHook(t *testing.T) {
 	x, y, untraced := new([4]uint64), new([4]uint64), new([2]uint64)
 	allocHookSink = []*[4]uint64{x, y} // on the heap: rt drops stack addresses
 	markAll(x[:], y[:], untraced[:])   // as if their memory held an object traced code named before
-	c := allocCycle.Load()
+	c := allocDone.Load()
 	tr := record(t, false, func(site uint32) {
 		W1(&x[0], site, true)
-		onMalloc(unsafe.Pointer(&x[0]), 16, c)
-		onMalloc(unsafe.Pointer(&x[2]), 16, c) // touches the first: one range
-		onMalloc(unsafe.Pointer(&y[1]), 8, c)  // not touching x's, even if y follows x
+		onMalloc(unsafe.Pointer(&x[0]), 16, c, c)
+		onMalloc(unsafe.Pointer(&x[2]), 16, c, c) // touches the first: one range
+		onMalloc(unsafe.Pointer(&y[1]), 8, c, c)  // not touching x's, even if y follows x
 		done := make(chan struct{})
 		go func() { // no traced code runs here: rt has no state for it
-			onMalloc(unsafe.Pointer(&untraced[0]), 16, c)
+			onMalloc(unsafe.Pointer(&untraced[0]), 16, c, c)
 			close(done)
 		}()
 		<-done
@@ -883,11 +884,11 @@ func TestAllocHookUntouched(t *testing.T) {
 	}
 	free := touchedHi - 1<<leafShift // no heap of the test up there
 	markTouched(free + 48)
-	c := allocCycle.Load()
+	c := allocDone.Load()
 	tr := record(t, false, func(site uint32) {
-		noteAlloc(free, 48, c)    // granules 0-2: untouched
-		noteAlloc(free+64, 32, c) // granules 4-5: untouched
-		noteAlloc(free+40, 16, c) // granules 2-3: 3 named
+		noteAlloc(free, 48, c, c)    // granules 0-2: untouched
+		noteAlloc(free+64, 32, c, c) // granules 4-5: untouched
+		noteAlloc(free+40, 16, c, c) // granules 2-3: 3 named
 		x := new([4]uint64)
 		allocHookSink = []*[4]uint64{x} // on the heap: rt drops stack addresses
 		W1(&x[0], site, true)           // an event, to write what was noted
@@ -897,23 +898,61 @@ func TestAllocHookUntouched(t *testing.T) {
 	}
 }
 
-// An allocation noted in one GC cycle and not written before an allocation
-// of a later cycle is dropped: its memory may be another object's by then,
-// whose accesses a late alloc event would forget.
+// An alloc event clears the bits of the granules it covers whole: the
+// next allocation there writes no event unless an event named the memory
+// in between.
+func TestAllocHookClears(t *testing.T) {
+	if touchedHi == touchedLo {
+		t.Skip("no window on a 32-bit platform")
+	}
+	x := new([4]uint64)
+	allocHookSink = []*[4]uint64{x}
+	free := touchedHi - 2<<leafShift // no heap of the test up there
+	markTouched(free)
+	markTouched(free + 64)
+	c := allocDone.Load()
+	tr := record(t, false, func(site uint32) {
+		noteAlloc(free, 32, c, c) // written: granule 0 was named
+		W1(&x[0], site, true)
+		noteAlloc(free, 32, c, c) // nothing named it since: no event
+		W1(&x[1], site, true)
+		noteAlloc(free+64, 8, c, c) // written, and the granule, shared, keeps its bit
+		W1(&x[2], site, true)
+		noteAlloc(free+72, 8, c, c) // written again
+		W1(&x[3], site, true)
+	})
+	want := [][2]uint64{{free, free + 32}, {free + 64, free + 72}, {free + 72, free + 80}}
+	if got := allocRanges(tr); !slices.Equal(got, want) {
+		t.Fatalf("allocations %#x, want %#x", got, want)
+	}
+}
+
+// An allocation noted in GC cycle c is written while the marking of cycle
+// c+1 goes on (its memory cannot be another object's yet: nothing it held
+// is freed before that marking ends), and dropped once an allocation saw
+// that marking end: by then its memory may be another object's, whose
+// accesses a late alloc event would forget.
 func TestAllocHookCycle(t *testing.T) {
-	x, y := new([4]uint64), new([4]uint64)
-	allocHookSink = []*[4]uint64{x, y}
-	markAll(x[:], y[:])
-	c := allocCycle.Load()
+	x, y, z := new([4]uint64), new([4]uint64), new([4]uint64)
+	allocHookSink = []*[4]uint64{x, y, z}
+	markAll(x[:], y[:], z[:])
+	c := allocDone.Load()
 	tr := record(t, false, func(site uint32) {
 		W1(&x[0], site, true)
-		onMalloc(unsafe.Pointer(&x[0]), 16, c)
-		onMalloc(unsafe.Pointer(&y[1]), 8, c+1)
-		W1(&x[1], site, true)
+		onMalloc(unsafe.Pointer(&x[0]), 16, c, c)
+		onMalloc(unsafe.Pointer(&z[1]), 8, c+1, c) // cycle c+1, marking
+		W1(&x[1], site, true)                      // both written
+		onMalloc(unsafe.Pointer(&x[2]), 8, c, c)
+		onMalloc(unsafe.Pointer(&y[1]), 8, c+1, c+1) // c+1's marking has ended
+		W1(&x[3], site, true)                        // x[2]'s dropped
 	})
-	lo := uint64(uintptr(unsafe.Pointer(&y[1])))
-	if got, want := allocRanges(tr), [][2]uint64{{lo, lo + 8}}; !slices.Equal(got, want) {
-		t.Fatalf("allocations %#x, want %#x (the one of the later cycle)", got, want)
+	a := func(p *uint64) uint64 { return uint64(uintptr(unsafe.Pointer(p))) }
+	got := allocRanges(tr)
+	slices.SortFunc(got, func(p, q [2]uint64) int { return cmp.Compare(p[0], q[0]) })
+	want := [][2]uint64{{a(&x[0]), a(&x[0]) + 16}, {a(&y[1]), a(&y[1]) + 8}, {a(&z[1]), a(&z[1]) + 8}}
+	slices.SortFunc(want, func(p, q [2]uint64) int { return cmp.Compare(p[0], q[0]) })
+	if !slices.Equal(got, want) {
+		t.Fatalf("allocations %#x, want %#x (all but the one of cycle c noted after c+1's marking ended)", got, want)
 	}
 }
 
@@ -923,7 +962,7 @@ func TestAllocHookCycle(t *testing.T) {
 // an allocation of a goroutine rt has no state for (a shard's lock).
 func BenchmarkAllocHook(b *testing.B) {
 	buf := make([]uint64, 1<<16)
-	cycle := allocCycle.Load()
+	cycle := allocDone.Load()
 	for _, mode := range []string{"baseline", "traced", "untraced"} {
 		b.Run(mode, func(b *testing.B) {
 			benchStart(b, true)
@@ -932,7 +971,7 @@ func BenchmarkAllocHook(b *testing.B) {
 				p := unsafe.Pointer(&buf[(i*3)&(1<<16-1)])
 				switch mode {
 				case "traced":
-					onMalloc(p, 16, cycle)
+					onMalloc(p, 16, cycle, cycle)
 				case "untraced":
 					sh := &untracedShards[0]
 					sh.mu.Lock()

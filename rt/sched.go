@@ -5,10 +5,12 @@ package rt
 // which one runs next (RaceFuzzer's Phase 2, replay of a recorded
 // schedule, PECAN's clips).
 //
-//	RACEKIT_SCHED=random|racefuzzer|deadlockfuzzer|replay|clip   switch it on
+//	RACEKIT_SCHED=random|racefuzzer|deadlockfuzzer|atomfuzzer|replay|clip   switch it on
 //	RACEKIT_SEED=N                  seed of the run's one PCG generator
 //	RACEKIT_CYCLE=held>req,held>req deadlockfuzzer: the lock-order cycle to
 //	                                close (sched.ParseCycle)
+//	RACEKIT_SPLIT=first>second      atomfuzzer: the two critical sections
+//	                                of an atomic region (sched.ParseSplit)
 //	RACEKIT_PAIR=file:line~file:line  the statements under test: accesses
 //	                                there are scheduling points (RaceFuzzer's
 //	                                racing pair; a clip's access sites)
@@ -395,6 +397,13 @@ func init() {
 		} else {
 			strat = sched.NewDeadlockFuzzer(seed, c)
 		}
+	case "atomfuzzer":
+		sp, err := sched.ParseSplit(os.Getenv("RACEKIT_SPLIT"))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "racekit: RACEKIT_SPLIT: %v\n", err)
+		} else {
+			strat = sched.NewAtomFuzzer(seed, sp)
+		}
 	case "replay":
 		f, err := os.Open(in)
 		if err == nil {
@@ -416,7 +425,7 @@ func init() {
 			strat = sched.NewClip(steps, seed)
 		}
 	default:
-		fmt.Fprintf(os.Stderr, "racekit: RACEKIT_SCHED=%s: want random, racefuzzer, deadlockfuzzer, replay or clip\n", mode)
+		fmt.Fprintf(os.Stderr, "racekit: RACEKIT_SCHED=%s: want random, racefuzzer, deadlockfuzzer, atomfuzzer, replay or clip\n", mode)
 	}
 	if strat == nil {
 		return // not controlled; the error is printed
@@ -508,8 +517,11 @@ func schedStart(strat sched.Strategy, mode string, seed uint64, pair sched.SiteP
 	if out != nil {
 		sc.out = bufio.NewWriter(out)
 		label := pair.String()
-		if mode == "deadlockfuzzer" {
+		switch mode {
+		case "deadlockfuzzer":
 			label = os.Getenv("RACEKIT_CYCLE") // the statements under test
+		case "atomfuzzer":
+			label = os.Getenv("RACEKIT_SPLIT")
 		}
 		sc.out.WriteString(sched.FormatHeader(mode, seed, label))
 		sc.flushOut()

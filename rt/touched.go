@@ -9,17 +9,21 @@ import (
 
 // Touched memory. An allocation's event (mallochook.go) is needed only where
 // the detectors hold state for its bytes: where an event of the trace named
-// an address before. Most allocations of a program whose own code is small
-// beside the standard library it calls (net/http's buffers, fmt's state)
-// land on memory no traced code ever named, and writing an event for each
-// doubled the events of an HTTP service. rt keeps one bit per 16-byte
-// granule of the heap's usual addresses, set before an event naming an
-// address in it is written and never cleared, and skips the event of an
-// allocation none of whose granules is set. Never clearing keeps this
-// simple to trust: a skipped allocation's bytes have no state to forget, in
-// any detector, whatever order goroutines run in (the bit is set before the
-// event that makes the state, and the memory of the object that event named
-// is handed out again only after a GC cycle, which orders the two).
+// an address since the last alloc event there. Most allocations of a
+// program whose own code is small beside the standard library it calls
+// (net/http's buffers, fmt's state) land on memory no traced code named,
+// and writing an event for each doubled the events of an HTTP service. rt
+// keeps one bit per 16-byte granule, set before an event naming an address
+// in it is put (after its key is chosen), and cleared for the granules an
+// alloc event covers whole, before that event's seq is taken; an
+// allocation none of whose granules is set writes no event. Why that
+// loses nothing: an event that names an address after the alloc event
+// there has a key above that event's seq, so it was keyed, and marked,
+// after the clear; an event marked before the clear has a key below it
+// and is forgotten by it. So a clear bit at an allocation means no
+// detector holds state for the granule, whatever order goroutines ran in
+// (the memory of an object that an event named is handed out again only
+// after a GC cycle, which orders the mark before the allocation's check).
 // The window is the 48-bit address space above 4 GiB, where 64-bit heaps
 // are (Go 1.26 places the heap at a random base); addresses outside it
 // (32-bit platforms, goroutine ids and keys that are not addresses) are
@@ -85,13 +89,32 @@ func leafOf(a uint64, make bool) *touchedLeaf {
 	return l
 }
 
-// markTouched notes that an event names address a; the caller marks before
-// it writes the event.
+// markTouched notes that an event of g names address a; the caller marks
+// before it writes the event. g keeps the leaf it marked last: a
+// goroutine's accesses stay in one leaf for long.
+func (g *gstate) markTouched(a uint64) {
+	if a-touchedLo >= touchedHi-touchedLo {
+		return
+	}
+	l := g.tleaf
+	if n := a>>leafShift + 1; n != g.tleafNum {
+		l = leafOf(a, true)
+		g.tleaf, g.tleafNum = l, n
+	}
+	setTouched(l, a)
+}
+
+// markTouched notes that an event names address a (markTouched of a
+// goroutine, without its cache).
 func markTouched(a uint64) {
 	if a-touchedLo >= touchedHi-touchedLo {
 		return
 	}
-	l := leafOf(a, true)
+	setTouched(leafOf(a, true), a)
+}
+
+// setTouched sets a's bit in its leaf l.
+func setTouched(l *touchedLeaf, a uint64) {
 	gr := (a >> granuleShift) & (leafWords*32 - 1)
 	w, bit := &l[gr>>5], uint32(1)<<(gr&31)
 	for {
@@ -125,4 +148,40 @@ func touched(lo, hi uint64) bool {
 		}
 	}
 	return false
+}
+
+// clearTouched clears the bits of the granules [lo, hi) covers whole (a
+// granule shared with another object keeps its bit); the caller then
+// takes the seq of the alloc event of [lo, hi).
+func clearTouched(lo, hi uint64) {
+	if lo < touchedLo || hi > touchedHi || hi <= lo {
+		return
+	}
+	first, end := (lo+1<<granuleShift-1)>>granuleShift, hi>>granuleShift // [first, end)
+	for g := first; g < end; {
+		leafEnd := g | (leafWords*32 - 1)
+		l := leafOf(g<<granuleShift, false)
+		if l == nil {
+			g = leafEnd + 1
+			continue
+		}
+		for ; g < end && g <= leafEnd; g = (g | 31) + 1 {
+			mask := ^uint32(0) << (g & 31)
+			if last := g | 31; last >= end {
+				mask &= ^uint32(0) >> (31 - (end-1)&31)
+			}
+			w := &l[(g>>5)&(leafWords-1)]
+			if w.Load()&mask != 0 {
+				w.And(^mask)
+			}
+		}
+	}
+}
+
+// markRange marks every granule of [lo, hi): the bits of a range cleared
+// for an alloc event that was not written after all.
+func markRange(lo, hi uint64) {
+	for a := lo &^ (1<<granuleShift - 1); a < hi; a += 1 << granuleShift {
+		markTouched(a)
+	}
 }

@@ -65,3 +65,25 @@ func TestTouched(t *testing.T) {
 		}
 	}
 }
+
+// clearTouched clears the granules a range covers whole, and only those.
+func TestClearTouched(t *testing.T) {
+	if touchedHi == touchedLo {
+		t.Skip("no window on a 32-bit platform")
+	}
+	base := touchedHi - 8<<leafShift // a leaf of its own
+	for g := uint64(0); g < 100; g++ {
+		markTouched(base + g<<granuleShift)
+	}
+	clearTouched(base+8, base+40*16+8) // granule 0 and 40 partly: kept; 1-39 cleared
+	for g := uint64(0); g < 100; g++ {
+		want := g == 0 || g >= 40
+		if got := touched(base+g<<granuleShift, base+g<<granuleShift+16); got != want {
+			t.Errorf("granule %d touched %v after the clear, want %v", g, got, want)
+		}
+	}
+	markRange(base+20, base+16*3) // granules 1 and 2
+	if !touched(base+16, base+32) || !touched(base+32, base+48) || touched(base+48, base+64) {
+		t.Error("markRange marked the wrong granules")
+	}
+}
