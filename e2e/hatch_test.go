@@ -194,3 +194,18 @@ func TestHatchUserPatterns(t *testing.T) {
 		t.Errorf("without -atomic-funcs: %d predictions, want none (Get is no region): %+v", res.Predicted, res.Anomalies)
 	}
 }
+
+// TestHatchAtomicity: racekit hatch with its defaults confirms checkact's
+// check-then-act, which PECAN cannot predict from the recorded run (the
+// late buyer never takes), through AtomFuzzer, with the test's failure.
+func TestHatchAtomicity(t *testing.T) {
+	code, out := runRacekit(t, "hatch", "-q", "./checkact")
+	for _, want := range []string{"0 predictions (pecan)", "ATOMICITY VIOLATION (confirmed: 4 of 4 runs interleaved the region and failed)", "TestLastItem: shop_test.go:24: oversold: -1", "racekit hatch: 2 split region(s), 1 confirmed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q\n%s", want, out)
+		}
+	}
+	if code != 66 {
+		t.Errorf("exit %d, want 66\n%s", code, out)
+	}
+}

@@ -95,7 +95,7 @@ func runDeadlockFuzz(c *command, targets []*fuzzTarget, tmp string, testArgs, go
 		}
 	}
 	prog.printf("phase 2: %d lock-order cycles, %d runs each, %d at a time", len(jobs), *fuzzRuns, *fuzzJobs)
-	tally := newFuzzTally(prog, len(jobs))
+	tally := newFuzzTally(prog, len(jobs)).named("cycle", "deadlocked")
 	err := inParallel(len(tasks), *fuzzJobs, func(i int) error {
 		tk := tasks[i]
 		jb := jobs[tk.j]

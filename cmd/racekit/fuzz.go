@@ -27,7 +27,7 @@ import (
 
 var cmdFuzz = register(&command{
 	name:      "fuzz",
-	usageLine: "fuzz [-deadlocks] [-phase1 hybrid,vet,pairs] [-pairs FILE] [-use-trace FILE] [-record N] [-record-random N] [-baseline N] [-runs N] [-j N] [-seed S] [-json] [-keep DIR] [-replay N] [-timeout D] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
+	usageLine: "fuzz [-deadlocks | -atomicity [-max-splits N]] [-phase1 hybrid,vet,pairs] [-pairs FILE] [-use-trace FILE] [-record N] [-record-random N] [-baseline N] [-runs N] [-j N] [-seed S] [-json] [-keep DIR] [-replay N] [-timeout D] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
 	short:     "confirm potential races by race-directed random scheduling (RaceFuzzer)",
 	long: `
 Fuzz is RaceFuzzer (Sen, PLDI'08) for Go tests. Phase 1 finds candidate
@@ -107,6 +107,22 @@ goroutines reach theirs (random elsewhere). A cycle is confirmed when a
 run deadlocks with the cycle's goroutines blocked at its requests; each
 is printed with the blocked operations, the seeds and a racekit replay
 -cycle command. Exit status 66 if one was confirmed.
+
+-atomicity fuzzes atomicity violations of check-then-act code instead
+(AtomFuzzer: Park and Sen, FSE'08): code that checks under a lock and
+acts under the same lock taken again (if s.available() { s.take() }, each
+method locked) has no data race, and a run in which the second goroutine
+saw the item gone shows no anomaly to predict from. Phase 1 finds, on
+each -record run, the regions (a function invocation) in which a
+goroutine took a lock, released it and took it again, on a lock other
+goroutines take too (at most -max-splits per package); phase 2 runs the
+package -runs times per region under a scheduler that pauses a goroutine
+about to take the lock the second time, so that the others run the first
+section meanwhile (random elsewhere). A region is confirmed when a run
+that made that interleaving failed (the test's own message: "oversold:
+-1"), printed with the seeds and a racekit replay -split command;
+"interleaved" when the interleaving was made and the tests passed. Exit
+status 66 if one was confirmed.
 
 Exit status: 66 if a race was confirmed or observed, 0 if none, 1 on a build or
 run error, 2 on a usage error.
@@ -238,8 +254,15 @@ func runFuzz(c *command, args []string) int {
 	defer os.RemoveAll(tmp)
 	testArgs := c.line.binaryArgs()
 	prog := newProgressLines("fuzz", *fuzzQuiet)
+	if *fuzzDeadlocks && *fuzzAtomicity {
+		c.errorf("-deadlocks and -atomicity fuzz different bugs: give one")
+		return exitUsage
+	}
 	if *fuzzDeadlocks {
 		return runDeadlockFuzz(c, targets, tmp, testArgs, goFlags, prog)
+	}
+	if *fuzzAtomicity {
+		return runAtomFuzz(c, targets, tmp, testArgs, goFlags, prog)
 	}
 
 	// Phase 1.
@@ -446,6 +469,8 @@ func runFuzz(c *command, args []string) int {
 type fuzzTally struct {
 	prog    *progressLines
 	pairs   int
+	unit    string // what a candidate is: "pair" (a racing pair: a~b), "cycle", "region"
+	made    string // what a run that Created did: "created", "deadlocked", "interleaved"
 	mu      sync.Mutex
 	runs    map[int]int
 	created map[int]int
@@ -453,7 +478,13 @@ type fuzzTally struct {
 }
 
 func newFuzzTally(prog *progressLines, pairs int) *fuzzTally {
-	return &fuzzTally{prog: prog, pairs: pairs, runs: map[int]int{}, created: map[int]int{}, last: map[int]time.Time{}}
+	return &fuzzTally{prog: prog, pairs: pairs, unit: "pair", made: "created", runs: map[int]int{}, created: map[int]int{}, last: map[int]time.Time{}}
+}
+
+// named sets what the tally's candidates are and what their runs make.
+func (f *fuzzTally) named(unit, made string) *fuzzTally {
+	f.unit, f.made = unit, made
+	return f
 }
 
 // done counts run r of unit j (of total runs), named what.
@@ -476,8 +507,7 @@ func (f *fuzzTally) done(j int, what string, total int, r fuzzRun) {
 		f.prog.printf("%s: %d/%d runs", what, f.runs[j], total)
 		return
 	}
-	a, b, _ := strings.Cut(what, "~")
-	f.prog.printf("pair %d/%d %s~%s: %d/%d runs, %d created", j+1, f.pairs, relSite(a), relSite(b), f.runs[j], total, f.created[j])
+	f.prog.printf("%s %d/%d %s: %d/%d runs, %d %s", f.unit, j+1, f.pairs, relText(what), f.runs[j], total, f.created[j], f.made)
 }
 
 // inParallel calls f(0), ..., f(n-1) on at most workers goroutines and

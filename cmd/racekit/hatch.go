@@ -25,7 +25,7 @@ import (
 
 var cmdHatch = register(&command{
 	name:      "hatch",
-	usageLine: "hatch [-from pecan|rdit|mcm] [-use-trace FILE | -record-seed N[/P][,N[/P]...]] [-record-preempt P] [-recordings N] [-dedup] [-kinds K] [-patterns FILE] [-atomic-funcs NAMES] [-control auto|anomaly|clip] [-runs N] [-j N] [-seed S] [-json] [-html DIR] [-keep DIR] [-timeout D] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [package] [go test flags] [-args test binary arguments...]",
+	usageLine: "hatch [-from pecan|rdit|mcm] [-use-trace FILE | -record-seed N[/P][,N[/P]...]] [-record-preempt P] [-recordings N] [-dedup] [-kinds K] [-patterns FILE] [-atomic-funcs NAMES] [-control auto|anomaly|clip] [-atomfuzz=false] [-runs N] [-j N] [-seed S] [-json] [-html DIR] [-keep DIR] [-timeout D] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [package] [go test flags] [-args test binary arguments...]",
 	short:     "re-execute predicted anomalies along their clips to confirm or prune them (PECAN hatching)",
 	long: `
 Hatch is PECAN's bug hatching (Huang and Zhang, ISSTA'11, section 6) for Go
@@ -97,6 +97,16 @@ anomalies gives the notation), whose anomalies are hatched like the
 built-in ones (-kinds= leaves only them). A run is deterministic as long as no goroutine leaves the
 scheduler's control (see racekit fuzz).
 
+PECAN predicts from the events a run showed: a check-then-act on a
+locked counter (if s.available() { s.take() }, each method locked) whose
+recorded run never shows the second goroutine's act (it saw the item gone)
+is out of its reach. So hatch also runs AtomFuzzer (as racekit fuzz
+-atomicity; -atomfuzz=false leaves it out) on the recordings' atomic
+regions whose critical sections on one lock are split in two: -runs runs
+each (at least 4) that pause a goroutine between its two sections. A
+region is confirmed when a run that interleaved it failed, with the
+test's own message and a racekit replay -split command.
+
 Hatch reports its progress on standard error: a line per recording (its
 events and predictions) and per clip hatched (its runs, and how many
 confirmed it), with the time since the start; -q prints none.
@@ -125,6 +135,7 @@ var (
 	hatchPreempt = cmdHatch.flags.Float64("record-preempt", 0, "with -record-seed: each data access of a recording is also a scheduling point with this probability, so that a check and its store may interleave")
 	hatchDedup   = cmdHatch.flags.Bool("dedup", false, "record as racekit test does by default, dropping an access a goroutine repeats with no synchronization in between (needed for a -use-trace racekit test recorded)")
 	hatchQuiet   = cmdHatch.flags.Bool("q", false, "print no progress lines on stderr")
+	hatchAtoms   = cmdHatch.flags.Bool("atomfuzz", true, "also run AtomFuzzer on the recordings' atomic regions whose critical sections on one lock are split in two (as racekit fuzz -atomicity; -runs runs each, at least 4)")
 	hatchRecs    = cmdHatch.flags.Int("recordings", 1, "record this many runs (-record-seed N, N+1, ...; or Go's scheduler each time; or the seeds of a -record-seed list) and hatch what any of them predicts; a prediction not confirmed along one recording's clip is tried along the next's")
 )
 
@@ -255,6 +266,9 @@ type HatchResult struct {
 	Confirmed     int              `json:"confirmed"`
 	Observed      int              `json:"observed"` // races not confirmed that the recorded run had
 	Anomalies     []HatchAnomaly   `json:"anomalies"`
+	// Splits are the atomic regions whose critical sections on one lock
+	// are split in two (-atomfuzz: AtomFuzzer), with their verdicts.
+	Splits []AtomicitySplit `json:"splits,omitempty"`
 }
 
 func runHatch(c *command, args []string) int {
@@ -463,6 +477,32 @@ func runHatch(c *command, args []string) int {
 			groups[i].runs = append(groups[i].runs, got[j])
 		}
 	}
+	if *hatchAtoms {
+		// A recording of its own, with the tests' names (the clips'
+		// recordings have none), so that each region's runs run only the
+		// tests that showed it.
+		path := filepath.Join(outDir, "atomicity.rkt")
+		if err := recordNamed(t, testArgs, path, -1, 0, *hatchTimeout); err != nil {
+			c.errorf("%s: %v", t.Pkg, err)
+			return exitError
+		}
+		var jobs []splitJob
+		seen := map[string]bool{}
+		for _, p := range append([]string{path}, traceList(res.Recordings)...) {
+			if jobs, err = addSplits(jobs, seen, t, p); err != nil {
+				c.errorf("%v", err)
+				return exitError
+			}
+		}
+		runs := max(*hatchRuns, 4)
+		prog.printf("atomicity: %d split regions (AtomFuzzer), %d runs each, %d at a time", len(jobs), runs, *hatchJobs)
+		results, err := atomFuzzRuns(jobs, testArgs, runs, *hatchSeed, *hatchJobs, *hatchTimeout, outDir, prog)
+		if err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+		res.Splits = atomVerdicts(jobs, results, c.line.goTestArgs())
+	}
 	res.HatchSeconds = time.Since(start).Seconds()
 	var shown []*hatchCand // per group, the alternative its verdict and page come from
 	for _, g := range groups {
@@ -512,7 +552,7 @@ func runHatch(c *command, args []string) int {
 	} else {
 		printHatch(os.Stdout, &res)
 	}
-	if res.Confirmed > 0 || res.Observed > 0 {
+	if res.Confirmed > 0 || res.Observed > 0 || slices.ContainsFunc(res.Splits, func(s AtomicitySplit) bool { return s.Verdict == "confirmed" }) {
 		return exitRaces
 	}
 	return exitOK
@@ -1070,6 +1110,10 @@ func printHatch(w io.Writer, r *HatchResult) {
 			}
 		}
 	}
+	if len(r.Splits) > 0 {
+		fmt.Fprintf(w, "\nAtomFuzzer, on the atomic regions whose critical sections on one lock are split in two:\n")
+		printAtomFuzz(w, "hatch", r.Splits)
+	}
 	fmt.Fprintf(w, "\nrecord %.2fs, search %.2fs, hatch %.2fs\n", r.RecordSeconds, r.SearchSeconds, r.HatchSeconds)
 }
 
@@ -1130,4 +1174,13 @@ func recordSpecs(list string, recordings int, preempt float64) ([]recordSpec, er
 		specs = append(specs, sp)
 	}
 	return specs, nil
+}
+
+// traceList is the recordings' trace files.
+func traceList(recs []HatchRecording) []string {
+	var out []string
+	for _, r := range recs {
+		out = append(out, r.Trace)
+	}
+	return out
 }

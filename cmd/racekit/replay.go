@@ -13,7 +13,7 @@ import (
 
 var cmdReplay = register(&command{
 	name:      "replay",
-	usageLine: "replay -seed S [-pair P | -cycle C] [-follow FILE] [-schedule FILE] [-times N] [-timeout D] [-dlv] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] package [go test flags] [-args test binary arguments...]",
+	usageLine: "replay -seed S [-pair P | -cycle C | -split S] [-follow FILE] [-schedule FILE] [-times N] [-timeout D] [-dlv] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] package [go test flags] [-args test binary arguments...]",
 	short:     "re-run one racekit fuzz run exactly, from its seed",
 	long: `
 Replay re-runs one run of racekit fuzz: the package's instrumented test
@@ -24,7 +24,9 @@ race resolution and the same outcome. The test binary's output is passed
 through; replay then prints the race it created and the run's outcome.
 With -cycle C (racekit fuzz -deadlocks prints it) the run is under the
 DeadlockFuzzer scheduler instead, and replay says whether the cycle
-deadlocked.
+deadlocked. With -split S (racekit fuzz -atomicity prints it) the run is
+under AtomFuzzer, and replay says whether another goroutine entered the
+region's first critical section between a goroutine's two.
 
 -schedule FILE keeps the run's schedule (the goroutine chosen at each
 scheduling point). -follow FILE runs such a recorded schedule instead of
@@ -44,6 +46,7 @@ var (
 	replaySeed     = cmdReplay.flags.Uint64("seed", 0, "seed of the run (from racekit fuzz)")
 	replayPair     = cmdReplay.flags.String("pair", "", "the racing pair, file:line~file:line")
 	replayCycle    = cmdReplay.flags.String("cycle", "", "a lock-order cycle (racekit fuzz -deadlocks): held>request,held>request")
+	replaySplit    = cmdReplay.flags.String("split", "", "an atomic region's two critical sections (racekit fuzz -atomicity): first>second")
 	replayFollow   = cmdReplay.flags.String("follow", "", "follow this recorded schedule instead of a seed")
 	replaySchedule = cmdReplay.flags.String("schedule", "", "write the run's schedule to FILE")
 	replayTimes    = cmdReplay.flags.Int("times", 1, "run N times and check the schedules are identical")
@@ -58,9 +61,18 @@ func init() {
 }
 
 func runReplay(c *command, args []string) int {
-	if *replayPair == "" && *replayFollow == "" && *replayCycle == "" {
-		c.errorf("-pair or -cycle is required (with -seed), or -follow FILE")
+	if *replayPair == "" && *replayFollow == "" && *replayCycle == "" && *replaySplit == "" {
+		c.errorf("-pair, -cycle or -split is required (with -seed), or -follow FILE")
 		return exitUsage
+	}
+	var sp *sched.Split
+	if *replaySplit != "" {
+		s, err := sched.ParseSplit(*replaySplit)
+		if err != nil || *replayPair != "" || *replayCycle != "" {
+			c.errorf("-split: %v (and not with -pair or -cycle)", err)
+			return exitUsage
+		}
+		sp = &s
 	}
 	var cycle sched.Cycle
 	if *replayCycle != "" {
@@ -96,6 +108,9 @@ func runReplay(c *command, args []string) int {
 	env := []string{"RACEKIT_SCHED=racefuzzer", "RACEKIT_SEED=" + strconv.FormatUint(*replaySeed, 10), "RACEKIT_PAIR=" + *replayPair}
 	if cycle != nil {
 		env = deadlockFuzzEnv(*replaySeed, cycle)
+	}
+	if sp != nil {
+		env = atomFuzzEnv(*replaySeed, *sp)
 	}
 	if *replayFollow != "" {
 		follow, pair, err := followed(*replayFollow, *replayPair)
@@ -153,6 +168,10 @@ func runReplay(c *command, args []string) int {
 		fmt.Printf("racekit replay: the cycle deadlocked\n")
 	case cycle != nil:
 		fmt.Printf("racekit replay: the cycle did not deadlock\n")
+	case sp != nil && len(r.Schedule.NotesOf("violation")) > 0:
+		fmt.Printf("racekit replay: the region was interleaved: %s\n", relText(r.Schedule.NotesOf("violation")[0]))
+	case sp != nil:
+		fmt.Printf("racekit replay: the region was not interleaved\n")
 	case r.Created:
 		fmt.Printf("racekit replay: race created: %s\n", r.Resolution)
 	default:
