@@ -97,18 +97,30 @@ func (t *Table[V]) Len() int { return t.n }
 // neighbouring words are neighbours in memory (the locality of the
 // program's own accesses carries over) and most lookups hit the page of the
 // previous access. Addresses that are not 8-byte aligned (byte and
-// half-word objects) live in a Table of their own: every address has
-// exactly one state, whatever its alignment. The zero Mem is empty and
+// half-word objects, a copy's words from an odd offset) live in pages of
+// their own, a short list per page: every address has exactly one state,
+// whatever its alignment, and clearing a range costs the pages in it,
+// not its bytes (a Table of single odd addresses cost both a probe per
+// byte of every allocation and a rehash of millions of addresses, on a
+// stream multiplexer's copies at odd offsets). The zero Mem is empty and
 // ready to use.
 //
 // A pointer returned by Get is valid until the next Get.
 type Mem[V any] struct {
 	lastKey  uint64 // page key of lastPage (0: none)
 	lastPage *page[V]
-	pages    Table[*page[V]] // by page key: addr>>pageShift + 1
-	odd      Table[V]
-	slab     []page[V] // pages allocated ahead, a chunk at a time
-	n        int       // aligned addresses touched
+	pages    Table[*page[V]]    // by page key: addr>>pageShift + 1
+	odd      Table[*oddPage[V]] // the unaligned addresses, by page key
+	slab     []page[V]          // pages allocated ahead, a chunk at a time
+	n        int                // aligned addresses touched
+	nOdd     int                // unaligned addresses touched
+}
+
+// oddPage holds the states of a page's unaligned addresses: offs[i] is the
+// offset in the page of the address whose state is vals[i].
+type oddPage[V any] struct {
+	offs []uint8
+	vals []V
 }
 
 const (
@@ -124,7 +136,7 @@ type page[V any] struct {
 // Get returns addr's state (the zero V if addr is new).
 func (m *Mem[V]) Get(addr uint64) *V {
 	if addr&7 != 0 {
-		return m.odd.Get(addr)
+		return m.getOdd(addr)
 	}
 	p := m.lastPage
 	if key := addr>>pageShift + 1; key != m.lastKey {
@@ -150,14 +162,48 @@ func (m *Mem[V]) page(key uint64) *page[V] {
 	return *pp
 }
 
+// getOdd is Get of an unaligned address.
+func (m *Mem[V]) getOdd(addr uint64) *V {
+	pp := m.odd.Get(addr>>pageShift + 1)
+	if *pp == nil {
+		*pp = &oddPage[V]{}
+	}
+	op := *pp
+	off := uint8(addr & (1<<pageShift - 1))
+	for i, o := range op.offs {
+		if o == off {
+			return &op.vals[i]
+		}
+	}
+	var zero V
+	op.offs, op.vals = append(op.offs, off), append(op.vals, zero)
+	m.nOdd++
+	return &op.vals[len(op.vals)-1]
+}
+
+// lookupOdd is Lookup of an unaligned address.
+func (m *Mem[V]) lookupOdd(addr uint64) *V {
+	pp := m.odd.Lookup(addr>>pageShift + 1)
+	if pp == nil || *pp == nil {
+		return nil
+	}
+	off := uint8(addr & (1<<pageShift - 1))
+	for i, o := range (*pp).offs {
+		if o == off {
+			return &(*pp).vals[i]
+		}
+	}
+	return nil
+}
+
 // Len is the number of addresses whose state was asked for.
-func (m *Mem[V]) Len() int { return m.n + m.odd.Len() }
+func (m *Mem[V]) Len() int { return m.n + m.nOdd }
 
 // Lookup returns addr's state, or nil if addr was never asked for. It
 // adds nothing.
 func (m *Mem[V]) Lookup(addr uint64) *V {
 	if addr&7 != 0 {
-		return m.odd.Lookup(addr)
+		return m.lookupOdd(addr)
 	}
 	p := m.lastPage
 	if key := addr>>pageShift + 1; key != m.lastKey {
@@ -189,7 +235,14 @@ func (m *Mem[V]) Each(f func(addr uint64, v *V)) {
 			}
 		}
 	})
-	m.odd.Each(f)
+	m.odd.Each(func(key uint64, pp **oddPage[V]) {
+		if op := *pp; op != nil {
+			base := (key - 1) << pageShift
+			for i, o := range op.offs {
+				f(base+uint64(o), &op.vals[i])
+			}
+		}
+	})
 }
 
 // Each calls f with every address held, in no particular order.
@@ -277,8 +330,29 @@ func (m *Mem[V]) Clear(lo, hi uint64) {
 			}
 		}
 	}
-	if m.odd.Len() > 0 { // most programs touch no odd address: allocations are many
-		m.odd.ClearRange(lo, hi, func(a uint64) bool { return a&7 != 0 })
+	if m.odd.Len() == 0 {
+		return // most programs touch no odd address: allocations are many
+	}
+	clearOdd := func(key uint64, op *oddPage[V]) {
+		base := (key - 1) << pageShift
+		for i, o := range op.offs {
+			if a := base + uint64(o); a >= lo && a < hi {
+				op.vals[i] = zero
+			}
+		}
+	}
+	if lastKey-firstKey < uint64(m.odd.Len()) {
+		for key := firstKey; key <= lastKey; key++ {
+			if pp := m.odd.Lookup(key); pp != nil && *pp != nil {
+				clearOdd(key, *pp)
+			}
+		}
+		return
+	}
+	for i := range m.odd.slots {
+		if s := &m.odd.slots[i]; s.addr >= firstKey && s.addr <= lastKey && s.v != nil {
+			clearOdd(s.addr, s.v)
+		}
 	}
 }
 
