@@ -114,10 +114,4 @@ var corpus = []Module{
 	{"github.com/gorilla/schema", "v1.4.1", "decoder cache behind a lock"},
 	{"github.com/spf13/viper", "v1.21.0", "config, file watching goroutine"},
 	{"github.com/hashicorp/go-immutable-radix/v2", "v2.1.0", "immutable tree, watch channels"},
-	// Held out in session 31 (batch P): measured before any change they led to.
-	{"github.com/hashicorp/yamux", "v0.1.2", "stream multiplexer: sessions, windows, keepalives over net.Pipe"},
-	{"go.etcd.io/bbolt", "v1.4.3", "mmap'd B+tree: one writer, many readers, freelist"},
-	{"github.com/allegro/bigcache/v3", "v3.1.0", "sharded cache, per-shard locks, cleanup goroutine"},
-	{"github.com/fsnotify/fsnotify", "v1.10.1", "inotify watcher goroutine, event and error channels"},
-	{"github.com/gofrs/flock", "v0.13.2", "file locks, retry with context"},
 }
