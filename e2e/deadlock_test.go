@@ -159,16 +159,7 @@ func TestFuzzDeadlocks(t *testing.T) {
 	if code != 66 {
 		t.Errorf("exit %d, want 66\n%s", code, out)
 	}
-	i := strings.Index(out, "Replay: racekit replay ")
-	if i < 0 {
-		t.Fatalf("no replay command\n%s", out)
-	}
-	line := out[i+len("Replay: racekit "):]
-	line = line[:strings.IndexByte(line, '\n')]
-	var args []string
-	for _, f := range strings.Fields(line) {
-		args = append(args, strings.Trim(f, "'"))
-	}
+	args := replayArgs(t, out)
 	_, out = runRacekit(t, args...)
 	if !strings.Contains(out, "racekit replay: the cycle deadlocked") {
 		t.Errorf("racekit %s: the cycle did not deadlock\n%s", strings.Join(args, " "), out)
@@ -193,6 +184,19 @@ func TestFuzzAtomicity(t *testing.T) {
 	if code != 66 {
 		t.Errorf("exit %d, want 66\n%s", code, out)
 	}
+	args := replayArgs(t, out)
+	_, out = runRacekit(t, args...)
+	for _, want := range []string{"racekit replay: the region was interleaved: g0.2 took the lock at checkact/shop.go:19", "oversold: -1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("racekit %s: output lacks %q\n%s", strings.Join(args, " "), want, out)
+		}
+	}
+}
+
+// replayArgs is the racekit command line of the "Replay: racekit replay
+// ..." line of out (its single quotes removed).
+func replayArgs(t *testing.T, out string) []string {
+	t.Helper()
 	i := strings.Index(out, "Replay: racekit replay ")
 	if i < 0 {
 		t.Fatalf("no replay command\n%s", out)
@@ -203,10 +207,5 @@ func TestFuzzAtomicity(t *testing.T) {
 	for _, f := range strings.Fields(line) {
 		args = append(args, strings.Trim(f, "'"))
 	}
-	_, out = runRacekit(t, args...)
-	for _, want := range []string{"racekit replay: the region was interleaved: g0.2 took the lock at checkact/shop.go:19", "oversold: -1"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("racekit %s: output lacks %q\n%s", strings.Join(args, " "), want, out)
-		}
-	}
+	return args
 }

@@ -62,30 +62,18 @@ func runAtomFuzz(c *command, targets []*fuzzTarget, tmp string, testArgs, goFlag
 	// Phase 1: split critical sections on recorded runs.
 	var jobs []splitJob
 	seen := map[string]bool{}
-	records := max(*fuzzRecord, 1) + *fuzzRecRand
-	for _, t := range targets {
-		for i := 0; i < records; i++ {
-			path := *fuzzTrace
-			if path == "" {
-				path = filepath.Join(tmp, fmt.Sprintf("%s.%d.rkt", filepath.Base(t.bin), i))
-				if err := recordNamed(t, testArgs, path, i-max(*fuzzRecord, 1), *fuzzSeed, *fuzzTimeout); err != nil {
-					c.errorf("%s: %v", t.Pkg, err)
-					return exitError
-				}
-			}
-			var err error
-			if jobs, err = addSplits(jobs, seen, t, path); err != nil {
-				c.errorf("%s: %v", t.Pkg, err)
-				return exitError
-			}
-			prog.printf("phase 1: %s: recorded run %d/%d, %d split regions so far", t.Pkg, i+1, records, len(jobs))
-			if *fuzzTrace != "" {
-				break
-			}
-		}
-		if *fuzzTrace != "" {
-			break
-		}
+	record := func(t *fuzzTarget, path string, k int) error {
+		return recordNamed(t, testArgs, path, k, *fuzzSeed, *fuzzTimeout)
+	}
+	err := forEachRecording(targets, tmp, record, func(t *fuzzTarget, path string, i, records int) error {
+		var err error
+		jobs, err = addSplits(jobs, seen, t, path)
+		prog.printf("phase 1: %s: recorded run %d/%d, %d split regions so far", t.Pkg, i+1, records, len(jobs))
+		return err
+	})
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
 	}
 
 	// Phase 2: AtomFuzzer, -runs seeds per split.

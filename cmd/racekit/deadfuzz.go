@@ -47,38 +47,26 @@ func runDeadlockFuzz(c *command, targets []*fuzzTarget, tmp string, testArgs, go
 	// Phase 1: iGoodlock's lock-order cycles over recorded runs.
 	var jobs []cycleJob
 	seen := map[string]bool{}
-	records := max(*fuzzRecord, 1) + *fuzzRecRand
-	for _, t := range targets {
-		for i := 0; i < records; i++ {
-			path := *fuzzTrace
-			if path == "" {
-				path = filepath.Join(tmp, fmt.Sprintf("%s.%d.rkt", filepath.Base(t.bin), i))
-				if err := recordRun(t, testArgs, path, i-max(*fuzzRecord, 1)); err != nil {
-					c.errorf("%s: %v", t.Pkg, err)
-					return exitError
-				}
-			}
-			a, err := analyzeTrace(path, []string{deadlockAlgo})
-			if err != nil {
-				c.errorf("%s: %v", t.Pkg, err)
-				return exitError
-			}
-			for _, cy := range a.cycles {
-				sc, ok := schedCycle(a.meta, cy)
-				if !ok || seen[t.Pkg+" "+sc.String()] {
-					continue
-				}
-				seen[t.Pkg+" "+sc.String()] = true
-				jobs = append(jobs, cycleJob{t, sc})
-			}
-			prog.printf("phase 1: %s: recorded run %d/%d, %d lock-order cycles so far", t.Pkg, i+1, records, len(jobs))
-			if *fuzzTrace != "" {
-				break
-			}
+	record := func(t *fuzzTarget, path string, k int) error { return recordRun(t, testArgs, path, k) }
+	err := forEachRecording(targets, tmp, record, func(t *fuzzTarget, path string, i, records int) error {
+		a, err := analyzeTrace(path, []string{deadlockAlgo})
+		if err != nil {
+			return err
 		}
-		if *fuzzTrace != "" {
-			break // one trace: its cycles, on the first package
+		for _, cy := range a.cycles {
+			sc, ok := schedCycle(a.meta, cy)
+			if !ok || seen[t.Pkg+" "+sc.String()] {
+				continue
+			}
+			seen[t.Pkg+" "+sc.String()] = true
+			jobs = append(jobs, cycleJob{t, sc})
 		}
+		prog.printf("phase 1: %s: recorded run %d/%d, %d lock-order cycles so far", t.Pkg, i+1, records, len(jobs))
+		return nil
+	})
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
 	}
 
 	// Phase 2: DeadlockFuzzer, -runs seeds per cycle.
@@ -96,7 +84,7 @@ func runDeadlockFuzz(c *command, targets []*fuzzTarget, tmp string, testArgs, go
 	}
 	prog.printf("phase 2: %d lock-order cycles, %d runs each, %d at a time", len(jobs), *fuzzRuns, *fuzzJobs)
 	tally := newFuzzTally(prog, len(jobs)).named("cycle", "deadlocked")
-	err := inParallel(len(tasks), *fuzzJobs, func(i int) error {
+	err = inParallel(len(tasks), *fuzzJobs, func(i int) error {
 		tk := tasks[i]
 		jb := jobs[tk.j]
 		path := filepath.Join(tmp, fmt.Sprintf("cycle%d-%d.sched", tk.j, tk.seed))
@@ -150,6 +138,34 @@ func runDeadlockFuzz(c *command, targets []*fuzzTarget, tmp string, testArgs, go
 		return exitRaces
 	}
 	return exitOK
+}
+
+// forEachRecording gives visit each trace phase 1 of fuzz -deadlocks or
+// -atomicity works on: per target, -record runs of its tests and
+// -record-random more under the random scheduler (record records the one
+// of index k: negative for the -record ones, k >= 0 for the k-th random
+// one), or -use-trace once, for the first target. It stops at the first
+// error, naming the package.
+func forEachRecording(targets []*fuzzTarget, tmp string, record func(t *fuzzTarget, path string, k int) error, visit func(t *fuzzTarget, path string, i, records int) error) error {
+	records := max(*fuzzRecord, 1) + *fuzzRecRand
+	for _, t := range targets {
+		for i := 0; i < records; i++ {
+			path := *fuzzTrace
+			if path == "" {
+				path = filepath.Join(tmp, fmt.Sprintf("%s.%d.rkt", filepath.Base(t.bin), i))
+				if err := record(t, path, i-max(*fuzzRecord, 1)); err != nil {
+					return fmt.Errorf("%s: %v", t.Pkg, err)
+				}
+			}
+			if err := visit(t, path, i, records); err != nil {
+				return fmt.Errorf("%s: %v", t.Pkg, err)
+			}
+			if *fuzzTrace != "" {
+				return nil // one trace: on the first package
+			}
+		}
+	}
+	return nil
 }
 
 // deadlockFuzzEnv puts a run under DeadlockFuzzer for cycle. A deadlock
