@@ -107,16 +107,8 @@ func (s *AtomFuzzer) between(p Point) bool {
 	if (p.Kind != KindLock && p.Kind != KindRLock) || p.Obj == 0 {
 		return false
 	}
-	file, line, ok := splitSite(p.Site)
-	if !ok || !s.split.Second.At(file, line, p.Col, KindOther) {
-		return false
-	}
 	h, ok := s.last[p.G][p.Obj]
-	if !ok {
-		return false
-	}
-	hf, hl, ok := splitSite(h.site)
-	return ok && s.split.First.At(hf, hl, h.col, KindOther)
+	return ok && s.split.Second.AtSite(p.Site, p.Col) && s.split.First.AtSite(h.site, h.col)
 }
 
 // atFirst reports whether p takes a lock at the split's first statement.
@@ -124,8 +116,7 @@ func (s *AtomFuzzer) atFirst(p Point) bool {
 	if p.Kind != KindLock && p.Kind != KindRLock {
 		return false
 	}
-	file, line, ok := splitSite(p.Site)
-	return ok && s.split.First.At(file, line, p.Col, KindOther)
+	return s.split.First.AtSite(p.Site, p.Col)
 }
 
 // Next implements Strategy.
@@ -187,10 +178,8 @@ func (s *AtomFuzzer) chose(w []Point, i int) int {
 		}
 		s.last[p.G][p.Obj] = heldLock{p.Obj, p.Site, p.Col}
 	case KindUnlock, KindRUnlock:
-		if h, ok := s.last[p.G][p.Obj]; ok && p.Obj != 0 {
-			if hf, hl, ok := splitSite(h.site); ok && s.split.First.At(hf, hl, h.col, KindOther) {
-				s.open[p.G] = p.Obj
-			}
+		if h, ok := s.last[p.G][p.Obj]; ok && p.Obj != 0 && s.split.First.AtSite(h.site, h.col) {
+			s.open[p.G] = p.Obj
 		}
 	case KindEnd:
 		delete(s.last, p.G)

@@ -86,16 +86,12 @@ func (s *DeadlockFuzzer) link(p Point) int {
 	if p.Kind != KindLock && p.Kind != KindRLock {
 		return -1
 	}
-	file, line, ok := splitSite(p.Site)
-	if !ok {
-		return -1
-	}
 	for i, l := range s.cycle {
-		if !l.Request.At(file, line, p.Col, KindOther) {
+		if !l.Request.AtSite(p.Site, p.Col) {
 			continue
 		}
 		for _, h := range s.locks[p.G] {
-			if hf, hl, ok := splitSite(h.site); ok && h.obj != p.Obj && l.Held.At(hf, hl, h.col, KindOther) {
+			if h.obj != p.Obj && l.Held.AtSite(h.site, h.col) {
 				return i
 			}
 		}

@@ -318,6 +318,13 @@ func (st Stmt) At(file string, line, col int, k Kind) bool {
 		(st.Kind == KindOther || k == st.Kind)
 }
 
+// AtSite is At for a lock or other operation (any kind) at site
+// "file:line[:col]" and column col, as points and held locks give them.
+func (st Stmt) AtSite(site string, col int) bool {
+	file, line, ok := splitSite(site)
+	return ok && st.At(file, line, col, KindOther)
+}
+
 // Compatible reports whether st and o can name one access: the same line
 // of one file, and equal columns and kinds where both give them (a
 // line-only statement is compatible with every access on its line).

@@ -14,6 +14,7 @@
 package split
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/racekit/racekit/trace"
@@ -62,22 +63,28 @@ type key struct {
 	first, second trace.SiteID
 }
 
+// found is a split as it is being seen: the goroutines and tests that
+// showed it.
+type found struct {
+	s     Split
+	by    map[trace.GID]bool
+	tests map[string]bool
+}
+
 // Finder collects the splits of a trace (detect.Run's Handler).
 type Finder struct {
 	opt     Options
 	meta    *trace.Meta
 	gs      map[trace.GID]*gstate
-	tests   map[key]map[string]bool
-	found   map[key]*Split
-	by      map[key]map[trace.GID]bool
+	found   map[key]*found
+	order   []*found // as first seen
 	lockers map[uint64]map[trace.GID]bool
-	order   []key
 }
 
 // New returns a Finder of the trace whose metadata is meta (nil: no test
 // names).
 func New(meta *trace.Meta, opt Options) *Finder {
-	return &Finder{opt: opt, meta: meta, tests: map[key]map[string]bool{}, gs: map[trace.GID]*gstate{}, found: map[key]*Split{}, by: map[key]map[trace.GID]bool{}, lockers: map[uint64]map[trace.GID]bool{}}
+	return &Finder{opt: opt, meta: meta, gs: map[trace.GID]*gstate{}, found: map[key]*found{}, lockers: map[uint64]map[trace.GID]bool{}}
 }
 
 func (f *Finder) g(id trace.GID) *gstate {
@@ -149,17 +156,15 @@ func (f *Finder) Handle(e *trace.Event) {
 }
 
 func (f *Finder) add(k key, enter trace.SiteID, e *trace.Event) {
-	s := f.found[k]
-	if s == nil {
-		s = &Split{Func: k.fn, Enter: enter, Lock: e.Obj, First: k.first, Second: k.second}
-		f.found[k] = s
-		f.by[k] = map[trace.GID]bool{}
-		f.tests[k] = map[string]bool{}
-		f.order = append(f.order, k)
+	fd := f.found[k]
+	if fd == nil {
+		fd = &found{s: Split{Func: k.fn, Enter: enter, Lock: e.Obj, First: k.first, Second: k.second}, by: map[trace.GID]bool{}, tests: map[string]bool{}}
+		f.found[k] = fd
+		f.order = append(f.order, fd)
 	}
-	f.by[k][e.G] = true
+	fd.by[e.G] = true
 	if t := f.g(e.G).test; t != "" {
-		f.tests[k][t] = true
+		fd.tests[t] = true
 	}
 }
 
@@ -171,14 +176,11 @@ func (f *Finder) Finish() {}
 // were first seen.
 func (f *Finder) Splits() []Split {
 	out := make([]Split, 0, len(f.order))
-	for _, k := range f.order {
-		s := *f.found[k]
-		s.Goroutines = len(f.by[k])
+	for _, fd := range f.order {
+		s := fd.s
+		s.Goroutines = len(fd.by)
 		s.Shared = len(f.lockers[s.Lock]) > 1
-		for t := range f.tests[k] {
-			s.Tests = append(s.Tests, t)
-		}
-		slices.Sort(s.Tests)
+		s.Tests = slices.Sorted(maps.Keys(fd.tests))
 		out = append(out, s)
 	}
 	slices.SortStableFunc(out, func(a, b Split) int {
