@@ -114,4 +114,14 @@ var corpus = []Module{
 	{"github.com/gorilla/schema", "v1.4.1", "decoder cache behind a lock"},
 	{"github.com/spf13/viper", "v1.21.0", "config, file watching goroutine"},
 	{"github.com/hashicorp/go-immutable-radix/v2", "v2.1.0", "immutable tree, watch channels"},
+	// Held out in session 32 (batch R): measured at the commit that added them, before any change they led to.
+	{"github.com/samber/lo", "v1.53.0", "parallel helpers, channels, goroutine fan-out"},
+	{"github.com/ThreeDotsLabs/watermill", "v1.5.1", "pub/sub, go channel transport, router, middleware"},
+	{"github.com/hashicorp/raft", "v1.8.0", "consensus, in-memory transport, many goroutines"},
+	{"github.com/cenkalti/backoff/v5", "v5.0.3", "retry with timers, tickers"},
+	{"github.com/google/uuid", "v1.6.0", "random pool behind a lock"},
+	{"github.com/valyala/fasthttp", "v1.78.0", "HTTP server and client, worker pool, sync.Pool"},
+	{"github.com/lxzan/gws", "v1.8.9", "websocket, write queues, concurrent map"},
+	{"github.com/Code-Hex/go-generics-cache", "v1.5.1", "generic caches, janitor goroutine"},
+	{"github.com/panjf2000/gnet/v2", "v2.9.7", "event loops, epoll, goroutine pool"},
 }
