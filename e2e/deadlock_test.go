@@ -144,6 +144,46 @@ func TestLeaks(t *testing.T) {
 	}
 }
 
+// TestStall: racekit test reports a test whose goroutines are all blocked
+// on each other at once (rt's stall watch, issue 30 item 3), with each
+// blocked goroutine, what it waits for and the locks it holds, and fails
+// the package; waits that a timer, a sleeping goroutine, an AfterFunc, a
+// context's deadline or a ticker ends are not stalls
+// (testdata/src/stucktest).
+func TestStall(t *testing.T) {
+	code, out := runRacekit(t, "test", "-v", "-run", "Wakes", "./stucktest")
+	if code != 0 || strings.Contains(out, "DEADLOCK") || strings.Count(out, "--- PASS") != 5 {
+		t.Errorf("test -run Wakes: exit %d, want 0, five passes and no deadlock\n%s", code, out)
+	}
+	for _, c := range []struct {
+		test string
+		want []string
+	}{
+		{"TestStuck", []string{
+			"Goroutine G0 blocked to receive from the channel made at", "stucktest/stuck_test.go:55:",
+			"holding lock 0x", "stucktest/stuck_test.go:49:",
+			"blocked in sync.Mutex.Lock of lock 0x", "stucktest/stuck_test.go:51:",
+		}},
+		{"TestStuckWaitGroup", []string{"blocked in sync.WaitGroup.Wait of WaitGroup 0x", "stucktest/stuck_test.go:91:"}},
+		{"TestStuckCond", []string{"blocked in sync.Cond.Wait of Cond 0x", "stucktest/stuck_test.go:107:"}},
+	} {
+		code, out := runRacekit(t, "test", "-run", c.test+"$", "./stucktest")
+		want := append([]string{
+			"racekit: all goroutines are asleep - deadlock! (running tests: " + c.test + ";",
+			"WARNING: DEADLOCK in " + c.test + " (every goroutine is blocked",
+			"(racekit: 0 data race(s), deadlocked)",
+		}, c.want...)
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("test -run %s: output lacks %q\n%s", c.test, w, out)
+			}
+		}
+		if code != 1 || strings.Contains(out, "test timed out") {
+			t.Errorf("test -run %s: exit %d, want 1, before the -timeout alarm\n%s", c.test, code, out)
+		}
+	}
+}
+
 // TestFuzzDeadlocks: racekit fuzz -deadlocks predicts lockordertest's
 // cycle on a recorded run (which never deadlocks: one goroutine sleeps
 // first) and makes it happen with DeadlockFuzzer in every run, each

@@ -74,6 +74,131 @@ var _ = func() bool {
 }()
 `
 
+// stallFuncs is appended to traceback.go when the runtime has the shape it
+// reads (stallShape): a test whose goroutines are all blocked on each other
+// is reported at once instead of at the -timeout alarm (issue 30, item 3).
+// It is Go's checkdead for a test binary: the framework's goroutines wait
+// for the tests, and the alarm (a timer) is always pending, so Go's own
+// check never fires there. A goroutine that runs, may run, is in a system
+// call (a signal's delivery, cgo) or waits on I/O or a sleep can still
+// wake the others; so can a timer (an AfterFunc, a timer channel that a
+// goroutine waits on, a sleep), except the alarm itself and racekit's
+// own (skip: their callbacks' entry PCs), and a timer due after the alarm. Read
+// with the world stopped, so the goroutines' states and the timers are one
+// instant's; a racy pass first keeps a busy program from being stopped.
+const stallFuncs = `
+// racekitStalled reports whether every goroutine but the caller is
+// blocked in a channel operation, a select or a sync primitive, and no
+// timer can wake one before the testing framework's -timeout alarm.
+//
+//go:linkname racekitStalled
+func racekitStalled(skip []uintptr) bool {
+	if !racekitAllBlocked() {
+		return false
+	}
+	stw := stopTheWorld(stwGoroutineProfile)
+	ok := racekitAllBlocked() && !racekitTimerDue(skip)
+	startTheWorld(stw)
+	return ok
+}
+
+func racekitAllBlocked() bool {
+	me := getg().m.curg
+	all := true
+	forEachGRace(func(gp *g) {
+		if !all || gp == me || isSystemGoroutine(gp, false) {
+			return
+		}
+		switch readgstatus(gp) &^ _Gscan {
+		case _Gdead, _Gidle:
+			return
+		case _Gwaiting:
+			switch gp.waitreason {
+			case waitReasonChanReceiveNilChan, waitReasonChanSendNilChan, waitReasonSelectNoCases,
+				waitReasonSelect, waitReasonChanReceive, waitReasonChanSend, waitReasonSyncCondWait,
+				waitReasonSyncMutexLock, waitReasonSyncRWMutexRLock, waitReasonSyncRWMutexLock,
+				waitReasonSyncWaitGroupWait, waitReasonSemacquire:
+				return
+			}
+		}
+		all = false
+	})
+	return all
+}
+
+// racekitTimerDue reports whether a timer in some P's heap fires before
+// the alarm and is not the alarm's or one whose AfterFunc callback is in
+// skip. The world is stopped.
+func racekitTimerDue(skip []uintptr) bool {
+	alarm := int64(-1)
+	for _, pp := range allp {
+		for _, tw := range pp.timers.heap {
+			if t := tw.timer; t.state&timerZombie == 0 && racekitTimerName(t, nil) == "testing.(*M).startAlarm.func1" {
+				alarm = t.when
+			}
+		}
+	}
+	for _, pp := range allp {
+		for _, tw := range pp.timers.heap {
+			t := tw.timer
+			if t.state&timerZombie != 0 || t.when == 0 || (alarm >= 0 && t.when >= alarm) {
+				continue
+			}
+			if n := racekitTimerName(t, skip); n == "testing.(*M).startAlarm.func1" || n == "skip" {
+				continue
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// racekitTimerName is the name of an AfterFunc timer's callback, "skip"
+// if it is one of skip, or "".
+func racekitTimerName(t *timer, skip []uintptr) string {
+	if t.isChan {
+		return ""
+	}
+	e := efaceOf(&t.arg)
+	if e._type == nil || e._type.Kind() != abi.Func || e.data == nil {
+		return ""
+	}
+	pc := (*funcval)(e.data).fn
+	for _, s := range skip {
+		if s == pc {
+			return "skip"
+		}
+	}
+	f := findfunc(pc)
+	if !f.valid() {
+		return ""
+	}
+	return funcname(f)
+}
+`
+
+// stallShape is what stallFuncs needs of the runtime, by file.
+var stallShape = map[string][]string{
+	"proc.go":      {"func forEachGRace(fn func(gp *g)) {", "stwGoroutineProfile", "func stopTheWorld(reason stwReason) worldStop {", "func startTheWorld(w worldStop) {"},
+	"traceback.go": {"func isSystemGoroutine(gp *g, fixed bool) bool {", "\t\"internal/abi\"\n"},
+	"time.go":      {"heap []timerWhen", "timerZombie", "isChan bool", "arg    any"},
+	"runtime2.go":  {"waitReasonSyncWaitGroupWait", "waitReasonSelectNoCases", "func efaceOf(ep *any) *eface {"},
+}
+
+// rtStallFile is the file added to rt's copy with stallFuncs.
+const rtStallFile = `package rt
+
+import _ "unsafe"
+
+//go:linkname racekitStalled runtime.racekitStalled
+func racekitStalled(skip []uintptr) bool
+
+var _ = func() bool {
+	allBlocked = racekitStalled
+	return true
+}()
+`
+
 // patchRuntime returns malloc.go and runtime2.go of the runtime at goroot
 // with the allocation hook, or an error saying which edit did not apply.
 func patchRuntime(malloc, runtime2 string) (string, string, error) {
@@ -130,10 +255,40 @@ func allocHookOverlay(cfg *Config, rtDir string, overlay map[string]string) (not
 		filepath.Join(src, "runtime2.go"):                   []byte(r),
 		filepath.Join(rtDir, "rt", "racekit_mallochook.go"): []byte(rtHookFile),
 	}
+	if tb, ok := stallPatch(src, string(runtime2)); ok {
+		files[filepath.Join(src, "traceback.go")] = []byte(tb)
+		files[filepath.Join(rtDir, "rt", "racekit_stallhook.go")] = []byte(rtStallFile)
+	}
 	for name, data := range files {
 		if overlay[name], err = writeCached(cache, "files", ".go", data); err != nil {
 			return "", err
 		}
 	}
 	return "", nil
+}
+
+// stallPatch returns traceback.go of the runtime in src with stallFuncs,
+// or false when the runtime is not the shape they read (stallShape): then
+// a stuck test waits for its -timeout, as under go test.
+func stallPatch(src, runtime2 string) (string, bool) {
+	var traceback string
+	for name, marks := range stallShape {
+		text := runtime2
+		if name != "runtime2.go" {
+			b, err := os.ReadFile(filepath.Join(src, name))
+			if err != nil {
+				return "", false
+			}
+			text = string(b)
+		}
+		for _, m := range marks {
+			if !strings.Contains(text, m) {
+				return "", false
+			}
+		}
+		if name == "traceback.go" {
+			traceback = text
+		}
+	}
+	return traceback + stallFuncs, true
 }

@@ -40,3 +40,24 @@ func TestPatchRuntime(t *testing.T) {
 		t.Errorf("without type g: %v, want an error naming it", err)
 	}
 }
+
+// The installed toolchain's runtime has the shape the stall check reads
+// (e2e TestStall builds and runs it); a runtime without one of its marks
+// is left alone, and a copy of it without one is refused.
+func TestStallPatch(t *testing.T) {
+	src := filepath.Join(runtime.GOROOT(), "src", "runtime")
+	runtime2, err := os.ReadFile(filepath.Join(src, "runtime2.go"))
+	if err != nil {
+		t.Skip(err)
+	}
+	tb, ok := stallPatch(src, string(runtime2))
+	if !ok || !strings.HasSuffix(tb, stallFuncs) || !strings.Contains(tb, "func isSystemGoroutine(") {
+		t.Fatalf("%s's runtime: stall patch not applied", runtime.Version())
+	}
+	if _, ok := stallPatch(src, strings.Replace(string(runtime2), "waitReasonSyncWaitGroupWait", "waitReasonRenamed", -1)); ok {
+		t.Error("runtime2.go without waitReasonSyncWaitGroupWait: patched, want left alone")
+	}
+	if _, ok := stallPatch(t.TempDir(), string(runtime2)); ok {
+		t.Error("a runtime without proc.go: patched, want left alone")
+	}
+}

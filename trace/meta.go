@@ -72,6 +72,12 @@ const NoParent = ^GID(0)
 // created by package testing.
 const FrameworkFile = "racekit:framework"
 
+// StallSuffix is added to a trace file's path to name the file rt writes
+// when the run stalled (every goroutine blocked on another, nothing able
+// to wake one: rt.FinishStalled): the names of the tests that were
+// running, one per line.
+const StallSuffix = ".stalled"
+
 // Goroutine describes one goroutine of the trace.
 type Goroutine struct {
 	ID     GID

@@ -374,9 +374,13 @@ type analysis struct {
 	cycles []deadlock.Cycle
 	// leaks are the goroutines left blocked on channel operations (with
 	// leakAlgo among the algorithms).
-	leaks   []leak.Leak
-	created map[trace.GID][]trace.Site
-	warns   []string
+	leaks []leak.Leak
+	// stalled: the run stalled (rt.FinishStalled) while stallTests ran;
+	// these are its blocked goroutines, the deadlock.
+	stalled    []leak.Leak
+	stallTests []string
+	created    map[trace.GID][]trace.Site
+	warns      []string
 	// goroutines and the width of the detectors' vector clocks: IDs of
 	// goroutines that ended are recycled (detect/clock, "Recycled IDs").
 	goroutines, clockIDs int64
@@ -414,8 +418,13 @@ func analyzeTraceFrom(path string, algos []string, startFunc string, progress fu
 		dl = deadlock.New(deadlock.Options{Stack: func(g trace.GID) []trace.Site { return st.stack(meta, g) }})
 	}
 	var lk *leak.Detector
+	leaks := false
 	if i := slices.Index(algos, leakAlgo); i >= 0 {
 		algos = slices.Delete(slices.Clone(algos), i, i+1)
+		leaks = true
+	}
+	stallTests, stalled := readStall(path)
+	if leaks || stalled {
 		lk = leak.New(leak.Options{Stack: func(g trace.GID) []trace.Site { return st.stack(meta, g) }})
 	}
 	runs := make([]*run, len(algos))
@@ -502,6 +511,15 @@ func analyzeTraceFrom(path string, algos []string, startFunc string, progress fu
 			}
 		}
 	}
+	if stalled && lk != nil && !traceCut(f) {
+		a.stalled, a.stallTests = lk.Blocked(), stallTests
+		for _, l := range a.stalled {
+			gids[l.G] = true
+		}
+	}
+	if !leaks {
+		lk = nil
+	}
 	if lk != nil && traceCut(f) {
 		a.warns = append(a.warns, "--leaks: the run did not finish (its trace has no end block): goroutines blocked when it stopped are not reported as leaked")
 		lk = nil
@@ -550,6 +568,16 @@ const deadlockAlgo = "deadlock"
 // leakAlgo is the name --leaks adds: detect/leak's blocked goroutines.
 const leakAlgo = "leak"
 
+// readStall reads the file rt writes beside a trace whose run stalled
+// (trace.StallSuffix): the tests that were running.
+func readStall(path string) (tests []string, ok bool) {
+	b, err := os.ReadFile(path + trace.StallSuffix)
+	if err != nil {
+		return nil, false
+	}
+	return strings.Fields(string(b)), true
+}
+
 // traceCut reports whether f, read to its end, ended without an end block
 // (the run crashed or was killed: its goroutines stopped wherever they
 // were, which is no leak).
@@ -577,6 +605,11 @@ func (a *analysis) print(w io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(w, "Found %d leaked goroutine(s)\n", len(a.leaks))
+	}
+	if a.stallTests != nil {
+		if err := report.Stall(w, a.meta, a.stallTests, a.stalled, a.created); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -318,26 +318,32 @@ func (o *testOutput) endTests(ends []heldEnd, byTest []*testRaces, emit func(tes
 // of distinct races it found there, and of lock-order cycles
 // (--deadlocks) if any.
 func raceCount(byTest []*testRaces) string {
-	races, cycles, leaks := 0, 0, 0
+	races, cycles, leaks, stalls := 0, 0, 0, 0
 	for _, tr := range byTest {
 		if tr.binary() {
 			cycles += len(tr.cycles)
 			leaks += len(tr.leaks)
+			if tr.stall {
+				stalls++
+			}
 		} else {
 			races += tr.n
 		}
 	}
-	return findingCount(races, cycles, leaks)
+	return findingCount(races, cycles, leaks, stalls)
 }
 
 // findingCount is raceCount's text for races, cycles and leaks.
-func findingCount(races, cycles, leaks int) string {
+func findingCount(races, cycles, leaks, stalls int) string {
 	s := fmt.Sprintf(" (racekit: %d data race(s)", races)
 	if cycles > 0 {
 		s += fmt.Sprintf(", %d potential deadlock(s)", cycles)
 	}
 	if leaks > 0 {
 		s += fmt.Sprintf(", %d leaked goroutine(s)", leaks)
+	}
+	if stalls > 0 {
+		s += ", deadlocked"
 	}
 	return s + ")"
 }
@@ -352,11 +358,12 @@ type testRaces struct {
 	n       int
 	cycles  []deadlock.Cycle
 	leaks   []leak.Leak
+	stall   bool // the binary's run stalled: a.stalled is its deadlock
 }
 
 // binary reports whether tr holds the findings of a test binary (cycles,
 // leaks), not races.
-func (tr *testRaces) binary() bool { return len(tr.cycles) > 0 || len(tr.leaks) > 0 }
+func (tr *testRaces) binary() bool { return len(tr.cycles) > 0 || len(tr.leaks) > 0 || tr.stall }
 
 // packageRaces analyzes the traces of pkg's test binary not analyzed yet
 // and returns their races by test, in order of first report.
@@ -370,15 +377,20 @@ func (o *testOutput) packageRaces(pkg string) ([]*testRaces, int) {
 		}
 		o.analyzed[path] = true
 		a, ok := o.analyze(path)
-		if !ok || a.races == 0 && len(a.cycles) == 0 && len(a.leaks) == 0 {
+		stall := a.stallTests != nil
+		if !ok || a.races == 0 && len(a.cycles) == 0 && len(a.leaks) == 0 && !stall {
 			continue
 		}
-		if len(a.cycles) > 0 || len(a.leaks) > 0 {
-			// Potential deadlocks and leaks come after the races, as
-			// findings of the binary: a cycle's goroutines may belong to
-			// several tests, a leak shows at the binary's end.
-			cycles = append(cycles, &testRaces{a: a, cycles: a.cycles, leaks: a.leaks, n: len(a.cycles) + len(a.leaks)})
-			total += len(a.cycles) + len(a.leaks)
+		if len(a.cycles) > 0 || len(a.leaks) > 0 || stall {
+			// Potential deadlocks, leaks and a stall come after the
+			// races, as findings of the binary: a cycle's goroutines may
+			// belong to several tests, a leak shows at the binary's end.
+			n := len(a.cycles) + len(a.leaks)
+			if stall {
+				n++
+			}
+			cycles = append(cycles, &testRaces{a: a, cycles: a.cycles, leaks: a.leaks, stall: stall, n: n})
+			total += n
 		}
 		index := map[string]*testRaces{}
 		for ri, res := range a.results {
@@ -424,6 +436,11 @@ func (o *testOutput) writeTests(byTest []*testRaces, chatty bool, line func(test
 			}
 			if err := report.Leaks(&b, tr.a.meta, tr.leaks, tr.a.created); err != nil {
 				o.errorf("%v", err)
+			}
+			if tr.stall {
+				if err := report.Stall(&b, tr.a.meta, tr.a.stallTests, tr.a.stalled, tr.a.created); err != nil {
+					o.errorf("%v", err)
+				}
 			}
 			for _, s := range strings.SplitAfter(b.String(), "\n") {
 				if s != "" {
@@ -491,14 +508,14 @@ func (o *testOutput) rest(w io.Writer) {
 		}
 		o.analyzed[path] = true
 		a, ok := o.analyze(path)
-		if !ok || a.races == 0 && len(a.cycles) == 0 && len(a.leaks) == 0 {
+		if !ok || a.races == 0 && len(a.cycles) == 0 && len(a.leaks) == 0 && a.stallTests == nil {
 			continue
 		}
 		if err := a.print(w); err != nil {
 			o.errorf("%v", err)
 			o.err = true
 		}
-		fmt.Fprintf(w, "FAIL\t%s\t%s\n", strings.TrimSuffix(a.program, ".test"), strings.TrimPrefix(findingCount(a.races, len(a.cycles), len(a.leaks)), " "))
+		fmt.Fprintf(w, "FAIL\t%s\t%s\n", strings.TrimSuffix(a.program, ".test"), strings.TrimPrefix(findingCount(a.races, len(a.cycles), len(a.leaks), min(1, len(a.stalled))), " "))
 		o.failed++
 		o.races += a.races
 	}

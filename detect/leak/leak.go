@@ -16,6 +16,7 @@ package leak
 import (
 	"slices"
 
+	"github.com/racekit/racekit/detect/deadlock"
 	"github.com/racekit/racekit/trace"
 )
 
@@ -25,6 +26,9 @@ import (
 type Leak struct {
 	G   trace.GID
 	Ops []Op // one, or a select's cases
+	// Held: the locks the goroutine held then, in the order it took
+	// them (each with the acquire's site; no stack).
+	Held []deadlock.Held
 }
 
 // Op is one blocked channel operation, or (Block set) a Lock, RLock,
@@ -76,6 +80,7 @@ type gState struct {
 	inOps  bool // the last event was one of ops' begins (a select announces several)
 	ended  bool
 	forked bool // forked in traced code (a go statement of the program's)
+	held   []deadlock.Held
 }
 
 // Detector consumes a trace's events and reports the leaks at Finish.
@@ -137,8 +142,19 @@ func (d *Detector) Handle(e *trace.Event) {
 		return
 	}
 	if e.Op == trace.OpEnd {
-		s.ended, s.ops, s.inOps = true, nil, false
+		s.ended, s.ops, s.inOps, s.held = true, nil, false, nil
 		return
+	}
+	switch e.Op {
+	case trace.OpAcquire:
+		s.held = append(s.held, deadlock.Held{Lock: e.Obj, Read: e.ReadLock(), Site: e.Site, Seq: e.Seq})
+	case trace.OpRelease:
+		for i := len(s.held) - 1; i >= 0; i-- {
+			if h := s.held[i]; h.Lock == e.Obj && h.Read == e.ReadLock() {
+				s.held = slices.Delete(s.held, i, i+1)
+				break
+			}
+		}
 	}
 	if e.Flags&trace.FlagMessage == 0 || e.Validate() != nil ||
 		(e.Op != trace.OpSyncRelease && e.Op != trace.OpSyncAcquire) {
@@ -257,7 +273,22 @@ func (d *Detector) Leaks() []Leak {
 			return d.couldComplete(op)
 		})
 		if !could {
-			out = append(out, Leak{G: id, Ops: slices.Clone(s.ops)})
+			out = append(out, Leak{G: id, Ops: slices.Clone(s.ops), Held: slices.Clone(s.held)})
+		}
+	}
+	return out
+}
+
+// Blocked returns every goroutine that did not end and whose last events
+// are blocked operations, in the order the trace first names them, with
+// no other condition: for a trace whose run stalled (every goroutine
+// blocked, nothing able to wake one; rt.FinishStalled), which is a
+// deadlock of those goroutines, the test's own among them.
+func (d *Detector) Blocked() []Leak {
+	var out []Leak
+	for _, id := range d.order {
+		if s := d.gs[id]; !s.ended && len(s.ops) > 0 {
+			out = append(out, Leak{G: id, Ops: slices.Clone(s.ops), Held: slices.Clone(s.held)})
 		}
 	}
 	return out

@@ -181,3 +181,53 @@ func TestNoMessagesNoLeaks(t *testing.T) {
 		t.Errorf("%d leaks without messages", len(l))
 	}
 }
+
+// Blocked, for a run that stalled: every goroutine whose last events are
+// blocked operations, forked or not (the test's own too), with the locks
+// each held then; a lock released is not held, and a goroutine that ended
+// is not blocked. Leaks carries the same held locks.
+func TestBlockedHeld(t *testing.T) {
+	src := `
+M|acq(a)
+M|acq(mu)
+M|racq(rw)
+M|rel(a)
+M|snd(c=recv)
+W|acq(b)
+W|rel(b)
+W|block(mu=1)
+V|snd(d=send/0)
+V|rcv(d=sent/1)
+V|end
+`
+	tr, err := text.Parse("t.rktx", text.WithForks(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := New(Options{})
+	for i := range tr.Events {
+		d.Handle(&tr.Events[i])
+	}
+	d.Finish()
+	describe := func(ls []Leak) []string {
+		var out []string
+		for _, l := range ls {
+			s := tr.M.Goroutine(l.G).Label() + " " + l.Kind() + " holding"
+			for _, h := range l.Held {
+				s += " " + tr.M.NameOf(h.Lock)
+				if h.Read {
+					s += "(r)"
+				}
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	if got, want := describe(d.Blocked()), []string{"W sync.Mutex.Lock holding", "M chan receive holding mu rw(r)"}; !slices.Equal(got, want) {
+		t.Errorf("blocked %q, want %q", got, want)
+	}
+	// M was not forked in the trace (a test's own goroutine): no leak.
+	if got, want := describe(d.Leaks()), []string{"W sync.Mutex.Lock holding"}; !slices.Equal(got, want) {
+		t.Errorf("leaks %q, want %q", got, want)
+	}
+}

@@ -209,6 +209,7 @@ func Start(tb testing.TB) *Test {
 		register(t, n)
 		return n
 	}
+	watchStall()
 	n := newTest(root)
 	n.ret = 0 // the framework's t.Run returns into untraced code
 	if c := nextTop.Swap(nil); c != nil {
