@@ -182,6 +182,11 @@ func TestStall(t *testing.T) {
 			t.Errorf("test -run %s: exit %d, want 1, before the -timeout alarm\n%s", c.test, code, out)
 		}
 	}
+	// With -json the stalled test, which never ended, fails.
+	_, out = runRacekit(t, "test", "-json", "-run", "TestStuck$", "./stucktest")
+	if !strings.Contains(out, `"Action":"fail","Package":"racekit.test/e2e/stucktest","Test":"TestStuck"`) {
+		t.Errorf("test -json: no fail event for TestStuck\n%s", out)
+	}
 }
 
 // TestFuzzDeadlocks: racekit fuzz -deadlocks predicts lockordertest's

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -312,6 +313,27 @@ func (o *testOutput) endTests(ends []heldEnd, byTest []*testRaces, emit func(tes
 			emit(testEvent{Action: "fail", Test: test})
 		}
 	})
+	// The tests a stall stopped never ended: they fail, subtests first,
+	// as the -timeout alarm's panic would have them fail.
+	ended := map[string]bool{}
+	for _, h := range ends {
+		if h.e.Action != "output" {
+			ended[h.e.Test] = true
+		}
+	}
+	for _, tr := range byTest {
+		if !tr.stall {
+			continue
+		}
+		names := slices.Clone(tr.a.stallTests)
+		sort.SliceStable(names, func(i, j int) bool { return strings.Count(names[i], "/") > strings.Count(names[j], "/") })
+		for _, name := range names {
+			if !ended[name] {
+				output(name, "--- FAIL: "+name+" (racekit: deadlocked)\n")
+				emit(testEvent{Action: "fail", Test: name})
+			}
+		}
+	}
 }
 
 // raceCount is what racekit adds to a package's FAIL line: the number
