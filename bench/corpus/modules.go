@@ -124,4 +124,11 @@ var corpus = []Module{
 	{"github.com/lxzan/gws", "v1.8.9", "websocket, write queues, concurrent map"},
 	{"github.com/Code-Hex/go-generics-cache", "v1.5.1", "generic caches, janitor goroutine"},
 	{"github.com/panjf2000/gnet/v2", "v2.9.7", "event loops, epoll, goroutine pool"},
+	// Held out in session 32 (batch S): measured at the commit that added them, before any change they led to.
+	{"github.com/go-resty/resty/v2", "v2.17.2", "HTTP client, retries, httptest servers"},
+	{"github.com/gofiber/fiber/v2", "v2.52.15", "HTTP framework on fasthttp, context pools"},
+	{"github.com/pierrec/lz4/v4", "v4.1.33", "compression, concurrent block writers"},
+	{"github.com/mattn/go-sqlite3", "v1.14.53", "cgo database driver (left untraced), database/sql pools"},
+	{"github.com/go-logr/logr", "v1.4.4", "logger interface, funcr, slog bridge"},
+	{"github.com/Shopify/toxiproxy/v2", "v2.5.0", "TCP proxy, link goroutines, toxics"},
 }
