@@ -19,11 +19,13 @@ func Deadlocks(w io.Writer, m *trace.Meta, cycles []deadlock.Cycle, created map[
 		bw.printf("==================\n")
 		if c.Kind == deadlock.RecursiveRead {
 			writeRecursiveRead(bw, m, c)
+		} else if c.Kind == deadlock.LockChannel {
+			writeLockChannel(bw, m, c)
 		} else {
 			bw.printf("WARNING: POTENTIAL DEADLOCK (lock-order cycle of %d goroutines, predicted by iGoodlock)\n", len(c.Deps))
 		}
 		for i, d := range c.Deps {
-			if c.Kind == deadlock.RecursiveRead {
+			if c.Kind != deadlock.LockOrder {
 				break
 			}
 			next := c.Deps[(i+1)%len(c.Deps)]
@@ -52,6 +54,31 @@ func Deadlocks(w io.Writer, m *trace.Meta, cycles []deadlock.Cycle, created map[
 		bw.printf("==================\n")
 	}
 	return bw.err
+}
+
+// writeLockChannel writes the body of a lock held across a channel
+// operation: the waiter's operation and the lock it holds, then the other
+// goroutine's request of that lock and its operation after it.
+func writeLockChannel(bw *errWriter, m *trace.Meta, c deadlock.Cycle) {
+	w, r := c.Deps[0], c.Deps[1]
+	verb, other := "receive from", "send"
+	if w.Send {
+		verb, other = "send on", "receive"
+	}
+	bw.printf("WARNING: POTENTIAL DEADLOCK (a lock held across a channel operation; predicted)\n")
+	bw.printf("Goroutine %s waits to %s channel 0x%x (event %d):\n", m.Goroutine(w.G).Label(), verb, w.Lock, w.Seq)
+	writeStack(bw, m, w.Site, w.Stack)
+	for _, h := range w.Held {
+		if h.Lock == r.Lock {
+			bw.printf("  holding %s, taken at (event %d):\n", lockName(m, h.Lock), h.Seq)
+			writeStack(bw, m, h.Site, h.Stack)
+		}
+	}
+	bw.printf("\nGoroutine %s requests %s, unordered with that operation (event %d):\n", m.Goroutine(r.G).Label(), lockName(m, r.Lock), r.Seq)
+	writeStack(bw, m, r.Site, r.Stack)
+	bw.printf("  before its %s, which the operation above waits for, at:\n", other)
+	writeStack(bw, m, r.Then, nil)
+	bw.printf("If the first goroutine takes the lock first, each waits for the other.\n\n")
 }
 
 // writeRecursiveRead writes the body of an RWMutex read-write-read: the
@@ -90,7 +117,7 @@ func lockName(m *trace.Meta, lock uint64) string {
 
 // JSONDeadlock is one cycle in racekit's JSON output.
 type JSONDeadlock struct {
-	Kind       string          `json:"kind"`     // "lock-order-cycle" or "recursive-read-lock"
+	Kind       string          `json:"kind"`     // "lock-order-cycle", "recursive-read-lock" or "lock-channel"
 	Evidence   string          `json:"evidence"` // "potential"
 	Goroutines []JSONDepWaiter `json:"goroutines"`
 }
@@ -123,11 +150,17 @@ func DeadlocksJSON(w io.Writer, m *trace.Meta, cycles []deadlock.Cycle) error {
 	}
 	for _, c := range cycles {
 		jd := JSONDeadlock{Kind: "lock-order-cycle", Evidence: "potential"}
-		if c.Kind == deadlock.RecursiveRead {
+		switch c.Kind {
+		case deadlock.RecursiveRead:
 			jd.Kind = "recursive-read-lock" // goroutines[0] read-locks again; goroutines[1] write-locks
+		case deadlock.LockChannel:
+			jd.Kind = "lock-channel" // goroutines[0] holds the lock and waits on the channel ("requests" names it); goroutines[1] requests the lock
 		}
 		for _, d := range c.Deps {
 			jw := JSONDepWaiter{Goroutine: m.Goroutine(d.G).Label(), Requests: lockSite(d.Lock, d.Read, d.Seq, d.Site, d.Stack)}
+			if d.Chan {
+				jw.Requests.Lock = fmt.Sprintf("channel 0x%x", d.Lock)
+			}
 			for _, h := range d.Held {
 				jw.Holds = append(jw.Holds, lockSite(h.Lock, h.Read, h.Seq, h.Site, h.Stack))
 			}

@@ -19,7 +19,7 @@ import (
 
 var cmdConformance = register(&command{
 	name:      "conformance",
-	usageLine: "conformance [-algo=fasttrack] [-race=true] [-run REGEXP] [-j N] [-v]",
+	usageLine: "conformance [-algo=fasttrack] [-race=true] [-blocking] [-run REGEXP] [-j N] [-v]",
 	short:     "run racekit over the Go race detector's own regression tests",
 	long: `
 Conformance measures racekit against a suite nobody here wrote: the Go race
@@ -34,7 +34,10 @@ as Go's own harness does), and prints per test whether a race was reported:
 	TestNoRaceOnce              norace  go:-     racekit:race  FALSE RACE
 
 then the share of TestRace* tests racekit detects, the TestNoRace* tests it
-wrongly reports, and each miss. Files that need GOROOT-internal packages or
+wrongly reports, and each miss. With -blocking, each trace is also given
+to the deadlock and leak detectors (racekit test --deadlocks --leaks):
+the suite has no blocking bug, so every test they report is listed as a
+false alarm. Files that need GOROOT-internal packages or
 cgo are left out and named.
 
 Exit status: 0 when the suite ran (whatever it found), 1 on an error.
@@ -45,6 +48,7 @@ Exit status: 0 when the suite ran (whatever it found), 1 on an error.
 var (
 	confAlgo, confRun *string
 	confRace, confV   *bool
+	confBlocking      *bool
 	confJobs          *int
 )
 
@@ -55,6 +59,7 @@ func init() {
 	confRun = fs.String("run", "", "only tests whose name matches this regular expression")
 	confJobs = fs.Int("j", 2, "tests run in parallel")
 	confV = fs.Bool("v", false, "print each test's racekit report")
+	confBlocking = fs.Bool("blocking", false, "also run the deadlock and leak detectors on each trace, and list the tests they report")
 }
 
 // conformanceExcluded are the suite's files racekit leaves out, and why.
@@ -72,6 +77,7 @@ type confCase struct {
 	failing         bool // Go's own detector is known to get it wrong
 	goRace, rkRace  bool
 	rkErr           string
+	rkBlocking      int // potential deadlocks and leaks reported (-blocking)
 	rkReport        string
 	goRan, rkRanned bool // the binaries ran
 	skipped         bool // the test skips itself
@@ -88,6 +94,9 @@ func runConformance(c *command, args []string) int {
 			c.errorf("unknown -algo %q (want %s)", a, algoNames())
 			return exitUsage
 		}
+	}
+	if *confBlocking {
+		algos = append(algos, deadlockAlgo, leakAlgo)
 	}
 	var filter *regexp.Regexp
 	if *confRun != "" {
@@ -220,6 +229,7 @@ func runConfCase(k *confCase, dir, rkBin, raceBin string, algos []string) {
 			k.rkErr = aerr.Error()
 		default:
 			k.rkRace = a.races > 0
+			k.rkBlocking = len(a.cycles) + len(a.leaks)
 			if *confV && a.races > 0 {
 				var b bytes.Buffer
 				_ = a.print(&b)
@@ -330,6 +340,22 @@ func printConformance(cases []*confCase) {
 	}
 	if len(falses) > 0 {
 		fmt.Printf("false races: %s\n", strings.Join(falses, " "))
+	}
+	if *confBlocking {
+		var blocking []string
+		ran := 0
+		for _, k := range cases {
+			if k.rkRanned && k.rkErr == "" {
+				ran++
+			}
+			if k.rkBlocking > 0 {
+				blocking = append(blocking, fmt.Sprintf("%s (%d)", k.name, k.rkBlocking))
+			}
+		}
+		fmt.Printf("potential deadlocks or leaks (none is in the suite): in %d of %d tests\n", len(blocking), ran)
+		if len(blocking) > 0 {
+			fmt.Printf("reported: %s\n", strings.Join(blocking, " "))
+		}
 	}
 }
 

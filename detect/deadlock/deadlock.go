@@ -30,6 +30,14 @@
 // readers, so a Lock that arrives between the two RLocks deadlocks both;
 // sync's documentation forbids recursive read locking for this reason.
 //
+// A lock held across a channel operation adds another (LockChannel): a
+// goroutine A holds a lock exclusively while it blocks in a channel
+// operation (a receive, or a send on an unbuffered channel), and the
+// goroutine B whose operation completed A's took that lock earlier in its
+// own order, unordered with A's operation. If A takes the lock first, B
+// waits for it before it reaches the operation A waits for: a deadlock of
+// a lock and a channel, which no lock-order cycle shows.
+//
 // Cycles are potential deadlocks: the recorded run did not deadlock, and
 // another interleaving may. Data and control flow are not modelled (a
 // reordering may change what a goroutine does), so a reported cycle can be
@@ -68,6 +76,12 @@ type Dep struct {
 	Site  trace.SiteID // the request
 	Seq   uint64       // the request's event
 	Stack []trace.Site // the request's stack, innermost first (Options.Stack)
+	// Chan: the request is a channel operation on channel Lock (a send
+	// if Send), not a lock's (LockChannel's waiter).
+	Chan, Send bool
+	// Then is, for LockChannel's lock requester, the site of its channel
+	// operation after the request, which the waiter waits for.
+	Then trace.SiteID
 
 	epoch vc.Epoch
 	clock vc.VectorClock
@@ -105,6 +119,12 @@ const (
 	// RLocks, the writer waits for the reader and the reader for the
 	// writer.
 	RecursiveRead
+	// LockChannel is a lock held across a channel operation: Deps[0]
+	// holds Deps[1].Lock and waits in a channel operation on Deps[0].Lock
+	// (Chan set); Deps[1], unordered with it, requests that lock before
+	// its own operation on the channel (at Then), the one that completes
+	// Deps[0]'s.
+	LockChannel
 )
 
 // Options bound the search.
@@ -133,6 +153,35 @@ type Detector struct {
 	wseen   map[string][]int
 	cycles  []Cycle
 	stats   map[string]int64
+
+	// For LockChannel: each goroutine's latest acquire of each lock, the
+	// channel operations begun and not completed by channel, and the
+	// (waiter site, lock, requester site, operation site) already reported.
+	lastAcq  map[trace.GID]map[uint64]acquire
+	chanOps  map[uint64][]chanOp
+	inChan   map[trace.GID][]uint64
+	lcReport map[[4]uint64]bool
+}
+
+// acquire is an acquire kept for LockChannel: where, and its epoch.
+type acquire struct {
+	site  trace.SiteID
+	seq   uint64
+	epoch vc.Epoch
+	stack []trace.Site
+}
+
+// chanOp is a channel operation begun and not completed. held and clock
+// are set when its goroutine held locks exclusively then.
+type chanOp struct {
+	g     trace.GID
+	send  bool
+	site  trace.SiteID
+	seq   uint64
+	held  []Held
+	stack []trace.Site
+	epoch vc.Epoch
+	clock vc.VectorClock
 }
 
 // New returns a detector.
@@ -143,7 +192,8 @@ func New(opt Options) *Detector {
 	if opt.MaxCycles <= 0 {
 		opt.MaxCycles = 1000
 	}
-	return &Detector{opt: opt, k: clock.New(clock.NoLockEdges), taken: map[trace.GID][]Held{}, seen: map[string][]int{}, writers: map[uint64][]Dep{}, wseen: map[string][]int{}, stats: map[string]int64{}}
+	return &Detector{opt: opt, k: clock.New(clock.NoLockEdges), taken: map[trace.GID][]Held{}, seen: map[string][]int{}, writers: map[uint64][]Dep{}, wseen: map[string][]int{}, stats: map[string]int64{},
+		lastAcq: map[trace.GID]map[uint64]acquire{}, chanOps: map[uint64][]chanOp{}, inChan: map[trace.GID][]uint64{}, lcReport: map[[4]uint64]bool{}}
 }
 
 // Handle processes one event.
@@ -170,6 +220,14 @@ func (d *Detector) Handle(e *trace.Event) {
 			d.addWriter(t, e, h.Stack)
 		}
 		d.taken[e.G] = append(held, h)
+		la := d.lastAcq[e.G]
+		if la == nil {
+			la = map[uint64]acquire{}
+			d.lastAcq[e.G] = la
+		}
+		la[e.Obj] = acquire{site: e.Site, seq: e.Seq, epoch: t.Epoch(), stack: h.Stack}
+	case e.Flags&trace.FlagMessage != 0 && (e.Op == trace.OpSyncRelease || e.Op == trace.OpSyncAcquire):
+		d.chanEvent(t, e)
 	case e.Op == trace.OpRelease:
 		held := d.taken[e.G]
 		for i := len(held) - 1; i >= 0; i-- {
@@ -200,6 +258,82 @@ func (d *Detector) addDep(t *clock.Thread, e *trace.Event, held []Held, stack []
 		G: e.G, Held: slices.Clone(held), Lock: e.Obj, Read: e.ReadLock(), Site: e.Site, Seq: e.Seq, Stack: stack,
 		epoch: t.Epoch(), clock: t.Clock().Clone(),
 	})
+}
+
+// chanEvent follows channel operations for LockChannel: a begin is matched
+// against the other direction's operations pending on the channel (the one
+// that completes it is among them, or begins later and is matched then);
+// a completion ends the goroutine's pending operations.
+func (d *Detector) chanEvent(t *clock.Thread, e *trace.Event) {
+	m := trace.ChanMsg(e.Value)
+	c := e.Obj &^ 1 // events on c+1 belong to channel c
+	switch m.Kind() {
+	case trace.MsgSend, trace.MsgRecv:
+	case trace.MsgClose:
+		return
+	default: // a completion: what the goroutine had begun is done
+		for _, ch := range d.inChan[e.G] {
+			ops := d.chanOps[ch]
+			ops = slices.DeleteFunc(ops, func(o chanOp) bool { return o.g == e.G })
+			if len(ops) == 0 {
+				delete(d.chanOps, ch)
+			} else {
+				d.chanOps[ch] = ops
+			}
+		}
+		d.inChan[e.G] = d.inChan[e.G][:0]
+		return
+	}
+	op := chanOp{g: e.G, send: m.Kind() == trace.MsgSend, site: e.Site, seq: e.Seq}
+	// A send into a buffer does not wait; a receive may (an empty buffer).
+	if held := exclusive(d.taken[e.G]); len(held) > 0 && (!op.send || m.Cap() == 0) {
+		op.held, op.epoch, op.clock = held, t.Epoch(), t.Clock().Clone()
+		if d.opt.Stack != nil {
+			op.stack = d.opt.Stack(e.G)
+		}
+	}
+	for _, o := range d.chanOps[c] {
+		if o.g == e.G || o.send == op.send {
+			continue
+		}
+		d.lockChannel(c, &o, op.g, op.site)
+		d.lockChannel(c, &op, o.g, o.site)
+	}
+	d.chanOps[c] = append(d.chanOps[c], op)
+	d.inChan[e.G] = append(d.inChan[e.G], c)
+}
+
+// lockChannel reports waiter's locks that goroutine g, whose operation at
+// site on channel c completes waiter's, took before it, unordered with
+// waiter's operation.
+func (d *Detector) lockChannel(c uint64, waiter *chanOp, g trace.GID, site trace.SiteID) {
+	for _, h := range waiter.held {
+		a, ok := d.lastAcq[g][h.Lock]
+		if !ok || a.epoch.Leq(waiter.clock) {
+			continue // never taken by g, or taken before waiter's operation could begin
+		}
+		key := [4]uint64{uint64(waiter.site), h.Lock, uint64(a.site), uint64(site)}
+		if d.lcReport[key] {
+			continue
+		}
+		d.lcReport[key] = true
+		d.cycles = append(d.cycles, Cycle{Kind: LockChannel, Deps: []Dep{
+			{G: waiter.g, Held: waiter.held, Lock: c, Chan: true, Send: waiter.send, Site: waiter.site, Seq: waiter.seq, Stack: waiter.stack},
+			{G: g, Lock: h.Lock, Site: a.site, Seq: a.seq, Stack: a.stack, Then: site},
+		}})
+		d.stats["lock_channel"]++
+	}
+}
+
+// exclusive returns the locks of held held in write mode.
+func exclusive(held []Held) []Held {
+	var out []Held
+	for _, h := range held {
+		if !h.Read {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // addWriter keeps a write-mode acquire for the recursive-read check.

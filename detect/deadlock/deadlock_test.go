@@ -11,6 +11,7 @@ import (
 	"github.com/racekit/racekit/detect/deadlock"
 	"github.com/racekit/racekit/detect/reference"
 	"github.com/racekit/racekit/trace"
+	"github.com/racekit/racekit/trace/text"
 )
 
 // tb builds traces whose acquires have sites ("A@a1": lock A at site a1).
@@ -355,4 +356,139 @@ func dump(tr *trace.Trace) string {
 		fmt.Fprintf(&b, "  %s %s %s %s\n", tr.M.Goroutine(e.G).Label(), e.Op, tr.M.NameOf(e.Obj), tr.M.Site(e.Site))
 	}
 	return b.String()
+}
+
+// lockChannels runs the detector on a text trace and renders its
+// LockChannel cycles as "waiter holds L, send|recv c@site ~ requester
+// L@site then@site".
+func lockChannels(t *testing.T, src string) []string {
+	t.Helper()
+	tr, err := text.Parse("t.rktx", text.WithForks(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := deadlock.New(deadlock.Options{})
+	if _, err := detect.Run(tr.Iter(), d); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, c := range d.Cycles() {
+		if c.Kind != deadlock.LockChannel {
+			continue
+		}
+		w, r := c.Deps[0], c.Deps[1]
+		var held []string
+		for _, h := range w.Held {
+			held = append(held, tr.M.NameOf(h.Lock))
+		}
+		dir := "recv"
+		if w.Send {
+			dir = "send"
+		}
+		out = append(out, fmt.Sprintf("%s holds %s, %s %s@%s ~ %s %s@%s then@%s", tr.M.Goroutine(w.G).Label(), strings.Join(held, ","), dir, tr.M.NameOf(w.Lock),
+			tr.M.Site(w.Site).File, tr.M.Goroutine(r.G).Label(), tr.M.NameOf(r.Lock), tr.M.Site(r.Site).File, tr.M.Site(r.Then).File))
+	}
+	return out
+}
+
+// A lock held across a channel operation (bench/blocking's lockchan): the
+// producer P sends on unbuffered c holding mu; the consumer M took mu
+// before its receive, unordered with the send. Each case below changes
+// one thing that rules the deadlock out.
+func TestLockChannel(t *testing.T) {
+	for _, c := range []struct {
+		name, src string
+		want      []string
+	}{
+		{"consumer locks, then receives; producer sends holding the lock", `
+M|acq(mu)|consume.go
+M|rel(mu)
+M|snd(c=recv)|recv.go
+P|acq(mu)|produce.go
+P|snd(c=send/0)|send.go
+P|rcv(c=sent/1)
+M|rcv(c=recvd/1)
+P|rel(mu)
+`, []string{"P holds mu, send c@send.go ~ M mu@consume.go then@recv.go"}},
+		{"the producer begins first", `
+M|acq(mu)|consume.go
+M|rel(mu)
+P|acq(mu)|produce.go
+P|snd(c=send/0)|send.go
+M|snd(c=recv)|recv.go
+M|rcv(c=recvd/1)
+P|rcv(c=sent/1)
+P|rel(mu)
+`, []string{"P holds mu, send c@send.go ~ M mu@consume.go then@recv.go"}},
+		{"a receiver holding the lock, the sender locks first", `
+P|acq(mu)|produce.go
+P|rel(mu)
+M|acq(mu)|consume.go
+M|snd(c=recv)|recv.go
+P|snd(c=send/0)|send.go
+P|rcv(c=sent/1)
+M|rcv(c=recvd/1)
+M|rel(mu)
+`, []string{"M holds mu, recv c@recv.go ~ P mu@produce.go then@send.go"}},
+		{"the consumer's Lock is ordered before the producer's by a channel", `
+M|acq(mu)|consume.go
+M|rel(mu)
+M|snd(d=send/1)
+P|snd(d=recv)
+P|rcv(d=recvd/1)
+M|rcv(d=sent/1)
+M|snd(c=recv)|recv.go
+P|acq(mu)|produce.go
+P|snd(c=send/0)|send.go
+P|rcv(c=sent/1)
+M|rcv(c=recvd/1)
+P|rel(mu)
+`, nil},
+		{"a send into a buffer", `
+M|acq(mu)|consume.go
+M|rel(mu)
+M|snd(c=recv)|recv.go
+P|acq(mu)|produce.go
+P|snd(c=send/1)|send.go
+P|rcv(c=sent/1)
+M|rcv(c=recvd/1)
+P|rel(mu)
+`, nil},
+		{"the lock released before the send", `
+M|acq(mu)|consume.go
+M|rel(mu)
+M|snd(c=recv)|recv.go
+P|acq(mu)|produce.go
+P|rel(mu)
+P|snd(c=send/0)|send.go
+P|rcv(c=sent/1)
+M|rcv(c=recvd/1)
+`, nil},
+		{"the consumer takes another lock", `
+M|acq(nu)|consume.go
+M|rel(nu)
+M|snd(c=recv)|recv.go
+P|acq(mu)|produce.go
+P|snd(c=send/0)|send.go
+P|rcv(c=sent/1)
+M|rcv(c=recvd/1)
+P|rel(mu)
+`, nil},
+		{"a read lock held across the send", `
+M|racq(mu)|consume.go
+M|rrel(mu)
+M|snd(c=recv)|recv.go
+P|racq(mu)|produce.go
+P|snd(c=send/0)|send.go
+P|rcv(c=sent/1)
+M|rcv(c=recvd/1)
+P|rrel(mu)
+`, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := lockChannels(t, c.src); !slices.Equal(got, c.want) {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
+	}
 }
