@@ -7,10 +7,16 @@ import (
 
 // Link is one goroutine of a lock-order cycle (iGoodlock's dependency,
 // package detect/deadlock): it holds a lock it took at Held and requests
-// another at Request.
+// another at Request. For a lock held across a channel operation
+// (detect/deadlock's LockChannel) Request may be a channel operation, and
+// the link of the goroutine that requests the lock has no Held (the zero
+// Stmt, written "*"): it holds nothing the cycle needs.
 type Link struct {
 	Held, Request Stmt
 }
+
+// anyHeld is how a Link with no Held is written.
+const anyHeld = "*"
 
 // Cycle is a potential deadlock's links, in cycle order: each link's
 // requested lock is held by the next.
@@ -23,9 +29,12 @@ func ParseCycle(s string) (Cycle, error) {
 	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
 		h, r, ok := strings.Cut(strings.TrimSpace(part), ">")
 		hs, ok1 := ParseStmt(strings.TrimSpace(h))
+		if strings.TrimSpace(h) == anyHeld {
+			hs, ok1 = Stmt{}, true
+		}
 		rs, ok2 := ParseStmt(strings.TrimSpace(r))
 		if !ok || !ok1 || !ok2 {
-			return nil, fmt.Errorf("cycle %q: %q is not held>request (each file:line)", s, part)
+			return nil, fmt.Errorf("cycle %q: %q is not held>request (each file:line, held may be %s)", s, part, anyHeld)
 		}
 		c = append(c, Link{hs, rs})
 	}
@@ -39,7 +48,11 @@ func ParseCycle(s string) (Cycle, error) {
 func (c Cycle) String() string {
 	parts := make([]string, len(c))
 	for i, l := range c {
-		parts[i] = l.Held.String() + ">" + l.Request.String()
+		h := l.Held.String()
+		if l.Held == (Stmt{}) {
+			h = anyHeld
+		}
+		parts[i] = h + ">" + l.Request.String()
 	}
 	return strings.Join(parts, ",")
 }
@@ -81,13 +94,21 @@ func (s *DeadlockFuzzer) WouldPause(p Point) bool { return p.Enabled && s.link(p
 
 // link returns the index of the cycle's link p is a request of, with a
 // lock held at that link's held statement (another lock than the one
-// requested), or -1.
+// requested), or -1. A request is a Lock or RLock, or for a lock held
+// across a channel operation a send or a receive; a link with no Held
+// needs no lock held.
 func (s *DeadlockFuzzer) link(p Point) int {
-	if p.Kind != KindLock && p.Kind != KindRLock {
+	if p.Kind != KindLock && p.Kind != KindRLock && p.Kind != KindSend && p.Kind != KindRecv {
 		return -1
 	}
 	for i, l := range s.cycle {
 		if !l.Request.AtSite(p.Site, p.Col) {
+			continue
+		}
+		if l.Held == (Stmt{}) {
+			if p.Kind == KindLock || p.Kind == KindRLock {
+				return i
+			}
 			continue
 		}
 		for _, h := range s.locks[p.G] {

@@ -103,3 +103,35 @@ func TestParseCycle(t *testing.T) {
 		}
 	}
 }
+
+// A lock held across a channel operation (detect/deadlock's LockChannel):
+// the waiter pauses at its send while it holds the lock taken at the held
+// statement; the other link, with no held statement ("*"), pauses any
+// goroutine at its Lock of the request statement, holding nothing.
+func TestDeadlockFuzzerLockChannel(t *testing.T) {
+	cycle, err := ParseCycle("x.go:10>x.go:11,*>x.go:20")
+	if err != nil || cycle.String() != "x.go:10>x.go:11,*>x.go:20" {
+		t.Fatalf("ParseCycle: %v, %v", cycle, err)
+	}
+	fz := NewDeadlockFuzzer(1, cycle)
+	lock := Point{G: "a", Kind: KindLock, Obj: objX, Site: "x.go:10", Enabled: true}
+	if i := fz.Next([]Point{lock}); i != 0 {
+		t.Fatalf("Next = %d, want the lock", i)
+	}
+	for _, c := range []struct {
+		p    Point
+		want bool
+	}{
+		{Point{G: "a", Kind: KindSend, Obj: objY, Site: "x.go:11", Enabled: true}, true},  // holds the lock taken at x.go:10
+		{Point{G: "b", Kind: KindSend, Obj: objY, Site: "x.go:11", Enabled: true}, false}, // holds nothing
+		{Point{G: "b", Kind: KindLock, Obj: objX, Site: "x.go:20", Enabled: true}, true},  // the "*" link
+		{Point{G: "b", Kind: KindRecv, Obj: objY, Site: "x.go:20", Enabled: true}, false}, // a "*" link requests a lock
+	} {
+		if got := fz.WouldPause(c.p); got != c.want {
+			t.Errorf("WouldPause(%v) = %v, want %v", c.p, got, c.want)
+		}
+	}
+	if _, err := ParseCycle("*>*,a.go:1>a.go:2"); err == nil {
+		t.Error(`ParseCycle("*>*,..."): no error`)
+	}
+}

@@ -186,6 +186,9 @@ func deadlockFuzzEnv(seed uint64, cycle sched.Cycle) []string {
 // previous one requests, and where it requests the next one's.
 // RWMutex read-write-read findings are not lock-order cycles (false).
 func schedCycle(m *trace.Meta, cy deadlock.Cycle) (sched.Cycle, bool) {
+	if cy.Kind == deadlock.LockChannel {
+		return lockChannelLinks(m, cy)
+	}
 	if cy.Kind != deadlock.LockOrder || len(cy.Deps) < 2 {
 		return nil, false
 	}
@@ -211,6 +214,28 @@ func schedCycle(m *trace.Meta, cy deadlock.Cycle) (sched.Cycle, bool) {
 	return out, true
 }
 
+// lockChannelLinks are DeadlockFuzzer's links for a lock held across a
+// channel operation: the waiter, holding the lock taken at its acquire,
+// pauses at its channel operation; the other goroutine, holding nothing
+// the cycle needs, at its request of the lock.
+func lockChannelLinks(m *trace.Meta, cy deadlock.Cycle) (sched.Cycle, bool) {
+	w, r := cy.Deps[0], cy.Deps[1]
+	var held trace.SiteID
+	for _, h := range w.Held {
+		if h.Lock == r.Lock {
+			held = h.Site
+		}
+	}
+	hs, ws, rs := m.Site(held), m.Site(w.Site), m.Site(r.Site)
+	if held == 0 || hs.Line == 0 || ws.Line == 0 || rs.Line == 0 {
+		return nil, false
+	}
+	return sched.Cycle{
+		{Held: sched.Stmt{File: hs.File, Line: hs.Line}, Request: sched.Stmt{File: ws.File, Line: ws.Line}},
+		{Request: sched.Stmt{File: rs.File, Line: rs.Line}},
+	}, true
+}
+
 // closes reports whether a deadlocked run's blocked operations (rt's
 // deadlock notes, "G#N lock file:line:col") include a lock request at
 // each of the cycle's request statements: the predicted cycle, not
@@ -220,7 +245,7 @@ func closes(cycle sched.Cycle, notes []string) bool {
 		found := false
 		for _, n := range notes {
 			f := strings.Fields(n)
-			if len(f) < 3 || (f[1] != "lock" && f[1] != "rlock") {
+			if len(f) < 3 || (f[1] != "lock" && f[1] != "rlock" && f[1] != "send" && f[1] != "recv") {
 				continue
 			}
 			if st, ok := sched.ParseStmt(f[2]); ok && l.Request.Compatible(sched.Stmt{File: st.File, Line: st.Line}) {
@@ -252,7 +277,11 @@ func printDeadlockFuzz(w io.Writer, cycles []DeadlockCycle) {
 		fmt.Fprintf(w, "Package %s, cycle (held > requested, per goroutine):\n", dc.Package)
 		for _, l := range strings.Split(dc.Cycle, ",") {
 			h, r, _ := strings.Cut(l, ">")
-			fmt.Fprintf(w, "  holds the lock taken at %s, requests the lock at %s\n", relSite(h), relSite(r))
+			if h == "*" {
+				fmt.Fprintf(w, "  requests the lock at %s\n", relSite(r))
+				continue
+			}
+			fmt.Fprintf(w, "  holds the lock taken at %s, requests the lock (or waits in the channel operation) at %s\n", relSite(h), relSite(r))
 		}
 		if len(dc.Blocked) > 0 {
 			fmt.Fprintf(w, "Blocked (seed %d):\n", dc.Seeds[0])
