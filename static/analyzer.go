@@ -95,9 +95,10 @@ func analyzerFlags() flag.FlagSet {
 
 // Result is the analyzer's result for one package.
 type Result struct {
-	Pkg      string
-	Warnings []Warning // all warnings, filtered ones included (Removed says by what)
-	Stats    Stats
+	Pkg         string
+	Warnings    []Warning // all warnings, filtered ones included (Removed says by what)
+	DoubleLocks []DoubleLock
+	Stats       Stats
 }
 
 // Stats counts what the analysis did in one package (or, summed, in many).
@@ -228,7 +229,11 @@ func analyze(pass *analysis.Pass, cfg *Config) (*Result, error) {
 	ps.bottomUp()
 	ps.export()
 	ws := ps.warnings()
-	res := &Result{Pkg: pass.Pkg.Path(), Warnings: ws, Stats: *ps.stats}
+	res := &Result{Pkg: pass.Pkg.Path(), Warnings: ws, DoubleLocks: ps.doubleLocks(), Stats: *ps.stats}
+	for i := range res.DoubleLocks {
+		d := &res.DoubleLocks[i]
+		pass.Report(analysis.Diagnostic{Pos: d.pos, Category: DoubleLockRule, Message: d.Message()})
+	}
 	for i := range ws {
 		w := &ws[i]
 		if w.Removed != "" {

@@ -28,9 +28,11 @@ type Options struct {
 // Report is the outcome of Run.
 type Report struct {
 	Warnings []Warning // warnings of the named packages, filtered ones included
-	Stats    Stats     // summed over every package analyzed, dependencies included
-	Errors   []string  // package loading and type errors
-	Elapsed  time.Duration
+	// DoubleLocks of the named packages (doublelock.go), each once.
+	DoubleLocks []DoubleLock
+	Stats       Stats    // summed over every package analyzed, dependencies included
+	Errors      []string // package loading and type errors
+	Elapsed     time.Duration
 }
 
 // Kept returns the warnings no enabled filter removed.
@@ -157,6 +159,16 @@ func Run(patterns []string, opts Options) (*Report, error) {
 		ws = append(ws, res.Warnings...)
 	}
 	rep.Warnings = Dedup(ws, cfg.Filters)
+	seen := map[string]bool{}
+	for _, res := range results {
+		for _, d := range res.DoubleLocks {
+			if k := d.At + "|" + d.Lock2 + "|" + d.Lock; !seen[k] {
+				seen[k] = true
+				rep.DoubleLocks = append(rep.DoubleLocks, d)
+			}
+		}
+	}
+	sort.SliceStable(rep.DoubleLocks, func(i, j int) bool { return compareSites(rep.DoubleLocks[i].At, rep.DoubleLocks[j].At) < 0 })
 	sort.SliceStable(rep.Warnings, func(i, j int) bool {
 		a, b := &rep.Warnings[i], &rep.Warnings[j]
 		if c := compareSites(a.A.Site, b.A.Site); c != 0 {

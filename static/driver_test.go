@@ -108,7 +108,7 @@ func TestRun(t *testing.T) {
 	}
 
 	var sarif bytes.Buffer
-	if err := static.WriteSARIF(&sarif, kept, dir); err != nil {
+	if err := static.WriteSARIF(&sarif, kept, nil, dir); err != nil {
 		t.Fatal(err)
 	}
 	var log struct {

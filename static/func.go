@@ -51,6 +51,8 @@ type funcResult struct {
 	// spawnCalls are this function's calls to functions of the package
 	// that start goroutines, with the call's binding (issue 29.3).
 	spawnCalls []spawnCall
+	// doubles: locks taken while surely held (doublelock.go).
+	doubles []DoubleLock
 }
 
 // spawnCall is a call to a spawner: the caller's accesses after it run in
@@ -78,6 +80,12 @@ type funcAnalysis struct {
 	access accessBuilder // summary accesses
 	pubs   map[ssa.Value][]progPoint
 	acc    map[int32]bool // classes accessible from formals, free variables, results, globals
+	// acquires: the locks the function may take that it had not released
+	// (Summary.Acquires, doublelock.go).
+	acquires []Acquire
+	// captured: the roots of what the function's closures and method
+	// values capture (handedOff), computed once.
+	captured map[Root]bool
 }
 
 func (ps *pkgState) analyzeFunc(fn *ssa.Function) (*Summary, *funcResult) {
@@ -160,6 +168,7 @@ func (ps *pkgState) analyzeFunc(fn *ssa.Function) (*Summary, *funcResult) {
 		Accesses: fa.access.set(),
 		Return:   fa.result,
 		Signals:  fa.signal,
+		Acquires: fa.acquires,
 	}
 	for _, p := range fn.Params {
 		sum.Params = append(sum.Params, p.Name())
@@ -641,6 +650,12 @@ func (fa *funcAnalysis) call(site ssa.CallInstruction, c *ssa.CallCommon, L RelL
 		if !fa.emit {
 			continue
 		}
+		for _, a := range s.Acquires {
+			if r := a.Lock.L.Rebind(b); r.Exact() {
+				via := append([]string{fa.ps.site(site.Pos()) + " " + t.Name()}, a.Via...)
+				fa.acquire(MakeLock(r, a.Lock.Read), L, a.Site, via, site.Pos())
+			}
+		}
 		if fa.keep && ps.spawners[t] {
 			if _, isGo := site.(*ssa.Go); !isGo {
 				fa.res.spawnCalls = append(fa.res.spawnCalls, spawnCall{pp: pp, pos: site.Pos(), callee: t, bind: b})
@@ -749,6 +764,7 @@ func (fa *funcAnalysis) model(op modelOp, site ssa.CallInstruction, c *ssa.CallC
 	switch op {
 	case opLock, opRLock:
 		if k, ok := lock(op == opRLock); ok && k.L.Exact() {
+			fa.acquire(k, L, fa.ps.site(site.Pos()), nil, site.Pos())
 			return LockUpdate(L, RelLockset{Plus: NewLockSet(k)})
 		}
 	case opUnlock, opRUnlock:

@@ -55,14 +55,31 @@ type JSONReport struct {
 	Warnings []Warning      `json:"warnings"`
 	Filtered int            `json:"filtered"` // warnings removed by filters
 	Removed  map[string]int `json:"removed"`  // by filter
-	Stats    *Stats         `json:"stats,omitempty"`
+	// DoubleLocks: locks taken while surely held (doublelock.go).
+	DoubleLocks []DoubleLock `json:"double_locks"`
+	Stats       *Stats       `json:"stats,omitempty"`
+}
+
+// WriteDoubleLocks prints each double lock like go vet: where the
+// goroutine takes the lock again, then the message.
+func WriteDoubleLocks(w io.Writer, ds []DoubleLock, dir string) error {
+	bw := bufio.NewWriter(w)
+	for i := range ds {
+		d := ds[i]
+		d.Lock2 = RelSite(d.Lock2, dir)
+		fmt.Fprintf(bw, "%s: %s\n", RelSite(d.At, dir), d.Message())
+	}
+	return bw.Flush()
 }
 
 // WriteJSON writes the kept warnings and the filter counts as JSON.
 func WriteJSON(w io.Writer, rep *Report, withStats bool) error {
-	out := JSONReport{Evidence: "potential", Warnings: rep.Kept(), Removed: rep.Stats.Removed}
+	out := JSONReport{Evidence: "potential", Warnings: rep.Kept(), Removed: rep.Stats.Removed, DoubleLocks: rep.DoubleLocks}
 	if out.Warnings == nil {
 		out.Warnings = []Warning{}
+	}
+	if out.DoubleLocks == nil {
+		out.DoubleLocks = []DoubleLock{}
 	}
 	out.Filtered = len(rep.Warnings) - len(out.Warnings)
 	if withStats {
@@ -178,14 +195,17 @@ func sarifLoc(site, dir string, id int, msg string) sarifLocation {
 
 // WriteSARIF writes the kept warnings as a SARIF 2.1.0 log: one result per
 // warning, located at the first access, with the second as a related
-// location; rule RELAY-WW for write/write and RELAY-RW for read/write.
-func WriteSARIF(w io.Writer, ws []Warning, dir string) error {
+// location; rule RELAY-WW for write/write and RELAY-RW for read/write;
+// then one per double lock (RELAY-DOUBLE-LOCK), located where the
+// goroutine takes the lock again, with the Lock call as a related location.
+func WriteSARIF(w io.Writer, ws []Warning, ds []DoubleLock, dir string) error {
 	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{
 		Name:           "racekit-relay",
 		InformationURI: "https://github.com/racekit/racekit",
 		Rules: []sarifRule{
 			{ID: "RELAY-RW", Name: "PotentialReadWriteRace", ShortDescription: sarifMessage{Text: "a read and a write from goroutines that may run in parallel, with no common lock"}},
 			{ID: "RELAY-WW", Name: "PotentialWriteWriteRace", ShortDescription: sarifMessage{Text: "two writes from goroutines that may run in parallel, with no common lock"}},
+			{ID: DoubleLockRule, Name: "PotentialDoubleLock", ShortDescription: sarifMessage{Text: "a lock taken while its goroutine surely holds it: the goroutine waits for itself"}},
 		},
 	}}}
 	run.Results = []sarifResult{}
@@ -198,6 +218,15 @@ func WriteSARIF(w io.Writer, ws []Warning, dir string) error {
 			RelatedLocations: []sarifLocation{
 				sarifLoc(x.B.Site, dir, 1, x.B.Kind+" of "+x.Object),
 			},
+		})
+	}
+	for _, d := range ds {
+		run.Results = append(run.Results, sarifResult{
+			RuleID:           DoubleLockRule,
+			Level:            "warning",
+			Message:          sarifMessage{Text: d.Message()},
+			Locations:        []sarifLocation{sarifLoc(d.At, dir, 0, "")},
+			RelatedLocations: []sarifLocation{sarifLoc(d.Lock2, dir, 1, "the Lock of "+d.Lock)},
 		})
 	}
 	log := sarifLog{

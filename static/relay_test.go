@@ -173,3 +173,15 @@ func TestCacheGet(t *testing.T) {
 func TestSelectCase(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), static.Analyzer, "selectcase")
 }
+
+// TestDoubleLock: a call made holding a lock its callee (or its callee's
+// callee) takes again, a write Lock of an RWMutex held in read mode; not
+// a lock released first, another object's lock, two read locks, a lock
+// another goroutine unlocks, a lock held on one path only
+// (testdata/src/doublelock, the want comments).
+func TestDoubleLock(t *testing.T) {
+	rs := analysistest.Run(t, analysistest.TestData(), static.Analyzer, "doublelock")
+	if n := len(rs[0].Result.(*static.Result).DoubleLocks); n != 3 {
+		t.Errorf("%d double locks, want 3", n)
+	}
+}

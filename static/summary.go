@@ -326,6 +326,9 @@ type Summary struct {
 	// Signals: the function may send on or close a channel, or call
 	// WaitGroup.Done (the handoff filter pairs this with a wait).
 	Signals bool
+	// Acquires: the locks it may take without releasing them first
+	// (doublelock.go).
+	Acquires []Acquire
 }
 
 // AFact marks Summary as a go/analysis fact.
@@ -353,15 +356,17 @@ func (s *Summary) Join(t *Summary) *Summary {
 		Accesses: s.Accesses.Join(t.Accesses),
 		Return:   s.Return.Join(t.Return),
 		Signals:  s.Signals || t.Signals,
+		Acquires: joinAcquires(s.Acquires, t.Acquires),
 	}
 }
 
 // Leq is the pointwise order.
 func (s *Summary) Leq(t *Summary) bool {
-	return s.Lock.Leq(t.Lock) && s.Accesses.Leq(t.Accesses) && s.Return.Leq(t.Return) && (!s.Signals || t.Signals)
+	return s.Lock.Leq(t.Lock) && s.Accesses.Leq(t.Accesses) && s.Return.Leq(t.Return) && (!s.Signals || t.Signals) && acquiresLeq(s.Acquires, t.Acquires)
 }
 
 // Equal is lattice equality.
 func (s *Summary) Equal(t *Summary) bool {
-	return s.Lock.Equal(t.Lock) && s.Accesses.Equal(t.Accesses) && s.Return.equal(t.Return) && s.Signals == t.Signals
+	return s.Lock.Equal(t.Lock) && s.Accesses.Equal(t.Accesses) && s.Return.equal(t.Return) && s.Signals == t.Signals &&
+		acquiresLeq(s.Acquires, t.Acquires) && acquiresLeq(t.Acquires, s.Acquires)
 }

@@ -84,7 +84,7 @@ func runVet(c *command, args []string) int {
 	rep, err := static.Run(args, static.Options{Config: &cfg, Tests: *vetTests})
 	stop()
 	if err == nil {
-		prog.printf("analyzed %d packages (dependencies included), %d lines: %d warnings", rep.Stats.Packages, rep.Stats.Lines, len(rep.Kept()))
+		prog.printf("analyzed %d packages (dependencies included), %d lines: %d warnings, %d double locks", rep.Stats.Packages, rep.Stats.Lines, len(rep.Kept()), len(rep.DoubleLocks))
 	}
 	if err != nil {
 		c.errorf("%v", err)
@@ -103,9 +103,12 @@ func runVet(c *command, args []string) int {
 	case *vetJSON:
 		err = static.WriteJSON(os.Stdout, rep, *vetStats)
 	case *vetSARIF:
-		err = static.WriteSARIF(os.Stdout, kept, cwd)
+		err = static.WriteSARIF(os.Stdout, kept, rep.DoubleLocks, cwd)
 	default:
 		err = static.WriteText(os.Stdout, kept, cwd)
+		if err == nil {
+			err = static.WriteDoubleLocks(os.Stdout, rep.DoubleLocks, cwd)
+		}
 	}
 	if err == nil && *vetPairs != "" {
 		var f *os.File
@@ -123,7 +126,7 @@ func runVet(c *command, args []string) int {
 	if *vetStats {
 		printVetStats(rep)
 	}
-	if len(kept) > 0 {
+	if len(kept) > 0 || len(rep.DoubleLocks) > 0 {
 		return exitRaces
 	}
 	return exitOK
