@@ -275,13 +275,19 @@ func printDeadlockFuzz(w io.Writer, cycles []DeadlockCycle) {
 			fmt.Fprintf(w, "POTENTIAL DEADLOCK %d (not made to happen in %d runs)\n", i+1, dc.Runs)
 		}
 		fmt.Fprintf(w, "Package %s, cycle (held > requested, per goroutine):\n", dc.Package)
+		// A link with no held statement ("*") makes it a lock held
+		// across a channel operation: the other link waits in that.
+		lockChan := strings.Contains(dc.Cycle, ",*>")
 		for _, l := range strings.Split(dc.Cycle, ",") {
 			h, r, _ := strings.Cut(l, ">")
-			if h == "*" {
+			switch {
+			case h == "*":
 				fmt.Fprintf(w, "  requests the lock at %s\n", relSite(r))
-				continue
+			case lockChan:
+				fmt.Fprintf(w, "  holds the lock taken at %s, waits in the channel operation at %s\n", relSite(h), relSite(r))
+			default:
+				fmt.Fprintf(w, "  holds the lock taken at %s, requests the lock at %s\n", relSite(h), relSite(r))
 			}
-			fmt.Fprintf(w, "  holds the lock taken at %s, requests the lock (or waits in the channel operation) at %s\n", relSite(h), relSite(r))
 		}
 		if len(dc.Blocked) > 0 {
 			fmt.Fprintf(w, "Blocked (seed %d):\n", dc.Seeds[0])
