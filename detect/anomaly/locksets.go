@@ -1,25 +1,22 @@
 package anomaly
 
-import "sort"
+import (
+	"sort"
 
-// lockEnt is one lock of a lockset with its strongest mode.
-type lockEnt struct {
-	lock  uint64
-	write bool
-}
+	"github.com/racekit/racekit/detect/lockset"
+)
 
-// locksets interns the sets of locks a goroutine holds, so that an event's
-// lockset l(i) is one word and the protection test is memoized.
+// locksets interns the sets of locks a goroutine holds (each lock with its
+// strongest mode), so that an event's lockset l(i) is one word, and
+// memoizes the protection test.
 type locksets struct {
-	sets  [][]lockEnt
-	index map[string]uint32
-	memo  map[[2]uint32]bool
-	buf   []lockEnt
-	key   []byte
+	lockset.Interner
+	memo map[[2]uint32]bool
+	buf  []lockset.Ent
 }
 
 func newLocksets() locksets {
-	return locksets{sets: [][]lockEnt{nil}, index: map[string]uint32{"": 0}, memo: map[[2]uint32]bool{}}
+	return locksets{Interner: lockset.NewInterner(), memo: map[[2]uint32]bool{}}
 }
 
 // of interns the set held (a lock held in both modes counts as write).
@@ -31,33 +28,17 @@ func (s *locksets) of(held []hold) uint32 {
 	for _, h := range held {
 		found := false
 		for i := range s.buf {
-			if s.buf[i].lock == h.lock {
-				s.buf[i].write = s.buf[i].write || !h.read
+			if s.buf[i].Lock == h.lock {
+				s.buf[i].Write = s.buf[i].Write || !h.read
 				found = true
 			}
 		}
 		if !found {
-			s.buf = append(s.buf, lockEnt{h.lock, !h.read})
+			s.buf = append(s.buf, lockset.Ent{Lock: h.lock, Write: !h.read})
 		}
 	}
-	sort.Slice(s.buf, func(i, j int) bool { return s.buf[i].lock < s.buf[j].lock })
-	s.key = s.key[:0]
-	for _, e := range s.buf {
-		for k := 0; k < 8; k++ {
-			s.key = append(s.key, byte(e.lock>>(8*k)))
-		}
-		if e.write {
-			s.key = append(s.key, 1)
-		} else {
-			s.key = append(s.key, 0)
-		}
-	}
-	if id, ok := s.index[string(s.key)]; ok {
-		return id
-	}
-	id := uint32(len(s.sets))
-	s.sets = append(s.sets, append([]lockEnt(nil), s.buf...))
-	s.index[string(s.key)] = id
+	sort.Slice(s.buf, func(i, j int) bool { return s.buf[i].Lock < s.buf[j].Lock })
+	id, _ := s.Intern(s.buf)
 	return id
 }
 
@@ -75,9 +56,9 @@ func (s *locksets) protects(a, b uint32) bool {
 		return v
 	}
 	v := false
-	for _, x := range s.sets[a] {
-		for _, y := range s.sets[b] {
-			if x.lock == y.lock && (x.write || y.write) {
+	for _, x := range s.Set(a) {
+		for _, y := range s.Set(b) {
+			if x.Lock == y.Lock && (x.Write || y.Write) {
 				v = true
 			}
 		}

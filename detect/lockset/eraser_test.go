@@ -29,7 +29,7 @@ func wantState(t *testing.T, d *Eraser, b *trace.Builder, x string, want uint8, 
 	var got []uint64
 	if s.cand != topSet {
 		for _, e := range d.tr.ls.sets[s.cand] {
-			got = append(got, e.lock)
+			got = append(got, e.Lock)
 		}
 	}
 	if len(got) != len(cand) {

@@ -1,18 +1,5 @@
 package lockset
 
-import (
-	"encoding/binary"
-	"slices"
-)
-
-// lockEnt is one element of an interned lockset: a lock and whether it is
-// held in write (exclusive) mode. Candidate sets (Eraser's C(v)) are stored
-// with write false: they are sets of locks, modes already applied.
-type lockEnt struct {
-	lock  uint64
-	write bool
-}
-
 const (
 	emptySet = 0              // ID of the empty lockset
 	topSet   = ^uint32(0)     // Eraser's initial C(v): every lock
@@ -35,54 +22,44 @@ type transKey struct {
 
 type meetKey struct{ a, b uint32 }
 
-// locksets interns sorted lock lists into small dense IDs, so that a shadow
+// locksets interns sorted lock lists into small dense IDs (Interner;
+// candidate sets, Eraser's C(v), with Write false: sets of locks, modes
+// already applied), so that a shadow
 // entry carries one word for its lockset, and caches the transitions
 // (acquire, release, projection, intersection) between them so that the
 // per-event work is a map lookup with no allocation once a set was seen.
 type locksets struct {
-	sets     [][]lockEnt // by ID; sets[emptySet] is empty
-	hasWrite []bool      // by ID: some lock held in write mode
-	projR    []uint32    // by ID: the set's locks, modes dropped (refines C(v) on reads)
-	projW    []uint32    // by ID: its write-mode locks, modes dropped (refines C(v) on writes)
-	index    map[string]uint32
+	Interner          // the sets by ID; emptySet is the empty one
+	hasWrite []bool   // by ID: some lock held in write mode
+	projR    []uint32 // by ID: the set's locks, modes dropped (refines C(v) on reads)
+	projW    []uint32 // by ID: its write-mode locks, modes dropped (refines C(v) on writes)
 	trans    map[transKey]uint32
 	meets    map[meetKey]uint32
-	key      []byte
-	scratch  []lockEnt
+	scratch  []Ent
 }
 
 func newLocksets() locksets {
 	s := locksets{
-		index: make(map[string]uint32),
-		trans: make(map[transKey]uint32),
-		meets: make(map[meetKey]uint32),
+		Interner: Interner{index: make(map[string]uint32)},
+		trans:    make(map[transKey]uint32),
+		meets:    make(map[meetKey]uint32),
 	}
 	s.intern(nil)
 	return s
 }
 
-func (s *locksets) len() int { return len(s.sets) }
+func (s *locksets) len() int { return s.Len() }
 
-// intern returns the ID of the sorted list l (which it does not retain).
-func (s *locksets) intern(l []lockEnt) uint32 {
-	s.key = s.key[:0]
-	for _, e := range l {
-		s.key = binary.LittleEndian.AppendUint64(s.key, e.lock)
-		if e.write {
-			s.key = append(s.key, 1)
-		} else {
-			s.key = append(s.key, 0)
-		}
-	}
-	if id, ok := s.index[string(s.key)]; ok {
+// intern returns the ID of the sorted list l (which it does not retain),
+// with the set's derived tables grown for a new one.
+func (s *locksets) intern(l []Ent) uint32 {
+	id, fresh := s.Intern(l)
+	if !fresh {
 		return id
 	}
-	id := uint32(len(s.sets))
-	s.index[string(s.key)] = id
-	s.sets = append(s.sets, slices.Clone(l))
 	hw := false
 	for _, e := range l {
-		hw = hw || e.write
+		hw = hw || e.Write
 	}
 	s.hasWrite = append(s.hasWrite, hw)
 	s.projR = append(s.projR, noProj)
@@ -105,16 +82,16 @@ func (s *locksets) add(from uint32, lock uint64, write bool) uint32 {
 	done := false
 	for _, e := range s.sets[from] {
 		switch {
-		case e.lock == lock:
+		case e.Lock == lock:
 			continue
-		case !done && e.lock > lock:
-			l = append(l, lockEnt{lock, write})
+		case !done && e.Lock > lock:
+			l = append(l, Ent{lock, write})
 			done = true
 		}
 		l = append(l, e)
 	}
 	if !done {
-		l = append(l, lockEnt{lock, write})
+		l = append(l, Ent{lock, write})
 	}
 	s.scratch = l
 	id := s.intern(l)
@@ -130,7 +107,7 @@ func (s *locksets) remove(from uint32, lock uint64) uint32 {
 	}
 	l := s.scratch[:0]
 	for _, e := range s.sets[from] {
-		if e.lock != lock {
+		if e.Lock != lock {
 			l = append(l, e)
 		}
 	}
@@ -153,12 +130,12 @@ func (s *locksets) protects(a, b uint32) bool {
 	i, j := 0, 0
 	for i < len(la) && j < len(lb) {
 		switch {
-		case la[i].lock < lb[j].lock:
+		case la[i].Lock < lb[j].Lock:
 			i++
-		case la[i].lock > lb[j].lock:
+		case la[i].Lock > lb[j].Lock:
 			j++
 		default:
-			if la[i].write || lb[j].write {
+			if la[i].Write || lb[j].Write {
 				return true
 			}
 			i++
@@ -181,8 +158,8 @@ func (s *locksets) proj(id uint32, write bool) uint32 {
 	}
 	l := s.scratch[:0]
 	for _, e := range s.sets[id] {
-		if e.write || !write {
-			l = append(l, lockEnt{e.lock, false})
+		if e.Write || !write {
+			l = append(l, Ent{e.Lock, false})
 		}
 	}
 	s.scratch = l
@@ -219,9 +196,9 @@ func (s *locksets) meet(a, b uint32) uint32 {
 	i, j := 0, 0
 	for i < len(la) && j < len(lb) {
 		switch {
-		case la[i].lock < lb[j].lock:
+		case la[i].Lock < lb[j].Lock:
 			i++
-		case la[i].lock > lb[j].lock:
+		case la[i].Lock > lb[j].Lock:
 			j++
 		default:
 			l = append(l, la[i])
