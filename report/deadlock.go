@@ -35,14 +35,7 @@ func Deadlocks(w io.Writer, m *trace.Meta, cycles []deadlock.Cycle, created map[
 			}
 			bw.printf("Goroutine %s requests %s%s, held by goroutine %s (event %d):\n", m.Goroutine(d.G).Label(), lockName(m, d.Lock), mode, m.Goroutine(next.G).Label(), d.Seq)
 			writeStack(bw, m, d.Site, d.Stack)
-			for _, h := range d.Held {
-				mode := ""
-				if h.Read {
-					mode = " (read mode)"
-				}
-				bw.printf("  holding %s%s, taken at (event %d):\n", lockName(m, h.Lock), mode, h.Seq)
-				writeStack(bw, m, h.Site, h.Stack)
-			}
+			writeHeld(bw, m, d.Held)
 			bw.printf("\n")
 		}
 		for i, d := range c.Deps {
@@ -54,6 +47,18 @@ func Deadlocks(w io.Writer, m *trace.Meta, cycles []deadlock.Cycle, created map[
 		bw.printf("==================\n")
 	}
 	return bw.err
+}
+
+// writeHeld writes the locks a goroutine holds, each with where it took it.
+func writeHeld(bw *errWriter, m *trace.Meta, held []deadlock.Held) {
+	for _, h := range held {
+		mode := ""
+		if h.Read {
+			mode = " (read mode)"
+		}
+		bw.printf("  holding %s%s, taken at (event %d):\n", lockName(m, h.Lock), mode, h.Seq)
+		writeStack(bw, m, h.Site, h.Stack)
+	}
 }
 
 // writeLockChannel writes the body of a lock held across a channel

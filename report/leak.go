@@ -76,14 +76,7 @@ func writeBlocked(bw *errWriter, m *trace.Meta, l leak.Leak) {
 		bw.printf("Goroutine %s blocked to %s %s (event %d):\n", m.Goroutine(l.G).Label(), verb, chanName(m, op), op.Seq)
 		writeStack(bw, m, op.Site, op.Stack)
 	}
-	for _, h := range l.Held {
-		mode := ""
-		if h.Read {
-			mode = " (read mode)"
-		}
-		bw.printf("  holding %s%s, taken at (event %d):\n", lockName(m, h.Lock), mode, h.Seq)
-		writeStack(bw, m, h.Site, h.Stack)
-	}
+	writeHeld(bw, m, l.Held)
 }
 
 // chanName names op's channel: by its name if the trace gives one, else
