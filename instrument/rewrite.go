@@ -929,7 +929,12 @@ func (r *rewriter) access(e ast.Expr, kind string) {
 
 // whole reports whether values of type t are read and written only as a
 // whole by Go code: not a struct or array (whose parts are locations of
-// their own), nor a type parameter (which may be one).
+// their own), nor a type parameter (which may be one). A struct of one
+// field and an array of one element are their element, as Go's compiler
+// takes them (and so its race instrumentation): a copy of a
+// sync/atomic.Value (struct{ v any }) is one access at its first word,
+// which Store's atomic write of the second does not race with under go
+// test -race, while a struct holding a Value and more is its words.
 func whole(t types.Type) bool {
 	if t == nil {
 		return false
@@ -937,9 +942,11 @@ func whole(t types.Type) bool {
 	if _, ok := types.Unalias(t).(*types.TypeParam); ok {
 		return false
 	}
-	switch t.Underlying().(type) {
-	case *types.Struct, *types.Array:
-		return false
+	switch u := t.Underlying().(type) {
+	case *types.Struct:
+		return u.NumFields() == 1 && whole(u.Field(0).Type())
+	case *types.Array:
+		return u.Len() == 1 && whole(u.Elem())
 	}
 	return true
 }

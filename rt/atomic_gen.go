@@ -831,8 +831,10 @@ func AtomicValueLoad(x *atomic.Value, site uint32) (r any) {
 	}
 	g, l := atomicBegin(unsafe.Pointer(x))
 	defer l.Unlock()
+	typ := valueTypeOp(x, false)
 	r = x.Load()
-	atomicRecord(g, trace.OpAtomicLoad, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
+	atomicRecord(g, typ, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
+	atomicRecord(g, trace.OpAtomicLoad, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x))+8, 0)
 	return
 }
 
@@ -847,8 +849,10 @@ func AtomicValueStore(x *atomic.Value, val any, site uint32) {
 	}
 	g, l := atomicBegin(unsafe.Pointer(x))
 	defer l.Unlock()
+	typ := valueTypeOp(x, true)
 	x.Store(val)
-	atomicRecord(g, trace.OpAtomicStore, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
+	atomicRecord(g, typ, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
+	atomicRecord(g, trace.OpAtomicStore, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x))+8, 0)
 }
 
 // AtomicValueSwap is atomic.Value.Swap.
@@ -861,8 +865,10 @@ func AtomicValueSwap(x *atomic.Value, new any, site uint32) (r any) {
 	}
 	g, l := atomicBegin(unsafe.Pointer(x))
 	defer l.Unlock()
+	typ := valueTypeOp(x, true)
 	r = x.Swap(new)
-	atomicRecord(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
+	atomicRecord(g, typ, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
+	atomicRecord(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x))+8, 0)
 	return
 }
 
@@ -876,8 +882,10 @@ func AtomicValueCompareAndSwap(x *atomic.Value, old, new any, site uint32) (r bo
 	}
 	g, l := atomicBegin(unsafe.Pointer(x))
 	defer l.Unlock()
+	typ := valueTypeOp(x, true)
 	r = x.CompareAndSwap(old, new)
-	atomicRecord(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
+	atomicRecord(g, typ, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
+	atomicRecord(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x))+8, 0)
 	return
 }
 

@@ -125,10 +125,18 @@ import (
 		} else {
 			fmt.Fprintf(b, "\tif !on || %s == nil {\n\t\treturn %s\n\t}\n", nilv, call)
 		}
-		// atomic.Value panics on nil and inconsistent types: unlock by defer.
+		// atomic.Value panics on nil and inconsistent types: unlock by
+		// defer. Its two words are recorded as sync/atomic touches them:
+		// the operation itself on the data word (every operation reads or
+		// writes it, so their edges meet there), and the type word loaded,
+		// or stored by the first Store (valueTypeOp). A plain copy of a
+		// Value reads its first word only (package instrument's whole),
+		// which a Store does not write after its first, as under go test
+		// -race; a plain write of a Value races with every operation.
 		if recv == "Value" {
-			fmt.Fprintf(b, "\tg, l := atomicBegin(%s)\n\tdefer l.Unlock()\n\t%s%s\n", addr, assign, call)
-			fmt.Fprintf(b, "\tatomicRecord(g, trace.OpAtomic%s, %s, site, ptr(%s), %s)\n", o.kind, flags, addr, val)
+			fmt.Fprintf(b, "\tg, l := atomicBegin(%s)\n\tdefer l.Unlock()\n\ttyp := valueTypeOp(x, %v)\n\t%s%s\n", addr, o.kind != "Load", assign, call)
+			fmt.Fprintf(b, "\tatomicRecord(g, typ, trace.FlagValueUnknown, site, ptr(%s), 0)\n", addr)
+			fmt.Fprintf(b, "\tatomicRecord(g, trace.OpAtomic%s, %s, site, ptr(%s)+8, %s)\n", o.kind, flags, addr, val)
 		} else {
 			fmt.Fprintf(b, "\tg, l := atomicBegin(%s)\n\t%s%s\n", addr, assign, call)
 			fmt.Fprintf(b, "\tatomicEnd(g, l, trace.OpAtomic%s, %s, site, ptr(%s), %s)\n", o.kind, flags, addr, val)

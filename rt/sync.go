@@ -963,3 +963,14 @@ func Bind[T any](p *T, hook func(*T, uint32, bool), site uint32) func() {
 func Bind0[T any](p *T, hook func(*T, uint32), site uint32) func() {
 	return func() { hook(p, site) }
 }
+
+// valueTypeOp is what an operation on the atomic.Value x does to its type
+// word (the generated AtomicValue hooks): a store when it stores into a
+// Value never stored before (its first Store, Swap or CompareAndSwap sets
+// the type), else a load.
+func valueTypeOp(x *atomic.Value, stores bool) trace.Op {
+	if stores && x.Load() == nil {
+		return trace.OpAtomicStore
+	}
+	return trace.OpAtomicLoad
+}

@@ -347,3 +347,19 @@ func TestNoRaceMethodValueUnlock(t *testing.T) {
 	sink = x
 	mu.Unlock()
 }
+
+// A copy of an atomic.Value alone reads its type word only (go test -race
+// instruments it as its one field), which a Store after the first does not
+// write.
+func TestNoRaceValueCopy(t *testing.T) {
+	var v atomic.Value
+	v.Store(1)
+	c := make(chan bool)
+	go func() {
+		v.Store(2)
+		c <- true
+	}()
+	w := v
+	sink = w.Load()
+	<-c
+}

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -382,4 +383,38 @@ func TestRaceMethodValueDoneEarly(t *testing.T) {
 	wg.Wait()
 	x = 2 // race: donearly
 	time.Sleep(time.Millisecond)
+}
+
+// A plain write of an atomic.Value races with its Store, which reads the
+// Value's type word (atomic side unframed).
+func TestRaceValueOverwrite(t *testing.T) {
+	h := new(struct{ v atomic.Value })
+	h.v.Store(1)
+	c := make(chan bool)
+	go func() {
+		h.v.Store(2) // race: valueover
+		c <- true
+	}()
+	h.v = atomic.Value{} // race: valueover
+	<-c
+}
+
+type valueBox struct {
+	n int
+	v atomic.Value
+}
+
+// A copy of a struct that holds an atomic.Value reads the Value's data
+// word, which Store writes (atomic side unframed).
+func TestRaceValueInStructCopy(t *testing.T) {
+	b := new(valueBox)
+	b.v.Store(1)
+	c := make(chan bool)
+	go func() {
+		b.v.Store(2) // race: valuecopy
+		c <- true
+	}()
+	cp := *b // race: valuecopy
+	sink = cp.n
+	<-c
 }
