@@ -229,15 +229,30 @@ func (d *Detector) Handle(e *trace.Event) {
 	case e.Flags&trace.FlagMessage != 0 && (e.Op == trace.OpSyncRelease || e.Op == trace.OpSyncAcquire):
 		d.chanEvent(t, e)
 	case e.Op == trace.OpRelease:
-		held := d.taken[e.G]
-		for i := len(held) - 1; i >= 0; i-- {
-			if held[i].Lock == e.Obj {
-				d.taken[e.G] = slices.Delete(held, i, i+1)
-				break
+		if !d.release(e.G, e.Obj) {
+			// A Mutex unlocked by another goroutine than the one that
+			// locked it (a semaphore: Go allows it): the holder no longer
+			// holds it.
+			for g := range d.taken {
+				if d.release(g, e.Obj) {
+					break
+				}
 			}
 		}
 	}
 	d.k.Sync(t, e)
+}
+
+// release drops lock from goroutine g's holds, reporting whether g held it.
+func (d *Detector) release(g trace.GID, lock uint64) bool {
+	held := d.taken[g]
+	for i := len(held) - 1; i >= 0; i-- {
+		if held[i].Lock == lock {
+			d.taken[g] = slices.Delete(held, i, i+1)
+			return true
+		}
+	}
+	return false
 }
 
 func (d *Detector) addDep(t *clock.Thread, e *trace.Event, held []Held, stack []trace.Site) {

@@ -492,3 +492,22 @@ P|rrel(mu)
 		})
 	}
 }
+
+// A Mutex used as a semaphore (Go's race suite, TestNoRaceMutexSemaphore):
+// M locks, P unlocks, then M waits in a receive; M holds nothing then, so
+// Q's Lock before its send is no lock held across a channel operation.
+func TestLockChannelSemaphore(t *testing.T) {
+	src := `
+M|acq(mu)|lock.go
+P|rel(mu)
+M|snd(c=recv)|recv.go
+Q|acq(mu)|qlock.go
+Q|rel(mu)
+Q|snd(c=send/2)|send.go
+Q|rcv(c=sent/1)
+M|rcv(c=recvd/1)
+`
+	if got := lockChannels(t, src); len(got) != 0 {
+		t.Errorf("got %q, want none", got)
+	}
+}
