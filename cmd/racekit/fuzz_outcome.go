@@ -1,0 +1,276 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/racekit/racekit/sched"
+)
+
+// resolution is "A before B" for a race note "G#N kind A | G#N kind B".
+func resolution(note string) string {
+	parts := strings.SplitN(note, " | ", 2)
+	if len(parts) != 2 {
+		return note
+	}
+	return pointSite(parts[0]) + " before " + pointSite(parts[1])
+}
+
+// pointSite is the site (and access kind) of a point's text "G#N kind site".
+func pointSite(p string) string {
+	f := strings.SplitN(strings.TrimSpace(p), " ", 3)
+	if len(f) < 3 {
+		return p
+	}
+	return relSite(f[2]) + " (" + map[string]string{"r": "read", "w": "write"}[f[1]] + ")"
+}
+
+// relSite shortens an absolute file name relative to the working
+// directory when it is below it.
+func relSite(s string) string {
+	if wd, err := os.Getwd(); err == nil && strings.HasPrefix(s, wd+string(filepath.Separator)) {
+		return s[len(wd)+1:]
+	}
+	return s
+}
+
+// classify names what a run led to.
+func classify(timedOut bool, code int, out string, s *sched.Schedule) (string, string) {
+	switch {
+	case timedOut:
+		return "timeout", ""
+	case len(s.NotesOf("departure")) > 0 && code == sched.DepartedExit:
+		return "stopped", "at its first departure from the clip"
+	case len(s.NotesOf("deadlock")) > 0 && code == 3:
+		return "deadlock", strings.Join(s.NotesOf("deadlock"), "; ")
+	case strings.Contains(out, "fatal error: all goroutines are asleep"):
+		return "deadlock", "fatal error: all goroutines are asleep"
+	case strings.Contains(out, "\npanic: ") || strings.HasPrefix(out, "panic: "):
+		i := strings.Index(out, "panic: ")
+		line := out[i:]
+		if j := strings.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		return "panic", strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(line), "panic: "), " [recovered]")
+	case code == 0:
+		return "none", ""
+	case strings.Contains(out, "--- FAIL"):
+		var fails []string
+		for _, l := range strings.Split(out, "\n") {
+			if t := strings.TrimSpace(l); strings.HasPrefix(t, "--- FAIL: ") {
+				name := strings.Fields(strings.TrimPrefix(t, "--- FAIL: "))[0]
+				fails = append(fails, name)
+			}
+		}
+		return "test failure", strings.Join(fails, ", ")
+	}
+	return "exit " + strconv.Itoa(code), ""
+}
+
+// summarize groups a pair's runs by resolution and outcome.
+func summarize(pair string, t *fuzzTarget, runs, baseline []fuzzRun, goFlags []string) FuzzPair {
+	fp := FuzzPair{Pair: pair, Package: t.Pkg, Runs: len(runs)}
+	idx := map[[3]string]int{}
+	for _, r := range runs {
+		fp.Seconds += r.Elapsed.Seconds()
+		if r.Escapes > 0 {
+			fp.Escapes++
+		}
+		if r.Created {
+			fp.Created++
+			if fp.Replay == "" {
+				fp.Replay = replayCommand(r.Seed, "-pair", pair, t.Pkg, goFlags)
+			}
+		}
+		k := [3]string{r.Resolution, r.Outcome, r.Detail}
+		i, ok := idx[k]
+		if !ok {
+			i = len(fp.Outcomes)
+			idx[k] = i
+			fp.Outcomes = append(fp.Outcomes, FuzzOutcome{Resolution: r.Resolution, Outcome: r.Outcome, Detail: r.Detail, digest: r.Digest, steps: r.Steps})
+		}
+		fp.Outcomes[i].Runs++
+		fp.Outcomes[i].Seeds = append(fp.Outcomes[i].Seeds, r.Seed)
+	}
+	sort.SliceStable(fp.Outcomes, func(i, j int) bool {
+		a, b := fp.Outcomes[i], fp.Outcomes[j]
+		if a.Resolution != b.Resolution {
+			return a.Resolution > b.Resolution // created ones first
+		}
+		return a.Runs > b.Runs
+	})
+	for i := range fp.Outcomes {
+		o := &fp.Outcomes[i]
+		for _, b := range baseline {
+			if b.Outcome == o.Outcome && b.Detail == o.Detail {
+				o.Baseline++
+			}
+		}
+	}
+	fp.Real = fp.Created > 0
+	fp.Probability = float64(fp.Created) / float64(fp.Runs)
+	return fp
+}
+
+// replayOutcomes replays, for every outcome that created its pair's race,
+// the outcome's first seed -replay times (the runs of RaceFuzzer §2.2's
+// replay: the seed alone, nothing recorded) and counts the replays whose
+// schedule is the original run's, step for step.
+func replayOutcomes(pairs []FuzzPair, jobs []fuzzJob, testArgs []string, tmp string) error {
+	type task struct{ p, o, k int }
+	var tasks []task
+	for p := range pairs {
+		for o, oc := range pairs[p].Outcomes {
+			if oc.Resolution == "" {
+				continue
+			}
+			for k := 0; k < *fuzzReplay; k++ {
+				tasks = append(tasks, task{p, o, k})
+			}
+		}
+	}
+	var mu sync.Mutex
+	return inParallel(len(tasks), *fuzzJobs, func(i int) error {
+		tk := tasks[i]
+		oc := &pairs[tk.p].Outcomes[tk.o]
+		path := filepath.Join(tmp, fmt.Sprintf("replay%d-%d-%d.sched", tk.p, tk.o, tk.k))
+		r, err := controlledRun(jobs[tk.p].t, testArgs, []string{
+			"RACEKIT_SCHED=racefuzzer",
+			"RACEKIT_SEED=" + strconv.FormatUint(oc.Seeds[0], 10),
+			"RACEKIT_PAIR=" + jobs[tk.p].pair,
+		}, path, *fuzzTimeout, nil)
+		os.Remove(path)
+		if err != nil {
+			return err
+		}
+		d := sched.DigestSteps(r.Schedule.Steps)
+		mu.Lock()
+		defer mu.Unlock()
+		oc.Replayed++
+		switch {
+		case d == oc.digest:
+			oc.Identical++
+		case oc.ReplayDiff == "":
+			oc.ReplayDiff = fmt.Sprintf("replay %d: %d steps, the original %d; outcome %s", tk.k+1, r.Steps, oc.steps, r.Outcome)
+			switch {
+			case !r.Created:
+				oc.ReplayDiff += ", race not created"
+			case r.Resolution != oc.Resolution:
+				oc.ReplayDiff += ", race " + r.Resolution
+			}
+		}
+		return nil
+	})
+}
+
+// replayCommand is the racekit replay command line for one run: flag
+// -pair with a race pair, -cycle with a lock-order cycle.
+func replayCommand(seed uint64, flag, arg, pkg string, goFlags []string) string {
+	s := fmt.Sprintf("racekit replay -seed %d %s %s %s", seed, flag, shellQuote(arg), pkg)
+	if len(goFlags) > 0 {
+		var q []string
+		for _, f := range goFlags {
+			q = append(q, shellQuote(f))
+		}
+		s += " -- " + strings.Join(q, " ")
+	}
+	return s
+}
+
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r == '/' || r == '.' || r == '-' || r == '_' || r == ':' || r == '~' || r == '=' || r == ',' ||
+			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			safe = false
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// printFuzz writes the result as text, in the style of the race
+// detector's reports.
+func printFuzz(w io.Writer, res FuzzResult) {
+	res0 := res
+	real := 0
+	observed := 0
+	for _, p := range res.Pairs {
+		a, b, _ := strings.Cut(p.Pair, "~")
+		if !p.Real && p.Observed {
+			observed++
+			fmt.Fprintf(w, "==================\nWARNING: DATA RACE (observed: unordered by happens-before in a recorded run; racekit fuzz did not create it in %d runs)\n", p.Runs)
+			fmt.Fprintf(w, "  between %s\n      and %s\n  in package %s\n  candidate from %s\n", relSite(a), relSite(b), p.Package, strings.Join(p.Sources, ", "))
+			fmt.Fprintf(w, "  no run brought the two accesses next to each other: the value is likely\n  published through a plain flag; racekit test -algo=hb reports it with stacks\n==================\n")
+			continue
+		}
+		if !p.Real {
+			fmt.Fprintf(w, "racekit fuzz: %s and %s (%s, from %s): not created in %d runs", relSite(a), relSite(b), p.Package, strings.Join(p.Sources, ", "), p.Runs)
+			if len(p.Outcomes) > 0 && p.Outcomes[0].Outcome != "none" {
+				o := p.Outcomes[0]
+				fmt.Fprintf(w, " (%d runs: %s %s)", o.Runs, o.Outcome, o.Detail)
+			}
+			fmt.Fprintln(w)
+			continue
+		}
+		real++
+		fmt.Fprintf(w, "==================\nWARNING: DATA RACE (confirmed: racekit fuzz created it in %d of %d runs, probability %.2f)\n", p.Created, p.Runs, p.Probability)
+		fmt.Fprintf(w, "  between %s\n      and %s\n  in package %s\n  candidate from %s\n", relSite(a), relSite(b), p.Package, strings.Join(p.Sources, ", "))
+		for _, o := range p.Outcomes {
+			res := o.Resolution
+			if res == "" {
+				res = "not created"
+			}
+			what := o.Outcome
+			if what == "none" {
+				what = "no failure"
+			}
+			if o.Detail != "" {
+				what += ": " + o.Detail
+			}
+			if o.Outcome != "none" && o.Baseline > 0 {
+				what += fmt.Sprintf(" (also in %d of %d runs without the race: not its doing)", o.Baseline, res0.BaselineRuns)
+			}
+			fmt.Fprintf(w, "  %s -> %s\n      %d runs, seeds %s\n", res, what, o.Runs, seedList(o.Seeds))
+			switch {
+			case o.Replayed == 0:
+			case o.Identical == o.Replayed:
+				fmt.Fprintf(w, "      seed %d replayed %d times: the same schedule each time\n", o.Seeds[0], o.Replayed)
+			default:
+				fmt.Fprintf(w, "      seed %d replayed %d times: %d with the same schedule (%s)\n", o.Seeds[0], o.Replayed, o.Identical, o.ReplayDiff)
+			}
+		}
+		if p.Escapes > 0 {
+			fmt.Fprintf(w, "  (%d runs had goroutines leave the scheduler's control: they may not replay exactly)\n", p.Escapes)
+		}
+		fmt.Fprintf(w, "  replay: %s\n==================\n", p.Replay)
+	}
+	fmt.Fprintf(w, "racekit fuzz: %d candidate pairs (%s), %d real races confirmed", len(res.Pairs), res.Phase1, real)
+	if observed > 0 {
+		fmt.Fprintf(w, ", %d more observed but not created", observed)
+	}
+	fmt.Fprintln(w)
+}
+
+func seedList(s []uint64) string {
+	var b strings.Builder
+	for i, x := range s {
+		if i == 8 {
+			fmt.Fprintf(&b, " ... (%d more)", len(s)-8)
+			break
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.FormatUint(x, 10))
+	}
+	return b.String()
+}
