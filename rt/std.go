@@ -239,9 +239,13 @@ func HeldPtr[T any](v T, site uint32) T {
 // code allocated the buffer without a trace, and it kept the accesses of
 // the program's dead object the collector had there (hashicorp/memberlist's
 // peekedConn.Read wrote into bufio's buffer at a dead []byte's address:
-// corpus, session 27): it is recorded allocated the first time it is seen
-// so in a GC cycle (internalArray). A traced caller's buffer is its own
-// business (its allocation is recorded where it was made).
+// corpus, session 27), or took it from a sync.Pool whose Put and Get order
+// its users for go test -race and not for racekit (io.Copy to io.Discard
+// reads through one 8 KiB buffer of a pool: fasthttp's fasthttputil tests,
+// corpus session 32): it is recorded allocated the first time each
+// goroutine is seen with it in a GC cycle (internalArray, keyed by the
+// goroutine). A traced caller's buffer is its own business (its allocation
+// is recorded where it was made).
 func CallerBuf(p []byte, site uint32) {
 	if !on || cap(p) == 0 {
 		return
@@ -252,7 +256,7 @@ func CallerBuf(p []byte, site uint32) {
 		return
 	}
 	d := sliceData(p)
-	internalArray(d, d, uintptr(cap(p)), site)
+	internalArray(unsafe.Pointer(cur()), d, uintptr(cap(p)), site)
 }
 
 // tracedCaller reports whether the first frame of pcs that is not a

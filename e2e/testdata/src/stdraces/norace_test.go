@@ -10,6 +10,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -362,4 +363,35 @@ func TestNoRaceValueCopy(t *testing.T) {
 	w := v
 	sink = w.Load()
 	<-c
+}
+
+// fillReader writes its buffer through: a traced Read that io.Copy calls.
+type fillReader struct{ n int }
+
+func (r *fillReader) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	r.n--
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
+}
+
+// io.Copy to io.Discard reads through an 8 KiB buffer of a sync.Pool inside
+// package io: the goroutine that gets it after another put it back is
+// ordered after that one by the pool (go test -race's Put and Get edges),
+// though by nothing the program does (fasthttp's fasthttputil tests).
+func TestNoRaceDiscardPooledBuffer(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one P: the second Get takes the first Put
+	first := func() { io.Copy(io.Discard, &fillReader{n: 2}) }
+	go first()
+	time.Sleep(20 * time.Millisecond) // no edge: the second goroutine is not ordered after the first
+	done := make(chan bool)
+	go func() {
+		io.Copy(io.Discard, &fillReader{n: 2})
+		done <- true
+	}()
+	<-done
 }
