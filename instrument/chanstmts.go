@@ -263,7 +263,15 @@ func (r *rewriter) selectStmt(x *ast.SelectStmt, label *ast.LabeledStmt) {
 		r.block(cc.Body)
 		cases = append(cases, k)
 	}
-	if label != nil && r.gotoLabels[r.labelObj(label)] {
+	// A select that a goto jumps to keeps its label on the block that
+	// wraps it, so that the goto runs the prelude again, as it evaluates
+	// the channels again; unless a break names the label, which a block
+	// cannot take: that select is left as it is (its operations are not
+	// seen: fasthttp's pipeline writer, `againChR: select { case chR <-
+	// w: ...`, went unrecorded, and its receivers raced with its
+	// senders).
+	outerLabel := label != nil && r.gotoLabels[r.labelObj(label)]
+	if outerLabel && breaksTo(x.Body, label.Label.Name) {
 		return
 	}
 	nch := 0
@@ -277,6 +285,9 @@ func (r *rewriter) selectStmt(x *ast.SelectStmt, label *ast.LabeledStmt) {
 	}
 	lo, hi := r.outerSpan(x, label)
 	g := r.newGen(lo)
+	if outerLabel {
+		g.lit(r.labelText(label))
+	}
 	g.lit("{ ")
 	for i := range cases {
 		k := &cases[i]
@@ -322,7 +333,9 @@ func (r *rewriter) selectStmt(x *ast.SelectStmt, label *ast.LabeledStmt) {
 			ci++
 		}
 	}
-	g.lit(r.labelText(label))
+	if !outerLabel {
+		g.lit(r.labelText(label))
+	}
 	slo, _ := r.span(x)
 	blo, _ := r.span(x.Body)
 	g.piece(slo, r.ed.render(slo, blo+1)) // "select {"
@@ -395,3 +408,21 @@ func (r *rewriter) selectStmt(x *ast.SelectStmt, label *ast.LabeledStmt) {
 }
 
 // ---- expressions ----
+
+// breaksTo reports whether body has a break statement naming label (one
+// inside a function literal names another function's labels, none).
+func breaksTo(body ast.Node, label string) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.BranchStmt:
+			if x.Tok == token.BREAK && x.Label != nil && x.Label.Name == label {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}

@@ -395,3 +395,29 @@ func TestNoRaceDiscardPooledBuffer(t *testing.T) {
 	}()
 	<-done
 }
+
+// A send in a select that a goto jumps back to (fasthttp's pipeline
+// writer, `againChR: select { case chR <- w: ... }`) orders the write
+// before it with the receiver's read.
+func TestNoRaceGotoSelectHandoff(t *testing.T) {
+	type work struct{ n int }
+	ch := make(chan *work, 1)
+	done := make(chan int)
+	go func() {
+		w := <-ch
+		done <- w.n
+	}()
+	w := &work{}
+	w.n = 1
+	tries := 0
+again:
+	select {
+	case ch <- w:
+	default:
+		tries++
+		if tries < 3 {
+			goto again
+		}
+	}
+	sink = <-done
+}
