@@ -124,7 +124,7 @@ func TestLeaks(t *testing.T) {
 		t.Errorf("test without --leaks: exit %d, want 0 and no report\n%s", code, out)
 	}
 	code, out = runRacekit(t, "test", "--leaks", "./leakytest")
-	for _, want := range []string{"WARNING: GOROUTINE LEAK (blocked in chan send", "leakytest/leak_test.go:16:", "(racekit: 0 data race(s), 1 leaked goroutine(s))"} {
+	for _, want := range []string{"WARNING: GOROUTINE LEAK (blocked in chan send", "leakytest/leak_test.go:18:", "(racekit: 0 data race(s), 1 leaked goroutine(s))"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("test --leaks: output lacks %q\n%s", want, out)
 		}

@@ -1,8 +1,10 @@
 // Package leakytest has a test that leaves a goroutine blocked forever on
-// a send no one receives (line 16), and one whose goroutines all end.
+// a send no one receives (line 18), and one whose goroutines all end.
 package leakytest
 
 import (
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -19,7 +21,14 @@ func TestLeaky(t *testing.T) {
 	if r := <-results; r < 0 {
 		t.Fatal(r)
 	}
-	time.Sleep(200 * time.Millisecond) // for the second goroutine to reach its send, on a busy machine too
+	// Wait until the second goroutine is blocked in its send: a fixed
+	// sleep was not enough on a loaded machine, and the leak went unseen.
+	buf := make([]byte, 1<<16)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if strings.Contains(string(buf[:runtime.Stack(buf, true)]), "[chan send") {
+			break
+		}
+	}
 }
 
 func TestClean(t *testing.T) {
