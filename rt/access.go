@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"strconv"
 	"sync/atomic"
 	"unsafe"
 
@@ -139,14 +140,46 @@ var (
 )
 
 // A goroutine's table is direct-mapped by word. It starts small, so that
-// the many goroutines that make few accesses cost little, and grows once
-// the goroutine has recorded bigSeenAfter accesses.
+// the many goroutines that make few accesses cost little, and grows as the
+// goroutine records more: a loop nest that sweeps a matrix many times in
+// one epoch (a worker between two synchronizations) repeats a working set
+// far wider than a small table, and each conflict records the word again.
+// Tables past the second size count against seenBudget, bytes held by
+// live goroutines: a program with many such goroutines keeps the second
+// size for the rest.
 const (
-	forgetMax    = 64 // words an allocation clears from the table (forget)
-	smallSeen    = 32
-	bigSeen      = 2048
-	bigSeenAfter = 4096
+	forgetMax  = 64 // words an allocation clears from the table (forget)
+	smallSeen  = 32
+	seenBudget = 128 << 20
 )
+
+// seenSizes: a table of seenSizes[i].size entries is replaced by the next
+// size once the goroutine has recorded seenSizes[i+1].after accesses.
+var seenSizes = [...]struct{ size, after int }{
+	{smallSeen, 0},
+	{2048, 4096},
+	{1 << 14, 1 << 14},
+	{1 << 17, 1 << 16},
+}
+
+// seenBytes is what the tables past the second size hold.
+var seenBytes atomic.Int64
+
+// maxSeenLevel is the largest size a table grows to, an index in
+// seenSizes: RACEKIT_DEDUP_MAX=N keeps tables at N entries or fewer (the
+// overhead benchmark's baseline for the larger sizes).
+var maxSeenLevel = len(seenSizes) - 1
+
+func setDedupMax(v string) {
+	maxSeenLevel = len(seenSizes) - 1
+	n, err := strconv.Atoi(v)
+	if v == "" || err != nil {
+		return
+	}
+	for maxSeenLevel > 0 && seenSizes[maxSeenLevel].size > n {
+		maxSeenLevel--
+	}
+}
 
 type seenEntry struct {
 	addr  uint64
@@ -157,6 +190,7 @@ type seenEntry struct {
 type seenTable struct {
 	entries []seenEntry // len is a power of two
 	misses  int
+	level   int // index in seenSizes
 }
 
 // recorded reports whether the current goroutine g already recorded an
@@ -177,10 +211,37 @@ func (g *gstate) recorded(addr uint64, op trace.Op) bool {
 		return true
 	}
 	*e = seenEntry{addr: addr, epoch: g.epoch, write: write}
-	if t.misses++; t.misses == bigSeenAfter && len(t.entries) < bigSeen {
-		t.entries = make([]seenEntry, bigSeen)
+	if t.misses++; t.level < maxSeenLevel && t.misses == seenSizes[t.level+1].after {
+		t.grow()
 	}
 	return false
+}
+
+// grow replaces t's entries by the next size's, empty (the goroutine
+// records each word once more), unless the budget is spent.
+func (t *seenTable) grow() {
+	next := seenSizes[t.level+1].size
+	if t.level+1 >= 2 {
+		add := int64(next-len(t.entries)) * int64(unsafe.Sizeof(seenEntry{}))
+		if t.level == 1 {
+			add = int64(next) * int64(unsafe.Sizeof(seenEntry{}))
+		}
+		if seenBytes.Add(add) > seenBudget {
+			seenBytes.Add(-add)
+			return
+		}
+	}
+	t.level++
+	t.entries = make([]seenEntry, next)
+}
+
+// dropSeen lets g's table go at its end (forget), returning what it held
+// to the budget.
+func (g *gstate) dropSeen() {
+	if t := g.seen; t != nil && t.level >= 2 {
+		seenBytes.Add(-int64(len(t.entries)) * int64(unsafe.Sizeof(seenEntry{})))
+	}
+	g.seen = nil
 }
 
 // forget drops g's table entries of addresses in [a, a+size), an object

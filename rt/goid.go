@@ -314,4 +314,5 @@ func forget(s *gstate) {
 	gtab[s.goid&(gtabSize-1)].CompareAndSwap(s, nil)
 	s.park()
 	s.dead.Store(true)
+	s.dropSeen()
 }

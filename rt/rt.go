@@ -61,6 +61,7 @@ func init() {
 		path = filepath.Join(dir, traceName()+"."+strconv.Itoa(os.Getpid())+".rkt")
 	}
 	wgMisuse = os.Getenv("RACEKIT_WGMISUSE") != "0"
+	setDedupMax(os.Getenv("RACEKIT_DEDUP_MAX"))
 	if err := start(path, os.Getenv("RACEKIT_DEDUP") != "0"); err != nil {
 		fmt.Fprintf(os.Stderr, "racekit: cannot trace: %v\n", err)
 		return
@@ -82,6 +83,7 @@ func start(path string, withDedup bool) error {
 	defMu.Lock()
 	defs, nsites, ngors, nroots, rootGoids = nil, 1, 0, 0, nil
 	gmap = map[uint64]*gstate{}
+	seenBytes.Store(0) // the old goroutines' tables go with their states
 	for i := range gtab {
 		gtab[i].Store(nil)
 	}

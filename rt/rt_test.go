@@ -211,6 +211,49 @@ func TestDedup(t *testing.T) {
 	}
 }
 
+// A goroutine that sweeps a working set wider than a small table many
+// times in one epoch (a matrix product's inner loops) records each word
+// about once per table size it passes through, not once per sweep: its
+// table grows (seenSizes). With RACEKIT_DEDUP_MAX at 2048 the table stays
+// small and every sweep records the words again; a new epoch records them
+// again at any size.
+func TestDedupTableGrows(t *testing.T) {
+	const words, sweeps = 20000, 40
+	data := make([]uint64, words)
+	escapeSink = data
+	body := func(site uint32) {
+		for s := 0; s < sweeps; s++ {
+			for i := range data {
+				R(&data[i], site, true)
+			}
+		}
+		SyncRelease(NewObject(), site) // a new epoch
+		for i := range data {
+			R(&data[i], site, true)
+		}
+	}
+	reads := func(tr *trace.Trace) int {
+		n := 0
+		for _, e := range tr.Events {
+			if e.Op == trace.OpRead {
+				n++
+			}
+		}
+		return n
+	}
+	defer setDedupMax("")
+	setDedupMax("")
+	// Growth re-records until the table passes the working set's width: a
+	// few sweeps' worth in the first epoch, one in the second.
+	if n := reads(record(t, true, body)); n < 2*words || n > 6*words {
+		t.Errorf("grown table: %d reads of %d words swept %d times, then once in a new epoch; want between %d and %d", n, words, sweeps, 2*words, 6*words)
+	}
+	setDedupMax("2048")
+	if n := reads(record(t, true, body)); n < sweeps*words {
+		t.Errorf("table kept at 2048: %d reads, want every sweep's %d", n, (sweeps+1)*words)
+	}
+}
+
 // Dedup drops repeated words of multi-word accesses one by one, and a
 // copy records its writes first, so that a copy within one slice records
 // each word once; without dedup a copy records its reads, then its writes.

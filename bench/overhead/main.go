@@ -21,6 +21,9 @@
 //	          slot of a goroutine pool: a goroutine runs on those of one
 //	          that ended before it started; see filter/sample)
 //	full      every event (dedup on, as racekit records by default)
+//	full, 2048 dedup
+//	          the same with each goroutine's dedup table kept at 2,048
+//	          entries, its size before session 33 (rt/access.go)
 //	full, no alloc hook
 //	          the same, built without the Go runtime's allocation hook
 //	          (instrument.Config.NoAllocHook): what the hook costs
@@ -94,6 +97,7 @@ var configs = []config{
 	{"+gs-ad", []string{"RACEKIT_SAMPLE=gs-ad"}, true, false},
 	{"+tp-ad loops", []string{"RACEKIT_SAMPLE=tp-ad", "RACEKIT_SAMPLE_LOOPS=1"}, true, false},
 	{"full", nil, true, false},
+	{"full, 2048 dedup", []string{"RACEKIT_DEDUP_MAX=2048"}, true, false},
 	{"full, no alloc hook", nil, true, true},
 	{"tree", []string{"RACEKIT_FILTER=tree", "RACEKIT_FILTER_FOR=fasttrack"}, true, false},
 }
