@@ -154,12 +154,13 @@ const (
 )
 
 // seenSizes: a table of seenSizes[i].size entries is replaced by the next
-// size once the goroutine has recorded seenSizes[i+1].after accesses.
+// size once the goroutine has recorded seenSizes[i+1].after accesses (the
+// first growth) or conflicts (the others).
 var seenSizes = [...]struct{ size, after int }{
 	{smallSeen, 0},
 	{2048, 4096},
-	{1 << 14, 1 << 14},
-	{1 << 17, 1 << 16},
+	{1 << 14, 1 << 13},
+	{1 << 17, 1 << 14},
 }
 
 // seenBytes is what the tables past the second size hold.
@@ -189,7 +190,12 @@ type seenEntry struct {
 
 type seenTable struct {
 	entries []seenEntry // len is a power of two
-	misses  int
+	misses  int // accesses recorded
+	// conflicts: accesses recorded over an entry of the same epoch (the
+	// working set is wider than the table); only they grow a table past
+	// the second size, so that a goroutine with many short epochs (a
+	// ping-pong, a request handler) keeps a small one.
+	conflicts int
 	level   int // index in seenSizes
 }
 
@@ -210,9 +216,20 @@ func (g *gstate) recorded(addr uint64, op trace.Op) bool {
 	if e.addr == addr && e.epoch == g.epoch && (e.write || !write) {
 		return true
 	}
+	conflict := e.epoch == g.epoch && e.addr != 0
 	*e = seenEntry{addr: addr, epoch: g.epoch, write: write}
-	if t.misses++; t.level < maxSeenLevel && t.misses == seenSizes[t.level+1].after {
-		t.grow()
+	t.misses++
+	if conflict {
+		t.conflicts++
+	}
+	if t.level < maxSeenLevel {
+		n := t.misses
+		if t.level >= 1 {
+			n = t.conflicts
+		}
+		if n == seenSizes[t.level+1].after {
+			t.grow()
+		}
 	}
 	return false
 }
@@ -233,6 +250,7 @@ func (t *seenTable) grow() {
 	}
 	t.level++
 	t.entries = make([]seenEntry, next)
+	t.conflicts = 0
 }
 
 // dropSeen lets g's table go at its end (forget), returning what it held

@@ -248,6 +248,21 @@ func TestDedupTableGrows(t *testing.T) {
 	if n := reads(record(t, true, body)); n < 2*words || n > 6*words {
 		t.Errorf("grown table: %d reads of %d words swept %d times, then once in a new epoch; want between %d and %d", n, words, sweeps, 2*words, 6*words)
 	}
+	// Many short epochs over a few words (a ping-pong) conflict in no
+	// table: it stays at the second size.
+	level := -1
+	record(t, true, func(site uint32) {
+		for e := 0; e < 20000; e++ {
+			for i := range 3 {
+				R(&data[i], site, true)
+			}
+			SyncRelease(NewObject(), site)
+		}
+		level = cur().seen.level
+	})
+	if level != 1 {
+		t.Errorf("short epochs: the table is at size %d, want %d", seenSizes[level].size, seenSizes[1].size)
+	}
 	setDedupMax("2048")
 	if n := reads(record(t, true, body)); n < sweeps*words {
 		t.Errorf("table kept at 2048: %d reads, want every sweep's %d", n, (sweeps+1)*words)

@@ -403,6 +403,28 @@ func analyzeTraceFrom(path string, algos []string, startFunc string, progress fu
 		return nil, err
 	}
 	defer f.Close()
+	return analyzeFile(f, path, algos, startFunc, progress)
+}
+
+// analyzeFollowing is analyzeTrace of a trace its test binary is still
+// writing (tracefile.Follow): it ends after the binary does. A run that
+// stalled is analyzed again from its finished file, since what the stall
+// report needs is chosen before the events are read (readStall).
+func analyzeFollowing(path string, algos []string, progress func(n int64)) (*analysis, error) {
+	f, err := tracefile.Follow(path)
+	if err != nil {
+		return nil, err
+	}
+	a, err := analyzeFile(f, path, algos, "", progress)
+	f.Close()
+	if _, stalled := readStall(path); stalled && err == nil && a.stallTests == nil {
+		return analyzeTraceFrom(path, algos, "", progress)
+	}
+	return a, err
+}
+
+// analyzeFile is analyzeTraceFrom of an open trace.
+func analyzeFile(f *tracefile.File, path string, algos []string, startFunc string, progress func(n int64)) (*analysis, error) {
 	meta := f.Meta()
 	st := newStacks(meta, startFunc)
 	type run struct {

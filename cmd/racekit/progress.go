@@ -142,12 +142,16 @@ func (p *progressLines) every(f func() string) (stop func()) {
 // than that). progress is detect.RunProgress's callback; stop ends the
 // lines.
 func (p *progressLines) analysis(path string) (progress func(n int64), stop func()) {
-	var n atomic.Int64
+	n := new(atomic.Int64)
+	return func(k int64) { n.Store(k) }, p.analysisOf(path, n, time.Now())
+}
+
+// analysisOf prints the progress of an analysis of path begun at start
+// that stores its events so far in n, until stop is called.
+func (p *progressLines) analysisOf(path string, n *atomic.Int64, start time.Time) (stop func()) {
 	name := filepath.Base(path)
-	start := time.Now()
-	stop = p.every(func() string {
+	return p.every(func() string {
 		k := n.Load()
 		return fmt.Sprintf("analyzing %s: %d events so far (%.1fM events/s)", name, k, float64(k)/time.Since(start).Seconds()/1e6)
 	})
-	return func(k int64) { n.Store(k) }, stop
 }

@@ -49,6 +49,7 @@ type testOutput struct {
 	errorf     func(format string, args ...any)
 
 	analyzed map[string]bool // trace files done
+	early    *earlyAnalyses  // analyses of traces begun while their binaries ran
 	held     []string        // text: "PASS"/"FAIL" lines held back; -json: the package's closing events
 	heldPkg  map[string][]string
 	heldEnds map[string][]heldEnd // -json: per package, its tests' ends, in order
@@ -67,6 +68,7 @@ func (o *testOutput) run(r io.Reader) {
 	o.analyzed = map[string]bool{}
 	o.heldPkg = map[string][]string{}
 	o.heldEnds = map[string][]heldEnd{}
+	o.early = startEarly(o.traceDir, o.algos)
 	for line := range queuedLines(r) {
 		if o.json {
 			o.jsonLine(line)
@@ -502,9 +504,18 @@ func (o *testOutput) writeTests(byTest []*testRaces, chatty bool, line func(test
 
 // analyze runs the detectors over one trace and prints its warnings.
 func (o *testOutput) analyze(path string) (*analysis, bool) {
-	progress, stop := newProgressLines("test", o.quiet).analysis(path)
-	a, err := analyzeTraceFrom(path, o.algos, "", progress)
-	stop()
+	var a *analysis
+	var err error
+	if ea := o.early.take(path); ea != nil {
+		stop := newProgressLines("test", o.quiet).analysisOf(path, &ea.events, ea.start)
+		<-ea.done
+		stop()
+		a, err = ea.a, ea.err
+	} else {
+		progress, stop := newProgressLines("test", o.quiet).analysis(path)
+		a, err = analyzeTraceFrom(path, o.algos, "", progress)
+		stop()
+	}
 	if err != nil {
 		o.errorf("%v", err)
 		o.err = true
@@ -524,6 +535,7 @@ func (o *testOutput) analyze(path string) (*analysis, bool) {
 // binary run by other means than go test's packages), the way racekit
 // run does, each followed by one FAIL line.
 func (o *testOutput) rest(w io.Writer) {
+	defer o.early.close()
 	for _, path := range tracefile.List(o.traceDir) {
 		if o.analyzed[path] {
 			continue
