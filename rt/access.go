@@ -190,13 +190,13 @@ type seenEntry struct {
 
 type seenTable struct {
 	entries []seenEntry // len is a power of two
-	misses  int // accesses recorded
+	misses  int         // accesses recorded
 	// conflicts: accesses recorded over an entry of the same epoch (the
 	// working set is wider than the table); only they grow a table past
 	// the second size, so that a goroutine with many short epochs (a
 	// ping-pong, a request handler) keeps a small one.
 	conflicts int
-	level   int // index in seenSizes
+	level     int // index in seenSizes
 }
 
 // recorded reports whether the current goroutine g already recorded an
