@@ -80,12 +80,53 @@ func raceOverlay(files []string, modCache string) (map[string][]byte, error) {
 			raceRuntime[filepath.Dir(f)] = true
 		}
 	}
-	for f, src := range srcs {
+	tag := func(f string, src []byte) {
 		if raceRuntime[filepath.Dir(f)] {
-			continue
+			return
 		}
 		if n, ok := raceTagged(src); ok {
 			out[f] = n
+		}
+	}
+	dirs := map[string]bool{}
+	for f, src := range srcs {
+		tag(f, src)
+		if _, ok := out[f]; ok {
+			dirs[filepath.Dir(f)] = true
+		}
+	}
+	// The other files of a directory with a race-tagged one: a package
+	// loaded only as a dependency lists its test files excluded by their
+	// constraints (race_test.go, //go:build race) but not the ones they
+	// include (norace_test.go, //go:build !race); given the tag's meaning
+	// to the one and not the other, its test variant declares both.
+	for dir := range dirs {
+		names, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		var more []string
+		for _, f := range names {
+			if _, done := srcs[f]; done {
+				continue
+			}
+			src, err := os.ReadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			srcs[f] = src
+			more = append(more, f)
+			if bytes.Contains(src, []byte("runtime.Race")) {
+				raceRuntime[dir] = true
+			}
+		}
+		if raceRuntime[dir] {
+			for f := range out {
+				if filepath.Dir(f) == dir {
+					delete(out, f)
+				}
+			}
+			continue
+		}
+		for _, f := range more {
+			tag(f, srcs[f])
 		}
 	}
 	return out, nil

@@ -62,7 +62,16 @@ func TestRaceOverlay(t *testing.T) {
 		"unix/race.go":   "//go:build linux && race\n\npackage unix\n\nfunc raceAcquire(p uintptr) { runtime.RaceAcquire(p) }\n",
 		"unix/race0.go":  "//go:build !race\n\npackage unix\n\nfunc raceAcquire(p uintptr) {}\n",
 		"cache/m/off.go": "//go:build !race\n\npackage m\n",
+		// A dependency's test files: the loader lists the one its
+		// constraints exclude, not the other; both are rewritten.
+		"b/race_test.go":   "//go:build race\n\npackage b\n\nconst n = 1\n",
+		"b/norace_test.go": "//go:build !race\n\npackage b\n\nconst n = 3\n",
+		// Likewise unlisted, and a file of the race runtime's: the
+		// directory is left alone.
+		"c/on.go":    "//go:build race\n\npackage c\n",
+		"c/race0.go": "//go:build race\n\npackage c\n\nfunc f(p uintptr) { runtime.RaceAcquire(p) }\n",
 	}
+	unlisted := map[string]bool{"b/norace_test.go": true, "c/race0.go": true}
 	var names []string
 	for name, src := range files {
 		p := filepath.Join(root, name)
@@ -72,14 +81,16 @@ func TestRaceOverlay(t *testing.T) {
 		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		names = append(names, p)
+		if !unlisted[name] {
+			names = append(names, p)
+		}
 	}
 	out, err := raceOverlay(names, filepath.Join(root, "cache"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := slices.Sorted(maps.Keys(out))
-	want := []string{filepath.Join(root, "a/off.go"), filepath.Join(root, "a/on.go")}
+	want := []string{filepath.Join(root, "a/off.go"), filepath.Join(root, "a/on.go"), filepath.Join(root, "b/norace_test.go"), filepath.Join(root, "b/race_test.go")}
 	if !slices.Equal(got, want) {
 		t.Errorf("rewrote %q, want %q", got, want)
 	}
