@@ -24,7 +24,8 @@ dependencies' (as go test -race does; not the standard library's, whose
 effects come from tables; -deps=false: the main module's and those
 -include names), runs go test -overlay -modfile on them (the user's
 files, go.mod and go.sum are never modified), and analyzes the trace each test
-binary recorded with -algo (fasttrack by default). go test's output is
+binary records with -algo (fasttrack by default), while the binary runs
+(RACEKIT_TEST_FOLLOW=0: after it exits). go test's output is
 passed through unchanged as it comes, except each package's closing
 lines, held back until its test binary's trace is analyzed: a package
 with races closes as under go test -race, with each racy test's reports

@@ -67,12 +67,14 @@ type Options struct {
 	Stack func(trace.GID) []trace.Site
 }
 
-// chanLog is what happened on a channel: the seqs of its sends, receives
-// and close begins, in trace order.
+// chanLog is what happened on a channel.
 type chanLog struct {
-	sends, recvs []uint64
-	closed       uint64 // the close's seq; 0 none
-	cap          uint64 // the capacity its sends gave
+	closed uint64 // the close's seq; 0 none
+	cap    uint64 // the capacity its sends gave
+	// Completions recorded: each completed receive took a message a
+	// completed send gave, so more receives done than sends done (less
+	// the buffer) means a sender woken that had not said so yet.
+	sendsDone, recvsDone uint64
 }
 
 type gState struct {
@@ -178,12 +180,8 @@ func (d *Detector) Handle(e *trace.Event) {
 			op.Stack = d.opt.Stack(e.G)
 		}
 		s.ops, s.inOps = append(s.ops, op), true
-		l := d.ch(c)
 		if send {
-			l.sends = append(l.sends, e.Seq)
-			l.cap = m.Cap()
-		} else {
-			l.recvs = append(l.recvs, e.Seq)
+			d.ch(c).cap = m.Cap()
 		}
 	case trace.MsgClose:
 		s.ops, s.inOps = s.ops[:0], false
@@ -191,31 +189,19 @@ func (d *Detector) Handle(e *trace.Event) {
 			l.closed = e.Seq
 		}
 	default: // a completion
-		// A select's cases on other channels were not taken: their
-		// begins are no send or receive that could have completed a
-		// blocked operation (a receive case not taken leaves no room in
-		// an unbuffered channel for a later send).
+		// The goroutine's operation on c completed (a select's cases
+		// on other channels were not taken).
 		for _, op := range s.ops {
-			if op.Chan != c {
-				d.untake(op)
+			if op.Chan == c {
+				if l := d.ch(c); op.Send {
+					l.sendsDone++
+				} else {
+					l.recvsDone++
+				}
+				break
 			}
 		}
 		s.ops, s.inOps = s.ops[:0], false
-	}
-}
-
-// untake drops op's begin from its channel's log.
-func (d *Detector) untake(op Op) {
-	l := d.chans[op.Chan]
-	if l == nil {
-		return
-	}
-	seqs := &l.recvs
-	if op.Send {
-		seqs = &l.sends
-	}
-	if i, ok := slices.BinarySearch(*seqs, op.Seq); ok {
-		*seqs = slices.Delete(*seqs, i, i+1)
 	}
 }
 
@@ -237,6 +223,7 @@ func (d *Detector) Leaks() []Leak {
 		send bool
 	}
 	pending := map[dir]map[trace.GID]bool{}
+	begins := map[dir][]uint64{} // the pending operations' seqs, sorted
 	for id, s := range d.gs {
 		if s.ended {
 			continue
@@ -250,7 +237,11 @@ func (d *Detector) Leaks() []Leak {
 				pending[k] = map[trace.GID]bool{}
 			}
 			pending[k][id] = true
+			begins[k] = append(begins[k], op.Seq)
 		}
+	}
+	for _, seqs := range begins {
+		slices.Sort(seqs)
 	}
 	var out []Leak
 	for _, id := range d.order {
@@ -270,7 +261,8 @@ func (d *Detector) Leaks() []Leak {
 					return true
 				}
 			}
-			return d.couldComplete(op)
+			rank, _ := slices.BinarySearch(begins[dir{op.Chan, op.Send}], op.Seq)
+			return d.couldComplete(op, rank)
 		})
 		if !could {
 			out = append(out, Leak{G: id, Ops: slices.Clone(s.ops), Held: slices.Clone(s.held)})
@@ -295,11 +287,17 @@ func (d *Detector) Blocked() []Leak {
 }
 
 // couldComplete reports whether something recorded on op's channel may
-// have let op complete just before the trace ended: a close; an operation
-// of the other direction that began after op; for a receive, a message in
-// the buffer (more sends began before it than receives); for a send, room
-// in it.
-func (d *Detector) couldComplete(op Op) bool {
+// have let op complete just before the trace ended, op being the rank-th
+// (from 0, by begin) of the operations of its direction pending on the
+// channel at the end: a close, or a completion the other side recorded
+// that op's side has not. Go's channels wake waiting goroutines in the
+// order they began to wait, so those completions go to the first pending
+// ones. For a send: receives done plus the buffer's capacity, less sends
+// done, is how many sends completed without saying so; for a receive,
+// sends done less receives done. (A receive that merely began later
+// proves nothing: it may have taken another goroutine's message, as the
+// one receive of e2e's leakytest takes one of two sends.)
+func (d *Detector) couldComplete(op Op, rank int) bool {
 	l := d.chans[op.Chan]
 	if l == nil {
 		return false
@@ -307,21 +305,15 @@ func (d *Detector) couldComplete(op Op) bool {
 	if l.closed != 0 {
 		return true // a receive returns, a send panics
 	}
-	other := l.recvs
-	if !op.Send {
-		other = l.sends
-	}
-	if len(other) > 0 && other[len(other)-1] > op.Seq {
-		return true
-	}
-	before := func(seqs []uint64) uint64 { // begun before op
-		n, _ := slices.BinarySearch(seqs, op.Seq)
-		return uint64(n)
-	}
+	var unsaid uint64
 	if op.Send {
-		return before(l.sends) < before(l.recvs)+l.cap // room in the buffer
+		if l.recvsDone+l.cap > l.sendsDone {
+			unsaid = l.recvsDone + l.cap - l.sendsDone
+		}
+	} else if l.sendsDone > l.recvsDone {
+		unsaid = l.sendsDone - l.recvsDone
 	}
-	return before(l.sends) > before(l.recvs) // a message in the buffer
+	return uint64(rank) < unsaid
 }
 
 // Without returns leaks less those whose blocked operation's stack (its

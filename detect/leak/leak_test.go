@@ -137,6 +137,35 @@ M|snd(c=recv)
 `,
 		},
 		{
+			// e2e's leakytest: two workers send on an unbuffered channel,
+			// the test receives once, after both began; the receive
+			// beginning later completes one of them, not both.
+			name: "two sends, one receive begun after both",
+			src: `
+M|w(x)
+A|snd(c=send/0)
+B|snd(c=send/0)
+M|snd(c=recv)
+A|rcv(c=sent/1)
+M|rcv(c=recvd/1)
+A|end
+`,
+			want: []string{"B chan send"},
+		},
+		{
+			// The same, ended before the woken sender recorded its
+			// completion: the first to wait is the one woken.
+			name: "two sends, one receive, no sender completion yet",
+			src: `
+M|w(x)
+A|snd(c=send/0)
+B|snd(c=send/0)
+M|snd(c=recv)
+M|rcv(c=recvd/1)
+`,
+			want: []string{"B chan send"},
+		},
+		{
 			name: "a goroutine that ended",
 			src: `
 W|snd(c=recv)

@@ -18,15 +18,23 @@ func TestLeaky(t *testing.T) {
 			results <- compute(i) // the second send blocks forever
 		}(i)
 	}
+	// Both senders wait before the one receive begins (the order in which
+	// a receive beginning later is no proof that a send completed), and
+	// one still waits after it.
+	waitSends(2)
 	if r := <-results; r < 0 {
 		t.Fatal(r)
 	}
-	// Wait until the second goroutine is blocked in its send: a fixed
-	// sleep was not enough on a loaded machine, and the leak went unseen.
+	waitSends(1)
+}
+
+// waitSends waits until n goroutines are blocked in a channel send (a
+// fixed sleep was not enough on a loaded machine).
+func waitSends(n int) {
 	buf := make([]byte, 1<<16)
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if strings.Contains(string(buf[:runtime.Stack(buf, true)]), "[chan send") {
-			break
+		if strings.Count(string(buf[:runtime.Stack(buf, true)]), "[chan send") == n {
+			return
 		}
 	}
 }
