@@ -8,6 +8,8 @@
 // lookup in the common case, no allocation once an address has been seen.
 package shadow
 
+import "math/bits"
+
 // Table maps addresses to state V held inline: open addressing, linear
 // probing, Fibonacci hashing, kept at most half full. Where a Go map costs
 // a hash, a group match and a separate load of the value, a Table costs one
@@ -114,6 +116,27 @@ type Mem[V any] struct {
 	slab     []page[V]          // pages allocated ahead, a chunk at a time
 	n        int                // aligned addresses touched
 	nOdd     int                // unaligned addresses touched
+	// made and madeOdd: a bit per page key (modulo their size) set when
+	// a page of that key is made, so that Clear, called at every
+	// allocation and mostly over memory no access has touched yet, skips
+	// the probe of a large table (a cache miss) for a key whose bit is
+	// clear. A set bit may be another key's: Clear then probes.
+	made, madeOdd *[madeWords]uint64
+}
+
+// madeWords is the size of Mem's made bitmaps, in words: a bit per page
+// of 128 MiB of address space, 128 KiB each.
+const madeWords = 1 << 14
+
+func markMade(b **[madeWords]uint64, key uint64) {
+	if *b == nil {
+		*b = new([madeWords]uint64)
+	}
+	(*b)[key>>6&(madeWords-1)] |= 1 << (key & 63)
+}
+
+func isMade(b *[madeWords]uint64, key uint64) bool {
+	return b != nil && b[key>>6&(madeWords-1)]&(1<<(key&63)) != 0
 }
 
 // oddPage holds the states of a page's unaligned addresses: offs[i] is the
@@ -121,7 +144,13 @@ type Mem[V any] struct {
 type oddPage[V any] struct {
 	offs []uint8
 	vals []V
+	// live: bit o set when the address at offset o is in use; Clear lets
+	// go of addresses by clearing bits, and getOdd zeroes a state when
+	// it hands it out again (as page's used bits).
+	live [2]uint64
 }
+
+func (op *oddPage[V]) isLive(off uint8) bool { return op.live[off>>6]&(1<<(off&63)) != 0 }
 
 const (
 	pageWords = 16
@@ -144,6 +173,9 @@ func (m *Mem[V]) Get(addr uint64) *V {
 	}
 	i := (addr >> 3) & (pageWords - 1)
 	if p.used&(1<<i) == 0 {
+		// A cell not in use holds whatever it had when Clear let it go.
+		var zero V
+		p.cells[i] = zero
 		p.used |= 1 << i
 		m.n++
 	}
@@ -157,6 +189,7 @@ func (m *Mem[V]) page(key uint64) *page[V] {
 			m.slab = make([]page[V], 32)
 		}
 		*pp, m.slab = &m.slab[0], m.slab[1:]
+		markMade(&m.made, key)
 	}
 	m.lastKey, m.lastPage = key, *pp
 	return *pp
@@ -167,17 +200,25 @@ func (m *Mem[V]) getOdd(addr uint64) *V {
 	pp := m.odd.Get(addr>>pageShift + 1)
 	if *pp == nil {
 		*pp = &oddPage[V]{}
+		markMade(&m.madeOdd, addr>>pageShift+1)
 	}
 	op := *pp
 	off := uint8(addr & (1<<pageShift - 1))
+	var zero V
+	live := op.isLive(off)
+	if !live {
+		op.live[off>>6] |= 1 << (off & 63)
+		m.nOdd++
+	}
 	for i, o := range op.offs {
 		if o == off {
+			if !live {
+				op.vals[i] = zero
+			}
 			return &op.vals[i]
 		}
 	}
-	var zero V
 	op.offs, op.vals = append(op.offs, off), append(op.vals, zero)
-	m.nOdd++
 	return &op.vals[len(op.vals)-1]
 }
 
@@ -188,6 +229,9 @@ func (m *Mem[V]) lookupOdd(addr uint64) *V {
 		return nil
 	}
 	off := uint8(addr & (1<<pageShift - 1))
+	if !(*pp).isLive(off) {
+		return nil
+	}
 	for i, o := range (*pp).offs {
 		if o == off {
 			return &(*pp).vals[i]
@@ -239,6 +283,9 @@ func (m *Mem[V]) Each(f func(addr uint64, v *V)) {
 		if op := *pp; op != nil {
 			base := (key - 1) << pageShift
 			for i, o := range op.offs {
+				if !op.isLive(o) {
+					continue
+				}
 				f(base+uint64(o), &op.vals[i])
 			}
 		}
@@ -309,24 +356,28 @@ func (t *Table[V]) ClearRange(lo, hi uint64, keep func(addr uint64) bool) {
 
 // Clear resets to the zero V the state of every address in [lo, hi): the
 // memory was freed and allocated anew, so nothing recorded about it before
-// applies. Len still counts the cleared addresses.
+// applies: their states are let go, Lookup and Each no longer see them,
+// Len no longer counts them, and Get hands each out anew, zero.
 func (m *Mem[V]) Clear(lo, hi uint64) {
 	if hi <= lo {
 		return
 	}
-	var zero V
 	firstKey, lastKey := lo>>pageShift+1, (hi-1)>>pageShift+1
 	if lastKey-firstKey < uint64(m.pages.Len()) {
 		for key := firstKey; key <= lastKey; key++ {
-			if pp := m.pages.Lookup(key); pp != nil && *pp != nil {
-				clearPage(*pp, key, lo, hi, &zero)
+			if key == m.lastKey {
+				m.clearPage(m.lastPage, key, lo, hi)
+			} else if !isMade(m.made, key) {
+				continue
+			} else if pp := m.pages.Lookup(key); pp != nil && *pp != nil {
+				m.clearPage(*pp, key, lo, hi)
 			}
 		}
 	} else {
 		for i := range m.pages.slots {
 			s := &m.pages.slots[i]
 			if s.addr >= firstKey && s.addr <= lastKey && s.v != nil {
-				clearPage(s.v, s.addr, lo, hi, &zero)
+				m.clearPage(s.v, s.addr, lo, hi)
 			}
 		}
 	}
@@ -334,15 +385,35 @@ func (m *Mem[V]) Clear(lo, hi uint64) {
 		return // most programs touch no odd address: allocations are many
 	}
 	clearOdd := func(key uint64, op *oddPage[V]) {
+		// The offsets o with lo <= base+o < hi, as bits.
 		base := (key - 1) << pageShift
-		for i, o := range op.offs {
-			if a := base + uint64(o); a >= lo && a < hi {
-				op.vals[i] = zero
+		o0, o1 := uint64(0), uint64(1<<pageShift)
+		if lo > base {
+			o0 = lo - base
+		}
+		if end := base + 1<<pageShift; hi < end {
+			o1 = hi - base
+		}
+		for w := range op.live {
+			wlo, whi := max(o0, uint64(w)*64), min(o1, uint64(w+1)*64)
+			if wlo >= whi {
+				continue
 			}
+			var mask uint64
+			if n := whi - wlo; n == 64 {
+				mask = ^uint64(0)
+			} else {
+				mask = (1<<n - 1) << (wlo - uint64(w)*64)
+			}
+			m.nOdd -= bits.OnesCount64(op.live[w] & mask)
+			op.live[w] &^= mask
 		}
 	}
 	if lastKey-firstKey < uint64(m.odd.Len()) {
 		for key := firstKey; key <= lastKey; key++ {
+			if !isMade(m.madeOdd, key) {
+				continue
+			}
 			if pp := m.odd.Lookup(key); pp != nil && *pp != nil {
 				clearOdd(key, *pp)
 			}
@@ -356,13 +427,26 @@ func (m *Mem[V]) Clear(lo, hi uint64) {
 	}
 }
 
-// clearPage zeroes the cells of page p (page key key) whose words lie in
-// [lo, hi).
-func clearPage[V any](p *page[V], key, lo, hi uint64, zero *V) {
+// clearPage lets go of the cells of page p (page key key) whose words lie
+// in [lo, hi): their use bits are cleared, and Get zeroes a cell when it
+// hands it out again, so that an allocation costs a word per page, not
+// the page's cells (most of the analysis of an allocating program's
+// trace was spent zeroing them).
+func (m *Mem[V]) clearPage(p *page[V], key, lo, hi uint64) {
 	base := (key - 1) << pageShift
-	for i := range p.cells {
-		if a := base + uint64(i)*8; a >= lo && a < hi {
-			p.cells[i] = *zero
-		}
+	// The cells of words a with lo <= a < hi: from the first word at or
+	// above lo to the last below hi.
+	i0, i1 := uint64(0), uint64(pageWords)
+	if lo > base {
+		i0 = (lo - base + 7) >> 3
 	}
+	if end := base + pageWords*8; hi < end {
+		i1 = (hi - base + 7) >> 3
+	}
+	if i0 >= i1 {
+		return
+	}
+	mask := uint16((1<<(i1-i0))-1) << i0
+	m.n -= bits.OnesCount16(p.used & mask)
+	p.used &^= mask
 }

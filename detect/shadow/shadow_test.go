@@ -166,6 +166,7 @@ func TestMemClearMatchesMap(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	var m Mem[uint64]
 	want := map[uint64]uint64{}
+	gone := map[uint64]bool{} // cleared and not asked for since
 	addr := func() uint64 {
 		if r.IntN(4) == 0 {
 			return r.Uint64() >> 8
@@ -182,15 +183,27 @@ func TestMemClearMatchesMap(t *testing.T) {
 			m.Clear(lo, hi)
 			for a := range want {
 				if a >= lo && a < hi {
-					want[a] = 0
+					// The address goes (its state is let go, zeroed
+					// when handed out again).
+					delete(want, a)
+					gone[a] = true
 				}
 			}
 			continue
 		}
 		a := addr()
 		v := uint64(step + 1)
-		*m.Get(a) = v
-		want[a] = v
+		if p := m.Get(a); gone[a] && *p != 0 {
+			t.Fatalf("Get(%#x) after its Clear = %d, want 0", a, *p)
+		} else {
+			*p = v
+		}
+		want[a], gone[a] = v, false
+	}
+	for a, g := range gone {
+		if p := m.Lookup(a); g && p != nil && *p != 0 {
+			t.Fatalf("Lookup(%#x) after its Clear = %d, want nil or 0", a, *p)
+		}
 	}
 	for a, v := range want {
 		if p := m.Lookup(a); p == nil || *p != v {
