@@ -307,6 +307,14 @@ func ioKind(fn *types.Func) (write, read bool) {
 		if has("Get", "Post", "Head", "Do", "Serve", "ListenAndServe") {
 			return true, true
 		}
+	case "io":
+		// A pipe's close is what its reader's Read returning io.EOF
+		// sees (io.Pipe closes a channel): fasthttp's fasthttpadaptor
+		// sets the trailers in the handler's goroutine, closes the body
+		// pipe, and reads them in the server's after the EOF.
+		if name == "Close" || name == "CloseWithError" {
+			return true, false
+		}
 	}
 	write = has("Write", "Encode", "Flush", "Sync", "Send", "Print", "Fatal", "Panic") || name == "Copy" || name == "CopyN" || name == "CopyBuffer"
 	// bufio.Reader's Peek and Discard read from the reader under it when

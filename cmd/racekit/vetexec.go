@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -24,6 +25,8 @@ import (
 // build's export data (the same API) and reports as under go test -race,
 // through go test: the same messages, the package marked as failed the
 // same way, the same exit status, -json included. -vet=off skips it all.
+// The compiler's embed configuration is mended the same way: a package
+// that embeds its own .go files gets the user's, not the copies.
 
 // toolexecCmd is the hidden first argument of racekit as go's -toolexec.
 const toolexecCmd = "__toolexec"
@@ -115,9 +118,10 @@ func runToolexec(args []string) int {
 		return exitUsage
 	}
 	user, tool, targs := args[2:2+n], args[2+n], args[3+n:]
-	isVet := strings.TrimSuffix(filepath.Base(tool), ".exe") == "vet"
-	if isVet && len(targs) == 1 && targs[0] == "-V=full" {
-		return vetVersion(user, tool)
+	name := strings.TrimSuffix(filepath.Base(tool), ".exe")
+	isVet := name == "vet"
+	if (isVet || name == "compile") && len(targs) == 1 && targs[0] == "-V=full" {
+		return toolVersion(user, tool)
 	}
 	if isVet && len(targs) > 0 && strings.HasSuffix(targs[len(targs)-1], ".cfg") {
 		cfg := targs[len(targs)-1]
@@ -127,6 +131,20 @@ func runToolexec(args []string) int {
 			return exitError
 		}
 		targs = append(append([]string{}, targs[:len(targs)-1]...), orig)
+	}
+	if name == "compile" {
+		for i, a := range targs {
+			if a != "-embedcfg" || i+1 >= len(targs) {
+				continue
+			}
+			cfg, err := originalEmbeds(targs[i+1], overlay)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "racekit: embedding the original files: %v\n", err)
+				return exitError
+			}
+			targs = append([]string{}, targs...)
+			targs[i+1] = cfg
+		}
 	}
 	return runTool(append(append(append([]string{}, user...), tool), targs...))
 }
@@ -146,11 +164,13 @@ func runTool(argv []string) int {
 	return exitOK
 }
 
-// vetVersion answers go's "vet -V=full", from which it derives the key
-// of vet's results in its cache: vet of the original files gets keys of
-// its own, so that results of vet on the instrumented copies (an older
-// racekit's) are never taken for them, nor the other way round.
-func vetVersion(user []string, tool string) int {
+// toolVersion answers go's "vet -V=full" and "compile -V=full", from
+// which it derives the keys of the tools' results in its cache: vet of the
+// original files, and packages compiled with the original files embedded,
+// get keys of their own, so that results of the tools on the instrumented
+// copies (an older racekit's) are never taken for them, nor the other way
+// round.
+func toolVersion(user []string, tool string) int {
 	argv := append(append([]string{}, user...), tool, "-V=full")
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = os.Stderr
@@ -192,17 +212,9 @@ func originalsConfig(cfg, overlay string) (string, error) {
 			return "", fmt.Errorf("%s: GoFiles: %v", cfg, err)
 		}
 	}
-	odata, err := os.ReadFile(overlay)
+	orig, err := overlayOriginals(overlay)
 	if err != nil {
 		return "", err
-	}
-	var ov struct{ Replace map[string]string }
-	if err := json.Unmarshal(odata, &ov); err != nil {
-		return "", fmt.Errorf("%s: %v", overlay, err)
-	}
-	orig := make(map[string]string, len(ov.Replace))
-	for o, copy := range ov.Replace {
-		orig[copy] = o
 	}
 	changed := false
 	var out []string
@@ -231,6 +243,95 @@ func originalsConfig(cfg, overlay string) (string, error) {
 		return "", err
 	}
 	p := strings.TrimSuffix(cfg, ".cfg") + ".racekit.cfg"
+	return p, os.WriteFile(p, data, 0o666)
+}
+
+// overlayOriginals reads the overlay file and returns, for each
+// replacement it names, the original path.
+func overlayOriginals(overlay string) (map[string]string, error) {
+	odata, err := os.ReadFile(overlay)
+	if err != nil {
+		return nil, err
+	}
+	var ov struct{ Replace map[string]string }
+	if err := json.Unmarshal(odata, &ov); err != nil {
+		return nil, fmt.Errorf("%s: %v", overlay, err)
+	}
+	orig := make(map[string]string, len(ov.Replace))
+	for o, copy := range ov.Replace {
+		if copy != "" {
+			orig[copy] = o
+		}
+	}
+	return orig, nil
+}
+
+// originalEmbeds writes, next to the compiler's embed configuration cfg
+// (-embedcfg), a copy whose files name the user's files in place of their
+// instrumented copies, and returns its path (cfg itself when no file is a
+// copy). The go command embeds what the overlay gives it: a package that
+// embeds its own source (fasthttp's tests serve fs.go from an embed.FS
+// and compare its length with the file's) would get racekit's copy.
+func originalEmbeds(cfg, overlay string) (string, error) {
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		return "", err
+	}
+	var c map[string]json.RawMessage
+	if err := json.Unmarshal(data, &c); err != nil {
+		return "", fmt.Errorf("%s: %v", cfg, err)
+	}
+	var files map[string]string
+	if raw, ok := c["Files"]; ok {
+		if err := json.Unmarshal(raw, &files); err != nil {
+			return "", fmt.Errorf("%s: Files: %v", cfg, err)
+		}
+	}
+	orig, err := overlayOriginals(overlay)
+	if err != nil {
+		return "", err
+	}
+	var patterns map[string][]string
+	if raw, ok := c["Patterns"]; ok {
+		if err := json.Unmarshal(raw, &patterns); err != nil {
+			return "", fmt.Errorf("%s: Patterns: %v", cfg, err)
+		}
+	}
+	changed := false
+	for name, path := range files {
+		o, ok := orig[path]
+		if !ok {
+			continue
+		}
+		changed = true
+		if _, err := os.Stat(o); err == nil {
+			files[name] = o
+			continue
+		}
+		// Added by racekit (a TestMain): not in a directory the user
+		// embeds.
+		delete(files, name)
+		for p, names := range patterns {
+			patterns[p] = slices.DeleteFunc(names, func(n string) bool { return n == name })
+		}
+	}
+	if !changed {
+		return cfg, nil
+	}
+	for k, v := range map[string]any{"Files": files, "Patterns": patterns} {
+		if _, ok := c[k]; !ok {
+			continue
+		}
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return "", err
+		}
+		c[k] = raw
+	}
+	if data, err = json.Marshal(c); err != nil {
+		return "", err
+	}
+	p := cfg + ".racekit"
 	return p, os.WriteFile(p, data, 0o666)
 }
 

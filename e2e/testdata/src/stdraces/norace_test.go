@@ -421,3 +421,26 @@ again:
 	}
 	sink = <-done
 }
+
+// A pipe's close is seen by its reader's Read returning io.EOF (io.Pipe
+// closes a channel): what the writer did before closing is ordered before
+// what the reader does after (fasthttp's fasthttpadaptor: the handler's
+// goroutine sets the trailers and closes the body pipe, the server's
+// reads them once the pipe says EOF).
+func TestNoRacePipeCloseEOF(t *testing.T) {
+	pr, pw := io.Pipe()
+	var trailer string
+	go func() {
+		trailer = "done"
+		pw.Close()
+	}()
+	buf := make([]byte, 8)
+	for {
+		if _, err := pr.Read(buf); err == io.EOF {
+			break
+		}
+	}
+	if trailer != "done" {
+		t.Fatal(trailer)
+	}
+}
