@@ -1043,3 +1043,17 @@ func BenchmarkAllocHook(b *testing.B) {
 		})
 	}
 }
+
+// CallerBuf, which a traced Read or Write method calls first, allocates
+// nothing: it runs inside the program's testing.AllocsPerRun (fasthttp's
+// TestFixedSizeBodyStreamWriteAllocations counted one per call).
+func TestCallerBufAllocs(t *testing.T) {
+	if err := start(filepath.Join(t.TempDir(), "t.rkt"), true); err != nil {
+		t.Fatal(err)
+	}
+	defer Finish()
+	buf := make([]byte, 64)
+	if n := testing.AllocsPerRun(100, func() { CallerBuf(buf, 1) }); n != 0 {
+		t.Errorf("CallerBuf: %v allocations per call, want 0", n)
+	}
+}
