@@ -198,19 +198,13 @@ func toolVersion(user []string, tool string) int {
 // (the overlay's replacements), without the files racekit adds (a
 // TestMain), and returns its path.
 func originalsConfig(cfg, overlay string) (string, error) {
-	data, err := os.ReadFile(cfg)
+	c, err := readToolConfig(cfg)
 	if err != nil {
 		return "", err
 	}
-	var c map[string]json.RawMessage
-	if err := json.Unmarshal(data, &c); err != nil {
-		return "", fmt.Errorf("%s: %v", cfg, err)
-	}
 	var files []string
-	if raw, ok := c["GoFiles"]; ok {
-		if err := json.Unmarshal(raw, &files); err != nil {
-			return "", fmt.Errorf("%s: GoFiles: %v", cfg, err)
-		}
+	if err := c.field("GoFiles", &files); err != nil {
+		return "", err
 	}
 	orig, err := overlayOriginals(overlay)
 	if err != nil {
@@ -237,13 +231,45 @@ func originalsConfig(cfg, overlay string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	c["GoFiles"] = raw
-	data, err = json.MarshalIndent(c, "", "\t")
+	c.m["GoFiles"] = raw
+	data, err := json.MarshalIndent(c.m, "", "\t")
 	if err != nil {
 		return "", err
 	}
 	p := strings.TrimSuffix(cfg, ".cfg") + ".racekit.cfg"
 	return p, os.WriteFile(p, data, 0o666)
+}
+
+// A toolConfig is a tool's JSON configuration file (vet's .cfg, the
+// compiler's -embedcfg), its fields kept raw so that those racekit does
+// not change are written back as they were.
+type toolConfig struct {
+	path string
+	m    map[string]json.RawMessage
+}
+
+func readToolConfig(path string) (*toolConfig, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c := &toolConfig{path: path}
+	if err := json.Unmarshal(data, &c.m); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return c, nil
+}
+
+// field decodes field key into v; an absent field leaves v as it is.
+func (c *toolConfig) field(key string, v any) error {
+	raw, ok := c.m[key]
+	if !ok {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("%s: %s: %v", c.path, key, err)
+	}
+	return nil
 }
 
 // overlayOriginals reads the overlay file and returns, for each
@@ -273,29 +299,21 @@ func overlayOriginals(overlay string) (map[string]string, error) {
 // embeds its own source (fasthttp's tests serve fs.go from an embed.FS
 // and compare its length with the file's) would get racekit's copy.
 func originalEmbeds(cfg, overlay string) (string, error) {
-	data, err := os.ReadFile(cfg)
+	c, err := readToolConfig(cfg)
 	if err != nil {
 		return "", err
 	}
-	var c map[string]json.RawMessage
-	if err := json.Unmarshal(data, &c); err != nil {
-		return "", fmt.Errorf("%s: %v", cfg, err)
-	}
 	var files map[string]string
-	if raw, ok := c["Files"]; ok {
-		if err := json.Unmarshal(raw, &files); err != nil {
-			return "", fmt.Errorf("%s: Files: %v", cfg, err)
-		}
+	var patterns map[string][]string
+	if err := c.field("Files", &files); err != nil {
+		return "", err
+	}
+	if err := c.field("Patterns", &patterns); err != nil {
+		return "", err
 	}
 	orig, err := overlayOriginals(overlay)
 	if err != nil {
 		return "", err
-	}
-	var patterns map[string][]string
-	if raw, ok := c["Patterns"]; ok {
-		if err := json.Unmarshal(raw, &patterns); err != nil {
-			return "", fmt.Errorf("%s: Patterns: %v", cfg, err)
-		}
 	}
 	changed := false
 	for name, path := range files {
@@ -319,16 +337,17 @@ func originalEmbeds(cfg, overlay string) (string, error) {
 		return cfg, nil
 	}
 	for k, v := range map[string]any{"Files": files, "Patterns": patterns} {
-		if _, ok := c[k]; !ok {
+		if _, ok := c.m[k]; !ok {
 			continue
 		}
 		raw, err := json.Marshal(v)
 		if err != nil {
 			return "", err
 		}
-		c[k] = raw
+		c.m[k] = raw
 	}
-	if data, err = json.Marshal(c); err != nil {
+	data, err := json.Marshal(c.m)
+	if err != nil {
 		return "", err
 	}
 	p := cfg + ".racekit"
