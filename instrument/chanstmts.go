@@ -263,17 +263,13 @@ func (r *rewriter) selectStmt(x *ast.SelectStmt, label *ast.LabeledStmt) {
 		r.block(cc.Body)
 		cases = append(cases, k)
 	}
-	// A select that a goto jumps to keeps its label on the block that
-	// wraps it, so that the goto runs the prelude again, as it evaluates
-	// the channels again; unless a break names the label, which a block
-	// cannot take: that select is left as it is (its operations are not
-	// seen: fasthttp's pipeline writer, `againChR: select { case chR <-
-	// w: ...`, went unrecorded, and its receivers raced with its
-	// senders).
+	// A select that a goto jumps to keeps its label on a switch with one
+	// default clause that holds the prelude and the select: the goto runs
+	// the prelude again, as it evaluates the channels again, a break that
+	// names the label leaves the switch where it left the select, and an
+	// unlabelled continue or break means what it meant (fasthttp's
+	// pipeline writer, `againChR: select { case chR <- w: ...`).
 	outerLabel := label != nil && r.gotoLabels[r.labelObj(label)]
-	if outerLabel && breaksTo(x.Body, label.Label.Name) {
-		return
-	}
 	nch := 0
 	for _, k := range cases {
 		if k.cc.Comm != nil {
@@ -286,9 +282,10 @@ func (r *rewriter) selectStmt(x *ast.SelectStmt, label *ast.LabeledStmt) {
 	lo, hi := r.outerSpan(x, label)
 	g := r.newGen(lo)
 	if outerLabel {
-		g.lit(r.labelText(label))
+		g.lit(r.labelText(label) + "switch { default: ")
+	} else {
+		g.lit("{ ")
 	}
-	g.lit("{ ")
 	for i := range cases {
 		k := &cases[i]
 		switch {
@@ -405,24 +402,4 @@ func (r *rewriter) selectStmt(x *ast.SelectStmt, label *ast.LabeledStmt) {
 	g.piece(shi-1, "}")
 	g.lit(" }")
 	r.ed.collapse(lo, hi, g.end(hi))
-}
-
-// ---- expressions ----
-
-// breaksTo reports whether body has a break statement naming label (one
-// inside a function literal names another function's labels, none).
-func breaksTo(body ast.Node, label string) bool {
-	found := false
-	ast.Inspect(body, func(n ast.Node) bool {
-		switch x := n.(type) {
-		case *ast.FuncLit:
-			return false
-		case *ast.BranchStmt:
-			if x.Tok == token.BREAK && x.Label != nil && x.Label.Name == label {
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
 }

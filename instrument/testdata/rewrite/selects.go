@@ -33,7 +33,7 @@ func selectNoDefault(a chan int) int {
 }
 
 // A select a goto jumps back to (fasthttp's pipeline writer): the label
-// goes on the block around it, so the goto evaluates the channels and
+// goes on a switch around it, so the goto evaluates the channels and
 // records the operations again.
 func gotoSelect(c chan int, v int) int {
 	tries := 0
@@ -49,8 +49,8 @@ again:
 	return tries
 }
 
-// A select a goto jumps to and a break names: the block cannot take the
-// label, so the select is left as written.
+// A select a goto jumps to and a break names: the break leaves the
+// switch that carries the label, as it left the select.
 func gotoBreakSelect(c chan int) int {
 	n := 0
 again:
@@ -64,4 +64,25 @@ again:
 	default:
 	}
 	return n
+}
+
+// A goto target's select inside a loop: its unlabelled continue still
+// names the loop, and its unlabelled break the select.
+func gotoSelectInLoop(c chan int, n int) int {
+	sum := 0
+	for i := 0; i < n; i++ {
+	again:
+		select {
+		case v := <-c:
+			if v < 0 {
+				continue
+			}
+			if v == 0 {
+				break
+			}
+			sum += v
+			goto again
+		}
+	}
+	return sum
 }

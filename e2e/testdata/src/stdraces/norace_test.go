@@ -422,6 +422,32 @@ again:
 	sink = <-done
 }
 
+// The same handoff in a select that a goto jumps back to and a break
+// names: its operations are recorded as well.
+func TestNoRaceGotoBreakSelectHandoff(t *testing.T) {
+	type work struct{ n int }
+	ch := make(chan *work)
+	done := make(chan int)
+	go func() {
+		w := <-ch
+		done <- w.n
+	}()
+	w := &work{}
+	w.n = 1
+	sent := false
+again:
+	select {
+	case ch <- w:
+		sent = true
+		break again
+	case <-time.After(time.Millisecond):
+	}
+	if !sent {
+		goto again
+	}
+	sink = <-done
+}
+
 // A pipe's close is seen by its reader's Read returning io.EOF (io.Pipe
 // closes a channel): what the writer did before closing is ordered before
 // what the reader does after (fasthttp's fasthttpadaptor: the handler's
