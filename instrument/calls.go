@@ -315,6 +315,11 @@ func ioKind(fn *types.Func) (write, read bool) {
 		if name == "Close" || name == "CloseWithError" {
 			return true, false
 		}
+		// The reader's close is what a pipe writer's Write returning
+		// io.ErrClosedPipe sees, likewise.
+		if methodKey(fn) == "io.PipeWriter.Write" {
+			return true, true
+		}
 	}
 	write = has("Write", "Encode", "Flush", "Sync", "Send", "Print", "Fatal", "Panic") || name == "Copy" || name == "CopyN" || name == "CopyBuffer"
 	// bufio.Reader's Peek and Discard read from the reader under it when

@@ -470,3 +470,27 @@ func TestNoRacePipeCloseEOF(t *testing.T) {
 		t.Fatal(trailer)
 	}
 }
+
+// A pipe reader's close is seen by the writer's Write returning
+// io.ErrClosedPipe (io.Pipe closes a channel): what the reader did before
+// closing is ordered before what the writer does after.
+func TestNoRacePipeReaderCloseWrite(t *testing.T) {
+	pr, pw := io.Pipe()
+	var reason string
+	done := make(chan string)
+	go func() {
+		for {
+			if _, err := pw.Write([]byte("x")); err == io.ErrClosedPipe {
+				done <- reason
+				return
+			}
+		}
+	}()
+	buf := make([]byte, 1)
+	pr.Read(buf)
+	reason = "enough"
+	pr.Close()
+	if r := <-done; r != "enough" {
+		t.Fatal(r)
+	}
+}
