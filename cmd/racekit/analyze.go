@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/detect"
 	"github.com/racekit/racekit/detect/hb"
 	"github.com/racekit/racekit/detect/lockset"
@@ -31,6 +32,17 @@ var algorithms = map[string]struct {
 	"mcm":       {func(s finding.Sink) detect.Detector { return predict.NewMCM(s, predict.Options{}) }, "maximal causal model: every race some feasible reordering of the trace shows (windows of 10000 events, SAT solving); predicted, with a witness schedule"},
 	"rdit":      {func(s finding.Sink) detect.Detector { return predict.NewRDIT(s, predict.Options{}) }, "RDIT: mcm that also trusts BarrierPairs (calls into untraced code) to hide only synchronization on their reachable addresses; precise on incomplete traces"},
 	"wcp":       {func(s finding.Sink) detect.Detector { return wcp.New(s) }, "weak causal precedence (Kini et al., PLDI'17): races other interleavings would show, in linear time; predicted (its first race is real or a deadlock)"},
+}
+
+// analyzeOptions are the options of an analysis (package analyze) running
+// algos, racekit's -algo detectors made from the algorithms table.
+func analyzeOptions(algos []string, startFunc string, progress func(n int64)) analyze.Options {
+	return analyze.Options{
+		Algos:     algos,
+		New:       func(name string, s finding.Sink) detect.Detector { return algorithms[name].make(s) },
+		StartFunc: startFunc,
+		Progress:  progress,
+	}
 }
 
 func algoNames() string {

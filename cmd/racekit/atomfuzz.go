@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/detect"
 	"github.com/racekit/racekit/detect/split"
 	"github.com/racekit/racekit/sched"
@@ -250,7 +251,7 @@ func findSplits(path string) ([]split.Split, *trace.Meta, error) {
 		return nil, nil, err
 	}
 	defer f.Close()
-	fd := split.New(f.Meta(), split.Options{TestMark: TestMarkFile})
+	fd := split.New(f.Meta(), split.Options{TestMark: analyze.TestMarkFile})
 	if _, err := detect.Run(f, fd); err != nil {
 		return nil, nil, err
 	}

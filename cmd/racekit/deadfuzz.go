@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/detect/deadlock"
 	"github.com/racekit/racekit/sched"
 	"github.com/racekit/racekit/trace"
@@ -49,12 +50,12 @@ func runDeadlockFuzz(c *command, targets []*fuzzTarget, tmp string, testArgs, go
 	seen := map[string]bool{}
 	record := func(t *fuzzTarget, path string, k int) error { return recordRun(t, testArgs, path, k) }
 	err := forEachRecording(targets, tmp, record, func(t *fuzzTarget, path string, i, records int) error {
-		a, err := analyzeTrace(path, []string{deadlockAlgo})
+		a, err := analyze.Trace(path, analyzeOptions([]string{analyze.DeadlockAlgo}, "", nil))
 		if err != nil {
 			return err
 		}
-		for _, cy := range a.cycles {
-			sc, ok := schedCycle(a.meta, cy)
+		for _, cy := range a.Cycles {
+			sc, ok := schedCycle(a.Meta, cy)
 			if !ok || seen[t.Pkg+" "+sc.String()] {
 				continue
 			}

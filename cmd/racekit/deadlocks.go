@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/detect"
 	"github.com/racekit/racekit/detect/deadlock"
 	"github.com/racekit/racekit/report"
@@ -62,10 +63,10 @@ func runDeadlocks(c *command, args []string) int {
 		return exitError
 	}
 	defer f.Close()
-	st := newStacks(f.Meta(), "")
+	st := analyze.NewStacks(f.Meta(), "")
 	d := deadlock.New(deadlock.Options{
 		MaxLength: *deadlocksMaxLen,
-		Stack:     func(g trace.GID) []trace.Site { return st.stack(f.Meta(), g) },
+		Stack:     func(g trace.GID) []trace.Site { return st.Stack(f.Meta(), g) },
 	})
 	// stacks first: a request's stack ends at the request.
 	_, err = detect.Run(f, st, d)
@@ -84,7 +85,7 @@ func runDeadlocks(c *command, args []string) int {
 				gids[dep.G] = true
 			}
 		}
-		err = report.Deadlocks(os.Stdout, f.Meta(), cycles, st.creationStacks(f.Meta(), gids))
+		err = report.Deadlocks(os.Stdout, f.Meta(), cycles, st.CreationStacks(f.Meta(), gids))
 		if err == nil && len(cycles) > 0 {
 			fmt.Printf("Found %d potential deadlock(s)\n", len(cycles))
 		}

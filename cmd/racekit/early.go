@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/trace/tracefile"
 )
 
@@ -32,7 +33,7 @@ const earlyScan = 25 * time.Millisecond
 // An earlyAnalysis is one trace's: done is closed when a and err are set.
 type earlyAnalysis struct {
 	done   chan struct{}
-	a      *analysis
+	a      *analyze.Analysis
 	err    error
 	events atomic.Int64 // read so far
 	start  time.Time
@@ -73,7 +74,7 @@ func (e *earlyAnalyses) scan() {
 			ea := &earlyAnalysis{done: make(chan struct{}), start: time.Now()}
 			e.started[path] = ea
 			go func() {
-				ea.a, ea.err = analyzeFollowing(path, e.algos, ea.events.Store)
+				ea.a, ea.err = analyze.Follow(path, analyzeOptions(e.algos, "", ea.events.Store))
 				close(ea.done)
 			}()
 		}

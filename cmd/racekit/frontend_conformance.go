@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/instrument"
 )
 
@@ -96,7 +97,7 @@ func runConformance(c *command, args []string) int {
 		}
 	}
 	if *confBlocking {
-		algos = append(algos, deadlockAlgo, leakAlgo)
+		algos = append(algos, analyze.DeadlockAlgo, analyze.LeakAlgo)
 	}
 	var filter *regexp.Regexp
 	if *confRun != "" {
@@ -223,16 +224,16 @@ func runConfCase(k *confCase, dir, rkBin, raceBin string, algos []string) {
 		// Races of the package's initialization (the suite has one) are
 		// not the test's: count from the test function's entry, as Go's
 		// harness counts from the test's "=== RUN" line.
-		a, aerr := analyzeTraceFrom(tr, algos, "racetest_test."+k.name, nil)
+		a, aerr := analyze.Trace(tr, analyzeOptions(algos, "racetest_test."+k.name, nil))
 		switch {
 		case aerr != nil:
 			k.rkErr = aerr.Error()
 		default:
-			k.rkRace = a.races > 0
-			k.rkBlocking = len(a.cycles) + len(a.leaks)
-			if *confV && a.races > 0 {
+			k.rkRace = a.Races > 0
+			k.rkBlocking = len(a.Cycles) + len(a.Leaks)
+			if *confV && a.Races > 0 {
 				var b bytes.Buffer
-				_ = a.print(&b)
+				_ = a.Print(&b)
 				k.rkReport = b.String()
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/sched"
 	"github.com/racekit/racekit/static"
 	"github.com/racekit/racekit/trace"
@@ -313,7 +314,7 @@ func lineSite(s string) string {
 // beside the racing write would lower the probability of creating the
 // race, §3.2). A site without a column is its line.
 func tracePairs(path string) (pairs []string, observed map[string]bool, err error) {
-	a, err := analyzeTrace(path, []string{"hybrid", "hb"})
+	a, err := analyze.Trace(path, analyzeOptions([]string{"hybrid", "hb"}, "", nil))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -326,9 +327,9 @@ func tracePairs(path string) (pairs []string, observed map[string]bool, err erro
 	}
 	hb := map[string]bool{} // the site pairs hb reported, kinds left out
 	seen := map[string]bool{}
-	for _, r := range a.results {
+	for _, r := range a.Results {
 		for _, g := range r.Groups {
-			pa, pb := a.meta.Site(g.Prev.Site), a.meta.Site(g.Cur.Site)
+			pa, pb := a.Meta.Site(g.Prev.Site), a.Meta.Site(g.Cur.Site)
 			if pa.File == "" || pb.File == "" {
 				continue
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/detect"
 	"github.com/racekit/racekit/detect/leak"
 	"github.com/racekit/racekit/report"
@@ -56,8 +57,8 @@ func runLeaks(c *command, args []string) int {
 		return exitError
 	}
 	defer f.Close()
-	st := newStacks(f.Meta(), "")
-	d := leak.New(leak.Options{Stack: func(g trace.GID) []trace.Site { return st.stack(f.Meta(), g) }})
+	st := analyze.NewStacks(f.Meta(), "")
+	d := leak.New(leak.Options{Stack: func(g trace.GID) []trace.Site { return st.Stack(f.Meta(), g) }})
 	// stacks first: an operation's stack ends at the operation.
 	_, err = detect.Run(f, st, d)
 	printWarnings(c, f.Reader)
@@ -66,7 +67,7 @@ func runLeaks(c *command, args []string) int {
 		return exitError
 	}
 	leaks := leak.Without(d.Leaks(), f.Meta(), splitList(*leaksIgnore))
-	if traceCut(f) {
+	if analyze.TraceCut(f) {
 		c.errorf("the run did not finish (the trace has no end block): goroutines blocked when it stopped are not leaks; nothing reported")
 		leaks = nil
 	}
@@ -74,7 +75,7 @@ func runLeaks(c *command, args []string) int {
 	for _, l := range leaks {
 		gids[l.G] = true
 	}
-	created := st.creationStacks(f.Meta(), gids)
+	created := st.CreationStacks(f.Meta(), gids)
 	if *leaksJSON {
 		err = report.LeaksJSON(os.Stdout, f.Meta(), leaks, created)
 	} else {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/detect/leak"
 )
 
@@ -128,24 +129,24 @@ func runRun(c *command, args []string) int {
 		return exitError
 	}
 	progress, stop := newProgressLines("run", *runFlags.quiet).analysis(tracePath)
-	a, err := analyzeTraceFrom(tracePath, algos, "", progress)
+	a, err := analyze.Trace(tracePath, analyzeOptions(algos, "", progress))
 	stop()
 	if err != nil {
 		c.errorf("%v", err)
 		return exitError
 	}
-	a.leaks = leak.Without(a.leaks, a.meta, runFlags.ignoredLeaks())
-	for _, w := range a.warns {
+	a.Leaks = leak.Without(a.Leaks, a.Meta, runFlags.ignoredLeaks())
+	for _, w := range a.Warns {
 		fmt.Fprintf(os.Stderr, "racekit run: warning: %s\n", w)
 	}
-	if err := a.print(os.Stderr); err != nil {
+	if err := a.Print(os.Stderr); err != nil {
 		c.errorf("%v", err)
 		return exitError
 	}
 	if *runFlags.verbose {
 		fmt.Fprintf(os.Stderr, "racekit run: built in %v; the program ran in %v and recorded %d events (%d bytes, %.1fM events/s); analyzed in %v (%.1fM events/s)\n",
-			built.Round(time.Millisecond), ran.Round(time.Millisecond), a.events, st.Size(), float64(a.events)/ran.Seconds()/1e6,
-			a.elapsed.Round(time.Millisecond), float64(a.events)/a.elapsed.Seconds()/1e6)
+			built.Round(time.Millisecond), ran.Round(time.Millisecond), a.Events, st.Size(), float64(a.Events)/ran.Seconds()/1e6,
+			a.Elapsed.Round(time.Millisecond), float64(a.Events)/a.Elapsed.Seconds()/1e6)
 	}
 	if *runFlags.keep != "" {
 		if err := keepTraces(*runFlags.keep, []string{tracePath}); err != nil {
@@ -153,7 +154,7 @@ func runRun(c *command, args []string) int {
 			return exitError
 		}
 	}
-	if code == 0 && (a.races > 0 || len(a.cycles) > 0 || len(a.leaks) > 0) {
+	if code == 0 && (a.Races > 0 || len(a.Cycles) > 0 || len(a.Leaks) > 0) {
 		return exitRaces
 	}
 	return code

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/detect/deadlock"
 	"github.com/racekit/racekit/detect/leak"
 	"github.com/racekit/racekit/report"
@@ -327,7 +328,7 @@ func (o *testOutput) endTests(ends []heldEnd, byTest []*testRaces, emit func(tes
 		if !tr.stall {
 			continue
 		}
-		names := slices.Clone(tr.a.stallTests)
+		names := slices.Clone(tr.a.StallTests)
 		sort.SliceStable(names, func(i, j int) bool { return strings.Count(names[i], "/") > strings.Count(names[j], "/") })
 		for _, name := range names {
 			if !ended[name] {
@@ -377,12 +378,12 @@ func findingCount(races, cycles, leaks, stalls int) string {
 // one test binary.
 type testRaces struct {
 	test    string // "": outside any test
-	a       *analysis
+	a       *analyze.Analysis
 	results []report.Result
 	n       int
 	cycles  []deadlock.Cycle
 	leaks   []leak.Leak
-	stall   bool // the binary's run stalled: a.stalled is its deadlock
+	stall   bool // the binary's run stalled: a.Stalled is its deadlock
 }
 
 // binary reports whether tr holds the findings of a test binary (cycles,
@@ -401,30 +402,30 @@ func (o *testOutput) packageRaces(pkg string) ([]*testRaces, int) {
 		}
 		o.analyzed[path] = true
 		a, ok := o.analyze(path)
-		stall := a.stallTests != nil
-		if !ok || a.races == 0 && len(a.cycles) == 0 && len(a.leaks) == 0 && !stall {
+		stall := a.StallTests != nil
+		if !ok || a.Races == 0 && len(a.Cycles) == 0 && len(a.Leaks) == 0 && !stall {
 			continue
 		}
-		if len(a.cycles) > 0 || len(a.leaks) > 0 || stall {
+		if len(a.Cycles) > 0 || len(a.Leaks) > 0 || stall {
 			// Potential deadlocks, leaks and a stall come after the
 			// races, as findings of the binary: a cycle's goroutines may
 			// belong to several tests, a leak shows at the binary's end.
-			n := len(a.cycles) + len(a.leaks)
+			n := len(a.Cycles) + len(a.Leaks)
 			if stall {
 				n++
 			}
-			cycles = append(cycles, &testRaces{a: a, cycles: a.cycles, leaks: a.leaks, stall: stall, n: n})
+			cycles = append(cycles, &testRaces{a: a, cycles: a.Cycles, leaks: a.Leaks, stall: stall, n: n})
 			total += n
 		}
 		index := map[string]*testRaces{}
-		for ri, res := range a.results {
+		for ri, res := range a.Results {
 			for _, g := range res.Groups {
 				name := res.Tests[g.Pair()]
 				tr := index[name]
 				if tr == nil {
-					tr = &testRaces{test: name, a: a, results: make([]report.Result, len(a.results))}
+					tr = &testRaces{test: name, a: a, results: make([]report.Result, len(a.Results))}
 					for i := range tr.results {
-						r := a.results[i]
+						r := a.Results[i]
 						r.Groups = nil
 						tr.results[i] = r
 					}
@@ -451,18 +452,18 @@ func (o *testOutput) packageRaces(pkg string) ([]*testRaces, int) {
 func (o *testOutput) writeTests(byTest []*testRaces, chatty bool, line func(test, s string)) {
 	for _, tr := range byTest {
 		var b strings.Builder
-		if err := report.Races(&b, tr.a.meta, tr.results); err != nil {
+		if err := report.Races(&b, tr.a.Meta, tr.results); err != nil {
 			o.errorf("%v", err)
 		}
 		if tr.binary() {
-			if err := report.Deadlocks(&b, tr.a.meta, tr.cycles, tr.a.created); err != nil {
+			if err := report.Deadlocks(&b, tr.a.Meta, tr.cycles, tr.a.Created); err != nil {
 				o.errorf("%v", err)
 			}
-			if err := report.Leaks(&b, tr.a.meta, tr.leaks, tr.a.created); err != nil {
+			if err := report.Leaks(&b, tr.a.Meta, tr.leaks, tr.a.Created); err != nil {
 				o.errorf("%v", err)
 			}
 			if tr.stall {
-				if err := report.Stall(&b, tr.a.meta, tr.a.stallTests, tr.a.stalled, tr.a.created); err != nil {
+				if err := report.Stall(&b, tr.a.Meta, tr.a.StallTests, tr.a.Stalled, tr.a.Created); err != nil {
 					o.errorf("%v", err)
 				}
 			}
@@ -503,8 +504,8 @@ func (o *testOutput) writeTests(byTest []*testRaces, chatty bool, line func(test
 }
 
 // analyze runs the detectors over one trace and prints its warnings.
-func (o *testOutput) analyze(path string) (*analysis, bool) {
-	var a *analysis
+func (o *testOutput) analyze(path string) (*analyze.Analysis, bool) {
+	var a *analyze.Analysis
 	var err error
 	if ea := o.early.take(path); ea != nil {
 		stop := newProgressLines("test", o.quiet).analysisOf(path, &ea.events, ea.start)
@@ -513,7 +514,7 @@ func (o *testOutput) analyze(path string) (*analysis, bool) {
 		a, err = ea.a, ea.err
 	} else {
 		progress, stop := newProgressLines("test", o.quiet).analysis(path)
-		a, err = analyzeTraceFrom(path, o.algos, "", progress)
+		a, err = analyze.Trace(path, analyzeOptions(o.algos, "", progress))
 		stop()
 	}
 	if err != nil {
@@ -521,12 +522,12 @@ func (o *testOutput) analyze(path string) (*analysis, bool) {
 		o.err = true
 		return nil, false
 	}
-	a.leaks = leak.Without(a.leaks, a.meta, o.leakIgnore)
-	for _, w := range a.warns {
+	a.Leaks = leak.Without(a.Leaks, a.Meta, o.leakIgnore)
+	for _, w := range a.Warns {
 		fmt.Fprintf(os.Stderr, "racekit test: warning: %s\n", w)
 	}
 	if o.verbose {
-		fmt.Fprintf(os.Stderr, "racekit test: %s: %d events analyzed in %v (%d goroutines on %d clock IDs)\n", a.program, a.events, a.elapsed, a.goroutines, a.clockIDs)
+		fmt.Fprintf(os.Stderr, "racekit test: %s: %d events analyzed in %v (%d goroutines on %d clock IDs)\n", a.Program, a.Events, a.Elapsed, a.Goroutines, a.ClockIDs)
 	}
 	return a, true
 }
@@ -542,16 +543,16 @@ func (o *testOutput) rest(w io.Writer) {
 		}
 		o.analyzed[path] = true
 		a, ok := o.analyze(path)
-		if !ok || a.races == 0 && len(a.cycles) == 0 && len(a.leaks) == 0 && a.stallTests == nil {
+		if !ok || a.Races == 0 && len(a.Cycles) == 0 && len(a.Leaks) == 0 && a.StallTests == nil {
 			continue
 		}
-		if err := a.print(w); err != nil {
+		if err := a.Print(w); err != nil {
 			o.errorf("%v", err)
 			o.err = true
 		}
-		fmt.Fprintf(w, "FAIL\t%s\t%s\n", strings.TrimSuffix(a.program, ".test"), strings.TrimPrefix(findingCount(a.races, len(a.cycles), len(a.leaks), min(1, len(a.stalled))), " "))
+		fmt.Fprintf(w, "FAIL\t%s\t%s\n", strings.TrimSuffix(a.Program, ".test"), strings.TrimPrefix(findingCount(a.Races, len(a.Cycles), len(a.Leaks), min(1, len(a.Stalled))), " "))
 		o.failed++
-		o.races += a.races
+		o.races += a.Races
 	}
 }
 

@@ -394,7 +394,7 @@ func (n *Test) done(t *testing.T) {
 }
 
 // markFile is the file of the sites that name tests in the trace
-// (cmd/racekit's TestMarkFile): the race reports of racekit test name the
+// (analyze.TestMarkFile): the race reports of racekit test name the
 // test whose goroutine (or whose goroutines' creator) made the access.
 const markFile = "racekit:test"
 

@@ -1,0 +1,199 @@
+package analyze
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/racekit/racekit/detect"
+	"github.com/racekit/racekit/detect/hb"
+	"github.com/racekit/racekit/finding"
+	"github.com/racekit/racekit/trace"
+	"github.com/racekit/racekit/trace/tracefile"
+)
+
+// newHB makes every race detector hb: the tests need one, not racekit's
+// -algo table.
+func newHB(_ string, s finding.Sink) detect.Detector { return hb.New(s) }
+
+// writeTrace writes b's trace to a binary trace file and returns its path.
+func writeTrace(t *testing.T, b *trace.Builder) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "t.rkt")
+	w, err := tracefile.Create(path, "", tracefile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := trace.Copy(w, b.Trace().Iter()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// enter and exit append g's entry into and exit from function fn, whose
+// declaration is at main.go:line.
+func enter(b *trace.Builder, g, fn string, line int) {
+	b.Add(trace.Event{G: b.G(g), Op: trace.OpFuncEnter, Site: funcSite(b, fn, line)})
+}
+
+func exit(b *trace.Builder, g, fn string, line int) {
+	b.Add(trace.Event{G: b.G(g), Op: trace.OpFuncExit, Site: funcSite(b, fn, line)})
+}
+
+func funcSite(b *trace.Builder, fn string, line int) trace.SiteID {
+	return b.Trace().M.InternSite(trace.Site{File: "main.go", Line: line, Func: fn})
+}
+
+// raceTrace is a race on x between goroutine main, in main.f called from
+// main.main at line 8, and goroutine worker, which main.main created at
+// line 7 and which wrote x in main.worker called from main.loop at line
+// 21, then went on into main.other: the previous access's stack is one
+// the goroutine left before the race was seen.
+func raceTrace() *trace.Builder {
+	b := trace.NewBuilder()
+	enter(b, "main", "main.main", 5)
+	b.Add(trace.Event{G: b.G("main"), Op: trace.OpSyncRelease, Obj: b.Obj("mark"),
+		Site: b.Trace().M.InternSite(trace.Site{File: TestMarkFile, Func: "TestRace"})})
+	b.Fork("main", "worker", "main.go:7")
+	enter(b, "worker", "main.loop", 20)
+	b.Read("worker", "z", "main.go:21")
+	enter(b, "worker", "main.worker", 30)
+	b.Write("worker", "x", "main.go:31")
+	exit(b, "worker", "main.worker", 30)
+	enter(b, "worker", "main.other", 40)
+	b.Write("worker", "w", "main.go:41")
+	exit(b, "worker", "main.other", 40)
+	b.Write("main", "y", "main.go:8")
+	enter(b, "main", "main.f", 12)
+	b.Write("main", "x", "main.go:13")
+	return b
+}
+
+// frames formats a stack as func@line, innermost first.
+func frames(stack []trace.Site) []string {
+	var out []string
+	for _, s := range stack {
+		out = append(out, fmt.Sprintf("%s@%s:%d", s.Func, s.File, s.Line))
+	}
+	return out
+}
+
+// Trace finds the one race with both accesses' stacks as they were at
+// the accesses, the creation stack of the goroutine that made the
+// previous one, and the test the current one ran in.
+func TestTraceRaceStacks(t *testing.T) {
+	path := writeTrace(t, raceTrace())
+	a, err := Trace(path, Options{Algos: []string{"hb"}, New: newHB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Races != 1 || len(a.Results) != 1 || len(a.Results[0].Groups) != 1 {
+		t.Fatalf("races %d, results %+v; want 1 race", a.Races, a.Results)
+	}
+	res := a.Results[0]
+	g := res.Groups[0]
+	if res.Detector != "hb" || a.Meta.Site(g.Cur.Site).Line != 13 || a.Meta.Site(g.Prev.Site).Line != 31 {
+		t.Fatalf("race %s: %v after %v, want main.go:13 after main.go:31", res.Detector, a.Meta.Site(g.Cur.Site), a.Meta.Site(g.Prev.Site))
+	}
+	p := g.Pair()
+	for _, c := range []struct {
+		what      string
+		got, want []string
+	}{
+		{"current access's stack", frames(res.Stacks[p]), []string{"main.f@main.go:13", "main.main@main.go:8"}},
+		{"previous access's stack", frames(res.PrevStacks[p]), []string{"main.worker@main.go:31", "main.loop@main.go:21"}},
+		{"worker's creation stack", frames(a.Created[g.Prev.G]), []string{"main.main@main.go:7"}},
+	} {
+		if !slices.Equal(c.got, c.want) {
+			t.Errorf("%s: %q, want %q", c.what, c.got, c.want)
+		}
+	}
+	if _, ok := a.Created[g.Cur.G]; ok {
+		t.Errorf("goroutine main has a creation stack; the trace did not create it")
+	}
+	if res.Tests[p] != "TestRace" {
+		t.Errorf("test %q, want TestRace", res.Tests[p])
+	}
+	if a.Events != int64(len(raceTrace().Trace().Events)) {
+		t.Errorf("events %d, want %d", a.Events, len(raceTrace().Trace().Events))
+	}
+
+	var out bytes.Buffer
+	if err := a.Print(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"WARNING: DATA RACE (observed by hb)\n",
+		"  main.f()\n      main.go:13\n  main.main()\n      main.go:8\n",
+		"  main.worker()\n      main.go:31\n  main.loop()\n      main.go:21\n",
+		"(created by goroutine main at):\n  main.main()\n      main.go:7\n",
+		"hb: 1 distinct race(s), 1 dynamic\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// StartFunc keeps the races whose later access comes after the first
+// entry into it, and none when it is never entered.
+func TestTraceStartFunc(t *testing.T) {
+	path := writeTrace(t, raceTrace())
+	for start, want := range map[string]int{"main.f": 1, "main.main": 1, "main.never": 0} {
+		a, err := Trace(path, Options{Algos: []string{"hb"}, New: newHB, StartFunc: start})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Races != want {
+			t.Errorf("StartFunc %s: %d races, want %d", start, a.Races, want)
+		}
+		var out bytes.Buffer
+		if err := a.Print(&out); err != nil {
+			t.Fatal(err)
+		}
+		if (out.Len() > 0) != (want > 0) {
+			t.Errorf("StartFunc %s: report %q", start, out.String())
+		}
+	}
+}
+
+// DeadlockAlgo reports a lock-order cycle with the stacks of its requests;
+// a race detector named without Options.New is an error.
+func TestTraceDeadlock(t *testing.T) {
+	b := trace.NewBuilder()
+	enter(b, "main", "main.main", 5)
+	b.Fork("main", "T1", "main.go:6")
+	b.Acq("main", "A")
+	b.Acq("main", "B")
+	b.Rel("main", "B")
+	b.Rel("main", "A")
+	enter(b, "T1", "main.t1", 20)
+	b.Acq("T1", "B")
+	b.Acq("T1", "A")
+	b.Rel("T1", "A")
+	b.Rel("T1", "B")
+	path := writeTrace(t, b)
+	a, err := Trace(path, Options{Algos: []string{DeadlockAlgo}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Races != 0 || len(a.Cycles) != 1 {
+		t.Fatalf("races %d, cycles %d; want one cycle", a.Races, len(a.Cycles))
+	}
+	var out bytes.Buffer
+	if err := a.Print(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Found 1 potential deadlock(s)\n") || !strings.Contains(out.String(), "main.t1()") {
+		t.Errorf("report:\n%s", out.String())
+	}
+	if _, err := Trace(path, Options{Algos: []string{"hb"}}); err == nil {
+		t.Errorf("hb without Options.New: no error")
+	}
+}

@@ -1,0 +1,181 @@
+package analyze
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/racekit/racekit/detect"
+	"github.com/racekit/racekit/detect/clock"
+	"github.com/racekit/racekit/detect/deadlock"
+	"github.com/racekit/racekit/detect/leak"
+	"github.com/racekit/racekit/finding"
+	"github.com/racekit/racekit/report"
+	"github.com/racekit/racekit/trace"
+	"github.com/racekit/racekit/trace/tracefile"
+)
+
+// analyzeFile is Trace of an open trace.
+func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
+	algos, startFunc := o.Algos, o.StartFunc
+	meta := f.Meta()
+	st := NewStacks(meta, startFunc)
+	type run struct {
+		det        detect.Detector
+		col        *finding.Collector
+		stacks     map[finding.Pair][]trace.Site
+		prevStacks map[finding.Pair][]trace.Site
+		tests      map[finding.Pair]string
+	}
+	var dl *deadlock.Detector
+	if i := slices.Index(algos, DeadlockAlgo); i >= 0 {
+		algos = slices.Delete(slices.Clone(algos), i, i+1)
+		dl = deadlock.New(deadlock.Options{Stack: func(g trace.GID) []trace.Site { return st.Stack(meta, g) }})
+	}
+	var lk *leak.Detector
+	leaks := false
+	if i := slices.Index(algos, LeakAlgo); i >= 0 {
+		algos = slices.Delete(slices.Clone(algos), i, i+1)
+		leaks = true
+	}
+	stallTests, stalled := readStall(path)
+	if leaks || stalled {
+		lk = leak.New(leak.Options{Stack: func(g trace.GID) []trace.Site { return st.Stack(meta, g) }})
+	}
+	if len(algos) > 0 && o.New == nil {
+		return nil, fmt.Errorf("analyze: no Options.New to make detector %q", algos[0])
+	}
+	runs := make([]*run, len(algos))
+	for i, name := range algos {
+		r := &run{col: finding.NewCollector(), stacks: map[finding.Pair][]trace.Site{}, prevStacks: map[finding.Pair][]trace.Site{}, tests: map[finding.Pair]string{}}
+		sink := finding.SinkFunc(func(race *finding.Race) {
+			// A race is the test's when its later access is: a
+			// predictive detector reports when it analyzes a window,
+			// which may be after the start for a race before it.
+			if !st.started || max(race.Cur.Seq, race.Prev.Seq) < st.startSeq {
+				return
+			}
+			p := race.Pair()
+			if _, ok := r.stacks[p]; !ok {
+				// At the access, not at the goroutine's latest event: a
+				// predictive detector reports after later events of it.
+				if cs := st.stackAt(meta, race.Cur); cs != nil {
+					r.stacks[p] = cs
+				} else {
+					r.stacks[p] = st.Stack(meta, race.Cur.G)
+				}
+				if ps := st.stackAt(meta, race.Prev); ps != nil {
+					r.prevStacks[p] = ps
+				}
+				if g := st.m[race.Cur.G]; g != nil && g.test != "" {
+					r.tests[p] = g.test
+				} else if g := st.m[race.Prev.G]; g != nil && g.test != "" {
+					r.tests[p] = g.test
+				}
+			}
+			r.col.Report(race)
+		})
+		r.det = o.New(name, sink)
+		runs[i] = r
+	}
+	dets := []detect.Detector{st}
+	for _, r := range runs {
+		dets = append(dets, r.det)
+	}
+	if dl != nil {
+		dets = append(dets, dl) // after st: a request's stack ends at it
+	}
+	if lk != nil {
+		dets = append(dets, lk) // after st: an operation's stack ends at it
+	}
+	start := time.Now()
+	n, err := detect.RunProgress(f, o.Progress, dets...)
+	if err != nil {
+		return nil, err
+	}
+	a := &Analysis{path: path, Events: n, Elapsed: time.Since(start), Meta: meta}
+	a.Program = strings.TrimPrefix(meta.NameOf(0), "program ")
+	// A predicted race that an observing detector also reported is shown
+	// once, as observed: prediction adds only what the run did not show.
+	observed := map[finding.Pair]bool{}
+	for _, r := range runs {
+		for _, g := range r.col.Groups() {
+			if g.Evidence != finding.Predicted {
+				observed[g.Pair()] = true
+			}
+		}
+	}
+	gids := map[trace.GID]bool{}
+	for i, r := range runs {
+		var gs []finding.Group
+		for _, g := range r.col.Groups() {
+			if g.Evidence != finding.Predicted || !observed[g.Pair()] {
+				gs = append(gs, g)
+				gids[g.Cur.G], gids[g.Prev.G] = true, true
+			}
+		}
+		a.Results = append(a.Results, report.Result{Detector: algos[i], Groups: gs, Stacks: r.stacks, PrevStacks: r.prevStacks, Tests: r.tests})
+		a.Races += len(gs)
+	}
+	if dl != nil {
+		for _, c := range dl.Cycles() {
+			// Only the test's: a cycle whose requests all come before
+			// startFunc belongs to the program's start.
+			if st.started && c.Deps[0].Seq >= st.startSeq {
+				a.Cycles = append(a.Cycles, c)
+				for _, d := range c.Deps {
+					gids[d.G] = true
+				}
+			}
+		}
+	}
+	if stalled && lk != nil && !TraceCut(f) {
+		a.Stalled, a.StallTests = lk.Blocked(), stallTests
+		for _, l := range a.Stalled {
+			gids[l.G] = true
+		}
+	}
+	if !leaks {
+		lk = nil
+	}
+	if lk != nil && TraceCut(f) {
+		a.Warns = append(a.Warns, "--leaks: the run did not finish (its trace has no end block): goroutines blocked when it stopped are not reported as leaked")
+		lk = nil
+	}
+	if lk != nil {
+		for _, l := range lk.Leaks() {
+			// Only the test's, as for cycles.
+			if st.started && l.Ops[0].Seq >= st.startSeq {
+				a.Leaks = append(a.Leaks, l)
+				gids[l.G] = true
+			}
+		}
+	}
+	created := st.CreationStacks(meta, gids)
+	for i := range a.Results {
+		a.Results[i].Created = created
+	}
+	if err := report.LocateHeap(path, meta, a.Results); err != nil {
+		a.Warns = append(a.Warns, "heap blocks of the raced addresses: "+err.Error())
+	}
+	a.Created = created
+	if w, ok := f.Reader.(trace.Warner); ok {
+		a.Warns = w.Warnings()
+	}
+	for i, r := range runs {
+		s, ok := r.det.(detect.Stats)
+		if !ok {
+			continue
+		}
+		st := s.Stats()
+		a.Goroutines, a.ClockIDs = max(a.Goroutines, st["goroutines"]), max(a.ClockIDs, st["clock_ids"])
+		if n := st["joins_approximated"]; n > 0 {
+			a.Warns = append(a.Warns, fmt.Sprintf("%s: %d join(s) of goroutines whose final clock was let go (past %d retired clock entries) joined the clocks of all those let go: races with them may be missed", algos[i], n, clock.MaxRetired()))
+		}
+		if n := st["ids_recycled_unordered"]; n > 0 {
+			a.Warns = append(a.Warns, fmt.Sprintf("%s: %d goroutine(s) that ended unordered with later ones gave their clock ID to a later goroutine, to keep clocks at %d entries: races with their accesses may be missed", algos[i], n, clock.MaxIDs()))
+		}
+	}
+	return a, nil
+}

@@ -1,0 +1,226 @@
+package analyze
+
+import (
+	"sort"
+
+	"github.com/racekit/racekit/finding"
+	"github.com/racekit/racekit/trace"
+)
+
+// frame is one entry of a goroutine's shadow call stack, rebuilt from
+// FuncEnter/FuncExit: the function (its declaration's site), the site of
+// the last event the frame executed, and the frame as a node of the
+// goroutine's stack history.
+type frame struct {
+	fn, cur trace.SiteID
+	node    *snode
+}
+
+// snode is a frame of a stack as it was when the frame was entered: its
+// function, the site its caller had reached (the call's line, as far as
+// the trace knows it: the caller's last event) and the caller's node. A
+// stack at any past moment is its innermost node; nodes are shared and
+// never change, so keeping one costs nothing more than the node.
+type snode struct {
+	fn, call trace.SiteID
+	parent   *snode
+}
+
+// histEntry says that from event seq on the goroutine's innermost frame
+// was top (nil: no frame).
+type histEntry struct {
+	seq uint64
+	top *snode
+}
+
+// histMax bounds the stack history kept per goroutine (as Go's race
+// detector's history_size): a previous access older than the history's
+// last histMax stack changes of its goroutine is shown at its site only.
+const histMax = 1 << 13
+
+// gstack is one goroutine's shadow stack, stack history and test.
+type gstack struct {
+	frames  []frame
+	hist    []histEntry
+	trimmed bool   // entries were dropped from hist
+	test    string // the test the goroutine runs (or was created by)
+}
+
+// creation is where a goroutine was created: its parent's stack then.
+type creation struct {
+	top  *snode
+	site trace.SiteID
+}
+
+// TestMarkFile is the file of the sites rt/rttest records a test's name
+// at (rttest.markFile): a release of a fresh object, by the test's
+// goroutine, at a site whose function is the test's name.
+const TestMarkFile = "racekit:test"
+
+// Stacks tracks every goroutine's shadow stack while a trace is read. It is
+// a detect.Detector placed before the real detectors, so that a race they
+// report sees the stack as of its current access; the stack history gives
+// the previous access's, and each fork the child's creation stack. It
+// also opens the reporting gate at the first entry into startFunc (""
+// opens it at once).
+type Stacks struct {
+	m         map[trace.GID]*gstack
+	lastG     trace.GID // the goroutine of the last event, and its stack:
+	last      *gstack   // most events follow one of the same goroutine
+	created   map[trace.GID]creation
+	meta      *trace.Meta
+	startFunc string
+	started   bool
+	startSeq  uint64 // the seq of startFunc's entry
+}
+
+// NewStacks returns a Stacks for a trace whose metadata is meta, its
+// reporting gate opening at the first entry into startFunc ("": at once).
+// Run it before the detectors that ask it for stacks.
+func NewStacks(meta *trace.Meta, startFunc string) *Stacks {
+	return &Stacks{m: map[trace.GID]*gstack{}, created: map[trace.GID]creation{}, meta: meta, startFunc: startFunc, started: startFunc == ""}
+}
+
+// Finish does nothing: the stacks stay readable after the trace's end.
+func (s *Stacks) Finish() {}
+
+func (s *Stacks) g(id trace.GID) *gstack {
+	if s.last != nil && id == s.lastG {
+		return s.last
+	}
+	st := s.m[id]
+	if st == nil {
+		st = &gstack{}
+		s.m[id] = st
+	}
+	s.lastG, s.last = id, st
+	return st
+}
+
+func (st *gstack) top() *snode {
+	if len(st.frames) == 0 {
+		return nil
+	}
+	return st.frames[len(st.frames)-1].node
+}
+
+// changed records that the stack changed at event seq.
+func (st *gstack) changed(seq uint64) {
+	if len(st.hist) >= 2*histMax {
+		st.hist = append(st.hist[:0], st.hist[len(st.hist)-histMax:]...)
+		st.trimmed = true
+	}
+	st.hist = append(st.hist, histEntry{seq, st.top()})
+}
+
+// Handle updates the stack of e's goroutine: frames from FuncEnter and
+// FuncExit, creations from forks, tests from rttest's marks, and each
+// frame's current site from every other event.
+func (s *Stacks) Handle(e *trace.Event) {
+	if !s.started && e.Op == trace.OpFuncEnter && s.meta.Site(e.Site).Func == s.startFunc {
+		s.started, s.startSeq = true, e.Seq
+	}
+	st := s.g(e.G)
+	switch e.Op {
+	case trace.OpFuncEnter:
+		call := trace.NoSite
+		if len(st.frames) > 0 {
+			call = st.frames[len(st.frames)-1].cur
+		}
+		st.frames = append(st.frames, frame{fn: e.Site, cur: e.Site, node: &snode{fn: e.Site, call: call, parent: st.top()}})
+		st.changed(e.Seq)
+	case trace.OpFuncExit:
+		// Pop to the frame of this function (a frame left by a panic
+		// that was recovered further up goes with it).
+		for i := len(st.frames) - 1; i >= 0; i-- {
+			if st.frames[i].fn == e.Site {
+				clear(st.frames[i:])
+				st.frames = st.frames[:i]
+				break
+			}
+		}
+		st.changed(e.Seq)
+	case trace.OpFork:
+		child := trace.GID(e.Obj)
+		s.created[child] = creation{top: st.top(), site: e.Site}
+		if st.test != "" {
+			s.g(child).test = st.test
+		}
+	case trace.OpSyncRelease:
+		if site := s.meta.Site(e.Site); site.File == TestMarkFile {
+			st.test = site.Func
+			return
+		}
+	}
+	if e.Op != trace.OpFuncEnter && e.Op != trace.OpFuncExit && len(st.frames) > 0 && e.Site != trace.NoSite {
+		st.frames[len(st.frames)-1].cur = e.Site
+	}
+}
+
+// Stack returns g's stack, innermost first: each frame at the last site it
+// executed, named by its function.
+func (s *Stacks) Stack(m *trace.Meta, g trace.GID) []trace.Site {
+	st := s.m[g]
+	if st == nil {
+		return nil
+	}
+	out := make([]trace.Site, 0, len(st.frames))
+	for i := len(st.frames) - 1; i >= 0; i-- {
+		out = append(out, frameSite(m, st.frames[i].fn, st.frames[i].cur))
+	}
+	return out
+}
+
+// stackAt returns the stack of access a as it was when a was made, from
+// its goroutine's stack history; nil when the history no longer reaches
+// back to it.
+func (s *Stacks) stackAt(m *trace.Meta, a finding.Access) []trace.Site {
+	st := s.m[a.G]
+	if st == nil {
+		return nil
+	}
+	i := sort.Search(len(st.hist), func(i int) bool { return st.hist[i].seq > a.Seq })
+	if i == 0 {
+		if st.trimmed {
+			return nil
+		}
+		return []trace.Site{m.Site(a.Site)}
+	}
+	return nodeStack(m, st.hist[i-1].top, a.Site)
+}
+
+// nodeStack is the stack whose innermost frame is top, at site.
+func nodeStack(m *trace.Meta, top *snode, site trace.SiteID) []trace.Site {
+	if top == nil {
+		return []trace.Site{m.Site(site)}
+	}
+	out := []trace.Site{frameSite(m, top.fn, site)}
+	for n := top; n.parent != nil; n = n.parent {
+		out = append(out, frameSite(m, n.parent.fn, n.call))
+	}
+	return out
+}
+
+// frameSite is a frame of function fn at site cur (the function's own
+// site when cur is unknown).
+func frameSite(m *trace.Meta, fn, cur trace.SiteID) trace.Site {
+	if cur == trace.NoSite {
+		cur = fn
+	}
+	site := m.Site(cur)
+	site.Func = m.Site(fn).Func
+	return site
+}
+
+// CreationStacks returns the creation stacks of the goroutines in gids
+// (those of the findings to report) that the trace saw created: each
+// parent's stack at the fork.
+func (s *Stacks) CreationStacks(m *trace.Meta, gids map[trace.GID]bool) map[trace.GID][]trace.Site {
+	out := map[trace.GID][]trace.Site{}
+	for g := range gids {
+		if c, ok := s.created[g]; ok {
+			out[g] = nodeStack(m, c.top, c.site)
+		}
+	}
+	return out
+}
