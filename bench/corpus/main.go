@@ -12,6 +12,15 @@
 // run. Results go to -out (JSON, rewritten after each module) and the
 // table to -readme. With -render it only renders -readme from -out.
 //
+// With -merge it runs nothing: it merges saved results files (partial
+// runs, each of a few modules) into -out, keeping each module's last
+// measurement and the racekit commit it was made at, and renders -readme
+// from that:
+//
+//	go run ./bench/corpus -merge 'a/results.json,b/results-C.json.gz@0123abc' -out latest.json -readme latest.md
+//
+// A file ending in .gz is read and written gzip-compressed.
+//
 //	go build -o /tmp/racekit-corpus ./cmd/racekit
 //	go run ./bench/corpus -racekit /tmp/racekit-corpus
 package main
@@ -46,14 +55,17 @@ var (
 	resume     = flag.Bool("resume", false, "keep the modules already in -out and run the others")
 	render     = flag.Bool("render", false, "only render -readme from -out")
 	rkFlags    = flag.String("racekit-flags", "", "space-separated flags for racekit test (-include '...' traces every dependency)")
+	merge      = flag.String("merge", "", "run nothing: merge these results files (comma-separated, oldest first; FILE@REV names the commit racekit was built from) into -out, each module's last measurement, and render -readme")
 )
 
 // Results is the JSON file.
 type Results struct {
 	Command string          `json:"command"`
-	Racekit string          `json:"racekit"` // racekit's commit, when known
+	Racekit string          `json:"racekit"` // racekit's commit, when known; "merged" for -merge
 	Go      string          `json:"go"`
 	Modules []*ModuleResult `json:"modules"`
+	// Merged are the files a -merge read, in order.
+	Merged []MergedFile `json:"merged,omitempty"`
 }
 
 // ModuleResult is one module's runs.
@@ -68,6 +80,10 @@ type ModuleResult struct {
 	Compare  *Comparison  `json:"compare,omitempty"`
 	TestRows []TestRow    `json:"tests,omitempty"`
 	Error    string       `json:"error,omitempty"`
+	// From and RacekitAt, in a merge: the file this row comes from (as
+	// given to -merge) and the commit racekit was built from there.
+	From      string `json:"from,omitempty"`
+	RacekitAt string `json:"racekit_at,omitempty"`
 }
 
 // TestRow is one test's verdicts: -race's, then each racekit run's, and
@@ -95,13 +111,24 @@ type RunSummary struct {
 
 func main() {
 	flag.Parse()
+	if *merge != "" {
+		args := []string{"go", "run", "./bench/corpus"}
+		for _, a := range os.Args[1:] {
+			args = append(args, shellQuote(a))
+		}
+		res, err := mergeResults(*merge, strings.Join(args, " "))
+		if err != nil {
+			fatalf("%v", err)
+		}
+		save(res)
+		writeReadme(res)
+		return
+	}
 	res := &Results{}
 	if *resume || *render {
-		if b, err := os.ReadFile(*outFile); err == nil {
-			if err := json.Unmarshal(b, res); err != nil {
-				fatalf("%s: %v", *outFile, err)
-			}
-		} else if *render {
+		if r, err := readResults(*outFile); err == nil {
+			res = r
+		} else if *render || !errors.Is(err, os.ErrNotExist) {
 			fatalf("%v", err)
 		}
 	}
@@ -158,14 +185,7 @@ func fatalf(format string, args ...any) {
 }
 
 func save(res *Results) {
-	b, err := json.MarshalIndent(res, "", " ")
-	if err != nil {
-		fatalf("%v", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(*outFile), 0o755); err != nil {
-		fatalf("%v", err)
-	}
-	if err := os.WriteFile(*outFile, append(b, '\n'), 0o644); err != nil {
+	if err := writeResults(*outFile, res); err != nil {
 		fatalf("%v", err)
 	}
 }
