@@ -160,3 +160,19 @@ func writeClipPages(dir, traceName string, as []anomaly.Anomaly) error {
 	}
 	return err
 }
+
+// parseAnomalyKinds is the pattern families a -kinds list names, comma-separated.
+func parseAnomalyKinds(c *command, s string) ([]anomaly.Kind, bool) {
+	var kinds []anomaly.Kind
+	for _, k := range strings.Split(s, ",") {
+		switch k = strings.TrimSpace(k); k {
+		case "":
+		case "race", "atomicity", "asv":
+			kinds = append(kinds, anomaly.Kind(k))
+		default:
+			c.errorf("unknown kind %q (want race, atomicity, asv)", k)
+			return nil, false
+		}
+	}
+	return kinds, true
+}

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"time"
-
-	"github.com/racekit/racekit/sched"
 )
 
 var cmdFuzz = register(&command{
@@ -138,98 +134,30 @@ func init() {
 	fuzzFlags = addBuildFlags(cmdFuzz.flags)
 }
 
-// fuzzTarget is one package's instrumented test binary.
-type fuzzTarget struct {
-	Pkg string `json:"package"`
-	dir string // the package's directory: go test runs its binary there
-	bin string
+// raceFuzzer is one run of racekit fuzz for races (RaceFuzzer): the test
+// binaries, the candidate pairs phase 1 found and the runs phase 2 made
+// of them, which each step passes on to the next.
+type raceFuzzer struct {
+	c        *command
+	pkgs     []string
+	goFlags  []string
+	targets  []*fuzzTarget
+	tmp      string // the temporary directory of the binaries, traces and schedules
+	testArgs []string
+	prog     *progressLines
+	cands    *candidates
+	res      FuzzResult
+	results  [][]fuzzRun // per candidate pair (cands.jobs), its runs
+	baseline [][]fuzzRun // per target, its baseline runs
 }
 
-// fuzzRun is the result of one controlled run.
-type fuzzRun struct {
-	Seed       uint64
-	Created    bool
-	Resolution string // "A before B" (sites), "" if no race was created
-	Outcome    string // "none", "panic", "test failure", "deadlock", "timeout", "stopped" (hatch: at a departure), "exit N"
-	Detail     string
-	Escapes    int
-	Steps      int
-	Digest     string // sched.DigestSteps of the schedule
-	Schedule   *sched.Schedule
-	Elapsed    time.Duration
-}
-
-// FuzzOutcome groups the runs of one pair with one resolution and outcome.
-type FuzzOutcome struct {
-	Resolution string   `json:"resolution,omitempty"`
-	Outcome    string   `json:"outcome"`
-	Detail     string   `json:"detail,omitempty"`
-	Runs       int      `json:"runs"`
-	Seeds      []uint64 `json:"seeds"`
-	// Baseline counts the baseline runs (controlled, random, no pair) of
-	// the package with the same outcome: a failure they show too is not
-	// the race's doing (a test that depends on timing, say).
-	Baseline int `json:"baseline"`
-	// With -replay N, outcomes that created the race: the first seed's
-	// run replayed N times (Replayed), how many of the replays had the
-	// original run's schedule step for step (Identical), and how the first
-	// one that did not differed.
-	Replayed   int    `json:"replayed,omitempty"`
-	Identical  int    `json:"replay_identical,omitempty"`
-	ReplayDiff string `json:"replay_diff,omitempty"`
-	digest     string // of the first seed's run
-	steps      int
-}
-
-// FuzzPair is the result for one candidate pair.
-type FuzzPair struct {
-	Pair    string `json:"pair"`
-	Package string `json:"package"`
-	Real    bool   `json:"real"` // created in at least one run
-	// Observed: hb reported the pair on a recorded run of phase 1 (the
-	// two accesses were unordered by happens-before there: a data race of
-	// that execution as the Go memory model defines it).
-	Observed bool `json:"observed"`
-	// Verdict is "confirmed" (Real), else "observed" (Observed), else
-	// "not created".
-	Verdict     string        `json:"verdict"`
-	Runs        int           `json:"runs"`
-	Created     int           `json:"created"`
-	Probability float64       `json:"probability"`
-	Escapes     int           `json:"escapes"`
-	Outcomes    []FuzzOutcome `json:"outcomes"`
-	Sources     []string      `json:"sources"`          // the phase 1 sources that found it: hybrid, vet, pairs
-	Replay      string        `json:"replay,omitempty"` // a command that replays the first run that created it
-	Seconds     float64       `json:"seconds"`          // run time, summed over runs
-}
-
-// FuzzResult is racekit fuzz's -json output.
-type FuzzResult struct {
-	Phase1 string `json:"phase1"` // where the pairs came from
-	// Phase1Seconds is the time of phase 1: for hybrid, the recorded runs
-	// (every access traced) and the hybrid analysis of their traces,
-	// summed over packages; for vet, the static analysis.
-	Phase1Seconds float64 `json:"phase1_seconds"`
-	// Phase1Pairs counts the candidate pairs each source found (a pair
-	// two sources found counts for both); Phase1SourceSeconds is each
-	// source's share of Phase1Seconds.
-	Phase1Pairs         map[string]int     `json:"phase1_pairs"`
-	Phase1SourceSeconds map[string]float64 `json:"phase1_source_seconds"`
-	// BaselineRuns is the number of baseline runs per package: the test
-	// binary under the Random strategy with no pair (-baseline).
-	BaselineRuns int        `json:"baseline_runs"`
-	Pairs        []FuzzPair `json:"pairs"`
-}
-
+// runFuzz is racekit fuzz: its flags checked and the test binaries built,
+// -deadlocks and -atomicity go their own way; races take the steps of
+// raceFuzzer in order (phase 1, phase 2, verdicts, replays, print).
 func runFuzz(c *command, args []string) int {
 	pkgs, goFlags := args, c.line.goTestArgs()
-	if *fuzzRuns < 1 || *fuzzJobs < 1 || *fuzzReplay < 0 || *fuzzRecRand < 0 {
-		c.errorf("-runs and -j must be at least 1, -replay and -record-random at least 0")
-		return exitUsage
-	}
-	sources, err := phase1Sources(*fuzzPhase1, *fuzzPairs, *fuzzTrace)
-	if err != nil {
-		c.errorf("%v", err)
+	sources, ok := checkFuzzFlags(c)
+	if !ok {
 		return exitUsage
 	}
 	targets, tmp, ok := testBinaries(c, fuzzFlags, pkgs, "racekit-fuzz-")
@@ -249,200 +177,45 @@ func runFuzz(c *command, args []string) int {
 	if *fuzzAtomicity {
 		return runAtomFuzz(c, targets, tmp, testArgs, goFlags, prog)
 	}
-
-	// Phase 1.
-	cands := &candidates{targets: targets, index: map[*fuzzTarget]map[string][]int{}}
-	res := FuzzResult{BaselineRuns: *fuzzBase, Phase1Pairs: map[string]int{}, Phase1SourceSeconds: map[string]float64{}}
-	var desc []string
-	phase1 := time.Now()
-	for _, src := range sources {
-		start := time.Now()
-		switch src {
-		case "hybrid":
-			d := "hybrid"
-			for _, t := range targets {
-				for i := 0; i < max(*fuzzRecord, 1)+*fuzzRecRand; i++ {
-					path := *fuzzTrace
-					if path == "" {
-						path = filepath.Join(tmp, fmt.Sprintf("%s.%d.rkt", filepath.Base(t.bin), i))
-						if err := recordRun(t, testArgs, path, i-max(*fuzzRecord, 1)); err != nil {
-							c.errorf("%s: %v", t.Pkg, err)
-							return exitError
-						}
-					} else {
-						d = "hybrid over " + path
-					}
-					ps, seen, err := tracePairs(path)
-					if err != nil {
-						c.errorf("%s: %v", t.Pkg, err)
-						return exitError
-					}
-					for _, p := range ps {
-						cands.add(t, p, "hybrid")
-						if seen[p] {
-							cands.observe(t, p)
-						}
-					}
-					if *fuzzTrace == "" {
-						prog.printf("phase 1: %s: recorded run %d/%d, %d candidate pairs so far", t.Pkg, i+1, max(*fuzzRecord, 1)+*fuzzRecRand, len(cands.jobs))
-					}
-					if *fuzzTrace != "" {
-						break
-					}
-				}
-				if *fuzzTrace != "" {
-					break // one trace: its pairs, on the first package
-				}
-			}
-			switch {
-			case *fuzzTrace != "":
-			case *fuzzRecRand > 0:
-				runs := fmt.Sprintf("%d recorded runs", max(*fuzzRecord, 1))
-				if *fuzzRecord <= 1 {
-					runs = "1 recorded run"
-				}
-				d += fmt.Sprintf(" over %s and %d under the random scheduler", runs, *fuzzRecRand)
-			case *fuzzRecord > 1:
-				d += fmt.Sprintf(" over %d recorded runs", *fuzzRecord)
-			}
-			desc = append(desc, d)
-		case "vet":
-			if *fuzzFlags.tags != "" {
-				fmt.Fprintf(os.Stderr, "racekit fuzz: warning: vet analyzes the packages without -tags %s\n", *fuzzFlags.tags)
-			}
-			ps, unplaced, err := staticPairs(pkgs)
-			if err != nil {
-				c.errorf("vet: %v", err)
-				return exitError
-			}
-			for _, p := range ps {
-				cands.addAnywhere(p, "vet")
-			}
-			prog.printf("phase 1: vet: %d pairs", len(ps))
-			d := "vet"
-			if unplaced > 0 {
-				d += fmt.Sprintf(" (%d warnings without a position skipped)", unplaced)
-			}
-			desc = append(desc, d)
-		case "pairs":
-			ps, unplaced, err := readPairs(*fuzzPairs)
-			if err != nil {
-				c.errorf("%v", err)
-				return exitError
-			}
-			for _, p := range ps {
-				cands.addAnywhere(p, "pairs")
-			}
-			d := "pairs from " + *fuzzPairs
-			if unplaced > 0 {
-				d += fmt.Sprintf(" (%d lines without a position skipped)", unplaced)
-			}
-			desc = append(desc, d)
-		}
-		res.Phase1SourceSeconds[src] = time.Since(start).Seconds()
+	f := &raceFuzzer{c: c, pkgs: pkgs, goFlags: goFlags, targets: targets, tmp: tmp, testArgs: testArgs, prog: prog}
+	if err := f.phase1(sources); err != nil {
+		return f.fail(err)
 	}
-	jobs := cands.jobs
-	res.Phase1 = phase1Description(sources, desc, jobs, res.Phase1Pairs)
-	phase1Time := time.Since(phase1)
-	res.Phase1Seconds = phase1Time.Seconds()
-	if *fuzzFlags.verbose {
-		fmt.Fprintf(os.Stderr, "racekit fuzz: %d candidate pairs (%s) in %v\n", len(jobs), res.Phase1, phase1Time.Round(time.Millisecond))
+	if err := f.phase2(); err != nil {
+		return f.fail(err)
 	}
-
-	// Phase 2.
-	if *fuzzKeep != "" {
-		if err := os.MkdirAll(*fuzzKeep, 0o777); err != nil {
-			c.errorf("%v", err)
-			return exitError
-		}
-	}
-	type task struct {
-		j, k int
-		seed uint64
-	}
-	results := make([][]fuzzRun, len(jobs))
-	baseline := make([][]fuzzRun, len(targets))
-	var tasks []task
-	for ti := range targets {
-		baseline[ti] = make([]fuzzRun, *fuzzBase)
-		for k := 0; k < *fuzzBase; k++ {
-			tasks = append(tasks, task{-1 - ti, k, *fuzzSeed + uint64(k)})
-		}
-	}
-	for j := range jobs {
-		results[j] = make([]fuzzRun, *fuzzRuns)
-		for k := 0; k < *fuzzRuns; k++ {
-			tasks = append(tasks, task{j, k, *fuzzSeed + uint64(k)})
-		}
-	}
-	prog.printf("phase 2: %d candidate pairs, %d runs each (and %d baseline runs per package), %d at a time", len(jobs), *fuzzRuns, *fuzzBase, *fuzzJobs)
-	tally := newFuzzTally(prog, len(jobs))
-	runErr := inParallel(len(tasks), *fuzzJobs, func(i int) error {
-		tk := tasks[i]
-		if tk.j < 0 {
-			ti := -1 - tk.j
-			path := filepath.Join(tmp, fmt.Sprintf("base%d-%d.sched", ti, tk.seed))
-			r, err := controlledRun(targets[ti], testArgs, randomSchedEnv(tk.seed), path, *fuzzTimeout, nil)
-			r.Schedule = nil
-			os.Remove(path)
-			baseline[ti][tk.k] = r
-			tally.done(-1-ti, "baseline "+targets[ti].Pkg, *fuzzBase, r)
-			return err
-		}
-		jb := jobs[tk.j]
-		schedPath := filepath.Join(tmp, fmt.Sprintf("%d-%d.sched", tk.j, tk.seed))
-		if *fuzzKeep != "" {
-			schedPath = filepath.Join(*fuzzKeep, fmt.Sprintf("%d-%d.sched", tk.j+1, tk.seed))
-		}
-		r, err := pairRun(jb.t, testArgs, jb.pair, tk.seed, schedPath)
-		if *fuzzKeep == "" {
-			os.Remove(schedPath)
-		}
-		results[tk.j][tk.k] = r
-		tally.done(tk.j, jb.pair, *fuzzRuns, r)
-		return err
-	})
-	if runErr != nil {
-		c.errorf("%v", runErr)
-		return exitError
-	}
-
-	races := false // a pair confirmed or observed: exit 66
-	base := map[*fuzzTarget][]fuzzRun{}
-	for ti, t := range targets {
-		base[t] = baseline[ti]
-	}
-	for j, jb := range jobs {
-		fp := summarize(jb.pair, jb.t, results[j], base[jb.t], goFlags)
-		fp.Sources = jb.sources
-		fp.Observed = jb.observed
-		switch {
-		case fp.Real:
-			fp.Verdict = "confirmed"
-		case fp.Observed:
-			fp.Verdict = "observed"
-		default:
-			fp.Verdict = "not created"
-		}
-		races = races || fp.Real || fp.Observed
-		res.Pairs = append(res.Pairs, fp)
-	}
+	races := f.verdicts()
 	if *fuzzReplay > 0 {
-		if err := replayOutcomes(res.Pairs, jobs, testArgs, tmp); err != nil {
-			c.errorf("%v", err)
-			return exitError
+		if err := replayOutcomes(f.res.Pairs, f.cands.jobs, testArgs, tmp); err != nil {
+			return f.fail(err)
 		}
 	}
-	if *fuzzJSON {
-		if err := writeJSON(os.Stdout, res); err != nil {
-			c.errorf("%v", err)
-			return exitError
-		}
-	} else {
-		printFuzz(os.Stdout, res)
+	if err := f.write(); err != nil {
+		return f.fail(err)
 	}
 	if races {
 		return exitRaces
 	}
 	return exitOK
+}
+
+// checkFuzzFlags checks the counts before anything is built, so that a
+// usage error costs nothing, and returns phase 1's sources (phase1Sources).
+func checkFuzzFlags(c *command) ([]string, bool) {
+	if *fuzzRuns < 1 || *fuzzJobs < 1 || *fuzzReplay < 0 || *fuzzRecRand < 0 {
+		c.errorf("-runs and -j must be at least 1, -replay and -record-random at least 0")
+		return nil, false
+	}
+	sources, err := phase1Sources(*fuzzPhase1, *fuzzPairs, *fuzzTrace)
+	if err != nil {
+		c.errorf("%v", err)
+		return nil, false
+	}
+	return sources, true
+}
+
+// fail reports a build or run error, after which fuzz stops: exit 1.
+func (f *raceFuzzer) fail(err error) int {
+	f.c.errorf("%v", err)
+	return exitError
 }

@@ -1,17 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/racekit/racekit/detect/anomaly"
-	"github.com/racekit/racekit/sched"
 )
 
 var cmdHatch = register(&command{
@@ -136,134 +131,73 @@ func init() {
 	hatchFlags = addBuildFlags(cmdHatch.flags)
 }
 
-// hatchEvent is one event of an anomaly, located in the recorded trace.
-type hatchEvent struct {
-	G    string // stable name (sched.Names)
-	Ev   int    // position among G's events (sched.Positions)
-	Kind sched.Kind
-	Site string // file:line
-	Obj  uint64 // address in the recorded run
+// hatcher is one run of racekit hatch: its checked settings, and what
+// its steps found so far, which each step passes on to the next.
+type hatcher struct {
+	c        *command
+	patterns []*anomaly.Pattern // -from=pecan
+	opt      anomaly.Options
+	recs     []recordSpec
+	t        *fuzzTarget
+	testArgs []string
+	outDir   string // where the runs' files go: -keep, or a temporary directory
+	prog     *progressLines
+	res      HatchResult
+	groups   []*hatchGroup          // the distinct predictions, in order of first prediction
+	byKey    map[string]*hatchGroup // groups by hatchCand.key
+	observed []map[string]bool      // per recording, the races its run had (observedRaces)
+	shown    []*hatchCand           // per group, the alternative its verdict and page come from
 }
 
-// hatchCand is one prediction to hatch.
-type hatchCand struct {
-	Kind        string
-	Pattern     string
-	Sites       []string
-	Vars        []string
-	consecutive bool
-	events      []hatchEvent
-	steps       []sched.ClipStep
-	anomaly     *anomaly.Anomaly // -from=pecan
-	// extra are more statements under test than the anomaly's own; wide
-	// is the same clip with every access it lists under control (a full
-	// clip's access sites in extra), nil when there is none.
-	extra []string
-	wide  *hatchCand
-	// recording is the index of the recording it was predicted on.
-	recording int
-	// virtual: that recording ran on the random scheduler's virtual clock,
-	// so the clip runs on it too (RACEKIT_SCHED_TIME=virtual): an expiry
-	// checked against time.Now, a timeout, a sleep's end then come at the
-	// same places in the clip as in the recording, not when the serialized
-	// run's real clock says.
-	virtual bool
-}
-
-// key identifies a prediction across recordings: PECAN reports one
-// anomaly per distinct combination of pattern and source lines.
-func (cd *hatchCand) key() string {
-	return cd.Kind + " " + cd.Pattern + " " + strings.Join(cd.Sites, " ")
-}
-
-// hatchGroup is one distinct prediction and its clips, one per recording
-// that made it, in recording order; runs holds the runs along each clip
-// hatched so far.
-type hatchGroup struct {
-	alts []*hatchCand
-	runs [][]HatchRun
-}
-
-// confirmed reports whether a run along one of g's clips confirmed it.
-func (g *hatchGroup) confirmed() bool {
-	for _, rs := range g.runs {
-		for _, r := range rs {
-			if r.Confirmed {
-				return true
-			}
+// runHatch is racekit hatch: its flags checked and the test binary built,
+// its steps in order (record, hatch, classify, print), stopping at an error.
+func runHatch(c *command, args []string) int {
+	h := &hatcher{c: c}
+	if code := h.checkFlags(args); code != exitOK {
+		return code
+	}
+	targets, tmp, ok := testBinaries(c, hatchFlags, args, "racekit-hatch-")
+	if !ok {
+		return exitError
+	}
+	defer os.RemoveAll(tmp)
+	if err := h.prepare(targets[0], tmp); err != nil {
+		return h.fail(err)
+	}
+	if err := h.record(); err != nil {
+		return h.fail(err)
+	}
+	start := time.Now()
+	if err := h.hatchClips(); err != nil {
+		return h.fail(err)
+	}
+	if *hatchAtoms {
+		if err := h.fuzzSplits(); err != nil {
+			return h.fail(err)
 		}
 	}
-	return false
+	h.res.HatchSeconds = time.Since(start).Seconds()
+	h.classify()
+	if err := h.writePages(); err != nil {
+		return h.fail(err)
+	}
+	if err := h.write(); err != nil {
+		return h.fail(err)
+	}
+	return h.exitStatus()
 }
 
-// HatchRun is one controlled run along a clip.
-type HatchRun struct {
-	Seed      uint64  `json:"seed"`
-	Confirmed bool    `json:"confirmed"`
-	Reason    string  `json:"reason,omitempty"` // why it was not confirmed
-	Outcome   string  `json:"outcome"`          // none, panic, test failure, deadlock, timeout, stopped (at a departure), exit N
-	Detail    string  `json:"detail,omitempty"`
-	Steps     int     `json:"steps"`
-	Seconds   float64 `json:"seconds"`
-	// Control is "clip" for a run with every access of the clip under
-	// control (-control), "" for the anomaly's accesses only.
-	Control string `json:"control,omitempty"`
-	// Recording is the recording (1, 2, ...) whose clip the run followed,
-	// with -recordings above 1.
-	Recording int `json:"recording,omitempty"`
+// fail reports a build or run error, after which hatch stops: exit 1.
+func (h *hatcher) fail(err error) int {
+	h.c.errorf("%v", err)
+	return exitError
 }
 
-// HatchAnomaly is the result for one prediction.
-type HatchAnomaly struct {
-	Kind    string     `json:"kind"`
-	Pattern string     `json:"pattern"`
-	Sites   []string   `json:"sites"`
-	Vars    []string   `json:"vars,omitempty"`
-	Verdict string     `json:"verdict"` // confirmed, observed (a race of the recorded run; see observedRaces) or pruned
-	Runs    []HatchRun `json:"runs"`
-}
-
-// HatchRecording is one recorded run (-recordings): its trace and the
-// predictions made on it, of which New were not made on an earlier one.
-type HatchRecording struct {
-	Trace string `json:"trace"`
-	// Seed is the controlled random scheduler's seed, 0 for Go's scheduler;
-	// Preempt its RACEKIT_SCHED_PREEMPT.
-	Seed          uint64  `json:"seed,omitempty"`
-	Preempt       float64 `json:"preempt,omitempty"`
-	Events        int     `json:"events"`
-	RecordSeconds float64 `json:"record_seconds"`
-	SearchSeconds float64 `json:"search_seconds"`
-	Predicted     int     `json:"predicted"`
-	New           int     `json:"new"`
-}
-
-// HatchResult is racekit hatch's -json output. With several recordings,
-// Trace is the first, Events, RecordSeconds and SearchSeconds the sums,
-// Goroutines and SharedVars the largest; Predicted counts distinct
-// predictions (kind, pattern and sites).
-type HatchResult struct {
-	Package       string           `json:"package"`
-	Trace         string           `json:"trace"`
-	Recordings    []HatchRecording `json:"recordings"`
-	From          string           `json:"from"`
-	Events        int              `json:"events"`
-	Goroutines    int              `json:"goroutines"`
-	SharedVars    int              `json:"shared_vars"` // addresses accessed by two goroutines or more
-	RecordSeconds float64          `json:"record_seconds"`
-	SearchSeconds float64          `json:"search_seconds"`
-	HatchSeconds  float64          `json:"hatch_seconds"`
-	Predicted     int              `json:"predicted"`
-	Confirmed     int              `json:"confirmed"`
-	Observed      int              `json:"observed"` // races not confirmed that the recorded run had
-	Anomalies     []HatchAnomaly   `json:"anomalies"`
-	// Splits are the atomic regions whose critical sections on one lock
-	// are split in two (-atomfuzz: AtomFuzzer), with their verdicts.
-	Splits []AtomicitySplit `json:"splits,omitempty"`
-}
-
-func runHatch(c *command, args []string) int {
-	pkgs := args
+// checkFlags checks the package and the flags before anything is built,
+// so that a usage error costs nothing: exit 2 (1 for an unreadable
+// -patterns file).
+func (h *hatcher) checkFlags(pkgs []string) int {
+	c := h.c
 	if len(pkgs) != 1 {
 		c.errorf("hatch takes one package, got %d", len(pkgs))
 		return exitUsage
@@ -274,17 +208,16 @@ func runHatch(c *command, args []string) int {
 		c.errorf("-from %q: want pecan, rdit or mcm", *hatchFrom)
 		return exitUsage
 	}
-	var patterns []*anomaly.Pattern
 	if *hatchFrom == "pecan" {
 		var code int
-		if patterns, code = anomalyPatterns(c, *hatchKinds, *hatchPattern); code != exitOK {
+		if h.patterns, code = anomalyPatterns(c, *hatchKinds, *hatchPattern); code != exitOK {
 			return code
 		}
 	} else if *hatchPattern != "" || *hatchFuncs != "" {
 		c.errorf("-patterns and -atomic-funcs select PECAN's predictions: give -from=pecan")
 		return exitUsage
 	}
-	opt := anomaly.Options{AtomicFunc: atomicFuncs(*hatchFuncs)}
+	h.opt = anomaly.Options{AtomicFunc: atomicFuncs(*hatchFuncs)}
 	switch *hatchControl {
 	case "auto", "anomaly", "clip":
 	default:
@@ -312,269 +245,23 @@ func runHatch(c *command, args []string) int {
 		c.errorf("-record-preempt acts on the random scheduler's recordings: give -record-seed N")
 		return exitUsage
 	}
-	targets, tmp, ok := testBinaries(c, hatchFlags, pkgs, "racekit-hatch-")
-	if !ok {
-		return exitError
-	}
-	defer os.RemoveAll(tmp)
-	t := targets[0]
-	testArgs := c.line.binaryArgs()
-	outDir := tmp
-	if *hatchKeep != "" {
-		if err := os.MkdirAll(*hatchKeep, 0o777); err != nil {
-			c.errorf("%v", err)
-			return exitError
-		}
-		outDir = *hatchKeep
-	}
-
-	// Record and predict, once per recording.
-	prog := newProgressLines("hatch", *hatchQuiet)
-	res := HatchResult{Package: t.Pkg, From: *hatchFrom}
-	var groups []*hatchGroup
-	byKey := map[string]*hatchGroup{}
-	var observed []map[string]bool // per recording
-	for i, spec := range recs {
-		start := time.Now()
-		path := *hatchTrace
-		if path == "" {
-			path = filepath.Join(outDir, "recorded.rkt")
-			if i > 0 {
-				path = filepath.Join(outDir, fmt.Sprintf("recorded-%d.rkt", i+1))
-			}
-			env := []string{dedupEnv()}
-			if spec.seed != 0 {
-				env = append(env, randomSchedEnv(spec.seed)...)
-				if spec.preempt > 0 {
-					env = append(env, preemptEnv(spec.preempt))
-				}
-			}
-			if err := recordTests(t, testArgs, env, path, *hatchTimeout); err != nil {
-				c.errorf("%s: %v", t.Pkg, err)
-				return exitError
-			}
-		}
-		rec := HatchRecording{Trace: path, Seed: spec.seed, Preempt: spec.preempt, RecordSeconds: time.Since(start).Seconds()}
-		if *hatchTrace != "" {
-			rec.Seed, rec.Preempt, rec.RecordSeconds = 0, 0, 0
-		}
-		tr, err := readTraceFile(c, path)
-		if err != nil {
-			c.errorf("%v", err)
-			return exitError
-		}
-		rec.Events = len(tr.Events)
-		goroutines, shared := traceShape(tr)
-
-		start = time.Now()
-		var cands []*hatchCand
-		if *hatchFrom == "pecan" {
-			cands = anomalyCands(tr, anomaly.Find(tr, patterns, opt))
-		} else {
-			cands, err = witnessCands(tr, *hatchFrom)
-			if err != nil {
-				c.errorf("%v", err)
-				return exitError
-			}
-		}
-		rec.SearchSeconds = time.Since(start).Seconds()
-		rec.Predicted = len(cands)
-		virtual := spec.seed != 0 && *hatchTrace == "" && os.Getenv("RACEKIT_SCHED_TIME") != "real"
-		for _, cd := range cands {
-			cd.recording, cd.virtual = i, virtual
-			if cd.wide != nil {
-				cd.wide.virtual = virtual
-			}
-			k := cd.key()
-			if g := byKey[k]; g != nil {
-				g.alts = append(g.alts, cd)
-				continue
-			}
-			rec.New++
-			g := &hatchGroup{alts: []*hatchCand{cd}}
-			byKey[k] = g
-			groups = append(groups, g)
-		}
-		observed = append(observed, observedRaces(tr))
-		prog.printf("recording %d/%d: %d events, %d predictions (%s, %d new)", i+1, len(recs), len(tr.Events), len(cands), *hatchFrom, rec.New)
-		if *hatchFlags.verbose {
-			fmt.Fprintf(os.Stderr, "racekit hatch: %s: %d events, %d predictions (%s, %d new) in %.2fs\n", path, len(tr.Events), len(cands), *hatchFrom, rec.New, rec.SearchSeconds)
-		}
-		if i == 0 {
-			res.Trace = path
-		}
-		res.Events += rec.Events
-		res.Goroutines, res.SharedVars = max(res.Goroutines, goroutines), max(res.SharedVars, shared)
-		res.RecordSeconds += rec.RecordSeconds
-		res.SearchSeconds += rec.SearchSeconds
-		res.Recordings = append(res.Recordings, rec)
-	}
-	res.Predicted = len(groups)
-
-	// Hatch: each prediction along its first clip; then, round by round,
-	// those not yet confirmed along the clip of the next recording that
-	// predicted them.
-	start := time.Now()
-	per := *hatchRuns
-	for round := 0; ; round++ {
-		var todo []int
-		for i, g := range groups {
-			if round < len(g.alts) && !g.confirmed() {
-				todo = append(todo, i)
-			}
-		}
-		if len(todo) == 0 {
-			break
-		}
-		got := make([][]HatchRun, len(todo))
-		for j := range got {
-			got[j] = make([]HatchRun, per)
-		}
-		prog.printf("round %d: %d clips, %d runs each, %d at a time", round+1, len(todo), per, *hatchJobs)
-		var progMu sync.Mutex
-		left := make([]int, len(todo))
-		runErr := inParallel(len(todo)*per, *hatchJobs, func(n int) error {
-			j, k := n/per, n%per
-			i := todo[j]
-			cd := groups[i].alts[round]
-			seed := *hatchSeed + uint64(k)
-			prefix := filepath.Join(outDir, fmt.Sprintf("a%d-%d", i+1, seed))
-			if round > 0 {
-				prefix = filepath.Join(outDir, fmt.Sprintf("a%d-r%d-%d", i+1, cd.recording+1, seed))
-			}
-			r, err := hatchControlled(t, testArgs, cd, seed, prefix)
-			if len(recs) > 1 {
-				r.Recording = cd.recording + 1
-			}
-			got[j][k] = r
-			progMu.Lock()
-			if left[j]++; left[j] == per {
-				n := 0
-				for _, r := range got[j] {
-					if r.Confirmed {
-						n++
-					}
-				}
-				prog.printf("clip %d/%d (prediction %d, %s %s): %d runs, %d confirmed", j+1, len(todo), i+1, cd.Kind, cd.Pattern, per, n)
-			}
-			progMu.Unlock()
-			return err
-		})
-		if runErr != nil {
-			c.errorf("%v", runErr)
-			return exitError
-		}
-		for j, i := range todo {
-			groups[i].runs = append(groups[i].runs, got[j])
-		}
-	}
-	if *hatchAtoms {
-		// A recording of its own, with the tests' names (the clips'
-		// recordings have none), so that each region's runs run only the
-		// tests that showed it.
-		path := filepath.Join(outDir, "atomicity.rkt")
-		if err := recordNamed(t, testArgs, path, -1, 0, *hatchTimeout); err != nil {
-			c.errorf("%s: %v", t.Pkg, err)
-			return exitError
-		}
-		var jobs []splitJob
-		seen := map[string]bool{}
-		for _, p := range append([]string{path}, traceList(res.Recordings)...) {
-			if jobs, err = addSplits(jobs, seen, t, p); err != nil {
-				c.errorf("%v", err)
-				return exitError
-			}
-		}
-		runs := max(*hatchRuns, 4)
-		prog.printf("atomicity: %d split regions (AtomFuzzer), %d runs each, %d at a time", len(jobs), runs, *hatchJobs)
-		results, err := atomFuzzRuns(jobs, testArgs, runs, *hatchSeed, *hatchJobs, *hatchTimeout, outDir, prog)
-		if err != nil {
-			c.errorf("%v", err)
-			return exitError
-		}
-		res.Splits = atomVerdicts(jobs, results, c.line.goTestArgs())
-	}
-	res.HatchSeconds = time.Since(start).Seconds()
-	var shown []*hatchCand // per group, the alternative its verdict and page come from
-	for _, g := range groups {
-		verdict, cd := "pruned", g.alts[0]
-		for k, alt := range g.alts {
-			var rs []HatchRun // none if it was confirmed along an earlier clip
-			if k < len(g.runs) {
-				rs = g.runs[k]
-			}
-			v := verdictOf(alt, rs, observed[alt.recording])
-			if v == "confirmed" || v == "observed" && verdict == "pruned" {
-				verdict, cd = v, alt
-			}
-		}
-		shown = append(shown, cd)
-		ha := HatchAnomaly{Kind: cd.Kind, Pattern: cd.Pattern, Sites: cd.Sites, Vars: cd.Vars, Verdict: verdict, Runs: slices.Concat(g.runs...)}
-		switch ha.Verdict {
-		case "confirmed":
-			res.Confirmed++
-		case "observed":
-			res.Observed++
-		}
-		if cd.anomaly != nil {
-			cd.anomaly.Evidence = ha.Verdict
-		}
-		res.Anomalies = append(res.Anomalies, ha)
-	}
-	if *hatchHTML != "" && *hatchFrom == "pecan" {
-		var as []anomaly.Anomaly
-		for _, cd := range shown {
-			as = append(as, *cd.anomaly)
-		}
-		title := res.Trace
-		if len(res.Recordings) > 1 {
-			title = fmt.Sprintf("%s and %d more recordings", res.Trace, len(res.Recordings)-1)
-		}
-		if err := writeClipPages(*hatchHTML, title, as); err != nil {
-			c.errorf("%v", err)
-			return exitError
-		}
-	}
-	if *hatchJSON {
-		if err := writeJSON(os.Stdout, res); err != nil {
-			c.errorf("%v", err)
-			return exitError
-		}
-	} else {
-		printHatch(os.Stdout, &res)
-	}
-	if res.Confirmed > 0 || res.Observed > 0 || slices.ContainsFunc(res.Splits, func(s AtomicitySplit) bool { return s.Verdict == "confirmed" }) {
-		return exitRaces
-	}
+	h.recs = recs
 	return exitOK
 }
 
-// verdictOf is a prediction's verdict: confirmed when a run along its
-// clip made it happen; otherwise observed when it is a race the recorded
-// run itself had (observed: observedRaces); otherwise pruned.
-func verdictOf(cd *hatchCand, runs []HatchRun, observed map[string]bool) string {
-	for _, r := range runs {
-		if r.Confirmed {
-			return "confirmed"
+// prepare sets up what every step uses: the test binary t and its
+// arguments, the directory the runs write to (-keep, or tmp), and the
+// progress lines.
+func (h *hatcher) prepare(t *fuzzTarget, tmp string) error {
+	h.t, h.testArgs, h.outDir = t, h.c.line.binaryArgs(), tmp
+	if *hatchKeep != "" {
+		if err := os.MkdirAll(*hatchKeep, 0o777); err != nil {
+			return err
 		}
+		h.outDir = *hatchKeep
 	}
-	if cd.consecutive && len(cd.events) == 2 && observed[raceKey(cd.events[0].Site, cd.events[1].Site, cd.events[0].Obj)] {
-		return "observed"
-	}
-	return "pruned"
-}
-
-func parseAnomalyKinds(c *command, s string) ([]anomaly.Kind, bool) {
-	var kinds []anomaly.Kind
-	for _, k := range strings.Split(s, ",") {
-		switch k = strings.TrimSpace(k); k {
-		case "":
-		case "race", "atomicity", "asv":
-			kinds = append(kinds, anomaly.Kind(k))
-		default:
-			c.errorf("unknown kind %q (want race, atomicity, asv)", k)
-			return nil, false
-		}
-	}
-	return kinds, true
+	h.prog = newProgressLines("hatch", *hatchQuiet)
+	h.res = HatchResult{Package: t.Pkg, From: *hatchFrom}
+	h.byKey = map[string]*hatchGroup{}
+	return nil
 }

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/racekit/racekit/analyze"
+	"github.com/racekit/racekit/detect/deadlock"
+	"github.com/racekit/racekit/detect/leak"
+	"github.com/racekit/racekit/report"
+	"github.com/racekit/racekit/trace/tracefile"
+)
+
+// raceCount is what racekit adds to a package's FAIL line: the number
+// of distinct races it found there, and of lock-order cycles
+// (--deadlocks) if any.
+func raceCount(byTest []*testRaces) string {
+	races, cycles, leaks, stalls := 0, 0, 0, 0
+	for _, tr := range byTest {
+		if tr.binary() {
+			cycles += len(tr.cycles)
+			leaks += len(tr.leaks)
+			if tr.stall {
+				stalls++
+			}
+		} else {
+			races += tr.n
+		}
+	}
+	return findingCount(races, cycles, leaks, stalls)
+}
+
+// findingCount is raceCount's text for races, cycles and leaks.
+func findingCount(races, cycles, leaks, stalls int) string {
+	s := fmt.Sprintf(" (racekit: %d data race(s)", races)
+	if cycles > 0 {
+		s += fmt.Sprintf(", %d potential deadlock(s)", cycles)
+	}
+	if leaks > 0 {
+		s += fmt.Sprintf(", %d leaked goroutine(s)", leaks)
+	}
+	if stalls > 0 {
+		s += ", deadlocked"
+	}
+	return s + ")"
+}
+
+// testRaces are the races of one test, or (test "", cycles or leaks set)
+// the lock-order cycles (--deadlocks) and leaked goroutines (--leaks) of
+// one test binary.
+type testRaces struct {
+	test    string // "": outside any test
+	a       *analyze.Analysis
+	results []report.Result
+	n       int
+	cycles  []deadlock.Cycle
+	leaks   []leak.Leak
+	stall   bool // the binary's run stalled: a.Stalled is its deadlock
+}
+
+// binary reports whether tr holds the findings of a test binary (cycles,
+// leaks), not races.
+func (tr *testRaces) binary() bool { return len(tr.cycles) > 0 || len(tr.leaks) > 0 || tr.stall }
+
+// packageRaces analyzes the traces of pkg's test binary not analyzed yet
+// and returns their races by test, in order of first report.
+func (o *testOutput) packageRaces(pkg string) ([]*testRaces, int) {
+	prefix := traceFileName(pkg+".test") + "."
+	var byTest, cycles []*testRaces
+	total, races := 0, 0
+	for _, path := range tracefile.List(o.traceDir) {
+		if o.analyzed[path] || !strings.HasPrefix(filepath.Base(path), prefix) {
+			continue
+		}
+		o.analyzed[path] = true
+		a, ok := o.analyze(path)
+		stall := a.StallTests != nil
+		if !ok || a.Races == 0 && len(a.Cycles) == 0 && len(a.Leaks) == 0 && !stall {
+			continue
+		}
+		if len(a.Cycles) > 0 || len(a.Leaks) > 0 || stall {
+			// Potential deadlocks, leaks and a stall come after the
+			// races, as findings of the binary: a cycle's goroutines may
+			// belong to several tests, a leak shows at the binary's end.
+			n := len(a.Cycles) + len(a.Leaks)
+			if stall {
+				n++
+			}
+			cycles = append(cycles, &testRaces{a: a, cycles: a.Cycles, leaks: a.Leaks, stall: stall, n: n})
+			total += n
+		}
+		index := map[string]*testRaces{}
+		for ri, res := range a.Results {
+			for _, g := range res.Groups {
+				name := res.Tests[g.Pair()]
+				tr := index[name]
+				if tr == nil {
+					tr = &testRaces{test: name, a: a, results: make([]report.Result, len(a.Results))}
+					for i := range tr.results {
+						r := a.Results[i]
+						r.Groups = nil
+						tr.results[i] = r
+					}
+					index[name] = tr
+					byTest = append(byTest, tr)
+				}
+				tr.results[ri].Groups = append(tr.results[ri].Groups, g)
+				tr.n++
+				total++
+				races++
+			}
+		}
+	}
+	// The races outside any test last, as testing reports them after
+	// the tests.
+	sort.SliceStable(byTest, func(i, j int) bool { return byTest[i].test != "" && byTest[j].test == "" })
+	o.races += races
+	return append(byTest, cycles...), total
+}
+
+// writeTests writes each test's reports and its failure, line by line:
+// the failure's message before its "--- FAIL" line when chatty (-v, and
+// -json), after it otherwise, as package testing orders them.
+func (o *testOutput) writeTests(byTest []*testRaces, chatty bool, line func(test, s string)) {
+	for _, tr := range byTest {
+		var b strings.Builder
+		if err := report.Races(&b, tr.a.Meta, tr.results); err != nil {
+			o.errorf("%v", err)
+		}
+		if tr.binary() {
+			if err := report.Deadlocks(&b, tr.a.Meta, tr.cycles, tr.a.Created); err != nil {
+				o.errorf("%v", err)
+			}
+			if err := report.Leaks(&b, tr.a.Meta, tr.leaks, tr.a.Created); err != nil {
+				o.errorf("%v", err)
+			}
+			if tr.stall {
+				if err := report.Stall(&b, tr.a.Meta, tr.a.StallTests, tr.a.Stalled, tr.a.Created); err != nil {
+					o.errorf("%v", err)
+				}
+			}
+			for _, s := range strings.SplitAfter(b.String(), "\n") {
+				if s != "" {
+					line("", s)
+				}
+			}
+			if len(tr.cycles) > 0 {
+				line("", fmt.Sprintf("racekit: %d potential deadlock(s) (lock-order cycles, --deadlocks)\n", len(tr.cycles)))
+			}
+			if len(tr.leaks) > 0 {
+				line("", fmt.Sprintf("racekit: %d leaked goroutine(s) (blocked on channel, lock, WaitGroup or Cond operations when the tests ended, --leaks)\n", len(tr.leaks)))
+			}
+			continue
+		}
+		for _, s := range strings.SplitAfter(b.String(), "\n") {
+			if s != "" {
+				line(tr.test, s)
+			}
+		}
+		races := "1 data race"
+		if tr.n > 1 {
+			races = fmt.Sprintf("%d data races", tr.n)
+		}
+		if tr.test == "" {
+			line("", fmt.Sprintf("racekit: %s outside of test execution\n", races))
+			continue
+		}
+		head := fmt.Sprintf("--- FAIL: %s (racekit: %s)\n", tr.test, races)
+		msg := "    racekit: race detected during execution of test\n"
+		if chatty {
+			head, msg = msg, head
+		}
+		line(tr.test, head)
+		line(tr.test, msg)
+	}
+}
+
+// analyze runs the detectors over one trace and prints its warnings.
+func (o *testOutput) analyze(path string) (*analyze.Analysis, bool) {
+	var a *analyze.Analysis
+	var err error
+	if ea := o.early.take(path); ea != nil {
+		stop := newProgressLines("test", o.quiet).analysisOf(path, &ea.events, ea.start)
+		<-ea.done
+		stop()
+		a, err = ea.a, ea.err
+	} else {
+		progress, stop := newProgressLines("test", o.quiet).analysis(path)
+		a, err = analyze.Trace(path, analyzeOptions(o.algos, "", progress))
+		stop()
+	}
+	if err != nil {
+		o.errorf("%v", err)
+		o.err = true
+		return nil, false
+	}
+	a.Leaks = leak.Without(a.Leaks, a.Meta, o.leakIgnore)
+	for _, w := range a.Warns {
+		fmt.Fprintf(os.Stderr, "racekit test: warning: %s\n", w)
+	}
+	if o.verbose {
+		fmt.Fprintf(os.Stderr, "racekit test: %s: %d events analyzed in %v (%d goroutines on %d clock IDs)\n", a.Program, a.Events, a.Elapsed, a.Goroutines, a.ClockIDs)
+	}
+	return a, true
+}
+
+// rest reports the races of the traces no package line claimed (a test
+// binary run by other means than go test's packages), the way racekit
+// run does, each followed by one FAIL line.
+func (o *testOutput) rest(w io.Writer) {
+	defer o.early.close()
+	for _, path := range tracefile.List(o.traceDir) {
+		if o.analyzed[path] {
+			continue
+		}
+		o.analyzed[path] = true
+		a, ok := o.analyze(path)
+		if !ok || a.Races == 0 && len(a.Cycles) == 0 && len(a.Leaks) == 0 && a.StallTests == nil {
+			continue
+		}
+		if err := a.Print(w); err != nil {
+			o.errorf("%v", err)
+			o.err = true
+		}
+		fmt.Fprintf(w, "FAIL\t%s\t%s\n", strings.TrimSuffix(a.Program, ".test"), strings.TrimPrefix(findingCount(a.Races, len(a.Cycles), len(a.Leaks), min(1, len(a.Stalled))), " "))
+		o.failed++
+		o.races += a.Races
+	}
+}
+
+// traceFileName is rt's name of the trace of a binary whose main package
+// is path (rt.traceName): the trace is <name>.<pid>.rkt.
+func traceFileName(path string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, path)
+}
