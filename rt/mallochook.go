@@ -159,14 +159,25 @@ func (g *gstate) hasAllocs() bool {
 // and onMalloc appends.
 func (g *gstate) flushAllocs() {
 	for mask := untracedMask.Load(); mask != 0; mask &= mask - 1 {
+		// The shard's ranges are taken out under its lock and pushed
+		// after: pushing may allocate, and the allocation's hook
+		// (noteAlloc) takes this shard's lock when it does not find this
+		// goroutine's state (gtab is direct-mapped): thousands of
+		// goroutines deadlocked on that (watermill's gochannel tests).
 		k := bits.TrailingZeros64(mask)
 		sh := &untracedShards[k]
 		sh.mu.Lock()
-		for _, r := range sh.rs {
+		rs := sh.rs
+		sh.rs = nil
+		untracedMask.And(^uint64(1 << k))
+		sh.mu.Unlock()
+		for _, r := range rs {
 			g.allocs = pushAlloc(g.allocs, r)
 		}
-		sh.rs = sh.rs[:0]
-		untracedMask.And(^uint64(1 << k))
+		sh.mu.Lock()
+		if sh.rs == nil {
+			sh.rs = rs[:0] // its storage again, for the next ranges
+		}
 		sh.mu.Unlock()
 	}
 	if len(g.allocs) == 0 {
