@@ -44,6 +44,9 @@ type Options struct {
 	// Progress, when not nil, is called with the events read so far
 	// every few million events.
 	Progress func(n int64)
+	// MemLimit, when not 0, replaces the package's MemLimit: the heap
+	// past which the analysis stops.
+	MemLimit uint64
 }
 
 // Analysis is what the detectors found in one trace.

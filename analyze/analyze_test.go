@@ -197,3 +197,51 @@ func TestTraceDeadlock(t *testing.T) {
 		t.Errorf("hb without Options.New: no error")
 	}
 }
+
+// TestTraceStopsAtMemLimit: past its memory limit, an analysis stops
+// reading, keeps the races of what it read, and says so in a warning
+// instead of growing until the machine kills it. A limit of one byte
+// stops it at the first look at the heap (memCheckEvery events); a race
+// before that point is reported, one after it is not.
+func TestTraceStopsAtMemLimit(t *testing.T) {
+	b := trace.NewBuilder()
+	b.Begin("M")
+	b.Fork("M", "T", "go")
+	b.Write("T", "x", "early1")
+	b.Write("M", "x", "early2")
+	for len(b.Trace().Events) < 2*memCheckEvery {
+		b.Read("M", "y", "filler")
+	}
+	b.Write("T", "z", "late1")
+	b.Write("M", "z", "late2")
+	path := writeTrace(t, b)
+
+	full, err := Trace(path, Options{Algos: []string{"hb"}, New: newHB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.Races != 2 || len(full.Warns) != 0 {
+		t.Fatalf("without a limit: %d races, warnings %q; want 2, none", full.Races, full.Warns)
+	}
+	a, err := Trace(path, Options{Algos: []string{"hb"}, New: newHB, MemLimit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Races != 1 || a.Events >= int64(len(b.Trace().Events)) {
+		t.Errorf("with a 1-byte limit: %d races after %d of %d events; want 1 race, stopped early", a.Races, a.Events, len(b.Trace().Events))
+	}
+	if len(a.Warns) != 1 || !strings.Contains(a.Warns[0], "the analysis stopped after") || !strings.Contains(a.Warns[0], "RACEKIT_ANALYSIS_MEM") {
+		t.Errorf("warnings %q, want the memory limit's", a.Warns)
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	for s, want := range map[string]uint64{"123": 123, "4K": 4 << 10, "5m": 5 << 20, "6G": 6 << 30} {
+		if got, err := parseBytes(s); err != nil || got != want {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+	if _, err := parseBytes("x"); err == nil {
+		t.Error("parseBytes(x): no error")
+	}
+}

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -90,9 +91,19 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 		dets = append(dets, lk) // after st: an operation's stack ends at it
 	}
 	start := time.Now()
-	n, err := detect.RunProgress(f, o.Progress, dets...)
-	if err != nil {
+	gr := &guarded{Reader: f, limit: o.MemLimit}
+	if gr.limit == 0 {
+		gr.limit = MemLimit()
+	}
+	n, err := detect.RunProgress(gr, o.Progress, dets...)
+	stopped := errors.Is(err, errMemLimit)
+	if err != nil && !stopped {
 		return nil, err
+	}
+	if stopped {
+		for _, d := range dets {
+			d.Finish()
+		}
 	}
 	a := &Analysis{path: path, Events: n, Elapsed: time.Since(start), Meta: meta}
 	a.Program = strings.TrimPrefix(meta.NameOf(0), "program ")
@@ -130,7 +141,8 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 			}
 		}
 	}
-	if stalled && lk != nil && !TraceCut(f) {
+	cut := TraceCut(f) || stopped
+	if stalled && lk != nil && !cut {
 		a.Stalled, a.StallTests = lk.Blocked(), stallTests
 		for _, l := range a.Stalled {
 			gids[l.G] = true
@@ -139,8 +151,10 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 	if !leaks {
 		lk = nil
 	}
-	if lk != nil && TraceCut(f) {
-		a.Warns = append(a.Warns, "--leaks: the run did not finish (its trace has no end block): goroutines blocked when it stopped are not reported as leaked")
+	if lk != nil && cut {
+		if !stopped {
+			a.Warns = append(a.Warns, "--leaks: the run did not finish (its trace has no end block): goroutines blocked when it stopped are not reported as leaked")
+		}
 		lk = nil
 	}
 	if lk != nil {
@@ -163,6 +177,7 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 	if w, ok := f.Reader.(trace.Warner); ok {
 		a.Warns = w.Warnings()
 	}
+
 	for i, r := range runs {
 		s, ok := r.det.(detect.Stats)
 		if !ok {
@@ -173,9 +188,15 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 		if n := st["joins_approximated"]; n > 0 {
 			a.Warns = append(a.Warns, fmt.Sprintf("%s: %d join(s) of goroutines whose final clock was let go (past %d retired clock entries) joined the clocks of all those let go: races with them may be missed", algos[i], n, clock.MaxRetired()))
 		}
+		if n := st["chan_msgs_folded"]; n > 0 {
+			a.Warns = append(a.Warns, fmt.Sprintf("%s: channels' per-message clocks passed %d MB: %d time(s) a channel's were merged (each of its later operations ordered after all its earlier ones): races ordered only by those messages may be missed", algos[i], clock.MaxMsgBytes()>>20, n))
+		}
 		if n := st["ids_recycled_unordered"]; n > 0 {
 			a.Warns = append(a.Warns, fmt.Sprintf("%s: %d goroutine(s) that ended unordered with later ones gave their clock ID to a later goroutine, to keep clocks at %d entries: races with their accesses may be missed", algos[i], n, clock.MaxIDs()))
 		}
+	}
+	if stopped {
+		a.Warns = append(a.Warns, memWarning(n, gr.heap, gr.limit, a.Goroutines))
 	}
 	return a, nil
 }

@@ -36,6 +36,21 @@ const maxRange = 64
 // folded into the channel's wide clocks (more order, never less).
 const maxMsgs = 4096
 
+// maxMsgEntries bounds the clock entries (4 bytes each) of all channels'
+// per-message clocks together: past it, a channel that adds one folds all
+// of its own into its wide clocks (Counters.ChanFolds). A receive's clock
+// R[k] waits for the (k+C)-th send, which a channel of large capacity may
+// never see: thousands of channels of capacity 500, each holding its
+// receives' clocks at a thousand goroutines' width, took the analysis
+// past 12 GB (watermill's gochannel tests). A variable for the tests.
+var maxMsgEntries int64 = 1 << 26
+
+// MaxMsgBytes is maxMsgEntries in bytes, for the analysis' warning.
+func MaxMsgBytes() int64 { return maxMsgEntries * 4 }
+
+// maxFree bounds the completed operations' clocks kept for reuse.
+const maxFree = 1024
+
 // chanState is one channel's message clocks.
 type chanState struct {
 	msgs     map[uint64]vc.VectorClock // M[k]: the clock of the send of message k
@@ -85,7 +100,7 @@ func (k *Tracker) dropPending(t *Thread) {
 		ps := s.pend[:0]
 		for _, p := range s.pend {
 			if p.t == t {
-				k.free = append(k.free, p.c[:0])
+				k.reuse(p.c)
 			} else {
 				ps = append(ps, p)
 			}
@@ -197,9 +212,12 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 			s.wideSend.Join(t.c) // no begin seen: publish the clock it had
 		case known:
 			for j := lo; j <= hi; j++ {
-				c := s.msgs[j]
+				c, had := s.msgs[j]
 				c.Join(p.c)
 				s.msgs[j] = c
+				if !had {
+					k.msgClocks++
+				}
 			}
 			k.fold(s)
 		default:
@@ -231,9 +249,12 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 			s.wideRecv.Join(t.c) // no begin seen: publish the clock it had
 		case known:
 			for j := lo; j <= hi; j++ {
-				c := s.rcvs[j]
+				c, had := s.rcvs[j]
 				c.Join(p.c)
 				s.rcvs[j] = c
+				if !had {
+					k.msgClocks++
+				}
 			}
 			k.fold(s)
 		default:
@@ -241,7 +262,7 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 		}
 	}
 	if begun {
-		k.free = append(k.free, p.c[:0])
+		k.reuse(p.c)
 	}
 	k.in = in
 	if t.c.JoinChanged(in) {
@@ -255,11 +276,12 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 // (trace.ChanMsg), so message k can be about no later receive once k is
 // at most the receives completed before every pending or later receive
 // began, and R[j] about no later send once j+C is at most the same count
-// of sends. Past maxMsgs clocks still needed, they are merged into the
-// wide clocks (each then orders every later operation: more order, never
-// less).
+// of sends. Past maxMsgs clocks still needed, or past maxMsgEntries for
+// all channels, they are merged into the wide clocks (each then orders
+// every later operation: more order, never less).
 func (k *Tracker) fold(s *chanState) {
-	if len(s.msgs)+len(s.rcvs) <= max(s.limit, 64) {
+	over := k.msgClocks*int64(max(len(k.threads), 1)) > maxMsgEntries
+	if !over && len(s.msgs)+len(s.rcvs) <= max(s.limit, 64) {
 		return
 	}
 	fs, fr := s.sends, s.recvs
@@ -272,27 +294,48 @@ func (k *Tracker) fold(s *chanState) {
 	}
 	for j, c := range s.msgs {
 		if j <= fr {
-			k.free = append(k.free, c[:0])
+			k.freeClock(c)
 			delete(s.msgs, j)
 		}
 	}
 	for j, c := range s.rcvs {
 		if j+s.cap <= fs {
-			k.free = append(k.free, c[:0])
+			k.freeClock(c)
 			delete(s.rcvs, j)
 		}
 	}
-	if len(s.msgs) > maxMsgs {
+	if over {
+		over = k.msgClocks*int64(max(len(k.threads), 1)) > maxMsgEntries
+	}
+	if over && len(s.msgs)+len(s.rcvs) > 0 {
+		k.chanFolds++
+	}
+	if over || len(s.msgs) > maxMsgs {
 		for j, c := range s.msgs {
 			s.wideSend.Join(c)
+			k.freeClock(c)
 			delete(s.msgs, j)
 		}
 	}
-	if len(s.rcvs) > maxMsgs {
+	if over || len(s.rcvs) > maxMsgs {
 		for j, c := range s.rcvs {
 			s.wideRecv.Join(c)
+			k.freeClock(c)
 			delete(s.rcvs, j)
 		}
 	}
 	s.limit = 2 * (len(s.msgs) + len(s.rcvs))
+}
+
+// freeClock takes back a per-message clock that fold removed.
+func (k *Tracker) freeClock(c vc.VectorClock) {
+	k.msgClocks--
+	k.reuse(c)
+}
+
+// reuse keeps c's storage for a later operation's clock, up to maxFree.
+func (k *Tracker) reuse(c vc.VectorClock) {
+	if len(k.free) < maxFree {
+		k.free = append(k.free, c[:0])
+	}
 }

@@ -227,6 +227,9 @@ type Tracker struct {
 	chans   shadow.Table[*chanState] // channels with message events (chan.go)
 	in      vc.VectorClock           // Incoming
 	free    []vc.VectorClock         // reusable clocks of completed operations
+	// msgClocks counts the per-message clocks of all channels (chan.go),
+	// chanFolds the times a channel's were merged for maxMsgEntries.
+	msgClocks, chanFolds int64
 
 	// Recycling (Recycle; see the package comment).
 	recycle    bool
@@ -916,9 +919,13 @@ type Counters struct {
 	// the old owner's last access, because the clocks reached maxIDs:
 	// races with those accesses may be missed.
 	ForcedRecycles int64
-	Locks          int64 // locks acquired or released
-	SyncObjects    int64 // snd/rcv objects with a clock (none under NoEdges)
-	AtomicWords    int64 // atomic words with a clock (none under NoEdges)
+	// ChanFolds counts the times a channel's per-message clocks were
+	// merged into its wide clocks because all channels' together passed
+	// their bound: races ordered only by those messages may be missed.
+	ChanFolds   int64
+	Locks       int64 // locks acquired or released
+	SyncObjects int64 // snd/rcv objects with a clock (none under NoEdges)
+	AtomicWords int64 // atomic words with a clock (none under NoEdges)
 }
 
 // Counters returns the Tracker's counts.
@@ -932,6 +939,7 @@ func (k *Tracker) Counters() Counters {
 		Recycled:       k.reused,
 		ApproxJoins:    k.approxJoin,
 		ForcedRecycles: k.forced,
+		ChanFolds:      k.chanFolds,
 		Locks:          int64(k.locks.Len()),
 		SyncObjects:    int64(k.syncs.Len()),
 		AtomicWords:    int64(k.atomics.Len()),

@@ -839,3 +839,76 @@ func trimZeros(c vc.VectorClock) vc.VectorClock {
 	}
 	return c
 }
+
+// TestChanMsgBudget: past maxMsgEntries for all channels' per-message
+// clocks, a channel that adds one merges its own into its wide clocks.
+// On a trace where producers send through many buffered channels whose
+// receivers never let the (k+C)-th send come (each R[k] waits for it
+// forever), the clocks held stay near the bound, every order of the
+// unbounded Tracker is kept (more order, never less), and the folds are
+// counted.
+func TestChanMsgBudget(t *testing.T) {
+	build := func() *trace.Trace {
+		b := forked("P", "C")
+		msg := func(g string, op trace.Op, obj uint64, m trace.ChanMsg) {
+			b.Add(trace.Event{G: b.G(g), Op: op, Obj: obj, Value: uint64(m), Flags: trace.FlagMessage})
+		}
+		const chans, msgs, capacity = 8, 40, 100
+		for c := 0; c < chans; c++ {
+			ch := b.Obj(fmt.Sprintf("ch%d", c))
+			b.Obj(fmt.Sprintf("ch%d+1", c))
+			for k := uint64(1); k <= msgs; k++ {
+				b.Write("P", fmt.Sprintf("x%d_%d", c, k), fmt.Sprintf("w%d_%d", c, k))
+				msg("P", trace.OpSyncRelease, ch, trace.MsgSendOf(capacity))
+				msg("P", trace.OpSyncAcquire, ch+1, trace.MsgRange(trace.MsgSent, k, k))
+			}
+			for k := uint64(1); k <= msgs; k++ {
+				msg("C", trace.OpSyncRelease, ch+1, trace.MsgOf(trace.MsgRecv))
+				msg("C", trace.OpSyncAcquire, ch, trace.MsgRange(trace.MsgRecvd, k, k))
+				b.Write("C", fmt.Sprintf("x%d_%d", c, k), fmt.Sprintf("r%d_%d", c, k))
+			}
+		}
+		return b.Trace()
+	}
+	tr := build()
+	free, fsteps := feed(AllEdges, tr)
+	if n := free.Counters().ChanFolds; n != 0 {
+		t.Fatalf("unbounded: %d folds", n)
+	}
+	if free.msgClocks < 8*40 {
+		t.Fatalf("unbounded: %d per-message clocks held, want every receive's (320)", free.msgClocks)
+	}
+	defer func(old int64) { maxMsgEntries = old }(maxMsgEntries)
+	maxMsgEntries = 50 * 3 // 50 clocks of the trace's 3 goroutines
+	bounded, bsteps := feed(AllEdges, tr)
+	if n := bounded.Counters().ChanFolds; n == 0 {
+		t.Errorf("bounded: no fold counted")
+	}
+	if bounded.msgClocks > 50+40 {
+		t.Errorf("bounded: %d per-message clocks held, want at most the bound and one channel's", bounded.msgClocks)
+	}
+	fm, bm := markers(t, tr, fsteps), markers(t, tr, bsteps)
+	ordered := 0
+	for a := range fm {
+		for b := range fm {
+			if before(fm[a], fm[b]) {
+				ordered++
+				if !before(bm[a], bm[b]) {
+					t.Errorf("%s before %s unbounded, not bounded", a, b)
+				}
+			}
+		}
+	}
+	// The edges that matter: each write before its message's receive.
+	for c := 0; c < 8; c++ {
+		for k := 1; k <= 40; k++ {
+			w, r := fmt.Sprintf("w%d_%d", c, k), fmt.Sprintf("r%d_%d", c, k)
+			if !before(fm[w], fm[r]) || !before(bm[w], bm[r]) {
+				t.Fatalf("%s not before %s", w, r)
+			}
+		}
+	}
+	if ordered == 0 {
+		t.Fatal("no order at all")
+	}
+}

@@ -1,8 +1,10 @@
 package hb_test
 
 import (
+	"fmt"
 	"testing"
 
+	"github.com/racekit/racekit/detect/hb"
 	"github.com/racekit/racekit/trace"
 )
 
@@ -50,4 +52,37 @@ func TestRaceAllocOfAnotherObjectClearsNothing(t *testing.T) {
 	b.Alloc("T2", "y", 8)
 	b.Write("T2", "x", "b")
 	expect(t, b.Trace(), "a~b")
+}
+
+// Words read by two goroutines (FastTrack's read-shared state), freed and
+// allocated anew, many times over: the allocation clears their cells, and
+// FastTrack's sweep takes back the states no cell refers to, so the live
+// ones stay near the words in use (without it: one state per object ever
+// read-shared). Races on the new objects are still found, against every
+// reader: each round's last object is read by T1 and T2 and then written
+// by M unordered with T2's read.
+func TestRaceReadSharedStatesOfFreedMemoryTakenBack(t *testing.T) {
+	defer hb.SetMinSweep(8)()
+	const rounds, words = 40, 16
+	b := forked("T1", "T2")
+	var want []string
+	for r := 0; r < rounds; r++ {
+		for w := 0; w < words; w++ {
+			x := fmt.Sprintf("x%d", w)
+			b.Alloc("T1", x, 8)
+			b.Read("T1", x, fmt.Sprintf("a%d_%d", r, w))
+			b.Read("T2", x, fmt.Sprintf("b%d_%d", r, w))
+		}
+		if r == rounds-1 {
+			b.Write("M", "x0", "last")
+			want = append(want, "a39_0~last", "b39_0~last")
+		}
+	}
+	_, ft := expect(t, b.Trace(), want...)
+	if live := ft.stats["read_shared_live"]; live > 3*words {
+		t.Errorf("%d read-shared states live after %d rounds of %d words, want about %d", live, rounds, words, words)
+	}
+	if n := ft.stats["read_share"]; n != rounds*words {
+		t.Errorf("%d promotions to read-shared, want %d", n, rounds*words)
+	}
 }

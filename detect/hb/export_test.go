@@ -8,3 +8,11 @@ import "github.com/racekit/racekit/finding"
 func NewNoRecycle(sink finding.Sink) *Detector { return newDetector(sink, false) }
 
 func NewFastTrackNoRecycle(sink finding.Sink) *FastTrack { return newFastTrack(sink, false) }
+
+// SetMinSweep sets the live read-shared states that start FastTrack's
+// sweep and returns a function restoring the old value.
+func SetMinSweep(n int) func() {
+	old := minSweep
+	minSweep = n
+	return func() { minSweep = old }
+}

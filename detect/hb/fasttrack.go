@@ -1,6 +1,9 @@
 package hb
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/racekit/racekit/detect"
 	"github.com/racekit/racekit/detect/clock"
 	"github.com/racekit/racekit/detect/shadow"
@@ -23,8 +26,10 @@ type FastTrack struct {
 	sink   finding.Sink
 	shadow shadow.Mem[ftShadow]
 	shared []readShared // read-shared states; cells refer to them by index+1
-	free   []int32      // indexes of shared states released by WRITE SHARED
-	race   finding.Race // reused report buffer
+	free   []int32      // indexes of shared states released by WRITE SHARED or sweep
+	// sweepAt: live shared states that start the next sweep.
+	sweepAt int
+	race    finding.Race // reused report buffer
 
 	reads, writes, races                                                     int64
 	readSameEpoch, readSharedSameEpoch, readExclusive, readShare, readShared int64
@@ -43,19 +48,29 @@ type ftShadow struct {
 // real epoch equals it, so READ SAME EPOCH never fires in shared mode.
 const sharedRead = ^vc.Epoch(0)
 
-// readShared is R_x in read-shared mode: the vector clock of the last read
-// of each goroutine, with that read's site and Seq, indexed by the
-// goroutine's clock.Thread.ID.
+// readShared is R_x in read-shared mode: the last read of each goroutine
+// that read x since the last write, with that read's site and Seq, by the
+// goroutine's clock.Thread.ID. It is sparse (entries sorted by ID): a word
+// is mostly read by a few goroutines, and a dense clock of every ID took
+// 16 KB per word at a thousand IDs (watermill's pub/sub tests, where 200
+// subscribers read each message, ran out of 24 GB).
 //
 // A read by a goroutine that took over the ID of one that ended (package
 // clock, "Recycled IDs") does not replace the earlier owner's read: that
 // one goes to old, so that a write racing with both reports both, as with
 // IDs apart.
 type readShared struct {
-	vc   vc.VectorClock
-	site []trace.SiteID
-	seq  []uint64
+	ents []sharedEnt
 	old  []oldRead
+	addr uint64 // the address whose cell refers to it; see sweep
+	live bool   // not in FastTrack.free
+}
+
+// sharedEnt is one goroutine's last read in R_x.
+type sharedEnt struct {
+	tid, clock uint32
+	site       trace.SiteID
+	seq        uint64
 }
 
 // oldRead is a read of an earlier owner of an ID in R_x.
@@ -65,19 +80,31 @@ type oldRead struct {
 	seq        uint64
 }
 
+// find returns the index of tid's entry, or where it goes.
+func (rs *readShared) find(tid uint32) (int, bool) {
+	return slices.BinarySearchFunc(rs.ents, tid, func(e sharedEnt, t uint32) int { return cmp.Compare(e.tid, t) })
+}
+
+// get returns tid's clock in R_x (0: none).
+func (rs *readShared) get(tid uint32) uint32 {
+	if i, ok := rs.find(tid); ok {
+		return rs.ents[i].clock
+	}
+	return 0
+}
+
 // set makes the read c@tid at site the latest of tid's owner, whose first
 // clock on tid is base.
 func (rs *readShared) set(tid uint32, base, clock uint32, site trace.SiteID, seq uint64) {
-	if c := rs.vc.Get(trace.GID(tid)); c != 0 && c < base {
-		rs.old = append(rs.old, oldRead{tid, c, rs.site[tid], rs.seq[tid]})
+	i, ok := rs.find(tid)
+	if !ok {
+		rs.ents = slices.Insert(rs.ents, i, sharedEnt{tid: tid})
 	}
-	rs.vc.Set(trace.GID(tid), clock)
-	if int(tid) >= len(rs.site) {
-		n := int(tid) + 1
-		rs.site = append(rs.site, make([]trace.SiteID, n-len(rs.site))...)
-		rs.seq = append(rs.seq, make([]uint64, n-len(rs.seq))...)
+	e := &rs.ents[i]
+	if e.clock != 0 && e.clock < base {
+		rs.old = append(rs.old, oldRead{tid, e.clock, e.site, e.seq})
 	}
-	rs.site[tid], rs.seq[tid] = site, seq
+	e.clock, e.site, e.seq = clock, site, seq
 }
 
 var (
@@ -141,7 +168,7 @@ func (d *FastTrack) read(t *clock.Thread, e *trace.Event) {
 	var rs *readShared
 	if s.rs != 0 {
 		rs = &d.shared[s.rs-1]
-		if rs.vc.Get(trace.GID(t.ID())) == epoch.Clock() { // [READ SHARED SAME EPOCH]
+		if rs.get(t.ID()) == epoch.Clock() { // [READ SHARED SAME EPOCH]
 			d.readSharedSameEpoch++
 			return
 		}
@@ -158,13 +185,7 @@ func (d *FastTrack) read(t *clock.Thread, e *trace.Event) {
 		s.r, s.rSite, s.rSeq = epoch, e.Site, e.Seq
 	default: // [READ SHARE]: two concurrent reads; R_x becomes a clock
 		d.readShare++
-		var i int32
-		if n := len(d.free); n > 0 {
-			i, d.free = d.free[n-1], d.free[:n-1]
-		} else {
-			d.shared = append(d.shared, readShared{})
-			i = int32(len(d.shared) - 1)
-		}
+		i := d.newShared(e.Obj)
 		rs = &d.shared[i]
 		rs.set(uint32(s.r.G()), 0, s.r.Clock(), s.rSite, s.rSeq)
 		rs.set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
@@ -193,9 +214,9 @@ func (d *FastTrack) write(t *clock.Thread, e *trace.Event) {
 		i := s.rs - 1
 		rs := &d.shared[i]
 		c := t.Clock()
-		for u, clock := range rs.vc {
-			if clock > c.Get(trace.GID(u)) { // read-write race
-				d.report(e, vc.MakeEpoch(clock, trace.GID(u)), rs.site[u], rs.seq[u], false)
+		for _, r := range rs.ents {
+			if r.clock > c.Get(trace.GID(r.tid)) { // read-write race
+				d.report(e, vc.MakeEpoch(r.clock, trace.GID(r.tid)), r.site, r.seq, false)
 			}
 		}
 		for _, o := range rs.old {
@@ -203,13 +224,62 @@ func (d *FastTrack) write(t *clock.Thread, e *trace.Event) {
 				d.report(e, vc.MakeEpoch(o.clock, trace.GID(o.tid)), o.site, o.seq, false)
 			}
 		}
-		rs.vc.Copy(nil)
-		rs.old = rs.old[:0]
-		d.free = append(d.free, i)
+		d.release(i)
 		s.r, s.rs = 0, 0
 	}
 	s.w, s.wSite, s.wSeq = epoch, e.Site, e.Seq
 }
+
+// newShared returns the index of an unused read-shared state for addr's
+// cell, sweeping first when the live states have doubled since the last
+// sweep.
+func (d *FastTrack) newShared(addr uint64) int32 {
+	if len(d.shared)-len(d.free) >= d.sweepAt {
+		d.sweep()
+	}
+	var i int32
+	if n := len(d.free); n > 0 {
+		i, d.free = d.free[n-1], d.free[:n-1]
+	} else {
+		d.shared = append(d.shared, readShared{})
+		i = int32(len(d.shared) - 1)
+	}
+	rs := &d.shared[i]
+	rs.addr, rs.live = addr, true
+	return i
+}
+
+// release empties read-shared state i and makes it free.
+func (d *FastTrack) release(i int32) {
+	rs := &d.shared[i]
+	rs.ents, rs.old = rs.ents[:0], rs.old[:0]
+	if cap(rs.ents) > 64 {
+		rs.ents = nil // one hot word's many readers: not for every later word
+	}
+	rs.live = false
+	d.free = append(d.free, i)
+}
+
+// sweep releases the read-shared states no cell refers to any more: an
+// allocation clears its words' cells (shadow.Mem.Clear) without looking
+// at them, so the states of read-shared words of freed memory would stay
+// taken forever.
+func (d *FastTrack) sweep() {
+	for i := range d.shared {
+		rs := &d.shared[i]
+		if !rs.live {
+			continue
+		}
+		if c := d.shadow.Lookup(rs.addr); c == nil || c.rs != int32(i)+1 {
+			d.release(int32(i))
+		}
+	}
+	d.sweepAt = max(2*(len(d.shared)-len(d.free)), minSweep)
+}
+
+// minSweep is the fewest live read-shared states that start a sweep (a
+// variable for the tests).
+var minSweep = 1 << 12
 
 func (d *FastTrack) report(e *trace.Event, prev vc.Epoch, site trace.SiteID, seq uint64, write bool) {
 	d.races++

@@ -145,6 +145,7 @@ func counters(k *clock.Tracker, m map[string]int64) {
 	m["ids_recycled"] = c.Recycled
 	m["joins_approximated"] = c.ApproxJoins
 	m["ids_recycled_unordered"] = c.ForcedRecycles
+	m["chan_msgs_folded"] = c.ChanFolds
 	m["locks"] = c.Locks
 	m["sync_objects"] = c.SyncObjects
 	m["atomic_words"] = c.AtomicWords

@@ -1,0 +1,117 @@
+package analyze
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/racekit/racekit/trace"
+)
+
+// The detectors keep a vector clock per goroutine and per sync object, as
+// wide as the goroutines alive at once: a test with thousands of
+// goroutines passing a million messages over channels of their own needs
+// more memory than the machine has (watermill's pub/sub tests took 24 GB
+// and the kernel killed processes). Rather than take the machine down, an
+// analysis stops reading its trace when the process's heap passes
+// MemLimit, and says so: the races of the events read are reported, those
+// of the rest are not checked.
+
+// memCheckEvery is how many events pass between two looks at the heap.
+const memCheckEvery = 1 << 16
+
+// errMemLimit stops a guarded reader.
+var errMemLimit = errors.New("analysis memory limit reached")
+
+// MemLimit is the heap, in bytes, past which an analysis stops:
+// RACEKIT_ANALYSIS_MEM (bytes, or with a K, M or G suffix), else 60% of
+// the machine's memory, else 8 GiB.
+var MemLimit = sync.OnceValue(func() uint64 {
+	if s := os.Getenv("RACEKIT_ANALYSIS_MEM"); s != "" {
+		if n, err := parseBytes(s); err == nil && n > 0 {
+			return n
+		}
+	}
+	if n := totalMemory(); n > 0 {
+		return n / 10 * 6
+	}
+	return 8 << 30
+})
+
+// parseBytes reads 123, 123K, 123M or 123G.
+func parseBytes(s string) (uint64, error) {
+	mult := uint64(1)
+	switch strings.ToUpper(s[len(s)-1:]) {
+	case "K":
+		mult = 1 << 10
+	case "M":
+		mult = 1 << 20
+	case "G":
+		mult = 1 << 30
+	}
+	if mult > 1 {
+		s = s[:len(s)-1]
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	return n * mult, err
+}
+
+// totalMemory is MemTotal of /proc/meminfo in bytes (0 where there is none).
+func totalMemory() uint64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+			fs := strings.Fields(v)
+			if n, err := strconv.ParseUint(fs[0], 10, 64); err == nil {
+				return n << 10
+			}
+		}
+	}
+	return 0
+}
+
+// heapBytes is the live and not yet swept heap of the process.
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// guarded is a trace.Reader that ends (errMemLimit) once the heap passes
+// limit.
+type guarded struct {
+	trace.Reader
+	limit uint64
+	n     int64
+	heap  uint64 // the heap when it stopped
+}
+
+func (g *guarded) Next(e *trace.Event) error {
+	g.n++
+	if g.n%memCheckEvery == 0 {
+		if h := heapBytes(); h > g.limit {
+			g.heap = h
+			return errMemLimit
+		}
+	}
+	return g.Reader.Next(e)
+}
+
+// memWarning is the warning of an analysis that stopped after n events.
+func memWarning(n int64, heap, limit uint64, goroutines int64) string {
+	return fmt.Sprintf("the analysis stopped after %d events: its clocks took %d MB (limit %d MB; %d goroutines, a clock per goroutine and per sync object as wide as the goroutines alive at once): races in the rest of the run are not checked; RACEKIT_ANALYSIS_MEM raises the limit",
+		n, heap>>20, limit>>20, goroutines)
+}
