@@ -29,7 +29,7 @@ const memCheckEvery = 1 << 16
 var errMemLimit = errors.New("analysis memory limit reached")
 
 // MemLimit is the heap, in bytes, past which an analysis stops:
-// RACEKIT_ANALYSIS_MEM (bytes, or with a K, M or G suffix), else 60% of
+// RACEKIT_ANALYSIS_MEM (bytes, or with a K, M or G suffix), else 40% of
 // the machine's memory, else 8 GiB.
 var MemLimit = sync.OnceValue(func() uint64 {
 	if s := os.Getenv("RACEKIT_ANALYSIS_MEM"); s != "" {
@@ -38,7 +38,7 @@ var MemLimit = sync.OnceValue(func() uint64 {
 		}
 	}
 	if n := totalMemory(); n > 0 {
-		return n / 10 * 6
+		return n / 10 * 4 // the process heap runs past it between looks, and the test binary needs room too
 	}
 	return 8 << 30
 })

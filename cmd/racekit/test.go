@@ -26,7 +26,7 @@ effects come from tables; -deps=false: the main module's and those
 files, go.mod and go.sum are never modified), and analyzes the trace each test
 binary records with -algo (fasttrack by default), while the binary runs
 (RACEKIT_TEST_FOLLOW=0: after it exits); an analysis whose clocks pass
-60% of the machine's memory (RACEKIT_ANALYSIS_MEM=8G sets the limit)
+40% of the machine's memory (RACEKIT_ANALYSIS_MEM=8G sets the limit)
 stops there and says so in a warning. go test's output is
 passed through unchanged as it comes, except each package's closing
 lines, held back until its test binary's trace is analyzed: a package
