@@ -55,6 +55,7 @@ var (
 	resume     = flag.Bool("resume", false, "keep the modules already in -out and run the others")
 	render     = flag.Bool("render", false, "only render -readme from -out")
 	rkFlags    = flag.String("racekit-flags", "", "space-separated flags for racekit test (-include '...' traces every dependency)")
+	rkRev      = flag.String("rev", "", "the commit -racekit was built from, recorded in -out (default: git describe of the current tree, which is not the binary's when it was built from a snapshot)")
 	merge      = flag.String("merge", "", "run nothing: merge these results files (comma-separated, oldest first; FILE@REV names the commit racekit was built from) into -out, each module's last measurement, and render -readme")
 )
 
@@ -138,7 +139,10 @@ func main() {
 	}
 	res.Command = "go run ./bench/corpus " + strings.Join(os.Args[1:], " ")
 	res.Go = runtime.Version()
-	res.Racekit = racekitVersion()
+	res.Racekit = *rkRev
+	if res.Racekit == "" {
+		res.Racekit = racekitVersion()
+	}
 	done := map[string]bool{}
 	for _, m := range res.Modules {
 		done[m.Path] = true
