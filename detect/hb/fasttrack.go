@@ -27,8 +27,10 @@ type FastTrack struct {
 	shadow shadow.Mem[ftShadow]
 	shared []readShared // read-shared states; cells refer to them by index+1
 	free   []int32      // indexes of shared states released by WRITE SHARED or sweep
-	// sweepAt: live shared states that start the next sweep.
+	// sweepAt: live shared states that start the next sweep; cleared:
+	// an allocation cleared cells while states were live since the last.
 	sweepAt int
+	cleared bool
 	race    finding.Race // reused report buffer
 
 	reads, writes, races                                                     int64
@@ -147,6 +149,7 @@ func (d *FastTrack) Handle(e *trace.Event) {
 	case trace.OpAlloc:
 		if lo, hi, ok := e.AllocRange(); ok {
 			d.shadow.Clear(lo, hi)
+			d.cleared = d.cleared || len(d.shared) > len(d.free)
 		}
 		d.k.Sync(t, e) // a channel's message state (clock.Tracker.Sync)
 	default:
@@ -234,8 +237,12 @@ func (d *FastTrack) write(t *clock.Thread, e *trace.Event) {
 // cell, sweeping first when the live states have doubled since the last
 // sweep.
 func (d *FastTrack) newShared(addr uint64) int32 {
-	if len(d.shared)-len(d.free) >= d.sweepAt {
-		d.sweep()
+	if live := len(d.shared) - len(d.free); live >= d.sweepAt {
+		if d.cleared {
+			d.sweep() // else no cell let go of its state since the last sweep
+		}
+		d.sweepAt = max(2*(len(d.shared)-len(d.free)), minSweep)
+		d.cleared = false
 	}
 	var i int32
 	if n := len(d.free); n > 0 {
@@ -274,7 +281,6 @@ func (d *FastTrack) sweep() {
 			d.release(int32(i))
 		}
 	}
-	d.sweepAt = max(2*(len(d.shared)-len(d.free)), minSweep)
 }
 
 // minSweep is the fewest live read-shared states that start a sweep (a
