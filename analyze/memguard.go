@@ -16,8 +16,8 @@ import (
 // The detectors keep a vector clock per goroutine and per sync object, as
 // wide as the goroutines alive at once: a test with thousands of
 // goroutines passing a million messages over channels of their own needs
-// more memory than the machine has (watermill's pub/sub tests took 23.6 GB
-// of 24, and their test binary was killed). Rather than take the machine down, an
+// more memory than the machine has (watermill's pub/sub tests:
+// bench/results/corpus/run-session34). Rather than take the machine down, an
 // analysis stops reading its trace when the process's heap passes
 // MemLimit, and says so: the races of the events read are reported, those
 // of the rest are not checked.

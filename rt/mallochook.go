@@ -162,8 +162,8 @@ func (g *gstate) flushAllocs() {
 		// The shard's ranges are taken out under its lock and pushed
 		// after: pushing may allocate, and the allocation's hook
 		// (noteAlloc) takes this shard's lock when it does not find this
-		// goroutine's state (gtab is direct-mapped): thousands of
-		// goroutines deadlocked on that (watermill's gochannel tests).
+		// goroutine's state (gtab is direct-mapped): a deadlock
+		// (watermill's gochannel tests, with thousands of goroutines).
 		k := bits.TrailingZeros64(mask)
 		sh := &untracedShards[k]
 		sh.mu.Lock()

@@ -40,9 +40,10 @@ const maxMsgs = 4096
 // per-message clocks together: past it, a channel that adds one folds all
 // of its own into its wide clocks (Counters.ChanFolds). A receive's clock
 // R[k] waits for the (k+C)-th send, which a channel of large capacity may
-// never see: thousands of channels of capacity 500, each holding its
-// receives' clocks at a thousand goroutines' width, took the analysis
-// past 12 GB (watermill's gochannel tests). A variable for the tests.
+// never see: thousands of such channels, each holding its receives'
+// clocks at the width of thousands of goroutines, took the analysis past
+// the machine's memory (watermill's gochannel tests). A variable for the
+// tests.
 var maxMsgEntries int64 = 1 << 26
 
 // MaxMsgBytes is maxMsgEntries in bytes, for the analysis' warning.

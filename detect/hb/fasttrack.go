@@ -53,9 +53,10 @@ const sharedRead = ^vc.Epoch(0)
 // readShared is R_x in read-shared mode: the last read of each goroutine
 // that read x since the last write, with that read's site and Seq, by the
 // goroutine's clock.Thread.ID. It is sparse (entries sorted by ID): a word
-// is mostly read by a few goroutines, and a dense clock of every ID took
-// 16 KB per word at a thousand IDs (watermill's pub/sub tests, where 200
-// subscribers read each message, ran out of 24 GB).
+// is mostly read by a few goroutines, and a dense clock, site and seq per
+// ID cost 16 bytes per ID for every read-shared word (watermill's pub/sub
+// tests, where hundreds of subscribers read each message, ran out of
+// memory).
 //
 // A read by a goroutine that took over the ID of one that ended (package
 // clock, "Recycled IDs") does not replace the earlier owner's read: that
