@@ -112,6 +112,32 @@ func (k *Tracker) dropPending(t *Thread) {
 	t.pendOn = t.pendOn[:0]
 }
 
+// dropPendingThrough forgets t's begun operations up to and including its
+// latest one on s. t.pendOn lists them in the order begun, and each
+// channel's pend list keeps t's in that order too, so each entry of
+// t.pendOn up to that one is t's earliest remaining operation on its
+// channel.
+func (k *Tracker) dropPendingThrough(t *Thread, s *chanState) {
+	last := -1
+	for i, q := range t.pendOn {
+		if q == s {
+			last = i
+		}
+	}
+	for _, q := range t.pendOn[:last+1] {
+		for i, p := range q.pend {
+			if p.t == t {
+				k.reuse(p.c)
+				q.pend = append(q.pend[:i], q.pend[i+1:]...)
+				break
+			}
+		}
+	}
+	n := copy(t.pendOn, t.pendOn[last+1:])
+	clear(t.pendOn[n:])
+	t.pendOn = t.pendOn[:n]
+}
+
 // pendingOn reports whether t has a begun operation on s.
 func pendingOn(t *Thread, s *chanState) bool {
 	for _, q := range t.pendOn {
@@ -141,13 +167,20 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 	s := k.chanOf(e.Obj &^ 1)
 	switch kind {
 	case trace.MsgSend, trace.MsgRecv:
-		if !t.inSelect || pendingOn(t, s) {
+		if !t.inSelect {
+			k.dropPending(t)
+		} else if pendingOn(t, s) {
 			// A select that took its default, long done: t begins
 			// again on a channel it had begun on (a loop of selects
 			// with a default and only accesses between records no
 			// other sync event, and its begun cases grew without
-			// bound: go-co-op/gocron's tests, 45 million).
-			k.dropPending(t)
+			// bound: go-co-op/gocron's tests). Only that select's
+			// cases and earlier ones go: the cases of this select
+			// begun before this one stay (dropping them lost a send's
+			// edge to its receive: fasthttp's InmemoryListener, whose
+			// dialer tries `select { case <-done: default: }` and then
+			// `select { case conns <- c: case <-done: }`).
+			k.dropPendingThrough(t, s)
 		}
 		var c vc.VectorClock
 		if n := len(k.free); n > 0 {

@@ -45,6 +45,29 @@ C|r(y)|ry
 		mergedRaces: []string{},
 	},
 	{
+		// fasthttp's InmemoryListener: the dialer tries a select with a
+		// default on done (its case begun, then abandoned), then selects
+		// between sending on conns and receiving from done; the listener,
+		// which began its receive long before, completes it with the
+		// dialer's message before the dialer's send completion is
+		// recorded. The second begin on done must not drop the send
+		// begun just before it (it did: a false race on what the dialer
+		// wrote before sending).
+		name: "a select's send begun before a case on a channel an abandoned select had begun",
+		src: `
+L|snd(c=recv)
+D|w(x)|wx
+D|snd(d=recv)
+D|snd(c=send/1024)
+D|snd(d=recv)
+L|rcv(c=recvd/1)
+L|r(x)|rx
+D|rcv(c=sent/1)
+`,
+		races:       []string{},
+		mergedRaces: []string{},
+	},
+	{
 		name: "the consumer received both messages",
 		src: `
 P1|w(x)|wx
