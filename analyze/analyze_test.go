@@ -201,7 +201,7 @@ func TestTraceDeadlock(t *testing.T) {
 // TestTraceStopsAtMemLimit: past its memory limit, an analysis stops
 // reading, keeps the races of what it read, and says so in a warning
 // instead of growing until the machine kills it. A limit of one byte
-// stops it at the first look at the heap (memCheckEvery events); a race
+// stops it at the first look at the heap (detect.ProgressEvery events); a race
 // before that point is reported, one after it is not.
 func TestTraceStopsAtMemLimit(t *testing.T) {
 	b := trace.NewBuilder()
@@ -209,7 +209,7 @@ func TestTraceStopsAtMemLimit(t *testing.T) {
 	b.Fork("M", "T", "go")
 	b.Write("T", "x", "early1")
 	b.Write("M", "x", "early2")
-	for len(b.Trace().Events) < 2*memCheckEvery {
+	for len(b.Trace().Events) < 2*detect.ProgressEvery {
 		b.Read("M", "y", "filler")
 	}
 	b.Write("T", "z", "late1")

@@ -91,11 +91,20 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 		dets = append(dets, lk) // after st: an operation's stack ends at it
 	}
 	start := time.Now()
-	gr := &guarded{Reader: f, limit: o.MemLimit}
-	if gr.limit == 0 {
-		gr.limit = MemLimit()
+	// The heap is looked at when progress is due: no cost per event.
+	limit, heap := o.MemLimit, uint64(0)
+	if limit == 0 {
+		limit = MemLimit()
 	}
-	n, err := detect.RunProgress(gr, o.Progress, dets...)
+	n, err := detect.RunChecked(f, func(n int64) error {
+		if o.Progress != nil {
+			o.Progress(n)
+		}
+		if heap = heapBytes(); heap > limit {
+			return errMemLimit
+		}
+		return nil
+	}, dets...)
 	stopped := errors.Is(err, errMemLimit)
 	if err != nil && !stopped {
 		return nil, err
@@ -196,7 +205,7 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 		}
 	}
 	if stopped {
-		a.Warns = append(a.Warns, memWarning(n, gr.heap, gr.limit, a.Goroutines))
+		a.Warns = append(a.Warns, memWarning(n, heap, limit, a.Goroutines))
 	}
 	return a, nil
 }

@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/racekit/racekit/trace"
 )
 
 // The detectors keep a vector clock per goroutine and per sync object, as
@@ -22,10 +20,7 @@ import (
 // MemLimit, and says so: the races of the events read are reported, those
 // of the rest are not checked.
 
-// memCheckEvery is how many events pass between two looks at the heap.
-const memCheckEvery = 1 << 16
-
-// errMemLimit stops a guarded reader.
+// errMemLimit stops an analysis whose heap passed its limit.
 var errMemLimit = errors.New("analysis memory limit reached")
 
 // MemLimit is the heap, in bytes, past which an analysis stops:
@@ -88,26 +83,6 @@ func heapBytes() uint64 {
 		return 0
 	}
 	return s[0].Value.Uint64()
-}
-
-// guarded is a trace.Reader that ends (errMemLimit) once the heap passes
-// limit.
-type guarded struct {
-	trace.Reader
-	limit uint64
-	n     int64
-	heap  uint64 // the heap when it stopped
-}
-
-func (g *guarded) Next(e *trace.Event) error {
-	g.n++
-	if g.n%memCheckEvery == 0 {
-		if h := heapBytes(); h > g.limit {
-			g.heap = h
-			return errMemLimit
-		}
-	}
-	return g.Reader.Next(e)
 }
 
 // memWarning is the warning of an analysis that stopped after n events.

@@ -40,13 +40,24 @@ func Run(r trace.Reader, ds ...Detector) (int64, error) {
 	return RunProgress(r, nil, ds...)
 }
 
-// progressEvery is how many events pass between calls of a progress
+// ProgressEvery is how many events pass between calls of a progress
 // function: rare enough to cost nothing per event.
-const progressEvery = 1 << 18
+const ProgressEvery = 1 << 18
 
 // RunProgress is Run that also calls progress, if not nil, with the number
-// of events read so far, every 2^18 events.
+// of events read so far, every ProgressEvery events.
 func RunProgress(r trace.Reader, progress func(n int64), ds ...Detector) (int64, error) {
+	var check func(n int64) error
+	if progress != nil {
+		check = func(n int64) error { progress(n); return nil }
+	}
+	return RunChecked(r, check, ds...)
+}
+
+// RunChecked is RunProgress whose progress function may stop the run: an
+// error it returns is returned at once, with the events read so far and
+// without the detectors' Finish.
+func RunChecked(r trace.Reader, check func(n int64) error, ds ...Detector) (int64, error) {
 	var e trace.Event
 	var n int64
 	for {
@@ -61,8 +72,10 @@ func RunProgress(r trace.Reader, progress func(n int64), ds ...Detector) (int64,
 			d.Handle(&e)
 		}
 		n++
-		if n&(progressEvery-1) == 0 && progress != nil {
-			progress(n)
+		if n&(ProgressEvery-1) == 0 && check != nil {
+			if err := check(n); err != nil {
+				return n, err
+			}
 		}
 	}
 	for _, d := range ds {

@@ -1,6 +1,8 @@
 package clock
 
 import (
+	"slices"
+
 	"github.com/racekit/racekit/detect/vc"
 	"github.com/racekit/racekit/trace"
 )
@@ -113,7 +115,7 @@ func (k *Tracker) dropPending(t *Thread) {
 }
 
 // dropPendingThrough forgets t's begun operations up to and including its
-// latest one on s. t.pendOn lists them in the order begun, and each
+// latest one on s (none if it has none on s). t.pendOn lists them in the order begun, and each
 // channel's pend list keeps t's in that order too, so each entry of
 // t.pendOn up to that one is t's earliest remaining operation on its
 // channel.
@@ -128,7 +130,7 @@ func (k *Tracker) dropPendingThrough(t *Thread, s *chanState) {
 		for i, p := range q.pend {
 			if p.t == t {
 				k.reuse(p.c)
-				q.pend = append(q.pend[:i], q.pend[i+1:]...)
+				q.pend = slices.Delete(q.pend, i, i+1)
 				break
 			}
 		}
@@ -136,16 +138,6 @@ func (k *Tracker) dropPendingThrough(t *Thread, s *chanState) {
 	n := copy(t.pendOn, t.pendOn[last+1:])
 	clear(t.pendOn[n:])
 	t.pendOn = t.pendOn[:n]
-}
-
-// pendingOn reports whether t has a begun operation on s.
-func pendingOn(t *Thread, s *chanState) bool {
-	for _, q := range t.pendOn {
-		if q == s {
-			return true
-		}
-	}
-	return false
 }
 
 // takePending removes and returns t's latest begun operation of the given
@@ -169,7 +161,7 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 	case trace.MsgSend, trace.MsgRecv:
 		if !t.inSelect {
 			k.dropPending(t)
-		} else if pendingOn(t, s) {
+		} else {
 			// A select that took its default, long done: t begins
 			// again on a channel it had begun on (a loop of selects
 			// with a default and only accesses between records no
@@ -314,7 +306,7 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 // all channels, they are merged into the wide clocks (each then orders
 // every later operation: more order, never less).
 func (k *Tracker) fold(s *chanState) {
-	over := k.msgClocks*int64(max(len(k.threads), 1)) > maxMsgEntries
+	over := k.msgsOver()
 	if !over && len(s.msgs)+len(s.rcvs) <= max(s.limit, 64) {
 		return
 	}
@@ -338,9 +330,7 @@ func (k *Tracker) fold(s *chanState) {
 			delete(s.rcvs, j)
 		}
 	}
-	if over {
-		over = k.msgClocks*int64(max(len(k.threads), 1)) > maxMsgEntries
-	}
+	over = over && k.msgsOver()
 	if over && len(s.msgs)+len(s.rcvs) > 0 {
 		k.chanFolds++
 	}
@@ -359,6 +349,12 @@ func (k *Tracker) fold(s *chanState) {
 		}
 	}
 	s.limit = 2 * (len(s.msgs) + len(s.rcvs))
+}
+
+// msgsOver reports whether all channels' per-message clocks, at the
+// current clock width, pass maxMsgEntries.
+func (k *Tracker) msgsOver() bool {
+	return k.msgClocks*int64(max(len(k.threads), 1)) > maxMsgEntries
 }
 
 // freeClock takes back a per-message clock that fold removed.
