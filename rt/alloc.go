@@ -104,13 +104,17 @@ func MakeMap[M ~map[K]V, K comparable, V any](m M, site uint32) M {
 
 // MakeChan records the creation of channel c (make(chan T, n)) and returns
 // c: its allocation, at the goroutine that made it, before any other
-// goroutine can reach it (chanCounts; a channel the standard library made
-// is recorded at its first hook instead). C is a channel type of any
-// direction (make(chan<- T) is legal; a union of the three would leave the
-// element type uninferable).
+// goroutine can reach it. Its message counters are made at its first
+// operation (chanCounts), which records the allocation again, harmlessly:
+// nothing was recorded at the channel's address in between but by hooks of
+// operations. Many channels are never used (one per node of an immutable
+// tree, closed only if someone watches it), and a counter costs a weak
+// pointer, a map entry and a cleanup. C is a channel type of any direction
+// (make(chan<- T) is legal; a union of the three would leave the element
+// type uninferable).
 func MakeChan[C any](c C, site uint32) C {
 	if on && live.Load() {
-		chanCounts(c, chanAddr(c), site)
+		allocEvent(chanPtr(c), chanAllocSize, site)
 	}
 	return c
 }

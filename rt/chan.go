@@ -25,11 +25,8 @@ import (
 // over-approximation (races may be missed, none invented). In a sampled
 // run the events carry no message and are read that way.
 
-// chanAddr is the runtime pointer of a channel held in an interface (a
-// channel is pointer-shaped, so it is the interface's data word).
-func chanAddr(c any) uint64 {
-	return uint64(uintptr((*[2]unsafe.Pointer)(unsafe.Pointer(&c))[1]))
-}
+// chanAddr is chanPtr as an address.
+func chanAddr(c any) uint64 { return uint64(uintptr(chanPtr(c))) }
 
 // SendPreG is recorded before a send on c. A send also reads the channel
 // (and close writes it), so that a send racing with a close is reported,

@@ -67,17 +67,20 @@ var (
 	chanMap   = map[weak.Pointer[byte]]*chanCount{}
 )
 
-// chanPtr is the runtime pointer of a channel held in an interface.
+// chanPtr is the runtime pointer of a channel held in an interface (a
+// channel is pointer-shaped, so it is the interface's data word).
 func chanPtr(c any) unsafe.Pointer { return (*[2]unsafe.Pointer)(unsafe.Pointer(&c))[1] }
 
 // chanCounts returns the counters of channel c, at address a. The first
-// time it sees a channel it records the channel's allocation at a (site):
-// the memory of a freed channel is reused, by objects whose accesses the
-// detectors keep at a. For a channel the user's code made, that is
+// time it sees a channel (its first operation, in whichever goroutine) it
+// records the channel's allocation at a (site): the memory of a freed
+// channel is reused, by objects whose accesses the detectors keep at a. A
+// channel the user's code made has had its allocation recorded already by
 // MakeChan, in the goroutine that made it, ordered before every other
-// goroutine's use; for one the standard library made (a timer's C, a
-// context's Done), its first hook, in whichever goroutine, which leaves
-// another goroutine's access of a at the same time unordered with it.
+// goroutine's use; this second one clears nothing of it (no operation
+// preceded it). For one the standard library made (a timer's C, a
+// context's Done) it is the only one, which leaves another goroutine's
+// access of a at the same time unordered with it.
 func chanCounts(c any, a uint64, site uint32) *chanCount {
 	p := (*byte)(chanPtr(c))
 	s := &chanSlots[(a>>4^a>>13)%uint64(len(chanSlots))]
