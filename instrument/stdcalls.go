@@ -50,6 +50,11 @@ import (
 //	        subject's 100k bufio.Writer.Write calls of a 24-byte line cost
 //	        10x more with one per byte); a racing write of a byte between
 //	        two of those words is missed
+//	ES      a sort of the slice operand: a read of every element before
+//	        the call (rt.SortPre, which keeps a copy of them) and a write
+//	        of each element whose bytes changed after it (rt.SortPost, the
+//	        statement after the call's): a sort of a sorted slice writes
+//	        nothing, as the Go race detector sees it
 //	EWB     EW for the buffer a reader's Read fills, one event per 8 bytes
 //	        (rt.ElemsWordsW): the whole buffer, which io.Reader's contract
 //	        lets Read use as scratch space (the Go race detector records
@@ -142,11 +147,12 @@ var stdEntries = []struct {
 	{"r:W", pre("math/rand/v2.Rand.", "Int", "IntN", "Int32", "Int32N", "Int64", "Int64N", "Uint", "UintN",
 		"Uint32", "Uint32N", "Uint64", "Uint64N", "Float32", "Float64", "Perm", "Shuffle", "NormFloat64", "ExpFloat64")},
 
-	// Sorting reads and writes every element (the write covers the read).
-	{"0:EW", pre("sort.", "Ints", "Strings", "Float64s", "Slice", "SliceStable")},
+	// Sorting reads every element and writes those it moves (ES).
+	{"0:ES", pre("sort.", "Ints", "Strings", "Float64s", "Slice", "SliceStable")},
 	{"0:ER", pre("sort.", "IntsAreSorted", "StringsAreSorted", "Float64sAreSorted", "SearchInts",
 		"SearchStrings", "SearchFloat64s", "SliceIsSorted")},
-	{"0:EW", pre("slices.", "Sort", "SortFunc", "SortStableFunc", "Reverse")},
+	{"0:ES", pre("slices.", "Sort", "SortFunc", "SortStableFunc")},
+	{"0:EW", pre("slices.", "Reverse")},
 	{"0:ER", pre("slices.", "Contains", "ContainsFunc", "Index", "IndexFunc", "Max", "MaxFunc", "Min",
 		"MinFunc", "IsSorted", "IsSortedFunc", "BinarySearch", "BinarySearchFunc", "Clone")},
 	{"0:ER 1:ER", pre("slices.", "Equal", "EqualFunc", "Compare", "CompareFunc")},
@@ -334,7 +340,7 @@ func isByteSlice(t types.Type) bool {
 
 // stdHooks names the rt hook of each effect.
 var stdHooks = map[string]string{
-	"R": "R1", "W": "W1", "D": "RDeep", "RA": "R1Arrays", "WA": "W1Arrays", "ER": "Elems", "EB": "ElemsWords", "EW": "ElemsW", "EWB": "ElemsWordsW",
+	"R": "R1", "W": "W1", "D": "RDeep", "RA": "R1Arrays", "WA": "W1Arrays", "ER": "Elems", "EB": "ElemsWords", "EW": "ElemsW", "EWB": "ElemsWordsW", "ES": "SortPre",
 	"MR": "MR", "MW": "MW", "J": "RJSON", "F": "RFmt", "WB": "W1",
 }
 
@@ -432,6 +438,7 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 		}
 	}
 	var then []string // hooks recorded after operand last
+	sortSite := ""    // an ES effect's site, once its hook is in
 	for _, e := range effs {
 		op, pos := recv, 0
 		if e.operand >= 0 {
@@ -459,8 +466,16 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 		if (e.kind == "RA" || e.kind == "WA") && !r.heapOperand(op, addr) {
 			hook = rtAlias + ".ArraysOf" // (the same: only its arrays)
 		}
+		site := func() string {
+			s := r.asite(x.Pos())
+			if e.kind == "ES" {
+				// SortPost names the sort by SortPre's site.
+				sortSite = strings.TrimSuffix(s, ", "+r.recFlag())
+			}
+			return s
+		}
 		if pos >= last {
-			tail := ", " + r.asite(x.Pos()) + ")"
+			tail := ", " + site() + ")"
 			switch {
 			case op == recv && refRecv && r.addressable(op):
 				// Kept addressable (a BarrierPair may take its
@@ -509,7 +524,10 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 		if addr {
 			src = "&(" + src + ")"
 		}
-		then = append(then, hook+"("+src+", "+r.asite(x.Pos())+")")
+		then = append(then, hook+"("+src+", "+site()+")")
+	}
+	if sortSite != "" {
+		r.after = append(r.after, rtAlias+".SortPost("+sortSite+")")
 	}
 	if len(then) == 0 {
 		return post
@@ -606,7 +624,7 @@ func (r *rewriter) stdOperandOK(op ast.Expr, e stdEffect) bool {
 		return false
 	}
 	switch e.kind {
-	case "ER", "EW", "EB", "EWB":
+	case "ER", "EW", "EB", "EWB", "ES":
 		_, ok := core(tv.Type).(*types.Slice)
 		return ok
 	case "MR", "MW":

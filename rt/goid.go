@@ -34,6 +34,10 @@ type gstate struct {
 	edges    edgeState      // its view of the objects it synchronizes on (sync.go's edge)
 	lockPend pendingAcquire // a lock's acquisition not yet recorded (acquireLock)
 	msgs     msgPending     // its channel operations begun and not completed (chanmsg.go)
+	// sorts: the sorts begun (SortPre) and not ended (SortPost), and a
+	// snapshot buffer to reuse.
+	sorts    []sortSnap
+	sortFree []byte
 	// shown: the frames whose FuncEnter is recorded; the fns of the
 	// others, up to depth, in pend (unsampled frames: showFrames).
 	shown int32

@@ -33,6 +33,85 @@ func ElemsW[S ~[]E, E any](s S, site uint32, rec bool) S {
 	return s
 }
 
+// SortPre records a read of all of s's elements (a sort of two or more
+// compares each) and keeps a copy of them, and returns s: sort.Ints(s),
+// slices.SortFunc(s, f). The writes are SortPost's, after the call: of the
+// elements whose bytes the sort changed. A sort that finds the slice in
+// order writes nothing, as the Go race detector sees it, so a goroutine
+// reading the slice meanwhile does not race with it (go-co-op/gocron sorts
+// its sorted list of next runs while a caller reads the first). A write of
+// an element the sort put back where it was is missed.
+func SortPre[S ~[]E, E any](s S, site uint32, rec bool) S {
+	if ctl && len(s) > 0 {
+		ctlWrite(sliceData(s), uintptr(len(s))*elemSize[E](), site)
+	}
+	if on && rec && len(s) > 1 {
+		rangeAccess(trace.OpRead, sliceData(s), elemSize[E](), len(s), site)
+		sortSnapshot(sliceData(s), elemSize[E](), len(s), site)
+	}
+	return s
+}
+
+// sortSnap is the elements of a sort's slice before it (SortPre), as
+// far as rangeAccess records them.
+type sortSnap struct {
+	p    unsafe.Pointer
+	elem uintptr
+	site uint32 // SortPre's, which the instrumenter passes SortPost too
+	old  []byte
+}
+
+// sortSnapshot keeps a copy of the n elements of elem bytes at p that a
+// range access records (maxRangeEvents words), for SortPost.
+func sortSnapshot(p unsafe.Pointer, elem uintptr, n int, site uint32) {
+	if elem == 0 || !live.Load() || onStack(uint64(uintptr(p))) {
+		return
+	}
+	words := (elem + 7) / 8
+	n = min(n, int((maxRangeEvents+words-1)/words))
+	g := cur()
+	old := append(g.sortFree[:0], unsafe.Slice((*byte)(p), uintptr(n)*elem)...)
+	g.sortFree = nil
+	g.sorts = append(g.sorts, sortSnap{p: p, elem: elem, site: site, old: old})
+}
+
+// SortPost ends the sort SortPre began at site (the instrumenter puts it
+// after the statement of the call): it records writes of the elements
+// whose bytes changed. Snapshots above it are of sorts begun in its
+// comparator whose own comparator panicked: dropped.
+func SortPost(site uint32) {
+	if !on || !live.Load() {
+		return
+	}
+	g := cur()
+	k := len(g.sorts) - 1
+	for k >= 0 && g.sorts[k].site != site {
+		k--
+	}
+	if k < 0 {
+		return // SortPre recorded nothing
+	}
+	s := g.sorts[k]
+	g.sorts = g.sorts[:k]
+	now := unsafe.Slice((*byte)(s.p), len(s.old))
+	size := int(s.elem)
+	same := func(i int) bool { return string(now[i*size:(i+1)*size]) == string(s.old[i*size:(i+1)*size]) }
+	n := len(s.old) / size
+	for i := 0; i < n; {
+		if same(i) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < n && !same(j) {
+			j++
+		}
+		rangeAccess(trace.OpWrite, unsafe.Add(s.p, uintptr(i)*s.elem), s.elem, j-i, site)
+		i = j
+	}
+	g.sortFree = s.old
+}
+
 // ElemsWords is Elems for a slice of elements narrower than a word (a
 // []byte handed to bufio.Writer.Write): one event per 8 bytes, at offsets
 // 0, 8, 16... from the first element, instead of one per element. All the

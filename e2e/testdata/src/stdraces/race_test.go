@@ -257,6 +257,18 @@ func TestRaceSlicesSortWrite(t *testing.T) {
 	<-c
 }
 
+// The element the sort moved is written (rt.SortPost, after the call).
+func TestRaceSortFuncMovedRead(t *testing.T) {
+	s := []int{2, 1, 3}
+	c := make(chan bool)
+	go func() {
+		slices.SortFunc(s, func(a, b int) int { return a - b }) // race: sortmoved
+		c <- true
+	}()
+	sink = s[0] // race: sortmoved
+	<-c
+}
+
 func TestRaceSlicesContainsWrite(t *testing.T) {
 	s := []int{1, 2, 3}
 	c := make(chan bool)
