@@ -25,6 +25,7 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
 		defer r.rangeIterVars(x, label)()
 		r.block(x.Body.List)
 		if !canWrap {
+			r.rangeChan(x, label, true)
 			return
 		}
 		loop := ""
@@ -33,7 +34,7 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
 			loop = r.tmp()
 			r.loopBody(x.Body, loop, r.rawCopyOK(x.Body, m))
 		}
-		r.rangeChan(x, label)
+		r.rangeChan(x, label, false)
 		if loop != "" {
 			r.loopWrap(x, label, loop)
 		}
@@ -348,16 +349,26 @@ func (r *rewriter) labelText(label *ast.LabeledStmt) string {
 //	{ c := ch; L: for g := rt.RecvRangeG(c, G); ; g = rt.RecvRangeG(c, G) { v, ok := <-c; rt.RecvPostOK(c, g, ok); if !ok { break }; { body } } }
 //
 // (G: the function's goroutine state, gArg, which RecvRangeG hands on as
-// g; continue runs the post statement, as it ran the condition.)
-func (r *rewriter) rangeChan(x *ast.RangeStmt, label *ast.LabeledStmt) {
+// g; continue runs the post statement, as it ran the condition.) A loop
+// whose label a goto names (blockless) cannot be inside a block (a goto
+// may not jump into one), so it holds the channel in its init:
+//
+//	L: for c := ch; ; { g := rt.RecvRangeG(c, G); v, ok := <-c; rt.RecvPostOK(c, g, ok); if !ok { break }; { body } }
+func (r *rewriter) rangeChan(x *ast.RangeStmt, label *ast.LabeledStmt, blockless bool) {
 	lo, hi := r.outerSpan(x, label)
 	s := r.site(x.For)
 	g := r.newGen(lo)
 	c, ok, tok := r.tmp(), r.tmp(), r.tmp()
-	g.lit("{ " + c + " := ")
-	r.piece(g, x.X)
 	pre := rtAlias + ".RecvRangeG(" + c + ", " + s + ", " + r.gArg() + ")"
-	g.lit("; " + r.labelText(label) + "for " + tok + " := " + pre + "; ; " + tok + " = " + pre + " { ")
+	if blockless {
+		g.lit(r.labelText(label) + "for " + c + " := ")
+		r.piece(g, x.X)
+		g.lit("; ; { " + tok + " := " + pre + "; ")
+	} else {
+		g.lit("{ " + c + " := ")
+		r.piece(g, x.X)
+		g.lit("; " + r.labelText(label) + "for " + tok + " := " + pre + "; ; " + tok + " = " + pre + " { ")
+	}
 	var assign string
 	switch {
 	case x.Key == nil || isBlank(x.Key):
@@ -376,7 +387,11 @@ func (r *rewriter) rangeChan(x *ast.RangeStmt, label *ast.LabeledStmt) {
 	}
 	g.lit(rtAlias + ".RecvPostOK(" + c + ", " + s + ", " + tok + ", " + ok + "); " + fired + "if !" + ok + " { break }; " + assign)
 	r.piece(g, x.Body)
-	g.lit(" } }") // the for statement, the block
+	if blockless {
+		g.lit(" }") // the for statement
+	} else {
+		g.lit(" } }") // the for statement, the block
+	}
 	r.ed.collapse(lo, hi, g.end(hi))
 }
 

@@ -44,3 +44,20 @@ done:
 func directedMake() (chan<- struct{}, <-chan int) {
 	return make(chan<- struct{}), make(<-chan int, 1)
 }
+
+// A range over a channel that a goto jumps back to: no block around the
+// loop (a goto may not jump into one), its receives recorded all the same.
+func gotoRange(c chan int, again bool) (n int) {
+retry:
+	for v := range c {
+		if v < 0 {
+			continue retry
+		}
+		n += v
+	}
+	if again {
+		again = false
+		goto retry
+	}
+	return n
+}
