@@ -65,7 +65,9 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
 		r.loopWrap(x, label, loop)
 		return
 	}
-	r.rd(x.X)
+	if !r.rangeUnevaluated(x) {
+		r.rd(x.X)
+	}
 	if x.Tok == token.ASSIGN {
 		// Each iteration assigns the iteration variables (before the
 		// body, so in the enclosing region).
@@ -80,6 +82,17 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
 	defer r.rangeIterVars(x, label)()
 	r.block(x.Body.List)
 	r.loopRegion(x, x.Body, label, m)
+}
+
+// rangeUnevaluated reports whether Go does not evaluate x's range
+// expression: an array or a pointer to one, with no call or receive in it
+// (len of it is a constant), and no value variable (the spec's
+// For statements with range clause). for i := range p.segs reads nothing,
+// not p nor the array (coocood/freecache's metrics loop over its
+// segments, beside a Clear that writes them under their locks).
+func (r *rewriter) rangeUnevaluated(x *ast.RangeStmt) bool {
+	t := typeOf(r.info, x.X)
+	return (isArray(t) || isPtrToArray(t)) && x.Value == nil && !containsCall(r.info, x.X)
 }
 
 // rangeIterVars is allocIterVars for the variables range x (labelled by
