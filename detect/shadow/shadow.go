@@ -114,8 +114,16 @@ type Mem[V any] struct {
 	pages    Table[*page[V]]    // by page key: addr>>pageShift + 1
 	odd      Table[*oddPage[V]] // the unaligned addresses, by page key
 	slab     []page[V]          // pages allocated ahead, a chunk at a time
-	n        int                // aligned addresses touched
-	nOdd     int                // unaligned addresses touched
+	// The odd pages' state arrays, allocated a chunk at a time too, in
+	// sizes of powers of two: oddFree[k] holds arrays of 1<<k states an
+	// odd page outgrew, for the next page that grows to that size. An
+	// array left to the garbage collector at each doubling (append) cost
+	// twice the states' memory, and zeroing fresh memory for it, on a
+	// trace of byte-wise copies and compares (a radix tree's keys).
+	oddSlab []V
+	oddFree [oddSizes][][]V
+	n       int // aligned addresses touched
+	nOdd    int // unaligned addresses touched
 	// made and madeOdd: a bit per page key (modulo their size) set when
 	// a page of that key is made, so that Clear, called at every
 	// allocation and mostly over memory no access has touched yet, skips
@@ -218,8 +226,43 @@ func (m *Mem[V]) getOdd(addr uint64) *V {
 			return &op.vals[i]
 		}
 	}
+	if len(op.vals) == cap(op.vals) {
+		m.growOdd(op)
+	}
 	op.offs, op.vals = append(op.offs, off), append(op.vals, zero)
 	return &op.vals[len(op.vals)-1]
+}
+
+// oddSizes is the number of sizes of odd pages' state arrays: 1 to
+// 1<<pageShift states, doubling.
+const (
+	oddSizes     = pageShift + 1
+	oddSlabCells = 4096
+)
+
+// growOdd gives op a state array of twice its size (1 to start with),
+// from oddFree or the slab, and puts its old one in oddFree.
+func (m *Mem[V]) growOdd(op *oddPage[V]) {
+	c := cap(op.vals)
+	n := max(2*c, 1)
+	k := bits.TrailingZeros(uint(n))
+	var nv []V
+	if free := m.oddFree[k]; len(free) > 0 {
+		nv = free[len(free)-1]
+		m.oddFree[k] = free[:len(free)-1]
+	} else {
+		if len(m.oddSlab) < n {
+			m.oddSlab = make([]V, oddSlabCells)
+		}
+		nv = m.oddSlab[:0:n]
+		m.oddSlab = m.oddSlab[n:]
+	}
+	nv = append(nv, op.vals...)
+	if c > 0 {
+		j := bits.TrailingZeros(uint(c))
+		m.oddFree[j] = append(m.oddFree[j], op.vals[:0:c])
+	}
+	op.vals = nv
 }
 
 // lookupOdd is Lookup of an unaligned address.

@@ -221,3 +221,27 @@ func TestMemClearMatchesMap(t *testing.T) {
 		t.Fatalf("Each visited %d, Len %d, want %d", n, m.Len(), len(want))
 	}
 }
+
+// Odd pages grow their state arrays by doubling, reusing the arrays other
+// pages outgrew (growOdd): filling many pages byte by byte, in an order
+// that interleaves them, keeps every state apart.
+func TestMemOddPagesGrowApart(t *testing.T) {
+	var m Mem[uint64]
+	const pages = 40
+	for off := range uint64(1 << pageShift) {
+		for p := range uint64(pages) {
+			*m.Get(0x40000 + p<<pageShift + off) = p<<8 | off
+		}
+	}
+	for p := range uint64(pages) {
+		for off := range uint64(1 << pageShift) {
+			a := 0x40000 + p<<pageShift + off
+			if got := *m.Get(a); got != p<<8|off {
+				t.Fatalf("address %#x holds %#x, want %#x", a, got, p<<8|off)
+			}
+		}
+	}
+	if want := pages << pageShift; m.Len() != want {
+		t.Fatalf("len = %d, want %d", m.Len(), want)
+	}
+}
