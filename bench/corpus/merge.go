@@ -99,6 +99,7 @@ func mergeResults(list, command string) (*Results, error) {
 	}
 	out.Go = strings.Join(gos, ", ")
 	for _, m := range latest {
+		recompare(m)
 		out.Modules = append(out.Modules, m)
 	}
 	// The corpus's order, then modules no longer in it by path.
@@ -127,6 +128,48 @@ func mergeResults(list, command string) (*Results, error) {
 		}
 	}
 	return out, nil
+}
+
+// recompare recomputes m's comparison from its test rows, so that every
+// row of a merge follows the comparison's current rules (unstable names)
+// whichever session measured it. A row without test rows, or with rows
+// that do not match its number of racekit runs, keeps its comparison.
+func recompare(m *ModuleResult) {
+	if m.Compare == nil || len(m.TestRows) == 0 {
+		return
+	}
+	k := len(m.Racekit)
+	race := &Run{Tests: map[string]*TestResult{}}
+	rks := make([]*Run, k)
+	for i := range rks {
+		rks[i] = &Run{Tests: map[string]*TestResult{}}
+	}
+	for _, row := range m.TestRows {
+		vs := strings.Fields(row.Racekit)
+		if len(vs) != k {
+			return
+		}
+		rr, rs := 0, make([]int, k)
+		if row.Races != "" {
+			before, after, _ := strings.Cut(row.Races, "|")
+			fmt.Sscan(before, &rr)
+			for i, f := range strings.Fields(after) {
+				if i < k {
+					fmt.Sscan(f, &rs[i])
+				}
+			}
+		}
+		if row.Race != Missing {
+			race.Tests[row.Test] = &TestResult{Verdict: row.Race, Races: rr}
+		}
+		for i, v := range vs {
+			if v != Missing {
+				rks[i].Tests[row.Test] = &TestResult{Verdict: v, Races: rs[i]}
+			}
+		}
+	}
+	c := Compare(race, rks)
+	m.Compare = &c
 }
 
 func contains(list []string, s string) bool {

@@ -179,3 +179,25 @@ func TestRenderRunCounts(t *testing.T) {
 		t.Errorf("1 run: README claims 3")
 	}
 }
+
+// A merge recomputes each row's comparison from its test rows, by the
+// comparison's current rules: names with an address in a middle component
+// (unstable from run to run) drop out of an older row's differences.
+func TestRecompare(t *testing.T) {
+	m := measured(corpus[0].Path, "ok", 3, 1, 3)
+	m.TestRows = []TestRow{
+		{Test: "p T", Race: Pass, Racekit: "pass pass pass"},
+		{Test: "p T/[1]{0xc000072780}/s", Race: Pass, Racekit: "missing missing missing"},
+		{Test: "p T/[1]{0x16f5dd082270}/s", Race: Missing, Racekit: "pass missing missing"},
+		{Test: "p U", Race: Pass, Racekit: "pass fail pass", Races: "0 | 0 1 0"},
+	}
+	m.Compare.Differ = []TestDiff{{Test: "p T/[1]{0xc000072780}/s"}, {Test: "p T/[1]{0x16f5dd082270}/s"}, {Test: "p U"}}
+	recompare(m)
+	c := m.Compare
+	if c.Union != 2 || c.Same != 1 || len(c.Differ) != 1 || c.Differ[0].Test != "p U" || c.Unstable != 2 {
+		t.Fatalf("recompared: %+v; want union 2, same 1, p U the one difference, 2 unstable", c)
+	}
+	if got := c.Differ[0].RacekitRaces; len(got) != 3 || got[1] != 1 {
+		t.Errorf("p U's races per run = %v, want [0 1 0]", got)
+	}
+}

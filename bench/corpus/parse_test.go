@@ -180,3 +180,20 @@ func TestCompareAddressNames(t *testing.T) {
 		t.Errorf("unstable %d union %d same %d differ %v; want 2 1 1 none", c.Unstable, c.Union, c.Same, c.Differ)
 	}
 }
+
+// An address in a middle component of a subtest's name makes the names
+// below it unstable too (json-iterator's Test_marshal/[179]{0xc0000727}/
+// struct_{...}): counted from the test above that component.
+func TestCompareNestedAddressNames(t *testing.T) {
+	run := func(addr string) *Run {
+		return &Run{Tests: map[string]*TestResult{
+			"p T":                                  {Verdict: Pass},
+			"p T/[1]{0x" + addr + "}":              {Verdict: Pass},
+			"p T/[1]{0x" + addr + "}/struct_{_A_}": {Verdict: Pass},
+		}}
+	}
+	c := Compare(run("c000072780"), []*Run{run("16f5dd0822"), run("187c762c51"), run("8843b8db00")})
+	if c.Union != 1 || c.Same != 1 || len(c.Differ) != 0 || c.Unstable != 8 {
+		t.Errorf("union %d same %d differ %v unstable %d; want 1 1 none 8", c.Union, c.Same, c.Differ, c.Unstable)
+	}
+}

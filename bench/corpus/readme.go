@@ -212,7 +212,7 @@ func renderReadme(res *Results, o readmeOpts) string {
 		w("- measured modules by their number of racekit runs: %s\n", strings.Join(parts, "; "))
 	}
 	if unstable > 0 {
-		w("- left out: %d subtests seen in one run only under a parent every run has (names made of pointers or times, which change from run to run)\n", unstable)
+		w("- left out: %d subtests missing from some run under a parent every run has, seen in one run only or named by an address (names made of pointers or times, which change from run to run; an address in a middle component of a name counts from the test above it); a merge recomputes every row's comparison by these rules from its test rows\n", unstable)
 	}
 	w("- races reported: -race %d (one run per module); racekit %d over %d runs\n\n", raceRaces, rkRaces, rkRacesRuns)
 
