@@ -2,6 +2,7 @@ package rt
 
 import (
 	"reflect"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/racekit/racekit/trace"
@@ -105,19 +106,30 @@ func MakeMap[M ~map[K]V, K comparable, V any](m M, site uint32) M {
 // MakeChan records the creation of channel c (make(chan T, n)) and returns
 // c: its allocation, at the goroutine that made it, before any other
 // goroutine can reach it. Its message counters are made at its first
-// operation (chanCounts), which records the allocation again, harmlessly:
-// nothing was recorded at the channel's address in between but by hooks of
-// operations. Many channels are never used (one per node of an immutable
-// tree, closed only if someone watches it), and a counter costs a weak
-// pointer, a map entry and a cleanup. C is a channel type of any direction
-// (make(chan<- T) is legal; a union of the three would leave the element
-// type uninferable).
+// operation (chanCounts): many channels are never used (one per node of an
+// immutable tree, closed only if someone watches it), and a counter costs a
+// weak pointer, a map entry and a cleanup. madeChans tells that operation
+// the allocation is recorded already, so that reports name the make as the
+// channel's origin. C is a channel type of any direction (make(chan<- T)
+// is legal; a union of the three would leave the element type
+// uninferable).
 func MakeChan[C any](c C, site uint32) C {
 	if on && live.Load() {
-		allocEvent(chanPtr(c), chanAllocSize, site)
+		p := chanPtr(c)
+		allocEvent(p, chanAllocSize, site)
+		a := uint64(uintptr(p))
+		madeChans[madeSlot(a)].Store(a)
 	}
 	return c
 }
+
+// madeChans holds, direct-mapped by address, channels MakeChan recorded
+// whose first operation has not come yet (chanCounts takes them out). A
+// slot a later make took over costs only a second allocation event at the
+// first operation, which names the operation as the channel's origin.
+var madeChans [4096]atomic.Uint64
+
+func madeSlot(a uint64) uint64 { return (a>>4 ^ a>>13) % uint64(len(madeChans)) }
 
 // AllocTrue is Alloc in an expression, for a variable an if or switch
 // statement's init declares: it records the creation and returns true

@@ -77,10 +77,11 @@ func chanPtr(c any) unsafe.Pointer { return (*[2]unsafe.Pointer)(unsafe.Pointer(
 // channel is reused, by objects whose accesses the detectors keep at a. A
 // channel the user's code made has had its allocation recorded already by
 // MakeChan, in the goroutine that made it, ordered before every other
-// goroutine's use; this second one clears nothing of it (no operation
-// preceded it). For one the standard library made (a timer's C, a
-// context's Done) it is the only one, which leaves another goroutine's
-// access of a at the same time unordered with it.
+// goroutine's use (madeChans says so; if its slot was taken over, a second
+// allocation here clears nothing of it: no operation preceded it). For one
+// the standard library made (a timer's C, a context's Done) it is the only
+// one, which leaves another goroutine's access of a at the same time
+// unordered with it.
 func chanCounts(c any, a uint64, site uint32) *chanCount {
 	p := (*byte)(chanPtr(c))
 	s := &chanSlots[(a>>4^a>>13)%uint64(len(chanSlots))]
@@ -94,7 +95,9 @@ func chanCounts(c any, a uint64, site uint32) *chanCount {
 	chanMu.Lock()
 	cnt := chanMap[wp]
 	if cnt == nil {
-		allocEvent(unsafe.Pointer(p), chanAllocSize, site)
+		if !madeChans[madeSlot(a)].CompareAndSwap(a, 0) {
+			allocEvent(unsafe.Pointer(p), chanAllocSize, site)
+		}
 		cnt = new(chanCount)
 		chanMap[wp] = cnt
 		runtime.AddCleanup(p, func(wp weak.Pointer[byte]) {
