@@ -129,7 +129,7 @@ func MakeChan[C any](c C, site uint32) C {
 // first operation, which names the operation as the channel's origin.
 var madeChans [4096]atomic.Uint64
 
-func madeSlot(a uint64) uint64 { return (a>>4 ^ a>>13) % uint64(len(madeChans)) }
+func madeSlot(a uint64) uint64 { return chanHash(a) % uint64(len(madeChans)) }
 
 // AllocTrue is Alloc in an expression, for a variable an if or switch
 // statement's init declares: it records the creation and returns true

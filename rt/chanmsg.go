@@ -71,6 +71,10 @@ var (
 // channel is pointer-shaped, so it is the interface's data word).
 func chanPtr(c any) unsafe.Pointer { return (*[2]unsafe.Pointer)(unsafe.Pointer(&c))[1] }
 
+// chanHash spreads a channel's address over the direct-mapped tables
+// keyed by it (chanSlots, madeChans): channels are 16-byte aligned.
+func chanHash(a uint64) uint64 { return a>>4 ^ a>>13 }
+
 // chanCounts returns the counters of channel c, at address a. The first
 // time it sees a channel (its first operation, in whichever goroutine) it
 // records the channel's allocation at a (site): the memory of a freed
@@ -84,7 +88,7 @@ func chanPtr(c any) unsafe.Pointer { return (*[2]unsafe.Pointer)(unsafe.Pointer(
 // unordered with it.
 func chanCounts(c any, a uint64, site uint32) *chanCount {
 	p := (*byte)(chanPtr(c))
-	s := &chanSlots[(a>>4^a>>13)%uint64(len(chanSlots))]
+	s := &chanSlots[chanHash(a)%uint64(len(chanSlots))]
 	s.mu.Lock()
 	if s.cnt != nil && s.wp.Value() == p {
 		cnt := s.cnt
