@@ -33,7 +33,7 @@ func AtomicCompareAndSwapInt32(addr *int32, old, new int32, site uint32) (r bool
 	}
 	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.CompareAndSwapInt32(addr, old, new)
-	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(*addr))
+	casEnd(g, l, r, 0, site, ptr(unsafe.Pointer(addr)), uint64(*addr))
 	return
 }
 
@@ -103,7 +103,7 @@ func AtomicCompareAndSwapInt64(addr *int64, old, new int64, site uint32) (r bool
 	}
 	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.CompareAndSwapInt64(addr, old, new)
-	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(*addr))
+	casEnd(g, l, r, 0, site, ptr(unsafe.Pointer(addr)), uint64(*addr))
 	return
 }
 
@@ -173,7 +173,7 @@ func AtomicCompareAndSwapUint32(addr *uint32, old, new uint32, site uint32) (r b
 	}
 	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.CompareAndSwapUint32(addr, old, new)
-	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(*addr))
+	casEnd(g, l, r, 0, site, ptr(unsafe.Pointer(addr)), uint64(*addr))
 	return
 }
 
@@ -243,7 +243,7 @@ func AtomicCompareAndSwapUint64(addr *uint64, old, new uint64, site uint32) (r b
 	}
 	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.CompareAndSwapUint64(addr, old, new)
-	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(*addr))
+	casEnd(g, l, r, 0, site, ptr(unsafe.Pointer(addr)), uint64(*addr))
 	return
 }
 
@@ -313,7 +313,7 @@ func AtomicCompareAndSwapUintptr(addr *uintptr, old, new uintptr, site uint32) (
 	}
 	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.CompareAndSwapUintptr(addr, old, new)
-	atomicEnd(g, l, trace.OpAtomicRMW, 0, site, ptr(unsafe.Pointer(addr)), uint64(*addr))
+	casEnd(g, l, r, 0, site, ptr(unsafe.Pointer(addr)), uint64(*addr))
 	return
 }
 
@@ -369,7 +369,7 @@ func AtomicCompareAndSwapPointer(addr *unsafe.Pointer, old, new unsafe.Pointer, 
 	}
 	g, l := atomicBegin(unsafe.Pointer(addr))
 	r = atomic.CompareAndSwapPointer(addr, old, new)
-	atomicEnd(g, l, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(addr)), 0)
+	casEnd(g, l, r, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(addr)), 0)
 	return
 }
 
@@ -467,7 +467,7 @@ func AtomicInt32CompareAndSwap(x *atomic.Int32, old, new int32, site uint32) (r 
 	}
 	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.CompareAndSwap(old, new)
-	atomicEnd(g, l, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
+	casEnd(g, l, r, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 
@@ -537,7 +537,7 @@ func AtomicInt64CompareAndSwap(x *atomic.Int64, old, new int64, site uint32) (r 
 	}
 	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.CompareAndSwap(old, new)
-	atomicEnd(g, l, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
+	casEnd(g, l, r, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 
@@ -607,7 +607,7 @@ func AtomicUint32CompareAndSwap(x *atomic.Uint32, old, new uint32, site uint32) 
 	}
 	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.CompareAndSwap(old, new)
-	atomicEnd(g, l, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
+	casEnd(g, l, r, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 
@@ -677,7 +677,7 @@ func AtomicUint64CompareAndSwap(x *atomic.Uint64, old, new uint64, site uint32) 
 	}
 	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.CompareAndSwap(old, new)
-	atomicEnd(g, l, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
+	casEnd(g, l, r, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 
@@ -747,7 +747,7 @@ func AtomicUintptrCompareAndSwap(x *atomic.Uintptr, old, new uintptr, site uint3
 	}
 	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.CompareAndSwap(old, new)
-	atomicEnd(g, l, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
+	casEnd(g, l, r, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 
@@ -817,7 +817,7 @@ func AtomicBoolCompareAndSwap(x *atomic.Bool, old, new bool, site uint32) (r boo
 	}
 	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.CompareAndSwap(old, new)
-	atomicEnd(g, l, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
+	casEnd(g, l, r, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 
@@ -941,7 +941,7 @@ func AtomicPointerCompareAndSwap[T any](x *atomic.Pointer[T], old, new *T, site 
 	}
 	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.CompareAndSwap(old, new)
-	atomicEnd(g, l, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
+	casEnd(g, l, r, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 

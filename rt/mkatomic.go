@@ -18,7 +18,7 @@ type op struct {
 	params string // parameter list without site
 	args   string // call arguments
 	result string // result type ("" for none)
-	kind   string // Load, Store or RMW
+	kind   string // Load, Store, RMW or CAS (a load when it fails: casEnd)
 	val    string // expression of the event's value; "" when unknown
 	addr   string // address expression
 	call   string // the real operation
@@ -32,14 +32,14 @@ func main() {
 			op{name: "Add" + it.n, params: "addr *" + it.t + ", delta " + it.t, args: "addr, delta", result: it.t, kind: "RMW", val: "uint64(r)"},
 			op{go123: true, name: "And" + it.n, params: "addr *" + it.t + ", mask " + it.t, args: "addr, mask", result: it.t, kind: "RMW", val: "uint64(r)"},
 			op{go123: true, name: "Or" + it.n, params: "addr *" + it.t + ", mask " + it.t, args: "addr, mask", result: it.t, kind: "RMW", val: "uint64(r)"},
-			op{name: "CompareAndSwap" + it.n, params: "addr *" + it.t + ", old, new " + it.t, args: "addr, old, new", result: "bool", kind: "RMW", val: "uint64(*addr)"},
+			op{name: "CompareAndSwap" + it.n, params: "addr *" + it.t + ", old, new " + it.t, args: "addr, old, new", result: "bool", kind: "CAS", val: "uint64(*addr)"},
 			op{name: "Load" + it.n, params: "addr *" + it.t, args: "addr", result: it.t, kind: "Load", val: "uint64(r)"},
 			op{name: "Store" + it.n, params: "addr *" + it.t + ", val " + it.t, args: "addr, val", kind: "Store", val: "uint64(val)"},
 			op{name: "Swap" + it.n, params: "addr *" + it.t + ", new " + it.t, args: "addr, new", result: it.t, kind: "RMW", val: "uint64(new)"},
 		)
 	}
 	ops = append(ops,
-		op{name: "CompareAndSwapPointer", params: "addr *unsafe.Pointer, old, new unsafe.Pointer", args: "addr, old, new", result: "bool", kind: "RMW"},
+		op{name: "CompareAndSwapPointer", params: "addr *unsafe.Pointer, old, new unsafe.Pointer", args: "addr, old, new", result: "bool", kind: "CAS"},
 		op{name: "LoadPointer", params: "addr *unsafe.Pointer", args: "addr", result: "unsafe.Pointer", kind: "Load"},
 		op{name: "StorePointer", params: "addr *unsafe.Pointer, val unsafe.Pointer", args: "addr, val", kind: "Store"},
 		op{name: "SwapPointer", params: "addr *unsafe.Pointer, new unsafe.Pointer", args: "addr, new", result: "unsafe.Pointer", kind: "RMW"},
@@ -56,7 +56,7 @@ func main() {
 			op{name: it.n + ".Load", params: recv, args: "", result: it.t, kind: "Load", val: v("r")},
 			op{name: it.n + ".Store", params: recv + ", val " + it.t, args: "val", kind: "Store", val: v("val")},
 			op{name: it.n + ".Swap", params: recv + ", new " + it.t, args: "new", result: it.t, kind: "RMW", val: v("new")},
-			op{name: it.n + ".CompareAndSwap", params: recv + ", old, new " + it.t, args: "old, new", result: "bool", kind: "RMW"},
+			op{name: it.n + ".CompareAndSwap", params: recv + ", old, new " + it.t, args: "old, new", result: "bool", kind: "CAS"},
 		)
 		if it.t != "bool" {
 			ops = append(ops,
@@ -137,6 +137,9 @@ import (
 			fmt.Fprintf(b, "\tg, l := atomicBegin(%s)\n\tdefer l.Unlock()\n\ttyp := valueTypeOp(x, %v)\n\t%s%s\n", addr, o.kind != "Load", assign, call)
 			fmt.Fprintf(b, "\tatomicRecord(g, typ, trace.FlagValueUnknown, site, ptr(%s), 0)\n", addr)
 			fmt.Fprintf(b, "\tatomicRecord(g, trace.OpAtomic%s, %s, site, ptr(%s)+8, %s)\n", o.kind, flags, addr, val)
+		} else if o.kind == "CAS" {
+			fmt.Fprintf(b, "\tg, l := atomicBegin(%s)\n\t%s%s\n", addr, assign, call)
+			fmt.Fprintf(b, "\tcasEnd(g, l, r, %s, site, ptr(%s), %s)\n", flags, addr, val)
 		} else {
 			fmt.Fprintf(b, "\tg, l := atomicBegin(%s)\n\t%s%s\n", addr, assign, call)
 			fmt.Fprintf(b, "\tatomicEnd(g, l, trace.OpAtomic%s, %s, site, ptr(%s), %s)\n", o.kind, flags, addr, val)
@@ -199,7 +202,7 @@ func AtomicPointerCompareAndSwap[T any](x *atomic.Pointer[T], old, new *T, site 
 	}
 	g, l := atomicBegin(unsafe.Pointer(x))
 	r = x.CompareAndSwap(old, new)
-	atomicEnd(g, l, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
+	casEnd(g, l, r, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
 	return
 }
 

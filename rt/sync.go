@@ -487,13 +487,38 @@ func atomicEnd(g *gstate, l *sync.Mutex, op trace.Op, flags trace.Flags, site ui
 // private to the word. The lock orders all atomic operations on the word,
 // so they never race with one another, while a plain access of the word
 // that is not otherwise ordered with them races with them, as the Go race
-// detector reports. The lock's edges (every atomic operation on the word,
-// loads included, is ordered before the next) over-approximate the memory
-// model's: races may be missed, none invented. The operation and the
+// detector reports. The precise detectors take the lock for the accesses
+// it marks and give it no edge (clock.GoAtomics: the operation's own edges
+// are the memory model's); the predictive ones take it as a lock, whose
+// edges (every atomic operation on the word, loads included, before the
+// next) over-approximate the model's: races may be missed, none invented. The operation and the
 // release take consecutive seqs, the acquire is keyed just before them;
 // the commit happens before the stripe is unlocked, so a steal (which
 // takes new seqs) keeps the order per address.
 func atomicRecord(g *gstate, op trace.Op, flags trace.Flags, site uint32, a, val uint64) {
+	data := trace.OpWrite
+	if op == trace.OpAtomicLoad {
+		data = trace.OpRead
+	}
+	atomicRecordAs(g, op, data, flags, site, a, val)
+}
+
+// casEnd records a CompareAndSwap and unlocks the stripe: a
+// read-modify-write when it swapped; when it failed, a load (it only read
+// the word: Go's race detector gives it the edges of a load), whose data
+// access is a write all the same, as that detector records every
+// CompareAndSwap. A spin lock's failed attempts then publish nothing.
+func casEnd(g *gstate, l *sync.Mutex, swapped bool, flags trace.Flags, site uint32, a, val uint64) {
+	op := trace.OpAtomicRMW
+	if !swapped {
+		op = trace.OpAtomicLoad
+	}
+	atomicRecordAs(g, op, trace.OpWrite, flags, site, a, val)
+	l.Unlock()
+}
+
+// atomicRecordAs is atomicRecord with the data access's op given.
+func atomicRecordAs(g *gstate, op, data trace.Op, flags trace.Flags, site uint32, a, val uint64) {
 	if !live.Load() {
 		return
 	}
@@ -509,10 +534,6 @@ func atomicRecord(g *gstate, op trace.Op, flags trace.Flags, site uint32, a, val
 	}
 	s := seq.Add(2) - 1
 	lock := a | atomicLockBit
-	data := trace.OpWrite
-	if op == trace.OpAtomicLoad {
-		data = trace.OpRead
-	}
 	g.raiseTo(s - 1) // the acquire: keyed at a load (keyedAtLoad), s-1
 	g.putEvent(trace.OpAcquire, 0, site, lock, 0)
 	g.raiseTo(s)

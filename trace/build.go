@@ -135,6 +135,24 @@ func (b *Builder) ALoad(g, a string) int  { return b.op(g, OpAtomicLoad, b.Obj(a
 func (b *Builder) AStore(g, a string) int { return b.op(g, OpAtomicStore, b.Obj(a), "") }
 func (b *Builder) ARMW(g, a string) int   { return b.op(g, OpAtomicRMW, b.Obj(a), "") }
 
+// GoAtomic appends what the Go front end records for atomic operation op
+// (OpAtomicLoad, OpAtomicStore or OpAtomicRMW) on word a at site: an
+// acquire of the word's private lock (AtomicLockBit), the operation, a
+// data access of a (a read for a load, else a write), the lock's release.
+// It returns the data access's index.
+func (b *Builder) GoAtomic(g string, op Op, a, site string) int {
+	w := b.Obj(a)
+	b.Add(Event{G: b.G(g), Op: OpAcquire, Obj: w | AtomicLockBit, Site: b.Site(site)})
+	b.Add(Event{G: b.G(g), Op: op, Obj: w, Site: b.Site(site)})
+	data := OpWrite
+	if op == OpAtomicLoad {
+		data = OpRead
+	}
+	i := b.Add(Event{G: b.G(g), Op: data, Obj: w, Site: b.Site(site)})
+	b.Add(Event{G: b.G(g), Op: OpRelease, Obj: w | AtomicLockBit, Site: b.Site(site)})
+	return i
+}
+
 // Call appends a BarrierPair begin for untraced method m reaching addrs.
 func (b *Builder) Call(g, m string, addrs ...string) int {
 	e := Event{G: b.G(g), Op: OpMethodBegin, Obj: b.Obj(m)}

@@ -115,6 +115,9 @@ type Thread struct {
 	cver     uint64
 	memo     *[memoSlots]memoEntry
 	inSelect bool // its last sync event begun a channel operation
+	// atomPub: the word clock a store or read-modify-write inside the
+	// word's private lock publishes into at the lock's release (GoAtomics).
+	atomPub *objVC
 
 	// Recycling (see the package comment).
 	base    uint32 // its first value on its ID: 1, or above the previous owner's
@@ -224,6 +227,7 @@ type Tracker struct {
 	atomics shadow.Table[*objVC]     // S_a of atomic words
 	vers    uint64                   // versions of objVCs and Thread.cver, handed out by bump
 	exact   bool                     // every join made (tests: the skips against none)
+	goAtom  bool                     // GoAtomics
 	chans   shadow.Table[*chanState] // channels with message events (chan.go)
 	in      vc.VectorClock           // Incoming
 	free    []vc.VectorClock         // reusable clocks of completed operations
@@ -308,6 +312,28 @@ func New(edges Edges) Tracker { return Tracker{edges: edges} }
 // without clocks (NoEdges).
 func (k *Tracker) Recycle() {
 	k.recycle = k.edges != NoEdges
+}
+
+// GoAtomics makes k give atomics the edges of Go's memory model as Go's
+// race detector builds them (docs/semantics.md, "Atomics"): a load
+// acquires from the word's clock, a store replaces it with the storer's
+// (S_a := C_t), a read-modify-write does both; and the lock private to an
+// atomic word (trace.AtomicLockBit) is held but builds no edge, so that
+// two loads, or a load and a later store, do not order what comes before
+// and after them. Without it (the predictive detectors, whose soundness
+// argument takes the front end's lock as a real one) stores join the
+// word's clock and the private lock orders every atomic operation on the
+// word before the next: more edges, so races -race reports may be missed.
+// A detector using it must keep atomic accesses (Thread.AtomicAccess) from
+// racing with each other itself. Call it before the first event.
+func (k *Tracker) GoAtomics() { k.goAtom = true }
+
+// AtomicAccess reports whether t's data access of addr now is the access
+// the Go front end records inside an atomic operation on addr: the last
+// lock t acquired is the word's private lock (trace.AtomicLockBit).
+func (t *Thread) AtomicAccess(addr uint64) bool {
+	n := len(t.held)
+	return n > 0 && t.held[n-1].Lock == addr|trace.AtomicLockBit
 }
 
 // Edges returns the edges the Tracker builds.
@@ -581,6 +607,28 @@ func (k *Tracker) lock(obj uint64) *lockState {
 	return *l
 }
 
+// atomicLock reports whether lock is an atomic word's private lock that
+// builds no edge (GoAtomics).
+func (k *Tracker) atomicLock(lock uint64) bool {
+	return k.goAtom && lock&trace.AtomicLockBit != 0
+}
+
+// publishAtomic is S_a := C_t for a store or read-modify-write of t on
+// word a (GoAtomics), then a tick. Inside the word's private lock, as the
+// Go front end records it, it waits for the lock's release: the data
+// access recorded after the operation is part of it (Go's race detector
+// records an atomic access before its release), so a goroutine that reads
+// the store is ordered after that access too.
+func (k *Tracker) publishAtomic(t *Thread, a uint64) {
+	o := objClock(&k.atomics, a)
+	if t.AtomicAccess(a) {
+		t.atomPub = o
+		return
+	}
+	k.copyTo(t, o)
+	t.tick()
+}
+
 // objClock returns the clock of a sync object or atomic word, creating it
 // (⊥) if new.
 func objClock(m *shadow.Table[*objVC], obj uint64) *objVC {
@@ -737,7 +785,7 @@ func (k *Tracker) Sync(t *Thread, e *trace.Event) {
 			l.writers++
 		}
 		t.held = append(t.held, Hold{e.Obj, read})
-		if k.edges == AllEdges {
+		if k.edges == AllEdges && !k.atomicLock(e.Obj) {
 			k.acquireFrom(t, &l.w) // C_t ⊔= W_L, and ⊔= R_L if exclusive
 			if !read {
 				k.acquireFrom(t, &l.r)
@@ -764,7 +812,13 @@ func (k *Tracker) Sync(t *Thread, e *trace.Event) {
 				t.held = append(t.held[:i], t.held[i+1:]...)
 			}
 		}
-		if k.edges == AllEdges { // held or not, the release publishes C_t
+		if k.atomicLock(e.Obj) {
+			if t.atomPub != nil && clocks { // the operation's data access is before its publication
+				k.copyTo(t, t.atomPub)
+				t.tick()
+			}
+			t.atomPub = nil
+		} else if k.edges == AllEdges { // held or not, the release publishes C_t
 			if read {
 				k.releaseTo(t, &l.r) // R_L ⊔= C_t
 			} else {
@@ -788,8 +842,12 @@ func (k *Tracker) Sync(t *Thread, e *trace.Event) {
 
 	case trace.OpAtomicStore:
 		if clocks {
-			k.releaseTo(t, objClock(&k.atomics, e.Obj)) // S_a ⊔= C_t
-			t.tick()
+			if k.goAtom {
+				k.publishAtomic(t, e.Obj) // S_a := C_t
+			} else {
+				k.releaseTo(t, objClock(&k.atomics, e.Obj)) // S_a ⊔= C_t
+				t.tick()
+			}
 		}
 
 	case trace.OpAtomicLoad:
@@ -802,8 +860,13 @@ func (k *Tracker) Sync(t *Thread, e *trace.Event) {
 		if clocks {
 			s := objClock(&k.atomics, e.Obj)
 			k.acquireFrom(t, s) // C_t ⊔= S_a; S_a ⊔= C_t
-			k.releaseTo(t, s)
-			t.tick()
+			if k.goAtom {
+				t.refresh()
+				k.publishAtomic(t, e.Obj) // S_a := C_t, the same
+			} else {
+				k.releaseTo(t, s)
+				t.tick()
+			}
 		}
 
 	case trace.OpFork:

@@ -148,13 +148,18 @@ func randomTrace(seed uint64) *trace.Trace {
 			b.Rcv(g.name, pick("c", 2))
 		case k < 88:
 			a := pick("a", 2)
+			op := []trace.Op{trace.OpAtomicStore, trace.OpAtomicLoad, trace.OpAtomicRMW}[r.IntN(3)]
 			switch r.IntN(3) {
-			case 0:
-				b.AStore(g.name, a)
-			case 1:
-				b.ALoad(g.name, a)
-			default:
-				b.ARMW(g.name, a)
+			case 0: // as traces of other sources have them
+				b.Add(trace.Event{G: b.G(g.name), Op: op, Obj: b.Obj(a)})
+			case 1: // as the Go front end records them; a plain access of a may race with it
+				b.GoAtomic(g.name, op, a, pick("at", 3))
+			default: // a plain access of the atomic word: racing with the atomic ones, or not
+				if op == trace.OpAtomicLoad {
+					b.Read(g.name, a, pick("pr", 2))
+				} else {
+					b.Write(g.name, a, pick("pw", 2))
+				}
 			}
 		case k < 97:
 			if g.name != "M" {

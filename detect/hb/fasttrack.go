@@ -31,11 +31,18 @@ type FastTrack struct {
 	// an allocation cleared cells while states were live since the last.
 	sweepAt int
 	cleared bool
-	race    finding.Race // reused report buffer
+	// atomics: the atomic accesses of words since their last plain write
+	// (cells refer to them by index+1), with their own free list and sweep.
+	atomics     []atomicAccesses
+	atomFree    []int32
+	atomSweepAt int
+	atomCleared bool
+	race        finding.Race // reused report buffer
 
 	reads, writes, races                                                     int64
 	readSameEpoch, readSharedSameEpoch, readExclusive, readShare, readShared int64
 	writeSameEpoch, writeExclusive, writeShared                              int64
+	atomicReads, atomicWrites, atomicSameEpoch                               int64
 }
 
 // ftShadow is one address's FastTrack state.
@@ -44,6 +51,22 @@ type ftShadow struct {
 	wSeq, rSeq   uint64
 	wSite, rSite trace.SiteID
 	rs           int32 // 1 + index into FastTrack.shared while read-shared, else 0
+	at           int32 // 1 + index into FastTrack.atomics while it has atomic accesses, else 0
+}
+
+// atomicAccesses is a word's atomic accesses since its last plain write:
+// per goroutine its latest atomic read and its latest atomic write (the
+// accesses the Go front end records inside atomic operations). As in Go's
+// race detector they race with plain accesses only, never with each
+// other, and atomic operations need not be ordered with one another (two
+// loads are not), so unlike plain writes they are kept as a set, as
+// read-shared reads are: W_x and R_x stay the plain accesses'. A plain
+// write checks the sets and empties them: an access after it is ordered
+// after every atomic access it is ordered after, or a race was reported.
+type atomicAccesses struct {
+	reads, writes readShared // their addr and live fields unused
+	addr          uint64     // the address whose cell refers to it; see sweepAtomics
+	live          bool       // not in FastTrack.atomFree
 }
 
 // sharedRead is the value of ftShadow.r while R_x is a vector clock: no
@@ -133,6 +156,7 @@ func newFastTrack(sink finding.Sink, recycle bool) *FastTrack {
 	if recycle {
 		d.k.Recycle() // epochs of accesses only; readShared keeps old owners' reads
 	}
+	d.k.GoAtomics() // atomics as Go's race detector orders them; atomicAccesses
 	return d
 }
 
@@ -143,14 +167,20 @@ func (d *FastTrack) Handle(e *trace.Event) {
 		t = d.k.Start(e.G)
 	}
 	switch e.Op {
-	case trace.OpRead:
-		d.read(t, e)
-	case trace.OpWrite:
-		d.write(t, e)
+	case trace.OpRead, trace.OpWrite:
+		switch {
+		case t.AtomicAccess(e.Obj):
+			d.atomicAccess(t, e)
+		case e.Op == trace.OpRead:
+			d.read(t, e)
+		default:
+			d.write(t, e)
+		}
 	case trace.OpAlloc:
 		if lo, hi, ok := e.AllocRange(); ok {
 			d.shadow.Clear(lo, hi)
 			d.cleared = d.cleared || len(d.shared) > len(d.free)
+			d.atomCleared = d.atomCleared || len(d.atomics) > len(d.atomFree)
 		}
 		d.k.Sync(t, e) // a channel's message state (clock.Tracker.Sync)
 	default:
@@ -179,6 +209,9 @@ func (d *FastTrack) read(t *clock.Thread, e *trace.Event) {
 	}
 	if !s.w.Leq(t.Clock()) { // write-read race
 		d.report(e, s.w, s.wSite, s.wSeq, true)
+	}
+	if s.at != 0 { // atomic write-read races
+		d.checkSet(e, t.Clock(), &d.atomics[s.at-1].writes, true)
 	}
 	switch {
 	case rs != nil: // [READ SHARED]
@@ -231,7 +264,122 @@ func (d *FastTrack) write(t *clock.Thread, e *trace.Event) {
 		d.release(i)
 		s.r, s.rs = 0, 0
 	}
+	if s.at != 0 { // atomic read-write and write-write races; then forgotten
+		a := &d.atomics[s.at-1]
+		d.checkSet(e, t.Clock(), &a.reads, false)
+		d.checkSet(e, t.Clock(), &a.writes, true)
+		d.releaseAtomic(s.at - 1)
+		s.at = 0
+	}
 	s.w, s.wSite, s.wSeq = epoch, e.Site, e.Seq
+}
+
+// checkSet reports the accesses of set (writes or not) unordered with c.
+func (d *FastTrack) checkSet(e *trace.Event, c vc.VectorClock, set *readShared, write bool) {
+	for _, r := range set.ents {
+		if r.clock > c.Get(trace.GID(r.tid)) {
+			d.report(e, vc.MakeEpoch(r.clock, trace.GID(r.tid)), r.site, r.seq, write)
+		}
+	}
+	for _, o := range set.old {
+		if o.clock > c.Get(trace.GID(o.tid)) {
+			d.report(e, vc.MakeEpoch(o.clock, trace.GID(o.tid)), o.site, o.seq, write)
+		}
+	}
+}
+
+// atomicAccess checks an atomic access against the plain ones (W_x; R_x
+// too for a write) and adds it to the word's atomic accesses.
+func (d *FastTrack) atomicAccess(t *clock.Thread, e *trace.Event) {
+	write := e.Op == trace.OpWrite
+	if write {
+		d.atomicWrites++
+	} else {
+		d.atomicReads++
+	}
+	s := d.shadow.Get(e.Obj)
+	epoch, c := t.Epoch(), t.Clock()
+	if s.at != 0 {
+		a := &d.atomics[s.at-1]
+		set := &a.reads
+		if write {
+			set = &a.writes
+		}
+		if set.get(t.ID()) == epoch.Clock() { // a repeat in its epoch
+			d.atomicSameEpoch++
+			return
+		}
+	}
+	if !s.w.Leq(c) { // plain write, atomic access
+		d.report(e, s.w, s.wSite, s.wSeq, true)
+	}
+	if write {
+		if s.rs == 0 {
+			if !s.r.Leq(c) { // plain read, atomic write
+				d.report(e, s.r, s.rSite, s.rSeq, false)
+			}
+		} else {
+			d.checkSet(e, c, &d.shared[s.rs-1], false)
+		}
+	}
+	if s.at == 0 {
+		s.at = d.newAtomic(e.Obj) + 1
+	}
+	a := &d.atomics[s.at-1]
+	set := &a.reads
+	if write {
+		set = &a.writes
+	}
+	set.set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
+}
+
+// newAtomic returns the index of an unused atomic-accesses state for
+// addr's cell, sweeping first as newShared does.
+func (d *FastTrack) newAtomic(addr uint64) int32 {
+	if live := len(d.atomics) - len(d.atomFree); live >= d.atomSweepAt {
+		if d.atomCleared {
+			d.sweepAtomics()
+		}
+		d.atomSweepAt = max(2*(len(d.atomics)-len(d.atomFree)), minSweep)
+		d.atomCleared = false
+	}
+	var i int32
+	if n := len(d.atomFree); n > 0 {
+		i, d.atomFree = d.atomFree[n-1], d.atomFree[:n-1]
+	} else {
+		d.atomics = append(d.atomics, atomicAccesses{})
+		i = int32(len(d.atomics) - 1)
+	}
+	a := &d.atomics[i]
+	a.addr, a.live = addr, true
+	return i
+}
+
+// releaseAtomic empties atomic-accesses state i and makes it free.
+func (d *FastTrack) releaseAtomic(i int32) {
+	a := &d.atomics[i]
+	for _, set := range []*readShared{&a.reads, &a.writes} {
+		set.ents, set.old = set.ents[:0], set.old[:0]
+		if cap(set.ents) > 64 {
+			set.ents = nil
+		}
+	}
+	a.live = false
+	d.atomFree = append(d.atomFree, i)
+}
+
+// sweepAtomics releases the atomic-accesses states no cell refers to any
+// more (freed memory; see sweep).
+func (d *FastTrack) sweepAtomics() {
+	for i := range d.atomics {
+		a := &d.atomics[i]
+		if !a.live {
+			continue
+		}
+		if c := d.shadow.Lookup(a.addr); c == nil || c.at != int32(i)+1 {
+			d.releaseAtomic(int32(i))
+		}
+	}
 }
 
 // newShared returns the index of an unused read-shared state for addr's
@@ -306,7 +454,7 @@ func (d *FastTrack) report(e *trace.Event, prev vc.Epoch, site trace.SiteID, seq
 // clocks in use now), goroutines, locks, sync_objects and atomic_words.
 func (d *FastTrack) Stats() map[string]int64 {
 	m := map[string]int64{
-		"accesses":               d.reads + d.writes,
+		"accesses":               d.reads + d.writes + d.atomicReads + d.atomicWrites,
 		"reads":                  d.reads,
 		"writes":                 d.writes,
 		"races":                  d.races,
@@ -320,6 +468,9 @@ func (d *FastTrack) Stats() map[string]int64 {
 		"write_exclusive":        d.writeExclusive,
 		"write_shared":           d.writeShared,
 		"read_shared_live":       int64(len(d.shared) - len(d.free)),
+		"atomic_reads":           d.atomicReads,
+		"atomic_writes":          d.atomicWrites,
+		"atomic_same_epoch":      d.atomicSameEpoch,
 	}
 	counters(&d.k, m)
 	return m

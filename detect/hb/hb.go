@@ -3,6 +3,9 @@
 // are unordered by the happens-before relation of docs/semantics.md
 // (program order, locks, fork/join, sync objects, atomics, and the rule for
 // goroutines born in untraced code), so every finding is Observed evidence.
+// Atomics get the edges Go's race detector gives them (clock.GoAtomics),
+// and the accesses the Go front end records inside atomic operations race
+// with plain accesses only.
 //
 // Two detectors share that relation:
 //
@@ -54,6 +57,18 @@ var (
 // New returns an hb detector reporting into sink (nil discards findings).
 func New(sink finding.Sink) *Detector { return newDetector(sink, true) }
 
+// NewLockedAtomics is New with atomics as the predictive detectors take
+// them (clock.Tracker without GoAtomics: the word's private lock orders
+// every atomic operation on it before the next, stores join the word's
+// clock): the happens-before relation that WCP weakens, for checks that
+// WCP ⊇ HB.
+func NewLockedAtomics(sink finding.Sink) *Detector {
+	d := newDetector(sink, true)
+	d.k = clock.New(clock.AllEdges)
+	d.k.Recycle()
+	return d
+}
+
 // newDetector is New; recycle false keeps one clock ID per goroutine (the
 // tests' baseline).
 func newDetector(sink finding.Sink, recycle bool) *Detector {
@@ -65,6 +80,7 @@ func newDetector(sink finding.Sink, recycle bool) *Detector {
 		sink: sink,
 		race: finding.Race{Detector: "hb", Evidence: finding.Observed},
 	}
+	d.k.GoAtomics() // atomics as Go's race detector orders them
 	// A goroutine that took over the ID of one that ended shares its
 	// group in a History: every access of the old one is ordered before
 	// the new one's (package clock, "Recycled IDs"), as a goroutine's
@@ -99,7 +115,7 @@ func (d *Detector) Finish() {}
 
 func (d *Detector) access(t *clock.Thread, e *trace.Event) {
 	d.accesses++
-	repeat, added := d.shadow.Get(e.Obj).Access(t.Clock(), t.ID(), t.Epoch().Clock(), e.Site, e.Op == trace.OpWrite, e.Seq,
+	repeat, added := d.shadow.Get(e.Obj).Access(t.Clock(), t.ID(), t.Epoch().Clock(), e.Site, e.Op == trace.OpWrite, t.AtomicAccess(e.Obj), e.Seq,
 		func(tid uint32, prev *HistoryEntry) { d.report(e, tid, prev) })
 	if repeat {
 		d.sameEpoch++

@@ -14,6 +14,8 @@ import (
 // clocks of the goroutine's latest write and read (the address's DJIT+
 // clocks W_x(u) and R_x(u)), so an access whose predecessors are all
 // ordered before it costs one comparison per goroutine, not one per site.
+// An atomic access (the one the Go front end records inside an atomic
+// operation) is checked against the plain ones only.
 // It also remembers the goroutine, epoch, site and kind of the latest
 // access, so that a repeat is recognized without touching the groups. The
 // zero History is empty.
@@ -35,11 +37,14 @@ type historyGroup struct {
 
 // HistoryEntry is the latest access of one (site, kind) of a goroutine to
 // an address: its clock in the goroutine's epoch and its Seq, for reports.
+// Atomic marks the access inside an atomic operation (a site is one or the
+// other): two atomic accesses never race, as in Go's race detector.
 type HistoryEntry struct {
-	Clock uint32
-	Site  trace.SiteID
-	Write bool
-	Seq   uint64
+	Clock  uint32
+	Site   trace.SiteID
+	Write  bool
+	Atomic bool
+	Seq    uint64
 }
 
 // Access checks an access by goroutine tid at its clock value now against
@@ -52,7 +57,7 @@ type HistoryEntry struct {
 // (same epoch, same site), so the entry keeps the first one's Seq. Access
 // reports whether the access was such a repeat, and whether it added an
 // entry.
-func (h *History) Access(c vc.VectorClock, tid, now uint32, site trace.SiteID, write bool, seq uint64,
+func (h *History) Access(c vc.VectorClock, tid, now uint32, site trace.SiteID, write, atomic bool, seq uint64,
 	race func(tid uint32, prev *HistoryEntry)) (repeat, added bool) {
 	if len(h.groups) > 0 && h.lastTid == tid && h.lastClock == now && h.lastSite == site && h.lastWrite == write {
 		return true, false
@@ -69,7 +74,7 @@ func (h *History) Access(c vc.VectorClock, tid, now uint32, site trace.SiteID, w
 			continue
 		}
 		for j := range g.entries {
-			if en := &g.entries[j]; (en.Write || write) && en.Clock > seen {
+			if en := &g.entries[j]; (en.Write || write) && !(en.Atomic && atomic) && en.Clock > seen {
 				race(g.tid, en)
 			}
 		}
@@ -93,7 +98,7 @@ func (h *History) Access(c vc.VectorClock, tid, now uint32, site trace.SiteID, w
 	}
 	if k < 0 {
 		k = len(g.entries)
-		g.entries = append(g.entries, HistoryEntry{Site: site, Write: write})
+		g.entries = append(g.entries, HistoryEntry{Site: site, Write: write, Atomic: atomic})
 		added = true
 	}
 	g.entries[k].Clock, g.entries[k].Seq = now, seq

@@ -21,14 +21,26 @@ type Race struct {
 // Edges selects which synchronization creates happens-before edges.
 type Edges struct {
 	Locks bool // release → later acquire of the same lock
+	// GoAtomics: atomics as Go's race detector orders them (a load or
+	// read-modify-write after the latest store or read-modify-write of the
+	// word, no edge from a load), and the lock private to an atomic word
+	// (trace.AtomicLockBit) with no edge.
+	GoAtomics bool
 }
 
 // HBRaces returns every pair of conflicting accesses unordered by the full
 // happens-before relation (program order, fork/join, locks, sync objects,
-// atomics, untraced-goroutine rule).
+// atomics as Go orders them, untraced-goroutine rule), but for two atomic
+// accesses (those the Go front end records inside atomic operations on
+// the word), which never race with each other.
 func HBRaces(t *trace.Trace) []Race {
-	pred := predecessors(t, Edges{Locks: true})
-	return pairwise(t, func(a, b int) bool { return !pred[b].has(a) })
+	pred := predecessors(t, Edges{Locks: true, GoAtomics: true})
+	held := locksets(t)
+	atomic := func(i int) bool {
+		h := held[i]
+		return len(h) > 0 && h[len(h)-1].lock == t.Events[i].Obj|trace.AtomicLockBit
+	}
+	return pairwise(t, func(a, b int) bool { return !pred[b].has(a) && !(atomic(a) && atomic(b)) })
 }
 
 // HybridRaces returns every pair of conflicting accesses with no common lock
@@ -123,6 +135,10 @@ func predecessors(t *trace.Trace, edges Edges) []bitset {
 	lastOf := map[trace.GID]int{} // goroutine → index of its latest event
 	forkOf := map[trace.GID]int{} // goroutine → index of the fork that created it
 	started := map[trace.GID]bool{}
+	var pubs []uint64
+	if edges.GoAtomics {
+		pubs = atomicPublications(t)
+	}
 	from := func(i, j int) { // edge j → i
 		pred[i].add(j)
 		pred[i].union(pred[j])
@@ -155,7 +171,7 @@ func predecessors(t *trace.Trace, edges Edges) []bitset {
 				from(i, j)
 			}
 		case trace.OpAcquire:
-			if edges.Locks {
+			if edges.Locks && !(edges.GoAtomics && e.Obj&trace.AtomicLockBit != 0) {
 				for j := 0; j < i; j++ {
 					r := &evs[j]
 					// An exclusive release orders every later acquire; a
@@ -178,6 +194,15 @@ func predecessors(t *trace.Trace, edges Edges) []bitset {
 				}
 			}
 		case trace.OpAtomicLoad, trace.OpAtomicRMW:
+			if edges.GoAtomics {
+				for j := i - 1; j >= 0; j-- {
+					if pubs[j] == e.Obj|pubMark {
+						from(i, j) // the store it reads; earlier ones through it only if it joined them
+						break
+					}
+				}
+				break
+			}
 			for j := 0; j < i; j++ {
 				r := &evs[j]
 				if (r.Op == trace.OpAtomicStore || r.Op == trace.OpAtomicRMW) && r.Obj == e.Obj {
@@ -188,6 +213,40 @@ func predecessors(t *trace.Trace, edges Edges) []bitset {
 		lastOf[g] = i
 	}
 	return pred
+}
+
+// pubMark tags the entries of atomicPublications (a word may be 0).
+const pubMark = 1 << 63
+
+// atomicPublications returns, per event, a|pubMark if the event publishes
+// a store or read-modify-write of word a, else 0: the operation itself,
+// or, when the Go front end recorded it inside the word's private lock,
+// that lock's release (the data access between them is part of it).
+func atomicPublications(t *trace.Trace) []uint64 {
+	pubs := make([]uint64, len(t.Events))
+	held := locksets(t)
+	type key struct {
+		g    trace.GID
+		lock uint64
+	}
+	pending := map[key]bool{}
+	for i := range t.Events {
+		e := &t.Events[i]
+		switch e.Op {
+		case trace.OpAtomicStore, trace.OpAtomicRMW:
+			if h := held[i]; len(h) > 0 && h[len(h)-1].lock == e.Obj|trace.AtomicLockBit {
+				pending[key{e.G, e.Obj | trace.AtomicLockBit}] = true
+			} else {
+				pubs[i] = e.Obj | pubMark
+			}
+		case trace.OpRelease:
+			if k := (key{e.G, e.Obj}); pending[k] {
+				delete(pending, k)
+				pubs[i] = e.Obj&^trace.AtomicLockBit | pubMark
+			}
+		}
+	}
+	return pubs
 }
 
 // heldLock is a lock held at an access, with its mode.

@@ -423,8 +423,10 @@ func (d *Detector) access(t *clock.Thread, w *thread, e *trace.Event) {
 	}
 
 	// The history and its checks are hb's, against P_t instead of C_t:
-	// C_t(u) = P_t(u), u's accesses up to it are WCP-before.
-	repeat, added := d.shadow.Get(e.Obj).Access(w.p, id, t.Epoch().Clock(), e.Site, write, e.Seq,
+	// C_t(u) = P_t(u), u's accesses up to it are WCP-before. Atomic
+	// accesses are plain ones here: WCP keeps the front end's lock private
+	// to an atomic word (its critical sections conflict, so they order).
+	repeat, added := d.shadow.Get(e.Obj).Access(w.p, id, t.Epoch().Clock(), e.Site, write, false, e.Seq,
 		func(tid uint32, prev *hb.HistoryEntry) { d.report(e, tid, prev) })
 	if repeat {
 		d.sameEpoch++ // P_t has only grown since the repeat was checked

@@ -51,7 +51,7 @@ func runWCP(t testing.TB, tr *trace.Trace) result {
 func runHB(t testing.TB, tr *trace.Trace) result {
 	t.Helper()
 	r := result{c: finding.NewCollector()}
-	d := hb.New(finding.SinkFunc(func(x *finding.Race) {
+	d := hb.NewLockedAtomics(finding.SinkFunc(func(x *finding.Race) {
 		r.races = append(r.races, *x)
 		r.c.Report(x)
 	}))

@@ -1,0 +1,106 @@
+package stdraces
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Atomics order what they order in Go's memory model, as go test -race
+// sees it: a load synchronizes with the store (or read-modify-write) whose
+// value it reads, and with nothing else. What comes before a load is not
+// ordered before what comes after another load of the same word, nor after
+// a later store; a store overwritten before the load is not what the load
+// reads.
+
+func TestRaceAtomicLoadLoad(t *testing.T) {
+	var f int32
+	x := 0
+	done := make(chan bool)
+	go func() {
+		x = 1 // race: loadload
+		atomic.LoadInt32(&f)
+		done <- true
+	}()
+	time.Sleep(20 * time.Millisecond)
+	atomic.LoadInt32(&f)
+	x = 2 // race: loadload
+	<-done
+	sink = x
+}
+
+func TestRaceAtomicLoadThenStore(t *testing.T) {
+	var f atomic.Int64
+	x := 0
+	done := make(chan bool)
+	go func() {
+		x = 1 // race: loadstore
+		f.Load()
+		done <- true
+	}()
+	time.Sleep(20 * time.Millisecond)
+	f.Store(1)
+	x = 2 // race: loadstore
+	<-done
+	sink = x
+}
+
+func TestRaceAtomicOverwrittenStore(t *testing.T) {
+	var f int32
+	x := 0
+	done := make(chan bool)
+	go func() {
+		x = 1 // race: overwritten
+		atomic.StoreInt32(&f, 1)
+		done <- true
+	}()
+	time.Sleep(20 * time.Millisecond)
+	atomic.StoreInt32(&f, 2)
+	if atomic.LoadInt32(&f) == 2 {
+		x = 2 // race: overwritten
+	}
+	<-done
+	sink = x
+}
+
+// A CompareAndSwap that succeeds reads what the earlier store wrote and
+// publishes to the load after it: no race.
+func TestNoRaceAtomicStoreCASLoad(t *testing.T) {
+	var f int32
+	x, y := 0, 0
+	go func() {
+		x = 1
+		atomic.StoreInt32(&f, 1)
+	}()
+	for !atomic.CompareAndSwapInt32(&f, 1, 2) {
+		time.Sleep(time.Millisecond)
+	}
+	y = x
+	go func() {
+		y = 3
+		atomic.AddInt32(&f, 1)
+	}()
+	for atomic.LoadInt32(&f) != 3 {
+		time.Sleep(time.Millisecond)
+	}
+	x = y
+}
+
+// A CompareAndSwap that fails only reads the word: what comes before it is
+// not ordered before what comes after a later one that succeeds.
+func TestRaceAtomicFailedCAS(t *testing.T) {
+	var f uint32
+	x := 0
+	done := make(chan bool)
+	go func() {
+		x = 1 // race: failedcas
+		atomic.CompareAndSwapUint32(&f, 5, 6)
+		done <- true
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if atomic.CompareAndSwapUint32(&f, 0, 1) {
+		x = 2 // race: failedcas
+	}
+	<-done
+	sink = x
+}
