@@ -983,3 +983,21 @@ func TestSyncMapRangeVisitAcquires(t *testing.T) {
 		t.Errorf("%d races reported between the write before the Store and the read in Range's callback, want none", len(races))
 	}
 }
+
+// TestSyncMapLayoutKnown: under the toolchain the tests run with (Go 1.24
+// on, sync.Map a HashTrieMap), rt tells a map's first operation from the
+// map itself, so that Loads record loads (mapOp); were the layout
+// different, every method would record a read-modify-write.
+func TestSyncMapLayoutKnown(t *testing.T) {
+	if !mapLayoutKnown {
+		t.Fatal("sync.Map's first word is not the HashTrieMap's inited flag")
+	}
+	var m sync.Map
+	if mapInited(&m) {
+		t.Fatal("a new map reads as initialized")
+	}
+	m.Store(1, 2)
+	if !mapInited(&m) {
+		t.Fatal("a map after a Store reads as not initialized")
+	}
+}

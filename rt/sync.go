@@ -544,13 +544,39 @@ func atomicRecordAs(g *gstate, op, data trace.Op, flags trace.Flags, site uint32
 	g.commit(false)
 }
 
-// sync.Map: every method is one atomic read-modify-write of the map as a
-// whole (an over-approximation of its internal edges), performed under the
-// map's stripe so that the recorded order is the real one. Range releases
-// before and acquires after, without holding the stripe while the
-// callback runs.
+// sync.Map: every method is one atomic operation on the map as a whole,
+// performed under the map's stripe so that the recorded order is the real
+// one: a read-modify-write (an over-approximation of the internal edges of
+// the methods that store, which lock a node of the map), but a load for
+// those that only read (Load, a LoadOrStore that loaded, Range's visits),
+// which in the map of Go 1.24 on are atomic loads only, so that, as under
+// go test -race, two Loads order nothing. A map's first operation
+// initializes it under a lock (it publishes, whatever it is: a
+// read-modify-write); mapInited tells it from the map's first word.
 
-func mapOp(m *sync.Map, site uint32, op func()) {
+// mapLayoutKnown is set when sync.Map's first word is the inited flag of
+// Go 1.24's HashTrieMap (checked at init on a map of its own). Otherwise
+// (an older toolchain, GOEXPERIMENT=nosynchashtriemap) every method is a
+// read-modify-write: more edges, races may be missed, none invented.
+var mapLayoutKnown = func() bool {
+	var m sync.Map
+	w := (*atomic.Uint32)(unsafe.Pointer(&m))
+	if w.Load() != 0 {
+		return false
+	}
+	m.Load(0)
+	return w.Load() == 1
+}()
+
+// mapInited reports whether m's first operation has happened, when the
+// layout is known.
+func mapInited(m *sync.Map) bool {
+	return mapLayoutKnown && (*atomic.Uint32)(unsafe.Pointer(m)).Load() != 0
+}
+
+// mapOp performs op, which reports whether it only read the map, and
+// records it.
+func mapOp(m *sync.Map, site uint32, op func() (readOnly bool)) {
 	if ctl { // controlled mode (sched.go)
 		ctlAtomic(unsafe.Pointer(m), site, false)
 	}
@@ -563,53 +589,57 @@ func mapOp(m *sync.Map, site uint32, op func()) {
 	l := stripeOf(a)
 	l.Lock()
 	defer l.Unlock() // a key that is not comparable panics
-	op()
-	g.sync(trace.OpAtomicRMW, trace.FlagValueUnknown, site, a, 0, nil)
+	kind := trace.OpAtomicRMW
+	inited := mapInited(m)
+	if op() && inited {
+		kind = trace.OpAtomicLoad
+	}
+	g.sync(kind, trace.FlagValueUnknown, site, a, 0, nil)
 }
 
 // SyncMapLoad is m.Load(k).
 func SyncMapLoad(m *sync.Map, k any, site uint32) (v any, ok bool) {
-	mapOp(m, site, func() { v, ok = m.Load(k) })
+	mapOp(m, site, func() bool { v, ok = m.Load(k); return true })
 	return
 }
 
 // SyncMapStore is m.Store(k, v).
 func SyncMapStore(m *sync.Map, k, v any, site uint32) {
-	mapOp(m, site, func() { m.Store(k, v) })
+	mapOp(m, site, func() bool { m.Store(k, v); return false })
 }
 
 // SyncMapLoadOrStore is m.LoadOrStore(k, v).
 func SyncMapLoadOrStore(m *sync.Map, k, v any, site uint32) (actual any, loaded bool) {
-	mapOp(m, site, func() { actual, loaded = m.LoadOrStore(k, v) })
+	mapOp(m, site, func() bool { actual, loaded = m.LoadOrStore(k, v); return loaded })
 	return
 }
 
 // SyncMapLoadAndDelete is m.LoadAndDelete(k).
 func SyncMapLoadAndDelete(m *sync.Map, k any, site uint32) (v any, loaded bool) {
-	mapOp(m, site, func() { v, loaded = m.LoadAndDelete(k) })
+	mapOp(m, site, func() bool { v, loaded = m.LoadAndDelete(k); return false })
 	return
 }
 
 // SyncMapDelete is m.Delete(k).
 func SyncMapDelete(m *sync.Map, k any, site uint32) {
-	mapOp(m, site, func() { m.Delete(k) })
+	mapOp(m, site, func() bool { m.Delete(k); return false })
 }
 
 // SyncMapSwap is m.Swap(k, v).
 func SyncMapSwap(m *sync.Map, k, v any, site uint32) (prev any, loaded bool) {
-	mapOp(m, site, func() { prev, loaded = m.Swap(k, v) })
+	mapOp(m, site, func() bool { prev, loaded = m.Swap(k, v); return false })
 	return
 }
 
 // SyncMapCompareAndSwap is m.CompareAndSwap(k, old, new).
 func SyncMapCompareAndSwap(m *sync.Map, k, old, new any, site uint32) (swapped bool) {
-	mapOp(m, site, func() { swapped = m.CompareAndSwap(k, old, new) })
+	mapOp(m, site, func() bool { swapped = m.CompareAndSwap(k, old, new); return false })
 	return
 }
 
 // SyncMapCompareAndDelete is m.CompareAndDelete(k, old).
 func SyncMapCompareAndDelete(m *sync.Map, k, old any, site uint32) (deleted bool) {
-	mapOp(m, site, func() { deleted = m.CompareAndDelete(k, old) })
+	mapOp(m, site, func() bool { deleted = m.CompareAndDelete(k, old); return false })
 	return
 }
 
@@ -620,7 +650,13 @@ func SyncMapRange(m *sync.Map, f func(k, v any) bool, site uint32) {
 		return
 	}
 	a := ptr(unsafe.Pointer(m))
-	emit(trace.OpAtomicRMW, trace.FlagValueUnknown, site, a)
+	visit := trace.OpAtomicLoad
+	if !mapLayoutKnown {
+		visit = trace.OpAtomicRMW // before and after too, as every method
+	}
+	if !mapInited(m) {
+		emit(trace.OpAtomicRMW, trace.FlagValueUnknown, site, a) // its first operation
+	}
 	// Range loads each entry as it visits it: one stored after Range began
 	// is seen there, so each visit acquires, under the stripe lock a Store
 	// holds until its event is recorded (mapOp): the callback's accesses
@@ -629,11 +665,13 @@ func SyncMapRange(m *sync.Map, f func(k, v any) bool, site uint32) {
 	l := stripeOf(a)
 	m.Range(func(k, v any) bool {
 		l.Lock()
-		emit(trace.OpAtomicRMW, trace.FlagValueUnknown, site, a)
+		emit(visit, trace.FlagValueUnknown, site, a)
 		l.Unlock()
 		return f(k, v)
 	})
-	emit(trace.OpAtomicRMW, trace.FlagValueUnknown, site, a)
+	if !mapLayoutKnown {
+		emit(trace.OpAtomicRMW, trace.FlagValueUnknown, site, a)
+	}
 }
 
 // SyncRelease records a release of obj, an object ID from NewObject (for

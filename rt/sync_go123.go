@@ -6,5 +6,5 @@ import "sync"
 
 // SyncMapClear is m.Clear().
 func SyncMapClear(m *sync.Map, site uint32) {
-	mapOp(m, site, func() { m.Clear() })
+	mapOp(m, site, func() bool { m.Clear(); return false })
 }

@@ -1,6 +1,7 @@
 package stdraces
 
 import (
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -102,5 +103,78 @@ func TestRaceAtomicFailedCAS(t *testing.T) {
 		x = 2 // race: failedcas
 	}
 	<-done
+	sink = x
+}
+
+// sync.Map's Load, and Range, only load atomically (Go 1.24 on): two of
+// them order nothing.
+func TestRaceSyncMapLoadLoad(t *testing.T) {
+	var m sync.Map
+	m.Store("a", 1)
+	x := 0
+	done := make(chan bool)
+	go func() {
+		x = 1 // race: maploadload
+		m.Load("a")
+		done <- true
+	}()
+	time.Sleep(20 * time.Millisecond)
+	m.Load("a")
+	x = 2 // race: maploadload
+	<-done
+	sink = x
+}
+
+func TestRaceSyncMapRangeRange(t *testing.T) {
+	var m sync.Map
+	m.Store("a", 1)
+	x := 0
+	done := make(chan bool)
+	go func() {
+		x = 1 // race: maprange
+		m.Range(func(k, v any) bool { return true })
+		done <- true
+	}()
+	time.Sleep(20 * time.Millisecond)
+	m.Range(func(k, v any) bool { return true })
+	x = 2 // race: maprange
+	<-done
+	sink = x
+}
+
+// A map's first operation, a Load included, initializes it under a lock
+// and publishes: a later operation is ordered after it.
+func TestNoRaceSyncMapFirstLoadPublishes(t *testing.T) {
+	var m sync.Map
+	x := 0
+	done := make(chan bool)
+	go func() {
+		x = 1
+		m.Load("zz")
+		done <- true
+	}()
+	time.Sleep(20 * time.Millisecond)
+	m.Load("yy")
+	x = 2
+	<-done
+	sink = x
+}
+
+// A Store publishes to the Load that finds what it stored.
+func TestNoRaceSyncMapStoreLoad(t *testing.T) {
+	var m sync.Map
+	m.Load("init")
+	x := 0
+	go func() {
+		x = 1
+		m.Store("a", 1)
+	}()
+	for {
+		if _, ok := m.Load("a"); ok {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	x = 2
 	sink = x
 }
