@@ -86,3 +86,35 @@ func TestRaceReadSharedStatesOfFreedMemoryTakenBack(t *testing.T) {
 		t.Errorf("%d promotions to read-shared, want %d", n, rounds*words)
 	}
 }
+
+// The same for words accessed atomically by two goroutines at once (their
+// atomic accesses kept as sets): freed and allocated anew many times, the
+// states of the freed ones are taken back; a plain write of the last
+// object races with both goroutines' atomic accesses.
+func TestRaceAtomicStatesOfFreedMemoryTakenBack(t *testing.T) {
+	defer hb.SetMinSweep(8)()
+	const rounds, words = 40, 16
+	b := forked("T1", "T2")
+	var want []string
+	for r := 0; r < rounds; r++ {
+		for w := 0; w < words; w++ {
+			x := fmt.Sprintf("x%d", w)
+			b.Alloc("T1", x, 8)
+			b.GoAtomic("T1", trace.OpAtomicStore, x, fmt.Sprintf("s%d_%d", r, w))
+			b.GoAtomic("T2", trace.OpAtomicStore, x, fmt.Sprintf("t%d_%d", r, w))
+			b.GoAtomic("T1", trace.OpAtomicLoad, x, fmt.Sprintf("l%d_%d", r, w))
+			b.GoAtomic("T2", trace.OpAtomicLoad, x, fmt.Sprintf("m%d_%d", r, w))
+		}
+		if r == rounds-1 {
+			b.Write("M", "x0", "last")
+			want = append(want, "s39_0~last", "t39_0~last", "l39_0~last", "m39_0~last")
+		}
+	}
+	_, ft := expect(t, b.Trace(), want...)
+	if live := ft.stats["atomic_live"]; live > 3*words {
+		t.Errorf("%d words' atomic accesses kept after %d rounds of %d words, want about %d", live, rounds, words, words)
+	}
+	if live := ft.stats["read_shared_live"]; live > 6*words {
+		t.Errorf("%d read-shared states live after %d rounds of %d words, want about %d", live, rounds, words, 2*words)
+	}
+}

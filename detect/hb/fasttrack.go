@@ -55,19 +55,32 @@ type ftShadow struct {
 }
 
 // atomicAccesses is a word's atomic accesses since its last plain write:
-// per goroutine its latest atomic read and its latest atomic write (the
-// accesses the Go front end records inside atomic operations). As in Go's
-// race detector they race with plain accesses only, never with each
-// other, and atomic operations need not be ordered with one another (two
-// loads are not), so unlike plain writes they are kept as a set, as
-// read-shared reads are: W_x and R_x stay the plain accesses'. A plain
-// write checks the sets and empties them: an access after it is ordered
-// after every atomic access it is ordered after, or a race was reported.
+// its atomic writes and its atomic reads (the accesses the Go front end
+// records inside atomic operations). As in Go's race detector they race
+// with plain accesses only, never with each other, and atomic operations
+// need not be ordered with one another (two loads are not), so each kind
+// is kept as FastTrack keeps reads (atomicSet): W_x and R_x stay the plain
+// accesses'. A plain write checks both and forgets them: an access after
+// it is ordered after every atomic access it is ordered after, or a race
+// was reported.
 type atomicAccesses struct {
-	reads, writes readShared // their addr and live fields unused
-	addr          uint64     // the address whose cell refers to it; see sweepAtomics
-	live          bool       // not in FastTrack.atomFree
+	w, r atomicSet
+	addr uint64 // the address whose cell refers to it; see sweepAtomics
+	live bool   // not in FastTrack.atomFree
 }
+
+// atomicSet is one kind of a word's atomic accesses, as R_x is its plain
+// reads: an epoch while each access is ordered after the one before (the
+// latest then stands for all: what is unordered with an earlier one is
+// unordered with it), a read-shared state of FastTrack.shared (by index
+// + 1 in rs) once two are concurrent.
+type atomicSet struct {
+	e    vc.Epoch // the latest access while rs == 0 (0: none)
+	site trace.SiteID
+	rs   int32
+	seq  uint64
+}
+
 
 // sharedRead is the value of ftShadow.r while R_x is a vector clock: no
 // real epoch equals it, so READ SAME EPOCH never fires in shared mode.
@@ -88,8 +101,9 @@ const sharedRead = ^vc.Epoch(0)
 type readShared struct {
 	ents []sharedEnt
 	old  []oldRead
-	addr uint64 // the address whose cell refers to it; see sweep
-	live bool   // not in FastTrack.free
+	addr   uint64 // the address whose cell refers to it; see sweep
+	live   bool   // not in FastTrack.free
+	atomic bool   // a set of atomic accesses (atomicSet), not R_x
 }
 
 // sharedEnt is one goroutine's last read in R_x.
@@ -211,7 +225,7 @@ func (d *FastTrack) read(t *clock.Thread, e *trace.Event) {
 		d.report(e, s.w, s.wSite, s.wSeq, true)
 	}
 	if s.at != 0 { // atomic write-read races
-		d.checkSet(e, t.Clock(), &d.atomics[s.at-1].writes, true)
+		d.checkAtomic(e, t.Clock(), &d.atomics[s.at-1].w, true)
 	}
 	switch {
 	case rs != nil: // [READ SHARED]
@@ -266,8 +280,8 @@ func (d *FastTrack) write(t *clock.Thread, e *trace.Event) {
 	}
 	if s.at != 0 { // atomic read-write and write-write races; then forgotten
 		a := &d.atomics[s.at-1]
-		d.checkSet(e, t.Clock(), &a.reads, false)
-		d.checkSet(e, t.Clock(), &a.writes, true)
+		d.checkAtomic(e, t.Clock(), &a.r, false)
+		d.checkAtomic(e, t.Clock(), &a.w, true)
 		d.releaseAtomic(s.at - 1)
 		s.at = 0
 	}
@@ -288,6 +302,16 @@ func (d *FastTrack) checkSet(e *trace.Event, c vc.VectorClock, set *readShared, 
 	}
 }
 
+// checkAtomic reports the accesses of set (writes or not) unordered with
+// c.
+func (d *FastTrack) checkAtomic(e *trace.Event, c vc.VectorClock, set *atomicSet, write bool) {
+	if set.rs != 0 {
+		d.checkSet(e, c, &d.shared[set.rs-1], write)
+	} else if !set.e.Leq(c) {
+		d.report(e, set.e, set.site, set.seq, write)
+	}
+}
+
 // atomicAccess checks an atomic access against the plain ones (W_x; R_x
 // too for a write) and adds it to the word's atomic accesses.
 func (d *FastTrack) atomicAccess(t *clock.Thread, e *trace.Event) {
@@ -300,13 +324,12 @@ func (d *FastTrack) atomicAccess(t *clock.Thread, e *trace.Event) {
 	s := d.shadow.Get(e.Obj)
 	epoch, c := t.Epoch(), t.Clock()
 	if s.at != 0 {
-		a := &d.atomics[s.at-1]
-		set := &a.reads
+		set := &d.atomics[s.at-1].r
 		if write {
-			set = &a.writes
+			set = &d.atomics[s.at-1].w
 		}
-		if set.get(t.ID()) == epoch.Clock() { // a repeat in its epoch
-			d.atomicSameEpoch++
+		if set.e == epoch || set.rs != 0 && d.shared[set.rs-1].get(t.ID()) == epoch.Clock() {
+			d.atomicSameEpoch++ // a repeat in its epoch
 			return
 		}
 	}
@@ -325,12 +348,27 @@ func (d *FastTrack) atomicAccess(t *clock.Thread, e *trace.Event) {
 	if s.at == 0 {
 		s.at = d.newAtomic(e.Obj) + 1
 	}
-	a := &d.atomics[s.at-1]
-	set := &a.reads
+	set := &d.atomics[s.at-1].r
 	if write {
-		set = &a.writes
+		set = &d.atomics[s.at-1].w
 	}
-	set.set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
+	switch {
+	case set.rs != 0:
+		d.shared[set.rs-1].set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
+	case set.e.Leq(c): // ordered after the one it held (or none): it stands for both
+		set.e, set.site, set.seq = epoch, e.Site, e.Seq
+	default: // concurrent with it: a set
+		i := d.newShared(e.Obj)
+		set = &d.atomics[s.at-1].r // newShared may have swept, never moved atomics
+		if write {
+			set = &d.atomics[s.at-1].w
+		}
+		rs := &d.shared[i]
+		rs.atomic = true
+		rs.set(uint32(set.e.G()), 0, set.e.Clock(), set.site, set.seq)
+		rs.set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
+		set.e, set.rs = sharedRead, i+1
+	}
 }
 
 // newAtomic returns the index of an unused atomic-accesses state for
@@ -355,14 +393,15 @@ func (d *FastTrack) newAtomic(addr uint64) int32 {
 	return i
 }
 
-// releaseAtomic empties atomic-accesses state i and makes it free.
+// releaseAtomic empties atomic-accesses state i and makes it free, with
+// the read-shared states of its sets.
 func (d *FastTrack) releaseAtomic(i int32) {
 	a := &d.atomics[i]
-	for _, set := range []*readShared{&a.reads, &a.writes} {
-		set.ents, set.old = set.ents[:0], set.old[:0]
-		if cap(set.ents) > 64 {
-			set.ents = nil
+	for _, set := range []*atomicSet{&a.w, &a.r} {
+		if set.rs != 0 {
+			d.release(set.rs - 1)
 		}
+		*set = atomicSet{}
 	}
 	a.live = false
 	d.atomFree = append(d.atomFree, i)
@@ -412,7 +451,7 @@ func (d *FastTrack) release(i int32) {
 	if cap(rs.ents) > 64 {
 		rs.ents = nil // one hot word's many readers: not for every later word
 	}
-	rs.live = false
+	rs.live, rs.atomic = false, false
 	d.free = append(d.free, i)
 }
 
@@ -426,10 +465,21 @@ func (d *FastTrack) sweep() {
 		if !rs.live {
 			continue
 		}
-		if c := d.shadow.Lookup(rs.addr); c == nil || c.rs != int32(i)+1 {
+		if !d.referred(rs, int32(i)+1) {
 			d.release(int32(i))
 		}
 	}
+}
+
+// referred reports whether read-shared state rs, at index+1 ref, is still
+// its address's R_x. A set of atomic accesses is its atomicAccesses' own,
+// taken back with it (releaseAtomic, sweepAtomics), never here.
+func (d *FastTrack) referred(rs *readShared, ref int32) bool {
+	if rs.atomic {
+		return true
+	}
+	c := d.shadow.Lookup(rs.addr)
+	return c != nil && c.rs == ref
 }
 
 // minSweep is the fewest live read-shared states that start a sweep (a
@@ -451,7 +501,10 @@ func (d *FastTrack) report(e *trace.Event, prev vc.Epoch, site trace.SiteID, seq
 // (read_same_epoch, read_shared_same_epoch, read_exclusive, read_share —
 // the promotions of R_x to a vector clock —, read_shared,
 // write_same_epoch, write_exclusive, write_shared), read_shared_live (R_x
-// clocks in use now), goroutines, locks, sync_objects and atomic_words.
+// clocks in use now, and sets of atomic accesses), atomic_reads,
+// atomic_writes, atomic_same_epoch (repeats skipped), atomic_live (words
+// whose atomic accesses are kept now), goroutines, locks, sync_objects and
+// atomic_words.
 func (d *FastTrack) Stats() map[string]int64 {
 	m := map[string]int64{
 		"accesses":               d.reads + d.writes + d.atomicReads + d.atomicWrites,
@@ -471,6 +524,7 @@ func (d *FastTrack) Stats() map[string]int64 {
 		"atomic_reads":           d.atomicReads,
 		"atomic_writes":          d.atomicWrites,
 		"atomic_same_epoch":      d.atomicSameEpoch,
+		"atomic_live":            int64(len(d.atomics) - len(d.atomFree)),
 	}
 	counters(&d.k, m)
 	return m
