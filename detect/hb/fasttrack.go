@@ -81,7 +81,6 @@ type atomicSet struct {
 	seq  uint64
 }
 
-
 // sharedRead is the value of ftShadow.r while R_x is a vector clock: no
 // real epoch equals it, so READ SAME EPOCH never fires in shared mode.
 const sharedRead = ^vc.Epoch(0)
@@ -99,8 +98,8 @@ const sharedRead = ^vc.Epoch(0)
 // one goes to old, so that a write racing with both reports both, as with
 // IDs apart.
 type readShared struct {
-	ents []sharedEnt
-	old  []oldRead
+	ents   []sharedEnt
+	old    []oldRead
 	addr   uint64 // the address whose cell refers to it; see sweep
 	live   bool   // not in FastTrack.free
 	atomic bool   // a set of atomic accesses (atomicSet), not R_x
