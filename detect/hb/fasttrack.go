@@ -25,19 +25,11 @@ type FastTrack struct {
 	k      clock.Tracker
 	sink   finding.Sink
 	shadow shadow.Mem[ftShadow]
-	shared []readShared // read-shared states; cells refer to them by index+1
-	free   []int32      // indexes of shared states released by WRITE SHARED or sweep
-	// sweepAt: live shared states that start the next sweep; cleared:
-	// an allocation cleared cells while states were live since the last.
-	sweepAt int
-	cleared bool
+	shared statePool[readShared] // read-shared states; cells refer to them by index+1
 	// atomics: the atomic accesses of words since their last plain write
-	// (cells refer to them by index+1), with their own free list and sweep.
-	atomics     []atomicAccesses
-	atomFree    []int32
-	atomSweepAt int
-	atomCleared bool
-	race        finding.Race // reused report buffer
+	// (cells refer to them by index+1).
+	atomics statePool[atomicAccesses]
+	race    finding.Race // reused report buffer
 
 	reads, writes, races                                                     int64
 	readSameEpoch, readSharedSameEpoch, readExclusive, readShare, readShared int64
@@ -192,8 +184,8 @@ func (d *FastTrack) Handle(e *trace.Event) {
 	case trace.OpAlloc:
 		if lo, hi, ok := e.AllocRange(); ok {
 			d.shadow.Clear(lo, hi)
-			d.cleared = d.cleared || len(d.shared) > len(d.free)
-			d.atomCleared = d.atomCleared || len(d.atomics) > len(d.atomFree)
+			d.shared.noteClear()
+			d.atomics.noteClear()
 		}
 		d.k.Sync(t, e) // a channel's message state (clock.Tracker.Sync)
 	default:
@@ -214,7 +206,7 @@ func (d *FastTrack) read(t *clock.Thread, e *trace.Event) {
 	}
 	var rs *readShared
 	if s.rs != 0 {
-		rs = &d.shared[s.rs-1]
+		rs = &d.shared.items[s.rs-1]
 		if rs.get(t.ID()) == epoch.Clock() { // [READ SHARED SAME EPOCH]
 			d.readSharedSameEpoch++
 			return
@@ -224,7 +216,7 @@ func (d *FastTrack) read(t *clock.Thread, e *trace.Event) {
 		d.report(e, s.w, s.wSite, s.wSeq, true)
 	}
 	if s.at != 0 { // atomic write-read races
-		d.checkAtomic(e, t.Clock(), &d.atomics[s.at-1].w, true)
+		d.checkAtomic(e, t.Clock(), &d.atomics.items[s.at-1].w, true)
 	}
 	switch {
 	case rs != nil: // [READ SHARED]
@@ -236,7 +228,7 @@ func (d *FastTrack) read(t *clock.Thread, e *trace.Event) {
 	default: // [READ SHARE]: two concurrent reads; R_x becomes a clock
 		d.readShare++
 		i := d.newShared(e.Obj)
-		rs = &d.shared[i]
+		rs = &d.shared.items[i]
 		rs.set(uint32(s.r.G()), 0, s.r.Clock(), s.rSite, s.rSeq)
 		rs.set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
 		s.r, s.rs = sharedRead, i+1
@@ -262,7 +254,7 @@ func (d *FastTrack) write(t *clock.Thread, e *trace.Event) {
 	} else { // [WRITE SHARED]: check every read; R_x := ⊥e
 		d.writeShared++
 		i := s.rs - 1
-		rs := &d.shared[i]
+		rs := &d.shared.items[i]
 		c := t.Clock()
 		for _, r := range rs.ents {
 			if r.clock > c.Get(trace.GID(r.tid)) { // read-write race
@@ -278,7 +270,7 @@ func (d *FastTrack) write(t *clock.Thread, e *trace.Event) {
 		s.r, s.rs = 0, 0
 	}
 	if s.at != 0 { // atomic read-write and write-write races; then forgotten
-		a := &d.atomics[s.at-1]
+		a := &d.atomics.items[s.at-1]
 		d.checkAtomic(e, t.Clock(), &a.r, false)
 		d.checkAtomic(e, t.Clock(), &a.w, true)
 		d.releaseAtomic(s.at - 1)
@@ -305,7 +297,7 @@ func (d *FastTrack) checkSet(e *trace.Event, c vc.VectorClock, set *readShared, 
 // c.
 func (d *FastTrack) checkAtomic(e *trace.Event, c vc.VectorClock, set *atomicSet, write bool) {
 	if set.rs != 0 {
-		d.checkSet(e, c, &d.shared[set.rs-1], write)
+		d.checkSet(e, c, &d.shared.items[set.rs-1], write)
 	} else if !set.e.Leq(c) {
 		d.report(e, set.e, set.site, set.seq, write)
 	}
@@ -323,11 +315,11 @@ func (d *FastTrack) atomicAccess(t *clock.Thread, e *trace.Event) {
 	s := d.shadow.Get(e.Obj)
 	epoch, c := t.Epoch(), t.Clock()
 	if s.at != 0 {
-		set := &d.atomics[s.at-1].r
+		set := &d.atomics.items[s.at-1].r
 		if write {
-			set = &d.atomics[s.at-1].w
+			set = &d.atomics.items[s.at-1].w
 		}
-		if set.e == epoch || set.rs != 0 && d.shared[set.rs-1].get(t.ID()) == epoch.Clock() {
+		if set.e == epoch || set.rs != 0 && d.shared.items[set.rs-1].get(t.ID()) == epoch.Clock() {
 			d.atomicSameEpoch++ // a repeat in its epoch
 			return
 		}
@@ -341,28 +333,28 @@ func (d *FastTrack) atomicAccess(t *clock.Thread, e *trace.Event) {
 				d.report(e, s.r, s.rSite, s.rSeq, false)
 			}
 		} else {
-			d.checkSet(e, c, &d.shared[s.rs-1], false)
+			d.checkSet(e, c, &d.shared.items[s.rs-1], false)
 		}
 	}
 	if s.at == 0 {
 		s.at = d.newAtomic(e.Obj) + 1
 	}
-	set := &d.atomics[s.at-1].r
+	set := &d.atomics.items[s.at-1].r
 	if write {
-		set = &d.atomics[s.at-1].w
+		set = &d.atomics.items[s.at-1].w
 	}
 	switch {
 	case set.rs != 0:
-		d.shared[set.rs-1].set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
+		d.shared.items[set.rs-1].set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
 	case set.e.Leq(c): // ordered after the one it held (or none): it stands for both
 		set.e, set.site, set.seq = epoch, e.Site, e.Seq
 	default: // concurrent with it: a set
 		i := d.newShared(e.Obj)
-		set = &d.atomics[s.at-1].r // newShared may have swept, never moved atomics
+		set = &d.atomics.items[s.at-1].r // newShared may have swept, never moved atomics
 		if write {
-			set = &d.atomics[s.at-1].w
+			set = &d.atomics.items[s.at-1].w
 		}
-		rs := &d.shared[i]
+		rs := &d.shared.items[i]
 		rs.atomic = true
 		rs.set(uint32(set.e.G()), 0, set.e.Clock(), set.site, set.seq)
 		rs.set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
@@ -373,21 +365,8 @@ func (d *FastTrack) atomicAccess(t *clock.Thread, e *trace.Event) {
 // newAtomic returns the index of an unused atomic-accesses state for
 // addr's cell, sweeping first as newShared does.
 func (d *FastTrack) newAtomic(addr uint64) int32 {
-	if live := len(d.atomics) - len(d.atomFree); live >= d.atomSweepAt {
-		if d.atomCleared {
-			d.sweepAtomics()
-		}
-		d.atomSweepAt = max(2*(len(d.atomics)-len(d.atomFree)), minSweep)
-		d.atomCleared = false
-	}
-	var i int32
-	if n := len(d.atomFree); n > 0 {
-		i, d.atomFree = d.atomFree[n-1], d.atomFree[:n-1]
-	} else {
-		d.atomics = append(d.atomics, atomicAccesses{})
-		i = int32(len(d.atomics) - 1)
-	}
-	a := &d.atomics[i]
+	i := d.atomics.take(d.sweepAtomics)
+	a := &d.atomics.items[i]
 	a.addr, a.live = addr, true
 	return i
 }
@@ -395,7 +374,7 @@ func (d *FastTrack) newAtomic(addr uint64) int32 {
 // releaseAtomic empties atomic-accesses state i and makes it free, with
 // the read-shared states of its sets.
 func (d *FastTrack) releaseAtomic(i int32) {
-	a := &d.atomics[i]
+	a := &d.atomics.items[i]
 	for _, set := range []*atomicSet{&a.w, &a.r} {
 		if set.rs != 0 {
 			d.release(set.rs - 1)
@@ -403,14 +382,14 @@ func (d *FastTrack) releaseAtomic(i int32) {
 		*set = atomicSet{}
 	}
 	a.live = false
-	d.atomFree = append(d.atomFree, i)
+	d.atomics.put(i)
 }
 
 // sweepAtomics releases the atomic-accesses states no cell refers to any
 // more (freed memory; see sweep).
 func (d *FastTrack) sweepAtomics() {
-	for i := range d.atomics {
-		a := &d.atomics[i]
+	for i := range d.atomics.items {
+		a := &d.atomics.items[i]
 		if !a.live {
 			continue
 		}
@@ -424,34 +403,21 @@ func (d *FastTrack) sweepAtomics() {
 // cell, sweeping first when the live states have doubled since the last
 // sweep.
 func (d *FastTrack) newShared(addr uint64) int32 {
-	if live := len(d.shared) - len(d.free); live >= d.sweepAt {
-		if d.cleared {
-			d.sweep() // else no cell let go of its state since the last sweep
-		}
-		d.sweepAt = max(2*(len(d.shared)-len(d.free)), minSweep)
-		d.cleared = false
-	}
-	var i int32
-	if n := len(d.free); n > 0 {
-		i, d.free = d.free[n-1], d.free[:n-1]
-	} else {
-		d.shared = append(d.shared, readShared{})
-		i = int32(len(d.shared) - 1)
-	}
-	rs := &d.shared[i]
+	i := d.shared.take(d.sweep)
+	rs := &d.shared.items[i]
 	rs.addr, rs.live = addr, true
 	return i
 }
 
 // release empties read-shared state i and makes it free.
 func (d *FastTrack) release(i int32) {
-	rs := &d.shared[i]
+	rs := &d.shared.items[i]
 	rs.ents, rs.old = rs.ents[:0], rs.old[:0]
 	if cap(rs.ents) > 64 {
 		rs.ents = nil // one hot word's many readers: not for every later word
 	}
 	rs.live, rs.atomic = false, false
-	d.free = append(d.free, i)
+	d.shared.put(i)
 }
 
 // sweep releases the read-shared states no cell refers to any more: an
@@ -459,8 +425,8 @@ func (d *FastTrack) release(i int32) {
 // at them, so the states of read-shared words of freed memory would stay
 // taken forever.
 func (d *FastTrack) sweep() {
-	for i := range d.shared {
-		rs := &d.shared[i]
+	for i := range d.shared.items {
+		rs := &d.shared.items[i]
 		if !rs.live {
 			continue
 		}
@@ -480,6 +446,48 @@ func (d *FastTrack) referred(rs *readShared, ref int32) bool {
 	c := d.shadow.Lookup(rs.addr)
 	return c != nil && c.rs == ref
 }
+
+// statePool holds per-word states that shadow cells refer to by index+1
+// (read-shared states, atomic accesses): taken for a word, put back when
+// the word lets go of one, and swept when states outlive their cells. An
+// allocation clears cells without looking at them (shadow.Mem.Clear), so
+// a freed word's state would stay taken: when the live states have
+// doubled since the last sweep and an allocation cleared cells since,
+// take runs the sweep, which puts back those no cell refers to any more.
+type statePool[T any] struct {
+	items   []T
+	free    []int32
+	sweepAt int  // live states that start the next sweep
+	cleared bool // an allocation cleared cells while states were live
+}
+
+// take returns the index of an unused state, sweeping first when due.
+func (p *statePool[T]) take(sweep func()) int32 {
+	if live := p.live(); live >= p.sweepAt {
+		if p.cleared {
+			sweep() // else no cell let go of its state since the last sweep
+		}
+		p.sweepAt = max(2*p.live(), minSweep)
+		p.cleared = false
+	}
+	if n := len(p.free); n > 0 {
+		i := p.free[n-1]
+		p.free = p.free[:n-1]
+		return i
+	}
+	var zero T
+	p.items = append(p.items, zero)
+	return int32(len(p.items) - 1)
+}
+
+// put makes state i free; the caller emptied it.
+func (p *statePool[T]) put(i int32) { p.free = append(p.free, i) }
+
+// live is the number of states taken.
+func (p *statePool[T]) live() int { return len(p.items) - len(p.free) }
+
+// noteClear records that an allocation cleared cells.
+func (p *statePool[T]) noteClear() { p.cleared = p.cleared || p.live() > 0 }
 
 // minSweep is the fewest live read-shared states that start a sweep (a
 // variable for the tests).
@@ -519,11 +527,11 @@ func (d *FastTrack) Stats() map[string]int64 {
 		"write_same_epoch":       d.writeSameEpoch,
 		"write_exclusive":        d.writeExclusive,
 		"write_shared":           d.writeShared,
-		"read_shared_live":       int64(len(d.shared) - len(d.free)),
+		"read_shared_live":       int64(d.shared.live()),
 		"atomic_reads":           d.atomicReads,
 		"atomic_writes":          d.atomicWrites,
 		"atomic_same_epoch":      d.atomicSameEpoch,
-		"atomic_live":            int64(len(d.atomics) - len(d.atomFree)),
+		"atomic_live":            int64(d.atomics.live()),
 	}
 	counters(&d.k, m)
 	return m
