@@ -884,8 +884,11 @@ func AtomicValueCompareAndSwap(x *atomic.Value, old, new any, site uint32) (r bo
 	defer l.Unlock()
 	typ := valueTypeOp(x, true)
 	r = x.CompareAndSwap(old, new)
+	if !r {
+		typ = trace.OpAtomicLoad
+	}
 	atomicRecord(g, typ, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x)), 0)
-	atomicRecord(g, trace.OpAtomicRMW, trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x))+8, 0)
+	atomicRecord(g, casOp(r), trace.FlagValueUnknown, site, ptr(unsafe.Pointer(x))+8, 0)
 	return
 }
 

@@ -135,8 +135,15 @@ import (
 		// -race; a plain write of a Value races with every operation.
 		if recv == "Value" {
 			fmt.Fprintf(b, "\tg, l := atomicBegin(%s)\n\tdefer l.Unlock()\n\ttyp := valueTypeOp(x, %v)\n\t%s%s\n", addr, o.kind != "Load", assign, call)
+			data := "trace.OpAtomic" + o.kind
+			if meth == "CompareAndSwap" {
+				// One that fails only loads both words (sync/atomic's
+				// Value.CompareAndSwap returns before its CAS): loads.
+				fmt.Fprintf(b, "\tif !r {\n\t\ttyp = trace.OpAtomicLoad\n\t}\n")
+				data = "casOp(r)"
+			}
 			fmt.Fprintf(b, "\tatomicRecord(g, typ, trace.FlagValueUnknown, site, ptr(%s), 0)\n", addr)
-			fmt.Fprintf(b, "\tatomicRecord(g, trace.OpAtomic%s, %s, site, ptr(%s)+8, %s)\n", o.kind, flags, addr, val)
+			fmt.Fprintf(b, "\tatomicRecord(g, %s, %s, site, ptr(%s)+8, %s)\n", data, flags, addr, val)
 		} else if o.kind == "CAS" {
 			fmt.Fprintf(b, "\tg, l := atomicBegin(%s)\n\t%s%s\n", addr, assign, call)
 			fmt.Fprintf(b, "\tcasEnd(g, l, r, %s, site, ptr(%s), %s)\n", flags, addr, val)

@@ -509,12 +509,17 @@ func atomicRecord(g *gstate, op trace.Op, flags trace.Flags, site uint32, a, val
 // access is a write all the same, as that detector records every
 // CompareAndSwap. A spin lock's failed attempts then publish nothing.
 func casEnd(g *gstate, l *sync.Mutex, swapped bool, flags trace.Flags, site uint32, a, val uint64) {
-	op := trace.OpAtomicRMW
-	if !swapped {
-		op = trace.OpAtomicLoad
-	}
-	atomicRecordAs(g, op, trace.OpWrite, flags, site, a, val)
+	atomicRecordAs(g, casOp(swapped), trace.OpWrite, flags, site, a, val)
 	l.Unlock()
+}
+
+// casOp is the op of a CompareAndSwap: a read-modify-write if it swapped,
+// else a load.
+func casOp(swapped bool) trace.Op {
+	if swapped {
+		return trace.OpAtomicRMW
+	}
+	return trace.OpAtomicLoad
 }
 
 // atomicRecordAs is atomicRecord with the data access's op given.

@@ -178,3 +178,22 @@ func TestNoRaceSyncMapStoreLoad(t *testing.T) {
 	x = 2
 	sink = x
 }
+
+// An atomic.Value's CompareAndSwap that fails only loads the Value's words.
+func TestRaceAtomicValueFailedCAS(t *testing.T) {
+	var v atomic.Value
+	v.Store(1)
+	x := 0
+	done := make(chan bool)
+	go func() {
+		x = 1 // race: valuefailedcas
+		v.CompareAndSwap(5, 6)
+		done <- true
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if v.CompareAndSwap(1, 2) {
+		x = 2 // race: valuefailedcas
+	}
+	<-done
+	sink = x
+}
