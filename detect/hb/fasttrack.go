@@ -58,7 +58,15 @@ type ftShadow struct {
 type atomicAccesses struct {
 	w, r atomicSet
 	addr uint64 // the address whose cell refers to it; see sweepAtomics
-	live bool   // not in FastTrack.atomFree
+	live bool   // not free in FastTrack.atomics
+}
+
+// of returns the set of atomic writes or of atomic reads.
+func (a *atomicAccesses) of(write bool) *atomicSet {
+	if write {
+		return &a.w
+	}
+	return &a.r
 }
 
 // atomicSet is one kind of a word's atomic accesses, as R_x is its plain
@@ -93,7 +101,7 @@ type readShared struct {
 	ents   []sharedEnt
 	old    []oldRead
 	addr   uint64 // the address whose cell refers to it; see sweep
-	live   bool   // not in FastTrack.free
+	live   bool   // not free in FastTrack.shared
 	atomic bool   // a set of atomic accesses (atomicSet), not R_x
 }
 
@@ -254,18 +262,7 @@ func (d *FastTrack) write(t *clock.Thread, e *trace.Event) {
 	} else { // [WRITE SHARED]: check every read; R_x := ⊥e
 		d.writeShared++
 		i := s.rs - 1
-		rs := &d.shared.items[i]
-		c := t.Clock()
-		for _, r := range rs.ents {
-			if r.clock > c.Get(trace.GID(r.tid)) { // read-write race
-				d.report(e, vc.MakeEpoch(r.clock, trace.GID(r.tid)), r.site, r.seq, false)
-			}
-		}
-		for _, o := range rs.old {
-			if o.clock > c.Get(trace.GID(o.tid)) { // read-write race
-				d.report(e, vc.MakeEpoch(o.clock, trace.GID(o.tid)), o.site, o.seq, false)
-			}
-		}
+		d.checkSet(e, t.Clock(), &d.shared.items[i], false) // read-write races
 		d.release(i)
 		s.r, s.rs = 0, 0
 	}
@@ -315,10 +312,7 @@ func (d *FastTrack) atomicAccess(t *clock.Thread, e *trace.Event) {
 	s := d.shadow.Get(e.Obj)
 	epoch, c := t.Epoch(), t.Clock()
 	if s.at != 0 {
-		set := &d.atomics.items[s.at-1].r
-		if write {
-			set = &d.atomics.items[s.at-1].w
-		}
+		set := d.atomics.items[s.at-1].of(write)
 		if set.e == epoch || set.rs != 0 && d.shared.items[set.rs-1].get(t.ID()) == epoch.Clock() {
 			d.atomicSameEpoch++ // a repeat in its epoch
 			return
@@ -339,10 +333,7 @@ func (d *FastTrack) atomicAccess(t *clock.Thread, e *trace.Event) {
 	if s.at == 0 {
 		s.at = d.newAtomic(e.Obj) + 1
 	}
-	set := &d.atomics.items[s.at-1].r
-	if write {
-		set = &d.atomics.items[s.at-1].w
-	}
+	set := d.atomics.items[s.at-1].of(write)
 	switch {
 	case set.rs != 0:
 		d.shared.items[set.rs-1].set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
@@ -350,10 +341,7 @@ func (d *FastTrack) atomicAccess(t *clock.Thread, e *trace.Event) {
 		set.e, set.site, set.seq = epoch, e.Site, e.Seq
 	default: // concurrent with it: a set
 		i := d.newShared(e.Obj)
-		set = &d.atomics.items[s.at-1].r // newShared may have swept, never moved atomics
-		if write {
-			set = &d.atomics.items[s.at-1].w
-		}
+		set = d.atomics.items[s.at-1].of(write) // newShared may have swept, never moved atomics
 		rs := &d.shared.items[i]
 		rs.atomic = true
 		rs.set(uint32(set.e.G()), 0, set.e.Clock(), set.site, set.seq)
