@@ -89,6 +89,16 @@ const (
 	// synchronization: it creates no edge.
 	OpBlock
 
+	// Plain reads or writes of a span of memory in one operation (a copy,
+	// a whole array or struct, a slice's elements): Obj is the first
+	// address, Value a Span (element size and count). A span stands for
+	// the word accesses Span.Words lists, and .rkt readers hand detectors
+	// those words (ExpandRange), never the span: one event records a copy
+	// of any length, where a word per event made rt cap an access at 256
+	// words and miss races beyond.
+	OpReadRange
+	OpWriteRange
+
 	numOps
 )
 
@@ -118,6 +128,8 @@ var opNames = [...]string{
 	OpRegionEnd:   "rend",
 	OpAlloc:       "alloc",
 	OpBlock:       "block",
+	OpReadRange:   "rrange",
+	OpWriteRange:  "wrange",
 }
 
 // String returns the op's mnemonic in racekit's text format.
@@ -133,6 +145,10 @@ func (o Op) Valid() bool { return o > OpInvalid && o < numOps }
 
 // IsAccess reports whether o is a plain data access (the only ops that race).
 func (o Op) IsAccess() bool { return o == OpRead || o == OpWrite }
+
+// IsRange reports whether o is a span of plain accesses (OpReadRange,
+// OpWriteRange).
+func (o Op) IsRange() bool { return o == OpReadRange || o == OpWriteRange }
 
 // IsAtomic reports whether o is a sync/atomic operation.
 func (o Op) IsAtomic() bool { return o >= OpAtomicLoad && o <= OpAtomicRMW }
@@ -158,7 +174,9 @@ func (o Op) IsSync() bool {
 // HasValue reports whether events of this op carry a Value (for OpAlloc,
 // the object's size in bytes). A SyncRelease or SyncAcquire with
 // FlagMessage carries one too (StoresValue).
-func (o Op) HasValue() bool { return o.IsAccess() || o.IsAtomic() || o == OpAlloc || o == OpBlock }
+func (o Op) HasValue() bool {
+	return o.IsAccess() || o.IsAtomic() || o == OpAlloc || o == OpBlock || o.IsRange()
+}
 
 // BlockKind is the operation of an OpBlock event.
 type BlockKind uint8
@@ -268,6 +286,9 @@ func (e *Event) Validate() error {
 	}
 	if e.Flags&FlagValueUnknown != 0 && !e.Op.HasValue() {
 		return fmt.Errorf("value-unknown flag on %s", e.Op)
+	}
+	if e.Op.IsRange() && (e.Flags&FlagValueUnknown != 0 || !Span(e.Value).Valid()) {
+		return fmt.Errorf("%s without a valid span (element size and count)", e.Op)
 	}
 	if e.Flags&FlagMessage != 0 {
 		if e.Op != OpSyncRelease && e.Op != OpSyncAcquire {

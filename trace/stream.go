@@ -141,6 +141,9 @@ func (t *Trace) DefineName(obj uint64, name string) error {
 	return nil
 }
 func (t *Trace) WriteEvent(e *Event) error {
+	if e.Op.IsRange() && e.Validate() == nil {
+		return WriteWords(e, t.WriteEvent)
+	}
 	t.Events = append(t.Events, e.Clone())
 	return nil
 }

@@ -14,8 +14,10 @@ const Magic = "\x89RKT\r\n\x1a\n"
 // Version is the format version this package writes. Readers read it and
 // every earlier version (MinVersion on): version 2 added channel events with
 // trace.FlagMessage (header bit 0x80 on SyncRelease and SyncAcquire, and a
-// value), which version 1 files never hold.
-const Version = 2
+// value), which version 1 files never hold; version 3 added the range ops
+// (trace.OpReadRange, trace.OpWriteRange), which a reader hands on as the
+// word accesses they stand for.
+const Version = 3
 
 // MinVersion is the oldest format version a Reader reads.
 const MinVersion = 1
@@ -74,6 +76,8 @@ var opClass = [32]uint8{
 	trace.OpAtomicStore: classData,
 	trace.OpAtomicRMW:   classData,
 	trace.OpAlloc:       classData,
+	trace.OpReadRange:   classData,
+	trace.OpWriteRange:  classData,
 	trace.OpBlock:       classSync,
 	trace.OpAcquire:     classSync,
 	trace.OpRelease:     classSync,

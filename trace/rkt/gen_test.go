@@ -56,6 +56,21 @@ func expect(steps []step) expectation {
 			_ = x.meta.DefineGoroutine(*s.gor)
 		case s.name != nil:
 			x.meta.SetName(s.name.Obj, s.name.Name)
+		case s.event.Op.IsRange():
+			// The words it stands for, listed here by element and offset.
+			sp := trace.Span(s.event.Value)
+			op := trace.OpRead
+			if s.event.Op == trace.OpWriteRange {
+				op = trace.OpWrite
+			}
+			for i := uint64(0); i < sp.Count(); i++ {
+				for off := uint64(0); off < sp.Stride(); off += 8 {
+					w := *s.event
+					w.Op, w.Flags, w.Value, w.Obj = op, trace.FlagValueUnknown, 0, s.event.Obj+i*sp.Stride()+off
+					x.events = append(x.events, w)
+					x.metaAt = append(x.metaAt, countsOf(x.meta))
+				}
+			}
 		default:
 			x.events = append(x.events, normalize(*s.event))
 			x.metaAt = append(x.metaAt, countsOf(x.meta))
@@ -300,6 +315,11 @@ func genScript(src source, n int) []step {
 				e.Value = src.Uint64()
 			} else {
 				e.Value = uint64(src.IntN(200))
+			}
+			if e.Op.IsRange() {
+				strides := []uint64{1, 2, 8, 12, 24, 4096}
+				sp, _ := trace.MakeSpan(strides[src.IntN(len(strides))], 1+uint64(src.IntN(5)))
+				e.Flags, e.Value = 0, uint64(sp)
 			}
 			steps = append(steps, step{event: e})
 		}

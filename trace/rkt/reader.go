@@ -43,7 +43,8 @@ type Reader struct {
 	events     uint64
 	goroutines int // goroutine definitions read
 
-	version  uint64 // the file's format version
+	version  uint64              // the file's format version
+	ranges   trace.RangeExpander // the words of the last range event still to return
 	started  bool
 	done     bool // io.EOF from now on
 	cut      bool // done without an end block: the run crashed
@@ -64,12 +65,20 @@ func (r *Reader) Meta() *trace.Meta { return r.meta }
 // inside a block, or without its end block.
 func (r *Reader) Warnings() []string { return r.warnings }
 
-// Events returns the number of events returned so far.
+// Events returns the number of event records decoded so far (a range
+// event counts once, whatever the words it stands for).
 func (r *Reader) Events() uint64 { return r.events }
 
 // Next decodes the next event into e. e.Addrs points into a buffer that the
 // next call overwrites.
+//
+// A range event (trace.OpReadRange, OpWriteRange) comes out as the word
+// accesses it stands for (trace.Span), one per call, all with its Seq.
 func (r *Reader) Next(e *trace.Event) error {
+	if r.ranges.Pending() {
+		r.ranges.Next(e)
+		return nil
+	}
 	for {
 		buf := r.buf
 		p := r.p
@@ -175,7 +184,10 @@ func (r *Reader) Next(e *trace.Event) error {
 				return r.varintErr(rec, p, "value")
 			}
 		}
-		if flags == trace.FlagMessage {
+		if flags == trace.FlagMessage || op.IsRange() {
+			if op.IsRange() && r.version < 3 {
+				return r.recordErr(rec, fmt.Sprintf("%s in a version %d file", op, r.version))
+			}
 			if err := (&trace.Event{Op: op, Flags: flags, Value: value}).Validate(); err != nil {
 				return r.recordErr(rec, err.Error())
 			}
@@ -197,6 +209,9 @@ func (r *Reader) Next(e *trace.Event) error {
 		// stalls on store forwarding, which costs a third of the decode.
 		e.Seq, e.G, e.Op, e.Flags, e.Site = seq, g, op, flags, trace.SiteID(site)
 		e.Obj, e.Value, e.Addrs = obj, value, addrs
+		if op.IsRange() {
+			r.ranges.Start(e)
+		}
 		return nil
 	}
 }

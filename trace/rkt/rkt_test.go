@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,8 +24,9 @@ func block(kind byte, payload ...byte) []byte {
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
 }
 
-// file is a version-2 header followed by the given blocks.
-func file(blocks ...[]byte) []byte { return fileV(2, blocks...) }
+// file is a header of the version this package writes followed by the
+// given blocks.
+func file(blocks ...[]byte) []byte { return fileV(Version, blocks...) }
 
 // fileV is a header of the given version followed by the given blocks.
 func fileV(version byte, blocks ...[]byte) []byte {
@@ -93,6 +95,15 @@ func TestRoundTripEveryOpAndFlag(t *testing.T) {
 				for _, obj := range []uint64{0, 0x10, 0xc000012340, math.MaxUint32, math.MaxUint64} {
 					if (op == trace.OpFork || op == trace.OpJoin) && obj > math.MaxUint32 {
 						continue
+					}
+					if op.IsRange() {
+						// The value is a span: element sizes and counts
+						// that need one to ten bytes.
+						sp, ok := trace.MakeSpan(1+v%4096, 1+v%3)
+						if flag != 0 || !ok {
+							continue
+						}
+						v = uint64(sp)
 					}
 					seq += 1 + v%3 // steps of 1 and gaps
 					e := &trace.Event{Seq: seq, G: trace.GID(seq % 2), Op: op, Flags: flag, Site: trace.SiteID(seq % 2), Obj: obj, Value: v}
@@ -284,13 +295,13 @@ func TestMalformedInputErrors(t *testing.T) {
 		{"text trace", []byte("T1|r(x)|1\n"), "t.rkt: offset 0: not a .rkt trace (bad magic number)"},
 		{"short header", []byte(Magic[:5]), "t.rkt: offset 0: file ends inside the .rkt header (after 5 bytes)"},
 		{"no version", []byte(Magic), "t.rkt: offset 0: file ends inside the .rkt header (no version)"},
-		{"future version", []byte(Magic + "\x03"), "t.rkt: offset 8: unsupported .rkt format version 3 (this reader reads versions 1 to 2); use a matching racekit"},
+		{"future version", []byte(Magic + "\x04"), "t.rkt: offset 8: unsupported .rkt format version 4 (this reader reads versions 1 to 3); use a matching racekit"},
 		{"checksum", file(bad), "t.rkt: offset 9: checksum mismatch in block of 5 bytes (stored " +
 			fmt.Sprintf("0x%08x, computed 0x%08x", binary.LittleEndian.Uint32(bad[7:]), binary.LittleEndian.Uint32(block(1, g0...)[7:])) + "): the file is corrupt"},
 		{"unknown block kind", file(block(7, 1, 2)), "t.rkt: offset 9: unknown block kind 7"},
 		{"block too long", file([]byte{1, 0x81, 0x80, 0x80, 0x02}), "t.rkt: offset 9: block length 4194305 exceeds the maximum 4194304"},
 		{"block length varint too long", file([]byte{1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}), "t.rkt: offset 9: block length exceeds the maximum 4194304"},
-		{"invalid op", file(block(1, append(g0, 0x16)...)), "t.rkt: offset 16: invalid op 22 (record of the events block at offset 9)"},
+		{"invalid op", file(block(1, append(g0, 0x18)...)), "t.rkt: offset 16: invalid op 24 (record of the events block at offset 9)"},
 		{"bad varint", file(block(1, append(g0, 0x02, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01)...)),
 			"t.rkt: offset 16: bad varint in goroutine (record of the events block at offset 9)"},
 		{"field past block end", file(block(1, append(g0, 0x62, 0x00)...)),
@@ -420,5 +431,61 @@ func TestMessageEventsBytes(t *testing.T) {
 	bad := file(block(1, 0x40, 0, 0, 0, 0, 0xEA, 0, 0x20, 0), block(2, 1))
 	if got := decode(bad, "bad.rkt"); got.err == nil {
 		t.Fatalf("message word 0 read without an error")
+	}
+}
+
+// A range event is one record in the file and the word accesses it stands
+// for out of the reader, each with the event's Seq, goroutine and site;
+// a version 2 file cannot hold one.
+func TestRangeEventsReadAsWords(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	must(t, w.DefineGoroutine(trace.Goroutine{ID: 0, Parent: trace.NoParent, Name: "main"}))
+	must(t, w.DefineSite(1, trace.Site{File: "c.go", Line: 3}))
+	bytesSpan, _ := trace.MakeSpan(1, 3) // three bytes
+	wideSpan, _ := trace.MakeSpan(24, 2) // two 3-word structs
+	oddSpan, _ := trace.MakeSpan(12, 2)  // two 12-byte structs
+	evs := []trace.Event{
+		{Seq: 5, Op: trace.OpReadRange, Site: 1, Obj: 0x100, Value: uint64(bytesSpan)},
+		{Seq: 6, Op: trace.OpWriteRange, Site: 1, Obj: 0x200, Value: uint64(wideSpan)},
+		{Seq: 7, Op: trace.OpWrite, Site: 1, Obj: 0x300, Flags: trace.FlagValueUnknown},
+		{Seq: 8, Op: trace.OpReadRange, Site: 1, Obj: 0x400, Value: uint64(oddSpan)},
+	}
+	for i := range evs {
+		must(t, w.WriteEvent(&evs[i]))
+	}
+	must(t, w.Close())
+	got := decode(buf.Bytes(), "r.rkt")
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	type word struct {
+		seq uint64
+		op  trace.Op
+		obj uint64
+	}
+	want := []word{
+		{5, trace.OpRead, 0x100}, {5, trace.OpRead, 0x101}, {5, trace.OpRead, 0x102},
+		{6, trace.OpWrite, 0x200}, {6, trace.OpWrite, 0x208}, {6, trace.OpWrite, 0x210},
+		{6, trace.OpWrite, 0x218}, {6, trace.OpWrite, 0x220}, {6, trace.OpWrite, 0x228},
+		{7, trace.OpWrite, 0x300},
+		{8, trace.OpRead, 0x400}, {8, trace.OpRead, 0x408}, {8, trace.OpRead, 0x40c}, {8, trace.OpRead, 0x414},
+	}
+	var words []word
+	for _, e := range got.events {
+		if e.Site != 1 || e.G != 0 || e.Flags != trace.FlagValueUnknown || e.Value != 0 {
+			t.Fatalf("event %+v: want site 1, goroutine 0, value unknown", e)
+		}
+		words = append(words, word{e.Seq, e.Op, e.Obj})
+	}
+	if !slices.Equal(words, want) {
+		t.Fatalf("words\n got %v\nwant %v", words, want)
+	}
+
+	old := bytes.Clone(buf.Bytes())
+	old[len(Magic)] = 2
+	got = decode(old, "old.rkt")
+	if got.err == nil || !strings.Contains(got.err.Error(), "rrange in a version 2 file") || len(got.events) != 0 {
+		t.Fatalf("version 2 file with a range: %d events, error %v", len(got.events), got.err)
 	}
 }

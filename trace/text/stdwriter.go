@@ -102,6 +102,9 @@ func (w *STDWriter) WriteEvent(e *trace.Event) error {
 	if err := e.Validate(); err != nil {
 		return fmt.Errorf("event seq %d: %v", e.Seq, err)
 	}
+	if e.Op.IsRange() {
+		return trace.WriteWords(e, w.WriteEvent) // the format has no range ops
+	}
 	var decor string
 	switch e.Op {
 	case trace.OpRead, trace.OpWrite:

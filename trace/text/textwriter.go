@@ -97,6 +97,9 @@ func (w *TextWriter) WriteEvent(e *trace.Event) error {
 	if err := e.Validate(); err != nil {
 		return fmt.Errorf("event seq %d: %v", e.Seq, err)
 	}
+	if e.Op.IsRange() {
+		return trace.WriteWords(e, w.WriteEvent) // the format has no range ops
+	}
 	// Resolve tokens in the order the reader will: thread, decor objects
 	// or thread, and the location last, so that a site the reader interns
 	// at this line gets the ID it has here.

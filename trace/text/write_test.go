@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -452,6 +453,9 @@ func randomTrace(rng *rand.Rand) *trace.Trace {
 	seq := uint64(rng.IntN(3))
 	for i := rng.IntN(30); i > 0; i-- {
 		e := trace.Event{Seq: seq, G: gids[rng.IntN(len(gids))], Op: trace.Op(1 + rng.IntN(trace.NumOps-1)), Site: site()}
+		if e.Op.IsRange() {
+			e.Op = trace.OpRead // written as its words (TestTextWriterRangeAsWords)
+		}
 		seq += 1 + uint64(rng.IntN(2))*uint64(rng.IntN(100))
 		switch {
 		case e.Op == trace.OpFork || e.Op == trace.OpJoin:
@@ -495,5 +499,40 @@ func TestTextWriterRandomTraces(t *testing.T) {
 		if again := writeText(t, back); again != out {
 			t.Fatalf("trace %d written as\n%s\nthen as\n%s", i, out, again)
 		}
+	}
+}
+
+// The text format has no range ops: a range event is written as the word
+// accesses it stands for, and reads back as those.
+func TestTextWriterRangeAsWords(t *testing.T) {
+	tr := trace.NewTrace()
+	mustOK(t, tr.DefineGoroutine(trace.Goroutine{ID: 0, Parent: trace.NoParent, Name: "T0"}))
+	sp, _ := trace.MakeSpan(12, 2) // two 12-byte elements: words at 0, 8, 12, 20
+	w := trace.Event{Seq: 1, Op: trace.OpWriteRange, Obj: 0x1000, Value: uint64(sp)}
+	var b strings.Builder
+	tw := text.NewTextWriter(&b)
+	mustOK(t, tw.DefineGoroutine(tr.M.Goroutines[0]))
+	mustOK(t, tw.WriteEvent(&w))
+	mustOK(t, tw.Close())
+	back, err := text.Parse("out.rktx", b.String())
+	if err != nil {
+		t.Fatalf("%s: %v", b.String(), err)
+	}
+	var got []uint64
+	for _, e := range back.Events {
+		if e.Op != trace.OpWrite {
+			t.Fatalf("%s: op %s, want w", b.String(), e.Op)
+		}
+		got = append(got, e.Obj)
+	}
+	if want := []uint64{0x1000, 0x1008, 0x100c, 0x1014}; !slices.Equal(got, want) {
+		t.Fatalf("%s: words %#x, want %#x", b.String(), got, want)
+	}
+}
+
+func mustOK(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
