@@ -8,16 +8,26 @@ import (
 	"github.com/racekit/racekit/trace"
 )
 
-// maxRangeEvents bounds the events one access to a composite value or a
-// range of elements records (see access). Races beyond the bound are
-// missed, never invented.
+// maxRangeEvents bounds the word events one access to a composite value or
+// a range of elements records while rt's TREE filter runs (it filters word
+// events; see rangesOn), and the events of a walk (RJSON, RFmt). Races
+// beyond the bound are missed, never invented.
 const maxRangeEvents = 256
 
+// rangesOn reports whether an access wider than a word is recorded as one
+// range event (trace.OpReadRange, OpWriteRange): whenever the TREE filter
+// does not run in the writer, unless RACEKIT_RANGES=0 (wordEvents; the
+// overhead benchmark's baseline) asks for word events.
+func rangesOn() bool { return !treeOn && !wordEvents }
+
+var wordEvents bool
+
 // access records a read or write of size bytes at p. Detectors match
-// accesses by address, so an access wider than a word records one event per
-// 8-byte word it covers (up to maxRangeEvents): a field stored at any of
-// those offsets then conflicts with the whole-value access, as it does in
-// memory. (A narrower field at another offset inside the value is missed.)
+// accesses by address, so an access wider than a word stands for an access
+// of each 8-byte word it covers, recorded as one range event (a span of
+// words; trace.Span): a field stored at any of those offsets then
+// conflicts with the whole-value access, as it does in memory. (A narrower
+// field at another offset inside the value is missed.)
 func access(op trace.Op, p unsafe.Pointer, size uintptr, site uint32) {
 	accessAddr(op, uint64(uintptr(p)), size, site)
 }
@@ -66,6 +76,10 @@ func accessAddr(op trace.Op, a uint64, size uintptr, site uint32) {
 		g.plain(op, trace.FlagValueUnknown, site, a, 0)
 		return
 	}
+	if rangesOn() {
+		g.putRange(op, site, a, 8, (size+7)/8)
+		return
+	}
 	n := min((size+7)/8, maxRangeEvents)
 	put := false
 	for i := uintptr(0); i < n; i++ {
@@ -93,8 +107,8 @@ func (g *gstate) putWord(op trace.Op, site uint32, addr uint64, put bool) bool {
 }
 
 // rangeAccess records an access to n consecutive elements of elem bytes
-// each starting at p: one event per element (and per extra word of a wide
-// element), up to maxRangeEvents.
+// each starting at p: one range event (or, without ranges, one event per
+// element and per extra word of a wide element, up to maxRangeEvents).
 func rangeAccess(op trace.Op, p unsafe.Pointer, elem uintptr, n int, site uint32) {
 	a := uint64(uintptr(p))
 	if p == nil || n <= 0 || elem == 0 || !live.Load() || onStack(a) {
@@ -107,6 +121,10 @@ func rangeAccess(op trace.Op, p unsafe.Pointer, elem uintptr, n int, site uint32
 	if sampling && g.sampleSkip() {
 		return // an unsampled frame (sample.go)
 	}
+	if rangesOn() {
+		g.putRange(op, site, a, elem, uintptr(n))
+		return
+	}
 	put := false
 	left := maxRangeEvents // words looked at, recorded or dropped as repeats
 	for i := 0; i < n && left > 0; i++ {
@@ -117,6 +135,50 @@ func rangeAccess(op trace.Op, p unsafe.Pointer, elem uintptr, n int, site uint32
 	}
 	if put {
 		g.commit(false)
+	}
+}
+
+// putRange records one range event for an access (op OpRead or OpWrite)
+// of count elements of stride bytes from a: the word accesses trace.Span
+// lists. An element wider than a span's stride allows is recorded as a
+// range of words of its own.
+func (g *gstate) putRange(op trace.Op, site uint32, a uint64, stride, count uintptr) {
+	if uint64(stride) > trace.MaxSpanStride {
+		for i := uintptr(0); i < count; i++ {
+			g.putRange(op, site, a+uint64(i*stride), 8, (stride+7)/8)
+		}
+		return
+	}
+	n := min(uint64(count), trace.MaxSpanBytes/uint64(stride), trace.MaxSpanCount)
+	sp, ok := trace.MakeSpan(uint64(stride), n)
+	if !ok {
+		return
+	}
+	rop := trace.OpReadRange
+	if op == trace.OpWrite {
+		rop = trace.OpWriteRange
+	}
+	g.prepPlain()
+	// Marked after the key is chosen (prepPlain), as put marks a word
+	// (touched.go): the span's every granule, holes of a wide stride too.
+	g.markTouchedRange(a, a+n*uint64(stride))
+	g.putKey(g.k)
+	g.put(rop, 0, site, a)
+	g.put(opVal, 0, 0, uint64(sp))
+	g.countRange(rop, site, sp)
+	g.commit(false)
+}
+
+// countRange adds to g's position the word accesses of a range event at
+// site that counts (sched.Positional): each is an access at the
+// statement under test, as in the trace a reader expands.
+func (g *gstate) countRange(rop trace.Op, site uint32, sp trace.Span) {
+	op := trace.OpRead
+	if rop == trace.OpWriteRange {
+		op = trace.OpWrite
+	}
+	if ctl && siteOf(site).atOp(op) {
+		g.nev += int(sp.Words())
 	}
 }
 

@@ -376,6 +376,9 @@ func (g *gstate) stolen(idle bool) {
 				// Keys are written anew.
 			case isTrailer(r.op):
 				g.put(r.op, r.flags, r.site, r.obj)
+				if r.op == opVal && i > 0 && g.redo[i-1].op.IsRange() {
+					g.countRange(g.redo[i-1].op, g.redo[i-1].site, trace.Span(r.obj))
+				}
 			case keyedAtLoad(r.op):
 				g.putKey(g.k)
 				g.put(r.op, r.flags, r.site, r.obj)
@@ -545,7 +548,8 @@ func (g *gstate) prepSlow() {
 // goroutine's synchronization.
 func isPlain(op trace.Op) bool { return plainOps[op] }
 
-var plainOps = [256]bool{trace.OpRead: true, trace.OpWrite: true, trace.OpFuncEnter: true, trace.OpFuncExit: true}
+var plainOps = [256]bool{trace.OpRead: true, trace.OpWrite: true, trace.OpFuncEnter: true, trace.OpFuncExit: true,
+	trace.OpReadRange: true, trace.OpWriteRange: true}
 
 // keyedAtLoad reports whether op takes no seq of its own but is keyed as a
 // plain event, at a seq loaded after the operation it records: a plain

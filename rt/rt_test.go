@@ -269,38 +269,77 @@ func TestDedupTableGrows(t *testing.T) {
 	}
 }
 
-// Dedup drops repeated words of multi-word accesses one by one, and a
-// copy records its writes first, so that a copy within one slice records
-// each word once; without dedup a copy records its reads, then its writes.
-func TestDedupRanges(t *testing.T) {
+// A multi-word access is one range event, which the reader hands on as
+// the words it covers, whether or not dedup runs (dedup keeps single
+// words only): a copy records its reads and its writes (the writes first
+// with dedup, an order that only mattered to dedup), a whole value its
+// words; a copy of 1000 words all of them, where word events stopped at
+// maxRangeEvents.
+func TestRangeEvents(t *testing.T) {
 	s := escape[[4]uint64]()[:]
 	big := escape[[3]uint64]()
+	long := escape[[1000]uint64]()[:]
 	body := func(site uint32) {
 		Copy(s[1:], s[:3], site, true) // keys moving right
-		Copy(s[:3], s[1:], site, true) // and back: only s[0] is new, as a write
-		W(big, site, true)             // three words, all new
-		R(big, site, true)             // covered
+		Copy(s[:3], s[1:], site, true) // and back
+		W(big, site, true)             // three words
+		R(big, site, true)
+		Copy(long[1:], long[:999], site, true)
 	}
 	want := map[bool][]string{
-		true: {"0 w a", "0 w b", "0 w c", "0 r d", "0 w d", "0 w e", "0 w f", "0 w g"},
+		true: {"0 w a", "0 w b", "0 w c", "0 r d", "0 r a", "0 r b",
+			"0 w d", "0 w a", "0 w b", "0 r a", "0 r b", "0 r c",
+			"0 w e", "0 w f", "0 w g", "0 r e", "0 r f", "0 r g"},
 		false: {"0 r d", "0 r a", "0 r b", "0 w a", "0 w b", "0 w c",
 			"0 r a", "0 r b", "0 r c", "0 w d", "0 w a", "0 w b",
 			"0 w e", "0 w f", "0 w g", "0 r e", "0 r f", "0 r g"},
 	}
 	for _, withDedup := range []bool{true, false} {
-		tr := record(t, withDedup, body)
+		path := filepath.Join(t.TempDir(), "t.rkt")
+		if err := start(path, withDedup); err != nil {
+			t.Fatal(err)
+		}
+		body(RegisterFile("x.go", []string{"p.f"}, []uint32{10, 2, 0, 11, 3, 0}))
+		Finish()
+		file, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rkt.NewReader(file, path)
+		tr, err := trace.ReadAll(r)
+		file.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
 		names := map[uint64]string{}
 		for i, p := range []*uint64{&s[1], &s[2], &s[3], &s[0], &big[0], &big[1], &big[2]} {
 			names[uint64(uintptr(unsafe.Pointer(p)))] = string(rune('a' + i))
 		}
 		var got []string
+		longReads, longWrites := map[uint64]bool{}, map[uint64]bool{}
+		lo, hi := uint64(uintptr(unsafe.Pointer(&long[0]))), uint64(uintptr(unsafe.Pointer(&long[999])))
 		for _, e := range tr.Events {
-			if e.Op.IsAccess() {
+			switch {
+			case !e.Op.IsAccess():
+			case e.Obj >= lo && e.Obj <= hi:
+				if e.Op == trace.OpRead {
+					longReads[e.Obj] = true
+				} else {
+					longWrites[e.Obj] = true
+				}
+			default:
 				got = append(got, fmt.Sprintf("%d %s %s", e.G, e.Op, names[e.Obj]))
 			}
 		}
 		if !slices.Equal(got, want[withDedup]) {
 			t.Errorf("dedup %v: events %q, want %q", withDedup, got, want[withDedup])
+		}
+		if len(longReads) != 999 || len(longWrites) != 999 || !longReads[lo] || !longWrites[hi] {
+			t.Errorf("dedup %v: the long copy read %d words and wrote %d, want 999 each", withDedup, len(longReads), len(longWrites))
+		}
+		// 6 range events of 3 words and 2 of 999 stand for 2016 events.
+		if recs, evs := r.Events(), uint64(len(tr.Events)); evs-recs != 2016-8 {
+			t.Errorf("dedup %v: %d events from %d records, want 2008 more events than records", withDedup, evs, recs)
 		}
 	}
 }

@@ -21,8 +21,8 @@ import (
 // each recording its access when the operand is evaluated, right before
 // the call, at the call's site. Every hook returns its operand unchanged.
 
-// ElemsW records a write of all of s's elements (up to maxRangeEvents
-// events) and returns s: slices.Sort(s), sort.Ints(s).
+// ElemsW records a write of all of s's elements and returns s:
+// slices.Sort(s), sort.Ints(s).
 func ElemsW[S ~[]E, E any](s S, site uint32, rec bool) S {
 	if ctl && len(s) > 0 {
 		ctlWrite(sliceData(s), uintptr(len(s))*elemSize[E](), site)
@@ -61,14 +61,24 @@ type sortSnap struct {
 	old  []byte
 }
 
-// sortSnapshot keeps a copy of the n elements of elem bytes at p that a
-// range access records (maxRangeEvents words), for SortPost.
+// sortSnapMax bounds the bytes a sort's snapshot copies: a sort compares
+// every element, so the copy costs little beside it; writes past the
+// bound are missed.
+const sortSnapMax = 16 << 20
+
+// sortSnapshot keeps a copy of the n elements of elem bytes at p, for
+// SortPost (as far as rangeAccess records them: maxRangeEvents words
+// without range events).
 func sortSnapshot(p unsafe.Pointer, elem uintptr, n int, site uint32) {
 	if elem == 0 || !live.Load() || onStack(uint64(uintptr(p))) {
 		return
 	}
-	words := (elem + 7) / 8
-	n = min(n, int((maxRangeEvents+words-1)/words))
+	if rangesOn() {
+		n = min(n, int(max(sortSnapMax/elem, 1)))
+	} else {
+		words := (elem + 7) / 8
+		n = min(n, int((maxRangeEvents+words-1)/words))
+	}
 	g := cur()
 	old := append(g.sortFree[:0], unsafe.Slice((*byte)(p), uintptr(n)*elem)...)
 	g.sortFree = nil

@@ -104,6 +104,14 @@ func (g *gstate) markTouched(a uint64) {
 	setTouched(l, a)
 }
 
+// markTouchedRange is markTouched for every granule of [lo, hi): the
+// memory a range event names.
+func (g *gstate) markTouchedRange(lo, hi uint64) {
+	for a := lo &^ (1<<granuleShift - 1); a < hi && a >= lo&^(1<<granuleShift-1); a += 1 << granuleShift {
+		g.markTouched(a)
+	}
+}
+
 // markTouched notes that an event names address a (markTouched of a
 // goroutine, without its cache).
 func markTouched(a uint64) {

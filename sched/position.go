@@ -17,6 +17,10 @@ func Positional(op trace.Op, atPair bool) bool {
 	switch op {
 	case trace.OpRead, trace.OpWrite:
 		return atPair
+	case trace.OpReadRange, trace.OpWriteRange:
+		// A range counts as the word accesses it stands for, which a
+		// trace's reader hands out (rt adds them to its position).
+		return false
 	case trace.OpFuncEnter, trace.OpFuncExit, trace.OpAlloc, trace.OpRegionBegin, trace.OpRegionEnd,
 		trace.OpMethodBegin, trace.OpMethodEnd, trace.OpBlock:
 		return false

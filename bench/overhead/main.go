@@ -24,6 +24,10 @@
 //	full, 2048 dedup
 //	          the same with each goroutine's dedup table kept at 2,048
 //	          entries, its size before session 33 (rt/access.go)
+//	full, word events
+//	          the same with accesses wider than a word recorded one
+//	          event per word, at most 256 (RACEKIT_RANGES=0), as before
+//	          range events (session 37)
 //	full, no alloc hook
 //	          the same, built without the Go runtime's allocation hook
 //	          (instrument.Config.NoAllocHook): what the hook costs
@@ -98,6 +102,7 @@ var configs = []config{
 	{"+tp-ad loops", []string{"RACEKIT_SAMPLE=tp-ad", "RACEKIT_SAMPLE_LOOPS=1"}, true, false},
 	{"full", nil, true, false},
 	{"full, 2048 dedup", []string{"RACEKIT_DEDUP_MAX=2048"}, true, false},
+	{"full, word events", []string{"RACEKIT_RANGES=0"}, true, false},
 	{"full, no alloc hook", nil, true, true},
 	{"tree", []string{"RACEKIT_FILTER=tree", "RACEKIT_FILTER_FOR=fasttrack"}, true, false},
 }
