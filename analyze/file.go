@@ -95,6 +95,7 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 	limit, heap := o.MemLimit, uint64(0)
 	if limit == 0 {
 		limit = MemLimit()
+		setGCLimit()
 	}
 	n, err := detect.RunChecked(f, func(n int64) error {
 		if o.Progress != nil {

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
 	"strings"
@@ -37,6 +39,21 @@ var MemLimit = sync.OnceValue(func() uint64 {
 	}
 	return 8 << 30
 })
+
+// gcLimitOnce sets the process's GC memory limit below MemLimit, once. A
+// large analysis holds a large live heap (a shadow cell per word the run
+// touched); at GOGC's default the heap grows to twice that before a
+// collection, so garbage alone stopped analyses whose live state fit. A
+// limit the user set (GOMEMLIMIT) stays.
+var gcLimitOnce sync.Once
+
+func setGCLimit() {
+	gcLimitOnce.Do(func() {
+		if debug.SetMemoryLimit(-1) == math.MaxInt64 {
+			debug.SetMemoryLimit(int64(MemLimit() / 10 * 9))
+		}
+	})
+}
 
 // parseBytes reads 123, 123K, 123M or 123G.
 func parseBytes(s string) (uint64, error) {
@@ -87,6 +104,6 @@ func heapBytes() uint64 {
 
 // memWarning is the warning of an analysis that stopped after n events.
 func memWarning(n int64, heap, limit uint64, goroutines int64) string {
-	return fmt.Sprintf("the analysis stopped after %d events: its clocks took %d MB (limit %d MB; %d goroutines, a clock per goroutine and per sync object as wide as the goroutines alive at once): races in the rest of the run are not checked; RACEKIT_ANALYSIS_MEM raises the limit",
+	return fmt.Sprintf("the analysis stopped after %d events: its clocks and shadow memory took %d MB (limit %d MB; %d goroutines, a clock per goroutine and per sync object as wide as the goroutines alive at once, a cell per word accessed): races in the rest of the run are not checked; RACEKIT_ANALYSIS_MEM raises the limit",
 		n, heap>>20, limit>>20, goroutines)
 }

@@ -14,11 +14,16 @@ import (
 // beyond the bound are missed, never invented.
 const maxRangeEvents = 256
 
-// rangesOn reports whether an access wider than a word is recorded as one
-// range event (trace.OpReadRange, OpWriteRange): whenever the TREE filter
-// does not run in the writer, unless RACEKIT_RANGES=0 (wordEvents; the
-// overhead benchmark's baseline) asks for word events.
+// rangesOn reports whether an access of more than rangeMinWords words is
+// recorded as one range event (trace.OpReadRange, OpWriteRange): whenever
+// the TREE filter does not run in the writer, unless RACEKIT_RANGES=0
+// (wordEvents; the overhead benchmark's baseline) asks for word events.
 func rangesOn() bool { return !treeOn && !wordEvents }
+
+// rangeMinWords: an access of this many words or fewer records a word
+// event each, which dedup drops when repeated in one epoch (a small struct
+// read in a loop); a range event is never dropped.
+const rangeMinWords = 4
 
 var wordEvents bool
 
@@ -76,7 +81,7 @@ func accessAddr(op trace.Op, a uint64, size uintptr, site uint32) {
 		g.plain(op, trace.FlagValueUnknown, site, a, 0)
 		return
 	}
-	if rangesOn() {
+	if rangesOn() && size > rangeMinWords*8 {
 		g.putRange(op, site, a, 8, (size+7)/8)
 		return
 	}
@@ -107,8 +112,9 @@ func (g *gstate) putWord(op trace.Op, site uint32, addr uint64, put bool) bool {
 }
 
 // rangeAccess records an access to n consecutive elements of elem bytes
-// each starting at p: one range event (or, without ranges, one event per
-// element and per extra word of a wide element, up to maxRangeEvents).
+// each starting at p: one range event (or, for a few words and without
+// ranges, one event per element and per extra word of a wide element, up
+// to maxRangeEvents).
 func rangeAccess(op trace.Op, p unsafe.Pointer, elem uintptr, n int, site uint32) {
 	a := uint64(uintptr(p))
 	if p == nil || n <= 0 || elem == 0 || !live.Load() || onStack(a) {
@@ -121,7 +127,7 @@ func rangeAccess(op trace.Op, p unsafe.Pointer, elem uintptr, n int, site uint32
 	if sampling && g.sampleSkip() {
 		return // an unsampled frame (sample.go)
 	}
-	if rangesOn() {
+	if rangesOn() && uintptr(n)*((elem+7)/8) > rangeMinWords {
 		g.putRange(op, site, a, elem, uintptr(n))
 		return
 	}

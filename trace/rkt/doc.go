@@ -13,7 +13,7 @@
 // input and the byte offset of the damaged block or record; it never panics
 // and never returns wrong events without an error.
 //
-// # Format, version 2
+// # Format, version 3
 //
 // This section is a public contract: files written today must stay readable.
 // "uvarint" is the unsigned LEB128 varint of encoding/binary (at most 10
@@ -28,7 +28,7 @@
 //	file   = header block* [end-block]
 //	header = magic version
 //	magic  = 89 52 4B 54 0D 0A 1A 0A      ("\x89RKT\r\n\x1a\n", see Magic)
-//	version= uvarint                      (2; readers read 1 and 2 and reject any other)
+//	version= uvarint                      (3; readers read 1 to 3 and reject any other)
 //	block  = kind uvarint(len(payload)) payload crc
 //	crc    = CRC-32C (Castagnoli) of kind, the length bytes and payload,
 //	         4 bytes little-endian
@@ -51,14 +51,18 @@
 // An events block holds records, each starting with a header byte h:
 //
 //	h & 0x1F        op: 0 for a definition record, else a trace.Op (1..21
-//	                in version 1; any other value is an error; 20, Alloc,
-//	                and 21, Block, came last: readers built before them
-//	                reject them as invalid ops)
+//	                in versions 1 and 2, 1..23 in version 3; any other
+//	                value is an error; 20, Alloc, and 21, Block, came
+//	                late in version 1: readers built before them reject
+//	                them as invalid ops; 22 and 23, ReadRange and
+//	                WriteRange, are version 3's)
 //	h & 0x20        same goroutine as the previous event of the block
 //	h & 0x40        Seq is the previous event's Seq + 1
 //	h & 0x80        the op's flag: trace.FlagReadLock for Acquire and
 //	                Release, trace.FlagValueUnknown for ops with a value
-//	                (Read, Write, AtomicLoad/Store/RMW, Alloc),
+//	                (Read, Write, AtomicLoad/Store/RMW, Alloc, Block;
+//	                never for ReadRange and WriteRange, whose value, a
+//	                trace.Span, must be known and valid),
 //	                trace.FlagMessage for SyncRelease and SyncAcquire
 //	                (version 2 only: a version 1 file with it is damaged);
 //	                must be 0 for other ops
@@ -96,7 +100,8 @@
 // (the child goroutine) must be below 2^32. The object classes, each with
 // its own prevObj, are:
 //
-//	data:      Read, Write, AtomicLoad, AtomicStore, AtomicRMW, Alloc
+//	data:      Read, Write, AtomicLoad, AtomicStore, AtomicRMW, Alloc,
+//	           ReadRange, WriteRange
 //	sync:      Acquire, Release, SyncRelease, SyncAcquire
 //	code:      MethodBegin, MethodEnd, FuncEnter, FuncExit,
 //	           RegionBegin, RegionEnd
@@ -110,6 +115,11 @@
 // goroutine 0, prevSeq = 2^64-1 (so that Seq 0 is "previous + 1"), every
 // lastSite 0 and every prevObj 0. A block therefore decodes on its own,
 // given the definitions of the blocks before it.
+//
+// A Reader hands a ReadRange or WriteRange event on as the Read or Write
+// events of the words its span stands for (trace.Span.Word), each with the
+// range's Seq, G and Site and its value unknown; the end block counts the
+// range once.
 //
 // What is not stored: Value of an event whose op has no value or whose
 // value is unknown reads back as 0; a MethodBegin's Addrs read back sorted
