@@ -94,3 +94,69 @@ func BenchmarkDecode(b *testing.B) {
 	b.ReportMetric(float64(b.N)*benchEvents/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(len(data))/benchEvents, "B/event")
 }
+
+// BenchmarkDecodeCopies reads copies of 64 words each (a read of the
+// source, a write of the destination, at addresses that move on), written
+// as word events (the baseline, how rt recorded them before range events)
+// and as range events: words/s and B/word compare the two in one run.
+func BenchmarkDecodeCopies(b *testing.B) {
+	const copies, words = 1 << 12, 64
+	sp, _ := trace.MakeSpan(8, words)
+	for _, ranges := range []bool{false, true} {
+		name := "words"
+		if ranges {
+			name = "ranges"
+		}
+		b.Run(name, func(b *testing.B) {
+			var buf bytes.Buffer
+			w := NewWriter(&buf)
+			if err := w.DefineGoroutine(trace.Goroutine{ID: 0, Parent: trace.NoParent, Name: "main"}); err != nil {
+				b.Fatal(err)
+			}
+			seq := uint64(0)
+			for c := uint64(0); c < copies; c++ {
+				src, dst := 0xc000000000+c*1024, 0xc100000000+c*1024
+				for k, base := range []uint64{src, dst} {
+					op, rop := trace.OpRead, trace.OpReadRange
+					if k == 1 {
+						op, rop = trace.OpWrite, trace.OpWriteRange
+					}
+					if ranges {
+						seq++
+						e := trace.Event{Seq: seq, Op: rop, Obj: base, Value: uint64(sp)}
+						if err := w.WriteEvent(&e); err != nil {
+							b.Fatal(err)
+						}
+						continue
+					}
+					for i := uint64(0); i < words; i++ {
+						seq++
+						e := trace.Event{Seq: seq, Op: op, Obj: base + 8*i, Flags: trace.FlagValueUnknown}
+						if err := w.WriteEvent(&e); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			}
+			if err := w.Close(); err != nil {
+				b.Fatal(err)
+			}
+			data := buf.Bytes()
+			b.ReportAllocs()
+			b.ResetTimer()
+			var e trace.Event
+			for i := 0; i < b.N; i++ {
+				r := NewReader(bytes.NewReader(data), "copies.rkt")
+				n := 0
+				for r.Next(&e) == nil {
+					n++
+				}
+				if n != copies*2*words {
+					b.Fatalf("read %d words, want %d", n, copies*2*words)
+				}
+			}
+			b.ReportMetric(float64(b.N)*copies*2*words/b.Elapsed().Seconds(), "words/s")
+			b.ReportMetric(float64(len(data))/(copies*2*words), "B/word")
+		})
+	}
+}
