@@ -160,6 +160,9 @@ func (g *gstate) putRange(op trace.Op, site uint32, a uint64, stride, count uint
 	if !ok {
 		return
 	}
+	if dedup && g.rangeRepeat(a, sp, op == trace.OpWrite) {
+		return
+	}
 	rop := trace.OpReadRange
 	if op == trace.OpWrite {
 		rop = trace.OpWriteRange
@@ -173,6 +176,50 @@ func (g *gstate) putRange(op trace.Op, site uint32, a uint64, stride, count uint
 	g.put(opVal, 0, 0, uint64(sp))
 	g.countRange(rop, site, sp)
 	g.commit(false)
+}
+
+// rangeSeen is dedup for range events: the last ones of a goroutine's
+// epoch, direct-mapped by first address. A range event that repeats one of
+// them (same address and span, a read after a read or write) adds nothing,
+// as a repeated word does not: a value of a few words copied in a loop
+// between two synchronizations (a ray tracer's rays) would otherwise
+// record each copy.
+type rangeSeen [16]struct {
+	addr  uint64
+	span  trace.Span
+	epoch uint32
+	write bool
+}
+
+// rangeRepeat reports whether g recorded the range of span sp at a, with
+// write covering a read, in its current epoch; if not, it notes this one.
+func (g *gstate) rangeRepeat(a uint64, sp trace.Span, write bool) bool {
+	t := g.rseen
+	if t == nil {
+		t = new(rangeSeen)
+		g.rseen = t
+	}
+	e := &t[(a>>3)&uint64(len(t)-1)]
+	if e.addr == a && e.span == sp && e.epoch == g.epoch && (e.write || !write) {
+		return true
+	}
+	e.addr, e.span, e.epoch, e.write = a, sp, g.epoch, write
+	return false
+}
+
+// forgetRanges drops the ranges that overlap [a, a+size), an allocation's
+// fresh memory (see forget).
+func (g *gstate) forgetRanges(a, size uint64) {
+	t := g.rseen
+	if t == nil {
+		return
+	}
+	for i := range t {
+		e := &t[i]
+		if e.span != 0 && e.addr < a+size && a < e.addr+e.span.Count()*e.span.Stride() {
+			e.span = 0
+		}
+	}
 }
 
 // countRange adds to g's position the word accesses of a range event at
@@ -337,6 +384,9 @@ func (g *gstate) dropSeen() {
 // object of more than forgetMax words ends the epoch instead (as wide as
 // the table, or costlier to clear than to record its words again).
 func (g *gstate) forget(a, size uint64) {
+	if size != 0 {
+		g.forgetRanges(a, size)
+	}
 	t := g.seen
 	if t == nil || size == 0 {
 		return

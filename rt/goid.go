@@ -17,6 +17,7 @@ type gstate struct {
 	traceNo uint32       // traceCount when it was made
 	epoch   uint32       // advanced by each synchronization event of the goroutine
 	seen    *seenTable   // accesses recorded in the current epoch (see dedup)
+	rseen   *rangeSeen   // range events recorded in the current epoch (rangeRepeat)
 	allocs  []allocRange // allocations not yet written (mallochook.go)
 	// The leaf of touched bits g marked last, and its number (addr >>
 	// leafShift, +1: 0 is none): markTouched's cache (touched.go).

@@ -270,9 +270,9 @@ func TestDedupTableGrows(t *testing.T) {
 }
 
 // An access of more than rangeMinWords words is one range event, which
-// the reader hands on as the words it covers, whether or not dedup runs: a
-// copy of 1000 words records all of them, where word events stopped at
-// maxRangeEvents. Smaller ones record their words one by one, which dedup
+// the reader hands on as the words it covers: a copy of 1000 words records
+// all of them, where word events stopped at maxRangeEvents; dedup drops a
+// range event that repeats one of the epoch. Smaller ones record their words one by one, which dedup
 // drops when repeated, and a copy records its writes first, so that a copy
 // within one slice records each word once; without dedup a copy records
 // its reads, then its writes.
@@ -286,6 +286,7 @@ func TestRangeEvents(t *testing.T) {
 		W(big, site, true)             // three words, all new
 		R(big, site, true)             // covered
 		Copy(long[1:], long[:999], site, true)
+		Copy(long[1:], long[:999], site, true) // a repeat in the epoch: dropped with dedup
 	}
 	want := map[bool][]string{
 		true: {"0 w a", "0 w b", "0 w c", "0 r d", "0 w d", "0 w e", "0 w f", "0 w g"},
@@ -316,11 +317,13 @@ func TestRangeEvents(t *testing.T) {
 		}
 		var got []string
 		longReads, longWrites := map[uint64]bool{}, map[uint64]bool{}
+		longEvents := 0
 		lo, hi := uint64(uintptr(unsafe.Pointer(&long[0]))), uint64(uintptr(unsafe.Pointer(&long[999])))
 		for _, e := range tr.Events {
 			switch {
 			case !e.Op.IsAccess():
 			case e.Obj >= lo && e.Obj <= hi:
+				longEvents++
 				if e.Op == trace.OpRead {
 					longReads[e.Obj] = true
 				} else {
@@ -336,9 +339,13 @@ func TestRangeEvents(t *testing.T) {
 		if len(longReads) != 999 || len(longWrites) != 999 || !longReads[lo] || !longWrites[hi] {
 			t.Errorf("dedup %v: the long copy read %d words and wrote %d, want 999 each", withDedup, len(longReads), len(longWrites))
 		}
-		// 2 range events of 999 words stand for 1998 events.
-		if recs, evs := r.Events(), uint64(len(tr.Events)); evs-recs != 1998-2 {
-			t.Errorf("dedup %v: %d events from %d records, want 1996 more events than records", withDedup, evs, recs)
+		// Range events of 999 words each: 2 with dedup, 4 without.
+		ranges := 4
+		if withDedup {
+			ranges = 2
+		}
+		if recs, evs := r.Events(), uint64(len(tr.Events)); longEvents != 999*ranges || evs-recs != uint64(998*ranges) {
+			t.Errorf("dedup %v: %d events of the long copies, %d events from %d records; want %d range events of 999 words", withDedup, longEvents, evs, recs, ranges)
 		}
 	}
 }
@@ -1093,5 +1100,40 @@ func TestCallerBufAllocs(t *testing.T) {
 	buf := make([]byte, 64)
 	if n := testing.AllocsPerRun(100, func() { CallerBuf(buf, 1) }); n != 0 {
 		t.Errorf("CallerBuf: %v allocations per call, want 0", n)
+	}
+}
+
+// A range event repeats one of the epoch only with the same address and
+// span, a read after a read or write of it; an allocation inside it, or a
+// new epoch, makes it new again.
+func TestRangeRepeat(t *testing.T) {
+	g := &gstate{}
+	sp, _ := trace.MakeSpan(8, 10)
+	other, _ := trace.MakeSpan(8, 11)
+	steps := []struct {
+		what  string
+		do    func()
+		a     uint64
+		span  trace.Span
+		write bool
+		want  bool
+	}{
+		{"first read", nil, 0x1000, sp, false, false},
+		{"read again", nil, 0x1000, sp, false, true},
+		{"a write after the read", nil, 0x1000, sp, true, false},
+		{"a read after the write", nil, 0x1000, sp, false, true},
+		{"another span", nil, 0x1000, other, false, false},
+		{"back to the first: its slot was taken", nil, 0x1000, sp, false, false},
+		{"after an allocation inside it", func() { g.forgetRanges(0x1048, 8) }, 0x1000, sp, false, false},
+		{"an allocation past its end", func() { g.forgetRanges(0x1050, 8) }, 0x1000, sp, false, true},
+		{"in a new epoch", func() { g.epoch++ }, 0x1000, sp, false, false},
+	}
+	for _, s := range steps {
+		if s.do != nil {
+			s.do()
+		}
+		if got := g.rangeRepeat(s.a, s.span, s.write); got != s.want {
+			t.Fatalf("%s: repeat %v, want %v", s.what, got, s.want)
+		}
 	}
 }
