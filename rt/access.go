@@ -184,7 +184,7 @@ func (g *gstate) putRange(op trace.Op, site uint32, a uint64, stride, count uint
 // as a repeated word does not: a value of a few words copied in a loop
 // between two synchronizations (a ray tracer's rays) would otherwise
 // record each copy.
-type rangeSeen [16]struct {
+type rangeSeen [16]struct { // 16: rangeRepeat's hash takes 4 bits
 	addr  uint64
 	span  trace.Span
 	epoch uint32
@@ -199,7 +199,10 @@ func (g *gstate) rangeRepeat(a uint64, sp trace.Span, write bool) bool {
 		t = new(rangeSeen)
 		g.rseen = t
 	}
-	e := &t[(a>>3)&uint64(len(t)-1)]
+	// Hashed: the elements of a slice of structs are often a power of two
+	// bytes apart, which the low bits of their addresses would map to a
+	// few slots.
+	e := &t[(a*0x9E3779B97F4A7C15)>>60]
 	if e.addr == a && e.span == sp && e.epoch == g.epoch && (e.write || !write) {
 		return true
 	}
