@@ -21,8 +21,9 @@ const maxRangeEvents = 256
 func rangesOn() bool { return !treeOn && !wordEvents }
 
 // rangeMinWords: an access of this many words or fewer records a word
-// event each, which dedup drops when repeated in one epoch (a small struct
-// read in a loop); a range event is never dropped.
+// event each, which dedup drops word by word when repeated in one epoch (a
+// small struct read in a loop); a range event is dropped only as a whole
+// repeat (rangeRepeat).
 const rangeMinWords = 4
 
 var wordEvents bool
@@ -229,11 +230,7 @@ func (g *gstate) forgetRanges(a, size uint64) {
 // site that counts (sched.Positional): each is an access at the
 // statement under test, as in the trace a reader expands.
 func (g *gstate) countRange(rop trace.Op, site uint32, sp trace.Span) {
-	op := trace.OpRead
-	if rop == trace.OpWriteRange {
-		op = trace.OpWrite
-	}
-	if ctl && siteOf(site).atOp(op) {
+	if ctl && siteOf(site).atOp(rop.WordOp()) {
 		g.nev += int(sp.Words())
 	}
 }

@@ -272,10 +272,10 @@ func TestDedupTableGrows(t *testing.T) {
 // An access of more than rangeMinWords words is one range event, which
 // the reader hands on as the words it covers: a copy of 1000 words records
 // all of them, where word events stopped at maxRangeEvents; dedup drops a
-// range event that repeats one of the epoch. Smaller ones record their words one by one, which dedup
-// drops when repeated, and a copy records its writes first, so that a copy
-// within one slice records each word once; without dedup a copy records
-// its reads, then its writes.
+// range event that repeats one of the epoch. Smaller ones record their
+// words one by one, which dedup drops when repeated, and a copy records its
+// writes first, so that a copy within one slice records each word once;
+// without dedup a copy records its reads, then its writes.
 func TestRangeEvents(t *testing.T) {
 	s := escape[[4]uint64]()[:]
 	big := escape[[3]uint64]()

@@ -150,6 +150,18 @@ func (o Op) IsAccess() bool { return o == OpRead || o == OpWrite }
 // OpWriteRange).
 func (o Op) IsRange() bool { return o == OpReadRange || o == OpWriteRange }
 
+// WordOp returns the word access a range op stands for per word (OpRead
+// for OpReadRange, OpWrite for OpWriteRange), and o for any other op.
+func (o Op) WordOp() Op {
+	switch o {
+	case OpReadRange:
+		return OpRead
+	case OpWriteRange:
+		return OpWrite
+	}
+	return o
+}
+
 // IsAtomic reports whether o is a sync/atomic operation.
 func (o Op) IsAtomic() bool { return o >= OpAtomicLoad && o <= OpAtomicRMW }
 

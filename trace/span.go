@@ -74,12 +74,8 @@ type RangeExpander struct {
 // Start takes range event e (checked by the caller with Validate) and
 // makes e its first word access; the rest follow from Next.
 func (x *RangeExpander) Start(e *Event) {
-	op := OpRead
-	if e.Op == OpWriteRange {
-		op = OpWrite
-	}
 	x.span = Span(e.Value)
-	x.ev = Event{Seq: e.Seq, G: e.G, Op: op, Flags: FlagValueUnknown, Site: e.Site, Obj: e.Obj}
+	x.ev = Event{Seq: e.Seq, G: e.G, Op: e.Op.WordOp(), Flags: FlagValueUnknown, Site: e.Site, Obj: e.Obj}
 	x.next, x.left = 0, x.span.Words()
 	x.Next(e)
 }

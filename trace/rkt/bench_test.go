@@ -77,20 +77,7 @@ func BenchmarkDecode(b *testing.B) {
 		b.Fatal(err)
 	}
 	data := buf.Bytes()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		r := NewReader(bytes.NewReader(data), "bench.rkt")
-		var e trace.Event
-		n := 0
-		var err error
-		for err = r.Next(&e); err == nil; err = r.Next(&e) {
-			n++
-		}
-		if err != io.EOF || n != benchEvents {
-			b.Fatalf("read %d events: %v", n, err)
-		}
-	}
+	decodeAll(b, data, benchEvents)
 	b.ReportMetric(float64(b.N)*benchEvents/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(len(data))/benchEvents, "B/event")
 }
@@ -142,21 +129,29 @@ func BenchmarkDecodeCopies(b *testing.B) {
 				b.Fatal(err)
 			}
 			data := buf.Bytes()
-			b.ReportAllocs()
-			b.ResetTimer()
-			var e trace.Event
-			for i := 0; i < b.N; i++ {
-				r := NewReader(bytes.NewReader(data), "copies.rkt")
-				n := 0
-				for r.Next(&e) == nil {
-					n++
-				}
-				if n != copies*2*words {
-					b.Fatalf("read %d words, want %d", n, copies*2*words)
-				}
-			}
+			decodeAll(b, data, copies*2*words)
 			b.ReportMetric(float64(b.N)*copies*2*words/b.Elapsed().Seconds(), "words/s")
 			b.ReportMetric(float64(len(data))/(copies*2*words), "B/word")
 		})
+	}
+}
+
+// decodeAll reads data b.N times, timed from a reset timer, and checks
+// that each read returns want events and ends at io.EOF.
+func decodeAll(b *testing.B, data []byte, want int) {
+	b.Helper()
+	b.ReportAllocs()
+	b.ResetTimer()
+	var e trace.Event
+	for i := 0; i < b.N; i++ {
+		r := NewReader(bytes.NewReader(data), "bench.rkt")
+		n := 0
+		var err error
+		for err = r.Next(&e); err == nil; err = r.Next(&e) {
+			n++
+		}
+		if err != io.EOF || n != want {
+			b.Fatalf("read %d events, want %d: %v", n, want, err)
+		}
 	}
 }

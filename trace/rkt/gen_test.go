@@ -59,10 +59,7 @@ func expect(steps []step) expectation {
 		case s.event.Op.IsRange():
 			// The words it stands for, listed here by element and offset.
 			sp := trace.Span(s.event.Value)
-			op := trace.OpRead
-			if s.event.Op == trace.OpWriteRange {
-				op = trace.OpWrite
-			}
+			op := s.event.Op.WordOp()
 			for i := uint64(0); i < sp.Count(); i++ {
 				for off := uint64(0); off < sp.Stride(); off += 8 {
 					w := *s.event
