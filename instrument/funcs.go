@@ -241,7 +241,7 @@ func (r *rewriter) allocParams(pos, lo, hi int, lists ...*ast.FieldList) {
 		for _, fld := range l.List {
 			for _, id := range fld.Names {
 				if v, ok := r.info.Defs[id].(*types.Var); ok && r.shared[v] && id.Name != "_" {
-					b.WriteString(rtAlias + ".Alloc(&" + id.Name + ", " + r.site(id.Pos()) + "); ")
+					b.WriteString(r.allocVar("Alloc", id.Name, id.Pos()) + "; ")
 				}
 			}
 		}

@@ -120,7 +120,7 @@ func (r *rewriter) rangeIterVars(x *ast.RangeStmt, label *ast.LabeledStmt) func(
 	for _, e := range []ast.Expr{x.Key, x.Value} {
 		if id, ok := e.(*ast.Ident); ok {
 			if v, _ := r.info.Defs[id].(*types.Var); v != nil && r.shared[v] && id.Name != "_" {
-				b.WriteString(rtAlias + ".Alloc(&" + id.Name + ", " + r.site(id.Pos()) + "); ")
+				b.WriteString(r.allocVar("Alloc", id.Name, id.Pos()) + "; ")
 			}
 		}
 	}

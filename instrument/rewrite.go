@@ -557,7 +557,22 @@ func (r *rewriter) allocAt(pos int, v *types.Var, decl token.Pos) {
 	if !r.shared[v] || v.Name() == "_" {
 		return
 	}
-	r.ed.insertAt(pos, " "+rtAlias+".Alloc(&"+v.Name()+", "+r.site(decl)+");", pos, pos)
+	r.ed.insertAt(pos, " "+r.allocVar("Alloc", v.Name(), decl)+";", pos, pos)
+}
+
+// allocVar is the hook call (fn: Alloc or AllocTrue) that records the
+// creation of escaping variable name, declared at decl, and the write of
+// its initial value (rt.Alloc).
+func (r *rewriter) allocVar(fn, name string, decl token.Pos) string {
+	return rtAlias + "." + fn + "(&" + name + ", " + r.allocSite(decl) + ")"
+}
+
+// allocSite is the site and sampling flag of an allocation hook that also
+// records a write (rt.Alloc, rt.NewLit). Unlike asite it does not count
+// as an access hook: a function with allocations gets no unrecorded copy
+// (leafCopy), since its allocations must be recorded in every call.
+func (r *rewriter) allocSite(p token.Pos) string {
+	return r.site(p) + ", " + r.recFlag()
 }
 
 // allocIterVars records, at the top of a loop's body, the creation of the
@@ -601,7 +616,7 @@ func (r *rewriter) initAllocs(init ast.Stmt) string {
 	for _, l := range a.Lhs {
 		if id, ok := l.(*ast.Ident); ok && id.Name != "_" {
 			if v, _ := r.info.Defs[id].(*types.Var); v != nil && r.shared[v] {
-				parts = append(parts, rtAlias+".AllocTrue(&"+id.Name+", "+r.site(id.Pos())+")")
+				parts = append(parts, r.allocVar("AllocTrue", id.Name, id.Pos()))
 			}
 		}
 	}
@@ -638,7 +653,7 @@ func (r *rewriter) allocVars(s ast.Stmt, d *ast.GenDecl) {
 	for _, sp := range d.Specs {
 		for _, id := range sp.(*ast.ValueSpec).Names {
 			if v, ok := r.info.Defs[id].(*types.Var); ok && r.shared[v] && id.Name != "_" {
-				b.WriteString("; " + rtAlias + ".Alloc(&" + id.Name + ", " + r.site(id.Pos()) + ")")
+				b.WriteString("; " + r.allocVar("Alloc", id.Name, id.Pos()))
 			}
 		}
 	}
@@ -697,7 +712,7 @@ func (r *rewriter) assign(x *ast.AssignStmt, inList bool) {
 			lo, hi := r.span(x)
 			if v, ok := r.info.Defs[id].(*types.Var); ok {
 				if r.shared[v] {
-					r.ed.appendAt(hi, "; "+rtAlias+".Alloc(&"+id.Name+", "+r.site(id.Pos())+")", lo, hi)
+					r.ed.appendAt(hi, "; "+r.allocVar("Alloc", id.Name, id.Pos()), lo, hi)
 				}
 				continue
 			}
@@ -1081,9 +1096,9 @@ func (r *rewriter) rd(e ast.Expr) {
 		case token.AND:
 			if lit, ok := unparen(x.X).(*ast.CompositeLit); ok {
 				// &T{...} allocates: a new object, maybe at an address
-				// a dead one had.
+				// a dead one had, and writes its fields.
 				lo, hi := r.span(x)
-				r.ed.wrapInner(lo, hi, rtAlias+".New(", ", "+r.site(x.Pos())+")")
+				r.ed.wrapInner(lo, hi, rtAlias+".NewLit(", ", "+r.allocSite(x.Pos())+")")
 				if r.addrLits == nil {
 					r.addrLits = map[*ast.CompositeLit]bool{}
 				}
@@ -1121,14 +1136,18 @@ func (r *rewriter) rd(e ast.Expr) {
 			if p, isPtr := types.Unalias(t).(*types.Pointer); isPtr && !named {
 				// {...} for &T{...} ([]*T{{...}}): a new T, as &T{...}.
 				if name, named = r.typeName(p.Elem(), x.Pos()); named {
-					fn, name = "New", "&"+name
+					fn, name = "NewLit", "&"+name
 				}
 			} else if fn != "" && !named {
 				name, named = r.typeName(t, x.Pos())
 			}
 			if fn != "" && named {
 				lo, hi := r.span(x)
-				r.ed.wrapInner(lo, hi, rtAlias+"."+fn+"("+name, ", "+r.site(x.Pos())+")")
+				site := r.site(x.Pos())
+				if fn == "NewLit" {
+					site = r.allocSite(x.Pos())
+				}
+				r.ed.wrapInner(lo, hi, rtAlias+"."+fn+"("+name, ", "+site+")")
 			}
 		}
 		_, isStruct := core(typeOf(r.info, x)).(*types.Struct)

@@ -27,20 +27,39 @@ func allocEvent(p unsafe.Pointer, size uintptr, site uint32) {
 	emitVal(trace.OpAlloc, 0, site, uint64(uintptr(p)), uint64(size))
 }
 
-// Alloc records that the variable at p has just been created: the
-// declaration of an escaping local variable.
-func Alloc[T any](p *T, site uint32) {
+// Alloc records that the variable at p has just been created, and its
+// initial value written: the declaration of an escaping local variable
+// (or parameter, or loop or clause variable). Go's compiler stores the
+// initial value, zero or not, into the new heap object, and the race
+// detector sees that store as a write at the declaration (var h T;
+// pub = &h, then another goroutine's unsynchronized h.x races with it).
+// The write is recorded when rec is (a sampler's choice); the allocation
+// always, since it clears the address's history.
+func Alloc[T any](p *T, site uint32, rec bool) {
 	if on {
 		allocEvent(unsafe.Pointer(p), unsafe.Sizeof(*p), site)
 	}
+	if ctl || on && rec {
+		accessHook(hookWrite, unsafe.Pointer(p), unsafe.Sizeof(*p), site, rec)
+	}
 }
 
-// New records the allocation of the object p points to (new(T), &T{...})
-// and returns p.
+// New records the allocation of the object p points to (new(T), or the
+// fresh result of an untraced call) and returns p. new(T) is zeroed
+// memory, and no write for the race detector either.
 func New[T any](p *T, site uint32) *T {
 	if on {
 		allocEvent(unsafe.Pointer(p), unsafe.Sizeof(*p), site)
 	}
+	return p
+}
+
+// NewLit records the allocation of the object p points to, made by a
+// composite literal (&T{...}), and the write of its value (the compiler
+// stores every field, the zero ones too, where the race detector sees
+// them), and returns p.
+func NewLit[T any](p *T, site uint32, rec bool) *T {
+	Alloc(p, site, rec)
 	return p
 }
 
@@ -133,12 +152,12 @@ func madeSlot(a uint64) uint64 { return chanHash(a) % uint64(len(madeChans)) }
 
 // AllocTrue is Alloc in an expression, for a variable an if or switch
 // statement's init declares: it records the creation and returns true
-// (if v := f(); rt.AllocTrue(&v, s) && (cond) { ... }).
-func AllocTrue[T any](p *T, site uint32) bool {
-	Alloc(p, site)
+// (if v := f(); rt.AllocTrue(&v, s, rec) && (cond) { ... }).
+func AllocTrue[T any](p *T, site uint32, rec bool) bool {
+	Alloc(p, site, rec)
 	return true
 }
 
 // TagAfter returns x: a switch's tag, evaluated after the allocations its
-// init records (switch v := f(); rt.TagAfter(rt.AllocTrue(&v, s), tag)).
+// init records (switch v := f(); rt.TagAfter(rt.AllocTrue(&v, s, rec), tag)).
 func TagAfter[T any](_ bool, x T) T { return x }

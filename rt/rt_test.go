@@ -193,14 +193,14 @@ func TestDedup(t *testing.T) {
 		SyncRelease(NewObject(), site)
 		R(x, site, true) // new epoch
 		R(y, site, true)
-		Alloc(y, site)   // y is a new object: x's epoch goes on
-		R(x, site, true) // covered
-		R(y, site, true) // the new object's
+		Alloc(y, site, true) // y is a new object, its value written: x's epoch goes on
+		R(x, site, true)     // covered
+		R(y, site, true)     // covered by the new object's initial write
 	})
 	got := ops(tr, func(e *trace.Event) bool {
 		return e.Op.IsAccess() || e.Op == trace.OpSyncRelease || e.Op == trace.OpAlloc
 	})
-	want := []string{"0 w a", "0 r b", "0 w b", "0 snd c", "0 r a", "0 r b", "0 alloc b", "0 r b"}
+	want := []string{"0 w a", "0 r b", "0 w b", "0 snd c", "0 r a", "0 r b", "0 alloc b", "0 w b"}
 	if len(got) != len(want) {
 		t.Fatalf("events %q, want %q", got, want)
 	}
@@ -672,11 +672,12 @@ func TestStackNotRecorded(t *testing.T) {
 		var local [2]uint64 // stays in the stack: W and R do not keep p
 		W(&local, site, true)
 		R(&local[1], site, true)
-		Alloc(&local, site)
+		Alloc(&local, site, true)
 		Elems(local[:], site, true)
 		W(h, site, true)
 		R(&h[1], site, true)
-		Alloc(h, site)
+		Alloc(h, site, false) // its initial write not sampled
+
 		Elems(h[:], site, true)
 		// A stack that grows moves: the accesses after it are still not
 		// recorded, at their new addresses.
