@@ -245,3 +245,40 @@ func TestParseBytes(t *testing.T) {
 		t.Error("parseBytes(x): no error")
 	}
 }
+
+// A race that occurs again in a later test (same pair of sites) is named
+// for that test too (Result.Again), as go test -race fails each test
+// during which a race is reported; the first test keeps the report.
+func TestTraceRaceAgainInLaterTest(t *testing.T) {
+	b := trace.NewBuilder()
+	mark := func(g, test string) {
+		b.Add(trace.Event{G: b.G(g), Op: trace.OpSyncRelease, Obj: b.Obj("mark"),
+			Site: b.Trace().M.InternSite(trace.Site{File: TestMarkFile, Func: test})})
+	}
+	mark("main", "TestA")
+	b.Fork("main", "worker", "main.go:7")
+	b.Write("worker", "x", "main.go:31")
+	b.Write("main", "x", "main.go:13") // races with worker's write: TestA
+	b.Fork("main", "second", "main.go:14")
+	mark("second", "TestB")
+	b.Write("second", "x", "main.go:13") // the same pair again: TestB
+	b.Fork("second", "third", "main.go:15")
+	mark("third", "TestB")
+	b.Write("third", "x", "main.go:13") // TestB again: named once
+	path := writeTrace(t, b)
+	a, err := Trace(path, Options{Algos: []string{"hb"}, New: newHB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Races != 1 || len(a.Results[0].Groups) != 1 {
+		t.Fatalf("races %d, want 1: %+v", a.Races, a.Results)
+	}
+	res := a.Results[0]
+	p := res.Groups[0].Pair()
+	if res.Groups[0].Count != 3 {
+		t.Errorf("occurrences %d, want 3", res.Groups[0].Count)
+	}
+	if res.Tests[p] != "TestA" || !slices.Equal(res.Again[p], []string{"TestB"}) {
+		t.Errorf("tests %q, again %q; want TestA, then [TestB]", res.Tests[p], res.Again[p])
+	}
+}

@@ -28,6 +28,7 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 		stacks     map[finding.Pair][]trace.Site
 		prevStacks map[finding.Pair][]trace.Site
 		tests      map[finding.Pair]string
+		again      map[finding.Pair][]string
 	}
 	var dl *deadlock.Detector
 	if i := slices.Index(algos, DeadlockAlgo); i >= 0 {
@@ -49,7 +50,7 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 	}
 	runs := make([]*run, len(algos))
 	for i, name := range algos {
-		r := &run{col: finding.NewCollector(), stacks: map[finding.Pair][]trace.Site{}, prevStacks: map[finding.Pair][]trace.Site{}, tests: map[finding.Pair]string{}}
+		r := &run{col: finding.NewCollector(), stacks: map[finding.Pair][]trace.Site{}, prevStacks: map[finding.Pair][]trace.Site{}, tests: map[finding.Pair]string{}, again: map[finding.Pair][]string{}}
 		sink := finding.SinkFunc(func(race *finding.Race) {
 			// A race is the test's when its later access is: a
 			// predictive detector reports when it analyzes a window,
@@ -58,7 +59,12 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 				return
 			}
 			p := race.Pair()
-			if _, ok := r.stacks[p]; !ok {
+			test := st.testOf(race)
+			if _, ok := r.stacks[p]; ok {
+				if test != "" && test != r.tests[p] && !slices.Contains(r.again[p], test) {
+					r.again[p] = append(r.again[p], test)
+				}
+			} else {
 				// At the access, not at the goroutine's latest event: a
 				// predictive detector reports after later events of it.
 				if cs := st.stackAt(meta, race.Cur); cs != nil {
@@ -69,10 +75,8 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 				if ps := st.stackAt(meta, race.Prev); ps != nil {
 					r.prevStacks[p] = ps
 				}
-				if g := st.m[race.Cur.G]; g != nil && g.test != "" {
-					r.tests[p] = g.test
-				} else if g := st.m[race.Prev.G]; g != nil && g.test != "" {
-					r.tests[p] = g.test
+				if test != "" {
+					r.tests[p] = test
 				}
 			}
 			r.col.Report(race)
@@ -136,7 +140,7 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 				gids[g.Cur.G], gids[g.Prev.G] = true, true
 			}
 		}
-		a.Results = append(a.Results, report.Result{Detector: algos[i], Groups: gs, Stacks: r.stacks, PrevStacks: r.prevStacks, Tests: r.tests})
+		a.Results = append(a.Results, report.Result{Detector: algos[i], Groups: gs, Stacks: r.stacks, PrevStacks: r.prevStacks, Tests: r.tests, Again: r.again})
 		a.Races += len(gs)
 	}
 	if dl != nil {

@@ -171,6 +171,18 @@ func (s *Stacks) Stack(m *trace.Meta, g trace.GID) []trace.Site {
 	return out
 }
 
+// testOf names the test whose goroutine made the race's current access,
+// else its previous one; "" when neither is known to be a test's.
+func (s *Stacks) testOf(r *finding.Race) string {
+	if g := s.m[r.Cur.G]; g != nil && g.test != "" {
+		return g.test
+	}
+	if g := s.m[r.Prev.G]; g != nil && g.test != "" {
+		return g.test
+	}
+	return ""
+}
+
 // stackAt returns the stack of access a as it was when a was made, from
 // its goroutine's stack history; nil when the history no longer reaches
 // back to it.

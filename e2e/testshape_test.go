@@ -152,7 +152,8 @@ func TestTestReportShape(t *testing.T) {
 // its report among its output events, then one end, a fail event, as
 // under go test -race -json; every test and the package end once, with
 // go test -race's action (testdata/src/racytest; racysubtest: a racy
-// subtest fails, and so does its parent; a skipped test is skipped).
+// subtest fails, and so does its parent; a skipped test is skipped;
+// racyagain: a race that two tests make fails both).
 func TestTestReportJSON(t *testing.T) {
 	// ends returns each test's end actions ("" for the package) and the
 	// output of test racy.
@@ -185,6 +186,8 @@ func TestTestReportJSON(t *testing.T) {
 	}{
 		{"racytest", "TestRacy", "racytest.TestRacy()", map[string][]string{"": {"fail"}, "TestRacy": {"fail"}, "TestBefore": {"pass"}, "TestAfter": {"pass"}}},
 		{"racysubtest", "TestParent/racy", "racysubtest.Twice()", map[string][]string{"": {"fail"}, "TestParent": {"fail"}, "TestParent/racy": {"fail"}, "TestParent/calm": {"pass"}, "TestParent/after": {"pass"}, "TestSkip": {"skip"}}},
+		// The same race again in a later test fails that test too.
+		{"racyagain", "TestRacyA", "racyagain.Race()", map[string][]string{"": {"fail"}, "TestRacyA": {"fail"}, "TestCalm": {"pass"}, "TestRacyB": {"fail"}}},
 	} {
 		_, goOut := goTestRace(t, "-json", "./"+tc.pkg)
 		code, out := runRacekit(t, "test", "-json", "./"+tc.pkg)

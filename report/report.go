@@ -32,6 +32,11 @@ type Result struct {
 	// occurrence; "" or absent: none known. Text does not print it:
 	// racekit test groups the reports by test.
 	Tests map[finding.Pair]string
+	// Again (optional) names, in order, the other tests in which the race
+	// occurred again (same pair of sites, later occurrences): go test
+	// -race fails each test during which a race is reported, the same
+	// race again included.
+	Again map[finding.Pair][]string
 	// Heap (optional) is the allocation of the object a race's address is
 	// in, when it is a heap object traced code (or a std call with a fresh
 	// result) allocated (detect/alloc).

@@ -2,6 +2,7 @@ package rt
 
 import (
 	"context"
+	"reflect"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -404,4 +405,66 @@ func runForked(c *Child, first *atomic.Bool, f func()) {
 	TimerFired(0) // a Reset before this run is ordered before it
 	f()
 	c.Ok()
+}
+
+// Finalizers and cleanups. Go's race detector orders each batch of them
+// after everything every goroutine did before it (racefingo: the
+// finalizer goroutine acquires every goroutine's clock), and runs each
+// cleanup in a race context of its own. rt makes each run a goroutine of
+// its own, born in untraced code, which detectors order after every event
+// so far. Without this, the one goroutine that runs them all was ordered
+// after what came before its first run only, and a later finalizer raced
+// with what its object's goroutine had done before (a false alarm).
+// Cleanups of one batch are ordered here, one after the other, where Go
+// finds races between them (its suite's TestRaceBetweenCleanups).
+
+// SetFinalizer is runtime.SetFinalizer(obj, finalizer).
+func SetFinalizer(obj, finalizer any) {
+	if finalizer != nil {
+		if v := reflect.ValueOf(finalizer); v.Kind() == reflect.Func && !v.IsNil() {
+			finalizer = reflect.MakeFunc(v.Type(), func(args []reflect.Value) []reflect.Value {
+				endCallbackState() // an earlier run's
+				defer endCallbackState()
+				return v.Call(args)
+			}).Interface()
+		}
+	}
+	runtime.SetFinalizer(obj, finalizer) // its checks panic as they would
+}
+
+// AddCleanup is runtime.AddCleanup(ptr, cleanup, arg).
+func AddCleanup[T, S any](ptr *T, cleanup func(S), arg S) runtime.Cleanup {
+	if cleanup == nil {
+		return runtime.AddCleanup(ptr, cleanup, arg) // panics as it would
+	}
+	return runtime.AddCleanup(ptr, func(s S) {
+		endCallbackState()
+		defer endCallbackState()
+		cleanup(s)
+	}, arg)
+}
+
+// endCallbackState ends the state of the current goroutine (the runtime's
+// finalizer or cleanup goroutine) if it has one, born in untraced code, as
+// a goroutine's end does: the next event makes a new one (cur). Called
+// before a run (the state of an earlier run, or of other traced code the
+// goroutine ran) and after it. Not under the controlled scheduler, which
+// numbers goroutines born in untraced code by their goid.
+func endCallbackState() {
+	if ctl || !live.Load() {
+		return
+	}
+	id := goid()
+	s := gtab[id&(gtabSize-1)].Load()
+	if s == nil || s.goid != id {
+		defMu.Lock()
+		s = gmap[id]
+		defMu.Unlock()
+	}
+	if s == nil || !s.untraced {
+		return
+	}
+	s.sync(trace.OpEnd, 0, 0, 0, 0, nil)
+	s.samp.returned()
+	forget(s)
 }

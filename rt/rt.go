@@ -231,6 +231,7 @@ func Flush() {
 // running meanwhile in another goroutine may lose its event.
 func Finish() {
 	schedFlush() // controlled mode's schedule, traced or not
+	defer exitIfDeparted()
 	if !on {
 		return
 	}

@@ -497,6 +497,7 @@ func schedStart(strat sched.Strategy, mode string, seed uint64, pair sched.SiteP
 	sc.mu.Lock()
 	sc.strat = strat
 	sc.stopping = false
+	departExit.Store(false)
 	sc.byGoid = map[uint64]*sg{}
 	sc.all, sc.roots, sc.running, sc.pending = nil, 0, nil, nil
 	sc.locks = map[uint64]*lockState{}

@@ -59,6 +59,11 @@ func enabled(g *sg) bool {
 // schedDispatch gives the token to the goroutine the strategy picks, if
 // nobody holds it and nobody is on the way. sc.mu is held.
 func schedDispatch() {
+	if sc.stopping {
+		// A departure ends the run: no goroutine takes another step, or
+		// the program could reach its own exit before the stop's.
+		return
+	}
 	if !sc.hold.IsZero() {
 		if time.Now().Before(sc.hold) {
 			return
@@ -414,17 +419,29 @@ func schedExpect(o *sg) {
 	schedKick()
 }
 
+// departExit is set when a departure stops the run (clipStop): Finish,
+// whoever calls it first (the stop, or the program's own end: a goroutine
+// that needed no further step), exits with sched.DepartedExit.
+var departExit atomic.Bool
+
+// exitIfDeparted exits with sched.DepartedExit, once, if a departure
+// stopped the run.
+func exitIfDeparted() {
+	if departExit.CompareAndSwap(true, false) {
+		schedExit(sched.DepartedExit)
+	}
+}
+
 func schedNote(n sched.Note) {
 	if sc.out != nil {
 		sc.out.WriteString(sched.FormatNote(n))
 		sc.flushOut()
 	}
 	if n.Kind == "departure" && clipStop && !sc.stopping {
-		// Finish takes sc.mu (held here) to flush the schedule.
+		// Finish takes sc.mu (held here) to flush the schedule, then
+		// exits (exitIfDeparted).
 		sc.stopping = true
-		go func() {
-			Finish()
-			schedExit(sched.DepartedExit)
-		}()
+		departExit.Store(true)
+		go Finish()
 	}
 }

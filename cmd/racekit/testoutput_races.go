@@ -11,7 +11,9 @@ import (
 	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/detect/deadlock"
 	"github.com/racekit/racekit/detect/leak"
+	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/report"
+	"github.com/racekit/racekit/trace"
 	"github.com/racekit/racekit/trace/tracefile"
 )
 
@@ -57,9 +59,19 @@ type testRaces struct {
 	a       *analyze.Analysis
 	results []report.Result
 	n       int
-	cycles  []deadlock.Cycle
-	leaks   []leak.Leak
-	stall   bool // the binary's run stalled: a.Stalled is its deadlock
+	// again: races first reported in another test (named) that occurred
+	// again in this one; they fail it, as go test -race fails each test
+	// during which a race is reported.
+	again  []againRace
+	cycles []deadlock.Cycle
+	leaks  []leak.Leak
+	stall  bool // the binary's run stalled: a.Stalled is its deadlock
+}
+
+// againRace is a race of an earlier test's report that occurred again.
+type againRace struct {
+	first string // the test whose output holds the report
+	group finding.Group
 }
 
 // binary reports whether tr holds the findings of a test binary (cycles,
@@ -94,24 +106,33 @@ func (o *testOutput) packageRaces(pkg string) ([]*testRaces, int) {
 			total += n
 		}
 		index := map[string]*testRaces{}
+		of := func(name string) *testRaces {
+			tr := index[name]
+			if tr == nil {
+				tr = &testRaces{test: name, a: a, results: make([]report.Result, len(a.Results))}
+				for i := range tr.results {
+					r := a.Results[i]
+					r.Groups = nil
+					tr.results[i] = r
+				}
+				index[name] = tr
+				byTest = append(byTest, tr)
+			}
+			return tr
+		}
 		for ri, res := range a.Results {
 			for _, g := range res.Groups {
 				name := res.Tests[g.Pair()]
-				tr := index[name]
-				if tr == nil {
-					tr = &testRaces{test: name, a: a, results: make([]report.Result, len(a.Results))}
-					for i := range tr.results {
-						r := a.Results[i]
-						r.Groups = nil
-						tr.results[i] = r
-					}
-					index[name] = tr
-					byTest = append(byTest, tr)
-				}
+				tr := of(name)
 				tr.results[ri].Groups = append(tr.results[ri].Groups, g)
 				tr.n++
 				total++
 				races++
+				for _, later := range res.Again[g.Pair()] {
+					tr := of(later)
+					tr.again = append(tr.again, againRace{first: name, group: g})
+					tr.n++
+				}
 			}
 		}
 	}
@@ -156,6 +177,9 @@ func (o *testOutput) writeTests(byTest []*testRaces, chatty bool, line func(test
 			}
 			continue
 		}
+		for _, ag := range tr.again {
+			fmt.Fprintf(&b, "==================\nWARNING: DATA RACE (again: %s)\n==================\n", againText(tr.a.Meta, ag))
+		}
 		for _, s := range strings.SplitAfter(b.String(), "\n") {
 			if s != "" {
 				line(tr.test, s)
@@ -177,6 +201,20 @@ func (o *testOutput) writeTests(byTest []*testRaces, chatty bool, line func(test
 		line(tr.test, head)
 		line(tr.test, msg)
 	}
+}
+
+// againText names a race that occurred again by its two sites and the
+// test whose output shows its report.
+func againText(m *trace.Meta, ag againRace) string {
+	where := "outside of test execution"
+	if ag.first != "" {
+		where = "in " + ag.first
+	}
+	site := func(id trace.SiteID) string {
+		st := m.Site(id)
+		return fmt.Sprintf("%s:%d", filepath.Base(st.File), st.Line)
+	}
+	return fmt.Sprintf("the race between %s and %s, reported %s", site(ag.group.Cur.Site), site(ag.group.Prev.Site), where)
 }
 
 // analyze runs the detectors over one trace and prints its warnings.
