@@ -297,6 +297,7 @@ var keepImport = map[string]string{
 	"log":         "Fatal",
 	"time":        "Now",
 	"reflect":     "Copy", // google.golang.org/protobuf/internal/impl: reflect.New alone
+	"runtime":     "GC",   // hashicorp/go-msgpack's codec: runtime.SetFinalizer alone
 
 	"testing/synctest": "Wait",
 }
