@@ -196,6 +196,15 @@ var stdEntries = []struct {
 	{"r:W", pre("encoding/json.Decoder.", "Decode", "Token", "More", "UseNumber", "DisallowUnknownFields")},
 	{"r:R", pre("encoding/json.Decoder.", "Buffered", "InputOffset")},
 
+	// net's addresses: formatting one reads its IP's bytes (and a mask's),
+	// which the program may share (hashicorp/serf's mDNS agent formats a
+	// TCPAddr around an IP that miekg/dns's unpacking wrote); package
+	// modref describes only the address struct itself.
+	{"r:D", pre("net.TCPAddr.", "String", "AddrPort")},
+	{"r:D", pre("net.UDPAddr.", "String", "AddrPort")},
+	{"r:D", pre("net.IPAddr.", "String")},
+	{"r:D", pre("net.IPNet.", "String")},
+
 	// io's helpers fill their buffer argument (see ioBufEffect).
 	{"1:EWB", pre("io.", "ReadFull", "ReadAtLeast")},
 	{"1:EB", pre("os.", "WriteFile")},
