@@ -39,6 +39,11 @@ import (
 //	D       read the object (its first word) and the elements of the slices
 //	        it holds directly (rt.RDeep: a big.Int's words, a bytes.Buffer's
 //	        bytes)
+//	DP      D for an object whose slices hold arrays the program made and
+//	        gave it (a net.TCPAddr's IP: rt.RDeepProgram): D records the
+//	        allocation of an array the first time it is seen with its
+//	        object, as std made it, which would hide the program's earlier
+//	        accesses to it
 //	RA, WA  R or W, for a method that hands the program an array the
 //	        object holds (bytes.Buffer.Bytes, bufio.Reader.Peek): records
 //	        that array's allocation when first seen with its object
@@ -200,10 +205,10 @@ var stdEntries = []struct {
 	// which the program may share (hashicorp/serf's mDNS agent formats a
 	// TCPAddr around an IP that miekg/dns's unpacking wrote); package
 	// modref describes only the address struct itself.
-	{"r:D", pre("net.TCPAddr.", "String", "AddrPort")},
-	{"r:D", pre("net.UDPAddr.", "String", "AddrPort")},
-	{"r:D", pre("net.IPAddr.", "String")},
-	{"r:D", pre("net.IPNet.", "String")},
+	{"r:DP", pre("net.TCPAddr.", "String", "AddrPort")},
+	{"r:DP", pre("net.UDPAddr.", "String", "AddrPort")},
+	{"r:DP", pre("net.IPAddr.", "String")},
+	{"r:DP", pre("net.IPNet.", "String")},
 
 	// io's helpers fill their buffer argument (see ioBufEffect).
 	{"1:EWB", pre("io.", "ReadFull", "ReadAtLeast")},
@@ -349,7 +354,7 @@ func isByteSlice(t types.Type) bool {
 
 // stdHooks names the rt hook of each effect.
 var stdHooks = map[string]string{
-	"R": "R1", "W": "W1", "D": "RDeep", "RA": "R1Arrays", "WA": "W1Arrays", "ER": "Elems", "EB": "ElemsWords", "EW": "ElemsW", "EWB": "ElemsWordsW", "ES": "SortPre",
+	"R": "R1", "W": "W1", "D": "RDeep", "DP": "RDeepProgram", "RA": "R1Arrays", "WA": "W1Arrays", "ER": "Elems", "EB": "ElemsWords", "EW": "ElemsW", "EWB": "ElemsWordsW", "ES": "SortPre",
 	"MR": "MR", "MW": "MW", "J": "RJSON", "F": "RFmt", "WB": "W1",
 }
 
@@ -467,10 +472,13 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 		if e.kind == "EWB" && !narrowElems(typeOf(r.info, op)) {
 			hook = rtAlias + ".ElemsW"
 		}
-		if e.kind == "D" && !r.heapOperand(op, addr) {
+		if (e.kind == "D" || e.kind == "DP") && !r.heapOperand(op, addr) {
 			// A local on the stack: the slices it holds point to the
 			// heap, and only their elements are recorded.
 			hook = rtAlias + ".RSlicesOf"
+			if e.kind == "DP" {
+				hook = rtAlias + ".RSlicesOfProgram"
+			}
 		}
 		if (e.kind == "RA" || e.kind == "WA") && !r.heapOperand(op, addr) {
 			hook = rtAlias + ".ArraysOf" // (the same: only its arrays)
@@ -622,7 +630,7 @@ func (r *rewriter) stdOperandOK(op ast.Expr, e stdEffect) bool {
 	// recorded).
 	t := typeOf(r.info, op)
 	recvAddr := e.operand < 0 && !isPointer(t) && !isMap(t) && !isSlice(t)
-	if !r.heapOperand(op, recvAddr) && e.kind != "D" && e.kind != "RA" && e.kind != "WA" {
+	if !r.heapOperand(op, recvAddr) && e.kind != "D" && e.kind != "DP" && e.kind != "RA" && e.kind != "WA" {
 		return false
 	}
 	tv, ok := r.info.Types[op]

@@ -176,7 +176,25 @@ func RDeep[T any](p *T, site uint32, rec bool) *T {
 	}
 	if on && rec {
 		access(trace.OpRead, unsafe.Pointer(p), 1, site)
-		readSlicesOf(unsafe.Pointer(p), reflect.TypeFor[T](), site)
+		readSlicesOf(unsafe.Pointer(p), reflect.TypeFor[T](), site, true)
+	}
+	return p
+}
+
+// RDeepProgram is RDeep for an object whose slices hold arrays the
+// program made and gave it (a net.TCPAddr's IP): their allocation is not
+// recorded (internalArray), which would hide the program's accesses to
+// them before the call, a race among them.
+func RDeepProgram[T any](p *T, site uint32, rec bool) *T {
+	if p == nil {
+		return p
+	}
+	if ctl {
+		ctlRead(unsafe.Pointer(p), unsafe.Sizeof(*p), site)
+	}
+	if on && rec {
+		access(trace.OpRead, unsafe.Pointer(p), 1, site)
+		readSlicesOf(unsafe.Pointer(p), reflect.TypeFor[T](), site, false)
 	}
 	return p
 }
@@ -187,18 +205,29 @@ func RDeep[T any](p *T, site uint32, rec bool) *T {
 // not.
 func RSlicesOf[T any](p *T, site uint32, rec bool) *T {
 	if p != nil && on && rec {
-		readSlicesOf(unsafe.Pointer(p), reflect.TypeFor[T](), site)
+		readSlicesOf(unsafe.Pointer(p), reflect.TypeFor[T](), site, true)
+	}
+	return p
+}
+
+// RSlicesOfProgram is RDeepProgram without the read of *p (see RSlicesOf).
+func RSlicesOfProgram[T any](p *T, site uint32, rec bool) *T {
+	if p != nil && on && rec {
+		readSlicesOf(unsafe.Pointer(p), reflect.TypeFor[T](), site, false)
 	}
 	return p
 }
 
 // readSlicesOf records reads of the elements of the slice fields of the
-// value of type t at p.
-func readSlicesOf(p unsafe.Pointer, t reflect.Type, site uint32) {
+// value of type t at p, after the allocation of their arrays if internal
+// (std made them: internalArray).
+func readSlicesOf(p unsafe.Pointer, t reflect.Type, site uint32, internal bool) {
 	for _, f := range sliceFields(t) {
 		h := (*sliceHeader)(unsafe.Add(p, f.off))
 		if h.len > 0 && h.data != nil {
-			internalArray(p, h.data, uintptr(h.cap)*f.elem, site)
+			if internal {
+				internalArray(p, h.data, uintptr(h.cap)*f.elem, site)
+			}
 			rangeAccess(trace.OpRead, h.data, f.elem, h.len, site)
 		}
 	}
