@@ -167,25 +167,16 @@ func wordsAccess(kind uint8, p unsafe.Pointer, n uintptr, site uint32, rec bool)
 // whole) and of the elements of the slices *p holds directly (fields of a
 // struct, one level: the words of a *big.Int, the bytes of a
 // bytes.Buffer), and returns p.
-func RDeep[T any](p *T, site uint32, rec bool) *T {
-	if p == nil {
-		return p
-	}
-	if ctl {
-		ctlRead(unsafe.Pointer(p), unsafe.Sizeof(*p), site)
-	}
-	if on && rec {
-		access(trace.OpRead, unsafe.Pointer(p), 1, site)
-		readSlicesOf(unsafe.Pointer(p), reflect.TypeFor[T](), site, true)
-	}
-	return p
-}
+func RDeep[T any](p *T, site uint32, rec bool) *T { return readDeep(p, site, rec, true) }
 
 // RDeepProgram is RDeep for an object whose slices hold arrays the
 // program made and gave it (a net.TCPAddr's IP): their allocation is not
 // recorded (internalArray), which would hide the program's accesses to
 // them before the call, a race among them.
-func RDeepProgram[T any](p *T, site uint32, rec bool) *T {
+func RDeepProgram[T any](p *T, site uint32, rec bool) *T { return readDeep(p, site, rec, false) }
+
+// readDeep is RDeep (internal: std made the arrays) and RDeepProgram.
+func readDeep[T any](p *T, site uint32, rec, internal bool) *T {
 	if p == nil {
 		return p
 	}
@@ -194,7 +185,7 @@ func RDeepProgram[T any](p *T, site uint32, rec bool) *T {
 	}
 	if on && rec {
 		access(trace.OpRead, unsafe.Pointer(p), 1, site)
-		readSlicesOf(unsafe.Pointer(p), reflect.TypeFor[T](), site, false)
+		readSlicesOf(unsafe.Pointer(p), reflect.TypeFor[T](), site, internal)
 	}
 	return p
 }
@@ -203,17 +194,15 @@ func RDeepProgram[T any](p *T, site uint32, rec bool) *T {
 // that may live on its goroutine's stack (instrument's heapOperand), whose
 // address moves when the stack grows; the arrays its slices point to do
 // not.
-func RSlicesOf[T any](p *T, site uint32, rec bool) *T {
-	if p != nil && on && rec {
-		readSlicesOf(unsafe.Pointer(p), reflect.TypeFor[T](), site, true)
-	}
-	return p
-}
+func RSlicesOf[T any](p *T, site uint32, rec bool) *T { return readSlices(p, site, rec, true) }
 
 // RSlicesOfProgram is RDeepProgram without the read of *p (see RSlicesOf).
-func RSlicesOfProgram[T any](p *T, site uint32, rec bool) *T {
+func RSlicesOfProgram[T any](p *T, site uint32, rec bool) *T { return readSlices(p, site, rec, false) }
+
+// readSlices is RSlicesOf and RSlicesOfProgram.
+func readSlices[T any](p *T, site uint32, rec, internal bool) *T {
 	if p != nil && on && rec {
-		readSlicesOf(unsafe.Pointer(p), reflect.TypeFor[T](), site, false)
+		readSlicesOf(unsafe.Pointer(p), reflect.TypeFor[T](), site, internal)
 	}
 	return p
 }
