@@ -1144,9 +1144,11 @@ func (r *rewriter) rd(e ast.Expr) {
 			}
 			if fn != "" && named {
 				lo, hi := r.span(x)
-				site := r.site(x.Pos())
+				var site string
 				if fn == "NewLit" {
 					site = r.allocSite(x.Pos())
+				} else {
+					site = r.site(x.Pos())
 				}
 				r.ed.wrapInner(lo, hi, rtAlias+"."+fn+"("+name, ", "+site+")")
 			}

@@ -111,11 +111,7 @@ func End(c *Child) {
 	if c == nil || c.st == nil {
 		return
 	}
-	if live.Load() {
-		c.st.sync(trace.OpEnd, 0, 0, 0, 0, nil)
-	}
-	c.st.samp.returned() // tp-ad: its slot goes back to the go statement's pool
-	forget(c.st)
+	c.st.end()
 	if !c.ok {
 		Flush()
 	}
@@ -461,10 +457,16 @@ func endCallbackState() {
 		s = gmap[id]
 		defMu.Unlock()
 	}
-	if s == nil || !s.untraced {
-		return
+	if s != nil && s.untraced {
+		s.end()
 	}
-	s.sync(trace.OpEnd, 0, 0, 0, 0, nil)
-	s.samp.returned()
+}
+
+// end is the goroutine's last event: its End, then it is forgotten.
+func (s *gstate) end() {
+	if live.Load() {
+		s.sync(trace.OpEnd, 0, 0, 0, 0, nil)
+	}
+	s.samp.returned() // tp-ad: its slot goes back to the go statement's pool
 	forget(s)
 }
