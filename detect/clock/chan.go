@@ -38,34 +38,37 @@ const maxRange = 64
 // folded into the channel's wide clocks (more order, never less).
 const maxMsgs = 4096
 
-// maxMsgEntries bounds the clock entries (4 bytes each) of all channels'
-// per-message clocks together: past it, a channel that adds one folds all
-// of its own into its wide clocks (Counters.ChanFolds). A receive's clock
-// R[k] waits for the (k+C)-th send, which a channel of large capacity may
-// never see: thousands of such channels, each holding its receives'
-// clocks at the width of thousands of goroutines, took the analysis past
-// the machine's memory (watermill's gochannel tests). A variable for the
-// tests.
-var maxMsgEntries int64 = 1 << 26
+// maxMsgBytes bounds the memory of all channels' per-message clocks
+// together: past it, a channel that adds one folds all of its own into its
+// wide clocks (Counters.ChanFolds). A receive's clock R[k] waits for the
+// (k+C)-th send, which a channel of large capacity may never see:
+// thousands of such channels, each holding its receives' clocks at the
+// width of thousands of goroutines, took the analysis past the machine's
+// memory (watermill's gochannel tests). A message clock shares the chunks
+// of its goroutine's clock (vc.Shared): it is counted at what it adds,
+// vc.SharedBytes, a lower bound (a chunk the goroutine has moved on from
+// stays with it). A variable for the tests.
+var maxMsgBytes int64 = 1 << 28
 
-// MaxMsgBytes is maxMsgEntries in bytes, for the analysis' warning.
-func MaxMsgBytes() int64 { return maxMsgEntries * 4 }
+// MaxMsgBytes is the bound on all channels' per-message clocks, in bytes,
+// for the analysis' warning.
+func MaxMsgBytes() int64 { return maxMsgBytes }
 
 // maxFree bounds the completed operations' clocks kept for reuse.
 const maxFree = 1024
 
 // chanState is one channel's message clocks.
 type chanState struct {
-	msgs     map[uint64]vc.VectorClock // M[k]: the clock of the send of message k
-	rcvs     map[uint64]vc.VectorClock // R[k]: the clock of the k-th receive
-	wideSend vc.VectorClock            // sends whose number is unknown: every receive joins it
-	wideRecv vc.VectorClock            // receives whose number is unknown: every send completion joins it
-	closed   vc.VectorClock            // the close
-	pend     []pendOp                  // begun, not completed
-	sends    uint64                    // send completions seen
-	recvs    uint64                    // receive completions seen
-	cap      uint64                    // the capacity its sends gave
-	limit    int                       // sweep past this many clocks
+	msgs     map[uint64]vc.Shared // M[k]: the clock of the send of message k
+	rcvs     map[uint64]vc.Shared // R[k]: the clock of the k-th receive
+	wideSend vc.Shared            // sends whose number is unknown: every receive joins it
+	wideRecv vc.Shared            // receives whose number is unknown: every send completion joins it
+	closed   vc.Shared            // the close
+	pend     []pendOp             // begun, not completed
+	sends    uint64               // send completions seen
+	recvs    uint64               // receive completions seen
+	cap      uint64               // the capacity its sends gave
+	limit    int                  // sweep past this many clocks
 }
 
 // pendOp is a begun channel operation.
@@ -73,14 +76,14 @@ type pendOp struct {
 	t    *Thread
 	send bool
 	cap  uint64
-	done uint64         // completions of its direction seen before it
-	c    vc.VectorClock // C_t at the operation
+	done uint64    // completions of its direction seen before it
+	c    vc.Shared // C_t at the operation
 }
 
 func (k *Tracker) chanOf(ch uint64) *chanState {
 	s := k.chans.Get(ch)
 	if *s == nil {
-		*s = &chanState{msgs: map[uint64]vc.VectorClock{}, rcvs: map[uint64]vc.VectorClock{}}
+		*s = &chanState{msgs: map[uint64]vc.Shared{}, rcvs: map[uint64]vc.Shared{}}
 	}
 	return *s
 }
@@ -94,7 +97,10 @@ func Message(e *trace.Event) bool {
 // Incoming is the clock the last message completion (a rcv with
 // trace.FlagMessage) joined into its goroutine's clock: what reached it
 // over the channel. It is the Tracker's own, valid until the next event.
-func (k *Tracker) Incoming() vc.VectorClock { return k.in }
+func (k *Tracker) Incoming() vc.VectorClock {
+	k.inFlat = k.in.FlatInto(k.inFlat)
+	return k.inFlat
+}
 
 // dropPending forgets t's begun channel operations: t went on, so each
 // one completed (and was resolved) or was a select case not chosen.
@@ -174,11 +180,11 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 			// `select { case conns <- c: case <-done: }`).
 			k.dropPendingThrough(t, s)
 		}
-		var c vc.VectorClock
+		var c vc.Shared
 		if n := len(k.free); n > 0 {
 			c, k.free = k.free[n-1], k.free[:n-1]
 		}
-		c.Copy(t.c)
+		t.image().CopyTo(&c)
 		done := s.recvs
 		if kind == trace.MsgSend {
 			done, s.cap = s.sends, m.Cap()
@@ -192,7 +198,7 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 	case trace.MsgClose:
 		k.dropPending(t)
 		t.inSelect = false
-		s.closed.Join(t.c)
+		t.image().JoinTo(&s.closed)
 		k.releaseTo(t, objClock(&k.syncs, e.Obj))
 		t.tick()
 		return
@@ -212,9 +218,8 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 	if known && hi-lo >= maxRange {
 		known = false
 	}
-	in := k.in[:cap(k.in)]
-	clear(in) // Join grows into the capacity without zeroing it
-	in = in[:0]
+	in := &k.in
+	in.Reset()
 	if send {
 		// The receives synchronized before this completion: receive j
 		// for j in [lo-C, hi-C], and any still pending.
@@ -235,7 +240,7 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 		}
 		switch {
 		case !begun:
-			s.wideSend.Join(t.c) // no begin seen: publish the clock it had
+			t.image().JoinTo(&s.wideSend) // no begin seen: publish the clock it had
 		case known:
 			for j := lo; j <= hi; j++ {
 				c, had := s.msgs[j]
@@ -272,7 +277,7 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 		switch {
 		case kind == trace.MsgRecvClosed:
 		case !begun:
-			s.wideRecv.Join(t.c) // no begin seen: publish the clock it had
+			t.image().JoinTo(&s.wideRecv) // no begin seen: publish the clock it had
 		case known:
 			for j := lo; j <= hi; j++ {
 				c, had := s.rcvs[j]
@@ -290,9 +295,9 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 	if begun {
 		k.reuse(p.c)
 	}
-	k.in = in
-	if t.c.JoinChanged(in) {
+	if old := t.cver; t.c.JoinShared(*in, &t.img) {
 		k.learnt(t)
+		t.img.Advance(old, t.cver) // the chunks it changed are noted
 	}
 	t.refresh()
 }
@@ -302,7 +307,7 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 // (trace.ChanMsg), so message k can be about no later receive once k is
 // at most the receives completed before every pending or later receive
 // began, and R[j] about no later send once j+C is at most the same count
-// of sends. Past maxMsgs clocks still needed, or past maxMsgEntries for
+// of sends. Past maxMsgs clocks still needed, or past maxMsgBytes for
 // all channels, they are merged into the wide clocks (each then orders
 // every later operation: more order, never less).
 func (k *Tracker) fold(s *chanState) {
@@ -352,20 +357,21 @@ func (k *Tracker) fold(s *chanState) {
 }
 
 // msgsOver reports whether all channels' per-message clocks, at the
-// current clock width, pass maxMsgEntries.
+// current clock width, pass maxMsgBytes.
 func (k *Tracker) msgsOver() bool {
-	return k.msgClocks*int64(max(len(k.threads), 1)) > maxMsgEntries
+	return k.msgClocks*vc.SharedBytes(len(k.threads)) > maxMsgBytes
 }
 
 // freeClock takes back a per-message clock that fold removed.
-func (k *Tracker) freeClock(c vc.VectorClock) {
+func (k *Tracker) freeClock(c vc.Shared) {
 	k.msgClocks--
 	k.reuse(c)
 }
 
 // reuse keeps c's storage for a later operation's clock, up to maxFree.
-func (k *Tracker) reuse(c vc.VectorClock) {
+func (k *Tracker) reuse(c vc.Shared) {
 	if len(k.free) < maxFree {
-		k.free = append(k.free, c[:0])
+		c.Reset()
+		k.free = append(k.free, c)
 	}
 }

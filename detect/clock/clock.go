@@ -114,7 +114,8 @@ type Thread struct {
 	// by a tick; memo holds, per object clock seen, the version joined.
 	cver     uint64
 	memo     *[memoSlots]memoEntry
-	inSelect bool // its last sync event begun a channel operation
+	img      vc.Image // c in chunks, which the clocks it is copied into share (vc.Shared)
+	inSelect bool     // its last sync event begun a channel operation
 	// atomPub: the word clock a store or read-modify-write inside the
 	// word's private lock publishes into at the lock's release (GoAtomics).
 	atomPub *objVC
@@ -167,6 +168,13 @@ func (t *Thread) Holds(lock uint64) (held, write bool) {
 		}
 	}
 	return held, write
+}
+
+// image returns t's clock in chunks, up to date (cver changes whenever c
+// does, but by a tick).
+func (t *Thread) image() *vc.Image {
+	t.img.Sync(t.c, t.cver, trace.GID(t.id))
+	return &t.img
 }
 
 // refresh recomputes the cached epoch after c changed.
@@ -229,10 +237,11 @@ type Tracker struct {
 	exact   bool                     // every join made (tests: the skips against none)
 	goAtom  bool                     // GoAtomics
 	chans   shadow.Table[*chanState] // channels with message events (chan.go)
-	in      vc.VectorClock           // Incoming
-	free    []vc.VectorClock         // reusable clocks of completed operations
+	in      vc.Shared                // Incoming
+	inFlat  vc.VectorClock           // Incoming's result
+	free    []vc.Shared              // reusable clocks of completed operations
 	// msgClocks counts the per-message clocks of all channels (chan.go),
-	// chanFolds the times a channel's were merged for maxMsgEntries.
+	// chanFolds the times a channel's were merged for maxMsgBytes.
 	msgClocks, chanFolds int64
 
 	// Recycling (Recycle; see the package comment).
@@ -647,7 +656,7 @@ func objClock(m *shadow.Table[*objVC], obj uint64) *objVC {
 // thirds of the analysis of an atomics-heavy trace (maypok86/otter, corpus
 // session 27); the result is the same clocks.
 type objVC struct {
-	c       vc.VectorClock
+	c       vc.Shared
 	ver     uint64  // changes whenever c does
 	from    *Thread // the goroutine whose release made the latest change,
 	fromVer uint64  // and its cver then: c ⊒ its clock then
@@ -692,8 +701,9 @@ func (k *Tracker) acquireFrom(t *Thread, o *objVC) {
 	if k.knows(t, o, m) {
 		return
 	}
-	if t.c.JoinChanged(o.c) {
+	if old := t.cver; t.c.JoinShared(o.c, &t.img) {
 		t.cver = k.bump()
+		t.img.Advance(old, t.cver) // the chunks it changed are noted
 	}
 	m.o, m.ver = o, o.ver
 }
@@ -711,7 +721,7 @@ func (k *Tracker) releaseTo(t *Thread, o *objVC) {
 			changed = true
 		}
 	} else {
-		changed = o.c.JoinChanged(t.c)
+		changed = t.image().JoinTo(&o.c)
 	}
 	if changed {
 		o.ver = k.bump()
@@ -732,7 +742,7 @@ func (k *Tracker) copyTo(t *Thread, o *objVC) {
 		k.releaseTo(t, o)
 		return
 	}
-	o.c.Copy(t.c)
+	t.image().CopyTo(&o.c)
 	o.ver = k.bump()
 	o.from, o.fromVer, o.sub = t, t.cver, true
 	m.o, m.ver = o, o.ver
@@ -740,8 +750,8 @@ func (k *Tracker) copyTo(t *Thread, o *objVC) {
 
 // reset is o := ⊥.
 func (k *Tracker) reset(o *objVC) {
-	if len(o.c) > 0 {
-		o.c = o.c[:0]
+	if o.c.Len() > 0 {
+		o.c.Reset()
 		o.ver = k.bump()
 	}
 	o.from = nil

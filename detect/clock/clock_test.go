@@ -840,7 +840,7 @@ func trimZeros(c vc.VectorClock) vc.VectorClock {
 	return c
 }
 
-// TestChanMsgBudget: past maxMsgEntries for all channels' per-message
+// TestChanMsgBudget: past maxMsgBytes for all channels' per-message
 // clocks, a channel that adds one merges its own into its wide clocks.
 // On a trace where producers send through many buffered channels whose
 // receivers never let the (k+C)-th send come (each R[k] waits for it
@@ -878,8 +878,8 @@ func TestChanMsgBudget(t *testing.T) {
 	if free.msgClocks < 8*40 {
 		t.Fatalf("unbounded: %d per-message clocks held, want every receive's (320)", free.msgClocks)
 	}
-	defer func(old int64) { maxMsgEntries = old }(maxMsgEntries)
-	maxMsgEntries = 50 * 3 // 50 clocks of the trace's 3 goroutines
+	defer func(old int64) { maxMsgBytes = old }(maxMsgBytes)
+	maxMsgBytes = 50 * vc.SharedBytes(3) // 50 clocks of the trace's 3 goroutines
 	bounded, bsteps := feed(AllEdges, tr)
 	if n := bounded.Counters().ChanFolds; n == 0 {
 		t.Errorf("bounded: no fold counted")

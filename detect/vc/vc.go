@@ -44,7 +44,11 @@ func (v *VectorClock) grow(n int) {
 		return
 	}
 	if cap(*v) >= n {
+		// Past the length is what a clock shortened to reuse its
+		// storage held (an objVC's reset): ⊥ again.
+		old := len(*v)
 		*v = (*v)[:n]
+		clear((*v)[old:])
 		return
 	}
 	nv := make(VectorClock, n, max(n, 2*cap(*v)))

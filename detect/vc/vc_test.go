@@ -69,3 +69,16 @@ func TestEpochPacking(t *testing.T) {
 		t.Fatalf("String = %q", got)
 	}
 }
+
+// TestJoinAfterShorteningIsBottom: a clock shortened to reuse its storage
+// (an objVC's reset, R_L := ⊥) is ⊥: a later join must not bring back
+// what the storage held.
+func TestJoinAfterShorteningIsBottom(t *testing.T) {
+	v := VectorClock{5, 6, 7}
+	v = v[:0]
+	v.Join(VectorClock{1})
+	v.Set(2, 1)
+	if want := (VectorClock{1, 0, 1}); v.String() != want.String() {
+		t.Fatalf("got %v, want %v", v, want)
+	}
+}

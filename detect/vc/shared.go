@@ -1,0 +1,387 @@
+package vc
+
+import "github.com/racekit/racekit/trace"
+
+// Shared clocks: the clocks of sync objects, channels' messages and
+// pending operations are copies and joins of goroutines' clocks, each as
+// wide as the goroutines alive at once. A program with ten thousand
+// goroutines passing work over a channel each (a worker pool) made every
+// such clock 80 KB, most of it the same knowledge in every one of them:
+// ants' tests took the analysis past 9 GB. A Shared clock is kept in
+// chunks of chunkLen entries that clocks copied from one another share,
+// and a join skips a chunk the other side shares with it.
+//
+// A chunk reachable from more than one clock is never modified (copy on
+// write); a chunk a Shared made for itself is, in place, until it hands
+// it on (the chunk's owner is the Shared's token).
+
+const (
+	chunkShift = 6
+	chunkLen   = 1 << chunkShift
+)
+
+type chunk struct {
+	v     [chunkLen]uint32
+	owner *byte // the token of the one Shared that may modify it; nil: frozen
+}
+
+// chunks is the number of chunks n entries take.
+func chunks(n int) int { return (n + chunkLen - 1) >> chunkShift }
+
+// SharedBytes is what a Shared copied from a goroutine's clock of width
+// entries takes beyond the chunks it shares with it: a pointer per chunk
+// and its own copy of the chunk of the goroutine's own entry.
+func SharedBytes(width int) int64 {
+	return int64(chunks(width))*8 + int64(chunkLen)*4 + 8
+}
+
+// Shared is a vector clock of shared chunks; the zero value is ⊥. Like a
+// VectorClock, a Shared value is a handle: a copy of it aliases the same
+// storage (Clone makes an independent one).
+type Shared struct {
+	ch  []*chunk // nil: a chunk of zeros
+	tok *byte    // ownership token, made at the first chunk it owns
+}
+
+// Get returns the clock of g.
+func (s Shared) Get(g trace.GID) uint32 {
+	if i := int(g >> chunkShift); i < len(s.ch) && s.ch[i] != nil {
+		return s.ch[i].v[g&(chunkLen-1)]
+	}
+	return 0
+}
+
+// Len is the number of entries s may hold (a multiple of chunkLen).
+func (s Shared) Len() int { return len(s.ch) << chunkShift }
+
+// Reset sets s to ⊥, keeping its storage.
+func (s *Shared) Reset() {
+	clear(s.ch)
+	s.ch = s.ch[:0]
+}
+
+// grow makes s hold at least n chunks (new ones ⊥).
+func (s *Shared) grow(n int) {
+	if len(s.ch) >= n {
+		return
+	}
+	if cap(s.ch) >= n {
+		old := len(s.ch)
+		s.ch = s.ch[:n]
+		clear(s.ch[old:])
+		return
+	}
+	nc := make([]*chunk, n, max(n, 2*cap(s.ch)))
+	copy(nc, s.ch)
+	s.ch = nc
+}
+
+// own returns chunk i of s modifiable in place: its own, or a copy of
+// what is there.
+func (s *Shared) own(i int) *chunk {
+	c := s.ch[i]
+	if c != nil && c.owner == s.tok && s.tok != nil {
+		return c
+	}
+	if s.tok == nil {
+		s.tok = new(byte)
+	}
+	n := &chunk{owner: s.tok}
+	if c != nil {
+		n.v = c.v
+	}
+	s.ch[i] = n
+	return n
+}
+
+// share returns c to be referenced by another clock: frozen.
+func share(c *chunk) *chunk {
+	if c != nil {
+		c.owner = nil
+	}
+	return c
+}
+
+// Set sets the clock of g.
+func (s *Shared) Set(g trace.GID, c uint32) {
+	i := int(g >> chunkShift)
+	s.grow(i + 1)
+	s.own(i).v[g&(chunkLen-1)] = c
+}
+
+// Join sets s to s ⊔ o and reports whether s changed.
+func (s *Shared) Join(o Shared) bool {
+	s.grow(len(o.ch))
+	changed := false
+	for i, b := range o.ch {
+		if s.joinChunk(i, b) {
+			changed = true
+		}
+	}
+	return changed
+}
+
+// joinChunk is chunk i of s ⊔= b: b itself when it is at least what s
+// has, shared rather than copied.
+func (s *Shared) joinChunk(i int, b *chunk) bool {
+	a := s.ch[i]
+	if a == b || b == nil {
+		return false
+	}
+	if a == nil || leqChunk(a, b) {
+		same := a != nil && a.v == b.v
+		s.ch[i] = share(b) // equal or not: one chunk for both
+		return !same
+	}
+	if leqChunk(b, a) {
+		return false
+	}
+	w := s.own(i)
+	for j, c := range b.v {
+		w.v[j] = max(w.v[j], c)
+	}
+	return true
+}
+
+func leqChunk(a, b *chunk) bool {
+	for j, c := range a.v {
+		if c > b.v[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// Clone returns an independent copy of s (sharing its chunks, frozen).
+func (s Shared) Clone() Shared {
+	n := Shared{ch: make([]*chunk, len(s.ch))}
+	for i, c := range s.ch {
+		n.ch[i] = share(c)
+	}
+	return n
+}
+
+// Flat returns s as a VectorClock.
+func (s Shared) Flat() VectorClock { return s.FlatInto(nil) }
+
+// FlatInto returns s as a VectorClock, in dst's storage.
+func (s Shared) FlatInto(dst VectorClock) VectorClock {
+	dst = dst[:0]
+	dst.grow(s.Len())
+	for i, c := range s.ch {
+		if c != nil {
+			copy(dst[i<<chunkShift:], c.v[:])
+		}
+	}
+	return dst
+}
+
+func (s Shared) String() string { return s.Flat().String() }
+
+// Image is the chunked picture of a VectorClock that only grows (a
+// goroutine's), kept so that the clocks copied from it share its chunks.
+// Each chunk is at most the clock's chunk: equal after Sync, until the
+// clock changes. The chunk of the clock's own entry, which changes at
+// every tick, is copied rather than shared, so that a goroutine that
+// releases again and again updates its image and the objects' copies in
+// place (with fewer than chunkLen goroutines, every clock is that one
+// chunk: no allocation per event).
+type Image struct {
+	ch    []*chunk
+	tok   *byte  // owner of the chunks m may still update in place
+	own   int    // the chunk of the own entry Sync was given
+	ver   uint64 // the version Sync was told the clock had,
+	valid bool   // if Sync ran since the image was made or forked
+	dirty []int  // chunks JoinShared changed in the clock since (Advance)
+}
+
+// Sync makes m equal v. ver is v's version (it changes whenever v does
+// other than at entry own) and own the one entry that may have changed
+// without a new version: only its chunk is looked at then.
+func (m *Image) Sync(v VectorClock, ver uint64, own trace.GID) {
+	n := chunks(len(v))
+	m.own = int(own >> chunkShift)
+	if m.tok == nil {
+		m.tok = new(byte)
+	}
+	if m.valid && ver == m.ver && len(m.ch) == n {
+		if i := int(own >> chunkShift); i < n {
+			m.syncChunk(v, i)
+		}
+		for _, i := range m.dirty {
+			m.syncChunk(v, i)
+		}
+		m.dirty = m.dirty[:0]
+		return
+	}
+	m.dirty = m.dirty[:0]
+	if len(m.ch) > n { // only after a Fork from a wider clock than v
+		clear(m.ch[n:])
+		m.ch = m.ch[:n]
+	}
+	for len(m.ch) < n {
+		m.ch = append(m.ch, nil)
+	}
+	for i := range n {
+		m.syncChunk(v, i)
+	}
+	m.ver, m.valid = ver, true
+}
+
+// syncChunk makes chunk i of m equal chunk i of v.
+func (m *Image) syncChunk(v VectorClock, i int) {
+	lo := i << chunkShift
+	part := v[lo:min(lo+chunkLen, len(v))]
+	if c := m.ch[i]; c != nil && eqPart(c, part) {
+		return
+	}
+	zero := true
+	for _, x := range part {
+		if x != 0 {
+			zero = false
+			break
+		}
+	}
+	if zero {
+		m.ch[i] = nil
+		return
+	}
+	c := m.ch[i]
+	if c == nil || c.owner != m.tok {
+		c = &chunk{owner: m.tok}
+		m.ch[i] = c
+	}
+	n := copy(c.v[:], part)
+	clear(c.v[n:])
+}
+
+// eqPart reports whether c holds part, zeros after it.
+func eqPart(c *chunk, part []uint32) bool {
+	if len(part) == chunkLen {
+		return [chunkLen]uint32(part) == c.v
+	}
+	for j, x := range c.v {
+		if j < len(part) {
+			if x != part[j] {
+				return false
+			}
+		} else if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Advance tells m its clock's version went from old to new by
+// JoinShared(_, m) alone, which noted the chunks it changed: if m was in
+// step with old, the next Sync looks at those only.
+func (m *Image) Advance(old, new uint64) {
+	if m.valid && m.ver == old {
+		m.ver = new
+	}
+}
+
+// Fork starts m, the image of a new clock that is at least the clock of
+// parent's image, from parent's chunks.
+func (m *Image) Fork(parent *Image) {
+	m.ch = m.ch[:0]
+	for _, c := range parent.ch {
+		m.ch = append(m.ch, share(c))
+	}
+	m.valid = false
+}
+
+// CopyTo sets dst to the clock m pictures (call Sync first).
+func (m *Image) CopyTo(dst *Shared) {
+	dst.grow(len(m.ch))
+	for i, b := range m.ch {
+		if i == m.own && b != nil {
+			dst.own(i).v = b.v // in place when dst has its own copy
+			continue
+		}
+		dst.ch[i] = share(b)
+	}
+	clear(dst.ch[len(m.ch):])
+	dst.ch = dst.ch[:len(m.ch)]
+}
+
+// JoinTo sets dst to dst ⊔ the clock m pictures (call Sync first) and
+// reports whether dst changed.
+func (m *Image) JoinTo(dst *Shared) bool {
+	dst.grow(len(m.ch))
+	changed := false
+	for i, b := range m.ch {
+		if i == m.own && b != nil {
+			if a := dst.ch[i]; a != nil && leqChunk(b, a) {
+				continue
+			}
+			w := dst.own(i)
+			for j, c := range b.v {
+				w.v[j] = max(w.v[j], c)
+			}
+			changed = true
+			continue
+		}
+		if dst.joinChunk(i, b) {
+			changed = true
+		}
+	}
+	return changed
+}
+
+// JoinShared sets v to v ⊔ s and reports whether v changed. m, v's image
+// (nil: none), lets it skip the chunks s shares with v, and takes s's
+// chunk where v ends up equal to it.
+func (v *VectorClock) JoinShared(s Shared, m *Image) bool {
+	changed := false
+	for i, b := range s.ch {
+		if b == nil {
+			continue
+		}
+		if m != nil && i < len(m.ch) && m.ch[i] == b {
+			continue // v ⊒ m's chunk, which is b
+		}
+		lo := i << chunkShift
+		need := lo + lastNonzero(b) + 1
+		if need <= lo {
+			continue // a chunk of zeros
+		}
+		v.grow(need)
+		w := (*v)[lo:min(lo+chunkLen, len(*v))]
+		same := true // v's chunk ends equal to b (zeros past w on both sides)
+		grew := false
+		for j, c := range b.v[:len(w)] {
+			switch {
+			case c > w[j]:
+				w[j] = c
+				grew = true
+			case c < w[j]:
+				same = false
+			}
+		}
+		changed = changed || grew
+		if m != nil && i < len(m.ch) {
+			switch {
+			case same && b.owner == nil:
+				m.ch[i] = b // frozen already: taking it freezes no one's chunk
+			case grew:
+				if len(m.dirty) < len(m.ch) {
+					m.dirty = append(m.dirty, i)
+				} else {
+					m.valid = false // many acquires, no release: Sync compares all
+				}
+			}
+		}
+	}
+	return changed
+}
+
+// lastNonzero is the index of c's last nonzero entry (-1: none).
+func lastNonzero(c *chunk) int {
+	for j := chunkLen - 1; j >= 0; j-- {
+		if c.v[j] != 0 {
+			return j
+		}
+	}
+	return -1
+}

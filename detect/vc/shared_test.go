@@ -1,0 +1,171 @@
+package vc
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/racekit/racekit/trace"
+)
+
+// TestSharedAgainstFlat runs random operations on goroutine clocks (flat,
+// each with its Image) and object clocks (Shared), and the same on plain
+// VectorClocks, the reference: after each, every clock must read the same.
+// Widths cross several chunks; values stay small so that chunks are often
+// equal, ordered or not (every branch of joinChunk and JoinShared).
+func TestSharedAgainstFlat(t *testing.T) {
+	for seed := range uint64(40) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		width := 1 + r.IntN(4*chunkLen)
+		const nThreads, nObjs = 4, 6
+		type thread struct {
+			c   VectorClock
+			img Image
+			ver uint64
+		}
+		var ths [nThreads]thread
+		var refT [nThreads]VectorClock
+		var objs [nObjs]Shared
+		var refO [nObjs]VectorClock
+		var vers uint64
+		check := func(step int, what string) {
+			t.Helper()
+			for i := range ths {
+				for g := range width + chunkLen {
+					if got, want := ths[i].c.Get(trace.GID(g)), refT[i].Get(trace.GID(g)); got != want {
+						t.Fatalf("seed %d step %d (%s): thread %d entry %d = %d, want %d", seed, step, what, i, g, got, want)
+					}
+				}
+			}
+			for i := range objs {
+				for g := range width + chunkLen {
+					if got, want := objs[i].Get(trace.GID(g)), refO[i].Get(trace.GID(g)); got != want {
+						t.Fatalf("seed %d step %d (%s): object %d entry %d = %d, want %d", seed, step, what, i, g, got, want)
+					}
+				}
+			}
+		}
+		for step := range 3000 {
+			ti, oi := r.IntN(nThreads), r.IntN(nObjs)
+			th := &ths[ti]
+			g := trace.GID(r.IntN(width))
+			var what string
+			switch op := r.IntN(10); op {
+			case 0, 1: // tick: the own entry changes without a new version
+				what = "tick"
+				own := trace.GID(ti * width / nThreads)
+				th.c.Inc(own)
+				refT[ti].Inc(own)
+				th.img.Sync(th.c, th.ver, own)
+			case 2: // a raise elsewhere, with a new version
+				what = "raise"
+				c := th.c.Get(g) + uint32(r.IntN(3))
+				th.c.Set(g, c)
+				refT[ti].Set(g, c)
+				vers++
+				th.ver = vers
+			case 3: // release: o := C_t
+				what = "copy"
+				th.img.Sync(th.c, th.ver, trace.GID(ti*width/nThreads))
+				th.img.CopyTo(&objs[oi])
+				refO[oi].Copy(refT[ti])
+			case 4: // release: o ⊔= C_t
+				what = "join to"
+				th.img.Sync(th.c, th.ver, trace.GID(ti*width/nThreads))
+				changed := th.img.JoinTo(&objs[oi])
+				if want := refO[oi].JoinChanged(refT[ti]); changed != want {
+					t.Fatalf("seed %d step %d: JoinTo changed %v, want %v", seed, step, changed, want)
+				}
+			case 5: // acquire: C_t ⊔= o
+				what = "acquire"
+				var m *Image
+				if r.IntN(4) > 0 {
+					m = &th.img
+				}
+				changed := th.c.JoinShared(objs[oi], m)
+				want := refT[ti].JoinChanged(refO[oi])
+				if changed != want {
+					t.Fatalf("seed %d step %d: JoinShared changed %v, want %v", seed, step, changed, want)
+				}
+				if changed {
+					vers++
+					if m != nil {
+						m.Advance(th.ver, vers)
+					}
+					th.ver = vers
+				}
+			case 6: // o ⊔= o'
+				what = "object join"
+				o2 := r.IntN(nObjs)
+				objs[oi].Join(objs[o2])
+				refO[oi].Join(refO[o2])
+			case 7: // an object's own entry set
+				what = "set"
+				c := objs[oi].Get(g) + uint32(r.IntN(3))
+				objs[oi].Set(g, c)
+				refO[oi].Set(g, c)
+			case 8:
+				what = "reset or clone"
+				if r.IntN(2) == 0 {
+					objs[oi].Reset()
+					refO[oi] = refO[oi][:0]
+				} else {
+					o2 := r.IntN(nObjs)
+					objs[oi] = objs[o2].Clone()
+					refO[oi] = refO[o2].Clone()
+				}
+			case 9: // a fork: a new clock from a thread's
+				what = "fork"
+				u := r.IntN(nThreads)
+				if u == ti {
+					continue
+				}
+				ths[u] = thread{c: th.c.Clone()}
+				ths[u].img.Fork(&th.img)
+				refT[u] = refT[ti].Clone()
+				vers++
+				ths[u].ver = vers
+			}
+			check(step, what)
+		}
+	}
+}
+
+// TestSharedChunksShared: clocks copied from one goroutine's share its
+// chunks but the one of its own entry, which each gets a copy of, updated
+// in place at the next copy; an acquire of a clock whose chunks the
+// goroutine's image holds reads none of them.
+func TestSharedChunksShared(t *testing.T) {
+	var c VectorClock
+	for g := range 10 * chunkLen {
+		c.Set(trace.GID(g), uint32(g+1))
+	}
+	var m Image
+	m.Sync(c, 1, 0)
+	var a, b Shared
+	m.CopyTo(&a)
+	m.CopyTo(&b)
+	for i := range a.ch {
+		if shared := a.ch[i] == b.ch[i] && a.ch[i] == m.ch[i]; shared != (i > 0) {
+			t.Fatalf("chunk %d shared: %v", i, shared)
+		}
+	}
+	own0, img0 := a.ch[0], m.ch[0]
+	c.Inc(0)
+	m.Sync(c, 1, 0)
+	m.CopyTo(&a)
+	if m.ch[0] != img0 || a.ch[0] != own0 || a.Get(0) != 2 || m.ch[1] != b.ch[1] {
+		t.Fatalf("a tick: image chunk 0 in place %v, a's in place %v, a(0) = %d, chunk 1 kept %v",
+			m.ch[0] == img0, a.ch[0] == own0, a.Get(0), m.ch[1] == b.ch[1])
+	}
+	b.Set(5, 99) // b's own chunk 0; a's is unchanged
+	if a.Get(5) != 6 || b.Get(5) != 99 {
+		t.Fatalf("a(5) = %d, b(5) = %d, want 6, 99", a.Get(5), b.Get(5))
+	}
+	b.Set(70, 99) // chunk 1 is shared: b gets a copy
+	if a.Get(70) != 71 || m.ch[1].v[70-chunkLen] != 71 {
+		t.Fatalf("a shared chunk was modified: a(70) = %d", a.Get(70))
+	}
+	if c.JoinShared(a, &m) {
+		t.Fatal("joining an older copy changed the clock")
+	}
+}
