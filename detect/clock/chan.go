@@ -184,7 +184,7 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 		if n := len(k.free); n > 0 {
 			c, k.free = k.free[n-1], k.free[:n-1]
 		}
-		t.image().CopyTo(&c)
+		t.image().CopyTo(&c, t.c)
 		done := s.recvs
 		if kind == trace.MsgSend {
 			done, s.cap = s.sends, m.Cap()
@@ -198,7 +198,7 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 	case trace.MsgClose:
 		k.dropPending(t)
 		t.inSelect = false
-		t.image().JoinTo(&s.closed)
+		t.image().JoinTo(&s.closed, t.c)
 		k.releaseTo(t, objClock(&k.syncs, e.Obj))
 		t.tick()
 		return
@@ -240,7 +240,7 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 		}
 		switch {
 		case !begun:
-			t.image().JoinTo(&s.wideSend) // no begin seen: publish the clock it had
+			t.image().JoinTo(&s.wideSend, t.c) // no begin seen: publish the clock it had
 		case known:
 			for j := lo; j <= hi; j++ {
 				c, had := s.msgs[j]
@@ -277,7 +277,7 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 		switch {
 		case kind == trace.MsgRecvClosed:
 		case !begun:
-			t.image().JoinTo(&s.wideRecv) // no begin seen: publish the clock it had
+			t.image().JoinTo(&s.wideRecv, t.c) // no begin seen: publish the clock it had
 		case known:
 			for j := lo; j <= hi; j++ {
 				c, had := s.rcvs[j]

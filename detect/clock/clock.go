@@ -721,7 +721,7 @@ func (k *Tracker) releaseTo(t *Thread, o *objVC) {
 			changed = true
 		}
 	} else {
-		changed = t.image().JoinTo(&o.c)
+		changed = t.image().JoinTo(&o.c, t.c)
 	}
 	if changed {
 		o.ver = k.bump()
@@ -736,13 +736,17 @@ func (k *Tracker) releaseTo(t *Thread, o *objVC) {
 // copyTo is o := C_t.
 func (k *Tracker) copyTo(t *Thread, o *objVC) {
 	m := t.memoOf(o)
-	if k.knows(t, o, m) {
-		// C_t ⊒ o (a lock's W_L at its release, unchanged since the
-		// acquire joined it): the copy is a join.
+	if k.knows(t, o, m) && o.from == t && o.fromVer == t.cver && !k.exact {
+		// o is C_t but for t's own entry, ticked since (a lock t
+		// releases again with nothing learnt between): releaseTo sets
+		// that entry alone.
 		k.releaseTo(t, o)
 		return
 	}
-	t.image().CopyTo(&o.c)
+	// Else a copy, even where C_t ⊒ o (the lock's W_L unchanged since
+	// t's acquire joined it), where it is also the join: copying shares
+	// C_t's chunks, joining would compare each.
+	t.image().CopyTo(&o.c, t.c)
 	o.ver = k.bump()
 	o.from, o.fromVer, o.sub = t, t.cver, true
 	m.o, m.ver = o, o.ver

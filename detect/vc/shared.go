@@ -22,8 +22,12 @@ const (
 
 type chunk struct {
 	v     [chunkLen]uint32
+	n     int   // v[n:] is zeros: loops stop there (a clock of 8 goroutines is 8 entries of work, not 64)
 	owner *byte // the token of the one Shared that may modify it; nil: frozen
 }
+
+// use is v[:n], the part of c that may be nonzero.
+func (c *chunk) use() []uint32 { return c.v[:c.n] }
 
 // chunks is the number of chunks n entries take.
 func chunks(n int) int { return (n + chunkLen - 1) >> chunkShift }
@@ -88,7 +92,7 @@ func (s *Shared) own(i int) *chunk {
 	}
 	n := &chunk{owner: s.tok}
 	if c != nil {
-		n.v = c.v
+		n.n = copy(n.v[:], c.use())
 	}
 	s.ch[i] = n
 	return n
@@ -106,7 +110,9 @@ func share(c *chunk) *chunk {
 func (s *Shared) Set(g trace.GID, c uint32) {
 	i := int(g >> chunkShift)
 	s.grow(i + 1)
-	s.own(i).v[g&(chunkLen-1)] = c
+	w, j := s.own(i), int(g&(chunkLen-1))
+	w.v[j] = c
+	w.n = max(w.n, j+1)
 }
 
 // Join sets s to s ⊔ o and reports whether s changed.
@@ -128,28 +134,47 @@ func (s *Shared) joinChunk(i int, b *chunk) bool {
 	if a == b || b == nil {
 		return false
 	}
-	if a == nil || leqChunk(a, b) {
-		same := a != nil && a.v == b.v
-		s.ch[i] = share(b) // equal or not: one chunk for both
-		return !same
+	if a == nil {
+		s.ch[i] = share(b)
+		return true
 	}
-	if leqChunk(b, a) {
+	aLeq, bLeq := cmpChunks(a, b)
+	switch {
+	case aLeq:
+		s.ch[i] = share(b) // equal or not: one chunk for both
+		return !bLeq
+	case bLeq:
 		return false
 	}
-	w := s.own(i)
-	for j, c := range b.v {
-		w.v[j] = max(w.v[j], c)
-	}
+	s.own(i).join(b)
 	return true
 }
 
-func leqChunk(a, b *chunk) bool {
-	for j, c := range a.v {
-		if c > b.v[j] {
-			return false
-		}
+// cmpChunks reports whether a ⊑ b and whether b ⊑ a, in one pass.
+func cmpChunks(a, b *chunk) (aLeq, bLeq bool) {
+	var aOver, bOver uint32
+	for j := range max(a.n, b.n) {
+		x, y := a.v[j], b.v[j]
+		aOver |= b2u(x > y)
+		bOver |= b2u(y > x)
 	}
-	return true
+	return aOver == 0, bOver == 0
+}
+
+// b2u is 1 for true, 0 for false (the compiler makes it a SETcc).
+func b2u(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// join is c ⊔= b.
+func (c *chunk) join(b *chunk) {
+	for j, x := range b.use() {
+		c.v[j] = max(c.v[j], x)
+	}
+	c.n = max(c.n, b.n)
 }
 
 // Clone returns an independent copy of s (sharing its chunks, frozen).
@@ -170,7 +195,7 @@ func (s Shared) FlatInto(dst VectorClock) VectorClock {
 	dst.grow(s.Len())
 	for i, c := range s.ch {
 		if c != nil {
-			copy(dst[i<<chunkShift:], c.v[:])
+			copy(dst[i<<chunkShift:], c.use())
 		}
 	}
 	return dst
@@ -180,12 +205,13 @@ func (s Shared) String() string { return s.Flat().String() }
 
 // Image is the chunked picture of a VectorClock that only grows (a
 // goroutine's), kept so that the clocks copied from it share its chunks.
-// Each chunk is at most the clock's chunk: equal after Sync, until the
-// clock changes. The chunk of the clock's own entry, which changes at
-// every tick, is copied rather than shared, so that a goroutine that
-// releases again and again updates its image and the objects' copies in
-// place (with fewer than chunkLen goroutines, every clock is that one
-// chunk: no allocation per event).
+// Each chunk is at most the clock's chunk, and equal after Sync until the
+// clock changes; all but the chunk of the clock's own entry, which
+// changes at every tick: CopyTo and JoinTo read that one from the clock
+// itself, into a chunk of the target's own, updated in place at the next
+// copy. A goroutine that releases again and again then copies what it
+// would copy without chunks (with fewer than chunkLen goroutines, every
+// clock is that one chunk: no allocation per event, no image to keep).
 type Image struct {
 	ch    []*chunk
 	tok   *byte  // owner of the chunks m may still update in place
@@ -195,21 +221,17 @@ type Image struct {
 	dirty []int  // chunks JoinShared changed in the clock since (Advance)
 }
 
-// Sync makes m equal v. ver is v's version (it changes whenever v does
-// other than at entry own) and own the one entry that may have changed
-// without a new version: only its chunk is looked at then.
+// Sync makes m equal v but for the chunk of entry own. ver is v's version:
+// it changes whenever v does other than at entry own, or by a
+// JoinShared(_, m) that Advance reported.
 func (m *Image) Sync(v VectorClock, ver uint64, own trace.GID) {
 	n := chunks(len(v))
 	m.own = int(own >> chunkShift)
-	if m.tok == nil {
-		m.tok = new(byte)
-	}
 	if m.valid && ver == m.ver && len(m.ch) == n {
-		if i := int(own >> chunkShift); i < n {
-			m.syncChunk(v, i)
-		}
 		for _, i := range m.dirty {
-			m.syncChunk(v, i)
+			if i != m.own {
+				m.syncChunk(v, i)
+			}
 		}
 		m.dirty = m.dirty[:0]
 		return
@@ -223,49 +245,63 @@ func (m *Image) Sync(v VectorClock, ver uint64, own trace.GID) {
 		m.ch = append(m.ch, nil)
 	}
 	for i := range n {
-		m.syncChunk(v, i)
+		if i != m.own {
+			m.syncChunk(v, i)
+		}
 	}
 	m.ver, m.valid = ver, true
 }
 
+// part is chunk i of v.
+func part(v VectorClock, i int) []uint32 {
+	lo := i << chunkShift
+	return v[lo:min(lo+chunkLen, len(v))]
+}
+
 // syncChunk makes chunk i of m equal chunk i of v.
 func (m *Image) syncChunk(v VectorClock, i int) {
-	lo := i << chunkShift
-	part := v[lo:min(lo+chunkLen, len(v))]
-	if c := m.ch[i]; c != nil && eqPart(c, part) {
+	p := part(v, i)
+	if c := m.ch[i]; c != nil && eqPart(c, p) {
 		return
 	}
-	zero := true
-	for _, x := range part {
-		if x != 0 {
-			zero = false
-			break
-		}
-	}
-	if zero {
+	if zeros(p) {
 		m.ch[i] = nil
 		return
+	}
+	if m.tok == nil {
+		m.tok = new(byte)
 	}
 	c := m.ch[i]
 	if c == nil || c.owner != m.tok {
 		c = &chunk{owner: m.tok}
 		m.ch[i] = c
 	}
-	n := copy(c.v[:], part)
-	clear(c.v[n:])
+	c.set(p)
 }
 
-// eqPart reports whether c holds part, zeros after it.
-func eqPart(c *chunk, part []uint32) bool {
-	if len(part) == chunkLen {
-		return [chunkLen]uint32(part) == c.v
+// set makes c hold p, zeros after it.
+func (c *chunk) set(p []uint32) {
+	n := copy(c.v[:], p)
+	clear(c.v[n:max(n, c.n)])
+	c.n = n
+}
+
+// eqPart reports whether c holds p, zeros after it.
+func eqPart(c *chunk, p []uint32) bool {
+	if len(p) == chunkLen {
+		return [chunkLen]uint32(p) == c.v
 	}
-	for j, x := range c.v {
-		if j < len(part) {
-			if x != part[j] {
+	for j, x := range c.use() {
+		if j < len(p) {
+			if x != p[j] {
 				return false
 			}
 		} else if x != 0 {
+			return false
+		}
+	}
+	for _, x := range p[min(c.n, len(p)):] {
+		if x != 0 {
 			return false
 		}
 	}
@@ -291,12 +327,12 @@ func (m *Image) Fork(parent *Image) {
 	m.valid = false
 }
 
-// CopyTo sets dst to the clock m pictures (call Sync first).
-func (m *Image) CopyTo(dst *Shared) {
+// CopyTo sets dst to v, the clock m pictures (call Sync first).
+func (m *Image) CopyTo(dst *Shared, v VectorClock) {
 	dst.grow(len(m.ch))
 	for i, b := range m.ch {
-		if i == m.own && b != nil {
-			dst.own(i).v = b.v // in place when dst has its own copy
+		if i == m.own {
+			dst.own(i).set(part(v, i)) // in place when dst has its own copy
 			continue
 		}
 		dst.ch[i] = share(b)
@@ -305,20 +341,22 @@ func (m *Image) CopyTo(dst *Shared) {
 	dst.ch = dst.ch[:len(m.ch)]
 }
 
-// JoinTo sets dst to dst ⊔ the clock m pictures (call Sync first) and
+// JoinTo sets dst to dst ⊔ v, the clock m pictures (call Sync first), and
 // reports whether dst changed.
-func (m *Image) JoinTo(dst *Shared) bool {
+func (m *Image) JoinTo(dst *Shared, v VectorClock) bool {
 	dst.grow(len(m.ch))
 	changed := false
 	for i, b := range m.ch {
-		if i == m.own && b != nil {
-			if a := dst.ch[i]; a != nil && leqChunk(b, a) {
+		if i == m.own {
+			p := part(v, i)
+			if a := dst.ch[i]; a != nil && leqPart(p, a) || a == nil && zeros(p) {
 				continue
 			}
 			w := dst.own(i)
-			for j, c := range b.v {
-				w.v[j] = max(w.v[j], c)
+			for j, x := range p {
+				w.v[j] = max(w.v[j], x)
 			}
+			w.n = max(w.n, len(p))
 			changed = true
 			continue
 		}
@@ -327,6 +365,26 @@ func (m *Image) JoinTo(dst *Shared) bool {
 		}
 	}
 	return changed
+}
+
+// zeros reports whether p is all zeros.
+func zeros(p []uint32) bool {
+	for _, x := range p {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// leqPart reports whether p ⊑ c.
+func leqPart(p []uint32, c *chunk) bool {
+	for j, x := range p {
+		if x > c.v[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // JoinShared sets v to v ⊔ s and reports whether v changed. m, v's image
@@ -342,25 +400,35 @@ func (v *VectorClock) JoinShared(s Shared, m *Image) bool {
 			continue // v ⊒ m's chunk, which is b
 		}
 		lo := i << chunkShift
-		need := lo + lastNonzero(b) + 1
-		if need <= lo {
+		need := lo + b.n
+		if need == lo {
 			continue // a chunk of zeros
 		}
 		v.grow(need)
 		w := (*v)[lo:min(lo+chunkLen, len(*v))]
-		same := true // v's chunk ends equal to b (zeros past w on both sides)
-		grew := false
-		for j, c := range b.v[:len(w)] {
-			switch {
-			case c > w[j]:
-				w[j] = c
-				grew = true
-			case c < w[j]:
-				same = false
-			}
+		// One pass, without branches on the data: does b raise v's chunk
+		// (grew), does v's chunk hold more than b (!same).
+		var up, down uint32
+		bu := b.use()
+		w = w[:len(bu)] // len(w) >= b.n: v grew to need
+		for j, c := range bu {
+			x := w[j]
+			up |= b2u(c > x)
+			down |= b2u(x > c)
+			w[j] = max(x, c)
 		}
+		grew, same := up != 0, down == 0
+		w = (*v)[lo:min(lo+chunkLen, len(*v))]
 		changed = changed || grew
 		if m != nil && i < len(m.ch) {
+			if same && b.owner == nil {
+				for _, x := range w[b.n:] { // zeros past b.n, in b
+					if x != 0 {
+						same = false
+						break
+					}
+				}
+			}
 			switch {
 			case same && b.owner == nil:
 				m.ch[i] = b // frozen already: taking it freezes no one's chunk
@@ -374,14 +442,4 @@ func (v *VectorClock) JoinShared(s Shared, m *Image) bool {
 		}
 	}
 	return changed
-}
-
-// lastNonzero is the index of c's last nonzero entry (-1: none).
-func lastNonzero(c *chunk) int {
-	for j := chunkLen - 1; j >= 0; j-- {
-		if c.v[j] != 0 {
-			return j
-		}
-	}
-	return -1
 }

@@ -36,7 +36,23 @@ func TestSharedAgainstFlat(t *testing.T) {
 					}
 				}
 			}
+			tail := func(who string, chs []*chunk) {
+				for i, c := range chs {
+					if c == nil {
+						continue
+					}
+					for j, x := range c.v[c.n:] {
+						if x != 0 {
+							t.Fatalf("seed %d step %d (%s): %s chunk %d: entry %d past n=%d is %d", seed, step, what, who, i, c.n+j, c.n, x)
+						}
+					}
+				}
+			}
+			for i := range ths {
+				tail("image", ths[i].img.ch)
+			}
 			for i := range objs {
+				tail("object", objs[i].ch)
 				for g := range width + chunkLen {
 					if got, want := objs[i].Get(trace.GID(g)), refO[i].Get(trace.GID(g)); got != want {
 						t.Fatalf("seed %d step %d (%s): object %d entry %d = %d, want %d", seed, step, what, i, g, got, want)
@@ -66,12 +82,12 @@ func TestSharedAgainstFlat(t *testing.T) {
 			case 3: // release: o := C_t
 				what = "copy"
 				th.img.Sync(th.c, th.ver, trace.GID(ti*width/nThreads))
-				th.img.CopyTo(&objs[oi])
+				th.img.CopyTo(&objs[oi], th.c)
 				refO[oi].Copy(refT[ti])
 			case 4: // release: o ⊔= C_t
 				what = "join to"
 				th.img.Sync(th.c, th.ver, trace.GID(ti*width/nThreads))
-				changed := th.img.JoinTo(&objs[oi])
+				changed := th.img.JoinTo(&objs[oi], th.c)
 				if want := refO[oi].JoinChanged(refT[ti]); changed != want {
 					t.Fatalf("seed %d step %d: JoinTo changed %v, want %v", seed, step, changed, want)
 				}
@@ -142,20 +158,19 @@ func TestSharedChunksShared(t *testing.T) {
 	var m Image
 	m.Sync(c, 1, 0)
 	var a, b Shared
-	m.CopyTo(&a)
-	m.CopyTo(&b)
+	m.CopyTo(&a, c)
+	m.CopyTo(&b, c)
 	for i := range a.ch {
 		if shared := a.ch[i] == b.ch[i] && a.ch[i] == m.ch[i]; shared != (i > 0) {
 			t.Fatalf("chunk %d shared: %v", i, shared)
 		}
 	}
-	own0, img0 := a.ch[0], m.ch[0]
+	own0 := a.ch[0]
 	c.Inc(0)
 	m.Sync(c, 1, 0)
-	m.CopyTo(&a)
-	if m.ch[0] != img0 || a.ch[0] != own0 || a.Get(0) != 2 || m.ch[1] != b.ch[1] {
-		t.Fatalf("a tick: image chunk 0 in place %v, a's in place %v, a(0) = %d, chunk 1 kept %v",
-			m.ch[0] == img0, a.ch[0] == own0, a.Get(0), m.ch[1] == b.ch[1])
+	m.CopyTo(&a, c)
+	if a.ch[0] != own0 || a.Get(0) != 2 || m.ch[1] != b.ch[1] {
+		t.Fatalf("a tick: a's chunk 0 in place %v, a(0) = %d, chunk 1 kept %v", a.ch[0] == own0, a.Get(0), m.ch[1] == b.ch[1])
 	}
 	b.Set(5, 99) // b's own chunk 0; a's is unchanged
 	if a.Get(5) != 6 || b.Get(5) != 99 {
