@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -95,30 +94,11 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 		dets = append(dets, lk) // after st: an operation's stack ends at it
 	}
 	start := time.Now()
-	// The heap is looked at when progress is due: no cost per event.
-	limit, heap := o.MemLimit, uint64(0)
-	if limit == 0 {
-		limit = MemLimit()
-		setGCLimit()
-	}
-	n, err := detect.RunChecked(f, func(n int64) error {
-		if o.Progress != nil {
-			o.Progress(n)
-		}
-		if heap = heapBytes(); heap > limit {
-			return errMemLimit
-		}
-		return nil
-	}, dets...)
-	stopped := errors.Is(err, errMemLimit)
-	if err != nil && !stopped {
+	n, stop, err := RunGuarded(f, o.MemLimit, o.Progress, dets...)
+	if err != nil {
 		return nil, err
 	}
-	if stopped {
-		for _, d := range dets {
-			d.Finish()
-		}
-	}
+	stopped := stop.Stopped
 	a := &Analysis{path: path, Events: n, Elapsed: time.Since(start), Meta: meta}
 	a.Program = strings.TrimPrefix(meta.NameOf(0), "program ")
 	// A predicted race that an observing detector also reported is shown
@@ -210,7 +190,7 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 		}
 	}
 	if stopped {
-		a.Warns = append(a.Warns, memWarning(n, heap, limit, a.Goroutines))
+		a.Warns = append(a.Warns, stop.Warning(n, a.Goroutines))
 	}
 	return a, nil
 }

@@ -86,6 +86,9 @@ is printed.
 With -v, analyze prints to stderr the events read, the wall time, events per
 second and the peak resident memory of the process, and each detector's
 counters. When stderr is a terminal, progress is shown while it runs.
+An analysis whose clocks and shadow memory pass 40% of the machine's
+memory (RACEKIT_ANALYSIS_MEM=8G sets the limit) stops there, says so in a
+warning and reports the races of the events it read.
 
 Exit status: 0 no race, 66 races found, 1 bad input, 2 usage (see 'racekit help exit').
 `,
@@ -181,7 +184,7 @@ func runAnalyze(c *command, args []string) int {
 		c.errorf("%v", err)
 		return exitUsage
 	}
-	n, err := detect.RunProgress(src, prog.update, dets...)
+	n, stop, err := analyze.RunGuarded(src, 0, prog.update, dets...)
 	if *analyzeCPUProf != "" {
 		pprof.StopCPUProfile()
 	}
@@ -191,6 +194,9 @@ func runAnalyze(c *command, args []string) int {
 	if err != nil {
 		c.errorf("%v", err)
 		return exitError
+	}
+	if stop.Stopped {
+		c.errorf("warning: %s", stop.Warning(n, 0))
 	}
 
 	results := make([]report.Result, len(runs))

@@ -475,3 +475,31 @@ T1|alloc(0x1000=32)|a.go:7:1
 		t.Errorf("JSON: %d races with a block, want 1", blocks)
 	}
 }
+
+// TestAnalyzeStopsAtMemLimit: racekit analyze is under the same memory
+// guard as racekit test (analyze.RunGuarded): past RACEKIT_ANALYSIS_MEM it
+// stops, says so, and reports the races of what it read. It had no guard
+// and took 12 GB of the machine on a 2.4 GB trace.
+func TestAnalyzeStopsAtMemLimit(t *testing.T) {
+	rkt := filepath.Join(t.TempDir(), "g.rkt")
+	if _, stderr, code := racekit(t, "gen", "-events", "600k", "-seed", "3", "-o", rkt); code != 0 {
+		t.Fatalf("gen: %s", stderr)
+	}
+	cmd := exec.Command(racekitBin, "analyze", "-progress=off", rkt)
+	cmd.Env = append(os.Environ(), "RACEKIT_ANALYSIS_MEM=1K")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errb.String(), "warning: the analysis stopped after 262144 events") {
+		t.Errorf("no stop at the first look at the heap (262144 events); stderr:\n%s", errb.String())
+	}
+	// Without the limit, the same trace is read to its end.
+	_, stderr, _ := racekit(t, "analyze", "-progress=off", rkt)
+	if strings.Contains(stderr, "stopped") {
+		t.Errorf("stopped without a limit:\n%s", stderr)
+	}
+}
