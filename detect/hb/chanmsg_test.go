@@ -516,6 +516,22 @@ func (s *chanSim) rangeText(lo, hi, msg int) string {
 // The tracker's channel edges (hb and fasttrack) against the reference
 // oracle's, restated without clocks, on random traces; and against the
 // merged reading, which orders more (never fewer races with messages).
+// chanPad puts, in front of every third trace, 130 goroutines that each
+// write a word of their own: the traces' goroutines then have clock IDs
+// past 128, and their clocks span three of vc.Shared's 64-entry chunks
+// (the chunks shared, compared and copied on write), where a handful of
+// goroutines keep every clock in one.
+func chanPad(i int) string {
+	if i%3 != 0 {
+		return ""
+	}
+	var b strings.Builder
+	for j := range 130 {
+		fmt.Fprintf(&b, "P%d|w(pad%d)|wpad%d.P%d\n", j, j, j, j)
+	}
+	return b.String()
+}
+
 func TestChanMessagesDifferential(t *testing.T) {
 	n := 1500
 	if testing.Short() {
@@ -523,12 +539,17 @@ func TestChanMessagesDifferential(t *testing.T) {
 	}
 	extra, ranged := 0, 0
 	for i := range n {
-		src := text.WithForks(genChanTrace(rand.New(rand.NewPCG(28, uint64(i))), false))
+		src := text.WithForks(chanPad(i) + genChanTrace(rand.New(rand.NewPCG(28, uint64(i))), false))
 		tr, err := text.Parse("gen.rktx", src)
 		if err != nil {
 			t.Fatalf("trace %d: %v\n%s", i, err, src)
 		}
 		want := reference.HBPairs(tr)
+		if i == 0 {
+			if ids := run(t, ftNoRecycle, tr).stats["clock_ids"]; ids <= 128 {
+				t.Fatalf("padded trace: %d clock IDs, want more than two chunks", ids)
+			}
+		}
 		if got := run(t, hbFlavour, tr).c.Pairs(); !slices.Equal(got, want) {
 			t.Fatalf("trace %d: hb %v, reference %v\n%s", i, labels(tr.M, got), labels(tr.M, want), src)
 		}
@@ -545,7 +566,7 @@ func TestChanMessagesDifferential(t *testing.T) {
 		extra += len(want) - len(merged)
 		// The same run with every completion's true number: ranges only
 		// add order.
-		esrc := text.WithForks(genChanTrace(rand.New(rand.NewPCG(28, uint64(i))), true))
+		esrc := text.WithForks(chanPad(i) + genChanTrace(rand.New(rand.NewPCG(28, uint64(i))), true))
 		etr, err := text.Parse("exact.rktx", esrc)
 		if err != nil {
 			t.Fatalf("trace %d: %v\n%s", i, err, esrc)
