@@ -185,7 +185,7 @@ func (g *gstate) putRange(op trace.Op, site uint32, a uint64, stride, count uint
 // as a repeated word does not: a value of a few words copied in a loop
 // between two synchronizations (a ray tracer's rays) would otherwise
 // record each copy.
-type rangeSeen [16]struct { // 16: rangeRepeat's hash takes 4 bits
+type rangeSeen [16]struct { // 16: rangeRepeat's hash takes 3 bits, for 8 sets of 2
 	addr  uint64
 	span  trace.Span
 	epoch uint32
@@ -202,11 +202,18 @@ func (g *gstate) rangeRepeat(a uint64, sp trace.Span, write bool) bool {
 	}
 	// Hashed: the elements of a slice of structs are often a power of two
 	// bytes apart, which the low bits of their addresses would map to a
-	// few slots.
-	e := &t[(a*0x9E3779B97F4A7C15)>>60]
-	if e.addr == a && e.span == sp && e.epoch == g.epoch && (e.write || !write) {
-		return true
+	// few slots. Two ways, the latest first: a copy's destination and
+	// source, noted one after the other, may hash to one set (one time in
+	// eight), and the second then pushed the first out, so a repeated
+	// copy recorded both again.
+	set := t[(a*0x9E3779B97F4A7C15)>>61*2:][:2]
+	for i := range set {
+		if e := &set[i]; e.addr == a && e.span == sp && e.epoch == g.epoch && (e.write || !write) {
+			return true
+		}
 	}
+	set[1] = set[0]
+	e := &set[0]
 	e.addr, e.span, e.epoch, e.write = a, sp, g.epoch, write
 	return false
 }

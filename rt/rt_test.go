@@ -1111,6 +1111,12 @@ func TestRangeRepeat(t *testing.T) {
 	g := &gstate{}
 	sp, _ := trace.MakeSpan(8, 10)
 	other, _ := trace.MakeSpan(8, 11)
+	third, _ := trace.MakeSpan(8, 12)
+	set := func(a uint64) uint64 { return a * 0x9E3779B97F4A7C15 >> 61 }
+	sameSet := uint64(0x2000)
+	for set(sameSet) != set(0x1008) {
+		sameSet += 8
+	}
 	steps := []struct {
 		what  string
 		do    func()
@@ -1124,10 +1130,17 @@ func TestRangeRepeat(t *testing.T) {
 		{"a write after the read", nil, 0x1000, sp, true, false},
 		{"a read after the write", nil, 0x1000, sp, false, true},
 		{"another span", nil, 0x1000, other, false, false},
-		{"back to the first: its slot was taken", nil, 0x1000, sp, false, false},
+		{"back to the first: still in its set's second way", nil, 0x1000, sp, false, true},
+		{"a third span", nil, 0x1000, third, false, false},
+		{"back to the first: two since took its set", nil, 0x1000, sp, false, false},
 		{"after an allocation inside it", func() { g.forgetRanges(0x1048, 8) }, 0x1000, sp, false, false},
 		{"an allocation past its end", func() { g.forgetRanges(0x1050, 8) }, 0x1000, sp, false, true},
 		{"in a new epoch", func() { g.epoch++ }, 0x1000, sp, false, false},
+		// A copy's destination and source in one set: both stay.
+		{"a copy's destination", func() { g.epoch++ }, 0x1008, sp, true, false},
+		{"its source, in the same set", nil, sameSet, sp, false, false},
+		{"the copy again: its destination", nil, 0x1008, sp, true, true},
+		{"the copy again: its source", nil, sameSet, sp, false, true},
 	}
 	for _, s := range steps {
 		if s.do != nil {
