@@ -38,14 +38,7 @@ func BenchmarkSyncWide(b *testing.B) {
 			for b.Loop() {
 				k := New(AllEdges)
 				k.exact = mode == "exact"
-				for i := range evs {
-					e := &evs[i]
-					t := k.Running(e)
-					if t == nil {
-						t = k.Start(e.G)
-					}
-					k.Sync(t, e)
-				}
+				syncAll(&k, evs)
 			}
 			b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 		})
@@ -83,14 +76,7 @@ func BenchmarkSyncPool(b *testing.B) {
 	for b.Loop() {
 		k := New(AllEdges)
 		k.GoAtomics()
-		for i := range evs {
-			e := &evs[i]
-			t := k.Running(e)
-			if t == nil {
-				t = k.Start(e.G)
-			}
-			k.Sync(t, e)
-		}
+		syncAll(&k, evs)
 		b.StopTimer()
 		kept = max(kept, liveHeap())
 		runtime.KeepAlive(k)
@@ -98,6 +84,18 @@ func BenchmarkSyncPool(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(kept)/(1<<20), "live-MB")
+}
+
+// syncAll feeds evs, none of them a data access, to k.
+func syncAll(k *Tracker, evs []trace.Event) {
+	for i := range evs {
+		e := &evs[i]
+		t := k.Running(e)
+		if t == nil {
+			t = k.Start(e.G)
+		}
+		k.Sync(t, e)
+	}
 }
 
 // liveHeap is the heap in use after a collection.

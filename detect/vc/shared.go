@@ -409,16 +409,13 @@ func (v *VectorClock) JoinShared(s Shared, m *Image) bool {
 		// One pass, without branches on the data: does b raise v's chunk
 		// (grew), does v's chunk hold more than b (!same).
 		var up, down uint32
-		bu := b.use()
-		w = w[:len(bu)] // len(w) >= b.n: v grew to need
-		for j, c := range bu {
+		for j, c := range b.use() { // len(w) >= b.n: v grew to need
 			x := w[j]
 			up |= b2u(c > x)
 			down |= b2u(x > c)
 			w[j] = max(x, c)
 		}
 		grew, same := up != 0, down == 0
-		w = (*v)[lo:min(lo+chunkLen, len(*v))]
 		changed = changed || grew
 		if m != nil && i < len(m.ch) {
 			if same && b.owner == nil {
