@@ -16,10 +16,12 @@ import (
 // testingOrderRuns are the go test invocations of testdata/src/testingorder:
 // its tests, example and fuzz seeds (-parallel 8: its sibling subtests meet
 // before their racing accesses), then its benchmarks, which go test runs
-// only when the tests pass.
+// only when the tests pass, then its tests named Verbose with -v (where the
+// printer's lock orders the log lines of every test).
 var testingOrderRuns = [][]string{
 	{"-run", ".", "-parallel", "8"},
 	{"-run", "^$", "-bench", ".", "-benchtime", "3x"},
+	{"-run", "Verbose", "-v"},
 }
 
 // TestTestingOrder is the ground truth of the testing framework's ordering
@@ -78,7 +80,8 @@ func TestTestingOrder(t *testing.T) {
 		cmd.Dir = src
 		cmd.Env = append(os.Environ(), "GOFLAGS=")
 		out, _ := cmd.CombinedOutput() // fails: it has races
-		if !bytes.Contains(out, []byte("WARNING: DATA RACE")) {
+		// The -v run's tests are race-free.
+		if !bytes.Contains(out, []byte("WARNING: DATA RACE")) && flags[len(flags)-1] != "-v" {
 			t.Fatalf("go test -race %v reported no race:\n%s", flags, out)
 		}
 		for _, p := range raceReports(out, "testingorder") {

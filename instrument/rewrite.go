@@ -404,6 +404,7 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 		r.stmt(x.Stmt, inList, x)
 	case *ast.ExprStmt:
 		if inList {
+			r.tbStmt(x) // tblock.go
 			if fn := r.calledFunc(x.X); fn != nil {
 				if isLogFatal(funcKey(fn)) || isLogFatal(methodKey(fn)) {
 					lo, hi := r.span(x)

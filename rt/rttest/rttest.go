@@ -257,6 +257,7 @@ func register(t *testing.T, n *Test) {
 		mark(t.Name())
 	}
 	tests.Store(t, n)
+	printSection(n.site)            // its "=== RUN", printed before it started
 	t.Cleanup(func() { n.done(t) }) // the first cleanup runs last
 }
 
@@ -364,6 +365,7 @@ func (n *Test) fnReturned(site uint32) {
 // done is the test's end, its last cleanup.
 func (n *Test) done(t *testing.T) {
 	rt.SyncAcquire(n.subs, 0)
+	testEnded(t, n, 0)
 	par := n.par.Load()
 	if p := n.parent; p != nil {
 		if !par && n.ret != 0 {
@@ -382,6 +384,7 @@ func (n *Test) done(t *testing.T) {
 		forkNextTop()
 	}
 	tests.Delete(t)
+	tbMutexes.Delete(unsafe.Pointer(t))
 	if n.child != nil {
 		if n.ok {
 			n.child.Ok()
@@ -456,8 +459,10 @@ func Run(t *testing.T, name string, f func(*testing.T), site uint32) bool {
 	n := newTest(lookup(t))
 	n.kind, n.site = kindSub, site
 	n.child = fork(site)
+	printSection(site) // its "=== RUN"
 	ok := runPending(unsafe.Pointer(t), &pend{name: name, n: n}, func() bool { return t.Run(name, f) })
 	rt.SyncAcquire(n.ret, site)
+	runReturned(site)
 	return ok
 }
 
@@ -466,6 +471,7 @@ func Run(t *testing.T, name string, f func(*testing.T), site uint32) bool {
 func RunWrap(t *testing.T, name string, f func(*testing.T), site uint32) bool {
 	n := newTest(lookup(t))
 	n.child = fork(site)
+	printSection(site) // its "=== RUN"
 	ok := t.Run(name, func(t *testing.T) {
 		if n.child != nil {
 			rt.Begin(n.child)
@@ -476,6 +482,7 @@ func RunWrap(t *testing.T, name string, f func(*testing.T), site uint32) bool {
 		n.ok = true
 	})
 	rt.SyncAcquire(n.ret, site)
+	runReturned(site)
 	return ok
 }
 
@@ -641,8 +648,10 @@ func Parallel(t *testing.T, site uint32) {
 		rt.SyncRelease(root.fnEnd, site)
 		forkNextTop()
 	}
+	printSection(site) // "=== PAUSE"
 	t.Parallel()
 	rt.SyncAcquire(n.parent.fnEnd, site)
+	printSection(site) // "=== CONT"
 }
 
 // Cleanup is t.Cleanup(f) (on *testing.T, *testing.B, *testing.F or a
@@ -654,8 +663,10 @@ func Cleanup(tb testing.TB, f func(), site uint32) {
 	reg := rt.NewObject()
 	rt.SyncRelease(reg, site)
 	n := lookup(tb)
+	tbSync(tb, rt.TBLock, site) // registering locks c.mu
 	tb.Cleanup(func() { rt.SyncRelease(testsEnded, site) })
 	tb.Cleanup(f)
+	tbSync(tb, rt.TBLock, site)
 	tb.Cleanup(func() {
 		rt.SyncAcquire(reg, site)
 		if n != nil {
