@@ -60,6 +60,12 @@ import (
 //	        of each element whose bytes changed after it (rt.SortPost, the
 //	        statement after the call's): a sort of a sorted slice writes
 //	        nothing, as the Go race detector sees it
+//	EFn, EFWn, ELn  read the first n bytes of a []byte operand (all of
+//	        it when shorter), write the first n, read the last n (rt.BytesFirst,
+//	        rt.BytesFirstW, rt.BytesLast): a call that decodes or encodes one
+//	        value at the start or the end of a buffer it is given
+//	        (binary.Uvarint(b[i:]) reads at most binary.MaxVarintLen64 bytes;
+//	        ER would name the whole tail, and cost its length at each call)
 //	EWB     EW for the buffer a reader's Read fills, one event per 8 bytes
 //	        (rt.ElemsWordsW): the whole buffer, which io.Reader's contract
 //	        lets Read use as scratch space (the Go race detector records
@@ -152,6 +158,14 @@ var stdEntries = []struct {
 	{"r:W", pre("math/rand/v2.Rand.", "Int", "IntN", "Int32", "Int32N", "Int64", "Int64N", "Uint", "UintN",
 		"Uint32", "Uint32N", "Uint64", "Uint64N", "Float32", "Float64", "Perm", "Shuffle", "NormFloat64", "ExpFloat64")},
 
+	// Varints and runes: at most 10 (binary.MaxVarintLen64) or 4
+	// (utf8.UTFMax) bytes at the start or the end of the buffer.
+	{"0:EF10", pre("encoding/binary.", "Uvarint", "Varint")},
+	{"0:EFW10", pre("encoding/binary.", "PutUvarint", "PutVarint")},
+	{"0:EF4", pre("unicode/utf8.", "DecodeRune", "FullRune")},
+	{"0:EFW4", pre("unicode/utf8.", "EncodeRune")},
+	{"0:EL4", pre("unicode/utf8.", "DecodeLastRune")},
+
 	// Sorting reads every element and writes those it moves (ES).
 	{"0:ES", pre("sort.", "Ints", "Strings", "Float64s", "Slice", "SliceStable")},
 	{"0:ER", pre("sort.", "IntsAreSorted", "StringsAreSorted", "Float64sAreSorted", "SearchInts",
@@ -239,6 +253,7 @@ type stdEffect struct {
 	operand int    // -1: the receiver; else an argument
 	kind    string // R, W, D, ER, EW, MR, MW, J, F...
 	rest    bool   // every argument from operand on (expandRest)
+	bound   string // EF, EFW, EL: the most bytes accessed
 }
 
 // stdEffectsOf returns the effects of a call of fn (nil: not in the table).
@@ -264,7 +279,11 @@ func stdEffectsOf(fn *types.Func) []stdEffect {
 		if op != "r" {
 			i, _ = strconv.Atoi(op)
 		}
-		out = append(out, stdEffect{i, kind, rest})
+		var bound string
+		if j := strings.IndexAny(kind, "0123456789"); j > 0 {
+			kind, bound = kind[:j], kind[j:] // EF10: EF, 10
+		}
+		out = append(out, stdEffect{i, kind, rest, bound})
 	}
 	return out
 }
@@ -283,7 +302,7 @@ func expandRest(effs []stdEffect, nargs int, formatOK func(i int) bool) []stdEff
 			continue
 		}
 		for i := e.operand; i < nargs; i++ {
-			out = append(out, stdEffect{operand: i, kind: e.kind})
+			out = append(out, stdEffect{operand: i, kind: e.kind, bound: e.bound})
 		}
 	}
 	return out
@@ -356,6 +375,15 @@ func isByteSlice(t types.Type) bool {
 var stdHooks = map[string]string{
 	"R": "R1", "W": "W1", "D": "RDeep", "DP": "RDeepProgram", "RA": "R1Arrays", "WA": "W1Arrays", "ER": "Elems", "EB": "ElemsWords", "EW": "ElemsW", "EWB": "ElemsWordsW", "ES": "SortPre",
 	"MR": "MR", "MW": "MW", "J": "RJSON", "F": "RFmt", "WB": "W1",
+	"EF": "BytesFirst", "EFW": "BytesFirstW", "EL": "BytesLast",
+}
+
+// boundArg is the bound argument of a bounded effect's hook (", 10"), or "".
+func (e stdEffect) boundArg() string {
+	if e.bound == "" {
+		return ""
+	}
+	return ", " + e.bound
 }
 
 // stdCall instruments the accesses the table gives for the call x, before
@@ -492,7 +520,7 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 			return s
 		}
 		if pos >= last {
-			tail := ", " + site() + ")"
+			tail := e.boundArg() + ", " + site() + ")"
 			switch {
 			case op == recv && refRecv && r.addressable(op):
 				// Kept addressable (a BarrierPair may take its
@@ -541,7 +569,7 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 		if addr {
 			src = "&(" + src + ")"
 		}
-		then = append(then, hook+"("+src+", "+site()+")")
+		then = append(then, hook+"("+src+e.boundArg()+", "+site()+")")
 	}
 	if sortSite != "" {
 		r.after = append(r.after, rtAlias+".SortPost("+sortSite+")")
@@ -641,6 +669,8 @@ func (r *rewriter) stdOperandOK(op ast.Expr, e stdEffect) bool {
 		return false
 	}
 	switch e.kind {
+	case "EF", "EFW", "EL":
+		return isByteSlice(tv.Type)
 	case "ER", "EW", "EB", "EWB", "ES":
 		_, ok := core(tv.Type).(*types.Slice)
 		return ok

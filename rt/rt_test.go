@@ -1151,3 +1151,51 @@ func TestRangeRepeat(t *testing.T) {
 		}
 	}
 }
+
+// BytesFirst, BytesFirstW and BytesLast record the bytes a call at the
+// start or the end of a buffer may touch, not the buffer's whole length
+// (binary.Uvarint(q.array[i:]) on a megabyte queue).
+func TestBytesBounded(t *testing.T) {
+	buf := escape[[1 << 12]byte]()[:]
+	short := escape[[3]byte]()[:]
+	addr := func(b []byte) uint64 { return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))) }
+	tr := record(t, false, func(site uint32) {
+		BytesFirst(buf[8:], 10, site, true)
+		BytesFirstW(buf[1024:], 4, site, true)
+		BytesLast(buf[:2048], 4, site, true)
+		BytesFirst(short, 10, site, true)
+	})
+	type span struct{ lo, hi uint64 } // the words [lo, hi) an access may name
+	words := func(lo, n uint64) span { return span{lo &^ 7, (lo + n + 7) &^ 7} }
+	want := []struct {
+		op trace.Op
+		s  span
+	}{
+		{trace.OpRead, words(addr(buf[8:]), 10)},
+		{trace.OpWrite, words(addr(buf[1024:]), 4)},
+		{trace.OpRead, words(addr(buf[2044:]), 4)},
+		{trace.OpRead, words(addr(short), 3)},
+	}
+	seen := make([]int, len(want))
+	for _, e := range tr.Events {
+		if !e.Op.IsAccess() {
+			continue
+		}
+		i := slices.IndexFunc(want, func(w struct {
+			op trace.Op
+			s  span
+		}) bool {
+			return w.op == e.Op && e.Obj >= w.s.lo && e.Obj < w.s.hi
+		})
+		if i < 0 {
+			t.Errorf("%v of %#x: outside the bytes the calls touch", e.Op, e.Obj)
+			continue
+		}
+		seen[i]++
+	}
+	for i, n := range seen {
+		if n == 0 {
+			t.Errorf("access %d (%v of %#x-%#x) not recorded", i, want[i].op, want[i].s.lo, want[i].s.hi)
+		}
+	}
+}

@@ -33,6 +33,50 @@ func ElemsW[S ~[]E, E any](s S, site uint32, rec bool) S {
 	return s
 }
 
+// BytesFirst records a read of the first n bytes of b (all of b when it
+// is shorter) and returns b: the most a call that decodes from the start
+// of b reads (binary.Uvarint: binary.MaxVarintLen64, utf8.DecodeRune:
+// utf8.UTFMax). Recording all of b, a buffer's tail that the call is
+// given (binary.Uvarint(q.array[i:])), made each call cost the buffer's
+// length, and named bytes the call never reads.
+func BytesFirst(b []byte, n int, site uint32, rec bool) []byte {
+	return bytesAccess(hookRead, b[:min(n, len(b))], b, site, rec)
+}
+
+// BytesFirstW is BytesFirst for a write (binary.PutUvarint,
+// utf8.EncodeRune).
+func BytesFirstW(b []byte, n int, site uint32, rec bool) []byte {
+	return bytesAccess(hookWrite, b[:min(n, len(b))], b, site, rec)
+}
+
+// BytesLast records a read of the last n bytes of b (utf8.DecodeLastRune).
+func BytesLast(b []byte, n int, site uint32, rec bool) []byte {
+	return bytesAccess(hookRead, b[len(b)-min(n, len(b)):], b, site, rec)
+}
+
+// bytesAccess records a read or a write of the bytes of part, and returns
+// b.
+func bytesAccess(kind int, part, b []byte, site uint32, rec bool) []byte {
+	if len(part) == 0 {
+		return b
+	}
+	if ctl {
+		if kind == hookWrite {
+			ctlWrite(sliceData(part), uintptr(len(part)), site)
+		} else {
+			ctlRead(sliceData(part), uintptr(len(part)), site)
+		}
+	}
+	if on && rec {
+		op := trace.OpRead
+		if kind == hookWrite {
+			op = trace.OpWrite
+		}
+		rangeAccess(op, sliceData(part), 1, len(part), site)
+	}
+	return b
+}
+
 // SortPre records a read of all of s's elements (a sort of two or more
 // compares each) and keeps a copy of them, and returns s: sort.Ints(s),
 // slices.SortFunc(s, f). The writes are SortPost's, after the call: of the

@@ -105,10 +105,33 @@ func (g *gstate) markTouched(a uint64) {
 }
 
 // markTouchedRange is markTouched for every granule of [lo, hi): the
-// memory a range event names.
+// memory a range event names. It sets the bits of one leaf word (32
+// granules) at a time: a copy of a megabyte names 65,536 granules.
 func (g *gstate) markTouchedRange(lo, hi uint64) {
-	for a := lo &^ (1<<granuleShift - 1); a < hi && a >= lo&^(1<<granuleShift-1); a += 1 << granuleShift {
-		g.markTouched(a)
+	const wordSpan = 32 << granuleShift // the addresses of one leaf word's bits
+	if hi <= lo || lo < touchedLo || hi > touchedHi {
+		for a := lo &^ (1<<granuleShift - 1); a < hi && a >= lo&^(1<<granuleShift-1); a += 1 << granuleShift {
+			g.markTouched(a) // (outside the window: nothing)
+		}
+		return
+	}
+	for a := lo; a < hi; {
+		end := min(hi, a&^(wordSpan-1)+wordSpan)
+		first, last := (a>>granuleShift)&31, ((end-1)>>granuleShift)&31
+		mask := ^uint32(0) << first & (^uint32(0) >> (31 - last))
+		l := g.tleaf
+		if n := a>>leafShift + 1; n != g.tleafNum {
+			l = leafOf(a, true)
+			g.tleaf, g.tleafNum = l, n
+		}
+		w := &l[((a>>granuleShift)&(leafWords*32-1))>>5]
+		for {
+			old := w.Load()
+			if old&mask == mask || w.CompareAndSwap(old, old|mask) {
+				break
+			}
+		}
+		a = end
 	}
 }
 

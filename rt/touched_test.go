@@ -87,3 +87,39 @@ func TestClearTouched(t *testing.T) {
 		t.Error("markRange marked the wrong granules")
 	}
 }
+
+// TestMarkTouchedRange checks markTouchedRange, which sets a leaf word's
+// bits at once, against a set of the granules each range covers: ranges
+// that start and end anywhere in a granule, within one word, across words
+// and across the boundary of two leaves, in two leaves of their own below
+// TestTouched's.
+func TestMarkTouchedRange(t *testing.T) {
+	if touchedHi == touchedLo {
+		t.Skip("no window on a 32-bit platform")
+	}
+	mid := touchedHi - 11<<leafShift // the boundary of the two leaves
+	const half = 1 << 20            // ranges within a MiB of it
+	rng := rand.New(rand.NewSource(2))
+	var g gstate
+	marked := map[uint64]bool{} // granule numbers
+	for i := 0; i < 300; i++ {
+		lo := mid - half + uint64(rng.Intn(2*half))
+		if i%3 == 0 {
+			lo = mid - uint64(rng.Intn(600)) // across the boundary, often
+		}
+		n := uint64(1 + rng.Intn(40))
+		if i%2 == 0 {
+			n = uint64(1 + rng.Intn(3000))
+		}
+		n = min(n, mid+half-lo)
+		g.markTouchedRange(lo, lo+n)
+		for gr := lo >> granuleShift; gr <= (lo+n-1)>>granuleShift; gr++ {
+			marked[gr] = true
+		}
+	}
+	for a := mid - half; a < mid+half; a += 1 << granuleShift {
+		if got := touched(a, a+1); got != marked[a>>granuleShift] {
+			t.Fatalf("granule %#x: touched %v, want %v", a, got, marked[a>>granuleShift])
+		}
+	}
+}

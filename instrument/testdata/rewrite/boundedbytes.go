@@ -1,0 +1,19 @@
+package p
+
+import (
+	"encoding/binary"
+	"unicode/utf8"
+)
+
+type queue struct{ array []byte }
+
+// Each call records the bytes it may touch at the start or the end of the
+// buffer, not the whole tail it is given.
+func (q *queue) peek(i int) (uint64, rune, rune) {
+	v, _ := binary.Uvarint(q.array[i:])
+	binary.PutUvarint(q.array[i:], v+1)
+	r, _ := utf8.DecodeRune(q.array[i:])
+	l, _ := utf8.DecodeLastRune(q.array[:i])
+	utf8.EncodeRune(q.array[i:], r)
+	return v, r, l
+}
