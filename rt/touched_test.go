@@ -98,7 +98,7 @@ func TestMarkTouchedRange(t *testing.T) {
 		t.Skip("no window on a 32-bit platform")
 	}
 	mid := touchedHi - 11<<leafShift // the boundary of the two leaves
-	const half = 1 << 20            // ranges within a MiB of it
+	const half = 1 << 20             // ranges within a MiB of it
 	rng := rand.New(rand.NewSource(2))
 	var g gstate
 	marked := map[uint64]bool{} // granule numbers
