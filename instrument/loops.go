@@ -154,6 +154,9 @@ func (r *rewriter) rangeIterVars(x *ast.RangeStmt, label *ast.LabeledStmt) func(
 // next iteration's check), or without the copy as written when the body
 // may not have one (loopBody).
 func (r *rewriter) forStmt(x *ast.ForStmt, label *ast.LabeledStmt) {
+	if r.fillLoop(x) { // fillloop.go
+		return
+	}
 	// An iteration's own variables (go1.22) are created before its post
 	// statement and condition run, but no other goroutine can reach them
 	// before its body: those accesses are not recorded (they could not

@@ -622,6 +622,40 @@ func Elems[S ~[]E, E any](s S, site uint32, rec bool) S {
 	return s
 }
 
+// LoopRangeW records the writes of a fill loop (instrument/fillloop.go:
+// for i := lo; i < hi; i++ { s[i] = v }, which synchronizes with nothing)
+// as one range event of s[lo:min(hi, len(s))], before the loop, and
+// returns lo, the loop variable's first value.
+func LoopRangeW[S ~[]E, E any](s S, lo, hi int, site uint32, rec bool) int {
+	loopRange(trace.OpWrite, sliceData(s), elemSize[E](), len(s), lo, hi, site, rec)
+	return lo
+}
+
+// LoopRangeR is LoopRangeW for the elements the loop reads (src[i]).
+func LoopRangeR[S ~[]E, E any](s S, lo, hi int, site uint32, rec bool) int {
+	loopRange(trace.OpRead, sliceData(s), elemSize[E](), len(s), lo, hi, site, rec)
+	return lo
+}
+
+// loopRange records op on elements [lo, min(hi, n)) of the n at p.
+func loopRange(op trace.Op, p unsafe.Pointer, elem uintptr, n, lo, hi int, site uint32, rec bool) {
+	hi = min(hi, n)
+	if lo < 0 || lo >= hi {
+		return
+	}
+	p = unsafe.Add(p, uintptr(lo)*elem)
+	if ctl {
+		if op == trace.OpWrite {
+			ctlWrite(p, uintptr(hi-lo)*elem, site)
+		} else {
+			ctlRead(p, uintptr(hi-lo)*elem, site)
+		}
+	}
+	if on && rec {
+		rangeAccess(op, p, elem, hi-lo, site)
+	}
+}
+
 // AppendN is wrapped around append(s, x1, ..., xn): r is append's result;
 // it records writes of the n elements append stored, r[len(r)-n:].
 func AppendN[S ~[]E, E any](r S, n int, site uint32, rec bool) S {

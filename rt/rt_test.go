@@ -1199,3 +1199,39 @@ func TestBytesBounded(t *testing.T) {
 		}
 	}
 }
+
+// LoopRangeW and LoopRangeR record a fill loop's elements [lo, hi), cut
+// at the slice's length (where the loop panics), nothing when lo < 0 or
+// lo >= hi, and return lo.
+func TestLoopRange(t *testing.T) {
+	s := escape[[16]uint32]()[:10]
+	addr := func(i int) uint64 { return uint64(uintptr(unsafe.Pointer(&s[0]))) + uint64(i)*4 }
+	var firsts []int
+	tr := record(t, false, func(site uint32) {
+		firsts = append(firsts,
+			LoopRangeW(s, 2, 5, site, true),   // s[2:5]
+			LoopRangeR(s, 8, 100, site, true), // s[8:10]
+			LoopRangeW(s, -1, 3, site, true),  // nothing: s[-1] panics first
+			LoopRangeW(s, 6, 6, site, true))   // nothing: no iteration
+	})
+	if !slices.Equal(firsts, []int{2, 8, -1, 6}) {
+		t.Errorf("returned %v, want each lo", firsts)
+	}
+	var got []string
+	for _, e := range tr.Events {
+		if !e.Op.IsAccess() {
+			continue
+		}
+		lo, hi := addr(0), addr(16)
+		if e.Obj < lo || e.Obj >= hi {
+			t.Errorf("%v of %#x: outside s", e.Op, e.Obj)
+			continue
+		}
+		got = append(got, fmt.Sprintf("%v %d", e.Op, (e.Obj-lo)/4))
+	}
+	// Range events are read back one per element.
+	want := []string{"w 2", "w 3", "w 4", "r 8", "r 9"}
+	if !slices.Equal(got, want) {
+		t.Errorf("accesses %q, want %q", got, want)
+	}
+}
