@@ -62,7 +62,7 @@ func (r *rewriter) fillLoop(x *ast.ForStmt) bool {
 	if !r.fillValue(as.Rhs[0], iv, &reads) {
 		return false
 	}
-	// The hooks go around lo, innermost first: the reads, then the write.
+	// The hooks go around lo (the wraps added first are outermost).
 	lo, hi := r.span(init.Rhs[0])
 	bounds := ", " + r.text(cond.Y) + ", "
 	for _, rd := range reads {
