@@ -20,8 +20,7 @@ import (
 // (testing.TB, or an interface of the code's own, as testify's TestingT
 // and tHelper) are bracketed when the method has the name and signature of
 // one of testing's: rttest checks the dynamic type. The receiver is
-// evaluated again, so only a receiver without effects is bracketed (a
-// variable, a field, a dereference).
+// evaluated again, so only a receiver reevaluable allows is bracketed.
 
 // tbMethod is a locking method of testing.common: the lock (rt.TB*
 // constants, as text) and its parameters (s: a string, v: ...any).
@@ -73,10 +72,10 @@ func (r *rewriter) tbCall(call *ast.CallExpr) (recv string, m tbMethod, ok bool)
 	if fn.Pkg().Path() != "testing" && !onIface {
 		return "", tbMethod{}, false // a concrete method of the code's own (a logger's Errorf)
 	}
-	if !r.pure(se.X) {
+	recv, ok = r.reevaluable(se.X)
+	if !ok {
 		return "", tbMethod{}, false
 	}
-	recv = r.text(se.X)
 	if fn.Pkg().Path() == "testing" && !onIface {
 		// A promoted method: follow the embedded fields to the test.
 		var found bool
@@ -170,26 +169,6 @@ func isTestType(t types.Type) bool {
 	switch n.Obj().Name() {
 	case "T", "B", "F":
 		return true
-	}
-	return false
-}
-
-// pure reports whether e can be evaluated again with no effect: a
-// variable, a field of one (through pointers), a dereference, a package's
-// variable.
-func (r *rewriter) pure(e ast.Expr) bool {
-	switch x := unparen(e).(type) {
-	case *ast.Ident:
-		_, ok := r.info.Uses[x].(*types.Var)
-		return ok
-	case *ast.SelectorExpr:
-		if r.pkgVarSel(x) {
-			return true
-		}
-		sel := r.info.Selections[x]
-		return sel != nil && sel.Kind() == types.FieldVal && r.pure(x.X)
-	case *ast.StarExpr:
-		return r.pure(x.X)
 	}
 	return false
 }

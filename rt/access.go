@@ -627,18 +627,19 @@ func Elems[S ~[]E, E any](s S, site uint32, rec bool) S {
 // as one range event of s[lo:min(hi, len(s))], before the loop, and
 // returns lo, the loop variable's first value.
 func LoopRangeW[S ~[]E, E any](s S, lo, hi int, site uint32, rec bool) int {
-	loopRange(trace.OpWrite, sliceData(s), elemSize[E](), len(s), lo, hi, site, rec)
+	elemRange(trace.OpWrite, sliceData(s), elemSize[E](), len(s), lo, hi, site, rec)
 	return lo
 }
 
 // LoopRangeR is LoopRangeW for the elements the loop reads (src[i]).
 func LoopRangeR[S ~[]E, E any](s S, lo, hi int, site uint32, rec bool) int {
-	loopRange(trace.OpRead, sliceData(s), elemSize[E](), len(s), lo, hi, site, rec)
+	elemRange(trace.OpRead, sliceData(s), elemSize[E](), len(s), lo, hi, site, rec)
 	return lo
 }
 
-// loopRange records op on elements [lo, min(hi, n)) of the n at p.
-func loopRange(op trace.Op, p unsafe.Pointer, elem uintptr, n, lo, hi int, site uint32, rec bool) {
+// elemRange records op on elements [lo, min(hi, n)) of the n at p (none
+// when lo < 0): a fill loop's, a bounded interceptor's (BytesFirst).
+func elemRange(op trace.Op, p unsafe.Pointer, elem uintptr, n, lo, hi int, site uint32, rec bool) {
 	hi = min(hi, n)
 	if lo < 0 || lo >= hi {
 		return

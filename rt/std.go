@@ -40,40 +40,20 @@ func ElemsW[S ~[]E, E any](s S, site uint32, rec bool) S {
 // given (binary.Uvarint(q.array[i:])), made each call cost the buffer's
 // length, and named bytes the call never reads.
 func BytesFirst(b []byte, n int, site uint32, rec bool) []byte {
-	return bytesAccess(hookRead, b[:min(n, len(b))], b, site, rec)
+	elemRange(trace.OpRead, sliceData(b), 1, len(b), 0, n, site, rec)
+	return b
 }
 
 // BytesFirstW is BytesFirst for a write (binary.PutUvarint,
 // utf8.EncodeRune).
 func BytesFirstW(b []byte, n int, site uint32, rec bool) []byte {
-	return bytesAccess(hookWrite, b[:min(n, len(b))], b, site, rec)
+	elemRange(trace.OpWrite, sliceData(b), 1, len(b), 0, n, site, rec)
+	return b
 }
 
 // BytesLast records a read of the last n bytes of b (utf8.DecodeLastRune).
 func BytesLast(b []byte, n int, site uint32, rec bool) []byte {
-	return bytesAccess(hookRead, b[len(b)-min(n, len(b)):], b, site, rec)
-}
-
-// bytesAccess records a read or a write of the bytes of part, and returns
-// b.
-func bytesAccess(kind int, part, b []byte, site uint32, rec bool) []byte {
-	if len(part) == 0 {
-		return b
-	}
-	if ctl {
-		if kind == hookWrite {
-			ctlWrite(sliceData(part), uintptr(len(part)), site)
-		} else {
-			ctlRead(sliceData(part), uintptr(len(part)), site)
-		}
-	}
-	if on && rec {
-		op := trace.OpRead
-		if kind == hookWrite {
-			op = trace.OpWrite
-		}
-		rangeAccess(op, sliceData(part), 1, len(part), site)
-	}
+	elemRange(trace.OpRead, sliceData(b), 1, len(b), len(b)-min(n, len(b)), len(b), site, rec)
 	return b
 }
 

@@ -96,13 +96,23 @@ func (g *gstate) markTouched(a uint64) {
 	if a-touchedLo >= touchedHi-touchedLo {
 		return
 	}
-	l := g.tleaf
-	if n := a>>leafShift + 1; n != g.tleafNum {
-		l = leafOf(a, true)
-		g.tleaf, g.tleafNum = l, n
-	}
-	setTouched(l, a)
+	setTouched(g.leaf(a), a)
 }
+
+// leaf returns the leaf of a (in the window), made if need be, through
+// g's cache of the last one.
+func (g *gstate) leaf(a uint64) *touchedLeaf {
+	if a>>leafShift+1 != g.tleafNum {
+		g.newLeaf(a)
+	}
+	return g.tleaf
+}
+
+// newLeaf is leaf's slow path, kept out of line so that leaf inlines
+// into the per-event markTouched.
+//
+//go:noinline
+func (g *gstate) newLeaf(a uint64) { g.tleaf, g.tleafNum = leafOf(a, true), a>>leafShift+1 }
 
 // markTouchedRange is markTouched for every granule of [lo, hi): the
 // memory a range event names. It sets the bits of one leaf word (32
@@ -119,18 +129,7 @@ func (g *gstate) markTouchedRange(lo, hi uint64) {
 		end := min(hi, a&^(wordSpan-1)+wordSpan)
 		first, last := (a>>granuleShift)&31, ((end-1)>>granuleShift)&31
 		mask := ^uint32(0) << first & (^uint32(0) >> (31 - last))
-		l := g.tleaf
-		if n := a>>leafShift + 1; n != g.tleafNum {
-			l = leafOf(a, true)
-			g.tleaf, g.tleafNum = l, n
-		}
-		w := &l[((a>>granuleShift)&(leafWords*32-1))>>5]
-		for {
-			old := w.Load()
-			if old&mask == mask || w.CompareAndSwap(old, old|mask) {
-				break
-			}
-		}
+		setBits(&g.leaf(a)[((a>>granuleShift)&(leafWords*32-1))>>5], mask)
 		a = end
 	}
 }
@@ -147,10 +146,14 @@ func markTouched(a uint64) {
 // setTouched sets a's bit in its leaf l.
 func setTouched(l *touchedLeaf, a uint64) {
 	gr := (a >> granuleShift) & (leafWords*32 - 1)
-	w, bit := &l[gr>>5], uint32(1)<<(gr&31)
+	setBits(&l[gr>>5], uint32(1)<<(gr&31))
+}
+
+// setBits sets the bits of mask in w.
+func setBits(w *atomic.Uint32, mask uint32) {
 	for {
 		old := w.Load()
-		if old&bit != 0 || w.CompareAndSwap(old, old|bit) {
+		if old&mask == mask || w.CompareAndSwap(old, old|mask) {
 			return
 		}
 	}
