@@ -16,6 +16,9 @@ import (
 // channel, each iteration is a receive; over a slice (or pointer to array)
 // with a value variable, each iteration reads its element.
 func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
+	if r.rangeLoop(x) { // fillloop.go
+		return
+	}
 	t := core(typeOf(r.info, x.X))
 	canWrap := label == nil || !r.gotoLabels[r.labelObj(label)]
 	switch {

@@ -637,6 +637,11 @@ func LoopRangeR[S ~[]E, E any](s S, lo, hi int, site uint32, rec bool) int {
 	return lo
 }
 
+// LoopAlso returns s, the operand of an element-wise range loop, once
+// its second argument has recorded the loop's accesses (LoopRangeR and
+// LoopRangeW of each slice, before the loop: instrument/fillloop.go).
+func LoopAlso[T any](s T, _ int) T { return s }
+
 // elemRange records op on elements [lo, min(hi, n)) of the n at p (none
 // when lo < 0): a fill loop's, a bounded interceptor's (BytesFirst).
 func elemRange(op trace.Op, p unsafe.Pointer, elem uintptr, n, lo, hi int, site uint32, rec bool) {

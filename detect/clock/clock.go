@@ -786,6 +786,10 @@ func (k *Tracker) Sync(t *Thread, e *trace.Event) {
 	}
 	switch e.Op {
 	case trace.OpAcquire:
+		if k.atomicLock(e.Obj) {
+			k.atomicAcquire(t, e)
+			return
+		}
 		l, read := k.lock(e.Obj), e.ReadLock()
 		switch {
 		case l.writers > 0 || (!read && l.readers > 0):
@@ -808,6 +812,10 @@ func (k *Tracker) Sync(t *Thread, e *trace.Event) {
 		}
 
 	case trace.OpRelease:
+		if k.atomicLock(e.Obj) {
+			k.atomicRelease(t, e, clocks)
+			return
+		}
 		l, read := k.lock(e.Obj), e.ReadLock()
 		i := t.find(e.Obj, read)
 		if i < 0 {
@@ -826,13 +834,7 @@ func (k *Tracker) Sync(t *Thread, e *trace.Event) {
 				t.held = append(t.held[:i], t.held[i+1:]...)
 			}
 		}
-		if k.atomicLock(e.Obj) {
-			if t.atomPub != nil && clocks { // the operation's data access is before its publication
-				k.copyTo(t, t.atomPub)
-				t.tick()
-			}
-			t.atomPub = nil
-		} else if k.edges == AllEdges { // held or not, the release publishes C_t
+		if k.edges == AllEdges { // held or not, the release publishes C_t
 			if read {
 				k.releaseTo(t, &l.r) // R_L ⊔= C_t
 			} else {
@@ -919,6 +921,44 @@ func (k *Tracker) Sync(t *Thread, e *trace.Event) {
 	}
 }
 
+// atomicAcquire is the acquire of an atomic word's private lock under
+// GoAtomics: it builds no edge, so only t's held locks change. The lock
+// gets no lockState: an atomics-heavy trace has as many such locks as
+// words (millions: puzpuzpuz/xsync's map tests), and their table was the
+// largest part of the analysis (docs/benchmarks.md, "Atomic words' locks").
+// Well-formedness is checked on t alone: rt records the lock inside the
+// word's stripe, which no other goroutine holds meanwhile, and never
+// nests two.
+func (k *Tracker) atomicAcquire(t *Thread, e *trace.Event) {
+	if n := len(t.held); n > 0 && t.held[n-1].Lock&trace.AtomicLockBit != 0 {
+		k.illformed++ // nested inside another atomic operation
+	}
+	t.held = append(t.held, Hold{e.Obj, e.ReadLock()})
+}
+
+// atomicRelease is the release of an atomic word's private lock under
+// GoAtomics: the publication a store or read-modify-write left pending,
+// after the operation's data access (publishAtomic).
+func (k *Tracker) atomicRelease(t *Thread, e *trace.Event, clocks bool) {
+	i := t.find(e.Obj, e.ReadLock())
+	if i < 0 {
+		k.illformed++
+		i = t.find(e.Obj, !e.ReadLock())
+	}
+	if i >= 0 {
+		if n := len(t.held) - 1; i == n {
+			t.held = t.held[:n]
+		} else {
+			t.held = append(t.held[:i], t.held[i+1:]...)
+		}
+	}
+	if t.atomPub != nil && clocks { // the operation's data access is before its publication
+		k.copyTo(t, t.atomPub)
+		t.tick()
+	}
+	t.atomPub = nil
+}
+
 // fork: C_u ⊔= C_t; C_u[u] = max(C_u[u], 1); C_t[t]++.
 func (k *Tracker) fork(t *Thread, child uint64) {
 	if child > 0xFFFFFFFF {
@@ -1000,7 +1040,7 @@ type Counters struct {
 	// merged into its wide clocks because all channels' together passed
 	// their bound: races ordered only by those messages may be missed.
 	ChanFolds   int64
-	Locks       int64 // locks acquired or released
+	Locks       int64 // locks acquired or released (under GoAtomics, atomic words' private locks are not counted)
 	SyncObjects int64 // snd/rcv objects with a clock (none under NoEdges)
 	AtomicWords int64 // atomic words with a clock (none under NoEdges)
 }

@@ -912,3 +912,54 @@ func TestChanMsgBudget(t *testing.T) {
 		t.Fatal("no order at all")
 	}
 }
+
+// Under GoAtomics an atomic word's private lock is held for the data
+// access inside the operation (AtomicAccess) and kept in no lock table
+// (Counters.Locks); a nested one, or a release of one not held, is
+// ill-formed. Without GoAtomics it is a lock like any other.
+func TestAtomicLockUnderGoAtomics(t *testing.T) {
+	b := forked("T1")
+	W := b.Obj("w")
+	b.Acq("T1", "L")
+	data := b.GoAtomic("T1", trace.OpAtomicStore, "w", "s1")
+	b.Rel("T1", "L")
+	b.GoAtomic("M", trace.OpAtomicLoad, "w", "s2")
+	nest := b.Add(trace.Event{G: b.G("M"), Op: trace.OpAcquire, Obj: W | trace.AtomicLockBit})
+	b.Add(trace.Event{G: b.G("M"), Op: trace.OpAcquire, Obj: W | trace.AtomicLockBit}) // nested
+	b.Add(trace.Event{G: b.G("M"), Op: trace.OpRelease, Obj: W | trace.AtomicLockBit})
+	b.Add(trace.Event{G: b.G("M"), Op: trace.OpRelease, Obj: W | trace.AtomicLockBit})
+	b.Add(trace.Event{G: b.G("M"), Op: trace.OpRelease, Obj: W | trace.AtomicLockBit}) // not held
+	tr := b.Trace()
+	for _, goAtom := range []bool{true, false} {
+		k := New(AllEdges)
+		if goAtom {
+			k.GoAtomics()
+		}
+		for i := range tr.Events {
+			e := &tr.Events[i]
+			g := k.Running(e)
+			if g == nil {
+				g = k.Start(e.G)
+			}
+			if i == data && !g.AtomicAccess(W) {
+				t.Errorf("goAtom %v: the store's data access is not inside the word's lock", goAtom)
+			}
+			if i == nest {
+				if held, _ := g.Holds(W | trace.AtomicLockBit); held {
+					t.Errorf("goAtom %v: M holds the word's lock before its acquire", goAtom)
+				}
+			}
+			if !e.Op.IsAccess() {
+				k.Sync(g, e)
+			}
+		}
+		c := k.Counters()
+		wantLocks := int64(1)
+		if !goAtom {
+			wantLocks = 2
+		}
+		if c.Locks != wantLocks || c.IllFormed != 2 {
+			t.Errorf("goAtom %v: locks %d, illformed %d; want %d and 2 (a nested acquire, an unheld release)", goAtom, c.Locks, c.IllFormed, wantLocks)
+		}
+	}
+}

@@ -111,6 +111,8 @@ func (t *Table[V]) Len() int { return t.n }
 type Mem[V any] struct {
 	lastKey  uint64 // page key of lastPage (0: none)
 	lastPage *page[V]
+	lastOddK uint64 // page key of lastOdd (0: none): byte-wise loops stay in one
+	lastOdd  *oddPage[V]
 	pages    Table[*page[V]]    // by page key: addr>>pageShift + 1
 	odd      Table[*oddPage[V]] // the unaligned addresses, by page key
 	slab     []page[V]          // pages allocated ahead, a chunk at a time
@@ -152,6 +154,11 @@ func isMade(b *[madeWords]uint64, key uint64) bool {
 type oddPage[V any] struct {
 	offs []uint8
 	vals []V
+	// at[o] is 1 + the index in offs of offset o, once the page holds
+	// more than oddScan addresses: a byte-wise loop names all 112 odd
+	// offsets of a page, and a scan of offs per access was most of the
+	// analysis of a trace of masked buffers (coder/websocket's TestMask).
+	at *[1 << pageShift]uint8
 	// live: bit o set when the address at offset o is in use; Clear lets
 	// go of addresses by clearing bits, and getOdd zeroes a state when
 	// it hands it out again (as page's used bits).
@@ -159,6 +166,40 @@ type oddPage[V any] struct {
 }
 
 func (op *oddPage[V]) isLive(off uint8) bool { return op.live[off>>6]&(1<<(off&63)) != 0 }
+
+// oddScan is the number of an odd page's addresses up to which a lookup
+// scans offs; beyond it the page keeps its index (oddPage.at).
+const oddScan = 8
+
+// find returns the index in vals of off's state, or -1.
+func (op *oddPage[V]) find(off uint8) int {
+	if op.at != nil {
+		return int(op.at[off]) - 1
+	}
+	for i, o := range op.offs {
+		if o == off {
+			return i
+		}
+	}
+	return -1
+}
+
+// add appends off's state (zero) and returns its index.
+func (op *oddPage[V]) add(off uint8) int {
+	var zero V
+	op.offs, op.vals = append(op.offs, off), append(op.vals, zero)
+	n := len(op.offs)
+	switch {
+	case op.at != nil:
+		op.at[off] = uint8(n)
+	case n > oddScan:
+		op.at = new([1 << pageShift]uint8)
+		for i, o := range op.offs {
+			op.at[o] = uint8(i + 1)
+		}
+	}
+	return n - 1
+}
 
 const (
 	pageWords = 16
@@ -205,32 +246,33 @@ func (m *Mem[V]) page(key uint64) *page[V] {
 
 // getOdd is Get of an unaligned address.
 func (m *Mem[V]) getOdd(addr uint64) *V {
-	pp := m.odd.Get(addr>>pageShift + 1)
-	if *pp == nil {
-		*pp = &oddPage[V]{}
-		markMade(&m.madeOdd, addr>>pageShift+1)
+	op := m.lastOdd
+	if key := addr>>pageShift + 1; key != m.lastOddK {
+		pp := m.odd.Get(key)
+		if *pp == nil {
+			*pp = &oddPage[V]{}
+			markMade(&m.madeOdd, key)
+		}
+		op = *pp
+		m.lastOddK, m.lastOdd = key, op
 	}
-	op := *pp
 	off := uint8(addr & (1<<pageShift - 1))
-	var zero V
 	live := op.isLive(off)
 	if !live {
 		op.live[off>>6] |= 1 << (off & 63)
 		m.nOdd++
 	}
-	for i, o := range op.offs {
-		if o == off {
-			if !live {
-				op.vals[i] = zero
-			}
-			return &op.vals[i]
+	if i := op.find(off); i >= 0 {
+		if !live {
+			var zero V
+			op.vals[i] = zero
 		}
+		return &op.vals[i]
 	}
 	if len(op.vals) == cap(op.vals) {
 		m.growOdd(op)
 	}
-	op.offs, op.vals = append(op.offs, off), append(op.vals, zero)
-	return &op.vals[len(op.vals)-1]
+	return &op.vals[op.add(off)]
 }
 
 // oddSizes is the number of sizes of odd pages' state arrays: 1 to
@@ -275,10 +317,8 @@ func (m *Mem[V]) lookupOdd(addr uint64) *V {
 	if !(*pp).isLive(off) {
 		return nil
 	}
-	for i, o := range (*pp).offs {
-		if o == off {
-			return &(*pp).vals[i]
-		}
+	if i := (*pp).find(off); i >= 0 {
+		return &(*pp).vals[i]
 	}
 	return nil
 }

@@ -245,3 +245,17 @@ func TestMemOddPagesGrowApart(t *testing.T) {
 		t.Fatalf("len = %d, want %d", m.Len(), want)
 	}
 }
+
+// BenchmarkMemBytes is a byte-wise loop's lookups: every byte of a 64 KiB
+// buffer in order, 7 of 8 of them unaligned (odd pages), as a masked or
+// copied []byte names them.
+func BenchmarkMemBytes(b *testing.B) {
+	var m Mem[[6]uint64] // about the size of FastTrack's state
+	const base, n = 0xc000100000, 64 << 10
+	b.SetBytes(n)
+	for b.Loop() {
+		for a := uint64(base); a < base+n; a++ {
+			m.Get(a)[0]++
+		}
+	}
+}
