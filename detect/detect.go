@@ -61,11 +61,10 @@ func RunChecked(r trace.Reader, check func(n int64) error, ds ...Detector) (int6
 	var e trace.Event
 	var n int64
 	for {
-		err := r.Next(&e)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
+		if err := r.Next(&e); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
 			return n, err
 		}
 		for _, d := range ds {
