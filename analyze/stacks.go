@@ -157,6 +157,10 @@ func (s *Stacks) Handle(e *trace.Event) {
 	}
 }
 
+// HandleRange is Handle of a range event (detect.RangeHandler): its words
+// share its goroutine and site, which is all Handle reads of an access.
+func (s *Stacks) HandleRange(e *trace.Event) { s.Handle(e) }
+
 // Stack returns g's stack, innermost first: each frame at the last site it
 // executed, named by its function.
 func (s *Stacks) Stack(m *trace.Meta, g trace.GID) []trace.Site {

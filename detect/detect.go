@@ -27,6 +27,24 @@ type Detector interface {
 	Finish()
 }
 
+// RangeHandler is a Detector that takes a range event (OpReadRange,
+// OpWriteRange) whole: HandleRange does what Handle does for each of the
+// word accesses trace.Span lists, in order. Where every detector of a run
+// is one, and the reader can hand range events on unexpanded (KeepRanges),
+// RunChecked does so: a byte-wise copy or loop is one event per byte
+// (trace.Span), and the reader's and dispatch's work per word was most of
+// what a trace of byte ranges cost beyond the detector's own.
+type RangeHandler interface {
+	HandleRange(e *trace.Event)
+}
+
+// RangeKeeper is a reader that can hand range events on unexpanded:
+// KeepRanges, called before the first Next, makes it so and reports
+// whether it did.
+type RangeKeeper interface {
+	KeepRanges() bool
+}
+
 // Stats is implemented by detectors that count what they did.
 type Stats interface {
 	// Stats returns named counters (checks performed, ill-formed events
@@ -57,9 +75,14 @@ func RunProgress(r trace.Reader, progress func(n int64), ds ...Detector) (int64,
 // RunChecked is RunProgress whose progress function may stop the run: an
 // error it returns is returned at once, with the events read so far and
 // without the detectors' Finish.
+//
+// The count is of word accesses and other events, whether range events
+// were handed on whole (RangeHandler) or not.
 func RunChecked(r trace.Reader, check func(n int64) error, ds ...Detector) (int64, error) {
 	var e trace.Event
 	var n int64
+	whole := wholeRanges(r, ds)
+	next := int64(ProgressEvery)
 	for {
 		if err := r.Next(&e); err != nil {
 			if errors.Is(err, io.EOF) {
@@ -67,11 +90,19 @@ func RunChecked(r trace.Reader, check func(n int64) error, ds ...Detector) (int6
 			}
 			return n, err
 		}
-		for _, d := range ds {
-			d.Handle(&e)
+		if whole && e.Op.IsRange() {
+			for _, d := range ds {
+				d.(RangeHandler).HandleRange(&e)
+			}
+			n += int64(trace.Span(e.Value).Words())
+		} else {
+			for _, d := range ds {
+				d.Handle(&e)
+			}
+			n++
 		}
-		n++
-		if n&(ProgressEvery-1) == 0 && check != nil {
+		if n >= next && check != nil {
+			next = n + ProgressEvery
 			if err := check(n); err != nil {
 				return n, err
 			}
@@ -81,4 +112,19 @@ func RunChecked(r trace.Reader, check func(n int64) error, ds ...Detector) (int6
 		d.Finish()
 	}
 	return n, nil
+}
+
+// wholeRanges reports whether every detector of ds takes range events
+// whole, and then asks r to hand them on so.
+func wholeRanges(r trace.Reader, ds []Detector) bool {
+	k, ok := r.(RangeKeeper)
+	if !ok || len(ds) == 0 {
+		return false
+	}
+	for _, d := range ds {
+		if _, ok := d.(RangeHandler); !ok {
+			return false
+		}
+	}
+	return k.KeepRanges()
 }

@@ -33,7 +33,11 @@ import (
 // lo and hi are constants, local variables no other goroutine reaches, or
 // len of one; the slices are such variables, which the body does not
 // assign, nor the loop variable or the bounds; i is an int. The range is
-// s[lo:min(hi, len(s))]: the loop panics at len(s).
+// s[lo:min(hi, len(s))]: the loop panics at len(s). A loop that panics
+// earlier (at the end of another slice, a division by zero, a negative
+// shift) has recorded the accesses of the iterations it did not run: a
+// program that recovers may then see a race on elements it did not
+// touch, one the loop would have had had it run on.
 
 // elemAccess is the accesses of one slice in one direction: its
 // elements at the loop's index, first named at pos.

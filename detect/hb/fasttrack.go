@@ -201,6 +201,32 @@ func (d *FastTrack) Handle(e *trace.Event) {
 	}
 }
 
+// HandleRange processes a range event as Handle processes the word
+// accesses it stands for (detect.RangeHandler), with its goroutine looked
+// up once.
+func (d *FastTrack) HandleRange(e *trace.Event) {
+	var x trace.RangeExpander
+	w := *e
+	x.Start(&w)
+	t := d.k.Running(&w)
+	if t == nil {
+		t = d.k.Start(w.G)
+	}
+	for {
+		switch {
+		case t.AtomicAccess(w.Obj):
+			d.atomicAccess(t, &w)
+		case w.Op == trace.OpRead:
+			d.read(t, &w)
+		default:
+			d.write(t, &w)
+		}
+		if !x.Next(&w) {
+			return
+		}
+	}
+}
+
 // Finish does nothing: FastTrack reports as it goes.
 func (d *FastTrack) Finish() {}
 

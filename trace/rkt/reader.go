@@ -45,6 +45,8 @@ type Reader struct {
 
 	version  uint64              // the file's format version
 	ranges   trace.RangeExpander // the words of the last range event still to return
+	// keepRanges: range events are returned whole (KeepRanges).
+	keepRanges bool
 	started  bool
 	done     bool // io.EOF from now on
 	cut      bool // done without an end block: the run crashed
@@ -74,6 +76,15 @@ func (r *Reader) Events() uint64 { return r.events }
 //
 // A range event (trace.OpReadRange, OpWriteRange) comes out as the word
 // accesses it stands for (trace.Span), one per call, all with its Seq.
+// KeepRanges makes Next return range events (OpReadRange, OpWriteRange)
+// as they are, for a consumer that takes them whole (detect.RangeHandler),
+// instead of the word accesses they stand for. Call it before the first
+// Next.
+func (r *Reader) KeepRanges() bool {
+	r.keepRanges = true
+	return true
+}
+
 func (r *Reader) Next(e *trace.Event) error {
 	if r.ranges.Pending() {
 		r.ranges.Next(e)
@@ -209,7 +220,7 @@ func (r *Reader) Next(e *trace.Event) error {
 		// stalls on store forwarding, which costs a third of the decode.
 		e.Seq, e.G, e.Op, e.Flags, e.Site = seq, g, op, flags, trace.SiteID(site)
 		e.Obj, e.Value, e.Addrs = obj, value, addrs
-		if op.IsRange() {
+		if op.IsRange() && !r.keepRanges {
 			r.ranges.Start(e)
 		}
 		return nil

@@ -68,6 +68,14 @@ type File struct {
 	closer io.Closer
 }
 
+// KeepRanges asks the format's reader to return range events whole (see
+// rkt.Reader.KeepRanges), and reports whether it will: formats without
+// range events have none to keep.
+func (f *File) KeepRanges() bool {
+	k, ok := f.Reader.(interface{ KeepRanges() bool })
+	return ok && k.KeepRanges()
+}
+
 // Close closes the underlying file.
 func (f *File) Close() error {
 	if f.closer == nil {
