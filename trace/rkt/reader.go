@@ -43,15 +43,15 @@ type Reader struct {
 	events     uint64
 	goroutines int // goroutine definitions read
 
-	version  uint64              // the file's format version
-	ranges   trace.RangeExpander // the words of the last range event still to return
+	version uint64              // the file's format version
+	ranges  trace.RangeExpander // the words of the last range event still to return
 	// keepRanges: range events are returned whole (KeepRanges).
 	keepRanges bool
-	started  bool
-	done     bool // io.EOF from now on
-	cut      bool // done without an end block: the run crashed
-	err      error
-	warnings []string
+	started    bool
+	done       bool // io.EOF from now on
+	cut        bool // done without an end block: the run crashed
+	err        error
+	warnings   []string
 }
 
 // NewReader returns a Reader of the .rkt stream r; name identifies it in
