@@ -42,7 +42,7 @@ type counter struct {
 }
 
 func (c *counter) Handle(e *trace.Event) { c.words++ }
-func (c *counter) Finish()                {}
+func (c *counter) Finish()               {}
 
 type rangeCounter struct{ counter }
 
