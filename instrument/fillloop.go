@@ -297,7 +297,7 @@ func (r *rewriter) rangeLoop(x *ast.RangeStmt) bool {
 	var fixed []*types.Var
 	if s := r.localVar(x.X, false); s != nil && isSlice(s.Type()) {
 		if _, ok := s.Type().Underlying().(*types.Slice); !ok {
-			return false
+			return false // a type parameter's core type: LoopRangeR cannot infer E
 		}
 		hiText = "len(" + r.text(x.X) + ")"
 		fixed = append(fixed, s)

@@ -70,7 +70,6 @@ package clock
 
 import (
 	"sort"
-	"unsafe"
 
 	"github.com/racekit/racekit/detect/shadow"
 	"github.com/racekit/racekit/detect/vc"
@@ -209,6 +208,26 @@ func (t *Thread) find(lock uint64, read bool) int {
 	return -1
 }
 
+// dropHold removes t's most recent hold of the lock e releases, in e's
+// mode, else (ill-formed, counted) in the other one; it returns the hold,
+// and false when t held the lock in neither.
+func (k *Tracker) dropHold(t *Thread, e *trace.Event) (Hold, bool) {
+	i := t.find(e.Obj, e.ReadLock())
+	if i < 0 {
+		k.illformed++ // not held in this mode: drop a hold in the other one
+		if i = t.find(e.Obj, !e.ReadLock()); i < 0 {
+			return Hold{}, false
+		}
+	}
+	h := t.held[i]
+	if n := len(t.held) - 1; i == n { // the usual, last-in first-out
+		t.held = t.held[:n]
+	} else {
+		t.held = append(t.held[:i], t.held[i+1:]...)
+	}
+	return h, true
+}
+
 // lockState is a lock's clocks, W_L (published by exclusive releases) and
 // R_L (the join of the read-mode releases since the last exclusive one),
 // and how many holds of it all goroutines have, for the well-formedness
@@ -321,28 +340,6 @@ func New(edges Edges) Tracker { return Tracker{edges: edges} }
 // without clocks (NoEdges).
 func (k *Tracker) Recycle() {
 	k.recycle = k.edges != NoEdges
-}
-
-// GoAtomics makes k give atomics the edges of Go's memory model as Go's
-// race detector builds them (docs/semantics.md, "Atomics"): a load
-// acquires from the word's clock, a store replaces it with the storer's
-// (S_a := C_t), a read-modify-write does both; and the lock private to an
-// atomic word (trace.AtomicLockBit) is held but builds no edge, so that
-// two loads, or a load and a later store, do not order what comes before
-// and after them. Without it (the predictive detectors, whose soundness
-// argument takes the front end's lock as a real one) stores join the
-// word's clock and the private lock orders every atomic operation on the
-// word before the next: more edges, so races -race reports may be missed.
-// A detector using it must keep atomic accesses (Thread.AtomicAccess) from
-// racing with each other itself. Call it before the first event.
-func (k *Tracker) GoAtomics() { k.goAtom = true }
-
-// AtomicAccess reports whether t's data access of addr now is the access
-// the Go front end records inside an atomic operation on addr: the last
-// lock t acquired is the word's private lock (trace.AtomicLockBit).
-func (t *Thread) AtomicAccess(addr uint64) bool {
-	n := len(t.held)
-	return n > 0 && t.held[n-1].Lock == addr|trace.AtomicLockBit
 }
 
 // Edges returns the edges the Tracker builds.
@@ -616,155 +613,6 @@ func (k *Tracker) lock(obj uint64) *lockState {
 	return *l
 }
 
-// atomicLock reports whether lock is an atomic word's private lock that
-// builds no edge (GoAtomics).
-func (k *Tracker) atomicLock(lock uint64) bool {
-	return k.goAtom && lock&trace.AtomicLockBit != 0
-}
-
-// publishAtomic is S_a := C_t for a store or read-modify-write of t on
-// word a (GoAtomics), then a tick. Inside the word's private lock, as the
-// Go front end records it, it waits for the lock's release: the data
-// access recorded after the operation is part of it (Go's race detector
-// records an atomic access before its release), so a goroutine that reads
-// the store is ordered after that access too.
-func (k *Tracker) publishAtomic(t *Thread, a uint64) {
-	o := objClock(&k.atomics, a)
-	if t.AtomicAccess(a) {
-		t.atomPub = o
-		return
-	}
-	k.copyTo(t, o)
-	t.tick()
-}
-
-// objClock returns the clock of a sync object or atomic word, creating it
-// (⊥) if new.
-func objClock(m *shadow.Table[*objVC], obj uint64) *objVC {
-	s := m.Get(obj)
-	if *s == nil {
-		*s = new(objVC)
-	}
-	return *s
-}
-
-// objVC is the clock of a sync object, an atomic word or a lock (W_L,
-// R_L), versioned so that a join that cannot change its target is skipped:
-// a goroutine that joined the clock and sees it unchanged since, or one
-// releasing into the clock it last released into with nothing learnt
-// since but its own ticks. Joins of clocks of up to 1024 entries were two
-// thirds of the analysis of an atomics-heavy trace (maypok86/otter, corpus
-// session 27); the result is the same clocks.
-type objVC struct {
-	c       vc.Shared
-	ver     uint64  // changes whenever c does
-	from    *Thread // the goroutine whose release made the latest change,
-	fromVer uint64  // and its cver then: c ⊒ its clock then
-	sub     bool    // and c ⊑ its clock then (a copy, or a join into a clock it had): ⊑ it ever after
-}
-
-// memoSlots is the size of a goroutine's memo of joined clocks.
-const memoSlots = 16
-
-type memoEntry struct {
-	o   *objVC
-	ver uint64
-}
-
-// bump returns a fresh version.
-func (k *Tracker) bump() uint64 {
-	k.vers++
-	return k.vers
-}
-
-func (t *Thread) memoOf(o *objVC) *memoEntry {
-	if t.memo == nil {
-		t.memo = new([memoSlots]memoEntry)
-	}
-	h := uint64(uintptr(unsafe.Pointer(o))) * 0x9e3779b97f4a7c15
-	return &t.memo[h>>60]
-}
-
-// knows reports whether C_t ⊒ o is known without a look at the clocks
-// (m is t's memo slot of o): o is t's own release with nothing since (C_t
-// only grows), or t joined o at its current version.
-func (k *Tracker) knows(t *Thread, o *objVC, m *memoEntry) bool {
-	if k.exact {
-		return false
-	}
-	return o.from == t && o.sub || m.o == o && m.ver == o.ver
-}
-
-// acquireFrom is C_t ⊔= o (the caller refreshes t's epoch).
-func (k *Tracker) acquireFrom(t *Thread, o *objVC) {
-	m := t.memoOf(o)
-	if k.knows(t, o, m) {
-		return
-	}
-	if old := t.cver; t.c.JoinShared(o.c, &t.img) {
-		t.cver = k.bump()
-		t.img.Advance(old, t.cver) // the chunks it changed are noted
-	}
-	m.o, m.ver = o, o.ver
-}
-
-// releaseTo is o ⊔= C_t.
-func (k *Tracker) releaseTo(t *Thread, o *objVC) {
-	m := t.memoOf(o)
-	had := k.knows(t, o, m)
-	changed := false
-	if o.from == t && o.fromVer == t.cver && !k.exact {
-		// o ⊒ C_t but for t's own entry, ticked since.
-		id := trace.GID(t.id)
-		if c := t.c.Get(id); c > o.c.Get(id) {
-			o.c.Set(id, c)
-			changed = true
-		}
-	} else {
-		changed = t.image().JoinTo(&o.c, t.c)
-	}
-	if changed {
-		o.ver = k.bump()
-	}
-	o.sub = had || o.from == t && o.sub // o_old ⊑ C_t: so is o
-	o.from, o.fromVer = t, t.cver
-	if had {
-		m.o, m.ver = o, o.ver // o_old ⊔ C_t = C_t's part: still ⊑ C_t
-	}
-}
-
-// copyTo is o := C_t.
-func (k *Tracker) copyTo(t *Thread, o *objVC) {
-	m := t.memoOf(o)
-	if k.knows(t, o, m) && o.from == t && o.fromVer == t.cver && !k.exact {
-		// o is C_t but for t's own entry, ticked since (a lock t
-		// releases again with nothing learnt between): releaseTo sets
-		// that entry alone.
-		k.releaseTo(t, o)
-		return
-	}
-	// Else a copy, even where C_t ⊒ o (the lock's W_L unchanged since
-	// t's acquire joined it), where it is also the join: copying shares
-	// C_t's chunks, joining would compare each.
-	t.image().CopyTo(&o.c, t.c)
-	o.ver = k.bump()
-	o.from, o.fromVer, o.sub = t, t.cver, true
-	m.o, m.ver = o, o.ver
-}
-
-// reset is o := ⊥.
-func (k *Tracker) reset(o *objVC) {
-	if o.c.Len() > 0 {
-		o.c.Reset()
-		o.ver = k.bump()
-	}
-	o.from = nil
-}
-
-// learnt records that C_t changed other than by a tick, outside
-// acquireFrom (a fork's, a join's, a message's edge).
-func (k *Tracker) learnt(t *Thread) { t.cver = k.bump() }
-
 // Sync applies the effect of e, an event of t (as Running or Start
 // returned it) that is not a data access: the edges of docs/semantics.md
 // that the Tracker builds, and the locks t holds. Ill-formed events are
@@ -817,21 +665,11 @@ func (k *Tracker) Sync(t *Thread, e *trace.Event) {
 			return
 		}
 		l, read := k.lock(e.Obj), e.ReadLock()
-		i := t.find(e.Obj, read)
-		if i < 0 {
-			k.illformed++ // not held in this mode: drop a hold in the other one
-			i = t.find(e.Obj, !read)
-		}
-		if i >= 0 {
-			if t.held[i].Read {
+		if h, ok := k.dropHold(t, e); ok {
+			if h.Read {
 				l.readers--
 			} else {
 				l.writers--
-			}
-			if n := len(t.held) - 1; i == n { // the usual, last-in first-out
-				t.held = t.held[:n]
-			} else {
-				t.held = append(t.held[:i], t.held[i+1:]...)
 			}
 		}
 		if k.edges == AllEdges { // held or not, the release publishes C_t
@@ -919,44 +757,6 @@ func (k *Tracker) Sync(t *Thread, e *trace.Event) {
 	default:
 		k.illformed++ // invalid or unknown op
 	}
-}
-
-// atomicAcquire is the acquire of an atomic word's private lock under
-// GoAtomics: it builds no edge, so only t's held locks change. The lock
-// gets no lockState: an atomics-heavy trace has as many such locks as
-// words (millions: puzpuzpuz/xsync's map tests), and their table was the
-// largest part of the analysis (docs/benchmarks.md, "Atomic words' locks").
-// Well-formedness is checked on t alone: rt records the lock inside the
-// word's stripe, which no other goroutine holds meanwhile, and never
-// nests two.
-func (k *Tracker) atomicAcquire(t *Thread, e *trace.Event) {
-	if n := len(t.held); n > 0 && t.held[n-1].Lock&trace.AtomicLockBit != 0 {
-		k.illformed++ // nested inside another atomic operation
-	}
-	t.held = append(t.held, Hold{e.Obj, e.ReadLock()})
-}
-
-// atomicRelease is the release of an atomic word's private lock under
-// GoAtomics: the publication a store or read-modify-write left pending,
-// after the operation's data access (publishAtomic).
-func (k *Tracker) atomicRelease(t *Thread, e *trace.Event, clocks bool) {
-	i := t.find(e.Obj, e.ReadLock())
-	if i < 0 {
-		k.illformed++
-		i = t.find(e.Obj, !e.ReadLock())
-	}
-	if i >= 0 {
-		if n := len(t.held) - 1; i == n {
-			t.held = t.held[:n]
-		} else {
-			t.held = append(t.held[:i], t.held[i+1:]...)
-		}
-	}
-	if t.atomPub != nil && clocks { // the operation's data access is before its publication
-		k.copyTo(t, t.atomPub)
-		t.tick()
-	}
-	t.atomPub = nil
 }
 
 // fork: C_u ⊔= C_t; C_u[u] = max(C_u[u], 1); C_t[t]++.

@@ -181,14 +181,7 @@ func (d *FastTrack) Handle(e *trace.Event) {
 	}
 	switch e.Op {
 	case trace.OpRead, trace.OpWrite:
-		switch {
-		case t.AtomicAccess(e.Obj):
-			d.atomicAccess(t, e)
-		case e.Op == trace.OpRead:
-			d.read(t, e)
-		default:
-			d.write(t, e)
-		}
+		d.access(t, e)
 	case trace.OpAlloc:
 		if lo, hi, ok := e.AllocRange(); ok {
 			d.shadow.Clear(lo, hi)
@@ -213,17 +206,23 @@ func (d *FastTrack) HandleRange(e *trace.Event) {
 		t = d.k.Start(w.G)
 	}
 	for {
-		switch {
-		case t.AtomicAccess(w.Obj):
-			d.atomicAccess(t, &w)
-		case w.Op == trace.OpRead:
-			d.read(t, &w)
-		default:
-			d.write(t, &w)
-		}
+		d.access(t, &w)
 		if !x.Next(&w) {
 			return
 		}
+	}
+}
+
+// access is a data access of t: inside an atomic operation (the word's
+// private lock held), a plain read or a plain write.
+func (d *FastTrack) access(t *clock.Thread, e *trace.Event) {
+	switch {
+	case t.AtomicAccess(e.Obj):
+		d.atomicAccess(t, e)
+	case e.Op == trace.OpRead:
+		d.read(t, e)
+	default:
+		d.write(t, e)
 	}
 }
 
