@@ -69,13 +69,28 @@ func newTraceFilter() {
 }
 
 // writeOut encodes the next event of the merged stream, unless TREE drops
-// it, with the next Seq. Called with wmu held.
+// it, with the next Seq: the next trace.GoAtomicSeqs for an atomic
+// operation with trace.FlagGoAtomic, whose four events TREE takes one by
+// one (it may drop the data access). Called with wmu held.
 func writeOut(e *trace.Event) {
-	if treeF != nil && !treeF.Keep(e) {
-		return
+	if e.Flags&trace.FlagGoAtomic != 0 {
+		if treeF != nil {
+			var out [trace.GoAtomicSeqs]trace.Event
+			trace.GoAtomicEvents(e, &out)
+			for i := range out {
+				writeOut(&out[i])
+			}
+			return
+		}
+		e.Seq = outSeq + 1
+		outSeq += trace.GoAtomicSeqs
+	} else {
+		if treeF != nil && !treeF.Keep(e) {
+			return
+		}
+		outSeq++
+		e.Seq = outSeq
 	}
-	outSeq++
-	e.Seq = outSeq
 	if err := w.WriteEvent(e); err != nil {
 		fail(err)
 	}

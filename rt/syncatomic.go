@@ -12,10 +12,6 @@ import (
 	"github.com/racekit/racekit/trace"
 )
 
-// atomicLockBit marks the lock private to an atomic word (see
-// atomicRecord).
-const atomicLockBit = trace.AtomicLockBit
-
 // Stripes order the atomic operations on one address, and the operations
 // on one sync.Map: a hook performs the operation and takes its seqs under
 // the stripe of the address, so the recorded order per address is the
@@ -58,48 +54,21 @@ func atomicEnd(g *gstate, l *sync.Mutex, op trace.Op, flags trace.Flags, site ui
 
 // atomicRecord records an atomic operation on the word at a, with its
 // stripe locked. Besides the operation itself (aload, astore or armw, with
-// their happens-before edges), it records a data access of the word (a
-// read for a load, a write otherwise) inside a critical section of a lock
-// private to the word. The lock orders all atomic operations on the word,
-// so they never race with one another, while a plain access of the word
-// that is not otherwise ordered with them races with them, as the Go race
-// detector reports. The precise detectors take the lock for the accesses
-// it marks and give it no edge (clock.GoAtomics: the operation's own edges
-// are the memory model's); the predictive ones take it as a lock, whose
-// edges (every atomic operation on the word, loads included, before the
-// next) over-approximate the model's: races may be missed, none invented. The operation and the
-// release take consecutive seqs, the acquire is keyed just before them;
-// the commit happens before the stripe is unlocked, so a steal (which
-// takes new seqs) keeps the order per address.
+// their happens-before edges), it stands for a data access of the word (a
+// read for a load, a write otherwise, or flags' trace.FlagCASFailed)
+// inside a critical section of a lock private to the word: one record
+// with trace.FlagGoAtomic (trace.GoAtomicEvents). The lock orders all
+// atomic operations on the word, so they never race with one another,
+// while a plain access of the word that is not otherwise ordered with
+// them races with them, as the Go race detector reports. The precise
+// detectors take the lock for the accesses it marks and give it no edge
+// (clock.GoAtomics: the operation's own edges are the memory model's);
+// the predictive ones take it as a lock, whose edges (every atomic
+// operation on the word, loads included, before the next)
+// over-approximate the model's: races may be missed, none invented. The
+// record takes a seq; the commit happens before the stripe is unlocked,
+// so a steal (which takes new seqs) keeps the order per address.
 func atomicRecord(g *gstate, op trace.Op, flags trace.Flags, site uint32, a, val uint64) {
-	data := trace.OpWrite
-	if op == trace.OpAtomicLoad {
-		data = trace.OpRead
-	}
-	atomicRecordAs(g, op, data, flags, site, a, val)
-}
-
-// casEnd records a CompareAndSwap and unlocks the stripe: a
-// read-modify-write when it swapped; when it failed, a load (it only read
-// the word: Go's race detector gives it the edges of a load), whose data
-// access is a write all the same, as that detector records every
-// CompareAndSwap. A spin lock's failed attempts then publish nothing.
-func casEnd(g *gstate, l *sync.Mutex, swapped bool, flags trace.Flags, site uint32, a, val uint64) {
-	atomicRecordAs(g, casOp(swapped), trace.OpWrite, flags, site, a, val)
-	l.Unlock()
-}
-
-// casOp is the op of a CompareAndSwap: a read-modify-write if it swapped,
-// else a load.
-func casOp(swapped bool) trace.Op {
-	if swapped {
-		return trace.OpAtomicRMW
-	}
-	return trace.OpAtomicLoad
-}
-
-// atomicRecordAs is atomicRecord with the data access's op given.
-func atomicRecordAs(g *gstate, op, data trace.Op, flags trace.Flags, site uint32, a, val uint64) {
 	if !live.Load() {
 		return
 	}
@@ -113,16 +82,35 @@ func atomicRecordAs(g *gstate, op, data trace.Op, flags trace.Flags, site uint32
 	if isIdle(g.last) {
 		g.open(false)
 	}
-	s := seq.Add(2) - 1
-	lock := a | atomicLockBit
-	g.raiseTo(s - 1) // the acquire: keyed at a load (keyedAtLoad), s-1
-	g.putEvent(trace.OpAcquire, 0, site, lock, 0)
-	g.raiseTo(s)
-	g.putEvent(op, flags, site, a, val)
-	g.putEvent(data, flags, site, a, val) // plain, at s
-	g.raiseTo(s + 1)
-	g.putEvent(trace.OpRelease, 0, site, lock, 0)
+	// One record for the four events (trace.FlagGoAtomic): the lock is
+	// private to the word, so nothing another goroutine does between its
+	// acquire and its release concerns it, and the writer gives the four
+	// consecutive Seqs (writeOut).
+	g.raiseTo(seq.Add(1))
+	g.putEvent(op, flags|trace.FlagGoAtomic, site, a, val)
 	g.commit(false)
+}
+
+// casEnd records a CompareAndSwap and unlocks the stripe: a
+// read-modify-write when it swapped; when it failed, a load (it only read
+// the word: Go's race detector gives it the edges of a load), whose data
+// access is a write all the same, as that detector records every
+// CompareAndSwap. A spin lock's failed attempts then publish nothing.
+func casEnd(g *gstate, l *sync.Mutex, swapped bool, flags trace.Flags, site uint32, a, val uint64) {
+	if !swapped {
+		flags |= trace.FlagCASFailed
+	}
+	atomicRecord(g, casOp(swapped), flags, site, a, val)
+	l.Unlock()
+}
+
+// casOp is the op of a CompareAndSwap: a read-modify-write if it swapped,
+// else a load.
+func casOp(swapped bool) trace.Op {
+	if swapped {
+		return trace.OpAtomicRMW
+	}
+	return trace.OpAtomicLoad
 }
 
 // sync.Map: every method is one atomic operation on the map as a whole,

@@ -141,15 +141,15 @@ func (b *Builder) ARMW(g, a string) int   { return b.op(g, OpAtomicRMW, b.Obj(a)
 // data access of a (a read for a load, else a write), the lock's release.
 // It returns the data access's index.
 func (b *Builder) GoAtomic(g string, op Op, a, site string) int {
-	w := b.Obj(a)
-	b.Add(Event{G: b.G(g), Op: OpAcquire, Obj: w | AtomicLockBit, Site: b.Site(site)})
-	b.Add(Event{G: b.G(g), Op: op, Obj: w, Site: b.Site(site)})
-	data := OpWrite
-	if op == OpAtomicLoad {
-		data = OpRead
+	var out [GoAtomicSeqs]Event
+	GoAtomicEvents(&Event{G: b.G(g), Op: op, Flags: FlagGoAtomic, Obj: b.Obj(a), Site: b.Site(site)}, &out)
+	i := 0
+	for j, e := range out {
+		if j == 2 {
+			i = len(b.t.Events)
+		}
+		b.Add(e)
 	}
-	i := b.Add(Event{G: b.G(g), Op: data, Obj: w, Site: b.Site(site)})
-	b.Add(Event{G: b.G(g), Op: OpRelease, Obj: w | AtomicLockBit, Site: b.Site(site)})
 	return i
 }
 

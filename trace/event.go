@@ -245,9 +245,40 @@ const (
 	// chanmsg.go): detectors then pair the k-th send with the k-th receive
 	// instead of merging every release of the object.
 	FlagMessage
+	// FlagGoAtomic marks an atomic operation (AtomicLoad, AtomicStore,
+	// AtomicRMW) that stands for the four events the Go front end records
+	// for it, Seqs Seq to Seq+3 (GoAtomicEvents): one record in a trace
+	// instead of four. rt writes it; readers hand on the four events.
+	FlagGoAtomic
+	// FlagCASFailed marks a FlagGoAtomic AtomicLoad whose data access is a
+	// write: a CompareAndSwap that failed (it only read the word, but Go's
+	// race detector records every CompareAndSwap as a write).
+	FlagCASFailed
 
-	flagsDefined = FlagReadLock | FlagValueUnknown | FlagMessage
+	flagsDefined = FlagReadLock | FlagValueUnknown | FlagMessage | FlagGoAtomic | FlagCASFailed
 )
+
+// GoAtomicSeqs is the number of events, and Seqs, a FlagGoAtomic event
+// stands for.
+const GoAtomicSeqs = 4
+
+// GoAtomicEvents sets out to the events e, an atomic operation with
+// FlagGoAtomic, stands for: an Acquire of the word's private lock
+// (Obj|AtomicLockBit), the operation, its data access of the word (a Read
+// for a load, else a Write) with the operation's value, the lock's
+// Release; Seqs e.Seq to e.Seq+3, all at e's goroutine and site.
+func GoAtomicEvents(e *Event, out *[GoAtomicSeqs]Event) {
+	f := e.Flags &^ (FlagGoAtomic | FlagCASFailed)
+	data := OpWrite
+	if e.Op == OpAtomicLoad && e.Flags&FlagCASFailed == 0 {
+		data = OpRead
+	}
+	lock := e.Obj | AtomicLockBit
+	out[0] = Event{Seq: e.Seq, G: e.G, Op: OpAcquire, Site: e.Site, Obj: lock}
+	out[1] = Event{Seq: e.Seq + 1, G: e.G, Op: e.Op, Flags: f, Site: e.Site, Obj: e.Obj, Value: e.Value}
+	out[2] = Event{Seq: e.Seq + 2, G: e.G, Op: data, Flags: f, Site: e.Site, Obj: e.Obj, Value: e.Value}
+	out[3] = Event{Seq: e.Seq + 3, G: e.G, Op: OpRelease, Site: e.Site, Obj: lock}
+}
 
 // GID identifies a goroutine within one trace: small, dense, assigned in
 // order of first appearance. (It is not the Go runtime's goid.)
@@ -301,6 +332,15 @@ func (e *Event) Validate() error {
 	}
 	if e.Op.IsRange() && (e.Flags&FlagValueUnknown != 0 || !Span(e.Value).Valid()) {
 		return fmt.Errorf("%s without a valid span (element size and count)", e.Op)
+	}
+	if e.Flags&FlagGoAtomic != 0 && !e.Op.IsAtomic() {
+		return fmt.Errorf("Go atomic flag on %s", e.Op)
+	}
+	if e.Flags&FlagCASFailed != 0 && (e.Op != OpAtomicLoad || e.Flags&FlagGoAtomic == 0) {
+		return fmt.Errorf("failed CompareAndSwap flag on %s without the Go atomic flag", e.Op)
+	}
+	if e.Flags&FlagGoAtomic != 0 && e.Obj&AtomicLockBit != 0 {
+		return fmt.Errorf("%s of %#x: the address has AtomicLockBit set", e.Op, e.Obj)
 	}
 	if e.Flags&FlagMessage != 0 {
 		if e.Op != OpSyncRelease && e.Op != OpSyncAcquire {

@@ -131,4 +131,17 @@ var corpus = []Module{
 	{"github.com/mattn/go-sqlite3", "v1.14.53", "cgo database driver (left untraced), database/sql pools"},
 	{"github.com/go-logr/logr", "v1.4.4", "logger interface, funcr, slog bridge"},
 	{"github.com/Shopify/toxiproxy/v2", "v2.5.0", "TCP proxy, link goroutines, toxics"},
+	// Held out in session 42 (batch AI): measured at df2f079, before any change they led to.
+	{"github.com/karlseguin/ccache/v3", "v3.0.6", "LRU cache, buckets behind locks, worker goroutine"},
+	{"github.com/Jeffail/tunny", "v0.1.4", "goroutine pool, worker channels"},
+	{"github.com/destel/rill", "v0.7.0", "channel pipelines, ordered fan-out, batching"},
+	{"github.com/golang-queue/queue", "v0.4.0", "job queue, worker ring, metrics"},
+	{"github.com/cornelk/hashmap", "v1.0.8", "lock-free hash map, atomics"},
+	{"github.com/madflojo/tasks", "v1.2.1", "task scheduler, timers, sync.Map"},
+	{"github.com/enriquebris/goconcurrentqueue", "v0.7.0", "FIFO queues, locks, lock-free variant"},
+	{"github.com/gammazero/deque", "v1.2.3", "ring-buffer deque (not concurrent: a control)"},
+	{"github.com/smallnest/ringbuffer", "v0.2.1", "blocking ring buffer, conds"},
+	{"github.com/muesli/cache2go", "v0.0.0-20221011235721-518229cd8021", "cache tables, expiry timers, callbacks"},
+	{"github.com/ulule/limiter/v3", "v3.11.2", "rate limiter, memory store, HTTP middleware"},
+	{"go.uber.org/automaxprocs", "v1.6.0", "cgroups parsing, GOMAXPROCS (go 1.20)"},
 }

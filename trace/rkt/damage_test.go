@@ -49,6 +49,8 @@ func makeBlockedFile(t *testing.T) blockedFile {
 			m.SetName(s.name.Obj, s.name.Name)
 		case s.event.Op.IsRange():
 			words += int(trace.Span(s.event.Value).Words())
+		case s.event.Flags&trace.FlagGoAtomic != 0:
+			words += trace.GoAtomicSeqs
 		default:
 			words++
 		}

@@ -13,7 +13,7 @@
 // input and the byte offset of the damaged block or record; it never panics
 // and never returns wrong events without an error.
 //
-// # Format, version 3
+// # Format, version 4
 //
 // This section is a public contract: files written today must stay readable.
 // "uvarint" is the unsigned LEB128 varint of encoding/binary (at most 10
@@ -28,7 +28,7 @@
 //	file   = header block* [end-block]
 //	header = magic version
 //	magic  = 89 52 4B 54 0D 0A 1A 0A      ("\x89RKT\r\n\x1a\n", see Magic)
-//	version= uvarint                      (3; readers read 1 to 3 and reject any other)
+//	version= uvarint                      (4; readers read 1 to 4 and reject any other)
 //	block  = kind uvarint(len(payload)) payload crc
 //	crc    = CRC-32C (Castagnoli) of kind, the length bytes and payload,
 //	         4 bytes little-endian
@@ -55,7 +55,9 @@
 //	                value is an error; 20, Alloc, and 21, Block, came
 //	                late in version 1: readers built before them reject
 //	                them as invalid ops; 22 and 23, ReadRange and
-//	                WriteRange, are version 3's)
+//	                WriteRange, are version 3's); in version 4 also 24
+//	                to 27, an atomic operation with trace.FlagGoAtomic
+//	                (below)
 //	h & 0x20        same goroutine as the previous event of the block
 //	h & 0x40        Seq is the previous event's Seq + 1
 //	h & 0x80        the op's flag: trace.FlagReadLock for Acquire and
@@ -115,6 +117,15 @@
 // goroutine 0, prevSeq = 2^64-1 (so that Seq 0 is "previous + 1"), every
 // lastSite 0 and every prevObj 0. A block therefore decodes on its own,
 // given the definitions of the blocks before it.
+//
+// Codes 24 to 27 (version 4) are one record for the four events rt
+// records for an atomic operation (trace.GoAtomicEvents): 24 an
+// AtomicLoad, 25 an AtomicStore, 26 an AtomicRMW, 27 an AtomicLoad whose
+// data access is a write (trace.FlagCASFailed). The record is that of its
+// atomic op (class data, the flag bit trace.FlagValueUnknown, the value
+// when known); its address must not have trace.AtomicLockBit set. It takes
+// four Seqs: prevSeq after it is its Seq + 3. A Reader hands it on as the
+// four events, Seqs Seq to Seq+3; the end block counts it once.
 //
 // A Reader hands a ReadRange or WriteRange event on as the Read or Write
 // events of the words its span stands for (trace.Span.Word), each with the

@@ -16,8 +16,10 @@ const Magic = "\x89RKT\r\n\x1a\n"
 // trace.FlagMessage (header bit 0x80 on SyncRelease and SyncAcquire, and a
 // value), which version 1 files never hold; version 3 added the range ops
 // (trace.OpReadRange, trace.OpWriteRange), which a reader hands on as the
-// word accesses they stand for.
-const Version = 3
+// word accesses they stand for; version 4 added one record for
+// an atomic operation with trace.FlagGoAtomic (header op codes 24 to 27),
+// which a reader hands on as the four events it stands for.
+const Version = 4
 
 // MinVersion is the oldest format version a Reader reads.
 const MinVersion = 1
@@ -50,6 +52,48 @@ const (
 	hdrSeqNext = 0x40
 	hdrOpFlag  = 0x80
 )
+
+// Header op codes of version 4 past the trace.Ops: an atomic operation
+// with trace.FlagGoAtomic, one record for the four events it stands for
+// (trace.GoAtomicEvents). The record is that of its atomic op (class data;
+// the flag bit is trace.FlagValueUnknown) and takes trace.GoAtomicSeqs
+// Seqs: the next record's Seq is compared with its Seq+3.
+const (
+	hdrGoLoad      = 24 // AtomicLoad, its data access a Read
+	hdrGoStore     = 25 // AtomicStore
+	hdrGoRMW       = 26 // AtomicRMW
+	hdrGoCASFailed = 27 // AtomicLoad, its data access a Write (trace.FlagCASFailed)
+)
+
+// goAtomicCode is the header op code of e, an atomic op with
+// trace.FlagGoAtomic.
+func goAtomicCode(e *trace.Event) byte {
+	switch {
+	case e.Flags&trace.FlagCASFailed != 0:
+		return hdrGoCASFailed
+	case e.Op == trace.OpAtomicLoad:
+		return hdrGoLoad
+	case e.Op == trace.OpAtomicStore:
+		return hdrGoStore
+	}
+	return hdrGoRMW
+}
+
+// goAtomicOp is the op and flags header op code c stands for, if it is
+// one of the codes above.
+func goAtomicOp(c byte) (trace.Op, trace.Flags, bool) {
+	switch c {
+	case hdrGoLoad:
+		return trace.OpAtomicLoad, trace.FlagGoAtomic, true
+	case hdrGoStore:
+		return trace.OpAtomicStore, trace.FlagGoAtomic, true
+	case hdrGoRMW:
+		return trace.OpAtomicRMW, trace.FlagGoAtomic, true
+	case hdrGoCASFailed:
+		return trace.OpAtomicLoad, trace.FlagGoAtomic | trace.FlagCASFailed, true
+	}
+	return 0, 0, false
+}
 
 // Definition record kinds (header byte >> 5, with op bits 0).
 const (

@@ -68,6 +68,13 @@ func expect(steps []step) expectation {
 					x.metaAt = append(x.metaAt, countsOf(x.meta))
 				}
 			}
+		case s.event.Flags&trace.FlagGoAtomic != 0:
+			var out [trace.GoAtomicSeqs]trace.Event
+			trace.GoAtomicEvents(s.event, &out)
+			for _, e := range out {
+				x.events = append(x.events, normalize(e))
+				x.metaAt = append(x.metaAt, countsOf(x.meta))
+			}
 		default:
 			x.events = append(x.events, normalize(*s.event))
 			x.metaAt = append(x.metaAt, countsOf(x.meta))
@@ -312,6 +319,15 @@ func genScript(src source, n int) []step {
 				e.Value = src.Uint64()
 			} else {
 				e.Value = uint64(src.IntN(200))
+			}
+			if e.Op.IsAtomic() && src.IntN(2) == 0 {
+				// One record for the four events of rt's atomic operation.
+				e.Flags |= trace.FlagGoAtomic
+				if e.Op == trace.OpAtomicLoad && src.IntN(3) == 0 {
+					e.Flags |= trace.FlagCASFailed
+				}
+				e.Obj &^= trace.AtomicLockBit
+				seq += trace.GoAtomicSeqs - 1
 			}
 			if e.Op.IsRange() {
 				strides := []uint64{1, 2, 8, 12, 24, 4096}

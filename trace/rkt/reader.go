@@ -47,11 +47,15 @@ type Reader struct {
 	ranges  trace.RangeExpander // the words of the last range event still to return
 	// keepRanges: range events are returned whole (KeepRanges).
 	keepRanges bool
-	started    bool
-	done       bool // io.EOF from now on
-	cut        bool // done without an end block: the run crashed
-	err        error
-	warnings   []string
+	// atoms holds the events of the last FlagGoAtomic record;
+	// atoms[atomNext:] are still to return (atomNext 0: none).
+	atoms    [trace.GoAtomicSeqs]trace.Event
+	atomNext int
+	started  bool
+	done     bool // io.EOF from now on
+	cut      bool // done without an end block: the run crashed
+	err      error
+	warnings []string
 }
 
 // NewReader returns a Reader of the .rkt stream r; name identifies it in
@@ -86,6 +90,11 @@ func (r *Reader) KeepRanges() bool {
 }
 
 func (r *Reader) Next(e *trace.Event) error {
+	if r.atomNext != 0 {
+		*e = r.atoms[r.atomNext]
+		r.atomNext = (r.atomNext + 1) % trace.GoAtomicSeqs
+		return nil
+	}
 	if r.ranges.Pending() {
 		r.ranges.Next(e)
 		return nil
@@ -108,8 +117,12 @@ func (r *Reader) Next(e *trace.Event) error {
 			continue
 		}
 		rec := p
+		var goFlags trace.Flags // FlagGoAtomic and FlagCASFailed of a record of version 4's codes
 		if !op.Valid() {
-			return r.recordErr(rec, fmt.Sprintf("invalid op %d", op))
+			var ok bool
+			if op, goFlags, ok = goAtomicOp(byte(op)); !ok || r.version < 4 {
+				return r.recordErr(rec, fmt.Sprintf("invalid op %d", h&hdrOpMask))
+			}
 		}
 		p++
 		st := &r.st
@@ -151,6 +164,9 @@ func (r *Reader) Next(e *trace.Event) error {
 			seq += v
 		}
 		st.seq = seq
+		if goFlags != 0 {
+			st.seq += trace.GoAtomicSeqs - 1
+		}
 
 		if p < len(buf) && buf[p] < 0x80 {
 			v = uint64(buf[p])
@@ -222,6 +238,15 @@ func (r *Reader) Next(e *trace.Event) error {
 		e.Obj, e.Value, e.Addrs = obj, value, addrs
 		if op.IsRange() && !r.keepRanges {
 			r.ranges.Start(e)
+		}
+		if goFlags != 0 {
+			e.Flags |= goFlags
+			if obj&trace.AtomicLockBit != 0 {
+				return r.recordErr(rec, fmt.Sprintf("%s of %#x: the address has AtomicLockBit set", op, obj))
+			}
+			trace.GoAtomicEvents(e, &r.atoms)
+			*e = r.atoms[0]
+			r.atomNext = 1
 		}
 		return nil
 	}

@@ -295,13 +295,16 @@ func TestMalformedInputErrors(t *testing.T) {
 		{"text trace", []byte("T1|r(x)|1\n"), "t.rkt: offset 0: not a .rkt trace (bad magic number)"},
 		{"short header", []byte(Magic[:5]), "t.rkt: offset 0: file ends inside the .rkt header (after 5 bytes)"},
 		{"no version", []byte(Magic), "t.rkt: offset 0: file ends inside the .rkt header (no version)"},
-		{"future version", []byte(Magic + "\x04"), "t.rkt: offset 8: unsupported .rkt format version 4 (this reader reads versions 1 to 3); use a matching racekit"},
+		{"future version", []byte(Magic + "\x05"), "t.rkt: offset 8: unsupported .rkt format version 5 (this reader reads versions 1 to 4); use a matching racekit"},
 		{"checksum", file(bad), "t.rkt: offset 9: checksum mismatch in block of 5 bytes (stored " +
 			fmt.Sprintf("0x%08x, computed 0x%08x", binary.LittleEndian.Uint32(bad[7:]), binary.LittleEndian.Uint32(block(1, g0...)[7:])) + "): the file is corrupt"},
 		{"unknown block kind", file(block(7, 1, 2)), "t.rkt: offset 9: unknown block kind 7"},
 		{"block too long", file([]byte{1, 0x81, 0x80, 0x80, 0x02}), "t.rkt: offset 9: block length 4194305 exceeds the maximum 4194304"},
 		{"block length varint too long", file([]byte{1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}), "t.rkt: offset 9: block length exceeds the maximum 4194304"},
-		{"invalid op", file(block(1, append(g0, 0x18)...)), "t.rkt: offset 16: invalid op 24 (record of the events block at offset 9)"},
+		{"invalid op", file(block(1, append(g0, 0x1C)...)), "t.rkt: offset 16: invalid op 28 (record of the events block at offset 9)"},
+		{"Go atomic record in a version 3 file", fileV(3, block(1, append(g0, 0x18)...)), "t.rkt: offset 16: invalid op 24 (record of the events block at offset 9)"},
+		{"Go atomic record of an address with AtomicLockBit", file(block(1, append(g0, 0x18|0x40|0x80, 0, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01)...)),
+			"t.rkt: offset 16: aload of 0x4000000000000000: the address has AtomicLockBit set (record of the events block at offset 9)"},
 		{"bad varint", file(block(1, append(g0, 0x02, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01)...)),
 			"t.rkt: offset 16: bad varint in goroutine (record of the events block at offset 9)"},
 		{"field past block end", file(block(1, append(g0, 0x62, 0x00)...)),
@@ -488,4 +491,60 @@ func TestRangeEventsReadAsWords(t *testing.T) {
 	if got.err == nil || !strings.Contains(got.err.Error(), "rrange in a version 2 file") || len(got.events) != 0 {
 		t.Fatalf("version 2 file with a range: %d events, error %v", len(got.events), got.err)
 	}
+}
+
+// An atomic operation with trace.FlagGoAtomic is one record that reads back
+// as the four events it stands for, the same events a file of those four
+// gives, in fewer bytes.
+func TestGoAtomicRecordReadsAsItsFourEvents(t *testing.T) {
+	var compact, expanded []step
+	compact = append(compact, step{gor: &trace.Goroutine{ID: 0, Parent: trace.NoParent}}, step{gor: &trace.Goroutine{ID: 1, Parent: 0}})
+	expanded = append(expanded, compact...)
+	seq := uint64(1)
+	ops := []struct {
+		op    trace.Op
+		flags trace.Flags
+	}{
+		{trace.OpAtomicLoad, 0}, {trace.OpAtomicStore, 0}, {trace.OpAtomicRMW, trace.FlagValueUnknown},
+		{trace.OpAtomicLoad, trace.FlagCASFailed}, {trace.OpAtomicRMW, 0},
+	}
+	for i := 0; i < 200; i++ {
+		g := trace.GID(i % 2)
+		if i%5 == 4 { // a plain access between
+			e := &trace.Event{Seq: seq, G: g, Op: trace.OpWrite, Obj: 0xc000010000 + uint64(i)*8, Value: uint64(i)}
+			compact, expanded = append(compact, step{event: e}), append(expanded, step{event: e})
+			seq++
+			continue
+		}
+		o := ops[i%len(ops)]
+		e := &trace.Event{Seq: seq, G: g, Op: o.op, Flags: trace.FlagGoAtomic | o.flags, Obj: 0xc000020000 + uint64(i%7)*8, Value: uint64(i * 3)}
+		compact = append(compact, step{event: e})
+		var out [trace.GoAtomicSeqs]trace.Event
+		trace.GoAtomicEvents(e, &out)
+		for j := range out {
+			expanded = append(expanded, step{event: &out[j]})
+		}
+		seq += trace.GoAtomicSeqs
+	}
+	a, b := encode(t, compact, DefaultBlockSize), encode(t, expanded, DefaultBlockSize)
+	ga, gb := decode(a, "compact.rkt"), decode(b, "expanded.rkt")
+	if ga.err != nil || gb.err != nil {
+		t.Fatalf("errors %v, %v", ga.err, gb.err)
+	}
+	if len(ga.events) != len(gb.events) || len(ga.events) != 40+160*trace.GoAtomicSeqs {
+		t.Fatalf("%d events from the compact file, %d from the expanded one, want %d", len(ga.events), len(gb.events), 40+160*trace.GoAtomicSeqs)
+	}
+	for i := range ga.events {
+		if !sameEvent(&ga.events[i], &gb.events[i]) {
+			t.Fatalf("event %d: %+v from the compact file, %+v from the expanded one", i, ga.events[i], gb.events[i])
+		}
+	}
+	// The data access of a failed CompareAndSwap is a write.
+	if e := ga.events[3*trace.GoAtomicSeqs+2]; e.Op != trace.OpWrite || e.Obj != 0xc000020000+3*8 {
+		t.Errorf("data access of the failed CompareAndSwap: %+v, want a write of its word", e)
+	}
+	if len(a)*2 > len(b) {
+		t.Errorf("compact file %d bytes, expanded %d: want under half", len(a), len(b))
+	}
+	t.Logf("compact %d bytes, expanded %d", len(a), len(b))
 }

@@ -205,6 +205,10 @@ func (w *Writer) WriteEvent(e *trace.Event) error {
 	st := &w.st
 	op := e.Op
 	h := byte(op)
+	last := e.Seq // the Seq the next record's is compared with
+	if e.Flags&trace.FlagGoAtomic != 0 {
+		h, last = goAtomicCode(e), e.Seq+trace.GoAtomicSeqs-1
+	}
 	if g == st.g {
 		h |= hdrSameG
 	}
@@ -222,7 +226,7 @@ func (w *Writer) WriteEvent(e *trace.Event) error {
 	if h&hdrSeqNext == 0 {
 		b = appendUvarint(b, e.Seq-(st.seq+1))
 	}
-	st.seq = e.Seq
+	st.seq = last
 	gi := byte(g)
 	b = appendUvarint(b, zigzag(uint64(int64(e.Site)-int64(st.site[gi]))))
 	st.site[gi] = e.Site
