@@ -161,6 +161,11 @@ func (s *Stacks) Handle(e *trace.Event) {
 // share its goroutine and site, which is all Handle reads of an access.
 func (s *Stacks) HandleRange(e *trace.Event) { s.Handle(e) }
 
+// HandleGoAtomic is Handle of an atomic operation with trace.FlagGoAtomic
+// (detect.GoAtomicHandler): its four events share its goroutine and site,
+// and none is a function boundary, fork or test mark.
+func (s *Stacks) HandleGoAtomic(e *trace.Event) { s.Handle(e) }
+
 // Stack returns g's stack, innermost first: each frame at the last site it
 // executed, named by its function.
 func (s *Stacks) Stack(m *trace.Meta, g trace.GID) []trace.Site {

@@ -45,6 +45,24 @@ type RangeKeeper interface {
 	KeepRanges() bool
 }
 
+// GoAtomicHandler is a Detector that takes an atomic operation with
+// trace.FlagGoAtomic whole: HandleGoAtomic does what Handle does for each
+// of the four events trace.GoAtomicEvents lists, in order. Where every
+// detector of a run is one, and the reader can hand such operations on
+// whole (GoAtomicKeeper), RunChecked does so: an atomics-heavy trace
+// (lock-free maps, counters) is then a quarter of the events to decode and
+// dispatch, and a detector need not push and pop the word's private lock.
+type GoAtomicHandler interface {
+	HandleGoAtomic(e *trace.Event)
+}
+
+// GoAtomicKeeper is a reader that can hand atomic operations with
+// trace.FlagGoAtomic on whole: KeepGoAtomics, called before the first
+// Next, makes it so and reports whether it did.
+type GoAtomicKeeper interface {
+	KeepGoAtomics() bool
+}
+
 // Stats is implemented by detectors that count what they did.
 type Stats interface {
 	// Stats returns named counters (checks performed, ill-formed events
@@ -77,11 +95,13 @@ func RunProgress(r trace.Reader, progress func(n int64), ds ...Detector) (int64,
 // without the detectors' Finish.
 //
 // The count is of word accesses and other events, whether range events
-// were handed on whole (RangeHandler) or not.
+// were handed on whole (RangeHandler) or not, and atomic operations
+// (GoAtomicHandler) likewise.
 func RunChecked(r trace.Reader, check func(n int64) error, ds ...Detector) (int64, error) {
 	var e trace.Event
 	var n int64
 	whole := wholeRanges(r, ds)
+	atoms := wholeAtomics(r, ds)
 	next := int64(ProgressEvery)
 	for {
 		if err := r.Next(&e); err != nil {
@@ -95,6 +115,21 @@ func RunChecked(r trace.Reader, check func(n int64) error, ds ...Detector) (int6
 				d.(RangeHandler).HandleRange(&e)
 			}
 			n += int64(trace.Span(e.Value).Words())
+		} else if e.Flags&trace.FlagGoAtomic != 0 {
+			if atoms {
+				for _, d := range ds {
+					d.(GoAtomicHandler).HandleGoAtomic(&e)
+				}
+			} else { // a reader that hands them on whatever it is asked
+				var four [trace.GoAtomicSeqs]trace.Event
+				trace.GoAtomicEvents(&e, &four)
+				for i := range four {
+					for _, d := range ds {
+						d.Handle(&four[i])
+					}
+				}
+			}
+			n += trace.GoAtomicSeqs
 		} else {
 			for _, d := range ds {
 				d.Handle(&e)
@@ -112,6 +147,24 @@ func RunChecked(r trace.Reader, check func(n int64) error, ds ...Detector) (int6
 		d.Finish()
 	}
 	return n, nil
+}
+
+// wholeAtomics reports whether every detector of ds takes atomic
+// operations with trace.FlagGoAtomic whole, and then asks r, if it can,
+// to hand them on so.
+func wholeAtomics(r trace.Reader, ds []Detector) bool {
+	if len(ds) == 0 {
+		return false
+	}
+	for _, d := range ds {
+		if _, ok := d.(GoAtomicHandler); !ok {
+			return false
+		}
+	}
+	if k, ok := r.(GoAtomicKeeper); ok {
+		k.KeepGoAtomics()
+	}
+	return true
 }
 
 // wholeRanges reports whether every detector of ds takes range events

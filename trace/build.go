@@ -59,6 +59,9 @@ func (b *Builder) Site(label string) SiteID {
 func (b *Builder) Add(e Event) int {
 	e.Seq = b.seq
 	b.seq++
+	if e.Flags&FlagGoAtomic != 0 {
+		b.seq += GoAtomicSeqs - 1 // the Seqs of the events it stands for
+	}
 	b.t.Events = append(b.t.Events, e)
 	return len(b.t.Events) - 1
 }

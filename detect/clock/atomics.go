@@ -76,3 +76,46 @@ func (k *Tracker) atomicRelease(t *Thread, e *trace.Event, clocks bool) {
 	}
 	t.atomPub = nil
 }
+
+// GoAtomicBegin is Sync, under GoAtomics, of the first two of the four
+// events an atomic operation with trace.FlagGoAtomic stands for
+// (trace.GoAtomicEvents): the acquire of the word's private lock, which
+// builds no edge and so is not pushed on t's held locks, and the
+// operation's acquire from the word's clock; a store's publication waits
+// for GoAtomicEnd. The caller handles the operation's data access in
+// between, as an atomic one (what Thread.AtomicAccess says of it inside
+// the lock). Nothing else of t's may come between the two calls.
+func (k *Tracker) GoAtomicBegin(t *Thread, e *trace.Event) {
+	if t.inSelect {
+		t.inSelect = false
+		k.dropPending(t)
+	}
+	if n := len(t.held); n > 0 && t.held[n-1].Lock&trace.AtomicLockBit != 0 {
+		k.illformed++ // nested inside another atomic operation
+	}
+	if k.edges != NoEdges {
+		switch e.Op {
+		case trace.OpAtomicLoad:
+			k.acquireFrom(t, objClock(&k.atomics, e.Obj)) // C_t ⊔= S_a
+			t.refresh()
+		case trace.OpAtomicStore:
+			t.atomPub = objClock(&k.atomics, e.Obj) // S_a := C_t at GoAtomicEnd
+		case trace.OpAtomicRMW:
+			o := objClock(&k.atomics, e.Obj)
+			k.acquireFrom(t, o)
+			t.refresh()
+			t.atomPub = o
+		}
+	}
+	t.acc = t.epoch.Clock() // as Running does for the data access
+}
+
+// GoAtomicEnd is Sync of the release that ends an atomic operation begun
+// by GoAtomicBegin: the publication of a store or read-modify-write.
+func (k *Tracker) GoAtomicEnd(t *Thread) {
+	if t.atomPub != nil {
+		k.copyTo(t, t.atomPub)
+		t.tick()
+		t.atomPub = nil
+	}
+}

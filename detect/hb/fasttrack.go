@@ -213,6 +213,24 @@ func (d *FastTrack) HandleRange(e *trace.Event) {
 	}
 }
 
+// HandleGoAtomic processes an atomic operation with trace.FlagGoAtomic as
+// Handle processes the four events it stands for (detect.GoAtomicHandler),
+// with its goroutine looked up once and the word's private lock kept off
+// the held locks (clock.Tracker.GoAtomicBegin).
+func (d *FastTrack) HandleGoAtomic(e *trace.Event) {
+	t := d.k.Running(e)
+	if t == nil {
+		t = d.k.Start(e.G)
+	}
+	d.k.GoAtomicBegin(t, e)
+	data := trace.Event{Seq: e.Seq + 2, G: e.G, Op: trace.OpWrite, Site: e.Site, Obj: e.Obj}
+	if e.Op == trace.OpAtomicLoad && e.Flags&trace.FlagCASFailed == 0 {
+		data.Op = trace.OpRead
+	}
+	d.atomicAccess(t, &data)
+	d.k.GoAtomicEnd(t)
+}
+
 // access is a data access of t: inside an atomic operation (the word's
 // private lock held), a plain read or a plain write.
 func (d *FastTrack) access(t *clock.Thread, e *trace.Event) {

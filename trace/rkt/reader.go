@@ -47,6 +47,8 @@ type Reader struct {
 	ranges  trace.RangeExpander // the words of the last range event still to return
 	// keepRanges: range events are returned whole (KeepRanges).
 	keepRanges bool
+	// keepAtomics: FlagGoAtomic records are returned whole (KeepGoAtomics).
+	keepAtomics bool
 	// atoms holds the events of the last FlagGoAtomic record;
 	// atoms[atomNext:] are still to return (atomNext 0: none).
 	atoms    [trace.GoAtomicSeqs]trace.Event
@@ -86,6 +88,15 @@ func (r *Reader) Events() uint64 { return r.events }
 // Next.
 func (r *Reader) KeepRanges() bool {
 	r.keepRanges = true
+	return true
+}
+
+// KeepGoAtomics makes Next return an atomic operation recorded with
+// trace.FlagGoAtomic as that one event, for a consumer that takes it whole
+// (detect.GoAtomicHandler), instead of the four events it stands for
+// (trace.GoAtomicEvents). Call it before the first Next.
+func (r *Reader) KeepGoAtomics() bool {
+	r.keepAtomics = true
 	return true
 }
 
@@ -243,6 +254,9 @@ func (r *Reader) Next(e *trace.Event) error {
 			e.Flags |= goFlags
 			if obj&trace.AtomicLockBit != 0 {
 				return r.recordErr(rec, fmt.Sprintf("%s of %#x: the address has AtomicLockBit set", op, obj))
+			}
+			if r.keepAtomics {
+				return nil
 			}
 			trace.GoAtomicEvents(e, &r.atoms)
 			*e = r.atoms[0]

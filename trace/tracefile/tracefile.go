@@ -76,6 +76,14 @@ func (f *File) KeepRanges() bool {
 	return ok && k.KeepRanges()
 }
 
+// KeepGoAtomics asks the format's reader to return atomic operations
+// recorded with trace.FlagGoAtomic whole (see rkt.Reader.KeepGoAtomics),
+// and reports whether it will.
+func (f *File) KeepGoAtomics() bool {
+	k, ok := f.Reader.(interface{ KeepGoAtomics() bool })
+	return ok && k.KeepGoAtomics()
+}
+
 // Close closes the underlying file.
 func (f *File) Close() error {
 	if f.closer == nil {
