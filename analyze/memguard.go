@@ -47,13 +47,21 @@ var MemLimit = sync.OnceValue(func() uint64 {
 // large analysis holds a large live heap (a shadow cell per word the run
 // touched); at GOGC's default the heap grows to twice that before a
 // collection, so garbage alone stopped analyses whose live state fit. A
-// limit the user set (GOMEMLIMIT) stays.
+// limit the user set (GOMEMLIMIT) stays. Under that limit the GC runs
+// at analysisGCPercent, unless the user set GOGC: most of an analysis's
+// heap lives to its end, and each cycle marks all of it again
+// (docs/benchmarks.md, "Atomic operations as one record").
 var gcLimitOnce sync.Once
+
+const analysisGCPercent = 200
 
 func setGCLimit() {
 	gcLimitOnce.Do(func() {
 		if debug.SetMemoryLimit(-1) == math.MaxInt64 {
 			debug.SetMemoryLimit(int64(MemLimit() / 10 * 9))
+		}
+		if os.Getenv("GOGC") == "" {
+			debug.SetGCPercent(analysisGCPercent)
 		}
 	})
 }
