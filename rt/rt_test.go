@@ -1235,3 +1235,23 @@ func TestLoopRange(t *testing.T) {
 		t.Errorf("accesses %q, want %q", got, want)
 	}
 }
+
+// BenchmarkAtomicAdd is an atomic.AddInt64 with its record (one event
+// standing for four: trace.FlagGoAtomic), beside the bare operation.
+func BenchmarkAtomicAdd(b *testing.B) {
+	b.Run("bare", func(b *testing.B) {
+		var x int64
+		for i := 0; i < b.N; i++ {
+			atomic.AddInt64(&x, 1)
+		}
+	})
+	b.Run("recorded", func(b *testing.B) {
+		benchStart(b, true)
+		words := make([]int64, 1<<12)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			AtomicAddInt64(&words[i&(1<<12-1)], 1, 0)
+		}
+		b.ReportMetric(float64(4*b.N)/b.Elapsed().Seconds(), "events/s")
+	})
+}
