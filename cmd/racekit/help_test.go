@@ -20,3 +20,29 @@ func TestHelpDefaultsOnce(t *testing.T) {
 		}
 	}
 }
+
+// racekit help lists the commands in name order, each description at one
+// column, past the longest name.
+func TestMainUsageAligned(t *testing.T) {
+	var b strings.Builder
+	mainUsage(&b)
+	col, prev, n := -1, "", 0
+	for _, line := range strings.Split(b.String(), "\n") {
+		name, _, ok := strings.Cut(strings.TrimPrefix(line, "\t"), " ")
+		if !strings.HasPrefix(line, "\t") || !ok || strings.HasPrefix(name, "racekit") {
+			continue
+		}
+		n++
+		c := len(name) + strings.IndexFunc(line[1+len(name):], func(r rune) bool { return r != ' ' })
+		if col >= 0 && c != col {
+			t.Errorf("%q: description at column %d, others at %d", line, c, col)
+		}
+		if name <= prev {
+			t.Errorf("%s listed after %s", name, prev)
+		}
+		col, prev = c, name
+	}
+	if n != len(commands) {
+		t.Errorf("%d command lines, want %d", n, len(commands))
+	}
+}

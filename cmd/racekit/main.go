@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -175,8 +176,13 @@ const version = "0.1.0-dev"
 
 func mainUsage(w io.Writer) {
 	fmt.Fprintf(w, "racekit finds data races in Go programs and proves them.\n\nUsage:\n\n\tracekit <command> [flags] [arguments]\n\nThe commands are:\n\n")
+	width := 0
 	for _, c := range commands {
-		fmt.Fprintf(w, "\t%-10s %s\n", c.name, c.short)
+		width = max(width, len(c.name))
+	}
+	sorted := slices.SortedFunc(slices.Values(commands), func(a, b *command) int { return strings.Compare(a.name, b.name) })
+	for _, c := range sorted {
+		fmt.Fprintf(w, "\t%-*s %s\n", width, c.name, c.short)
 	}
 	fmt.Fprintf(w, "\nUse \"racekit help <command>\" for more information about a command.\n")
 	fmt.Fprintf(w, "Use \"racekit help exit\" for the exit codes.\n")
