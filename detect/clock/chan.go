@@ -356,6 +356,22 @@ func (k *Tracker) fold(s *chanState) {
 	s.limit = 2 * (len(s.msgs) + len(s.rcvs))
 }
 
+// forgetChan takes back the per-message clocks of s, a channel whose
+// memory was allocated again: counted in msgClocks, they would otherwise
+// count against maxMsgBytes for the rest of the trace, and a test binary
+// that makes many channels of large capacity (a cache, a worker pool per
+// test) would fold every later channel's messages.
+func (k *Tracker) forgetChan(s *chanState) {
+	for _, c := range s.msgs {
+		k.freeClock(c)
+	}
+	for _, c := range s.rcvs {
+		k.freeClock(c)
+	}
+	clear(s.msgs)
+	clear(s.rcvs)
+}
+
 // msgsOver reports whether all channels' per-message clocks, at the
 // current clock width, pass maxMsgBytes.
 func (k *Tracker) msgsOver() bool {

@@ -737,7 +737,8 @@ func (k *Tracker) Sync(t *Thread, e *trace.Event) {
 		// reused address are kept: that can only add edges, hiding a
 		// race, never inventing one. The shadow memory is the detector's.
 		if lo, _, ok := e.AllocRange(); ok {
-			if s := k.chans.Lookup(lo); s != nil {
+			if s := k.chans.Lookup(lo); s != nil && *s != nil {
+				k.forgetChan(*s)
 				*s = nil
 			}
 		}

@@ -840,6 +840,39 @@ func trimZeros(c vc.VectorClock) vc.VectorClock {
 	return c
 }
 
+// A channel whose memory is allocated again gives its per-message clocks
+// back to maxMsgBytes: channels that each hold their receives' clocks,
+// one after another at one reused address, fold nothing however many.
+func TestChanMsgBudgetReusedAddress(t *testing.T) {
+	b := forked("P", "C")
+	msg := func(g string, op trace.Op, obj uint64, m trace.ChanMsg) {
+		b.Add(trace.Event{G: b.G(g), Op: op, Obj: obj, Value: uint64(m), Flags: trace.FlagMessage})
+	}
+	const chans, msgs, capacity = 8, 40, 100
+	ch := b.Obj("ch")
+	b.Obj("ch+1")
+	for c := 0; c < chans; c++ {
+		b.Alloc("P", "ch", 16) // the channel made at the address of the one before
+		for k := uint64(1); k <= msgs; k++ {
+			msg("P", trace.OpSyncRelease, ch, trace.MsgSendOf(capacity))
+			msg("P", trace.OpSyncAcquire, ch+1, trace.MsgRange(trace.MsgSent, k, k))
+		}
+		for k := uint64(1); k <= msgs; k++ {
+			msg("C", trace.OpSyncRelease, ch+1, trace.MsgOf(trace.MsgRecv))
+			msg("C", trace.OpSyncAcquire, ch, trace.MsgRange(trace.MsgRecvd, k, k))
+		}
+	}
+	defer func(old int64) { maxMsgBytes = old }(maxMsgBytes)
+	maxMsgBytes = 50 * vc.SharedBytes(3) // 50 clocks of the trace's 3 goroutines: one channel's 40 fit
+	k, _ := feed(AllEdges, b.Trace())
+	if n := k.Counters().ChanFolds; n != 0 {
+		t.Errorf("%d folds, want none: each channel's clocks went back when its address was allocated again", n)
+	}
+	if k.msgClocks > 2*msgs {
+		t.Errorf("%d per-message clocks counted, want at most the last channel's sends and receives (%d)", k.msgClocks, 2*msgs)
+	}
+}
+
 // TestChanMsgBudget: past maxMsgBytes for all channels' per-message
 // clocks, a channel that adds one merges its own into its wide clocks.
 // On a trace where producers send through many buffered channels whose
