@@ -300,6 +300,7 @@ var keepImport = map[string]string{
 	"runtime":     "GC",   // hashicorp/go-msgpack's codec: runtime.SetFinalizer alone
 
 	"testing/synctest": "Wait",
+	"iter":             "Pull[int]", // generic: an instance is a value
 }
 
 // gotoTargets returns the labels some goto jumps to: statements they label

@@ -56,7 +56,7 @@ func algoNames() string {
 
 var cmdAnalyze = register(&command{
 	name:      "analyze",
-	usageLine: "analyze [-algo=fasttrack] [-filter=tree] [-sample=NAME [-seed=N]] [-format=text|json] [-progress=auto|on|off] [-cpuprofile FILE] [-v] FILE",
+	usageLine: "analyze [-algo=fasttrack] [-filter=tree] [-sample=NAME [-seed=N]] [-format=text|json] [-progress=auto|on|off] [-cpuprofile FILE] [-memprofile FILE] [-v] FILE",
 	short:     "run race detectors over a recorded trace",
 	long: `
 Analyze reads a trace (binary .rkt, RAPID STD, or racekit text; the format is
@@ -116,6 +116,7 @@ var (
 	analyzeVerbose  = cmdAnalyze.flags.Bool("v", false, "print throughput, peak memory and detector counters to stderr")
 	analyzeProgress = cmdAnalyze.flags.String("progress", "auto", "progress on stderr: auto (when a terminal), on, off")
 	analyzeCPUProf  = cmdAnalyze.flags.String("cpuprofile", "", "write a CPU profile of the analysis to this file")
+	analyzeMemProf  = cmdAnalyze.flags.String("memprofile", "", "write a heap profile of the analysis, as it ends, to this file")
 	analyzeFilters  = addFilterFlags(cmdAnalyze)
 )
 
@@ -187,6 +188,12 @@ func runAnalyze(c *command, args []string) int {
 	n, stop, err := analyze.RunGuarded(src, 0, prog.update, dets...)
 	if *analyzeCPUProf != "" {
 		pprof.StopCPUProfile()
+	}
+	if *analyzeMemProf != "" {
+		// The detectors' state is still live here: what the analysis held.
+		if perr := writeHeapProfile(*analyzeMemProf); perr != nil {
+			c.errorf("%v", perr)
+		}
 	}
 	elapsed := time.Since(start)
 	prog.done()
@@ -272,4 +279,17 @@ func formatStats(m map[string]int64) string {
 		fmt.Fprintf(&b, "%s=%d", k, m[k])
 	}
 	return b.String()
+}
+
+// writeHeapProfile writes the heap profile of the live objects to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"iter"
 	"log"
 	"math/big"
 	"os"
@@ -572,4 +573,62 @@ func TestNoRacePipeReaderCloseWrite(t *testing.T) {
 	if r := <-done; r != "enough" {
 		t.Fatal(r)
 	}
+}
+
+// A pulled sequence runs in a coroutine, a goroutine of the runtime's, only
+// while its caller waits in next: what it reads under its caller's lock is
+// ordered before a later holder's write (maypok86/otter's eviction merges
+// two lists' Backward sequences with iter.Pull under its lock).
+func TestNoRaceIterPull(t *testing.T) {
+	var mu sync.Mutex
+	data := []int{1, 2, 3}
+	seq := func(yield func(int) bool) {
+		for i := range data {
+			if !yield(data[i]) {
+				return
+			}
+		}
+	}
+	mu.Lock()
+	next, stop := iter.Pull(seq)
+	sum := 0
+	for {
+		v, ok := next()
+		if !ok {
+			break
+		}
+		sum += v
+	}
+	stop()
+	mu.Unlock()
+	c := make(chan bool)
+	go func() {
+		mu.Lock()
+		data[0] = sum
+		mu.Unlock()
+		c <- true
+	}()
+	<-c
+}
+
+// The same with iter.Pull2, stopped early: the coroutine's last read comes
+// before stop returns.
+func TestNoRaceIterPull2Stop(t *testing.T) {
+	m := []string{"a", "b", "c"}
+	seq := func(yield func(int, string) bool) {
+		for i := range m {
+			if !yield(i, m[i]) {
+				return
+			}
+		}
+	}
+	next, stop := iter.Pull2(seq)
+	_, v, _ := next()
+	stop()
+	c := make(chan bool)
+	go func() {
+		m[1] = v
+		c <- true
+	}()
+	<-c
 }
