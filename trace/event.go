@@ -262,6 +262,16 @@ const (
 // stands for.
 const GoAtomicSeqs = 4
 
+// GoAtomicDataOp is the op of the data access that e, an atomic operation
+// with FlagGoAtomic, stands for: a Read for a load, else a Write (a failed
+// CompareAndSwap's too, FlagCASFailed).
+func GoAtomicDataOp(e *Event) Op {
+	if e.Op == OpAtomicLoad && e.Flags&FlagCASFailed == 0 {
+		return OpRead
+	}
+	return OpWrite
+}
+
 // GoAtomicEvents sets out to the events e, an atomic operation with
 // FlagGoAtomic, stands for: an Acquire of the word's private lock
 // (Obj|AtomicLockBit), the operation, its data access of the word (a Read
@@ -269,10 +279,7 @@ const GoAtomicSeqs = 4
 // Release; Seqs e.Seq to e.Seq+3, all at e's goroutine and site.
 func GoAtomicEvents(e *Event, out *[GoAtomicSeqs]Event) {
 	f := e.Flags &^ (FlagGoAtomic | FlagCASFailed)
-	data := OpWrite
-	if e.Op == OpAtomicLoad && e.Flags&FlagCASFailed == 0 {
-		data = OpRead
-	}
+	data := GoAtomicDataOp(e)
 	lock := e.Obj | AtomicLockBit
 	out[0] = Event{Seq: e.Seq, G: e.G, Op: OpAcquire, Site: e.Site, Obj: lock}
 	out[1] = Event{Seq: e.Seq + 1, G: e.G, Op: e.Op, Flags: f, Site: e.Site, Obj: e.Obj, Value: e.Value}

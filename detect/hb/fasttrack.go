@@ -223,10 +223,7 @@ func (d *FastTrack) HandleGoAtomic(e *trace.Event) {
 		t = d.k.Start(e.G)
 	}
 	d.k.GoAtomicBegin(t, e)
-	data := trace.Event{Seq: e.Seq + 2, G: e.G, Op: trace.OpWrite, Site: e.Site, Obj: e.Obj}
-	if e.Op == trace.OpAtomicLoad && e.Flags&trace.FlagCASFailed == 0 {
-		data.Op = trace.OpRead
-	}
+	data := trace.Event{Seq: e.Seq + 2, G: e.G, Op: trace.GoAtomicDataOp(e), Site: e.Site, Obj: e.Obj}
 	d.atomicAccess(t, &data)
 	d.k.GoAtomicEnd(t)
 }
