@@ -40,6 +40,13 @@
 //
 //	go run ./bench/overhead -n 5 -out bench/results/overhead
 //
+// -before DIR adds an earlier racekit to the same rounds: DIR holds the
+// instrumented binaries (SUBJECT.rk) that an earlier checkout's
+// `go run ./bench/overhead -keep DIR` built, run in the configurations
+// of beforeConfigs beside this checkout's. A before/after comparison of
+// separate runs moved with the machine (bench/results/overhead/
+// session42-before-after.md: -race itself 17x then 23x on raytracer).
+//
 // The subjects are e2e/testdata/subjects (cpu, syncheavy, io) and
 // bench/overhead/subjects: two synchronization-heavy micro-benchmarks
 // (lockcounter, pingpong; LiteRace's LKRHash and LFList played this role)
@@ -112,6 +119,7 @@ func main() {
 	out := flag.String("out", "", "write table.md into this directory (default: stdout only)")
 	only := flag.String("only", "", "comma-separated subjects to run (default all)")
 	keep := flag.String("keep", "", "build the binaries in this directory and keep them (SUBJECT.plain, .race, .rk: for a profiler)")
+	before := flag.String("before", "", "a directory of SUBJECT.rk binaries an earlier checkout's -keep built: run them in the same rounds (the before/after table)")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("overhead: ")
@@ -137,7 +145,7 @@ func main() {
 		if *only != "" && !strings.Contains(","+*only+",", ","+s.name+",") {
 			continue
 		}
-		r, err := measure(s, tmp, *n)
+		r, err := measure(s, tmp, *before, *n)
 		if err != nil {
 			log.Fatalf("%s: %v", s.name, err)
 		}
@@ -163,7 +171,10 @@ type row struct {
 	medPlain, medRace time.Duration
 	medTimes          []time.Duration
 	mbps              []float64 // per config (traced ones)
-	events            []int64   // trace bytes of the best run, per config
+	// The -before binary's best and median times, per beforeConfigs
+	// (nil: no -before, or no binary of this subject there).
+	before, medBefore []time.Duration
+	events            []int64 // trace bytes of the best run, per config
 }
 
 func (r row) line() string {
@@ -175,8 +186,12 @@ func (r row) line() string {
 	return b.String()
 }
 
-// measure builds the subject three ways and times each configuration.
-func measure(s subject, tmp string, n int) (row, error) {
+// beforeConfigs are the configurations a -before binary runs in.
+var beforeConfigs = []string{"+tl-ad loops", "full"}
+
+// measure builds the subject three ways and times each configuration,
+// and those of beforeConfigs with the binary in beforeDir if it has one.
+func measure(s subject, tmp, beforeDir string, n int) (row, error) {
 	r := row{s: s}
 	root, err := repoRoot()
 	if err != nil {
@@ -242,11 +257,28 @@ func measure(s subject, tmp string, n int) (row, error) {
 		}
 		vs = append(vs, v)
 	}
+	nNow := len(vs)
+	if beforeDir != "" {
+		old := filepath.Join(beforeDir, s.name+".rk")
+		if _, err := os.Stat(old); err == nil {
+			for _, name := range beforeConfigs {
+				c := configs[index(name)]
+				v := &variant{bin: old, env: c.env}
+				if c.trace {
+					v.trace = tracePath
+				}
+				vs = append(vs, v)
+			}
+		}
+	}
 	for i := 0; i < n; i++ {
 		for j, v := range vs {
 			d, size, err := runOnce(v.bin, v.env, v.trace)
 			if err != nil {
-				if j >= 2 {
+				switch {
+				case j >= nNow:
+					err = fmt.Errorf("%s (before): %v", beforeConfigs[j-nNow], err)
+				case j >= 2:
 					err = fmt.Errorf("%s: %v", configs[j-2].name, err)
 				}
 				return r, err
@@ -270,6 +302,10 @@ func measure(s subject, tmp string, n int) (row, error) {
 			mb = float64(v.size) / 1e6 / v.best.Seconds()
 		}
 		r.mbps = append(r.mbps, mb)
+	}
+	for _, v := range vs[nNow:] {
+		r.before = append(r.before, v.best)
+		r.medBefore = append(r.medBefore, median(v.all))
 	}
 	return r, nil
 }
@@ -360,6 +396,40 @@ func table(w io.Writer, rows []row, n int) {
 	slowdowns(w, rows, raceCols,
 		func(r row) (time.Duration, time.Duration, []time.Duration) { return r.medPlain, r.medRace, r.medTimes },
 		func(r row) []string { return vsRace(r.medTimes, r.medRace) })
+	beforeAfter(w, rows)
+}
+
+// beforeAfter writes the before/after table of the subjects measured
+// with -before: each of beforeConfigs's slowdown before and after, and
+// after's time over before's, of the best runs and of the medians.
+func beforeAfter(w io.Writer, rows []row) {
+	var with []row
+	for _, r := range rows {
+		if r.before != nil {
+			with = append(with, r)
+		}
+	}
+	if len(with) == 0 {
+		return
+	}
+	fmt.Fprint(w, "\nBefore (-before's binaries) and after (this checkout's), in the same rounds: slowdown over the baseline, and after's time over before's (below 1: faster now), of the best runs / of the medians.\n\n| subject | baseline | -race |")
+	for _, name := range beforeConfigs {
+		fmt.Fprintf(w, " %s before | %s after | %s after/before |", name, name, name)
+	}
+	fmt.Fprint(w, "\n|---|---:|---:|")
+	for range beforeConfigs {
+		fmt.Fprint(w, "---:|---:|---:|")
+	}
+	fmt.Fprintln(w)
+	for _, r := range with {
+		fmt.Fprintf(w, "| %s | %.3fs | %s |", r.s.name, r.plain.Seconds(), ratio(r.race, r.plain))
+		for k, name := range beforeConfigs {
+			i := index(name)
+			fmt.Fprintf(w, " %s | %s | %.2f / %.2f |", ratio(r.before[k], r.plain), ratio(r.times[i], r.plain),
+				r.times[i].Seconds()/r.before[k].Seconds(), r.medTimes[i].Seconds()/r.medBefore[k].Seconds())
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // slowdowns writes one table: per subject its baseline time, the slowdown

@@ -61,3 +61,41 @@ func TestTableMedians(t *testing.T) {
 		t.Errorf("median table wrong:\n%s", med)
 	}
 }
+
+// With -before's times, a third table gives each before config's
+// slowdown before and after and after's time over before's; a subject
+// measured without them is not in it.
+func TestTableBeforeAfter(t *testing.T) {
+	n := len(configs)
+	mk := func(name string) row {
+		r := row{s: subject{name: name}, plain: 100 * time.Millisecond, race: 400 * time.Millisecond,
+			medPlain: 100 * time.Millisecond, medRace: 400 * time.Millisecond}
+		for i := 0; i < n; i++ {
+			r.times = append(r.times, 300*time.Millisecond)
+			r.medTimes = append(r.medTimes, 300*time.Millisecond)
+			r.mbps = append(r.mbps, 1)
+			r.events = append(r.events, 1)
+		}
+		return r
+	}
+	a, b := mk("withbefore"), mk("without")
+	a.before = []time.Duration{150 * time.Millisecond, 600 * time.Millisecond}
+	a.medBefore = []time.Duration{300 * time.Millisecond, 200 * time.Millisecond}
+	var out strings.Builder
+	table(&out, []row{a, b}, 3)
+	_, ba, ok := strings.Cut(out.String(), "Before (-before's binaries)")
+	if !ok {
+		t.Fatalf("no before/after table:\n%s", out.String())
+	}
+	if want := "| withbefore | 0.100s | 4.00x | 1.50x | 3.00x | 2.00 / 1.00 | 6.00x | 3.00x | 0.50 / 1.50 |"; !strings.Contains(ba, want) {
+		t.Errorf("before/after row wrong, want %q in:\n%s", want, ba)
+	}
+	if strings.Contains(ba, "without") {
+		t.Errorf("a subject without -before's times is in the table:\n%s", ba)
+	}
+	var none strings.Builder
+	table(&none, []row{b}, 3)
+	if strings.Contains(none.String(), "Before (") {
+		t.Errorf("a before/after table without -before:\n%s", none.String())
+	}
+}
