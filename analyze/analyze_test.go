@@ -3,6 +3,7 @@ package analyze
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/racekit/racekit/detect/hb"
 	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/trace"
+	"github.com/racekit/racekit/trace/rkt"
 	"github.com/racekit/racekit/trace/tracefile"
 )
 
@@ -280,5 +282,35 @@ func TestTraceRaceAgainInLaterTest(t *testing.T) {
 	}
 	if res.Tests[p] != "TestA" || !slices.Equal(res.Again[p], []string{"TestB"}) {
 		t.Errorf("tests %q, again %q; want TestA, then [TestB]", res.Tests[p], res.Again[p])
+	}
+}
+
+// TestTraceCutWarnings: a trace whose writer did not finish, analyzed for
+// leaks, warns of both: the reader's missing end block and that leaks are
+// not reported. The reader's warnings used to replace the others.
+func TestTraceCutWarnings(t *testing.T) {
+	b := trace.NewBuilder()
+	b.Begin("M")
+	b.Fork("M", "T", "go")
+	for len(b.Trace().Events) < 5000 {
+		b.Read("M", "y", "filler")
+	}
+	path := filepath.Join(t.TempDir(), "cut.rkt")
+	fh, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := rkt.NewWriterSize(fh, 512)
+	if _, err := trace.Copy(w, b.Trace().Iter()); err != nil {
+		t.Fatal(err)
+	}
+	fh.Close() // no w.Close: the blocks written so far, no end block
+	a, err := Trace(path, Options{Algos: []string{"hb", LeakAlgo}, New: newHB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(a.Warns, "\n")
+	if !strings.Contains(all, "no end block") || !strings.Contains(all, "--leaks: the run did not finish") {
+		t.Errorf("warnings %q, want the reader's and --leaks'", a.Warns)
 	}
 }

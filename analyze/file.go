@@ -164,14 +164,10 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 	for i := range a.Results {
 		a.Results[i].Created = created
 	}
-	if err := report.LocateHeap(path, meta, a.Results); err != nil {
-		a.Warns = append(a.Warns, "heap blocks of the raced addresses: "+err.Error())
-	}
 	a.Created = created
 	if w, ok := f.Reader.(trace.Warner); ok {
-		a.Warns = w.Warnings()
+		a.Warns = append(slices.Clone(w.Warnings()), a.Warns...) // the reader's first; before, they replaced --leaks' warning
 	}
-
 	for i, r := range runs {
 		s, ok := r.det.(detect.Stats)
 		if !ok {
@@ -189,6 +185,20 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 			a.Warns = append(a.Warns, fmt.Sprintf("%s: %d goroutine(s) that ended unordered with later ones gave their clock ID to a later goroutine, to keep clocks at %d entries: races with their accesses may be missed", algos[i], n, clock.MaxIDs()))
 		}
 	}
+	// The detectors' clocks and shadow memory are done with: let them go
+	// before LocateHeap reads the trace again. After a stop at the memory
+	// limit they are the whole limit, and a second pass that allocated
+	// beside them kept the collector running back to back for minutes
+	// (maypok86/otter: bench/results/corpus/run-session42/notes.md).
+	for _, r := range runs {
+		r.det = nil
+	}
+	clear(dets)
+	st, dl, lk = nil, nil, nil
+	if err := report.LocateHeap(path, meta, a.Results); err != nil {
+		a.Warns = append(a.Warns, "heap blocks of the raced addresses: "+err.Error())
+	}
+
 	if stopped {
 		a.Warns = append(a.Warns, stop.Warning(n, a.Goroutines))
 	}
