@@ -25,11 +25,10 @@ import (
 // patched runtime.
 var setAllocHook func(h func(p unsafe.Pointer, size uintptr, cycle, done uint32))
 
-// allocRange is a span of bytes allocated in GC cycle cycle since the
-// goroutine's last event.
+// allocRange is a span of bytes allocated since the goroutine's last
+// event.
 type allocRange struct {
 	lo, hi uint64
-	cycle  uint32
 }
 
 // maxPendingAllocs bounds the ranges a goroutine notes between two of its
@@ -47,10 +46,6 @@ var (
 	// holds a range.
 	untracedShards [64]allocShard
 	untracedMask   atomic.Uint64
-
-	// allocDone is the latest count of GC cycles whose marking had ended
-	// that an allocation saw.
-	allocDone atomic.Uint32
 )
 
 func installAllocHook() {
@@ -66,31 +61,34 @@ func installAllocHook() {
 // writes it first (flushAllocs, from prepSlow, which tick 0 brings the
 // next plain event to, and from sync). The alloc event then sorts after
 // the allocation, never before: it comes after every access to the dead
-// object that was there. Written late, it could also come after accesses
-// to an object allocated at that address later still, and hide a real
-// race there. That needs the object to die and its memory to be handed
-// out again, which happens only after the marking of the next GC cycle
-// has ended (an object allocated in cycle c survives c; the runtime
-// counts cycles started and cycles whose marking ended, memstats.numgc,
-// raised under the stop-the-world before any freed memory is swept), by
-// an allocation that, through this hook, has raised allocDone first. So a
-// range is written unless allocDone passed its cycle; one that is not
-// (its goroutine stayed in untraced code through a whole GC cycle) leaves
-// its bytes with the accesses of the dead object that was there, which a
-// live object meets as a false race. Otherwise, at worst, the event
-// forgets accesses to the new object made by other goroutines before it
-// (a race missed, none invented).
+// object that was there.
+//
+// Written late, it may also come after accesses to an object allocated at
+// that address later still: when the goroutine stays in untraced code
+// through a GC cycle, the object it allocated dies in that code, and its
+// memory goes to another object that traced code then accesses. The alloc
+// event forgets those accesses, and a race with them may be missed. Until
+// session 43 such a range was dropped instead once a GC cycle's marking
+// had ended since the allocation (the runtime's cycle counts, the hook's
+// last two arguments). But the object is nearly always alive (a std call's
+// result, which the caller goes on to use), and a dropped range left its
+// bytes with the accesses of the dead object that was there: a false race,
+// in 1 of 387 runs of e2e's churn tests (bench/results/memreuse.md). A
+// missed race on a doubly reused address is the rarer and the lesser harm.
+//
+// The cycle counts are still passed (the runtime's patch,
+// instrument/runtimehook.go): an exact rule needs the allocation's place in
+// the trace in the alloc event, which .rkt has no field for.
 func onMalloc(p unsafe.Pointer, size uintptr, cycle, done uint32) {
-	noteAlloc(uint64(uintptr(p)), uint64(size), cycle, done)
+	noteAlloc(uint64(uintptr(p)), uint64(size))
 }
 
 // noteAlloc is onMalloc's work, on the allocation's address as a number.
-func noteAlloc(a, size uint64, cycle, done uint32) {
+func noteAlloc(a, size uint64) {
 	if !live.Load() || size == 0 {
 		return
 	}
-	raiseDone(done)
-	r := allocRange{a, a + size, cycle}
+	r := allocRange{a, a + size}
 	if !touched(r.lo, r.hi) {
 		return // no event named these bytes: no state to forget (touched.go)
 	}
@@ -116,24 +114,13 @@ type allocShard struct {
 	_  [32]byte // a cache line of its own, about
 }
 
-// raiseDone moves allocDone up to n (counts wrap around).
-func raiseDone(n uint32) {
-	for {
-		old := allocDone.Load()
-		if int32(n-old) <= 0 || allocDone.CompareAndSwap(old, n) {
-			return
-		}
-	}
-}
-
-// pushAlloc adds r to rs, joining it to the last range when they touch in
-// one cycle.
+// pushAlloc adds r to rs, joining it to the last range when they touch.
 func pushAlloc(rs []allocRange, r allocRange) []allocRange {
 	if n := len(rs); n > 0 {
-		if l := &rs[n-1]; l.cycle == r.cycle && l.hi == r.lo {
+		if l := &rs[n-1]; l.hi == r.lo {
 			l.hi = r.hi
 			return rs
-		} else if l.cycle == r.cycle && r.hi == l.lo {
+		} else if r.hi == l.lo {
 			l.lo = r.lo
 			return rs
 		}
@@ -151,12 +138,9 @@ func (g *gstate) hasAllocs() bool {
 }
 
 // flushAllocs writes the allocations noted for g (and those of goroutines
-// without state) as alloc events at one fresh seq, those whose memory
-// cannot have been handed out again yet only (onMalloc). allocDone is read
-// after the seq is taken: an object allocated at one of these addresses
-// after a later cycle's marking, and every access to it, comes after. A
-// range is taken off the list before it is written: writing may allocate,
-// and onMalloc appends.
+// without state) as alloc events at one fresh seq (onMalloc). A range is
+// taken off the list before it is written: writing may allocate, and
+// onMalloc appends.
 func (g *gstate) flushAllocs() {
 	for mask := untracedMask.Load(); mask != 0; mask &= mask - 1 {
 		// The shard's ranges are taken out under its lock and pushed
@@ -186,17 +170,11 @@ func (g *gstate) flushAllocs() {
 	if isIdle(g.last) {
 		g.open(false)
 	}
-	// The ranges' bits are cleared before the seq is taken (touched.go);
-	// a range dropped after all (a cycle's marking ended in between, the
-	// second load of allocDone) gets its bits back.
-	done := allocDone.Load()
+	// The ranges' bits are cleared before the seq is taken (touched.go).
 	for _, r := range g.allocs {
-		if int32(done-r.cycle) < 1 {
-			clearTouched(r.lo, r.hi)
-		}
+		clearTouched(r.lo, r.hi)
 	}
 	s := seq.Add(1)
-	done2 := allocDone.Load()
 	if g.lockPend.on {
 		g.raiseTo(s - 1)
 		g.putPending()
@@ -205,13 +183,6 @@ func (g *gstate) flushAllocs() {
 	for n := len(g.allocs); n > 0; n = len(g.allocs) {
 		r := g.allocs[n-1]
 		g.allocs = g.allocs[:n-1]
-		if int32(done2-r.cycle) >= 1 {
-			// Its memory may be another object's by now.
-			if int32(done-r.cycle) < 1 {
-				markRange(r.lo, r.hi)
-			}
-			continue
-		}
 		g.forget(r.lo, r.hi-r.lo)
 		g.putEvent(trace.OpAlloc, 0, 0, r.lo, r.hi-r.lo)
 	}

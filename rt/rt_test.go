@@ -924,7 +924,7 @@ func TestAllocHook(t *testing.T) {
 	x, y, untraced := new([4]uint64), new([4]uint64), new([2]uint64)
 	allocHookSink = []*[4]uint64{x, y} // on the heap: rt drops stack addresses
 	markAll(x[:], y[:], untraced[:])   // as if their memory held an object traced code named before
-	c := allocDone.Load()
+	const c = 0                        // the runtime's cycle counts, which rt does not use
 	tr := record(t, false, func(site uint32) {
 		W1(&x[0], site, true)
 		onMalloc(unsafe.Pointer(&x[0]), 16, c, c)
@@ -988,11 +988,10 @@ func TestAllocHookUntouched(t *testing.T) {
 	}
 	free := touchedHi - 1<<leafShift // no heap of the test up there
 	markTouched(free + 48)
-	c := allocDone.Load()
 	tr := record(t, false, func(site uint32) {
-		noteAlloc(free, 48, c, c)    // granules 0-2: untouched
-		noteAlloc(free+64, 32, c, c) // granules 4-5: untouched
-		noteAlloc(free+40, 16, c, c) // granules 2-3: 3 named
+		noteAlloc(free, 48)    // granules 0-2: untouched
+		noteAlloc(free+64, 32) // granules 4-5: untouched
+		noteAlloc(free+40, 16) // granules 2-3: 3 named
 		x := new([4]uint64)
 		allocHookSink = []*[4]uint64{x} // on the heap: rt drops stack addresses
 		W1(&x[0], site, true)           // an event, to write what was noted
@@ -1014,15 +1013,14 @@ func TestAllocHookClears(t *testing.T) {
 	free := touchedHi - 2<<leafShift // no heap of the test up there
 	markTouched(free)
 	markTouched(free + 64)
-	c := allocDone.Load()
 	tr := record(t, false, func(site uint32) {
-		noteAlloc(free, 32, c, c) // written: granule 0 was named
+		noteAlloc(free, 32) // written: granule 0 was named
 		W1(&x[0], site, true)
-		noteAlloc(free, 32, c, c) // nothing named it since: no event
+		noteAlloc(free, 32) // nothing named it since: no event
 		W1(&x[1], site, true)
-		noteAlloc(free+64, 8, c, c) // written, and the granule, shared, keeps its bit
+		noteAlloc(free+64, 8) // written, and the granule, shared, keeps its bit
 		W1(&x[2], site, true)
-		noteAlloc(free+72, 8, c, c) // written again
+		noteAlloc(free+72, 8) // written again
 		W1(&x[3], site, true)
 	})
 	want := [][2]uint64{{free, free + 32}, {free + 64, free + 72}, {free + 72, free + 80}}
@@ -1031,32 +1029,35 @@ func TestAllocHookClears(t *testing.T) {
 	}
 }
 
-// An allocation noted in GC cycle c is written while the marking of cycle
-// c+1 goes on (its memory cannot be another object's yet: nothing it held
-// is freed before that marking ends), and dropped once an allocation saw
-// that marking end: by then its memory may be another object's, whose
-// accesses a late alloc event would forget.
+// An allocation is written before its goroutine's next event however many
+// GC cycles ended in between (the runtime's counts, the hook's last two
+// arguments, moved on): the object is nearly always alive, and a range
+// dropped once a cycle's marking had ended left its memory with the
+// accesses of the dead object that was there (a false race in e2e's
+// TestNoRaceUntracedChurn, 1 run of 87). Adjacent ranges join whatever
+// their cycles.
 func TestAllocHookCycle(t *testing.T) {
 	x, y, z := new([4]uint64), new([4]uint64), new([4]uint64)
 	allocHookSink = []*[4]uint64{x, y, z}
 	markAll(x[:], y[:], z[:])
-	c := allocDone.Load()
+	const c = 7
 	tr := record(t, false, func(site uint32) {
 		W1(&x[0], site, true)
 		onMalloc(unsafe.Pointer(&x[0]), 16, c, c)
 		onMalloc(unsafe.Pointer(&z[1]), 8, c+1, c) // cycle c+1, marking
 		W1(&x[1], site, true)                      // both written
 		onMalloc(unsafe.Pointer(&x[2]), 8, c, c)
-		onMalloc(unsafe.Pointer(&y[1]), 8, c+1, c+1) // c+1's marking has ended
-		W1(&x[3], site, true)                        // x[2]'s dropped
+		onMalloc(unsafe.Pointer(&x[3]), 8, c+1, c+1) // joins x[2]'s though c+1's marking has ended
+		onMalloc(unsafe.Pointer(&y[1]), 8, c+2, c+2)
+		W1(&x[0], site, true) // both written
 	})
 	a := func(p *uint64) uint64 { return uint64(uintptr(unsafe.Pointer(p))) }
 	got := allocRanges(tr)
 	slices.SortFunc(got, func(p, q [2]uint64) int { return cmp.Compare(p[0], q[0]) })
-	want := [][2]uint64{{a(&x[0]), a(&x[0]) + 16}, {a(&y[1]), a(&y[1]) + 8}, {a(&z[1]), a(&z[1]) + 8}}
+	want := [][2]uint64{{a(&x[0]), a(&x[0]) + 16}, {a(&x[2]), a(&x[2]) + 16}, {a(&y[1]), a(&y[1]) + 8}, {a(&z[1]), a(&z[1]) + 8}}
 	slices.SortFunc(want, func(p, q [2]uint64) int { return cmp.Compare(p[0], q[0]) })
 	if !slices.Equal(got, want) {
-		t.Fatalf("allocations %#x, want %#x (all but the one of cycle c noted after c+1's marking ended)", got, want)
+		t.Fatalf("allocations %#x, want %#x (every one, x[2]'s and x[3]'s as one range)", got, want)
 	}
 }
 
@@ -1066,7 +1067,7 @@ func TestAllocHookCycle(t *testing.T) {
 // an allocation of a goroutine rt has no state for (a shard's lock).
 func BenchmarkAllocHook(b *testing.B) {
 	buf := make([]uint64, 1<<16)
-	cycle := allocDone.Load()
+	const cycle = 0
 	for _, mode := range []string{"baseline", "traced", "untraced"} {
 		b.Run(mode, func(b *testing.B) {
 			benchStart(b, true)
@@ -1079,7 +1080,7 @@ func BenchmarkAllocHook(b *testing.B) {
 				case "untraced":
 					sh := &untracedShards[0]
 					sh.mu.Lock()
-					sh.rs = pushAlloc(sh.rs, allocRange{uint64(uintptr(p)), uint64(uintptr(p)) + 16, cycle})
+					sh.rs = pushAlloc(sh.rs, allocRange{uint64(uintptr(p)), uint64(uintptr(p)) + 16})
 					untracedMask.Or(1)
 					sh.mu.Unlock()
 				}

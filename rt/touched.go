@@ -211,11 +211,3 @@ func clearTouched(lo, hi uint64) {
 		}
 	}
 }
-
-// markRange marks every granule of [lo, hi): the bits of a range cleared
-// for an alloc event that was not written after all.
-func markRange(lo, hi uint64) {
-	for a := lo &^ (1<<granuleShift - 1); a < hi; a += 1 << granuleShift {
-		markTouched(a)
-	}
-}
