@@ -45,7 +45,9 @@
 // direct-mapped table of goroutine states (checked against the goid, with a
 // map behind it), so the hot path parses no stack and takes no lock. On
 // other architectures, or if the probe fails, rt falls back to parsing
-// runtime.Stack (slow, correct).
+// runtime.Stack (slow, correct). The stack bounds at the start of the
+// runtime's g tell rt whether an address is in the goroutine's own stack,
+// where nothing is recorded (onStack; docs/frontend.md, "Known limits").
 //
 // Goroutines started by an instrumented go statement are forked by their
 // parent (Fork, which allocates the child's GID and records the fork) and
@@ -72,7 +74,14 @@
 // an atomic add on the one counter every goroutine shares. An atomic
 // operation is performed, and its seqs taken, under a lock striped by
 // address, so the seqs of the operations on one word are in their real
-// order; so are those of one sync.Map's methods.
+// order; so are those of one sync.Map's methods. The counter sits alone on
+// its cache line.
+//
+// An atomic operation is one record with trace.FlagGoAtomic for its
+// private lock's acquire, the operation, its data access and the release
+// (syncatomic.go), given four Seqs by the writer. An access of more than
+// 4 words, a copy or a slice's elements is one range event (putRange),
+// except under the writer's TREE filter or with RACEKIT_RANGES=0.
 //
 // A plain event takes no seq: it is placed at key (S, plain), where S is
 // its goroutine's latest seq, or a larger value of seq loaded (Load, not
@@ -173,6 +182,127 @@
 //
 // rt never panics into user code: an I/O error stops tracing with one
 // message on stderr.
-//go:generate go run mkatomic.go
-
+//
+// The writer's rounds run in a time.AfterFunc callback and, while a
+// goroutine records heavily, in a goroutine per wake that ends with its
+// round (writer.go: wakeWriter, helpWrite).
+//
+// # Stalls and blocked goroutines
+//
+// A test binary's stall watch (stall.go, with rttest's stall.go) asks the
+// patched runtime, from a timer's callback every 500 ms and with the world
+// stopped, whether every goroutine is blocked in a channel, select or sync
+// operation with no timer due before the -timeout alarm; when it holds
+// twice, the trace is finished, a file beside it with trace.StallSuffix
+// (.stalled) names the running tests, and the binary panics as the alarm
+// would (docs/frontend.md, "A test stuck for good"). As the trace is
+// finished, writeBlocked writes last an OpBlock event for each goroutine
+// still blocked in a Lock, RLock, WaitGroup.Wait or Cond.Wait (what blockIn
+// noted on the goroutine's state), which detect/leak reports.
+//
+// # Allocations
+//
+// Every allocation the patched Go runtime reports (mallochook.go; the
+// patch is instrument/runtimehook.go's) is noted by the hook and written
+// as an alloc event before the goroutine's next event, however many GC
+// cycles ended meanwhile (mallochook.go's onMalloc says why). None is
+// written for memory that no
+// event named since the last alloc event there (touched.go: a bit per
+// 16-byte granule, set before an event names it, cleared before an alloc
+// event's seq is taken). docs/frontend.md, "Known limits", has the rest.
+//
+// # Hooks
+//
+// Beside the access hooks (access.go) and those of sync, sync/atomic and
+// channels (sync.go, syncatomic.go, chan.go):
+//
+//   - The hot hooks take the goroutine from the function's EnterG
+//     (MutexLockG, MutexUnlockG, SendPreG, RecvRangeG, RecvG, Recv2G), and a
+//     channel operation's first hook hands it to its second (SendPost,
+//     RecvPost); gOr looks it up when handed nil or a state of an earlier
+//     trace.
+//   - Each channel operation records the range of message numbers it may
+//     be (trace.ChanMsg, trace.FlagMessage), from four atomic counters per
+//     channel kept beside it by a weak pointer (chanmsg.go).
+//   - iter.Pull's coroutine is ordered with its caller at each switch, as
+//     Go's iter.go annotates it (iter.go).
+//   - BarrierPairs around untraced calls (barrier.go: reachable address
+//     sets by cached reflect walks; docs/frontend.md, "BarrierPairs").
+//   - The interceptors' hooks (std.go): ElemsW, ElemsWordsW, SortPre and
+//     SortPost (a sort writes the elements it changed), RDeep, RSlicesOf,
+//     R1Arrays and W1Arrays (the arrays a std object hands out, a Buffer's
+//     Bytes, a Reader's Peek, recorded allocated the first time they are
+//     seen with their object in a GC cycle: internalArray), CallerBuf (the
+//     buffer untraced code hands to a traced Read or Write method,
+//     likewise), HeldPtr (the address object a listener's Addr or a
+//     connection's LocalAddr or RemoteAddr returns, likewise), RJSON's walk
+//     of what encoding/json reads and RFmt's of what fmt prints, and Then
+//     (docs/frontend.md, "Accesses inside the standard library").
+//   - reflect's hooks (reflect.go): the variable an addressable Value
+//     refers to.
+//   - The Go race detector's sync.WaitGroup annotations (wgmisuse.go): an
+//     Add from 0 reads the group's sema word, the first Wait above 0 writes
+//     it, from a count rt keeps per group in use.
+//
+// # Sampling while recording
+//
+// LiteRace's dispatch check runs in Enter, and in Sampled for leaf
+// functions with two copies (sample.go). Under tl-ad and tp-ad, Enter,
+// Sampled and Leave have fast paths that step the goroutine's Counter
+// inline in the middle of a run (sampleState.quickStep, quickSkip).
+// Instrumented code
+// keeps the decision in a local _rkS… and passes it to every access hook,
+// which returns at a branch in an unsampled invocation (the hooks are that
+// test, inlined; their body is accessHook). tp-ad's slots are taken from
+// their pool at a goroutine's first check, under slotMu, and given back at
+// End or, for a goroutine born in untraced code, at Leave to depth 0. A
+// sampled run records no BarrierPairs, which only rdit reads.
+//
+// Frames: an unsampled frame is recorded only when an event other than a
+// lock or sync edge (sample.Frameless) is recorded inside it; in a full
+// recording, any frame only when an event is recorded inside it
+// (showFrames).
+//
+// Edges: a sampled run drops the redundant edges of every sync object
+// (channels, the global objects of I/O, timers and contexts, WaitGroups,
+// ...) by sample.Edges's rule (gstate.edge, gstate.releaseLock): a release
+// after the goroutine's own release of the object with only releases
+// between, an acquire when nothing was released since its last one, an
+// empty critical section right after the goroutine's own release of the
+// lock. No happens-before edge is lost. The counts are kept per slot of a
+// hashed table (edgeVer). Full recordings keep these edges, since clips
+// count sync events. An exclusive lock's acquisition is recorded with the
+// goroutine's next event (acquireLock): one commit for a critical section
+// whose accesses are unsampled, exact since no one else touches the lock
+// meanwhile.
+//
+// Loop regions (loop.go): with RACEKIT_SAMPLE_LOOPS=1 each execution of a
+// loop backs off as a function does, and LoopOf sends iterations that
+// record nothing to the body's copy as written.
+//
+// # Controlled scheduling
+//
+// The controlled scheduler runs the traced goroutines one at a time under
+// a strategy of package sched: sched.go has its state, start and site
+// matching; sched_points.go a goroutine's points, arrivals, forks, begins
+// and ends; sched_dispatch.go who runs next and what an operation does to
+// the others; sched_monitor.go the monitor of escapes and deadlocks;
+// sched_hooks.go the hooks' entry points. A select is decided by the run's
+// seed and parked when no case can proceed. A range over a map visits its
+// keys sorted, then shuffled by the seed (maprange.go). Under the random
+// strategy, accesses may be preemption points too (RACEKIT_SCHED_PREEMPT,
+// drawn by the token's holder from the seed).
+//
+// The virtual clock (vtime.go) serves time.Sleep, NewTimer, After,
+// Timer.Stop and Reset, and Now, Since and Until of instrumented code. A
+// due timer's firing is one more choice, goroutine "timer". When every
+// controlled goroutine waits for a timer the clock jumps to the earliest
+// deadline at once; only goroutines out of control (not a test function
+// that departed) make a timer wait for real time (vGrace). A clip runs on
+// it only with RACEKIT_SCHED_TIME=virtual, which hatch sets for clips of
+// random-scheduler recordings.
+//
+// TREE can run in the writer (filter.go, RACEKIT_FILTER=tree).
 package rt
+
+//go:generate go run mkatomic.go

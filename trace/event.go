@@ -16,6 +16,24 @@
 //
 // Open sniffs which one a file holds. All readers implement Reader: call
 // Next until io.EOF; Meta is complete once Next has returned io.EOF.
+//
+// # Range events
+//
+// OpReadRange and OpWriteRange are one event for a copy, a slice's
+// elements or a value wider than a few words, with a Span as Value; they
+// stand for the word accesses the span covers. Readers and writers of
+// formats without range ops hand such an event on as those words
+// (RangeExpander, WriteWords), so that detectors see only word accesses
+// unless they ask for ranges whole (package detect, RangeHandler).
+//
+// # Also here
+//
+//   - Meta names package-level variables by GlobalName, which rt.Globals
+//     records from every instrumented file; Meta.Location finds the
+//     variable for any address inside one (docs/frontend.md, "Reports").
+//   - The Reader and Writer stream interfaces, Copy between them, the
+//     in-memory Trace, the Builder that tests write traces with, and
+//     FormatError, what every decoder returns for malformed input.
 package trace
 
 import "fmt"

@@ -105,6 +105,21 @@
 // through a dispatch check, so the filter checks the pseudo-function
 // RootFunc once per goroutine, at the goroutine's first such access, and
 // keeps or drops all its root accesses with that decision.
+//
+// # A sampled run beside the offline filter
+//
+// Three functions state what a sampled recording (package rt) does beyond
+// the dispatch check, so that a sampled run can be compared with Filter's
+// output of a full run:
+//
+//   - Edges: the synchronization events, over a slice of events, that add
+//     no happens-before edge; a sampled run applies the same rule to every
+//     sync object as it records. edges.go also holds the names the
+//     runtime's global objects (I/O, timers, contexts) have in a trace.
+//   - Shown: the frames and edges a sampled run records (an unsampled frame
+//     only when an event other than a Frameless one is recorded inside it).
+//   - Epochs: a trace up to what dedup may vary, to compare a sampled run
+//     recorded with dedup on with a full one recorded with it off.
 package sample
 
 import (

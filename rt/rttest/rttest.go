@@ -82,6 +82,23 @@
 // work in a function literal of their own around it, as before: one frame
 // more, but the same edges. A cleanup is registered as is, between two
 // cleanups of rttest's that run before and after it.
+//
+// # The locks of package testing
+//
+// Besides its channels, testing.go takes locks (tblock.go): each test's
+// c.mu for Log, Error, Helper, Fail, Failed..., read and write modes apart,
+// and with -v the printer's. rt.TBSync records them; the rewriter puts it
+// right before and right after each such call (instrument/tblock.go; a
+// call through an interface is checked at run time to be testing's).
+//
+// # Under control, and stalls
+//
+// Under the controlled scheduler a test function's end is a point of the
+// schedule (rt.Depart, taken when no other goroutine can run), so that
+// what its goroutines do after it returns replays from the seed. The
+// stall watch (stall.go, with the runtime's side in rt's stall.go) reports
+// a test whose goroutines all block on each other at once, not at the
+// -timeout alarm: docs/frontend.md, "A test stuck for good".
 package rttest
 
 import (
