@@ -39,15 +39,8 @@ func TestMedian(t *testing.T) {
 // own baseline: a configuration whose best run is fast but whose typical
 // run is slow shows in the second table only.
 func TestTableMedians(t *testing.T) {
-	n := len(configs)
-	r := row{s: subject{name: "x"}, plain: 100 * time.Millisecond, race: 400 * time.Millisecond,
-		medPlain: 110 * time.Millisecond, medRace: 440 * time.Millisecond}
-	for i := 0; i < n; i++ {
-		r.times = append(r.times, 120*time.Millisecond)
-		r.medTimes = append(r.medTimes, 220*time.Millisecond)
-		r.mbps = append(r.mbps, 1)
-		r.events = append(r.events, 1)
-	}
+	r := testRow("x", 120*time.Millisecond, 220*time.Millisecond)
+	r.medPlain, r.medRace = 110*time.Millisecond, 440*time.Millisecond
 	var b strings.Builder
 	table(&b, []row{r}, 5)
 	best, med, ok := strings.Cut(b.String(), "medians")
@@ -66,19 +59,7 @@ func TestTableMedians(t *testing.T) {
 // slowdown before and after and after's time over before's; a subject
 // measured without them is not in it.
 func TestTableBeforeAfter(t *testing.T) {
-	n := len(configs)
-	mk := func(name string) row {
-		r := row{s: subject{name: name}, plain: 100 * time.Millisecond, race: 400 * time.Millisecond,
-			medPlain: 100 * time.Millisecond, medRace: 400 * time.Millisecond}
-		for i := 0; i < n; i++ {
-			r.times = append(r.times, 300*time.Millisecond)
-			r.medTimes = append(r.medTimes, 300*time.Millisecond)
-			r.mbps = append(r.mbps, 1)
-			r.events = append(r.events, 1)
-		}
-		return r
-	}
-	a, b := mk("withbefore"), mk("without")
+	a, b := testRow("withbefore", 300*time.Millisecond, 300*time.Millisecond), testRow("without", 300*time.Millisecond, 300*time.Millisecond)
 	a.before = []time.Duration{150 * time.Millisecond, 600 * time.Millisecond}
 	a.medBefore = []time.Duration{300 * time.Millisecond, 200 * time.Millisecond}
 	var out strings.Builder
@@ -98,4 +79,18 @@ func TestTableBeforeAfter(t *testing.T) {
 	if strings.Contains(none.String(), "Before (") {
 		t.Errorf("a before/after table without -before:\n%s", none.String())
 	}
+}
+
+// testRow is a subject's row with a baseline of 100 ms and -race at 400
+// ms (best and median), and every configuration at best and med.
+func testRow(name string, best, med time.Duration) row {
+	r := row{s: subject{name: name}, plain: 100 * time.Millisecond, race: 400 * time.Millisecond,
+		medPlain: 100 * time.Millisecond, medRace: 400 * time.Millisecond}
+	for range configs {
+		r.times = append(r.times, best)
+		r.medTimes = append(r.medTimes, med)
+		r.mbps = append(r.mbps, 1)
+		r.events = append(r.events, 1)
+	}
+	return r
 }
