@@ -166,6 +166,28 @@ M|rcv(c=recvd/1)
 			want: []string{"B chan send"},
 		},
 		{
+			// Go's race suite's TestRaceSelect1: each sender's select
+			// reads the next case's channel between its case begins (an
+			// access, after which the begun send on c was dropped), and
+			// the receiver's second receive, which the second send woke,
+			// had not recorded its completion when the run ended. Both
+			// sends completed: the receive did too.
+			name: "a select's send completed after an access between its case begins",
+			src: `
+W|snd(c=recv)
+A|snd(c=send/0)
+A|r(x)
+A|snd(d=send/0)
+W|rcv(c=recvd/1)
+W|snd(c=recv)
+A|rcv(c=sent/1)
+B|snd(c=send/0)
+B|r(x)
+B|snd(d=send/0)
+B|rcv(c=sent/2)
+`,
+		},
+		{
 			name: "a goroutine that ended",
 			src: `
 W|snd(c=recv)
