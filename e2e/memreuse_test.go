@@ -48,10 +48,10 @@ func TestNoRaceUntracedChurn(t *testing.T) {
 // TestNoRaceGCChurn: testdata/src/gcchurn is race-free, but its workers'
 // arrays, allocated in untraced std code, reuse the memory of each other's
 // dead ones while a goroutine runs the GC back to back, and each worker
-// computes without an event between the allocation and its write. rt
-// dropped such an allocation once a GC cycle's marking had ended before
-// it was written: 5 of 10 runs at e92bed7 reported a false race, 0 of 10
-// since (bench/results/memreuse.md). Five runs must report none.
+// computes without an event between the allocation and its write. When
+// rt dropped such an allocation once a GC cycle's marking had ended before
+// it was written, about half the runs reported a false race
+// (bench/results/memreuse.md). Five runs must report none.
 func TestNoRaceGCChurn(t *testing.T) {
 	noRaceRuns(t, "./gcchurn", 5)
 }

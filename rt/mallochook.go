@@ -67,14 +67,14 @@ func installAllocHook() {
 // that address later still: when the goroutine stays in untraced code
 // through a GC cycle, the object it allocated dies in that code, and its
 // memory goes to another object that traced code then accesses. The alloc
-// event forgets those accesses, and a race with them may be missed. Until
-// session 43 such a range was dropped instead once a GC cycle's marking
-// had ended since the allocation (the runtime's cycle counts, the hook's
+// event forgets those accesses, and a race with them may be missed. Such a
+// range used to be dropped instead once a GC cycle's marking had ended
+// since the allocation (the runtime's cycle counts, the hook's
 // last two arguments). But the object is nearly always alive (a std call's
 // result, which the caller goes on to use), and a dropped range left its
-// bytes with the accesses of the dead object that was there: a false race,
-// in 1 of 387 runs of e2e's churn tests (bench/results/memreuse.md). A
-// missed race on a doubly reused address is the rarer and the lesser harm.
+// bytes with the accesses of the dead object that was there: a false race
+// (e2e's TestNoRaceGCChurn; bench/results/memreuse.md). A missed race on a
+// doubly reused address is the rarer and the lesser harm.
 //
 // The cycle counts are still passed (the runtime's patch,
 // instrument/runtimehook.go): an exact rule needs the allocation's place in

@@ -1033,9 +1033,8 @@ func TestAllocHookClears(t *testing.T) {
 // GC cycles ended in between (the runtime's counts, the hook's last two
 // arguments, moved on): the object is nearly always alive, and a range
 // dropped once a cycle's marking had ended left its memory with the
-// accesses of the dead object that was there (a false race in e2e's
-// TestNoRaceUntracedChurn, 1 run of 87). Adjacent ranges join whatever
-// their cycles.
+// accesses of the dead object that was there (a false race: e2e's
+// TestNoRaceGCChurn). Adjacent ranges join whatever their cycles.
 func TestAllocHookCycle(t *testing.T) {
 	x, y, z := new([4]uint64), new([4]uint64), new([4]uint64)
 	allocHookSink = []*[4]uint64{x, y, z}

@@ -23,94 +23,64 @@ import (
 //	                          run only the check at function entry and exit;
 //	                          nothing is traced (Table 5's "dispatch check")
 //
-// Every instrumented function calls Enter at entry (but the quiet ones, in
-// which nothing is recorded: instrument/quiet.go): there the goroutine's
-// dispatch state (the same Counters, Schedule and Rand streams as the
-// offline sample.Filter, so the same decisions for the same per-goroutine
-// call sequence) decides whether this invocation is sampled, and keeps the
-// bit for the frame's depth (an access that asks reads the bit of its
-// frame: inRecorded). Enter returns the decision, which the instrumented
-// function keeps in a local and passes to each of its access hooks: in an
-// unsampled invocation a hook is its inlined test (accessHook), a branch.
-// One guarded body in place of LiteRace's two copies of each function,
-// but for leaf functions, which record nothing but accesses and call
-// nothing that records: they have both copies, chosen by Sampled before
-// any frame exists (instrument's leafCopy), and loop bodies likewise
-// (loop.go);
-// BenchmarkUnsampledCall measures both: a call making 16 reads costs 42-45
-// ns guarded, 34-36 ns with LiteRace's check and an uninstrumented copy, 41
-// ns uninstrumented (2-CPU VM, 2026-11-27; before the hooks' test was
-// inlined, 65-100 ns guarded, and 236-254 ns with the path rt had before
-// the flag, where each hook found its goroutine and its dedup entry and
-// then checked the goroutine's mode). That check stays, behind the flag,
-// for hooks outside every function body (package-level initializers pass
-// true) and for accesses made outside every traced frame, which belong to
-// the goroutine's start routine, checked once as sample.RootFunc at its
-// first such access, as the offline filter does. Synchronization, goroutine
-// life and allocations are always recorded (§3.2: a missed synchronization
-// would invent races), but for the edges on the global objects that add
-// none (sync.go's edge) and with a lock's acquisition recorded at the
-// goroutine's next event (acquireLock). BarrierPairs are not (barriersOn): they are RDIT's,
-// and a sampled trace is refused to the predictive detectors. An unsampled
-// frame is recorded (its FuncEnter, then its FuncExit) only when something
-// other than a lock operation or a sync edge (sample.Frameless) is
-// recorded inside it, so that the event has its stack: Enter keeps the
-// frame pending and the first such event recorded in it shows it
-// (showFrames); a frame left with only locks and edges costs no frame
-// event, as LiteRace's unsampled code logs only synchronization (a
-// function that takes a lock would otherwise cost four events a call, not
-// two). Sampled frames are recorded at entry. Loops can be regions too
-// (loop.go).
+// Enter, at every instrumented function's entry (not the quiet ones:
+// instrument/quiet.go), decides with the goroutine's dispatch state (the
+// offline sample.Filter's Counters, Schedule and Rand streams, so the same
+// decisions for the same per-goroutine calls) whether the invocation is
+// sampled, and returns the decision, which the function passes to each of
+// its access hooks: unsampled, a hook is one inlined branch (accessHook).
+// That is one guarded body where LiteRace has two copies of each
+// function; leaf functions (accesses only, no call that records) do get
+// both, chosen by Sampled before any frame exists (instrument's
+// leafCopy), and so do loop bodies (loop.go). Hooks outside every function
+// body, and accesses outside every traced frame (the start routine's,
+// checked once as sample.RootFunc), look the decision up instead.
+//
+// Synchronization, goroutine life and allocations are always recorded
+// (§3.2: a missed synchronization would invent races), with two savings:
+// edges on global objects that add none (sync.go's edge), and a lock's
+// acquisition recorded at the goroutine's next event (acquireLock).
+// BarrierPairs are not recorded (barriersOn): they are RDIT's, and a
+// sampled trace is refused to the predictive detectors. An unsampled frame
+// is recorded (FuncEnter, FuncExit) only when something other than a lock
+// operation or a sync edge (sample.Frameless) is recorded inside it, so
+// that event has its stack (Enter keeps the frame pending; showFrames):
+// LiteRace's unsampled code logs only synchronization too.
 //
 // Sampled, Enter and Leave have fast paths for tl-ad and tp-ad
-// (quickCheck): a goroutine in traced code finds itself in gtab and its
-// function's Counter among the first places of its table, and steps it in
-// the middle of a run (sample.Counter.Quick; Enter only in a run of
-// unsampled calls, QuickSkip, and Leave only for a frame left pending),
-// with no call but getg; anything else takes the general path
-// (sampledSlow, enterSlow, leaveSlow). TestSampledLeafCopies holds
-// Sampled's decisions to Enter's, with functions enough to crowd the
-// table, and TestAccessGivenTrueAsksFrame Enter's frame bits. In
-// BenchmarkUnsampledCall a 4-read leaf's call costs 20.4-21.0 ns without
-// them (copies-general), 10.9-12.0 with (copies), 4.9-5.6 uninstrumented;
-// in BenchmarkEnter an Enter/Leave pair 35-38 ns without (tl-ad-general),
-// 15-17 with (2-CPU VM, 2026-11-28).
+// (quickCheck: the goroutine's gstate from gtab, its function's Counter
+// among the first places of its table, stepped inline in the middle of a
+// run); anything else takes sampledSlow, enterSlow, leaveSlow.
+// TestSampledLeafCopies holds Sampled's decisions to Enter's,
+// TestAccessGivenTrueAsksFrame Enter's frame bits. What the check costs
+// (BenchmarkUnsampledCall, BenchmarkEnter) is in
+// bench/results/overhead/README.md.
 //
 // Dedup (access.go) sees only the accesses of sampled frames, so a sampled
-// run records exactly the accesses the offline filter keeps from a full
-// run of the same per-goroutine behaviour recorded without dedup
-// (TestSampledEqualsOffline, RACEKIT_DEDUP=0), and with dedup the same
-// words per epoch (sample.Epochs): where an unsampled frame touched a word
-// first, a sampled frame's later access to it in the epoch is recorded,
-// which a full run's dedup would have dropped. The data access rt
-// records with each atomic operation (atomicRecord) is part of the
-// atomic's synchronization record and is always kept.
+// run records exactly what the offline filter keeps from a full run
+// recorded without dedup (TestSampledEqualsOffline, RACEKIT_DEDUP=0), and
+// with dedup the same words per epoch (sample.Epochs). The data access
+// recorded with each atomic operation (atomicRecord) is part of its
+// synchronization record and always kept.
 //
-// The thread-local samplers (tl-ad, tl-fx, ucp) and the random ones (rnd10,
-// rnd25: a stream per goroutine) keep all their state in the goroutine's
-// gstate and take no lock. The global ones (g-ad, g-fx) keep a Counter
-// per function shared by all goroutines, updated by compare-and-swap; their
-// decisions depend on how the goroutines' calls interleave, as they do in
-// LiteRace.
-//
-// gs-ad (racekit's adaptation, not LiteRace's; see filter/sample) keeps a
-// Counter per (go statement, function), shared by the goroutines the go
-// statement started: a siteRegion, found once per goroutine (under a
-// mutex, at its first check) and held in its sampleState, so the check per
-// call is the global samplers' (a page load and a compare-and-swap on the
-// function's word of the region), with no map lookup. A goroutine's go
-// statement is the site of its Fork, which Begin passes to born. A
-// goroutine born in untraced code keeps its own counters, as under tl-ad.
-// The decisions depend on how the goroutines of one go statement
-// interleave.
-//
-// tp-ad (racekit's too) keeps its counters in slots: a goroutine takes the
-// slot its pool freed last (its go statement's; the roots' for a goroutine
-// born in untraced code) at its first check, under slotMu, and gives it
-// back at End (a root: at Leave to depth 0, and after the check of an
-// unsampled copy called from untraced code, the whole of such a call). A
-// slot is its holder's alone, so the check per call is tl-ad's. The
-// decisions depend on which goroutines of a pool are alive at once.
+// Where the samplers keep their state:
+//   - tl-ad, tl-fx, ucp, rnd10, rnd25 (a stream per goroutine): in the
+//     goroutine's gstate, with no lock.
+//   - g-ad, g-fx: a Counter per function shared by all goroutines, updated
+//     by compare-and-swap; decisions depend on how calls interleave, as in
+//     LiteRace.
+//   - gs-ad (racekit's; see filter/sample): a Counter per (go statement,
+//     function), a siteRegion found once per goroutine (under a mutex) and
+//     held in its sampleState; the go statement is its Fork's site, which
+//     Begin passes to born. A goroutine born in untraced code keeps its own
+//     counters, as under tl-ad.
+//   - tp-ad (racekit's): counters in slots; a goroutine takes the slot its
+//     pool freed last (its go statement's; the roots' for one born in
+//     untraced code) at its first check, under slotMu, and gives it back at
+//     End (a root: at Leave to depth 0, and after the check of an unsampled
+//     copy called from untraced code). A slot is its holder's alone, so the
+//     check is tl-ad's; decisions depend on which goroutines of a pool are
+//     alive at once.
 
 var (
 	// sampling is true when a sampler is on: Enter runs the dispatch
