@@ -185,11 +185,9 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 			a.Warns = append(a.Warns, fmt.Sprintf("%s: %d goroutine(s) that ended unordered with later ones gave their clock ID to a later goroutine, to keep clocks at %d entries: races with their accesses may be missed", algos[i], n, clock.MaxIDs()))
 		}
 	}
-	// The detectors' clocks and shadow memory are done with: let them go
-	// before LocateHeap reads the trace again. After a stop at the memory
-	// limit they are the whole limit, and a second pass that allocated
-	// beside them kept the collector running back to back for minutes
-	// (maypok86/otter: bench/results/corpus/run-session42/notes.md).
+	// The detectors' clocks and shadow memory are done with: they need
+	// not stay live while LocateHeap reads the trace again (after a stop
+	// at the memory limit they are the whole limit).
 	for _, r := range runs {
 		r.det = nil
 	}

@@ -31,13 +31,10 @@ const hookCall = "\tif racekitAllocHook != nil {\n\t\tracekitAlloc(x, size-asanR
 // while it notes an allocation is rt's own memory.
 const hookFuncs = `
 // racekitAllocHook is set by racekit's runtime (racekit.dev/rt, the
-// racekit_mallochook.go file racekit adds to it). cycle is the GC cycle
-// the allocation was made in (started cycles), done the cycles whose
-// marking has ended: the memory of an object allocated in cycle c is
-// handed out again only once cycle c+1's marking has ended.
+// racekit_mallochook.go file racekit adds to it).
 //
 //go:linkname racekitAllocHook
-var racekitAllocHook func(p unsafe.Pointer, size uintptr, cycle, done uint32)
+var racekitAllocHook func(p unsafe.Pointer, size uintptr)
 
 func racekitAlloc(x unsafe.Pointer, size uintptr) {
 	gp := getg()
@@ -46,7 +43,7 @@ func racekitAlloc(x unsafe.Pointer, size uintptr) {
 		return
 	}
 	gp.racekitInHook = true
-	racekitAllocHook(x, size, work.cycles.Load(), memstats.numgc)
+	racekitAllocHook(x, size)
 	gp.racekitInHook = false
 }
 `
@@ -66,10 +63,10 @@ const rtHookFile = `package rt
 import "unsafe"
 
 //go:linkname racekitAllocHook runtime.racekitAllocHook
-var racekitAllocHook func(p unsafe.Pointer, size uintptr, cycle, done uint32)
+var racekitAllocHook func(p unsafe.Pointer, size uintptr)
 
 var _ = func() bool {
-	setAllocHook = func(h func(p unsafe.Pointer, size uintptr, cycle, done uint32)) { racekitAllocHook = h }
+	setAllocHook = func(h func(p unsafe.Pointer, size uintptr)) { racekitAllocHook = h }
 	return true
 }()
 `

@@ -23,7 +23,7 @@ import (
 
 // setAllocHook installs the runtime's allocation hook; nil without the
 // patched runtime.
-var setAllocHook func(h func(p unsafe.Pointer, size uintptr, cycle, done uint32))
+var setAllocHook func(h func(p unsafe.Pointer, size uintptr))
 
 // allocRange is a span of bytes allocated since the goroutine's last
 // event.
@@ -69,17 +69,15 @@ func installAllocHook() {
 // memory goes to another object that traced code then accesses. The alloc
 // event forgets those accesses, and a race with them may be missed. Such a
 // range used to be dropped instead once a GC cycle's marking had ended
-// since the allocation (the runtime's cycle counts, the hook's
-// last two arguments). But the object is nearly always alive (a std call's
+// since the allocation (the runtime's cycle counts, which the hook
+// then took). But the object is nearly always alive (a std call's
 // result, which the caller goes on to use), and a dropped range left its
 // bytes with the accesses of the dead object that was there: a false race
 // (e2e's TestNoRaceGCChurn; bench/results/memreuse.md). A missed race on a
-// doubly reused address is the rarer and the lesser harm.
-//
-// The cycle counts are still passed (the runtime's patch,
-// instrument/runtimehook.go): an exact rule needs the allocation's place in
-// the trace in the alloc event, which .rkt has no field for.
-func onMalloc(p unsafe.Pointer, size uintptr, cycle, done uint32) {
+// doubly reused address is the rarer and the lesser harm. An exact rule
+// needs the allocation's place in the trace (the global seq when the hook
+// ran) in the alloc event, which .rkt has no field for.
+func onMalloc(p unsafe.Pointer, size uintptr) {
 	noteAlloc(uint64(uintptr(p)), uint64(size))
 }
 

@@ -2,7 +2,6 @@ package rt
 
 import (
 	"bufio"
-	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -927,12 +926,12 @@ func TestAllocHook(t *testing.T) {
 	const c = 0                        // the runtime's cycle counts, which rt does not use
 	tr := record(t, false, func(site uint32) {
 		W1(&x[0], site, true)
-		onMalloc(unsafe.Pointer(&x[0]), 16, c, c)
-		onMalloc(unsafe.Pointer(&x[2]), 16, c, c) // touches the first: one range
-		onMalloc(unsafe.Pointer(&y[1]), 8, c, c)  // not touching x's, even if y follows x
+		onMalloc(unsafe.Pointer(&x[0]), 16)
+		onMalloc(unsafe.Pointer(&x[2]), 16) // touches the first: one range
+		onMalloc(unsafe.Pointer(&y[1]), 8)  // not touching x's, even if y follows x
 		done := make(chan struct{})
 		go func() { // no traced code runs here: rt has no state for it
-			onMalloc(unsafe.Pointer(&untraced[0]), 16, c, c)
+			onMalloc(unsafe.Pointer(&untraced[0]), 16)
 			close(done)
 		}()
 		<-done
@@ -1029,44 +1028,12 @@ func TestAllocHookClears(t *testing.T) {
 	}
 }
 
-// An allocation is written before its goroutine's next event however many
-// GC cycles ended in between (the runtime's counts, the hook's last two
-// arguments, moved on): the object is nearly always alive, and a range
-// dropped once a cycle's marking had ended left its memory with the
-// accesses of the dead object that was there (a false race: e2e's
-// TestNoRaceGCChurn). Adjacent ranges join whatever their cycles.
-func TestAllocHookCycle(t *testing.T) {
-	x, y, z := new([4]uint64), new([4]uint64), new([4]uint64)
-	allocHookSink = []*[4]uint64{x, y, z}
-	markAll(x[:], y[:], z[:])
-	const c = 7
-	tr := record(t, false, func(site uint32) {
-		W1(&x[0], site, true)
-		onMalloc(unsafe.Pointer(&x[0]), 16, c, c)
-		onMalloc(unsafe.Pointer(&z[1]), 8, c+1, c) // cycle c+1, marking
-		W1(&x[1], site, true)                      // both written
-		onMalloc(unsafe.Pointer(&x[2]), 8, c, c)
-		onMalloc(unsafe.Pointer(&x[3]), 8, c+1, c+1) // joins x[2]'s though c+1's marking has ended
-		onMalloc(unsafe.Pointer(&y[1]), 8, c+2, c+2)
-		W1(&x[0], site, true) // both written
-	})
-	a := func(p *uint64) uint64 { return uint64(uintptr(unsafe.Pointer(p))) }
-	got := allocRanges(tr)
-	slices.SortFunc(got, func(p, q [2]uint64) int { return cmp.Compare(p[0], q[0]) })
-	want := [][2]uint64{{a(&x[0]), a(&x[0]) + 16}, {a(&x[2]), a(&x[2]) + 16}, {a(&y[1]), a(&y[1]) + 8}, {a(&z[1]), a(&z[1]) + 8}}
-	slices.SortFunc(want, func(p, q [2]uint64) int { return cmp.Compare(p[0], q[0]) })
-	if !slices.Equal(got, want) {
-		t.Fatalf("allocations %#x, want %#x (every one, x[2]'s and x[3]'s as one range)", got, want)
-	}
-}
-
 // BenchmarkAllocHook is an access after each allocation the runtime's hook
 // reports (mallochook.go: noted, then written by the access's slow path),
 // against the same accesses with no allocation between (baseline), and
 // an allocation of a goroutine rt has no state for (a shard's lock).
 func BenchmarkAllocHook(b *testing.B) {
 	buf := make([]uint64, 1<<16)
-	const cycle = 0
 	for _, mode := range []string{"baseline", "traced", "untraced"} {
 		b.Run(mode, func(b *testing.B) {
 			benchStart(b, true)
@@ -1075,7 +1042,7 @@ func BenchmarkAllocHook(b *testing.B) {
 				p := unsafe.Pointer(&buf[(i*3)&(1<<16-1)])
 				switch mode {
 				case "traced":
-					onMalloc(p, 16, cycle, cycle)
+					onMalloc(p, 16)
 				case "untraced":
 					sh := &untracedShards[0]
 					sh.mu.Lock()

@@ -449,7 +449,8 @@ func (v *VectorClock) JoinShared(s Shared, m *Image) bool {
 		// (grew), does v's chunk hold more than b (!same).
 		var up, down uint32
 		if b.n > chunkLen/2 && len(w) == chunkLen {
-			up, down = joinFull((*[chunkLen]uint32)(w), &b.v) // b's zeros past b.n as the loop's recheck below
+			// down also sees w's entries past b.n, as the recheck below would
+			up, down = joinFull((*[chunkLen]uint32)(w), &b.v)
 		} else {
 			for j, c := range b.use() { // len(w) >= b.n: v grew to need
 				x := w[j]
