@@ -299,6 +299,17 @@ func ParseStmt(s string) (Stmt, bool) {
 }
 
 // String is the statement as ParseStmt reads it.
+// LineSite drops a statement's column and kind: file:line:col:w becomes
+// file:line; a string that is no statement is returned as it is.
+func LineSite(s string) string {
+	st, ok := ParseStmt(s)
+	if !ok {
+		return s
+	}
+	st.Col, st.Kind = 0, KindOther
+	return st.String()
+}
+
 func (st Stmt) String() string {
 	s := st.File + ":" + strconv.Itoa(st.Line)
 	if st.Col > 0 {

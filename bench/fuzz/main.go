@@ -48,39 +48,12 @@ import (
 
 	"github.com/racekit/racekit/bench/harness"
 	"github.com/racekit/racekit/bench/truth"
+	"github.com/racekit/racekit/confirm"
 	"github.com/racekit/racekit/sched"
 )
 
 // Hybrid's time is hybrid's share of racekit fuzz's phase 1 time divided
 // by the recorded runs; vet's is its share (one analysis per subject).
-
-// fuzzResult mirrors racekit fuzz --json.
-type fuzzResult struct {
-	Phase1Seconds       float64            `json:"phase1_seconds"`
-	Phase1SourceSeconds map[string]float64 `json:"phase1_source_seconds"`
-	Pairs               []struct {
-		Pair        string
-		Sources     []string
-		Real        bool
-		Observed    bool
-		Runs        int
-		Created     int
-		Probability float64
-		Escapes     int
-		Seconds     float64
-		Outcomes    []struct {
-			Resolution string
-			Outcome    string
-			Detail     string
-			Runs       int
-			Seeds      []uint64
-			Baseline   int
-			Replayed   int
-			Identical  int    `json:"replay_identical"`
-			ReplayDiff string `json:"replay_diff"`
-		}
-	}
-}
 
 // Row is one subject's line of the table.
 type Row struct {
@@ -168,7 +141,7 @@ func subject(s *truth.Subject, rk, phase1 string, record, recordRandom, runs, jo
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	r.FuzzWallSec = time.Since(start).Seconds()
-	var fr fuzzResult
+	var fr confirm.FuzzResult
 	if jerr := json.Unmarshal(out.Bytes(), &fr); jerr != nil {
 		r.Error = fmt.Sprintf("racekit fuzz: %v: %s", err, strings.TrimSpace(errb.String()))
 		return r

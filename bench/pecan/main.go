@@ -37,26 +37,8 @@ import (
 
 	"github.com/racekit/racekit/bench/harness"
 	"github.com/racekit/racekit/bench/truth"
+	"github.com/racekit/racekit/confirm"
 )
-
-// hatchResult mirrors racekit hatch --json.
-type hatchResult struct {
-	Events        int
-	Goroutines    int
-	SharedVars    int     `json:"shared_vars"`
-	RecordSeconds float64 `json:"record_seconds"`
-	SearchSeconds float64 `json:"search_seconds"`
-	HatchSeconds  float64 `json:"hatch_seconds"`
-	Anomalies     []struct {
-		Kind, Pattern, Verdict string
-		Sites                  []string
-		Runs                   []struct {
-			Confirmed       bool
-			Reason          string
-			Outcome, Detail string
-		}
-	}
-}
 
 // Row is one subject's line of the table.
 type Row struct {
@@ -133,7 +115,7 @@ func subject(s *truth.Subject, rk string, jobs int, timeout time.Duration, tmp s
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
-	var hr hatchResult
+	var hr confirm.HatchResult
 	if jerr := json.Unmarshal(out.Bytes(), &hr); jerr != nil {
 		r.Error = fmt.Sprintf("racekit hatch: %v: %s", err, strings.TrimSpace(errb.String()))
 		return r

@@ -178,7 +178,7 @@ func runAnalyze(c *command, args []string) int {
 			return exitError
 		}
 	}
-	prog := newProgress(*analyzeProgress, "analyze")
+	prog := newEventCounter(*analyzeProgress, "analyze")
 	start := time.Now()
 	src, filters, err := analyzeFilters.wrap(f, algos)
 	if err != nil {
@@ -260,9 +260,14 @@ func runAnalyze(c *command, args []string) int {
 func printWarnings(c *command, r trace.Reader) {
 	if w, ok := r.(trace.Warner); ok {
 		for _, msg := range w.Warnings() {
-			fmt.Fprintf(os.Stderr, "racekit %s: warning: %s\n", c.name, msg)
+			c.warn(msg)
 		}
 	}
+}
+
+// warn prints a warning of the command on stderr.
+func (c *command) warn(msg string) {
+	fmt.Fprintf(os.Stderr, "racekit %s: warning: %s\n", c.name, msg)
 }
 
 func formatStats(m map[string]int64) string {

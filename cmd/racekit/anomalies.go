@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/racekit/racekit/confirm"
 	"github.com/racekit/racekit/detect/anomaly"
 	"github.com/racekit/racekit/report"
 )
@@ -63,7 +64,7 @@ func runAnomalies(c *command, args []string) int {
 		return code
 	}
 	opt := anomaly.Options{KeepInfeasible: *anomKeep, PrefixCap: *anomCap, AtomicFunc: atomicFuncs(*anomFuncs)}
-	tr, err := readTraceFile(c, args[0])
+	tr, err := confirm.ReadTrace(args[0], c.warn)
 	if err != nil {
 		c.errorf("%v", err)
 		return exitError

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/racekit/racekit/analyze"
+	"github.com/racekit/racekit/confirm"
 	"github.com/racekit/racekit/instrument"
 )
 
@@ -127,6 +128,32 @@ func prepare(c *command, ff *frontendFlags, patterns []string, tests bool) (*ins
 		}
 	}
 	return prep, true
+}
+
+// testBinaries instruments the packages and builds the test binary of
+// each one that has tests into a new temporary directory (name is its
+// prefix), which the caller removes. It prints the error and returns false
+// on failure, or when no package has tests.
+func testBinaries(c *command, ff *frontendFlags, pkgs []string, name string) ([]*confirm.Target, string, bool) {
+	prep, ok := prepare(c, ff, pkgs, true)
+	if !ok {
+		return nil, "", false
+	}
+	tmp, err := os.MkdirTemp("", name)
+	if err != nil {
+		c.errorf("%v", err)
+		return nil, "", false
+	}
+	targets, err := confirm.BuildTargets(prep, ff.buildFlags(), pkgs, tmp)
+	if err == nil && len(targets) == 0 {
+		err = fmt.Errorf("no test binary: %s has no tests", strings.Join(pkgs, " "))
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		c.errorf("%v", err)
+		return nil, "", false
+	}
+	return targets, tmp, true
 }
 
 // goCommand returns a go command with the instrumented build's flags and

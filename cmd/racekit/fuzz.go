@@ -4,11 +4,14 @@ import (
 	"os"
 	"runtime"
 	"time"
+
+	"github.com/racekit/racekit/confirm"
+	"github.com/racekit/racekit/progress"
 )
 
 var cmdFuzz = register(&command{
 	name:      "fuzz",
-	usageLine: "fuzz [-deadlocks | -atomicity [-max-splits N]] [-phase1 hybrid,vet,pairs] [-pairs FILE] [-use-trace FILE] [-record N] [-record-random N] [-baseline N] [-runs N] [-j N] [-seed S] [-json] [-keep DIR] [-replay N] [-timeout D] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
+	usageLine: "fuzz [-deadlocks | -atomicity [-max-splits N]] [-phase1 hybrid,vet,pairs] [-pairs FILE] [-use-trace FILE] [-record N] [-record-random N] [-baseline N] [-runs N] [-j N] [-seed S] [-json] [-keep DIR] [-replay N] [-timeout D] [-shard K/N] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
 	short:     "confirm potential races by race-directed random scheduling (RaceFuzzer)",
 	long: `
 Fuzz is RaceFuzzer (Sen, PLDI'08) for Go tests. Phase 1 finds candidate
@@ -105,6 +108,15 @@ that made that interleaving failed (the test's own message: "oversold:
 "interleaved" when the interleaving was made and the tests passed. Exit
 status 66 if one was confirmed.
 
+-shard K/N runs part K of N of the campaign, so that a CI matrix or
+Bazel's test sharding (TEST_SHARD_INDEX and TEST_TOTAL_SHARDS, used when
+-shard is not given) spreads the work: each shard makes its own phase 1,
+then phase 2's runs of the candidates whose package and lines hash to K,
+and the baseline runs of every N-th seed. racekit merge joins the shards'
+-json results into the whole campaign's. The shards agree when phase 1
+does: with -pairs, -phase1 vet or -use-trace (runs recorded under Go's
+scheduler may show other pairs in each shard).
+
 Exit status: 66 if a race was confirmed or observed, 0 if none, 1 on a build or
 run error, 2 on a usage error.
 `,
@@ -128,35 +140,25 @@ var (
 	fuzzQuiet   = cmdFuzz.flags.Bool("q", false, "print no progress lines on stderr")
 )
 
+var (
+	fuzzDeadlocks = cmdFuzz.flags.Bool("deadlocks", false, "confirm lock-order deadlocks instead of races: phase 1 predicts cycles (iGoodlock) on recorded runs, phase 2 runs DeadlockFuzzer per cycle")
+	fuzzAtomicity = cmdFuzz.flags.Bool("atomicity", false, "confirm atomicity violations of check-then-act code instead of races: phase 1 finds atomic regions whose critical sections on one lock are split in two (a lock taken, released and taken again in one function invocation) on recorded runs, phase 2 runs AtomFuzzer per region, pausing a goroutine between its two sections")
+	fuzzMaxSplits = cmdFuzz.flags.Int("max-splits", 20, "with -atomicity: regions to try per package, those on a lock other goroutines take first")
+	fuzzShard     = cmdFuzz.flags.String("shard", "", "run shard K of N of the campaign (K/N): a deterministic share of the candidates and baseline seeds; racekit merge joins the shards' -json results (default: Bazel's TEST_SHARD_INDEX/TEST_TOTAL_SHARDS when set)")
+)
+
 func init() {
 	cmdFuzz.run = runFuzz
 	cmdFuzz.goTest = goTestRuns
 	fuzzFlags = addBuildFlags(cmdFuzz.flags)
 }
 
-// raceFuzzer is one run of racekit fuzz for races (RaceFuzzer): the test
-// binaries, the candidate pairs phase 1 found and the runs phase 2 made
-// of them, which each step passes on to the next.
-type raceFuzzer struct {
-	c        *command
-	pkgs     []string
-	goFlags  []string
-	targets  []*fuzzTarget
-	tmp      string // the temporary directory of the binaries, traces and schedules
-	testArgs []string
-	prog     *progressLines
-	cands    *candidates
-	res      FuzzResult
-	results  [][]fuzzRun // per candidate pair (cands.jobs), its runs
-	baseline [][]fuzzRun // per target, its baseline runs
-}
-
 // runFuzz is racekit fuzz: its flags checked and the test binaries built,
-// -deadlocks and -atomicity go their own way; races take the steps of
-// raceFuzzer in order (phase 1, phase 2, verdicts, replays, print).
+// the campaign (races, -deadlocks or -atomicity) runs in package confirm
+// and its result is printed.
 func runFuzz(c *command, args []string) int {
-	pkgs, goFlags := args, c.line.goTestArgs()
-	sources, ok := checkFuzzFlags(c)
+	pkgs := args
+	sources, shard, ok := checkFuzzFlags(c)
 	if !ok {
 		return exitUsage
 	}
@@ -165,57 +167,94 @@ func runFuzz(c *command, args []string) int {
 		return exitError
 	}
 	defer os.RemoveAll(tmp)
-	testArgs := c.line.binaryArgs()
-	prog := newProgressLines("fuzz", *fuzzQuiet)
-	if *fuzzDeadlocks && *fuzzAtomicity {
-		c.errorf("-deadlocks and -atomicity fuzz different bugs: give one")
-		return exitUsage
+	camp := confirm.Campaign{
+		Targets: targets, Tmp: tmp, TestArgs: c.line.binaryArgs(), GoFlags: c.line.goTestArgs(),
+		Runs: *fuzzRuns, Jobs: *fuzzJobs, Seed: *fuzzSeed, Timeout: *fuzzTimeout,
+		Record: *fuzzRecord, RecordRandom: *fuzzRecRand, Trace: *fuzzTrace,
+		Shard: shard, Progress: progress.New("fuzz", *fuzzQuiet),
 	}
-	if *fuzzDeadlocks {
-		return runDeadlockFuzz(c, targets, tmp, testArgs, goFlags, prog)
-	}
-	if *fuzzAtomicity {
-		return runAtomFuzz(c, targets, tmp, testArgs, goFlags, prog)
-	}
-	f := &raceFuzzer{c: c, pkgs: pkgs, goFlags: goFlags, targets: targets, tmp: tmp, testArgs: testArgs, prog: prog}
-	if err := f.phase1(sources); err != nil {
-		return f.fail(err)
-	}
-	if err := f.phase2(); err != nil {
-		return f.fail(err)
-	}
-	races := f.verdicts()
-	if *fuzzReplay > 0 {
-		if err := replayOutcomes(f.res.Pairs, f.cands.jobs, testArgs, tmp); err != nil {
-			return f.fail(err)
+	var result any
+	found := false
+	var err error
+	switch {
+	case *fuzzDeadlocks:
+		var cycles []confirm.DeadlockCycle
+		cycles, err = confirm.FuzzDeadlocks(&camp)
+		for _, cy := range cycles {
+			found = found || cy.Verdict == "confirmed"
+		}
+		result = struct {
+			Cycles []confirm.DeadlockCycle `json:"cycles"`
+		}{cycles}
+		if err == nil && !*fuzzJSON {
+			confirm.PrintDeadlocks(os.Stdout, cycles)
+		}
+	case *fuzzAtomicity:
+		var splits []confirm.AtomicitySplit
+		splits, err = confirm.FuzzAtomicity(&camp, *fuzzMaxSplits)
+		for _, s := range splits {
+			found = found || s.Verdict == "confirmed"
+		}
+		result = struct {
+			Splits []confirm.AtomicitySplit `json:"splits"`
+		}{splits}
+		if err == nil && !*fuzzJSON {
+			confirm.PrintAtomicity(os.Stdout, "fuzz", splits)
+		}
+	default:
+		var res confirm.FuzzResult
+		res, err = confirm.FuzzRaces(&confirm.RaceOptions{
+			Campaign: camp, Pkgs: pkgs, Sources: sources, PairsFile: *fuzzPairs,
+			Baseline: *fuzzBase, Replay: *fuzzReplay, Keep: *fuzzKeep,
+			Verbose: *fuzzFlags.verbose, Tags: *fuzzFlags.tags,
+		})
+		found, result = res.Races(), res
+		if err == nil && !*fuzzJSON {
+			confirm.PrintFuzz(os.Stdout, res)
 		}
 	}
-	if err := f.write(); err != nil {
-		return f.fail(err)
+	if err == nil && *fuzzJSON {
+		err = writeJSON(os.Stdout, result)
 	}
-	if races {
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
+	if found {
 		return exitRaces
 	}
 	return exitOK
 }
 
-// checkFuzzFlags checks the counts before anything is built, so that a
-// usage error costs nothing, and returns phase 1's sources (phase1Sources).
-func checkFuzzFlags(c *command) ([]string, bool) {
+// checkFuzzFlags checks the flags before anything is built, so that a
+// usage error costs nothing, and returns phase 1's sources
+// (confirm.Phase1Sources) and the shard.
+func checkFuzzFlags(c *command) ([]string, confirm.Shard, bool) {
 	if *fuzzRuns < 1 || *fuzzJobs < 1 || *fuzzReplay < 0 || *fuzzRecRand < 0 {
 		c.errorf("-runs and -j must be at least 1, -replay and -record-random at least 0")
-		return nil, false
+		return nil, confirm.Shard{}, false
 	}
-	sources, err := phase1Sources(*fuzzPhase1, *fuzzPairs, *fuzzTrace)
+	if *fuzzDeadlocks && *fuzzAtomicity {
+		c.errorf("-deadlocks and -atomicity fuzz different bugs: give one")
+		return nil, confirm.Shard{}, false
+	}
+	sources, err := confirm.Phase1Sources(*fuzzPhase1, *fuzzPairs, *fuzzTrace)
 	if err != nil {
 		c.errorf("%v", err)
-		return nil, false
+		return nil, confirm.Shard{}, false
 	}
-	return sources, true
+	shard, err := shardFlag(*fuzzShard)
+	if err != nil {
+		c.errorf("%v", err)
+		return nil, confirm.Shard{}, false
+	}
+	return sources, shard, true
 }
 
-// fail reports a build or run error, after which fuzz stops: exit 1.
-func (f *raceFuzzer) fail(err error) int {
-	f.c.errorf("%v", err)
-	return exitError
+// shardFlag is -shard's shard, else Bazel's.
+func shardFlag(s string) (confirm.Shard, error) {
+	if s != "" {
+		return confirm.ParseShard(s)
+	}
+	return confirm.ShardFromEnv()
 }

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 	"slices"
 	"time"
 
+	"github.com/racekit/racekit/confirm"
 	"github.com/racekit/racekit/detect/anomaly"
+	"github.com/racekit/racekit/progress"
 )
 
 var cmdHatch = register(&command{
@@ -131,29 +134,12 @@ func init() {
 	hatchFlags = addBuildFlags(cmdHatch.flags)
 }
 
-// hatcher is one run of racekit hatch: its checked settings, and what
-// its steps found so far, which each step passes on to the next.
-type hatcher struct {
-	c        *command
-	patterns []*anomaly.Pattern // -from=pecan
-	opt      anomaly.Options
-	recs     []recordSpec
-	t        *fuzzTarget
-	testArgs []string
-	outDir   string // where the runs' files go: -keep, or a temporary directory
-	prog     *progressLines
-	res      HatchResult
-	groups   []*hatchGroup          // the distinct predictions, in order of first prediction
-	byKey    map[string]*hatchGroup // groups by hatchCand.key
-	observed []map[string]bool      // per recording, the races its run had (observedRaces)
-	shown    []*hatchCand           // per group, the alternative its verdict and page come from
-}
-
 // runHatch is racekit hatch: its flags checked and the test binary built,
-// its steps in order (record, hatch, classify, print), stopping at an error.
+// the campaign runs in package confirm (record, hatch, classify) and its
+// result is printed, with the clip pages of -html.
 func runHatch(c *command, args []string) int {
-	h := &hatcher{c: c}
-	if code := h.checkFlags(args); code != exitOK {
+	o, code := hatchOptions(c, args)
+	if code != exitOK {
 		return code
 	}
 	targets, tmp, ok := testBinaries(c, hatchFlags, args, "racekit-hatch-")
@@ -161,107 +147,95 @@ func runHatch(c *command, args []string) int {
 		return exitError
 	}
 	defer os.RemoveAll(tmp)
-	if err := h.prepare(targets[0], tmp); err != nil {
-		return h.fail(err)
+	o.Targets, o.Tmp = targets, tmp
+	res, shown, err := confirm.Hatch(o)
+	if err == nil && *hatchHTML != "" && o.From == "pecan" {
+		err = writeClipPages(*hatchHTML, hatchTitle(&res), shown)
 	}
-	if err := h.record(); err != nil {
-		return h.fail(err)
+	if err == nil && *hatchJSON {
+		err = writeJSON(os.Stdout, res)
+	} else if err == nil {
+		confirm.PrintHatch(os.Stdout, &res)
 	}
-	start := time.Now()
-	if err := h.hatchClips(); err != nil {
-		return h.fail(err)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
 	}
-	if *hatchAtoms {
-		if err := h.fuzzSplits(); err != nil {
-			return h.fail(err)
-		}
+	if res.Found() {
+		return exitRaces
 	}
-	h.res.HatchSeconds = time.Since(start).Seconds()
-	h.classify()
-	if err := h.writePages(); err != nil {
-		return h.fail(err)
-	}
-	if err := h.write(); err != nil {
-		return h.fail(err)
-	}
-	return h.exitStatus()
+	return exitOK
 }
 
-// fail reports a build or run error, after which hatch stops: exit 1.
-func (h *hatcher) fail(err error) int {
-	h.c.errorf("%v", err)
-	return exitError
+// hatchTitle is the clip pages' title: the recordings' traces.
+func hatchTitle(res *confirm.HatchResult) string {
+	if len(res.Recordings) > 1 {
+		return fmt.Sprintf("%s and %d more recordings", res.Trace, len(res.Recordings)-1)
+	}
+	return res.Trace
 }
 
-// checkFlags checks the package and the flags before anything is built,
-// so that a usage error costs nothing: exit 2 (1 for an unreadable
-// -patterns file).
-func (h *hatcher) checkFlags(pkgs []string) int {
-	c := h.c
+// hatchOptions checks the package and the flags before anything is built,
+// so that a usage error costs nothing (exit 2; 1 for an unreadable
+// -patterns file), and returns the campaign's options but its targets.
+func hatchOptions(c *command, pkgs []string) (*confirm.HatchOptions, int) {
 	if len(pkgs) != 1 {
 		c.errorf("hatch takes one package, got %d", len(pkgs))
-		return exitUsage
+		return nil, exitUsage
+	}
+	o := &confirm.HatchOptions{
+		Campaign: confirm.Campaign{
+			TestArgs: c.line.binaryArgs(), GoFlags: c.line.goTestArgs(),
+			Runs: *hatchRuns, Jobs: *hatchJobs, Seed: *hatchSeed, Timeout: *hatchTimeout, Trace: *hatchTrace,
+			Progress: progress.New("hatch", *hatchQuiet),
+		},
+		From: *hatchFrom, Control: *hatchControl, Dedup: *hatchDedup, Keep: *hatchKeep,
+		AtomFuzz: *hatchAtoms, MaxSplits: *fuzzMaxSplits, Verbose: *hatchFlags.verbose,
+		Anomaly: anomaly.Options{AtomicFunc: atomicFuncs(*hatchFuncs)},
+		Warn:    c.warn,
 	}
 	switch *hatchFrom {
 	case "pecan", "rdit", "mcm":
 	default:
 		c.errorf("-from %q: want pecan, rdit or mcm", *hatchFrom)
-		return exitUsage
+		return nil, exitUsage
 	}
 	if *hatchFrom == "pecan" {
 		var code int
-		if h.patterns, code = anomalyPatterns(c, *hatchKinds, *hatchPattern); code != exitOK {
-			return code
+		if o.Patterns, code = anomalyPatterns(c, *hatchKinds, *hatchPattern); code != exitOK {
+			return nil, code
 		}
 	} else if *hatchPattern != "" || *hatchFuncs != "" {
 		c.errorf("-patterns and -atomic-funcs select PECAN's predictions: give -from=pecan")
-		return exitUsage
+		return nil, exitUsage
 	}
-	h.opt = anomaly.Options{AtomicFunc: atomicFuncs(*hatchFuncs)}
 	switch *hatchControl {
 	case "auto", "anomaly", "clip":
 	default:
 		c.errorf("-control %q: want auto, anomaly or clip", *hatchControl)
-		return exitUsage
+		return nil, exitUsage
 	}
 	if *hatchRuns < 1 || *hatchJobs < 1 || *hatchRecs < 1 {
 		c.errorf("-runs, -recordings and -j must be at least 1")
-		return exitUsage
+		return nil, exitUsage
 	}
 	if *hatchPreempt < 0 || *hatchPreempt > 1 {
 		c.errorf("-record-preempt %v: want a probability from 0 to 1", *hatchPreempt)
-		return exitUsage
+		return nil, exitUsage
 	}
-	recs, err := recordSpecs(*hatchRecSeed, *hatchRecs, *hatchPreempt)
+	recs, err := confirm.RecordSpecs(*hatchRecSeed, *hatchRecs, *hatchPreempt)
 	if err != nil {
 		c.errorf("%v", err)
-		return exitUsage
+		return nil, exitUsage
 	}
 	if len(recs) > 1 && *hatchTrace != "" {
 		c.errorf("-recordings records runs; -use-trace reads one")
-		return exitUsage
+		return nil, exitUsage
 	}
-	if *hatchPreempt > 0 && !slices.ContainsFunc(recs, func(r recordSpec) bool { return r.seed != 0 }) {
+	if *hatchPreempt > 0 && !slices.ContainsFunc(recs, func(r confirm.RecordSpec) bool { return r.Seed != 0 }) {
 		c.errorf("-record-preempt acts on the random scheduler's recordings: give -record-seed N")
-		return exitUsage
+		return nil, exitUsage
 	}
-	h.recs = recs
-	return exitOK
-}
-
-// prepare sets up what every step uses: the test binary t and its
-// arguments, the directory the runs write to (-keep, or tmp), and the
-// progress lines.
-func (h *hatcher) prepare(t *fuzzTarget, tmp string) error {
-	h.t, h.testArgs, h.outDir = t, h.c.line.binaryArgs(), tmp
-	if *hatchKeep != "" {
-		if err := os.MkdirAll(*hatchKeep, 0o777); err != nil {
-			return err
-		}
-		h.outDir = *hatchKeep
-	}
-	h.prog = newProgressLines("hatch", *hatchQuiet)
-	h.res = HatchResult{Package: t.Pkg, From: *hatchFrom}
-	h.byKey = map[string]*hatchGroup{}
-	return nil
+	o.Recordings = recs
+	return o, exitOK
 }

@@ -13,23 +13,11 @@
 //
 // # The code
 //
-// Package main wires the stages and nothing else: the analysis of a trace
-// and its stacks live in package analyze, which the commands call. fuzz and
-// hatch are still orchestration in package main, in files by concern, none
-// over about 300 lines (issue 31's library package for confirmation is not
-// written):
-//
-//   - fuzz.go: the command, its flags and runFuzz, a list of named steps;
-//     fuzz_steps.go the steps (methods of raceFuzzer: phase 1's sources,
-//     phase 2's runs, verdicts, output); fuzz_types.go targets, runs and
-//     the JSON result; fuzz_candidates.go phase 1's pairs; fuzz_runs.go
-//     targets and controlled runs; fuzz_outcome.go outcomes and printing;
-//     fuzz_tally.go progress.
-//   - hatch.go: the command, its flags and runHatch's steps in order;
-//     hatch_steps.go the steps (methods of hatcher: record and predict,
-//     hatch the clips round by round, AtomFuzzer, verdicts, output);
-//     hatch_types.go candidates, groups and the JSON result; hatch_cands.go
-//     candidates and clips; hatch_runs.go its runs and printing.
+// Package main parses flags, wires the stages and prints. The analysis of
+// a trace and its stacks live in package analyze; the confirmation
+// campaigns of fuzz, hatch and replay (candidates, controlled runs,
+// verdicts, shards) in package confirm, which fuzz.go, hatch.go and
+// replay.go call with the options their flags give.
 //
 // racekit test's go test vets the user's files, not their copies
 // (vetexec.go: racekit as -toolexec). It analyzes each test binary's trace
@@ -39,9 +27,9 @@
 // testoutput_json.go -json's events and held test ends,
 // testoutput_races.go the races of each test and their reports.
 //
-// The long commands (fuzz, hatch, vet) report their progress on stderr
-// through progressLines (progress.go: one line per unit of work with the
-// time since the start; -q silences it).
+// The long commands (fuzz, hatch, vet, test's analyses) report their
+// progress on stderr through package progress (one line per unit of work
+// with the time since the start; -q silences it).
 package main
 
 import (

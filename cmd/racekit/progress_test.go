@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 )
 
 // progressLine matches a progress line of racekit cmd starting with what.
@@ -43,50 +40,4 @@ func TestProgressLines(t *testing.T) {
 			t.Errorf("racekit vet -q: stdout %q, want %q", qout, out)
 		}
 	}
-}
-
-// An analysis that goes on says how many events it has read, every
-// progressEvery (shortened here); with -q it says nothing.
-func TestAnalysisProgress(t *testing.T) {
-	defer func(d time.Duration) { progressEvery = d }(progressEvery)
-	progressEvery = 10 * time.Millisecond
-	for _, quiet := range []bool{false, true} {
-		var buf syncBuffer
-		p := &progressLines{cmd: "test", quiet: quiet, start: time.Now(), w: &buf}
-		progress, stop := p.analysis("/tmp/x/pkg.test.12.rkt")
-		if progress != nil {
-			progress(4096)
-		}
-		deadline := time.Now().Add(5 * time.Second)
-		for !quiet && !strings.Contains(buf.String(), "\n") && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		time.Sleep(30 * time.Millisecond)
-		stop()
-		got := buf.String()
-		if quiet && got != "" {
-			t.Errorf("-q: %q", got)
-		}
-		if !quiet && !regexp.MustCompile(`^racekit test: \[[^\]]+\] analyzing pkg\.test\.12\.rkt: 4096 events so far \(`).MatchString(got) {
-			t.Errorf("progress lines %q", got)
-		}
-	}
-}
-
-// syncBuffer is a bytes.Buffer safe for progressLines' goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/racekit/racekit/confirm"
 	"github.com/racekit/racekit/sched"
 )
 
@@ -104,79 +102,36 @@ func runReplay(c *command, args []string) int {
 	if !*replayDlv {
 		defer os.RemoveAll(tmp)
 	}
-	t := targets[0]
-	env := []string{"RACEKIT_SCHED=racefuzzer", "RACEKIT_SEED=" + strconv.FormatUint(*replaySeed, 10), "RACEKIT_PAIR=" + *replayPair}
-	if cycle != nil {
-		env = deadlockFuzzEnv(*replaySeed, cycle)
+	o := &confirm.ReplayOptions{
+		Target: targets[0], Tmp: tmp, TestArgs: c.line.binaryArgs(), Seed: *replaySeed,
+		Pair: *replayPair, Cycle: cycle, Split: sp, Follow: *replayFollow,
+		Times: *replayTimes, Schedule: *replaySchedule, Timeout: *replayTimeout, Out: os.Stdout,
 	}
-	if sp != nil {
-		env = atomFuzzEnv(*replaySeed, *sp)
-	}
-	if *replayFollow != "" {
-		follow, pair, err := followed(*replayFollow, *replayPair)
+	if *replayDlv {
+		cmd, err := o.DebugCommand()
 		if err != nil {
 			c.errorf("%v", err)
 			return exitError
 		}
-		env = []string{"RACEKIT_SCHED=replay", "RACEKIT_SCHEDULE_IN=" + follow, "RACEKIT_PAIR=" + pair}
-	}
-	testArgs := c.line.binaryArgs()
-	if *replayDlv {
-		var q []string
-		for _, e := range env {
-			q = append(q, shellQuote(e))
-		}
-		var ta []string
-		for _, a := range testArgs {
-			ta = append(ta, shellQuote(a))
-		}
-		fmt.Printf("cd %s && env %s dlv exec %s -- %s\n", shellQuote(t.dir), strings.Join(q, " "), t.bin, strings.Join(ta, " "))
+		fmt.Println(cmd)
 		fmt.Fprintf(os.Stderr, "racekit replay: the test binary stays in %s; remove it when done\n", tmp)
 		return exitOK
 	}
-	var first *fuzzRun
+	res, err := confirm.Replay(o)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
 	code := exitOK
-	for i := 0; i < *replayTimes; i++ {
-		path := fmt.Sprintf("%s/run%d.sched", tmp, i)
-		if i == 0 && *replaySchedule != "" {
-			path = absFile(*replaySchedule) // the binary runs in the package's directory
-		}
-		var out io.Writer = os.Stdout
-		if i > 0 {
-			out = io.Discard // the output of the first run is enough
-		}
-		r, err := controlledRun(t, testArgs, env, path, *replayTimeout, out)
-		if err != nil {
-			c.errorf("%v", err)
-			return exitError
-		}
-		if first == nil {
-			first = &r
-			continue
-		}
-		if d := sched.DiffSteps(first.Schedule.Steps, r.Schedule.Steps); d != "" {
-			c.errorf("run %d has another schedule than run 1: %s", i+1, d)
-			code = exitError
-		}
+	for _, m := range res.Mismatches {
+		c.errorf("%s", m)
+		code = exitError
 	}
-	r := *first
-	if notes := r.Schedule.NotesOf("divergence"); len(notes) > 0 {
-		fmt.Printf("racekit replay: the run left the schedule: %s\n", notes[0])
+	r := res.Run
+	if res.Divergence != "" {
+		fmt.Printf("racekit replay: the run left the schedule: %s\n", res.Divergence)
 	}
-	switch {
-	case cycle != nil && r.Outcome == "deadlock" && closes(cycle, r.Schedule.NotesOf("deadlock")):
-		fmt.Printf("racekit replay: the cycle deadlocked\n")
-	case cycle != nil:
-		fmt.Printf("racekit replay: the cycle did not deadlock\n")
-	case sp != nil && len(r.Schedule.NotesOf("violation")) > 0:
-		fmt.Printf("racekit replay: the region was interleaved: %s\n", relText(r.Schedule.NotesOf("violation")[0]))
-	case sp != nil:
-		fmt.Printf("racekit replay: the region was not interleaved\n")
-	case r.Created:
-		fmt.Printf("racekit replay: race created: %s\n", r.Resolution)
-	default:
-		fmt.Printf("racekit replay: race not created\n")
-	}
+	fmt.Printf("racekit replay: %s\n", res.Summary)
 	what := r.Outcome
 	if r.Detail != "" {
 		what += ": " + r.Detail
@@ -199,26 +154,4 @@ func runReplay(c *command, args []string) int {
 		return exitOK
 	}
 	return exitError
-}
-
-// followed returns the schedule file to follow, absolute (the test binary
-// runs in the package's directory), and the pair of its run: pair, or
-// else the one its header names (racekit fuzz -keep and replay -schedule
-// write it). The pair's accesses must be points again, or the steps at
-// them are not there to follow; and at those points the followed run sees
-// the race happen and notes it (sched.Replay), as the seed's run did.
-func followed(path, pair string) (string, string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", "", fmt.Errorf("-follow: %v", err)
-	}
-	defer f.Close()
-	s, err := sched.ReadSchedule(f, path)
-	if err != nil {
-		return "", "", fmt.Errorf("-follow: %v", err)
-	}
-	if pair == "" {
-		pair = s.Pair
-	}
-	return absFile(path), pair, nil
 }

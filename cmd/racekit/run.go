@@ -13,6 +13,7 @@ import (
 
 	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/detect/leak"
+	"github.com/racekit/racekit/progress"
 )
 
 var cmdRun = register(&command{
@@ -128,7 +129,7 @@ func runRun(c *command, args []string) int {
 		c.errorf("the program wrote no trace (%v)", err)
 		return exitError
 	}
-	progress, stop := newProgressLines("run", *runFlags.quiet).analysis(tracePath)
+	progress, stop := progress.New("run", *runFlags.quiet).Analysis(tracePath)
 	a, err := analyze.Trace(tracePath, analyzeOptions(algos, "", progress))
 	stop()
 	if err != nil {

@@ -50,7 +50,7 @@ func runStats(c *command, args []string) int {
 	for i := range objsByOp {
 		objsByOp[i] = map[uint64]struct{}{}
 	}
-	prog := newProgress(*statsProgress, "stats")
+	prog := newEventCounter(*statsProgress, "stats")
 	start := time.Now()
 	for {
 		err := f.Next(&e)

@@ -12,6 +12,7 @@ import (
 	"github.com/racekit/racekit/detect/deadlock"
 	"github.com/racekit/racekit/detect/leak"
 	"github.com/racekit/racekit/finding"
+	"github.com/racekit/racekit/progress"
 	"github.com/racekit/racekit/report"
 	"github.com/racekit/racekit/trace"
 	"github.com/racekit/racekit/trace/tracefile"
@@ -222,12 +223,12 @@ func (o *testOutput) analyze(path string) (*analyze.Analysis, bool) {
 	var a *analyze.Analysis
 	var err error
 	if ea := o.early.take(path); ea != nil {
-		stop := newProgressLines("test", o.quiet).analysisOf(path, &ea.events, ea.start)
+		stop := progress.New("test", o.quiet).AnalysisOf(path, &ea.events, ea.start)
 		<-ea.done
 		stop()
 		a, err = ea.a, ea.err
 	} else {
-		progress, stop := newProgressLines("test", o.quiet).analysis(path)
+		progress, stop := progress.New("test", o.quiet).Analysis(path)
 		a, err = analyze.Trace(path, analyzeOptions(o.algos, "", progress))
 		stop()
 	}

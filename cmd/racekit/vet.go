@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/racekit/racekit/progress"
 	"github.com/racekit/racekit/static"
 )
 
@@ -78,13 +79,13 @@ func runVet(c *command, args []string) int {
 	cfg := *static.DefaultConfig
 	cfg.Filters = filters
 	cfg.CallGraph = *vetCallGraph
-	prog := newProgressLines("vet", *vetQuiet)
-	prog.printf("analyzing %s (loading, SSA, summaries bottom-up, warnings)", strings.Join(args, " "))
-	stop := prog.every(func() string { return "still analyzing" })
+	prog := progress.New("vet", *vetQuiet)
+	prog.Printf("analyzing %s (loading, SSA, summaries bottom-up, warnings)", strings.Join(args, " "))
+	stop := prog.Every(func() string { return "still analyzing" })
 	rep, err := static.Run(args, static.Options{Config: &cfg, Tests: *vetTests})
 	stop()
 	if err == nil {
-		prog.printf("analyzed %d packages (dependencies included), %d lines: %d warnings, %d double locks", rep.Stats.Packages, rep.Stats.Lines, len(rep.Kept()), len(rep.DoubleLocks))
+		prog.Printf("analyzed %d packages (dependencies included), %d lines: %d warnings, %d double locks", rep.Stats.Packages, rep.Stats.Lines, len(rep.Kept()), len(rep.DoubleLocks))
 	}
 	if err != nil {
 		c.errorf("%v", err)

@@ -1,4 +1,4 @@
-package main
+package confirm
 
 import (
 	"fmt"
@@ -12,12 +12,12 @@ import (
 	"github.com/racekit/racekit/trace"
 )
 
-// The steps of racekit hatch, in the order runHatch takes them.
+// The steps of Hatch, in the order it takes them.
 
 // record records and predicts once per recording, since one recorded run
 // shows only the paths it took (-recordings).
 func (h *hatcher) record() error {
-	for i, spec := range h.recs {
+	for i, spec := range h.Recordings {
 		if err := h.recordOne(i, spec); err != nil {
 			return err
 		}
@@ -28,17 +28,17 @@ func (h *hatcher) record() error {
 
 // recordOne is recording i: its trace, its predictions grouped with the
 // earlier recordings', and its share of the result's totals.
-func (h *hatcher) recordOne(i int, spec recordSpec) error {
+func (h *hatcher) recordOne(i int, spec RecordSpec) error {
 	start := time.Now()
 	path, err := h.recordTrace(i, spec)
 	if err != nil {
 		return err
 	}
-	rec := HatchRecording{Trace: path, Seed: spec.seed, Preempt: spec.preempt, RecordSeconds: time.Since(start).Seconds()}
-	if *hatchTrace != "" {
+	rec := HatchRecording{Trace: path, Seed: spec.Seed, Preempt: spec.Preempt, RecordSeconds: time.Since(start).Seconds()}
+	if h.Trace != "" {
 		rec.Seed, rec.Preempt, rec.RecordSeconds = 0, 0, 0
 	}
-	tr, err := readTraceFile(h.c, path)
+	tr, err := ReadTrace(path, h.Warn)
 	if err != nil {
 		return err
 	}
@@ -52,12 +52,12 @@ func (h *hatcher) recordOne(i int, spec recordSpec) error {
 	}
 	rec.SearchSeconds = time.Since(start).Seconds()
 	rec.Predicted = len(cands)
-	virtual := spec.seed != 0 && *hatchTrace == "" && os.Getenv("RACEKIT_SCHED_TIME") != "real"
+	virtual := spec.Seed != 0 && h.Trace == "" && os.Getenv("RACEKIT_SCHED_TIME") != "real"
 	rec.New = h.group(i, virtual, cands)
 	h.observed = append(h.observed, observedRaces(tr))
-	h.prog.printf("recording %d/%d: %d events, %d predictions (%s, %d new)", i+1, len(h.recs), len(tr.Events), len(cands), *hatchFrom, rec.New)
-	if *hatchFlags.verbose {
-		fmt.Fprintf(os.Stderr, "racekit hatch: %s: %d events, %d predictions (%s, %d new) in %.2fs\n", path, len(tr.Events), len(cands), *hatchFrom, rec.New, rec.SearchSeconds)
+	h.Progress.Printf("recording %d/%d: %d events, %d predictions (%s, %d new)", i+1, len(h.Recordings), len(tr.Events), len(cands), h.From, rec.New)
+	if h.Verbose {
+		fmt.Fprintf(os.Stderr, "racekit hatch: %s: %d events, %d predictions (%s, %d new) in %.2fs\n", path, len(tr.Events), len(cands), h.From, rec.New, rec.SearchSeconds)
 	}
 	res := &h.res
 	if i == 0 {
@@ -74,22 +74,22 @@ func (h *hatcher) recordOne(i int, spec recordSpec) error {
 // recordTrace runs the tests to record recording i as spec says, every
 // access recorded (dedupEnv), and returns its trace file; with -use-trace
 // it records nothing and returns that file.
-func (h *hatcher) recordTrace(i int, spec recordSpec) (string, error) {
-	if *hatchTrace != "" {
-		return *hatchTrace, nil
+func (h *hatcher) recordTrace(i int, spec RecordSpec) (string, error) {
+	if h.Trace != "" {
+		return h.Trace, nil
 	}
 	path := filepath.Join(h.outDir, "recorded.rkt")
 	if i > 0 {
 		path = filepath.Join(h.outDir, fmt.Sprintf("recorded-%d.rkt", i+1))
 	}
-	env := []string{dedupEnv()}
-	if spec.seed != 0 {
-		env = append(env, randomSchedEnv(spec.seed)...)
-		if spec.preempt > 0 {
-			env = append(env, preemptEnv(spec.preempt))
+	env := []string{h.dedupEnv()}
+	if spec.Seed != 0 {
+		env = append(env, randomSchedEnv(spec.Seed)...)
+		if spec.Preempt > 0 {
+			env = append(env, preemptEnv(spec.Preempt))
 		}
 	}
-	if err := recordTests(h.t, h.testArgs, env, path, *hatchTimeout); err != nil {
+	if err := recordTests(h.t, h.TestArgs, env, path, h.Timeout); err != nil {
 		return "", fmt.Errorf("%s: %w", h.t.Pkg, err)
 	}
 	return path, nil
@@ -98,10 +98,10 @@ func (h *hatcher) recordTrace(i int, spec recordSpec) (string, error) {
 // predict is the predictions -from makes on one recorded trace, each with
 // its clip.
 func (h *hatcher) predict(tr *trace.Trace) ([]*hatchCand, error) {
-	if *hatchFrom == "pecan" {
-		return anomalyCands(tr, anomaly.Find(tr, h.patterns, h.opt)), nil
+	if h.From == "pecan" {
+		return anomalyCands(tr, anomaly.Find(tr, h.Patterns, h.Anomaly)), nil
 	}
-	return witnessCands(tr, *hatchFrom)
+	return witnessCands(tr, h.From)
 }
 
 // group adds recording i's predictions to the distinct ones (hatchCand.key):
@@ -155,25 +155,25 @@ func (h *hatcher) hatchClips() error {
 // runs each (seeds -seed, -seed+1, ...), -j at a time, with a progress
 // line per clip done; got[j] are the runs of group todo[j].
 func (h *hatcher) hatchRound(round int, todo []int) ([][]HatchRun, error) {
-	per := *hatchRuns
+	per := h.Runs
 	got := make([][]HatchRun, len(todo))
 	for j := range got {
 		got[j] = make([]HatchRun, per)
 	}
-	h.prog.printf("round %d: %d clips, %d runs each, %d at a time", round+1, len(todo), per, *hatchJobs)
+	h.Progress.Printf("round %d: %d clips, %d runs each, %d at a time", round+1, len(todo), per, h.Jobs)
 	var progMu sync.Mutex
 	left := make([]int, len(todo))
-	err := inParallel(len(todo)*per, *hatchJobs, func(n int) error {
+	err := inParallel(len(todo)*per, h.Jobs, func(n int) error {
 		j, k := n/per, n%per
 		i := todo[j]
 		cd := h.groups[i].alts[round]
-		seed := *hatchSeed + uint64(k)
+		seed := h.Seed + uint64(k)
 		prefix := filepath.Join(h.outDir, fmt.Sprintf("a%d-%d", i+1, seed))
 		if round > 0 {
 			prefix = filepath.Join(h.outDir, fmt.Sprintf("a%d-r%d-%d", i+1, cd.recording+1, seed))
 		}
-		r, err := hatchControlled(h.t, h.testArgs, cd, seed, prefix)
-		if len(h.recs) > 1 {
+		r, err := h.controlled(cd, seed, prefix)
+		if len(h.Recordings) > 1 {
 			r.Recording = cd.recording + 1
 		}
 		got[j][k] = r
@@ -185,7 +185,7 @@ func (h *hatcher) hatchRound(round int, todo []int) ([][]HatchRun, error) {
 					n++
 				}
 			}
-			h.prog.printf("clip %d/%d (prediction %d, %s %s): %d runs, %d confirmed", j+1, len(todo), i+1, cd.Kind, cd.Pattern, per, n)
+			h.Progress.Printf("clip %d/%d (prediction %d, %s %s): %d runs, %d confirmed", j+1, len(todo), i+1, cd.Kind, cd.Pattern, per, n)
 		}
 		progMu.Unlock()
 		return err
@@ -201,24 +201,24 @@ func (h *hatcher) fuzzSplits() error {
 	// recordings have none), so that each region's runs run only the
 	// tests that showed it.
 	path := filepath.Join(h.outDir, "atomicity.rkt")
-	if err := recordNamed(h.t, h.testArgs, path, -1, 0, *hatchTimeout); err != nil {
+	if err := recordNamed(h.t, h.TestArgs, path, -1, 0, h.Timeout); err != nil {
 		return fmt.Errorf("%s: %w", h.t.Pkg, err)
 	}
 	var jobs []splitJob
 	seen := map[string]bool{}
 	for _, p := range append([]string{path}, traceList(h.res.Recordings)...) {
 		var err error
-		if jobs, err = addSplits(jobs, seen, h.t, p); err != nil {
+		if jobs, err = addSplits(jobs, seen, h.t, p, h.MaxSplits); err != nil {
 			return err
 		}
 	}
-	runs := max(*hatchRuns, 4)
-	h.prog.printf("atomicity: %d split regions (AtomFuzzer), %d runs each, %d at a time", len(jobs), runs, *hatchJobs)
-	results, err := atomFuzzRuns(jobs, h.testArgs, runs, *hatchSeed, *hatchJobs, *hatchTimeout, h.outDir, h.prog)
+	runs := max(h.Runs, 4)
+	h.Progress.Printf("atomicity: %d split regions (AtomFuzzer), %d runs each, %d at a time", len(jobs), runs, h.Jobs)
+	results, err := atomFuzzRuns(jobs, h.TestArgs, runs, h.Seed, h.Jobs, h.Timeout, h.outDir, h.Progress)
 	if err != nil {
 		return err
 	}
-	h.res.Splits = atomVerdicts(jobs, results, h.c.line.goTestArgs())
+	h.res.Splits = atomVerdicts(jobs, results, h.GoFlags)
 	return nil
 }
 
@@ -253,37 +253,21 @@ func (h *hatcher) classify() {
 	}
 }
 
-// writePages writes the clip pages with their verdicts (-html, with
-// -from=pecan: the other sources have no anomalies to show).
-func (h *hatcher) writePages() error {
-	if *hatchHTML == "" || *hatchFrom != "pecan" {
-		return nil
-	}
+// shownAnomalies are the anomalies of the distinct predictions, each from
+// the alternative its verdict came from, with the verdict as evidence
+// (-from=pecan; the other sources have no anomalies).
+func (h *hatcher) shownAnomalies() []anomaly.Anomaly {
 	var as []anomaly.Anomaly
 	for _, cd := range h.shown {
-		as = append(as, *cd.anomaly)
+		if cd.anomaly != nil {
+			as = append(as, *cd.anomaly)
+		}
 	}
-	title := h.res.Trace
-	if len(h.res.Recordings) > 1 {
-		title = fmt.Sprintf("%s and %d more recordings", h.res.Trace, len(h.res.Recordings)-1)
-	}
-	return writeClipPages(*hatchHTML, title, as)
+	return as
 }
 
-// write prints the result on standard output, as text or -json.
-func (h *hatcher) write() error {
-	if *hatchJSON {
-		return writeJSON(os.Stdout, h.res)
-	}
-	printHatch(os.Stdout, &h.res)
-	return nil
-}
-
-// exitStatus is 66 when an anomaly was confirmed, a race observed or a
-// split region confirmed, 0 otherwise.
-func (h *hatcher) exitStatus() int {
-	if h.res.Confirmed > 0 || h.res.Observed > 0 || slices.ContainsFunc(h.res.Splits, func(s AtomicitySplit) bool { return s.Verdict == "confirmed" }) {
-		return exitRaces
-	}
-	return exitOK
+// Found reports whether an anomaly was confirmed, a race observed or a
+// split region confirmed (racekit hatch's exit status 66).
+func (r *HatchResult) Found() bool {
+	return r.Confirmed > 0 || r.Observed > 0 || slices.ContainsFunc(r.Splits, func(s AtomicitySplit) bool { return s.Verdict == "confirmed" })
 }

@@ -1,4 +1,4 @@
-package main
+package confirm
 
 import (
 	"fmt"
@@ -39,14 +39,20 @@ func raceKey(a, b string, addr uint64) string {
 	return a + "~" + b + "@" + strconv.FormatUint(addr, 16)
 }
 
-func readTraceFile(c *command, path string) (*trace.Trace, error) {
+// ReadTrace reads the whole trace file at path, giving warn the reader's
+// warnings (a trace cut short, say).
+func ReadTrace(path string, warn func(msg string)) (*trace.Trace, error) {
 	f, err := tracefile.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	tr, err := trace.ReadAll(f)
-	printWarnings(c, f.Reader)
+	if w, ok := f.Reader.(trace.Warner); ok && warn != nil {
+		for _, msg := range w.Warnings() {
+			warn(msg)
+		}
+	}
 	return tr, err
 }
 

@@ -1,16 +1,18 @@
-package main
+package confirm
 
 import (
 	"sync"
 	"time"
+
+	"github.com/racekit/racekit/progress"
 )
 
 // fuzzTally counts the runs done and the races created per candidate pair
 // (j >= 0) and per package's baseline (j < 0) for fuzz's progress lines:
-// one when a pair's last run is done, and one every progressEvery while
+// one when a pair's last run is done, and one every progress.Interval while
 // its runs go on.
 type fuzzTally struct {
-	prog    *progressLines
+	prog    *progress.Lines
 	pairs   int
 	unit    string // what a candidate is: "pair" (a racing pair: a~b), "cycle", "region"
 	made    string // what a run that Created did: "created", "deadlocked", "interleaved"
@@ -20,7 +22,7 @@ type fuzzTally struct {
 	last    map[int]time.Time
 }
 
-func newFuzzTally(prog *progressLines, pairs int) *fuzzTally {
+func newFuzzTally(prog *progress.Lines, pairs int) *fuzzTally {
 	return &fuzzTally{prog: prog, pairs: pairs, unit: "pair", made: "created", runs: map[int]int{}, created: map[int]int{}, last: map[int]time.Time{}}
 }
 
@@ -31,26 +33,26 @@ func (f *fuzzTally) named(unit, made string) *fuzzTally {
 }
 
 // done counts run r of unit j (of total runs), named what.
-func (f *fuzzTally) done(j int, what string, total int, r fuzzRun) {
+func (f *fuzzTally) done(j int, what string, total int, r Run) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.runs[j]++
 	if r.Created {
 		f.created[j]++
 	}
-	if f.runs[j] < total && time.Since(f.last[j]) < progressEvery {
+	if f.runs[j] < total && time.Since(f.last[j]) < progress.Interval {
 		return
 	}
 	if f.last[j].IsZero() && f.runs[j] < total {
-		f.last[j] = time.Now() // its first run: wait progressEvery for the next line
+		f.last[j] = time.Now() // its first run: wait progress.Interval for the next line
 		return
 	}
 	f.last[j] = time.Now()
 	if j < 0 {
-		f.prog.printf("%s: %d/%d runs", what, f.runs[j], total)
+		f.prog.Printf("%s: %d/%d runs", what, f.runs[j], total)
 		return
 	}
-	f.prog.printf("%s %d/%d %s: %d/%d runs, %d %s", f.unit, j+1, f.pairs, relText(what), f.runs[j], total, f.created[j], f.made)
+	f.prog.Printf("%s %d/%d %s: %d/%d runs, %d %s", f.unit, j+1, f.pairs, relText(what), f.runs[j], total, f.created[j], f.made)
 }
 
 // inParallel calls f(0), ..., f(n-1) on at most workers goroutines and

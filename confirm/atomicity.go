@@ -1,4 +1,4 @@
-package main
+package confirm
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/detect"
 	"github.com/racekit/racekit/detect/split"
+	"github.com/racekit/racekit/progress"
 	"github.com/racekit/racekit/sched"
 	"github.com/racekit/racekit/trace"
 	"github.com/racekit/racekit/trace/tracefile"
@@ -23,11 +24,6 @@ import (
 // racekit fuzz -atomicity: AtomFuzzer (Park and Sen, FSE'08) over the
 // split critical sections of recorded runs (detect/split), with the
 // controlled scheduler's seeds and replay.
-
-var (
-	fuzzAtomicity = cmdFuzz.flags.Bool("atomicity", false, "confirm atomicity violations of check-then-act code instead of races: phase 1 finds atomic regions whose critical sections on one lock are split in two (a lock taken, released and taken again in one function invocation) on recorded runs, phase 2 runs AtomFuzzer per region, pausing a goroutine between its two sections")
-	fuzzMaxSplits = cmdFuzz.flags.Int("max-splits", 20, "with -atomicity: regions to try per package, those on a lock other goroutines take first")
-)
 
 // AtomicitySplit is one split region and what phase 2 made of it.
 type AtomicitySplit struct {
@@ -52,62 +48,51 @@ type AtomicitySplit struct {
 }
 
 type splitJob struct {
-	t     *fuzzTarget
+	t     *Target
 	split sched.Split
 	fn    string
 	tests []string // the tests that showed it (top-level names), run alone; nil: all
 }
 
-// runAtomFuzz is racekit fuzz -atomicity on built test binaries.
-func runAtomFuzz(c *command, targets []*fuzzTarget, tmp string, testArgs, goFlags []string, prog *progressLines) int {
+// FuzzAtomicity is AtomFuzzer: phase 1 finds, on each recorded run, the
+// regions (a function invocation) in which a goroutine took a lock,
+// released it and took it again, on a lock other goroutines take too (at
+// most maxSplits per package); phase 2 runs the region's target c.Runs
+// times under a scheduler that pauses a goroutine about to take the lock
+// the second time, so that the others run the first section meanwhile.
+// A region is confirmed by a run that made the interleaving and failed.
+func FuzzAtomicity(c *Campaign, maxSplits int) ([]AtomicitySplit, error) {
 	// Phase 1: split critical sections on recorded runs.
 	var jobs []splitJob
 	seen := map[string]bool{}
-	record := func(t *fuzzTarget, path string, k int) error {
-		return recordNamed(t, testArgs, path, k, *fuzzSeed, *fuzzTimeout)
+	record := func(t *Target, path string, k int) error {
+		return recordNamed(t, c.TestArgs, path, k, c.Seed, c.Timeout)
 	}
-	err := forEachRecording(targets, tmp, record, func(t *fuzzTarget, path string, i, records int) error {
+	err := c.forEachRecording(record, func(t *Target, path string, i, records int) error {
 		var err error
-		jobs, err = addSplits(jobs, seen, t, path)
-		prog.printf("phase 1: %s: recorded run %d/%d, %d split regions so far", t.Pkg, i+1, records, len(jobs))
+		jobs, err = addSplits(jobs, seen, t, path, maxSplits)
+		c.Progress.Printf("phase 1: %s: recorded run %d/%d, %d split regions so far", t.Pkg, i+1, records, len(jobs))
 		return err
 	})
 	if err != nil {
-		c.errorf("%v", err)
-		return exitError
+		return nil, err
 	}
+	jobs = inShard(c.Shard, jobs, func(jb splitJob) string { return shardKey(jb.t.Pkg, jb.split.String()) })
 
-	// Phase 2: AtomFuzzer, -runs seeds per split.
-	prog.printf("phase 2: %d split regions, %d runs each, %d at a time", len(jobs), *fuzzRuns, *fuzzJobs)
-	results, err := atomFuzzRuns(jobs, testArgs, *fuzzRuns, *fuzzSeed, *fuzzJobs, *fuzzTimeout, tmp, prog)
+	// Phase 2: AtomFuzzer, c.Runs seeds per split.
+	c.Progress.Printf("phase 2: %d split regions, %d runs each, %d at a time", len(jobs), c.Runs, c.Jobs)
+	results, err := atomFuzzRuns(jobs, c.TestArgs, c.Runs, c.Seed, c.Jobs, c.Timeout, c.Tmp, c.Progress)
 	if err != nil {
-		c.errorf("%v", err)
-		return exitError
+		return nil, err
 	}
-	out := atomVerdicts(jobs, results, goFlags)
-	if *fuzzJSON {
-		if err := writeJSON(os.Stdout, struct {
-			Splits []AtomicitySplit `json:"splits"`
-		}{out}); err != nil {
-			c.errorf("%v", err)
-			return exitError
-		}
-	} else {
-		printAtomFuzz(os.Stdout, "fuzz", out)
-	}
-	for _, s := range out {
-		if s.Verdict == "confirmed" {
-			return exitRaces
-		}
-	}
-	return exitOK
+	return atomVerdicts(jobs, results, c.GoFlags), nil
 }
 
 // recordNamed records t's tests into path as recordRun does (k >= 0: under
 // the random scheduler with seed seed+k), with the tests' names, which
 // AtomFuzzer's runs are restricted to (a run that follows no clip can
 // have them).
-func recordNamed(t *fuzzTarget, testArgs []string, path string, k int, seed uint64, timeout time.Duration) error {
+func recordNamed(t *Target, testArgs []string, path string, k int, seed uint64, timeout time.Duration) error {
 	env := []string{"RACEKIT_DEDUP=0", "RACEKIT_TEST_NAMES=1"}
 	if k >= 0 {
 		env = append(env, randomSchedEnv(seed+uint64(k))...)
@@ -117,8 +102,8 @@ func recordNamed(t *fuzzTarget, testArgs []string, path string, k int, seed uint
 
 // addSplits appends to jobs the split regions of the trace at path that
 // target t's recording showed on a shared lock and seen does not hold yet,
-// up to -max-splits for t's package.
-func addSplits(jobs []splitJob, seen map[string]bool, t *fuzzTarget, path string) ([]splitJob, error) {
+// up to max for t's package.
+func addSplits(jobs []splitJob, seen map[string]bool, t *Target, path string, max int) ([]splitJob, error) {
 	found, meta, err := findSplits(path)
 	if err != nil {
 		return jobs, err
@@ -131,7 +116,7 @@ func addSplits(jobs []splitJob, seen map[string]bool, t *fuzzTarget, path string
 	}
 	for _, s := range found {
 		sp, fn, ok := schedSplit(meta, s)
-		if !ok || !s.Shared || seen[t.Pkg+" "+sp.String()] || n >= *fuzzMaxSplits {
+		if !ok || !s.Shared || seen[t.Pkg+" "+sp.String()] || n >= max {
 			continue
 		}
 		seen[t.Pkg+" "+sp.String()] = true
@@ -145,15 +130,15 @@ func addSplits(jobs []splitJob, seen map[string]bool, t *fuzzTarget, path string
 // seed, seed+1, ...), workers at a time, and returns each job's runs: Created
 // when the run made the interleaving (Resolution its note), a test
 // failure's Detail with the test's own first message.
-func atomFuzzRuns(jobs []splitJob, testArgs []string, runs int, seed uint64, workers int, timeout time.Duration, tmp string, prog *progressLines) ([][]fuzzRun, error) {
+func atomFuzzRuns(jobs []splitJob, testArgs []string, runs int, seed uint64, workers int, timeout time.Duration, tmp string, prog *progress.Lines) ([][]Run, error) {
 	type task struct {
 		j, k int
 		seed uint64
 	}
 	var tasks []task
-	results := make([][]fuzzRun, len(jobs))
+	results := make([][]Run, len(jobs))
 	for j := range jobs {
-		results[j] = make([]fuzzRun, runs)
+		results[j] = make([]Run, runs)
 		for k := 0; k < runs; k++ {
 			tasks = append(tasks, task{j, k, seed + uint64(k)})
 		}
@@ -188,7 +173,7 @@ func atomFuzzRuns(jobs []splitJob, testArgs []string, runs int, seed uint64, wor
 }
 
 // atomVerdicts groups each split's runs into its verdict.
-func atomVerdicts(jobs []splitJob, results [][]fuzzRun, goFlags []string) []AtomicitySplit {
+func atomVerdicts(jobs []splitJob, results [][]Run, goFlags []string) []AtomicitySplit {
 	var out []AtomicitySplit
 	for j, jb := range jobs {
 		as := AtomicitySplit{Split: jb.split.String(), Func: jb.fn, Package: jb.t.Pkg, Verdict: "potential", Runs: len(results[j]), Outcomes: map[string]int{}}
@@ -274,7 +259,7 @@ func schedSplit(m *trace.Meta, s split.Split) (sched.Split, string, bool) {
 }
 
 // printAtomFuzz writes fuzz -atomicity's result as text.
-func printAtomFuzz(w io.Writer, cmd string, splits []AtomicitySplit) {
+func PrintAtomicity(w io.Writer, cmd string, splits []AtomicitySplit) {
 	if len(splits) == 0 {
 		fmt.Fprintf(w, "racekit %s: no atomic region with split critical sections found\n", cmd)
 		return

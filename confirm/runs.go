@@ -1,4 +1,4 @@
-package main
+package confirm
 
 import (
 	"bytes"
@@ -17,36 +17,10 @@ import (
 	"github.com/racekit/racekit/sched"
 )
 
-// testBinaries instruments the packages and builds the test binary of
-// each one that has tests into a new temporary directory (name is its
-// prefix), which the caller removes. It prints the error and returns false
-// on failure, or when no package has tests.
-func testBinaries(c *command, ff *frontendFlags, pkgs []string, name string) ([]*fuzzTarget, string, bool) {
-	prep, ok := prepare(c, ff, pkgs, true)
-	if !ok {
-		return nil, "", false
-	}
-	tmp, err := os.MkdirTemp("", name)
-	if err != nil {
-		c.errorf("%v", err)
-		return nil, "", false
-	}
-	targets, err := buildTargets(prep, ff, pkgs, tmp)
-	if err == nil && len(targets) == 0 {
-		err = fmt.Errorf("no test binary: %s has no tests", strings.Join(pkgs, " "))
-	}
-	if err != nil {
-		os.RemoveAll(tmp)
-		c.errorf("%v", err)
-		return nil, "", false
-	}
-	return targets, tmp, true
-}
-
-// buildTargets builds the instrumented test binary of each package that
-// has tests, once.
-func buildTargets(prep *instrument.Prepared, ff *frontendFlags, patterns []string, dir string) ([]*fuzzTarget, error) {
-	args := append([]string{"list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}"}, ff.buildFlags()...)
+// BuildTargets builds the instrumented test binary of each package of
+// patterns that has tests, once, into dir; go's output goes to stderr.
+func BuildTargets(prep *instrument.Prepared, buildFlags, patterns []string, dir string) ([]*Target, error) {
+	args := append([]string{"list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}"}, buildFlags...)
 	args = append(args, patterns...)
 	cmd := exec.Command("go", args...)
 	cmd.Env = append(os.Environ(), prep.Env...)
@@ -56,19 +30,20 @@ func buildTargets(prep *instrument.Prepared, ff *frontendFlags, patterns []strin
 	if err != nil {
 		return nil, fmt.Errorf("go list: %v\n%s", err, stderr.String())
 	}
-	var targets []*fuzzTarget
+	var targets []*Target
 	for i, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Split(line, "\t")
 		if len(f) != 4 || (f[2] == "0" && f[3] == "0") {
 			continue
 		}
-		t := &fuzzTarget{Pkg: f[0], dir: f[1], bin: filepath.Join(dir, fmt.Sprintf("p%d.test", i))}
-		b := goCommand(prep, "test", append(append(ff.buildFlags(), "-c", "-o", t.bin), t.Pkg)...)
-		b.Stdin, b.Stdout = nil, os.Stderr
+		t := &Target{Pkg: f[0], Dir: f[1], Bin: filepath.Join(dir, fmt.Sprintf("p%d.test", i))}
+		b := exec.Command("go", append(append(append([]string{"test"}, prep.BuildArgs()...), buildFlags...), "-c", "-o", t.Bin, t.Pkg)...)
+		b.Env = append(os.Environ(), prep.Env...)
+		b.Stdout, b.Stderr = os.Stderr, os.Stderr
 		if err := b.Run(); err != nil {
 			return nil, fmt.Errorf("building the test binary of %s: %v", t.Pkg, err)
 		}
-		if _, err := os.Stat(t.bin); err != nil {
+		if _, err := os.Stat(t.Bin); err != nil {
 			continue // no test binary (go test -c writes none without tests)
 		}
 		targets = append(targets, t)
@@ -78,15 +53,15 @@ func buildTargets(prep *instrument.Prepared, ff *frontendFlags, patterns []strin
 
 // recordRun runs t's tests once for phase 1, recording every access into
 // path: under Go's scheduler when k < 0, else under the controlled random
-// scheduler with seed -seed+k.
-func recordRun(t *fuzzTarget, testArgs []string, path string, k int) error {
+// scheduler with seed c.Seed+k.
+func (c *Campaign) recordRun(t *Target, path string, k int) error {
 	// Every access keeps its own site (rt's dedup would report a repeated
 	// access at the first one's site and lose pairs).
 	env := []string{"RACEKIT_DEDUP=0"}
 	if k >= 0 {
-		env = append(env, randomSchedEnv(*fuzzSeed+uint64(k))...)
+		env = append(env, randomSchedEnv(c.Seed+uint64(k))...)
 	}
-	return recordTests(t, testArgs, env, path, *fuzzTimeout)
+	return recordTests(t, c.TestArgs, env, path, c.Timeout)
 }
 
 // randomSchedEnv puts a run under the controlled random scheduler.
@@ -103,11 +78,11 @@ func preemptEnv(p float64) string {
 // recordTests runs t's tests once with env added, recording their trace
 // into path, within timeout. A run that fails or times out still has its
 // trace; one that left none is an error.
-func recordTests(t *fuzzTarget, testArgs, env []string, path string, timeout time.Duration) error {
+func recordTests(t *Target, testArgs, env []string, path string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, t.bin, testArgs...)
-	cmd.Dir = t.dir
+	cmd := exec.CommandContext(ctx, t.Bin, testArgs...)
+	cmd.Dir = t.Dir
 	// No test-name events (rt/rttest's mark): controlled runs follow
 	// this recording's positions and sites, and record none.
 	cmd.Env = append(append(os.Environ(), "RACEKIT_TRACE="+path, "RACEKIT_TEST_NAMES=0"), env...)
@@ -130,12 +105,12 @@ func recordTests(t *fuzzTarget, testArgs, env []string, path string, timeout tim
 // access at a statement in a hot loop is a point), and all runs of all
 // pairs would not fit in memory, nor on disk. A binary that does not
 // start is an error, whose run has no schedule to digest.
-func pairRun(t *fuzzTarget, testArgs []string, pair string, seed uint64, schedPath string) (fuzzRun, error) {
-	r, err := controlledRun(t, testArgs, []string{
+func (c *Campaign) pairRun(t *Target, pair string, seed uint64, schedPath string) (Run, error) {
+	r, err := controlledRun(t, c.TestArgs, []string{
 		"RACEKIT_SCHED=racefuzzer",
 		"RACEKIT_SEED=" + strconv.FormatUint(seed, 10),
 		"RACEKIT_PAIR=" + pair,
-	}, schedPath, *fuzzTimeout, nil)
+	}, schedPath, c.Timeout, nil)
 	r.Seed = seed
 	if err != nil {
 		return r, err
@@ -148,11 +123,11 @@ func pairRun(t *fuzzTarget, testArgs []string, pair string, seed uint64, schedPa
 // controlledRun runs the test binary once with env added, recording its
 // schedule in schedPath, and classifies what happened. out, if not nil,
 // receives the binary's output as it runs.
-func controlledRun(t *fuzzTarget, testArgs, env []string, schedPath string, timeout time.Duration, out io.Writer) (fuzzRun, error) {
+func controlledRun(t *Target, testArgs, env []string, schedPath string, timeout time.Duration, out io.Writer) (Run, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, t.bin, append([]string{"-test.timeout=" + (timeout + 10*time.Second).String()}, testArgs...)...)
-	cmd.Dir = t.dir
+	cmd := exec.CommandContext(ctx, t.Bin, append([]string{"-test.timeout=" + (timeout + 10*time.Second).String()}, testArgs...)...)
+	cmd.Dir = t.Dir
 	cmd.Env = append(append(os.Environ(), env...), "RACEKIT_SCHEDULE_OUT="+schedPath)
 	var buf bytes.Buffer
 	if out != nil {
@@ -162,7 +137,7 @@ func controlledRun(t *fuzzTarget, testArgs, env []string, schedPath string, time
 	}
 	start := time.Now()
 	err := cmd.Run()
-	r := fuzzRun{Elapsed: time.Since(start)}
+	r := Run{Elapsed: time.Since(start)}
 	code := 0
 	if err != nil {
 		var ee *exec.ExitError
@@ -195,6 +170,6 @@ func controlledRun(t *fuzzTarget, testArgs, env []string, schedPath string, time
 // startError is the error of a test binary that did not run (missing,
 // not executable, for another system): it names the package and the
 // binary, and says why.
-func startError(t *fuzzTarget, err error) error {
-	return fmt.Errorf("%s: the test binary %s did not start: %v", t.Pkg, t.bin, err)
+func startError(t *Target, err error) error {
+	return fmt.Errorf("%s: the test binary %s did not start: %v", t.Pkg, t.Bin, err)
 }

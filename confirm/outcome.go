@@ -1,4 +1,4 @@
-package main
+package confirm
 
 import (
 	"fmt"
@@ -74,7 +74,7 @@ func classify(timedOut bool, code int, out string, s *sched.Schedule) (string, s
 }
 
 // summarize groups a pair's runs by resolution and outcome.
-func summarize(pair string, t *fuzzTarget, runs, baseline []fuzzRun, goFlags []string) FuzzPair {
+func summarize(pair string, t *Target, runs []Run, goFlags []string) FuzzPair {
 	fp := FuzzPair{Pair: pair, Package: t.Pkg, Runs: len(runs)}
 	idx := map[[3]string]int{}
 	for _, r := range runs {
@@ -98,6 +98,17 @@ func summarize(pair string, t *fuzzTarget, runs, baseline []fuzzRun, goFlags []s
 		fp.Outcomes[i].Runs++
 		fp.Outcomes[i].Seeds = append(fp.Outcomes[i].Seeds, r.Seed)
 	}
+	fp.sortOutcomes()
+	fp.Real = fp.Created > 0
+	if fp.Runs > 0 {
+		fp.Probability = float64(fp.Created) / float64(fp.Runs)
+	}
+	return fp
+}
+
+// sortOutcomes puts the outcomes that created the race first, then the
+// most frequent.
+func (fp *FuzzPair) sortOutcomes() {
 	sort.SliceStable(fp.Outcomes, func(i, j int) bool {
 		a, b := fp.Outcomes[i], fp.Outcomes[j]
 		if a.Resolution != b.Resolution {
@@ -105,24 +116,72 @@ func summarize(pair string, t *fuzzTarget, runs, baseline []fuzzRun, goFlags []s
 		}
 		return a.Runs > b.Runs
 	})
-	for i := range fp.Outcomes {
-		o := &fp.Outcomes[i]
-		for _, b := range baseline {
-			if b.Outcome == o.Outcome && b.Detail == o.Detail {
-				o.Baseline++
+}
+
+// setVerdict is "confirmed" when a run created the race, else "observed"
+// when hb reported it in phase 1, else "not created".
+func (fp *FuzzPair) setVerdict() {
+	switch {
+	case fp.Real:
+		fp.Verdict = "confirmed"
+	case fp.Observed:
+		fp.Verdict = "observed"
+	default:
+		fp.Verdict = "not created"
+	}
+}
+
+// baselineOutcomes groups one package's baseline runs by outcome.
+func baselineOutcomes(pkg string, runs []Run) []BaselineOutcome {
+	var out []BaselineOutcome
+	idx := map[[2]string]int{}
+	for _, r := range runs {
+		k := [2]string{r.Outcome, r.Detail}
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, BaselineOutcome{Package: pkg, Outcome: r.Outcome, Detail: r.Detail})
+		}
+		out[i].Seeds = append(out[i].Seeds, r.Seed)
+	}
+	return out
+}
+
+// countBaselines sets each outcome's Baseline: the baseline runs of its
+// package with the same outcome and detail.
+func (res *FuzzResult) countBaselines() {
+	for p := range res.Pairs {
+		fp := &res.Pairs[p]
+		for o := range fp.Outcomes {
+			oc := &fp.Outcomes[o]
+			oc.Baseline = 0
+			for _, b := range res.Baselines {
+				if b.Package == fp.Package && b.Outcome == oc.Outcome && b.Detail == oc.Detail {
+					oc.Baseline += len(b.Seeds)
+				}
 			}
 		}
 	}
-	fp.Real = fp.Created > 0
-	fp.Probability = float64(fp.Created) / float64(fp.Runs)
-	return fp
+}
+
+// Races reports whether a pair was confirmed or observed: a race (racekit
+// fuzz's exit status 66).
+func (res *FuzzResult) Races() bool {
+	for _, p := range res.Pairs {
+		if p.Real || p.Observed {
+			return true
+		}
+	}
+	return false
 }
 
 // replayOutcomes replays, for every outcome that created its pair's race,
 // the outcome's first seed -replay times (the runs of RaceFuzzer §2.2's
 // replay: the seed alone, nothing recorded) and counts the replays whose
 // schedule is the original run's, step for step.
-func replayOutcomes(pairs []FuzzPair, jobs []fuzzJob, testArgs []string, tmp string) error {
+func (f *raceFuzzer) replayOutcomes() error {
+	pairs, jobs := f.res.Pairs, f.cands.jobs
 	type task struct{ p, o, k int }
 	var tasks []task
 	for p := range pairs {
@@ -130,21 +189,21 @@ func replayOutcomes(pairs []FuzzPair, jobs []fuzzJob, testArgs []string, tmp str
 			if oc.Resolution == "" {
 				continue
 			}
-			for k := 0; k < *fuzzReplay; k++ {
+			for k := 0; k < f.Replay; k++ {
 				tasks = append(tasks, task{p, o, k})
 			}
 		}
 	}
 	var mu sync.Mutex
-	return inParallel(len(tasks), *fuzzJobs, func(i int) error {
+	return inParallel(len(tasks), f.Jobs, func(i int) error {
 		tk := tasks[i]
 		oc := &pairs[tk.p].Outcomes[tk.o]
-		path := filepath.Join(tmp, fmt.Sprintf("replay%d-%d-%d.sched", tk.p, tk.o, tk.k))
-		r, err := controlledRun(jobs[tk.p].t, testArgs, []string{
+		path := filepath.Join(f.Tmp, fmt.Sprintf("replay%d-%d-%d.sched", tk.p, tk.o, tk.k))
+		r, err := controlledRun(jobs[tk.p].t, f.TestArgs, []string{
 			"RACEKIT_SCHED=racefuzzer",
 			"RACEKIT_SEED=" + strconv.FormatUint(oc.Seeds[0], 10),
 			"RACEKIT_PAIR=" + jobs[tk.p].pair,
-		}, path, *fuzzTimeout, nil)
+		}, path, f.Timeout, nil)
 		os.Remove(path)
 		if err != nil {
 			return err
@@ -199,7 +258,7 @@ func shellQuote(s string) string {
 
 // printFuzz writes the result as text, in the style of the race
 // detector's reports.
-func printFuzz(w io.Writer, res FuzzResult) {
+func PrintFuzz(w io.Writer, res FuzzResult) {
 	res0 := res
 	real := 0
 	observed := 0

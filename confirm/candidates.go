@@ -1,4 +1,4 @@
-package main
+package confirm
 
 import (
 	"bufio"
@@ -12,15 +12,19 @@ import (
 	"strings"
 
 	"github.com/racekit/racekit/analyze"
+	"github.com/racekit/racekit/detect"
+	"github.com/racekit/racekit/detect/hb"
+	"github.com/racekit/racekit/detect/lockset"
+	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/sched"
 	"github.com/racekit/racekit/static"
 	"github.com/racekit/racekit/trace"
 )
 
-// phase1Sources returns phase 1's sources, in the order hybrid, vet,
+// Phase1Sources returns phase 1's sources, in the order hybrid, vet,
 // pairs: those spec (-phase1) names, plus pairs when pairsFile (-pairs)
 // is set and hybrid when trace (-use-trace) is; with none of them, hybrid.
-func phase1Sources(spec, pairsFile, trace string) ([]string, error) {
+func Phase1Sources(spec, pairsFile, trace string) ([]string, error) {
 	want := map[string]bool{}
 	if spec = strings.TrimSpace(spec); spec != "" {
 		for _, x := range strings.Split(spec, ",") {
@@ -81,7 +85,8 @@ func phase1Description(sources, desc []string, jobs []fuzzJob, counts map[string
 // fuzzJob is one candidate pair on one package, with the phase 1 sources
 // that found it.
 type fuzzJob struct {
-	t        *fuzzTarget
+	index    int // its number among phase 1's candidates, from 1
+	t        *Target
 	pair     string
 	sources  []string
 	observed bool // hb reported it on a recorded run of phase 1
@@ -96,14 +101,14 @@ type fuzzJob struct {
 // the more exact, whose points are the accesses alone. Two exact pairs
 // of other accesses on the same lines stay two.
 type candidates struct {
-	targets []*fuzzTarget
+	targets []*Target
 	jobs    []fuzzJob
-	index   map[*fuzzTarget]map[string][]int // pairKey -> indices in jobs
+	index   map[*Target]map[string][]int // pairKey -> indices in jobs
 }
 
 // find returns the index of t's job that is pair, or -1.
-func (c *candidates) find(t *fuzzTarget, pair string) int {
-	for _, i := range c.index[t][pairKey(pair)] {
+func (c *candidates) find(t *Target, pair string) int {
+	for _, i := range c.index[t][PairKey(pair)] {
 		if samePair(c.jobs[i].pair, pair) {
 			return i
 		}
@@ -111,7 +116,7 @@ func (c *candidates) find(t *fuzzTarget, pair string) int {
 	return -1
 }
 
-func (c *candidates) add(t *fuzzTarget, pair, source string) {
+func (c *candidates) add(t *Target, pair, source string) {
 	if i := c.find(t, pair); i >= 0 {
 		jb := &c.jobs[i]
 		if exactness(pair) > exactness(jb.pair) {
@@ -127,13 +132,13 @@ func (c *candidates) add(t *fuzzTarget, pair, source string) {
 		m = map[string][]int{}
 		c.index[t] = m
 	}
-	k := pairKey(pair)
+	k := PairKey(pair)
 	m[k] = append(m[k], len(c.jobs))
-	c.jobs = append(c.jobs, fuzzJob{t: t, pair: pair, sources: []string{source}})
+	c.jobs = append(c.jobs, fuzzJob{index: len(c.jobs) + 1, t: t, pair: pair, sources: []string{source}})
 }
 
 // observe marks t's pair, added before, as a race a recorded run had.
-func (c *candidates) observe(t *fuzzTarget, pair string) {
+func (c *candidates) observe(t *Target, pair string) {
 	if i := c.find(t, pair); i >= 0 {
 		c.jobs[i].observed = true
 	}
@@ -175,11 +180,11 @@ func exactness(pair string) int {
 // directory holds one of its files, or to every package when none does
 // (the statements may be in a dependency the tests reach).
 func (c *candidates) addAnywhere(pair, source string) {
-	var in []*fuzzTarget
+	var in []*Target
 	a, b, _ := strings.Cut(pair, "~")
 	for _, t := range c.targets {
 		for _, site := range []string{a, b} {
-			if filepath.Dir(absFile(siteFile(site))) == t.dir {
+			if filepath.Dir(absFile(siteFile(site))) == t.Dir {
 				in = append(in, t)
 				break
 			}
@@ -195,7 +200,7 @@ func (c *candidates) addAnywhere(pair, source string) {
 
 // siteFile is the file of a site file:line or file:line:col.
 func siteFile(site string) string {
-	s := lineSite(site)
+	s := sched.LineSite(site)
 	if i := strings.LastIndexByte(s, ':'); i >= 0 {
 		return s[:i]
 	}
@@ -211,11 +216,11 @@ func absFile(f string) string {
 	return filepath.Clean(f)
 }
 
-// pairKey is a pair's lines: both statements as absolute file:line, in
+// PairKey is a pair's lines: both statements as absolute file:line, in
 // order (columns and kinds left out).
-func pairKey(pair string) string {
+func PairKey(pair string) string {
 	a, b, _ := strings.Cut(pair, "~")
-	x, y := lineSite(strings.TrimSpace(a)), lineSite(strings.TrimSpace(b))
+	x, y := sched.LineSite(strings.TrimSpace(a)), sched.LineSite(strings.TrimSpace(b))
 	x = absFile(siteFile(x)) + x[len(siteFile(x)):]
 	y = absFile(siteFile(y)) + y[len(siteFile(y)):]
 	if y < x {
@@ -278,7 +283,7 @@ func parsePairs(r io.Reader, name string) ([]string, int, error) {
 				unplaced++
 				continue
 			}
-			line = lineSite(p.A) + "~" + lineSite(p.B)
+			line = sched.LineSite(p.A) + "~" + sched.LineSite(p.B)
 		}
 		p, err := sched.ParsePair(line)
 		if err != nil {
@@ -293,16 +298,6 @@ func parsePairs(r io.Reader, name string) ([]string, int, error) {
 	return out, unplaced, sc.Err()
 }
 
-// lineSite drops a column and a kind: file:line:col:w becomes file:line.
-func lineSite(s string) string {
-	st, ok := sched.ParseStmt(s)
-	if !ok {
-		return s
-	}
-	st.Col, st.Kind = 0, sched.KindOther
-	return st.String()
-}
-
 // tracePairs returns the statement pairs the hybrid detector reports on a
 // trace, phase 1's candidates, and the set of those hb reports too: two
 // accesses the recorded run left unordered by happens-before, a data race
@@ -314,7 +309,7 @@ func lineSite(s string) string {
 // beside the racing write would lower the probability of creating the
 // race, §3.2). A site without a column is its line.
 func tracePairs(path string) (pairs []string, observed map[string]bool, err error) {
-	a, err := analyze.Trace(path, analyzeOptions([]string{"hybrid", "hb"}, "", nil))
+	a, err := analyze.Trace(path, analyze.Options{Algos: []string{"hybrid", "hb"}, New: phase1Detector})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -354,6 +349,15 @@ func tracePairs(path string) (pairs []string, observed map[string]bool, err erro
 		}
 	}
 	return pairs, observed, nil
+}
+
+// phase1Detector makes the detectors tracePairs runs: racekit analyze's
+// -algo=hybrid and -algo=hb.
+func phase1Detector(name string, s finding.Sink) detect.Detector {
+	if name == "hb" {
+		return hb.New(s)
+	}
+	return lockset.NewHybrid(s)
 }
 
 // sitesOnly is a pair with its statements' kinds left out, in order: hb

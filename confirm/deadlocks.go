@@ -1,4 +1,4 @@
-package main
+package confirm
 
 import (
 	"fmt"
@@ -19,8 +19,6 @@ import (
 // PLDI'09) over the lock-order cycles iGoodlock predicts from recorded
 // runs (detect/deadlock), with the controlled scheduler's seeds and replay.
 
-var fuzzDeadlocks = cmdFuzz.flags.Bool("deadlocks", false, "confirm lock-order deadlocks instead of races: phase 1 predicts cycles (iGoodlock) on recorded runs, phase 2 runs DeadlockFuzzer per cycle")
-
 // DeadlockCycle is one predicted cycle and what phase 2 made of it.
 type DeadlockCycle struct {
 	Cycle   string `json:"cycle"` // held>request per goroutine (sched.ParseCycle)
@@ -39,18 +37,24 @@ type DeadlockCycle struct {
 }
 
 type cycleJob struct {
-	t     *fuzzTarget
+	t     *Target
 	cycle sched.Cycle
 }
 
-// runDeadlockFuzz is racekit fuzz -deadlocks on built test binaries.
-func runDeadlockFuzz(c *command, targets []*fuzzTarget, tmp string, testArgs, goFlags []string, prog *progressLines) int {
+// FuzzDeadlocks is DeadlockFuzzer: phase 1 predicts the lock-order
+// cycles of each recorded run (iGoodlock, detect/deadlock); phase 2 runs
+// the cycle's target c.Runs times under a scheduler that pauses a
+// goroutine about to take a lock at one of the cycle's requests while it
+// holds the lock of that link, until the cycle's other goroutines reach
+// theirs. A cycle is confirmed by a run that deadlocks with the cycle's
+// goroutines blocked at its requests.
+func FuzzDeadlocks(c *Campaign) ([]DeadlockCycle, error) {
 	// Phase 1: iGoodlock's lock-order cycles over recorded runs.
 	var jobs []cycleJob
 	seen := map[string]bool{}
-	record := func(t *fuzzTarget, path string, k int) error { return recordRun(t, testArgs, path, k) }
-	err := forEachRecording(targets, tmp, record, func(t *fuzzTarget, path string, i, records int) error {
-		a, err := analyze.Trace(path, analyzeOptions([]string{analyze.DeadlockAlgo}, "", nil))
+	prog := c.Progress
+	err := c.forEachRecording(c.recordRun, func(t *Target, path string, i, records int) error {
+		a, err := analyze.Trace(path, analyze.Options{Algos: []string{analyze.DeadlockAlgo}})
 		if err != nil {
 			return err
 		}
@@ -62,48 +66,46 @@ func runDeadlockFuzz(c *command, targets []*fuzzTarget, tmp string, testArgs, go
 			seen[t.Pkg+" "+sc.String()] = true
 			jobs = append(jobs, cycleJob{t, sc})
 		}
-		prog.printf("phase 1: %s: recorded run %d/%d, %d lock-order cycles so far", t.Pkg, i+1, records, len(jobs))
+		prog.Printf("phase 1: %s: recorded run %d/%d, %d lock-order cycles so far", t.Pkg, i+1, records, len(jobs))
 		return nil
 	})
 	if err != nil {
-		c.errorf("%v", err)
-		return exitError
+		return nil, err
 	}
+	jobs = inShard(c.Shard, jobs, func(jb cycleJob) string { return shardKey(jb.t.Pkg, jb.cycle.String()) })
 
-	// Phase 2: DeadlockFuzzer, -runs seeds per cycle.
+	// Phase 2: DeadlockFuzzer, c.Runs seeds per cycle.
 	type task struct {
 		j, k int
 		seed uint64
 	}
 	var tasks []task
-	results := make([][]fuzzRun, len(jobs))
+	results := make([][]Run, len(jobs))
 	for j := range jobs {
-		results[j] = make([]fuzzRun, *fuzzRuns)
-		for k := 0; k < *fuzzRuns; k++ {
-			tasks = append(tasks, task{j, k, *fuzzSeed + uint64(k)})
+		results[j] = make([]Run, c.Runs)
+		for k := 0; k < c.Runs; k++ {
+			tasks = append(tasks, task{j, k, c.Seed + uint64(k)})
 		}
 	}
-	prog.printf("phase 2: %d lock-order cycles, %d runs each, %d at a time", len(jobs), *fuzzRuns, *fuzzJobs)
+	prog.Printf("phase 2: %d lock-order cycles, %d runs each, %d at a time", len(jobs), c.Runs, c.Jobs)
 	tally := newFuzzTally(prog, len(jobs)).named("cycle", "deadlocked")
-	err = inParallel(len(tasks), *fuzzJobs, func(i int) error {
+	err = inParallel(len(tasks), c.Jobs, func(i int) error {
 		tk := tasks[i]
 		jb := jobs[tk.j]
-		path := filepath.Join(tmp, fmt.Sprintf("cycle%d-%d.sched", tk.j, tk.seed))
-		r, err := controlledRun(jb.t, testArgs, deadlockFuzzEnv(tk.seed, jb.cycle), path, *fuzzTimeout, nil)
+		path := filepath.Join(c.Tmp, fmt.Sprintf("cycle%d-%d.sched", tk.j, tk.seed))
+		r, err := controlledRun(jb.t, c.TestArgs, deadlockFuzzEnv(tk.seed, jb.cycle), path, c.Timeout, nil)
 		os.Remove(path)
 		r.Seed = tk.seed
 		r.Created = r.Outcome == "deadlock" && closes(jb.cycle, r.Schedule.NotesOf("deadlock"))
 		r.Schedule = nil
 		results[tk.j][tk.k] = r
-		tally.done(tk.j, jb.cycle.String(), *fuzzRuns, r)
+		tally.done(tk.j, jb.cycle.String(), c.Runs, r)
 		return err
 	})
 	if err != nil {
-		c.errorf("%v", err)
-		return exitError
+		return nil, err
 	}
 	var out []DeadlockCycle
-	confirmed := false
 	for j, jb := range jobs {
 		dc := DeadlockCycle{Cycle: jb.cycle.String(), Package: jb.t.Pkg, Verdict: "potential", Runs: len(results[j]), Outcomes: map[string]int{}}
 		for _, r := range results[j] {
@@ -116,52 +118,38 @@ func runDeadlockFuzz(c *command, targets []*fuzzTarget, tmp string, testArgs, go
 			dc.Seeds = append(dc.Seeds, r.Seed)
 			if dc.Blocked == nil {
 				dc.Blocked = strings.Split(r.Detail, "; ")
-				dc.Replay = replayCommand(r.Seed, "-cycle", dc.Cycle, jb.t.Pkg, goFlags)
+				dc.Replay = replayCommand(r.Seed, "-cycle", dc.Cycle, jb.t.Pkg, c.GoFlags)
 			}
 		}
 		if dc.Deadlocks > 0 {
 			dc.Verdict = "confirmed"
-			confirmed = true
 		}
 		out = append(out, dc)
 	}
-	if *fuzzJSON {
-		if err := writeJSON(os.Stdout, struct {
-			Cycles []DeadlockCycle `json:"cycles"`
-		}{out}); err != nil {
-			c.errorf("%v", err)
-			return exitError
-		}
-	} else {
-		printDeadlockFuzz(os.Stdout, out)
-	}
-	if confirmed {
-		return exitRaces
-	}
-	return exitOK
+	return out, nil
 }
 
-// forEachRecording gives visit each trace phase 1 of fuzz -deadlocks or
-// -atomicity works on: per target, -record runs of its tests and
-// -record-random more under the random scheduler (record records the one
-// of index k: negative for the -record ones, k >= 0 for the k-th random
-// one), or -use-trace once, for the first target. It stops at the first
+// forEachRecording gives visit each trace phase 1 of FuzzDeadlocks or
+// FuzzAtomicity works on: per target, c.Record runs of its tests and
+// c.RecordRandom more under the random scheduler (record records the one
+// of index k: negative for the Record ones, k >= 0 for the k-th random
+// one), or c.Trace once, for the first target. It stops at the first
 // error, naming the package.
-func forEachRecording(targets []*fuzzTarget, tmp string, record func(t *fuzzTarget, path string, k int) error, visit func(t *fuzzTarget, path string, i, records int) error) error {
-	records := max(*fuzzRecord, 1) + *fuzzRecRand
-	for _, t := range targets {
+func (c *Campaign) forEachRecording(record func(t *Target, path string, k int) error, visit func(t *Target, path string, i, records int) error) error {
+	records := c.records()
+	for _, t := range c.Targets {
 		for i := 0; i < records; i++ {
-			path := *fuzzTrace
+			path := c.Trace
 			if path == "" {
-				path = filepath.Join(tmp, fmt.Sprintf("%s.%d.rkt", filepath.Base(t.bin), i))
-				if err := record(t, path, i-max(*fuzzRecord, 1)); err != nil {
+				path = filepath.Join(c.Tmp, fmt.Sprintf("%s.%d.rkt", filepath.Base(t.Bin), i))
+				if err := record(t, path, i-max(c.Record, 1)); err != nil {
 					return fmt.Errorf("%s: %v", t.Pkg, err)
 				}
 			}
 			if err := visit(t, path, i, records); err != nil {
 				return fmt.Errorf("%s: %v", t.Pkg, err)
 			}
-			if *fuzzTrace != "" {
+			if c.Trace != "" {
 				return nil // one trace: on the first package
 			}
 		}
@@ -261,7 +249,7 @@ func closes(cycle sched.Cycle, notes []string) bool {
 }
 
 // printDeadlockFuzz writes fuzz -deadlocks' result as text.
-func printDeadlockFuzz(w io.Writer, cycles []DeadlockCycle) {
+func PrintDeadlocks(w io.Writer, cycles []DeadlockCycle) {
 	if len(cycles) == 0 {
 		fmt.Fprintln(w, "racekit fuzz: no lock-order cycle predicted")
 		return

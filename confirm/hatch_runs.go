@@ -1,4 +1,4 @@
-package main
+package confirm
 
 import (
 	"fmt"
@@ -16,27 +16,27 @@ import (
 // dedup forgets what it saw when a goroutine born in untraced code
 // appears, at a time that depends on the schedule, and event positions
 // shift.
-func dedupEnv() string {
-	if *hatchDedup {
+func (h *hatcher) dedupEnv() string {
+	if h.Dedup {
 		return "RACEKIT_DEDUP=1"
 	}
 	return "RACEKIT_DEDUP=0"
 }
 
-// hatchControlled runs the test binary along cd's clip under -control:
+// controlled runs the test binary along cd's clip under h.Control:
 // with the anomaly's accesses under control, and (auto) once more with
 // every access of the clip when the first run departed from it.
-func hatchControlled(t *fuzzTarget, testArgs []string, cd *hatchCand, seed uint64, prefix string) (HatchRun, error) {
-	if *hatchControl == "clip" && cd.wide != nil {
-		r, err := hatchOne(t, testArgs, cd.wide, seed, prefix)
+func (h *hatcher) controlled(cd *hatchCand, seed uint64, prefix string) (HatchRun, error) {
+	if h.Control == "clip" && cd.wide != nil {
+		r, err := h.one(cd.wide, seed, prefix)
 		r.Control = "clip"
 		return r, err
 	}
-	r, err := hatchOne(t, testArgs, cd, seed, prefix)
-	if err != nil || r.Confirmed || *hatchControl != "auto" || cd.wide == nil || !strings.HasPrefix(r.Reason, "departed") {
+	r, err := h.one(cd, seed, prefix)
+	if err != nil || r.Confirmed || h.Control != "auto" || cd.wide == nil || !strings.HasPrefix(r.Reason, "departed") {
 		return r, err
 	}
-	w, err := hatchOne(t, testArgs, cd.wide, seed, prefix+"w")
+	w, err := h.one(cd.wide, seed, prefix+"w")
 	if err != nil {
 		return r, err
 	}
@@ -50,8 +50,8 @@ func hatchControlled(t *fuzzTarget, testArgs []string, cd *hatchCand, seed uint6
 	return r, nil
 }
 
-// hatchOne runs the test binary once along cd's clip.
-func hatchOne(t *fuzzTarget, testArgs []string, cd *hatchCand, seed uint64, prefix string) (HatchRun, error) {
+// one runs the test binary once along cd's clip.
+func (h *hatcher) one(cd *hatchCand, seed uint64, prefix string) (HatchRun, error) {
 	clipPath, pairPath := prefix+".clip", prefix+".pair"
 	if err := writeClip(clipPath, cd.steps); err != nil {
 		return HatchRun{}, err
@@ -66,12 +66,12 @@ func hatchOne(t *fuzzTarget, testArgs []string, cd *hatchCand, seed uint64, pref
 		"RACEKIT_PAIR_FILE=" + pairPath,
 		"RACEKIT_CLIP_STOP=1",
 		"RACEKIT_TRACE=" + prefix + ".rkt",
-		dedupEnv(),
+		h.dedupEnv(),
 	}
 	if cd.virtual {
 		env = append(env, "RACEKIT_SCHED_TIME=virtual")
 	}
-	r, err := controlledRun(t, testArgs, env, prefix+".sched", *hatchTimeout, nil)
+	r, err := controlledRun(h.t, h.TestArgs, env, prefix+".sched", h.Timeout, nil)
 	hr := HatchRun{Seed: seed, Outcome: r.Outcome, Detail: r.Detail, Steps: r.Steps, Seconds: r.Elapsed.Seconds()}
 	if err != nil {
 		return hr, err
@@ -155,7 +155,8 @@ func between(steps []sched.Step, a, b int) string {
 	return ""
 }
 
-func printHatch(w io.Writer, r *HatchResult) {
+// PrintHatch writes racekit hatch's result as text.
+func PrintHatch(w io.Writer, r *HatchResult) {
 	fmt.Fprintf(w, "racekit hatch: %s: %d events recorded, %d predictions (%s), %d confirmed, %d observed, %d pruned\n",
 		r.Package, r.Events, r.Predicted, r.From, r.Confirmed, r.Observed, r.Predicted-r.Confirmed-r.Observed)
 	as := append([]HatchAnomaly(nil), r.Anomalies...)
@@ -182,7 +183,7 @@ func printHatch(w io.Writer, r *HatchResult) {
 	}
 	if len(r.Splits) > 0 {
 		fmt.Fprintf(w, "\nAtomFuzzer, on the atomic regions whose critical sections on one lock are split in two:\n")
-		printAtomFuzz(w, "hatch", r.Splits)
+		PrintAtomicity(w, "hatch", r.Splits)
 	}
 	fmt.Fprintf(w, "\nrecord %.2fs, search %.2fs, hatch %.2fs\n", r.RecordSeconds, r.SearchSeconds, r.HatchSeconds)
 }
@@ -195,38 +196,38 @@ func relSites(ss []string) []string {
 	return out
 }
 
-// recordSpec is how one recording runs: under the controlled random
-// scheduler with seed (0: under Go's scheduler), each access a scheduling
-// point with probability preempt.
-type recordSpec struct {
-	seed    uint64
-	preempt float64
+// RecordSpec is how one recording runs: under the controlled random
+// scheduler with Seed (0: under Go's scheduler), each access a scheduling
+// point with probability Preempt.
+type RecordSpec struct {
+	Seed    uint64
+	Preempt float64
 }
 
-// recordSpecs returns each recording's spec from -record-seed,
+// RecordSpecs returns each recording's spec from -record-seed,
 // -recordings and -record-preempt: a single seed N gives N, N+1, ... (0
 // each time for Go's scheduler); a list gives its seeds, one recording
 // each, where "N/P" is seed N with preemption P instead of
 // -record-preempt's.
-func recordSpecs(list string, recordings int, preempt float64) ([]recordSpec, error) {
+func RecordSpecs(list string, recordings int, preempt float64) ([]RecordSpec, error) {
 	bad := fmt.Errorf("-record-seed %q: want a seed, or a comma list of seeds, each N or N/P (P: its preemption probability)", list)
-	var specs []recordSpec
+	var specs []RecordSpec
 	for _, f := range strings.Split(list, ",") {
 		seed, pre, hasPre := strings.Cut(strings.TrimSpace(f), "/")
 		n, err := strconv.ParseUint(seed, 10, 64)
 		if err != nil {
 			return nil, bad
 		}
-		sp := recordSpec{seed: n}
+		sp := RecordSpec{Seed: n}
 		if n != 0 {
-			sp.preempt = preempt
+			sp.Preempt = preempt
 		}
 		if hasPre {
 			p, err := strconv.ParseFloat(pre, 64)
 			if err != nil || p < 0 || p > 1 || n == 0 {
 				return nil, bad
 			}
-			sp.preempt = p
+			sp.Preempt = p
 		}
 		specs = append(specs, sp)
 	}
@@ -238,8 +239,8 @@ func recordSpecs(list string, recordings int, preempt float64) ([]recordSpec, er
 	}
 	for i := 1; i < recordings; i++ {
 		sp := specs[0]
-		if sp.seed != 0 {
-			sp.seed += uint64(i)
+		if sp.Seed != 0 {
+			sp.Seed += uint64(i)
 		}
 		specs = append(specs, sp)
 	}

@@ -1,20 +1,48 @@
-package main
+package confirm
 
 import (
 	"time"
 
+	"github.com/racekit/racekit/progress"
+
 	"github.com/racekit/racekit/sched"
 )
 
-// fuzzTarget is one package's instrumented test binary.
-type fuzzTarget struct {
+// Target is one package's instrumented test binary.
+type Target struct {
 	Pkg string `json:"package"`
-	dir string // the package's directory: go test runs its binary there
-	bin string
+	Dir string `json:"-"` // the package's directory: go test runs its binary there
+	Bin string `json:"-"`
 }
 
-// fuzzRun is the result of one controlled run.
-type fuzzRun struct {
+// Campaign is what the runs of one confirmation share: the test binaries,
+// a directory for their traces and schedules, the binaries' arguments,
+// and how many runs, with which seeds, at most how long each.
+type Campaign struct {
+	Targets  []*Target
+	Tmp      string   // the runs' traces and schedules; the caller removes it
+	TestArgs []string // the test binaries' own arguments (-test.run=...)
+	GoFlags  []string // go test's flags, repeated in the replay commands printed
+	Runs     int      // controlled runs per candidate
+	Jobs     int      // runs at a time
+	Seed     uint64   // the first seed of each candidate's runs: Seed, Seed+1, ...
+	Timeout  time.Duration
+	// Phase 1 records Record runs of each target's tests (at least one)
+	// under Go's scheduler and RecordRandom more under the controlled
+	// random scheduler (seeds Seed, Seed+1, ...), or reads Trace instead.
+	Record, RecordRandom int
+	Trace                string
+	// Shard runs only this shard's part of phase 2 (Shard.Of); the
+	// zero Shard runs all of it.
+	Shard    Shard
+	Progress *progress.Lines // nil: no progress lines
+}
+
+// records is how many recorded runs phase 1 makes per target.
+func (c *Campaign) records() int { return max(c.Record, 1) + c.RecordRandom }
+
+// Run is the result of one controlled run.
+type Run struct {
 	Seed       uint64
 	Created    bool
 	Resolution string // "A before B" (sites), "" if no race was created
@@ -51,6 +79,9 @@ type FuzzOutcome struct {
 
 // FuzzPair is the result for one candidate pair.
 type FuzzPair struct {
+	// Index is the pair's number among phase 1's candidates, from 1:
+	// the order of the unsharded campaign's result (MergeFuzz).
+	Index   int    `json:"index"`
 	Pair    string `json:"pair"`
 	Package string `json:"package"`
 	Real    bool   `json:"real"` // created in at least one run
@@ -85,6 +116,20 @@ type FuzzResult struct {
 	Phase1SourceSeconds map[string]float64 `json:"phase1_source_seconds"`
 	// BaselineRuns is the number of baseline runs per package: the test
 	// binary under the Random strategy with no pair (-baseline).
-	BaselineRuns int        `json:"baseline_runs"`
-	Pairs        []FuzzPair `json:"pairs"`
+	BaselineRuns int `json:"baseline_runs"`
+	// Baselines are the baseline runs' outcomes, per package: each
+	// outcome's Baseline counts those of its package.
+	Baselines []BaselineOutcome `json:"baselines"`
+	Pairs     []FuzzPair        `json:"pairs"`
+	// Shard is the shard of the campaign this result is ("K/N"), "" for
+	// a whole campaign (or shards merged).
+	Shard string `json:"shard,omitempty"`
+}
+
+// BaselineOutcome groups one package's baseline runs with one outcome.
+type BaselineOutcome struct {
+	Package string   `json:"package"`
+	Outcome string   `json:"outcome"`
+	Detail  string   `json:"detail,omitempty"`
+	Seeds   []uint64 `json:"seeds"`
 }
