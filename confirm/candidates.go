@@ -89,7 +89,8 @@ type fuzzJob struct {
 	t        *Target
 	pair     string
 	sources  []string
-	observed bool // hb reported it on a recorded run of phase 1
+	observed bool   // hb reported it on a recorded run of phase 1
+	test     string // runs run only this top-level test ("": all)
 }
 
 // candidates is the union of phase 1's pairs, per package, in the order
@@ -313,26 +314,14 @@ func tracePairs(path string) (pairs []string, observed map[string]bool, err erro
 	if err != nil {
 		return nil, nil, err
 	}
-	stmt := func(s trace.Site, write bool) sched.Stmt {
-		st := sched.Stmt{File: s.File, Line: s.Line, Col: s.Col, Kind: sched.KindRead}
-		if write {
-			st.Kind = sched.KindWrite
-		}
-		return st
-	}
 	hb := map[string]bool{} // the site pairs hb reported, kinds left out
 	seen := map[string]bool{}
 	for _, r := range a.Results {
 		for _, g := range r.Groups {
-			pa, pb := a.Meta.Site(g.Prev.Site), a.Meta.Site(g.Cur.Site)
-			if pa.File == "" || pb.File == "" {
+			s, ok := RacePair(a.Meta, g.Prev, g.Cur)
+			if !ok {
 				continue
 			}
-			x, y := stmt(pa, g.Prev.Write), stmt(pb, g.Cur.Write)
-			if y.String() < x.String() {
-				x, y = y, x
-			}
-			s := x.String() + "~" + y.String()
 			switch {
 			case r.Detector == "hb":
 				hb[sitesOnly(s)] = true
@@ -349,6 +338,29 @@ func tracePairs(path string) (pairs []string, observed map[string]bool, err erro
 		}
 	}
 	return pairs, observed, nil
+}
+
+// RacePair is the statement pair of a race's two accesses, each
+// file:line:col:r or :w (sched.ParseStmt), in order: RaceFuzzer then
+// postpones goroutines at those two accesses alone, not at every access
+// on their lines. false when a site is unknown.
+func RacePair(m *trace.Meta, prev, cur finding.Access) (string, bool) {
+	stmt := func(s trace.Site, write bool) sched.Stmt {
+		st := sched.Stmt{File: s.File, Line: s.Line, Col: s.Col, Kind: sched.KindRead}
+		if write {
+			st.Kind = sched.KindWrite
+		}
+		return st
+	}
+	pa, pb := m.Site(prev.Site), m.Site(cur.Site)
+	if pa.File == "" || pb.File == "" {
+		return "", false
+	}
+	x, y := stmt(pa, prev.Write), stmt(pb, cur.Write)
+	if y.String() < x.String() {
+		x, y = y, x
+	}
+	return x.String() + "~" + y.String(), true
 }
 
 // phase1Detector makes the detectors tracePairs runs: racekit analyze's

@@ -208,7 +208,7 @@ func TestFuzzStartFailure(t *testing.T) {
 	for _, bin := range []string{filepath.Join(dir, "p0.test"), notExec} {
 		tg := &Target{Pkg: "m/a", Dir: dir, Bin: bin}
 		c := &Campaign{Timeout: time.Minute}
-		_, err := c.pairRun(tg, "a.go:1~a.go:2", 1, filepath.Join(dir, "run.sched"))
+		_, err := c.pairRun(tg, "a.go:1~a.go:2", "", 1, filepath.Join(dir, "run.sched"))
 		if err == nil || !strings.Contains(err.Error(), "m/a") || !strings.Contains(err.Error(), bin+" did not start") {
 			t.Errorf("%s: phase 2 run: error %v, want one naming m/a and the binary", filepath.Base(bin), err)
 		}
@@ -216,5 +216,38 @@ func TestFuzzStartFailure(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), bin+" did not start") {
 			t.Errorf("%s: recorded run: error %v, want one naming the binary", filepath.Base(bin), err)
 		}
+	}
+}
+
+// A pair's verdict: confirmed when a run created it, else the evidence of
+// what found it: observed (a race of a recorded run), predicted (another
+// interleaving has it), potential; "not created" for a candidate of
+// phase 1 alone. Runs past the time budget are counted apart.
+func TestVerdicts(t *testing.T) {
+	tg := &Target{Pkg: "m"}
+	made := []Run{{Seed: 1, Outcome: "none", Created: true, Resolution: "a before b"}, {}}
+	notMade := []Run{{Seed: 1, Outcome: "none"}, {Seed: 2, Outcome: "test failure", Detail: "TestX"}}
+	for _, tc := range []struct {
+		runs     []Run
+		sources  []string
+		observed bool
+		want     string
+	}{
+		{made, []string{"predicted"}, false, "confirmed"},
+		{notMade, []string{"observed"}, true, "observed"},
+		{notMade, []string{"predicted"}, false, "predicted"},
+		{notMade, []string{"potential"}, false, "potential"},
+		{notMade, []string{"hybrid"}, false, "not created"},
+	} {
+		fp := summarize("a.go:1~a.go:2", tg, tc.runs, nil)
+		fp.Sources, fp.Observed = tc.sources, tc.observed
+		fp.setVerdict()
+		if fp.Verdict != tc.want {
+			t.Errorf("%v: verdict %q, want %q", tc.sources, fp.Verdict, tc.want)
+		}
+	}
+	fp := summarize("a.go:1~a.go:2", tg, made, nil)
+	if fp.Runs != 1 || fp.Skipped != 1 || fp.Probability != 1 {
+		t.Errorf("one run made, one left out: %d runs, %d skipped, probability %v", fp.Runs, fp.Skipped, fp.Probability)
 	}
 }

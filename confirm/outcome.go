@@ -5,10 +5,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/racekit/racekit/sched"
 )
@@ -75,9 +77,14 @@ func classify(timedOut bool, code int, out string, s *sched.Schedule) (string, s
 
 // summarize groups a pair's runs by resolution and outcome.
 func summarize(pair string, t *Target, runs []Run, goFlags []string) FuzzPair {
-	fp := FuzzPair{Pair: pair, Package: t.Pkg, Runs: len(runs)}
+	fp := FuzzPair{Pair: pair, Package: t.Pkg}
 	idx := map[[3]string]int{}
 	for _, r := range runs {
+		if r.Outcome == "" {
+			fp.Skipped++ // not run: past the time budget
+			continue
+		}
+		fp.Runs++
 		fp.Seconds += r.Elapsed.Seconds()
 		if r.Escapes > 0 {
 			fp.Escapes++
@@ -119,13 +126,18 @@ func (fp *FuzzPair) sortOutcomes() {
 }
 
 // setVerdict is "confirmed" when a run created the race, else "observed"
-// when hb reported it in phase 1, else "not created".
+// when hb reported it in phase 1 (or racekit test on its run), else
+// "predicted" for a race a predictive detector gave, else "not created".
 func (fp *FuzzPair) setVerdict() {
 	switch {
 	case fp.Real:
 		fp.Verdict = "confirmed"
 	case fp.Observed:
 		fp.Verdict = "observed"
+	case slices.Contains(fp.Sources, "predicted"):
+		fp.Verdict = "predicted"
+	case slices.Contains(fp.Sources, "potential"):
+		fp.Verdict = "potential"
 	default:
 		fp.Verdict = "not created"
 	}
@@ -283,33 +295,7 @@ func PrintFuzz(w io.Writer, res FuzzResult) {
 		real++
 		fmt.Fprintf(w, "==================\nWARNING: DATA RACE (confirmed: racekit fuzz created it in %d of %d runs, probability %.2f)\n", p.Created, p.Runs, p.Probability)
 		fmt.Fprintf(w, "  between %s\n      and %s\n  in package %s\n  candidate from %s\n", relSite(a), relSite(b), p.Package, strings.Join(p.Sources, ", "))
-		for _, o := range p.Outcomes {
-			res := o.Resolution
-			if res == "" {
-				res = "not created"
-			}
-			what := o.Outcome
-			if what == "none" {
-				what = "no failure"
-			}
-			if o.Detail != "" {
-				what += ": " + o.Detail
-			}
-			if o.Outcome != "none" && o.Baseline > 0 {
-				what += fmt.Sprintf(" (also in %d of %d runs without the race: not its doing)", o.Baseline, res0.BaselineRuns)
-			}
-			fmt.Fprintf(w, "  %s -> %s\n      %d runs, seeds %s\n", res, what, o.Runs, seedList(o.Seeds))
-			switch {
-			case o.Replayed == 0:
-			case o.Identical == o.Replayed:
-				fmt.Fprintf(w, "      seed %d replayed %d times: the same schedule each time\n", o.Seeds[0], o.Replayed)
-			default:
-				fmt.Fprintf(w, "      seed %d replayed %d times: %d with the same schedule (%s)\n", o.Seeds[0], o.Replayed, o.Identical, o.ReplayDiff)
-			}
-		}
-		if p.Escapes > 0 {
-			fmt.Fprintf(w, "  (%d runs had goroutines leave the scheduler's control: they may not replay exactly)\n", p.Escapes)
-		}
+		printOutcomes(w, p, res0.BaselineRuns)
 		fmt.Fprintf(w, "  replay: %s\n==================\n", p.Replay)
 	}
 	fmt.Fprintf(w, "racekit fuzz: %d candidate pairs (%s), %d real races confirmed", len(res.Pairs), res.Phase1, real)
@@ -317,6 +303,88 @@ func PrintFuzz(w io.Writer, res FuzzResult) {
 		fmt.Fprintf(w, ", %d more observed but not created", observed)
 	}
 	fmt.Fprintln(w)
+}
+
+// stmtText is a pair's statement as a report shows it: file:line:col
+// (write), its file relative to the working directory.
+func stmtText(s string) string {
+	st, ok := sched.ParseStmt(s)
+	if !ok || st.Kind == sched.KindOther {
+		return relSite(s)
+	}
+	kind := st.Kind
+	st.Kind = sched.KindOther
+	return relSite(st.String()) + " (" + map[sched.Kind]string{sched.KindRead: "read", sched.KindWrite: "write"}[kind] + ")"
+}
+
+// printOutcomes writes what each resolution of a created race led to,
+// with its seeds and replays, and the runs that escaped control.
+func printOutcomes(w io.Writer, p FuzzPair, baselineRuns int) {
+	for _, o := range p.Outcomes {
+		res := o.Resolution
+		if res == "" {
+			res = "not created"
+		}
+		what := o.Outcome
+		if what == "none" {
+			what = "no failure"
+		}
+		if o.Detail != "" {
+			what += ": " + o.Detail
+		}
+		if o.Outcome != "none" && o.Baseline > 0 {
+			what += fmt.Sprintf(" (also in %d of %d runs without the race: not its doing)", o.Baseline, baselineRuns)
+		}
+		fmt.Fprintf(w, "  %s -> %s\n      %d runs, seeds %s\n", res, what, o.Runs, seedList(o.Seeds))
+		switch {
+		case o.Replayed == 0:
+		case o.Identical == o.Replayed:
+			fmt.Fprintf(w, "      seed %d replayed %d times: the same schedule each time\n", o.Seeds[0], o.Replayed)
+		default:
+			fmt.Fprintf(w, "      seed %d replayed %d times: %d with the same schedule (%s)\n", o.Seeds[0], o.Replayed, o.Identical, o.ReplayDiff)
+		}
+	}
+	if p.Escapes > 0 {
+		fmt.Fprintf(w, "  (%d runs had goroutines leave the scheduler's control: they may not replay exactly)\n", p.Escapes)
+	}
+}
+
+// PrintVerdicts writes the verdict of each race racekit test reported
+// (Given pairs), once each: confirmed with what each resolution led to
+// and a replay command, or still observed or predicted, with the runs
+// made and those the time budget left out.
+func PrintVerdicts(w io.Writer, res FuzzResult, elapsed time.Duration) {
+	count := map[string]int{}
+	fmt.Fprintf(w, "==================\nracekit: each race re-executed under RaceFuzzer's controlled scheduler\n")
+	for _, p := range res.Pairs {
+		count[p.Verdict]++
+		a, b, _ := strings.Cut(p.Pair, "~")
+		runs := fmt.Sprintf("%d runs", p.Runs)
+		if p.Skipped > 0 {
+			runs += fmt.Sprintf(" (%d more left out: the time budget ran out)", p.Skipped)
+		}
+		switch p.Verdict {
+		case "confirmed":
+			fmt.Fprintf(w, "RACE CONFIRMED: created in %d of %s, probability %.2f\n", p.Created, runs, p.Probability)
+		case "observed":
+			fmt.Fprintf(w, "RACE OBSERVED: not created in %s; the recorded run had it (its two accesses unordered by happens-before)\n", runs)
+		case "predicted":
+			fmt.Fprintf(w, "RACE PREDICTED: not created in %s; another interleaving of the recorded run has it\n", runs)
+		default:
+			fmt.Fprintf(w, "RACE %s: %s\n", strings.ToUpper(p.Verdict), runs)
+		}
+		where := "package " + p.Package
+		if p.Test != "" {
+			where += ", " + p.Test
+		}
+		fmt.Fprintf(w, "  between %s\n      and %s\n  in %s\n", stmtText(a), stmtText(b), where)
+		if p.Real {
+			printOutcomes(w, p, res.BaselineRuns)
+			fmt.Fprintf(w, "  replay: %s\n", p.Replay)
+		}
+	}
+	fmt.Fprintf(w, "==================\nracekit: %d race(s): %d confirmed, %d observed, %d predicted (%.1fs)\n",
+		len(res.Pairs), count["confirmed"], count["observed"], count["predicted"], elapsed.Seconds())
 }
 
 func seedList(s []uint64) string {

@@ -18,6 +18,18 @@ type RaceOptions struct {
 	Keep      string   // if set, each run's schedule is kept in Keep/PAIR-SEED.sched
 	Verbose   bool     // phase 1's summary on stderr
 	Tags      string   // go's -tags, which vet's source does not honour (a warning)
+	// Given are candidates found elsewhere (racekit test's races), the
+	// source "given" of Sources.
+	Given []Given
+}
+
+// Given is a candidate pair found before the campaign: a race racekit
+// test reported, observed on its run or predicted.
+type Given struct {
+	Package string
+	Pair    string // as RacePair gives it
+	Source  string // what found it: "observed" (a race of the run) or "predicted"
+	Test    string // the top-level test it raced in; its runs run that test alone
 }
 
 // raceFuzzer is one campaign of RaceFuzzer: the candidate pairs phase 1
@@ -75,6 +87,8 @@ func (f *raceFuzzer) phase1() error {
 			d, err = f.vetPairs()
 		case "pairs":
 			d, err = f.filePairs()
+		case "given":
+			d = f.givenPairs()
 		}
 		if err != nil {
 			return err
@@ -181,6 +195,27 @@ func (f *raceFuzzer) filePairs() (string, error) {
 	return d, nil
 }
 
+// givenPairs adds the Given pairs to their packages' candidates, an
+// observed race marked so.
+func (f *raceFuzzer) givenPairs() string {
+	for _, g := range f.Given {
+		for _, t := range f.Targets {
+			if t.Pkg != g.Package {
+				continue
+			}
+			before := len(f.cands.jobs)
+			f.cands.add(t, g.Pair, g.Source)
+			if len(f.cands.jobs) > before {
+				f.cands.jobs[before].test = g.Test
+			}
+			if g.Source == "observed" {
+				f.cands.observe(t, g.Pair)
+			}
+		}
+	}
+	return "the races of the recorded runs"
+}
+
 // fuzzTask is one run of phase 2: run k (seed) of candidate pair j or,
 // for j < 0, baseline run k of target -1-j.
 type fuzzTask struct {
@@ -246,11 +281,15 @@ func (f *raceFuzzer) runTask(tk fuzzTask, tally *fuzzTally) error {
 		return err
 	}
 	jb := f.cands.jobs[tk.j]
+	if f.pastDeadline() {
+		tally.done(tk.j, jb.pair, f.Runs, Run{})
+		return nil // not run: Outcome "" (summarize counts it skipped)
+	}
 	schedPath := filepath.Join(f.Tmp, fmt.Sprintf("%d-%d.sched", tk.j, tk.seed))
 	if f.Keep != "" {
 		schedPath = filepath.Join(f.Keep, fmt.Sprintf("%d-%d.sched", jb.index, tk.seed))
 	}
-	r, err := f.pairRun(jb.t, jb.pair, tk.seed, schedPath)
+	r, err := f.pairRun(jb.t, jb.pair, jb.test, tk.seed, schedPath)
 	if f.Keep == "" {
 		os.Remove(schedPath)
 	}
@@ -266,8 +305,9 @@ func (f *raceFuzzer) verdicts() {
 		f.res.Baselines = append(f.res.Baselines, baselineOutcomes(t.Pkg, f.baseline[ti])...)
 	}
 	for j, jb := range f.cands.jobs {
-		fp := summarize(jb.pair, jb.t, f.results[j], f.GoFlags)
+		fp := summarize(jb.pair, jb.t, f.results[j], testFlags(f.GoFlags, jb.test))
 		fp.Index = jb.index
+		fp.Test = jb.test
 		fp.Sources = jb.sources
 		fp.Observed = jb.observed
 		fp.setVerdict()

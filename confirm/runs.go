@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -105,8 +107,12 @@ func recordTests(t *Target, testArgs, env []string, path string, timeout time.Du
 // access at a statement in a hot loop is a point), and all runs of all
 // pairs would not fit in memory, nor on disk. A binary that does not
 // start is an error, whose run has no schedule to digest.
-func (c *Campaign) pairRun(t *Target, pair string, seed uint64, schedPath string) (Run, error) {
-	r, err := controlledRun(t, c.TestArgs, []string{
+func (c *Campaign) pairRun(t *Target, pair, test string, seed uint64, schedPath string) (Run, error) {
+	args := c.TestArgs
+	if test != "" {
+		args = append(slices.Clone(args), "-test.run=^"+regexp.QuoteMeta(test)+"$")
+	}
+	r, err := controlledRun(t, args, []string{
 		"RACEKIT_SCHED=racefuzzer",
 		"RACEKIT_SEED=" + strconv.FormatUint(seed, 10),
 		"RACEKIT_PAIR=" + pair,

@@ -1,6 +1,8 @@
 package confirm
 
 import (
+	"regexp"
+	"slices"
 	"time"
 
 	"github.com/racekit/racekit/progress"
@@ -36,6 +38,23 @@ type Campaign struct {
 	// zero Shard runs all of it.
 	Shard    Shard
 	Progress *progress.Lines // nil: no progress lines
+	// Deadline, if set, is when phase 2 stops starting runs (a time
+	// budget): a candidate's runs not made count as Skipped.
+	Deadline time.Time
+}
+
+// pastDeadline reports whether the campaign's time budget is spent.
+func (c *Campaign) pastDeadline() bool {
+	return !c.Deadline.IsZero() && time.Now().After(c.Deadline)
+}
+
+// testFlags are go test's flags with -run restricting the runs to test
+// ("": goFlags as they are): a replay command's flags.
+func testFlags(goFlags []string, test string) []string {
+	if test == "" {
+		return goFlags
+	}
+	return append(slices.Clone(goFlags), "-run", "^"+regexp.QuoteMeta(test)+"$")
 }
 
 // records is how many recorded runs phase 1 makes per target.
@@ -91,8 +110,11 @@ type FuzzPair struct {
 	Observed bool `json:"observed"`
 	// Verdict is "confirmed" (Real), else "observed" (Observed), else
 	// "not created".
-	Verdict     string        `json:"verdict"`
-	Runs        int           `json:"runs"`
+	Verdict string `json:"verdict"`
+	Runs    int    `json:"runs"`
+	// Skipped counts the runs not made: the time budget ran out.
+	Skipped     int           `json:"skipped,omitempty"`
+	Test        string        `json:"test,omitempty"` // its runs ran this test alone
 	Created     int           `json:"created"`
 	Probability float64       `json:"probability"`
 	Escapes     int           `json:"escapes"`

@@ -49,7 +49,6 @@ import (
 	"github.com/racekit/racekit/bench/harness"
 	"github.com/racekit/racekit/bench/truth"
 	"github.com/racekit/racekit/confirm"
-	"github.com/racekit/racekit/sched"
 )
 
 // Hybrid's time is hybrid's share of racekit fuzz's phase 1 time divided
@@ -181,7 +180,7 @@ func subject(s *truth.Subject, rk, phase1 string, record, recordRandom, runs, jo
 		if p.Escapes > 0 {
 			r.EscapeRuns += p.Escapes
 		}
-		tp, ok := pairLines(s, p.Pair)
+		tp, ok := s.PairOf(p.Pair)
 		e := expected[tp]
 		if !ok || e == nil {
 			r.Phase1False++
@@ -314,32 +313,6 @@ func relToWd(dir string) string {
 		return rel
 	}
 	return dir
-}
-
-// pairLines maps a pair "file:line~file:line" (absolute files) to the
-// subject's lines.
-func pairLines(s *truth.Subject, pair string) (truth.Pair, bool) {
-	a, b, ok := strings.Cut(pair, "~")
-	if !ok {
-		return truth.Pair{}, false
-	}
-	la, oka := lineOf(s, a)
-	lb, okb := lineOf(s, b)
-	return truth.MakePair(la, lb), oka && okb
-}
-
-// lineOf maps a statement of a pair ("file:line", "file:line:col", either
-// with ":r" or ":w", as racekit fuzz names accesses) to the subject's line.
-func lineOf(s *truth.Subject, site string) (truth.Line, bool) {
-	st, ok := sched.ParseStmt(site)
-	if !ok {
-		return truth.Line{}, false
-	}
-	rel, err := filepath.Rel(s.Dir, st.File)
-	if err != nil || strings.HasPrefix(rel, "..") {
-		return truth.Line{}, false
-	}
-	return truth.Line{File: filepath.ToSlash(rel), Line: st.Line}, true
 }
 
 // failure names a failed plain run by its panic or failing tests.

@@ -138,7 +138,7 @@ func subject(s *truth.Subject, rk string, jobs int, timeout time.Duration, tmp s
 		var lines []truth.Line
 		ok := true
 		for _, site := range a.Sites {
-			l, lok := lineOf(s, site)
+			l, lok := s.LineOf(site)
 			ok = ok && lok
 			lines = append(lines, l)
 		}
@@ -241,28 +241,6 @@ func relSites(ss []string) []string {
 		out[i] = relToWd(s)
 	}
 	return out
-}
-
-// lineOf maps a site (file:line[:col], the file absolute) to the
-// subject's line.
-func lineOf(s *truth.Subject, site string) (truth.Line, bool) {
-	parts := strings.Split(site, ":")
-	if len(parts) < 2 {
-		return truth.Line{}, false
-	}
-	file, num := parts[0], parts[1]
-	if len(parts) > 2 {
-		file, num = strings.Join(parts[:len(parts)-2], ":"), parts[len(parts)-2]
-	}
-	var n int
-	if _, err := fmt.Sscanf(num, "%d", &n); err != nil {
-		return truth.Line{}, false
-	}
-	rel, err := filepath.Rel(s.Dir, file)
-	if err != nil || strings.HasPrefix(rel, "..") {
-		return truth.Line{}, false
-	}
-	return truth.Line{File: filepath.ToSlash(rel), Line: n}, true
 }
 
 func table(w io.Writer, rows []Row) {

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/racekit/racekit/sched"
 	"github.com/racekit/racekit/trace"
 )
 
@@ -453,4 +454,30 @@ func Select(subjects []*Subject, names []string) []*Subject {
 		}
 	}
 	return sel
+}
+
+// LineOf maps a site or statement ("file:line", "file:line:col", either
+// with ":r" or ":w", as racekit names accesses; the file absolute) to the
+// subject's line; false for a file outside the subject.
+func (s *Subject) LineOf(site string) (Line, bool) {
+	st, ok := sched.ParseStmt(site)
+	if !ok {
+		return Line{}, false
+	}
+	rel, err := filepath.Rel(s.Dir, st.File)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return Line{}, false
+	}
+	return Line{File: filepath.ToSlash(rel), Line: st.Line}, true
+}
+
+// PairOf maps a racekit pair "stmt~stmt" to the subject's pair of lines.
+func (s *Subject) PairOf(pair string) (Pair, bool) {
+	a, b, ok := strings.Cut(pair, "~")
+	if !ok {
+		return Pair{}, false
+	}
+	la, oka := s.LineOf(a)
+	lb, okb := s.LineOf(b)
+	return MakePair(la, lb), oka && okb
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/racekit/racekit/confirm"
 	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/gen"
 	"github.com/racekit/racekit/report"
@@ -501,5 +502,66 @@ func TestAnalyzeStopsAtMemLimit(t *testing.T) {
 	_, stderr, _ := racekit(t, "analyze", "-progress=off", rkt)
 	if strings.Contains(stderr, "stopped") {
 		t.Errorf("stopped without a limit:\n%s", stderr)
+	}
+}
+
+// racekit test -confirm re-executes each race it reported and gives it a
+// verdict, for real: fuzzobs's race on the flag is made to happen
+// (confirmed, with a replay command restricted to its test); its race on
+// the data, published through the flag, cannot be brought back to back
+// and stays observed. A budget too short for any run leaves every run out
+// and says so, and the verdicts stay those of the recorded run.
+func TestTestConfirm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs instrumented test binaries")
+	}
+	flag := markedLines(t, "testdata/fuzzobs/fuzzobs.go", "FLAG")
+	data := markedLines(t, "testdata/fuzzobs/fuzzobs.go", "DATA")
+	for _, tc := range []struct {
+		budget        string
+		flag, data    string // verdicts
+		runs, skipped int
+	}{
+		{"2m", "confirmed", "observed", 10, 0},
+		{"1ns", "observed", "observed", 0, 10},
+	} {
+		out := filepath.Join(t.TempDir(), "verdicts.json")
+		stdout, stderr, code := racekit(t, "test", "-q", "--confirm", "--budget", tc.budget, "--confirm-json", out, "./testdata/fuzzobs")
+		if code != exitError {
+			t.Errorf("budget %s: exit %d, want %d (the races fail the package)", tc.budget, code, exitError)
+		}
+		var res confirm.FuzzResult
+		data0, err := os.ReadFile(out)
+		if err == nil {
+			err = json.Unmarshal(data0, &res)
+		}
+		if err != nil {
+			t.Fatalf("budget %s: %v\nstdout:\n%s\nstderr:\n%s", tc.budget, err, stdout, stderr)
+		}
+		got := map[string]confirm.FuzzPair{}
+		for _, p := range res.Pairs {
+			got[confirm.PairKey(p.Pair)] = p
+		}
+		for _, w := range []struct{ name, pair, verdict string }{
+			{"flag", flag[0] + "~" + flag[1], tc.flag},
+			{"data", data[0] + "~" + data[1], tc.data},
+		} {
+			p, ok := got[confirm.PairKey(w.pair)]
+			switch {
+			case !ok:
+				t.Errorf("budget %s: no verdict on the %s race %s; got %+v", tc.budget, w.name, w.pair, res.Pairs)
+			case p.Verdict != w.verdict || p.Runs != tc.runs || p.Skipped != tc.skipped || p.Test != "TestGet":
+				t.Errorf("budget %s: %s race: %s in %d runs (%d left out) of %q, want %s in %d (%d)", tc.budget, w.name, p.Verdict, p.Runs, p.Skipped, p.Test, w.verdict, tc.runs, tc.skipped)
+			case p.Verdict == "confirmed" && !strings.Contains(p.Replay, "-run '^TestGet$'"):
+				t.Errorf("replay command %q does not restrict the run to TestGet", p.Replay)
+			}
+		}
+		summary := fmt.Sprintf("racekit: 2 race(s): %d confirmed, %d observed, 0 predicted", map[bool]int{true: 1}[tc.flag == "confirmed"], map[bool]int{true: 2, false: 1}[tc.flag == "observed"])
+		if !strings.Contains(stdout, summary) {
+			t.Errorf("budget %s: stdout lacks %q:\n%s", tc.budget, summary, stdout)
+		}
+		if tc.skipped > 0 && !strings.Contains(stdout, "(10 more left out: the time budget ran out)") {
+			t.Errorf("budget %s: stdout does not say runs were left out:\n%s", tc.budget, stdout)
+		}
 	}
 }

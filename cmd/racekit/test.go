@@ -6,14 +6,20 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
+	"slices"
 	"syscall"
+	"time"
 
+	"github.com/racekit/racekit/confirm"
+	"github.com/racekit/racekit/instrument"
+	"github.com/racekit/racekit/progress"
 	"github.com/racekit/racekit/trace/tracefile"
 )
 
 var cmdTest = register(&command{
 	name:      "test",
-	usageLine: "test [-algo=fasttrack] [-predict] [-deadlocks] [-leaks [-leaks-ignore F,...]] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
+	usageLine: "test [-algo=fasttrack] [-predict] [-confirm [-budget D] [-confirm-runs N] [-confirm-json FILE]] [-deadlocks] [-leaks [-leaks-ignore F,...]] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
 	short:     "instrument and run Go tests, then report their data races",
 	long: `
 Test is racekit's go test -race: it takes go test's command line, with
@@ -82,6 +88,24 @@ every race reported is still one of an execution. Over racekit's subjects
 and 116 of 122 known races, against 106 with Go's scheduler in the same
 hour, none false (bench/results/hb-random*.json).
 
+-confirm re-executes each race reported, once go test is done, under
+racekit's controlled scheduler (RaceFuzzer, as racekit fuzz does): the
+package's instrumented test binary runs the race's test alone
+-confirm-runs times, each with its own seed, a goroutine about to make
+one of the race's two accesses postponed until another is about to make
+the other. Each race is then printed once more with its verdict:
+confirmed (a run made the two accesses back to back; what each order led
+to, a panic, a test failure, a deadlock or nothing, the seeds, and a
+racekit replay command that re-makes it), or still observed (the
+recorded run had it: its two accesses were unordered by happens-before,
+and no controlled run brought them next to each other) or predicted
+(-predict: another interleaving has it). -budget bounds the
+confirmation's time, building included: the runs not started by then
+are left out and counted. The verdicts go to standard output after go
+test's (standard error with -json) and do not change the exit status;
+-confirm-json FILE writes them as JSON too (racekit fuzz -json's format:
+each pair with its verdict, runs, outcomes, seeds and replay command).
+
 Test results are never taken from go test's cache (-count=1 is added
 unless -count is given): a cached result would leave no trace.
 
@@ -94,18 +118,27 @@ Exit status, as go test -race gives it: 0 when the tests pass and no race was
 found, 1 when a test failed, the build failed or a race was found; 2 on a
 usage error.
 `,
-	run:    runTest,
 	goTest: goTestAll,
 })
 
 var (
 	testFlags   *frontendFlags
 	testFilters *filterFlags
+
+	testConfirm     *bool
+	testBudget      *time.Duration
+	testConfirmRuns *int
+	testConfirmJSON *string
 )
 
 func init() {
+	cmdTest.run = runTest
 	testFlags = addFrontendFlags(cmdTest.flags)
 	testFilters = addRecordingFlags(cmdTest)
+	testConfirm = cmdTest.flags.Bool("confirm", false, "re-execute each race under the controlled scheduler (RaceFuzzer) and print its verdict: confirmed with a replay command, or observed, or predicted")
+	testBudget = cmdTest.flags.Duration("budget", 2*time.Minute, "with -confirm: the confirmation's time limit, building included")
+	testConfirmRuns = cmdTest.flags.Int("confirm-runs", 10, "with -confirm: controlled runs per race")
+	testConfirmJSON = cmdTest.flags.String("confirm-json", "", "with -confirm: also write the verdicts as JSON (racekit fuzz -json's format) to FILE")
 }
 
 func runTest(c *command, args []string) int {
@@ -115,6 +148,10 @@ func runTest(c *command, args []string) int {
 	}
 	if err := testFilters.checkRecording(algos); err != nil {
 		c.errorf("%v", err)
+		return exitUsage
+	}
+	if *testConfirmRuns < 1 || *testBudget <= 0 {
+		c.errorf("-confirm-runs must be at least 1 and -budget more than 0")
 		return exitUsage
 	}
 	pkgs := args
@@ -212,6 +249,12 @@ func runTest(c *command, args []string) int {
 	if out.err {
 		code = exitError
 	}
+	if *testConfirm && len(out.given) > 0 {
+		if err := confirmRaces(c, prep, out.given, rest); err != nil {
+			c.errorf("-confirm: %v", err)
+			code = exitError
+		}
+	}
 	files := tracefile.List(traceDir)
 	if *testFlags.keep != "" {
 		if err := keepTraces(*testFlags.keep, files); err != nil {
@@ -223,4 +266,54 @@ func runTest(c *command, args []string) int {
 		return exitError
 	}
 	return code
+}
+
+// confirmRaces is -confirm: the packages' test binaries built, each race
+// re-executed under RaceFuzzer (package confirm) within -budget, and the
+// verdicts printed on w.
+func confirmRaces(c *command, prep *instrument.Prepared, given []confirm.Given, w io.Writer) error {
+	start := time.Now()
+	var pkgs []string
+	for _, g := range given {
+		if !slices.Contains(pkgs, g.Package) {
+			pkgs = append(pkgs, g.Package)
+		}
+	}
+	tmp, err := os.MkdirTemp("", "racekit-confirm-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	prog := progress.New("test", *testFlags.quiet)
+	prog.Printf("confirming %d race(s): building the test binaries of %d package(s)", len(given), len(pkgs))
+	targets, err := confirm.BuildTargets(prep, testFlags.buildFlags(), pkgs, tmp)
+	if err != nil {
+		return err
+	}
+	res, err := confirm.FuzzRaces(&confirm.RaceOptions{
+		Campaign: confirm.Campaign{
+			Targets: targets, Tmp: tmp, TestArgs: c.line.binaryArgs(),
+			Runs: *testConfirmRuns, Jobs: runtime.NumCPU(), Seed: 1,
+			Timeout: min(*testBudget, time.Minute), Deadline: start.Add(*testBudget),
+			Progress: prog,
+		},
+		Sources: []string{"given"},
+		Given:   given,
+	})
+	if err != nil {
+		return err
+	}
+	confirm.PrintVerdicts(w, res, time.Since(start))
+	if *testConfirmJSON != "" {
+		f, err := os.Create(*testConfirmJSON)
+		if err != nil {
+			return err
+		}
+		if err := writeJSON(f, res); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/racekit/racekit/confirm"
 )
 
 // testOutput passes go test's standard output through, holding back the
@@ -45,7 +47,8 @@ type testOutput struct {
 	failed   int                  // packages racekit failed
 	lastFail bool                 // the last line was "FAIL" alone
 	races    int
-	err      bool // an analysis failed
+	err      bool            // an analysis failed
+	given    []confirm.Given // --confirm: each race reported, for confirmation
 }
 
 // summaryLine is go test's last line for a package: "ok  \tp\t0.1s",

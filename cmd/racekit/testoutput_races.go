@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/racekit/racekit/analyze"
+	"github.com/racekit/racekit/confirm"
 	"github.com/racekit/racekit/detect/deadlock"
 	"github.com/racekit/racekit/detect/leak"
 	"github.com/racekit/racekit/finding"
@@ -124,6 +125,7 @@ func (o *testOutput) packageRaces(pkg string) ([]*testRaces, int) {
 		for ri, res := range a.Results {
 			for _, g := range res.Groups {
 				name := res.Tests[g.Pair()]
+				o.addGiven(pkg, name, res.Detector, a.Meta, g)
 				tr := of(name)
 				tr.results[ri].Groups = append(tr.results[ri].Groups, g)
 				tr.n++
@@ -142,6 +144,25 @@ func (o *testOutput) packageRaces(pkg string) ([]*testRaces, int) {
 	sort.SliceStable(byTest, func(i, j int) bool { return byTest[i].test != "" && byTest[j].test == "" })
 	o.races += races
 	return append(byTest, cycles...), total
+}
+
+// addGiven notes a race of pkg's test name that detector reported, for
+// --confirm: observed when the detector is precise (its run had it),
+// predicted when it predicts, potential otherwise.
+func (o *testOutput) addGiven(pkg, test, detector string, m *trace.Meta, g finding.Group) {
+	pair, ok := confirm.RacePair(m, g.Prev, g.Cur)
+	if !ok {
+		return
+	}
+	source := "potential"
+	switch detector {
+	case "hb", "fasttrack":
+		source = "observed"
+	case "rdit", "mcm", "wcp":
+		source = "predicted"
+	}
+	top, _, _ := strings.Cut(test, "/")
+	o.given = append(o.given, confirm.Given{Package: pkg, Pair: pair, Source: source, Test: top})
 }
 
 // writeTests writes each test's reports and its failure, line by line:
