@@ -6,7 +6,29 @@
 // their claim to be race-free.
 package racy
 
-import "testing"
+import (
+	"runtime/debug"
+	"testing"
+)
+
+// Enabled reports whether the binary was built with -race. It is read
+// from the build settings, not from the race build tag: racekit gives
+// that tag its meaning (code that behaves by it behaves as under -race),
+// and the subjects are racekit's to run.
+var Enabled = raceBuild()
+
+func raceBuild() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
+}
 
 // Skip skips the test when the race detector is on.
 func Skip(t testing.TB) {

@@ -1,6 +1,0 @@
-//go:build !race
-
-package racy
-
-// Enabled reports whether the binary was built with -race.
-const Enabled = false
