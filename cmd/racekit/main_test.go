@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/racekit/racekit/confirm"
 	"github.com/racekit/racekit/finding"
@@ -563,5 +567,144 @@ func TestTestConfirm(t *testing.T) {
 		if tc.skipped > 0 && !strings.Contains(stdout, "(10 more left out: the time budget ran out)") {
 			t.Errorf("budget %s: stdout does not say runs were left out:\n%s", tc.budget, stdout)
 		}
+	}
+}
+
+// racekit test -sarif writes the races it reported as a SARIF log the
+// SARIF 2.1.0 schema accepts, with -confirm's verdicts, for real:
+// fuzzobs's race on the flag confirmed (with its probability and replay
+// command), its race on the data observed, each at both of its accesses
+// with both accesses' stacks.
+func TestTestSARIF(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs instrumented test binaries")
+	}
+	flag := markedLines(t, "testdata/fuzzobs/fuzzobs.go", "FLAG")
+	data := markedLines(t, "testdata/fuzzobs/fuzzobs.go", "DATA")
+	out := filepath.Join(t.TempDir(), "races.sarif")
+	stdout, stderr, code := racekit(t, "test", "-q", "-confirm", "-sarif", out, "./testdata/fuzzobs")
+	if code != exitError {
+		t.Errorf("exit %d, want %d (the races fail the package)", code, exitError)
+	}
+	doc, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+
+	// The schema: report/testdata/README.md says where it came from.
+	f, err := os.Open("../../report/testdata/sarif-schema-2.1.0.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(report.SARIFSchema, f); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := c.Compile(report.SARIFSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, doc)
+	}
+	if err := schema.Validate(v); err != nil {
+		t.Errorf("invalid SARIF: %v\n%s", err, doc)
+	}
+
+	type location struct {
+		PhysicalLocation struct {
+			ArtifactLocation struct {
+				URI       string `json:"uri"`
+				URIBaseID string `json:"uriBaseId"`
+			} `json:"artifactLocation"`
+			Region struct {
+				StartLine int `json:"startLine"`
+			} `json:"region"`
+		} `json:"physicalLocation"`
+	}
+	var log struct {
+		Runs []struct {
+			OriginalURIBaseIDs map[string]struct {
+				URI string `json:"uri"`
+			} `json:"originalUriBaseIds"`
+			Results []struct {
+				Locations        []location `json:"locations"`
+				RelatedLocations []location `json:"relatedLocations"`
+				CodeFlows        []struct {
+					ThreadFlows []struct {
+						Locations []struct {
+							Location location `json:"location"`
+						} `json:"locations"`
+					} `json:"threadFlows"`
+				} `json:"codeFlows"`
+				Properties map[string]any `json:"properties"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(doc, &log); err != nil {
+		t.Fatal(err)
+	}
+	if len(log.Runs) != 1 {
+		t.Fatalf("%d runs, want 1:\n%s", len(log.Runs), doc)
+	}
+	run := log.Runs[0]
+	// site is l as an absolute file:line, as markedLines gives them.
+	site := func(l location) string {
+		a := l.PhysicalLocation.ArtifactLocation
+		file, err := url.PathUnescape(a.URI)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.URIBaseID != "" {
+			base, err := url.Parse(run.OriginalURIBaseIDs[a.URIBaseID].URI)
+			if err != nil {
+				t.Fatal(err)
+			}
+			file = base.Path + file
+		}
+		return fmt.Sprintf("%s:%d", filepath.FromSlash(file), l.PhysicalLocation.Region.StartLine)
+	}
+	got := map[string]string{} // verdict by line pair
+	for _, r := range run.Results {
+		if len(r.Locations) != 1 || len(r.RelatedLocations) != 1 || len(r.CodeFlows) != 1 || len(r.CodeFlows[0].ThreadFlows) != 2 {
+			t.Errorf("result %v: want one location, one related location and one codeFlow of two threadFlows:\n%s", r.Properties, doc)
+			continue
+		}
+		accesses := []string{site(r.Locations[0]), site(r.RelatedLocations[0])}
+		for i, tf := range r.CodeFlows[0].ThreadFlows {
+			n := len(tf.Locations)
+			if n < 2 || site(tf.Locations[n-1].Location) != accesses[i] || !strings.Contains(site(tf.Locations[0].Location), "fuzzobs_test.go:") {
+				t.Errorf("threadFlow %d of the race at %s: want the test's goroutine outermost and the access innermost:\n%s", i, accesses, doc)
+			}
+		}
+		if r.Properties["test"] != "TestGet" || r.Properties["package"] != "github.com/racekit/racekit/cmd/racekit/testdata/fuzzobs" {
+			t.Errorf("race at %s: test %v, package %v", accesses, r.Properties["test"], r.Properties["package"])
+		}
+		verdict, _ := r.Properties["verdict"].(string)
+		if verdict == "confirmed" {
+			replay, _ := r.Properties["replay"].(string)
+			p, _ := r.Properties["probability"].(float64)
+			if !strings.HasPrefix(replay, "racekit replay ") || p <= 0 {
+				t.Errorf("confirmed race at %s: replay %q, probability %v", accesses, replay, r.Properties["probability"])
+			}
+		}
+		slices.Sort(accesses)
+		got[strings.Join(accesses, "~")] = verdict
+	}
+	want := map[string]string{}
+	for _, w := range []struct {
+		lines   []string
+		verdict string
+	}{{flag, "confirmed"}, {data, "observed"}} {
+		lines := slices.Clone(w.lines)
+		slices.Sort(lines)
+		want[strings.Join(lines, "~")] = w.verdict
+	}
+	if len(run.Results) != 2 || !maps.Equal(got, want) {
+		t.Errorf("%d results, verdicts %v, want %v\nstdout:\n%s", len(run.Results), got, want, stdout)
 	}
 }

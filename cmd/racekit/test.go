@@ -6,20 +6,15 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"runtime"
-	"slices"
 	"syscall"
 	"time"
 
-	"github.com/racekit/racekit/confirm"
-	"github.com/racekit/racekit/instrument"
-	"github.com/racekit/racekit/progress"
 	"github.com/racekit/racekit/trace/tracefile"
 )
 
 var cmdTest = register(&command{
 	name:      "test",
-	usageLine: "test [-algo=fasttrack] [-predict] [-confirm [-budget D] [-confirm-runs N] [-confirm-json FILE]] [-deadlocks] [-leaks [-leaks-ignore F,...]] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
+	usageLine: "test [-algo=fasttrack] [-predict] [-confirm [-budget D] [-confirm-runs N] [-confirm-json FILE]] [-sarif FILE] [-deadlocks] [-leaks [-leaks-ignore F,...]] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
 	short:     "instrument and run Go tests, then report their data races",
 	long: `
 Test is racekit's go test -race: it takes go test's command line, with
@@ -106,6 +101,14 @@ test's (standard error with -json) and do not change the exit status;
 -confirm-json FILE writes them as JSON too (racekit fuzz -json's format:
 each pair with its verdict, runs, outcomes, seeds and replay command).
 
+-sarif FILE writes every race reported to FILE as SARIF 2.1.0, for
+code-scanning services: a result per race (rule data-race) at its access,
+the previous access a related location, the two accesses' stacks as
+thread flows, files relative to the main module's root, and as
+properties its verdict (-confirm's, else the detector's evidence:
+observed, predicted or potential), test and package, and once confirmed
+the probability and the replay command.
+
 Test results are never taken from go test's cache (-count=1 is added
 unless -count is given): a cached result would leave no trace.
 
@@ -129,6 +132,7 @@ var (
 	testBudget      *time.Duration
 	testConfirmRuns *int
 	testConfirmJSON *string
+	testSARIF       *string
 )
 
 func init() {
@@ -139,6 +143,7 @@ func init() {
 	testBudget = cmdTest.flags.Duration("budget", 2*time.Minute, "with -confirm: the confirmation's time limit, building included")
 	testConfirmRuns = cmdTest.flags.Int("confirm-runs", 10, "with -confirm: controlled runs per race")
 	testConfirmJSON = cmdTest.flags.String("confirm-json", "", "with -confirm: also write the verdicts as JSON (racekit fuzz -json's format) to FILE")
+	testSARIF = cmdTest.flags.String("sarif", "", "write every race reported as SARIF 2.1.0 to FILE: both accesses, their stacks, each race's verdict (-confirm's if given)")
 }
 
 func runTest(c *command, args []string) int {
@@ -198,6 +203,9 @@ func runTest(c *command, args []string) int {
 		rest = os.Stderr
 	}
 	out := &testOutput{out: os.Stdout, json: c.line.has("json"), chatty: c.line.chatty(), traceDir: traceDir, algos: algos, leakIgnore: testFlags.ignoredLeaks(), verbose: *testFlags.verbose, quiet: *testFlags.quiet, errorf: c.errorf}
+	if *testSARIF != "" {
+		out.sarif = &sarifRaces{path: *testSARIF}
+	}
 	gt := goCommand(prep, "test", goArgs...)
 	gt.Stdout = nil
 	stdout, err := gt.StdoutPipe()
@@ -250,8 +258,16 @@ func runTest(c *command, args []string) int {
 		code = exitError
 	}
 	if *testConfirm && len(out.given) > 0 {
-		if err := confirmRaces(c, prep, out.given, rest); err != nil {
+		res, err := confirmRaces(c, prep, out.given, rest)
+		if err != nil {
 			c.errorf("-confirm: %v", err)
+			code = exitError
+		}
+		out.sarif.judge(res)
+	}
+	if out.sarif != nil {
+		if err := out.sarif.write(); err != nil {
+			c.errorf("-sarif: %v", err)
 			code = exitError
 		}
 	}
@@ -266,54 +282,4 @@ func runTest(c *command, args []string) int {
 		return exitError
 	}
 	return code
-}
-
-// confirmRaces is -confirm: the packages' test binaries built, each race
-// re-executed under RaceFuzzer (package confirm) within -budget, and the
-// verdicts printed on w.
-func confirmRaces(c *command, prep *instrument.Prepared, given []confirm.Given, w io.Writer) error {
-	start := time.Now()
-	var pkgs []string
-	for _, g := range given {
-		if !slices.Contains(pkgs, g.Package) {
-			pkgs = append(pkgs, g.Package)
-		}
-	}
-	tmp, err := os.MkdirTemp("", "racekit-confirm-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	prog := progress.New("test", *testFlags.quiet)
-	prog.Printf("confirming %d race(s): building the test binaries of %d package(s)", len(given), len(pkgs))
-	targets, err := confirm.BuildTargets(prep, testFlags.buildFlags(), pkgs, tmp)
-	if err != nil {
-		return err
-	}
-	res, err := confirm.FuzzRaces(&confirm.RaceOptions{
-		Campaign: confirm.Campaign{
-			Targets: targets, Tmp: tmp, TestArgs: c.line.binaryArgs(),
-			Runs: *testConfirmRuns, Jobs: runtime.NumCPU(), Seed: 1,
-			Timeout: min(*testBudget, time.Minute), Deadline: start.Add(*testBudget),
-			Progress: prog,
-		},
-		Sources: []string{"given"},
-		Given:   given,
-	})
-	if err != nil {
-		return err
-	}
-	confirm.PrintVerdicts(w, res, time.Since(start))
-	if *testConfirmJSON != "" {
-		f, err := os.Create(*testConfirmJSON)
-		if err != nil {
-			return err
-		}
-		if err := writeJSON(f, res); err != nil {
-			f.Close()
-			return err
-		}
-		return f.Close()
-	}
-	return nil
 }

@@ -49,6 +49,7 @@ type testOutput struct {
 	races    int
 	err      bool            // an analysis failed
 	given    []confirm.Given // --confirm: each race reported, for confirmation
+	sarif    *sarifRaces     // -sarif: each race reported, with its stacks; nil without
 }
 
 // summaryLine is go test's last line for a package: "ok  \tp\t0.1s",

@@ -107,6 +107,7 @@ func (o *testOutput) packageRaces(pkg string) ([]*testRaces, int) {
 			cycles = append(cycles, &testRaces{a: a, cycles: a.Cycles, leaks: a.Leaks, stall: stall, n: n})
 			total += n
 		}
+		o.sarif.note(pkg, a)
 		index := map[string]*testRaces{}
 		of := func(name string) *testRaces {
 			tr := index[name]
@@ -282,6 +283,7 @@ func (o *testOutput) rest(w io.Writer) {
 		if !ok || a.Races == 0 && len(a.Cycles) == 0 && len(a.Leaks) == 0 && a.StallTests == nil {
 			continue
 		}
+		o.sarif.note("", a)
 		if err := a.Print(w); err != nil {
 			o.errorf("%v", err)
 			o.err = true

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/racekit/racekit/confirm"
+	"github.com/racekit/racekit/instrument"
+	"github.com/racekit/racekit/progress"
+)
+
+// confirmRaces is -confirm: the packages' test binaries built, each race
+// re-executed under RaceFuzzer (package confirm) within -budget, and the
+// verdicts printed on w and returned (nil if none were made).
+func confirmRaces(c *command, prep *instrument.Prepared, given []confirm.Given, w io.Writer) (*confirm.FuzzResult, error) {
+	start := time.Now()
+	var pkgs []string
+	for _, g := range given {
+		if !slices.Contains(pkgs, g.Package) {
+			pkgs = append(pkgs, g.Package)
+		}
+	}
+	tmp, err := os.MkdirTemp("", "racekit-confirm-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	prog := progress.New("test", *testFlags.quiet)
+	prog.Printf("confirming %d race(s): building the test binaries of %d package(s)", len(given), len(pkgs))
+	targets, err := confirm.BuildTargets(prep, testFlags.buildFlags(), pkgs, tmp)
+	if err != nil {
+		return nil, err
+	}
+	res, err := confirm.FuzzRaces(&confirm.RaceOptions{
+		Campaign: confirm.Campaign{
+			Targets: targets, Tmp: tmp, TestArgs: c.line.binaryArgs(),
+			Runs: *testConfirmRuns, Jobs: runtime.NumCPU(), Seed: 1,
+			Timeout: min(*testBudget, time.Minute), Deadline: start.Add(*testBudget),
+			Progress: prog,
+		},
+		Sources: []string{"given"},
+		Given:   given,
+	})
+	if err != nil {
+		return nil, err
+	}
+	confirm.PrintVerdicts(w, res, time.Since(start))
+	if *testConfirmJSON != "" {
+		f, err := os.Create(*testConfirmJSON)
+		if err != nil {
+			return &res, err
+		}
+		if err := writeJSON(f, res); err != nil {
+			f.Close()
+			return &res, err
+		}
+		return &res, f.Close()
+	}
+	return &res, nil
+}

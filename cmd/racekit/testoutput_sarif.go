@@ -1,0 +1,107 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/racekit/racekit/analyze"
+	"github.com/racekit/racekit/confirm"
+	"github.com/racekit/racekit/report"
+)
+
+// sarifRaces is racekit test -sarif: every race reported, kept with its
+// two accesses' stacks while each package's trace is analyzed (the
+// analysis is gone once the package is printed), given -confirm's verdict
+// once the confirmation is done, and written as SARIF at the end.
+type sarifRaces struct {
+	path  string
+	races []report.DynamicRace
+}
+
+// note keeps the races of a, pkg's test binary's trace ("": a binary
+// that no package of go test's claimed). A nil s keeps nothing.
+func (s *sarifRaces) note(pkg string, a *analyze.Analysis) {
+	if s == nil {
+		return
+	}
+	for i := range a.Results {
+		res := &a.Results[i]
+		for _, g := range res.Groups {
+			r := report.NewDynamicRace(a.Meta, res, g)
+			r.Package = pkg
+			r.Pair, _ = confirm.RacePair(a.Meta, g.Prev, g.Cur)
+			s.races = append(s.races, r)
+		}
+	}
+}
+
+// judge gives each race -confirm's verdict on its pair. The confirmation
+// may have merged the pair with another naming the same two accesses
+// more exactly (confirm's candidates keep one per pair); then the pair of
+// the same package on the same two lines is the race's, unless there are
+// several: the race keeps its detector's evidence rather than a guess.
+func (s *sarifRaces) judge(res *confirm.FuzzResult) {
+	if s == nil || res == nil {
+		return
+	}
+	type key struct{ pkg, pair string }
+	exact := map[key]*confirm.FuzzPair{}
+	lines := map[key]*confirm.FuzzPair{}
+	for i := range res.Pairs {
+		p := &res.Pairs[i]
+		exact[key{p.Package, p.Pair}] = p
+		k := key{p.Package, confirm.PairKey(p.Pair)}
+		if _, dup := lines[k]; dup {
+			lines[k] = nil
+		} else {
+			lines[k] = p
+		}
+	}
+	for i := range s.races {
+		r := &s.races[i]
+		if r.Pair == "" {
+			continue
+		}
+		p := exact[key{r.Package, r.Pair}]
+		if p == nil {
+			p = lines[key{r.Package, confirm.PairKey(r.Pair)}]
+		}
+		if p == nil {
+			continue
+		}
+		r.Verdict, r.Runs, r.Created, r.Probability, r.Replay = p.Verdict, p.Runs, p.Created, p.Probability, p.Replay
+	}
+}
+
+// write writes the SARIF log, files given relative to the main module's
+// root (as code-scanning services want them: relative to the checkout).
+func (s *sarifRaces) write() error {
+	f, err := os.Create(s.path)
+	if err != nil {
+		return err
+	}
+	if err := report.SARIF(f, s.races, moduleRoot()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// moduleRoot is the directory of the go.mod the working directory is in,
+// or the working directory if none (GOPATH mode); "" if unknown.
+func moduleRoot() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for dir := wd; ; {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return wd
+		}
+		dir = up
+	}
+}

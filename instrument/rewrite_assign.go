@@ -1,0 +1,169 @@
+package instrument
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strings"
+)
+
+// The rewriter's assignments: the right-hand side read before the
+// left-hand side is written, hoisted where evaluation order needs it.
+
+// recorded reports whether writing e is recorded.
+func (r *rewriter) recorded(e ast.Expr) bool {
+	if ix, ok := unparen(e).(*ast.IndexExpr); ok && isMap(typeOf(r.info, ix.X)) {
+		return true
+	}
+	return r.sharedLoc(e)
+}
+
+func (r *rewriter) assign(x *ast.AssignStmt, inList bool) {
+	commaOK := len(x.Lhs) == 2 && len(x.Rhs) == 1
+	rhs := func() {
+		if commaOK {
+			if u, ok := unparen(x.Rhs[0]).(*ast.UnaryExpr); ok && u.Op == token.ARROW {
+				r.recv(u, true)
+				return
+			}
+		}
+		for _, e := range x.Rhs {
+			r.rd(e)
+		}
+	}
+	switch x.Tok {
+	case token.DEFINE:
+		rhs()
+		if !inList {
+			return
+		}
+		// Variables redeclared by := are assigned; escaping variables it
+		// declares are new objects.
+		for _, l := range x.Lhs {
+			id, ok := l.(*ast.Ident)
+			if !ok || id.Name == "_" {
+				continue
+			}
+			lo, hi := r.span(x)
+			if v, ok := r.info.Defs[id].(*types.Var); ok {
+				if r.shared[v] {
+					r.ed.appendAt(hi, "; "+r.allocVar("Alloc", id.Name, id.Pos()), lo, hi)
+				}
+				continue
+			}
+			if r.info.Defs[id] != nil || !r.sharedIdent(id) {
+				continue
+			}
+			r.ed.appendAt(hi, "; "+rtAlias+".W(&"+id.Name+", "+r.asite(id.Pos())+")", lo, hi)
+		}
+		return
+	case token.ASSIGN:
+		kind := "W"
+		hoist := inList
+		anyRec := false
+		for _, l := range x.Lhs {
+			if r.recorded(l) {
+				anyRec = true
+			}
+			if containsCall(r.info, l) {
+				hoist = false
+			}
+		}
+		anyCall := false
+		for _, e := range x.Rhs {
+			if containsCall(r.info, e) {
+				anyCall = true
+			}
+			if tv, ok := r.info.Types[e]; ok && len(x.Rhs) == len(x.Lhs) && isUntyped(tv.Type) {
+				hoist = false
+			}
+			if name, ctx := r.contextTyped(e); ctx && name == "" {
+				hoist = false
+			}
+		}
+		hoist = hoist && anyRec && anyCall
+		for _, l := range x.Lhs {
+			r.lv(l, kind)
+		}
+		rhs()
+		if hoist {
+			r.hoistAssign(x)
+		}
+	default: // op=
+		r.lv(x.Lhs[0], "RW")
+		r.rd(x.Rhs[0])
+		if inList && r.recorded(x.Lhs[0]) && containsCall(r.info, x.Rhs[0]) && !containsCall(r.info, x.Lhs[0]) {
+			if name, ctx := r.contextTyped(x.Rhs[0]); ctx && name == "" {
+				return
+			}
+			if tv, ok := r.info.Types[x.Rhs[0]]; ok && !isUntyped(tv.Type) {
+				r.hoistAssign(x)
+			}
+		}
+	}
+}
+
+// hoistAssign rewrites l1, l2 op r1, r2 (already instrumented) as
+//
+//	{ t1, t2 := r1, r2; l1, l2 op t1, t2 }
+//
+// so that the writes are recorded after the right-hand side's calls and
+// receives, where they happen. The left-hand side has no calls, so
+// evaluating it after the right-hand side changes nothing.
+func (r *rewriter) hoistAssign(x *ast.AssignStmt) {
+	lo, hi := r.span(x)
+	g := r.newGen(lo)
+	// A constant stays where it is: in a temporary it would take its
+	// default type (sn[0], sn[k] = f(), 0xff: 0xff is a byte, not an int).
+	spread := len(x.Rhs) != len(x.Lhs) // l1, l2 = f()
+	inline := func(e ast.Expr) bool { return !spread && r.inlineValue(e) }
+	var tmps []string
+	for _, e := range x.Rhs {
+		if !inline(e) {
+			tmps = append(tmps, r.tmp())
+		}
+	}
+	if spread {
+		for len(tmps) < len(x.Lhs) {
+			tmps = append(tmps, r.tmp())
+		}
+	}
+	g.lit("{ " + strings.Join(tmps, ", ") + " := ")
+	k := 0
+	for _, e := range x.Rhs {
+		if inline(e) {
+			continue
+		}
+		if k > 0 {
+			g.lit(", ")
+		}
+		k++
+		r.typedPiece(g, e)
+	}
+	g.lit("; ")
+	for i, e := range x.Lhs {
+		if i > 0 {
+			g.lit(", ")
+		}
+		r.piece(g, e)
+	}
+	g.lit(" " + x.Tok.String() + " ")
+	if spread {
+		g.lit(strings.Join(tmps, ", "))
+	} else {
+		k = 0
+		for i, e := range x.Rhs {
+			if i > 0 {
+				g.lit(", ")
+			}
+			if inline(e) {
+				r.piece(g, e)
+				continue
+			}
+			g.lit(tmps[k])
+			k++
+		}
+	}
+	g.lit(" }")
+	r.ed.collapse(lo, hi, g.end(hi))
+}
