@@ -358,6 +358,9 @@ func PrintVerdicts(w io.Writer, res FuzzResult, elapsed time.Duration) {
 	fmt.Fprintf(w, "==================\nracekit: each race re-executed under RaceFuzzer's controlled scheduler\n")
 	for _, p := range res.Pairs {
 		count[p.Verdict]++
+		if p.Verdict == "potential" {
+			continue // a candidate no run made happen: not a race to report
+		}
 		a, b, _ := strings.Cut(p.Pair, "~")
 		runs := fmt.Sprintf("%d runs", p.Runs)
 		if p.Skipped > 0 {
@@ -383,8 +386,12 @@ func PrintVerdicts(w io.Writer, res FuzzResult, elapsed time.Duration) {
 			fmt.Fprintf(w, "  replay: %s\n", p.Replay)
 		}
 	}
-	fmt.Fprintf(w, "==================\nracekit: %d race(s): %d confirmed, %d observed, %d predicted (%.1fs)\n",
-		len(res.Pairs), count["confirmed"], count["observed"], count["predicted"], elapsed.Seconds())
+	races := len(res.Pairs) - count["potential"]
+	fmt.Fprintf(w, "==================\nracekit: %d race(s): %d confirmed, %d observed, %d predicted", races, count["confirmed"], count["observed"], count["predicted"])
+	if n := count["potential"]; n > 0 {
+		fmt.Fprintf(w, "; %d more potential pair(s) (lockset/hybrid) no run made happen, not reported", n)
+	}
+	fmt.Fprintf(w, " (%.1fs)\n", elapsed.Seconds())
 }
 
 func seedList(s []uint64) string {

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"github.com/racekit/racekit/analyze"
 )
 
 // RaceOptions are a campaign of RaceFuzzer (racekit fuzz for races).
@@ -214,6 +217,44 @@ func (f *raceFuzzer) givenPairs() string {
 		}
 	}
 	return "the races of the recorded runs"
+}
+
+// TraceGiven are the candidates of one recorded trace of pkg's tests, as
+// RaceFuzzer's phase 1 finds them (hybrid: no common lock, unordered by
+// fork, join and messages; potential), those hb reports too marked
+// observed, each with the top-level test it raced in.
+func TraceGiven(pkg, path string) ([]Given, error) {
+	a, err := analyze.Trace(path, analyze.Options{Algos: []string{"hybrid", "hb"}, New: phase1Detector})
+	if err != nil {
+		return nil, err
+	}
+	hb := map[string]bool{}
+	for _, r := range a.Results {
+		for _, g := range r.Groups {
+			if s, ok := RacePair(a.Meta, g.Prev, g.Cur); ok && r.Detector == "hb" {
+				hb[sitesOnly(s)] = true
+			}
+		}
+	}
+	var out []Given
+	for _, r := range a.Results {
+		if r.Detector != "hybrid" {
+			continue
+		}
+		for _, g := range r.Groups {
+			s, ok := RacePair(a.Meta, g.Prev, g.Cur)
+			if !ok {
+				continue
+			}
+			source := "potential"
+			if hb[sitesOnly(s)] {
+				source = "observed"
+			}
+			test, _, _ := strings.Cut(r.Tests[g.Pair()], "/")
+			out = append(out, Given{Package: pkg, Pair: s, Source: source, Test: test})
+		}
+	}
+	return out, nil
 }
 
 // fuzzTask is one run of phase 2: run k (seed) of candidate pair j or,

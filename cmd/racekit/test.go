@@ -214,6 +214,11 @@ func runTest(c *command, args []string) int {
 		return exitError
 	}
 	gt.Env = append(gt.Env, "RACEKIT_TRACE_DIR="+traceDir)
+	if *testConfirm && os.Getenv("RACEKIT_DEDUP") == "" {
+		// Every access keeps its own site, for confirmation's
+		// candidates (rt's dedup reports a repeat at the first site).
+		gt.Env = append(gt.Env, "RACEKIT_DEDUP=0")
+	}
 	gt.Env = append(gt.Env, testFilters.runtimeEnv(algos)...)
 	// A signal reaches go test (and its test binaries) from the terminal,
 	// or is passed on; a second one, or one during the analysis, removes
@@ -257,8 +262,8 @@ func runTest(c *command, args []string) int {
 	if out.err {
 		code = exitError
 	}
-	if *testConfirm && len(out.given) > 0 {
-		res, err := confirmRaces(c, prep, out.given, rest)
+	if *testConfirm && len(out.traces) > 0 {
+		res, err := confirmRaces(c, prep, out.given, out.traces, rest)
 		if err != nil {
 			c.errorf("-confirm: %v", err)
 			code = exitError

@@ -15,9 +15,29 @@ import (
 // confirmRaces is -confirm: the packages' test binaries built, each race
 // re-executed under RaceFuzzer (package confirm) within -budget, and the
 // verdicts printed on w and returned (nil if none were made).
-func confirmRaces(c *command, prep *instrument.Prepared, given []confirm.Given, w io.Writer) (*confirm.FuzzResult, error) {
+func confirmRaces(c *command, prep *instrument.Prepared, given []confirm.Given, traces map[string][]string, w io.Writer) (*confirm.FuzzResult, error) {
 	start := time.Now()
+	// The races reported first, then RaceFuzzer's phase 1 on each
+	// package's traces: potential pairs (hybrid) the report left out,
+	// which only a run that makes them happen turns into races.
 	var pkgs []string
+	for pkg := range traces {
+		pkgs = append(pkgs, pkg)
+	}
+	slices.Sort(pkgs)
+	for _, pkg := range pkgs {
+		for _, path := range traces[pkg] {
+			more, err := confirm.TraceGiven(pkg, path)
+			if err != nil {
+				return nil, err
+			}
+			given = append(given, more...)
+		}
+	}
+	if len(given) == 0 {
+		return nil, nil
+	}
+	pkgs = pkgs[:0]
 	for _, g := range given {
 		if !slices.Contains(pkgs, g.Package) {
 			pkgs = append(pkgs, g.Package)

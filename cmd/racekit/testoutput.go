@@ -47,9 +47,10 @@ type testOutput struct {
 	failed   int                  // packages racekit failed
 	lastFail bool                 // the last line was "FAIL" alone
 	races    int
-	err      bool            // an analysis failed
-	given    []confirm.Given // --confirm: each race reported, for confirmation
-	sarif    *sarifRaces     // -sarif: each race reported, with its stacks; nil without
+	err      bool                // an analysis failed
+	given    []confirm.Given     // --confirm: each race reported, for confirmation
+	traces   map[string][]string // --confirm: each package's trace files, for more candidates
+	sarif    *sarifRaces         // -sarif: each race reported, with its stacks; nil without
 }
 
 // summaryLine is go test's last line for a package: "ok  \tp\t0.1s",
@@ -59,6 +60,7 @@ var summaryLine = regexp.MustCompile(`^(ok  |FAIL|\?   )\t([^\t ]+)(.*)$`)
 // run copies r to the output, line by line.
 func (o *testOutput) run(r io.Reader) {
 	o.analyzed = map[string]bool{}
+	o.traces = map[string][]string{}
 	o.heldPkg = map[string][]string{}
 	o.heldEnds = map[string][]heldEnd{}
 	o.early = startEarly(o.traceDir, o.algos)

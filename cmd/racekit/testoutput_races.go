@@ -91,6 +91,7 @@ func (o *testOutput) packageRaces(pkg string) ([]*testRaces, int) {
 			continue
 		}
 		o.analyzed[path] = true
+		o.traces[pkg] = append(o.traces[pkg], path)
 		a, ok := o.analyze(path)
 		stall := a.StallTests != nil
 		if !ok || a.Races == 0 && len(a.Cycles) == 0 && len(a.Leaks) == 0 && !stall {
