@@ -84,7 +84,9 @@ and 116 of 122 known races, against 106 with Go's scheduler in the same
 hour, none false (bench/results/hb-random*.json).
 
 -confirm re-executes each race reported, once go test is done, under
-racekit's controlled scheduler (RaceFuzzer, as racekit fuzz does): the
+racekit's controlled scheduler (RaceFuzzer, as racekit fuzz does), and
+then the potential pairs RaceFuzzer's phase 1 (the hybrid detector) finds
+on the recorded traces (the run records every access for them): the
 package's instrumented test binary runs the race's test alone
 -confirm-runs times, each with its own seed, a goroutine about to make
 one of the race's two accesses postponed until another is about to make
@@ -94,7 +96,8 @@ to, a panic, a test failure, a deadlock or nothing, the seeds, and a
 racekit replay command that re-makes it), or still observed (the
 recorded run had it: its two accesses were unordered by happens-before,
 and no controlled run brought them next to each other) or predicted
-(-predict: another interleaving has it). -budget bounds the
+(-predict: another interleaving has it). A potential pair no run made
+happen is counted, not reported. -budget bounds the
 confirmation's time, building included: the runs not started by then
 are left out and counted. The verdicts go to standard output after go
 test's (standard error with -json) and do not change the exit status;
