@@ -142,7 +142,7 @@ func (c *Campaign) forEachRecording(record func(t *Target, path string, k int) e
 			path := c.Trace
 			if path == "" {
 				path = filepath.Join(c.Tmp, fmt.Sprintf("%s.%d.rkt", filepath.Base(t.Bin), i))
-				if err := record(t, path, i-max(c.Record, 1)); err != nil {
+				if err := record(t, path, i-c.plain()); err != nil {
 					return fmt.Errorf("%s: %v", t.Pkg, err)
 				}
 			}

@@ -357,8 +357,11 @@ func PrintVerdicts(w io.Writer, res FuzzResult, elapsed time.Duration) {
 	count := map[string]int{}
 	fmt.Fprintf(w, "==================\nracekit: each race re-executed under RaceFuzzer's controlled scheduler\n")
 	for _, p := range res.Pairs {
-		count[p.Verdict]++
-		if p.Verdict == "potential" {
+		switch p.Verdict {
+		case "confirmed", "observed", "predicted":
+			count[p.Verdict]++
+		default:
+			count["potential"]++
 			continue // a candidate no run made happen: not a race to report
 		}
 		a, b, _ := strings.Cut(p.Pair, "~")
@@ -373,8 +376,6 @@ func PrintVerdicts(w io.Writer, res FuzzResult, elapsed time.Duration) {
 			fmt.Fprintf(w, "RACE OBSERVED: not created in %s; the recorded run had it (its two accesses unordered by happens-before)\n", runs)
 		case "predicted":
 			fmt.Fprintf(w, "RACE PREDICTED: not created in %s; another interleaving of the recorded run has it\n", runs)
-		default:
-			fmt.Fprintf(w, "RACE %s: %s\n", strings.ToUpper(p.Verdict), runs)
 		}
 		where := "package " + p.Package
 		if p.Test != "" {

@@ -121,8 +121,12 @@ func (f *raceFuzzer) hybridPairs() (string, error) {
 	records := f.records()
 	for _, t := range f.Targets {
 		for i := 0; i < records; i++ {
+			if f.pastDeadline() {
+				f.Progress.Printf("phase 1: %s: the time budget ran out after %d of %d recorded runs", t.Pkg, i, records)
+				break
+			}
 			path := filepath.Join(f.Tmp, fmt.Sprintf("%s.%d.rkt", filepath.Base(t.Bin), i))
-			if err := f.recordRun(t, path, i-max(f.Record, 1)); err != nil {
+			if err := f.recordRun(t, path, i-f.plain()); err != nil {
 				return "", fmt.Errorf("%s: %w", t.Pkg, err)
 			}
 			if err := f.addTracePairs(t, path); err != nil {
@@ -219,37 +223,29 @@ func (f *raceFuzzer) givenPairs() string {
 	return "the races of the recorded runs"
 }
 
-// TraceGiven are the candidates of one recorded trace of pkg's tests, as
-// RaceFuzzer's phase 1 finds them (hybrid: no common lock, unordered by
-// fork, join and messages; potential), those hb reports too marked
-// observed, each with the top-level test it raced in.
+// TraceGiven are the candidates of one recorded trace of pkg's tests:
+// the races hb reports (observed: unordered by happens-before in that run)
+// and the pairs RaceFuzzer's phase 1 finds (hybrid: no common lock,
+// unordered by fork, join and messages; potential), each once, with the
+// top-level test it raced in.
 func TraceGiven(pkg, path string) ([]Given, error) {
-	a, err := analyze.Trace(path, analyze.Options{Algos: []string{"hybrid", "hb"}, New: phase1Detector})
+	a, err := analyze.Trace(path, analyze.Options{Algos: []string{"hb", "hybrid"}, New: phase1Detector})
 	if err != nil {
 		return nil, err
 	}
-	hb := map[string]bool{}
-	for _, r := range a.Results {
-		for _, g := range r.Groups {
-			if s, ok := RacePair(a.Meta, g.Prev, g.Cur); ok && r.Detector == "hb" {
-				hb[sitesOnly(s)] = true
-			}
-		}
-	}
 	var out []Given
+	seen := map[string]bool{} // sitesOnly of the pairs given
 	for _, r := range a.Results {
-		if r.Detector != "hybrid" {
-			continue
+		source := "potential"
+		if r.Detector == "hb" {
+			source = "observed"
 		}
 		for _, g := range r.Groups {
 			s, ok := RacePair(a.Meta, g.Prev, g.Cur)
-			if !ok {
+			if !ok || seen[sitesOnly(s)] {
 				continue
 			}
-			source := "potential"
-			if hb[sitesOnly(s)] {
-				source = "observed"
-			}
+			seen[sitesOnly(s)] = true
 			test, _, _ := strings.Cut(r.Tests[g.Pair()], "/")
 			out = append(out, Given{Package: pkg, Pair: s, Source: source, Test: test})
 		}

@@ -29,10 +29,13 @@ type Campaign struct {
 	Jobs     int      // runs at a time
 	Seed     uint64   // the first seed of each candidate's runs: Seed, Seed+1, ...
 	Timeout  time.Duration
-	// Phase 1 records Record runs of each target's tests (at least one)
-	// under Go's scheduler and RecordRandom more under the controlled
-	// random scheduler (seeds Seed, Seed+1, ...), or reads Trace instead.
+	// Phase 1 records Record runs of each target's tests (at least one;
+	// none with RandomOnly, when the caller has its own: racekit test's
+	// run) under Go's scheduler and RecordRandom more under the
+	// controlled random scheduler (seeds Seed, Seed+1, ...), or reads
+	// Trace instead.
 	Record, RecordRandom int
+	RandomOnly           bool
 	Trace                string
 	// Shard runs only this shard's part of phase 2 (Shard.Of); the
 	// zero Shard runs all of it.
@@ -58,7 +61,15 @@ func testFlags(goFlags []string, test string) []string {
 }
 
 // records is how many recorded runs phase 1 makes per target.
-func (c *Campaign) records() int { return max(c.Record, 1) + c.RecordRandom }
+func (c *Campaign) records() int { return c.plain() + c.RecordRandom }
+
+// plain is how many of them run under Go's scheduler.
+func (c *Campaign) plain() int {
+	if c.RandomOnly {
+		return 0
+	}
+	return max(c.Record, 1)
+}
 
 // Run is the result of one controlled run.
 type Run struct {

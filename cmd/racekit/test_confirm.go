@@ -54,14 +54,19 @@ func confirmRaces(c *command, prep *instrument.Prepared, given []confirm.Given, 
 	if err != nil {
 		return nil, err
 	}
+	sources := []string{"given"}
+	if *testConfirmRecord > 0 {
+		sources = append(sources, "hybrid")
+	}
 	res, err := confirm.FuzzRaces(&confirm.RaceOptions{
 		Campaign: confirm.Campaign{
 			Targets: targets, Tmp: tmp, TestArgs: c.line.binaryArgs(),
+			RecordRandom: *testConfirmRecord, RandomOnly: true,
 			Runs: *testConfirmRuns, Jobs: runtime.NumCPU(), Seed: 1,
 			Timeout: min(*testBudget, time.Minute), Deadline: start.Add(*testBudget),
 			Progress: prog,
 		},
-		Sources: []string{"given"},
+		Sources: sources,
 		Given:   given,
 	})
 	if err != nil {
