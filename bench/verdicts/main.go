@@ -7,7 +7,7 @@
 // missed), with the time taken:
 //
 //	go build -o /tmp/rk ./cmd/racekit
-//	go run ./bench/verdicts -racekit /tmp/rk -json bench/results/verdicts/verdicts.json > bench/results/verdicts/README.md
+//	go run ./bench/verdicts -racekit /tmp/rk -json bench/results/verdicts/verdicts.json > bench/results/verdicts/table.md
 //
 // "Found before" are the ids some earlier racekit command found on the
 // same subjects, read from the results files -before names (racekit
