@@ -54,7 +54,9 @@ func (p *Program) tbl() *table {
 	if p.cache == nil { // racekit:race id=bp-init-check kind=race benign=false
 		// Every worker that saw nil stores its own table: write/write (flaky:
 		// two workers must both have seen nil).
-		p.cache = &table{} // racekit:race id=bp-init-check,bp-init-use kind=race benign=false racekit:race id=bp-init-store kind=race benign=false self flaky
+		// The new table's zeroing races with another worker's use of it
+		// (line of hits below): the table is published without a lock.
+		p.cache = &table{} // racekit:race id=bp-init-check,bp-init-use,bp-init-pub kind=race benign=false racekit:race id=bp-init-store kind=race benign=false self flaky
 	}
 	return p.cache // racekit:race id=bp-init-use kind=race benign=false
 }
@@ -88,7 +90,7 @@ func (p *Program) worker(id, iters int) int {
 		}
 		// Unlocked read-modify-write by every worker: lost increments.
 		p.counter++ // racekit:race id=bp-count kind=race benign=false self racekit:race id=bp-mon kind=race benign=false
-		p.tbl().hits[id%16]++
+		p.tbl().hits[id%16]++ // racekit:race id=bp-init-pub kind=race benign=false
 		if p.record(id*1000 + i) {
 			recorded++
 		}
