@@ -52,7 +52,7 @@ type searcher struct {
 	sitesBuf    [][]siteTry // per step: the events perSite tried
 	siteEvents  int         // Options.SiteEvents, defaulted
 	skipped     int64       // events perSite did not try (site_events_skipped)
-	consA       [][]int32   // per step: the order constraints (see bind)
+	consA       [][]int32   // per step: the order constraints (see orderConstraints)
 	consB       [][]int32
 	work        int64
 	prefixes    map[key]int
@@ -384,20 +384,36 @@ func (s *searcher) generic(id int, p *Pattern) {
 	s.finish()
 }
 
+// bind binds step n and the later ones by backtracking, then evaluates
+// each full binding.
 func (s *searcher) bind(n int) {
 	if s.outOfBudget {
 		return
 	}
-	c, m := s.cp, s.m
-	if n == c.k {
+	if n == s.cp.k {
 		s.candidate()
 		return
 	}
-	// Prefix pruning: once a prefix of sites (the distinct-anomaly key of
-	// the steps bound so far) has led to a bounded number of full
-	// candidates, further dynamic instances of it are not expanded: they
-	// mostly rediscover the same anomalies. This bounds the search on long traces, at the price of
-	// missing an anomaly whose only feasible instances come late.
+	if s.prefixCapped(n) {
+		return
+	}
+	s.work++
+	if s.work > s.opt.Budget {
+		s.outOfBudget = true
+		return
+	}
+	st := s.newStepScan(n)
+	st.orderConstraints()
+	st.scan()
+}
+
+// prefixCapped reports whether step n's prefix is pruned. Prefix pruning:
+// once a prefix of sites (the distinct-anomaly key of the steps bound so
+// far) has led to a bounded number of full candidates, further dynamic
+// instances of it are not expanded: they mostly rediscover the same
+// anomalies. This bounds the search on long traces, at the price of
+// missing an anomaly whose only feasible instances come late.
+func (s *searcher) prefixCapped(n int) bool {
 	if n > 0 && s.opt.PrefixCap > 0 {
 		pk := key{pat: s.pid}
 		for j := 0; j < n; j++ {
@@ -406,28 +422,50 @@ func (s *searcher) bind(n int) {
 		pk.s[7] = trace.SiteID(n) | 1<<31
 		if s.prefixes[pk] >= s.opt.PrefixCap {
 			s.stats["pruned_prefixes"]++
-			return
+			return true
 		}
 	}
-	s.work++
-	if s.work > s.opt.Budget {
-		s.outOfBudget = true
-		return
-	}
-	g := s.thr[c.t[n]]
-	gBound := g >= 0
-	x, xBound := s.vars[c.v[n]], s.varSet[c.v[n]]
-	r, rBound := s.regs[c.r[n]], s.regSet[c.r[n]]
-	prev := int32(-1)
+	return false
+}
+
+// stepScan is what bind knows of step n while it looks for the events
+// that can bind it: the step's symbols already bound and the order
+// constraints on its event.
+type stepScan struct {
+	s       *searcher
+	n       int
+	g       int32 // the step's goroutine, -1 if unbound
+	x       uint64
+	xBound  bool
+	r       int32
+	rBound  bool
+	prev    int32 // the event of the previous step with the same thread symbol, -1
+	repeats bool  // a later step is in the same region
+	want    bool  // the access type: a write
+	// consA, consB: see orderConstraints.
+	consA, consB []int32
+}
+
+// newStepScan reads what step n's symbols are bound to.
+func (s *searcher) newStepScan(n int) stepScan {
+	c := s.cp
+	st := stepScan{s: s, n: n, g: s.thr[c.t[n]],
+		x: s.vars[c.v[n]], xBound: s.varSet[c.v[n]],
+		r: s.regs[c.r[n]], rBound: s.regSet[c.r[n]],
+		prev: -1, repeats: c.repeats[n], want: s.p.AT[n]}
 	if j := c.prevSame[n]; j >= 0 {
-		prev = s.bound[j]
+		st.prev = s.bound[j]
 	}
-	repeats := c.repeats[n]
-	want := s.p.AT[n]
-	// The order constraints on step n's event (see generic): it must not
-	// come before an earlier step of another goroutine (consA), nor after
-	// the last event a later step of another, bound, goroutine can have
-	// (consB).
+	return st
+}
+
+// orderConstraints computes the order constraints on step n's event (see
+// generic): it must not come before an earlier step of another goroutine
+// (consA), nor after the last event a later step of another, bound,
+// goroutine can have (consB).
+func (st *stepScan) orderConstraints() {
+	s, n := st.s, st.n
+	c, m := s.cp, s.m
 	consA, consB := s.consA[n][:0], s.consB[n][:0]
 	if s.prune {
 		consA = append(consA, s.bound[:n]...)
@@ -445,94 +483,52 @@ func (s *searcher) bind(n int) {
 		}
 	}
 	s.consA[n], s.consB[n] = consA, consB
-	// beyond reports whether e, and so every later event of its goroutine,
-	// comes after the last event some later step can have.
-	beyond := func(e int32) bool {
-		for _, l := range consB {
-			if m.g[l] != m.g[e] && m.por(l, e) {
-				return true
-			}
+	st.consA, st.consB = consA, consB
+}
+
+// beyond reports whether e, and so every later event of its goroutine,
+// comes after the last event some later step can have.
+func (st *stepScan) beyond(e int32) bool {
+	m := st.s.m
+	for _, l := range st.consB {
+		if m.g[l] != m.g[e] && m.por(l, e) {
+			return true
 		}
-		return false
 	}
-	// before reports whether e, and so every earlier event of its
-	// goroutine, is ordered before an earlier step.
-	before := func(e int32) bool {
-		for _, b := range consA {
-			if m.g[b] != m.g[e] && m.por(e, b) {
-				return true
-			}
+	return false
+}
+
+// before reports whether e, and so every earlier event of its
+// goroutine, is ordered before an earlier step.
+func (st *stepScan) before(e int32) bool {
+	m := st.s.m
+	for _, b := range st.consA {
+		if m.g[b] != m.g[e] && m.por(e, b) {
+			return true
 		}
-		return false
 	}
-	// perSite tries, in evs (trace order), the events after after that
-	// have the access type and variable: every event of a site is a
-	// candidate (§5.2 binds any event of the index), since two events of
-	// one statement differ in what they hold and where they stand (a
-	// write made both under a lock and outside it: only the unlocked one
-	// can interleave). For cost, a site's events beyond the first
-	// Options.SiteEvents of this enumeration (one goroutine's accesses to
-	// a variable, or one region's) are tried only when they hold a lockset
-	// no earlier tried event of the site held; the others are counted in
-	// Stats as site_events_skipped.
-	perSite := func(evs []int32, after int32) {
-		tried := s.sitesBuf[n][:0]
-		if after >= 0 {
-			evs = evs[sort.Search(len(evs), func(i int) bool { return evs[i] > after }):]
-		}
-		for _, e := range evs {
-			in := &s.info[e]
-			if in.write != want || (xBound && in.obj != x) {
-				continue
-			}
-			if len(consB) > 0 && beyond(e) {
-				break
-			}
-			st, ls := in.site, m.ls[e]
-			count, sameLS := 0, false
-			for i := range tried {
-				if tried[i].site == st {
-					count++
-					sameLS = sameLS || tried[i].ls == ls
-				}
-			}
-			if count >= s.siteEvents && sameLS {
-				s.skipped++
-				continue
-			}
-			tried = append(tried, siteTry{st, ls})
-			s.sitesBuf[n] = tried
-			s.tryBind(n, e, repeats)
-		}
-		s.sitesBuf[n] = tried
-	}
-	// window returns the part of the regions rs (one goroutine's, in
-	// program order) that can hold step n's event.
-	window := func(rs []regSpan) []regSpan {
-		if len(rs) == 0 || (len(consA) == 0 && len(consB) == 0) {
-			return rs
-		}
-		lo := sort.Search(len(rs), func(i int) bool { return !before(rs[i].last) })
-		rs = rs[lo:]
-		if len(consB) > 0 {
-			rs = rs[:sort.Search(len(rs), func(i int) bool { return beyond(rs[i].first) })]
-		}
-		return rs
-	}
+	return false
+}
+
+// scan tries every event the indices give for step n, with the symbols
+// bound so far.
+func (st *stepScan) scan() {
+	s, n := st.s, st.n
+	m := s.m
 	switch {
-	case rBound:
+	case st.rBound:
 		// With x bound, perSite keeps the region's accesses to x:
 		// regions are short, this is cheaper than an index.
-		perSite(m.regions[r].acc, prev)
-	case gBound:
-		if xBound {
-			s.gBound(n, g, x, prev, repeats, window, perSite)
+		st.perSite(m.regions[st.r].acc, st.prev)
+	case st.g >= 0:
+		if st.xBound {
+			st.gBound(st.x)
 		} else {
 			for _, y := range m.addrs {
-				s.gBound(n, g, y, prev, repeats, window, perSite)
+				st.gBound(y)
 			}
 		}
-	case repeats && !xBound && s.laterVarOK(n):
+	case st.repeats && !st.xBound && s.laterVarOK(n):
 		// A later step of the same region has a bound variable: only
 		// the regions that access it can hold both.
 		y := s.laterVar(n)
@@ -541,14 +537,14 @@ func (s *searcher) bind(n int) {
 			if s.threadTaken(u) {
 				continue
 			}
-			for _, sp := range window(rg[u]) {
-				perSite(m.regions[sp.r].acc, -1)
+			for _, sp := range st.window(rg[u]) {
+				st.perSite(m.regions[sp.r].acc, -1)
 			}
 		}
 	default:
-		one := []uint64{x}
+		one := []uint64{st.x}
 		xs := m.addrs
-		if xBound {
+		if st.xBound {
 			xs = one
 		}
 		for _, y := range xs {
@@ -558,39 +554,105 @@ func (s *searcher) bind(n int) {
 				if len(evs) == 0 || s.threadTaken(u) {
 					continue
 				}
-				if repeats {
-					for _, sp := range window(s.regByAG[y][u]) {
-						perSite(sp.acc, -1)
+				if st.repeats {
+					for _, sp := range st.window(s.regByAG[y][u]) {
+						st.perSite(sp.acc, -1)
 					}
 					continue
 				}
-				// Skip u's accesses that are ordered before an
-				// earlier bound step: they cannot come after it.
-				lo := 0
-				for j := 0; j < n; j++ {
-					b := s.bound[j]
-					cl := m.gs[m.g[b]].snaps[m.snap[b]].Get(trace.GID(m.gs[u].tid))
-					l := sort.Search(len(evs), func(i int) bool { return m.lt[evs[i]] > cl })
-					lo = max(lo, l)
-				}
-				perSite(evs[lo:], -1)
+				st.perSite(evs[st.afterBound(evs, u):], -1)
 			}
 		}
 	}
 }
 
-// gBound enumerates step n's candidates when its goroutine g is bound,
-// on variable y.
-func (s *searcher) gBound(n int, g int32, y uint64, prev int32, repeats bool, window func([]regSpan) []regSpan, perSite func([]int32, int32)) {
-	if repeats {
-		for _, sp := range window(s.regByAG[y][g]) {
-			if sp.last > prev {
-				perSite(sp.acc, prev)
+// afterBound returns how many of evs (goroutine u's accesses, in order)
+// to skip: those ordered before an earlier bound step, which cannot come
+// after it.
+func (st *stepScan) afterBound(evs []int32, u int32) int {
+	s := st.s
+	m := s.m
+	lo := 0
+	for j := 0; j < st.n; j++ {
+		b := s.bound[j]
+		cl := m.gs[m.g[b]].snaps[m.snap[b]].Get(trace.GID(m.gs[u].tid))
+		l := sort.Search(len(evs), func(i int) bool { return m.lt[evs[i]] > cl })
+		lo = max(lo, l)
+	}
+	return lo
+}
+
+// gBound enumerates step n's candidates when its goroutine is bound, on
+// variable y.
+func (st *stepScan) gBound(y uint64) {
+	s := st.s
+	if st.repeats {
+		for _, sp := range st.window(s.regByAG[y][st.g]) {
+			if sp.last > st.prev {
+				st.perSite(sp.acc, st.prev)
 			}
 		}
 		return
 	}
-	perSite(s.byAddrG[y][g], prev)
+	st.perSite(s.byAddrG[y][st.g], st.prev)
+}
+
+// window returns the part of the regions rs (one goroutine's, in
+// program order) that can hold step n's event.
+func (st *stepScan) window(rs []regSpan) []regSpan {
+	if len(rs) == 0 || (len(st.consA) == 0 && len(st.consB) == 0) {
+		return rs
+	}
+	lo := sort.Search(len(rs), func(i int) bool { return !st.before(rs[i].last) })
+	rs = rs[lo:]
+	if len(st.consB) > 0 {
+		rs = rs[:sort.Search(len(rs), func(i int) bool { return st.beyond(rs[i].first) })]
+	}
+	return rs
+}
+
+// perSite tries, in evs (trace order), the events after after that
+// have the access type and variable: every event of a site is a
+// candidate (§5.2 binds any event of the index), since two events of
+// one statement differ in what they hold and where they stand (a
+// write made both under a lock and outside it: only the unlocked one
+// can interleave). For cost, a site's events beyond the first
+// Options.SiteEvents of this enumeration (one goroutine's accesses to
+// a variable, or one region's) are tried only when they hold a lockset
+// no earlier tried event of the site held; the others are counted in
+// Stats as site_events_skipped.
+func (st *stepScan) perSite(evs []int32, after int32) {
+	s, n := st.s, st.n
+	m := s.m
+	tried := s.sitesBuf[n][:0]
+	if after >= 0 {
+		evs = evs[sort.Search(len(evs), func(i int) bool { return evs[i] > after }):]
+	}
+	for _, e := range evs {
+		in := &s.info[e]
+		if in.write != st.want || (st.xBound && in.obj != st.x) {
+			continue
+		}
+		if len(st.consB) > 0 && st.beyond(e) {
+			break
+		}
+		site, ls := in.site, m.ls[e]
+		count, sameLS := 0, false
+		for i := range tried {
+			if tried[i].site == site {
+				count++
+				sameLS = sameLS || tried[i].ls == ls
+			}
+		}
+		if count >= s.siteEvents && sameLS {
+			s.skipped++
+			continue
+		}
+		tried = append(tried, siteTry{site, ls})
+		s.sitesBuf[n] = tried
+		s.tryBind(n, e, st.repeats)
+	}
+	s.sitesBuf[n] = tried
 }
 
 // siteTry is an event perSite tried: its site and lockset.

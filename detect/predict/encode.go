@@ -86,39 +86,57 @@ type formula struct {
 // Constraints that the must-order already satisfies are left out.
 func encode(m *model, o *mustOrder, newSolver func() solver.Backend) *formula {
 	s := newSolver()
-	n := len(m.ev)
-	for range n {
+	for range len(m.ev) {
 		s.NewVar()
 	}
 	f := &formula{s: s, cut: s.NewVar()}
-	v := func(i int32) solver.Var { return solver.Var(i) }
-	add := func(lits ...solver.Lit) {
-		if len(lits) == 0 {
-			f.empty++
-			return
-		}
-		f.clauses++
-		s.AddClause(lits...)
+	f.addHardEdges(m)
+	f.addLocking(m, o)
+	for j := range m.reads {
+		f.addReadConsistency(m, o, &m.reads[j])
 	}
-	cutBefore := func(i int32) solver.Lit { return s.Less(f.cut, v(i)) } // i is not in the prefix
+	return f
+}
 
-	// Program order (Algorithm 7) and the hard edges: fork/join
-	// (Algorithm 8), snd → rcv, untraced birth, allocs, and for rdit the
-	// BarrierPair linearization (Algorithm 5).
-	for i := range int32(n) {
+// evVar is the order variable of event i: variable i.
+func evVar(i int32) solver.Var { return solver.Var(i) }
+
+// add adds the clause lits; one with no literal cannot hold and is only
+// counted.
+func (f *formula) add(lits ...solver.Lit) {
+	if len(lits) == 0 {
+		f.empty++
+		return
+	}
+	f.clauses++
+	f.s.AddClause(lits...)
+}
+
+// cutBefore is the literal "event i is not in the prefix".
+func (f *formula) cutBefore(i int32) solver.Lit { return f.s.Less(f.cut, evVar(i)) }
+
+// addHardEdges adds program order (Algorithm 7) and the hard edges:
+// fork/join (Algorithm 8), snd → rcv, untraced birth, allocs, and for
+// rdit the BarrierPair linearization (Algorithm 5).
+func (f *formula) addHardEdges(m *model) {
+	s, v := f.s, evVar
+	for i := range int32(len(m.ev)) {
 		if p := m.prev[i]; p >= 0 {
-			add(s.Less(v(p), v(i)))
+			f.add(s.Less(v(p), v(i)))
 		}
 		for _, p := range m.preds[i] {
-			add(s.Less(v(p), v(i)))
+			f.add(s.Less(v(p), v(i)))
 		}
 	}
+}
 
-	// Locking (Algorithm 9), for sections whose acquires are both in the
-	// prefix: one ends before the other begins. Read-mode sections exclude
-	// exclusive ones only. A section held at the start of the stretch
-	// (acq = -1) is in every prefix; one open at its end (rel = -1) never
-	// ends.
+// addLocking adds locking (Algorithm 9), for sections whose acquires are
+// both in the prefix: one ends before the other begins. Read-mode
+// sections exclude exclusive ones only. A section held at the start of
+// the stretch (acq = -1) is in every prefix; one open at its end
+// (rel = -1) never ends.
+func (f *formula) addLocking(m *model, o *mustOrder) {
+	s, v := f.s, evVar
 	locks := make([]uint64, 0, len(m.sections))
 	for l := range m.sections {
 		locks = append(locks, l)
@@ -144,100 +162,109 @@ func encode(m *model, o *mustOrder, newSolver func() solver.Backend) *formula {
 					lits = append(lits, s.Less(v(s2.rel), v(s1.acq)))
 				}
 				if s1.acq >= 0 {
-					lits = append(lits, cutBefore(s1.acq))
+					lits = append(lits, f.cutBefore(s1.acq))
 				}
 				if s2.acq >= 0 {
-					lits = append(lits, cutBefore(s2.acq))
+					lits = append(lits, f.cutBefore(s2.acq))
 				}
-				add(lits...)
+				f.add(lits...)
 			}
 		}
 	}
+}
 
-	// Read consistency (Algorithm 10), for reads in the prefix: the read
-	// sees one of its candidate writes w (w before it, every other write
-	// of the word before w or after the read), or the initial value (every
-	// write after the read).
-	for _, ri := range m.reads {
-		r := ri.ev
-		ws := m.writes[ri.key]
-		var cands []int32 // -1 is the initial value
-		switch ri.mode {
-		case readValue:
-			if m.init[ri.key].compatible(ri.v) {
-				cands = append(cands, -1)
-			}
-			for _, w := range ws {
-				if w != r && m.wval[w].compatible(ri.v) {
-					cands = append(cands, w)
-				}
-			}
-		case readWriter:
-			cands = append(cands, ri.writer)
-		}
-		// The clauses of each candidate; a candidate with an empty clause
-		// (a write must-ordered between it and the read) is impossible.
-		type cand struct{ lits [][]solver.Lit }
-		var alts []cand
-		for _, w := range cands {
-			if w >= 0 && o.before(r, w) {
-				continue
-			}
-			var c cand
-			ok := true
-			if w >= 0 && !o.before(w, r) {
-				c.lits = append(c.lits, []solver.Lit{s.Less(v(w), v(r))})
-			}
-			for _, w2 := range ws {
-				if w2 == w || w2 == r {
-					continue
-				}
-				if o.before(r, w2) || (w >= 0 && o.before(w2, w)) {
-					continue
-				}
-				var lits []solver.Lit
-				if !o.before(w2, r) {
-					lits = append(lits, s.Less(v(r), v(w2)))
-				}
-				if w >= 0 && !o.before(w, w2) {
-					lits = append(lits, s.Less(v(w2), v(w)))
-				}
-				if len(lits) == 0 {
-					ok = false
-					break
-				}
-				c.lits = append(c.lits, lits)
-			}
-			if ok {
-				alts = append(alts, c)
-			}
-		}
-		notIn := cutBefore(r)
-		for _, p := range ri.after {
-			if !o.before(p, r) {
-				add(notIn, s.Less(v(p), v(r)))
-			}
-		}
-		switch len(alts) {
-		case 0:
-			add(notIn)
-		case 1:
-			for _, c := range alts[0].lits {
-				add(append([]solver.Lit{notIn}, c...)...)
-			}
-		default:
-			or := []solver.Lit{notIn}
-			for _, a := range alts {
-				sel := s.NewBool()
-				or = append(or, sel)
-				for _, c := range a.lits {
-					add(append([]solver.Lit{sel.Not()}, c...)...)
-				}
-			}
-			add(or...)
+// addReadConsistency adds read consistency (Algorithm 10) for read ri,
+// when it is in the prefix: the read sees one of its candidate writes w
+// (w before it, every other write of the word before w or after the
+// read), or the initial value (every write after the read).
+func (f *formula) addReadConsistency(m *model, o *mustOrder, ri *readInfo) {
+	s, v := f.s, evVar
+	r := ri.ev
+	ws := m.writes[ri.key]
+	var alts [][][]solver.Lit // per possible candidate: its clauses
+	for _, w := range readCandidates(m, ri, ws) {
+		if c, ok := f.candidateClauses(o, r, w, ws); ok {
+			alts = append(alts, c)
 		}
 	}
-	return f
+	notIn := f.cutBefore(r)
+	for _, p := range ri.after {
+		if !o.before(p, r) {
+			f.add(notIn, s.Less(v(p), v(r)))
+		}
+	}
+	switch len(alts) {
+	case 0:
+		f.add(notIn)
+	case 1:
+		for _, c := range alts[0] {
+			f.add(append([]solver.Lit{notIn}, c...)...)
+		}
+	default:
+		or := []solver.Lit{notIn}
+		for _, a := range alts {
+			sel := s.NewBool()
+			or = append(or, sel)
+			for _, c := range a {
+				f.add(append([]solver.Lit{sel.Not()}, c...)...)
+			}
+		}
+		f.add(or...)
+	}
+}
+
+// readCandidates returns the writes among ws (the writes of ri's word)
+// that read ri may see, -1 standing for the initial value.
+func readCandidates(m *model, ri *readInfo, ws []int32) []int32 {
+	var cands []int32
+	switch ri.mode {
+	case readValue:
+		if m.init[ri.key].compatible(ri.v) {
+			cands = append(cands, -1)
+		}
+		for _, w := range ws {
+			if w != ri.ev && m.wval[w].compatible(ri.v) {
+				cands = append(cands, w)
+			}
+		}
+	case readWriter:
+		cands = append(cands, ri.writer)
+	}
+	return cands
+}
+
+// candidateClauses returns the clauses under which read r sees candidate
+// w (-1: the initial value) among the writes ws of its word. A candidate
+// with an empty clause (a write must-ordered between it and the read) is
+// impossible: ok is false.
+func (f *formula) candidateClauses(o *mustOrder, r, w int32, ws []int32) (clauses [][]solver.Lit, ok bool) {
+	s, v := f.s, evVar
+	if w >= 0 && o.before(r, w) {
+		return nil, false
+	}
+	if w >= 0 && !o.before(w, r) {
+		clauses = append(clauses, []solver.Lit{s.Less(v(w), v(r))})
+	}
+	for _, w2 := range ws {
+		if w2 == w || w2 == r {
+			continue
+		}
+		if o.before(r, w2) || (w >= 0 && o.before(w2, w)) {
+			continue
+		}
+		var lits []solver.Lit
+		if !o.before(w2, r) {
+			lits = append(lits, s.Less(v(r), v(w2)))
+		}
+		if w >= 0 && !o.before(w, w2) {
+			lits = append(lits, s.Less(v(w2), v(w)))
+		}
+		if len(lits) == 0 {
+			return nil, false
+		}
+		clauses = append(clauses, lits)
+	}
+	return clauses, true
 }
 
 // query decides whether events a and b can both be enabled at once: some

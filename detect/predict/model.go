@@ -319,143 +319,209 @@ type model struct {
 // BarrierPairs' linearization edges (Algorithms 5 and 6) are hard edges;
 // without it (mcm) MethodBegin/MethodEnd order nothing.
 func buildModel(evs []trace.Event, p *prefix, rdit bool) *model {
+	b := newModelBuilder(evs, p)
+	for i := range evs {
+		b.addEvent(i)
+	}
+	b.addForkEdges()
+	b.closeOpenSections()
+	b.addAllocs()
+	m := b.m
+	m.addReadObligations(p)
+	if rdit {
+		m.linearizeBarrierPairs()
+		m.pinHiddenReads(p)
+	}
+	return m
+}
+
+// modelBuilder is buildModel's state while it walks the stretch in trace
+// order.
+type modelBuilder struct {
+	m          *model
+	p          *prefix
+	dense      map[trace.GID]int32
+	lastOf     []int32              // per dense goroutine: its last event so far
+	held       [][]heldLock         // per dense goroutine: held locks (copy on write)
+	openAcq    []map[uint64][]int32 // per dense goroutine: open acquires per lock (stack)
+	openBPs    [][]int              // per dense goroutine: indices into m.bps of open BarrierPairs
+	lastSnd    map[uint64]map[int32]int32
+	allocs     []int32
+	forkedHere map[trace.GID]bool
+	keysSeen   map[memKey]bool
+	sendBack   sendBacks
+}
+
+func newModelBuilder(evs []trace.Event, p *prefix) *modelBuilder {
 	n := len(evs)
 	m := &model{
 		ev: evs, g: make([]int32, n), gIdx: make([]int, n), prev: make([]int32, n), local: make([]int32, n),
 		preds: make([][]int32, n), sections: map[uint64][]section{}, locks: make([][]heldLock, n),
 		writes: map[memKey][]int32{}, wval: map[int32]val{}, init: map[memKey]val{},
 	}
-	dense := map[trace.GID]int32{}
-	lastOf := []int32{}               // per dense goroutine: its last event so far
-	held := [][]heldLock{}            // per dense goroutine: held locks (copy on write)
-	openAcq := []map[uint64][]int32{} // per dense goroutine: open acquires per lock (stack)
-	openBPs := [][]int{}              // per dense goroutine: indices into m.bps of open BarrierPairs
-	lastSnd := map[uint64]map[int32]int32{}
-	var allocs []int32
-	forkedHere := map[trace.GID]bool{}
-	keysSeen := map[memKey]bool{}
-	sendBack := chanBackEdges(evs)
-	for i := range evs {
-		e := &evs[i]
-		g, ok := dense[e.G]
-		if !ok {
-			g = int32(len(m.gid))
-			dense[e.G] = g
-			m.gid = append(m.gid, e.G)
-			m.byG = append(m.byG, nil)
-			lastOf = append(lastOf, -1)
-			h := slices.Clone(p.held[e.G])
-			held = append(held, h)
-			oa := map[uint64][]int32{}
-			for _, l := range h {
-				oa[l.obj] = append(oa[l.obj], -1)
-			}
-			openAcq = append(openAcq, oa)
-			var obs []int
-			for _, o := range p.open[e.G] {
-				obs = append(obs, len(m.bps))
-				m.bps = append(m.bps, bpInfo{g: g, begin: -1, end: -1, d: o.d})
-			}
-			openBPs = append(openBPs, obs)
-			if p.count[e.G] == 0 && !p.forked[e.G] && !forkedHere[e.G] {
-				// Born in untraced code (docs/semantics.md): after everything
-				// observed so far.
-				for _, l := range lastOf {
-					if l >= 0 {
-						m.preds[i] = append(m.preds[i], l)
-					}
-				}
-			}
+	return &modelBuilder{
+		m: m, p: p, dense: map[trace.GID]int32{}, lastOf: []int32{}, held: [][]heldLock{},
+		openAcq: []map[uint64][]int32{}, openBPs: [][]int{}, lastSnd: map[uint64]map[int32]int32{},
+		forkedHere: map[trace.GID]bool{}, keysSeen: map[memKey]bool{}, sendBack: chanBackEdges(evs),
+	}
+}
+
+// addEvent places event i in its goroutine's program order and records
+// what it synchronizes, locks, opens or closes, and accesses.
+func (b *modelBuilder) addEvent(i int) {
+	m := b.m
+	e := &m.ev[i]
+	g, ok := b.dense[e.G]
+	if !ok {
+		g = b.addGoroutine(i, e.G)
+	}
+	m.g[i] = g
+	m.gIdx[i] = b.p.count[e.G] + len(m.byG[g])
+	m.prev[i] = b.lastOf[g]
+	m.local[i] = int32(len(m.byG[g]))
+	m.byG[g] = append(m.byG[g], int32(i))
+	b.lastOf[g] = int32(i)
+	m.locks[i] = b.held[g]
+	switch e.Op {
+	case trace.OpFork:
+		// The edge to the child's first event is added by addForkEdges.
+		b.forkedHere[e.Child()] = true
+	case trace.OpJoin:
+		if c, ok := b.dense[e.Child()]; ok && b.lastOf[c] >= 0 {
+			m.preds[i] = append(m.preds[i], b.lastOf[c])
 		}
-		m.g[i] = g
-		m.gIdx[i] = p.count[e.G] + len(m.byG[g])
-		m.prev[i] = lastOf[g]
-		m.local[i] = int32(len(m.byG[g]))
-		m.byG[g] = append(m.byG[g], int32(i))
-		lastOf[g] = int32(i)
-		m.locks[i] = held[g]
-		switch e.Op {
-		case trace.OpFork:
-			// The edge to the child's first event is added below.
-			forkedHere[e.Child()] = true
-		case trace.OpJoin:
-			if c, ok := dense[e.Child()]; ok && lastOf[c] >= 0 {
-				m.preds[i] = append(m.preds[i], lastOf[c])
-			}
-		case trace.OpSyncRelease:
-			if lastSnd[e.Obj] == nil {
-				lastSnd[e.Obj] = map[int32]int32{}
-			}
-			lastSnd[e.Obj][g] = int32(i)
-		case trace.OpSyncAcquire:
-			if backs, ok := sendBack[int32(i)]; ok {
-				// A send's completion: the receives the memory model
-				// orders before it (chanmsg.go).
-				m.preds[i] = append(m.preds[i], backs...)
-				break
-			}
-			// Every earlier send of the object (release-merge, as hb): the
-			// latest of each goroutine stands for its earlier ones.
-			for sg, s := range lastSnd[e.Obj] {
-				if sg != g {
-					m.preds[i] = append(m.preds[i], s)
-				}
-			}
-		case trace.OpAcquire:
-			held[g] = append(slices.Clip(held[g]), heldLock{e.Obj, e.ReadLock()})
-			openAcq[g][e.Obj] = append(openAcq[g][e.Obj], int32(i))
-		case trace.OpRelease:
-			h := held[g]
-			j := len(h) - 1
-			for j >= 0 && h[j].obj != e.Obj {
-				j--
-			}
-			st := openAcq[g][e.Obj]
-			if j < 0 || len(st) == 0 {
-				m.illformed++ // a release of a lock not held: no section
-				break
-			}
-			held[g] = slices.Delete(slices.Clone(h), j, j+1)
-			m.sections[e.Obj] = append(m.sections[e.Obj], section{acq: st[len(st)-1], rel: int32(i), g: g, read: h[j].read})
-			openAcq[g][e.Obj] = st[:len(st)-1]
-		case trace.OpMethodBegin:
-			openBPs[g] = append(openBPs[g], len(m.bps))
-			m.bps = append(m.bps, bpInfo{g: g, begin: int32(i), end: -1, d: addrSet(e.Addrs)})
-		case trace.OpMethodEnd:
-			if o := openBPs[g]; len(o) > 0 {
-				m.bps[o[len(o)-1]].end = int32(i)
-				openBPs[g] = o[:len(o)-1]
-			} else {
-				m.illformed++
-			}
-		case trace.OpAlloc:
-			allocs = append(allocs, int32(i))
+	case trace.OpSyncRelease:
+		if b.lastSnd[e.Obj] == nil {
+			b.lastSnd[e.Obj] = map[int32]int32{}
 		}
-		if k, ok := writeKey(e); ok {
-			m.writes[k] = append(m.writes[k], int32(i))
-			m.wval[int32(i)] = writeVal(e)
-			keysSeen[k] = true
+		b.lastSnd[e.Obj][g] = int32(i)
+	case trace.OpSyncAcquire:
+		b.addReceiveEdges(i, g)
+	case trace.OpAcquire:
+		b.held[g] = append(slices.Clip(b.held[g]), heldLock{e.Obj, e.ReadLock()})
+		b.openAcq[g][e.Obj] = append(b.openAcq[g][e.Obj], int32(i))
+	case trace.OpRelease:
+		b.closeSection(i, g)
+	case trace.OpMethodBegin:
+		b.openBPs[g] = append(b.openBPs[g], len(m.bps))
+		m.bps = append(m.bps, bpInfo{g: g, begin: int32(i), end: -1, d: addrSet(e.Addrs)})
+	case trace.OpMethodEnd:
+		if o := b.openBPs[g]; len(o) > 0 {
+			m.bps[o[len(o)-1]].end = int32(i)
+			b.openBPs[g] = o[:len(o)-1]
+		} else {
+			m.illformed++
 		}
-		if k, ok := readKey(e); ok {
-			keysSeen[k] = true
+	case trace.OpAlloc:
+		b.allocs = append(b.allocs, int32(i))
+	}
+	if k, ok := writeKey(e); ok {
+		m.writes[k] = append(m.writes[k], int32(i))
+		m.wval[int32(i)] = writeVal(e)
+		b.keysSeen[k] = true
+	}
+	if k, ok := readKey(e); ok {
+		b.keysSeen[k] = true
+	}
+}
+
+// addGoroutine gives goroutine gid, whose first event in the stretch is
+// i, its dense index, with the locks and BarrierPairs it holds open from
+// the prefix, and returns the index.
+func (b *modelBuilder) addGoroutine(i int, gid trace.GID) int32 {
+	m, p := b.m, b.p
+	g := int32(len(m.gid))
+	b.dense[gid] = g
+	m.gid = append(m.gid, gid)
+	m.byG = append(m.byG, nil)
+	b.lastOf = append(b.lastOf, -1)
+	h := slices.Clone(p.held[gid])
+	b.held = append(b.held, h)
+	oa := map[uint64][]int32{}
+	for _, l := range h {
+		oa[l.obj] = append(oa[l.obj], -1)
+	}
+	b.openAcq = append(b.openAcq, oa)
+	var obs []int
+	for _, o := range p.open[gid] {
+		obs = append(obs, len(m.bps))
+		m.bps = append(m.bps, bpInfo{g: g, begin: -1, end: -1, d: o.d})
+	}
+	b.openBPs = append(b.openBPs, obs)
+	if p.count[gid] == 0 && !p.forked[gid] && !b.forkedHere[gid] {
+		// Born in untraced code (docs/semantics.md): after everything
+		// observed so far.
+		for _, l := range b.lastOf {
+			if l >= 0 {
+				m.preds[i] = append(m.preds[i], l)
+			}
 		}
 	}
-	// Fork edges: the fork precedes the child's first event in the stretch.
-	for i := range evs {
-		if e := &evs[i]; e.Op == trace.OpFork {
-			if c, ok := dense[e.Child()]; ok {
+	return g
+}
+
+// addReceiveEdges adds the hard edges into event i, a SyncAcquire of dense
+// goroutine g.
+func (b *modelBuilder) addReceiveEdges(i int, g int32) {
+	m, e := b.m, &b.m.ev[i]
+	if backs, ok := b.sendBack[int32(i)]; ok {
+		// A send's completion: the receives the memory model
+		// orders before it (chanmsg.go).
+		m.preds[i] = append(m.preds[i], backs...)
+		return
+	}
+	// Every earlier send of the object (release-merge, as hb): the
+	// latest of each goroutine stands for its earlier ones.
+	for sg, s := range b.lastSnd[e.Obj] {
+		if sg != g {
+			m.preds[i] = append(m.preds[i], s)
+		}
+	}
+}
+
+// closeSection ends, at event i (a Release of dense goroutine g), the
+// critical section of the innermost open acquire of its lock.
+func (b *modelBuilder) closeSection(i int, g int32) {
+	m, e := b.m, &b.m.ev[i]
+	h := b.held[g]
+	j := len(h) - 1
+	for j >= 0 && h[j].obj != e.Obj {
+		j--
+	}
+	st := b.openAcq[g][e.Obj]
+	if j < 0 || len(st) == 0 {
+		m.illformed++ // a release of a lock not held: no section
+		return
+	}
+	b.held[g] = slices.Delete(slices.Clone(h), j, j+1)
+	m.sections[e.Obj] = append(m.sections[e.Obj], section{acq: st[len(st)-1], rel: int32(i), g: g, read: h[j].read})
+	b.openAcq[g][e.Obj] = st[:len(st)-1]
+}
+
+// addForkEdges adds the fork edges: the fork precedes the child's first
+// event in the stretch.
+func (b *modelBuilder) addForkEdges() {
+	m := b.m
+	for i := range m.ev {
+		if e := &m.ev[i]; e.Op == trace.OpFork {
+			if c, ok := b.dense[e.Child()]; ok {
 				if f := m.byG[c][0]; f > int32(i) {
 					m.preds[f] = append(m.preds[f], int32(i))
 				}
 			}
 		}
 	}
-	// Critical sections still open at the end of the stretch.
-	for g := range openAcq {
-		for l, st := range openAcq[g] {
+}
+
+// closeOpenSections records the critical sections still open at the end
+// of the stretch.
+func (b *modelBuilder) closeOpenSections() {
+	m := b.m
+	for g := range b.openAcq {
+		for l, st := range b.openAcq[g] {
 			for _, a := range st {
 				read := false
-				for _, h := range held[g] {
+				for _, h := range b.held[g] {
 					if h.obj == l {
 						read = h.read
 					}
@@ -464,79 +530,108 @@ func buildModel(evs []trace.Event, p *prefix, rdit bool) *model {
 			}
 		}
 	}
-	// Allocs: a write of zero to every word of the range used in the
-	// stretch, linearized with every access to those words (the old
-	// object's accesses come before, the new one's after).
-	if len(allocs) > 0 {
-		keys := make([]memKey, 0, len(keysSeen))
-		for k := range keysSeen {
-			keys = append(keys, k)
-		}
-		slices.SortFunc(keys, func(a, b memKey) int {
-			if a.addr != b.addr {
-				if a.addr < b.addr {
-					return -1
-				}
-				return 1
-			}
-			if a.atomic == b.atomic {
-				return 0
-			}
-			if !a.atomic {
+}
+
+// addAllocs makes each Alloc a write of zero to every word of its range
+// used in the stretch, linearized with every access to those words (the
+// old object's accesses come before, the new one's after).
+func (b *modelBuilder) addAllocs() {
+	if len(b.allocs) == 0 {
+		return
+	}
+	keys := sortedKeys(b.keysSeen)
+	b.addAllocWrites(keys)
+	b.linearizeAllocs(keys)
+}
+
+// sortedKeys returns the words of set by address, the plain one first.
+func sortedKeys(set map[memKey]bool) []memKey {
+	keys := make([]memKey, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b memKey) int {
+		if a.addr != b.addr {
+			if a.addr < b.addr {
 				return -1
 			}
 			return 1
-		})
-		for _, ai := range allocs {
-			lo, hi, ok := evs[ai].AllocRange()
-			if !ok {
+		}
+		if a.atomic == b.atomic {
+			return 0
+		}
+		if !a.atomic {
+			return -1
+		}
+		return 1
+	})
+	return keys
+}
+
+// addAllocWrites inserts each Alloc, in trace order, among the writes of
+// the words of keys (sorted) in its range.
+func (b *modelBuilder) addAllocWrites(keys []memKey) {
+	m := b.m
+	for _, ai := range b.allocs {
+		lo, hi, ok := m.ev[ai].AllocRange()
+		if !ok {
+			continue
+		}
+		j := firstKeyAt(keys, lo)
+		for ; j < len(keys) && keys[j].addr < hi; j++ {
+			k := keys[j]
+			ws := m.writes[k]
+			at, _ := slices.BinarySearch(ws, ai)
+			m.writes[k] = slices.Insert(ws, at, ai)
+			m.wval[ai] = val{kind: valKnown}
+		}
+	}
+}
+
+// linearizeAllocs linearizes each Alloc with the accesses of other
+// goroutines to its range.
+func (b *modelBuilder) linearizeAllocs(keys []memKey) {
+	m := b.m
+	byAddr := map[uint64][]int32{}
+	for i := range m.ev {
+		if e := &m.ev[i]; e.Op.IsAccess() || e.Op.IsAtomic() {
+			byAddr[e.Obj] = append(byAddr[e.Obj], int32(i))
+		}
+	}
+	for _, ai := range b.allocs {
+		lo, hi, ok := m.ev[ai].AllocRange()
+		if !ok {
+			continue
+		}
+		// The keys in [lo, hi) only: scanning every key per alloc was
+		// quadratic (Go's TestNoRaceTinyAlloc: millions of allocs).
+		j0 := firstKeyAt(keys, lo)
+		for j := j0; j < len(keys) && keys[j].addr < hi; j++ {
+			k := keys[j]
+			if j > j0 && keys[j-1].addr == k.addr {
 				continue
 			}
-			j := firstKeyAt(keys, lo)
-			for ; j < len(keys) && keys[j].addr < hi; j++ {
-				k := keys[j]
-				ws := m.writes[k]
-				at, _ := slices.BinarySearch(ws, ai)
-				m.writes[k] = slices.Insert(ws, at, ai)
-				m.wval[ai] = val{kind: valKnown}
-			}
-		}
-		// Linearize each alloc with the accesses to its range.
-		byAddr := map[uint64][]int32{}
-		for i := range evs {
-			if e := &evs[i]; e.Op.IsAccess() || e.Op.IsAtomic() {
-				byAddr[e.Obj] = append(byAddr[e.Obj], int32(i))
-			}
-		}
-		for _, ai := range allocs {
-			lo, hi, ok := evs[ai].AllocRange()
-			if !ok {
-				continue
-			}
-			// The keys in [lo, hi) only: scanning every key per alloc was
-			// quadratic (Go's TestNoRaceTinyAlloc: millions of allocs).
-			j0 := firstKeyAt(keys, lo)
-			for j := j0; j < len(keys) && keys[j].addr < hi; j++ {
-				k := keys[j]
-				if j > j0 && keys[j-1].addr == k.addr {
+			for _, x := range byAddr[k.addr] {
+				if m.g[x] == m.g[ai] {
 					continue
 				}
-				for _, x := range byAddr[k.addr] {
-					if m.g[x] == m.g[ai] {
-						continue
-					}
-					if x < ai {
-						m.preds[ai] = append(m.preds[ai], x)
-					} else {
-						m.preds[x] = append(m.preds[x], ai)
-					}
+				if x < ai {
+					m.preds[ai] = append(m.preds[ai], x)
+				} else {
+					m.preds[x] = append(m.preds[x], ai)
 				}
 			}
 		}
 	}
-	// Initial values and read obligations.
-	for i := range evs {
-		e := &evs[i]
+}
+
+// addReadObligations records each word's value at the start of the
+// stretch (p's, or the first observation of it) and the read-consistency
+// obligation of each read, with its observed writer (Allocs included:
+// addAllocs comes first).
+func (m *model) addReadObligations(p *prefix) {
+	for i := range m.ev {
+		e := &m.ev[i]
 		k, ok := readKey(e)
 		if !ok {
 			continue
@@ -560,11 +655,6 @@ func buildModel(evs []trace.Event, p *prefix, rdit bool) *model {
 		}
 		m.reads = append(m.reads, ri)
 	}
-	if rdit {
-		m.linearizeBarrierPairs()
-		m.pinHiddenReads(p)
-	}
-	return m
 }
 
 // pinHiddenReads keeps reads that untraced code may have fed as observed
