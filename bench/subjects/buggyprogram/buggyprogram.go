@@ -89,7 +89,7 @@ func (p *Program) worker(id, iters int) int {
 			break
 		}
 		// Unlocked read-modify-write by every worker: lost increments.
-		p.counter++ // racekit:race id=bp-count kind=race benign=false self racekit:race id=bp-mon kind=race benign=false
+		p.counter++           // racekit:race id=bp-count kind=race benign=false self racekit:race id=bp-mon kind=race benign=false
 		p.tbl().hits[id%16]++ // racekit:race id=bp-init-pub kind=race benign=false
 		if p.record(id*1000 + i) {
 			recorded++

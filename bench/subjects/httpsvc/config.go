@@ -70,7 +70,7 @@ func (c *Config) Validate() error {
 
 // Clone returns a copy that can be modified before it is published.
 func (c *Config) Clone() *Config {
-	d := *c
+	d := *c // racekit:race id=hs-cfg-pub kind=race benign=false flaky
 	return &d
 }
 
@@ -102,7 +102,7 @@ func (p *ConfigPatch) Apply(c *Config) (*Config, error) {
 	if p.ReadOnly != nil {
 		n.ReadOnly = *p.ReadOnly
 	}
-	n.Version = c.Version + 1
+	n.Version = c.Version + 1 // racekit:race id=hs-cfg-pub kind=race benign=false flaky
 	if err := n.Validate(); err != nil {
 		return nil, err
 	}

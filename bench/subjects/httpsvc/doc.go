@@ -10,7 +10,9 @@
 // Its races are the kind real services have, each argued where it is
 // marked:
 //   - the configuration is reloaded by swapping a pointer that handlers
-//     read without synchronization (hs-cfg-*);
+//     read without synchronization (hs-cfg), so a handler may read the
+//     fields of a config whose building it is not ordered after
+//     (hs-cfg-pub: the clone and its patched fields against the reads);
 //   - the cache's Get, which holds only the read lock, records the access
 //     time and hit count of the entry (hs-cache-*);
 //   - request metrics are plain counters bumped by every handler and read

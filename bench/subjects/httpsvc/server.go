@@ -133,7 +133,7 @@ func (s *Server) route(pattern, name string, h ctxHandler) {
 			return
 		}
 		if r.Body != nil {
-			r.Body = http.MaxBytesReader(rec, r.Body, s.config().MaxBodyBytes)
+			r.Body = http.MaxBytesReader(rec, r.Body, s.config().MaxBodyBytes) // racekit:race id=hs-cfg-pub kind=race benign=false flaky
 		}
 		if err := h(rec, r, id); err != nil {
 			code := http.StatusInternalServerError
@@ -236,7 +236,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, _ uint64) 
 		return err
 	}
 	cfg := s.config()
-	if cfg.ReadOnly {
+	if cfg.ReadOnly { // racekit:race id=hs-cfg-pub kind=race benign=false flaky
 		return errorf(http.StatusForbidden, "service is read-only")
 	}
 	body, err := io.ReadAll(r.Body)
@@ -250,7 +250,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, _ uint64) 
 	var it *Item
 	err = s.pool.withConn(func(c *Conn) error {
 		var uerr error
-		it, uerr = c.Update(id, req.Price, req.Stock, req.Revision, cfg.QueryDelay)
+		it, uerr = c.Update(id, req.Price, req.Stock, req.Revision, cfg.QueryDelay) // racekit:race id=hs-cfg-pub kind=race benign=false flaky
 		return uerr
 	})
 	if err != nil {
@@ -282,7 +282,7 @@ func (s *Server) handleStats(w http.ResponseWriter, _ *http.Request, _ uint64) e
 		Cache:     s.cache.Stats(),
 		Writes:    s.store.Writes(),
 		Denied:    s.limiter.Denied(),
-		Version:   s.config().Version,
+		Version:   s.config().Version, // racekit:race id=hs-cfg-pub kind=race benign=false flaky
 		TopViews:  s.store.Views("item-0"),
 		LogLines:  s.log.Total(),
 		Reloads:   s.reloads.Load(),
@@ -318,7 +318,7 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request, _ uint64) 
 func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request, _ uint64) error {
 	ps := s.pool.Stats()
 	status := "ok"
-	if ps.Open == s.config().MaxConns && ps.Idle == 0 {
+	if ps.Open == s.config().MaxConns && ps.Idle == 0 { // racekit:race id=hs-cfg-pub kind=race benign=false flaky
 		status = "saturated"
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": status, "pool": ps})
