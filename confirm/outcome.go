@@ -390,7 +390,7 @@ func PrintVerdicts(w io.Writer, res FuzzResult, elapsed time.Duration) {
 	races := len(res.Pairs) - count["potential"]
 	fmt.Fprintf(w, "==================\nracekit: %d race(s): %d confirmed, %d observed, %d predicted", races, count["confirmed"], count["observed"], count["predicted"])
 	if n := count["potential"]; n > 0 {
-		fmt.Fprintf(w, "; %d more potential pair(s) (lockset/hybrid) no run made happen, not reported", n)
+		fmt.Fprintf(w, "; %d more potential pair(s) (hybrid, lockset or racekit vet) no run made happen, not reported", n)
 	}
 	fmt.Fprintf(w, " (%.1fs)\n", elapsed.Seconds())
 }

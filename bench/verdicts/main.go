@@ -65,6 +65,7 @@ func main() {
 	budget := flag.Duration("budget", 20*time.Minute, "racekit test -budget")
 	runs := flag.Int("runs", 10, "racekit test -confirm-runs")
 	record := flag.Int("record", 3, "racekit test -confirm-record")
+	vet := flag.Bool("vet", false, "racekit test -confirm-vet")
 	root := flag.String("subjects", "bench/subjects", "the subjects' directory")
 	before := flag.String("before", "bench/results/hb.json,bench/results/fasttrack.json,bench/results/hb-random1.json,bench/results/hb-random2.json,bench/results/fuzz/table1.json", "earlier results, comma-separated: racekit bench -out files and bench/fuzz -json files")
 	jsonOut := flag.String("json", "", "also write the result as JSON to FILE")
@@ -85,10 +86,14 @@ func main() {
 	defer os.RemoveAll(tmp)
 	verdicts := tmp + "/verdicts.json"
 	args := []string{"test", "-q", "-predict", "-confirm", "-budget", budget.String(), "-confirm-runs", fmt.Sprint(*runs), "-confirm-record", fmt.Sprint(*record), "-confirm-json", verdicts}
+	if *vet {
+		args = append(args, "-confirm-vet")
+	}
+	n := len(args)
 	for _, s := range subjects {
 		args = append(args, "./"+relToWd(s.Dir))
 	}
-	res := Result{Command: "racekit " + strings.Join(args[:10], " ") + " -confirm-json FILE ./bench/subjects/...", Date: time.Now().UTC().Format(time.RFC3339)}
+	res := Result{Command: "racekit " + strings.Join(args[:n], " ") + " ./bench/subjects/...", Date: time.Now().UTC().Format(time.RFC3339)}
 	start := time.Now()
 	cmd := exec.Command(*rk, args...)
 	var stderr bytes.Buffer

@@ -14,7 +14,7 @@ import (
 
 var cmdTest = register(&command{
 	name:      "test",
-	usageLine: "test [-algo=fasttrack] [-predict] [-confirm [-budget D] [-confirm-runs N] [-confirm-record N] [-confirm-json FILE]] [-sarif FILE] [-deadlocks] [-leaks [-leaks-ignore F,...]] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
+	usageLine: "test [-algo=fasttrack] [-predict] [-confirm [-budget D] [-confirm-runs N] [-confirm-record N] [-confirm-vet] [-confirm-json FILE]] [-sarif FILE] [-deadlocks] [-leaks [-leaks-ignore F,...]] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
 	short:     "instrument and run Go tests, then report their data races",
 	long: `
 Test is racekit's go test -race: it takes go test's command line, with
@@ -89,7 +89,7 @@ then the potential pairs RaceFuzzer's phase 1 (the hybrid detector) finds
 on the recorded traces (the run records every access for them) and on
 -confirm-record more recorded runs of each package under the controlled
 random scheduler, whose interleavings show paths Go's scheduler rarely
-takes: the
+takes (and, with -confirm-vet, racekit vet's static pairs): the
 package's instrumented test binary runs the race's test alone
 -confirm-runs times, each with its own seed, a goroutine about to make
 one of the race's two accesses postponed until another is about to make
@@ -139,6 +139,7 @@ var (
 	testConfirmRuns   *int
 	testConfirmJSON   *string
 	testConfirmRecord *int
+	testConfirmVet    *bool
 	testSARIF         *string
 )
 
@@ -150,6 +151,7 @@ func init() {
 	testBudget = cmdTest.flags.Duration("budget", 2*time.Minute, "with -confirm: the confirmation's time limit, building included")
 	testConfirmRuns = cmdTest.flags.Int("confirm-runs", 10, "with -confirm: controlled runs per race")
 	testConfirmRecord = cmdTest.flags.Int("confirm-record", 3, "with -confirm: more recorded runs of each package under the controlled random scheduler, whose potential pairs (hybrid) are confirmed too")
+	testConfirmVet = cmdTest.flags.Bool("confirm-vet", false, "with -confirm: racekit vet's static pairs on the packages are confirmed too")
 	testConfirmJSON = cmdTest.flags.String("confirm-json", "", "with -confirm: also write the verdicts as JSON (racekit fuzz -json's format) to FILE")
 	testSARIF = cmdTest.flags.String("sarif", "", "write every race reported as SARIF 2.1.0 to FILE: both accesses, their stacks, each race's verdict (-confirm's if given)")
 }

@@ -58,6 +58,9 @@ func confirmRaces(c *command, prep *instrument.Prepared, given []confirm.Given, 
 	if *testConfirmRecord > 0 {
 		sources = append(sources, "hybrid")
 	}
+	if *testConfirmVet {
+		sources = append(sources, "vet")
+	}
 	res, err := confirm.FuzzRaces(&confirm.RaceOptions{
 		Campaign: confirm.Campaign{
 			Targets: targets, Tmp: tmp, TestArgs: c.line.binaryArgs(),
@@ -68,6 +71,8 @@ func confirmRaces(c *command, prep *instrument.Prepared, given []confirm.Given, 
 		},
 		Sources: sources,
 		Given:   given,
+		Pkgs:    pkgs,
+		Tags:    *testFlags.tags,
 	})
 	if err != nil {
 		return nil, err
