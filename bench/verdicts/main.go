@@ -93,7 +93,7 @@ func main() {
 	for _, s := range subjects {
 		args = append(args, "./"+relToWd(s.Dir))
 	}
-	res := Result{Command: "racekit " + strings.Join(args[:n], " ") + " ./bench/subjects/...", Date: time.Now().UTC().Format(time.RFC3339)}
+	res := Result{Command: "racekit " + strings.ReplaceAll(strings.Join(args[:n], " "), verdicts, "FILE") + " ./bench/subjects/...", Date: time.Now().UTC().Format(time.RFC3339)}
 	start := time.Now()
 	cmd := exec.Command(*rk, args...)
 	var stderr bytes.Buffer
