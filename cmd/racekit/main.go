@@ -15,9 +15,11 @@
 //
 // Package main parses flags, wires the stages and prints. The analysis of
 // a trace and its stacks live in package analyze; the confirmation
-// campaigns of fuzz, hatch and replay (candidates, controlled runs,
-// verdicts, shards) in package confirm, which fuzz.go, hatch.go and
-// replay.go call with the options their flags give.
+// campaigns of fuzz, hatch, replay and test -confirm (candidates,
+// controlled runs, verdicts, shards) in package confirm, which fuzz.go,
+// hatch.go, replay.go and test_confirm.go call with the options their
+// flags give; conformance's and corpus's runs in packages conformance and
+// verdictdiff.
 //
 // racekit test's go test vets the user's files, not their copies
 // (vetexec.go: racekit as -toolexec). It analyzes each test binary's trace
