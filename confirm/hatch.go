@@ -54,10 +54,13 @@ func Hatch(o *HatchOptions) (HatchResult, []anomaly.Anomaly, error) {
 		}
 		h.outDir = o.Keep
 	}
-	h.res = HatchResult{Package: h.t.Pkg, From: o.From}
+	h.res = HatchResult{Package: h.t.Pkg, From: o.From, Shard: o.Shard.String()}
 	if err := h.record(); err != nil {
 		return HatchResult{}, nil, err
 	}
+	// A shard hatches its share of the distinct predictions (Predicted
+	// stays the campaign's count).
+	h.groups = inShard(o.Shard, h.groups, func(g *hatchGroup) string { return shardKey(h.t.Pkg, g.alts[0].key()) })
 	start := time.Now()
 	if err := h.hatchClips(); err != nil {
 		return HatchResult{}, nil, err

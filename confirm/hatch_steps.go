@@ -120,7 +120,7 @@ func (h *hatcher) group(i int, virtual bool, cands []*hatchCand) int {
 			continue
 		}
 		n++
-		g := &hatchGroup{alts: []*hatchCand{cd}}
+		g := &hatchGroup{index: len(h.groups) + 1, alts: []*hatchCand{cd}}
 		h.byKey[k] = g
 		h.groups = append(h.groups, g)
 	}
@@ -212,6 +212,7 @@ func (h *hatcher) fuzzSplits() error {
 			return err
 		}
 	}
+	jobs = inShard(h.Shard, jobs, func(jb splitJob) string { return shardKey(jb.t.Pkg, jb.split.String()) })
 	runs := max(h.Runs, 4)
 	h.Progress.Printf("atomicity: %d split regions (AtomFuzzer), %d runs each, %d at a time", len(jobs), runs, h.Jobs)
 	results, err := atomFuzzRuns(jobs, h.TestArgs, runs, h.Seed, h.Jobs, h.Timeout, h.outDir, h.Progress)
@@ -239,7 +240,7 @@ func (h *hatcher) classify() {
 			}
 		}
 		h.shown = append(h.shown, cd)
-		ha := HatchAnomaly{Kind: cd.Kind, Pattern: cd.Pattern, Sites: cd.Sites, Vars: cd.Vars, Verdict: verdict, Runs: slices.Concat(g.runs...)}
+		ha := HatchAnomaly{Index: g.index, Kind: cd.Kind, Pattern: cd.Pattern, Sites: cd.Sites, Vars: cd.Vars, Verdict: verdict, Runs: slices.Concat(g.runs...)}
 		switch ha.Verdict {
 		case "confirmed":
 			h.res.Confirmed++

@@ -51,8 +51,9 @@ func (cd *hatchCand) key() string {
 // that made it, in recording order; runs holds the runs along each clip
 // hatched so far.
 type hatchGroup struct {
-	alts []*hatchCand
-	runs [][]HatchRun
+	index int // its number among the distinct predictions, from 1
+	alts  []*hatchCand
+	runs  [][]HatchRun
 }
 
 // confirmed reports whether a run along one of g's clips confirmed it.
@@ -86,6 +87,9 @@ type HatchRun struct {
 
 // HatchAnomaly is the result for one prediction.
 type HatchAnomaly struct {
+	// Index is its number among the distinct predictions, from 1: the
+	// unsharded campaign's order (MergeHatch).
+	Index   int        `json:"index"`
 	Kind    string     `json:"kind"`
 	Pattern string     `json:"pattern"`
 	Sites   []string   `json:"sites"`
@@ -131,6 +135,9 @@ type HatchResult struct {
 	// Splits are the atomic regions whose critical sections on one lock
 	// are split in two (-atomfuzz: AtomFuzzer), with their verdicts.
 	Splits []AtomicitySplit `json:"splits,omitempty"`
+	// Shard is the shard of the campaign this result is ("K/N"), "" for
+	// a whole campaign (or shards merged).
+	Shard string `json:"shard,omitempty"`
 }
 
 // verdictOf is a prediction's verdict: confirmed when a run along its

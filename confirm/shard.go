@@ -127,30 +127,12 @@ func MergeFuzz(shards []FuzzResult) (FuzzResult, error) {
 	if len(shards) == 0 {
 		return FuzzResult{}, fmt.Errorf("no result to merge")
 	}
-	n := 0
-	seen := map[int]bool{}
+	names := make([]string, len(shards))
 	for i, r := range shards {
-		s, err := ParseShard(r.Shard)
-		if err != nil || s.N == 0 {
-			return FuzzResult{}, fmt.Errorf("result %d is not a shard's (shard %q)", i+1, r.Shard)
-		}
-		if n != 0 && s.N != n {
-			return FuzzResult{}, fmt.Errorf("result %d is shard %s, the others are of %d", i+1, r.Shard, n)
-		}
-		n = s.N
-		if seen[s.K] {
-			return FuzzResult{}, fmt.Errorf("shard %s given twice", r.Shard)
-		}
-		seen[s.K] = true
+		names[i] = r.Shard
 	}
-	var missing []string
-	for k := 1; k <= n; k++ {
-		if !seen[k] {
-			missing = append(missing, fmt.Sprintf("%d/%d", k, n))
-		}
-	}
-	if len(missing) > 0 {
-		return FuzzResult{}, fmt.Errorf("shards missing: %s", strings.Join(missing, ", "))
+	if err := checkShards(names); err != nil {
+		return FuzzResult{}, err
 	}
 	m := FuzzResult{Phase1: shards[0].Phase1, Phase1Pairs: shards[0].Phase1Pairs, Phase1SourceSeconds: map[string]float64{}}
 	base := map[[3]string]int{}
@@ -177,5 +159,69 @@ func MergeFuzz(shards []FuzzResult) (FuzzResult, error) {
 	}
 	sort.SliceStable(m.Pairs, func(i, j int) bool { return m.Pairs[i].Index < m.Pairs[j].Index })
 	m.countBaselines()
+	return m, nil
+}
+
+// checkShards checks that names are the shards of one campaign, each of
+// its N once.
+func checkShards(names []string) error {
+	if len(names) == 0 {
+		return fmt.Errorf("no result to merge")
+	}
+	n := 0
+	seen := map[int]bool{}
+	for i, name := range names {
+		s, err := ParseShard(name)
+		if err != nil || s.N == 0 {
+			return fmt.Errorf("result %d is not a shard's (shard %q)", i+1, name)
+		}
+		if n != 0 && s.N != n {
+			return fmt.Errorf("result %d is shard %s, the others are of %d", i+1, name, n)
+		}
+		n = s.N
+		if seen[s.K] {
+			return fmt.Errorf("shard %s given twice", name)
+		}
+		seen[s.K] = true
+	}
+	var missing []string
+	for k := 1; k <= n; k++ {
+		if !seen[k] {
+			missing = append(missing, fmt.Sprintf("%d/%d", k, n))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("shards missing: %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// MergeHatch joins the results of a hatch campaign's shards (each of the
+// N once) into the whole campaign's: the anomalies in prediction order,
+// the verdicts counted over every shard, the split regions of all. The
+// recordings are the first shard's (each shard records its own: they
+// agree with -record-seed or -use-trace); the times are summed.
+func MergeHatch(shards []HatchResult) (HatchResult, error) {
+	names := make([]string, len(shards))
+	for i, r := range shards {
+		names[i] = r.Shard
+	}
+	if err := checkShards(names); err != nil {
+		return HatchResult{}, err
+	}
+	m := shards[0]
+	m.Shard, m.Anomalies, m.Splits = "", nil, nil
+	m.Confirmed, m.Observed, m.RecordSeconds, m.SearchSeconds, m.HatchSeconds = 0, 0, 0, 0, 0
+	for _, r := range shards {
+		m.Confirmed += r.Confirmed
+		m.Observed += r.Observed
+		m.RecordSeconds += r.RecordSeconds
+		m.SearchSeconds += r.SearchSeconds
+		m.HatchSeconds += r.HatchSeconds
+		m.Anomalies = append(m.Anomalies, r.Anomalies...)
+		m.Splits = append(m.Splits, r.Splits...)
+	}
+	sort.SliceStable(m.Anomalies, func(i, j int) bool { return m.Anomalies[i].Index < m.Anomalies[j].Index })
+	sort.SliceStable(m.Splits, func(i, j int) bool { return m.Splits[i].Split < m.Splits[j].Split })
 	return m, nil
 }

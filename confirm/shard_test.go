@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -142,5 +143,28 @@ func TestMergeFuzz(t *testing.T) {
 		if _, err := MergeFuzz(bad); err == nil {
 			t.Errorf("merging %d results: no error", len(bad))
 		}
+	}
+}
+
+// MergeHatch gives the whole hatch campaign's result: the anomalies in
+// prediction order, the verdicts summed, the split regions of all.
+func TestMergeHatch(t *testing.T) {
+	shards := []HatchResult{
+		{Shard: "2/2", Predicted: 3, Confirmed: 1, Anomalies: []HatchAnomaly{{Index: 2, Verdict: "confirmed"}}, Splits: []AtomicitySplit{{Split: "b>c"}}},
+		{Shard: "1/2", Predicted: 3, Confirmed: 1, Observed: 1, Anomalies: []HatchAnomaly{{Index: 1, Verdict: "observed"}, {Index: 3, Verdict: "confirmed"}}, Splits: []AtomicitySplit{{Split: "a>b"}}},
+	}
+	m, err := MergeHatch(shards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []int
+	for _, a := range m.Anomalies {
+		order = append(order, a.Index)
+	}
+	if !reflect.DeepEqual(order, []int{1, 2, 3}) || m.Confirmed != 2 || m.Observed != 1 || m.Predicted != 3 || len(m.Splits) != 2 || m.Shard != "" || !m.Found() {
+		t.Errorf("merged: %+v", m)
+	}
+	if _, err := MergeHatch(shards[1:]); err == nil || !strings.Contains(err.Error(), "shards missing: 2/2") {
+		t.Errorf("one of two shards: error %v", err)
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 var cmdHatch = register(&command{
 	name:      "hatch",
-	usageLine: "hatch [-from pecan|rdit|mcm] [-use-trace FILE | -record-seed N[/P][,N[/P]...]] [-record-preempt P] [-recordings N] [-dedup] [-kinds K] [-patterns FILE] [-atomic-funcs NAMES] [-control auto|anomaly|clip] [-atomfuzz=false] [-runs N] [-j N] [-seed S] [-json] [-html DIR] [-keep DIR] [-timeout D] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [package] [go test flags] [-args test binary arguments...]",
+	usageLine: "hatch [-from pecan|rdit|mcm] [-use-trace FILE | -record-seed N[/P][,N[/P]...]] [-record-preempt P] [-recordings N] [-dedup] [-kinds K] [-patterns FILE] [-atomic-funcs NAMES] [-control auto|anomaly|clip] [-shard K/N] [-atomfuzz=false] [-runs N] [-j N] [-seed S] [-json] [-html DIR] [-keep DIR] [-timeout D] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [package] [go test flags] [-args test binary arguments...]",
 	short:     "re-execute predicted anomalies along their clips to confirm or prune them (PECAN hatching)",
 	long: `
 Hatch is PECAN's bug hatching (Huang and Zhang, ISSTA'11, section 6) for Go
@@ -100,6 +100,12 @@ Hatch reports its progress on standard error: a line per recording (its
 events and predictions) and per clip hatched (its runs, and how many
 confirmed it), with the time since the start; -q prints none.
 
+-shard K/N hatches part K of N of the distinct predictions (and of
+AtomFuzzer's regions), as racekit fuzz -shard does (Bazel's variables
+used when -shard is not given); racekit merge joins the shards' -json
+results. Each shard records its own runs: the shards agree with
+-record-seed or -use-trace, not with recordings under Go's scheduler.
+
 Exit status: 66 if an anomaly was confirmed or a race observed, 0 if
 none, 1 on a build or run error, 2 on a usage error.
 `,
@@ -125,6 +131,7 @@ var (
 	hatchDedup   = cmdHatch.flags.Bool("dedup", false, "record as racekit test does by default, dropping an access a goroutine repeats with no synchronization in between (needed for a -use-trace racekit test recorded)")
 	hatchQuiet   = cmdHatch.flags.Bool("q", false, "print no progress lines on stderr")
 	hatchAtoms   = cmdHatch.flags.Bool("atomfuzz", true, "also run AtomFuzzer on the recordings' atomic regions whose critical sections on one lock are split in two (as racekit fuzz -atomicity; -runs runs each, at least 4)")
+	hatchShard   = cmdHatch.flags.String("shard", "", "hatch part K of N of the predictions (K/N); racekit merge joins the shards' -json results")
 	hatchRecs    = cmdHatch.flags.Int("recordings", 1, "record this many runs (-record-seed N, N+1, ...; or Go's scheduler each time; or the seeds of a -record-seed list) and hatch what any of them predicts; a prediction not confirmed along one recording's clip is tried along the next's")
 )
 
@@ -237,5 +244,9 @@ func hatchOptions(c *command, pkgs []string) (*confirm.HatchOptions, int) {
 		return nil, exitUsage
 	}
 	o.Recordings = recs
+	if o.Shard, err = shardFlag(*hatchShard); err != nil {
+		c.errorf("%v", err)
+		return nil, exitUsage
+	}
 	return o, exitOK
 }

@@ -2,6 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -159,5 +164,64 @@ func TestHatchVirtualClock(t *testing.T) {
 	a := res.Anomalies[0]
 	if sched.LineSite(a.Sites[0]) != hits || sched.LineSite(a.Sites[1]) != hits || a.Verdict != "confirmed" {
 		t.Errorf("anomaly %s %v: verdict %q (%+v); want the race on hits (line %v) confirmed", a.Pattern, a.Sites, a.Verdict, a.Runs, hits)
+	}
+}
+
+// A hatch campaign run as 3 shards, one after another, and merged gives
+// the unsharded campaign's anomalies and verdicts. The recordings run on
+// the controlled random scheduler (-record-seed), the same in every shard.
+func TestHatchShards(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs instrumented test binaries")
+	}
+	args := []string{"hatch", "--json", "-q", "--record-seed", "4", "-j", "2"}
+	run := func(extra ...string) (string, confirm.HatchResult) {
+		t.Helper()
+		out, stderr, code := racekit(t, append(append(slices.Clone(args), extra...), "./testdata/lazyinit")...)
+		var res confirm.HatchResult
+		if err := json.Unmarshal([]byte(out), &res); err != nil || (code != exitRaces && code != exitOK) {
+			t.Fatalf("hatch %v: exit %d (%v)\n%s\nstderr:\n%s", extra, code, err, out, stderr)
+		}
+		return out, res
+	}
+	_, whole := run()
+	if whole.Predicted < 2 {
+		t.Fatalf("unsharded: %d predictions, want 2 or more for shards to split", whole.Predicted)
+	}
+	dir := t.TempDir()
+	var files []string
+	for k := 1; k <= 3; k++ {
+		out, _ := run("--shard", fmt.Sprintf("%d/3", k))
+		f := filepath.Join(dir, fmt.Sprintf("shard%d.json", k))
+		if err := os.WriteFile(f, []byte(out), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	out, stderr, _ := racekit(t, append([]string{"merge", "--json"}, files...)...)
+	var merged confirm.HatchResult
+	if err := json.Unmarshal([]byte(out), &merged); err != nil {
+		t.Fatalf("merge: %v\n%s\nstderr:\n%s", err, out, stderr)
+	}
+	type verdict struct {
+		Index                  int
+		Kind, Pattern, Verdict string
+		Sites                  string
+	}
+	verdicts := func(r confirm.HatchResult) []verdict {
+		var v []verdict
+		for _, a := range r.Anomalies {
+			v = append(v, verdict{a.Index, a.Kind, a.Pattern, a.Verdict, strings.Join(a.Sites, " ")})
+		}
+		splits := slices.Clone(r.Splits) // merged in split order
+		slices.SortFunc(splits, func(a, b confirm.AtomicitySplit) int { return strings.Compare(a.Split, b.Split) })
+		for _, s := range splits {
+			v = append(v, verdict{0, "split", s.Split, s.Verdict, ""})
+		}
+		return v
+	}
+	if !reflect.DeepEqual(verdicts(merged), verdicts(whole)) || merged.Predicted != whole.Predicted || merged.Confirmed != whole.Confirmed || merged.Observed != whole.Observed {
+		t.Errorf("merged shards: %d predicted, %d confirmed, %d observed, %+v\nunsharded: %d, %d, %d, %+v",
+			merged.Predicted, merged.Confirmed, merged.Observed, verdicts(merged), whole.Predicted, whole.Confirmed, whole.Observed, verdicts(whole))
 	}
 }

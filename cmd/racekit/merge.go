@@ -12,17 +12,20 @@ import (
 var cmdMerge = register(&command{
 	name:      "merge",
 	usageLine: "merge [-json] FILE...",
-	short:     "join the -json results of a sharded racekit fuzz campaign",
+	short:     "join the -json results of a sharded racekit fuzz or hatch campaign",
 	long: `
 Merge reads the -json results of the shards of one racekit fuzz campaign
 (racekit fuzz -shard K/N -json, each of the N shards once, in any order)
 and prints the whole campaign's result, as racekit fuzz would have: each
 pair with its verdict, in phase 1's order, each outcome's failures compared
-with the baseline runs of every shard. -json prints it as JSON.
+with the baseline runs of every shard. The shards of a racekit hatch
+campaign (hatch -shard K/N -json) merge the same way: the anomalies in
+prediction order with their verdicts, the split regions of every shard.
+-json prints it as JSON.
 
-The shards must agree on phase 1 (the same candidates): give them -pairs,
--phase1 vet or -use-trace; runs recorded under Go's scheduler may show
-other pairs in each shard.
+The shards must agree on phase 1 (the same candidates): give fuzz -pairs,
+-phase1 vet or -use-trace, and hatch -record-seed or -use-trace; runs
+recorded under Go's scheduler may show other candidates in each shard.
 
 Exit status: 66 if a race was confirmed or observed, 0 if none, 1 on a
 missing, repeated or unreadable shard, 2 on a usage error.
@@ -38,47 +41,78 @@ func runMerge(c *command, args []string) int {
 		c.errorf("expected the shards' result files")
 		return exitUsage
 	}
-	var shards []confirm.FuzzResult
+	var fuzz []confirm.FuzzResult
+	var hatch []confirm.HatchResult
 	for _, path := range args {
-		r, err := readFuzzResult(path)
+		data, err := os.ReadFile(path)
 		if err != nil {
 			c.errorf("%v", err)
 			return exitError
 		}
-		shards = append(shards, r)
+		var kind struct {
+			Pairs     json.RawMessage `json:"pairs"`
+			Anomalies json.RawMessage `json:"anomalies"`
+		}
+		err = decodeResult(path, data, &kind)
+		switch {
+		case err != nil:
+		case kind.Anomalies != nil:
+			var r confirm.HatchResult
+			err = decodeResult(path, data, &r)
+			hatch = append(hatch, r)
+		case kind.Pairs != nil:
+			var r confirm.FuzzResult
+			err = decodeResult(path, data, &r)
+			fuzz = append(fuzz, r)
+		default:
+			err = fmt.Errorf("%s: neither a racekit fuzz nor a racekit hatch -json result", path)
+		}
+		if err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
 	}
-	m, err := confirm.MergeFuzz(shards)
+	if len(fuzz) > 0 && len(hatch) > 0 {
+		c.errorf("%d racekit fuzz results and %d racekit hatch results: merge the shards of one campaign", len(fuzz), len(hatch))
+		return exitError
+	}
+	var result any
+	found := false
+	var print func()
+	var err error
+	if len(hatch) > 0 {
+		var m confirm.HatchResult
+		m, err = confirm.MergeHatch(hatch)
+		result, found, print = m, m.Found(), func() { confirm.PrintHatch(os.Stdout, &m) }
+	} else {
+		var m confirm.FuzzResult
+		m, err = confirm.MergeFuzz(fuzz)
+		result, found, print = m, m.Races(), func() { confirm.PrintFuzz(os.Stdout, m) }
+	}
+	if err == nil && *mergeJSON {
+		err = writeJSON(os.Stdout, result)
+	} else if err == nil {
+		print()
+	}
 	if err != nil {
 		c.errorf("%v", err)
 		return exitError
 	}
-	if *mergeJSON {
-		if err := writeJSON(os.Stdout, m); err != nil {
-			c.errorf("%v", err)
-			return exitError
-		}
-	} else {
-		confirm.PrintFuzz(os.Stdout, m)
-	}
-	if m.Races() {
+	if found {
 		return exitRaces
 	}
 	return exitOK
 }
 
-// readFuzzResult reads one racekit fuzz -json result.
-func readFuzzResult(path string) (confirm.FuzzResult, error) {
-	var r confirm.FuzzResult
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return r, err
-	}
-	if err := json.Unmarshal(data, &r); err != nil {
+// decodeResult decodes one -json result, naming the file and, for bad
+// JSON, the byte where it went wrong.
+func decodeResult(path string, data []byte, v any) error {
+	if err := json.Unmarshal(data, v); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			return r, fmt.Errorf("%s: byte %d: not a racekit fuzz -json result: %v", path, se.Offset, err)
+			return fmt.Errorf("%s: byte %d: not a racekit -json result: %v", path, se.Offset, err)
 		}
-		return r, fmt.Errorf("%s: not a racekit fuzz -json result: %v", path, err)
+		return fmt.Errorf("%s: not a racekit -json result: %v", path, err)
 	}
-	return r, nil
+	return nil
 }
