@@ -194,9 +194,9 @@ var clipTmpl = template.Must(template.New("clip").Funcs(funcs).Parse(`<!DOCTYPE 
 <p>Anomaly events, in pattern order: {{range $i, $s := .Sites}}<b>E{{add1 $i}}</b> {{$s}} {{end}}</p>
 {{if not .Feasible}}<p class="bad">No feasible schedule was generated for this anomaly: it is likely a false alarm.</p>{{end}}
 {{if .Observed}}<p>The recorded run already executed these events in this order.</p>{{end}}
-{{if eq .Evidence "confirmed"}}<p class="ok">Confirmed: a re-execution of the program along this clip (racekit hatch) performed these events in this order.</p>{{else if eq .Evidence "pruned"}}<p class="bad">Pruned: a re-execution of the program along this clip (racekit hatch) departed from it; the anomaly is likely false.</p>{{end}}
+{{if eq .Evidence "confirmed"}}<p class="ok">Confirmed: a controlled re-execution of the program (racekit hatch along this clip, or RaceFuzzer's scheduler) performed these events in this order.</p>{{else if eq .Evidence "pruned"}}<p class="bad">Pruned: a re-execution of the program along this clip (racekit hatch) departed from it; the anomaly is likely false.</p>{{end}}
 <table class="clip" id="clip">
-<thead><tr><th>#</th>{{range .Lanes}}<th class="lane" data-g="{{.Name}}">{{.Name}}<br><small>{{.Label}} (gid {{.GID}}){{if .Parent}}, forked by {{.Parent}}{{if .ForkSite}} at {{.ForkSite}}{{end}}{{end}}</small></th>{{end}}</tr></thead>
+<thead><tr><th>#</th>{{range .Lanes}}<th class="lane" data-g="{{.Name}}">{{.Name}}<br><small>{{.Label}}{{if .GID}} (gid {{.GID}}){{end}}{{if .Parent}}, forked by {{.Parent}}{{if .ForkSite}} at {{.ForkSite}}{{end}}{{end}}</small></th>{{end}}</tr></thead>
 <tbody>
 {{range .Rows}}<tr{{if .Hit}} class="hitrow"{{end}}><td class="n">{{.N}}</td>{{range .Cells}}{{if .}}<td class="ev{{if .Role}} hit{{end}}"{{if .Role}} data-role="{{.Role}}"{{end}}>{{if .Role}}<span class="role">E{{.Role}}</span>{{end}}<span class="op">{{.Op}}</span> {{.Obj}}{{if .Site}}<a href="{{.Href}}" title="{{.Func}}">{{.Site}}</a>{{end}}</td>{{else}}<td></td>{{end}}{{end}}</tr>
 {{end}}</tbody>

@@ -530,7 +530,8 @@ func TestTestConfirm(t *testing.T) {
 		{"1ns", "observed", "observed", 0, 10},
 	} {
 		out := filepath.Join(t.TempDir(), "verdicts.json")
-		stdout, stderr, code := racekit(t, "test", "-q", "--confirm", "--budget", tc.budget, "--confirm-json", out, "./testdata/fuzzobs")
+		html := filepath.Join(t.TempDir(), "html")
+		stdout, stderr, code := racekit(t, "test", "-q", "--confirm", "--budget", tc.budget, "--confirm-json", out, "--html", html, "./testdata/fuzzobs")
 		if code != exitError {
 			t.Errorf("budget %s: exit %d, want %d (the races fail the package)", tc.budget, code, exitError)
 		}
@@ -563,6 +564,16 @@ func TestTestConfirm(t *testing.T) {
 		summary := fmt.Sprintf("racekit: 2 race(s): %d confirmed, %d observed, 0 predicted", map[bool]int{true: 1}[tc.flag == "confirmed"], map[bool]int{true: 2, false: 1}[tc.flag == "observed"])
 		if !strings.Contains(stdout, summary) {
 			t.Errorf("budget %s: stdout lacks %q:\n%s", tc.budget, summary, stdout)
+		}
+		// -html draws the confirmed race's run: its two accesses marked.
+		pages, _ := filepath.Glob(filepath.Join(html, "clip-*.html"))
+		if wantPages := map[bool]int{true: 1}[tc.flag == "confirmed"]; len(pages) != wantPages {
+			t.Errorf("budget %s: %d race pages, want %d", tc.budget, len(pages), wantPages)
+		} else if wantPages == 1 {
+			page, _ := os.ReadFile(pages[0])
+			if !strings.Contains(string(page), ">E1<") || !strings.Contains(string(page), ">E2<") || !strings.Contains(string(page), "fuzzobs.go:27") {
+				t.Errorf("the race page does not mark both accesses:\n%s", page)
+			}
 		}
 		if tc.skipped > 0 && !strings.Contains(stdout, "(10 more left out: the time budget ran out)") {
 			t.Errorf("budget %s: stdout does not say runs were left out:\n%s", tc.budget, stdout)

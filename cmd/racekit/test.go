@@ -14,7 +14,7 @@ import (
 
 var cmdTest = register(&command{
 	name:      "test",
-	usageLine: "test [-algo=fasttrack] [-predict] [-confirm [-budget D] [-confirm-runs N] [-confirm-record N] [-confirm-vet] [-confirm-json FILE]] [-sarif FILE] [-deadlocks] [-leaks [-leaks-ignore F,...]] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
+	usageLine: "test [-algo=fasttrack] [-predict] [-confirm [-budget D] [-confirm-runs N] [-confirm-record N] [-confirm-vet] [-confirm-json FILE] [-html DIR]] [-sarif FILE] [-deadlocks] [-leaks [-leaks-ignore F,...]] [-sample=NAME [-sample-loops]] [-filter=tree] [-schedule=random] [-seed N] [-keep-trace DIR] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
 	short:     "instrument and run Go tests, then report their data races",
 	long: `
 Test is racekit's go test -race: it takes go test's command line, with
@@ -105,7 +105,10 @@ confirmation's time, building included: the runs not started by then
 are left out and counted. The verdicts go to standard output after go
 test's (standard error with -json) and do not change the exit status;
 -confirm-json FILE writes them as JSON too (racekit fuzz -json's format:
-each pair with its verdict, runs, outcomes, seeds and replay command).
+each pair with its verdict, runs, outcomes, seeds and replay command);
+-html DIR draws each confirmed race's interleaving: the scheduling steps
+of the first run that created it, up to its two accesses, one column
+per goroutine (DIR/index.html lists them).
 
 -sarif FILE writes every race reported to FILE as SARIF 2.1.0, for
 code-scanning services: a result per race (rule data-race) at its access,
@@ -140,6 +143,7 @@ var (
 	testConfirmJSON   *string
 	testConfirmRecord *int
 	testConfirmVet    *bool
+	testHTML          *string
 	testSARIF         *string
 )
 
@@ -152,6 +156,7 @@ func init() {
 	testConfirmRuns = cmdTest.flags.Int("confirm-runs", 10, "with -confirm: controlled runs per race")
 	testConfirmRecord = cmdTest.flags.Int("confirm-record", 3, "with -confirm: more recorded runs of each package under the controlled random scheduler, whose potential pairs (hybrid) are confirmed too")
 	testConfirmVet = cmdTest.flags.Bool("confirm-vet", false, "with -confirm: racekit vet's static pairs on the packages are confirmed too")
+	testHTML = cmdTest.flags.String("html", "", "with -confirm: write each confirmed race's interleaving (the run that created it, one lane per goroutine) as an HTML page to DIR, with an index")
 	testConfirmJSON = cmdTest.flags.String("confirm-json", "", "with -confirm: also write the verdicts as JSON (racekit fuzz -json's format) to FILE")
 	testSARIF = cmdTest.flags.String("sarif", "", "write every race reported as SARIF 2.1.0 to FILE: both accesses, their stacks, each race's verdict (-confirm's if given)")
 }

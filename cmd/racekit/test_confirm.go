@@ -3,11 +3,13 @@ package main
 import (
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"time"
 
 	"github.com/racekit/racekit/confirm"
+	"github.com/racekit/racekit/detect/anomaly"
 	"github.com/racekit/racekit/instrument"
 	"github.com/racekit/racekit/progress"
 )
@@ -61,6 +63,10 @@ func confirmRaces(c *command, prep *instrument.Prepared, given []confirm.Given, 
 	if *testConfirmVet {
 		sources = append(sources, "vet")
 	}
+	keep := ""
+	if *testHTML != "" {
+		keep = filepath.Join(tmp, "schedules") // the confirmed runs' interleavings, drawn below
+	}
 	res, err := confirm.FuzzRaces(&confirm.RaceOptions{
 		Campaign: confirm.Campaign{
 			Targets: targets, Tmp: tmp, TestArgs: c.line.binaryArgs(),
@@ -72,12 +78,18 @@ func confirmRaces(c *command, prep *instrument.Prepared, given []confirm.Given, 
 		Sources: sources,
 		Given:   given,
 		Pkgs:    pkgs,
+		Keep:    keep,
 		Tags:    *testFlags.tags,
 	})
 	if err != nil {
 		return nil, err
 	}
 	confirm.PrintVerdicts(w, res, time.Since(start))
+	if keep != "" {
+		if err := writeRacePages(*testHTML, keep, res); err != nil {
+			return &res, err
+		}
+	}
 	if *testConfirmJSON != "" {
 		f, err := os.Create(*testConfirmJSON)
 		if err != nil {
@@ -90,4 +102,23 @@ func confirmRaces(c *command, prep *instrument.Prepared, given []confirm.Given, 
 		return &res, f.Close()
 	}
 	return &res, nil
+}
+
+// writeRacePages draws each confirmed race of res: the schedule kept of
+// the first run that created it (confirm.RaceClip), as clip pages in dir.
+func writeRacePages(dir, keep string, res confirm.FuzzResult) error {
+	var as []anomaly.Anomaly
+	for _, p := range res.Pairs {
+		if !p.Real || len(p.Outcomes) == 0 || p.Outcomes[0].Resolution == "" {
+			continue // outcomes that created the race come first
+		}
+		s, err := confirm.KeptSchedule(keep, p, p.Outcomes[0].Seeds[0])
+		if err != nil {
+			return err
+		}
+		if a, ok := confirm.RaceClip(s, p.Pair); ok {
+			as = append(as, *a)
+		}
+	}
+	return writeClipPages(dir, "racekit test -confirm", as)
 }
