@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/racekit/racekit/finding"
+	"github.com/racekit/racekit/report/sarif"
 	"github.com/racekit/racekit/trace"
 )
 
@@ -69,10 +70,6 @@ func NewDynamicRace(m *trace.Meta, res *Result, g finding.Group) DynamicRace {
 	}
 }
 
-// SARIFSchema is the schema the log's $schema names: the OASIS SARIF
-// 2.1.0 schema (errata 01), the one report's test validates against.
-const SARIFSchema = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-
 // SARIFRule is the rule every race is a result of; the verdict is the
 // result's property "verdict", so that a race keeps its identity (and a
 // code-scanning alert) when a later run gives it another verdict.
@@ -86,24 +83,24 @@ const SARIFRule = "data-race"
 // (racekit test passes the main module's directory) are URIs relative
 // to %SRCROOT%, which the run maps to root; others are absolute file URIs.
 func SARIF(w io.Writer, races []DynamicRace, root string) error {
-	run := sarifRun{
-		Tool: sarifTool{Driver: sarifDriver{
+	run := sarif.Run{
+		Tool: sarif.Tool{Driver: sarif.Driver{
 			Name:           "racekit",
 			InformationURI: "https://github.com/racekit/racekit",
-			Rules: []sarifRule{{
+			Rules: []sarif.Rule{{
 				ID:               SARIFRule,
 				Name:             "DataRace",
-				ShortDescription: sarifMessage{Text: "data race"},
-				FullDescription: &sarifMessage{Text: "Two goroutines accessed the same memory, at least one of them writing, " +
+				ShortDescription: sarif.Message{Text: "data race"},
+				FullDescription: &sarif.Message{Text: "Two goroutines accessed the same memory, at least one of them writing, " +
 					"with nothing ordering the accesses (no happens-before relation, as the Go memory model defines it). " +
 					"The result's verdict says how it is known: confirmed (a controlled re-execution made the two accesses back to back), " +
 					"observed (the recorded run had them unordered), predicted (another interleaving of the recorded run has them) " +
 					"or potential (an imprecise analysis flags them)."},
 				HelpURI:              "https://go.dev/ref/mem",
-				DefaultConfiguration: &sarifConfiguration{Level: "error"},
+				DefaultConfiguration: &sarif.Configuration{Level: "error"},
 			}},
 		}},
-		Results: []sarifResult{},
+		Results: []sarif.Result{},
 	}
 	u := sarifURIs{root: root}
 	if root != "" {
@@ -111,12 +108,12 @@ func SARIF(w io.Writer, races []DynamicRace, root string) error {
 		if !strings.HasSuffix(base, "/") {
 			base += "/" // SARIF wants a base URI to end with a slash
 		}
-		run.OriginalURIBaseIDs = map[string]sarifArtifact{srcRoot: {URI: fileURI(base)}}
+		run.OriginalURIBaseIDs = map[string]sarif.ArtifactLocation{srcRoot: {URI: fileURI(base)}}
 	}
 	for i := range races {
 		run.Results = append(run.Results, u.result(&races[i]))
 	}
-	log := sarifLog{Schema: SARIFSchema, Version: "2.1.0", Runs: []sarifRun{run}}
+	log := sarif.Log{Schema: sarif.Schema, Version: sarif.Version, Runs: []sarif.Run{run}}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(log)
@@ -128,7 +125,7 @@ const srcRoot = "%SRCROOT%"
 // sarifURIs makes a site's artifact location relative to root.
 type sarifURIs struct{ root string }
 
-func (u sarifURIs) result(r *DynamicRace) sarifResult {
+func (u sarifURIs) result(r *DynamicRace) sarif.Result {
 	level := "error"
 	switch r.Verdict {
 	case "potential", "not created":
@@ -155,16 +152,16 @@ func (u sarifURIs) result(r *DynamicRace) sarifResult {
 	cur := u.location(r.Cur.Site, fmt.Sprintf("%s by goroutine %s", r.Cur.Kind, r.Cur.Goroutine))
 	prev := u.location(r.Prev.Site, fmt.Sprintf("previous %s by goroutine %s", r.Prev.Kind, r.Prev.Goroutine))
 	prev.ID = 1
-	return sarifResult{
+	return sarif.Result{
 		RuleID:           SARIFRule,
 		RuleIndex:        0,
 		Level:            level,
-		Message:          sarifMessage{Text: msg},
-		Locations:        []sarifLocation{cur},
-		RelatedLocations: []sarifLocation{prev},
-		CodeFlows: []sarifCodeFlow{{
-			Message: &sarifMessage{Text: "the stacks of the two accesses"},
-			ThreadFlows: []sarifThreadFlow{
+		Message:          sarif.Message{Text: msg},
+		Locations:        []sarif.Location{cur},
+		RelatedLocations: []sarif.Location{prev},
+		CodeFlows: []sarif.CodeFlow{{
+			Message: &sarif.Message{Text: "the stacks of the two accesses"},
+			ThreadFlows: []sarif.ThreadFlow{
 				u.threadFlow(r.Cur, "goroutine "+r.Cur.Goroutine+": the "+r.Cur.Kind),
 				u.threadFlow(r.Prev, "goroutine "+r.Prev.Goroutine+": the previous "+r.Prev.Kind),
 			},
@@ -175,12 +172,12 @@ func (u sarifURIs) result(r *DynamicRace) sarifResult {
 
 // threadFlow is a's stack in execution order, outermost caller first; a
 // stack not known is the access's site alone.
-func (u sarifURIs) threadFlow(a RaceAccess, msg string) sarifThreadFlow {
+func (u sarifURIs) threadFlow(a RaceAccess, msg string) sarif.ThreadFlow {
 	stack := a.Stack
 	if len(stack) == 0 {
 		stack = []trace.Site{a.Site}
 	}
-	tf := sarifThreadFlow{Message: &sarifMessage{Text: msg}}
+	tf := sarif.ThreadFlow{Message: &sarif.Message{Text: msg}}
 	for i := len(stack) - 1; i >= 0; i-- {
 		s := stack[i]
 		text := s.Func
@@ -190,7 +187,7 @@ func (u sarifURIs) threadFlow(a RaceAccess, msg string) sarifThreadFlow {
 		if i == 0 {
 			text = a.Kind + " in " + text
 		}
-		tf.Locations = append(tf.Locations, sarifThreadFlowLocation{
+		tf.Locations = append(tf.Locations, sarif.ThreadFlowLocation{
 			Location:     u.location(s, text),
 			NestingLevel: len(stack) - 1 - i,
 		})
@@ -200,10 +197,10 @@ func (u sarifURIs) threadFlow(a RaceAccess, msg string) sarifThreadFlow {
 
 // location is s with msg; a site with no file and line (a text trace's
 // label, the test framework) has no physical location, only its message.
-func (u sarifURIs) location(s trace.Site, msg string) sarifLocation {
-	loc := sarifLocation{Message: &sarifMessage{Text: msg}}
+func (u sarifURIs) location(s trace.Site, msg string) sarif.Location {
+	loc := sarif.Location{Message: &sarif.Message{Text: msg}}
 	if s.Func != "" {
-		loc.LogicalLocations = []sarifLogicalLocation{{FullyQualifiedName: s.Func, Kind: "function"}}
+		loc.LogicalLocations = []sarif.LogicalLocation{{FullyQualifiedName: s.Func, Kind: "function"}}
 	}
 	if s.File == "" || s.Line <= 0 || s.File == trace.FrameworkFile {
 		if s.File != "" && s.File != trace.FrameworkFile {
@@ -211,25 +208,25 @@ func (u sarifURIs) location(s trace.Site, msg string) sarifLocation {
 		}
 		return loc
 	}
-	loc.PhysicalLocation = &sarifPhysical{
+	loc.PhysicalLocation = &sarif.PhysicalLocation{
 		ArtifactLocation: u.artifact(s.File),
-		Region:           &sarifRegion{StartLine: s.Line, StartColumn: s.Col},
+		Region:           &sarif.Region{StartLine: s.Line, StartColumn: s.Col},
 	}
 	return loc
 }
 
 // artifact is file's location: relative to %SRCROOT% below the root, an
 // absolute file URI elsewhere.
-func (u sarifURIs) artifact(file string) sarifArtifact {
+func (u sarifURIs) artifact(file string) sarif.ArtifactLocation {
 	if u.root != "" && filepath.IsAbs(file) {
 		if rel, err := filepath.Rel(u.root, file); err == nil && filepath.IsLocal(rel) {
-			return sarifArtifact{URI: relURI(filepath.ToSlash(rel)), URIBaseID: srcRoot}
+			return sarif.ArtifactLocation{URI: relURI(filepath.ToSlash(rel)), URIBaseID: srcRoot}
 		}
 	}
 	if filepath.IsAbs(file) {
-		return sarifArtifact{URI: fileURI(filepath.ToSlash(file))}
+		return sarif.ArtifactLocation{URI: fileURI(filepath.ToSlash(file))}
 	}
-	return sarifArtifact{URI: relURI(filepath.ToSlash(file))}
+	return sarif.ArtifactLocation{URI: relURI(filepath.ToSlash(file))}
 }
 
 // fileURI is the file URI of an absolute slash-separated path, escaped
@@ -251,98 +248,4 @@ func relURI(p string) string {
 // where "[text](id)" is a link to a related location.
 func escapeLinkText(s string) string {
 	return strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`).Replace(s)
-}
-
-// The SARIF 2.1.0 objects the log uses (static/output.go has racekit
-// vet's, a subset of these).
-type sarifLog struct {
-	Schema  string     `json:"$schema"`
-	Version string     `json:"version"`
-	Runs    []sarifRun `json:"runs"`
-}
-
-type sarifRun struct {
-	Tool               sarifTool                `json:"tool"`
-	OriginalURIBaseIDs map[string]sarifArtifact `json:"originalUriBaseIds,omitempty"`
-	Results            []sarifResult            `json:"results"`
-}
-
-type sarifTool struct {
-	Driver sarifDriver `json:"driver"`
-}
-
-type sarifDriver struct {
-	Name           string      `json:"name"`
-	InformationURI string      `json:"informationUri"`
-	Rules          []sarifRule `json:"rules"`
-}
-
-type sarifRule struct {
-	ID                   string              `json:"id"`
-	Name                 string              `json:"name"`
-	ShortDescription     sarifMessage        `json:"shortDescription"`
-	FullDescription      *sarifMessage       `json:"fullDescription,omitempty"`
-	HelpURI              string              `json:"helpUri,omitempty"`
-	DefaultConfiguration *sarifConfiguration `json:"defaultConfiguration,omitempty"`
-}
-
-type sarifConfiguration struct {
-	Level string `json:"level"`
-}
-
-type sarifMessage struct {
-	Text string `json:"text"`
-}
-
-type sarifResult struct {
-	RuleID           string          `json:"ruleId"`
-	RuleIndex        int             `json:"ruleIndex"`
-	Level            string          `json:"level"`
-	Message          sarifMessage    `json:"message"`
-	Locations        []sarifLocation `json:"locations"`
-	RelatedLocations []sarifLocation `json:"relatedLocations"`
-	CodeFlows        []sarifCodeFlow `json:"codeFlows"`
-	Properties       map[string]any  `json:"properties"`
-}
-
-type sarifLocation struct {
-	ID               int                    `json:"id,omitempty"`
-	PhysicalLocation *sarifPhysical         `json:"physicalLocation,omitempty"`
-	LogicalLocations []sarifLogicalLocation `json:"logicalLocations,omitempty"`
-	Message          *sarifMessage          `json:"message,omitempty"`
-}
-
-type sarifPhysical struct {
-	ArtifactLocation sarifArtifact `json:"artifactLocation"`
-	Region           *sarifRegion  `json:"region,omitempty"`
-}
-
-type sarifArtifact struct {
-	URI       string `json:"uri"`
-	URIBaseID string `json:"uriBaseId,omitempty"`
-}
-
-type sarifRegion struct {
-	StartLine   int `json:"startLine"`
-	StartColumn int `json:"startColumn,omitempty"`
-}
-
-type sarifLogicalLocation struct {
-	FullyQualifiedName string `json:"fullyQualifiedName"`
-	Kind               string `json:"kind,omitempty"`
-}
-
-type sarifCodeFlow struct {
-	Message     *sarifMessage     `json:"message,omitempty"`
-	ThreadFlows []sarifThreadFlow `json:"threadFlows"`
-}
-
-type sarifThreadFlow struct {
-	Message   *sarifMessage             `json:"message,omitempty"`
-	Locations []sarifThreadFlowLocation `json:"locations"`
-}
-
-type sarifThreadFlowLocation struct {
-	Location     sarifLocation `json:"location"`
-	NestingLevel int           `json:"nestingLevel"`
 }

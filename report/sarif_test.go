@@ -3,48 +3,16 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
+	"github.com/racekit/racekit/report/sarif/sariftest"
 
 	"github.com/racekit/racekit/finding"
+	"github.com/racekit/racekit/report/sarif"
 	"github.com/racekit/racekit/trace"
 )
-
-// sarifSchema compiles testdata/sarif-schema-2.1.0.json, the OASIS
-// schema (testdata/README.md says where it came from).
-func sarifSchema(t *testing.T) *jsonschema.Schema {
-	t.Helper()
-	f, err := os.Open("testdata/sarif-schema-2.1.0.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(SARIFSchema, f); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile(SARIFSchema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// validateSARIF checks doc against the schema.
-func validateSARIF(t *testing.T, s *jsonschema.Schema, doc []byte) error {
-	t.Helper()
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, doc)
-	}
-	return s.Validate(v)
-}
 
 // sarifRaces are a confirmed race with stacks below the root, and an
 // observed one whose previous access has no stack and whose current
@@ -80,13 +48,12 @@ func sarifRaces() []DynamicRace {
 // schema, and the validator is active: the same log without its version,
 // or with a line 0, does not.
 func TestSARIFSchema(t *testing.T) {
-	s := sarifSchema(t)
 	for _, races := range [][]DynamicRace{nil, sarifRaces()} {
 		var b bytes.Buffer
 		if err := SARIF(&b, races, "/src/m"); err != nil {
 			t.Fatal(err)
 		}
-		if err := validateSARIF(t, s, b.Bytes()); err != nil {
+		if err := sariftest.Validate(b.Bytes()); err != nil {
 			t.Errorf("%d races: invalid SARIF: %v\n%s", len(races), err, b.String())
 		}
 	}
@@ -94,7 +61,7 @@ func TestSARIFSchema(t *testing.T) {
 	if err := SARIF(&b, sarifRaces(), ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := validateSARIF(t, s, b.Bytes()); err != nil {
+	if err := sariftest.Validate(b.Bytes()); err != nil {
 		t.Errorf("no root: invalid SARIF: %v\n%s", err, b.String())
 	}
 
@@ -104,14 +71,14 @@ func TestSARIFSchema(t *testing.T) {
 	}
 	delete(doc, "version")
 	broken, _ := json.Marshal(doc)
-	if err := validateSARIF(t, s, broken); err == nil || !strings.Contains(err.Error(), "version") {
+	if err := sariftest.Validate(broken); err == nil || !strings.Contains(err.Error(), "version") {
 		t.Errorf("a log without its version: got %v, want a validation error naming version", err)
 	}
 	lineZero := bytes.Replace(b.Bytes(), []byte(`"startLine": 20,`), []byte(`"startLine": 0,`), 1)
 	if bytes.Equal(lineZero, b.Bytes()) {
 		t.Fatal("no startLine 20 to break")
 	}
-	if err := validateSARIF(t, s, lineZero); err == nil {
+	if err := sariftest.Validate(lineZero); err == nil {
 		t.Error("a region at line 0 validates")
 	}
 }
@@ -137,8 +104,8 @@ func TestSARIFRaces(t *testing.T) {
 					} `json:"rules"`
 				} `json:"driver"`
 			} `json:"tool"`
-			OriginalURIBaseIDs map[string]sarifArtifact `json:"originalUriBaseIds"`
-			Results            []sarifResult            `json:"results"`
+			OriginalURIBaseIDs map[string]sarif.ArtifactLocation `json:"originalUriBaseIds"`
+			Results            []sarif.Result                    `json:"results"`
 		} `json:"runs"`
 	}
 	if err := json.Unmarshal(b.Bytes(), &log); err != nil {
@@ -155,7 +122,7 @@ func TestSARIFRaces(t *testing.T) {
 	if len(run.Results) != 2 {
 		t.Fatalf("%d results, want 2:\n%s", len(run.Results), b.String())
 	}
-	uri := func(l sarifLocation) string {
+	uri := func(l sarif.Location) string {
 		if l.PhysicalLocation == nil {
 			return "(none): " + l.Message.Text
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/racekit/racekit/report/sarif/sariftest"
 	"github.com/racekit/racekit/static"
 )
 
@@ -110,6 +111,9 @@ func TestRun(t *testing.T) {
 	var sarif bytes.Buffer
 	if err := static.WriteSARIF(&sarif, kept, nil, dir); err != nil {
 		t.Fatal(err)
+	}
+	if err := sariftest.Validate(sarif.Bytes()); err != nil {
+		t.Errorf("racekit vet's SARIF is not valid SARIF 2.1.0: %v\n%s", err, sarif.String())
 	}
 	var log struct {
 		Version string

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/racekit/racekit/report/sarif"
 )
 
 // RelSite rewrites a "file:line:col" site relative to dir when the file is
@@ -110,67 +112,7 @@ func WritePairs(w io.Writer, ws []Warning) error {
 	return bw.Flush()
 }
 
-// SARIF 2.1.0, the subset code-scanning services read.
-type sarifLog struct {
-	Schema  string     `json:"$schema"`
-	Version string     `json:"version"`
-	Runs    []sarifRun `json:"runs"`
-}
-
-type sarifRun struct {
-	Tool    sarifTool     `json:"tool"`
-	Results []sarifResult `json:"results"`
-}
-
-type sarifTool struct {
-	Driver sarifDriver `json:"driver"`
-}
-
-type sarifDriver struct {
-	Name           string      `json:"name"`
-	InformationURI string      `json:"informationUri"`
-	Rules          []sarifRule `json:"rules"`
-}
-
-type sarifRule struct {
-	ID               string       `json:"id"`
-	Name             string       `json:"name"`
-	ShortDescription sarifMessage `json:"shortDescription"`
-}
-
-type sarifMessage struct {
-	Text string `json:"text"`
-}
-
-type sarifResult struct {
-	RuleID           string          `json:"ruleId"`
-	Level            string          `json:"level"`
-	Message          sarifMessage    `json:"message"`
-	Locations        []sarifLocation `json:"locations"`
-	RelatedLocations []sarifLocation `json:"relatedLocations"`
-}
-
-type sarifLocation struct {
-	ID               int           `json:"id,omitempty"`
-	PhysicalLocation sarifPhysical `json:"physicalLocation"`
-	Message          *sarifMessage `json:"message,omitempty"`
-}
-
-type sarifPhysical struct {
-	ArtifactLocation sarifArtifact `json:"artifactLocation"`
-	Region           sarifRegion   `json:"region"`
-}
-
-type sarifArtifact struct {
-	URI string `json:"uri"`
-}
-
-type sarifRegion struct {
-	StartLine   int `json:"startLine"`
-	StartColumn int `json:"startColumn,omitempty"`
-}
-
-func sarifLoc(site, dir string, id int, msg string) sarifLocation {
+func sarifLoc(site, dir string, id int, msg string) sarif.Location {
 	file, rest := splitSite(site)
 	if dir != "" {
 		if rel, err := filepath.Rel(dir, file); err == nil && !strings.HasPrefix(rel, "..") {
@@ -183,12 +125,12 @@ func sarifLoc(site, dir string, id int, msg string) sarifLocation {
 		line, _ = strconv.Atoi(parts[0])
 		col, _ = strconv.Atoi(parts[1])
 	}
-	loc := sarifLocation{ID: id, PhysicalLocation: sarifPhysical{
-		ArtifactLocation: sarifArtifact{URI: filepath.ToSlash(file)},
-		Region:           sarifRegion{StartLine: line, StartColumn: col},
+	loc := sarif.Location{ID: id, PhysicalLocation: &sarif.PhysicalLocation{
+		ArtifactLocation: sarif.ArtifactLocation{URI: filepath.ToSlash(file)},
+		Region:           &sarif.Region{StartLine: line, StartColumn: col},
 	}}
 	if msg != "" {
-		loc.Message = &sarifMessage{Text: msg}
+		loc.Message = &sarif.Message{Text: msg}
 	}
 	return loc
 }
@@ -199,40 +141,40 @@ func sarifLoc(site, dir string, id int, msg string) sarifLocation {
 // then one per double lock (RELAY-DOUBLE-LOCK), located where the
 // goroutine takes the lock again, with the Lock call as a related location.
 func WriteSARIF(w io.Writer, ws []Warning, ds []DoubleLock, dir string) error {
-	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{
+	run := sarif.Run{Tool: sarif.Tool{Driver: sarif.Driver{
 		Name:           "racekit-relay",
 		InformationURI: "https://github.com/racekit/racekit",
-		Rules: []sarifRule{
-			{ID: "RELAY-RW", Name: "PotentialReadWriteRace", ShortDescription: sarifMessage{Text: "a read and a write from goroutines that may run in parallel, with no common lock"}},
-			{ID: "RELAY-WW", Name: "PotentialWriteWriteRace", ShortDescription: sarifMessage{Text: "two writes from goroutines that may run in parallel, with no common lock"}},
-			{ID: DoubleLockRule, Name: "PotentialDoubleLock", ShortDescription: sarifMessage{Text: "a lock taken while its goroutine surely holds it: the goroutine waits for itself"}},
+		Rules: []sarif.Rule{
+			{ID: "RELAY-RW", Name: "PotentialReadWriteRace", ShortDescription: sarif.Message{Text: "a read and a write from goroutines that may run in parallel, with no common lock"}},
+			{ID: "RELAY-WW", Name: "PotentialWriteWriteRace", ShortDescription: sarif.Message{Text: "two writes from goroutines that may run in parallel, with no common lock"}},
+			{ID: DoubleLockRule, Name: "PotentialDoubleLock", ShortDescription: sarif.Message{Text: "a lock taken while its goroutine surely holds it: the goroutine waits for itself"}},
 		},
 	}}}
-	run.Results = []sarifResult{}
+	run.Results = []sarif.Result{}
 	for _, x := range ws {
-		run.Results = append(run.Results, sarifResult{
+		run.Results = append(run.Results, sarif.Result{
 			RuleID:    x.Rule(),
 			Level:     "warning",
-			Message:   sarifMessage{Text: fmt.Sprintf("potential race on %s: %s%s in %s holding %s; conflicts with the [%s](1)%s in %s holding %s", x.Object, x.A.Kind, viaText(x.A.Via), x.A.Thread, lockList(x.A.Locks), x.B.Kind, viaText(x.B.Via), x.B.Thread, lockList(x.B.Locks))},
-			Locations: []sarifLocation{sarifLoc(x.A.Site, dir, 0, "")},
-			RelatedLocations: []sarifLocation{
+			Message:   sarif.Message{Text: fmt.Sprintf("potential race on %s: %s%s in %s holding %s; conflicts with the [%s](1)%s in %s holding %s", x.Object, x.A.Kind, viaText(x.A.Via), x.A.Thread, lockList(x.A.Locks), x.B.Kind, viaText(x.B.Via), x.B.Thread, lockList(x.B.Locks))},
+			Locations: []sarif.Location{sarifLoc(x.A.Site, dir, 0, "")},
+			RelatedLocations: []sarif.Location{
 				sarifLoc(x.B.Site, dir, 1, x.B.Kind+" of "+x.Object),
 			},
 		})
 	}
 	for _, d := range ds {
-		run.Results = append(run.Results, sarifResult{
+		run.Results = append(run.Results, sarif.Result{
 			RuleID:           DoubleLockRule,
 			Level:            "warning",
-			Message:          sarifMessage{Text: d.Message()},
-			Locations:        []sarifLocation{sarifLoc(d.At, dir, 0, "")},
-			RelatedLocations: []sarifLocation{sarifLoc(d.Lock2, dir, 1, "the Lock of "+d.Lock)},
+			Message:          sarif.Message{Text: d.Message()},
+			Locations:        []sarif.Location{sarifLoc(d.At, dir, 0, "")},
+			RelatedLocations: []sarif.Location{sarifLoc(d.Lock2, dir, 1, "the Lock of "+d.Lock)},
 		})
 	}
-	log := sarifLog{
-		Schema:  "https://json.schemastore.org/sarif-2.1.0.json",
-		Version: "2.1.0",
-		Runs:    []sarifRun{run},
+	log := sarif.Log{
+		Schema:  sarif.Schema,
+		Version: sarif.Version,
+		Runs:    []sarif.Run{run},
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
