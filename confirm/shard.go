@@ -225,3 +225,54 @@ func MergeHatch(shards []HatchResult) (HatchResult, error) {
 	sort.SliceStable(m.Splits, func(i, j int) bool { return m.Splits[i].Split < m.Splits[j].Split })
 	return m, nil
 }
+
+// DeadlockResult is racekit fuzz -deadlocks's -json output.
+type DeadlockResult struct {
+	Shard  string          `json:"shard,omitempty"` // "K/N" for a shard's
+	Cycles []DeadlockCycle `json:"cycles"`
+}
+
+// AtomicityResult is racekit fuzz -atomicity's -json output.
+type AtomicityResult struct {
+	Shard  string           `json:"shard,omitempty"` // "K/N" for a shard's
+	Splits []AtomicitySplit `json:"splits"`
+}
+
+// MergeDeadlocks joins the shards of a racekit fuzz -deadlocks campaign:
+// each cycle is its shard's alone, so the whole is every shard's cycles,
+// in cycle order.
+func MergeDeadlocks(shards []DeadlockResult) (DeadlockResult, error) {
+	names := make([]string, len(shards))
+	var m DeadlockResult
+	for i, r := range shards {
+		names[i] = r.Shard
+		m.Cycles = append(m.Cycles, r.Cycles...)
+	}
+	if err := checkShards(names); err != nil {
+		return DeadlockResult{}, err
+	}
+	sort.SliceStable(m.Cycles, func(i, j int) bool {
+		a, b := m.Cycles[i], m.Cycles[j]
+		return a.Package < b.Package || a.Package == b.Package && a.Cycle < b.Cycle
+	})
+	return m, nil
+}
+
+// MergeAtomicity joins the shards of a racekit fuzz -atomicity campaign,
+// the regions in split order.
+func MergeAtomicity(shards []AtomicityResult) (AtomicityResult, error) {
+	names := make([]string, len(shards))
+	var m AtomicityResult
+	for i, r := range shards {
+		names[i] = r.Shard
+		m.Splits = append(m.Splits, r.Splits...)
+	}
+	if err := checkShards(names); err != nil {
+		return AtomicityResult{}, err
+	}
+	sort.SliceStable(m.Splits, func(i, j int) bool {
+		a, b := m.Splits[i], m.Splits[j]
+		return a.Package < b.Package || a.Package == b.Package && a.Split < b.Split
+	})
+	return m, nil
+}

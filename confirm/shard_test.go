@@ -168,3 +168,22 @@ func TestMergeHatch(t *testing.T) {
 		t.Errorf("one of two shards: error %v", err)
 	}
 }
+
+// The shards of -deadlocks and -atomicity campaigns merge into every
+// shard's cycles or regions, in order; a missing shard is an error.
+func TestMergeDeadlocksAtomicity(t *testing.T) {
+	d, err := MergeDeadlocks([]DeadlockResult{
+		{Shard: "2/2", Cycles: []DeadlockCycle{{Package: "m", Cycle: "b"}}},
+		{Shard: "1/2", Cycles: []DeadlockCycle{{Package: "m", Cycle: "c"}, {Package: "m", Cycle: "a"}}},
+	})
+	if err != nil || len(d.Cycles) != 3 || d.Cycles[0].Cycle != "a" || d.Cycles[2].Cycle != "c" || d.Shard != "" {
+		t.Errorf("merged cycles %+v, %v", d, err)
+	}
+	a, err := MergeAtomicity([]AtomicityResult{{Shard: "1/1", Splits: []AtomicitySplit{{Package: "m", Split: "x>y"}}}})
+	if err != nil || len(a.Splits) != 1 {
+		t.Errorf("merged splits %+v, %v", a, err)
+	}
+	if _, err := MergeDeadlocks([]DeadlockResult{{Shard: "1/2"}}); err == nil {
+		t.Errorf("one of two shards merged")
+	}
+}

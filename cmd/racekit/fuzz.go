@@ -183,9 +183,7 @@ func runFuzz(c *command, args []string) int {
 		for _, cy := range cycles {
 			found = found || cy.Verdict == "confirmed"
 		}
-		result = struct {
-			Cycles []confirm.DeadlockCycle `json:"cycles"`
-		}{cycles}
+		result = confirm.DeadlockResult{Shard: shard.String(), Cycles: cycles}
 		if err == nil && !*fuzzJSON {
 			confirm.PrintDeadlocks(os.Stdout, cycles)
 		}
@@ -195,9 +193,7 @@ func runFuzz(c *command, args []string) int {
 		for _, s := range splits {
 			found = found || s.Verdict == "confirmed"
 		}
-		result = struct {
-			Splits []confirm.AtomicitySplit `json:"splits"`
-		}{splits}
+		result = confirm.AtomicityResult{Shard: shard.String(), Splits: splits}
 		if err == nil && !*fuzzJSON {
 			confirm.PrintAtomicity(os.Stdout, "fuzz", splits)
 		}

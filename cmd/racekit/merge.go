@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/racekit/racekit/confirm"
 )
@@ -16,7 +17,8 @@ var cmdMerge = register(&command{
 	long: `
 Merge reads the -json results of the shards of one racekit fuzz campaign
 (racekit fuzz -shard K/N -json, each of the N shards once, in any order)
-and prints the whole campaign's result, as racekit fuzz would have: each
+and prints the whole campaign's result, as racekit fuzz would have (with
+-deadlocks and -atomicity too: every shard's cycles or regions): each
 pair with its verdict, in phase 1's order, each outcome's failures compared
 with the baseline runs of every shard. The shards of a racekit hatch
 campaign (hatch -shard K/N -json) merge the same way: the anomalies in
@@ -41,54 +43,12 @@ func runMerge(c *command, args []string) int {
 		c.errorf("expected the shards' result files")
 		return exitUsage
 	}
-	var fuzz []confirm.FuzzResult
-	var hatch []confirm.HatchResult
-	for _, path := range args {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			c.errorf("%v", err)
-			return exitError
-		}
-		var kind struct {
-			Pairs     json.RawMessage `json:"pairs"`
-			Anomalies json.RawMessage `json:"anomalies"`
-		}
-		err = decodeResult(path, data, &kind)
-		switch {
-		case err != nil:
-		case kind.Anomalies != nil:
-			var r confirm.HatchResult
-			err = decodeResult(path, data, &r)
-			hatch = append(hatch, r)
-		case kind.Pairs != nil:
-			var r confirm.FuzzResult
-			err = decodeResult(path, data, &r)
-			fuzz = append(fuzz, r)
-		default:
-			err = fmt.Errorf("%s: neither a racekit fuzz nor a racekit hatch -json result", path)
-		}
-		if err != nil {
-			c.errorf("%v", err)
-			return exitError
-		}
-	}
-	if len(fuzz) > 0 && len(hatch) > 0 {
-		c.errorf("%d racekit fuzz results and %d racekit hatch results: merge the shards of one campaign", len(fuzz), len(hatch))
+	kind, docs, err := readResults(args)
+	if err != nil {
+		c.errorf("%v", err)
 		return exitError
 	}
-	var result any
-	found := false
-	var print func()
-	var err error
-	if len(hatch) > 0 {
-		var m confirm.HatchResult
-		m, err = confirm.MergeHatch(hatch)
-		result, found, print = m, m.Found(), func() { confirm.PrintHatch(os.Stdout, &m) }
-	} else {
-		var m confirm.FuzzResult
-		m, err = confirm.MergeFuzz(fuzz)
-		result, found, print = m, m.Races(), func() { confirm.PrintFuzz(os.Stdout, m) }
-	}
+	result, found, print, err := mergeResults(kind, args, docs)
 	if err == nil && *mergeJSON {
 		err = writeJSON(os.Stdout, result)
 	} else if err == nil {
@@ -102,6 +62,91 @@ func runMerge(c *command, args []string) int {
 		return exitRaces
 	}
 	return exitOK
+}
+
+// readResults reads the result files and says which campaign's they are:
+// "fuzz" (pairs), "hatch" (anomalies), "deadlocks" (cycles) or
+// "atomicity" (splits), the same for all.
+func readResults(paths []string) (string, [][]byte, error) {
+	kind := ""
+	var docs [][]byte
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return "", nil, err
+		}
+		var keys map[string]json.RawMessage
+		if err := decodeResult(path, data, &keys); err != nil {
+			return "", nil, err
+		}
+		k := ""
+		switch {
+		case keys["anomalies"] != nil:
+			k = "hatch"
+		case keys["pairs"] != nil:
+			k = "fuzz"
+		case keys["cycles"] != nil:
+			k = "deadlocks"
+		case keys["splits"] != nil:
+			k = "atomicity"
+		default:
+			return "", nil, fmt.Errorf("%s: not a racekit fuzz or hatch -json result", path)
+		}
+		if kind != "" && k != kind {
+			return "", nil, fmt.Errorf("%s: a racekit %s result among %s results: merge the shards of one campaign", path, k, kind)
+		}
+		kind = k
+		docs = append(docs, data)
+	}
+	return kind, docs, nil
+}
+
+// mergeResults decodes the shards' results of one kind and merges them
+// (package confirm): the merged result, whether it found a bug (exit 66)
+// and how to print it as text.
+func mergeResults(kind string, paths []string, docs [][]byte) (result any, found bool, print func(), err error) {
+	switch kind {
+	case "hatch":
+		rs, err := decodeAll[confirm.HatchResult](paths, docs)
+		if err != nil {
+			return nil, false, nil, err
+		}
+		m, err := confirm.MergeHatch(rs)
+		return m, m.Found(), func() { confirm.PrintHatch(os.Stdout, &m) }, err
+	case "deadlocks":
+		rs, err := decodeAll[confirm.DeadlockResult](paths, docs)
+		if err != nil {
+			return nil, false, nil, err
+		}
+		m, err := confirm.MergeDeadlocks(rs)
+		found = slices.ContainsFunc(m.Cycles, func(c confirm.DeadlockCycle) bool { return c.Verdict == "confirmed" })
+		return m, found, func() { confirm.PrintDeadlocks(os.Stdout, m.Cycles) }, err
+	case "atomicity":
+		rs, err := decodeAll[confirm.AtomicityResult](paths, docs)
+		if err != nil {
+			return nil, false, nil, err
+		}
+		m, err := confirm.MergeAtomicity(rs)
+		found = slices.ContainsFunc(m.Splits, func(s confirm.AtomicitySplit) bool { return s.Verdict == "confirmed" })
+		return m, found, func() { confirm.PrintAtomicity(os.Stdout, "fuzz", m.Splits) }, err
+	}
+	rs, err := decodeAll[confirm.FuzzResult](paths, docs)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	m, err := confirm.MergeFuzz(rs)
+	return m, m.Races(), func() { confirm.PrintFuzz(os.Stdout, m) }, err
+}
+
+// decodeAll decodes each document as a T.
+func decodeAll[T any](paths []string, docs [][]byte) ([]T, error) {
+	out := make([]T, len(docs))
+	for i := range docs {
+		if err := decodeResult(paths[i], docs[i], &out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // decodeResult decodes one -json result, naming the file and, for bad
