@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/racekit/racekit/confirm"
+	"github.com/racekit/racekit/gotestline"
 	"github.com/racekit/racekit/progress"
 )
 
@@ -149,7 +150,7 @@ var (
 
 func init() {
 	cmdFuzz.run = runFuzz
-	cmdFuzz.goTest = goTestRuns
+	cmdFuzz.goTest = gotestline.Runs
 	fuzzFlags = addBuildFlags(cmdFuzz.flags)
 }
 
@@ -168,7 +169,7 @@ func runFuzz(c *command, args []string) int {
 	}
 	defer os.RemoveAll(tmp)
 	camp := confirm.Campaign{
-		Targets: targets, Tmp: tmp, TestArgs: c.line.binaryArgs(), GoFlags: c.line.goTestArgs(),
+		Targets: targets, Tmp: tmp, TestArgs: c.line.BinaryArgs(), GoFlags: c.line.GoTestArgs(),
 		Runs: *fuzzRuns, Jobs: *fuzzJobs, Seed: *fuzzSeed, Timeout: *fuzzTimeout,
 		Record: *fuzzRecord, RecordRandom: *fuzzRecRand, Trace: *fuzzTrace,
 		Shard: shard, Progress: progress.New("fuzz", *fuzzQuiet),

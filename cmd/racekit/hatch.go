@@ -9,6 +9,7 @@ import (
 
 	"github.com/racekit/racekit/confirm"
 	"github.com/racekit/racekit/detect/anomaly"
+	"github.com/racekit/racekit/gotestline"
 	"github.com/racekit/racekit/progress"
 )
 
@@ -137,7 +138,7 @@ var (
 
 func init() {
 	cmdHatch.run = runHatch
-	cmdHatch.goTest = goTestRuns
+	cmdHatch.goTest = gotestline.Runs
 	hatchFlags = addBuildFlags(cmdHatch.flags)
 }
 
@@ -192,7 +193,7 @@ func hatchOptions(c *command, pkgs []string) (*confirm.HatchOptions, int) {
 	}
 	o := &confirm.HatchOptions{
 		Campaign: confirm.Campaign{
-			TestArgs: c.line.binaryArgs(), GoFlags: c.line.goTestArgs(),
+			TestArgs: c.line.BinaryArgs(), GoFlags: c.line.GoTestArgs(),
 			Runs: *hatchRuns, Jobs: *hatchJobs, Seed: *hatchSeed, Timeout: *hatchTimeout, Trace: *hatchTrace,
 			Progress: progress.New("hatch", *hatchQuiet),
 		},

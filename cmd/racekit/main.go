@@ -44,6 +44,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/racekit/racekit/gotestline"
 )
 
 // Exit codes, documented in `racekit help exit`.
@@ -64,8 +66,8 @@ type command struct {
 	run       func(cmd *command, args []string) int
 	// goTest is how the command takes go test's command line (goflags.go);
 	// line is that command line, split, once the flags are parsed.
-	goTest goTestMode
-	line   *goTestLine
+	goTest gotestline.Mode
+	line   *gotestline.Line
 }
 
 var commands []*command
@@ -94,10 +96,10 @@ func (c *command) errorf(format string, args ...any) {
 func (c *command) usage(w io.Writer) {
 	fmt.Fprintf(w, "usage: racekit %s\n\n%s\n", c.usageLine, strings.TrimSpace(c.long))
 	switch c.goTest {
-	case goTestAll:
+	case gotestline.All:
 		fmt.Fprintf(w, "\n%s", goTestAllHelp)
-	case goTestRuns:
-		fmt.Fprintf(w, "\n"+goTestRunsHelp, c.name, strings.Join(perRunFlags(c.flags), ", "))
+	case gotestline.Runs:
+		fmt.Fprintf(w, "\n"+goTestRunsHelp, c.name, strings.Join(gotestline.PerRunFlags(gotestline.FromFlagSet(c.flags)), ", "))
 	}
 	var names []string
 	c.flags.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })

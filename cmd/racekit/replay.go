@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/racekit/racekit/confirm"
+	"github.com/racekit/racekit/gotestline"
 	"github.com/racekit/racekit/sched"
 )
 
@@ -54,7 +55,7 @@ var (
 
 func init() {
 	cmdReplay.run = runReplay
-	cmdReplay.goTest = goTestRuns
+	cmdReplay.goTest = gotestline.Runs
 	replayFlags = addBuildFlags(cmdReplay.flags)
 }
 
@@ -103,7 +104,7 @@ func runReplay(c *command, args []string) int {
 		defer os.RemoveAll(tmp)
 	}
 	o := &confirm.ReplayOptions{
-		Target: targets[0], Tmp: tmp, TestArgs: c.line.binaryArgs(), Seed: *replaySeed,
+		Target: targets[0], Tmp: tmp, TestArgs: c.line.BinaryArgs(), Seed: *replaySeed,
 		Pair: *replayPair, Cycle: cycle, Split: sp, Follow: *replayFollow,
 		Times: *replayTimes, Schedule: *replaySchedule, Timeout: *replayTimeout, Out: os.Stdout,
 	}

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/racekit/racekit/gotestline"
 	"github.com/racekit/racekit/trace/tracefile"
 )
 
@@ -130,7 +131,7 @@ Exit status, as go test -race gives it: 0 when the tests pass and no race was
 found, 1 when a test failed, the build failed or a race was found; 2 on a
 usage error.
 `,
-	goTest: goTestAll,
+	goTest: gotestline.All,
 })
 
 var (
@@ -187,14 +188,14 @@ func runTest(c *command, args []string) int {
 	defer os.RemoveAll(traceDir)
 
 	goArgs := append([]string{}, testFlags.buildFlags()...)
-	if !c.line.has("count") {
+	if !c.line.Has("count") {
 		goArgs = append(goArgs, "-count=1")
 	}
 	// go test's vet check runs on the user's files, not on their
 	// instrumented copies (vetexec.go), unless -vet=off.
 	var omit []string
-	if v, _ := c.line.value("vet"); v != "off" {
-		user, ok := c.line.value("toolexec")
+	if v, _ := c.line.Value("vet"); v != "off" {
+		user, ok := c.line.Value("toolexec")
 		if !ok {
 			user = goflagsToolexec()
 		}
@@ -207,17 +208,17 @@ func runTest(c *command, args []string) int {
 		omit = append(omit, "toolexec")
 	}
 	goArgs = append(goArgs, pkgs...)
-	goArgs = append(goArgs, c.line.goTestArgs(omit...)...)
+	goArgs = append(goArgs, c.line.GoTestArgs(omit...)...)
 	// go test's standard output goes through out, which adds each
 	// package's races to it once its test binary has exited. With -json,
 	// go test's standard output is a stream of JSON events: the races are
 	// output events of their tests, and the traces no package claims are
 	// reported on standard error.
 	var rest io.Writer = os.Stdout
-	if c.line.has("json") {
+	if c.line.Has("json") {
 		rest = os.Stderr
 	}
-	out := &testOutput{out: os.Stdout, json: c.line.has("json"), chatty: c.line.chatty(), traceDir: traceDir, algos: algos, leakIgnore: testFlags.ignoredLeaks(), verbose: *testFlags.verbose, quiet: *testFlags.quiet, errorf: c.errorf}
+	out := &testOutput{out: os.Stdout, json: c.line.Has("json"), chatty: c.line.Chatty(), traceDir: traceDir, algos: algos, leakIgnore: testFlags.ignoredLeaks(), verbose: *testFlags.verbose, quiet: *testFlags.quiet, errorf: c.errorf}
 	if *testSARIF != "" {
 		out.sarif = &sarifRaces{path: *testSARIF}
 	}

@@ -69,7 +69,7 @@ func confirmRaces(c *command, prep *instrument.Prepared, given []confirm.Given, 
 	}
 	res, err := confirm.FuzzRaces(&confirm.RaceOptions{
 		Campaign: confirm.Campaign{
-			Targets: targets, Tmp: tmp, TestArgs: c.line.binaryArgs(),
+			Targets: targets, Tmp: tmp, TestArgs: c.line.BinaryArgs(),
 			RecordRandom: *testConfirmRecord, RandomOnly: true,
 			Runs: *testConfirmRuns, Jobs: runtime.NumCPU(), Seed: 1,
 			Timeout: min(*testBudget, time.Minute), Deadline: start.Add(*testBudget),

@@ -169,15 +169,3 @@ func (o *testOutput) textLine(line string) {
 	o.print("FAIL\t" + m[2] + m[3] + raceCount(byTest) + "\n")
 	o.failed++
 }
-
-// chatty reports whether go test runs the tests with -v (the last -v
-// given, as the flag package takes it).
-func (l *goTestLine) chatty() bool {
-	v := false
-	for _, f := range l.flags {
-		if f.name == "v" {
-			v = !f.hasValue || f.value == "true" || f.value == "test2json"
-		}
-	}
-	return v
-}
