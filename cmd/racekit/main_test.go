@@ -700,3 +700,42 @@ func TestTestSARIF(t *testing.T) {
 		t.Errorf("%d results, verdicts %v, want %v\nstdout:\n%s", len(run.Results), got, want, stdout)
 	}
 }
+
+// A race the run does not show but -confirm makes happen fails the
+// command, as a race the run showed would: confirmonly's worker runs first
+// under Go's scheduler (the lock then orders the two), and RaceFuzzer's
+// schedules find the other order. Should a busy machine let the run show
+// the race itself, the exit status is the same.
+func TestTestConfirmBeyondRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs instrumented test binaries")
+	}
+	marked := markedLines(t, "testdata/confirmonly/confirmonly.go", "RACE")
+	out := filepath.Join(t.TempDir(), "verdicts.json")
+	stdout, stderr, code := racekit(t, "test", "-q", "--confirm", "--confirm-json", out, "./testdata/confirmonly")
+	if code != exitError {
+		t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitError, stdout, stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res confirm.FuzzResult
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	worker := confirm.PairKey(marked[0] + "~" + marked[0])
+	worker = worker[:strings.Index(worker, "~")] // the worker's write, file:line
+	found := false
+	for _, p := range res.Pairs {
+		if p.Verdict == "confirmed" && strings.Contains(confirm.PairKey(p.Pair), worker) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no confirmed race with the worker's write %s: %+v", worker, res.Pairs)
+	}
+	if !strings.Contains(stdout, "WARNING: DATA RACE") && !strings.Contains(stderr, "races beyond the run's") {
+		t.Errorf("a clean run's confirmed race not said to fail the command:\nstderr:\n%s", stderr)
+	}
+}

@@ -104,7 +104,8 @@ and no controlled run brought them next to each other) or predicted
 happen is counted, not reported. -budget bounds the
 confirmation's time, building included: the runs not started by then
 are left out and counted. The verdicts go to standard output after go
-test's (standard error with -json) and do not change the exit status;
+test's (standard error with -json); a race they show that the run did
+not (a potential pair made to happen) fails the command (exit 1);
 -confirm-json FILE writes them as JSON too (racekit fuzz -json's format:
 each pair with its verdict, runs, outcomes, seeds and replay command);
 -html DIR draws each confirmed race's interleaving: the scheduling steps
@@ -285,6 +286,13 @@ func runTest(c *command, args []string) int {
 			code = exitError
 		}
 		out.sarif.judge(res)
+		if res != nil && res.Races() && code == exitOK && out.failed == 0 {
+			// A race the run did not show but a controlled run made
+			// happen (or a random-scheduler recording had) fails the
+			// tests, as a race go test -race reports does.
+			c.errorf("-confirm: races beyond the run's: exit status 1")
+			code = exitError
+		}
 	}
 	if out.sarif != nil {
 		if err := out.sarif.write(); err != nil {
