@@ -135,8 +135,8 @@ func (u sarifURIs) result(r *DynamicRace) sarif.Result {
 	if r.Object != "" {
 		on = " on " + escapeLinkText(r.Object)
 	}
-	msg := fmt.Sprintf("Data race%s: %s by goroutine %s, unordered with the [previous %s](1) by goroutine %s (%s).",
-		on, r.Cur.Kind, r.Cur.Goroutine, r.Prev.Kind, r.Prev.Goroutine, r.Verdict)
+	msg := fmt.Sprintf("Data race%s: %s%s, unordered with the [previous %s](1)%s (%s).",
+		on, r.Cur.Kind, byGoroutine(r.Cur), r.Prev.Kind, byGoroutine(r.Prev), r.Verdict)
 	props := map[string]any{"verdict": r.Verdict, "detector": r.Detector, "occurrences": r.Count}
 	for k, v := range map[string]string{"package": r.Package, "test": r.Test, "pair": r.Pair, "replay": r.Replay} {
 		if v != "" {
@@ -149,8 +149,8 @@ func (u sarifURIs) result(r *DynamicRace) sarif.Result {
 	if r.Verdict == "confirmed" {
 		props["probability"] = r.Probability
 	}
-	cur := u.location(r.Cur.Site, fmt.Sprintf("%s by goroutine %s", r.Cur.Kind, r.Cur.Goroutine))
-	prev := u.location(r.Prev.Site, fmt.Sprintf("previous %s by goroutine %s", r.Prev.Kind, r.Prev.Goroutine))
+	cur := u.location(r.Cur.Site, r.Cur.Kind+byGoroutine(r.Cur))
+	prev := u.location(r.Prev.Site, "previous "+r.Prev.Kind+byGoroutine(r.Prev))
 	prev.ID = 1
 	return sarif.Result{
 		RuleID:           SARIFRule,
@@ -162,12 +162,21 @@ func (u sarifURIs) result(r *DynamicRace) sarif.Result {
 		CodeFlows: []sarif.CodeFlow{{
 			Message: &sarif.Message{Text: "the stacks of the two accesses"},
 			ThreadFlows: []sarif.ThreadFlow{
-				u.threadFlow(r.Cur, "goroutine "+r.Cur.Goroutine+": the "+r.Cur.Kind),
-				u.threadFlow(r.Prev, "goroutine "+r.Prev.Goroutine+": the previous "+r.Prev.Kind),
+				u.threadFlow(r.Cur, "the "+r.Cur.Kind+byGoroutine(r.Cur)),
+				u.threadFlow(r.Prev, "the previous "+r.Prev.Kind+byGoroutine(r.Prev)),
 			},
 		}},
 		Properties: props,
 	}
+}
+
+// byGoroutine names a's goroutine, "" when unknown (a race only a
+// controlled run showed: its report has the two statements alone).
+func byGoroutine(a RaceAccess) string {
+	if a.Goroutine == "" {
+		return ""
+	}
+	return " by goroutine " + a.Goroutine
 }
 
 // threadFlow is a's stack in execution order, outermost caller first; a

@@ -712,7 +712,8 @@ func TestTestConfirmBeyondRun(t *testing.T) {
 	}
 	marked := markedLines(t, "testdata/confirmonly/confirmonly.go", "RACE")
 	out := filepath.Join(t.TempDir(), "verdicts.json")
-	stdout, stderr, code := racekit(t, "test", "-q", "--confirm", "--confirm-json", out, "./testdata/confirmonly")
+	sarifOut := filepath.Join(t.TempDir(), "races.sarif")
+	stdout, stderr, code := racekit(t, "test", "-q", "--confirm", "--confirm-json", out, "--sarif", sarifOut, "./testdata/confirmonly")
 	if code != exitError {
 		t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitError, stdout, stderr)
 	}
@@ -737,5 +738,16 @@ func TestTestConfirmBeyondRun(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "WARNING: DATA RACE") && !strings.Contains(stderr, "races beyond the run's") {
 		t.Errorf("a clean run's confirmed race not said to fail the command:\nstderr:\n%s", stderr)
+	}
+	// -sarif has the confirmed race too, valid without its stacks.
+	doc, err := os.ReadFile(sarifOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sariftest.Validate(doc); err != nil {
+		t.Errorf("invalid SARIF: %v\n%s", err, doc)
+	}
+	if !strings.Contains(string(doc), `"verdict": "confirmed"`) {
+		t.Errorf("no confirmed race in the SARIF log:\n%s", doc)
 	}
 }

@@ -3,10 +3,13 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/confirm"
 	"github.com/racekit/racekit/report"
+	"github.com/racekit/racekit/sched"
+	"github.com/racekit/racekit/trace"
 )
 
 // sarifRaces is racekit test -sarif: every race reported, kept with its
@@ -57,6 +60,7 @@ func (s *sarifRaces) judge(res *confirm.FuzzResult) {
 			lines[k] = p
 		}
 	}
+	judged := map[*confirm.FuzzPair]bool{}
 	for i := range s.races {
 		r := &s.races[i]
 		if r.Pair == "" {
@@ -69,8 +73,35 @@ func (s *sarifRaces) judge(res *confirm.FuzzResult) {
 		if p == nil {
 			continue
 		}
+		judged[p] = true
 		r.Verdict, r.Runs, r.Created, r.Probability, r.Replay = p.Verdict, p.Runs, p.Created, p.Probability, p.Replay
 	}
+	// The races only the confirmation showed (a candidate made to happen,
+	// or a race of a random-scheduler recording): their two statements,
+	// no stacks (no recorded run reported them with theirs).
+	for i := range res.Pairs {
+		p := &res.Pairs[i]
+		if judged[p] || p.Verdict != "confirmed" && p.Verdict != "observed" {
+			continue
+		}
+		a, b, _ := strings.Cut(p.Pair, "~")
+		s.races = append(s.races, report.DynamicRace{
+			Package: p.Package, Test: p.Test, Detector: "racefuzzer", Pair: p.Pair,
+			Verdict: p.Verdict, Runs: p.Runs, Created: p.Created, Probability: p.Probability, Replay: p.Replay,
+			Count: p.Created, Cur: stmtAccess(b), Prev: stmtAccess(a),
+		})
+	}
+}
+
+// stmtAccess is one statement of a confirmation's pair as a race's access:
+// its site and kind, its goroutine unknown.
+func stmtAccess(stmt string) report.RaceAccess {
+	st, _ := sched.ParseStmt(stmt)
+	kind := "read"
+	if st.Kind == sched.KindWrite {
+		kind = "write"
+	}
+	return report.RaceAccess{Kind: kind, Site: trace.Site{File: st.File, Line: st.Line, Col: st.Col}}
 }
 
 // write writes the SARIF log, files given relative to the main module's
