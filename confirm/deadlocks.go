@@ -92,6 +92,10 @@ func FuzzDeadlocks(c *Campaign) ([]DeadlockCycle, error) {
 	err = inParallel(len(tasks), c.Jobs, func(i int) error {
 		tk := tasks[i]
 		jb := jobs[tk.j]
+		if c.pastDeadline() {
+			tally.done(tk.j, jb.cycle.String(), c.Runs, Run{})
+			return nil // not run: Outcome "" (not counted)
+		}
 		path := filepath.Join(c.Tmp, fmt.Sprintf("cycle%d-%d.sched", tk.j, tk.seed))
 		r, err := controlledRun(jb.t, c.TestArgs, deadlockFuzzEnv(tk.seed, jb.cycle), path, c.Timeout, nil)
 		os.Remove(path)
@@ -107,8 +111,12 @@ func FuzzDeadlocks(c *Campaign) ([]DeadlockCycle, error) {
 	}
 	var out []DeadlockCycle
 	for j, jb := range jobs {
-		dc := DeadlockCycle{Cycle: jb.cycle.String(), Package: jb.t.Pkg, Verdict: "potential", Runs: len(results[j]), Outcomes: map[string]int{}}
+		dc := DeadlockCycle{Cycle: jb.cycle.String(), Package: jb.t.Pkg, Verdict: "potential", Outcomes: map[string]int{}}
 		for _, r := range results[j] {
+			if r.Outcome == "" {
+				continue // past the deadline
+			}
+			dc.Runs++
 			dc.Seconds += r.Elapsed.Seconds()
 			if !r.Created {
 				dc.Outcomes[r.Outcome]++
@@ -136,13 +144,23 @@ func FuzzDeadlocks(c *Campaign) ([]DeadlockCycle, error) {
 // one), or c.Trace once, for the first target. It stops at the first
 // error, naming the package.
 func (c *Campaign) forEachRecording(record func(t *Target, path string, k int) error, visit func(t *Target, path string, i, records int) error) error {
-	records := c.records()
 	for _, t := range c.Targets {
-		for i := 0; i < records; i++ {
+		given := c.Traces[t.Pkg]
+		records := len(given) + c.records()
+		for i, path := range given {
+			if err := visit(t, path, i, records); err != nil {
+				return fmt.Errorf("%s: %v", t.Pkg, err)
+			}
+		}
+		for i := len(given); i < records; i++ {
+			if c.pastDeadline() {
+				c.Progress.Printf("phase 1: %s: the time budget ran out after %d of %d recorded runs", t.Pkg, i, records)
+				break
+			}
 			path := c.Trace
 			if path == "" {
 				path = filepath.Join(c.Tmp, fmt.Sprintf("%s.%d.rkt", filepath.Base(t.Bin), i))
-				if err := record(t, path, i-c.plain()); err != nil {
+				if err := record(t, path, i-len(given)-c.plain()); err != nil {
 					return fmt.Errorf("%s: %v", t.Pkg, err)
 				}
 			}

@@ -37,6 +37,9 @@ type Campaign struct {
 	Record, RecordRandom int
 	RandomOnly           bool
 	Trace                string
+	// Traces are runs recorded before the campaign, per package (racekit
+	// test's own): FuzzDeadlocks and FuzzAtomicity read them first.
+	Traces map[string][]string
 	// Shard runs only this shard's part of phase 2 (Shard.Of); the
 	// zero Shard runs all of it.
 	Shard    Shard

@@ -751,3 +751,23 @@ func TestTestConfirmBeyondRun(t *testing.T) {
 		t.Errorf("no confirmed race in the SARIF log:\n%s", doc)
 	}
 }
+
+// racekit test -confirm -deadlocks makes the predicted lock-order cycle
+// happen: the plain run of testdata/abba never deadlocks, iGoodlock
+// predicts the cycle on its trace, and DeadlockFuzzer's runs deadlock with
+// both goroutines blocked at the second Lock; a replay command follows.
+func TestTestConfirmDeadlocks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs instrumented test binaries")
+	}
+	requested := markedLines(t, "testdata/abba/abba_test.go", "REQUESTED")[0]
+	stdout, stderr, code := racekit(t, "test", "-q", "--deadlocks", "--confirm", "./testdata/abba")
+	if code != exitError {
+		t.Errorf("exit %d, want %d", code, exitError)
+	}
+	for _, want := range []string{"DEADLOCK (confirmed: ", "requests the lock at testdata/abba/" + filepath.Base(requested), "Replay: racekit replay -seed ", "1 lock-order cycle(s), 1 confirmed"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s\nstderr:\n%s", want, stdout, stderr)
+		}
+	}
+}

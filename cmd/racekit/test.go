@@ -105,7 +105,11 @@ happen is counted, not reported. -budget bounds the
 confirmation's time, building included: the runs not started by then
 are left out and counted. The verdicts go to standard output after go
 test's (standard error with -json); a race they show that the run did
-not (a potential pair made to happen) fails the command (exit 1);
+not (a potential pair made to happen) fails the command (exit 1). With
+-deadlocks, the lock-order cycles iGoodlock predicts on the same traces
+and recordings are then run under DeadlockFuzzer's scheduler, -confirm-runs
+times each, and printed confirmed (with the blocked operations, seeds
+and a racekit replay -cycle command) or potential;
 -confirm-json FILE writes them as JSON too (racekit fuzz -json's format:
 each pair with its verdict, runs, outcomes, seeds and replay command);
 -html DIR draws each confirmed race's interleaving: the scheduling steps
@@ -280,7 +284,8 @@ func runTest(c *command, args []string) int {
 		code = exitError
 	}
 	if *testConfirm && len(out.traces) > 0 {
-		res, err := confirmRaces(c, prep, out.given, out.traces, rest)
+		deadline := time.Now().Add(*testBudget)
+		res, err := confirmRaces(c, prep, out.given, out.traces, deadline, rest)
 		if err != nil {
 			c.errorf("-confirm: %v", err)
 			code = exitError
@@ -292,6 +297,16 @@ func runTest(c *command, args []string) int {
 			// tests, as a race go test -race reports does.
 			c.errorf("-confirm: races beyond the run's: exit status 1")
 			code = exitError
+		}
+		if *testFlags.deadlocks {
+			deadlocked, err := confirmDeadlocks(c, prep, out.traces, deadline, rest)
+			if err != nil {
+				c.errorf("-confirm: %v", err)
+				code = exitError
+			}
+			if deadlocked {
+				code = exitError
+			}
 		}
 	}
 	if out.sarif != nil {

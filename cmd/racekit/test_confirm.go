@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,7 +18,7 @@ import (
 // confirmRaces is -confirm: the packages' test binaries built, each race
 // re-executed under RaceFuzzer (package confirm) within -budget, and the
 // verdicts printed on w and returned (nil if none were made).
-func confirmRaces(c *command, prep *instrument.Prepared, given []confirm.Given, traces map[string][]string, w io.Writer) (*confirm.FuzzResult, error) {
+func confirmRaces(c *command, prep *instrument.Prepared, given []confirm.Given, traces map[string][]string, deadline time.Time, w io.Writer) (*confirm.FuzzResult, error) {
 	start := time.Now()
 	// The races reported first, then RaceFuzzer's phase 1 on each
 	// package's traces: potential pairs (hybrid) the report left out,
@@ -72,7 +73,7 @@ func confirmRaces(c *command, prep *instrument.Prepared, given []confirm.Given, 
 			Targets: targets, Tmp: tmp, TestArgs: c.line.BinaryArgs(),
 			RecordRandom: *testConfirmRecord, RandomOnly: true,
 			Runs: *testConfirmRuns, Jobs: runtime.NumCPU(), Seed: 1,
-			Timeout: min(*testBudget, time.Minute), Deadline: start.Add(*testBudget),
+			Timeout: min(*testBudget, time.Minute), Deadline: deadline,
 			Progress: prog,
 		},
 		Sources: sources,
@@ -121,4 +122,41 @@ func writeRacePages(dir, keep string, res confirm.FuzzResult) error {
 		}
 	}
 	return writeClipPages(dir, "racekit test -confirm", as)
+}
+
+// confirmDeadlocks is -confirm with -deadlocks: DeadlockFuzzer (package
+// confirm) over the lock-order cycles iGoodlock predicts on each
+// package's traces and on -confirm-record more recordings, its verdicts
+// printed on w; it reports whether a cycle was made to deadlock.
+func confirmDeadlocks(c *command, prep *instrument.Prepared, traces map[string][]string, deadline time.Time, w io.Writer) (bool, error) {
+	start := time.Now()
+	var pkgs []string
+	for pkg := range traces {
+		pkgs = append(pkgs, pkg)
+	}
+	slices.Sort(pkgs)
+	tmp, err := os.MkdirTemp("", "racekit-confirm-")
+	if err != nil {
+		return false, err
+	}
+	defer os.RemoveAll(tmp)
+	prog := progress.New("test", *testFlags.quiet)
+	prog.Printf("confirming deadlocks: building the test binaries of %d package(s)", len(pkgs))
+	targets, err := confirm.BuildTargets(prep, testFlags.buildFlags(), pkgs, tmp)
+	if err != nil {
+		return false, err
+	}
+	cycles, err := confirm.FuzzDeadlocks(&confirm.Campaign{
+		Targets: targets, Tmp: tmp, TestArgs: c.line.BinaryArgs(), Traces: traces,
+		RecordRandom: *testConfirmRecord, RandomOnly: true,
+		Runs: *testConfirmRuns, Jobs: runtime.NumCPU(), Seed: 1,
+		Timeout: min(*testBudget, time.Minute), Deadline: deadline,
+		Progress: prog,
+	})
+	if err != nil {
+		return false, err
+	}
+	fmt.Fprintf(w, "racekit: each lock-order cycle re-executed under DeadlockFuzzer's controlled scheduler (%.1fs)\n", time.Since(start).Seconds())
+	confirm.PrintDeadlocks(w, cycles)
+	return slices.ContainsFunc(cycles, func(cy confirm.DeadlockCycle) bool { return cy.Verdict == "confirmed" }), nil
 }
