@@ -129,6 +129,10 @@ func (f *raceFuzzer) hybridPairs() (string, error) {
 			if err := f.recordRun(t, path, i-f.plain()); err != nil {
 				return "", fmt.Errorf("%s: %w", t.Pkg, err)
 			}
+			if f.res.Recorded == nil {
+				f.res.Recorded = map[string][]string{}
+			}
+			f.res.Recorded[t.Pkg] = append(f.res.Recorded[t.Pkg], path)
 			if err := f.addTracePairs(t, path); err != nil {
 				return "", err
 			}

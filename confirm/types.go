@@ -160,6 +160,10 @@ type FuzzResult struct {
 	// Shard is the shard of the campaign this result is ("K/N"), "" for
 	// a whole campaign (or shards merged).
 	Shard string `json:"shard,omitempty"`
+	// Recorded are the traces phase 1 recorded, per package, left in the
+	// campaign's Tmp: a later campaign's Traces (racekit test -confirm's
+	// deadlocks) reads them instead of recording the same seeds again.
+	Recorded map[string][]string `json:"-"`
 }
 
 // BaselineOutcome groups one package's baseline runs with one outcome.

@@ -132,7 +132,7 @@ func fatal(err error) {
 
 func subject(s *truth.Subject, rk, phase1 string, record, recordRandom, runs, jobs, simpleCap, replay int, timeout time.Duration, tmp string) Row {
 	r := Row{Subject: s.Name, Lines: s.Lines}
-	pkg := "./" + filepath.ToSlash(relToWd(s.Dir))
+	pkg := "./" + filepath.ToSlash(harness.RelToWd(s.Dir))
 	// RaceFuzzer: phase 1 and phase 2.
 	start := time.Now()
 	cmd := exec.Command(rk, "fuzz", "--json", "--phase1", phase1, "--record", fmt.Sprint(record), "--record-random", fmt.Sprint(recordRandom), "--runs", fmt.Sprint(runs), "-j", fmt.Sprint(jobs), "--replay", fmt.Sprint(replay), "--timeout", timeout.String(), pkg)
@@ -307,14 +307,6 @@ func subject(s *truth.Subject, rk, phase1 string, record, recordRandom, runs, jo
 	return r
 }
 
-func relToWd(dir string) string {
-	wd, _ := os.Getwd()
-	if rel, err := filepath.Rel(wd, dir); err == nil {
-		return rel
-	}
-	return dir
-}
-
 // failure names a failed plain run by its panic or failing tests.
 func failure(out string) string {
 	if i := strings.Index(out, "panic: "); i >= 0 {
@@ -421,7 +413,7 @@ func pairList(w io.Writer, title string, rows []Row, of func(Row) []string) {
 		for _, p := range of(r) {
 			pair, src, _ := strings.Cut(p, " ")
 			a, b, _ := strings.Cut(pair, "~")
-			fmt.Fprintf(w, "- %s: %s ~ %s %s\n", r.Subject, relToWd(a), relToWd(b), src)
+			fmt.Fprintf(w, "- %s: %s ~ %s %s\n", r.Subject, harness.RelToWd(a), harness.RelToWd(b), src)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/racekit/racekit/bench/truth"
 )
@@ -43,4 +44,15 @@ func WriteJSONFile(path string, v any) error {
 		return err
 	}
 	return os.WriteFile(path, append(data, '\n'), 0o666)
+}
+
+// RelToWd is dir relative to the working directory (the module root the
+// benchmarks run from), as a package path or a report names it; dir
+// itself when it is not below it.
+func RelToWd(dir string) string {
+	wd, _ := os.Getwd()
+	if rel, err := filepath.Rel(wd, dir); err == nil {
+		return rel
+	}
+	return dir
 }

@@ -110,7 +110,7 @@ func fatal(err error) {
 
 func subject(s *truth.Subject, rk string, jobs int, timeout time.Duration, tmp string) Row {
 	r := Row{Subject: s.Name}
-	pkg := "./" + filepath.ToSlash(relToWd(s.Dir))
+	pkg := "./" + filepath.ToSlash(harness.RelToWd(s.Dir))
 	cmd := exec.Command(rk, "hatch", "--json", "--from", from, "--record-seed", recordSeed, "--record-preempt", fmt.Sprint(preempt), "--recordings", fmt.Sprint(recordings), "--runs", fmt.Sprint(runs), "-j", fmt.Sprint(jobs), "--timeout", timeout.String(), pkg)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -227,18 +227,10 @@ func subject(s *truth.Subject, rk string, jobs int, timeout time.Duration, tmp s
 	return r
 }
 
-func relToWd(dir string) string {
-	wd, _ := os.Getwd()
-	if rel, err := filepath.Rel(wd, dir); err == nil {
-		return rel
-	}
-	return dir
-}
-
 func relSites(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = relToWd(s)
+		out[i] = harness.RelToWd(s)
 	}
 	return out
 }

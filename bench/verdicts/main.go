@@ -91,7 +91,7 @@ func main() {
 	}
 	n := len(args)
 	for _, s := range subjects {
-		args = append(args, "./"+relToWd(s.Dir))
+		args = append(args, "./"+harness.RelToWd(s.Dir))
 	}
 	res := Result{Command: "racekit " + strings.ReplaceAll(strings.Join(args[:n], " "), verdicts, "FILE") + " ./bench/subjects/...", Date: time.Now().UTC().Format(time.RFC3339)}
 	start := time.Now()
@@ -251,17 +251,6 @@ func list(s []string) string {
 		return "-"
 	}
 	return strings.Join(s, ", ")
-}
-
-func relToWd(dir string) string {
-	wd, err := os.Getwd()
-	if err != nil {
-		return dir
-	}
-	if r, ok := strings.CutPrefix(dir, wd+"/"); ok {
-		return r
-	}
-	return dir
 }
 
 func fatal(err error) {

@@ -284,30 +284,7 @@ func runTest(c *command, args []string) int {
 		code = exitError
 	}
 	if *testConfirm && len(out.traces) > 0 {
-		deadline := time.Now().Add(*testBudget)
-		res, err := confirmRaces(c, prep, out.given, out.traces, deadline, rest)
-		if err != nil {
-			c.errorf("-confirm: %v", err)
-			code = exitError
-		}
-		out.sarif.judge(res)
-		if res != nil && res.Races() && code == exitOK && out.failed == 0 {
-			// A race the run did not show but a controlled run made
-			// happen (or a random-scheduler recording had) fails the
-			// tests, as a race go test -race reports does.
-			c.errorf("-confirm: races beyond the run's: exit status 1")
-			code = exitError
-		}
-		if *testFlags.deadlocks {
-			deadlocked, err := confirmDeadlocks(c, prep, out.traces, deadline, rest)
-			if err != nil {
-				c.errorf("-confirm: %v", err)
-				code = exitError
-			}
-			if deadlocked {
-				code = exitError
-			}
-		}
+		code = runConfirm(c, prep, out, rest, code)
 	}
 	if out.sarif != nil {
 		if err := out.sarif.write(); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,48 +16,99 @@ import (
 	"github.com/racekit/racekit/progress"
 )
 
-// confirmRaces is -confirm: the packages' test binaries built, each race
-// re-executed under RaceFuzzer (package confirm) within -budget, and the
-// verdicts printed on w and returned (nil if none were made).
-func confirmRaces(c *command, prep *instrument.Prepared, given []confirm.Given, traces map[string][]string, deadline time.Time, w io.Writer) (*confirm.FuzzResult, error) {
+// runConfirm is -confirm, once go test is done: the traced packages'
+// test binaries built once; each race and candidate re-executed under
+// RaceFuzzer, and with -deadlocks each predicted cycle under
+// DeadlockFuzzer, all within one -budget (package confirm); the verdicts
+// printed on w and given to -sarif. It returns the exit status code
+// becomes: a race or deadlock only the confirmation showed fails it.
+func runConfirm(c *command, prep *instrument.Prepared, out *testOutput, w io.Writer, code int) int {
+	fail := func(err error) int {
+		c.errorf("-confirm: %v", err)
+		return exitError
+	}
 	start := time.Now()
-	// The races reported first, then RaceFuzzer's phase 1 on each
-	// package's traces: potential pairs (hybrid) the report left out,
-	// which only a run that makes them happen turns into races.
 	var pkgs []string
-	for pkg := range traces {
+	for pkg := range out.traces {
 		pkgs = append(pkgs, pkg)
 	}
 	slices.Sort(pkgs)
+	// The races reported first, then RaceFuzzer's phase 1 on each
+	// package's traces: potential pairs (hybrid) the report left out,
+	// which only a run that makes them happen turns into races.
+	given := out.given
 	for _, pkg := range pkgs {
-		for _, path := range traces[pkg] {
+		for _, path := range out.traces[pkg] {
 			more, err := confirm.TraceGiven(pkg, path)
 			if err != nil {
-				return nil, err
+				return fail(err)
 			}
 			given = append(given, more...)
 		}
 	}
-	if len(given) == 0 {
-		return nil, nil
-	}
-	pkgs = pkgs[:0]
-	for _, g := range given {
-		if !slices.Contains(pkgs, g.Package) {
-			pkgs = append(pkgs, g.Package)
-		}
+	if len(given) == 0 && !*testFlags.deadlocks {
+		return code
 	}
 	tmp, err := os.MkdirTemp("", "racekit-confirm-")
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	defer os.RemoveAll(tmp)
 	prog := progress.New("test", *testFlags.quiet)
 	prog.Printf("confirming %d race(s): building the test binaries of %d package(s)", len(given), len(pkgs))
 	targets, err := confirm.BuildTargets(prep, testFlags.buildFlags(), pkgs, tmp)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
+	camp := confirm.Campaign{
+		Targets: targets, Tmp: tmp, TestArgs: c.line.BinaryArgs(),
+		RecordRandom: *testConfirmRecord, RandomOnly: true,
+		Runs: *testConfirmRuns, Jobs: runtime.NumCPU(), Seed: 1,
+		Timeout: min(*testBudget, time.Minute), Deadline: start.Add(*testBudget),
+		Progress: prog,
+	}
+	res, err := confirmRaces(camp, given, pkgs, w)
+	if err != nil {
+		return fail(err)
+	}
+	out.sarif.judge(res)
+	if res != nil && res.Races() && code == exitOK && out.failed == 0 {
+		// A race the run did not show but a controlled run made happen
+		// (or a random-scheduler recording had) fails the tests, as a
+		// race go test -race reports does.
+		c.errorf("-confirm: races beyond the run's: exit status 1")
+		code = exitError
+	}
+	if *testFlags.deadlocks {
+		// The traces of the run and of the races' recordings: the same
+		// seeds would record the same runs again.
+		camp.Traces = out.traces
+		if res != nil && len(res.Recorded) > 0 {
+			camp.Traces, camp.RecordRandom = maps.Clone(out.traces), 0
+			for pkg, paths := range res.Recorded {
+				camp.Traces[pkg] = append(slices.Clone(camp.Traces[pkg]), paths...)
+			}
+		}
+		deadlocked, err := confirmDeadlocks(camp, w)
+		if err != nil {
+			return fail(err)
+		}
+		if deadlocked {
+			code = exitError
+		}
+	}
+	return code
+}
+
+// confirmRaces runs RaceFuzzer over the given candidates (and, with
+// -confirm-record and -confirm-vet, those phase 1 finds) and prints the
+// verdicts on w, with -html's pages and -confirm-json's file; nil when
+// there was nothing to confirm.
+func confirmRaces(camp confirm.Campaign, given []confirm.Given, pkgs []string, w io.Writer) (*confirm.FuzzResult, error) {
+	if len(given) == 0 {
+		return nil, nil
+	}
+	start := time.Now()
 	sources := []string{"given"}
 	if *testConfirmRecord > 0 {
 		sources = append(sources, "hybrid")
@@ -66,21 +118,15 @@ func confirmRaces(c *command, prep *instrument.Prepared, given []confirm.Given, 
 	}
 	keep := ""
 	if *testHTML != "" {
-		keep = filepath.Join(tmp, "schedules") // the confirmed runs' interleavings, drawn below
+		keep = filepath.Join(camp.Tmp, "schedules") // the confirmed runs' interleavings, drawn below
 	}
 	res, err := confirm.FuzzRaces(&confirm.RaceOptions{
-		Campaign: confirm.Campaign{
-			Targets: targets, Tmp: tmp, TestArgs: c.line.BinaryArgs(),
-			RecordRandom: *testConfirmRecord, RandomOnly: true,
-			Runs: *testConfirmRuns, Jobs: runtime.NumCPU(), Seed: 1,
-			Timeout: min(*testBudget, time.Minute), Deadline: deadline,
-			Progress: prog,
-		},
-		Sources: sources,
-		Given:   given,
-		Pkgs:    pkgs,
-		Keep:    keep,
-		Tags:    *testFlags.tags,
+		Campaign: camp,
+		Sources:  sources,
+		Given:    given,
+		Pkgs:     pkgs,
+		Keep:     keep,
+		Tags:     *testFlags.tags,
 	})
 	if err != nil {
 		return nil, err
@@ -125,34 +171,12 @@ func writeRacePages(dir, keep string, res confirm.FuzzResult) error {
 }
 
 // confirmDeadlocks is -confirm with -deadlocks: DeadlockFuzzer (package
-// confirm) over the lock-order cycles iGoodlock predicts on each
-// package's traces and on -confirm-record more recordings, its verdicts
-// printed on w; it reports whether a cycle was made to deadlock.
-func confirmDeadlocks(c *command, prep *instrument.Prepared, traces map[string][]string, deadline time.Time, w io.Writer) (bool, error) {
+// confirm) over the lock-order cycles iGoodlock predicts on camp's
+// traces and recordings, its verdicts printed on w; it reports whether a
+// cycle was made to deadlock.
+func confirmDeadlocks(camp confirm.Campaign, w io.Writer) (bool, error) {
 	start := time.Now()
-	var pkgs []string
-	for pkg := range traces {
-		pkgs = append(pkgs, pkg)
-	}
-	slices.Sort(pkgs)
-	tmp, err := os.MkdirTemp("", "racekit-confirm-")
-	if err != nil {
-		return false, err
-	}
-	defer os.RemoveAll(tmp)
-	prog := progress.New("test", *testFlags.quiet)
-	prog.Printf("confirming deadlocks: building the test binaries of %d package(s)", len(pkgs))
-	targets, err := confirm.BuildTargets(prep, testFlags.buildFlags(), pkgs, tmp)
-	if err != nil {
-		return false, err
-	}
-	cycles, err := confirm.FuzzDeadlocks(&confirm.Campaign{
-		Targets: targets, Tmp: tmp, TestArgs: c.line.BinaryArgs(), Traces: traces,
-		RecordRandom: *testConfirmRecord, RandomOnly: true,
-		Runs: *testConfirmRuns, Jobs: runtime.NumCPU(), Seed: 1,
-		Timeout: min(*testBudget, time.Minute), Deadline: deadline,
-		Progress: prog,
-	})
+	cycles, err := confirm.FuzzDeadlocks(&camp)
 	if err != nil {
 		return false, err
 	}
