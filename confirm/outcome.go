@@ -211,11 +211,8 @@ func (f *raceFuzzer) replayOutcomes() error {
 		tk := tasks[i]
 		oc := &pairs[tk.p].Outcomes[tk.o]
 		path := filepath.Join(f.Tmp, fmt.Sprintf("replay%d-%d-%d.sched", tk.p, tk.o, tk.k))
-		r, err := controlledRun(jobs[tk.p].t, f.TestArgs, []string{
-			"RACEKIT_SCHED=racefuzzer",
-			"RACEKIT_SEED=" + strconv.FormatUint(oc.Seeds[0], 10),
-			"RACEKIT_PAIR=" + jobs[tk.p].pair,
-		}, path, f.Timeout, nil)
+		// The replay runs as the original did: its test alone, if so.
+		r, err := controlledRun(jobs[tk.p].t, f.testArgs(jobs[tk.p].test), raceFuzzerEnv(oc.Seeds[0], jobs[tk.p].pair), path, f.Timeout, nil)
 		os.Remove(path)
 		if err != nil {
 			return err

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -57,7 +56,7 @@ func (o *ReplayOptions) env() ([]string, error) {
 	case o.Cycle != nil:
 		return deadlockFuzzEnv(o.Seed, o.Cycle), nil
 	}
-	return []string{"RACEKIT_SCHED=racefuzzer", "RACEKIT_SEED=" + strconv.FormatUint(o.Seed, 10), "RACEKIT_PAIR=" + o.Pair}, nil
+	return raceFuzzerEnv(o.Seed, o.Pair), nil
 }
 
 // DebugCommand is the shell command that runs the replay under the dlv

@@ -71,6 +71,20 @@ func randomSchedEnv(seed uint64) []string {
 	return []string{"RACEKIT_SCHED=random", "RACEKIT_SEED=" + strconv.FormatUint(seed, 10)}
 }
 
+// raceFuzzerEnv puts a run under RaceFuzzer for pair.
+func raceFuzzerEnv(seed uint64, pair string) []string {
+	return []string{"RACEKIT_SCHED=racefuzzer", "RACEKIT_SEED=" + strconv.FormatUint(seed, 10), "RACEKIT_PAIR=" + pair}
+}
+
+// testArgs are the test binary's arguments for a run of test alone ("":
+// of all the tests).
+func (c *Campaign) testArgs(test string) []string {
+	if test == "" {
+		return c.TestArgs
+	}
+	return append(slices.Clone(c.TestArgs), "-test.run=^"+regexp.QuoteMeta(test)+"$")
+}
+
 // preemptEnv makes each data access of a random-scheduler run a
 // scheduling point with probability p (rt/sched.go, "Preemption").
 func preemptEnv(p float64) string {
@@ -108,15 +122,7 @@ func recordTests(t *Target, testArgs, env []string, path string, timeout time.Du
 // pairs would not fit in memory, nor on disk. A binary that does not
 // start is an error, whose run has no schedule to digest.
 func (c *Campaign) pairRun(t *Target, pair, test string, seed uint64, schedPath string) (Run, error) {
-	args := c.TestArgs
-	if test != "" {
-		args = append(slices.Clone(args), "-test.run=^"+regexp.QuoteMeta(test)+"$")
-	}
-	r, err := controlledRun(t, args, []string{
-		"RACEKIT_SCHED=racefuzzer",
-		"RACEKIT_SEED=" + strconv.FormatUint(seed, 10),
-		"RACEKIT_PAIR=" + pair,
-	}, schedPath, c.Timeout, nil)
+	r, err := controlledRun(t, c.testArgs(test), raceFuzzerEnv(seed, pair), schedPath, c.Timeout, nil)
 	r.Seed = seed
 	if err != nil {
 		return r, err
