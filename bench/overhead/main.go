@@ -20,7 +20,11 @@
 //	          +tl-ad loops with tp-ad, racekit's adaptation (counters per
 //	          slot of a goroutine pool: a goroutine runs on those of one
 //	          that ended before it started; see filter/sample)
-//	full      every event (dedup on, as racekit records by default)
+//	full      every event (dedup on, as racekit test records for its
+//	          default detectors: no BarrierPairs, RACEKIT_BARRIERS=0)
+//	full, barriers
+//	          the same with BarrierPairs around calls into untraced
+//	          code, as recorded for rdit (-predict) or a kept trace
 //	full, 2048 dedup
 //	          the same with each goroutine's dedup table kept at 2,048
 //	          entries, its size before session 33 (rt/access.go)
@@ -99,6 +103,12 @@ type config struct {
 	noHook bool // the binary built without the runtime's allocation hook (instrument.Config.NoAllocHook)
 }
 
+// noBarriers: the full configurations record as racekit test and run do
+// for their default detectors, without BarrierPairs (rdit's alone: see
+// recordEnv in cmd/racekit); "full, barriers" records them, as for rdit
+// or a kept trace.
+const noBarriers = "RACEKIT_BARRIERS=0"
+
 var configs = []config{
 	{"off", nil, false, false},
 	{"dispatch", []string{"RACEKIT_SAMPLE=tl-ad", "RACEKIT_SAMPLE_MODE=dispatch"}, false, false},
@@ -107,11 +117,12 @@ var configs = []config{
 	{"+tl-ad loops", []string{"RACEKIT_SAMPLE=tl-ad", "RACEKIT_SAMPLE_LOOPS=1"}, true, false},
 	{"+gs-ad", []string{"RACEKIT_SAMPLE=gs-ad"}, true, false},
 	{"+tp-ad loops", []string{"RACEKIT_SAMPLE=tp-ad", "RACEKIT_SAMPLE_LOOPS=1"}, true, false},
-	{"full", nil, true, false},
-	{"full, 2048 dedup", []string{"RACEKIT_DEDUP_MAX=2048"}, true, false},
-	{"full, word events", []string{"RACEKIT_RANGES=0"}, true, false},
-	{"full, no alloc hook", nil, true, true},
-	{"tree", []string{"RACEKIT_FILTER=tree", "RACEKIT_FILTER_FOR=fasttrack"}, true, false},
+	{"full", []string{noBarriers}, true, false},
+	{"full, barriers", nil, true, false},
+	{"full, 2048 dedup", []string{noBarriers, "RACEKIT_DEDUP_MAX=2048"}, true, false},
+	{"full, word events", []string{noBarriers, "RACEKIT_RANGES=0"}, true, false},
+	{"full, no alloc hook", []string{noBarriers}, true, true},
+	{"tree", []string{noBarriers, "RACEKIT_FILTER=tree", "RACEKIT_FILTER_FOR=fasttrack"}, true, false},
 }
 
 func main() {

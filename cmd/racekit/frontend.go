@@ -75,6 +75,25 @@ func (ff *frontendFlags) buildFlags() []string {
 	return nil
 }
 
+// recordEnv is the part of the instrumented program's environment that
+// the detectors chosen decide. BarrierPairs (rt/barrier.go: at each call
+// into untraced code, a walk of the memory its operands reach) are read by
+// rdit alone, so they are recorded only for it, or for a kept trace, which
+// racekit analyze may hand to any detector; RACEKIT_BARRIERS, when set,
+// decides instead. The walk can cost more than the rest of the recording
+// (a loop calling math/rand's Intn walks the generator's state each time).
+func (ff *frontendFlags) recordEnv(algos []string) []string {
+	if os.Getenv("RACEKIT_BARRIERS") != "" || *ff.keep != "" {
+		return nil
+	}
+	for _, a := range algos {
+		if algorithms[a].barriers {
+			return nil
+		}
+	}
+	return []string{"RACEKIT_BARRIERS=0"}
+}
+
 // checkAlgos validates -algo.
 func (ff *frontendFlags) checkAlgos(c *command) ([]string, bool) {
 	names := splitList(*ff.algo)

@@ -93,6 +93,7 @@ func runRun(c *command, args []string) int {
 	prog := exec.Command(bin, progArgs...)
 	prog.Env = append(os.Environ(), "RACEKIT_TRACE="+tracePath, "RACEKIT_SIGNALS=1")
 	prog.Env = append(prog.Env, runFilters.runtimeEnv(algos)...)
+	prog.Env = append(prog.Env, runFlags.recordEnv(algos)...)
 	prog.Stdin, prog.Stdout, prog.Stderr = os.Stdin, os.Stdout, os.Stderr
 	// The program gets the terminal's signals itself; racekit outlives it
 	// to analyze its trace, and passes on the signals sent to racekit alone.

@@ -241,6 +241,7 @@ func runTest(c *command, args []string) int {
 		gt.Env = append(gt.Env, "RACEKIT_DEDUP=0")
 	}
 	gt.Env = append(gt.Env, testFilters.runtimeEnv(algos)...)
+	gt.Env = append(gt.Env, testFlags.recordEnv(algos)...)
 	// A signal reaches go test (and its test binaries) from the terminal,
 	// or is passed on; a second one, or one during the analysis, removes
 	// the traces, which may be large, and exits.
