@@ -223,17 +223,76 @@ func isFuncLit(e ast.Expr) bool {
 // every case's pre-operation is recorded, and each case records its
 // post-operation first when chosen.
 func (r *rewriter) selectStmt(x *ast.SelectStmt, label *ast.LabeledStmt) {
-	type cas struct {
-		cc      *ast.CommClause
-		ch, val string
-		recv    *ast.UnaryExpr
-		send    *ast.SendStmt
-		site    string
+	cases := r.selectCases(x)
+	// A select that a goto jumps to keeps its label on a switch with one
+	// default clause that holds the prelude and the select: the goto runs
+	// the prelude again, as it evaluates the channels again, a break that
+	// names the label leaves the switch where it left the select, and an
+	// unlabelled continue or break means what it meant (fasthttp's
+	// pipeline writer, `againChR: select { case chR <- w: ...`).
+	outerLabel := label != nil && r.gotoLabels[r.labelObj(label)]
+	nch := 0
+	for _, k := range cases {
+		if k.cc.Comm != nil {
+			nch++
+		}
 	}
-	var cases []cas
+	if nch == 0 {
+		return
+	}
+	lo, hi := r.outerSpan(x, label)
+	g := r.newGen(lo)
+	if outerLabel {
+		g.lit(r.labelText(label) + "switch { default: ")
+	} else {
+		g.lit("{ ")
+	}
+	r.selectPrelude(g, cases, nch)
+	if !outerLabel {
+		g.lit(r.labelText(label))
+	}
+	slo, _ := r.span(x)
+	blo, _ := r.span(x.Body)
+	g.piece(slo, r.ed.render(slo, blo+1)) // "select {"
+	_, shi := r.span(x)
+	for ci, k := range cases {
+		clo, _ := r.span(k.cc)
+		// The clause runs to the next one, so that comments between
+		// clauses are kept.
+		chi := shi - 1
+		if ci+1 < len(cases) {
+			chi, _ = r.span(cases[ci+1].cc)
+		}
+		colon := r.off(k.cc.Colon)
+		r.selectClauseHead(g, k, clo, colon)
+		if colon+1 < chi {
+			g.piece(colon+1, r.ed.render(colon+1, chi))
+		}
+	}
+	g.piece(shi-1, "}")
+	g.lit(" }")
+	r.ed.collapse(lo, hi, g.end(hi))
+}
+
+// selectCase is one clause of a select that selectStmt rewrites: its
+// operation, its site, and the temporaries the prelude evaluates its
+// channel and sent value into.
+type selectCase struct {
+	cc      *ast.CommClause
+	ch, val string
+	recv    *ast.UnaryExpr
+	send    *ast.SendStmt
+	site    string
+}
+
+// selectCases instruments the clauses of the select x (their operands,
+// the variables they assign or declare, their bodies) and returns them,
+// with the sites of their channel operations.
+func (r *rewriter) selectCases(x *ast.SelectStmt) []selectCase {
+	var cases []selectCase
 	for _, c := range x.Body.List {
 		cc := c.(*ast.CommClause)
-		k := cas{cc: cc}
+		k := selectCase{cc: cc}
 		switch s := cc.Comm.(type) {
 		case *ast.SendStmt:
 			k.send = s
@@ -263,29 +322,14 @@ func (r *rewriter) selectStmt(x *ast.SelectStmt, label *ast.LabeledStmt) {
 		r.block(cc.Body)
 		cases = append(cases, k)
 	}
-	// A select that a goto jumps to keeps its label on a switch with one
-	// default clause that holds the prelude and the select: the goto runs
-	// the prelude again, as it evaluates the channels again, a break that
-	// names the label leaves the switch where it left the select, and an
-	// unlabelled continue or break means what it meant (fasthttp's
-	// pipeline writer, `againChR: select { case chR <- w: ...`).
-	outerLabel := label != nil && r.gotoLabels[r.labelObj(label)]
-	nch := 0
-	for _, k := range cases {
-		if k.cc.Comm != nil {
-			nch++
-		}
-	}
-	if nch == 0 {
-		return
-	}
-	lo, hi := r.outerSpan(x, label)
-	g := r.newGen(lo)
-	if outerLabel {
-		g.lit(r.labelText(label) + "switch { default: ")
-	} else {
-		g.lit("{ ")
-	}
+	return cases
+}
+
+// selectPrelude writes what runs before the select: the channels and sent
+// values evaluated into temporaries (set in cases), every case's
+// pre-operation, and the scheduler's choice of the case that proceeds (nch
+// of the cases have channels).
+func (r *rewriter) selectPrelude(g *gen, cases []selectCase, nch int) {
 	for i := range cases {
 		k := &cases[i]
 		switch {
@@ -330,76 +374,67 @@ func (r *rewriter) selectStmt(x *ast.SelectStmt, label *ast.LabeledStmt) {
 			ci++
 		}
 	}
-	if !outerLabel {
-		g.lit(r.labelText(label))
-	}
-	slo, _ := r.span(x)
-	blo, _ := r.span(x.Body)
-	g.piece(slo, r.ed.render(slo, blo+1)) // "select {"
-	_, shi := r.span(x)
-	for ci, k := range cases {
-		clo, _ := r.span(k.cc)
-		// The clause runs to the next one, so that comments between
-		// clauses are kept.
-		chi := shi - 1
-		if ci+1 < len(cases) {
-			chi, _ = r.span(cases[ci+1].cc)
+}
+
+// selectClauseHead writes the clause k's head, from its start clo to its
+// colon: a default clause's as written, a channel case's operating on the
+// temporaries, followed by its post-operation.
+func (r *rewriter) selectClauseHead(g *gen, k selectCase, clo, colon int) {
+	switch {
+	case k.cc.Comm == nil:
+		g.piece(clo, r.ed.render(clo, colon+1))
+	case k.send != nil:
+		g.piece(clo, "case ")
+		if k.val != "" {
+			g.lit(k.ch + " <- " + k.val)
+		} else {
+			g.lit(k.ch + " <- ")
+			r.piece(g, k.send.Value)
 		}
-		colon := r.off(k.cc.Colon)
-		switch {
-		case k.cc.Comm == nil:
-			g.piece(clo, r.ed.render(clo, colon+1))
-		case k.send != nil:
-			g.piece(clo, "case ")
-			if k.val != "" {
-				g.lit(k.ch + " <- " + k.val)
-			} else {
-				g.lit(k.ch + " <- ")
-				r.piece(g, k.send.Value)
-			}
-			g.lit(": " + rtAlias + ".SelectSendPost(" + k.ch + ", " + k.site + ");")
-		default:
-			g.piece(clo, "case ")
-			post := rtAlias + ".RecvPost(" + k.ch + ", " + k.site + ", nil);"
-			if r.timerChan(k.recv.X) {
-				post += " " + rtAlias + ".TimerFired(" + k.site + ");"
-			}
-			if r.ctxDone(k.recv.X) {
-				post += " " + rtAlias + ".CtxDone(" + k.site + ");"
-			}
-			switch s := k.cc.Comm.(type) {
-			case *ast.ExprStmt:
-				g.lit("<-" + k.ch + ": " + post)
-			case *ast.AssignStmt:
-				if s.Tok == token.DEFINE {
-					for i, l := range s.Lhs {
-						if i > 0 {
-							g.lit(", ")
-						}
-						r.piece(g, l)
-					}
-					g.lit(" := <-" + k.ch + ": " + post)
-				} else {
-					tmps := make([]string, len(s.Lhs))
-					for i := range tmps {
-						tmps[i] = r.tmp()
-					}
-					g.lit(strings.Join(tmps, ", ") + " := <-" + k.ch + ": " + post + " ")
-					for i, l := range s.Lhs {
-						if i > 0 {
-							g.lit(", ")
-						}
-						r.piece(g, l)
-					}
-					g.lit(" = " + strings.Join(tmps, ", ") + ";")
+		g.lit(": " + rtAlias + ".SelectSendPost(" + k.ch + ", " + k.site + ");")
+	default:
+		g.piece(clo, "case ")
+		r.selectRecvHead(g, k)
+	}
+}
+
+// selectRecvHead writes a receive case's operation on its temporary, after
+// "case ", with the receive's post-operation (and a timer's or context's
+// event) first in the clause; values received into existing variables go
+// through temporaries, assigned after it.
+func (r *rewriter) selectRecvHead(g *gen, k selectCase) {
+	post := rtAlias + ".RecvPost(" + k.ch + ", " + k.site + ", nil);"
+	if r.timerChan(k.recv.X) {
+		post += " " + rtAlias + ".TimerFired(" + k.site + ");"
+	}
+	if r.ctxDone(k.recv.X) {
+		post += " " + rtAlias + ".CtxDone(" + k.site + ");"
+	}
+	switch s := k.cc.Comm.(type) {
+	case *ast.ExprStmt:
+		g.lit("<-" + k.ch + ": " + post)
+	case *ast.AssignStmt:
+		if s.Tok == token.DEFINE {
+			for i, l := range s.Lhs {
+				if i > 0 {
+					g.lit(", ")
 				}
+				r.piece(g, l)
 			}
-		}
-		if colon+1 < chi {
-			g.piece(colon+1, r.ed.render(colon+1, chi))
+			g.lit(" := <-" + k.ch + ": " + post)
+		} else {
+			tmps := make([]string, len(s.Lhs))
+			for i := range tmps {
+				tmps[i] = r.tmp()
+			}
+			g.lit(strings.Join(tmps, ", ") + " := <-" + k.ch + ": " + post + " ")
+			for i, l := range s.Lhs {
+				if i > 0 {
+					g.lit(", ")
+				}
+				r.piece(g, l)
+			}
+			g.lit(" = " + strings.Join(tmps, ", ") + ";")
 		}
 	}
-	g.piece(shi-1, "}")
-	g.lit(" }")
-	r.ed.collapse(lo, hi, g.end(hi))
 }

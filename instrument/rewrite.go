@@ -403,27 +403,7 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 	case *ast.LabeledStmt:
 		r.stmt(x.Stmt, inList, x)
 	case *ast.ExprStmt:
-		if inList {
-			r.tbStmt(x) // tblock.go
-			if fn := r.calledFunc(x.X); fn != nil {
-				if isLogFatal(funcKey(fn)) || isLogFatal(methodKey(fn)) {
-					lo, hi := r.span(x)
-					r.ed.insertAt(lo, rtAlias+".Finish(); ", lo, hi)
-				}
-			}
-		}
-		if u, ok := unparen(x.X).(*ast.UnaryExpr); ok && u.Op == token.ARROW && inList && r.recvStmt(x, u) {
-			break
-		}
-		if c, ok := unparen(x.X).(*ast.CallExpr); ok {
-			if r.discarded == nil {
-				r.discarded = map[*ast.CallExpr]bool{}
-			}
-			r.discarded[c] = true
-		}
-		bp := r.stmtBarrier(x, x.X, inList)
-		r.rd(x.X)
-		r.finishStmtBarrier(bp, x)
+		r.exprStmt(x, inList)
 	case *ast.AssignStmt:
 		if inList && r.recvAssign(x) {
 			break
@@ -445,58 +425,9 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 		r.noBarrier[x.Call] = true // the call runs later: not bracketed here
 		r.rd(x.Call)
 	case *ast.ReturnStmt:
-		for _, e := range x.Results {
-			wrap := false
-			if tv, ok := r.info.Types[e]; ok && !tv.IsNil() && !isUntyped(tv.Type) {
-				_, wrap = core(tv.Type).(*types.Chan)
-			}
-			// A channel handed back, maybe to untraced code that waits on
-			// it (rt.ChanOut): the wrap goes around the result's own
-			// instrumentation, added before it for a location (whose
-			// access hook must stay inside, addressable), after it
-			// otherwise (stdCall does the same).
-			lo, hi := r.span(e)
-			loc := isLocation(e)
-			if wrap && loc {
-				r.ed.wrap(lo, hi, rtAlias+".ChanOut(", ")")
-			}
-			r.rd(e)
-			if wrap && !loc {
-				r.ed.wrap(lo, hi, rtAlias+".ChanOut(", ")")
-			}
-		}
-		if len(x.Results) == 0 && inList && len(r.results) > 0 {
-			// A bare return reads the named results.
-			var b strings.Builder
-			for _, id := range r.results[len(r.results)-1] {
-				if v, ok := r.info.Defs[id].(*types.Var); ok && r.shared[v] {
-					kind := "R"
-					if whole(v.Type()) {
-						kind = "R1"
-					}
-					b.WriteString(rtAlias + "." + kind + "(&" + id.Name + ", " + r.asite(x.Pos()) + "); ")
-				}
-			}
-			if b.Len() > 0 {
-				lo, hi := r.span(x)
-				r.ed.insertAt(lo, b.String(), lo, hi)
-			}
-		}
+		r.returnStmt(x, inList)
 	case *ast.DeclStmt:
-		if g, ok := x.Decl.(*ast.GenDecl); ok && g.Tok == token.VAR {
-			for _, sp := range g.Specs {
-				vs := sp.(*ast.ValueSpec)
-				r.valueSpec(vs)
-				names := make([]ast.Expr, len(vs.Names))
-				for i, n := range vs.Names {
-					names[i] = n
-				}
-				r.freshAssign(names, vs.Values)
-			}
-			if inList {
-				r.allocVars(x, g)
-			}
-		}
+		r.declStmt(x, inList)
 	case *ast.IfStmt:
 		r.stmt(x.Init, false, nil)
 		if pre := r.initAllocs(x.Init); pre != "" {
@@ -511,42 +442,146 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 	case *ast.RangeStmt:
 		r.rangeStmt(x, label)
 	case *ast.SwitchStmt:
-		r.stmt(x.Init, false, nil)
-		if pre := r.initAllocs(x.Init); pre != "" {
-			switch {
-			case x.Tag == nil: // switch v := f(); { ... }: the tag true
-				lo, _ := r.span(x.Body)
-				r.ed.insertAt(lo, pre+" ", lo, lo)
-			case !isUntyped(typeOf(r.info, x.Tag)):
-				lo, hi := r.span(x.Tag)
-				r.ed.wrap(lo, hi, rtAlias+".TagAfter("+pre+", ", ")")
-			}
-		}
-		r.rd(x.Tag)
-		for _, c := range x.Body.List {
-			cc := c.(*ast.CaseClause)
-			for _, e := range cc.List {
-				r.rd(e)
-			}
-			r.block(cc.Body)
-		}
+		r.switchStmt(x)
 	case *ast.TypeSwitchStmt:
-		r.stmt(x.Init, false, nil)
-		switch a := x.Assign.(type) {
-		case *ast.AssignStmt:
-			r.rd(a.Rhs[0].(*ast.TypeAssertExpr).X)
-		case *ast.ExprStmt:
-			r.rd(a.X.(*ast.TypeAssertExpr).X)
-		}
-		for _, c := range x.Body.List {
-			cc := c.(*ast.CaseClause)
-			if v, _ := r.info.Implicits[cc].(*types.Var); v != nil {
-				r.allocAt(r.off(cc.Colon)+1, v, x.Assign.(*ast.AssignStmt).Lhs[0].Pos())
-			}
-			r.block(cc.Body)
-		}
+		r.typeSwitchStmt(x)
 	case *ast.SelectStmt:
 		r.selectStmt(x, label)
 	case *ast.BranchStmt, *ast.EmptyStmt, *ast.BadStmt:
+	}
+}
+
+// exprStmt instruments the expression statement x: a log.Fatal call first
+// ends the trace, a receive statement is rewritten whole (recvStmt), and
+// any other expression is read, its call's results discarded.
+func (r *rewriter) exprStmt(x *ast.ExprStmt, inList bool) {
+	if inList {
+		r.tbStmt(x) // tblock.go
+		if fn := r.calledFunc(x.X); fn != nil {
+			if isLogFatal(funcKey(fn)) || isLogFatal(methodKey(fn)) {
+				lo, hi := r.span(x)
+				r.ed.insertAt(lo, rtAlias+".Finish(); ", lo, hi)
+			}
+		}
+	}
+	if u, ok := unparen(x.X).(*ast.UnaryExpr); ok && u.Op == token.ARROW && inList && r.recvStmt(x, u) {
+		return
+	}
+	if c, ok := unparen(x.X).(*ast.CallExpr); ok {
+		if r.discarded == nil {
+			r.discarded = map[*ast.CallExpr]bool{}
+		}
+		r.discarded[c] = true
+	}
+	bp := r.stmtBarrier(x, x.X, inList)
+	r.rd(x.X)
+	r.finishStmtBarrier(bp, x)
+}
+
+// returnStmt instruments the return statement x: its results are read,
+// channels among them wrapped in rt.ChanOut, and a bare return reads the
+// shared named results.
+func (r *rewriter) returnStmt(x *ast.ReturnStmt, inList bool) {
+	for _, e := range x.Results {
+		wrap := false
+		if tv, ok := r.info.Types[e]; ok && !tv.IsNil() && !isUntyped(tv.Type) {
+			_, wrap = core(tv.Type).(*types.Chan)
+		}
+		// A channel handed back, maybe to untraced code that waits on
+		// it (rt.ChanOut): the wrap goes around the result's own
+		// instrumentation, added before it for a location (whose
+		// access hook must stay inside, addressable), after it
+		// otherwise (stdCall does the same).
+		lo, hi := r.span(e)
+		loc := isLocation(e)
+		if wrap && loc {
+			r.ed.wrap(lo, hi, rtAlias+".ChanOut(", ")")
+		}
+		r.rd(e)
+		if wrap && !loc {
+			r.ed.wrap(lo, hi, rtAlias+".ChanOut(", ")")
+		}
+	}
+	if len(x.Results) == 0 && inList && len(r.results) > 0 {
+		// A bare return reads the named results.
+		var b strings.Builder
+		for _, id := range r.results[len(r.results)-1] {
+			if v, ok := r.info.Defs[id].(*types.Var); ok && r.shared[v] {
+				kind := "R"
+				if whole(v.Type()) {
+					kind = "R1"
+				}
+				b.WriteString(rtAlias + "." + kind + "(&" + id.Name + ", " + r.asite(x.Pos()) + "); ")
+			}
+		}
+		if b.Len() > 0 {
+			lo, hi := r.span(x)
+			r.ed.insertAt(lo, b.String(), lo, hi)
+		}
+	}
+}
+
+// declStmt instruments a var declaration x: its specs' values (and the
+// fresh results they assign), and, in a statement list, the creation of
+// the escaping variables it declares.
+func (r *rewriter) declStmt(x *ast.DeclStmt, inList bool) {
+	if g, ok := x.Decl.(*ast.GenDecl); ok && g.Tok == token.VAR {
+		for _, sp := range g.Specs {
+			vs := sp.(*ast.ValueSpec)
+			r.valueSpec(vs)
+			names := make([]ast.Expr, len(vs.Names))
+			for i, n := range vs.Names {
+				names[i] = n
+			}
+			r.freshAssign(names, vs.Values)
+		}
+		if inList {
+			r.allocVars(x, g)
+		}
+	}
+}
+
+// switchStmt instruments an expression switch x: its init statement (whose
+// allocations are recorded before the tag is evaluated), the tag, and
+// each clause's expressions and body.
+func (r *rewriter) switchStmt(x *ast.SwitchStmt) {
+	r.stmt(x.Init, false, nil)
+	if pre := r.initAllocs(x.Init); pre != "" {
+		switch {
+		case x.Tag == nil: // switch v := f(); { ... }: the tag true
+			lo, _ := r.span(x.Body)
+			r.ed.insertAt(lo, pre+" ", lo, lo)
+		case !isUntyped(typeOf(r.info, x.Tag)):
+			lo, hi := r.span(x.Tag)
+			r.ed.wrap(lo, hi, rtAlias+".TagAfter("+pre+", ", ")")
+		}
+	}
+	r.rd(x.Tag)
+	for _, c := range x.Body.List {
+		cc := c.(*ast.CaseClause)
+		for _, e := range cc.List {
+			r.rd(e)
+		}
+		r.block(cc.Body)
+	}
+}
+
+// typeSwitchStmt instruments a type switch x: its init statement, the
+// operand of its type assertion, and each clause's body, in which the
+// variable the clause declares is allocated.
+func (r *rewriter) typeSwitchStmt(x *ast.TypeSwitchStmt) {
+	r.stmt(x.Init, false, nil)
+	switch a := x.Assign.(type) {
+	case *ast.AssignStmt:
+		r.rd(a.Rhs[0].(*ast.TypeAssertExpr).X)
+	case *ast.ExprStmt:
+		r.rd(a.X.(*ast.TypeAssertExpr).X)
+	}
+	for _, c := range x.Body.List {
+		cc := c.(*ast.CaseClause)
+		if v, _ := r.info.Implicits[cc].(*types.Var); v != nil {
+			r.allocAt(r.off(cc.Colon)+1, v, x.Assign.(*ast.AssignStmt).Lhs[0].Pos())
+		}
+		r.block(cc.Body)
 	}
 }

@@ -162,6 +162,15 @@ var stdEntries = []struct {
 	// (utf8.UTFMax) bytes at the start or the end of the buffer.
 	{"0:EF10", pre("encoding/binary.", "Uvarint", "Varint")},
 	{"0:EFW10", pre("encoding/binary.", "PutUvarint", "PutVarint")},
+	// Fixed-size integers at the start of the buffer (binary.LittleEndian
+	// and BigEndian, whose methods are on unexported types; a call
+	// through the ByteOrder interface records nothing).
+	{"0:EF2", byteOrders("Uint16")},
+	{"0:EF4", byteOrders("Uint32")},
+	{"0:EF8", byteOrders("Uint64")},
+	{"0:EFW2", byteOrders("PutUint16")},
+	{"0:EFW4", byteOrders("PutUint32")},
+	{"0:EFW8", byteOrders("PutUint64")},
 	{"0:EF4", pre("unicode/utf8.", "DecodeRune", "FullRune")},
 	{"0:EFW4", pre("unicode/utf8.", "EncodeRune")},
 	{"0:EL4", pre("unicode/utf8.", "DecodeLastRune")},
@@ -227,6 +236,12 @@ var stdEntries = []struct {
 	// io's helpers fill their buffer argument (see ioBufEffect).
 	{"1:EWB", pre("io.", "ReadFull", "ReadAtLeast")},
 	{"1:EB", pre("os.", "WriteFile")},
+}
+
+// byteOrders names method m of binary.LittleEndian's and BigEndian's
+// types.
+func byteOrders(m string) []string {
+	return []string{"encoding/binary.littleEndian." + m, "encoding/binary.bigEndian." + m}
 }
 
 func pre(p string, names ...string) []string {
@@ -408,60 +423,11 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 	if effs == nil || r.traced(fn.Pkg().Path()) {
 		return nil
 	}
-	// A wrap goes around the operand's own instrumentation: added now for
-	// a location (whose access hook wraps the same node and must stay
-	// inside, addressable), after it (post) for anything else, which its
-	// instrumentation may replace whole (a receive, a hooked call),
-	// dropping wraps added before.
-	var later []func()
-	wrap := func(e ast.Expr, before, after string) {
-		lo, hi := r.span(e)
-		if isLocation(e) {
-			r.ed.wrap(lo, hi, before, after)
-		} else {
-			later = append(later, func() { r.ed.wrap(lo, hi, before, after) })
-		}
-	}
-	post = func() {
-		for _, f := range later {
-			f()
-		}
-	}
 	// Operands in evaluation order: the receiver (position 0), then the
 	// arguments.
-	var recv ast.Expr
-	recvAddr := false
-	embed := ""      // ".F.G": the embedded fields a promoted method is reached through
-	viaPtr := false  // a pointer leads to the embedded field: it is on the heap
-	refRecv := false // a map's or slice's value method
-	if se, ok := unparen(x.Fun).(*ast.SelectorExpr); ok {
-		if sel := r.info.Selections[se]; sel != nil && sel.Kind() == types.MethodVal {
-			recv = se.X
-			recvType := typeOf(r.info, se.X)
-			if len(sel.Index()) != 1 {
-				var ok bool
-				embed, recvType, viaPtr, ok = embeddedPath(recvType, sel.Index())
-				if !ok {
-					return nil
-				}
-			}
-			if isMap(recvType) || isSlice(recvType) {
-				// A value method of a map or slice type (url.Values.Add,
-				// sort.IntSlice.Swap): the copy refers to the same
-				// elements.
-				refRecv = embed == ""
-				if !refRecv {
-					return nil
-				}
-			} else if !isPointer(recvType) {
-				// The receiver (or its embedded field) is addressable
-				// if se.X is, or if a pointer leads to it.
-				if !recvIsPointer(sel) || embed == "" && !r.addressable(se.X) {
-					recv = nil // a value method gets a copy, read by the caller
-				}
-				recvAddr = true
-			}
-		}
+	recv, ok := r.stdReceiver(x)
+	if !ok {
+		return nil
 	}
 	if x.Ellipsis.IsValid() {
 		return nil // f(s...): the arguments are not the parameters
@@ -469,125 +435,245 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 	effs = expandRest(effs, len(x.Args), func(i int) bool {
 		return i < len(x.Args) && r.fmtValueFormat(x.Args[i])
 	})
-	// last: the position of the last operand that calls or receives.
+	c := &stdCallSite{r: r, x: x, recv: recv, last: lastCallingOperand(r.info, recv.x, x.Args)}
+	for _, e := range effs {
+		c.record(e)
+	}
+	if c.sortSite != "" {
+		r.after = append(r.after, rtAlias+".SortPost("+c.sortSite+")")
+	}
+	c.recordThen()
+	return c.post
+}
+
+// stdRecv is the receiver operand of a std method call, and how a hook
+// reaches the object it stands for.
+type stdRecv struct {
+	x      ast.Expr // nil: a function, or a value method's copy, read by the caller
+	addr   bool     // the hook takes the receiver's address
+	embed  string   // ".F.G": the embedded fields a promoted method is reached through
+	viaPtr bool     // a pointer leads to the embedded field: it is on the heap
+	ref    bool     // a map's or slice's value method
+}
+
+// stdReceiver returns the receiver operand of the call x, if it calls a
+// method; ok is false when the method is one stdCall does not record (one
+// promoted through a non-struct or an interface, or a map's or slice's
+// value method promoted through an embedded field).
+func (r *rewriter) stdReceiver(x *ast.CallExpr) (recv stdRecv, ok bool) {
+	se, isSel := unparen(x.Fun).(*ast.SelectorExpr)
+	if !isSel {
+		return recv, true
+	}
+	sel := r.info.Selections[se]
+	if sel == nil || sel.Kind() != types.MethodVal {
+		return recv, true
+	}
+	recv.x = se.X
+	recvType := typeOf(r.info, se.X)
+	if len(sel.Index()) != 1 {
+		var ok bool
+		recv.embed, recvType, recv.viaPtr, ok = embeddedPath(recvType, sel.Index())
+		if !ok {
+			return recv, false
+		}
+	}
+	if isMap(recvType) || isSlice(recvType) {
+		// A value method of a map or slice type (url.Values.Add,
+		// sort.IntSlice.Swap): the copy refers to the same
+		// elements.
+		recv.ref = recv.embed == ""
+		if !recv.ref {
+			return recv, false
+		}
+	} else if !isPointer(recvType) {
+		// The receiver (or its embedded field) is addressable
+		// if se.X is, or if a pointer leads to it.
+		if !recvIsPointer(sel) || recv.embed == "" && !r.addressable(se.X) {
+			recv.x = nil // a value method gets a copy, read by the caller
+		}
+		recv.addr = true
+	}
+	return recv, true
+}
+
+// lastCallingOperand returns the position of the last operand that calls
+// or receives (the receiver recv is position 0, the arguments follow), or
+// -1 if none does.
+func lastCallingOperand(info *types.Info, recv ast.Expr, args []ast.Expr) int {
 	last := -1
-	if recv != nil && containsCall(r.info, recv) {
+	if recv != nil && containsCall(info, recv) {
 		last = 0
 	}
-	for i, a := range x.Args {
-		if containsCall(r.info, a) {
+	for i, a := range args {
+		if containsCall(info, a) {
 			last = i + 1
 		}
 	}
-	var then []string // hooks recorded after operand last
-	sortSite := ""    // an ES effect's site, once its hook is in
-	for _, e := range effs {
-		op, pos := recv, 0
-		if e.operand >= 0 {
-			if e.operand >= len(x.Args) {
-				continue
-			}
-			op, pos = x.Args[e.operand], e.operand+1
+	return last
+}
+
+// stdCallSite is the state of stdCall's instrumentation of one call: its
+// receiver, the wraps left for after the operands' own instrumentation,
+// and the hooks recorded after the last operand that calls.
+type stdCallSite struct {
+	r        *rewriter
+	x        *ast.CallExpr
+	recv     stdRecv
+	last     int      // the position of the last operand that calls or receives
+	later    []func() // wraps added by post
+	then     []string // hooks recorded after operand last
+	sortSite string   // an ES effect's site, once its hook is in
+}
+
+// wrap wraps e in before and after. A wrap goes around the operand's own
+// instrumentation: added now for a location (whose access hook wraps the
+// same node and must stay inside, addressable), after it (post) for
+// anything else, which its instrumentation may replace whole (a receive,
+// a hooked call), dropping wraps added before.
+func (c *stdCallSite) wrap(e ast.Expr, before, after string) {
+	lo, hi := c.r.span(e)
+	if isLocation(e) {
+		c.r.ed.wrap(lo, hi, before, after)
+	} else {
+		c.later = append(c.later, func() { c.r.ed.wrap(lo, hi, before, after) })
+	}
+}
+
+// post adds the wraps left for after the operands' instrumentation.
+func (c *stdCallSite) post() {
+	for _, f := range c.later {
+		f()
+	}
+}
+
+// stdHook returns the hook that records the effect e on operand op (addr:
+// the hook takes op's address): the table's, or a narrower one for a
+// local on the stack or a slice of wide elements.
+func (r *rewriter) stdHook(e stdEffect, op ast.Expr, addr bool) string {
+	hook := rtAlias + "." + stdHooks[e.kind]
+	if e.kind == "EB" && !narrowElems(typeOf(r.info, op)) {
+		hook = rtAlias + ".Elems"
+	}
+	if e.kind == "EWB" && !narrowElems(typeOf(r.info, op)) {
+		hook = rtAlias + ".ElemsW"
+	}
+	if (e.kind == "D" || e.kind == "DP") && !r.heapOperand(op, addr) {
+		// A local on the stack: the slices it holds point to the
+		// heap, and only their elements are recorded.
+		hook = rtAlias + ".RSlicesOf"
+		if e.kind == "DP" {
+			hook = rtAlias + ".RSlicesOfProgram"
 		}
-		if op == nil || !(r.stdOperandOK(op, e) || op == recv && viaPtr) {
-			continue
+	}
+	if (e.kind == "RA" || e.kind == "WA") && !r.heapOperand(op, addr) {
+		hook = rtAlias + ".ArraysOf" // (the same: only its arrays)
+	}
+	return hook
+}
+
+// record instruments the effect e: its hook wraps its operand if no later
+// operand calls, or else is recorded after the last one (then).
+func (c *stdCallSite) record(e stdEffect) {
+	r := c.r
+	op, pos := c.recv.x, 0
+	if e.operand >= 0 {
+		if e.operand >= len(c.x.Args) {
+			return
 		}
-		addr := op == recv && recvAddr
-		hook := rtAlias + "." + stdHooks[e.kind]
-		if e.kind == "EB" && !narrowElems(typeOf(r.info, op)) {
-			hook = rtAlias + ".Elems"
+		op, pos = c.x.Args[e.operand], e.operand+1
+	}
+	isRecv := op == c.recv.x
+	if op == nil || !(r.stdOperandOK(op, e) || isRecv && c.recv.viaPtr) {
+		return
+	}
+	addr := isRecv && c.recv.addr
+	hook := r.stdHook(e, op, addr)
+	site := func() string {
+		s := r.asite(c.x.Pos())
+		if e.kind == "ES" {
+			// SortPost names the sort by SortPre's site.
+			c.sortSite = strings.TrimSuffix(s, ", "+r.recFlag())
 		}
-		if e.kind == "EWB" && !narrowElems(typeOf(r.info, op)) {
-			hook = rtAlias + ".ElemsW"
-		}
-		if (e.kind == "D" || e.kind == "DP") && !r.heapOperand(op, addr) {
-			// A local on the stack: the slices it holds point to the
-			// heap, and only their elements are recorded.
-			hook = rtAlias + ".RSlicesOf"
-			if e.kind == "DP" {
-				hook = rtAlias + ".RSlicesOfProgram"
-			}
-		}
-		if (e.kind == "RA" || e.kind == "WA") && !r.heapOperand(op, addr) {
-			hook = rtAlias + ".ArraysOf" // (the same: only its arrays)
-		}
-		site := func() string {
-			s := r.asite(x.Pos())
-			if e.kind == "ES" {
-				// SortPost names the sort by SortPre's site.
-				sortSite = strings.TrimSuffix(s, ", "+r.recFlag())
-			}
-			return s
-		}
-		if pos >= last {
-			tail := e.boundArg() + ", " + site() + ")"
-			switch {
-			case op == recv && refRecv && r.addressable(op):
-				// Kept addressable (a BarrierPair may take its
-				// address): (*rt.Then(&(x), hook(x, ...))), x evaluated
-				// twice, so only when pure.
-				src, ok := r.reevaluable(op)
-				if !ok {
-					continue
-				}
-				wrap(op, "(*"+rtAlias+".Then(&(", "), "+hook+"("+src+tail+"))")
-			case op == recv && embed != "":
-				// The receiver keeps its type (other wraps, a
-				// BarrierPair's, may follow the embedded fields from
-				// it): rt.Then(x, hook(x.F, ...)), x evaluated twice,
-				// so only when pure.
-				src, ok := r.reevaluable(op)
-				if !ok {
-					continue
-				}
-				field := "((" + src + ")" + embed + ")" // the embedded field
-				if addr {
-					field = "&" + field
-				}
-				if isPointer(typeOf(r.info, op)) {
-					wrap(op, rtAlias+".Then((", "), "+hook+"("+field+tail+")")
-				} else {
-					// A value: Then takes its address, so that it stays
-					// addressable for a pointer method.
-					wrap(op, "(*"+rtAlias+".Then(&(", "), "+hook+"("+field+tail+"))")
-				}
-			case addr:
-				wrap(op, "(*"+hook+"(&(", ")"+tail+")")
-			default:
-				wrap(op, hook+"(", tail)
-			}
-			continue
-		}
-		if op == recv && embed != "" {
-			continue
-		}
-		// A later operand calls: evaluate this one again after it.
+		return s
+	}
+	if pos >= c.last {
+		c.wrapOperand(op, isRecv, addr, hook, e.boundArg()+", "+site()+")")
+		return
+	}
+	if isRecv && c.recv.embed != "" {
+		return
+	}
+	// A later operand calls: evaluate this one again after it.
+	src, ok := r.reevaluable(op)
+	if !ok {
+		return
+	}
+	if addr {
+		src = "&(" + src + ")"
+	}
+	c.then = append(c.then, hook+"("+src+e.boundArg()+", "+site()+")")
+}
+
+// wrapOperand wraps the operand op (isRecv: the call's receiver) in hook,
+// whose remaining arguments and closing parenthesis are tail, so that the
+// access is recorded where op is evaluated.
+func (c *stdCallSite) wrapOperand(op ast.Expr, isRecv, addr bool, hook, tail string) {
+	r := c.r
+	switch {
+	case isRecv && c.recv.ref && r.addressable(op):
+		// Kept addressable (a BarrierPair may take its
+		// address): (*rt.Then(&(x), hook(x, ...))), x evaluated
+		// twice, so only when pure.
 		src, ok := r.reevaluable(op)
 		if !ok {
-			continue
+			return
 		}
+		c.wrap(op, "(*"+rtAlias+".Then(&(", "), "+hook+"("+src+tail+"))")
+	case isRecv && c.recv.embed != "":
+		// The receiver keeps its type (other wraps, a
+		// BarrierPair's, may follow the embedded fields from
+		// it): rt.Then(x, hook(x.F, ...)), x evaluated twice,
+		// so only when pure.
+		src, ok := r.reevaluable(op)
+		if !ok {
+			return
+		}
+		field := "((" + src + ")" + c.recv.embed + ")" // the embedded field
 		if addr {
-			src = "&(" + src + ")"
+			field = "&" + field
 		}
-		then = append(then, hook+"("+src+e.boundArg()+", "+site()+")")
+		if isPointer(typeOf(r.info, op)) {
+			c.wrap(op, rtAlias+".Then((", "), "+hook+"("+field+tail+")")
+		} else {
+			// A value: Then takes its address, so that it stays
+			// addressable for a pointer method.
+			c.wrap(op, "(*"+rtAlias+".Then(&(", "), "+hook+"("+field+tail+"))")
+		}
+	case addr:
+		c.wrap(op, "(*"+hook+"(&(", ")"+tail+")")
+	default:
+		c.wrap(op, hook+"(", tail)
 	}
-	if sortSite != "" {
-		r.after = append(r.after, rtAlias+".SortPost("+sortSite+")")
+}
+
+// recordThen records the hooks of then after the last operand that calls
+// or receives, rt.Then(arg, hook(...)), if that operand has a single typed
+// value.
+func (c *stdCallSite) recordThen() {
+	if len(c.then) == 0 {
+		return
 	}
-	if len(then) == 0 {
-		return post
+	k := c.x.Args[c.last-1] // last > 0 here: the receiver is position 0
+	if tv, ok := c.r.info.Types[k]; !ok || isUntyped(tv.Type) {
+		return
 	}
-	k := x.Args[last-1] // last > 0 here: the receiver is position 0
-	if tv, ok := r.info.Types[k]; !ok || isUntyped(tv.Type) {
-		return post
+	if _, isTuple := typeOf(c.r.info, k).(*types.Tuple); isTuple {
+		return
 	}
-	if _, isTuple := typeOf(r.info, k).(*types.Tuple); isTuple {
-		return post
+	for _, h := range c.then {
+		c.wrap(k, rtAlias+".Then(", ", "+h+")")
 	}
-	for _, h := range then {
-		wrap(k, rtAlias+".Then(", ", "+h+")")
-	}
-	return post
 }
 
 // isLocation reports whether e names a location (a variable, a field,
