@@ -197,8 +197,10 @@ func (r row) line() string {
 	return b.String()
 }
 
-// beforeConfigs are the configurations a -before binary runs in.
-var beforeConfigs = []string{"+tl-ad loops", "full"}
+// beforeConfigs are the configurations a -before binary runs in: "full,
+// barriers" is what racekit test recorded before it left BarrierPairs to
+// rdit.
+var beforeConfigs = []string{"+tl-ad loops", "full", "full, barriers"}
 
 // measure builds the subject three ways and times each configuration,
 // and those of beforeConfigs with the binary in beforeDir if it has one.

@@ -60,15 +60,15 @@ func TestTableMedians(t *testing.T) {
 // measured without them is not in it.
 func TestTableBeforeAfter(t *testing.T) {
 	a, b := testRow("withbefore", 300*time.Millisecond, 300*time.Millisecond), testRow("without", 300*time.Millisecond, 300*time.Millisecond)
-	a.before = []time.Duration{150 * time.Millisecond, 600 * time.Millisecond}
-	a.medBefore = []time.Duration{300 * time.Millisecond, 200 * time.Millisecond}
+	a.before = []time.Duration{150 * time.Millisecond, 600 * time.Millisecond, 1200 * time.Millisecond}
+	a.medBefore = []time.Duration{300 * time.Millisecond, 200 * time.Millisecond, 600 * time.Millisecond}
 	var out strings.Builder
 	table(&out, []row{a, b}, 3)
 	_, ba, ok := strings.Cut(out.String(), "Before (-before's binaries)")
 	if !ok {
 		t.Fatalf("no before/after table:\n%s", out.String())
 	}
-	if want := "| withbefore | 0.100s | 4.00x | 1.50x | 3.00x | 2.00 / 1.00 | 6.00x | 3.00x | 0.50 / 1.50 |"; !strings.Contains(ba, want) {
+	if want := "| withbefore | 0.100s | 4.00x | 1.50x | 3.00x | 2.00 / 1.00 | 6.00x | 3.00x | 0.50 / 1.50 | 12.00x | 3.00x | 0.25 / 0.50 |"; !strings.Contains(ba, want) {
 		t.Errorf("before/after row wrong, want %q in:\n%s", want, ba)
 	}
 	if strings.Contains(ba, "without") {
