@@ -119,70 +119,14 @@ func schedDispatch() {
 			return
 		}
 		if wa, ok := sc.strat.(sched.Wanter); ok {
-			if name := wa.Want(); name != "" && name != sc.wantName && name != sched.TimerG {
-				// A root not seen yet is coming: the program's goroutines
-				// that untraced code starts reach their first point at
-				// times the schedule does not decide. (A child not forked
-				// yet is not: its parent's fork is a point.)
-				present, coming := false, !strings.Contains(name, ".")
-				var known *sg
-				for _, g := range sc.all {
-					if g.name == name {
-						known = g
-						present = g.state == sWaiting
-						coming = g.state == sFree || g.state == sParked
-					}
-				}
-				if known != nil && known.state == sParked {
-					if pk, ok := sc.strat.(sched.Parker); ok && pk.Parked(name) {
-						continue // the step was its operation's own
-					}
-				}
-				if !present && coming && (sc.want.IsZero() || time.Since(sc.wantCheck) >= goneEvery) {
-					sc.wantCheck = time.Now()
-					if id, ok := schedGone(name, known); ok {
-						// It ended in untraced code without a point to say so
-						// (a test function without synchronization, or one
-						// that left control): its steps are done.
-						schedNote(sched.Note{Kind: "gone", Text: name + " ended in untraced code"})
-						if known == nil {
-							known = &sg{name: name, goid: id}
-							schedAdd(known)
-						}
-						known.state = sDone
-						delete(sc.byGoid, id)
-						schedEnded(known)
-						sc.want = time.Time{}
-						continue
-					}
-				}
-				if !present && coming {
-					if sc.want.IsZero() {
-						sc.want = time.Now()
-						schedKick()
-					}
-					if time.Since(sc.want) < wantTimeout {
-						return
-					}
-					sc.wantName = name // waited long enough for it
-				}
-			}
-			sc.want = time.Time{}
-		}
-		i := sc.strat.Next(pts)
-		for _, o := range w {
-			if o != nil {
-				o.pt.Yield = false // a preemption steers one choice only
+			switch schedWant(wa) {
+			case wantAgain:
+				continue
+			case wantWait:
+				return
 			}
 		}
-		if i < 0 || i >= len(w) || !pts[i].Enabled {
-			for j := range pts {
-				if pts[j].Enabled {
-					i = j
-					break
-				}
-			}
-		}
+		i := schedChoose(w, pts)
 		g := w[i]
 		sc.steps++
 		sc.vc.now += sc.vc.tick
@@ -209,6 +153,94 @@ func schedDispatch() {
 		schedKick()
 		g.wake <- struct{}{}
 	}
+}
+
+// wantAction is what schedDispatch does once schedWant has looked for the
+// goroutine the strategy wants next.
+type wantAction uint8
+
+const (
+	wantChoose wantAction = iota // let the strategy choose now
+	wantAgain                    // look at the goroutines again
+	wantWait                     // return: wait for the wanted goroutine
+)
+
+// schedWant deals with the goroutine the strategy wants next
+// (sched.Wanter) when it is not waiting yet: one it is told has parked,
+// one that ended in untraced code, or a root still to come, waited for up
+// to wantTimeout. sc.mu is held.
+func schedWant(wa sched.Wanter) wantAction {
+	if name := wa.Want(); name != "" && name != sc.wantName && name != sched.TimerG {
+		// A root not seen yet is coming: the program's goroutines
+		// that untraced code starts reach their first point at
+		// times the schedule does not decide. (A child not forked
+		// yet is not: its parent's fork is a point.)
+		present, coming := false, !strings.Contains(name, ".")
+		var known *sg
+		for _, g := range sc.all {
+			if g.name == name {
+				known = g
+				present = g.state == sWaiting
+				coming = g.state == sFree || g.state == sParked
+			}
+		}
+		if known != nil && known.state == sParked {
+			if pk, ok := sc.strat.(sched.Parker); ok && pk.Parked(name) {
+				return wantAgain // the step was its operation's own
+			}
+		}
+		if !present && coming && (sc.want.IsZero() || time.Since(sc.wantCheck) >= goneEvery) {
+			sc.wantCheck = time.Now()
+			if id, ok := schedGone(name, known); ok {
+				// It ended in untraced code without a point to say so
+				// (a test function without synchronization, or one
+				// that left control): its steps are done.
+				schedNote(sched.Note{Kind: "gone", Text: name + " ended in untraced code"})
+				if known == nil {
+					known = &sg{name: name, goid: id}
+					schedAdd(known)
+				}
+				known.state = sDone
+				delete(sc.byGoid, id)
+				schedEnded(known)
+				sc.want = time.Time{}
+				return wantAgain
+			}
+		}
+		if !present && coming {
+			if sc.want.IsZero() {
+				sc.want = time.Now()
+				schedKick()
+			}
+			if time.Since(sc.want) < wantTimeout {
+				return wantWait
+			}
+			sc.wantName = name // waited long enough for it
+		}
+	}
+	sc.want = time.Time{}
+	return wantChoose
+}
+
+// schedChoose returns the index in w of the goroutine the strategy picks
+// among pts, or of the first enabled one if it picks none that is; it
+// clears the goroutines' Yield. sc.mu is held.
+func schedChoose(w []*sg, pts []sched.Point) int {
+	i := sc.strat.Next(pts)
+	for _, o := range w {
+		if o != nil {
+			o.pt.Yield = false // a preemption steers one choice only
+		}
+	}
+	if i < 0 || i >= len(w) || !pts[i].Enabled {
+		for j := range pts {
+			if pts[j].Enabled {
+				i = j
+				break
+			}
+		}
+	}
+	return i
 }
 
 // onlyPostponed reports whether the strategy postpones every goroutine

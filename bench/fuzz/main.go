@@ -133,6 +133,19 @@ func fatal(err error) {
 func subject(s *truth.Subject, rk, phase1 string, record, recordRandom, runs, jobs, simpleCap, replay int, timeout time.Duration, tmp string) Row {
 	r := Row{Subject: s.Name, Lines: s.Lines}
 	pkg := "./" + filepath.ToSlash(harness.RelToWd(s.Dir))
+	fr, ok := runFuzz(&r, rk, phase1, record, recordRandom, runs, jobs, replay, timeout, pkg)
+	if !ok {
+		return r
+	}
+	score(&r, s, &fr)
+	runPlain(&r, s, pkg, tmp, simpleCap)
+	return r
+}
+
+// runFuzz runs racekit fuzz on pkg and returns its result, with r's wall
+// time and phase 1 source times filled in; false (r.Error set) when its
+// output is not a result.
+func runFuzz(r *Row, rk, phase1 string, record, recordRandom, runs, jobs, replay int, timeout time.Duration, pkg string) (confirm.FuzzResult, bool) {
 	// RaceFuzzer: phase 1 and phase 2.
 	start := time.Now()
 	cmd := exec.Command(rk, "fuzz", "--json", "--phase1", phase1, "--record", fmt.Sprint(record), "--record-random", fmt.Sprint(recordRandom), "--runs", fmt.Sprint(runs), "-j", fmt.Sprint(jobs), "--replay", fmt.Sprint(replay), "--timeout", timeout.String(), pkg)
@@ -143,125 +156,167 @@ func subject(s *truth.Subject, rk, phase1 string, record, recordRandom, runs, jo
 	var fr confirm.FuzzResult
 	if jerr := json.Unmarshal(out.Bytes(), &fr); jerr != nil {
 		r.Error = fmt.Sprintf("racekit fuzz: %v: %s", err, strings.TrimSpace(errb.String()))
-		return r
+		return fr, false
 	}
 	if sec, ok := fr.Phase1SourceSeconds["hybrid"]; ok {
 		r.HybridSec = sec / float64(max(record, 1)+recordRandom)
 	}
 	r.VetSec = fr.Phase1SourceSeconds["vet"]
+	return fr, true
+}
 
-	expected := map[truth.Pair]*truth.Entry{}
+// scoring holds what scoring phase 1's pairs against the ground truth
+// gathers besides the row's counts: the race ids each kind of pair covers.
+type scoring struct {
+	expected  map[truth.Pair]*truth.Entry
+	confirmed map[string]bool
+	observed  map[string]bool
+	byHybrid  map[string]bool // ids a confirmed pair of hybrid's covers
+	reported  map[string]bool
+	probs     []float64
+	rfSec     float64
+}
+
+// score fills in r's columns of phase 1's pairs, of RaceFuzzer's runs
+// and of the known races, scoring fr's pairs against s's ground truth.
+func score(r *Row, s *truth.Subject, fr *confirm.FuzzResult) {
+	sc := scoring{
+		expected:  map[truth.Pair]*truth.Entry{},
+		confirmed: map[string]bool{},
+		observed:  map[string]bool{},
+		byHybrid:  map[string]bool{},
+		reported:  map[string]bool{},
+	}
 	for _, e := range s.Entries(truth.KindRace) {
 		r.Known++
 		for _, p := range e.Pairs() {
-			expected[p] = e
+			sc.expected[p] = e
 		}
 	}
-	confirmed := map[string]bool{}
-	observed := map[string]bool{}
-	byHybrid := map[string]bool{} // ids a confirmed pair of hybrid's covers
-	reported := map[string]bool{}
-	var probs []float64
-	var rfSec float64
 	for _, p := range fr.Pairs {
-		r.Pairs++
-		hyb, vet := slices.Contains(p.Sources, "hybrid"), slices.Contains(p.Sources, "vet")
-		if hyb {
-			r.FromHybrid++
-		}
-		if vet {
-			r.FromVet++
-		}
-		if hyb && vet {
-			r.FromBoth++
-		}
-		r.FuzzRuns += p.Runs
-		rfSec += p.Seconds
-		if p.Escapes > 0 {
-			r.EscapeRuns += p.Escapes
-		}
-		tp, ok := s.PairOf(p.Pair)
-		e := expected[tp]
-		if !ok || e == nil {
-			r.Phase1False++
-			if hyb {
-				r.HybridFalse++
-			}
-			if vet {
-				r.VetFalse++
-			}
-		} else {
-			reported[e.ID] = true
-		}
-		if !p.Real {
-			if p.Observed {
-				r.Observed++
-				if e == nil {
-					r.ObservedFalse = append(r.ObservedFalse, p.Pair+" ["+strings.Join(p.Sources, ",")+"]")
-				} else {
-					observed[e.ID] = true
-				}
-			}
-			continue
-		}
-		r.Real++
-		if e == nil {
-			r.RealFalse = append(r.RealFalse, p.Pair+" ["+strings.Join(p.Sources, ",")+"]")
-		} else {
-			r.RealTrue++
-			confirmed[e.ID] = true
-			if hyb {
-				byHybrid[e.ID] = true
-			}
-			probs = append(probs, p.Probability)
-		}
-		var exc, also []string
-		for _, o := range p.Outcomes {
-			if o.Replayed > 0 {
-				r.ReplayOutcomes++
-				if o.Identical == o.Replayed {
-					r.ReplayExact++
-				} else {
-					r.ReplayDiffs = append(r.ReplayDiffs, fmt.Sprintf("%s, %q -> %s, seed %d: %d of %d replays identical (%s)",
-						tp, o.Resolution, o.Outcome, o.Seeds[0], o.Identical, o.Replayed, o.ReplayDiff))
-				}
-			}
-			if o.Outcome == "none" {
-				continue
-			}
-			d := fmt.Sprintf("%s %s after %q (%d runs)", o.Outcome, o.Detail, o.Resolution, o.Runs)
-			if o.Baseline > 0 {
-				// The baseline (controlled, no pair) fails so too.
-				also = append(also, d+fmt.Sprintf(", also in %d baseline runs", o.Baseline))
-			} else {
-				exc = append(exc, d)
-			}
-		}
-		if len(exc) > 0 {
-			r.ExcRF++
-			r.ExcRFDetail = append(r.ExcRFDetail, tp.String()+": "+strings.Join(exc, "; "))
-		}
-		if len(also) > 0 {
-			r.ExcBaseline = append(r.ExcBaseline, tp.String()+": "+strings.Join(also, "; "))
-		}
+		sc.pair(r, s, p)
 	}
 	if r.FuzzRuns > 0 {
-		r.RFSec = rfSec / float64(r.FuzzRuns)
+		r.RFSec = sc.rfSec / float64(r.FuzzRuns)
 	}
+	sc.known(r, s)
+	if len(sc.probs) > 0 {
+		sum := 0.0
+		for _, p := range sc.probs {
+			sum += p
+		}
+		r.Probability = sum / float64(len(sc.probs))
+	}
+}
+
+// pair counts one of phase 1's pairs and its runs in r: its sources, true
+// or false, confirmed or observed, and its outcomes' failures and replays.
+func (sc *scoring) pair(r *Row, s *truth.Subject, p confirm.FuzzPair) {
+	r.Pairs++
+	hyb, vet := slices.Contains(p.Sources, "hybrid"), slices.Contains(p.Sources, "vet")
+	if hyb {
+		r.FromHybrid++
+	}
+	if vet {
+		r.FromVet++
+	}
+	if hyb && vet {
+		r.FromBoth++
+	}
+	r.FuzzRuns += p.Runs
+	sc.rfSec += p.Seconds
+	if p.Escapes > 0 {
+		r.EscapeRuns += p.Escapes
+	}
+	tp, ok := s.PairOf(p.Pair)
+	e := sc.expected[tp]
+	if !ok || e == nil {
+		r.Phase1False++
+		if hyb {
+			r.HybridFalse++
+		}
+		if vet {
+			r.VetFalse++
+		}
+	} else {
+		sc.reported[e.ID] = true
+	}
+	if !p.Real {
+		if p.Observed {
+			r.Observed++
+			if e == nil {
+				r.ObservedFalse = append(r.ObservedFalse, p.Pair+" ["+strings.Join(p.Sources, ",")+"]")
+			} else {
+				sc.observed[e.ID] = true
+			}
+		}
+		return
+	}
+	r.Real++
+	if e == nil {
+		r.RealFalse = append(r.RealFalse, p.Pair+" ["+strings.Join(p.Sources, ",")+"]")
+	} else {
+		r.RealTrue++
+		sc.confirmed[e.ID] = true
+		if hyb {
+			sc.byHybrid[e.ID] = true
+		}
+		sc.probs = append(sc.probs, p.Probability)
+	}
+	outcomes(r, tp, p.Outcomes)
+}
+
+// outcomes counts a confirmed pair's outcomes in r: their replays, and the
+// failures they led to, apart from those the baseline shows too.
+func outcomes(r *Row, tp truth.Pair, outs []confirm.FuzzOutcome) {
+	var exc, also []string
+	for _, o := range outs {
+		if o.Replayed > 0 {
+			r.ReplayOutcomes++
+			if o.Identical == o.Replayed {
+				r.ReplayExact++
+			} else {
+				r.ReplayDiffs = append(r.ReplayDiffs, fmt.Sprintf("%s, %q -> %s, seed %d: %d of %d replays identical (%s)",
+					tp, o.Resolution, o.Outcome, o.Seeds[0], o.Identical, o.Replayed, o.ReplayDiff))
+			}
+		}
+		if o.Outcome == "none" {
+			continue
+		}
+		d := fmt.Sprintf("%s %s after %q (%d runs)", o.Outcome, o.Detail, o.Resolution, o.Runs)
+		if o.Baseline > 0 {
+			// The baseline (controlled, no pair) fails so too.
+			also = append(also, d+fmt.Sprintf(", also in %d baseline runs", o.Baseline))
+		} else {
+			exc = append(exc, d)
+		}
+	}
+	if len(exc) > 0 {
+		r.ExcRF++
+		r.ExcRFDetail = append(r.ExcRFDetail, tp.String()+": "+strings.Join(exc, "; "))
+	}
+	if len(also) > 0 {
+		r.ExcBaseline = append(r.ExcBaseline, tp.String()+": "+strings.Join(also, "; "))
+	}
+}
+
+// known counts in r the known races confirmed (and those only through a
+// pair vet proposed), and lists the others with why they were missed.
+func (sc *scoring) known(r *Row, s *truth.Subject) {
 	for _, e := range s.Entries(truth.KindRace) {
-		if confirmed[e.ID] {
+		if sc.confirmed[e.ID] {
 			r.KnownFound++
-			if !byHybrid[e.ID] {
+			if !sc.byHybrid[e.ID] {
 				r.VetOnlyIDs = append(r.VetOnlyIDs, e.ID)
 			}
 			continue
 		}
 		why := "phase 1 reported no pair of it"
 		switch {
-		case observed[e.ID]:
+		case sc.observed[e.ID]:
 			r.KnownObserved++
 			why = "never created; observed: hb reported it on a recorded run"
-		case reported[e.ID]:
+		case sc.reported[e.ID]:
 			why = "never created"
 		}
 		if e.Flaky {
@@ -269,20 +324,17 @@ func subject(s *truth.Subject, rk, phase1 string, record, recordRandom, runs, jo
 		}
 		r.Missed = append(r.Missed, e.ID+" ("+why+")")
 	}
-	if len(probs) > 0 {
-		sum := 0.0
-		for _, p := range probs {
-			sum += p
-		}
-		r.Probability = sum / float64(len(probs))
-	}
+}
 
+// runPlain builds pkg's uninstrumented test binary and fills in r's Normal
+// and Simple columns from its runs (r.Error set if it does not build).
+func runPlain(r *Row, s *truth.Subject, pkg, tmp string, simpleCap int) {
 	// Normal runs and the default scheduler (Simple): the uninstrumented
 	// test binary, as many runs as RaceFuzzer made (at most simpleCap).
 	bin := filepath.Join(tmp, s.Name+".plain.test")
 	if b, err := exec.Command("go", "test", "-c", "-o", bin, pkg).CombinedOutput(); err != nil {
 		r.Error = fmt.Sprintf("go test -c: %v: %s", err, b)
-		return r
+		return
 	}
 	n := min(max(r.FuzzRuns, 3), simpleCap)
 	r.SimpleRuns = n
@@ -304,7 +356,6 @@ func subject(s *truth.Subject, rk, phase1 string, record, recordRandom, runs, jo
 	}
 	sort.Strings(r.SimpleDetail)
 	r.ExcSimple = len(failures)
-	return r
 }
 
 // failure names a failed plain run by its panic or failing tests.

@@ -110,160 +110,220 @@ func (r *Reader) Next(e *trace.Event) error {
 		r.ranges.Next(e)
 		return nil
 	}
-	for {
-		buf := r.buf
-		p := r.p
-		if p >= len(buf) {
-			if err := r.nextBlock(); err != nil {
-				return err
-			}
-			continue
+	// Blocks and definitions, up to the next event record.
+	for r.p >= len(r.buf) || trace.Op(r.buf[r.p]&hdrOpMask) == trace.OpInvalid {
+		if err := r.skipToEvent(); err != nil {
+			return err
 		}
-		h := buf[p]
-		op := trace.Op(h & hdrOpMask)
-		if op == trace.OpInvalid {
-			if err := r.definition(); err != nil {
-				return err
-			}
-			continue
+	}
+	buf, p := r.buf, r.p
+	h := buf[p]
+	op := trace.Op(h & hdrOpMask)
+	rec := p
+	var goFlags trace.Flags // FlagGoAtomic and FlagCASFailed of a record of version 4's codes
+	if !op.Valid() {
+		if op, goFlags = r.goAtomicCode(rec, h); goFlags == 0 {
+			return r.err
 		}
-		rec := p
-		var goFlags trace.Flags // FlagGoAtomic and FlagCASFailed of a record of version 4's codes
-		if !op.Valid() {
-			var ok bool
-			if op, goFlags, ok = goAtomicOp(byte(op)); !ok || r.version < 4 {
-				return r.recordErr(rec, fmt.Sprintf("invalid op %d", h&hdrOpMask))
-			}
+	}
+	p++
+	st := &r.st
+	var v uint64
+
+	g := st.g
+	if h&hdrSameG == 0 || !st.gChecked {
+		if g, p = r.recordG(buf, p, rec, h); p < 0 {
+			return r.err
 		}
+	}
+
+	seq := st.seq + 1
+	if h&hdrSeqNext == 0 {
+		// Rare: events are mostly numbered one after the other.
+		if v, p = uvarint(buf, p); p < 0 {
+			return r.varintErr(rec, p, "seq")
+		}
+		seq += v
+	}
+	st.seq = seq
+	if goFlags != 0 {
+		st.seq += trace.GoAtomicSeqs - 1
+	}
+
+	if p < len(buf) && buf[p] < 0x80 {
+		v = uint64(buf[p])
 		p++
-		st := &r.st
-		var v uint64
+	} else if v, p = uvarintSlow(buf, p); p < 0 {
+		return r.varintErr(rec, p, "site")
+	}
+	gi := byte(g)
+	site := int64(st.site[gi]) + int64(unzigzag(v))
+	if site < 0 || site >= int64(len(r.meta.Sites)) {
+		return r.recordErr(rec, fmt.Sprintf("event uses site %d, which is not defined", site))
+	}
+	st.site[gi] = trace.SiteID(site)
 
-		g := st.g
-		if h&hdrSameG == 0 {
-			if p < len(buf) && buf[p] < 0x80 {
-				v = uint64(buf[p])
-				p++
-			} else if v, p = uvarintSlow(buf, p); p < 0 {
-				return r.varintErr(rec, p, "goroutine")
-			}
-			if v > math.MaxUint32 {
-				return r.recordErr(rec, fmt.Sprintf("goroutine %d out of range", v))
-			}
-			g = trace.GID(v)
-			if !r.meta.GoroutineDefined(g) {
-				return r.recordErr(rec, fmt.Sprintf("event uses goroutine %d, which is not defined", g))
-			}
-			st.g, st.gChecked = g, true
-		} else if !st.gChecked {
-			// The block's first event, with the implicit goroutine 0. (Once
-			// checked, a goroutine stays defined: tables only grow.)
-			if !r.meta.GoroutineDefined(g) {
-				return r.recordErr(rec, fmt.Sprintf("event uses goroutine %d, which is not defined", g))
-			}
-			st.gChecked = true
-		}
+	// Object differences often take two bytes: inline that case too.
+	if p < len(buf) && buf[p] < 0x80 {
+		v = uint64(buf[p])
+		p++
+	} else if p+1 < len(buf) && buf[p+1] < 0x80 {
+		v = uint64(buf[p]&0x7F) | uint64(buf[p+1])<<7
+		p += 2
+	} else if v, p = uvarintSlow(buf, p); p < 0 {
+		return r.varintErr(rec, p, "object")
+	}
+	c := opClass[op]
+	obj := st.obj[c] + unzigzag(v)
+	st.obj[c] = obj
 
-		seq := st.seq + 1
-		if h&hdrSeqNext == 0 {
-			if p < len(buf) && buf[p] < 0x80 {
-				v = uint64(buf[p])
-				p++
-			} else if v, p = uvarintSlow(buf, p); p < 0 {
-				return r.varintErr(rec, p, "seq")
-			}
-			seq += v
+	var flags trace.Flags
+	if h&hdrOpFlag != 0 {
+		flags = opFlag[op]
+		if flags == 0 || (flags == trace.FlagMessage && r.version < 2) {
+			return r.recordErr(rec, fmt.Sprintf("flag bit set on %s", op))
 		}
-		st.seq = seq
-		if goFlags != 0 {
-			st.seq += trace.GoAtomicSeqs - 1
-		}
-
+	}
+	var value uint64
+	if op.HasValue() && flags == 0 || flags == trace.FlagMessage {
 		if p < len(buf) && buf[p] < 0x80 {
-			v = uint64(buf[p])
+			value = uint64(buf[p])
 			p++
-		} else if v, p = uvarintSlow(buf, p); p < 0 {
-			return r.varintErr(rec, p, "site")
+		} else if value, p = uvarintSlow(buf, p); p < 0 {
+			return r.varintErr(rec, p, "value")
 		}
-		gi := byte(g)
-		site := int64(st.site[gi]) + int64(unzigzag(v))
-		if site < 0 || site >= int64(len(r.meta.Sites)) {
-			return r.recordErr(rec, fmt.Sprintf("event uses site %d, which is not defined", site))
+	}
+	var addrs []uint64
+	if flags == trace.FlagMessage || rareOp[op] {
+		if addrs, p = r.rareOperands(buf, p, rec, op, flags, obj, value); p < 0 {
+			return r.err
 		}
-		st.site[gi] = trace.SiteID(site)
+	}
+	r.p = p
+	r.events++
+	// Field by field: building the struct on the stack and copying it
+	// stalls on store forwarding, which costs a third of the decode.
+	e.Seq, e.G, e.Op, e.Flags, e.Site = seq, g, op, flags, trace.SiteID(site)
+	e.Obj, e.Value, e.Addrs = obj, value, addrs
+	if op.IsRange() && !r.keepRanges {
+		r.ranges.Start(e)
+	}
+	if goFlags != 0 {
+		return r.goAtomic(e, rec, op, obj, goFlags)
+	}
+	return nil
+}
 
-		// Object differences often take two bytes: inline that case too.
-		if p < len(buf) && buf[p] < 0x80 {
-			v = uint64(buf[p])
-			p++
-		} else if p+1 < len(buf) && buf[p+1] < 0x80 {
-			v = uint64(buf[p]&0x7F) | uint64(buf[p+1])<<7
-			p += 2
-		} else if v, p = uvarintSlow(buf, p); p < 0 {
-			return r.varintErr(rec, p, "object")
-		}
-		c := opClass[op]
-		obj := st.obj[c] + unzigzag(v)
-		st.obj[c] = obj
+// skipToEvent reads what comes before the next event record: the next
+// block when the current one is done, or else the definition record at
+// r.p.
+func (r *Reader) skipToEvent() error {
+	if r.p >= len(r.buf) {
+		return r.nextBlock()
+	}
+	return r.definition()
+}
 
-		var flags trace.Flags
-		if h&hdrOpFlag != 0 {
-			flags = opFlag[op]
-			if flags == 0 || (flags == trace.FlagMessage && r.version < 2) {
-				return r.recordErr(rec, fmt.Sprintf("flag bit set on %s", op))
-			}
+// goAtomicCode returns the op and the flags (trace.FlagGoAtomic, and
+// maybe trace.FlagCASFailed) of the record at rec, with header byte h,
+// whose op code is none of trace.Op's: one of version 4's codes of Go's
+// atomic operations. For any other code it sets r.err and returns flags 0.
+func (r *Reader) goAtomicCode(rec int, h byte) (trace.Op, trace.Flags) {
+	op, goFlags, ok := goAtomicOp(h & hdrOpMask)
+	if !ok || r.version < 4 {
+		r.recordErr(rec, fmt.Sprintf("invalid op %d", h&hdrOpMask))
+		return op, 0
+	}
+	return op, goFlags
+}
+
+// recordG returns the goroutine of the record at rec, whose header byte
+// is h, checked to be defined: decoded from buf[p:], or the previous
+// record's, not checked yet. It returns the position after it; on error it
+// sets r.err and returns a negative position.
+func (r *Reader) recordG(buf []byte, p, rec int, h byte) (trace.GID, int) {
+	st := &r.st
+	if h&hdrSameG != 0 {
+		// The block's first event, with the implicit goroutine 0. (Once
+		// checked, a goroutine stays defined: tables only grow.)
+		if !r.meta.GoroutineDefined(st.g) {
+			r.recordErr(rec, fmt.Sprintf("event uses goroutine %d, which is not defined", st.g))
+			return 0, -1
 		}
-		var value uint64
-		if op.HasValue() && flags == 0 || flags == trace.FlagMessage {
-			if p < len(buf) && buf[p] < 0x80 {
-				value = uint64(buf[p])
-				p++
-			} else if value, p = uvarintSlow(buf, p); p < 0 {
-				return r.varintErr(rec, p, "value")
-			}
+		st.gChecked = true
+		return st.g, p
+	}
+	var v uint64
+	if p < len(buf) && buf[p] < 0x80 {
+		v = uint64(buf[p])
+		p++
+	} else if v, p = uvarintSlow(buf, p); p < 0 {
+		r.varintErr(rec, p, "goroutine")
+		return 0, -1
+	}
+	if v > math.MaxUint32 {
+		r.recordErr(rec, fmt.Sprintf("goroutine %d out of range", v))
+		return 0, -1
+	}
+	g := trace.GID(v)
+	if !r.meta.GoroutineDefined(g) {
+		r.recordErr(rec, fmt.Sprintf("event uses goroutine %d, which is not defined", g))
+		return 0, -1
+	}
+	st.g, st.gChecked = g, true
+	return g, p
+}
+
+// rareOp marks the ops whose records Next leaves to rareOperands, with
+// those that carry a channel message: range events, MethodBegin (an
+// address set), Fork and Join (a goroutine).
+var rareOp = [32]bool{trace.OpReadRange: true, trace.OpWriteRange: true, trace.OpMethodBegin: true, trace.OpFork: true, trace.OpJoin: true}
+
+// rareOperands checks the operands of the record at rec (a rareOp, or one
+// with a channel message), which Next has decoded up to buf[p:], and
+// decodes a MethodBegin's address set. It returns the addresses and the
+// position after them; on error it sets r.err and returns a negative
+// position.
+func (r *Reader) rareOperands(buf []byte, p, rec int, op trace.Op, flags trace.Flags, obj, value uint64) ([]uint64, int) {
+	if flags == trace.FlagMessage || op.IsRange() {
+		if op.IsRange() && r.version < 3 {
+			r.recordErr(rec, fmt.Sprintf("%s in a version %d file", op, r.version))
+			return nil, -1
 		}
-		if flags == trace.FlagMessage || op.IsRange() {
-			if op.IsRange() && r.version < 3 {
-				return r.recordErr(rec, fmt.Sprintf("%s in a version %d file", op, r.version))
-			}
-			if err := (&trace.Event{Op: op, Flags: flags, Value: value}).Validate(); err != nil {
-				return r.recordErr(rec, err.Error())
-			}
+		if err := (&trace.Event{Op: op, Flags: flags, Value: value}).Validate(); err != nil {
+			r.recordErr(rec, err.Error())
+			return nil, -1
 		}
-		var addrs []uint64
-		switch op {
-		case trace.OpMethodBegin:
-			if addrs, p = r.decodeAddrs(buf, p, rec); p < 0 {
-				return r.err
-			}
-		case trace.OpFork, trace.OpJoin:
-			if obj > math.MaxUint32 {
-				return r.recordErr(rec, fmt.Sprintf("%s of goroutine %d out of range", op, obj))
-			}
+	}
+	var addrs []uint64
+	switch op {
+	case trace.OpMethodBegin:
+		addrs, p = r.decodeAddrs(buf, p, rec)
+	case trace.OpFork, trace.OpJoin:
+		if obj > math.MaxUint32 {
+			r.recordErr(rec, fmt.Sprintf("%s of goroutine %d out of range", op, obj))
+			return nil, -1
 		}
-		r.p = p
-		r.events++
-		// Field by field: building the struct on the stack and copying it
-		// stalls on store forwarding, which costs a third of the decode.
-		e.Seq, e.G, e.Op, e.Flags, e.Site = seq, g, op, flags, trace.SiteID(site)
-		e.Obj, e.Value, e.Addrs = obj, value, addrs
-		if op.IsRange() && !r.keepRanges {
-			r.ranges.Start(e)
-		}
-		if goFlags != 0 {
-			e.Flags |= goFlags
-			if obj&trace.AtomicLockBit != 0 {
-				return r.recordErr(rec, fmt.Sprintf("%s of %#x: the address has AtomicLockBit set", op, obj))
-			}
-			if r.keepAtomics {
-				return nil
-			}
-			trace.GoAtomicEvents(e, &r.atoms)
-			*e = r.atoms[0]
-			r.atomNext = 1
-		}
+	}
+	return addrs, p
+}
+
+// goAtomic completes e, the event of the FlagGoAtomic record at rec (op
+// on obj), with its flags. Unless KeepGoAtomics, e becomes the first of
+// the events it stands for (trace.GoAtomicEvents), and the next calls of
+// Next return the others.
+func (r *Reader) goAtomic(e *trace.Event, rec int, op trace.Op, obj uint64, goFlags trace.Flags) error {
+	e.Flags |= goFlags
+	if obj&trace.AtomicLockBit != 0 {
+		return r.recordErr(rec, fmt.Sprintf("%s of %#x: the address has AtomicLockBit set", op, obj))
+	}
+	if r.keepAtomics {
 		return nil
 	}
+	trace.GoAtomicEvents(e, &r.atoms)
+	*e = r.atoms[0]
+	r.atomNext = 1
+	return nil
 }
 
 // decodeAddrs decodes a MethodBegin's address set into r.addrs. On error it

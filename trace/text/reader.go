@@ -471,13 +471,7 @@ const (
 // errors): on the lines it accepts, the two give the same event
 // (FuzzFastPath checks it).
 func (r *reader) fastLine(b []byte, e *trace.Event) bool {
-	n := len(b)
-	if n > 0 && b[n-1] == '\n' {
-		n--
-		if n > 0 && b[n-1] == '\r' {
-			n--
-		}
-	}
+	n := lineLen(b)
 	// Whitespace is trimmed, and anything up to ' ' sends the line to the
 	// general parser: the line, and each token checked below, starts and
 	// ends with a byte above ' '.
@@ -509,15 +503,8 @@ func (r *reader) fastLine(b []byte, e *trace.Event) bool {
 		if rest[0] == 'w' {
 			info = &ops[1]
 		}
-	} else {
-		k = 0
-		for k < len(rest) && k < 7 && 'a' <= rest[k] && rest[k] <= 'z' {
-			k++
-		}
-		info = lookupOp(rest[:k])
-		if info == nil || (!info.std && !r.ext) {
-			return false
-		}
+	} else if info, k = r.fastOp(rest); info == nil {
+		return false
 	}
 	rest = rest[k:]
 
@@ -533,33 +520,8 @@ func (r *reader) fastLine(b []byte, e *trace.Event) bool {
 		// the end of the line. It holds no '(' or '|', and at most one
 		// '=', for a value.
 		d := rest[1:]
-		j, eq := 0, -1
-		y := load8(d, min(len(d), 8))
-		if j = firstByte(y, ')'); j < 8 {
-			y &= lowBytes(j)
-			if hasByte(y, '(') || hasByte(y, '|') {
-				return false
-			}
-			if eq = firstByte(y, '='); eq == 8 {
-				eq = -1
-			} else if hasByte(y&^lowBytes(eq+1), '=') {
-				return false
-			}
-		} else {
-			for j = 0; j < len(d); j++ {
-				c := decorClass[d[j]]
-				if c == decorClose {
-					break
-				}
-				if c == decorBad || c == decorEq && eq >= 0 {
-					return false
-				}
-				if c == decorEq {
-					eq = j
-				}
-			}
-		}
-		if j == 0 || j >= len(d) || d[0] <= ' ' || d[j-1] <= ' ' || (r.ext && d[0] == '"') {
+		j, eq, y := decorEnd(d)
+		if j <= 0 || j >= len(d) || d[0] <= ' ' || d[j-1] <= ' ' || (r.ext && d[0] == '"') {
 			return false
 		}
 		tok := d[:j]
@@ -592,29 +554,9 @@ func (r *reader) fastLine(b []byte, e *trace.Event) bool {
 	}
 
 	// |LOC, or (racekit text) nothing.
-	var (
-		loc  []byte
-		lkey key
-	)
-	if len(rest) == 0 {
-		if !r.ext {
-			return false
-		}
-	} else {
-		if rest[0] != '|' {
-			return false
-		}
-		loc = rest[1:]
-		if len(loc) > 0 {
-			if loc[0] <= ' ' || (r.ext && loc[0] == '"') {
-				return false
-			}
-			// The key of a short location is all of it: look for '|' there.
-			lkey = keyOf(loc)
-			if lkey.whole() && lkey.hasByte('|') || !lkey.whole() && bytes.IndexByte(loc, '|') >= 0 {
-				return false
-			}
-		}
+	loc, lkey, ok := r.fastLoc(rest)
+	if !ok {
+		return false
 	}
 
 	// The line is well formed: resolve its tokens.
@@ -639,6 +581,93 @@ func (r *reader) fastLine(b []byte, e *trace.Event) bool {
 		e.Addrs = nil
 	}
 	return true
+}
+
+// fastOp looks up, for fastLine, the op whose mnemonic (lowercase
+// letters) starts rest; it returns nil for anything but an op of the
+// format, and the mnemonic's length.
+func (r *reader) fastOp(rest []byte) (*opInfo, int) {
+	k := 0
+	for k < len(rest) && k < 7 && 'a' <= rest[k] && rest[k] <= 'z' {
+		k++
+	}
+	info := lookupOp(rest[:k])
+	if info == nil || (!info.std && !r.ext) {
+		return nil, 0
+	}
+	return info, k
+}
+
+// lineLen is the length of line b without its '\n' or "\r\n".
+func lineLen(b []byte) int {
+	n := len(b)
+	if n > 0 && b[n-1] == '\n' {
+		n--
+		if n > 0 && b[n-1] == '\r' {
+			n--
+		}
+	}
+	return n
+}
+
+// decorEnd finds, for fastLine, the ')' that ends decor d (len(d) if there
+// is none) and the '=' before it (-1 if none): a word at a time when the
+// ')' is among the first 8 bytes (y then holds the bytes before it, the
+// key of a short token), else a byte at a time. It returns j -1 for a
+// decor left to the general parser: with '(', '|' or a second '='.
+func decorEnd(d []byte) (j, eq int, y uint64) {
+	eq = -1
+	y = load8(d, min(len(d), 8))
+	if j = firstByte(y, ')'); j < 8 {
+		y &= lowBytes(j)
+		if hasByte(y, '(') || hasByte(y, '|') {
+			return -1, eq, y
+		}
+		if eq = firstByte(y, '='); eq == 8 {
+			eq = -1
+		} else if hasByte(y&^lowBytes(eq+1), '=') {
+			return -1, eq, y
+		}
+		return j, eq, y
+	}
+	for j = 0; j < len(d); j++ {
+		c := decorClass[d[j]]
+		if c == decorClose {
+			break
+		}
+		if c == decorBad || c == decorEq && eq >= 0 {
+			return -1, eq, y
+		}
+		if c == decorEq {
+			eq = j
+		}
+	}
+	return j, eq, y
+}
+
+// fastLoc reads, for fastLine, the |LOC that ends a line, rest being
+// what follows the decor, and returns the location with its key (empty
+// if there is none: racekit text); false for anything the general parser
+// must read.
+func (r *reader) fastLoc(rest []byte) (loc []byte, lkey key, ok bool) {
+	if len(rest) == 0 {
+		return nil, key{}, r.ext
+	}
+	if rest[0] != '|' {
+		return nil, key{}, false
+	}
+	loc = rest[1:]
+	if len(loc) > 0 {
+		if loc[0] <= ' ' || (r.ext && loc[0] == '"') {
+			return nil, key{}, false
+		}
+		// The key of a short location is all of it: look for '|' there.
+		lkey = keyOf(loc)
+		if lkey.whole() && lkey.hasByte('|') || !lkey.whole() && bytes.IndexByte(loc, '|') >= 0 {
+			return nil, key{}, false
+		}
+	}
+	return loc, lkey, true
 }
 
 // lowBytes is a mask of the low n bytes of a word (n < 8).
@@ -680,196 +709,268 @@ func (r *reader) parseLine(b []byte, e *trace.Event) (bool, error) {
 	line := b
 
 	// THREAD
-	var thr []byte
-	if r.ext && b[0] == '"' {
-		tok, n, err := r.quoted(b)
-		if err != nil {
-			return false, err
-		}
-		thr, b = tok, trimLeft(b[n:])
-		if len(b) == 0 || b[0] != '|' {
-			return false, r.shapeErr(line)
-		}
-		b = b[1:]
-	} else {
-		i := bytes.IndexByte(b, '|')
-		if i < 0 {
-			return false, r.shapeErr(line)
-		}
-		thr, b = trimRight(b[:i]), b[i+1:]
-	}
-	if len(thr) == 0 {
-		return false, r.shapeErr(line)
+	thr, b, err := r.lineThread(b, line)
+	if err != nil {
+		return false, err
 	}
 
 	// OP
-	b = trimLeft(b)
-	j := 0
-	for j < len(b) && !stopOp[b[j]] {
-		j++
+	info, name, b, err := r.lineOp(b, line)
+	if err != nil {
+		return false, err
 	}
-	info := lookupOp(b[:j])
-	if info == nil {
-		if j == 0 {
-			return false, r.shapeErr(line)
-		}
-		if r.ext {
-			return false, r.errorf("unknown op %q; expected one of %s", b[:j], textOps)
-		}
-		return false, r.errorf("unknown op %q; expected one of %s", b[:j], stdOps)
-	}
-	if !info.std && !r.ext {
-		return false, r.errorf("op '%s' is not STD; read this file as racekit text (.rktx)", b[:j])
-	}
-	name := b[:j]
-	b = trimLeft(b[j:])
 
 	// (DECOR)
 	// Tokens are resolved only once the whole line is known to be well
 	// formed, so that a malformed line (and a cut-off last line, which is
 	// skipped) leaves no trace in the tables.
-	var (
-		objTok token
-		value  uint64
-		child  []byte
-		err    error
-	)
-	flags := info.flags
-	r.addrToks = r.addrToks[:0]
-	hasDecor := len(b) > 0 && b[0] == '('
-	if !hasDecor && info.kind != kindNone {
-		return false, r.decorErr(info, name, line)
-	}
-	if hasDecor {
-		b = b[1:]
-		switch info.kind {
-		case kindNone:
-			// RAPID reads begin(...) and end(...) too; the decor means nothing.
-			i := bytes.IndexByte(b, ')')
-			if i < 0 {
-				return false, r.shapeErr(line)
-			}
-			b = b[i:]
-		case kindThread:
-			var q bool
-			child, b, q, err = r.decorToken(b, stopDecor)
-			if err != nil {
-				return false, err
-			}
-			if len(child) == 0 && !q {
-				return false, r.decorErr(info, name, line)
-			}
-			if len(child) == 0 {
-				return false, r.errorf("empty thread name in %s", quoteLine(line))
-			}
-		case kindObj:
-			stop := stopDecor
-			msg := info.op == trace.OpSyncRelease || info.op == trace.OpSyncAcquire
-			if msg {
-				stop = stopValue // snd(OBJ=MSG): a channel event's message
-			}
-			objTok, b, err = r.objectToken(b, stop, info, name, line)
-			if err != nil {
-				return false, err
-			}
-			if msg && len(b) > 0 && b[0] == '=' {
-				i := bytes.IndexByte(b, ')')
-				if i < 0 {
-					return false, r.shapeErr(line)
-				}
-				m, perr := trace.ParseChanMsg(string(trimSpace(b[1:i])), info.op)
-				if perr != nil {
-					return false, r.errorf("%v in %s", perr, quoteLine(line))
-				}
-				value, flags, b = uint64(m), flags|trace.FlagMessage, b[i:]
-			}
-		case kindValue:
-			objTok, b, err = r.objectToken(b, stopValue, info, name, line)
-			if err != nil {
-				return false, err
-			}
-			if len(b) > 0 && b[0] == '=' {
-				if !r.ext {
-					return false, r.errorf("value in %s is not STD; read this file as racekit text (.rktx)", quoteLine(line))
-				}
-				i := bytes.IndexByte(b, ')')
-				if i < 0 {
-					return false, r.shapeErr(line)
-				}
-				v, ok := parseUint(trimSpace(b[1:i]))
-				if !ok {
-					return false, r.errorf("bad value %q in %s: expected a decimal or 0x-hex number below 2^64", trimSpace(b[1:i]), quoteLine(line))
-				}
-				value, b = v, b[i:]
-			} else {
-				flags |= trace.FlagValueUnknown
-			}
-		case kindCall:
-			objTok, b, err = r.objectToken(b, stopMethod, info, name, line)
-			if err != nil {
-				return false, err
-			}
-			if len(b) > 0 && b[0] == ';' {
-				b = trimLeft(b[1:])
-				for len(b) > 0 && b[0] != ')' {
-					var a token
-					a, b, err = r.objectToken(b, stopAddr, info, name, line)
-					if err != nil {
-						return false, err
-					}
-					r.addrToks = append(r.addrToks, a)
-					if len(b) == 0 || b[0] != ',' {
-						break
-					}
-					b = b[1:]
-					if c := trimLeft(b); len(c) == 0 || c[0] == ')' {
-						return false, r.decorErr(info, name, line) // trailing comma
-					}
-				}
-			}
-		}
-		if len(b) == 0 || b[0] != ')' {
-			return false, r.shapeErr(line)
-		}
-		b = trimLeft(b[1:])
+	var d decorFields
+	if d, b, err = r.lineDecor(b, info, name, line); err != nil {
+		return false, err
 	}
 
 	// |LOC
-	var loc []byte
-	switch {
-	case len(b) == 0:
-		if !r.ext {
-			return false, r.errorf("expected THREAD|OP(DECOR)|LOC, got %s; STD requires a location (racekit text (.rktx) does not)", quoteLine(line))
-		}
-	case b[0] != '|':
-		return false, r.shapeErr(line)
-	default:
-		loc = trimLeft(b[1:])
-		if r.ext && len(loc) > 0 && loc[0] == '"' {
-			tok, n, err := r.quoted(loc)
-			if err != nil {
-				return false, err
-			}
-			if len(trimLeft(loc[n:])) != 0 {
-				return false, r.shapeErr(line)
-			}
-			loc = tok
-		} else if bytes.IndexByte(loc, '|') >= 0 {
-			return false, r.shapeErr(line)
-		}
+	loc, err := r.lineLoc(b, line)
+	if err != nil {
+		return false, err
 	}
 
 	// The line is well formed: resolve its tokens.
 	var obj uint64
-	if objTok.b != nil {
-		obj = r.object(objTok.b, objTok.quoted)
+	if d.obj.b != nil {
+		obj = r.object(d.obj.b, d.obj.quoted)
 	}
 	r.addrs = r.addrs[:0]
 	for _, a := range r.addrToks {
 		r.addrs = append(r.addrs, r.object(a.b, a.quoted))
 	}
 	site := r.site(loc)
-	return true, r.finish(e, info, flags, thr, child, obj, value, site)
+	return true, r.finish(e, info, d.flags, thr, d.child, obj, d.value, site)
+}
+
+// lineThread reads the THREAD of line, which b (the trimmed line) starts
+// with, and returns it with the rest of b after its '|'.
+func (r *reader) lineThread(b, line []byte) (thr, rest []byte, err error) {
+	if r.ext && b[0] == '"' {
+		tok, n, err := r.quoted(b)
+		if err != nil {
+			return nil, nil, err
+		}
+		thr, b = tok, trimLeft(b[n:])
+		if len(b) == 0 || b[0] != '|' {
+			return nil, nil, r.shapeErr(line)
+		}
+		b = b[1:]
+	} else {
+		i := bytes.IndexByte(b, '|')
+		if i < 0 {
+			return nil, nil, r.shapeErr(line)
+		}
+		thr, b = trimRight(b[:i]), b[i+1:]
+	}
+	if len(thr) == 0 {
+		return nil, nil, r.shapeErr(line)
+	}
+	return thr, b, nil
+}
+
+// lineOp reads the OP of line at the start of b (after THREAD's '|') and
+// returns its meaning and its mnemonic, with the rest of b after it, its
+// leading blanks trimmed.
+func (r *reader) lineOp(b, line []byte) (info *opInfo, name, rest []byte, err error) {
+	b = trimLeft(b)
+	j := 0
+	for j < len(b) && !stopOp[b[j]] {
+		j++
+	}
+	info = lookupOp(b[:j])
+	if info == nil {
+		if j == 0 {
+			return nil, nil, nil, r.shapeErr(line)
+		}
+		if r.ext {
+			return nil, nil, nil, r.errorf("unknown op %q; expected one of %s", b[:j], textOps)
+		}
+		return nil, nil, nil, r.errorf("unknown op %q; expected one of %s", b[:j], stdOps)
+	}
+	if !info.std && !r.ext {
+		return nil, nil, nil, r.errorf("op '%s' is not STD; read this file as racekit text (.rktx)", b[:j])
+	}
+	return info, b[:j], trimLeft(b[j:]), nil
+}
+
+// decorFields is what the (DECOR) of a line holds, its tokens not resolved yet
+// (those of a call's addresses are in r.addrToks), and the event's flags.
+type decorFields struct {
+	obj   token
+	value uint64
+	child []byte // a fork's or join's thread
+	flags trace.Flags
+}
+
+// lineDecor reads the (DECOR) of line, for the op of info named name, at
+// the start of b, and returns it with the rest of b after it, its leading
+// blanks trimmed. Only an op without operands may go without one.
+func (r *reader) lineDecor(b []byte, info *opInfo, name, line []byte) (decorFields, []byte, error) {
+	d := decorFields{flags: info.flags}
+	var err error
+	r.addrToks = r.addrToks[:0]
+	hasDecor := len(b) > 0 && b[0] == '('
+	if !hasDecor && info.kind != kindNone {
+		return d, nil, r.decorErr(info, name, line)
+	}
+	if !hasDecor {
+		return d, b, nil
+	}
+	b = b[1:]
+	switch info.kind {
+	case kindNone:
+		// RAPID reads begin(...) and end(...) too; the decor means nothing.
+		i := bytes.IndexByte(b, ')')
+		if i < 0 {
+			return d, nil, r.shapeErr(line)
+		}
+		b = b[i:]
+	case kindThread:
+		var q bool
+		d.child, b, q, err = r.decorToken(b, stopDecor)
+		if err != nil {
+			return d, nil, err
+		}
+		if len(d.child) == 0 && !q {
+			return d, nil, r.decorErr(info, name, line)
+		}
+		if len(d.child) == 0 {
+			return d, nil, r.errorf("empty thread name in %s", quoteLine(line))
+		}
+	case kindObj:
+		b, err = r.objDecor(b, &d, info, name, line)
+	case kindValue:
+		b, err = r.valueDecor(b, &d, info, name, line)
+	case kindCall:
+		b, err = r.callDecor(b, &d, info, name, line)
+	}
+	if err != nil {
+		return d, nil, err
+	}
+	if len(b) == 0 || b[0] != ')' {
+		return d, nil, r.shapeErr(line)
+	}
+	return d, trimLeft(b[1:]), nil
+}
+
+// objDecor reads into d the OBJ of an OP(OBJ) decor from b, and (snd and
+// rcv) a channel event's =MSG, and returns the rest of b.
+func (r *reader) objDecor(b []byte, d *decorFields, info *opInfo, name, line []byte) ([]byte, error) {
+	stop := stopDecor
+	msg := info.op == trace.OpSyncRelease || info.op == trace.OpSyncAcquire
+	if msg {
+		stop = stopValue // snd(OBJ=MSG): a channel event's message
+	}
+	var err error
+	d.obj, b, err = r.objectToken(b, stop, info, name, line)
+	if err != nil {
+		return nil, err
+	}
+	if msg && len(b) > 0 && b[0] == '=' {
+		i := bytes.IndexByte(b, ')')
+		if i < 0 {
+			return nil, r.shapeErr(line)
+		}
+		m, perr := trace.ParseChanMsg(string(trimSpace(b[1:i])), info.op)
+		if perr != nil {
+			return nil, r.errorf("%v in %s", perr, quoteLine(line))
+		}
+		d.value, d.flags, b = uint64(m), d.flags|trace.FlagMessage, b[i:]
+	}
+	return b, nil
+}
+
+// valueDecor reads into d the OBJ[=VALUE] of a decor from b (a value only
+// in racekit text; without one, the value is unknown), and returns the
+// rest of b.
+func (r *reader) valueDecor(b []byte, d *decorFields, info *opInfo, name, line []byte) ([]byte, error) {
+	var err error
+	d.obj, b, err = r.objectToken(b, stopValue, info, name, line)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > 0 && b[0] == '=' {
+		if !r.ext {
+			return nil, r.errorf("value in %s is not STD; read this file as racekit text (.rktx)", quoteLine(line))
+		}
+		i := bytes.IndexByte(b, ')')
+		if i < 0 {
+			return nil, r.shapeErr(line)
+		}
+		v, ok := parseUint(trimSpace(b[1:i]))
+		if !ok {
+			return nil, r.errorf("bad value %q in %s: expected a decimal or 0x-hex number below 2^64", trimSpace(b[1:i]), quoteLine(line))
+		}
+		d.value, b = v, b[i:]
+	} else {
+		d.flags |= trace.FlagValueUnknown
+	}
+	return b, nil
+}
+
+// callDecor reads into d the METHOD[;ADDR,...] of a call's decor from b,
+// the addresses into r.addrToks, and returns the rest of b.
+func (r *reader) callDecor(b []byte, d *decorFields, info *opInfo, name, line []byte) ([]byte, error) {
+	var err error
+	d.obj, b, err = r.objectToken(b, stopMethod, info, name, line)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > 0 && b[0] == ';' {
+		b = trimLeft(b[1:])
+		for len(b) > 0 && b[0] != ')' {
+			var a token
+			a, b, err = r.objectToken(b, stopAddr, info, name, line)
+			if err != nil {
+				return nil, err
+			}
+			r.addrToks = append(r.addrToks, a)
+			if len(b) == 0 || b[0] != ',' {
+				break
+			}
+			b = b[1:]
+			if c := trimLeft(b); len(c) == 0 || c[0] == ')' {
+				return nil, r.decorErr(info, name, line) // trailing comma
+			}
+		}
+	}
+	return b, nil
+}
+
+// lineLoc reads the |LOC of line from b, the rest of the line after its
+// decor, and returns the location label: empty if there is none, which
+// only racekit text allows.
+func (r *reader) lineLoc(b, line []byte) ([]byte, error) {
+	var loc []byte
+	switch {
+	case len(b) == 0:
+		if !r.ext {
+			return nil, r.errorf("expected THREAD|OP(DECOR)|LOC, got %s; STD requires a location (racekit text (.rktx) does not)", quoteLine(line))
+		}
+	case b[0] != '|':
+		return nil, r.shapeErr(line)
+	default:
+		loc = trimLeft(b[1:])
+		if r.ext && len(loc) > 0 && loc[0] == '"' {
+			tok, n, err := r.quoted(loc)
+			if err != nil {
+				return nil, err
+			}
+			if len(trimLeft(loc[n:])) != 0 {
+				return nil, r.shapeErr(line)
+			}
+			loc = tok
+		} else if bytes.IndexByte(loc, '|') >= 0 {
+			return nil, r.shapeErr(line)
+		}
+	}
+	return loc, nil
 }
 
 // finish resolves the thread (and a fork's or join's child) of a parsed
