@@ -7,6 +7,8 @@ import (
 	"go/format"
 	"go/types"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/racekit/racekit/instrument/modref"
@@ -73,10 +75,10 @@ func modrefEntry(fn *types.Func, s *modref.Summary) string {
 		kind := ""
 		switch u := typs[i].Underlying().(type) {
 		case *types.Pointer:
-			if !opaqueStruct(u.Elem()) {
+			kind = objectEntry(u.Elem(), e, s.Whole[i], s.Fields[i], s.Locks[i])
+			if kind == "" {
 				continue
 			}
-			kind = pick(w, "W", "R")
 		case *types.Slice:
 			// Every element, a byte's too (rt's word-sized EB would
 			// miss a byte racing inside a word).
@@ -92,6 +94,57 @@ func modrefEntry(fn *types.Func, s *modref.Summary) string {
 		out += op + ":" + kind
 	}
 	return out
+}
+
+// objectEntry is the effect on the struct t a pointer operand points to:
+// R or W at its first word for an opaque struct; O (rt.Fields) with a field
+// list for one that has exported fields, if every access is through a
+// field path, or for either when the function takes the struct's own lock
+// (one: rt cannot order two the way std does).
+func objectEntry(t types.Type, e, whole modref.Effect, fields, locks modref.Paths) string {
+	st, ok := types.Unalias(t).Underlying().(*types.Struct)
+	if _, named := types.Unalias(t).(*types.Named); !named || !ok || len(locks) > 1 {
+		return ""
+	}
+	w := e&modref.Write != 0
+	opaque := opaqueStruct(t)
+	if opaque && len(locks) == 0 {
+		return pick(w, "W", "R")
+	}
+	var items []string
+	for path, mode := range locks {
+		items = append(items, pick(mode&modref.Write != 0, "lock:", "rlock:")+fieldNames(st, path))
+	}
+	switch {
+	case opaque:
+		items = append(items, pick(w, "w:*", "r:*"))
+	case whole != 0:
+		return ""
+	default:
+		var fs []string
+		for path, fe := range fields {
+			fs = append(fs, pick(fe&modref.Write != 0, "w:", "r:")+fieldNames(st, path))
+		}
+		sort.Strings(fs)
+		items = append(items, fs...)
+	}
+	if len(items) == len(locks) {
+		return "" // nothing but the lock
+	}
+	return "O=" + strings.Join(items, ",")
+}
+
+// fieldNames turns a path of field indices ("3.1") into field names
+// ("in.y").
+func fieldNames(st *types.Struct, path string) string {
+	var names []string
+	for _, idx := range strings.Split(path, ".") {
+		i, _ := strconv.Atoi(idx)
+		f := st.Field(i)
+		names = append(names, f.Name())
+		st, _ = f.Type().Underlying().(*types.Struct)
+	}
+	return strings.Join(names, ".")
 }
 
 func pick(w bool, yes, no string) string {

@@ -22,7 +22,8 @@ import (
 // accesses. Functions not in the table record nothing: in particular the
 // internally synchronized ones (sync.Map, sync.Pool, log.Logger, os.File,
 // net/http, database/sql, atomic.Value, sync.OnceValue) must never be
-// added, since their accesses are ordered by locks the trace cannot see.
+// added, since their accesses are ordered by locks the trace cannot see;
+// but for an O effect, which records the object's own lock with them.
 //
 // An entry is "operand:effect ...", operand "r" (the receiver, a pointer
 // method's: the object it points to) or an argument's index, effect:
@@ -83,6 +84,10 @@ import (
 //	        from the k-th (the variadic ones); after a format argument
 //	        only if the format is a constant without %T or %p (which
 //	        print no value)
+//	O=items the fields of the struct a pointer operand points to, each
+//	        read or written where user code accesses it, inside the
+//	        struct's own mutex if the function takes it (rt.Fields; items
+//	        and layout: stdfields.go)
 //
 // Effects that would over-approximate are left out, so that no race is
 // invented: slices.Delete writes only the tail, json.Unmarshal only the
@@ -268,7 +273,7 @@ type stdEffect struct {
 	operand int    // -1: the receiver; else an argument
 	kind    string // R, W, D, ER, EW, MR, MW, J, F...
 	rest    bool   // every argument from operand on (expandRest)
-	bound   string // EF, EFW, EL: the most bytes accessed
+	bound   string // EF, EFW, EL: the most bytes accessed; O: rt.Fields' layout, quoted
 }
 
 // stdEffectsOf returns the effects of a call of fn (nil: not in the table).
@@ -295,6 +300,13 @@ func stdEffectsOf(fn *types.Func) []stdEffect {
 			i, _ = strconv.Atoi(op)
 		}
 		var bound string
+		if items, ok := strings.CutPrefix(kind, "O="); ok {
+			// Fields by name: the layout is the operand type's (stdfields.go).
+			if layout, ok := objectLayout(fn, i, items); ok {
+				out = append(out, stdEffect{operand: i, kind: "O", bound: layout})
+			}
+			continue
+		}
 		if j := strings.IndexAny(kind, "0123456789"); j > 0 {
 			kind, bound = kind[:j], kind[j:] // EF10: EF, 10
 		}
@@ -390,7 +402,7 @@ func isByteSlice(t types.Type) bool {
 var stdHooks = map[string]string{
 	"R": "R1", "W": "W1", "D": "RDeep", "DP": "RDeepProgram", "RA": "R1Arrays", "WA": "W1Arrays", "ER": "Elems", "EB": "ElemsWords", "EW": "ElemsW", "EWB": "ElemsWordsW", "ES": "SortPre",
 	"MR": "MR", "MW": "MW", "J": "RJSON", "F": "RFmt", "WB": "W1",
-	"EF": "BytesFirst", "EFW": "BytesFirstW", "EL": "BytesLast",
+	"EF": "BytesFirst", "EFW": "BytesFirstW", "EL": "BytesLast", "O": "Fields",
 }
 
 // boundArg is the bound argument of a bounded effect's hook (", 10"), or "".

@@ -33,6 +33,8 @@ package modref
 
 import (
 	"go/types"
+	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
@@ -50,8 +52,37 @@ const (
 // Summary is one function's effects, per SSA parameter (the receiver
 // first).
 type Summary struct {
-	Params     []Effect
+	Params []Effect
+	// Fields: per parameter that points to a struct, the Read and Write of
+	// each field it reaches through the pointer, by field path (field
+	// indices joined by ".", a nested struct's field "3.1"); an array
+	// field's elements count as the field. Whole: the Read and Write of
+	// the parameter's object not through a field path (the object loaded or
+	// stored whole, a slice's elements, a map). Params holds both.
+	Fields []Paths
+	Whole  []Effect
+	// Locks: per parameter, the Mutex and RWMutex fields of its own
+	// struct (level 1) the function locks, Read for RLock, Write for Lock.
+	// Such a lock is not Sync: a caller can record the function's accesses
+	// to the object as that lock's critical section (crypto/tls's
+	// Config.Clone reads every field under c.mutex.RLock).
+	Locks      []Paths
 	GlobalLock bool
+}
+
+// Paths maps a field path to an effect.
+type Paths map[string]Effect
+
+// add ORs e into p[path], making p if needed, and reports whether p changed.
+func (p *Paths) add(path string, e Effect) bool {
+	if e == 0 || (*p)[path]|e == (*p)[path] {
+		return false
+	}
+	if *p == nil {
+		*p = Paths{}
+	}
+	(*p)[path] |= e
+	return true
 }
 
 // Results maps each function to its summary.
@@ -63,16 +94,30 @@ const maxParams = 64
 type mask uint64
 
 // call is one call of a function body: its callee and, per argument,
-// the parameters whose object the argument is (same) or leads to (reach).
+// the parameters whose object the argument is (same) or leads to (reach),
+// and the parameter and field path it is a pointer to, if it is one (path).
 type call struct {
 	callee      *ssa.Function
 	same, reach []mask
+	path        []fieldRef
+	must        bool // every return of the caller passes the call
+}
+
+// fieldRef is a value that is a parameter (path "") or a pointer to a
+// field of the struct a parameter points to.
+type fieldRef struct {
+	param int
+	path  string
+	ok    bool
 }
 
 // local is what a function's own instructions do, before calls.
 type local struct {
 	fn         *ssa.Function
 	eff        []Effect
+	fields     []Paths
+	whole      []Effect
+	locks      []Paths
 	globalLock bool
 	calls      []call
 }
@@ -88,7 +133,12 @@ func Analyze(fns []*ssa.Function) Results {
 		}
 		l := analyzeLocal(fn)
 		locals = append(locals, l)
-		res[fn] = &Summary{Params: append([]Effect(nil), l.eff...), GlobalLock: l.globalLock}
+		s := &Summary{Params: append([]Effect(nil), l.eff...), GlobalLock: l.globalLock,
+			Whole: append([]Effect(nil), l.whole...), Fields: make([]Paths, len(l.eff)), Locks: make([]Paths, len(l.eff))}
+		for i := range l.eff {
+			s.Fields[i], s.Locks[i] = clonePaths(l.fields[i]), clonePaths(l.locks[i])
+		}
+		res[fn] = s
 	}
 	for changed := true; changed; {
 		changed = false
@@ -117,11 +167,82 @@ func Analyze(fns []*ssa.Function) Results {
 					e := cs.Params[j]
 					changed = s.add(c.same[j], e) || changed
 					changed = s.add(c.reach[j]&^c.same[j], e&Sync) || changed
+					changed = s.addCallee(c, j, cs) || changed
 				}
 			}
 		}
 	}
 	return res
+}
+
+// addCallee carries the callee's field effects and own locks on its
+// parameter j to the caller's parameter that argument j points into, at
+// that argument's path; an argument that is no such pointer makes them
+// Whole effects (and its locks Sync) of the parameters whose object it is.
+func (s *Summary) addCallee(c call, j int, cs *Summary) bool {
+	changed := false
+	ref := c.path[j]
+	whole := cs.Whole[j]
+	for fp, e := range cs.Fields[j] {
+		if !c.must && e&Write != 0 {
+			e = Read // a Write the caller may skip (access)
+		}
+		if ref.ok {
+			changed = s.Fields[ref.param].add(joinPath(ref.path, fp), e) || changed
+		} else {
+			whole |= e
+		}
+	}
+	switch {
+	case !ref.ok:
+		changed = s.addWhole(c.same[j], whole) || changed
+	case ref.path == "":
+		changed = s.addWhole(1<<ref.param, whole) || changed
+	default:
+		changed = s.Fields[ref.param].add(ref.path, whole) || changed
+	}
+	for lp, e := range cs.Locks[j] {
+		if ref.ok {
+			changed = s.Locks[ref.param].add(joinPath(ref.path, lp), e) || changed
+		} else {
+			changed = s.add(c.same[j]|c.reach[j], Sync) || changed
+		}
+	}
+	return changed
+}
+
+// addWhole ORs the Read and Write of e into Whole of the parameters of m.
+func (s *Summary) addWhole(m mask, e Effect) bool {
+	e &= Read | Write
+	changed := false
+	for i := range s.Whole {
+		if m&(1<<i) != 0 && s.Whole[i]|e != s.Whole[i] {
+			s.Whole[i] |= e
+			changed = true
+		}
+	}
+	return changed
+}
+
+func joinPath(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "." + b
+}
+
+func clonePaths(p Paths) Paths {
+	if p == nil {
+		return nil
+	}
+	out := make(Paths, len(p))
+	for k, v := range p {
+		out[k] = v
+	}
+	return out
 }
 
 // add ORs e into the parameters of m and reports whether anything changed.
@@ -147,7 +268,8 @@ func analyzeLocal(fn *ssa.Function) *local {
 	if n > maxParams {
 		n = maxParams
 	}
-	l := &local{fn: fn, eff: make([]Effect, len(fn.Params))}
+	l := &local{fn: fn, eff: make([]Effect, len(fn.Params)), whole: make([]Effect, len(fn.Params)),
+		fields: make([]Paths, len(fn.Params)), locks: make([]Paths, len(fn.Params))}
 	fl := map[ssa.Value]flow{}
 	for i, p := range fn.Params[:n] {
 		fl[p] = flow{1 << i, 1 << i}
@@ -170,22 +292,42 @@ func analyzeLocal(fn *ssa.Function) *local {
 			}
 		}
 	}
+	// eff records e on the objects of the parameters of m: a Read or
+	// Write not through a field path is Whole.
 	eff := func(m mask, e Effect) {
 		for i := range l.eff {
 			if m&(1<<i) != 0 {
 				l.eff[i] |= e
+				l.whole[i] |= e & (Read | Write)
 			}
 		}
+	}
+	must := mustBlocks(fn)
+	// access records a load or store through the pointer addr. A field's
+	// Write counts only where every return passes (a lazy initializer's
+	// "if r.m == nil { r.m = ... }" writes only once: the calls after it
+	// read); elsewhere it is a Read.
+	access := func(addr ssa.Value, e Effect, b *ssa.BasicBlock) {
+		f := get(addr)
+		if ref := fieldOf(addr, n); ref.ok && ref.path != "" && f.same == 1<<ref.param {
+			l.eff[ref.param] |= e
+			if !must[b] {
+				e = Read
+			}
+			l.fields[ref.param].add(ref.path, e)
+			return
+		}
+		eff(f.same, e)
 	}
 	for _, b := range fn.Blocks {
 		for _, ins := range b.Instrs {
 			switch x := ins.(type) {
 			case *ssa.Store:
-				eff(get(x.Addr).same, Write)
+				access(x.Addr, Write, b)
 			case *ssa.UnOp:
 				switch x.Op.String() {
 				case "*":
-					eff(get(x.X).same, Read)
+					access(x.X, Read, b)
 				case "<-":
 					eff(get(x.X).reach, Sync)
 				}
@@ -220,14 +362,14 @@ func analyzeLocal(fn *ssa.Function) *local {
 					eff(get(x.Call.Value).reach, Sync)
 				}
 			case ssa.CallInstruction: // Call, Defer
-				l.callInstr(x.Common(), get, eff)
+				l.callInstr(x.Common(), get, eff, must[b])
 			}
 		}
 	}
 	return l
 }
 
-func (l *local) callInstr(c *ssa.CallCommon, get func(ssa.Value) flow, eff func(mask, Effect)) {
+func (l *local) callInstr(c *ssa.CallCommon, get func(ssa.Value) flow, eff func(mask, Effect), must bool) {
 	if b, ok := c.Value.(*ssa.Builtin); ok {
 		switch b.Name() {
 		case "copy":
@@ -254,6 +396,12 @@ func (l *local) callInstr(c *ssa.CallCommon, get func(ssa.Value) flow, eff func(
 		callee = callee.Origin()
 	}
 	if syncPkg(callee) {
+		if mode := ownLockCall(callee); mode != 0 && len(c.Args) == 1 {
+			if ref := fieldOf(c.Args[0], len(l.eff)); ref.ok && ref.path != "" && get(c.Args[0]).same == 1<<ref.param {
+				l.locks[ref.param].add(ref.path, mode)
+				return
+			}
+		}
 		for _, a := range c.Args {
 			eff(get(a).reach, Sync)
 		}
@@ -262,17 +410,112 @@ func (l *local) callInstr(c *ssa.CallCommon, get func(ssa.Value) flow, eff func(
 		}
 		return
 	}
-	cl := call{callee: callee, same: make([]mask, len(c.Args)), reach: make([]mask, len(c.Args))}
+	cl := call{callee: callee, same: make([]mask, len(c.Args)), reach: make([]mask, len(c.Args)), path: make([]fieldRef, len(c.Args)), must: must}
 	any := false
 	for j, a := range c.Args {
 		f := get(a)
 		cl.same[j], cl.reach[j] = f.same, f.reach
+		if ref := fieldOf(a, len(l.eff)); ref.ok && f.same == 1<<ref.param {
+			cl.path[j] = ref
+		}
 		any = any || f.reach != 0
 	}
 	// A callee without parameters of ours still matters for GlobalLock.
 	if any || len(callee.Blocks) > 0 {
 		l.calls = append(l.calls, cl)
 	}
+}
+
+// mustBlocks returns the blocks that every return of fn passes: those
+// that dominate each block ending in a return.
+func mustBlocks(fn *ssa.Function) map[*ssa.BasicBlock]bool {
+	var rets []*ssa.BasicBlock
+	for _, b := range fn.Blocks {
+		if len(b.Instrs) > 0 {
+			if _, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ok {
+				rets = append(rets, b)
+			}
+		}
+	}
+	must := map[*ssa.BasicBlock]bool{}
+	if len(rets) == 0 {
+		return must
+	}
+	for _, b := range fn.Blocks {
+		all := true
+		for _, r := range rets {
+			if !b.Dominates(r) {
+				all = false
+				break
+			}
+		}
+		must[b] = all
+	}
+	return must
+}
+
+// fieldOf returns the parameter (of the first n) and field path v points
+// to: the parameter itself, a chain of FieldAddrs from it (the struct it
+// points to, and structs nested in it by value), or an element of an array
+// field (which stands for the field).
+func fieldOf(v ssa.Value, n int) fieldRef {
+	var path []string
+	for depth := 0; depth < 16; depth++ {
+		switch x := v.(type) {
+		case *ssa.Parameter:
+			for i, p := range x.Parent().Params[:min(n, len(x.Parent().Params))] {
+				if p == x {
+					if _, isPtr := x.Type().Underlying().(*types.Pointer); !isPtr {
+						return fieldRef{}
+					}
+					slices.Reverse(path)
+					return fieldRef{param: i, path: strings.Join(path, "."), ok: true}
+				}
+			}
+			return fieldRef{}
+		case *ssa.FieldAddr:
+			path = append(path, strconv.Itoa(x.Field))
+			v = x.X
+		case *ssa.IndexAddr:
+			if _, isArr := x.X.Type().Underlying().(*types.Pointer); !isArr || len(path) > 0 {
+				return fieldRef{} // a slice's element, or a field of an element
+			}
+			if _, isField := x.X.(*ssa.FieldAddr); !isField {
+				return fieldRef{} // an element of an array the parameter points to
+			}
+			v = x.X
+		case *ssa.ChangeType:
+			v = x.X
+		default:
+			return fieldRef{}
+		}
+	}
+	return fieldRef{}
+}
+
+// ownLockCall returns the mode in which fn, a method of sync's Mutex or
+// RWMutex, locks or unlocks: Read for RLock and RUnlock, Write for Lock
+// and Unlock, 0 for anything else (TryLock may not lock).
+func ownLockCall(fn *ssa.Function) Effect {
+	recv := fn.Signature.Recv()
+	if recv == nil || fn.Pkg == nil || fn.Pkg.Pkg.Path() != "sync" {
+		return 0
+	}
+	p, ok := recv.Type().(*types.Pointer)
+	if !ok {
+		return 0
+	}
+	n, ok := p.Elem().(*types.Named)
+	if !ok {
+		return 0
+	}
+	switch n.Obj().Name() + "." + fn.Name() {
+	case "Mutex.Lock", "Mutex.Unlock", "RWMutex.Lock", "RWMutex.Unlock":
+		return Write
+	case "RWMutex.RLock", "RWMutex.RUnlock":
+		return Read
+	}
+	return 0
 }
 
 // deeper is the flow of a value read out of (or computed from) one of

@@ -34,29 +34,29 @@ type T struct {
 	ch   chan int
 }
 
-// modref: 0:R
+// modref: 0.0:R 0:R
 func (t *T) Get() int { return t.a }
 
-// modref: 0:W
+// modref: 0.1:W 0:W
 func (t *T) Set(v int) { t.b = v }
 
-// modref: 0:RW
+// modref: 0.2:RW 0:RW
 func (t *T) Append(p []byte) { t.buf = append(t.buf, p...) }
 
 // The bytes appended are read by append (a builtin that copies): not a
 // load the summary sees; p's elements are another object than t's.
-// modref: 0:R
+// modref: 0.2:R 0:R
 func (t *T) Len() int { return len(t.buf) }
 
 // Writing the elements of a slice loaded from t writes another object.
-// modref: 0:R
+// modref: 0.2:R 0:R
 func (t *T) Zero() {
 	for i := range t.buf {
 		t.buf[i] = 0
 	}
 }
 
-// modref: 0:WS
+// modref: 0.0:W 0:W 0@4:W
 func (t *T) Locked(v int) {
 	t.mu.Lock()
 	t.a = v
@@ -67,13 +67,13 @@ func (t *T) Locked(v int) {
 func (t *T) Inc() { t.n.Add(1) }
 
 // Synchronization at depth: a lock in the next object.
-// modref: 0:RS
+// modref: 0.6:R 0:RS
 func (t *T) NextLocked() {
 	t.next.mu.Lock()
 	t.next.mu.Unlock()
 }
 
-// modref: 0:RS
+// modref: 0.7:R 0:RS
 func (t *T) Send() { t.ch <- 1 }
 
 // modref: 0:W 1:R
@@ -126,18 +126,19 @@ func Keys(m map[string]int) int {
 func Del(m map[string]int) { delete(m, "a") }
 
 // Calls through a method of the same object.
-// modref: 0:RW
+// modref: 0.0:R 0.1:W 0:RW
 func (t *T) Swap() { t.Set(t.Get()) }
 
-// A callee that locks makes the caller's parameter synchronized.
-// modref: 0:WS
+// A callee that locks the object's own mutex: the caller's parameter
+// locks it too (a lock of the object's own, level 1, is not Sync).
+// modref: 0.0:W 0:W 0@4:W
 func (t *T) ViaLocked() { t.Locked(1) }
 
 var gmu sync.Mutex
 var gonce sync.Once
 var counter int
 
-// modref: 0:W global
+// modref: 0.0:W 0:W global
 func GlobalLocked(t *T) {
 	gmu.Lock()
 	t.a = 1
@@ -145,13 +146,13 @@ func GlobalLocked(t *T) {
 }
 
 // A Once on a global is a cache's: no GlobalLock.
-// modref: 0:W
+// modref: 0.0:W 0:W
 func OnceThenSet(t *T) {
 	gonce.Do(func() { counter++ })
 	t.a = 1
 }
 
-// modref: 0:W global
+// modref: 0.0:W 0:W global
 func ViaGlobalLocked(t *T) { GlobalLocked(t) }
 
 // Handed to a goroutine: synchronized there, maybe.
@@ -169,7 +170,8 @@ type I interface{ M() }
 func Invoke(i I) { i.M() }
 
 // Recursion reaches a fixed point.
-// modref: 0:RW
+// (A field written on one path only counts as read: see LazyMap.)
+// modref: 0.0:R 0.1:R 0:RW
 func (t *T) Walk(n int) {
 	if n == 0 {
 		t.a = 1
@@ -182,7 +184,7 @@ func (t *T) Walk(n int) {
 // A pointer into the same object through an array field.
 type A struct{ arr [4]int }
 
-// modref: 0:W
+// modref: 0.0:W 0:W
 func (a *A) SetAt(i int) { a.arr[i] = 1 }
 
 // A phi of two parameters.
@@ -213,6 +215,71 @@ func semacquire(addr *int)
 // Plain code not seen into: its accesses are unknown, nothing is assumed.
 // modref:
 func ClearAsm(b []byte) { memclrNoHeapPointers(b) }
+
+// Config.Clone's shape: every field read under the object's own RLock.
+type C struct {
+	mu    sync.RWMutex
+	Name  string
+	Certs []int
+	in    struct{ x, y int }
+	arr   [4]byte
+}
+
+// modref: 0.1:R 0.2:R 0.3.1:R 0.4:R 0:R 0@0:R
+func (c *C) Clone() *C {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return &C{Name: c.Name, Certs: c.Certs, in: struct{ x, y int }{0, c.in.y}, arr: [4]byte{c.arr[1]}}
+}
+
+// A lazy initializer writes once; the calls after it only read: the
+// field's Write is a Read, but for the call that every return passes.
+// modref: 0.2:R 0:RW
+func (c *C) LazyCerts() []int {
+	if c.Certs == nil {
+		c.Certs = []int{}
+	}
+	return c.Certs
+}
+
+// modref: 0.1:W 0.2:R 0:RW
+func (c *C) LazyThenSet() {
+	c.LazyCerts()
+	c.Name = "x"
+}
+
+// A pointer to a nested struct handed to a callee: its fields' paths
+// under the caller's.
+// modref: 0.3.0:W 0:W
+func (c *C) SetIn() { setX(&c.in) }
+
+// modref: 0.0:W 0:W
+func setX(p *struct{ x, y int }) { p.x = 1 }
+
+// A callee's whole effect on a field's object is the field's.
+// modref: 0.2:R 0:R
+func (c *C) CertsLen() int { return certsLen(&c.Certs) }
+
+// modref: 0:R
+func certsLen(p *[]int) int { s := *p; return len(s) }
+
+// A lock of a field of a nested object is the nested object's: Sync.
+// modref: 0.0:R 0:RS
+func LockInner(p *struct{ c *C }) { p.c.mu.Lock(); p.c.mu.Unlock() }
+
+// A lock handed on where its path is lost (a phi of two parameters):
+// Sync.
+// modref: 0:S 1:S
+func LockEither(x, y *C, b bool) {
+	p := x
+	if b {
+		p = y
+	}
+	p.lockIt()
+}
+
+// modref: 0@0:W
+func (c *C) lockIt() { c.mu.Lock(); c.mu.Unlock() }
 
 // A semaphore of the runtime's synchronizes.
 // modref: 0:S
@@ -272,12 +339,26 @@ func TestAnalyze(t *testing.T) {
 	}
 }
 
+func letters(e Effect) string {
+	l := ""
+	if e&Read != 0 {
+		l += "R"
+	}
+	if e&Write != 0 {
+		l += "W"
+	}
+	return l
+}
+
 func render(s *Summary) string {
 	if s == nil {
 		return "(none)"
 	}
 	var out []string
 	for i, e := range s.Params {
+		for path, le := range s.Locks[i] {
+			out = append(out, string(rune('0'+i))+"@"+path+":"+letters(le))
+		}
 		if e == 0 {
 			continue
 		}
@@ -292,6 +373,12 @@ func render(s *Summary) string {
 			l += "S"
 		}
 		out = append(out, string(rune('0'+i))+":"+l)
+		if s.Whole[i]&(Read|Write) != 0 && len(s.Fields[i]) > 0 {
+			out = append(out, string(rune('0'+i))+".whole:"+letters(s.Whole[i]))
+		}
+		for path, fe := range s.Fields[i] {
+			out = append(out, string(rune('0'+i))+"."+path+":"+letters(fe))
+		}
 	}
 	sort.Strings(out)
 	if s.GlobalLock {
