@@ -19,7 +19,10 @@
 // memory, at any depth, is locked, used atomically, sent on, received from
 // or handed to code the analysis cannot see (assembly, the runtime, a
 // function value, a goroutine) gets Sync, and the caller records nothing for
-// it, since those accesses may be ordered by what the trace cannot see. A
+// it, since those accesses may be ordered by what the trace cannot see;
+// but a Mutex or RWMutex field of the parameter's own struct is kept in
+// Locks instead, so that the caller can record the accesses as that
+// mutex's critical section. A
 // function that locks a package-level mutex, directly or through a call,
 // gets GlobalLock: such a lock may guard anything, so nothing it does is
 // recorded.
