@@ -75,7 +75,7 @@ func modrefEntry(fn *types.Func, s *modref.Summary) string {
 		kind := ""
 		switch u := typs[i].Underlying().(type) {
 		case *types.Pointer:
-			kind = objectEntry(u.Elem(), e, s.Whole[i], s.Fields[i], s.Locks[i])
+			kind = objectEntry(u.Elem(), e, s.Whole[i], s.Fields[i], s.Locks[i], s.Deref[i])
 			if kind == "" {
 				continue
 			}
@@ -100,15 +100,24 @@ func modrefEntry(fn *types.Func, s *modref.Summary) string {
 // R or W at its first word for an opaque struct; O (rt.Fields) with a field
 // list for one that has exported fields, if every access is through a
 // field path, or for either when the function takes the struct's own lock
-// (one: rt cannot order two the way std does).
-func objectEntry(t types.Type, e, whole modref.Effect, fields, locks modref.Paths) string {
+// (one: rt cannot order two the way std does) or reaches the objects its
+// pointer fields point to (an opaque struct's, at its first word) or its
+// map fields hold.
+func objectEntry(t types.Type, e, whole modref.Effect, fields, locks, deref modref.Paths) string {
 	st, ok := types.Unalias(t).Underlying().(*types.Struct)
 	if _, named := types.Unalias(t).(*types.Named); !named || !ok || len(locks) > 1 {
 		return ""
 	}
 	w := e&modref.Write != 0
 	opaque := opaqueStruct(t)
-	if opaque && len(locks) == 0 {
+	var derefs []string
+	for path, de := range deref {
+		if ft := fieldType(st, path); ft != nil && pointsToOne(ft) {
+			derefs = append(derefs, pick(de&modref.Write != 0, "w*:", "r*:")+fieldNames(st, path))
+		}
+	}
+	sort.Strings(derefs)
+	if opaque && len(locks) == 0 && len(derefs) == 0 {
 		return pick(w, "W", "R")
 	}
 	var items []string
@@ -123,15 +132,31 @@ func objectEntry(t types.Type, e, whole modref.Effect, fields, locks modref.Path
 	default:
 		var fs []string
 		for path, fe := range fields {
-			fs = append(fs, pick(fe&modref.Write != 0, "w:", "r:")+fieldNames(st, path))
+			kind := pick(fe&modref.Write != 0, "w:", pick(fe&modref.Lazy != 0, "z:", "r:"))
+			fs = append(fs, kind+fieldNames(st, path))
 		}
 		sort.Strings(fs)
 		items = append(items, fs...)
 	}
+	items = append(items, derefs...)
 	if len(items) == len(locks) {
 		return "" // nothing but the lock
 	}
 	return "O=" + strings.Join(items, ",")
+}
+
+// fieldType returns the type of the field at path (indices) in st.
+func fieldType(st *types.Struct, path string) types.Type {
+	var t types.Type
+	for _, idx := range strings.Split(path, ".") {
+		i, _ := strconv.Atoi(idx)
+		if st == nil || i >= st.NumFields() {
+			return nil
+		}
+		t = st.Field(i).Type()
+		st, _ = t.Underlying().(*types.Struct)
+	}
+	return t
 }
 
 // fieldNames turns a path of field indices ("3.1") into field names
@@ -152,25 +177,6 @@ func pick(w bool, yes, no string) string {
 		return yes
 	}
 	return no
-}
-
-// opaqueStruct reports whether t is a named struct without exported
-// fields.
-func opaqueStruct(t types.Type) bool {
-	n, ok := types.Unalias(t).(*types.Named)
-	if !ok {
-		return false
-	}
-	st, ok := n.Underlying().(*types.Struct)
-	if !ok || st.NumFields() == 0 {
-		return false
-	}
-	for i := 0; i < st.NumFields(); i++ {
-		if st.Field(i).Exported() {
-			return false
-		}
-	}
-	return true
 }
 
 func renderModrefTable(table map[string]string) []byte {

@@ -19,8 +19,12 @@ import (
 //
 // An entry is "O=" and items: "r:Path" or "w:Path" (a field, by names from
 // the struct, "in.y" for a field of a nested struct; "*" for the object at
-// its first word, as R and W), "lock:Path" or "rlock:Path" (the Mutex or
-// RWMutex field the function takes, exclusively or shared). stdEffectsOf
+// its first word, as R and W), "z:Path" (a field written on some paths
+// only, as a lazy initializer writes it: a write while it is still zero, a
+// read after), "r*:Path" or "w*:Path" (the object a pointer field points
+// to, at its first word, or the map a map field holds), "lock:Path" or
+// "rlock:Path" (the Mutex or RWMutex field the function takes,
+// exclusively or shared). stdEffectsOf
 // turns them into rt.Fields' layout for the operand's type: offsets from
 // go/types' sizes for the target, so a field added in another Go release
 // moves nothing by hand (a field the release lacks drops the entry).
@@ -83,8 +87,14 @@ func objectLayout(fn *types.Func, operand int, items string) (string, bool) {
 				mode = 's'
 			}
 			lock = binary.AppendUvarint([]byte{mode}, uint64(off))
-		case "r", "w":
+		case "r", "w", "z":
 			acc = appendLeaves(acc, kind, ft, off, &events)
+		case "r*", "w*":
+			if !pointsToOne(ft) {
+				return "", false
+			}
+			acc = appendAccess(acc, strings.ToUpper(kind[:1]), off, 8, 1)
+			events++
 		default:
 			return "", false
 		}
@@ -93,6 +103,38 @@ func objectLayout(fn *types.Func, operand int, items string) (string, bool) {
 		return "", false
 	}
 	return strconv.Quote(string(lock) + string(acc)), true
+}
+
+// pointsToOne reports whether a field of type t holds a pointer that one
+// event at its target stands for: a map's, or a struct's without exported
+// fields (modref's Deref).
+func pointsToOne(t types.Type) bool {
+	switch u := t.Underlying().(type) {
+	case *types.Map:
+		return true
+	case *types.Pointer:
+		return opaqueStruct(u.Elem())
+	}
+	return false
+}
+
+// opaqueStruct reports whether t is a named struct without exported
+// fields.
+func opaqueStruct(t types.Type) bool {
+	n, ok := types.Unalias(t).(*types.Named)
+	if !ok {
+		return false
+	}
+	st, ok := n.Underlying().(*types.Struct)
+	if !ok || st.NumFields() == 0 {
+		return false
+	}
+	for i := 0; i < st.NumFields(); i++ {
+		if st.Field(i).Exported() {
+			return false
+		}
+	}
+	return true
 }
 
 // fieldAt returns the offset and type of the field at path (names joined
@@ -122,7 +164,7 @@ func fieldAt(st *types.Struct, path string) (int64, types.Type, bool) {
 	return off, t, true
 }
 
-// appendLeaves appends the accesses (kind "r" or "w") of a field of type t
+// appendLeaves appends the accesses (kind "r", "w" or "z") of a field of type t
 // at off: one event at each value user code reads or writes whole (a
 // number, pointer, string, slice, interface...), each element of an array
 // of them, the fields of a nested struct; none of a sync or sync/atomic
@@ -171,8 +213,9 @@ func appendLeaves(acc []byte, kind string, t types.Type, off int64, events *int)
 	return appendAccess(acc, kind, off, min(objectSizes.Sizeof(t), 8), 1)
 }
 
-// appendAccess appends one access item of rt.Fields' layout: 'r' or 'w',
-// then the offset, the element size and the count, as uvarints.
+// appendAccess appends one access item of rt.Fields' layout: 'r', 'w' or
+// 'z' (a field), 'R' or 'W' (what a field points to), then the offset,
+// the element size and the count, as uvarints.
 func appendAccess(acc []byte, kind string, off, elem, n int64) []byte {
 	acc = append(acc, kind[0])
 	acc = binary.AppendUvarint(acc, uint64(off))

@@ -40,7 +40,7 @@ func decodeLayout(t *testing.T, quoted string) []layoutItem {
 		k := b[0]
 		b = b[1:]
 		it := layoutItem{kind: k, off: next()}
-		if k == 'r' || k == 'w' {
+		if k != 'l' && k != 's' {
 			it.elem, it.cnt = next(), next()
 		}
 		out = append(out, it)
@@ -122,7 +122,7 @@ func TestObjectLayouts(t *testing.T) {
 			}
 		}
 		for _, it := range items {
-			if it.kind == 'r' || it.kind == 'w' {
+			if it.kind != 'l' && it.kind != 's' {
 				if end := it.off + it.elem*it.cnt; end > uint64(c.rt.Size()) {
 					t.Errorf("%s: %+v ends at %d, past the struct's %d bytes", name, it, end, c.rt.Size())
 				}

@@ -12,7 +12,10 @@ import (
 // items, each a kind byte and uvarints. First, if the function takes the
 // struct's own mutex, 'l' (Lock) or 's' (RLock) and the mutex's offset;
 // then 'r' or 'w', an offset, an element size and a count: the elements
-// read or written from p+offset. The accesses are recorded as a critical
+// read or written from p+offset; 'z' the same, each element written if its
+// bytes are still zero and read if not (a field a lazy initializer sets);
+// 'R' or 'W' and the same numbers: the object at the pointer (or the map)
+// the word at p+offset holds, read or written at its first word. The accesses are recorded as a critical
 // section of that mutex (an acquire, the accesses, a release), which
 // orders them after the sections other calls recorded on it, as the
 // function's own Lock does.
@@ -41,10 +44,16 @@ func fieldsAccess(base unsafe.Pointer, layout string, site uint32, rec bool) {
 	}
 	if ctl { // controlled mode: a scheduling point per field (sched.go)
 		eachLayoutItem(items, func(op byte, off, elem, n uint64) {
-			if op == 'w' {
-				ctlWrite(unsafe.Add(base, off), uintptr(elem*n), site)
+			p, size := unsafe.Add(base, off), uintptr(elem*n)
+			if op == 'R' || op == 'W' {
+				if p, size = *(*unsafe.Pointer)(p), 1; p == nil {
+					return
+				}
+			}
+			if op == 'w' || op == 'W' {
+				ctlWrite(p, size, site)
 			} else {
-				ctlRead(unsafe.Add(base, off), uintptr(elem*n), site)
+				ctlRead(p, size, site)
 			}
 		})
 	}
@@ -63,16 +72,45 @@ func fieldsAccess(base unsafe.Pointer, layout string, site uint32, rec bool) {
 		emit(trace.OpAcquire, flags, site, ptr(m))
 	}
 	eachLayoutItem(items, func(op byte, off, elem, n uint64) {
-		top := trace.OpRead
-		if op == 'w' {
-			top = trace.OpWrite
+		p := unsafe.Add(base, off)
+		switch op {
+		case 'r':
+			rangeAccess(trace.OpRead, p, uintptr(elem), int(n), site)
+		case 'w':
+			rangeAccess(trace.OpWrite, p, uintptr(elem), int(n), site)
+		case 'z':
+			for i := uint64(0); i < n; i++ {
+				e := unsafe.Add(p, i*elem)
+				top := trace.OpRead
+				if zeroBytes(e, uintptr(elem)) {
+					top = trace.OpWrite
+				}
+				rangeAccess(top, e, uintptr(elem), 1, site)
+			}
+		case 'R', 'W':
+			if q := *(*unsafe.Pointer)(p); q != nil {
+				top := trace.OpRead
+				if op == 'W' {
+					top = trace.OpWrite
+				}
+				rangeAccess(top, q, 8, 1, site)
+			}
 		}
-		rangeAccess(top, unsafe.Add(base, off), uintptr(elem), int(n), site)
 	})
 	if mu != nil {
 		emit(trace.OpRelease, flags, site, ptr(m))
 		mu.Unlock()
 	}
+}
+
+// zeroBytes reports whether the n bytes at p are all zero.
+func zeroBytes(p unsafe.Pointer, n uintptr) bool {
+	for _, b := range unsafe.Slice((*byte)(p), n) {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // eachLayoutItem calls f for each access item of a Fields layout.

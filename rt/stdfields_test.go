@@ -70,6 +70,51 @@ func TestFieldsLayout(t *testing.T) {
 	}
 }
 
+type lazyObj struct {
+	M    map[string]int
+	N    int
+	Next *fieldsObj
+	Nil  *fieldsObj
+}
+
+// 'z' writes a field while it is zero and reads it after; 'R' and 'W'
+// name what a pointer or map field holds (nothing for a nil one).
+func TestFieldsLazyAndDeref(t *testing.T) {
+	p := escape[lazyObj]()
+	p.M = map[string]int{}
+	p.Next = escape[fieldsObj]()
+	var o lazyObj
+	lay := fieldsLayout(0, 0,
+		[4]uint64{'z', uint64(unsafe.Offsetof(o.N)), 8, 1},
+		[4]uint64{'W', uint64(unsafe.Offsetof(o.M)), 8, 1},
+		[4]uint64{'R', uint64(unsafe.Offsetof(o.Next)), 8, 1},
+		[4]uint64{'W', uint64(unsafe.Offsetof(o.Nil)), 8, 1})
+	tr := record(t, false, func(site uint32) {
+		Fields(p, lay, site, true)
+		p.N = 3
+		Fields(p, lay, site, true)
+	})
+	n := uint64(uintptr(unsafe.Pointer(&p.N)))
+	m := uint64(uintptr(*(*unsafe.Pointer)(unsafe.Pointer(&p.M))))
+	next := uint64(uintptr(unsafe.Pointer(p.Next)))
+	var got []string
+	for _, e := range tr.Events {
+		if !e.Op.IsAccess() {
+			continue
+		}
+		name := map[uint64]string{n: "N", m: "map", next: "next"}[e.Obj]
+		if name == "" {
+			name = fmt.Sprintf("%#x", e.Obj)
+		}
+		got = append(got, e.Op.String()+" "+name)
+	}
+	r, w := trace.OpRead.String(), trace.OpWrite.String()
+	want := []string{w + " N", w + " map", r + " next", r + " N", w + " map", r + " next"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}
+
 func TestLayoutUvarint(t *testing.T) {
 	for _, v := range []uint64{0, 1, 127, 128, 300, 1 << 20, 1<<64 - 1} {
 		s := string(binary.AppendUvarint(nil, v)) + "z"

@@ -35,6 +35,7 @@
 package modref
 
 import (
+	"go/token"
 	"go/types"
 	"slices"
 	"strconv"
@@ -50,6 +51,12 @@ const (
 	Read  Effect = 1 << iota // loads from the object (a map lookup or range)
 	Write                    // stores to it (a map update, copy, clear, delete)
 	Sync                     // synchronizes on memory reachable from it, or hands it to unseen code
+	// Lazy (Fields only): a Write on some paths, not all: a lazy
+	// initializer's "if r.m == nil { r.m = ... }", which writes at the
+	// first call only; the caller records a write while the field is
+	// still zero, a read after (rt.Fields), since a write at each call
+	// would make two later calls a false race.
+	Lazy
 )
 
 // Summary is one function's effects, per SSA parameter (the receiver
@@ -69,7 +76,12 @@ type Summary struct {
 	// Such a lock is not Sync: a caller can record the function's accesses
 	// to the object as that lock's critical section (crypto/tls's
 	// Config.Clone reads every field under c.mutex.RLock).
-	Locks      []Paths
+	Locks []Paths
+	// Deref: per parameter, the Read and Write of the objects its
+	// struct's pointer and map fields lead to (level 2), by the field's
+	// path: the object as a whole, as Params is (csv.Writer.Write writes
+	// the bufio.Writer in its field w).
+	Deref      []Paths
 	GlobalLock bool
 }
 
@@ -107,11 +119,14 @@ type call struct {
 }
 
 // fieldRef is a value that is a parameter (path "") or a pointer to a
-// field of the struct a parameter points to.
+// field of the struct a parameter points to; with deref, the value a
+// pointer or map field of it holds, or an address inside what that points
+// to (derefOf).
 type fieldRef struct {
 	param int
 	path  string
 	ok    bool
+	deref bool
 }
 
 // local is what a function's own instructions do, before calls.
@@ -121,6 +136,7 @@ type local struct {
 	fields     []Paths
 	whole      []Effect
 	locks      []Paths
+	deref      []Paths
 	globalLock bool
 	calls      []call
 }
@@ -137,9 +153,10 @@ func Analyze(fns []*ssa.Function) Results {
 		l := analyzeLocal(fn)
 		locals = append(locals, l)
 		s := &Summary{Params: append([]Effect(nil), l.eff...), GlobalLock: l.globalLock,
-			Whole: append([]Effect(nil), l.whole...), Fields: make([]Paths, len(l.eff)), Locks: make([]Paths, len(l.eff))}
+			Whole: append([]Effect(nil), l.whole...), Fields: make([]Paths, len(l.eff)), Locks: make([]Paths, len(l.eff)),
+			Deref: make([]Paths, len(l.eff))}
 		for i := range l.eff {
-			s.Fields[i], s.Locks[i] = clonePaths(l.fields[i]), clonePaths(l.locks[i])
+			s.Fields[i], s.Locks[i], s.Deref[i] = clonePaths(l.fields[i]), clonePaths(l.locks[i]), clonePaths(l.deref[i])
 		}
 		res[fn] = s
 	}
@@ -185,10 +202,20 @@ func Analyze(fns []*ssa.Function) Results {
 func (s *Summary) addCallee(c call, j int, cs *Summary) bool {
 	changed := false
 	ref := c.path[j]
+	if ref.deref {
+		// The callee's object is the one a field of ours points to: all it
+		// reads and writes there is Deref (its own level 2 is ours 3), as
+		// a call of the callee on that object records it (R, W).
+		changed = s.Deref[ref.param].add(ref.path, cs.Params[j]&(Read|Write))
+		if len(cs.Locks[j]) > 0 {
+			changed = s.add(c.same[j]|c.reach[j], Sync) || changed
+		}
+		return changed
+	}
 	whole := cs.Whole[j]
 	for fp, e := range cs.Fields[j] {
 		if !c.must && e&Write != 0 {
-			e = Read // a Write the caller may skip (access)
+			e = e&^Write | Read | Lazy // a Write the caller may skip (access)
 		}
 		if ref.ok {
 			changed = s.Fields[ref.param].add(joinPath(ref.path, fp), e) || changed
@@ -272,7 +299,7 @@ func analyzeLocal(fn *ssa.Function) *local {
 		n = maxParams
 	}
 	l := &local{fn: fn, eff: make([]Effect, len(fn.Params)), whole: make([]Effect, len(fn.Params)),
-		fields: make([]Paths, len(fn.Params)), locks: make([]Paths, len(fn.Params))}
+		fields: make([]Paths, len(fn.Params)), locks: make([]Paths, len(fn.Params)), deref: make([]Paths, len(fn.Params))}
 	fl := map[ssa.Value]flow{}
 	for i, p := range fn.Params[:n] {
 		fl[p] = flow{1 << i, 1 << i}
@@ -307,20 +334,28 @@ func analyzeLocal(fn *ssa.Function) *local {
 	}
 	must := mustBlocks(fn)
 	// access records a load or store through the pointer addr. A field's
-	// Write counts only where every return passes (a lazy initializer's
-	// "if r.m == nil { r.m = ... }" writes only once: the calls after it
-	// read); elsewhere it is a Read.
+	// Write where some return does not pass is Lazy.
 	access := func(addr ssa.Value, e Effect, b *ssa.BasicBlock) {
 		f := get(addr)
 		if ref := fieldOf(addr, n); ref.ok && ref.path != "" && f.same == 1<<ref.param {
 			l.eff[ref.param] |= e
-			if !must[b] {
-				e = Read
+			if !must[b] && e == Write {
+				e = Read | Lazy
 			}
 			l.fields[ref.param].add(ref.path, e)
 			return
 		}
+		if ref := derefOf(addr, n); ref.ok {
+			l.deref[ref.param].add(ref.path, e)
+		}
 		eff(f.same, e)
+	}
+	// mapAccess is access for a map operation on m.
+	mapAccess := func(m ssa.Value, e Effect) {
+		if ref := derefOf(m, n); ref.ok {
+			l.deref[ref.param].add(ref.path, e)
+		}
+		eff(get(m).same, e)
 	}
 	for _, b := range fn.Blocks {
 		for _, ins := range b.Instrs {
@@ -348,14 +383,14 @@ func analyzeLocal(fn *ssa.Function) *local {
 					eff(get(x.X).same, Read) // string(b) copies b's elements
 				}
 			case *ssa.MapUpdate:
-				eff(get(x.Map).same, Write)
+				mapAccess(x.Map, Write)
 			case *ssa.Lookup:
 				if _, isMap := x.X.Type().Underlying().(*types.Map); isMap {
-					eff(get(x.X).same, Read)
+					mapAccess(x.X, Read)
 				}
 			case *ssa.Range:
 				if _, isMap := x.X.Type().Underlying().(*types.Map); isMap {
-					eff(get(x.X).same, Read)
+					mapAccess(x.X, Read)
 				}
 			case *ssa.Go:
 				for _, a := range x.Call.Args {
@@ -419,6 +454,8 @@ func (l *local) callInstr(c *ssa.CallCommon, get func(ssa.Value) flow, eff func(
 		f := get(a)
 		cl.same[j], cl.reach[j] = f.same, f.reach
 		if ref := fieldOf(a, len(l.eff)); ref.ok && f.same == 1<<ref.param {
+			cl.path[j] = ref
+		} else if ref := derefOf(a, len(l.eff)); ref.ok && f.same == 0 {
 			cl.path[j] = ref
 		}
 		any = any || f.reach != 0
@@ -489,6 +526,43 @@ func fieldOf(v ssa.Value, n int) fieldRef {
 			v = x.X
 		case *ssa.ChangeType:
 			v = x.X
+		default:
+			return fieldRef{}
+		}
+	}
+	return fieldRef{}
+}
+
+// derefOf returns the parameter and field path of the pointer or map field
+// whose value v is (a load of it), or an address inside what that value
+// points to (field and element addresses from it): level 2.
+func derefOf(v ssa.Value, n int) fieldRef {
+	for depth := 0; depth < 16; depth++ {
+		switch x := v.(type) {
+		case *ssa.FieldAddr:
+			v = x.X
+		case *ssa.IndexAddr:
+			if _, isPtr := x.X.Type().Underlying().(*types.Pointer); !isPtr {
+				return fieldRef{} // a slice's element: not the object a field points to
+			}
+			v = x.X
+		case *ssa.ChangeType:
+			v = x.X
+		case *ssa.UnOp:
+			if x.Op != token.MUL {
+				return fieldRef{}
+			}
+			switch x.Type().Underlying().(type) {
+			case *types.Pointer, *types.Map:
+			default:
+				return fieldRef{}
+			}
+			ref := fieldOf(x.X, n)
+			if !ref.ok || ref.path == "" {
+				return fieldRef{}
+			}
+			ref.deref = true
+			return ref
 		default:
 			return fieldRef{}
 		}

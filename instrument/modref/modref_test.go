@@ -170,8 +170,8 @@ type I interface{ M() }
 func Invoke(i I) { i.M() }
 
 // Recursion reaches a fixed point.
-// (A field written on one path only counts as read: see LazyMap.)
-// modref: 0.0:R 0.1:R 0:RW
+// (A field written on one path only is Lazy: see LazyCerts.)
+// modref: 0.0:RZ 0.1:R 0:RW
 func (t *T) Walk(n int) {
 	if n == 0 {
 		t.a = 1
@@ -233,8 +233,8 @@ func (c *C) Clone() *C {
 }
 
 // A lazy initializer writes once; the calls after it only read: the
-// field's Write is a Read, but for the call that every return passes.
-// modref: 0.2:R 0:RW
+// field's Write is Lazy.
+// modref: 0.2:RZ 0:RW
 func (c *C) LazyCerts() []int {
 	if c.Certs == nil {
 		c.Certs = []int{}
@@ -242,7 +242,7 @@ func (c *C) LazyCerts() []int {
 	return c.Certs
 }
 
-// modref: 0.1:W 0.2:R 0:RW
+// modref: 0.1:W 0.2:RZ 0:RW
 func (c *C) LazyThenSet() {
 	c.LazyCerts()
 	c.Name = "x"
@@ -266,6 +266,40 @@ func certsLen(p *[]int) int { s := *p; return len(s) }
 // A lock of a field of a nested object is the nested object's: Sync.
 // modref: 0.0:R 0:RS
 func LockInner(p *struct{ c *C }) { p.c.mu.Lock(); p.c.mu.Unlock() }
+
+// Level 2: the objects a struct's pointer and map fields lead to, written
+// in place or through a callee (csv.Writer.Write writes its
+// bufio.Writer).
+type W struct {
+	b    *B
+	m    map[string]int
+	Name string
+}
+
+type B struct{ n int }
+
+// modref: 0.0:RW 0:RW
+func (b *B) inc() { b.n++ }
+
+// modref: 0.1:R 0:R 0>1:W
+func (w *W) Put(k string) { w.m[k] = 1 }
+
+// modref: 0.1:R 0:R 0>1:R
+func (w *W) Get(k string) int { return w.m[k] }
+
+// modref: 0.0:R 0:R 0>0:RW
+func (w *W) Inc() { w.b.inc() }
+
+// modref: 0.0:R 0:R 0>0:W
+func (w *W) SetN() { w.b.n = 2 }
+
+// Level 2 is as Params: a write on one path is a write.
+// modref: 0.0:R 0.2:R 0:R 0>0:RW
+func (w *W) MaybeInc() {
+	if w.Name != "" {
+		w.b.inc()
+	}
+}
 
 // A lock handed on where its path is lost (a phi of two parameters):
 // Sync.
@@ -347,6 +381,9 @@ func letters(e Effect) string {
 	if e&Write != 0 {
 		l += "W"
 	}
+	if e&Lazy != 0 {
+		l += "Z"
+	}
 	return l
 }
 
@@ -378,6 +415,9 @@ func render(s *Summary) string {
 		}
 		for path, fe := range s.Fields[i] {
 			out = append(out, string(rune('0'+i))+"."+path+":"+letters(fe))
+		}
+		for path, de := range s.Deref[i] {
+			out = append(out, string(rune('0'+i))+">"+path+":"+letters(de))
 		}
 	}
 	sort.Strings(out)

@@ -101,3 +101,29 @@ func TestNoRaceRecorderHeader(t *testing.T) {
 	_ = rec.Header().Get("b")
 	<-c
 }
+
+// Header sets HeaderMap when it is nil: two first calls race, as under go
+// test -race (the O effect's "z": a write while the field is zero).
+func TestRaceRecorderHeaderLazy(t *testing.T) {
+	rec := &httptest.ResponseRecorder{}
+	c := make(chan bool)
+	go func() {
+		_ = rec.Header() // race: lazy
+		c <- true
+	}()
+	_ = rec.Header() // race: lazy
+	<-c
+}
+
+// After the first call set it, later calls only read HeaderMap.
+func TestNoRaceRecorderHeaderAfterLazy(t *testing.T) {
+	rec := &httptest.ResponseRecorder{}
+	rec.Header().Set("a", "1")
+	c := make(chan bool)
+	go func() {
+		_ = rec.Header().Get("a")
+		c <- true
+	}()
+	_ = rec.Header().Get("a")
+	<-c
+}
