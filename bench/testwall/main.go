@@ -3,7 +3,7 @@
 // the trace) on the same test packages, wall clock from the command's
 // start to its end, build included (the build cache warmed by one
 // unmeasured run of each). racekit runs twice per round: analyzing each
-// trace while its binary runs (the default, cmd/racekit/early.go) and
+// trace while its binary runs (the default, testout/early.go) and
 // after it (RACEKIT_TEST_FOLLOW=0), so the two are compared in one run.
 //
 //	go build -o /tmp/rk ./cmd/racekit

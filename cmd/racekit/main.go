@@ -22,12 +22,12 @@
 // verdictdiff.
 //
 // racekit test's go test vets the user's files, not their copies
-// (vetexec.go: racekit as -toolexec). It analyzes each test binary's trace
-// while the binary runs (early.go, over analyze.Follow), waits for that
-// analysis at the package's end, and holds back each package's closing
-// lines until then: testoutput.go the lines and text output,
-// testoutput_json.go -json's events and held test ends,
-// testoutput_races.go the races of each test and their reports.
+// (vetexec.go: racekit as -toolexec). Package testout, which test.go
+// calls, analyzes each test binary's trace while the binary runs
+// (early.go, over analyze.Follow), waits for that analysis at the
+// package's end, and holds back each package's closing lines until then:
+// output.go the lines and text output, json.go -json's events and held
+// test ends, races.go the races of each test and their reports.
 //
 // The long commands (fuzz, hatch, vet, test's analyses) report their
 // progress on stderr through package progress (one line per unit of work

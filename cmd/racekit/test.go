@@ -9,7 +9,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/gotestline"
+	"github.com/racekit/racekit/testout"
 	"github.com/racekit/racekit/trace/tracefile"
 )
 
@@ -223,9 +225,10 @@ func runTest(c *command, args []string) int {
 	if c.line.Has("json") {
 		rest = os.Stderr
 	}
-	out := &testOutput{out: os.Stdout, json: c.line.Has("json"), chatty: c.line.Chatty(), traceDir: traceDir, algos: algos, leakIgnore: testFlags.ignoredLeaks(), verbose: *testFlags.verbose, quiet: *testFlags.quiet, errorf: c.errorf}
+	options := func(progress func(n int64)) analyze.Options { return analyzeOptions(algos, "", progress) }
+	out := &testout.Output{Out: os.Stdout, JSON: c.line.Has("json"), Chatty: c.line.Chatty(), TraceDir: traceDir, Options: options, LeakIgnore: testFlags.ignoredLeaks(), Verbose: *testFlags.verbose, Quiet: *testFlags.quiet, Errorf: c.errorf}
 	if *testSARIF != "" {
-		out.sarif = &sarifRaces{path: *testSARIF}
+		out.SARIF = &testout.SARIF{Path: *testSARIF}
 	}
 	gt := goCommand(prep, "test", goArgs...)
 	gt.Stdout = nil
@@ -265,7 +268,7 @@ func runTest(c *command, args []string) int {
 	}()
 	code := exitOK
 	if err = gt.Start(); err == nil {
-		out.run(stdout)
+		out.Run(stdout)
 		err = gt.Wait()
 	}
 	select {
@@ -280,15 +283,15 @@ func runTest(c *command, args []string) int {
 		}
 		code = exitError
 	}
-	out.rest(rest)
-	if out.err {
+	out.Rest(rest)
+	if out.Err() {
 		code = exitError
 	}
-	if *testConfirm && len(out.traces) > 0 {
+	if *testConfirm && len(out.Traces()) > 0 {
 		code = runConfirm(c, prep, out, rest, code)
 	}
-	if out.sarif != nil {
-		if err := out.sarif.write(); err != nil {
+	if out.SARIF != nil {
+		if err := out.SARIF.Write(); err != nil {
 			c.errorf("-sarif: %v", err)
 			code = exitError
 		}
@@ -300,7 +303,7 @@ func runTest(c *command, args []string) int {
 			return exitError
 		}
 	}
-	if out.failed > 0 {
+	if out.Failed() > 0 {
 		return exitError
 	}
 	return code

@@ -14,6 +14,7 @@ import (
 	"github.com/racekit/racekit/detect/anomaly"
 	"github.com/racekit/racekit/instrument"
 	"github.com/racekit/racekit/progress"
+	"github.com/racekit/racekit/testout"
 )
 
 // runConfirm is -confirm, once go test is done: the traced packages'
@@ -22,23 +23,23 @@ import (
 // DeadlockFuzzer, all within one -budget (package confirm); the verdicts
 // printed on w and given to -sarif. It returns the exit status code
 // becomes: a race or deadlock only the confirmation showed fails it.
-func runConfirm(c *command, prep *instrument.Prepared, out *testOutput, w io.Writer, code int) int {
+func runConfirm(c *command, prep *instrument.Prepared, out *testout.Output, w io.Writer, code int) int {
 	fail := func(err error) int {
 		c.errorf("-confirm: %v", err)
 		return exitError
 	}
 	start := time.Now()
 	var pkgs []string
-	for pkg := range out.traces {
+	for pkg := range out.Traces() {
 		pkgs = append(pkgs, pkg)
 	}
 	slices.Sort(pkgs)
 	// The races reported first, then RaceFuzzer's phase 1 on each
 	// package's traces: potential pairs (hybrid) the report left out,
 	// which only a run that makes them happen turns into races.
-	given := out.given
+	given := out.Given()
 	for _, pkg := range pkgs {
-		for _, path := range out.traces[pkg] {
+		for _, path := range out.Traces()[pkg] {
 			more, err := confirm.TraceGiven(pkg, path)
 			if err != nil {
 				return fail(err)
@@ -71,8 +72,8 @@ func runConfirm(c *command, prep *instrument.Prepared, out *testOutput, w io.Wri
 	if err != nil {
 		return fail(err)
 	}
-	out.sarif.judge(res)
-	if res != nil && res.Races() && code == exitOK && out.failed == 0 {
+	out.SARIF.Judge(res)
+	if res != nil && res.Races() && code == exitOK && out.Failed() == 0 {
 		// A race the run did not show but a controlled run made happen
 		// (or a random-scheduler recording had) fails the tests, as a
 		// race go test -race reports does.
@@ -82,9 +83,9 @@ func runConfirm(c *command, prep *instrument.Prepared, out *testOutput, w io.Wri
 	if *testFlags.deadlocks {
 		// The traces of the run and of the races' recordings: the same
 		// seeds would record the same runs again.
-		camp.Traces = out.traces
+		camp.Traces = out.Traces()
 		if res != nil && len(res.Recorded) > 0 {
-			camp.Traces, camp.RecordRandom = maps.Clone(out.traces), 0
+			camp.Traces, camp.RecordRandom = maps.Clone(out.Traces()), 0
 			for pkg, paths := range res.Recorded {
 				camp.Traces[pkg] = append(slices.Clone(camp.Traces[pkg]), paths...)
 			}

@@ -1,4 +1,4 @@
-package main
+package testout
 
 import (
 	"fmt"

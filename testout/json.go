@@ -1,4 +1,4 @@
-package main
+package testout
 
 import (
 	"encoding/json"
@@ -29,7 +29,7 @@ type heldEnd struct {
 // for a subtest.
 var endLine = regexp.MustCompile(`^(\s*)--- (PASS|FAIL|SKIP): (\S+) (\(.*\))\n$`)
 
-func (o *testOutput) jsonLine(line string) {
+func (o *Output) jsonLine(line string) {
 	var e testEvent
 	if json.Unmarshal([]byte(line), &e) != nil || e.Package == "" {
 		o.print(line)
@@ -98,7 +98,7 @@ func (o *testOutput) jsonLine(line string) {
 // elapsed time of the event it replaces); the end of every test it is a
 // subtest of fails too. The reports of races of no test, or of a test
 // whose end was not seen, come after them.
-func (o *testOutput) endTests(ends []heldEnd, byTest []*testRaces, emit func(testEvent)) {
+func (o *Output) endTests(ends []heldEnd, byTest []*testRaces, emit func(testEvent)) {
 	racy := map[string]*testRaces{}
 	failing := map[string]bool{}
 	for _, tr := range byTest {

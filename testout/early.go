@@ -1,4 +1,4 @@
-package main
+package testout
 
 import (
 	"os"
@@ -19,8 +19,8 @@ import (
 // every earlyScan. RACEKIT_TEST_FOLLOW=0 analyzes each trace after its
 // binary instead (the baseline of bench/testwall).
 type earlyAnalyses struct {
-	dir   string
-	algos []string
+	dir     string
+	options func(progress func(n int64)) analyze.Options
 
 	mu      sync.Mutex
 	started map[string]*earlyAnalysis
@@ -41,11 +41,11 @@ type earlyAnalysis struct {
 
 // startEarly begins watching dir, or returns nil where traces cannot be
 // followed (or RACEKIT_TEST_FOLLOW=0).
-func startEarly(dir string, algos []string) *earlyAnalyses {
+func startEarly(dir string, options func(progress func(n int64)) analyze.Options) *earlyAnalyses {
 	if dir == "" || os.Getenv("RACEKIT_TEST_FOLLOW") == "0" || !tracefile.CanFollow("x."+strconv.Itoa(os.Getpid())+".rkt") {
 		return nil
 	}
-	e := &earlyAnalyses{dir: dir, algos: algos, started: map[string]*earlyAnalysis{}, stop: make(chan struct{})}
+	e := &earlyAnalyses{dir: dir, options: options, started: map[string]*earlyAnalysis{}, stop: make(chan struct{})}
 	e.wg.Add(1)
 	go e.watch()
 	return e
@@ -74,7 +74,7 @@ func (e *earlyAnalyses) scan() {
 			ea := &earlyAnalysis{done: make(chan struct{}), start: time.Now()}
 			e.started[path] = ea
 			go func() {
-				ea.a, ea.err = analyze.Follow(path, analyzeOptions(e.algos, "", ea.events.Store))
+				ea.a, ea.err = analyze.Follow(path, e.options(ea.events.Store))
 				close(ea.done)
 			}()
 		}

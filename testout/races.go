@@ -1,4 +1,4 @@
-package main
+package testout
 
 import (
 	"fmt"
@@ -82,11 +82,11 @@ func (tr *testRaces) binary() bool { return len(tr.cycles) > 0 || len(tr.leaks) 
 
 // packageRaces analyzes the traces of pkg's test binary not analyzed yet
 // and returns their races by test, in order of first report.
-func (o *testOutput) packageRaces(pkg string) ([]*testRaces, int) {
+func (o *Output) packageRaces(pkg string) ([]*testRaces, int) {
 	prefix := traceFileName(pkg+".test") + "."
 	var byTest, cycles []*testRaces
 	total, races := 0, 0
-	for _, path := range tracefile.List(o.traceDir) {
+	for _, path := range tracefile.List(o.TraceDir) {
 		if o.analyzed[path] || !strings.HasPrefix(filepath.Base(path), prefix) {
 			continue
 		}
@@ -108,7 +108,7 @@ func (o *testOutput) packageRaces(pkg string) ([]*testRaces, int) {
 			cycles = append(cycles, &testRaces{a: a, cycles: a.Cycles, leaks: a.Leaks, stall: stall, n: n})
 			total += n
 		}
-		o.sarif.note(pkg, a)
+		o.SARIF.note(pkg, a)
 		index := map[string]*testRaces{}
 		of := func(name string) *testRaces {
 			tr := index[name]
@@ -151,7 +151,7 @@ func (o *testOutput) packageRaces(pkg string) ([]*testRaces, int) {
 // addGiven notes a race of pkg's test name that detector reported, for
 // --confirm: observed when the detector is precise (its run had it),
 // predicted when it predicts, potential otherwise.
-func (o *testOutput) addGiven(pkg, test, detector string, m *trace.Meta, g finding.Group) {
+func (o *Output) addGiven(pkg, test, detector string, m *trace.Meta, g finding.Group) {
 	pair, ok := confirm.RacePair(m, g.Prev, g.Cur)
 	if !ok {
 		return
@@ -170,22 +170,22 @@ func (o *testOutput) addGiven(pkg, test, detector string, m *trace.Meta, g findi
 // writeTests writes each test's reports and its failure, line by line:
 // the failure's message before its "--- FAIL" line when chatty (-v, and
 // -json), after it otherwise, as package testing orders them.
-func (o *testOutput) writeTests(byTest []*testRaces, chatty bool, line func(test, s string)) {
+func (o *Output) writeTests(byTest []*testRaces, chatty bool, line func(test, s string)) {
 	for _, tr := range byTest {
 		var b strings.Builder
 		if err := report.Races(&b, tr.a.Meta, tr.results); err != nil {
-			o.errorf("%v", err)
+			o.Errorf("%v", err)
 		}
 		if tr.binary() {
 			if err := report.Deadlocks(&b, tr.a.Meta, tr.cycles, tr.a.Created); err != nil {
-				o.errorf("%v", err)
+				o.Errorf("%v", err)
 			}
 			if err := report.Leaks(&b, tr.a.Meta, tr.leaks, tr.a.Created); err != nil {
-				o.errorf("%v", err)
+				o.Errorf("%v", err)
 			}
 			if tr.stall {
 				if err := report.Stall(&b, tr.a.Meta, tr.a.StallTests, tr.a.Stalled, tr.a.Created); err != nil {
-					o.errorf("%v", err)
+					o.Errorf("%v", err)
 				}
 			}
 			for _, s := range strings.SplitAfter(b.String(), "\n") {
@@ -242,40 +242,40 @@ func againText(m *trace.Meta, ag againRace) string {
 }
 
 // analyze runs the detectors over one trace and prints its warnings.
-func (o *testOutput) analyze(path string) (*analyze.Analysis, bool) {
+func (o *Output) analyze(path string) (*analyze.Analysis, bool) {
 	var a *analyze.Analysis
 	var err error
 	if ea := o.early.take(path); ea != nil {
-		stop := progress.New("test", o.quiet).AnalysisOf(path, &ea.events, ea.start)
+		stop := progress.New("test", o.Quiet).AnalysisOf(path, &ea.events, ea.start)
 		<-ea.done
 		stop()
 		a, err = ea.a, ea.err
 	} else {
-		progress, stop := progress.New("test", o.quiet).Analysis(path)
-		a, err = analyze.Trace(path, analyzeOptions(o.algos, "", progress))
+		progress, stop := progress.New("test", o.Quiet).Analysis(path)
+		a, err = analyze.Trace(path, o.Options(progress))
 		stop()
 	}
 	if err != nil {
-		o.errorf("%v", err)
+		o.Errorf("%v", err)
 		o.err = true
 		return nil, false
 	}
-	a.Leaks = leak.Without(a.Leaks, a.Meta, o.leakIgnore)
+	a.Leaks = leak.Without(a.Leaks, a.Meta, o.LeakIgnore)
 	for _, w := range a.Warns {
 		fmt.Fprintf(os.Stderr, "racekit test: warning: %s\n", w)
 	}
-	if o.verbose {
+	if o.Verbose {
 		fmt.Fprintf(os.Stderr, "racekit test: %s: %d events analyzed in %v (%d goroutines on %d clock IDs)\n", a.Program, a.Events, a.Elapsed, a.Goroutines, a.ClockIDs)
 	}
 	return a, true
 }
 
-// rest reports the races of the traces no package line claimed (a test
+// Rest reports the races of the traces no package line claimed (a test
 // binary run by other means than go test's packages), the way racekit
 // run does, each followed by one FAIL line.
-func (o *testOutput) rest(w io.Writer) {
+func (o *Output) Rest(w io.Writer) {
 	defer o.early.close()
-	for _, path := range tracefile.List(o.traceDir) {
+	for _, path := range tracefile.List(o.TraceDir) {
 		if o.analyzed[path] {
 			continue
 		}
@@ -284,9 +284,9 @@ func (o *testOutput) rest(w io.Writer) {
 		if !ok || a.Races == 0 && len(a.Cycles) == 0 && len(a.Leaks) == 0 && a.StallTests == nil {
 			continue
 		}
-		o.sarif.note("", a)
+		o.SARIF.note("", a)
 		if err := a.Print(w); err != nil {
-			o.errorf("%v", err)
+			o.Errorf("%v", err)
 			o.err = true
 		}
 		fmt.Fprintf(w, "FAIL\t%s\t%s\n", strings.TrimSuffix(a.Program, ".test"), strings.TrimPrefix(findingCount(a.Races, len(a.Cycles), len(a.Leaks), min(1, len(a.Stalled))), " "))

@@ -1,4 +1,4 @@
-package main
+package testout
 
 import (
 	"bufio"
@@ -7,10 +7,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/confirm"
 )
 
-// testOutput passes go test's standard output through, holding back the
+// Output passes go test's standard output through, holding back the
 // closing lines of each package (its "PASS" or "FAIL" and its "ok" or
 // "FAIL" line; with -json, the package's final events) until its test
 // binary's traces are analyzed: the binary has exited when go test prints
@@ -27,17 +28,21 @@ import (
 // reports as output events, then its "--- FAIL" and its fail event, and
 // so do (without reports) the tests it is a subtest of, as go test -race
 // fails them.
-type testOutput struct {
-	out      io.Writer
-	json     bool
-	chatty   bool // -v: testing prints a failed test's output before its "--- FAIL" line
-	traceDir string
-	algos    []string
-	// leakIgnore: --leaks-ignore's functions (leak.Without).
-	leakIgnore []string
-	verbose    bool
-	quiet      bool // no progress lines (test -q)
-	errorf     func(format string, args ...any)
+type Output struct {
+	Out      io.Writer
+	JSON     bool
+	Chatty   bool // -v: testing prints a failed test's output before its "--- FAIL" line
+	TraceDir string
+	// Options are the options of an analysis of a trace (package
+	// analyze) reporting its progress to progress: racekit's -algo
+	// detectors.
+	Options func(progress func(n int64)) analyze.Options
+	// LeakIgnore: --leaks-ignore's functions (leak.Without).
+	LeakIgnore []string
+	Verbose    bool
+	Quiet      bool // no progress lines (test -q)
+	Errorf     func(format string, args ...any)
+	SARIF      *SARIF // -sarif: each race reported, with its stacks; nil without
 
 	analyzed map[string]bool // trace files done
 	early    *earlyAnalyses  // analyses of traces begun while their binaries ran
@@ -50,22 +55,34 @@ type testOutput struct {
 	err      bool                // an analysis failed
 	given    []confirm.Given     // --confirm: each race reported, for confirmation
 	traces   map[string][]string // --confirm: each package's trace files, for more candidates
-	sarif    *sarifRaces         // -sarif: each race reported, with its stacks; nil without
 }
+
+// Failed is the number of packages racekit failed (a race, a potential
+// deadlock, a leak or a stall), the traces Rest reported included.
+func (o *Output) Failed() int { return o.failed }
+
+// Err reports whether an analysis failed.
+func (o *Output) Err() bool { return o.err }
+
+// Traces are each package's trace files, for -confirm's candidates.
+func (o *Output) Traces() map[string][]string { return o.traces }
+
+// Given are the races reported, each as -confirm's candidate.
+func (o *Output) Given() []confirm.Given { return o.given }
 
 // summaryLine is go test's last line for a package: "ok  \tp\t0.1s",
 // "FAIL\tp\t0.1s", "FAIL\tp [build failed]", "?   \tp\t[no test files]".
 var summaryLine = regexp.MustCompile(`^(ok  |FAIL|\?   )\t([^\t ]+)(.*)$`)
 
-// run copies r to the output, line by line.
-func (o *testOutput) run(r io.Reader) {
+// Run copies r to the output, line by line.
+func (o *Output) Run(r io.Reader) {
 	o.analyzed = map[string]bool{}
 	o.traces = map[string][]string{}
 	o.heldPkg = map[string][]string{}
 	o.heldEnds = map[string][]heldEnd{}
-	o.early = startEarly(o.traceDir, o.algos)
+	o.early = startEarly(o.TraceDir, o.Options)
 	for line := range queuedLines(r) {
-		if o.json {
+		if o.JSON {
 			o.jsonLine(line)
 		} else {
 			o.textLine(line)
@@ -82,7 +99,7 @@ func (o *testOutput) run(r io.Reader) {
 			o.print(h.line)
 		}
 	}
-	if !o.json && o.failed > 0 && !o.lastFail {
+	if !o.JSON && o.failed > 0 && !o.lastFail {
 		o.print("FAIL\n")
 	}
 }
@@ -132,19 +149,19 @@ func queuedLines(r io.Reader) <-chan string {
 	return out
 }
 
-func (o *testOutput) print(s string) {
-	io.WriteString(o.out, s)
+func (o *Output) print(s string) {
+	io.WriteString(o.Out, s)
 	o.lastFail = s == "FAIL\n"
 }
 
-func (o *testOutput) flushHeld() {
+func (o *Output) flushHeld() {
 	for _, h := range o.held {
 		o.print(h)
 	}
 	o.held = o.held[:0]
 }
 
-func (o *testOutput) textLine(line string) {
+func (o *Output) textLine(line string) {
 	body := strings.TrimRight(line, "\r\n")
 	if body == "PASS" || body == "FAIL" {
 		o.flushHeld()
@@ -164,7 +181,7 @@ func (o *testOutput) textLine(line string) {
 		return
 	}
 	o.held = o.held[:0] // its PASS or FAIL: FAIL follows the reports
-	o.writeTests(byTest, o.chatty, func(test, s string) { o.print(s) })
+	o.writeTests(byTest, o.Chatty, func(test, s string) { o.print(s) })
 	o.print("FAIL\n")
 	o.print("FAIL\t" + m[2] + m[3] + raceCount(byTest) + "\n")
 	o.failed++

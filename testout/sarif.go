@@ -1,4 +1,4 @@
-package main
+package testout
 
 import (
 	"os"
@@ -12,18 +12,18 @@ import (
 	"github.com/racekit/racekit/trace"
 )
 
-// sarifRaces is racekit test -sarif: every race reported, kept with its
+// SARIF is racekit test -sarif: every race reported, kept with its
 // two accesses' stacks while each package's trace is analyzed (the
 // analysis is gone once the package is printed), given -confirm's verdict
 // once the confirmation is done, and written as SARIF at the end.
-type sarifRaces struct {
-	path  string
+type SARIF struct {
+	Path  string // the file written
 	races []report.DynamicRace
 }
 
 // note keeps the races of a, pkg's test binary's trace ("": a binary
 // that no package of go test's claimed). A nil s keeps nothing.
-func (s *sarifRaces) note(pkg string, a *analyze.Analysis) {
+func (s *SARIF) note(pkg string, a *analyze.Analysis) {
 	if s == nil {
 		return
 	}
@@ -38,12 +38,12 @@ func (s *sarifRaces) note(pkg string, a *analyze.Analysis) {
 	}
 }
 
-// judge gives each race -confirm's verdict on its pair. The confirmation
+// Judge gives each race -confirm's verdict on its pair. The confirmation
 // may have merged the pair with another naming the same two accesses
 // more exactly (confirm's candidates keep one per pair); then the pair of
 // the same package on the same two lines is the race's, unless there are
 // several: the race keeps its detector's evidence rather than a guess.
-func (s *sarifRaces) judge(res *confirm.FuzzResult) {
+func (s *SARIF) Judge(res *confirm.FuzzResult) {
 	if s == nil || res == nil {
 		return
 	}
@@ -104,10 +104,10 @@ func stmtAccess(stmt string) report.RaceAccess {
 	return report.RaceAccess{Kind: kind, Site: trace.Site{File: st.File, Line: st.Line, Col: st.Col}}
 }
 
-// write writes the SARIF log, files given relative to the main module's
+// Write writes the SARIF log, files given relative to the main module's
 // root (as code-scanning services want them: relative to the checkout).
-func (s *sarifRaces) write() error {
-	f, err := os.Create(s.path)
+func (s *SARIF) Write() error {
+	f, err := os.Create(s.Path)
 	if err != nil {
 		return err
 	}
