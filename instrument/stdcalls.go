@@ -72,6 +72,8 @@ import (
 //	        lets Read use as scratch space (the Go race detector records
 //	        the n bytes a read system call wrote)
 //	MR, MW  read / write the map operand (one object: rt.MR, rt.MW)
+//	IM      MR for the map an interface operand holds, if it holds one
+//	        (rt.RAnyMap; a map-typed operand: rt.MR)
 //	WB      write the object an io.Writer argument points to, when its
 //	        static type is *bytes.Buffer, *strings.Builder or *bufio.Writer
 //	        (fmt.Fprintf(&b, ...): the Write it calls is one of theirs)
@@ -228,6 +230,12 @@ var stdEntries = []struct {
 	// are all there is of it: it has no exported field.
 	{"r:W", pre("encoding/json.Decoder.", "Decode", "Token", "More", "UseNumber", "DisallowUnknownFields")},
 	{"r:R", pre("encoding/json.Decoder.", "Buffered", "InputOffset")},
+
+	// A template reads the data it executes; a map given as the data is
+	// read as Go reads a map, one object (the fields a struct's template
+	// names are not known here: a struct is not recorded).
+	{"1:IM", []string{"text/template.Template.Execute", "html/template.Template.Execute"}},
+	{"2:IM", []string{"text/template.Template.ExecuteTemplate", "html/template.Template.ExecuteTemplate"}},
 
 	// net's addresses: formatting one reads its IP's bytes (and a mask's),
 	// which the program may share (hashicorp/serf's mDNS agent formats a
@@ -402,7 +410,7 @@ func isByteSlice(t types.Type) bool {
 var stdHooks = map[string]string{
 	"R": "R1", "W": "W1", "D": "RDeep", "DP": "RDeepProgram", "RA": "R1Arrays", "WA": "W1Arrays", "ER": "Elems", "EB": "ElemsWords", "EW": "ElemsW", "EWB": "ElemsWordsW", "ES": "SortPre",
 	"MR": "MR", "MW": "MW", "J": "RJSON", "F": "RFmt", "WB": "W1",
-	"EF": "BytesFirst", "EFW": "BytesFirstW", "EL": "BytesLast", "O": "Fields",
+	"EF": "BytesFirst", "EFW": "BytesFirstW", "EL": "BytesLast", "O": "Fields", "IM": "RAnyMap",
 }
 
 // boundArg is the bound argument of a bounded effect's hook (", 10"), or "".
@@ -577,6 +585,9 @@ func (r *rewriter) stdHook(e stdEffect, op ast.Expr, addr bool) string {
 		if e.kind == "DP" {
 			hook = rtAlias + ".RSlicesOfProgram"
 		}
+	}
+	if e.kind == "IM" && isMap(typeOf(r.info, op)) {
+		hook = rtAlias + ".MR"
 	}
 	if (e.kind == "RA" || e.kind == "WA") && !r.heapOperand(op, addr) {
 		hook = rtAlias + ".ArraysOf" // (the same: only its arrays)
@@ -774,6 +785,8 @@ func (r *rewriter) stdOperandOK(op ast.Expr, e stdEffect) bool {
 		return ok
 	case "MR", "MW":
 		return isMap(tv.Type)
+	case "IM":
+		return isMap(tv.Type) || types.IsInterface(tv.Type)
 	case "J":
 		return true
 	case "F":

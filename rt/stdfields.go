@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"reflect"
 	"sync"
 	"unsafe"
 
@@ -137,4 +138,16 @@ func layoutUvarint(s string) (uint64, string) {
 		}
 	}
 	return x, ""
+}
+
+// RAnyMap records a read of the map x holds, if it holds one, and returns
+// x: a text/template's Execute reads the data it is given, and a map
+// there is read as Go reads a map (one object, rt.MR).
+func RAnyMap(x any, site uint32, rec bool) any {
+	if x != nil && (ctl || on && rec) {
+		if v := reflect.ValueOf(x); v.Kind() == reflect.Map && !v.IsNil() {
+			mapHook(hookRead, v.UnsafePointer(), site, rec)
+		}
+	}
+	return x
 }

@@ -115,6 +115,31 @@ func TestFieldsLazyAndDeref(t *testing.T) {
 	}
 }
 
+// RAnyMap reads the map an interface holds, and nothing for other values.
+func TestRAnyMap(t *testing.T) {
+	m := map[string]int{"a": 1}
+	escapeSink = m // on the heap: rt records nothing in a stack
+	tr := record(t, false, func(site uint32) {
+		if RAnyMap(m, site, true) == nil {
+			t.Error("RAnyMap does not return its operand")
+		}
+		RAnyMap(escape[fieldsObj](), site, true)
+		RAnyMap(nil, site, true)
+		var nilMap map[string]int
+		RAnyMap(nilMap, site, true)
+	})
+	var got []string
+	for _, e := range tr.Events {
+		if e.Op.IsAccess() {
+			got = append(got, fmt.Sprintf("%v %#x", e.Op, e.Obj))
+		}
+	}
+	want := fmt.Sprintf("%v %#x", trace.OpRead, uintptr(*(*unsafe.Pointer)(unsafe.Pointer(&m))))
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("accesses %q, want one: %q", got, want)
+	}
+}
+
 func TestLayoutUvarint(t *testing.T) {
 	for _, v := range []uint64{0, 1, 127, 128, 300, 1 << 20, 1<<64 - 1} {
 		s := string(binary.AppendUvarint(nil, v)) + "z"
