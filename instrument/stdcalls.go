@@ -52,10 +52,11 @@ import (
 //	ER, EW  read / write every element of the slice operand (rt.Elems,
 //	        rt.ElemsW; up to 256 events)
 //	EB      ER for the buffer a writer's Write copies, called in loops:
-//	        one event per 8 bytes of a []byte (rt.ElemsWords; the io
+//	        one range event for a []byte's bytes (rt.ElemsWords; the io
 //	        subject's 100k bufio.Writer.Write calls of a 24-byte line cost
-//	        10x more with one per byte); a racing write of a byte between
-//	        two of those words is missed
+//	        10x more with one event per byte); without range events one
+//	        event per 8 bytes, which misses a racing write of a byte
+//	        between two of those words
 //	ES      a sort of the slice operand: a read of every element before
 //	        the call (rt.SortPre, which keeps a copy of them) and a write
 //	        of each element whose bytes changed after it (rt.SortPost, the

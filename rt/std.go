@@ -147,14 +147,15 @@ func SortPost(site uint32) {
 }
 
 // ElemsWords is Elems for a slice of elements narrower than a word (a
-// []byte handed to bufio.Writer.Write): one event per 8 bytes, at offsets
-// 0, 8, 16... from the first element, instead of one per element. All the
-// addresses are inside the slice, so no race is invented; a write of an
-// element between two of them is missed (as for a field inside a wider
-// value: access).
+// []byte handed to bufio.Writer.Write), called in loops: every element as
+// one range event (a few events for a few elements), so that the call
+// costs about one event whatever the length. Without range events (TREE,
+// RACEKIT_RANGES=0), one event per 8 bytes, at offsets 0, 8, 16... from
+// the first element: all inside the slice, so no race is invented, but a
+// write of an element between two of them is missed.
 func ElemsWords[S ~[]E, E any](s S, site uint32, rec bool) S {
 	if len(s) > 0 {
-		wordsAccess(hookRead, sliceData(s), uintptr(len(s))*elemSize[E](), site, rec)
+		wordsAccess(hookRead, sliceData(s), elemSize[E](), len(s), site, rec)
 	}
 	return s
 }
@@ -162,27 +163,35 @@ func ElemsWords[S ~[]E, E any](s S, site uint32, rec bool) S {
 // ElemsWordsW is ElemsWords for a write: the buffer a Read fills.
 func ElemsWordsW[S ~[]E, E any](s S, site uint32, rec bool) S {
 	if len(s) > 0 {
-		wordsAccess(hookWrite, sliceData(s), uintptr(len(s))*elemSize[E](), site, rec)
+		wordsAccess(hookWrite, sliceData(s), elemSize[E](), len(s), site, rec)
 	}
 	return s
 }
 
-// wordsAccess is ElemsWords' and ElemsWordsW's body: n bytes at p, one
-// event per 8 of them.
-func wordsAccess(kind uint8, p unsafe.Pointer, n uintptr, site uint32, rec bool) {
+// wordsAccess is ElemsWords' and ElemsWordsW's body: the n elements of
+// elem bytes at p. Where range events are on, every element (one range
+// event past rangeMinWords of them: a byte another goroutine writes in
+// the middle of a word is met); else one event per 8 bytes, as few as a
+// word-sized writer's loop can afford.
+func wordsAccess(kind uint8, p unsafe.Pointer, elem uintptr, n int, site uint32, rec bool) {
 	op := trace.OpRead
 	if kind == hookWrite {
 		op = trace.OpWrite
 	}
+	size := elem * uintptr(n)
 	if ctl {
 		if op == trace.OpWrite {
-			ctlWrite(p, n, site)
+			ctlWrite(p, size, site)
 		} else {
-			ctlRead(p, n, site)
+			ctlRead(p, size, site)
 		}
 	}
 	if on && rec {
-		rangeAccess(op, p, 8, int((n+7)/8), site)
+		if rangesOn() {
+			rangeAccess(op, p, elem, n, site)
+		} else {
+			rangeAccess(op, p, 8, int((size+7)/8), site)
+		}
 	}
 }
 

@@ -114,8 +114,8 @@ func TestRaceBufferWriteArg(t *testing.T) {
 	<-c
 }
 
-// racekit: not seen (the bytes a Write copies are read one word at a
-// time: a write of p[2] meets no recorded address).
+// A byte in the middle of a word of the bytes a Write copies (rt.ElemsWords
+// records each byte, as one range event).
 func TestRaceBufferWriteArgMiddle(t *testing.T) {
 	var b bytes.Buffer
 	p := []byte("abc")
