@@ -160,8 +160,11 @@ func fieldType(st *types.Struct, path string) types.Type {
 }
 
 // fieldNames turns a path of field indices ("3.1") into field names
-// ("in.y").
+// ("in.y"); "" (the whole struct) into "**".
 func fieldNames(st *types.Struct, path string) string {
+	if path == "" {
+		return "**"
+	}
 	var names []string
 	for _, idx := range strings.Split(path, ".") {
 		i, _ := strconv.Atoi(idx)

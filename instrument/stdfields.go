@@ -19,7 +19,8 @@ import (
 //
 // An entry is "O=" and items: "r:Path" or "w:Path" (a field, by names from
 // the struct, "in.y" for a field of a nested struct; "*" for the object at
-// its first word, as R and W), "z:Path" (a field written on some paths
+// its first word, as R and W; "**" for every field, a shallow copy's
+// read), "z:Path" (a field written on some paths
 // only, as a lazy initializer writes it: a write while it is still zero, a
 // read after), "r*:Path" or "w*:Path" (the object a pointer field points
 // to, at its first word, or the map a map field holds), "lock:Path" or
@@ -71,6 +72,10 @@ func objectLayout(fn *types.Func, operand int, items string) (string, bool) {
 		if path == "*" {
 			acc = appendAccess(acc, kind, 0, 8, 1)
 			events++
+			continue
+		}
+		if path == "**" && (kind == "r" || kind == "w" || kind == "z") {
+			acc = appendLeaves(acc, kind, p.Elem(), 0, &events)
 			continue
 		}
 		off, ft, ok := fieldAt(st, path)

@@ -65,8 +65,9 @@ type Summary struct {
 	Params []Effect
 	// Fields: per parameter that points to a struct, the Read and Write of
 	// each field it reaches through the pointer, by field path (field
-	// indices joined by ".", a nested struct's field "3.1"); an array
-	// field's elements count as the field. Whole: the Read and Write of
+	// indices joined by ".", a nested struct's field "3.1"; "" the struct
+	// loaded or stored whole); an array field's elements count as the
+	// field. Whole: the Read and Write of
 	// the parameter's object not through a field path (the object loaded or
 	// stored whole, a slice's elements, a map). Params holds both.
 	Fields []Paths
@@ -333,14 +334,23 @@ func analyzeLocal(fn *ssa.Function) *local {
 		}
 	}
 	must := mustBlocks(fn)
-	// access records a load or store through the pointer addr. A field's
-	// Write where some return does not pass is Lazy.
+	// stores: per parameter and field path, the blocks that store to it;
+	// a field is written (Write) when every path to a return passes one,
+	// else Lazy (storesCover).
+	stores := map[fieldRef]map[*ssa.BasicBlock]bool{}
+	// access records a load or store through the pointer addr.
 	access := func(addr ssa.Value, e Effect, b *ssa.BasicBlock) {
 		f := get(addr)
-		if ref := fieldOf(addr, n); ref.ok && ref.path != "" && f.same == 1<<ref.param {
+		// The path "" is the struct itself, loaded or stored whole (a
+		// shallow copy: every field).
+		if ref := fieldOf(addr, n); ref.ok && f.same == 1<<ref.param {
 			l.eff[ref.param] |= e
-			if !must[b] && e == Write {
-				e = Read | Lazy
+			if e == Write {
+				if stores[ref] == nil {
+					stores[ref] = map[*ssa.BasicBlock]bool{}
+				}
+				stores[ref][b] = true
+				return
 			}
 			l.fields[ref.param].add(ref.path, e)
 			return
@@ -404,7 +414,44 @@ func analyzeLocal(fn *ssa.Function) *local {
 			}
 		}
 	}
+	for ref, blocks := range stores {
+		e := Write
+		if !storesCover(fn, blocks) {
+			e = Read | Lazy
+		}
+		l.fields[ref.param].add(ref.path, e)
+	}
 	return l
+}
+
+// storesCover reports whether every path from fn's entry to a return
+// passes one of the blocks (a field set in both branches of an if is
+// written at each call; one set in a branch only, Lazy). A function
+// without a reachable return stores nothing for sure.
+func storesCover(fn *ssa.Function, blocks map[*ssa.BasicBlock]bool) bool {
+	if len(fn.Blocks) == 0 {
+		return false
+	}
+	seen := map[*ssa.BasicBlock]bool{}
+	stack := []*ssa.BasicBlock{fn.Blocks[0]}
+	for len(stack) > 0 {
+		b := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[b] || blocks[b] {
+			continue
+		}
+		seen[b] = true
+		if _, ret := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ret {
+			return false
+		}
+		stack = append(stack, b.Succs...)
+	}
+	for _, b := range fn.Blocks {
+		if _, ret := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ret {
+			return true
+		}
+	}
+	return false
 }
 
 func (l *local) callInstr(c *ssa.CallCommon, get func(ssa.Value) flow, eff func(mask, Effect), must bool) {

@@ -242,6 +242,16 @@ func (c *C) LazyCerts() []int {
 	return c.Certs
 }
 
+// Set on both branches of an if: written at each call.
+// modref: 0.1:W 0:W
+func (c *C) SetEither(b bool) {
+	if b {
+		c.Name = "a"
+	} else {
+		c.Name = "b"
+	}
+}
+
 // modref: 0.1:W 0.2:RZ 0:RW
 func (c *C) LazyThenSet() {
 	c.LazyCerts()
@@ -260,8 +270,12 @@ func setX(p *struct{ x, y int }) { p.x = 1 }
 // modref: 0.2:R 0:R
 func (c *C) CertsLen() int { return certsLen(&c.Certs) }
 
-// modref: 0:R
+// modref: 0.:R 0:R
 func certsLen(p *[]int) int { s := *p; return len(s) }
+
+// A shallow copy reads the struct whole (the path "").
+// modref: 0.:R 0:R
+func (c *C) Copy() C { return *c }
 
 // A lock of a field of a nested object is the nested object's: Sync.
 // modref: 0.0:R 0:RS

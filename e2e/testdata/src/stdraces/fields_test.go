@@ -7,6 +7,7 @@ package stdraces
 // initializer that wrote once is a read afterwards.
 
 import (
+	"context"
 	"crypto/tls"
 	"go/token"
 	"net/http"
@@ -125,5 +126,17 @@ func TestNoRaceRecorderHeaderAfterLazy(t *testing.T) {
 		c <- true
 	}()
 	_ = rec.Header().Get("a")
+	<-c
+}
+
+// WithContext copies the Request whole (the O effect's "**").
+func TestRaceRequestWithContext(t *testing.T) {
+	req := httptest.NewRequest("GET", "/x", nil)
+	c := make(chan bool)
+	go func() {
+		req.Method = "POST" // race: withctx
+		c <- true
+	}()
+	sink = req.WithContext(context.Background()) // race: withctx
 	<-c
 }
