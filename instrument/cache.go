@@ -258,14 +258,7 @@ func writeModFile(gomod, rtDir, cache string, replaces map[string]string, extra 
 		b.WriteByte('\n')
 	}
 	fmt.Fprintf(&b, "\n// Added by racekit.\nrequire %s v0.0.0\n\nreplace %s => %s\n", RTModule, RTModule, rtDir)
-	var paths []string
-	for p := range replaces {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		fmt.Fprintf(&b, "replace %s => %s\n", p, replaces[p])
-	}
+	writeReplaces(&b, replaces)
 	b.WriteString(extra)
 	h := sha256.New()
 	h.Write(b.Bytes())
@@ -285,6 +278,19 @@ func writeModFile(gomod, rtDir, cache string, replaces map[string]string, extra 
 	return p, nil
 }
 
+// writeReplaces writes a replace directive per module of replaces, in
+// order (a go.mod's and a go.work's are written alike).
+func writeReplaces(b *bytes.Buffer, replaces map[string]string) {
+	var paths []string
+	for p := range replaces {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		fmt.Fprintf(b, "replace %s => %s\n", p, replaces[p])
+	}
+}
+
 // writeWorkFile writes the go.work file the overlay puts in place of the
 // user's (at the same path, so that its relative paths and go.work.sum
 // stay valid): the user's, plus a use of the runtime copy and the
@@ -300,13 +306,6 @@ func writeWorkFile(work, rtDir, cache string, replaces map[string]string) (strin
 		b.WriteByte('\n')
 	}
 	fmt.Fprintf(&b, "\n// Added by racekit.\nuse %s\n", rtDir)
-	var paths []string
-	for p := range replaces {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		fmt.Fprintf(&b, "replace %s => %s\n", p, replaces[p])
-	}
+	writeReplaces(&b, replaces)
 	return writeCached(cache, "work", ".work", b.Bytes())
 }

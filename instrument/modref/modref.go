@@ -243,17 +243,7 @@ func (s *Summary) addCallee(c call, j int, cs *Summary) bool {
 }
 
 // addWhole ORs the Read and Write of e into Whole of the parameters of m.
-func (s *Summary) addWhole(m mask, e Effect) bool {
-	e &= Read | Write
-	changed := false
-	for i := range s.Whole {
-		if m&(1<<i) != 0 && s.Whole[i]|e != s.Whole[i] {
-			s.Whole[i] |= e
-			changed = true
-		}
-	}
-	return changed
-}
+func (s *Summary) addWhole(m mask, e Effect) bool { return orInto(s.Whole, m, e&(Read|Write)) }
 
 func joinPath(a, b string) string {
 	switch {
@@ -277,14 +267,18 @@ func clonePaths(p Paths) Paths {
 }
 
 // add ORs e into the parameters of m and reports whether anything changed.
-func (s *Summary) add(m mask, e Effect) bool {
+func (s *Summary) add(m mask, e Effect) bool { return orInto(s.Params, m, e) }
+
+// orInto ORs e into the entries of effs that m selects and reports whether
+// any changed.
+func orInto(effs []Effect, m mask, e Effect) bool {
 	if e == 0 || m == 0 {
 		return false
 	}
 	changed := false
-	for i := range s.Params {
-		if m&(1<<i) != 0 && s.Params[i]|e != s.Params[i] {
-			s.Params[i] |= e
+	for i := range effs {
+		if m&(1<<i) != 0 && effs[i]|e != effs[i] {
+			effs[i] |= e
 			changed = true
 		}
 	}
