@@ -143,6 +143,55 @@ func TestTraceRaceStacks(t *testing.T) {
 	}
 }
 
+// A race between two std calls' interceptor accesses shows each callee's
+// frame above its caller's, as Go's report shows the std frame; a frame
+// further out whose last site was such a call shows the call alone.
+func TestTraceRaceCalleeFrames(t *testing.T) {
+	b := trace.NewBuilder()
+	m := b.Trace().M
+	ws := trace.Frame{Func: "strings.(*Builder).WriteString", File: "/go/src/strings/builder.go", Line: 112}
+	site := func(line int, c trace.Frame) trace.SiteID {
+		return m.InternSite(trace.Site{File: "main.go", Line: line, Col: 3, Callee: c})
+	}
+	enter(b, "main", "main.main", 5)
+	b.Fork("main", "worker", "main.go:7")
+	b.Add(trace.Event{G: b.G("main"), Op: trace.OpWrite, Obj: b.Obj("b"), Site: site(6, ws)}) // the call site's last event
+	enter(b, "worker", "main.worker", 30)
+	b.Add(trace.Event{G: b.G("worker"), Op: trace.OpWrite, Obj: b.Obj("x"), Site: site(31, ws)})
+	enter(b, "main", "main.f", 12)
+	b.Add(trace.Event{G: b.G("main"), Op: trace.OpWrite, Obj: b.Obj("x"), Site: site(13, ws)})
+	a, err := Trace(writeTrace(t, b), Options{Algos: []string{"hb"}, New: newHB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Results) != 1 || len(a.Results[0].Groups) != 1 {
+		t.Fatalf("results %+v; want 1 race", a.Results)
+	}
+	res := a.Results[0]
+	g := res.Groups[0]
+	p := g.Pair()
+	std := "strings.(*Builder).WriteString@/go/src/strings/builder.go:112"
+	for _, c := range []struct {
+		what      string
+		got, want []string
+	}{
+		{"current access's stack", frames(res.Stacks[p]), []string{std, "main.f@main.go:13", "main.main@main.go:6"}},
+		{"previous access's stack", frames(res.PrevStacks[p]), []string{std, "main.worker@main.go:31"}},
+		{"worker's creation stack", frames(a.Created[g.Prev.G]), []string{"main.main@main.go:7"}},
+	} {
+		if !slices.Equal(c.got, c.want) {
+			t.Errorf("%s: %q, want %q", c.what, c.got, c.want)
+		}
+	}
+	var out bytes.Buffer
+	if err := a.Print(&out); err != nil {
+		t.Fatal(err)
+	}
+	if want := "  strings.(*Builder).WriteString()\n      /go/src/strings/builder.go:112\n  main.f()\n      main.go:13:3\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, out.String())
+	}
+}
+
 // StartFunc keeps the races whose later access comes after the first
 // entry into it, and none when it is never entered.
 func TestTraceStartFunc(t *testing.T) {

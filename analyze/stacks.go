@@ -173,9 +173,17 @@ func (s *Stacks) Stack(m *trace.Meta, g trace.GID) []trace.Site {
 	if st == nil {
 		return nil
 	}
-	out := make([]trace.Site, 0, len(st.frames))
+	out := make([]trace.Site, 0, len(st.frames)+1)
 	for i := len(st.frames) - 1; i >= 0; i-- {
-		out = append(out, frameSite(m, st.frames[i].fn, st.frames[i].cur))
+		f := frameSite(m, st.frames[i].fn, st.frames[i].cur)
+		if i == len(st.frames)-1 {
+			// The innermost frame, at the current event: its callee's
+			// frame above it.
+			f.Callee = m.Site(st.frames[i].cur).Callee
+			out = append(out, f.Frames()...)
+			continue
+		}
+		out = append(out, f)
 	}
 	return out
 }
@@ -205,17 +213,20 @@ func (s *Stacks) stackAt(m *trace.Meta, a finding.Access) []trace.Site {
 		if st.trimmed {
 			return nil
 		}
-		return []trace.Site{m.Site(a.Site)}
+		return m.Site(a.Site).Frames()
 	}
 	return nodeStack(m, st.hist[i-1].top, a.Site)
 }
 
-// nodeStack is the stack whose innermost frame is top, at site.
+// nodeStack is the stack whose innermost frame is top, at site: below the
+// site's callee's frame, if it has one.
 func nodeStack(m *trace.Meta, top *snode, site trace.SiteID) []trace.Site {
 	if top == nil {
-		return []trace.Site{m.Site(site)}
+		return m.Site(site).Frames()
 	}
-	out := []trace.Site{frameSite(m, top.fn, site)}
+	inner := frameSite(m, top.fn, site)
+	inner.Callee = m.Site(site).Callee
+	out := inner.Frames()
 	for n := top; n.parent != nil; n = n.parent {
 		out = append(out, frameSite(m, n.parent.fn, n.call))
 	}
@@ -230,6 +241,7 @@ func frameSite(m *trace.Meta, fn, cur trace.SiteID) trace.Site {
 	}
 	site := m.Site(cur)
 	site.Func = m.Site(fn).Func
+	site.Callee = trace.Frame{} // an outer frame: the call, not the callee
 	return site
 }
 

@@ -83,8 +83,11 @@ func siteName(m *trace.Meta, id trace.SiteID) string {
 
 // result is what the detectors found in one trace.
 type result struct {
-	hbPairs   []string // distinct racing line pairs (hb)
-	fastRaces int      // distinct races (fasttrack)
+	hbPairs []string // distinct racing line pairs (hb)
+	// callees: the std function each racing access's site stands for
+	// (trace.Site.Callee), by site name; none for a site of its own.
+	callees   map[string]string
+	fastRaces int // distinct races (fasttrack)
 	events    int64
 	warnings  []string
 }
@@ -100,9 +103,14 @@ func analyze(path string) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &result{fastRaces: ftc.Len(), events: n}
+	res := &result{fastRaces: ftc.Len(), events: n, callees: map[string]string{}}
 	seen := map[string]bool{}
 	for _, g := range hbc.Groups() {
+		for _, id := range []trace.SiteID{g.Prev.Site, g.Cur.Site} {
+			if c := f.Meta().Site(id).Callee; !c.IsZero() {
+				res.callees[siteName(f.Meta(), id)] = c.Func
+			}
+		}
 		p := pairName(siteName(f.Meta(), g.Prev.Site), siteName(f.Meta(), g.Cur.Site))
 		if !seen[p] {
 			seen[p] = true

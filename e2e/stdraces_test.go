@@ -39,7 +39,8 @@ func TestStdRaces(t *testing.T) {
 
 	rkBin, raceBin := buildBoth(t, src, "stdraces", prep)
 
-	var seenRace, seenRK, notSeen int
+	var seenRace, seenRK, notSeen, stdSides, stdShown int
+	var unshown []string
 	var table strings.Builder
 	for _, tc := range tests {
 		run := "-test.run=^" + tc.name + "$"
@@ -101,10 +102,79 @@ func TestStdRaces(t *testing.T) {
 		case strings.Join(rk, "\n") != want:
 			t.Errorf("%s: racekit: racing line pairs %q, want %q", tc.name, rk, tc.want)
 		}
+		// The std frame above the user's call, as go test -race shows it.
+		for side, fn := range stdFramesIn(raceOut, "stdraces") {
+			if tc.notSeen || !strings.Contains(want, side) {
+				continue
+			}
+			stdSides++
+			switch got := res.callees[side]; {
+			case got == "":
+				unshown = append(unshown, fmt.Sprintf("%s: %s above %s", tc.name, fn, side))
+			case sameStdFrame(got, fn):
+				stdShown++
+			default:
+				t.Errorf("%s: racekit shows %s above %s, go test -race %s", tc.name, got, side, fn)
+			}
+		}
 	}
 	t.Logf("per test (distinct racing line pairs):\n%s", table.String())
 	t.Logf("tests with a race: go test -race %d, racekit %d (%d TestRace*, %d marked not seen by racekit)",
 		seenRace, seenRK, countPrefix(tests, "TestRace"), notSeen)
+	t.Logf("racing accesses inside a std call: racekit shows go test -race's std frame above the call for %d of %d; not for:\n%s",
+		stdShown, stdSides, strings.Join(unshown, "\n"))
+}
+
+// sameStdFrame reports whether racekit's callee frame got names the std
+// call go test -race shows as goFn: the same function; a method of the
+// same name (called through an interface: racekit names the interface's,
+// go test -race the dynamic type's); or an unexported function of the
+// same package (reflect.typedslicecopy, which reflect.Copy's frame
+// reaches without showing itself).
+func sameStdFrame(got, goFn string) bool {
+	dot := strings.LastIndexByte(got, '.')
+	if got == goFn || strings.HasSuffix(goFn, got[dot:]) {
+		return true
+	}
+	pkg, name := goFn[:max(strings.LastIndexByte(goFn, '.'), 0)], goFn[strings.LastIndexByte(goFn, '.')+1:]
+	return strings.HasPrefix(got, pkg+".") && name != "" && name[0] >= 'a' && name[0] <= 'z'
+}
+
+// stdFramesIn reads go test -race's reports and returns, for each access
+// whose stack reaches a file under a directory named dir from a function
+// of a standard-library package, that function (the frame above the first
+// in dir), by the dir frame's file:line.
+func stdFramesIn(out []byte, dir string) map[string]string {
+	frames := map[string]string{}
+	inAccess := false
+	fn, above := "", ""
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "Read at") || strings.HasPrefix(line, "Write at") ||
+			strings.HasPrefix(line, "Previous read at") || strings.HasPrefix(line, "Previous write at"):
+			inAccess, fn, above = true, "", ""
+		case inAccess && !strings.HasPrefix(line, " "):
+			inAccess = false
+		case inAccess && strings.HasSuffix(line, "()"):
+			above, fn = fn, strings.TrimSuffix(strings.TrimSpace(line), "()")
+		case inAccess:
+			m := raceFrame.FindStringSubmatch(line)
+			if m == nil || filepath.Base(filepath.Dir(m[1])) != dir {
+				continue
+			}
+			inAccess = false
+			if above != "" && !strings.Contains(above, dir+".") {
+				// A generic function's shape (slices.Sort[go.shape.int]) dropped.
+				if i := strings.IndexByte(above, '['); i > 0 {
+					above = above[:i]
+				}
+				frames[fmt.Sprintf("%s:%s", filepath.Base(m[1]), m[2])] = above
+			}
+		}
+	}
+	return frames
 }
 
 type stdTest struct {

@@ -233,8 +233,14 @@ func (r *rewriter) call(x *ast.CallExpr) {
 			name += "G"
 		}
 		g.lit(name + "(")
+		site := r.site
+		if fn := r.calledFunc(x); fn != nil && fn.Pkg() != nil && fn.Pkg().Path() == "reflect" {
+			// reflect's accesses: reports show the Value method
+			// above the call, as go test -race does.
+			site = func(p token.Pos) string { return r.calleeSite(p, fn) }
+		}
 		if h.sited {
-			g.lit(r.site(x.Pos()) + ", " + r.recFlag() + ")(")
+			g.lit(site(x.Pos()) + ", " + r.recFlag() + ")(")
 		}
 		first := true
 		if recv != "" {
@@ -255,7 +261,7 @@ func (r *rewriter) call(x *ast.CallExpr) {
 			if !first {
 				g.lit(", ")
 			}
-			g.lit(r.site(x.Pos()))
+			g.lit(site(x.Pos()))
 		}
 		if h.rec && !h.sited {
 			g.lit(", " + r.recFlag())

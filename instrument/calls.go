@@ -230,6 +230,30 @@ func lockerMethod(fn *types.Func, n *types.Named) bool {
 	return true
 }
 
+// runtimeName names fn as Go's stack traces and race reports do:
+// net/http.(*Client).Do, strings.Builder.String, io.ReadAll.
+func runtimeName(fn *types.Func) string {
+	if fn.Pkg() == nil {
+		return fn.Name()
+	}
+	sig, _ := fn.Type().(*types.Signature)
+	if sig == nil || sig.Recv() == nil {
+		return fn.Pkg().Path() + "." + fn.Name()
+	}
+	t, star := types.Unalias(sig.Recv().Type()), ""
+	if p, ok := t.(*types.Pointer); ok {
+		t, star = types.Unalias(p.Elem()), "*"
+	}
+	n, ok := t.(*types.Named)
+	if !ok {
+		return fn.FullName()
+	}
+	if star != "" {
+		return fn.Pkg().Path() + ".(*" + n.Obj().Name() + ")." + fn.Name()
+	}
+	return fn.Pkg().Path() + "." + n.Obj().Name() + "." + fn.Name()
+}
+
 // stdKey names fn in the tables of std functions (stdTable, freshStd):
 // methodKey for a method, funcKey for a function.
 func stdKey(fn *types.Func) string {

@@ -5,10 +5,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"go/ast"
+	"go/build"
 	"go/token"
 	"go/types"
 	"maps"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,13 +114,18 @@ type rewriter struct {
 	sites   []uint32 // (line, col, func) triples
 	funcs   []string
 	funcIdx map[string]int
-	fn      string         // enclosing function's name, for sites
-	lits    map[string]int // function literals numbered per enclosing function
-	ntmp    int
-	useTest bool
-	results [][]*ast.Ident // named results of the enclosing functions
-	after   []string       // events to record after the current statement
-	initAft []string       // after's events of the last if's or switch's init statement
+	// callees: (site, frame, line) triples, a site whose events stand for
+	// an untraced function's (calleeSite), frames its (func, file) pairs.
+	callees  []uint32
+	frames   []string
+	frameIdx map[[2]string]int
+	fn       string         // enclosing function's name, for sites
+	lits     map[string]int // function literals numbered per enclosing function
+	ntmp     int
+	useTest  bool
+	results  [][]*ast.Ident // named results of the enclosing functions
+	after    []string       // events to record after the current statement
+	initAft  []string       // after's events of the last if's or switch's init statement
 
 	captured  map[*types.Var]bool        // locals function literals capture (stdcalls.go), lazily
 	stmtCalls map[*ast.CallExpr]*bpPlan  // BarrierPairs bracketing a statement
@@ -162,11 +169,43 @@ func (r *rewriter) site(p token.Pos) string {
 	return r.base + "+" + strconv.Itoa(id)
 }
 
+// calleeSite is site for a hook that records what the untraced function
+// fn does at its call at p: the site also names fn, which reports show as
+// the innermost frame, above the call's (trace.Site.Callee).
+func (r *rewriter) calleeSite(p token.Pos, fn *types.Func) string {
+	s := r.site(p)
+	pos := r.fset.PositionFor(fn.Pos(), false)
+	file := pos.Filename
+	if rest, ok := strings.CutPrefix(file, "$GOROOT/"); ok && build.Default.GOROOT != "" {
+		// Export data names std files so; Go's reports name them
+		// by the real path.
+		file = filepath.Join(build.Default.GOROOT, rest)
+	}
+	key := [2]string{runtimeName(fn), file}
+	if r.frameIdx == nil {
+		r.frameIdx = map[[2]string]int{}
+	}
+	j, ok := r.frameIdx[key]
+	if !ok {
+		j = len(r.frames) / 2
+		r.frames = append(r.frames, key[0], key[1])
+		r.frameIdx[key] = j
+	}
+	r.callees = append(r.callees, uint32(len(r.sites)/3-1), uint32(j), uint32(max(pos.Line, 0)))
+	return s
+}
+
 // asite is site for an access hook: the site, then the flag saying
 // whether the enclosing frame's accesses are recorded (recFlag).
 func (r *rewriter) asite(p token.Pos) string {
+	return r.withRec(r.site(p))
+}
+
+// withRec is an access hook's site, then the flag saying whether the
+// enclosing frame's accesses are recorded (asite).
+func (r *rewriter) withRec(site string) string {
 	r.nrec++
-	return r.site(p) + ", " + r.recFlag()
+	return site + ", " + r.recFlag()
 }
 
 // recFlag names the flag the access hooks take: in a function body the
@@ -239,21 +278,21 @@ func (r *rewriter) finish() {
 		b.WriteByte('\n')
 	}
 	fmt.Fprintf(&b, "\nconst %s = true\n", r.recFlag())
-	fmt.Fprintf(&b, "var %s = %s.RegisterFile(%s, []string{", r.base, rtAlias, strconv.Quote(r.in.Path))
-	for i, f := range r.funcs {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(strconv.Quote(f))
+	register := "RegisterFile"
+	if len(r.callees) > 0 {
+		register = "RegisterFileCallees"
 	}
-	b.WriteString("}, []uint32{")
-	for i, s := range r.sites {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		b.WriteString(strconv.FormatUint(uint64(s), 10))
+	fmt.Fprintf(&b, "var %s = %s.%s(%s, ", r.base, rtAlias, register, strconv.Quote(r.in.Path))
+	writeStrings(&b, r.funcs)
+	b.WriteString(", ")
+	writeUint32s(&b, r.sites)
+	if len(r.callees) > 0 {
+		b.WriteString(", ")
+		writeUint32s(&b, r.callees)
+		b.WriteString(", ")
+		writeStrings(&b, r.frames)
 	}
-	b.WriteString("})\n")
+	b.WriteString(")\n")
 	for _, name := range slices.Sorted(maps.Keys(r.typeAliases)) {
 		fmt.Fprintf(&b, "type %s = %s\n", r.typeAliases[name], name)
 	}
@@ -584,4 +623,28 @@ func (r *rewriter) typeSwitchStmt(x *ast.TypeSwitchStmt) {
 		}
 		r.block(cc.Body)
 	}
+}
+
+// writeStrings writes the literal of the []string ss.
+func writeStrings(b *strings.Builder, ss []string) {
+	b.WriteString("[]string{")
+	for i, s := range ss {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(s))
+	}
+	b.WriteString("}")
+}
+
+// writeUint32s writes the literal of the []uint32 us.
+func writeUint32s(b *strings.Builder, us []uint32) {
+	b.WriteString("[]uint32{")
+	for i, u := range us {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(strconv.FormatUint(uint64(u), 10))
+	}
+	b.WriteString("}")
 }

@@ -456,7 +456,7 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 	effs = expandRest(effs, len(x.Args), func(i int) bool {
 		return i < len(x.Args) && r.fmtValueFormat(x.Args[i])
 	})
-	c := &stdCallSite{r: r, x: x, recv: recv, last: lastCallingOperand(r.info, recv.x, x.Args)}
+	c := &stdCallSite{r: r, x: x, fn: fn, recv: recv, last: lastCallingOperand(r.info, recv.x, x.Args)}
 	for _, e := range effs {
 		c.record(e)
 	}
@@ -540,6 +540,7 @@ func lastCallingOperand(info *types.Info, recv ast.Expr, args []ast.Expr) int {
 type stdCallSite struct {
 	r        *rewriter
 	x        *ast.CallExpr
+	fn       *types.Func // the function x calls
 	recv     stdRecv
 	last     int      // the position of the last operand that calls or receives
 	later    []func() // wraps added by post
@@ -614,7 +615,7 @@ func (c *stdCallSite) record(e stdEffect) {
 	addr := isRecv && c.recv.addr
 	hook := r.stdHook(e, op, addr)
 	site := func() string {
-		s := r.asite(c.x.Pos())
+		s := r.withRec(r.calleeSite(c.x.Pos(), c.fn))
 		if e.kind == "ES" {
 			// SortPost names the sort by SortPre's site.
 			c.sortSite = strings.TrimSuffix(s, ", "+r.recFlag())

@@ -101,7 +101,7 @@ func writeAccess(bw *errWriter, m *trace.Meta, what string, addr uint64, a findi
 	}
 	bw.printf("%s at 0x%x%s by goroutine %s (event %d):\n", what, addr, obj, m.Goroutine(a.G).Label(), a.Seq)
 	if len(stack) == 0 {
-		stack = []trace.Site{m.Site(a.Site)}
+		stack = m.Site(a.Site).Frames()
 	}
 	for _, s := range stack {
 		writeFrame(bw, s)
@@ -219,6 +219,9 @@ func jsonSites(stack []trace.Site) []JSONSite {
 }
 
 func jsonAccess(m *trace.Meta, a finding.Access, stack []trace.Site) JSONAccess {
+	if len(stack) == 0 && !m.Site(a.Site).Callee.IsZero() {
+		stack = m.Site(a.Site).Frames()
+	}
 	return JSONAccess{Kind: a.Kind(), Event: a.Seq, Goroutine: m.Goroutine(a.G).Label(), Site: jsonSite(m, a.Site), Stack: jsonSites(stack)}
 }
 

@@ -184,7 +184,7 @@ func byGoroutine(a RaceAccess) string {
 func (u sarifURIs) threadFlow(a RaceAccess, msg string) sarif.ThreadFlow {
 	stack := a.Stack
 	if len(stack) == 0 {
-		stack = []trace.Site{a.Site}
+		stack = a.Site.Frames()
 	}
 	tf := sarif.ThreadFlow{Message: &sarif.Message{Text: msg}}
 	for i := len(stack) - 1; i >= 0; i-- {

@@ -189,6 +189,15 @@ func (g *gstate) record(op trace.Op, flags trace.Flags, site uint32, obj, val ui
 // triples, functions by their index in funcs. The file's site k=0 is its
 // first triple.
 func RegisterFile(file string, funcs []string, sites []uint32) uint32 {
+	return RegisterFileCallees(file, funcs, sites, nil, nil)
+}
+
+// RegisterFileCallees is RegisterFile for a file some of whose sites stand
+// for an untraced function called there (a standard-library call whose
+// accesses an interceptor records): callees holds (site k of the file,
+// frame j, line) triples, frames (function, file) pairs, frame j at
+// 2j. The trace gives such a site its trace.Site.Callee.
+func RegisterFileCallees(file string, funcs []string, sites, callees []uint32, frames []string) uint32 {
 	tracedFiles.Store(file, true)
 	if ctl && !on {
 		return schedFile(file, sites, 0) // controlled mode (sched.go)
@@ -202,6 +211,7 @@ func RegisterFile(file string, funcs []string, sites []uint32) uint32 {
 	if ctl {
 		schedFile(file, sites, base) // controlled mode (sched.go)
 	}
+	first := len(defs)
 	for i := 0; i+2 < len(sites); i += 3 {
 		fn := ""
 		if k := int(sites[i+2]); k < len(funcs) {
@@ -209,6 +219,12 @@ func RegisterFile(file string, funcs []string, sites []uint32) uint32 {
 		}
 		defs = append(defs, def{isSite: true, site: trace.Site{File: file, Line: int(sites[i]), Col: int(sites[i+1]), Func: fn}})
 		nsites++
+	}
+	for i := 0; i+2 < len(callees); i += 3 {
+		k, j := first+int(callees[i]), 2*int(callees[i+1])
+		if k < len(defs) && j+1 < len(frames) {
+			defs[k].site.Callee = trace.Frame{Func: frames[j], File: frames[j+1], Line: int(callees[i+2])}
+		}
 	}
 	return base
 }

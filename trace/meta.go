@@ -14,6 +14,34 @@ type Site struct {
 	Line int    // 1-based; 0 when unknown
 	Col  int    // 1-based; 0 when unknown
 	Func string // enclosing function, package-qualified; "" when unknown
+	// Callee is the untraced function called at this site whose accesses
+	// the site's events stand for (a standard-library call recorded by
+	// its interceptor: strings.(*Builder).WriteString); zero when the
+	// events are the site's own. Reports show it as the innermost frame,
+	// above the caller's, as Go's race report shows the std frame.
+	Callee Frame
+}
+
+// Frame is a function outside the trace: its name, package-qualified, and
+// its declaration's file and line (0 when unknown).
+type Frame struct {
+	Func string
+	File string
+	Line int
+}
+
+// IsZero reports whether f names no function.
+func (f Frame) IsZero() bool { return f.Func == "" }
+
+// Frames returns the frames an access at s shows, innermost first: the
+// callee's, if s has one, then s.
+func (s Site) Frames() []Site {
+	if s.Callee.IsZero() {
+		return []Site{s}
+	}
+	c := Site{File: s.Callee.File, Line: s.Callee.Line, Func: s.Callee.Func}
+	s.Callee = Frame{}
+	return []Site{c, s}
 }
 
 // String formats the site as file:line:col (omitting unknown parts).
@@ -156,6 +184,25 @@ func (m *Meta) DefineSite(id SiteID, s Site) error {
 	if m.siteIndex != nil {
 		if _, dup := m.siteIndex[s]; !dup {
 			m.siteIndex[s] = id
+		}
+	}
+	return nil
+}
+
+// SetCallee sets the callee frame of the defined site id (a trace file
+// defines a site, then its callee).
+func (m *Meta) SetCallee(id SiteID, f Frame) error {
+	if id == NoSite || int(id) >= len(m.Sites) {
+		return fmt.Errorf("callee of site %d, which is not defined", id)
+	}
+	old := m.Sites[id]
+	m.Sites[id].Callee = f
+	if m.siteIndex != nil {
+		if m.siteIndex[old] == id {
+			delete(m.siteIndex, old)
+		}
+		if _, dup := m.siteIndex[m.Sites[id]]; !dup {
+			m.siteIndex[m.Sites[id]] = id
 		}
 	}
 	return nil

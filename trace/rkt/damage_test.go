@@ -155,6 +155,12 @@ func TestCorruptedByteAtEveryOffset(t *testing.T) {
 			got := decode(data, "bad.rkt")
 			what := fmt.Sprintf("byte %d ^ %#x", off, mask)
 			n, _, _ := f.blockPrefix(off)
+			if off == len(Magic) && got.err == nil && len(got.warnings) == 0 && int(data[off]) >= MinVersion && int(data[off]) < Version {
+				// The version byte made an earlier version whose
+				// records this file does not use: the same trace.
+				checkPrefix(t, what, got, f.want, len(f.want.events))
+				continue
+			}
 			if got.err != nil {
 				errs++
 				var fe *trace.FormatError

@@ -13,7 +13,7 @@
 // input and the byte offset of the damaged block or record; it never panics
 // and never returns wrong events without an error.
 //
-// # Format, version 4
+// # Format, version 5
 //
 // This section is a public contract: files written today must stay readable.
 // "uvarint" is the unsigned LEB128 varint of encoding/binary (at most 10
@@ -28,7 +28,7 @@
 //	file   = header block* [end-block]
 //	header = magic version
 //	magic  = 89 52 4B 54 0D 0A 1A 0A      ("\x89RKT\r\n\x1a\n", see Magic)
-//	version= uvarint                      (4; readers read 1 to 4 and reject any other)
+//	version= uvarint                      (5; readers read 1 to 5 and reject any other)
 //	block  = kind uvarint(len(payload)) payload crc
 //	crc    = CRC-32C (Castagnoli) of kind, the length bytes and payload,
 //	         4 bytes little-endian
@@ -74,12 +74,15 @@
 //	1  site:      uvarint(id) string(file) uvarint(line) uvarint(col) string(func)
 //	2  goroutine: uvarint(id) uvarint((parent+1) mod 2^32) uvarint(site) string(name)
 //	3  name:      uvarint(obj) string(name)
+//	4  callee:    uvarint(site) string(func) string(file) uvarint(line)
+//	              (version 5: the site's trace.Site.Callee, the untraced
+//	              function its events stand for; func is not empty)
 //
 // Definitions apply, in file order, to trace.Meta: a site's id must be the
 // next unused site ID (site 0, the unknown site, is implicit); a goroutine
 // must not be defined twice, its ID must be below 2^32-1 and below the
 // number of goroutines defined before it plus MaxGIDGap (65536), and its
-// site must be defined; line and column are below 2^31. A name of an already named object is kept
+// site must be defined; a callee's site must be defined (not 0); lines and columns are below 2^31. A name of an already named object is kept
 // in the file but ignored (the first name wins, as in trace.Meta.SetName).
 //
 // An event record (op != 0) continues with, in this order:

@@ -18,8 +18,9 @@ const Magic = "\x89RKT\r\n\x1a\n"
 // (trace.OpReadRange, trace.OpWriteRange), which a reader hands on as the
 // word accesses they stand for; version 4 added one record for
 // an atomic operation with trace.FlagGoAtomic (header op codes 24 to 27),
-// which a reader hands on as the four events it stands for.
-const Version = 4
+// which a reader hands on as the four events it stands for; version 5
+// added the callee definition (a site's trace.Site.Callee).
+const Version = 5
 
 // MinVersion is the oldest format version a Reader reads.
 const MinVersion = 1
@@ -100,6 +101,7 @@ const (
 	defSite      = 1
 	defGoroutine = 2
 	defName      = 3
+	defCallee    = 4 // version 5
 )
 
 // Object classes: each keeps its own previous Obj, so that an access

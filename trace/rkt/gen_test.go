@@ -272,6 +272,9 @@ func genScript(src source, n int) []step {
 			if src.IntN(8) == 0 {
 				s.Line = math.MaxInt32
 			}
+			if src.IntN(4) == 0 {
+				s.Callee = trace.Frame{Func: "strings.(*Builder).WriteString", File: files[src.IntN(len(files))], Line: src.IntN(3000)}
+			}
 			sites++
 			steps = append(steps, step{site: &s})
 		case 1:

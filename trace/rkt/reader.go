@@ -441,6 +441,34 @@ func (r *Reader) definition() error {
 			return err
 		}
 		r.meta.SetName(v, name)
+	case defCallee:
+		if r.version < 5 {
+			return r.recordErr(rec, fmt.Sprintf("callee definition in a version %d file", r.version))
+		}
+		var c trace.Frame
+		var line uint64
+		if v, p = uvarint(buf, p); p < 0 {
+			return r.varintErr(rec, p, "callee's site")
+		}
+		if c.Func, p, err = r.str(buf, p, rec, "callee function"); err != nil {
+			return err
+		}
+		if c.File, p, err = r.str(buf, p, rec, "callee file"); err != nil {
+			return err
+		}
+		if line, p = uvarint(buf, p); p < 0 {
+			return r.varintErr(rec, p, "callee line")
+		}
+		switch {
+		case line > math.MaxInt32:
+			return r.recordErr(rec, fmt.Sprintf("callee of site %d: line %d out of range", v, line))
+		case c.Func == "":
+			return r.recordErr(rec, fmt.Sprintf("callee of site %d has no function", v))
+		case v == 0 || v >= uint64(len(r.meta.Sites)):
+			return r.recordErr(rec, fmt.Sprintf("callee of site %d, which is not defined", v))
+		}
+		c.Line = int(line)
+		_ = r.meta.SetCallee(trace.SiteID(v), c) // cannot fail: v checked above
 	default:
 		return r.recordErr(rec, fmt.Sprintf("unknown definition kind %d (header byte %#02x)", kind, buf[rec]))
 	}

@@ -118,7 +118,15 @@ func (w *Writer) DefineSite(id trace.SiteID, s trace.Site) error {
 	if s.Line < 0 || s.Line > math.MaxInt32 || s.Col < 0 || s.Col > math.MaxInt32 {
 		return fmt.Errorf("rkt: site %d (%s): line and column must be in [0, 2^31)", id, s)
 	}
-	if err := w.reserve(1+5+10+len(s.File)+5+5+10+len(s.Func), func() string { return "site " + s.String() }); err != nil {
+	c := s.Callee
+	if c.Line < 0 || c.Line > math.MaxInt32 {
+		return fmt.Errorf("rkt: site %d (%s): callee line must be in [0, 2^31)", id, s)
+	}
+	n := 1 + 5 + 10 + len(s.File) + 5 + 5 + 10 + len(s.Func)
+	if !c.IsZero() {
+		n += 1 + 5 + 10 + len(c.Func) + 10 + len(c.File) + 5
+	}
+	if err := w.reserve(n, func() string { return "site " + s.String() }); err != nil {
 		return err
 	}
 	b := append(w.buf, defSite<<5)
@@ -126,7 +134,15 @@ func (w *Writer) DefineSite(id trace.SiteID, s trace.Site) error {
 	b = appendString(b, s.File)
 	b = appendUvarint(b, uint64(s.Line))
 	b = appendUvarint(b, uint64(s.Col))
-	w.buf = appendString(b, s.Func)
+	b = appendString(b, s.Func)
+	if !c.IsZero() {
+		b = append(b, defCallee<<5)
+		b = appendUvarint(b, uint64(id))
+		b = appendString(b, c.Func)
+		b = appendString(b, c.File)
+		b = appendUvarint(b, uint64(c.Line))
+	}
+	w.buf = b
 	w.sites++
 	return w.recordDone()
 }

@@ -118,18 +118,19 @@ func (r *reader) splitArgs(dir string, args []dirArg, minPos, maxPos int, usage 
 }
 
 const (
-	siteUsage = "#!site LABEL [POS [FUNC]] [file=FILE] [line=N] [col=N] [func=FUNC]"
+	siteUsage = "#!site LABEL [POS [FUNC]] [file=FILE] [line=N] [col=N] [func=FUNC] [callee=FUNC [callee-file=FILE] [callee-line=N]]"
 	addrUsage = "#!addr TOKEN ID [NAME]"
 	gUsage    = "#!g THREAD [id=N] [parent=N] [site=LABEL] [name=NAME]"
 	seqUsage  = "#!seq N"
 )
 
 // siteDirective: #!site LABEL [POS [FUNC]] [file=] [line=] [col=] [func=]
-// defines a new site (the next site ID) and binds location label LABEL to
-// it. The position is POS (or LABEL itself) parsed like any location;
-// keys override its parts.
+// [callee= [callee-file=] [callee-line=]] defines a new site (the next site
+// ID) and binds location label LABEL to it. The position is POS (or LABEL
+// itself) parsed like any location; keys override its parts. callee names
+// the site's trace.Site.Callee.
 func (r *reader) siteDirective(args []dirArg) error {
-	pos, kv, err := r.splitArgs("site", args, 1, 3, siteUsage, "file", "line", "col", "func")
+	pos, kv, err := r.splitArgs("site", args, 1, 3, siteUsage, "file", "line", "col", "func", "callee", "callee-file", "callee-line")
 	if err != nil {
 		return err
 	}
@@ -151,7 +152,7 @@ func (r *reader) siteDirective(args []dirArg) error {
 	if v, ok := kv["file"]; ok {
 		s.File = string(v)
 	}
-	for _, k := range [...]string{"line", "col"} {
+	for _, k := range [...]string{"line", "col", "callee-line"} {
 		v, ok := kv[k]
 		if !ok {
 			continue
@@ -160,11 +161,18 @@ func (r *reader) siteDirective(args []dirArg) error {
 		if err != nil {
 			return r.errorf("bad %s=%q in #!site: expected an integer", k, v)
 		}
-		if k == "line" {
+		switch k {
+		case "line":
 			s.Line = n
-		} else {
+		case "col":
 			s.Col = n
+		default:
+			s.Callee.Line = n
 		}
+	}
+	s.Callee.Func, s.Callee.File = string(kv["callee"]), string(kv["callee-file"])
+	if s.Callee.Func == "" && (s.Callee.File != "" || s.Callee.Line != 0) {
+		return r.errorf("callee-file or callee-line without callee in #!site; usage: %s", siteUsage)
 	}
 	if v, ok := kv["func"]; ok {
 		if len(pos) > 2 {

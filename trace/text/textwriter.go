@@ -325,7 +325,7 @@ func (w *TextWriter) site(id trace.SiteID, use bool) string {
 		label := s.String()
 		_, labelTaken := w.labelUsed[label]
 		_, known := w.siteIndex[s]
-		if use && k == id && s.Func == "" && !labelTaken && !known && trace.ParseSiteLabel(label) == s {
+		if use && k == id && s.Func == "" && s.Callee.IsZero() && !labelTaken && !known && trace.ParseSiteLabel(label) == s {
 			w.siteIndex[s] = k
 			w.labelUsed[label] = struct{}{}
 			w.siteTok[k] = render(label)
@@ -333,7 +333,7 @@ func (w *TextWriter) site(id trace.SiteID, use bool) string {
 		}
 		raw := unique(label, w.labelUsed)
 		pos := s
-		pos.Func = ""
+		pos.Func, pos.Callee = "", trace.Frame{}
 		d := append(append(w.dir[:0], "#!site "...), render(raw)...)
 		switch {
 		case trace.ParseSiteLabel(raw) == pos:
@@ -346,6 +346,15 @@ func (w *TextWriter) site(id trace.SiteID, use bool) string {
 		}
 		if s.Func != "" {
 			d = append(append(d, " func="...), render(s.Func)...)
+		}
+		if c := s.Callee; !c.IsZero() {
+			d = append(append(d, " callee="...), render(c.Func)...)
+			if c.File != "" {
+				d = append(append(d, " callee-file="...), quoteIfNeeded(c.File)...)
+			}
+			if c.Line != 0 {
+				d = strconv.AppendInt(append(d, " callee-line="...), int64(c.Line), 10)
+			}
 		}
 		w.directive(d)
 		if !known {

@@ -536,3 +536,31 @@ func mustOK(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// A site's callee (the std function a call's interceptor stands for)
+// goes through #!site and back.
+func TestTextWriterCallee(t *testing.T) {
+	tr := trace.NewTrace()
+	_ = tr.M.DefineSite(1, trace.Site{File: "/src/main.go", Line: 12, Col: 4, Func: "main.worker",
+		Callee: trace.Frame{Func: "strings.(*Builder).WriteString", File: "/go/src/strings/builder.go", Line: 108}})
+	_ = tr.M.DefineSite(2, trace.Site{File: "/src/main.go", Line: 13, Col: 4, Callee: trace.Frame{Func: "f"}})
+	_ = tr.M.DefineGoroutine(trace.Goroutine{ID: 0, Parent: np})
+	tr.Events = []trace.Event{
+		{Seq: 0, G: 0, Op: trace.OpWrite, Obj: 0x1000, Value: 1, Site: 1},
+		{Seq: 1, G: 0, Op: trace.OpRead, Obj: 0x1000, Value: 1, Site: 2},
+	}
+	got := writeText(t, tr)
+	want := `#!g T0 name=""
+#!site /src/main.go:12:4 func=main.worker callee="strings.(*Builder).WriteString" callee-file=/go/src/strings/builder.go callee-line=108
+T0|w(0x1000=1)|/src/main.go:12:4
+#!site /src/main.go:13:4 callee=f
+T0|r(0x1000=1)|/src/main.go:13:4
+`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	sameTrace(t, tr, parse(t, got))
+	if _, err := text.Parse("t.rktx", "#!site a callee-line=3\n"); err == nil || !strings.Contains(err.Error(), "without callee") {
+		t.Errorf("callee-line without callee: %v", err)
+	}
+}
