@@ -454,10 +454,16 @@ func (g *gstate) writeRun(limit uint64) int {
 			if k := eventKey(g.kcur, r.op); k > limit && n > 0 {
 				break
 			}
-			if r.op == trace.OpMethodBegin || (i+1 < end && isTrailer(c.recs[i+1].op)) || (i+1 == end && more) {
-				break // an event with records after it: writeEvent
+			if r.op == trace.OpMethodBegin || (i+1 == end && more) {
+				break // addresses, or records that may go on in the next chunk: writeEvent
 			}
 			e.Op, e.Flags, e.Obj, e.Value = r.op, r.flags, r.obj, 0
+			if i+1 < end && c.recs[i+1].op == opVal {
+				// The event's value (a channel message, a range's
+				// span), its one trailer, in this chunk.
+				e.Value = c.recs[i+1].obj
+				i++
+			}
 			e.Site = trace.SiteID(r.site)
 			if r.site >= wsites {
 				e.Site = 0 // a site table not registered (see RegisterFile)

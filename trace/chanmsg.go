@@ -130,7 +130,33 @@ func (m ChanMsg) Range() (lo, hi uint64, ok bool) {
 
 // check reports a word that op cannot carry.
 func (m ChanMsg) check(op Op) error {
-	k := m.Kind()
+	k, pay := m.Kind(), uint64(m)&MsgMaxCap
+	switch {
+	// The valid words, first: a send's, a payload-less one, a range (or
+	// the wide one) of a completion.
+	case k == MsgSend:
+		if op == OpSyncRelease {
+			return nil
+		}
+	case k == MsgRecv || k == MsgClose:
+		if op == OpSyncRelease && pay == 0 {
+			return nil
+		}
+	case k == MsgRecvClosed:
+		if op == OpSyncAcquire && pay == 0 {
+			return nil
+		}
+	case k.Ranged():
+		if op == OpSyncAcquire && (pay&MsgWide != MsgWide && pay>>msgLoShift != 0 || pay == MsgWide) {
+			return nil
+		}
+	}
+	return m.invalid(k, op)
+}
+
+// invalid says why m, of kind k, is not a word op can carry (nil: it is
+// one; check's fast path accepts no other).
+func (m ChanMsg) invalid(k MsgKind, op Op) error {
 	if k == MsgNone {
 		return fmt.Errorf("message word %#x has no kind", uint64(m))
 	}

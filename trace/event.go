@@ -343,6 +343,27 @@ func (e *Event) Child() GID { return GID(e.Obj) }
 
 // Validate checks the event's own fields (not its place in the trace).
 func (e *Event) Validate() error {
+	if len(e.Addrs) == 0 && e.Op.Valid() && !e.Op.IsRange() && e.Op != OpFork && e.Op != OpJoin {
+		// The common events, checked first: none of validate's checks
+		// applies to them but the message's.
+		switch e.Flags {
+		case 0:
+			return nil
+		case FlagValueUnknown:
+			if e.Op.HasValue() {
+				return nil
+			}
+		case FlagMessage:
+			if e.Op == OpSyncRelease || e.Op == OpSyncAcquire {
+				return ChanMsg(e.Value).check(e.Op)
+			}
+		}
+	}
+	return e.validate()
+}
+
+// validate is Validate's general case.
+func (e *Event) validate() error {
 	if !e.Op.Valid() {
 		return fmt.Errorf("invalid op %d", uint8(e.Op))
 	}

@@ -95,7 +95,15 @@
 //	                                 h & 0x80 (value unknown) is clear,
 //	                                 or the op is SyncRelease or SyncAcquire
 //	                                 and h & 0x80 (FlagMessage) is set: a
-//	                                 trace.ChanMsg word, which must be valid
+//	                                 trace.ChanMsg word, which must be valid;
+//	                                 from version 5 on, such a word m is
+//	                                 written uvarint(kind | payload<<3) (kind
+//	                                 m>>61; payload a send's capacity, a
+//	                                 range's width Hi-Lo, else 0) and, for the
+//	                                 ranged kinds (sent, recvd, recv?),
+//	                                 uvarint(zigzag(Lo - prevMsgLo)), where
+//	                                 prevMsgLo is the Lo of the block's
+//	                                 previous ranged message (0 at its start)
 //	MethodBegin only: uvarint(n), then, for n > 0, the addresses in
 //	ascending order: uvarint(zigzag(a[0] - prevObj[data])) and
 //	uvarint(a[i] - a[i-1]) for i = 1..n-1

@@ -170,6 +170,7 @@ type state struct {
 	gChecked bool
 	obj      [numClasses]uint64
 	site     [256]trace.SiteID // last site per goroutine (G mod 256)
+	msgLo    uint64            // the Lo of the previous ranged channel message (version 5)
 }
 
 func (s *state) reset() {
@@ -242,4 +243,29 @@ func uvarintSlow(buf []byte, p int) (uint64, int) {
 		v |= uint64(b&0x7F) << (7 * i)
 	}
 	return 0, errVarintOverflow
+}
+
+// trace.ChanMsg's layout: the kind in bits 61-63; a range's Lo in bits
+// 21-60 and its width (Hi-Lo) in bits 0-20.
+const (
+	msgKindShift = 61
+	msgLoShift   = 21
+)
+
+// appendMsg appends the channel message word v as version 5 writes it:
+// uvarint(kind | payload<<3), where a ranged kind's payload is its width
+// and uvarint(zigzag(Lo - the previous ranged message's Lo)) follows. A
+// stream of messages then takes two or three bytes each, where the word
+// itself (its kind in the top bits) took nine.
+func (st *state) appendMsg(b []byte, v uint64) []byte {
+	k := trace.ChanMsg(v).Kind()
+	pay := v & trace.MsgMaxCap
+	if !k.Ranged() {
+		return appendUvarint(b, uint64(k)|pay<<3)
+	}
+	lo := pay >> msgLoShift
+	b = appendUvarint(b, uint64(k)|(pay&trace.MsgWide)<<3)
+	b = appendUvarint(b, zigzag(lo-st.msgLo))
+	st.msgLo = lo
+	return b
 }

@@ -36,7 +36,7 @@ type expectation struct {
 // has none or it is unknown, Addrs sorted and nil when empty.
 func normalize(e trace.Event) trace.Event {
 	e = e.Clone()
-	if !e.ValueKnown() {
+	if !trace.StoresValue(e.Op, e.Flags) {
 		e.Value = 0
 	}
 	if len(e.Addrs) == 0 {
@@ -331,6 +331,20 @@ func genScript(src source, n int) []step {
 				}
 				e.Obj &^= trace.AtomicLockBit
 				seq += trace.GoAtomicSeqs - 1
+			}
+			if (e.Op == trace.OpSyncRelease || e.Op == trace.OpSyncAcquire) && src.IntN(3) == 0 {
+				// A channel message: every kind, ranges near and far.
+				e.Flags = trace.FlagMessage
+				los := []uint64{0, 1, 2, 1000, 1 << 30, trace.MsgMaxLo}
+				lo := los[src.IntN(len(los))]
+				hi := min(lo+uint64(src.IntN(3)), trace.MsgMaxLo)
+				if e.Op == trace.OpSyncRelease {
+					ws := []trace.ChanMsg{trace.MsgSendOf(uint64(src.IntN(100))), trace.MsgSendOf(math.MaxUint64), trace.MsgOf(trace.MsgRecv), trace.MsgOf(trace.MsgClose)}
+					e.Value = uint64(ws[src.IntN(len(ws))])
+				} else {
+					ws := []trace.ChanMsg{trace.MsgRange(trace.MsgSent, lo, hi), trace.MsgRange(trace.MsgRecvd, lo, hi), trace.MsgOf(trace.MsgRecvClosed), trace.MsgRange(trace.MsgRecvAny, lo, hi)}
+					e.Value = uint64(ws[src.IntN(len(ws))])
+				}
 			}
 			if e.Op.IsRange() {
 				strides := []uint64{1, 2, 8, 12, 24, 4096}

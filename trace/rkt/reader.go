@@ -193,6 +193,11 @@ func (r *Reader) Next(e *trace.Event) error {
 			return r.varintErr(rec, p, "value")
 		}
 	}
+	if flags == trace.FlagMessage && r.version >= 5 {
+		if value, p = r.msgWord(buf, p, rec, value); p < 0 {
+			return r.err
+		}
+	}
 	var addrs []uint64
 	if flags == trace.FlagMessage || rareOp[op] {
 		if addrs, p = r.rareOperands(buf, p, rec, op, flags, obj, value); p < 0 {
@@ -222,6 +227,33 @@ func (r *Reader) skipToEvent() error {
 		return r.nextBlock()
 	}
 	return r.definition()
+}
+
+// msgWord decodes the rest of a version 5 channel message (state.appendMsg)
+// whose first uvarint was v, from buf[p:], and returns the trace.ChanMsg
+// word and the position after it; on error it sets r.err and returns a
+// negative position.
+func (r *Reader) msgWord(buf []byte, p, rec int, v uint64) (uint64, int) {
+	k, pay := trace.MsgKind(v&7), v>>3
+	if !k.Ranged() {
+		return uint64(k)<<msgKindShift | pay, p
+	}
+	if pay > trace.MsgWide {
+		r.recordErr(rec, fmt.Sprintf("message width %d out of range", pay))
+		return 0, -1
+	}
+	d, p := uvarint(buf, p)
+	if p < 0 {
+		r.varintErr(rec, p, "message number")
+		return 0, -1
+	}
+	lo := r.st.msgLo + unzigzag(d)
+	if lo > trace.MsgMaxLo {
+		r.recordErr(rec, fmt.Sprintf("message number %d out of range", lo))
+		return 0, -1
+	}
+	r.st.msgLo = lo
+	return uint64(k)<<msgKindShift | lo<<msgLoShift | pay, p
 }
 
 // goAtomicCode returns the op and the flags (trace.FlagGoAtomic, and

@@ -420,7 +420,9 @@ func TestEncodeAndDecodeDoNotAllocatePerEvent(t *testing.T) {
 }
 
 // Version 2 added channel events with their message (trace.FlagMessage):
-// header bit 0x80 on snd/rcv, and the ChanMsg word as a value.
+// header bit 0x80 on snd/rcv, and the ChanMsg word as a value; version 5
+// writes the word as uvarint(kind | payload<<3), and for a ranged kind
+// uvarint(zigzag(Lo - the previous Lo)) after it.
 func TestMessageEventsBytes(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
@@ -433,10 +435,10 @@ func TestMessageEventsBytes(t *testing.T) {
 	want := file(
 		block(1,
 			0x40, 0, 0, 0, 0, // goroutine 0
-			// SyncRelease | same G | seq+1 | message; site 0; obj +0x10; send/0
-			0xE9, 0, 0x20, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20,
-			// SyncAcquire | same G | seq+1 | message; site 0; obj +0; recvd/1
-			0xEA, 0, 0, 0x80, 0x80, 0x80, 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01,
+			// SyncRelease | same G | seq+1 | message; site 0; obj +0x10; send/0: kind 1, cap 0
+			0xE9, 0, 0x20, 0x01,
+			// SyncAcquire | same G | seq+1 | message; site 0; obj +0; recvd/1: kind 4, width 0; Lo +1
+			0xEA, 0, 0, 0x04, 0x02,
 			// SyncAcquire without a message: no value
 			0x6A, 0, 0,
 		),
@@ -445,12 +447,37 @@ func TestMessageEventsBytes(t *testing.T) {
 	if !bytes.Equal(buf.Bytes(), want) {
 		t.Fatalf("bytes:\n got % x\nwant % x", buf.Bytes(), want)
 	}
-	got := decode(buf.Bytes(), "m.rkt")
-	if got.err != nil || len(got.events) != 3 {
-		t.Fatalf("decode: %d events, err %v", len(got.events), got.err)
+	// Version 4 wrote the word whole; both read the same.
+	v4 := fileV(4,
+		block(1,
+			0x40, 0, 0, 0, 0,
+			0xE9, 0, 0x20, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20,
+			0xEA, 0, 0, 0x80, 0x80, 0x80, 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01,
+			0x6A, 0, 0,
+		),
+		block(2, 3),
+	)
+	for _, f := range [][]byte{buf.Bytes(), v4} {
+		got := decode(f, "m.rkt")
+		if got.err != nil || len(got.events) != 3 {
+			t.Fatalf("decode: %d events, err %v", len(got.events), got.err)
+		}
+		if e := got.events[0]; trace.ChanMsg(e.Value) != trace.MsgSendOf(0) {
+			t.Fatalf("event 0 = %+v, want snd with send/0", e)
+		}
+		if e := got.events[1]; e.Flags != trace.FlagMessage || trace.ChanMsg(e.Value) != recvd {
+			t.Fatalf("event 1 = %+v, want rcv with %v", e, recvd)
+		}
 	}
-	if e := got.events[1]; e.Flags != trace.FlagMessage || trace.ChanMsg(e.Value) != recvd {
-		t.Fatalf("event 1 = %+v, want rcv with %v", e, recvd)
+	// Version 5: a width or a number out of range is an error.
+	for _, bad := range [][]byte{
+		{0x40, 0, 0, 0, 0, 0xEA, 0, 0x20, 0x84, 0x80, 0x80, 0x08, 0},                                        // width 2^21
+		{0x40, 0, 0, 0, 0, 0xEA, 0, 0x20, 0x04, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, // Lo 2^62
+		{0x40, 0, 0, 0, 0, 0xEA, 0, 0x20, 0x04},                                                             // no number
+	} {
+		if got := decode(file(block(1, bad...), block(2, 1)), "bad.rkt"); got.err == nil {
+			t.Errorf("% x read without an error", bad)
+		}
 	}
 	// A version-1 file has no message events: the bit is damage there.
 	v1 := fileV(1, block(1, 0x40, 0, 0, 0, 0, 0xEA, 0, 0x20, 1), block(2, 1))

@@ -249,7 +249,9 @@ func (w *Writer) WriteEvent(e *trace.Event) error {
 	c := opClass[op]
 	b = appendUvarint(b, zigzag(e.Obj-st.obj[c]))
 	st.obj[c] = e.Obj
-	if trace.StoresValue(op, e.Flags) {
+	if e.Flags&trace.FlagMessage != 0 {
+		b = st.appendMsg(b, e.Value)
+	} else if trace.StoresValue(op, e.Flags) {
 		b = appendUvarint(b, e.Value)
 	}
 	if op == trace.OpMethodBegin {
