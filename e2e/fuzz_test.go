@@ -251,11 +251,14 @@ func TestFuzzFigure2Guarded(t *testing.T) {
 	l8, l10 := markedAt(t, file, "8g"), markedAt(t, file, "10g")
 	flag := "-run=^TestFigure2GuardedLen50$"
 	keep := t.TempDir()
-	// Three recordings: a plain run of Figure 2 reaches ERROR (the read
-	// of x before thread2's write, which then never happens: no pair)
-	// in about 1 run of 20 on a loaded machine, as in 2 of 4 CI runs of
-	// session 23 with one recording.
-	code, out := runRacekit(t, "fuzz", "--json", "--record", "3", "--runs", strconv.Itoa(runs), "-j", "2", "--seed", "1", "--baseline", "1", "--keep", keep, "./rffig2", "--", flag)
+	// Three plain recordings and two under the controlled random
+	// scheduler: a plain run of Figure 2 reaches ERROR (the read of x
+	// before thread2's write, which then never happens: no pair) in
+	// about 1 run of 20 on a loaded machine, as in 2 of 4 CI runs of
+	// session 23 with one recording, and in all three of one CI run of
+	// session 47 (thread2 started late); a controlled run is the same
+	// on every machine, its seed deciding.
+	code, out := runRacekit(t, "fuzz", "--json", "--record", "3", "--record-random", "2", "--runs", strconv.Itoa(runs), "-j", "2", "--seed", "1", "--baseline", "1", "--keep", keep, "./rffig2", "--", flag)
 	var res struct{ Pairs []fuzzPair }
 	i := strings.Index(out, "{")
 	if i < 0 || json.Unmarshal([]byte(out[i:]), &res) != nil || code != 66 {
