@@ -173,17 +173,13 @@ func (s *Stacks) Stack(m *trace.Meta, g trace.GID) []trace.Site {
 	if st == nil {
 		return nil
 	}
-	out := make([]trace.Site, 0, len(st.frames)+1)
-	for i := len(st.frames) - 1; i >= 0; i-- {
-		f := frameSite(m, st.frames[i].fn, st.frames[i].cur)
-		if i == len(st.frames)-1 {
-			// The innermost frame, at the current event: its callee's
-			// frame above it.
-			f.Callee = m.Site(st.frames[i].cur).Callee
-			out = append(out, f.Frames()...)
-			continue
-		}
-		out = append(out, f)
+	if len(st.frames) == 0 {
+		return []trace.Site{}
+	}
+	top := st.frames[len(st.frames)-1]
+	out := innerFrames(m, top.fn, top.cur) // at the current event
+	for i := len(st.frames) - 2; i >= 0; i-- {
+		out = append(out, frameSite(m, st.frames[i].fn, st.frames[i].cur))
 	}
 	return out
 }
@@ -224,13 +220,20 @@ func nodeStack(m *trace.Meta, top *snode, site trace.SiteID) []trace.Site {
 	if top == nil {
 		return m.Site(site).Frames()
 	}
-	inner := frameSite(m, top.fn, site)
-	inner.Callee = m.Site(site).Callee
-	out := inner.Frames()
+	out := innerFrames(m, top.fn, site)
 	for n := top; n.parent != nil; n = n.parent {
 		out = append(out, frameSite(m, n.parent.fn, n.call))
 	}
 	return out
+}
+
+// innerFrames is the innermost frame of a stack, function fn at site cur,
+// below the frame of cur's callee if it has one (an access a std call's
+// interceptor recorded).
+func innerFrames(m *trace.Meta, fn, cur trace.SiteID) []trace.Site {
+	f := frameSite(m, fn, cur)
+	f.Callee = m.Site(cur).Callee
+	return f.Frames()
 }
 
 // frameSite is a frame of function fn at site cur (the function's own

@@ -188,16 +188,8 @@ func funcKey(fn *types.Func) string {
 // methodKey names a method for methodHooks: the receiver's named type
 // (pointer and type arguments stripped).
 func methodKey(fn *types.Func) string {
-	sig, _ := fn.Type().(*types.Signature)
-	if sig == nil || sig.Recv() == nil || fn.Pkg() == nil {
-		return ""
-	}
-	t := types.Unalias(sig.Recv().Type())
-	if p, ok := t.(*types.Pointer); ok {
-		t = types.Unalias(p.Elem())
-	}
-	n, ok := t.(*types.Named)
-	if !ok {
+	n, _, ok := recvNamed(fn)
+	if !ok || fn.Pkg() == nil {
 		return ""
 	}
 	if lockerMethod(fn, n) {
@@ -230,28 +222,38 @@ func lockerMethod(fn *types.Func, n *types.Named) bool {
 	return true
 }
 
+// recvNamed returns the named type of method fn's receiver, and whether
+// the receiver is a pointer to it; ok is false for a function, or a
+// receiver of no named type.
+func recvNamed(fn *types.Func) (n *types.Named, ptr, ok bool) {
+	sig, _ := fn.Type().(*types.Signature)
+	if sig == nil || sig.Recv() == nil {
+		return nil, false, false
+	}
+	t := types.Unalias(sig.Recv().Type())
+	if p, isPtr := t.(*types.Pointer); isPtr {
+		t, ptr = types.Unalias(p.Elem()), true
+	}
+	n, ok = t.(*types.Named)
+	return n, ptr, ok
+}
+
 // runtimeName names fn as Go's stack traces and race reports do:
 // net/http.(*Client).Do, strings.Builder.String, io.ReadAll.
 func runtimeName(fn *types.Func) string {
 	if fn.Pkg() == nil {
 		return fn.Name()
 	}
-	sig, _ := fn.Type().(*types.Signature)
-	if sig == nil || sig.Recv() == nil {
-		return fn.Pkg().Path() + "." + fn.Name()
-	}
-	t, star := types.Unalias(sig.Recv().Type()), ""
-	if p, ok := t.(*types.Pointer); ok {
-		t, star = types.Unalias(p.Elem()), "*"
-	}
-	n, ok := t.(*types.Named)
-	if !ok {
+	n, ptr, ok := recvNamed(fn)
+	switch {
+	case ok && ptr:
+		return fn.Pkg().Path() + ".(*" + n.Obj().Name() + ")." + fn.Name()
+	case ok:
+		return fn.Pkg().Path() + "." + n.Obj().Name() + "." + fn.Name()
+	case fn.Signature().Recv() != nil:
 		return fn.FullName()
 	}
-	if star != "" {
-		return fn.Pkg().Path() + ".(*" + n.Obj().Name() + ")." + fn.Name()
-	}
-	return fn.Pkg().Path() + "." + n.Obj().Name() + "." + fn.Name()
+	return fn.Pkg().Path() + "." + fn.Name()
 }
 
 // stdKey names fn in the tables of std functions (stdTable, freshStd):

@@ -219,8 +219,8 @@ func jsonSites(stack []trace.Site) []JSONSite {
 }
 
 func jsonAccess(m *trace.Meta, a finding.Access, stack []trace.Site) JSONAccess {
-	if len(stack) == 0 && !m.Site(a.Site).Callee.IsZero() {
-		stack = m.Site(a.Site).Frames()
+	if s := m.Site(a.Site); len(stack) == 0 && !s.Callee.IsZero() {
+		stack = s.Frames()
 	}
 	return JSONAccess{Kind: a.Kind(), Event: a.Seq, Goroutine: m.Goroutine(a.G).Label(), Site: jsonSite(m, a.Site), Stack: jsonSites(stack)}
 }

@@ -55,15 +55,18 @@ const (
 )
 
 const (
-	msgKindShift = 61
-	msgLoShift   = 21
+	// MsgKindShift and MsgLoShift place a word's kind and a range's Lo
+	// (the layout above; trace/rkt's version 5 encoding splits a word by
+	// them).
+	MsgKindShift = 61
+	MsgLoShift   = 21
 	// MsgWide is the width (Hi-Lo) that stands for "any message".
-	MsgWide = 1<<msgLoShift - 1
+	MsgWide = 1<<MsgLoShift - 1
 	// MsgMaxLo is the largest Lo a range can hold.
-	MsgMaxLo = 1<<(msgKindShift-msgLoShift) - 1
+	MsgMaxLo = 1<<(MsgKindShift-MsgLoShift) - 1
 	// MsgMaxCap is the largest capacity a MsgSend holds; a larger one is
 	// recorded as MsgMaxCap (a smaller capacity only adds edges).
-	MsgMaxCap = 1<<msgKindShift - 1
+	MsgMaxCap = 1<<MsgKindShift - 1
 )
 
 var msgNames = [...]string{MsgSend: "send", MsgSent: "sent", MsgRecv: "recv", MsgRecvd: "recvd",
@@ -91,12 +94,12 @@ func (k MsgKind) Ranged() bool { return k == MsgSent || k == MsgRecvd || k == Ms
 
 // MsgSendOf is the word of MsgSend on a channel of capacity cap.
 func MsgSendOf(cap uint64) ChanMsg {
-	return ChanMsg(uint64(MsgSend)<<msgKindShift | min(cap, MsgMaxCap))
+	return ChanMsg(uint64(MsgSend)<<MsgKindShift | min(cap, MsgMaxCap))
 }
 
 // MsgOf is the word of a kind without a range or capacity (MsgRecv,
 // MsgRecvClosed, MsgClose).
-func MsgOf(k MsgKind) ChanMsg { return ChanMsg(uint64(k) << msgKindShift) }
+func MsgOf(k MsgKind) ChanMsg { return ChanMsg(uint64(k) << MsgKindShift) }
 
 // MsgRange is the word of a ranged kind whose message number is in
 // [lo, hi]: wide (unknown) when lo is 0, hi < lo, or the range does not
@@ -108,11 +111,11 @@ func MsgRange(k MsgKind, lo, hi uint64) ChanMsg {
 	} else {
 		lo = 0
 	}
-	return ChanMsg(uint64(k)<<msgKindShift | lo<<msgLoShift | w)
+	return ChanMsg(uint64(k)<<MsgKindShift | lo<<MsgLoShift | w)
 }
 
 // Kind is the word's kind.
-func (m ChanMsg) Kind() MsgKind { return MsgKind(m >> msgKindShift) }
+func (m ChanMsg) Kind() MsgKind { return MsgKind(m >> MsgKindShift) }
 
 // Cap is a MsgSend's channel capacity.
 func (m ChanMsg) Cap() uint64 { return uint64(m) & MsgMaxCap }
@@ -121,7 +124,7 @@ func (m ChanMsg) Cap() uint64 { return uint64(m) & MsgMaxCap }
 // number is not known (wide).
 func (m ChanMsg) Range() (lo, hi uint64, ok bool) {
 	w := uint64(m) & MsgWide
-	lo = uint64(m) >> msgLoShift & MsgMaxLo
+	lo = uint64(m) >> MsgLoShift & MsgMaxLo
 	if w == MsgWide || lo == 0 {
 		return 0, 0, false
 	}
@@ -147,7 +150,7 @@ func (m ChanMsg) check(op Op) error {
 			return nil
 		}
 	case k.Ranged():
-		if op == OpSyncAcquire && (pay&MsgWide != MsgWide && pay>>msgLoShift != 0 || pay == MsgWide) {
+		if op == OpSyncAcquire && (pay&MsgWide != MsgWide && pay>>MsgLoShift != 0 || pay == MsgWide) {
 			return nil
 		}
 	}

@@ -245,13 +245,6 @@ func uvarintSlow(buf []byte, p int) (uint64, int) {
 	return 0, errVarintOverflow
 }
 
-// trace.ChanMsg's layout: the kind in bits 61-63; a range's Lo in bits
-// 21-60 and its width (Hi-Lo) in bits 0-20.
-const (
-	msgKindShift = 61
-	msgLoShift   = 21
-)
-
 // appendMsg appends the channel message word v as version 5 writes it:
 // uvarint(kind | payload<<3), where a ranged kind's payload is its width
 // and uvarint(zigzag(Lo - the previous ranged message's Lo)) follows. A
@@ -263,7 +256,7 @@ func (st *state) appendMsg(b []byte, v uint64) []byte {
 	if !k.Ranged() {
 		return appendUvarint(b, uint64(k)|pay<<3)
 	}
-	lo := pay >> msgLoShift
+	lo := pay >> trace.MsgLoShift
 	b = appendUvarint(b, uint64(k)|(pay&trace.MsgWide)<<3)
 	b = appendUvarint(b, zigzag(lo-st.msgLo))
 	st.msgLo = lo

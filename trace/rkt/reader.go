@@ -236,7 +236,7 @@ func (r *Reader) skipToEvent() error {
 func (r *Reader) msgWord(buf []byte, p, rec int, v uint64) (uint64, int) {
 	k, pay := trace.MsgKind(v&7), v>>3
 	if !k.Ranged() {
-		return uint64(k)<<msgKindShift | pay, p
+		return uint64(k)<<trace.MsgKindShift | pay, p
 	}
 	if pay > trace.MsgWide {
 		r.recordErr(rec, fmt.Sprintf("message width %d out of range", pay))
@@ -253,7 +253,7 @@ func (r *Reader) msgWord(buf []byte, p, rec int, v uint64) (uint64, int) {
 		return 0, -1
 	}
 	r.st.msgLo = lo
-	return uint64(k)<<msgKindShift | lo<<msgLoShift | pay, p
+	return uint64(k)<<trace.MsgKindShift | lo<<trace.MsgLoShift | pay, p
 }
 
 // goAtomicCode returns the op and the flags (trace.FlagGoAtomic, and
