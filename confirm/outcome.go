@@ -240,7 +240,11 @@ func (f *raceFuzzer) replayOutcomes() error {
 // replayCommand is the racekit replay command line for one run: flag
 // -pair with a race pair, -cycle with a lock-order cycle.
 func replayCommand(seed uint64, flag, arg, pkg string, goFlags []string) string {
-	s := fmt.Sprintf("racekit replay -seed %d %s %s %s", seed, flag, shellQuote(arg), pkg)
+	s := fmt.Sprintf("racekit replay -seed %d %s", seed, flag)
+	if arg != "" {
+		s += " " + shellQuote(arg) // a boolean flag (-delays) takes none
+	}
+	s += " " + pkg
 	if len(goFlags) > 0 {
 		var q []string
 		for _, f := range goFlags {

@@ -22,6 +22,7 @@ type ReplayOptions struct {
 	Pair     string      // RaceFuzzer's pair
 	Cycle    sched.Cycle // DeadlockFuzzer's cycle, or nil
 	Split    *sched.Split
+	Delays   bool   // DelayFuzzer (fuzz -deadlocks' exploration)
 	Follow   string // a schedule file to follow instead of a seed
 	Times    int
 	Schedule string // if set, the first run's schedule is written here
@@ -55,6 +56,8 @@ func (o *ReplayOptions) env() ([]string, error) {
 		return atomFuzzEnv(o.Seed, *o.Split), nil
 	case o.Cycle != nil:
 		return deadlockFuzzEnv(o.Seed, o.Cycle), nil
+	case o.Delays:
+		return delayFuzzEnv(o.Seed), nil
 	}
 	return raceFuzzerEnv(o.Seed, o.Pair), nil
 }
@@ -114,6 +117,10 @@ func Replay(o *ReplayOptions) (ReplayResult, error) {
 		res.Summary = "the cycle deadlocked"
 	case o.Cycle != nil:
 		res.Summary = "the cycle did not deadlock"
+	case o.Delays && r.Outcome == "deadlock":
+		res.Summary = "the run deadlocked: " + relText(blockedKey(r.Schedule.NotesOf("deadlock")))
+	case o.Delays:
+		res.Summary = "the run did not deadlock (" + r.Outcome + ")"
 	case o.Split != nil && len(r.Schedule.NotesOf("violation")) > 0:
 		res.Summary = "the region was interleaved: " + relText(r.Schedule.NotesOf("violation")[0])
 	case o.Split != nil:

@@ -230,6 +230,9 @@ func MergeHatch(shards []HatchResult) (HatchResult, error) {
 type DeadlockResult struct {
 	Shard  string          `json:"shard,omitempty"` // "K/N" for a shard's
 	Cycles []DeadlockCycle `json:"cycles"`
+	// Explored is what the exploration under random delays made happen
+	// (ExploreDeadlocks), each package's its shard's.
+	Explored []ExploredDeadlock `json:"explored,omitempty"`
 }
 
 // AtomicityResult is racekit fuzz -atomicity's -json output.
@@ -247,10 +250,12 @@ func MergeDeadlocks(shards []DeadlockResult) (DeadlockResult, error) {
 	for i, r := range shards {
 		names[i] = r.Shard
 		m.Cycles = append(m.Cycles, r.Cycles...)
+		m.Explored = append(m.Explored, r.Explored...)
 	}
 	if err := checkShards(names); err != nil {
 		return DeadlockResult{}, err
 	}
+	sort.SliceStable(m.Explored, func(i, j int) bool { return m.Explored[i].Package < m.Explored[j].Package })
 	sort.SliceStable(m.Cycles, func(i, j int) bool {
 		a, b := m.Cycles[i], m.Cycles[j]
 		return a.Package < b.Package || a.Package == b.Package && a.Cycle < b.Cycle

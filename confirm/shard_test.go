@@ -173,11 +173,14 @@ func TestMergeHatch(t *testing.T) {
 // shard's cycles or regions, in order; a missing shard is an error.
 func TestMergeDeadlocksAtomicity(t *testing.T) {
 	d, err := MergeDeadlocks([]DeadlockResult{
-		{Shard: "2/2", Cycles: []DeadlockCycle{{Package: "m", Cycle: "b"}}},
-		{Shard: "1/2", Cycles: []DeadlockCycle{{Package: "m", Cycle: "c"}, {Package: "m", Cycle: "a"}}},
+		{Shard: "2/2", Cycles: []DeadlockCycle{{Package: "m", Cycle: "b"}}, Explored: []ExploredDeadlock{{Package: "p"}}},
+		{Shard: "1/2", Cycles: []DeadlockCycle{{Package: "m", Cycle: "c"}, {Package: "m", Cycle: "a"}}, Explored: []ExploredDeadlock{{Package: "n"}}},
 	})
 	if err != nil || len(d.Cycles) != 3 || d.Cycles[0].Cycle != "a" || d.Cycles[2].Cycle != "c" || d.Shard != "" {
 		t.Errorf("merged cycles %+v, %v", d, err)
+	}
+	if len(d.Explored) != 2 || d.Explored[0].Package != "n" || d.Explored[1].Package != "p" {
+		t.Errorf("merged explored deadlocks %+v", d.Explored)
 	}
 	a, err := MergeAtomicity([]AtomicityResult{{Shard: "1/1", Splits: []AtomicitySplit{{Package: "m", Split: "x>y"}}}})
 	if err != nil || len(a.Splits) != 1 {

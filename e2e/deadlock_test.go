@@ -195,7 +195,7 @@ func TestStall(t *testing.T) {
 // goroutine blocked at the inner Lock; the replay command it prints
 // deadlocks again from the seed.
 func TestFuzzDeadlocks(t *testing.T) {
-	code, out := runRacekit(t, "fuzz", "-deadlocks", "-q", "-runs", "4", "-j", "2", "./lockordertest")
+	code, out := runRacekit(t, "fuzz", "-deadlocks", "-q", "-runs", "4", "-explore", "0", "-j", "2", "./lockordertest")
 	for _, want := range []string{"DEADLOCK (confirmed: 4 of 4 runs deadlocked)", "requests the lock at lockordertest/bank_test.go:22", "lock lockordertest/bank_test.go:22", "racekit fuzz: 1 lock-order cycle(s), 1 confirmed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q\n%s", want, out)
@@ -208,6 +208,35 @@ func TestFuzzDeadlocks(t *testing.T) {
 	_, out = runRacekit(t, args...)
 	if !strings.Contains(out, "racekit replay: the cycle deadlocked") {
 		t.Errorf("racekit %s: the cycle did not deadlock\n%s", strings.Join(args, " "), out)
+	}
+}
+
+// TestFuzzExplore: waitdrain's TestCollect deadlocks (a WaitGroup.Wait
+// before the channel its workers send on is drained) only when a monitor
+// that sleeps 20ms flags an error before the collector checks: no plain
+// run does, and no lock-order cycle names it. fuzz -deadlocks' exploration
+// under random delays makes it happen, with the Wait and the three sends
+// blocked, and its replay command deadlocks again from the seed. The
+// control of the same shape (drain, then wait; a Cond handshake under its
+// lock) never deadlocks.
+func TestFuzzExplore(t *testing.T) {
+	code, out := runRacekit(t, "fuzz", "-deadlocks", "-q", "-explore", "8", "-j", "2", "-run", "TestCollect$", "./waitdrain")
+	for _, want := range []string{"runs deadlocked under random delays)", "wait waitdrain/waitdrain_test.go:29", "send waitdrain/waitdrain_test.go:25 (parked)", "(the first seed's run, made again, deadlocked the same way)", "racekit fuzz: 1 deadlock(s) made to happen in 8 run(s)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q\n%s", want, out)
+		}
+	}
+	if code != 66 {
+		t.Errorf("exit %d, want 66\n%s", code, out)
+	}
+	args := replayArgs(t, out)
+	_, rout := runRacekit(t, args...)
+	if !strings.Contains(rout, "racekit replay: the run deadlocked: send waitdrain/waitdrain_test.go:25 (parked)") {
+		t.Errorf("racekit %s: the run did not deadlock\n%s", strings.Join(args, " "), rout)
+	}
+	code, out = runRacekit(t, "fuzz", "-deadlocks", "-q", "-explore", "16", "-j", "2", "-run", "TestControl$", "./waitdrain")
+	if code != 0 || !strings.Contains(out, "racekit fuzz: 0 deadlock(s) made to happen in 16 run(s)") {
+		t.Errorf("control: exit %d, want 0 and no deadlock\n%s", code, out)
 	}
 }
 

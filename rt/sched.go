@@ -110,10 +110,12 @@ package rt
 //
 // RaceFuzzer's own deadlock (every enabled goroutine postponed) is broken
 // by the strategy (Algorithm 1, line 26). When goroutines wait at points
-// and none is enabled, nobody runs and nobody is expected for
-// RACEKIT_SCHED_DEADLOCK, the program is deadlocked (Algorithm 1, line
-// 31): rt writes each waiting and parked goroutine's operation to the
-// schedule and to stderr, and exits with status 3.
+// and none is enabled, or every goroutine is parked (none at a point: a
+// receive waiting for a waiter whose Signal was lost) with none running
+// free, and nobody runs and nobody is expected for RACEKIT_SCHED_DEADLOCK,
+// the program is deadlocked (Algorithm 1, line 31): rt writes each
+// waiting and parked goroutine's operation to the schedule and to stderr,
+// and exits with status 3.
 //
 // # Goroutine names
 //
@@ -393,6 +395,8 @@ func init() {
 		} else {
 			strat = sched.NewDeadlockFuzzer(seed, c)
 		}
+	case "delayfuzzer":
+		strat = sched.NewDelayFuzzer(seed)
 	case "atomfuzzer":
 		sp, err := sched.ParseSplit(os.Getenv("RACEKIT_SPLIT"))
 		if err != nil {
@@ -421,7 +425,7 @@ func init() {
 			strat = sched.NewClip(steps, seed)
 		}
 	default:
-		fmt.Fprintf(os.Stderr, "racekit: RACEKIT_SCHED=%s: want random, racefuzzer, deadlockfuzzer, atomfuzzer, replay or clip\n", mode)
+		fmt.Fprintf(os.Stderr, "racekit: RACEKIT_SCHED=%s: want random, racefuzzer, deadlockfuzzer, delayfuzzer, atomfuzzer, replay or clip\n", mode)
 	}
 	if strat == nil {
 		return // not controlled; the error is printed

@@ -105,8 +105,10 @@ func schedDispatch() {
 			any = true
 		}
 		if len(w) == 0 {
-			if vtime && len(sc.vc.pending) > 0 && sc.stuck.IsZero() {
-				sc.stuck = time.Now() // vNext's grace counts from here
+			if (vtime && len(sc.vc.pending) > 0 || allParked()) && sc.stuck.IsZero() {
+				// vNext's grace counts from here; with every goroutine
+				// parked and no timer, the deadlock's wait does.
+				sc.stuck = time.Now()
 				schedKick()
 			}
 			return
@@ -241,6 +243,27 @@ func schedChoose(w []*sg, pts []sched.Point) int {
 		}
 	}
 	return i
+}
+
+// allParked reports whether the controlled goroutines are all parked in a
+// channel operation or a Cond.Wait, or done, or departed into the testing
+// framework (which wakes none of them): none at a point, none running
+// free, at least one parked. Then none can wake another: a deadlock of
+// goroutines none of which is at a point (a receive waiting for a
+// Signal's waiter), which the monitor reports once it lasts. sc.mu is
+// held.
+func allParked() bool {
+	parked := false
+	for _, g := range sc.all {
+		switch {
+		case g.state == sParked:
+			parked = true
+		case g.state == sDone, g.state == sFree && g.departed:
+		default:
+			return false
+		}
+	}
+	return parked
 }
 
 // onlyPostponed reports whether the strategy postpones every goroutine

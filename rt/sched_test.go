@@ -430,18 +430,11 @@ func TestSchedClipStop(t *testing.T) {
 // goroutine's blocked operation.
 func TestSchedDeadlock(t *testing.T) {
 	base := schedFileSites("/src/dl.go", 4)
-	exited := make(chan int, 1)
-	schedExit = func(code int) { exited <- code }
-	defer func() { schedExit = os.Exit }()
-	path := filepath.Join(t.TempDir(), "s.txt")
-	f, _ := os.Create(path)
-	defer f.Close()
-	// RaceFuzzer with no pair: random; find a seed whose schedule deadlocks.
-	schedStart(sched.NewRandom(3), "random", 3, sched.SitePair{}, f, 50*time.Millisecond, 300*time.Millisecond)
 	var a, b sync.Mutex
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() {
+	// A seed whose random schedule deadlocks.
+	data := deadlockRun(t, sched.NewRandom(3), 3, func() {
 		goCtl(base, &wg, func() {
 			lockCtl(&a, base+1)
 			lockCtl(&b, base+1)
@@ -451,7 +444,51 @@ func TestSchedDeadlock(t *testing.T) {
 			lockCtl(&a, base+2)
 		})
 		waitCtl(&wg, base+3)
-	}()
+	})
+	// The Wait, and one or two Locks (a goroutine that took both locks
+	// ended holding them).
+	if n := strings.Count(data, "note\tdeadlock\t"); n < 2 || !strings.Contains(data, " lock ") || !strings.Contains(data, " wait ") {
+		t.Errorf("want the Wait and the Locks as deadlock notes, got:\n%s", data)
+	}
+}
+
+// TestSchedAllParkedDeadlock: goroutines that are all parked inside
+// channel operations (none waiting at a point: a receive waiting for a
+// send that never comes, as after a lost Cond wakeup) are a deadlock too,
+// reported with each parked operation, not left to hang until the test's
+// time limit.
+func TestSchedAllParkedDeadlock(t *testing.T) {
+	base := schedFileSites("/src/parked.go", 3)
+	never, done := make(chan int), make(chan int)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	data := deadlockRun(t, sched.NewRandom(1), 1, func() {
+		goCtl(base, &wg, func() {
+			ctlRecv(never, base+1)
+			<-never
+		})
+		ctlRecv(done, base+2)
+		<-done
+	})
+	if n := strings.Count(data, "note\tdeadlock\t"); n != 2 || strings.Count(data, " recv ") < 2 || !strings.Contains(data, "(parked)") {
+		t.Errorf("want both parked receives as deadlock notes, got:\n%s", data)
+	}
+}
+
+// deadlockRun runs body as a controlled root goroutine under the random
+// strategy s with seed (a deadlock is declared after 300ms), waits until
+// rt reports a deadlock (exit status 3; the program's goroutines stay
+// blocked) and returns the schedule file's text.
+func deadlockRun(t *testing.T, s sched.Strategy, seed uint64, body func()) string {
+	t.Helper()
+	exited := make(chan int, 1)
+	schedExit = func(code int) { exited <- code }
+	defer func() { schedExit = os.Exit }()
+	path := filepath.Join(t.TempDir(), "s.txt")
+	f, _ := os.Create(path)
+	defer f.Close()
+	schedStart(s, "random", seed, sched.SitePair{}, f, 50*time.Millisecond, 300*time.Millisecond)
+	go body()
 	select {
 	case code := <-exited:
 		if code != 3 {
@@ -464,11 +501,7 @@ func TestSchedDeadlock(t *testing.T) {
 	ctl = false
 	sc.mu.Unlock()
 	data, _ := os.ReadFile(path)
-	// The Wait, and one or two Locks (a goroutine that took both locks
-	// ended holding them).
-	if n := strings.Count(string(data), "note\tdeadlock\t"); n < 2 || !strings.Contains(string(data), " lock ") || !strings.Contains(string(data), " wait ") {
-		t.Errorf("want the Wait and the Locks as deadlock notes, got:\n%s", data)
-	}
+	return string(data)
 }
 
 // figure2Hooks is Figure 2 written with rt's own hooks, as the

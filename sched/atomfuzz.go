@@ -121,30 +121,15 @@ func (s *AtomFuzzer) atFirst(p Point) bool {
 
 // Next implements Strategy.
 func (s *AtomFuzzer) Next(w []Point) int {
-	byName := make(map[string]int, len(w))
-	for i := range w {
-		byName[w[i].G] = i
-	}
 	// A paused goroutine stays paused while it waits at its second
 	// section, enabled or not (the lock taken by the one it lets in).
-	if i, ok := s.begin(w, byName, s.waiting, "paused"); ok {
-		return s.chose(w, i)
-	}
-	for {
-		cand := s.candidates(w)
-		if len(cand) == 0 {
-			i, _ := s.releaseOne(byName, "paused")
-			return s.chose(w, i) // 0 with nothing enabled: the caller does not call us then
+	return s.chose(w, s.next(w, s.waiting, "paused", func(p Point) (string, bool) {
+		if !s.pauses(p) {
+			return "", false
 		}
-		i := cand[s.r.IntN(len(cand))]
-		if s.pauses(w[i]) {
-			s.hold(w[i].G)
-			s.pausedAt[w[i].G] = w[i].N
-			s.notes = append(s.notes, Note{"pause", fmt.Sprintf("%s between the sections of %s", w[i], s.split)})
-			continue
-		}
-		return s.chose(w, i)
-	}
+		s.pausedAt[p.G] = p.N
+		return fmt.Sprintf("%s between the sections of %s", p, s.split), true
+	}))
 }
 
 // chose keeps the critical sections of the goroutine w[i] lets run and

@@ -120,31 +120,17 @@ func (s *DeadlockFuzzer) link(p Point) int {
 	return -1
 }
 
-// Next implements Strategy.
+// Next implements Strategy. A paused goroutine that can no longer
+// proceed is blocked on its request (the lock was taken meanwhile: the
+// cycle forming) or gone.
 func (s *DeadlockFuzzer) Next(w []Point) int {
-	byName := make(map[string]int, len(w))
-	for i := range w {
-		byName[w[i].G] = i
-	}
-	// A paused goroutine that can no longer proceed is blocked on its
-	// request (the lock was taken meanwhile: the cycle forming) or gone.
-	if i, ok := s.begin(w, byName, func(p Point) bool { return p.Enabled }, "paused"); ok {
-		return s.chose(w, i)
-	}
-	for {
-		cand := s.candidates(w)
-		if len(cand) == 0 {
-			i, _ := s.releaseOne(byName, "paused")
-			return s.chose(w, i) // 0 with nothing enabled: the caller does not call us then
+	return s.chose(w, s.next(w, func(p Point) bool { return p.Enabled }, "paused", func(p Point) (string, bool) {
+		k := s.link(p)
+		if k < 0 {
+			return "", false
 		}
-		i := cand[s.r.IntN(len(cand))]
-		if k := s.link(w[i]); k >= 0 {
-			s.hold(w[i].G)
-			s.notes = append(s.notes, Note{"pause", fmt.Sprintf("%s at link %d (%s)", w[i], k+1, s.cycle[k].Request)})
-			continue
-		}
-		return s.chose(w, i)
-	}
+		return fmt.Sprintf("%s at link %d (%s)", p, k+1, s.cycle[k].Request), true
+	}))
 }
 
 // chose keeps the held locks of the goroutine w[i] lets run, and returns

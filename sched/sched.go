@@ -557,6 +557,37 @@ func (h *holdBack) releaseOne(byName map[string]int, why string) (int, bool) {
 	return byName[g], true
 }
 
+// next is the choice the strategies that hold goroutines back at points
+// of their own share (DeadlockFuzzer, AtomFuzzer, DelayFuzzer: Algorithm 1
+// without RaceFuzzer's racing test): a released goroutine first (begin,
+// with keep and why); else a random enabled one not held, which pause may
+// hold back instead (returning the note's text), until one is chosen;
+// when every enabled goroutine is held, one is released at random (line
+// 26). It returns the index chosen.
+func (h *holdBack) next(w []Point, keep func(Point) bool, why string, pause func(Point) (string, bool)) int {
+	byName := make(map[string]int, len(w))
+	for i := range w {
+		byName[w[i].G] = i
+	}
+	if i, ok := h.begin(w, byName, keep, why); ok {
+		return i
+	}
+	for {
+		cand := h.candidates(w)
+		if len(cand) == 0 {
+			i, _ := h.releaseOne(byName, why)
+			return i // 0 with nothing enabled: the caller does not call us then
+		}
+		i := cand[h.r.IntN(len(cand))]
+		if text, ok := pause(w[i]); ok {
+			h.hold(w[i].G)
+			h.notes = append(h.notes, Note{"pause", text})
+			continue
+		}
+		return i
+	}
+}
+
 // racing is Algorithm 2's test for two goroutines waiting at accesses of
 // the pair (Sen, PLDI'08, §2.2): their next statements access the same
 // memory location, at least one of them writing, and they are the pair's

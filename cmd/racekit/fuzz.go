@@ -12,7 +12,7 @@ import (
 
 var cmdFuzz = register(&command{
 	name:      "fuzz",
-	usageLine: "fuzz [-deadlocks | -atomicity [-max-splits N]] [-phase1 hybrid,vet,pairs] [-pairs FILE] [-use-trace FILE] [-record N] [-record-random N] [-baseline N] [-runs N] [-j N] [-seed S] [-json] [-keep DIR] [-replay N] [-timeout D] [-shard K/N] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
+	usageLine: "fuzz [-deadlocks [-explore N] | -atomicity [-max-splits N]] [-phase1 hybrid,vet,pairs] [-pairs FILE] [-use-trace FILE] [-record N] [-record-random N] [-baseline N] [-runs N] [-j N] [-seed S] [-json] [-keep DIR] [-replay N] [-timeout D] [-shard K/N] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
 	short:     "confirm potential races by race-directed random scheduling (RaceFuzzer)",
 	long: `
 Fuzz is RaceFuzzer (Sen, PLDI'08) for Go tests. Phase 1 finds candidate
@@ -91,7 +91,17 @@ lock taken at that link's other statement, until the cycle's other
 goroutines reach theirs (random elsewhere). A cycle is confirmed when a
 run deadlocks with the cycle's goroutines blocked at its requests; each
 is printed with the blocked operations, the seeds and a racekit replay
--cycle command. Exit status 66 if one was confirmed.
+-cycle command. Then, for deadlocks no lock-order cycle names (a
+WaitGroup.Wait before the channel its workers send on is drained, a
+Signal lost between a waiter's test and its Cond.Wait), each package runs
+-explore times under random delays: a random scheduler that stalls a
+goroutine at a few points of the run while the others go on, their
+sleeps and timeouts included (delay-bounded scheduling, Emmi, Qadeer and
+Rakamaric, POPL'11). Every such schedule is one a loaded machine can
+give, so a run in which every goroutine blocked is a real deadlock; each
+is printed with the blocked operations, its seeds and a racekit replay
+-delays command, and its first seed is run again to check that it
+replays. Exit status 66 if a deadlock was made to happen.
 
 -atomicity fuzzes atomicity violations of check-then-act code instead
 (AtomFuzzer: Park and Sen, FSE'08): code that checks under a lock and
@@ -144,6 +154,7 @@ var (
 var (
 	fuzzDeadlocks = cmdFuzz.flags.Bool("deadlocks", false, "confirm lock-order deadlocks instead of races: phase 1 predicts cycles (iGoodlock) on recorded runs, phase 2 runs DeadlockFuzzer per cycle")
 	fuzzAtomicity = cmdFuzz.flags.Bool("atomicity", false, "confirm atomicity violations of check-then-act code instead of races: phase 1 finds atomic regions whose critical sections on one lock are split in two (a lock taken, released and taken again in one function invocation) on recorded runs, phase 2 runs AtomFuzzer per region, pausing a goroutine between its two sections")
+	fuzzExplore   = cmdFuzz.flags.Int("explore", 20, "with -deadlocks: runs per package under random delays (DelayFuzzer: a goroutine stalled at a few points while sleepers wake), for deadlocks no lock-order cycle names; 0: none")
 	fuzzMaxSplits = cmdFuzz.flags.Int("max-splits", 20, "with -atomicity: regions to try per package, those on a lock other goroutines take first")
 	fuzzShard     = cmdFuzz.flags.String("shard", "", "run shard K of N of the campaign (K/N): a deterministic share of the candidates and baseline seeds; racekit merge joins the shards' -json results (default: Bazel's TEST_SHARD_INDEX/TEST_TOTAL_SHARDS when set)")
 )
@@ -184,9 +195,15 @@ func runFuzz(c *command, args []string) int {
 		for _, cy := range cycles {
 			found = found || cy.Verdict == "confirmed"
 		}
-		result = confirm.DeadlockResult{Shard: shard.String(), Cycles: cycles}
+		var explored []confirm.ExploredDeadlock
+		if err == nil {
+			explored, err = confirm.ExploreDeadlocks(&camp, *fuzzExplore)
+		}
+		found = found || len(explored) > 0
+		result = confirm.DeadlockResult{Shard: shard.String(), Cycles: cycles, Explored: explored}
 		if err == nil && !*fuzzJSON {
 			confirm.PrintDeadlocks(os.Stdout, cycles)
+			confirm.PrintExplored(os.Stdout, explored, *fuzzExplore)
 		}
 	case *fuzzAtomicity:
 		var splits []confirm.AtomicitySplit

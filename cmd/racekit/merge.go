@@ -119,8 +119,13 @@ func mergeResults(kind string, paths []string, docs [][]byte) (result any, found
 			return nil, false, nil, err
 		}
 		m, err := confirm.MergeDeadlocks(rs)
-		found = slices.ContainsFunc(m.Cycles, func(c confirm.DeadlockCycle) bool { return c.Verdict == "confirmed" })
-		return m, found, func() { confirm.PrintDeadlocks(os.Stdout, m.Cycles) }, err
+		found = slices.ContainsFunc(m.Cycles, func(c confirm.DeadlockCycle) bool { return c.Verdict == "confirmed" }) || len(m.Explored) > 0
+		return m, found, func() {
+			confirm.PrintDeadlocks(os.Stdout, m.Cycles)
+			if len(m.Explored) > 0 {
+				confirm.PrintExplored(os.Stdout, m.Explored, m.Explored[0].Runs)
+			}
+		}, err
 	case "atomicity":
 		rs, err := decodeAll[confirm.AtomicityResult](paths, docs)
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 
 var cmdReplay = register(&command{
 	name:      "replay",
-	usageLine: "replay -seed S [-pair P | -cycle C | -split S] [-follow FILE] [-schedule FILE] [-times N] [-timeout D] [-dlv] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] package [go test flags] [-args test binary arguments...]",
+	usageLine: "replay -seed S [-pair P | -cycle C | -delays | -split S] [-follow FILE] [-schedule FILE] [-times N] [-timeout D] [-dlv] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] package [go test flags] [-args test binary arguments...]",
 	short:     "re-run one racekit fuzz run exactly, from its seed",
 	long: `
 Replay re-runs one run of racekit fuzz: the package's instrumented test
@@ -23,7 +23,8 @@ race resolution and the same outcome. The test binary's output is passed
 through; replay then prints the race it created and the run's outcome.
 With -cycle C (racekit fuzz -deadlocks prints it) the run is under the
 DeadlockFuzzer scheduler instead, and replay says whether the cycle
-deadlocked. With -split S (racekit fuzz -atomicity prints it) the run is
+deadlocked; with -delays (fuzz -deadlocks' exploration) under its random
+delays, and replay says whether the run deadlocked. With -split S (racekit fuzz -atomicity prints it) the run is
 under AtomFuzzer, and replay says whether another goroutine entered the
 region's first critical section between a goroutine's two.
 
@@ -45,6 +46,7 @@ var (
 	replaySeed     = cmdReplay.flags.Uint64("seed", 0, "seed of the run (from racekit fuzz)")
 	replayPair     = cmdReplay.flags.String("pair", "", "the racing pair, file:line~file:line")
 	replayCycle    = cmdReplay.flags.String("cycle", "", "a lock-order cycle (racekit fuzz -deadlocks): held>request,held>request")
+	replayDelays   = cmdReplay.flags.Bool("delays", false, "the run is under random delays (racekit fuzz -deadlocks' exploration)")
 	replaySplit    = cmdReplay.flags.String("split", "", "an atomic region's two critical sections (racekit fuzz -atomicity): first>second")
 	replayFollow   = cmdReplay.flags.String("follow", "", "follow this recorded schedule instead of a seed")
 	replaySchedule = cmdReplay.flags.String("schedule", "", "write the run's schedule to FILE")
@@ -60,8 +62,18 @@ func init() {
 }
 
 func runReplay(c *command, args []string) int {
-	if *replayPair == "" && *replayFollow == "" && *replayCycle == "" && *replaySplit == "" {
-		c.errorf("-pair, -cycle or -split is required (with -seed), or -follow FILE")
+	chosen := 0
+	for _, set := range []bool{*replayPair != "", *replayCycle != "", *replaySplit != "", *replayDelays} {
+		if set {
+			chosen++
+		}
+	}
+	if chosen == 0 && *replayFollow == "" {
+		c.errorf("-pair, -cycle, -split or -delays is required (with -seed), or -follow FILE")
+		return exitUsage
+	}
+	if chosen > 1 {
+		c.errorf("-pair, -cycle, -split and -delays choose the run's scheduler: give one")
 		return exitUsage
 	}
 	var sp *sched.Split
@@ -105,7 +117,7 @@ func runReplay(c *command, args []string) int {
 	}
 	o := &confirm.ReplayOptions{
 		Target: targets[0], Tmp: tmp, TestArgs: c.line.BinaryArgs(), Seed: *replaySeed,
-		Pair: *replayPair, Cycle: cycle, Split: sp, Follow: *replayFollow,
+		Pair: *replayPair, Cycle: cycle, Split: sp, Delays: *replayDelays, Follow: *replayFollow,
 		Times: *replayTimes, Schedule: *replaySchedule, Timeout: *replayTimeout, Out: os.Stdout,
 	}
 	if *replayDlv {

@@ -111,7 +111,9 @@ not (a potential pair made to happen) fails the command (exit 1). With
 -deadlocks, the lock-order cycles iGoodlock predicts on the same traces
 and recordings are then run under DeadlockFuzzer's scheduler, -confirm-runs
 times each, and printed confirmed (with the blocked operations, seeds
-and a racekit replay -cycle command) or potential;
+and a racekit replay -cycle command) or potential, and each package runs
+-confirm-runs times under random delays (racekit fuzz -deadlocks'
+exploration) for deadlocks no cycle names;
 -confirm-json FILE writes them as JSON too (racekit fuzz -json's format:
 each pair with its verdict, runs, outcomes, seeds and replay command);
 -html DIR draws each confirmed race's interleaving: the scheduling steps

@@ -173,15 +173,21 @@ func writeRacePages(dir, keep string, res confirm.FuzzResult) error {
 
 // confirmDeadlocks is -confirm with -deadlocks: DeadlockFuzzer (package
 // confirm) over the lock-order cycles iGoodlock predicts on camp's
-// traces and recordings, its verdicts printed on w; it reports whether a
-// cycle was made to deadlock.
+// traces and recordings, then camp.Runs runs of each package under random
+// delays (ExploreDeadlocks), the verdicts printed on w; it reports whether
+// a deadlock was made to happen.
 func confirmDeadlocks(camp confirm.Campaign, w io.Writer) (bool, error) {
 	start := time.Now()
 	cycles, err := confirm.FuzzDeadlocks(&camp)
 	if err != nil {
 		return false, err
 	}
-	fmt.Fprintf(w, "racekit: each lock-order cycle re-executed under DeadlockFuzzer's controlled scheduler (%.1fs)\n", time.Since(start).Seconds())
+	explored, err := confirm.ExploreDeadlocks(&camp, camp.Runs)
+	if err != nil {
+		return false, err
+	}
+	fmt.Fprintf(w, "racekit: each lock-order cycle re-executed under DeadlockFuzzer's controlled scheduler, each package under random delays (%.1fs)\n", time.Since(start).Seconds())
 	confirm.PrintDeadlocks(w, cycles)
-	return slices.ContainsFunc(cycles, func(cy confirm.DeadlockCycle) bool { return cy.Verdict == "confirmed" }), nil
+	confirm.PrintExplored(w, explored, camp.Runs)
+	return len(explored) > 0 || slices.ContainsFunc(cycles, func(cy confirm.DeadlockCycle) bool { return cy.Verdict == "confirmed" }), nil
 }
