@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/racekit/racekit/analyze"
 )
 
 // racekit fuzz -deadlocks's exploration: runs of each target under
@@ -16,17 +18,20 @@ import (
 // names: a WaitGroup or a channel waited on in the wrong order, a lost
 // Cond wakeup, behind a branch the recorded runs did not take.
 
-// ExploredDeadlock is a deadlock runs under DelayFuzzer made happen: the
-// same blocked operations in each of them.
-type ExploredDeadlock struct {
+// ExploredBlocking is a deadlock runs under DelayFuzzer made happen, or
+// goroutines they left blocked when they ended (a leak): the same blocked
+// operations in each of them.
+type ExploredBlocking struct {
 	Package string `json:"package"`
-	// Blocked is the first run's blocked goroutines, each "G#N kind
-	// site" (the operation it waits in).
-	Blocked   []string `json:"blocked"`
-	Runs      int      `json:"runs"`      // the package's exploration runs
-	Deadlocks int      `json:"deadlocks"` // those that deadlocked so
-	Seeds     []uint64 `json:"seeds"`
-	Replay    string   `json:"replay"`
+	Kind    string `json:"kind"` // "deadlock" or "leak"
+	// Blocked is the first run's blocked goroutines: for a deadlock each
+	// "G#N kind site" (the operation it waits in, rt's note), for a leak
+	// "kind site" (detect/leak's kind: "chan send", "sync.WaitGroup.Wait").
+	Blocked []string `json:"blocked"`
+	Runs    int      `json:"runs"` // the package's exploration runs
+	Made    int      `json:"made"` // those that deadlocked (or leaked) so
+	Seeds   []uint64 `json:"seeds"`
+	Replay  string   `json:"replay"`
 	// Replayed tells whether the first seed's run, made again, deadlocked
 	// with the same blocked operations.
 	Replayed bool    `json:"replayed"`
@@ -46,26 +51,60 @@ func delayFuzzEnv(seed uint64) []string {
 	}
 }
 
-// blockedKey names a deadlock by what its goroutines wait in, not by the
-// goroutines' names or point indices: "kind site" of each, sorted.
-func blockedKey(notes []string) string {
+// blockedKey names a deadlock or a leak by what its goroutines wait in,
+// not by the goroutines' names or point indices: each "kind site" (a
+// deadlock note's "G#N" dropped), sorted.
+func blockedKey(blocked []string) string {
 	var ops []string
-	for _, n := range notes {
-		if f := strings.SplitN(n, " ", 2); len(f) == 2 {
-			ops = append(ops, f[1])
-		} else {
-			ops = append(ops, n)
+	for _, b := range blocked {
+		if g, rest, ok := strings.Cut(b, " "); ok && strings.Contains(g, "#") {
+			b = rest
 		}
+		ops = append(ops, b)
 	}
 	slices.Sort(ops)
 	return strings.Join(ops, "; ")
 }
 
-// ExploreDeadlocks runs each target runs times under DelayFuzzer (seeds
+// exploreRun is one run of t under DelayFuzzer with seed, its trace
+// written to trace (and removed): a deadlock (every goroutine blocked:
+// rt's notes), or else the goroutines it left blocked when it ended
+// (detect/leak on the trace: a leak this schedule made), each "G#N kind
+// site" or "kind site"; kind "" when neither.
+func (c *Campaign) exploreRun(t *Target, seed uint64, name string) (r Run, kind string, blocked []string, err error) {
+	sch, tr := filepath.Join(c.Tmp, name+".sched"), filepath.Join(c.Tmp, name+".rkt")
+	defer os.Remove(sch)
+	defer os.Remove(tr)
+	r, err = controlledRun(t, c.TestArgs, append(delayFuzzEnv(seed), "RACEKIT_TRACE="+tr), sch, c.Timeout, nil)
+	r.Seed = seed
+	if err != nil {
+		return r, "", nil, err
+	}
+	if notes := r.Schedule.NotesOf("deadlock"); r.Outcome == "deadlock" && len(notes) > 0 {
+		return r, "deadlock", notes, nil
+	}
+	if r.Outcome != "none" && r.Outcome != "test failure" {
+		// A panic, an exit, a timeout: the run stopped with goroutines
+		// at points they could go on from; leaks are the goroutines a run
+		// that ended left blocked.
+		return r, "", nil, nil
+	}
+	a, aerr := analyze.Trace(tr, analyze.Options{Algos: []string{analyze.LeakAlgo}})
+	if aerr != nil || len(a.Leaks) == 0 {
+		return r, "", nil, nil // no trace (a crash) or no leak
+	}
+	for _, l := range a.Leaks {
+		blocked = append(blocked, l.Kind()+" "+a.Meta.Site(l.Ops[0].Site).String())
+	}
+	return r, "leak", blocked, nil
+}
+
+// ExploreBlocking runs each target runs times under DelayFuzzer (seeds
 // c.Seed, c.Seed+1, ...) and returns the deadlocks the runs made happen,
-// one per set of blocked operations, each with its first seed made again
-// to check that it replays.
-func ExploreDeadlocks(c *Campaign, runs int) ([]ExploredDeadlock, error) {
+// and the goroutines they left blocked when they ended (leaks, as racekit
+// test --leaks reports them), one per kind and set of blocked operations,
+// each with its first seed made again to check that it replays.
+func ExploreBlocking(c *Campaign, runs int) ([]ExploredBlocking, error) {
 	targets := inShard(c.Shard, slices.Clone(c.Targets), func(t *Target) string { return shardKey(t.Pkg, "explore") })
 	if runs <= 0 || len(targets) == 0 {
 		return nil, nil
@@ -82,8 +121,13 @@ func ExploreDeadlocks(c *Campaign, runs int) ([]ExploredDeadlock, error) {
 	}
 	prog := c.Progress
 	prog.Printf("exploration: %d package(s), %d runs each under random delays, %d at a time", len(targets), runs, c.Jobs)
-	results := make([]Run, len(tasks))
-	tally := newFuzzTally(prog, len(targets)).named("package", "deadlocked")
+	type result struct {
+		r       Run
+		kind    string
+		blocked []string
+	}
+	results := make([]result, len(tasks))
+	tally := newFuzzTally(prog, len(targets)).named("package", "deadlocked or leaked")
 	err := inParallel(len(tasks), c.Jobs, func(i int) error {
 		tk := tasks[i]
 		t := targets[tk.t]
@@ -91,81 +135,87 @@ func ExploreDeadlocks(c *Campaign, runs int) ([]ExploredDeadlock, error) {
 			tally.done(tk.t, t.Pkg, runs, Run{})
 			return nil // not run: Outcome "" (not counted)
 		}
-		path := filepath.Join(c.Tmp, fmt.Sprintf("explore%d-%d.sched", tk.t, tk.seed))
-		r, err := controlledRun(t, c.TestArgs, delayFuzzEnv(tk.seed), path, c.Timeout, nil)
-		os.Remove(path)
-		r.Seed = tk.seed
-		r.Created = r.Outcome == "deadlock" && len(r.Schedule.NotesOf("deadlock")) > 0
-		if r.Created {
-			r.Detail = blockedKey(r.Schedule.NotesOf("deadlock")) + "\x00" + strings.Join(r.Schedule.NotesOf("deadlock"), "\x00")
-		}
+		r, kind, blocked, err := c.exploreRun(t, tk.seed, fmt.Sprintf("explore%d-%d", tk.t, tk.seed))
+		r.Created = kind != ""
 		r.Schedule = nil
-		results[i] = r
+		results[i] = result{r, kind, blocked}
 		tally.done(tk.t, t.Pkg, runs, r)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	var out []ExploredDeadlock
+	var out []ExploredBlocking
 	for ti, t := range targets {
 		byKey := map[string]int{}
 		var mine []int
 		n, secs := 0, 0.0
 		for i, tk := range tasks {
-			r := results[i]
-			if tk.t != ti || r.Outcome == "" {
+			res := results[i]
+			if tk.t != ti || res.r.Outcome == "" {
 				continue
 			}
 			n++
-			secs += r.Elapsed.Seconds()
-			if !r.Created {
+			secs += res.r.Elapsed.Seconds()
+			if res.kind == "" {
 				continue
 			}
-			f := strings.Split(r.Detail, "\x00")
-			j, ok := byKey[f[0]]
+			key := res.kind + ": " + blockedKey(res.blocked)
+			j, ok := byKey[key]
 			if !ok {
 				j = len(out)
-				byKey[f[0]] = j
+				byKey[key] = j
 				mine = append(mine, j)
-				out = append(out, ExploredDeadlock{Package: t.Pkg, Blocked: f[1:],
-					Replay: replayCommand(r.Seed, "-delays", "", t.Pkg, c.GoFlags)})
+				out = append(out, ExploredBlocking{Package: t.Pkg, Kind: res.kind, Blocked: res.blocked,
+					Replay: replayCommand(res.r.Seed, "-delays", "", t.Pkg, c.GoFlags)})
 			}
-			out[j].Deadlocks++
-			out[j].Seeds = append(out[j].Seeds, r.Seed)
+			out[j].Made++
+			out[j].Seeds = append(out[j].Seeds, res.r.Seed)
 		}
 		for _, j := range mine {
-			out[j].Runs, out[j].Seconds = n, secs
 			// The first seed again: a run of DelayFuzzer is its seed's.
 			d := &out[j]
-			path := filepath.Join(c.Tmp, fmt.Sprintf("explore%d-%d.replay.sched", ti, d.Seeds[0]))
-			r, err := controlledRun(t, c.TestArgs, delayFuzzEnv(d.Seeds[0]), path, c.Timeout, nil)
+			d.Runs, d.Seconds = n, secs
+			_, kind, blocked, err := c.exploreRun(t, d.Seeds[0], fmt.Sprintf("explore%d-%d.replay", ti, d.Seeds[0]))
 			if err != nil {
 				return nil, err
 			}
-			os.Remove(path)
-			d.Replayed = r.Outcome == "deadlock" && blockedKey(r.Schedule.NotesOf("deadlock")) == blockedKey(d.Blocked)
+			d.Replayed = kind == d.Kind && blockedKey(blocked) == blockedKey(d.Blocked)
 		}
 	}
 	return out, nil
 }
 
-// PrintExplored prints the deadlocks ExploreDeadlocks made happen, as
-// PrintDeadlocks prints the cycles: the blocked goroutines, the seeds and
-// the replay command.
-func PrintExplored(w io.Writer, ds []ExploredDeadlock, runs int) {
+// PrintExplored prints the deadlocks and leaks ExploreBlocking made
+// happen, as PrintDeadlocks prints the cycles: the blocked goroutines,
+// the seeds and the replay command.
+func PrintExplored(w io.Writer, ds []ExploredBlocking, runs int) {
+	var deadlocks, leaks int
 	for _, d := range ds {
 		fmt.Fprintf(w, "==================\n")
-		fmt.Fprintf(w, "DEADLOCK (confirmed: %d of %d runs deadlocked under random delays)\n", d.Deadlocks, d.Runs)
-		fmt.Fprintf(w, "Package %s: every goroutine blocked (seed %d):\n", d.Package, d.Seeds[0])
-		for _, b := range d.Blocked {
-			fmt.Fprintf(w, "  %s\n", relNote(b))
+		what := "deadlocked"
+		if d.Kind == "leak" {
+			leaks++
+			what = "left goroutines blocked"
+			fmt.Fprintf(w, "GOROUTINE LEAK (confirmed: %d of %d runs left these goroutines blocked when they ended, under random delays)\n", d.Made, d.Runs)
+			fmt.Fprintf(w, "Package %s (seed %d):\n", d.Package, d.Seeds[0])
+			for _, b := range d.Blocked {
+				i := strings.LastIndexByte(b, ' ')
+				fmt.Fprintf(w, "  blocked in %s at %s\n", b[:max(i, 0)], relSite(b[i+1:]))
+			}
+		} else {
+			deadlocks++
+			fmt.Fprintf(w, "DEADLOCK (confirmed: %d of %d runs deadlocked under random delays)\n", d.Made, d.Runs)
+			fmt.Fprintf(w, "Package %s: every goroutine blocked (seed %d):\n", d.Package, d.Seeds[0])
+			for _, b := range d.Blocked {
+				fmt.Fprintf(w, "  %s\n", relNote(b))
+			}
 		}
-		replayed := "the first seed's run, made again, deadlocked the same way"
+		replayed := "the first seed's run, made again, " + what + " the same way"
 		if !d.Replayed {
-			replayed = "the first seed's run, made again, did NOT deadlock the same way"
+			replayed = "the first seed's run, made again, did NOT do the same"
 		}
 		fmt.Fprintf(w, "Seeds: %s (%s)\nReplay: %s\n", seedList(d.Seeds), replayed, d.Replay)
 	}
-	fmt.Fprintf(w, "==================\nracekit fuzz: %d deadlock(s) made to happen in %d run(s) per package under random delays\n", len(ds), runs)
+	fmt.Fprintf(w, "==================\nracekit fuzz: %d deadlock(s) and %d leak(s) made to happen in %d run(s) per package under random delays\n", deadlocks, leaks, runs)
 }

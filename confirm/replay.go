@@ -5,9 +5,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/sched"
 )
 
@@ -96,7 +98,12 @@ func Replay(o *ReplayOptions) (ReplayResult, error) {
 		if i > 0 {
 			out = io.Discard // the output of the first run is enough
 		}
-		r, err := controlledRun(o.Target, o.TestArgs, env, path, o.Timeout, out)
+		runEnv := env
+		if i == 0 && o.Delays {
+			// For the goroutines the run leaves blocked (ExploreBlocking).
+			runEnv = append(slices.Clone(env), "RACEKIT_TRACE="+filepath.Join(o.Tmp, "run0.rkt"))
+		}
+		r, err := controlledRun(o.Target, o.TestArgs, runEnv, path, o.Timeout, out)
 		if err != nil {
 			return ReplayResult{}, err
 		}
@@ -121,6 +128,14 @@ func Replay(o *ReplayOptions) (ReplayResult, error) {
 		res.Summary = "the run deadlocked: " + relText(blockedKey(r.Schedule.NotesOf("deadlock")))
 	case o.Delays:
 		res.Summary = "the run did not deadlock (" + r.Outcome + ")"
+		if a, err := analyze.Trace(filepath.Join(o.Tmp, "run0.rkt"), analyze.Options{Algos: []string{analyze.LeakAlgo}}); err == nil && len(a.Leaks) > 0 {
+			var b []string
+			for _, l := range a.Leaks {
+				b = append(b, l.Kind()+" at "+relSite(a.Meta.Site(l.Ops[0].Site).String()))
+			}
+			slices.Sort(b)
+			res.Summary = fmt.Sprintf("the run left %d goroutine(s) blocked when it ended: %s", len(b), strings.Join(b, "; "))
+		}
 	case o.Split != nil && len(r.Schedule.NotesOf("violation")) > 0:
 		res.Summary = "the region was interleaved: " + relText(r.Schedule.NotesOf("violation")[0])
 	case o.Split != nil:

@@ -231,8 +231,8 @@ type DeadlockResult struct {
 	Shard  string          `json:"shard,omitempty"` // "K/N" for a shard's
 	Cycles []DeadlockCycle `json:"cycles"`
 	// Explored is what the exploration under random delays made happen
-	// (ExploreDeadlocks), each package's its shard's.
-	Explored []ExploredDeadlock `json:"explored,omitempty"`
+	// (ExploreBlocking), each package's its shard's.
+	Explored []ExploredBlocking `json:"explored,omitempty"`
 }
 
 // AtomicityResult is racekit fuzz -atomicity's -json output.

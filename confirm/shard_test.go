@@ -173,8 +173,8 @@ func TestMergeHatch(t *testing.T) {
 // shard's cycles or regions, in order; a missing shard is an error.
 func TestMergeDeadlocksAtomicity(t *testing.T) {
 	d, err := MergeDeadlocks([]DeadlockResult{
-		{Shard: "2/2", Cycles: []DeadlockCycle{{Package: "m", Cycle: "b"}}, Explored: []ExploredDeadlock{{Package: "p"}}},
-		{Shard: "1/2", Cycles: []DeadlockCycle{{Package: "m", Cycle: "c"}, {Package: "m", Cycle: "a"}}, Explored: []ExploredDeadlock{{Package: "n"}}},
+		{Shard: "2/2", Cycles: []DeadlockCycle{{Package: "m", Cycle: "b"}}, Explored: []ExploredBlocking{{Package: "p"}}},
+		{Shard: "1/2", Cycles: []DeadlockCycle{{Package: "m", Cycle: "c"}, {Package: "m", Cycle: "a"}}, Explored: []ExploredBlocking{{Package: "n"}}},
 	})
 	if err != nil || len(d.Cycles) != 3 || d.Cycles[0].Cycle != "a" || d.Cycles[2].Cycle != "c" || d.Shard != "" {
 		t.Errorf("merged cycles %+v, %v", d, err)

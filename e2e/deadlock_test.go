@@ -218,10 +218,11 @@ func TestFuzzDeadlocks(t *testing.T) {
 // under random delays makes it happen, with the Wait and the three sends
 // blocked, and its replay command deadlocks again from the seed. The
 // control of the same shape (drain, then wait; a Cond handshake under its
-// lock) never deadlocks.
+// lock) never deadlocks and leaves no goroutine blocked. TestGiveUp's
+// leak is made to happen and replayed too.
 func TestFuzzExplore(t *testing.T) {
 	code, out := runRacekit(t, "fuzz", "-deadlocks", "-q", "-explore", "8", "-j", "2", "-run", "TestCollect$", "./waitdrain")
-	for _, want := range []string{"runs deadlocked under random delays)", "wait waitdrain/waitdrain_test.go:29", "send waitdrain/waitdrain_test.go:25 (parked)", "(the first seed's run, made again, deadlocked the same way)", "racekit fuzz: 1 deadlock(s) made to happen in 8 run(s)"} {
+	for _, want := range []string{"runs deadlocked under random delays)", "wait waitdrain/waitdrain_test.go:29", "send waitdrain/waitdrain_test.go:25 (parked)", "(the first seed's run, made again, deadlocked the same way)", "racekit fuzz: 1 deadlock(s) and 0 leak(s) made to happen in 8 run(s)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q\n%s", want, out)
 		}
@@ -234,8 +235,23 @@ func TestFuzzExplore(t *testing.T) {
 	if !strings.Contains(rout, "racekit replay: the run deadlocked: send waitdrain/waitdrain_test.go:25 (parked)") {
 		t.Errorf("racekit %s: the run did not deadlock\n%s", strings.Join(args, " "), rout)
 	}
+	// TestGiveUp's worker sends after its caller gave up: a leak, replayed
+	// from its seed with the blocked send.
+	code, out = runRacekit(t, "fuzz", "-deadlocks", "-q", "-explore", "4", "-j", "2", "-run", "TestGiveUp$", "./waitdrain")
+	for _, want := range []string{"GOROUTINE LEAK (confirmed: ", "blocked in chan send at waitdrain/waitdrain_test.go:109:10", "racekit fuzz: 0 deadlock(s) and 1 leak(s) made to happen in 4 run(s)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("TestGiveUp: output lacks %q\n%s", want, out)
+		}
+	}
+	if code != 66 {
+		t.Errorf("TestGiveUp: exit %d, want 66\n%s", code, out)
+	}
+	args = replayArgs(t, out)
+	if _, rout = runRacekit(t, args...); !strings.Contains(rout, "racekit replay: the run left 1 goroutine(s) blocked when it ended: chan send at waitdrain/waitdrain_test.go:109:10") {
+		t.Errorf("racekit %s: the leak did not replay\n%s", strings.Join(args, " "), rout)
+	}
 	code, out = runRacekit(t, "fuzz", "-deadlocks", "-q", "-explore", "16", "-j", "2", "-run", "TestControl$", "./waitdrain")
-	if code != 0 || !strings.Contains(out, "racekit fuzz: 0 deadlock(s) made to happen in 16 run(s)") {
+	if code != 0 || !strings.Contains(out, "racekit fuzz: 0 deadlock(s) and 0 leak(s) made to happen in 16 run(s)") {
 		t.Errorf("control: exit %d, want 0 and no deadlock\n%s", code, out)
 	}
 }

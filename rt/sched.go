@@ -237,9 +237,15 @@ type selCase struct {
 	send bool
 }
 
+// lockState is what rt knows of a lock under control: its holder or its
+// readers, and for an RWMutex a writer parked in Lock until the readers
+// leave. sync.RWMutex lets no new reader in while a writer waits (a
+// recursive RLock deadlocks against it: Go's read-write-read), so a
+// writer enters Lock while readers hold the lock, and parks there.
 type lockState struct {
 	writer  *sg
 	readers int
+	pending *sg
 }
 
 // schedT is the scheduler's state, under mu.

@@ -31,13 +31,11 @@ func lockOf(obj uint64) *lockState {
 func enabled(g *sg) bool {
 	p := &g.pt
 	switch p.Kind {
-	case sched.KindLock:
+	case sched.KindLock, sched.KindRLock:
+		// A Lock while readers hold the lock goes in and waits for them
+		// (lockState.pending).
 		if l := sc.locks[p.Obj]; l != nil {
-			return l.writer == nil && l.readers <= 0
-		}
-	case sched.KindRLock:
-		if l := sc.locks[p.Obj]; l != nil {
-			return l.writer == nil
+			return l.writer == nil && l.pending == nil
 		}
 	case sched.KindWait:
 		if g.ptr != nil && unsafe.Sizeof(sync.WaitGroup{}) == 16 {
@@ -290,7 +288,12 @@ func schedEffects(g *sg) {
 	switch p.Kind {
 	case sched.KindLock:
 		if p.Obj != 0 {
-			lockOf(p.Obj).writer = g
+			if l := lockOf(p.Obj); l.readers > 0 {
+				l.pending = g
+				schedPark(g, p.Obj, sched.KindLock)
+			} else {
+				l.writer = g
+			}
 		}
 	case sched.KindRLock:
 		if p.Obj != 0 {
@@ -304,7 +307,12 @@ func schedEffects(g *sg) {
 		}
 	case sched.KindRUnlock:
 		if p.Obj != 0 {
-			lockOf(p.Obj).readers--
+			l := lockOf(p.Obj)
+			if l.readers--; l.readers <= 0 && l.pending != nil {
+				// The last reader left: the waiting writer has the lock.
+				l.writer, l.pending = l.pending, nil
+				schedExpect(l.writer)
+			}
 		}
 	case sched.KindOnce:
 		if g.ptr != nil && !(*atomic.Bool)(g.ptr).Load() {

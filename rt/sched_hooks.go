@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/racekit/racekit/sched"
+	"github.com/racekit/racekit/trace"
 )
 
 // The hooks' entry points into controlled mode: each existing hook calls
@@ -24,12 +25,23 @@ func ctlSync(k sched.Kind, p unsafe.Pointer, site uint32) {
 	schedPoint(k, uint64(uintptr(p)), p, site, nil)
 }
 
-func ctlLock(p unsafe.Pointer, site uint32)    { ctlSync(sched.KindLock, p, site) }
+// ctlBlocking is ctlSync for an operation that may block (Lock, RLock,
+// WaitGroup.Wait): under control a goroutine waits at the point until the
+// operation can proceed, not in it, so its block note (blockIn) covers the
+// point too. One the run leaves waiting there is blocked when the trace is
+// finished, as one blocked in the operation is: a leak (detect/leak).
+func ctlBlocking(k sched.Kind, bk trace.BlockKind, p unsafe.Pointer, site uint32) {
+	b := blockIn(nil, p, site, bk)
+	ctlSync(k, p, site)
+	blockOut(b)
+}
+
+func ctlLock(p unsafe.Pointer, site uint32)    { ctlBlocking(sched.KindLock, trace.BlockLock, p, site) }
 func ctlUnlock(p unsafe.Pointer, site uint32)  { ctlSync(sched.KindUnlock, p, site) }
-func ctlRLock(p unsafe.Pointer, site uint32)   { ctlSync(sched.KindRLock, p, site) }
+func ctlRLock(p unsafe.Pointer, site uint32)   { ctlBlocking(sched.KindRLock, trace.BlockRLock, p, site) }
 func ctlRUnlock(p unsafe.Pointer, site uint32) { ctlSync(sched.KindRUnlock, p, site) }
 func ctlDone(p unsafe.Pointer, site uint32)    { ctlSync(sched.KindDone, p, site) }
-func ctlWait(p unsafe.Pointer, site uint32)    { ctlSync(sched.KindWait, p, site) }
+func ctlWait(p unsafe.Pointer, site uint32)    { ctlBlocking(sched.KindWait, trace.BlockWait, p, site) }
 func ctlOnce(p unsafe.Pointer, site uint32)    { ctlSync(sched.KindOnce, p, site) }
 func ctlSignal(p unsafe.Pointer, site uint32)  { ctlSync(sched.KindSignal, p, site) }
 func ctlResume(site uint32)                    { schedResume(site) }

@@ -475,6 +475,64 @@ func TestSchedAllParkedDeadlock(t *testing.T) {
 	}
 }
 
+// lastEnabled is a strategy that always runs the goroutine created last
+// among those that can proceed: a fixed schedule for the tests below.
+type lastEnabled struct{}
+
+func (lastEnabled) Next(w []sched.Point) int {
+	for i := len(w) - 1; i >= 0; i-- {
+		if w[i].Enabled {
+			return i
+		}
+	}
+	return 0
+}
+
+// TestSchedRWMutexPendingWriter: a writer's Lock while a reader holds an
+// RWMutex goes in and waits (parked), and no reader gets in meanwhile, as
+// sync.RWMutex does: the reader's second RLock then deadlocks against it
+// (Go's read-write-read), reported with the RLock blocked and the Lock
+// parked. Without the second RLock, the reader's RUnlock gives the writer
+// the lock and the run ends.
+func TestSchedRWMutexPendingWriter(t *testing.T) {
+	base := schedFileSites("/src/rwr.go", 5)
+	rlock := func(rw *sync.RWMutex, site uint32) {
+		schedPoint(sched.KindRLock, uint64(uintptr(unsafe.Pointer(rw))), nil, site, nil)
+		rw.RLock()
+	}
+	var rw sync.RWMutex
+	var wg sync.WaitGroup
+	wg.Add(1)
+	data := deadlockRun(t, lastEnabled{}, 1, func() {
+		rlock(&rw, base+1)
+		goCtl(base+2, &wg, func() {
+			schedPoint(sched.KindLock, uint64(uintptr(unsafe.Pointer(&rw))), nil, base+3, nil)
+			rw.Lock()
+		})
+		rlock(&rw, base+4)
+	})
+	if !strings.Contains(data, "note\tdeadlock\tg0#") || !strings.Contains(data, " rlock /src/rwr.go:5\n") || !strings.Contains(data, " lock /src/rwr.go:4 (parked)") {
+		t.Errorf("want the second RLock blocked and the Lock parked, got:\n%s", data)
+	}
+
+	var rw2 sync.RWMutex
+	var wg2 sync.WaitGroup
+	controlled(t, lastEnabled{}, "random", 1, sched.SitePair{}, func() {
+		rlock(&rw2, base+1)
+		wg2.Add(1)
+		goCtl(base+2, &wg2, func() {
+			obj := uint64(uintptr(unsafe.Pointer(&rw2)))
+			schedPoint(sched.KindLock, obj, nil, base+3, nil)
+			rw2.Lock()
+			schedPoint(sched.KindUnlock, obj, nil, base+3, nil)
+			rw2.Unlock()
+		})
+		schedPoint(sched.KindRUnlock, uint64(uintptr(unsafe.Pointer(&rw2))), nil, base+4, nil)
+		rw2.RUnlock()
+		waitCtl(&wg2, base+5)
+	})
+}
+
 // deadlockRun runs body as a controlled root goroutine under the random
 // strategy s with seed (a deadlock is declared after 300ms), waits until
 // rt reports a deadlock (exit status 3; the program's goroutines stay

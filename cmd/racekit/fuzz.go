@@ -98,10 +98,12 @@ Signal lost between a waiter's test and its Cond.Wait), each package runs
 goroutine at a few points of the run while the others go on, their
 sleeps and timeouts included (delay-bounded scheduling, Emmi, Qadeer and
 Rakamaric, POPL'11). Every such schedule is one a loaded machine can
-give, so a run in which every goroutine blocked is a real deadlock; each
-is printed with the blocked operations, its seeds and a racekit replay
--delays command, and its first seed is run again to check that it
-replays. Exit status 66 if a deadlock was made to happen.
+give, so a run in which every goroutine blocked is a real deadlock, and
+goroutines a run left blocked when it ended are a real leak (as racekit
+test --leaks reports them); each is printed with the blocked operations,
+its seeds and a racekit replay -delays command, and its first seed is run
+again to check that it replays. Exit status 66 if a deadlock or a leak
+was made to happen.
 
 -atomicity fuzzes atomicity violations of check-then-act code instead
 (AtomFuzzer: Park and Sen, FSE'08): code that checks under a lock and
@@ -154,7 +156,7 @@ var (
 var (
 	fuzzDeadlocks = cmdFuzz.flags.Bool("deadlocks", false, "confirm lock-order deadlocks instead of races: phase 1 predicts cycles (iGoodlock) on recorded runs, phase 2 runs DeadlockFuzzer per cycle")
 	fuzzAtomicity = cmdFuzz.flags.Bool("atomicity", false, "confirm atomicity violations of check-then-act code instead of races: phase 1 finds atomic regions whose critical sections on one lock are split in two (a lock taken, released and taken again in one function invocation) on recorded runs, phase 2 runs AtomFuzzer per region, pausing a goroutine between its two sections")
-	fuzzExplore   = cmdFuzz.flags.Int("explore", 20, "with -deadlocks: runs per package under random delays (DelayFuzzer: a goroutine stalled at a few points while sleepers wake), for deadlocks no lock-order cycle names; 0: none")
+	fuzzExplore   = cmdFuzz.flags.Int("explore", 20, "with -deadlocks: runs per package under random delays (DelayFuzzer: a goroutine stalled at a few points while sleepers wake), for deadlocks no lock-order cycle names and leaks; 0: none")
 	fuzzMaxSplits = cmdFuzz.flags.Int("max-splits", 20, "with -atomicity: regions to try per package, those on a lock other goroutines take first")
 	fuzzShard     = cmdFuzz.flags.String("shard", "", "run shard K of N of the campaign (K/N): a deterministic share of the candidates and baseline seeds; racekit merge joins the shards' -json results (default: Bazel's TEST_SHARD_INDEX/TEST_TOTAL_SHARDS when set)")
 )
@@ -195,9 +197,9 @@ func runFuzz(c *command, args []string) int {
 		for _, cy := range cycles {
 			found = found || cy.Verdict == "confirmed"
 		}
-		var explored []confirm.ExploredDeadlock
+		var explored []confirm.ExploredBlocking
 		if err == nil {
-			explored, err = confirm.ExploreDeadlocks(&camp, *fuzzExplore)
+			explored, err = confirm.ExploreBlocking(&camp, *fuzzExplore)
 		}
 		found = found || len(explored) > 0
 		result = confirm.DeadlockResult{Shard: shard.String(), Cycles: cycles, Explored: explored}

@@ -24,7 +24,8 @@ through; replay then prints the race it created and the run's outcome.
 With -cycle C (racekit fuzz -deadlocks prints it) the run is under the
 DeadlockFuzzer scheduler instead, and replay says whether the cycle
 deadlocked; with -delays (fuzz -deadlocks' exploration) under its random
-delays, and replay says whether the run deadlocked. With -split S (racekit fuzz -atomicity prints it) the run is
+delays, and replay says whether the run deadlocked or which goroutines
+it left blocked. With -split S (racekit fuzz -atomicity prints it) the run is
 under AtomFuzzer, and replay says whether another goroutine entered the
 region's first critical section between a goroutine's two.
 

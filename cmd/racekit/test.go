@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/gotestline"
@@ -146,29 +145,13 @@ usage error.
 var (
 	testFlags   *frontendFlags
 	testFilters *filterFlags
-
-	testConfirm       *bool
-	testBudget        *time.Duration
-	testConfirmRuns   *int
-	testConfirmJSON   *string
-	testConfirmRecord *int
-	testConfirmVet    *bool
-	testHTML          *string
-	testSARIF         *string
 )
 
 func init() {
 	cmdTest.run = runTest
 	testFlags = addFrontendFlags(cmdTest.flags)
 	testFilters = addRecordingFlags(cmdTest)
-	testConfirm = cmdTest.flags.Bool("confirm", false, "re-execute each race under the controlled scheduler (RaceFuzzer) and print its verdict: confirmed with a replay command, or observed, or predicted")
-	testBudget = cmdTest.flags.Duration("budget", 2*time.Minute, "with -confirm: the confirmation's time limit, building included")
-	testConfirmRuns = cmdTest.flags.Int("confirm-runs", 10, "with -confirm: controlled runs per race")
-	testConfirmRecord = cmdTest.flags.Int("confirm-record", 3, "with -confirm: more recorded runs of each package under the controlled random scheduler, whose potential pairs (hybrid) are confirmed too")
-	testConfirmVet = cmdTest.flags.Bool("confirm-vet", false, "with -confirm: racekit vet's static pairs on the packages are confirmed too")
-	testHTML = cmdTest.flags.String("html", "", "with -confirm: write each confirmed race's interleaving (the run that created it, one lane per goroutine) as an HTML page to DIR, with an index")
-	testConfirmJSON = cmdTest.flags.String("confirm-json", "", "with -confirm: also write the verdicts as JSON (racekit fuzz -json's format) to FILE")
-	testSARIF = cmdTest.flags.String("sarif", "", "write every race reported as SARIF 2.1.0 to FILE: both accesses, their stacks, each race's verdict (-confirm's if given)")
+	addConfirmFlags()
 }
 
 func runTest(c *command, args []string) int {

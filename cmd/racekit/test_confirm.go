@@ -17,10 +17,35 @@ import (
 	"github.com/racekit/racekit/testout"
 )
 
+// racekit test's -confirm flags (and -sarif, which takes -confirm's
+// verdicts).
+var (
+	testConfirm       *bool
+	testBudget        *time.Duration
+	testConfirmRuns   *int
+	testConfirmJSON   *string
+	testConfirmRecord *int
+	testConfirmVet    *bool
+	testHTML          *string
+	testSARIF         *string
+)
+
+func addConfirmFlags() {
+	testConfirm = cmdTest.flags.Bool("confirm", false, "re-execute each race under the controlled scheduler (RaceFuzzer) and print its verdict: confirmed with a replay command, or observed, or predicted")
+	testBudget = cmdTest.flags.Duration("budget", 2*time.Minute, "with -confirm: the confirmation's time limit, building included")
+	testConfirmRuns = cmdTest.flags.Int("confirm-runs", 10, "with -confirm: controlled runs per race")
+	testConfirmRecord = cmdTest.flags.Int("confirm-record", 3, "with -confirm: more recorded runs of each package under the controlled random scheduler, whose potential pairs (hybrid) are confirmed too")
+	testConfirmVet = cmdTest.flags.Bool("confirm-vet", false, "with -confirm: racekit vet's static pairs on the packages are confirmed too")
+	testHTML = cmdTest.flags.String("html", "", "with -confirm: write each confirmed race's interleaving (the run that created it, one lane per goroutine) as an HTML page to DIR, with an index")
+	testConfirmJSON = cmdTest.flags.String("confirm-json", "", "with -confirm: also write the verdicts as JSON (racekit fuzz -json's format) to FILE")
+	testSARIF = cmdTest.flags.String("sarif", "", "write every race reported as SARIF 2.1.0 to FILE: both accesses, their stacks, each race's verdict (-confirm's if given)")
+}
+
 // runConfirm is -confirm, once go test is done: the traced packages'
 // test binaries built once; each race and candidate re-executed under
 // RaceFuzzer, and with -deadlocks each predicted cycle under
-// DeadlockFuzzer, all within one -budget (package confirm); the verdicts
+// DeadlockFuzzer and each package under random delays, all within one
+// -budget (package confirm); the verdicts
 // printed on w and given to -sarif. It returns the exit status code
 // becomes: a race or deadlock only the confirmation showed fails it.
 func runConfirm(c *command, prep *instrument.Prepared, out *testout.Output, w io.Writer, code int) int {
@@ -174,7 +199,7 @@ func writeRacePages(dir, keep string, res confirm.FuzzResult) error {
 // confirmDeadlocks is -confirm with -deadlocks: DeadlockFuzzer (package
 // confirm) over the lock-order cycles iGoodlock predicts on camp's
 // traces and recordings, then camp.Runs runs of each package under random
-// delays (ExploreDeadlocks), the verdicts printed on w; it reports whether
+// delays (ExploreBlocking), the verdicts printed on w; it reports whether
 // a deadlock was made to happen.
 func confirmDeadlocks(camp confirm.Campaign, w io.Writer) (bool, error) {
 	start := time.Now()
@@ -182,7 +207,7 @@ func confirmDeadlocks(camp confirm.Campaign, w io.Writer) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	explored, err := confirm.ExploreDeadlocks(&camp, camp.Runs)
+	explored, err := confirm.ExploreBlocking(&camp, camp.Runs)
 	if err != nil {
 		return false, err
 	}

@@ -98,3 +98,18 @@ func TestControl(t *testing.T) {
 	}
 	<-done
 }
+
+// TestGiveUp leaves its worker blocked: the caller gives up after 10ms,
+// the worker sends its result after 20ms on a channel no one receives
+// from any more (a leak, in every run).
+func TestGiveUp(t *testing.T) {
+	result := make(chan int)
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		result <- 42 // LEAK: blocked forever once the caller gave up
+	}()
+	select {
+	case <-result:
+	case <-time.After(10 * time.Millisecond):
+	}
+}
