@@ -251,6 +251,7 @@ func Finish() {
 	if !on {
 		return
 	}
+	schedSettle() // goroutines parked under control record what they block in
 	live.Store(false)
 	wmu.Lock()
 	defer wmu.Unlock()

@@ -358,6 +358,7 @@ const (
 	panicHold     = 3 * time.Second
 	goneEvery     = 10 * time.Millisecond // schedGone reads every goroutine's stack
 	queueWait     = 100 * time.Millisecond
+	settleWait    = 100 * time.Millisecond // schedSettle
 	pollEvery     = time.Millisecond
 	// departCap bounds the choices a departing test function waits for
 	// (schedDepart): goroutines that never stop (a spin on a flag that a

@@ -36,6 +36,41 @@ func schedFlush() {
 	sc.mu.Unlock()
 }
 
+// schedSettle waits, for at most settleWait, until every goroutine rt
+// parked (chosen for an operation that blocks, schedPark) is blocked in
+// the Go runtime: it goes on from its point into the operation, recording
+// the operation's begin, while the others run. A program that ends at once
+// (a test that departs and exits) would otherwise finish the trace before
+// some of them recorded what they are blocked in, and whether the run
+// shows them leaked would depend on the machine, not on the seed.
+func schedSettle() {
+	for deadline := time.Now().Add(settleWait); time.Now().Before(deadline); time.Sleep(pollEvery) {
+		sc.mu.Lock()
+		var parked []uint64
+		if ctl {
+			for _, g := range sc.all {
+				if g.state == sParked && g.goid != 0 {
+					parked = append(parked, g.goid)
+				}
+			}
+		}
+		sc.mu.Unlock()
+		if len(parked) == 0 {
+			return
+		}
+		st := goroutineStatuses()
+		settled := true
+		for _, id := range parked {
+			if s, ok := st[id]; ok && holderBusy(s) {
+				settled = false
+			}
+		}
+		if settled {
+			return
+		}
+	}
+}
+
 // flushOut writes the schedule's buffered lines (steps are buffered;
 // the monitor flushes every few milliseconds, notes are flushed at once,
 // and so is everything when a goroutine ends by a panic). s.mu is held.
