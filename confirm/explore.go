@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/racekit/racekit/analyze"
+	"github.com/racekit/racekit/detect/leak"
 )
 
 // racekit fuzz -deadlocks's exploration: runs of each target under
@@ -90,10 +91,14 @@ func (c *Campaign) exploreRun(t *Target, seed uint64, name string) (r Run, kind 
 		return r, "", nil, nil
 	}
 	a, aerr := analyze.Trace(tr, analyze.Options{Algos: []string{analyze.LeakAlgo}})
-	if aerr != nil || len(a.Leaks) == 0 {
-		return r, "", nil, nil // no trace (a crash) or no leak
+	if aerr != nil {
+		return r, "", nil, nil // no trace (a crash)
 	}
-	for _, l := range a.Leaks {
+	leaks := leak.Without(a.Leaks, a.Meta, c.LeaksIgnore)
+	if len(leaks) == 0 {
+		return r, "", nil, nil
+	}
+	for _, l := range leaks {
 		blocked = append(blocked, l.Kind()+" "+a.Meta.Site(l.Ops[0].Site).String())
 	}
 	return r, "leak", blocked, nil

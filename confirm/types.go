@@ -47,6 +47,9 @@ type Campaign struct {
 	// Deadline, if set, is when phase 2 stops starting runs (a time
 	// budget): a candidate's runs not made count as Skipped.
 	Deadline time.Time
+	// LeaksIgnore are functions whose leaks ExploreBlocking does not
+	// report (racekit test's --leaks-ignore; leak.Without).
+	LeaksIgnore []string
 }
 
 // pastDeadline reports whether the campaign's time budget is spent.

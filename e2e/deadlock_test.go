@@ -256,6 +256,31 @@ func TestFuzzExplore(t *testing.T) {
 	}
 }
 
+// TestConfirmExplore: racekit test -confirm -deadlocks explores each
+// package under random delays as fuzz -deadlocks does: TestCollect's
+// deadlock is made to happen, with a replay command that keeps go test's
+// -run, and fails the command; TestGiveUp's leak is reported only with
+// -leaks.
+func TestConfirmExplore(t *testing.T) {
+	code, out := runRacekit(t, "test", "-confirm", "-deadlocks", "-confirm-runs", "4", "-run", "TestCollect$", "./waitdrain")
+	for _, want := range []string{"runs deadlocked under random delays)", "wait waitdrain/waitdrain_test.go:29", "-delays racekit.test/e2e/waitdrain -- -run 'TestCollect$'"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("TestCollect: output lacks %q\n%s", want, out)
+		}
+	}
+	if code != 1 {
+		t.Errorf("TestCollect: exit %d, want 1\n%s", code, out)
+	}
+	code, out = runRacekit(t, "test", "-confirm", "-deadlocks", "-confirm-runs", "4", "-run", "TestGiveUp$", "./waitdrain")
+	if code != 0 || strings.Contains(out, "LEAK") {
+		t.Errorf("TestGiveUp without -leaks: exit %d, want 0 and no leak\n%s", code, out)
+	}
+	code, out = runRacekit(t, "test", "-confirm", "-deadlocks", "-leaks", "-confirm-runs", "4", "-run", "TestGiveUp$", "./waitdrain")
+	if code != 1 || !strings.Contains(out, "GOROUTINE LEAK (confirmed: ") || !strings.Contains(out, "blocked in chan send at waitdrain/waitdrain_test.go:109:10") {
+		t.Errorf("TestGiveUp with -leaks: exit %d, want 1 and the leak\n%s", code, out)
+	}
+}
+
 // TestFuzzAtomicity: racekit fuzz -atomicity finds checkact's Buy, whose
 // check and act take the shop's lock in turn, on a recorded run (the late
 // buyer sees the item gone: no race, nothing PECAN predicts), and

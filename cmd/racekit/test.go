@@ -112,7 +112,8 @@ and recordings are then run under DeadlockFuzzer's scheduler, -confirm-runs
 times each, and printed confirmed (with the blocked operations, seeds
 and a racekit replay -cycle command) or potential, and each package runs
 -confirm-runs times under random delays (racekit fuzz -deadlocks'
-exploration) for deadlocks no cycle names;
+exploration) for deadlocks no cycle names (and, with -leaks, the leaks
+those runs make happen, -leaks-ignore applied);
 -confirm-json FILE writes them as JSON too (racekit fuzz -json's format:
 each pair with its verdict, runs, outcomes, seeds and replay command);
 -html DIR draws each confirmed race's interleaving: the scheduling steps

@@ -87,7 +87,7 @@ func runConfirm(c *command, prep *instrument.Prepared, out *testout.Output, w io
 		return fail(err)
 	}
 	camp := confirm.Campaign{
-		Targets: targets, Tmp: tmp, TestArgs: c.line.BinaryArgs(),
+		Targets: targets, Tmp: tmp, TestArgs: c.line.BinaryArgs(), GoFlags: c.line.GoTestArgs(),
 		RecordRandom: *testConfirmRecord, RandomOnly: true,
 		Runs: *testConfirmRuns, Jobs: runtime.NumCPU(), Seed: 1,
 		Timeout: min(*testBudget, time.Minute), Deadline: start.Add(*testBudget),
@@ -207,9 +207,14 @@ func confirmDeadlocks(camp confirm.Campaign, w io.Writer) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	camp.LeaksIgnore = testFlags.ignoredLeaks()
 	explored, err := confirm.ExploreBlocking(&camp, camp.Runs)
 	if err != nil {
 		return false, err
+	}
+	if !*testFlags.leaks {
+		// The leaks exploration made happen are --leaks' to report.
+		explored = slices.DeleteFunc(explored, func(e confirm.ExploredBlocking) bool { return e.Kind == "leak" })
 	}
 	fmt.Fprintf(w, "racekit: each lock-order cycle re-executed under DeadlockFuzzer's controlled scheduler, each package under random delays (%.1fs)\n", time.Since(start).Seconds())
 	confirm.PrintDeadlocks(w, cycles)
