@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/racekit/racekit/detect"
 	"github.com/racekit/racekit/detect/deadlock"
+	"github.com/racekit/racekit/report/sarif/sariftest"
 	"github.com/racekit/racekit/trace"
 	"github.com/racekit/racekit/trace/tracefile"
 )
@@ -278,6 +280,27 @@ func TestConfirmExplore(t *testing.T) {
 	code, out = runRacekit(t, "test", "-confirm", "-deadlocks", "-leaks", "-confirm-runs", "4", "-run", "TestGiveUp$", "./waitdrain")
 	if code != 1 || !strings.Contains(out, "GOROUTINE LEAK (confirmed: ") || !strings.Contains(out, "blocked in chan send at waitdrain/waitdrain_test.go:109:10") {
 		t.Errorf("TestGiveUp with -leaks: exit %d, want 1 and the leak\n%s", code, out)
+	}
+}
+
+// TestSARIFBlocking: racekit test -sarif writes --leaks' leaks and
+// --deadlocks' predicted cycles beside the races, under rules of their
+// own, at the blocked operation, in a log the SARIF 2.1.0 schema accepts.
+func TestSARIFBlocking(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "blocking.sarif")
+	runRacekit(t, "test", "-deadlocks", "-leaks", "-sarif", path, "./leakytest", "./lockordertest")
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sariftest.Validate(doc); err != nil {
+		t.Errorf("invalid SARIF: %v\n%s", err, doc)
+	}
+	for _, want := range []string{`"ruleId": "goroutine-leak"`, `blocked in chan send when the run ended."`, `"uri": "leakytest/leak_test.go"`,
+		`"ruleId": "deadlock"`, `"Potential deadlock: a lock-order cycle between`, `"uri": "lockordertest/bank_test.go"`, `"verdict": "predicted"`} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("the log lacks %s\n%s", want, doc)
+		}
 	}
 }
 

@@ -82,7 +82,10 @@ const SARIFRule = "data-race"
 // each in execution order: outermost caller first. Files below root
 // (racekit test passes the main module's directory) are URIs relative
 // to %SRCROOT%, which the run maps to root; others are absolute file URIs.
-func SARIF(w io.Writer, races []DynamicRace, root string) error {
+//
+// Blocking bugs (blocks: leaks and deadlocks, DynamicBlock) follow the
+// races, under rules of their own (SARIFLeakRule, SARIFDeadlockRule).
+func SARIF(w io.Writer, races []DynamicRace, blocks []DynamicBlock, root string) error {
 	run := sarif.Run{
 		Tool: sarif.Tool{Driver: sarif.Driver{
 			Name:           "racekit",
@@ -112,6 +115,13 @@ func SARIF(w io.Writer, races []DynamicRace, root string) error {
 	}
 	for i := range races {
 		run.Results = append(run.Results, u.result(&races[i]))
+	}
+	if len(blocks) > 0 {
+		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, blockRules...)
+	}
+	for i := range blocks {
+		idx := slices.IndexFunc(run.Tool.Driver.Rules, func(r sarif.Rule) bool { return r.ID == blocks[i].Rule })
+		run.Results = append(run.Results, u.blockResult(&blocks[i], idx))
 	}
 	log := sarif.Log{Schema: sarif.Schema, Version: sarif.Version, Runs: []sarif.Run{run}}
 	enc := json.NewEncoder(w)

@@ -50,7 +50,7 @@ func sarifRaces() []DynamicRace {
 func TestSARIFSchema(t *testing.T) {
 	for _, races := range [][]DynamicRace{nil, sarifRaces()} {
 		var b bytes.Buffer
-		if err := SARIF(&b, races, "/src/m"); err != nil {
+		if err := SARIF(&b, races, nil, "/src/m"); err != nil {
 			t.Fatal(err)
 		}
 		if err := sariftest.Validate(b.Bytes()); err != nil {
@@ -58,7 +58,7 @@ func TestSARIFSchema(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	if err := SARIF(&b, sarifRaces(), ""); err != nil {
+	if err := SARIF(&b, sarifRaces(), nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := sariftest.Validate(b.Bytes()); err != nil {
@@ -90,7 +90,7 @@ func TestSARIFSchema(t *testing.T) {
 // probability) its properties.
 func TestSARIFRaces(t *testing.T) {
 	var b bytes.Buffer
-	if err := SARIF(&b, sarifRaces(), "/src/m"); err != nil {
+	if err := SARIF(&b, sarifRaces(), nil, "/src/m"); err != nil {
 		t.Fatal(err)
 	}
 	var log struct {
@@ -217,5 +217,67 @@ func TestNewDynamicRace(t *testing.T) {
 	}
 	if r.Prev.Kind != "read" || r.Prev.Goroutine != "main" || r.Prev.Site.String() != "m.go:9" || len(r.Prev.Stack) != 0 {
 		t.Errorf("previous access: %+v", r.Prev)
+	}
+}
+
+// TestSARIFBlocks: a leak and a deadlock follow the races under rules of
+// their own, each at its first goroutine's operation, the others related
+// locations and every goroutine's stack a thread flow; the log still
+// validates.
+func TestSARIFBlocks(t *testing.T) {
+	blocks := []DynamicBlock{{
+		Rule: SARIFLeakRule, Verdict: "observed", Package: "example.com/m/p",
+		Text: "Goroutine leak: G3 blocked in chan send when the run ended.",
+		Ops: []RaceAccess{{Kind: "chan send", Goroutine: "G3", Site: trace.Site{File: "/src/m/p/p.go", Line: 18, Col: 6, Func: "example.com/m/p.fetch.func1"},
+			Stack: []trace.Site{{File: "/src/m/p/p.go", Line: 18, Col: 6, Func: "example.com/m/p.fetch.func1"}}}},
+	}, {
+		Rule: SARIFDeadlockRule, Verdict: "predicted", Package: "example.com/m/p",
+		Text: "Potential deadlock: a lock-order cycle between G2, G3; another interleaving of the run blocks them all.",
+		Ops: []RaceAccess{
+			{Kind: "sync.Mutex.Lock", Goroutine: "G2", Site: trace.Site{File: "/src/m/p/bank.go", Line: 22, Func: "example.com/m/p.transfer"}},
+			{Kind: "sync.Mutex.Lock", Goroutine: "G3", Site: trace.Site{File: "/src/m/p/bank.go", Line: 22, Func: "example.com/m/p.transfer"}},
+		},
+	}}
+	var b bytes.Buffer
+	if err := SARIF(&b, sarifRaces(), blocks, "/src/m"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sariftest.Validate(b.Bytes()); err != nil {
+		t.Fatalf("invalid SARIF: %v\n%s", err, b.String())
+	}
+	var log struct {
+		Runs []struct {
+			Tool struct {
+				Driver struct {
+					Rules []struct {
+						ID string `json:"id"`
+					} `json:"rules"`
+				} `json:"driver"`
+			} `json:"tool"`
+			Results []sarif.Result `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &log); err != nil {
+		t.Fatal(err)
+	}
+	run := log.Runs[0]
+	var rules []string
+	for _, r := range run.Tool.Driver.Rules {
+		rules = append(rules, r.ID)
+	}
+	if strings.Join(rules, ",") != SARIFRule+","+SARIFLeakRule+","+SARIFDeadlockRule || len(run.Results) != 4 {
+		t.Fatalf("rules %v, %d results; want the race rule, the leak's and the deadlock's, and 4 results", rules, len(run.Results))
+	}
+	leakRes, dl := run.Results[2], run.Results[3]
+	if leakRes.RuleID != SARIFLeakRule || leakRes.RuleIndex != 1 || leakRes.Level != "warning" || leakRes.Properties["verdict"] != "observed" ||
+		leakRes.Locations[0].PhysicalLocation.Region.StartLine != 18 || len(leakRes.RelatedLocations) != 0 {
+		t.Errorf("leak result %+v", leakRes)
+	}
+	if dl.RuleID != SARIFDeadlockRule || dl.RuleIndex != 2 || dl.Level != "error" || dl.Properties["verdict"] != "predicted" ||
+		len(dl.RelatedLocations) != 1 || dl.RelatedLocations[0].ID != 1 || len(dl.CodeFlows) != 1 || len(dl.CodeFlows[0].ThreadFlows) != 2 {
+		t.Errorf("deadlock result %+v", dl)
+	}
+	if got := dl.CodeFlows[0].ThreadFlows[1].Locations[0].Location.Message.Text; got != "sync.Mutex.Lock in example.com/m/p.transfer" {
+		t.Errorf("the second goroutine's flow says %q", got)
 	}
 }

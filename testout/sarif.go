@@ -17,12 +17,14 @@ import (
 // analysis is gone once the package is printed), given -confirm's verdict
 // once the confirmation is done, and written as SARIF at the end.
 type SARIF struct {
-	Path  string // the file written
-	races []report.DynamicRace
+	Path   string // the file written
+	races  []report.DynamicRace
+	blocks []report.DynamicBlock // --leaks' and --deadlocks' findings
 }
 
 // note keeps the races of a, pkg's test binary's trace ("": a binary
-// that no package of go test's claimed). A nil s keeps nothing.
+// that no package of go test's claimed), and its leaks and deadlocks. A
+// nil s keeps nothing.
 func (s *SARIF) note(pkg string, a *analyze.Analysis) {
 	if s == nil {
 		return
@@ -36,6 +38,20 @@ func (s *SARIF) note(pkg string, a *analyze.Analysis) {
 			s.races = append(s.races, r)
 		}
 	}
+	var blocks []report.DynamicBlock
+	for _, l := range a.Leaks {
+		blocks = append(blocks, report.NewLeakBlock(a.Meta, l))
+	}
+	if len(a.Stalled) > 0 {
+		blocks = append(blocks, report.NewStallBlock(a.Meta, a.Stalled, a.StallTests))
+	}
+	for _, cy := range a.Cycles {
+		blocks = append(blocks, report.NewCycleBlock(a.Meta, cy))
+	}
+	for i := range blocks {
+		blocks[i].Package = pkg
+	}
+	s.blocks = append(s.blocks, blocks...)
 }
 
 // Judge gives each race -confirm's verdict on its pair. The confirmation
@@ -111,7 +127,7 @@ func (s *SARIF) Write() error {
 	if err != nil {
 		return err
 	}
-	if err := report.SARIF(f, s.races, moduleRoot()); err != nil {
+	if err := report.SARIF(f, s.races, s.blocks, moduleRoot()); err != nil {
 		f.Close()
 		return err
 	}

@@ -126,7 +126,8 @@ the previous access a related location, the two accesses' stacks as
 thread flows, files relative to the main module's root, and as
 properties its verdict (-confirm's, else the detector's evidence:
 observed, predicted or potential), test and package, and once confirmed
-the probability and the replay command.
+the probability and the replay command; with -leaks and -deadlocks each
+leak and deadlock too (rules goroutine-leak and deadlock).
 
 Test results are never taken from go test's cache (-count=1 is added
 unless -count is given): a cached result would leave no trace.
