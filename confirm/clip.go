@@ -73,6 +73,44 @@ func RaceClip(s *sched.Schedule, pair string) (*anomaly.Anomaly, bool) {
 	return out, true
 }
 
+// DeadlockClip is the end of a run in which every goroutine blocked, as a
+// clip report.ClipHTML draws: its last raceClipBefore scheduling steps,
+// one lane per goroutine, then each goroutine's blocked operation (rt's
+// deadlock notes), numbered 1, 2, ... false when the run did not
+// deadlock.
+func DeadlockClip(s *sched.Schedule) (*anomaly.Anomaly, bool) {
+	notes := s.NotesOf("deadlock")
+	if len(notes) == 0 {
+		return nil, false
+	}
+	out := &anomaly.Anomaly{Pattern: "deadlock", Kind: "deadlock", Evidence: "confirmed",
+		Doc:  "a run under random delays in which every goroutine blocked: its last steps, then what each goroutine waits in",
+		Clip: &anomaly.Clip{Feasible: true, Events: len(s.Steps)}}
+	lanes := map[string]bool{}
+	lane := func(g string) {
+		if !lanes[g] {
+			lanes[g] = true
+			out.Clip.Goroutines = append(out.Clip.Goroutines, anomaly.ClipGoroutine{Name: g, Label: g})
+		}
+	}
+	for _, st := range s.Steps[max(0, len(s.Steps)-raceClipBefore):] {
+		lane(st.G)
+		out.Clip.Steps = append(out.Clip.Steps, anomaly.Step{G: st.G, Index: st.N, Op: st.Kind.String(), Obj: st.Obj, Site: st.Site})
+	}
+	for i, n := range notes {
+		g, k, ok := pointOf(n)
+		f := strings.Fields(n)
+		if !ok || len(f) < 3 {
+			continue
+		}
+		lane(g)
+		out.Sites = append(out.Sites, sched.LineSite(f[2]))
+		out.Clip.Anomaly = append(out.Clip.Anomaly, len(out.Clip.Steps))
+		out.Clip.Steps = append(out.Clip.Steps, anomaly.Step{G: g, Index: k, Op: f[1] + " (blocked)", Site: f[2], Anomaly: i + 1})
+	}
+	return out, true
+}
+
 // pointOf parses a point's "G#N kind site" into G and N.
 func pointOf(p string) (string, int, bool) {
 	f := strings.Fields(p)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/racekit/racekit/analyze"
+	"github.com/racekit/racekit/detect/anomaly"
 	"github.com/racekit/racekit/detect/leak"
 )
 
@@ -37,6 +38,9 @@ type ExploredBlocking struct {
 	// with the same blocked operations.
 	Replayed bool    `json:"replayed"`
 	Seconds  float64 `json:"seconds"`
+	// Clip is a deadlock's first run drawn as report.ClipHTML draws a
+	// clip: its last steps and each goroutine's blocked operation.
+	Clip *anomaly.Anomaly `json:"-"`
 }
 
 // delayFuzzEnv puts a run under DelayFuzzer with seed. A deadlock is
@@ -130,6 +134,7 @@ func ExploreBlocking(c *Campaign, runs int) ([]ExploredBlocking, error) {
 		r       Run
 		kind    string
 		blocked []string
+		clip    *anomaly.Anomaly
 	}
 	results := make([]result, len(tasks))
 	tally := newFuzzTally(prog, len(targets)).named("package", "deadlocked or leaked")
@@ -142,8 +147,12 @@ func ExploreBlocking(c *Campaign, runs int) ([]ExploredBlocking, error) {
 		}
 		r, kind, blocked, err := c.exploreRun(t, tk.seed, fmt.Sprintf("explore%d-%d", tk.t, tk.seed))
 		r.Created = kind != ""
+		var clip *anomaly.Anomaly
+		if kind == "deadlock" {
+			clip, _ = DeadlockClip(r.Schedule)
+		}
 		r.Schedule = nil
-		results[i] = result{r, kind, blocked}
+		results[i] = result{r, kind, blocked, clip}
 		tally.done(tk.t, t.Pkg, runs, r)
 		return err
 	})
@@ -171,7 +180,7 @@ func ExploreBlocking(c *Campaign, runs int) ([]ExploredBlocking, error) {
 				j = len(out)
 				byKey[key] = j
 				mine = append(mine, j)
-				out = append(out, ExploredBlocking{Package: t.Pkg, Kind: res.kind, Blocked: res.blocked,
+				out = append(out, ExploredBlocking{Package: t.Pkg, Kind: res.kind, Blocked: res.blocked, Clip: res.clip,
 					Replay: replayCommand(res.r.Seed, "-delays", "", t.Pkg, c.GoFlags)})
 			}
 			out[j].Made++

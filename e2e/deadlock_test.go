@@ -218,12 +218,13 @@ func TestFuzzDeadlocks(t *testing.T) {
 // that sleeps 20ms flags an error before the collector checks: no plain
 // run does, and no lock-order cycle names it. fuzz -deadlocks' exploration
 // under random delays makes it happen, with the Wait and the three sends
-// blocked, and its replay command deadlocks again from the seed. The
+// blocked, drawn by -html, and its replay command deadlocks again from the seed. The
 // control of the same shape (drain, then wait; a Cond handshake under its
 // lock) never deadlocks and leaves no goroutine blocked. TestGiveUp's
 // leak is made to happen and replayed too.
 func TestFuzzExplore(t *testing.T) {
-	code, out := runRacekit(t, "fuzz", "-deadlocks", "-q", "-explore", "8", "-j", "2", "-run", "TestCollect$", "./waitdrain")
+	html := t.TempDir()
+	code, out := runRacekit(t, "fuzz", "-deadlocks", "-q", "-explore", "8", "-j", "2", "-html", html, "-run", "TestCollect$", "./waitdrain")
 	for _, want := range []string{"runs deadlocked under random delays)", "wait waitdrain/waitdrain_test.go:29", "send waitdrain/waitdrain_test.go:25 (parked)", "(the first seed's run, made again, deadlocked the same way)", "racekit fuzz: 1 deadlock(s) and 0 leak(s) made to happen in 8 run(s)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q\n%s", want, out)
@@ -231,6 +232,18 @@ func TestFuzzExplore(t *testing.T) {
 	}
 	if code != 66 {
 		t.Errorf("exit %d, want 66\n%s", code, out)
+	}
+	// -html draws the deadlocked run: its last steps, then the Wait and
+	// the three sends, each goroutine in its lane.
+	page, err := os.ReadFile(filepath.Join(html, "clip-001-deadlock.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(page), "send (blocked)"); n != 3 || !strings.Contains(string(page), "wait (blocked)") {
+		t.Errorf("the page has %d blocked sends, want 3 and the blocked wait\n%s", n, page)
+	}
+	if _, err := os.Stat(filepath.Join(html, "index.html")); err != nil {
+		t.Error(err)
 	}
 	args := replayArgs(t, out)
 	_, rout := runRacekit(t, args...)

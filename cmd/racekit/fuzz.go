@@ -12,7 +12,7 @@ import (
 
 var cmdFuzz = register(&command{
 	name:      "fuzz",
-	usageLine: "fuzz [-deadlocks [-explore N] | -atomicity [-max-splits N]] [-phase1 hybrid,vet,pairs] [-pairs FILE] [-use-trace FILE] [-record N] [-record-random N] [-baseline N] [-runs N] [-j N] [-seed S] [-json] [-keep DIR] [-replay N] [-timeout D] [-shard K/N] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
+	usageLine: "fuzz [-deadlocks [-explore N] [-html DIR] | -atomicity [-max-splits N]] [-phase1 hybrid,vet,pairs] [-pairs FILE] [-use-trace FILE] [-record N] [-record-random N] [-baseline N] [-runs N] [-j N] [-seed S] [-json] [-keep DIR] [-replay N] [-timeout D] [-shard K/N] [-q] [-deps=false] [-include P] [-exclude P] [-tags T] [-stats] [go test flags] [packages] [go test flags] [-args test binary arguments...]",
 	short:     "confirm potential races by race-directed random scheduling (RaceFuzzer)",
 	long: `
 Fuzz is RaceFuzzer (Sen, PLDI'08) for Go tests. Phase 1 finds candidate
@@ -102,8 +102,8 @@ give, so a run in which every goroutine blocked is a real deadlock, and
 goroutines a run left blocked when it ended are a real leak (as racekit
 test --leaks reports them); each is printed with the blocked operations,
 its seeds and a racekit replay -delays command, and its first seed is run
-again to check that it replays. Exit status 66 if a deadlock or a leak
-was made to happen.
+again to check that it replays; -html DIR draws each deadlock's run.
+Exit status 66 if a deadlock or a leak was made to happen.
 
 -atomicity fuzzes atomicity violations of check-then-act code instead
 (AtomFuzzer: Park and Sen, FSE'08): code that checks under a lock and
@@ -157,6 +157,7 @@ var (
 	fuzzDeadlocks = cmdFuzz.flags.Bool("deadlocks", false, "confirm lock-order deadlocks instead of races: phase 1 predicts cycles (iGoodlock) on recorded runs, phase 2 runs DeadlockFuzzer per cycle")
 	fuzzAtomicity = cmdFuzz.flags.Bool("atomicity", false, "confirm atomicity violations of check-then-act code instead of races: phase 1 finds atomic regions whose critical sections on one lock are split in two (a lock taken, released and taken again in one function invocation) on recorded runs, phase 2 runs AtomFuzzer per region, pausing a goroutine between its two sections")
 	fuzzExplore   = cmdFuzz.flags.Int("explore", 20, "with -deadlocks: runs per package under random delays (DelayFuzzer: a goroutine stalled at a few points while sleepers wake), for deadlocks no lock-order cycle names and leaks; 0: none")
+	fuzzHTML      = cmdFuzz.flags.String("html", "", "with -deadlocks: draw each deadlock the exploration made happen (its run's last steps, one lane per goroutine, and each goroutine's blocked operation) as an HTML page in DIR, with an index")
 	fuzzMaxSplits = cmdFuzz.flags.Int("max-splits", 20, "with -atomicity: regions to try per package, those on a lock other goroutines take first")
 	fuzzShard     = cmdFuzz.flags.String("shard", "", "run shard K of N of the campaign (K/N): a deterministic share of the candidates and baseline seeds; racekit merge joins the shards' -json results (default: Bazel's TEST_SHARD_INDEX/TEST_TOTAL_SHARDS when set)")
 )
@@ -206,6 +207,9 @@ func runFuzz(c *command, args []string) int {
 		if err == nil && !*fuzzJSON {
 			confirm.PrintDeadlocks(os.Stdout, cycles)
 			confirm.PrintExplored(os.Stdout, explored, *fuzzExplore)
+		}
+		if err == nil && *fuzzHTML != "" {
+			err = writeDeadlockPages(*fuzzHTML, "racekit fuzz -deadlocks", explored)
 		}
 	case *fuzzAtomicity:
 		var splits []confirm.AtomicitySplit

@@ -36,7 +36,7 @@ func addConfirmFlags() {
 	testConfirmRuns = cmdTest.flags.Int("confirm-runs", 10, "with -confirm: controlled runs per race")
 	testConfirmRecord = cmdTest.flags.Int("confirm-record", 3, "with -confirm: more recorded runs of each package under the controlled random scheduler, whose potential pairs (hybrid) are confirmed too")
 	testConfirmVet = cmdTest.flags.Bool("confirm-vet", false, "with -confirm: racekit vet's static pairs on the packages are confirmed too")
-	testHTML = cmdTest.flags.String("html", "", "with -confirm: write each confirmed race's interleaving (the run that created it, one lane per goroutine) as an HTML page to DIR, with an index")
+	testHTML = cmdTest.flags.String("html", "", "with -confirm: write each confirmed race's interleaving (the run that created it, one lane per goroutine) as an HTML page to DIR, with an index; with -deadlocks each deadlock made to happen in DIR/deadlocks")
 	testConfirmJSON = cmdTest.flags.String("confirm-json", "", "with -confirm: also write the verdicts as JSON (racekit fuzz -json's format) to FILE")
 	testSARIF = cmdTest.flags.String("sarif", "", "write every race reported as SARIF 2.1.0 to FILE: both accesses, their stacks, each race's verdict (-confirm's if given)")
 }
@@ -196,6 +196,22 @@ func writeRacePages(dir, keep string, res confirm.FuzzResult) error {
 	return writeClipPages(dir, "racekit test -confirm", as)
 }
 
+// writeDeadlockPages draws each deadlock the exploration made happen (its
+// first run's last steps and blocked operations) as an HTML page in dir,
+// with an index; nothing when there is none.
+func writeDeadlockPages(dir, title string, explored []confirm.ExploredBlocking) error {
+	var as []anomaly.Anomaly
+	for _, e := range explored {
+		if e.Clip != nil {
+			as = append(as, *e.Clip)
+		}
+	}
+	if len(as) == 0 {
+		return nil
+	}
+	return writeClipPages(dir, title, as)
+}
+
 // confirmDeadlocks is -confirm with -deadlocks: DeadlockFuzzer (package
 // confirm) over the lock-order cycles iGoodlock predicts on camp's
 // traces and recordings, then camp.Runs runs of each package under random
@@ -219,5 +235,10 @@ func confirmDeadlocks(camp confirm.Campaign, w io.Writer) (bool, error) {
 	fmt.Fprintf(w, "racekit: each lock-order cycle re-executed under DeadlockFuzzer's controlled scheduler, each package under random delays (%.1fs)\n", time.Since(start).Seconds())
 	confirm.PrintDeadlocks(w, cycles)
 	confirm.PrintExplored(w, explored, camp.Runs)
+	if *testHTML != "" {
+		if err := writeDeadlockPages(filepath.Join(*testHTML, "deadlocks"), "racekit test -confirm: deadlocks", explored); err != nil {
+			return false, err
+		}
+	}
 	return len(explored) > 0 || slices.ContainsFunc(cycles, func(cy confirm.DeadlockCycle) bool { return cy.Verdict == "confirmed" }), nil
 }
