@@ -94,18 +94,32 @@ func (c *Campaign) exploreRun(t *Target, seed uint64, name string) (r Run, kind 
 		// that ended left blocked.
 		return r, "", nil, nil
 	}
-	a, aerr := analyze.Trace(tr, analyze.Options{Algos: []string{analyze.LeakAlgo}})
-	if aerr != nil {
-		return r, "", nil, nil // no trace (a crash)
-	}
-	leaks := leak.Without(a.Leaks, a.Meta, c.LeaksIgnore)
-	if len(leaks) == 0 {
+	if blocked = traceLeaks(tr, c.LeaksIgnore); len(blocked) == 0 {
 		return r, "", nil, nil
 	}
-	for _, l := range leaks {
+	return r, "leak", blocked, nil
+}
+
+// traceLeaks is the goroutines the run traced to path left blocked when
+// it ended (detect/leak, less those blocked in ignore's functions), each
+// "kind site"; none when the trace cannot be read (a crash).
+func traceLeaks(path string, ignore []string) []string {
+	a, err := analyze.Trace(path, analyze.Options{Algos: []string{analyze.LeakAlgo}})
+	if err != nil {
+		return nil
+	}
+	var blocked []string
+	for _, l := range leak.Without(a.Leaks, a.Meta, ignore) {
 		blocked = append(blocked, l.Kind()+" "+a.Meta.Site(l.Ops[0].Site).String())
 	}
-	return r, "leak", blocked, nil
+	return blocked
+}
+
+// leakText is a leak's "kind site" as printed: "kind at site", the site
+// relative to the working directory.
+func leakText(b string) string {
+	i := strings.LastIndexByte(b, ' ')
+	return b[:max(i, 0)] + " at " + relSite(b[i+1:])
 }
 
 // ExploreBlocking runs each target runs times under DelayFuzzer (seeds
@@ -214,8 +228,7 @@ func PrintExplored(w io.Writer, ds []ExploredBlocking, runs int) {
 			fmt.Fprintf(w, "GOROUTINE LEAK (confirmed: %d of %d runs left these goroutines blocked when they ended, under random delays)\n", d.Made, d.Runs)
 			fmt.Fprintf(w, "Package %s (seed %d):\n", d.Package, d.Seeds[0])
 			for _, b := range d.Blocked {
-				i := strings.LastIndexByte(b, ' ')
-				fmt.Fprintf(w, "  blocked in %s at %s\n", b[:max(i, 0)], relSite(b[i+1:]))
+				fmt.Fprintf(w, "  blocked in %s\n", leakText(b))
 			}
 		} else {
 			deadlocks++

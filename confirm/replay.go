@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/sched"
 )
 
@@ -128,10 +127,10 @@ func Replay(o *ReplayOptions) (ReplayResult, error) {
 		res.Summary = "the run deadlocked: " + relText(blockedKey(r.Schedule.NotesOf("deadlock")))
 	case o.Delays:
 		res.Summary = "the run did not deadlock (" + r.Outcome + ")"
-		if a, err := analyze.Trace(filepath.Join(o.Tmp, "run0.rkt"), analyze.Options{Algos: []string{analyze.LeakAlgo}}); err == nil && len(a.Leaks) > 0 {
+		if leaks := traceLeaks(filepath.Join(o.Tmp, "run0.rkt"), nil); len(leaks) > 0 {
 			var b []string
-			for _, l := range a.Leaks {
-				b = append(b, l.Kind()+" at "+relSite(a.Meta.Site(l.Ops[0].Site).String()))
+			for _, l := range leaks {
+				b = append(b, leakText(l))
 			}
 			slices.Sort(b)
 			res.Summary = fmt.Sprintf("the run left %d goroutine(s) blocked when it ended: %s", len(b), strings.Join(b, "; "))
