@@ -47,6 +47,9 @@ type Options struct {
 	// MemLimit, when not 0, replaces the package's MemLimit: the heap
 	// past which the analysis stops.
 	MemLimit uint64
+	// Suppress is which observed races are not reported, as go test -race
+	// leaves them out (GoRaceSuppress); the zero value reports all.
+	Suppress Suppress
 }
 
 // Analysis is what the detectors found in one trace.
@@ -63,6 +66,9 @@ type Analysis struct {
 	// order, with its distinct races and their stacks; Races counts them.
 	Results []report.Result
 	Races   int
+	// Suppressed counts the occurrences of observed races Options.Suppress
+	// left out: on an address or with the stacks of a race reported.
+	Suppressed int
 	// Cycles are the lock-order cycles (with DeadlockAlgo among the
 	// algorithms).
 	Cycles []deadlock.Cycle

@@ -96,7 +96,7 @@ func newFileAnalysis(meta *trace.Meta, path string, o Options) (*fileAnalysis, e
 	x.algos = algos
 	x.runs = make([]*detectorRun, len(algos))
 	for i, name := range algos {
-		x.runs[i] = newDetectorRun(o.New, name, st, meta)
+		x.runs[i] = newDetectorRun(o.New, name, st, meta, o.Suppress)
 	}
 	return x, nil
 }
@@ -110,12 +110,22 @@ type detectorRun struct {
 	prevStacks map[finding.Pair][]trace.Site
 	tests      map[finding.Pair]string
 	again      map[finding.Pair][]string
+	sup        *suppressor // nil: every race reported
 }
 
 // newDetectorRun makes the race detector name with newDet, reporting to a
-// sink that keeps the test's races, with their stacks (from st) and tests.
-func newDetectorRun(newDet func(name string, sink finding.Sink) detect.Detector, name string, st *Stacks, meta *trace.Meta) *detectorRun {
-	r := &detectorRun{col: finding.NewCollector(), stacks: map[finding.Pair][]trace.Site{}, prevStacks: map[finding.Pair][]trace.Site{}, tests: map[finding.Pair]string{}, again: map[finding.Pair][]string{}}
+// sink that keeps the test's races, with their stacks (from st) and tests,
+// but those rule suppresses.
+func newDetectorRun(newDet func(name string, sink finding.Sink) detect.Detector, name string, st *Stacks, meta *trace.Meta, rule Suppress) *detectorRun {
+	r := &detectorRun{col: finding.NewCollector(), stacks: map[finding.Pair][]trace.Site{}, prevStacks: map[finding.Pair][]trace.Site{}, tests: map[finding.Pair]string{}, again: map[finding.Pair][]string{}, sup: newSuppressor(rule)}
+	// At the access, not at the goroutine's latest event: a predictive
+	// detector reports after later events of it.
+	stacks := func(race *finding.Race) (cur, prev []trace.Site) {
+		if cur = st.stackAt(meta, race.Cur); cur == nil {
+			cur = st.Stack(meta, race.Cur.G)
+		}
+		return cur, st.stackAt(meta, race.Prev)
+	}
 	sink := finding.SinkFunc(func(race *finding.Race) {
 		// A race is the test's when its later access is: a
 		// predictive detector reports when it analyzes a window,
@@ -125,20 +135,32 @@ func newDetectorRun(newDet func(name string, sink finding.Sink) detect.Detector,
 		}
 		p := race.Pair()
 		test := st.testOf(race)
-		if _, ok := r.stacks[p]; ok {
-			if test != "" && test != r.tests[p] && !slices.Contains(r.again[p], test) {
-				r.again[p] = append(r.again[p], test)
+		_, known := r.stacks[p]
+		// An occurrence that would be reported: the pair's first, or
+		// its first in another test (go test -race fails that test too).
+		fresh := !known || test != "" && test != r.tests[p] && !slices.Contains(r.again[p], test)
+		if !fresh {
+			r.col.Report(race)
+			return
+		}
+		var cs, ps []trace.Site
+		made := false
+		mk := func() ([]trace.Site, []trace.Site) {
+			if !made {
+				cs, ps = stacks(race)
+				made = true
 			}
+			return cs, ps
+		}
+		if r.sup.applies(race) && r.sup.drop(race, p, test, mk) {
+			return
+		}
+		if known {
+			r.again[p] = append(r.again[p], test)
 		} else {
-			// At the access, not at the goroutine's latest event: a
-			// predictive detector reports after later events of it.
-			if cs := st.stackAt(meta, race.Cur); cs != nil {
-				r.stacks[p] = cs
-			} else {
-				r.stacks[p] = st.Stack(meta, race.Cur.G)
-			}
-			if ps := st.stackAt(meta, race.Prev); ps != nil {
-				r.prevStacks[p] = ps
+			r.stacks[p], r.prevStacks[p] = mk()
+			if r.prevStacks[p] == nil {
+				delete(r.prevStacks, p)
 			}
 			if test != "" {
 				r.tests[p] = test
@@ -190,6 +212,9 @@ func (x *fileAnalysis) races(a *Analysis) (gids map[trace.GID]bool) {
 		}
 		a.Results = append(a.Results, report.Result{Detector: x.algos[i], Groups: gs, Stacks: r.stacks, PrevStacks: r.prevStacks, Tests: r.tests, Again: r.again})
 		a.Races += len(gs)
+		if r.sup != nil {
+			a.Suppressed += r.sup.n
+		}
 	}
 	return gids
 }

@@ -48,6 +48,15 @@ func analyzeOptions(algos []string, startFunc string, progress func(n int64)) an
 	}
 }
 
+// goRaceOptions are analyzeOptions for racekit test and run: the races go
+// test -race and go run -race would report, no more (GORACE's
+// suppress_equal_addresses and suppress_equal_stacks).
+func goRaceOptions(algos []string, progress func(n int64)) analyze.Options {
+	o := analyzeOptions(algos, "", progress)
+	o.Suppress = analyze.GoRaceSuppress(os.Getenv("GORACE"))
+	return o
+}
+
 func algoNames() string {
 	var ns []string
 	for n := range algorithms {

@@ -131,7 +131,7 @@ func runRun(c *command, args []string) int {
 		return exitError
 	}
 	progress, stop := progress.New("run", *runFlags.quiet).Analysis(tracePath)
-	a, err := analyze.Trace(tracePath, analyzeOptions(algos, "", progress))
+	a, err := analyze.Trace(tracePath, goRaceOptions(algos, progress))
 	stop()
 	if err != nil {
 		c.errorf("%v", err)

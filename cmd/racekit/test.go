@@ -212,7 +212,7 @@ func runTest(c *command, args []string) int {
 	if c.line.Has("json") {
 		rest = os.Stderr
 	}
-	options := func(progress func(n int64)) analyze.Options { return analyzeOptions(algos, "", progress) }
+	options := func(progress func(n int64)) analyze.Options { return goRaceOptions(algos, progress) }
 	out := &testout.Output{Out: os.Stdout, JSON: c.line.Has("json"), Chatty: c.line.Chatty(), TraceDir: traceDir, Options: options, LeakIgnore: testFlags.ignoredLeaks(), Verbose: *testFlags.verbose, Quiet: *testFlags.quiet, Errorf: c.errorf}
 	if *testSARIF != "" {
 		out.SARIF = &testout.SARIF{Path: *testSARIF}

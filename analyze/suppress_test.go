@@ -1,0 +1,86 @@
+package analyze
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/racekit/racekit/finding"
+	"github.com/racekit/racekit/trace"
+)
+
+// suppressTrace is three tests racing: TestA on x (sites 31, 13), TestB
+// the same pair on x again and then three other pairs (31-41, 31-43,
+// 41-43) on x, TestC the first pair on another variable, y.
+func suppressTrace(t *testing.T) string {
+	b := trace.NewBuilder()
+	mark := func(g, test string) {
+		b.Add(trace.Event{G: b.G(g), Op: trace.OpSyncRelease, Obj: b.Obj("mark"),
+			Site: b.Trace().M.InternSite(trace.Site{File: TestMarkFile, Func: test})})
+	}
+	mark("main", "TestA")
+	b.Fork("main", "worker", "main.go:7")
+	b.Write("worker", "x", "main.go:31")
+	b.Write("worker", "y", "main.go:31")
+	b.Write("main", "x", "main.go:13") // TestA's race
+	b.Fork("main", "second", "main.go:14")
+	mark("second", "TestB")
+	b.Write("second", "x", "main.go:13") // the same pair, the same address
+	b.Fork("second", "b2", "main.go:40")
+	b.Write("b2", "x", "main.go:41")
+	b.Write("second", "x", "main.go:43") // another pair, the same address
+	b.Fork("second", "third", "main.go:15")
+	mark("third", "TestC")
+	b.Write("third", "y", "main.go:13") // the first pair on another address, the same stacks
+	return writeTrace(t, b)
+}
+
+// TestSuppressLikeGoRace: go test -race reports a race once per address
+// and once per pair of stacks (GORACE's suppress_equal_addresses and
+// suppress_equal_stacks, on by default): the tests that only repeat an
+// earlier report do not fail. Each rule alone, both, and neither.
+func TestSuppressLikeGoRace(t *testing.T) {
+	path := suppressTrace(t)
+	for _, tc := range []struct {
+		rule       Suppress
+		pairs      int
+		again      []string // of the first pair
+		suppressed int
+	}{
+		{Suppress{}, 4, []string{"TestB", "TestC"}, 0},
+		{Suppress{EqualAddresses: true}, 1, []string{"TestC"}, 4},
+		{Suppress{EqualStacks: true}, 4, nil, 2},
+		{GoRaceSuppress(""), 1, nil, 5},
+	} {
+		a, err := Trace(path, Options{Algos: []string{"hb"}, New: newHB, Suppress: tc.rule})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := a.Results[0]
+		if len(res.Groups) != tc.pairs || a.Races != tc.pairs {
+			t.Errorf("%+v: %d races, want %d: %+v", tc.rule, len(res.Groups), tc.pairs, res.Groups)
+			continue
+		}
+		p := finding.MakePair(a.Meta.InternSite(trace.Site{File: "main.go", Line: 31}), a.Meta.InternSite(trace.Site{File: "main.go", Line: 13}))
+		if res.Tests[p] != "TestA" || !slices.Equal(res.Again[p], tc.again) {
+			t.Errorf("%+v: first pair in %q, again in %q; want TestA, again in %q", tc.rule, res.Tests[p], res.Again[p], tc.again)
+		}
+		if a.Suppressed != tc.suppressed {
+			t.Errorf("%+v: %d suppressed, want %d", tc.rule, a.Suppressed, tc.suppressed)
+		}
+	}
+}
+
+func TestGoRaceSuppress(t *testing.T) {
+	for v, want := range map[string]Suppress{
+		"":                           {true, true},
+		"halt_on_error=1":            {true, true},
+		"suppress_equal_stacks=0":    {true, false},
+		"suppress_equal_addresses=0": {false, true},
+		"suppress_equal_addresses=false suppress_equal_stacks=no": {false, false},
+		"suppress_equal_stacks=maybe suppress_equal_addresses":    {true, true},
+	} {
+		if got := GoRaceSuppress(v); got != want {
+			t.Errorf("GoRaceSuppress(%q) = %+v, want %+v", v, got, want)
+		}
+	}
+}
