@@ -313,7 +313,8 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		lo, hi := r.span(dep)
 		r.ed.wrap(lo, hi, rtAlias+".DepBefore(", ", "+r.site(x.Pos())+")")
 	}
-	std := r.stdCall(x) // accesses inside the standard library (stdcalls.go)
+	std := r.stdCall(x)             // accesses inside the standard library (stdcalls.go)
+	cb := r.callbackLockCall(x, fn) // a callback under a std mutex (callbacklock.go)
 	r.variadicSlice(x, fn)
 	if se, ok := unparen(x.Fun).(*ast.SelectorExpr); ok {
 		if r.calledFun == nil {
@@ -327,6 +328,9 @@ func (r *rewriter) call(x *ast.CallExpr) {
 	}
 	if std != nil {
 		std()
+	}
+	if cb != nil {
+		cb()
 	}
 	r.freshCall(x, fn)
 	r.decodeCall(x, fn)
@@ -357,7 +361,11 @@ func (r *rewriter) afterCall(x *ast.CallExpr, hook, prefix string) {
 	if r.noBarrier[x] {
 		return
 	}
-	args := prefix + r.site(x.Pos())
+	r.afterCallArgs(x, hook, prefix+r.site(x.Pos()))
+}
+
+// afterCallArgs is afterCall with the hook's arguments given whole.
+func (r *rewriter) afterCallArgs(x *ast.CallExpr, hook, args string) {
 	t := typeOf(r.info, x)
 	if tuple, ok := t.(*types.Tuple); ok && tuple.Len() != 1 || r.discarded[x] || t == nil {
 		r.after = append(r.after, rtAlias+"."+hook+"("+args+")")

@@ -221,18 +221,10 @@ func (r *rewriter) heldPtrCall(x *ast.CallExpr, fn *types.Func) {
 // (bufio's fill, io.Copy) calls it with a buffer it allocated, unseen
 // (rt.CallerBuf). "" otherwise.
 func (r *rewriter) ioMethodBuf(d *ast.FuncDecl) string {
-	if d.Recv == nil || d.Name.Name != "Read" && d.Name.Name != "Write" {
+	if d.Name.Name != "Read" && d.Name.Name != "Write" || !r.ioSignature(d) {
 		return ""
 	}
-	fn, _ := r.info.Defs[d.Name].(*types.Func)
-	if fn == nil {
-		return ""
-	}
-	sig := fn.Type().(*types.Signature)
-	if sig.Params().Len() != 1 || sig.Results().Len() != 2 || !isByteSlice(sig.Params().At(0).Type()) ||
-		!isBasic(sig.Results().At(0).Type(), types.Int) || sig.Results().At(1).Type().String() != "error" {
-		return ""
-	}
+	sig := r.info.Defs[d.Name].(*types.Func).Type().(*types.Signature)
 	if name := sig.Params().At(0).Name(); name != "" && name != "_" {
 		return name
 	}

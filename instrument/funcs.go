@@ -61,6 +61,12 @@ func (r *rewriter) funcDecl(d *ast.FuncDecl) {
 	enter := len(r.ed.edits) // funcBody's first edit: Enter and Leave
 	m := r.mark()
 	site := r.funcBody(d.Recv, d.Type, d.Body, d.Name.Pos(), pre, atomic)
+	if r.isWriteMethod(d) {
+		// A Write std may call holding a mutex of its own (callbacklock.go).
+		e := &r.ed.edits[enter]
+		leave := "defer " + rtAlias + ".Leave(" + site + "); "
+		e.text = strings.Replace(e.text, leave, leave+rtAlias+".WriteEnter(); defer "+rtAlias+".WriteLeave(); ", 1)
+	}
 	if pre != "" || atomic {
 		return
 	}

@@ -41,28 +41,8 @@ var objectSizes = types.SizesFor("gc", build.Default.GOARCH)
 // fn's operand (-1: the receiver), and false when the operand is not a
 // pointer to a named struct or an item names no field of it.
 func objectLayout(fn *types.Func, operand int, items string) (string, bool) {
-	sig, ok := fn.Type().(*types.Signature)
+	p, st, ok := operandStruct(fn, operand)
 	if !ok {
-		return "", false
-	}
-	var t types.Type
-	switch {
-	case operand < 0 && sig.Recv() != nil:
-		t = sig.Recv().Type()
-	case operand >= 0 && operand < sig.Params().Len():
-		t = sig.Params().At(operand).Type()
-	default:
-		return "", false
-	}
-	p, ok := types.Unalias(t).(*types.Pointer)
-	if !ok {
-		return "", false
-	}
-	if _, named := types.Unalias(p.Elem()).(*types.Named); !named {
-		return "", false
-	}
-	st, ok := p.Elem().Underlying().(*types.Struct)
-	if !ok || objectSizes == nil {
 		return "", false
 	}
 	var lock, acc []byte
@@ -108,6 +88,51 @@ func objectLayout(fn *types.Func, operand int, items string) (string, bool) {
 		return "", false
 	}
 	return strconv.Quote(string(lock) + string(acc)), true
+}
+
+// operandStruct returns the pointer type of fn's operand (-1: the
+// receiver) and the named struct it points to; ok is false for any other
+// operand.
+func operandStruct(fn *types.Func, operand int) (p *types.Pointer, st *types.Struct, ok bool) {
+	sig, ok := fn.Type().(*types.Signature)
+	if !ok {
+		return nil, nil, false
+	}
+	var t types.Type
+	switch {
+	case operand < 0 && sig.Recv() != nil:
+		t = sig.Recv().Type()
+	case operand >= 0 && operand < sig.Params().Len():
+		t = sig.Params().At(operand).Type()
+	default:
+		return nil, nil, false
+	}
+	p, ok = types.Unalias(t).(*types.Pointer)
+	if !ok {
+		return nil, nil, false
+	}
+	if _, named := types.Unalias(p.Elem()).(*types.Named); !named {
+		return nil, nil, false
+	}
+	st, ok = p.Elem().Underlying().(*types.Struct)
+	if !ok || objectSizes == nil {
+		return nil, nil, false
+	}
+	return p, st, true
+}
+
+// lockLayout returns rt's layout of the mutex at path in the struct fn's
+// receiver points to, quoted: its 'l' item alone (rt.CallbackLock).
+func lockLayout(fn *types.Func, path string) (string, bool) {
+	_, st, ok := operandStruct(fn, -1)
+	if !ok {
+		return "", false
+	}
+	off, _, ok := fieldAt(st, path)
+	if !ok {
+		return "", false
+	}
+	return strconv.Quote(string(binary.AppendUvarint([]byte{'l'}, uint64(off)))), true
 }
 
 // pointsToOne reports whether a field of type t holds a pointer that one

@@ -39,6 +39,9 @@ type gstate struct {
 	// snapshot buffer to reuse.
 	sorts    []sortSnap
 	sortFree []byte
+	// cbLocks: std calls under way that call back holding a mutex
+	// (CallbackLock), innermost last.
+	cbLocks []cbLock
 	// shown: the frames whose FuncEnter is recorded; the fns of the
 	// others, up to depth, in pend (unsampled frames: showFrames).
 	shown int32

@@ -59,6 +59,49 @@ func TestNoRaceLogger(t *testing.T) {
 	<-c
 }
 
+// gatedWriter appends each line under a read lock: two Writes at once
+// would race, and a log.Logger never makes them (hashicorp/serf's
+// GatedWriter, which Logger's own mutex keeps safe).
+type gatedWriter struct {
+	mu    sync.RWMutex
+	lines [][]byte
+}
+
+func (w *gatedWriter) Write(p []byte) (int, error) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	w.lines = append(w.lines, append([]byte(nil), p...))
+	return len(p), nil
+}
+
+// A Logger calls its writer's Write holding its own mutex: the writer of
+// the program's is ordered by it.
+func TestNoRaceLoggerCallsWriterLocked(t *testing.T) {
+	w := &gatedWriter{}
+	l := log.New(w, "", 0)
+	c := make(chan bool)
+	go func() {
+		l.Printf("a %d", 1)
+		c <- true
+	}()
+	l.Println("b")
+	<-c
+}
+
+// The same through the package-level functions of the standard logger.
+func TestNoRaceStdLoggerCallsWriterLocked(t *testing.T) {
+	w := &gatedWriter{}
+	defer log.SetOutput(log.Writer())
+	log.SetOutput(w)
+	c := make(chan bool)
+	go func() {
+		log.Printf("a %d", 1)
+		c <- true
+	}()
+	log.Print("b")
+	<-c
+}
+
 func TestNoRaceAtomicValue(t *testing.T) {
 	var v atomic.Value
 	c := make(chan bool)

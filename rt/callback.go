@@ -1,0 +1,119 @@
+package rt
+
+import "unsafe"
+
+// Callbacks under a std mutex (instrument/callbacklock.go): log.Logger's
+// output methods call the program's io.Writer holding the Logger's outMu,
+// which orders two goroutines' Writes through one Logger. std is not
+// traced, so the call is marked (CallbackLock, CallbackDone) and the
+// program's Write methods tell their entry and return (WriteEnter,
+// WriteLeave): a Write entered from inside a marked call, one frame below
+// its caller's (std's frames are not counted), records an acquire of the
+// mutex, and its return the release. Both are recorded inside the real
+// critical section, so two goroutines' sections never overlap in the
+// trace, and std's own Lock (SetOutput, Writer: the O effect) orders with
+// them. Nested Writes (a filter's Write calling the next writer's) are
+// inside the first one's section.
+
+// cbLock is a call CallbackLock marked.
+type cbLock struct {
+	mu    unsafe.Pointer // the mutex
+	depth int32          // the caller's depth (gstate.depth) at the call
+	site  uint32
+	open  bool // its acquire is recorded: a Write one frame below holds it
+}
+
+// CallbackLock marks the call at site of a method of *p that calls back
+// holding the mutex at the offset in p that layout gives (rt.Fields'
+// 'l' item), and returns p.
+func CallbackLock[T any](p *T, layout string, site uint32) *T {
+	if p != nil && on && live.Load() {
+		callbackArm(unsafe.Pointer(p), layout, site)
+	}
+	return p
+}
+
+// CallbackLockArg is CallbackLock for a package-level function working on
+// the object p (log.Printf on log.Default()): it passes the function's
+// first argument v through.
+func CallbackLockArg[V, T any](v V, p *T, layout string, site uint32) V {
+	if p != nil && on && live.Load() {
+		callbackArm(unsafe.Pointer(p), layout, site)
+	}
+	return v
+}
+
+func callbackArm(base unsafe.Pointer, layout string, site uint32) {
+	if len(layout) == 0 || layout[0] != 'l' {
+		return
+	}
+	off, _ := layoutUvarint(layout[1:])
+	g := cur()
+	g.dropCallbacks(g.depth)
+	g.cbLocks = append(g.cbLocks, cbLock{mu: unsafe.Add(base, uintptr(off)), depth: g.depth, site: site})
+}
+
+// dropCallbacks forgets the marked calls not in a Write of depth or deeper
+// frames: their calls returned (a call CallbackDone did not follow, one
+// that panicked).
+func (g *gstate) dropCallbacks(depth int32) {
+	n := len(g.cbLocks)
+	for n > 0 && !g.cbLocks[n-1].open && g.cbLocks[n-1].depth >= depth {
+		n--
+	}
+	g.cbLocks = g.cbLocks[:n]
+}
+
+// CallbackDone ends the call last marked in the caller's frame, whether a
+// Write took its mutex or not (site is the call's).
+func CallbackDone(site uint32) {
+	if on && live.Load() {
+		g := cur()
+		if n := len(g.cbLocks); n > 0 && g.cbLocks[n-1].depth == g.depth && !g.cbLocks[n-1].open {
+			g.cbLocks = g.cbLocks[:n-1]
+		}
+	}
+}
+
+// CallbackDoneV is CallbackDone for a call whose one result is used: it
+// passes it through.
+func CallbackDoneV[T any](v T, site uint32) T {
+	CallbackDone(site)
+	return v
+}
+
+// WriteEnter is called by a Write method of the program right after its
+// Enter: inside a call marked one frame above, it records the acquire of
+// the call's mutex.
+func WriteEnter() {
+	if !on || !live.Load() {
+		return
+	}
+	g := cur()
+	if len(g.cbLocks) == 0 {
+		return
+	}
+	g.dropCallbacks(g.depth)
+	if n := len(g.cbLocks); n > 0 {
+		if c := &g.cbLocks[n-1]; !c.open && c.depth == g.depth-1 {
+			c.open = true
+			acquireLock(c.mu, c.site, g)
+		}
+	}
+}
+
+// WriteLeave is deferred by a Write method of the program right after
+// WriteEnter: the return of the Write that took a marked call's mutex
+// records its release.
+func WriteLeave() {
+	if !on || !live.Load() {
+		return
+	}
+	g := cur()
+	if n := len(g.cbLocks); n > 0 {
+		if c := g.cbLocks[n-1]; c.open && c.depth == g.depth-1 {
+			g.cbLocks = g.cbLocks[:n-1]
+			release(c.mu, false, c.site, g)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package rt
+
+import (
+	"slices"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/racekit/racekit/trace"
+)
+
+type cbLogger struct {
+	prefix string
+	mu     sync.Mutex
+}
+
+// A marked call's Write (one frame below the caller: std's frames are not
+// traced) records the acquire and release of the call's mutex once, around
+// the Writes it makes (a filter's Write calling the next writer's); a Write
+// after a marked call that called none (an untraced writer), or one the
+// marked call's arguments make before it, records nothing.
+func TestCallbackLock(t *testing.T) {
+	l := escape[cbLogger]()
+	lay := "l" + string(rune(unsafe.Offsetof(l.mu))) // one uvarint byte
+	if unsafe.Offsetof(l.mu) >= 0x80 {
+		t.Fatal("offset takes more than one byte")
+	}
+	write := func(site uint32, inner func()) {
+		Enter(site)
+		WriteEnter()
+		if inner != nil {
+			inner()
+		}
+		WriteLeave()
+		Leave(site)
+	}
+	tr := record(t, false, func(site uint32) {
+		Enter(site) // the caller's frame
+		CallbackLock(l, lay, site)
+		write(site, func() { write(site, nil) }) // std calls the filter, which calls the writer
+		CallbackDone(site)
+		CallbackLockArg("x", l, lay, site)
+		CallbackDone(site) // an untraced writer: no Write
+		write(site, nil)   // a Write of the caller's own
+		Leave(site)
+	})
+	mu := uint64(uintptr(unsafe.Pointer(&l.mu)))
+	var got []string
+	for _, e := range tr.Events {
+		if (e.Op == trace.OpAcquire || e.Op == trace.OpRelease) && e.Obj == mu {
+			got = append(got, e.Op.String())
+		}
+	}
+	if want := []string{trace.OpAcquire.String(), trace.OpRelease.String()}; !slices.Equal(got, want) {
+		t.Errorf("the mutex's events %q, want %q", got, want)
+	}
+	if g := cur(); len(g.cbLocks) != 0 {
+		t.Errorf("%d marked calls left", len(g.cbLocks))
+	}
+}
