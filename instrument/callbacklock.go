@@ -8,7 +8,8 @@ import (
 // Callbacks under a std mutex: log.Logger's output methods format the
 // line, then call the Logger's io.Writer holding the Logger's own mutex
 // (outMu), so two goroutines' Writes through one Logger never overlap, an
-// order Go's race detector sees in std's Lock and Unlock. racekit does not
+// order Go's race detector sees in std's Lock and Unlock (and so do
+// log/slog's TextHandler and JSONHandler, under theirs). racekit does not
 // trace std, and a Writer of the program's that relies on it (hashicorp/
 // serf's GatedWriter appends to a slice under a read lock) raced. The call
 // is marked (rt.CallbackLock on the receiver, rt.CallbackDone after it),
@@ -19,15 +20,28 @@ import (
 
 // callbackLocks are the std functions that call a Write of the program's
 // holding a mutex, by stdKey: the mutex's field in the receiver (for a
-// package-level function, in the object the first return of its
-// "Default" function is).
+// package-level function, in the object its package's Default function
+// returns), or slogHandler for log/slog's, whose mutex the Logger's
+// handler holds (rt.SlogCallback finds it).
 var callbackLocks = map[string]string{}
+
+const slogHandler = "slog"
 
 func init() {
 	// (Not Fatal: the trace is finished before it, isLogFatal.)
 	for _, m := range []string{"Print", "Printf", "Println", "Output", "Panic", "Panicf", "Panicln"} {
 		callbackLocks["log.Logger."+m] = "outMu"
 		callbackLocks["log."+m] = "outMu"
+	}
+	for _, m := range []string{"Debug", "Info", "Warn", "Error"} {
+		for _, f := range []string{m, m + "Context"} {
+			callbackLocks["log/slog.Logger."+f] = slogHandler
+			callbackLocks["log/slog."+f] = slogHandler
+		}
+	}
+	for _, f := range []string{"Log", "LogAttrs"} {
+		callbackLocks["log/slog.Logger."+f] = slogHandler
+		callbackLocks["log/slog."+f] = slogHandler
 	}
 }
 
@@ -52,14 +66,23 @@ func (r *rewriter) callbackLockCall(x *ast.CallExpr, fn *types.Func) (post func(
 	c := &stdCallSite{r: r, x: x, fn: fn}
 	sig := fn.Type().(*types.Signature)
 	if sig.Recv() != nil {
-		layout, ok := lockLayout(fn, field)
-		if !ok || r.info.Selections[se] == nil || len(r.info.Selections[se].Index()) != 1 {
+		hook, args := "CallbackLock", ""
+		if field == slogHandler {
+			hook = "SlogCallback"
+		} else {
+			layout, ok := lockLayout(fn, field)
+			if !ok {
+				return nil
+			}
+			args = ", " + layout
+		}
+		if r.info.Selections[se] == nil || len(r.info.Selections[se].Index()) != 1 {
 			return nil // a method promoted through an embedded field: not marked
 		}
 		if isPointer(typeOf(r.info, se.X)) {
-			c.wrap(se.X, rtAlias+".CallbackLock(", ", "+layout+", "+site+")")
+			c.wrap(se.X, rtAlias+"."+hook+"(", args+", "+site+")")
 		} else if r.addressable(se.X) {
-			c.wrap(se.X, "(*"+rtAlias+".CallbackLock(&", ", "+layout+", "+site+"))")
+			c.wrap(se.X, "(*"+rtAlias+"."+hook+"(&", args+", "+site+"))")
 		} else {
 			return nil
 		}
@@ -76,16 +99,20 @@ func (r *rewriter) callbackLockCall(x *ast.CallExpr, fn *types.Func) (post func(
 		if !ok {
 			return nil
 		}
-		obj, _, _ := types.LookupFieldOrMethod(out, true, fn.Pkg(), fn.Name())
-		m, _ := obj.(*types.Func)
-		if m == nil {
-			return nil
+		hook, args := "SlogCallbackArg", ""
+		if field != slogHandler {
+			obj, _, _ := types.LookupFieldOrMethod(out, true, fn.Pkg(), fn.Name())
+			m, _ := obj.(*types.Func)
+			if m == nil {
+				return nil
+			}
+			layout, ok := lockLayout(m, field)
+			if !ok {
+				return nil
+			}
+			hook, args = "CallbackLockArg", ", "+layout
 		}
-		layout, ok := lockLayout(m, field)
-		if !ok {
-			return nil
-		}
-		c.wrap(x.Args[0], rtAlias+".CallbackLockArg(", ", "+pkg.Name+".Default(), "+layout+", "+site+")")
+		c.wrap(x.Args[0], rtAlias+"."+hook+"(", ", "+pkg.Name+".Default()"+args+", "+site+")")
 	}
 	r.afterCallArgs(x, "CallbackDone", site)
 	return c.post

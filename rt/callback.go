@@ -1,6 +1,9 @@
 package rt
 
-import "unsafe"
+import (
+	"reflect"
+	"unsafe"
+)
 
 // Callbacks under a std mutex (instrument/callbacklock.go): log.Logger's
 // output methods call the program's io.Writer holding the Logger's outMu,
@@ -48,9 +51,67 @@ func callbackArm(base unsafe.Pointer, layout string, site uint32) {
 		return
 	}
 	off, _ := layoutUvarint(layout[1:])
+	armCallback(unsafe.Add(base, uintptr(off)), site)
+}
+
+// armCallback marks the current goroutine's call at site as holding mu
+// when it calls back.
+func armCallback(mu unsafe.Pointer, site uint32) {
 	g := cur()
 	g.dropCallbacks(g.depth)
-	g.cbLocks = append(g.cbLocks, cbLock{mu: unsafe.Add(base, uintptr(off)), depth: g.depth, site: site})
+	g.cbLocks = append(g.cbLocks, cbLock{mu: mu, depth: g.depth, site: site})
+}
+
+// SlogCallback is CallbackLock for an output method of the log/slog.Logger
+// p points to: when its handler is slog's TextHandler or JSONHandler, the
+// handler calls its writer's Write holding its mutex (commonHandler.mu, a
+// pointer the handlers With and WithGroup derive share). Another handler
+// (the program's own, slog's default one) marks nothing.
+func SlogCallback[T any](p *T, site uint32) *T {
+	if p != nil && on && live.Load() {
+		if mu := slogMutex(reflect.ValueOf(p)); mu != nil {
+			armCallback(mu, site)
+		}
+	}
+	return p
+}
+
+// SlogCallbackArg is SlogCallback for a package-level function of
+// log/slog on slog.Default() (p): it passes the first argument v through.
+func SlogCallbackArg[V, T any](v V, p *T, site uint32) V {
+	if p != nil && on && live.Load() {
+		if mu := slogMutex(reflect.ValueOf(p)); mu != nil {
+			armCallback(mu, site)
+		}
+	}
+	return v
+}
+
+// slogMutex returns the mutex the handler of the slog.Logger l points to
+// writes under, or nil. Read by reflection, field by name: a Go release
+// that renames them marks nothing.
+func slogMutex(l reflect.Value) unsafe.Pointer {
+	if l.Kind() != reflect.Pointer || l.IsNil() || l.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	h := l.Elem().FieldByName("handler")
+	if h.Kind() != reflect.Interface || h.IsNil() {
+		return nil
+	}
+	h = h.Elem()
+	t := h.Type()
+	if t.Kind() != reflect.Pointer || h.IsNil() || t.Elem().PkgPath() != "log/slog" || t.Elem().Name() != "TextHandler" && t.Elem().Name() != "JSONHandler" {
+		return nil
+	}
+	c := h.Elem().FieldByName("commonHandler")
+	if c.Kind() != reflect.Pointer || c.IsNil() {
+		return nil
+	}
+	mu := c.Elem().FieldByName("mu")
+	if mu.Kind() != reflect.Pointer || mu.IsNil() {
+		return nil
+	}
+	return mu.UnsafePointer()
 }
 
 // dropCallbacks forgets the marked calls not in a Write of depth or deeper

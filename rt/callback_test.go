@@ -1,6 +1,9 @@
 package rt
 
 import (
+	"io"
+	"log/slog"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -56,5 +59,28 @@ func TestCallbackLock(t *testing.T) {
 	}
 	if g := cur(); len(g.cbLocks) != 0 {
 		t.Errorf("%d marked calls left", len(g.cbLocks))
+	}
+}
+
+// slogMutex finds the mutex slog's TextHandler and JSONHandler write
+// under, the same for the Loggers With derives, and none for other
+// handlers.
+func TestSlogMutex(t *testing.T) {
+	text := slog.New(slog.NewTextHandler(io.Discard, nil))
+	mu := slogMutex(reflect.ValueOf(text))
+	if mu == nil {
+		t.Fatal("no mutex for a TextHandler's Logger (slog's fields renamed?)")
+	}
+	if got := slogMutex(reflect.ValueOf(text.With("k", 1).WithGroup("g"))); got != mu {
+		t.Errorf("a derived Logger's mutex %p, want %p", got, mu)
+	}
+	json := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	if got := slogMutex(reflect.ValueOf(json)); got == nil || got == mu {
+		t.Errorf("a JSONHandler's mutex %p (the TextHandler's: %p)", got, mu)
+	}
+	for _, l := range []*slog.Logger{slog.New(slog.DiscardHandler), nil} {
+		if got := slogMutex(reflect.ValueOf(l)); got != nil {
+			t.Errorf("a mutex %p for %v", got, l)
+		}
 	}
 }

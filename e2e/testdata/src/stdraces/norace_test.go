@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 	"log"
+	"log/slog"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -99,6 +100,34 @@ func TestNoRaceStdLoggerCallsWriterLocked(t *testing.T) {
 		c <- true
 	}()
 	log.Print("b")
+	<-c
+}
+
+// slog's TextHandler and JSONHandler call their writer holding a mutex
+// the handlers With derives from them share.
+func TestNoRaceSlogHandlerCallsWriterLocked(t *testing.T) {
+	w := &gatedWriter{}
+	l := slog.New(slog.NewTextHandler(w, nil))
+	c := make(chan bool)
+	go func() {
+		l.With("g", 1).Info("a")
+		c <- true
+	}()
+	l.Warn("b", "n", 2)
+	<-c
+}
+
+// The same through the package-level functions of the default Logger.
+func TestNoRaceSlogDefaultCallsWriterLocked(t *testing.T) {
+	w := &gatedWriter{}
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(slog.NewJSONHandler(w, nil)))
+	c := make(chan bool)
+	go func() {
+		slog.Info("a", "n", 1)
+		c <- true
+	}()
+	slog.Error("b")
 	<-c
 }
 
