@@ -265,15 +265,35 @@ func (in *pkgInstrumenter) addTestMains() error {
 			name = t.extName[pkg]
 		}
 		src := fmt.Sprintf(testMainSrc, name, RTModule+"/rt", RTModule+"/rt/rttest")
-		if t.hasExample[pkg] || t.hasTestMain[pkg] {
+		checkpoints := t.hasExample[pkg] || t.hasTestMain[pkg]
+		if checkpoints {
 			src = fmt.Sprintf(checkpointsSrc, name, RTModule+"/rt/rttest")
 		}
-		dst, err := writeCached(in.cfg.CacheDir, "files", ".go", []byte(src))
-		if err != nil {
+		if err := in.addTestFile(t.testDir[pkg], "zz_racekit_testmain_test.go", src); err != nil {
 			return err
 		}
-		in.overlay[filepath.Join(t.testDir[pkg], "zz_racekit_testmain_test.go")] = dst
+		if checkpoints && t.hasSrc[pkg] && t.extName[pkg] != "" && t.extName[pkg] != name {
+			// The external tests' package is initialized after the
+			// package's own: its sites and variables, recorded then,
+			// would follow the first checkpoint, and a binary that ran
+			// no test (-run matching none) would end without one.
+			src := fmt.Sprintf(checkpointsSrc, t.extName[pkg], RTModule+"/rt/rttest")
+			if err := in.addTestFile(t.testDir[pkg], "zz_racekit_checkpoint_x_test.go", src); err != nil {
+				return err
+			}
+		}
 	}
+	return nil
+}
+
+// addTestFile adds the generated test file src to the overlay as name in
+// dir.
+func (in *pkgInstrumenter) addTestFile(dir, name, src string) error {
+	dst, err := writeCached(in.cfg.CacheDir, "files", ".go", []byte(src))
+	if err != nil {
+		return err
+	}
+	in.overlay[filepath.Join(dir, name)] = dst
 	return nil
 }
 
