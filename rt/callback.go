@@ -2,6 +2,7 @@ package rt
 
 import (
 	"reflect"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -54,9 +55,16 @@ func callbackArm(base unsafe.Pointer, layout string, site uint32) {
 	armCallback(unsafe.Add(base, uintptr(off)), site)
 }
 
+// callbacksUsed: some call was marked; until then a Write's WriteEnter
+// and WriteLeave need not look the goroutine up.
+var callbacksUsed atomic.Bool
+
 // armCallback marks the current goroutine's call at site as holding mu
 // when it calls back.
 func armCallback(mu unsafe.Pointer, site uint32) {
+	if !callbacksUsed.Load() {
+		callbacksUsed.Store(true)
+	}
 	g := cur()
 	g.dropCallbacks(g.depth)
 	g.cbLocks = append(g.cbLocks, cbLock{mu: mu, depth: g.depth, site: site})
@@ -147,7 +155,7 @@ func CallbackDoneV[T any](v T, site uint32) T {
 // Enter: inside a call marked one frame above, it records the acquire of
 // the call's mutex.
 func WriteEnter() {
-	if !on || !live.Load() {
+	if !callbacksUsed.Load() || !on || !live.Load() {
 		return
 	}
 	g := cur()
@@ -167,7 +175,7 @@ func WriteEnter() {
 // WriteEnter: the return of the Write that took a marked call's mutex
 // records its release.
 func WriteLeave() {
-	if !on || !live.Load() {
+	if !callbacksUsed.Load() || !on || !live.Load() {
 		return
 	}
 	g := cur()
