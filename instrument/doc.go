@@ -78,6 +78,11 @@
 //     goroutine of its own, which releases that object when it returns to
 //     untraced code; testing.RunTests runs tests in the framework's
 //     goroutines (testRunners).
+//   - log's and log/slog's output calls are marked (rt.CallbackLock,
+//     rt.SlogCallback, then rt.CallbackDone), and the program's Write
+//     methods tell their entry and return (rt.WriteEnter, WriteLeave), so
+//     that a Write they call holding their mutex records it
+//     (callbacklock.go).
 //   - Lock and Unlock of any interface that has both are hooked as
 //     sync.Locker's (lockerMethod).
 //   - A method call on a dependency's object is bracketed by a release and

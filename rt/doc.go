@@ -224,6 +224,9 @@
 //   - Each channel operation records the range of message numbers it may
 //     be (trace.ChanMsg, trace.FlagMessage), from four atomic counters per
 //     channel kept beside it by a weak pointer (chanmsg.go).
+//   - A Write of the program's that log or log/slog calls holding its
+//     mutex records an acquire and release of it, inside the real critical
+//     section (callback.go).
 //   - iter.Pull's coroutine is ordered with its caller at each switch, as
 //     Go's iter.go annotates it (iter.go).
 //   - BarrierPairs around untraced calls (barrier.go: reachable address
