@@ -297,15 +297,18 @@ func TestParseBytes(t *testing.T) {
 	}
 }
 
+// markTest adds rttest's mark that goroutine g runs test.
+func markTest(b *trace.Builder, g, test string) {
+	b.Add(trace.Event{G: b.G(g), Op: trace.OpSyncRelease, Obj: b.Obj("mark"),
+		Site: b.Trace().M.InternSite(trace.Site{File: TestMarkFile, Func: test})})
+}
+
 // A race that occurs again in a later test (same pair of sites) is named
 // for that test too (Result.Again), as go test -race fails each test
 // during which a race is reported; the first test keeps the report.
 func TestTraceRaceAgainInLaterTest(t *testing.T) {
 	b := trace.NewBuilder()
-	mark := func(g, test string) {
-		b.Add(trace.Event{G: b.G(g), Op: trace.OpSyncRelease, Obj: b.Obj("mark"),
-			Site: b.Trace().M.InternSite(trace.Site{File: TestMarkFile, Func: test})})
-	}
+	mark := func(g, test string) { markTest(b, g, test) }
 	mark("main", "TestA")
 	b.Fork("main", "worker", "main.go:7")
 	b.Write("worker", "x", "main.go:31")

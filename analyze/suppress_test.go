@@ -13,10 +13,7 @@ import (
 // 41-43) on x, TestC the first pair on another variable, y.
 func suppressTrace(t *testing.T) string {
 	b := trace.NewBuilder()
-	mark := func(g, test string) {
-		b.Add(trace.Event{G: b.G(g), Op: trace.OpSyncRelease, Obj: b.Obj("mark"),
-			Site: b.Trace().M.InternSite(trace.Site{File: TestMarkFile, Func: test})})
-	}
+	mark := func(g, test string) { markTest(b, g, test) }
 	mark("main", "TestA")
 	b.Fork("main", "worker", "main.go:7")
 	b.Write("worker", "x", "main.go:31")
