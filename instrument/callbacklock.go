@@ -46,10 +46,13 @@ func init() {
 }
 
 // callbackLockCall marks the call x of fn if fn calls back holding a
-// mutex: the receiver is wrapped (rt.CallbackLock), or for a package
-// function the first argument (rt.CallbackLockArg, with the package's
-// Default object), and rt.CallbackDone follows the call. It returns the
-// wraps to add after the operands' own instrumentation (stdCallSite.post).
+// mutex: the receiver is wrapped (rt.CallbackLock, rt.SlogCallback), or
+// the first argument (rt.CallbackLockArg, rt.SlogCallbackArg) with the
+// object the mutex is in: for a package-level function its package's
+// Default object, for a method promoted from an embedded Logger (type L
+// struct{ *log.Logger }) the receiver's field, evaluated again (a pure
+// receiver only); rt.CallbackDone follows the call. It returns the wraps
+// to add after the operands' own instrumentation (stdCallSite.post).
 func (r *rewriter) callbackLockCall(x *ast.CallExpr, fn *types.Func) (post func()) {
 	if fn == nil || fn.Pkg() == nil || r.noBarrier[x] {
 		return nil
@@ -62,23 +65,30 @@ func (r *rewriter) callbackLockCall(x *ast.CallExpr, fn *types.Func) (post func(
 	if !ok {
 		return nil
 	}
+	// The type of the object the mutex is in: the receiver's, or what the
+	// package's Default returns.
+	sig := fn.Type().(*types.Signature)
+	var holder types.Type
+	if sig.Recv() != nil {
+		holder = sig.Recv().Type()
+	} else if def, _ := fn.Pkg().Scope().Lookup("Default").(*types.Func); def != nil && def.Type().(*types.Signature).Results().Len() == 1 {
+		holder = def.Type().(*types.Signature).Results().At(0).Type()
+	} else {
+		return nil
+	}
+	hook, args := "SlogCallback", ""
+	if field != slogHandler {
+		layout, ok := lockLayout(holder, field)
+		if !ok {
+			return nil
+		}
+		hook, args = "CallbackLock", ", "+layout
+	}
 	site := r.site(x.Pos())
 	c := &stdCallSite{r: r, x: x, fn: fn}
-	sig := fn.Type().(*types.Signature)
-	if sig.Recv() != nil {
-		hook, args := "CallbackLock", ""
-		if field == slogHandler {
-			hook = "SlogCallback"
-		} else {
-			layout, ok := lockLayout(fn, field)
-			if !ok {
-				return nil
-			}
-			args = ", " + layout
-		}
-		if r.info.Selections[se] == nil || len(r.info.Selections[se].Index()) != 1 {
-			return nil // a method promoted through an embedded field: not marked
-		}
+	sel := r.info.Selections[se]
+	switch {
+	case sig.Recv() != nil && sel != nil && len(sel.Index()) == 1:
 		if isPointer(typeOf(r.info, se.X)) {
 			c.wrap(se.X, rtAlias+"."+hook+"(", args+", "+site+")")
 		} else if r.addressable(se.X) {
@@ -86,36 +96,43 @@ func (r *rewriter) callbackLockCall(x *ast.CallExpr, fn *types.Func) (post func(
 		} else {
 			return nil
 		}
-	} else {
+	case sig.Recv() != nil:
+		if sel == nil || !r.markableFirstArg(x) {
+			return nil
+		}
+		path, last, viaPtr, ok := embeddedPath(typeOf(r.info, se.X), sel.Index())
+		src, pure := r.reevaluable(se.X)
+		if !ok || !pure {
+			return nil
+		}
+		obj := "(" + src + ")" + path
+		if !isPointer(last) {
+			if !viaPtr && !r.addressable(se.X) {
+				return nil
+			}
+			obj = "&" + obj
+		}
+		c.wrap(x.Args[0], rtAlias+"."+hook+"Arg(", ", "+obj+args+", "+site+")")
+	default:
 		pkg, isIdent := unparen(se.X).(*ast.Ident)
-		def, _ := fn.Pkg().Scope().Lookup("Default").(*types.Func)
-		if !isIdent || def == nil || len(x.Args) == 0 || r.isType(x.Args[0]) || isTupleExpr(r.info, x.Args[0]) {
+		if !isIdent || !r.markableFirstArg(x) {
 			return nil
 		}
-		if tv, ok := r.info.Types[x.Args[0]]; !ok || tv.IsNil() {
-			return nil // (an untyped constant takes its default type: string or any, as the parameter)
-		}
-		out, ok := def.Type().(*types.Signature).Results().At(0).Type().(*types.Pointer)
-		if !ok {
-			return nil
-		}
-		hook, args := "SlogCallbackArg", ""
-		if field != slogHandler {
-			obj, _, _ := types.LookupFieldOrMethod(out, true, fn.Pkg(), fn.Name())
-			m, _ := obj.(*types.Func)
-			if m == nil {
-				return nil
-			}
-			layout, ok := lockLayout(m, field)
-			if !ok {
-				return nil
-			}
-			hook, args = "CallbackLockArg", ", "+layout
-		}
-		c.wrap(x.Args[0], rtAlias+"."+hook+"(", ", "+pkg.Name+".Default()"+args+", "+site+")")
+		c.wrap(x.Args[0], rtAlias+"."+hook+"Arg(", ", "+pkg.Name+".Default()"+args+", "+site+")")
 	}
 	r.afterCallArgs(x, "CallbackDone", site)
 	return c.post
+}
+
+// markableFirstArg reports whether the first argument of x can pass
+// through rt.CallbackLockArg: a value with a type (an untyped constant
+// takes its default type: the parameter's, string, or any's), not nil.
+func (r *rewriter) markableFirstArg(x *ast.CallExpr) bool {
+	if len(x.Args) == 0 || r.isType(x.Args[0]) || isTupleExpr(r.info, x.Args[0]) {
+		return false
+	}
+	tv, ok := r.info.Types[x.Args[0]]
+	return ok && !tv.IsNil()
 }
 
 // isWriteMethod reports whether d is a method Write([]byte) (int, error):

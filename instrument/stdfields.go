@@ -107,6 +107,11 @@ func operandStruct(fn *types.Func, operand int) (p *types.Pointer, st *types.Str
 	default:
 		return nil, nil, false
 	}
+	return pointerStruct(t)
+}
+
+// pointerStruct returns t as a pointer to a named struct, and the struct.
+func pointerStruct(t types.Type) (p *types.Pointer, st *types.Struct, ok bool) {
 	p, ok = types.Unalias(t).(*types.Pointer)
 	if !ok {
 		return nil, nil, false
@@ -121,10 +126,10 @@ func operandStruct(fn *types.Func, operand int) (p *types.Pointer, st *types.Str
 	return p, st, true
 }
 
-// lockLayout returns rt's layout of the mutex at path in the struct fn's
-// receiver points to, quoted: its 'l' item alone (rt.CallbackLock).
-func lockLayout(fn *types.Func, path string) (string, bool) {
-	_, st, ok := operandStruct(fn, -1)
+// lockLayout returns rt's layout of the mutex at path in the struct t
+// points to, quoted: its 'l' item alone (rt.CallbackLock).
+func lockLayout(t types.Type, path string) (string, bool) {
+	_, st, ok := pointerStruct(t)
 	if !ok {
 		return "", false
 	}

@@ -103,6 +103,25 @@ func TestNoRaceStdLoggerCallsWriterLocked(t *testing.T) {
 	<-c
 }
 
+// appLogger embeds a Logger: its Printf is the Logger's.
+type appLogger struct {
+	*log.Logger
+	name string
+}
+
+// The same through a method promoted from an embedded Logger.
+func TestNoRaceEmbeddedLoggerCallsWriterLocked(t *testing.T) {
+	w := &gatedWriter{}
+	l := appLogger{Logger: log.New(w, "", 0), name: "app"}
+	c := make(chan bool)
+	go func() {
+		l.Printf("a %d", 1)
+		c <- true
+	}()
+	l.Println("b")
+	<-c
+}
+
 // slog's TextHandler and JSONHandler call their writer holding a mutex
 // the handlers With derives from them share.
 func TestNoRaceSlogHandlerCallsWriterLocked(t *testing.T) {
