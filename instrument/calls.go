@@ -114,6 +114,12 @@ var methodHooks = map[string]hook{
 	"reflect.Value.Grow":        {name: "ReflectGrow", value: true, rec: true},
 	"reflect.Value.Call":        {name: "ReflectCall", value: true, rec: true},
 	"reflect.Value.CallSlice":   {name: "ReflectCallSlice", value: true, rec: true},
+	// Channel operations through reflect (rt/reflectchan.go).
+	"reflect.Value.Send":    {name: "ReflectSend", value: true, rec: true},
+	"reflect.Value.Recv":    {name: "ReflectRecv", value: true, rec: true},
+	"reflect.Value.TrySend": {name: "ReflectTrySend", value: true, rec: true},
+	"reflect.Value.TryRecv": {name: "ReflectTryRecv", value: true, rec: true},
+	"reflect.Value.Close":   {name: "ReflectClose", value: true, rec: true},
 }
 
 var funcHooks = map[string]hook{
@@ -146,6 +152,7 @@ var funcHooks = map[string]hook{
 	"testing/synctest.Wait": {name: "SynctestWait", test: true},
 
 	"reflect.Copy":        {name: "ReflectCopy", rec: true},
+	"reflect.Select":      {name: "ReflectSelect", rec: true},
 	"reflect.Append":      {name: "ReflectAppend", rec: true, sited: true},
 	"reflect.AppendSlice": {name: "ReflectAppendSlice", rec: true},
 	// Objects reflect allocates (rt.Alloc's reason).

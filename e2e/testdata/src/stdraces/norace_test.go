@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"sort"
@@ -722,4 +723,49 @@ func TestNoRaceIterPull2Stop(t *testing.T) {
 		c <- true
 	}()
 	<-c
+}
+
+// A channel received through reflect.Select orders what its sender wrote
+// before the send (eapache/channels' SharedBuffer hands its channels to a
+// loop on reflect.Select).
+func TestNoRaceReflectSelect(t *testing.T) {
+	c := make(chan *int)
+	go func() {
+		x := new(int)
+		*x = 1
+		c <- x
+	}()
+	cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c)}}
+	_, v, _ := reflect.Select(cases)
+	sink = *v.Interface().(*int)
+}
+
+// reflect's Send and Recv order as the statements do.
+func TestNoRaceReflectSendRecv(t *testing.T) {
+	c := make(chan int, 1)
+	var x int
+	go func() {
+		x = 1
+		reflect.ValueOf(c).Send(reflect.ValueOf(1))
+	}()
+	reflect.ValueOf(c).Recv()
+	sink = x
+}
+
+// reflect's Close is seen by TryRecv, which then returns a valid zero
+// value: the close orders what came before it.
+func TestNoRaceReflectCloseTryRecv(t *testing.T) {
+	c := make(chan int)
+	var x int
+	go func() {
+		x = 1
+		reflect.ValueOf(c).Close()
+	}()
+	for {
+		if v, _ := reflect.ValueOf(c).TryRecv(); v.IsValid() {
+			break
+		}
+		runtime.Gosched()
+	}
+	sink = x
 }

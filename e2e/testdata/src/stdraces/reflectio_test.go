@@ -416,3 +416,19 @@ func TestNoRacePipeReadInit(t *testing.T) {
 		sink = *shared
 	}
 }
+
+// A write after a send through reflect is not ordered with the receiver's
+// read after its receive.
+func TestRaceReflectSendAfter(t *testing.T) {
+	c := make(chan int, 1)
+	var x int
+	done := make(chan bool)
+	go func() {
+		reflect.ValueOf(c).Send(reflect.ValueOf(1))
+		x = 1 // race: reflectsend
+		done <- true
+	}()
+	reflect.ValueOf(c).Recv()
+	sink = x // race: reflectsend
+	<-done
+}
