@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"log"
 	"reflect"
 	"sync/atomic"
 	"unsafe"
@@ -73,8 +74,9 @@ func armCallback(mu unsafe.Pointer, site uint32) {
 // SlogCallback is CallbackLock for an output method of the log/slog.Logger
 // p points to: when its handler is slog's TextHandler or JSONHandler, the
 // handler calls its writer's Write holding its mutex (commonHandler.mu, a
-// pointer the handlers With and WithGroup derive share). Another handler
-// (the program's own, slog's default one) marks nothing.
+// pointer the handlers With and WithGroup derive share); slog's first
+// default handler writes through log's standard Logger, under its outMu.
+// Another handler (the program's own) marks nothing.
 func SlogCallback[T any](p *T, site uint32) *T {
 	if p != nil && on && live.Load() {
 		if mu := slogMutex(reflect.ValueOf(p)); mu != nil {
@@ -108,7 +110,20 @@ func slogMutex(l reflect.Value) unsafe.Pointer {
 	}
 	h = h.Elem()
 	t := h.Type()
-	if t.Kind() != reflect.Pointer || h.IsNil() || t.Elem().PkgPath() != "log/slog" || t.Elem().Name() != "TextHandler" && t.Elem().Name() != "JSONHandler" {
+	if t.Kind() != reflect.Pointer || h.IsNil() || t.Elem().PkgPath() != "log/slog" {
+		return nil
+	}
+	switch t.Elem().Name() {
+	case "TextHandler", "JSONHandler":
+	case "defaultHandler":
+		// slog's first default Logger writes through log's standard
+		// Logger (log.SetOutput's writer), holding its outMu.
+		mu := reflect.ValueOf(log.Default()).Elem().FieldByName("outMu")
+		if !mu.IsValid() || !mu.CanAddr() {
+			return nil
+		}
+		return mu.Addr().UnsafePointer()
+	default:
 		return nil
 	}
 	c := h.Elem().FieldByName("commonHandler")

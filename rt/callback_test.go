@@ -2,6 +2,7 @@ package rt
 
 import (
 	"io"
+	"log"
 	"log/slog"
 	"reflect"
 	"slices"
@@ -77,6 +78,10 @@ func TestSlogMutex(t *testing.T) {
 	json := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	if got := slogMutex(reflect.ValueOf(json)); got == nil || got == mu {
 		t.Errorf("a JSONHandler's mutex %p (the TextHandler's: %p)", got, mu)
+	}
+	std := reflect.ValueOf(log.Default()).Elem().FieldByName("outMu").Addr().UnsafePointer()
+	if got := slogMutex(reflect.ValueOf(slog.Default())); got != std {
+		t.Errorf("slog's default Logger's mutex %p, want log's standard Logger's outMu %p", got, std)
 	}
 	for _, l := range []*slog.Logger{slog.New(slog.DiscardHandler), nil} {
 		if got := slogMutex(reflect.ValueOf(l)); got != nil {

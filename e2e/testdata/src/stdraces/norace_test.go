@@ -725,6 +725,21 @@ func TestNoRaceIterPull2Stop(t *testing.T) {
 	<-c
 }
 
+// slog's first default Logger writes through log's standard Logger, under
+// its mutex: a writer set with log.SetOutput is ordered by it.
+func TestNoRaceSlogStdLogCallsWriterLocked(t *testing.T) {
+	w := &gatedWriter{}
+	defer log.SetOutput(log.Writer())
+	log.SetOutput(w)
+	c := make(chan bool)
+	go func() {
+		slog.Info("a", "n", 1)
+		c <- true
+	}()
+	slog.Warn("b")
+	<-c
+}
+
 // A channel received through reflect.Select orders what its sender wrote
 // before the send (eapache/channels' SharedBuffer hands its channels to a
 // loop on reflect.Select).
