@@ -42,9 +42,7 @@ func CallbackLock[T any](p *T, layout string, site uint32) *T {
 // the object p (log.Printf on log.Default()): it passes the function's
 // first argument v through.
 func CallbackLockArg[V, T any](v V, p *T, layout string, site uint32) V {
-	if p != nil && on && live.Load() {
-		callbackArm(unsafe.Pointer(p), layout, site)
-	}
+	CallbackLock(p, layout, site)
 	return v
 }
 
@@ -89,11 +87,7 @@ func SlogCallback[T any](p *T, site uint32) *T {
 // SlogCallbackArg is SlogCallback for a package-level function of
 // log/slog on slog.Default() (p): it passes the first argument v through.
 func SlogCallbackArg[V, T any](v V, p *T, site uint32) V {
-	if p != nil && on && live.Load() {
-		if mu := slogMutex(reflect.ValueOf(p)); mu != nil {
-			armCallback(mu, site)
-		}
-	}
+	SlogCallback(p, site)
 	return v
 }
 

@@ -235,6 +235,13 @@ func Recv2G[C ~chan E | ~<-chan E, E any](c C, site uint32, g *gstate) (E, bool)
 
 // Close is close(c): a write of the channel, then a release.
 func Close[C ~chan E | ~chan<- E, E any](c C, site uint32, rec bool) {
+	closePre(c, site, rec)
+	close(c)
+}
+
+// closePre is what Close records before the close of c: its point under
+// the controlled scheduler, the channel's write and the close's release.
+func closePre(c any, site uint32, rec bool) {
 	if ctl { // controlled mode (sched.go)
 		ctlClose(c, site)
 	}
@@ -247,5 +254,4 @@ func Close[C ~chan E | ~chan<- E, E any](c C, site uint32, rec bool) {
 			chanClose(site, a)
 		}
 	}
-	close(c)
 }

@@ -3,8 +3,6 @@ package rt
 import (
 	"reflect"
 	"slices"
-
-	"github.com/racekit/racekit/trace"
 )
 
 // Channel operations through package reflect (reflect.Select, Value.Send,
@@ -134,21 +132,8 @@ func ReflectTryRecv(v reflect.Value, site uint32, rec bool) (reflect.Value, bool
 // ReflectClose is v.Close(), recorded as a close.
 func ReflectClose(v reflect.Value, site uint32, rec bool) {
 	c := reflectChan(v)
-	if c == nil || !ctl && !on {
-		v.Close()
-		return
-	}
-	if ctl { // controlled mode (sched.go)
-		ctlClose(c, site)
-	}
-	if on {
-		if a := chanAddr(c); a != 0 {
-			if rec {
-				chanSeen(c, a, site)
-				accessAddr(trace.OpWrite, a, 1, site)
-			}
-			chanClose(site, a)
-		}
+	if c != nil {
+		closePre(c, site, rec)
 	}
 	v.Close()
 }
