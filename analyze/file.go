@@ -290,6 +290,9 @@ func (x *fileAnalysis) statsWarnings(a *Analysis) {
 		if n := st["ids_recycled_unordered"]; n > 0 {
 			a.Warns = append(a.Warns, fmt.Sprintf("%s: %d goroutine(s) that ended unordered with later ones gave their clock ID to a later goroutine, to keep clocks at %d entries: races with their accesses may be missed", x.algos[i], n, clock.MaxIDs()))
 		}
+		if n := st["ids_preempted"]; n > 0 {
+			a.Warns = append(a.Warns, fmt.Sprintf("%s: more goroutines alive at once than %d clock entries: %d time(s) an alive goroutine lent its clock ID to another (as Go's race detector lends its slots): races with its accesses until then may be missed", x.algos[i], clock.MaxIDs(), n))
+		}
 	}
 }
 

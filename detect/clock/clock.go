@@ -44,7 +44,9 @@
 // for a goroutine that ended is its clock, for a later join of it (an op
 // Go traces never have): the last final clocks up to maxRetired entries in
 // all are kept, and a join of an older one joins the join of all those let
-// go (more order, never less), counted in Counters.ApproxJoins.
+// go (more order, never less), counted in Counters.ApproxJoins. Past
+// maxIDs, IDs are also taken without that order, from goroutines that
+// ended and then from alive ones (see maxIDs): races may then be missed.
 //
 // # Ill-formed events
 //
@@ -124,6 +126,9 @@ type Thread struct {
 	acc     uint32 // C_t(t) at its latest data access (0: none)
 	ended   bool   // its End was seen
 	retired bool   // its ID went to a goroutine created later
+	// detached: its ID went to another goroutine while it was alive
+	// (maxIDs); its next event gives it another (attach).
+	detached bool
 }
 
 // Hold is one acquisition of a lock not released yet.
@@ -276,8 +281,20 @@ type Tracker struct {
 	reused     int64
 	forced     int64 // IDs taken past maxIDs without order (see maxIDs)
 	approxJoin int64
+	// attached: the IDs in the order their current owners took them, from
+	// attachedHd (entries whose owner has changed since are skipped): the
+	// order in which alive goroutines lend their ID past maxIDs.
+	attached   []slot
+	attachedHd int
+	preempted  int64 // IDs taken from an alive goroutine (see maxIDs)
 
 	events, illformed, untraced int64
+}
+
+// slot is an ID and the goroutine that took it.
+type slot struct {
+	id uint32
+	t  *Thread
 }
 
 // owner is an earlier owner of an ID: its goroutine, and its first value on
@@ -310,6 +327,17 @@ const maxScan = 16
 // Races may be missed that way (Counters.ForcedRecycles counts the IDs so
 // taken), never invented. The Go race detector bounds its clocks likewise
 // (a fixed number of slots, reused).
+//
+// Past it too, with no ended goroutine's ID to take, a new goroutine takes
+// the ID of an alive one, the one that took its ID longest ago (as
+// ThreadSanitizer's slots are preempted, in its tsan_rtl.cpp), and that
+// one takes another at its next event (attach), with values above the
+// ID's earlier owners'. The same reasoning holds: a clock that knows the
+// new owner takes every access of the old one on the ID for ordered
+// before it, which may hide a race, never invent one (the old owner's
+// later accesses are on its new ID). A test of ten thousand goroutines
+// alive at once (panjf2000/ants) kept clocks ten thousand entries wide,
+// and the analysis was mostly their joins.
 var maxIDs = 1024
 
 // MaxIDs is the clock width past which IDs are recycled without order.
@@ -426,10 +454,7 @@ func (k *Tracker) get(g trace.GID, from *Thread) *Thread {
 	}
 	t := &Thread{gid: g, base: 1}
 	k.gors++
-	if !k.takeID(t, from) {
-		t.id = uint32(len(k.threads))
-		k.threads = append(k.threads, t)
-	}
+	k.giveID(t, from)
 	if int64(g) < k.denseLimit() {
 		if int(g) >= len(k.dense) {
 			n := max(int(g)+1, 2*len(k.dense), 8)
@@ -453,6 +478,86 @@ func (k *Tracker) get(g trace.GID, from *Thread) *Thread {
 		k.sparse[g] = t
 	}
 	return t
+}
+
+// giveID gives t an ID: an ended goroutine's (takeID), past maxIDs an
+// alive one's (preemptID), or a new one. from is the goroutine whose clock
+// t's starts from (nil: none); it keeps its ID.
+func (k *Tracker) giveID(t *Thread, from *Thread) {
+	if !k.takeID(t, from) && !k.preemptID(t, from) {
+		t.id = uint32(len(k.threads))
+		k.threads = append(k.threads, t)
+	}
+	if k.recycle {
+		k.attached = append(k.attached, slot{t.id, t})
+	}
+}
+
+// preemptID gives t, past maxIDs, the ID of the alive goroutine that took
+// its ID longest ago (not from, not one whose values on it got past
+// maxBase), and reports whether it did. The old owner is detached: its
+// next event gives it another ID (attach).
+func (k *Tracker) preemptID(t *Thread, from *Thread) bool {
+	if !k.recycle || len(k.threads) < maxIDs {
+		return false
+	}
+	defer func() {
+		if k.attachedHd > len(k.attached)/2 {
+			k.attached = append(k.attached[:0], k.attached[k.attachedHd:]...)
+			k.attachedHd = 0
+		}
+	}()
+	for n := len(k.attached) - k.attachedHd; n > 0; n-- {
+		s := k.attached[k.attachedHd]
+		k.attachedHd++
+		o := k.threads[s.id]
+		if o != s.t {
+			continue // taken by another since
+		}
+		last := o.c.Get(trace.GID(s.id))
+		if o == from || o.ended || last >= maxBase {
+			// Ended: takeID's (it found none it could take). from: its
+			// clock is being copied. Back of the queue.
+			k.attached = append(k.attached, s)
+			continue
+		}
+		k.handOver(o, t, s.id, last)
+		o.detached = true
+		if int(o.gid) < len(k.running) {
+			k.running[o.gid] = nil // its next event goes through Start, which attaches it
+		}
+		k.preempted++
+		return true
+	}
+	return false
+}
+
+// handOver gives ID id, whose values o took up to last, to t: o becomes
+// one of its earlier owners, t's values on it start above o's.
+func (k *Tracker) handOver(o, t *Thread, id, last uint32) {
+	for len(k.prev) <= int(id) {
+		k.prev = append(k.prev, nil)
+	}
+	k.prev[id] = append(k.prev[id], owner{o.base, o.gid})
+	// t's accesses come after o's and its predecessors' (or are taken to
+	// be: see maxIDs); until t has one, a taker of its ID must know theirs.
+	t.id, t.base, t.acc = id, last+1, o.acc
+	k.threads[id] = t
+}
+
+// attach gives t, detached, an ID again (not skip's), and starts its
+// values there above the ID's earlier owners'; t's clock keeps what it
+// knew on its old ID, so its earlier accesses stay ordered before it.
+func (k *Tracker) attach(t *Thread, skip *Thread) {
+	t.detached = false
+	k.giveID(t, skip)
+	if k.edges != NoEdges {
+		if t.c.Get(trace.GID(t.id)) < t.base {
+			t.c.Set(trace.GID(t.id), t.base)
+		}
+		k.learnt(t)
+		t.refresh()
+	}
 }
 
 // takeID gives t, a new goroutine starting from from's clock (nil: after
@@ -489,11 +594,7 @@ func (k *Tracker) takeID(t *Thread, from *Thread) bool {
 		for len(k.prev) <= int(id) {
 			k.prev = append(k.prev, nil)
 		}
-		k.prev[id] = append(k.prev[id], owner{o.base, o.gid})
-		// t's accesses come after o's and its predecessors' (from knows
-		// them); until t has one, a taker of its ID must know theirs.
-		t.id, t.base, t.acc = id, last+1, o.acc
-		k.threads[id] = t
+		k.handOver(o, t, id, last) // from knows o's accesses (or maxIDs)
 		k.reused++
 		k.retire(o)
 		return true
@@ -565,6 +666,12 @@ func (k *Tracker) start(g trace.GID) *Thread {
 		k.illformed++ // an event after its End, its ID taken since
 	}
 	u := k.get(g, nil)
+	if u.detached {
+		k.attach(u, nil)
+		if u.started && !u.joined && g < denseGIDs {
+			k.running[g] = u
+		}
+	}
 	if u.started {
 		if u.joined {
 			k.illformed++ // an event after its join
@@ -773,6 +880,9 @@ func (k *Tracker) fork(t *Thread, child uint64) {
 	if u == t || u.started || u.forked {
 		k.illformed++ // self-fork, or a second fork: apply the edge anyway
 	}
+	if u.detached { // a second fork of one that lent its ID
+		k.attach(u, t)
+	}
 	if !u.started {
 		u.forked = true
 	}
@@ -816,8 +926,8 @@ func (k *Tracker) join(t *Thread, child uint64) {
 	t.c.Join(u.c)
 	k.learnt(t)
 	t.refresh()
-	if u.retired {
-		return // its ID is another's: its later events start it again
+	if u.retired || u.detached {
+		return // its ID is another's: its later events start it again, or attach it
 	}
 	// u's later events (only in an ill-formed trace) are not ordered
 	// before t: start a new epoch of u, as FastTrack's join rule does.
@@ -837,6 +947,10 @@ type Counters struct {
 	// the old owner's last access, because the clocks reached maxIDs:
 	// races with those accesses may be missed.
 	ForcedRecycles int64
+	// Preempted are IDs given to a new goroutine, or to one that lent its
+	// own, from an alive goroutine, because the clocks reached maxIDs:
+	// races with the old owner's accesses until then may be missed.
+	Preempted int64
 	// ChanFolds counts the times a channel's per-message clocks were
 	// merged into its wide clocks because all channels' together passed
 	// their bound: races ordered only by those messages may be missed.
@@ -857,6 +971,7 @@ func (k *Tracker) Counters() Counters {
 		Recycled:       k.reused,
 		ApproxJoins:    k.approxJoin,
 		ForcedRecycles: k.forced,
+		Preempted:      k.preempted,
 		ChanFolds:      k.chanFolds,
 		Locks:          int64(k.locks.Len()),
 		SyncObjects:    int64(k.syncs.Len()),

@@ -161,6 +161,7 @@ func counters(k *clock.Tracker, m map[string]int64) {
 	m["ids_recycled"] = c.Recycled
 	m["joins_approximated"] = c.ApproxJoins
 	m["ids_recycled_unordered"] = c.ForcedRecycles
+	m["ids_preempted"] = c.Preempted
 	m["chan_msgs_folded"] = c.ChanFolds
 	m["locks"] = c.Locks
 	m["sync_objects"] = c.SyncObjects
