@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/racekit/racekit/detect"
 	"github.com/racekit/racekit/trace"
@@ -133,15 +134,18 @@ func RunGuarded(src trace.Reader, limit uint64, progress func(n int64), dets ...
 		setGCLimit()
 	}
 	stop := MemStop{Limit: limit}
+	run := guarded.enter()
 	n, err := detect.RunChecked(src, func(n int64) error {
 		if progress != nil {
 			progress(n)
 		}
-		if stop.Heap = heapBytes(); stop.Heap > limit {
+		stop.Heap = heapBytes()
+		if guarded.over(run, n, stop.Heap, limit, time.Now()) {
 			return errMemLimit
 		}
 		return nil
 	}, dets...)
+	guarded.leave(run, errors.Is(err, errMemLimit), time.Now())
 	if errors.Is(err, errMemLimit) {
 		stop.Stopped = true
 		for _, d := range dets {
@@ -152,6 +156,78 @@ func RunGuarded(src trace.Reader, limit uint64, progress func(n int64), dets ...
 	return n, stop, err
 }
 
+// guarded holds the process's guarded runs: racekit test analyzes the
+// traces of several test binaries at once, and the heap the guard reads
+// is all of theirs. Past the limit, the run that has read the most events
+// stops, not whichever looks first (a small analysis beside a large one
+// stopped and was told its clocks took the whole limit). After a run
+// stopped, no other stops until the heap is back under the limit or for
+// stoppedFor: its state is freed when its caller is done with it, and
+// would meanwhile stop the next largest too. Past the limit by a quarter,
+// any run stops.
+var guarded runs
+
+const stoppedFor = 30 * time.Second
+
+type runs struct {
+	mu   sync.Mutex
+	runs map[*guardedRun]bool
+}
+
+// guardedRun is one guarded run: the events it read, and when it
+// stopped at the limit (zero: it did not).
+type guardedRun struct {
+	events  int64
+	stopped time.Time
+}
+
+func (r *runs) enter() *guardedRun {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.runs == nil {
+		r.runs = map[*guardedRun]bool{}
+	}
+	g := &guardedRun{}
+	r.runs[g] = true
+	return g
+}
+
+// leave ends g: kept as stopped when it stopped at the limit.
+func (r *runs) leave(g *guardedRun, stopped bool, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if stopped {
+		g.stopped = now
+		return
+	}
+	delete(r.runs, g)
+}
+
+// over reports whether g, after n events with the process's heap at
+// heap, stops.
+func (r *runs) over(g *guardedRun, n int64, heap, limit uint64, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	g.events = n
+	for o := range r.runs {
+		if !o.stopped.IsZero() && (heap <= limit || now.Sub(o.stopped) > stoppedFor) {
+			delete(r.runs, o) // its state is freed, or should be by now
+		}
+	}
+	switch {
+	case heap <= limit:
+		return false
+	case heap > limit+limit/4:
+		return true
+	}
+	for o := range r.runs {
+		if o != g && (o.events > g.events || !o.stopped.IsZero()) {
+			return false // the larger one stops, or one stopped and its state is not freed yet
+		}
+	}
+	return true
+}
+
 // Warning is the warning of a run that stopped after n events, of a trace
 // with the given goroutines (0: not counted).
 func (s MemStop) Warning(n, goroutines int64) string {
@@ -159,6 +235,6 @@ func (s MemStop) Warning(n, goroutines int64) string {
 	if goroutines > 0 {
 		gs = fmt.Sprintf("%d goroutines, ", goroutines)
 	}
-	return fmt.Sprintf("the analysis stopped after %d events: its clocks and shadow memory took %d MB (limit %d MB; %sa clock per goroutine and per sync object as wide as the goroutines alive at once, a cell per word accessed): races in the rest of the run are not checked; RACEKIT_ANALYSIS_MEM raises the limit",
+	return fmt.Sprintf("the analysis stopped after %d events: its clocks and shadow memory, with those of the analyses beside it, took %d MB (limit %d MB; the largest analysis stops; %sa clock per goroutine and per sync object as wide as the goroutines alive at once, a cell per word accessed): races in the rest of the run are not checked; RACEKIT_ANALYSIS_MEM raises the limit",
 		n, s.Heap>>20, s.Limit>>20, gs)
 }

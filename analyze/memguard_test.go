@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The GC's limit goes below the analysis's, so that a collection comes
@@ -51,5 +52,41 @@ func TestGCPercentUnlessGOGC(t *testing.T) {
 		if got := debug.SetGCPercent(100); got != want {
 			t.Errorf("GOGC=%q: GC percent %d, want %d", gogc, got, want)
 		}
+	}
+}
+
+// TestLargestRunStops: past the limit, of two runs beside each other the
+// one that read more events stops, the other goes on while the stopped
+// one's state may still be live (until the heap is back under the limit,
+// or for stoppedFor), and any run stops past the limit by a quarter.
+func TestLargestRunStops(t *testing.T) {
+	var r runs
+	now := time.Unix(1000, 0)
+	big, small := r.enter(), r.enter()
+	const limit = 1000
+	if r.over(big, 900, 500, limit, now) || r.over(small, 10, 500, limit, now) {
+		t.Fatal("a run stopped under the limit")
+	}
+	if r.over(small, 20, 1100, limit, now) {
+		t.Error("the smaller run stopped past the limit beside a larger one")
+	}
+	if !r.over(big, 910, 1100, limit, now) {
+		t.Fatal("the larger run did not stop past the limit")
+	}
+	r.leave(big, true, now)
+	if r.over(small, 30, 1100, limit, now.Add(time.Second)) {
+		t.Error("the smaller run stopped while the stopped one's state may be live")
+	}
+	if !r.over(small, 40, 1100, limit, now.Add(stoppedFor+time.Second)) {
+		t.Error("the remaining run did not stop past the limit once the stopped one's state should be freed")
+	}
+	other := r.enter() // beside small (40 events), which has not left
+	if !r.over(other, 1, 1300, limit, now) {
+		t.Error("a run went on past the limit by more than a quarter")
+	}
+	r.leave(small, false, now)
+	r.leave(other, false, now)
+	if len(r.runs) != 0 {
+		t.Errorf("%d runs left after all left", len(r.runs))
 	}
 }
