@@ -490,6 +490,19 @@ func (k *Tracker) giveID(t *Thread, from *Thread) {
 	}
 	if k.recycle {
 		k.attached = append(k.attached, slot{t.id, t})
+		if len(k.attached)-k.attachedHd > 2*len(k.threads)+64 {
+			// Most entries stale (their ID taken since): keep the current
+			// owners' alone, or the queue would keep every goroutine that
+			// ever took an ID, clocks and all.
+			live := k.attached[:0]
+			for _, s := range k.attached[k.attachedHd:] {
+				if k.threads[s.id] == s.t {
+					live = append(live, s)
+				}
+			}
+			clear(k.attached[len(live):])
+			k.attached, k.attachedHd = live, 0
+		}
 	}
 }
 
@@ -545,12 +558,15 @@ func (k *Tracker) handOver(o, t *Thread, id, last uint32) {
 	k.threads[id] = t
 }
 
-// attach gives t, detached, an ID again (not skip's), and starts its
-// values there above the ID's earlier owners'; t's clock keeps what it
-// knew on its old ID, so its earlier accesses stay ordered before it.
-func (k *Tracker) attach(t *Thread, skip *Thread) {
+// attach gives t, detached, an ID again, and starts its values there
+// above the ID's earlier owners'; t's clock keeps what it knew on its old
+// ID, so its earlier accesses stay ordered before it. from is the
+// goroutine whose clock t's is about to be at least (t itself, or the
+// parent of a fork): an ended goroutine's ID it does not know the last
+// access of is taken as forced (takeID).
+func (k *Tracker) attach(t *Thread, from *Thread) {
 	t.detached = false
-	k.giveID(t, skip)
+	k.giveID(t, from)
 	if k.edges != NoEdges {
 		if t.c.Get(trace.GID(t.id)) < t.base {
 			t.c.Set(trace.GID(t.id), t.base)
@@ -590,9 +606,6 @@ func (k *Tracker) takeID(t *Thread, from *Thread) bool {
 			}
 			// Too wide: taken anyway (see maxIDs).
 			k.forced++
-		}
-		for len(k.prev) <= int(id) {
-			k.prev = append(k.prev, nil)
 		}
 		k.handOver(o, t, id, last) // from knows o's accesses (or maxIDs)
 		k.reused++
@@ -667,7 +680,7 @@ func (k *Tracker) start(g trace.GID) *Thread {
 	}
 	u := k.get(g, nil)
 	if u.detached {
-		k.attach(u, nil)
+		k.attach(u, u)
 		if u.started && !u.joined && g < denseGIDs {
 			k.running[g] = u
 		}

@@ -996,3 +996,27 @@ func TestAtomicLockUnderGoAtomics(t *testing.T) {
 		}
 	}
 }
+
+// TestAttachedQueueBounded: the queue of IDs in the order their owners
+// took them (for lending past maxIDs) keeps no more than the current
+// owners' and a bounded slack, however many goroutines took an ID: it
+// would otherwise keep every goroutine, clock and all.
+func TestAttachedQueueBounded(t *testing.T) {
+	b := trace.NewBuilder()
+	b.Begin("M")
+	for i := range 5000 {
+		g := fmt.Sprintf("g%d", i)
+		b.Fork("M", g, "go")
+		b.Write(g, "x", "w")
+		b.Snd(g, "o")
+		b.End(g)
+		b.Rcv("M", "o")
+	}
+	k, _ := recycling(b.Trace())
+	if n, ids := len(k.attached)-k.attachedHd, len(k.threads); n > 2*ids+64 || ids > 4 {
+		t.Errorf("%d queued IDs for %d IDs (5001 goroutines)", n, ids)
+	}
+	if c := k.Counters(); c.Recycled < 4990 || c.Preempted != 0 {
+		t.Errorf("counters %+v: want the IDs recycled in order, none lent", c)
+	}
+}
