@@ -381,3 +381,40 @@ func TestPreemptedIDKeepsOwnOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestPreemptedIDsRacesStillFound: 1,500 goroutines alive at once
+// (past maxIDs: IDs are lent), each writing one shared word after reading
+// its own, unsynchronized: hb and fasttrack still report the shared
+// word's races, each with the goroutines and sites of the trace, and none
+// on the private words.
+func TestPreemptedIDsRacesStillFound(t *testing.T) {
+	const n = 1500
+	b := trace.NewBuilder()
+	b.Begin("M")
+	for i := range n {
+		b.Fork("M", fmt.Sprintf("g%d", i), "go")
+	}
+	for i := range n {
+		g := fmt.Sprintf("g%d", i)
+		b.Read(g, "own"+g, "r")
+		b.Write(g, "x", "w")
+	}
+	tr := b.Trace()
+	for _, f := range flavours {
+		r := run(t, f, tr)
+		if r.stats["ids_preempted"] == 0 || r.stats["clock_ids"] > int64(clock.MaxIDs()) {
+			t.Fatalf("%s: %d IDs lent, %d IDs: want some lent, at most %d", f.name, r.stats["ids_preempted"], r.stats["clock_ids"], clock.MaxIDs())
+		}
+		if got := labels(tr.M, r.c.Pairs()); !slices.Equal(got, []string{"w~w"}) {
+			t.Errorf("%s: pairs %v, want [w~w]", f.name, got)
+		}
+		if len(r.races) < n/2 {
+			t.Errorf("%s: %d dynamic reports of %d unordered writes", f.name, len(r.races), n)
+		}
+		for _, x := range r.races {
+			if x.Prev != access(tr, int(x.Prev.Seq)) || x.Cur != access(tr, int(x.Cur.Seq)) || x.Prev.G == x.Cur.G {
+				t.Fatalf("%s: report %+v does not match the trace", f.name, x)
+			}
+		}
+	}
+}
