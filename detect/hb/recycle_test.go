@@ -271,48 +271,17 @@ func TestRecycledIDsIllFormedNoPanic(t *testing.T) {
 	}
 }
 
-// TestRecycledIDsForcedNoFalseRace: with the clock width bounded far below
-// the goroutines that end unordered (clock.SetMaxIDs), IDs are recycled
-// without order; every race hb and fasttrack report is still a race of the
-// trace (the oracle's), some recycling is forced, and the clocks stay
-// narrow. Races may be lost that way, never invented.
-func TestRecycledIDsForcedNoFalseRace(t *testing.T) {
-	defer clock.SetMaxIDs(4)()
-	var forced, ids, gors int64
-	for seed := range uint64(seeds()) {
-		tr := reference.Churn(seed, 100+int(seed%8)*100)
-		oracle := reference.HBRaces(tr)
-		real := map[[2]uint64]bool{}
-		for _, x := range oracle {
-			real[[2]uint64{uint64(x.A), uint64(x.B)}] = true
-		}
-		h, f := run(t, hbFlavour, tr), run(t, ftFlavour, tr)
-		for _, x := range append(h.races, f.races...) {
-			if !real[[2]uint64{x.Prev.Seq, x.Cur.Seq}] {
-				t.Fatalf("seed %d: %s reported %+v, not a race of the trace\n%s", seed, x.Detector, x, dump(tr))
-			}
-		}
-		forced += f.stats["ids_recycled_unordered"]
-		ids += f.stats["clock_ids"]
-		gors += f.stats["goroutines"]
-	}
-	if forced == 0 {
-		t.Fatalf("no ID recycled without order over %d goroutines on %d IDs: the bound was never reached", gors, ids)
-	}
-	t.Logf("%d goroutines on %d IDs, %d recycled without order", gors, ids, forced)
-}
-
-// TestPreemptedIDsNoFalseRace: with the clock width bounded below the
-// goroutines alive at once (clock.SetMaxIDs), alive goroutines lend their
-// ID to new ones and take another at their next event; every race hb and
-// fasttrack report is still a race of the trace (the oracle's), with the
-// previous access's goroutine named right (clock.Tracker.GIDAt across
-// lent IDs), the clocks never wider than the bound, and some races still
-// found.
-func TestPreemptedIDsNoFalseRace(t *testing.T) {
-	const width = 3
+// boundedChurn runs hb and fasttrack over the churn traces with the clock
+// width bounded at width (clock.SetMaxIDs), so that IDs are recycled
+// without order and lent by alive goroutines, and fails t at a report
+// that is not a race of the trace (the oracle's), at a previous access
+// whose goroutine is named wrong (clock.Tracker.GIDAt across lent IDs), at
+// clocks wider than the bound or at ill-formed events. It returns
+// fasttrack's counters summed over the traces, and the site pairs hb
+// found and the oracle has.
+func boundedChurn(t *testing.T, width int) (sum map[string]int64, found, oracleN int64) {
 	defer clock.SetMaxIDs(width)()
-	var preempted, found, oracleN int64
+	sum = map[string]int64{}
 	for seed := range uint64(seeds()) {
 		tr := reference.Churn(seed, 100+int(seed%8)*100)
 		oracle := reference.HBRaces(tr)
@@ -330,18 +299,43 @@ func TestPreemptedIDsNoFalseRace(t *testing.T) {
 			}
 		}
 		for _, r := range []result{h, f} {
-			if r.stats["clock_ids"] > width || r.stats["illformed"] != 0 {
+			if r.stats["clock_ids"] > int64(width) || r.stats["illformed"] != 0 {
 				t.Fatalf("seed %d: %d clock IDs (bound %d), %d ill-formed events", seed, r.stats["clock_ids"], width, r.stats["illformed"])
 			}
 		}
-		preempted += f.stats["ids_preempted"]
+		for k, v := range f.stats {
+			sum[k] += v
+		}
 		found += int64(len(h.c.Pairs()))
 		oracleN += int64(len(reference.Pairs(tr, oracle)))
 	}
-	if preempted == 0 || found == 0 {
-		t.Fatalf("%d IDs lent by alive goroutines, %d site pairs found: the generator should keep more than %d goroutines alive, and race", preempted, found, width)
+	return sum, found, oracleN
+}
+
+// TestRecycledIDsForcedNoFalseRace: with the clock width bounded far below
+// the goroutines that end unordered, IDs are recycled without order; every
+// race hb and fasttrack report is still a race of the trace, and some
+// recycling is forced. Races may be lost that way, never invented.
+func TestRecycledIDsForcedNoFalseRace(t *testing.T) {
+	sum, _, _ := boundedChurn(t, 4)
+	if sum["ids_recycled_unordered"] == 0 {
+		t.Fatalf("no ID recycled without order over %d goroutines on %d IDs: the bound was never reached", sum["goroutines"], sum["clock_ids"])
 	}
-	t.Logf("%d IDs lent by alive goroutines; hb found %d of the oracle's %d site pairs", preempted, found, oracleN)
+	t.Logf("%d goroutines on %d IDs, %d recycled without order", sum["goroutines"], sum["clock_ids"], sum["ids_recycled_unordered"])
+}
+
+// TestPreemptedIDsNoFalseRace: with the clock width bounded below the
+// goroutines alive at once, alive goroutines lend their ID to new ones and
+// take another at their next event; every race hb and fasttrack report is
+// still a race of the trace, with the previous access's goroutine named
+// right, and some races are still found.
+func TestPreemptedIDsNoFalseRace(t *testing.T) {
+	const width = 3
+	sum, found, oracleN := boundedChurn(t, width)
+	if sum["ids_preempted"] == 0 || found == 0 {
+		t.Fatalf("%d IDs lent by alive goroutines, %d site pairs found: the generator should keep more than %d goroutines alive, and race", sum["ids_preempted"], found, width)
+	}
+	t.Logf("%d IDs lent by alive goroutines; hb found %d of the oracle's %d site pairs", sum["ids_preempted"], found, oracleN)
 }
 
 // TestPreemptedIDKeepsOwnOrder: A lends its ID to B (the clocks are two
