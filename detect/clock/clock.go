@@ -490,10 +490,10 @@ func (k *Tracker) giveID(t *Thread, from *Thread) {
 	}
 	if k.recycle {
 		k.attached = append(k.attached, slot{t.id, t})
-		if len(k.attached)-k.attachedHd > 2*len(k.threads)+64 {
-			// Most entries stale (their ID taken since): keep the current
-			// owners' alone, or the queue would keep every goroutine that
-			// ever took an ID, clocks and all.
+		if k.attachedHd > len(k.attached)/2 || len(k.attached)-k.attachedHd > 2*len(k.threads)+64 {
+			// Mostly taken already (preemptID), or stale (their ID taken
+			// since): keep the current owners' alone, or the queue would
+			// keep every goroutine that ever took an ID, clocks and all.
 			live := k.attached[:0]
 			for _, s := range k.attached[k.attachedHd:] {
 				if k.threads[s.id] == s.t {
@@ -514,12 +514,6 @@ func (k *Tracker) preemptID(t *Thread, from *Thread) bool {
 	if !k.recycle || len(k.threads) < maxIDs {
 		return false
 	}
-	defer func() {
-		if k.attachedHd > len(k.attached)/2 {
-			k.attached = append(k.attached[:0], k.attached[k.attachedHd:]...)
-			k.attachedHd = 0
-		}
-	}()
 	for n := len(k.attached) - k.attachedHd; n > 0; n-- {
 		s := k.attached[k.attachedHd]
 		k.attachedHd++
