@@ -72,6 +72,14 @@ type Stacks struct {
 	startFunc string
 	started   bool
 	startSeq  uint64 // the seq of startFunc's entry
+
+	// The calls of the trace's sites (trace.Site.Call), by their
+	// function's file and name, in site order; indexed the first nsites
+	// sites of meta.
+	calls  map[[2]string][]trace.SiteID
+	nsites int
+	// callsOf caches candidates: per (caller, callee) function sites.
+	callsOf map[[2]trace.SiteID][]trace.SiteID
 }
 
 // NewStacks returns a Stacks for a trace whose metadata is meta, its
@@ -125,7 +133,9 @@ func (s *Stacks) Handle(e *trace.Event) {
 	case trace.OpFuncEnter:
 		call := trace.NoSite
 		if len(st.frames) > 0 {
-			call = st.frames[len(st.frames)-1].cur
+			f := &st.frames[len(st.frames)-1]
+			f.cur = s.callSite(f, e.Site)
+			call = f.cur
 		}
 		st.frames = append(st.frames, frame{fn: e.Site, cur: e.Site, node: &snode{fn: e.Site, call: call, parent: st.top()}})
 		st.changed(e.Seq)
@@ -154,6 +164,92 @@ func (s *Stacks) Handle(e *trace.Event) {
 	}
 	if e.Op != trace.OpFuncEnter && e.Op != trace.OpFuncExit && len(st.frames) > 0 && e.Site != trace.NoSite {
 		st.frames[len(st.frames)-1].cur = e.Site
+	}
+}
+
+// callSite returns the site of the call in frame f that entered function
+// callee: of the calls of f's function that call it (by name; else those
+// whose callee is not known statically), the first whose arguments end
+// after f's last event, or the first (a loop's next turn). With no
+// candidate it is f's last event, the best the trace knows.
+func (s *Stacks) callSite(f *frame, callee trace.SiteID) trace.SiteID {
+	cands := s.callCandidates(f.fn, callee)
+	if len(cands) == 0 {
+		return f.cur
+	}
+	line, col := 0, 0
+	if f.cur != f.fn && int(f.cur) < len(s.meta.Sites) {
+		cur := &s.meta.Sites[f.cur]
+		line, col = cur.Line, cur.Col
+		if !cur.Call.IsZero() {
+			line, col = cur.Call.EndLine, cur.Call.EndCol // f's last call: past it
+		}
+		if cur.File != s.meta.Sites[cands[0]].File {
+			line, col = 0, 0
+		}
+	}
+	for _, c := range cands {
+		if k := &s.meta.Sites[c].Call; k.EndLine > line || k.EndLine == line && k.EndCol > col {
+			return c
+		}
+	}
+	return cands[0]
+}
+
+// callCandidates returns the calls of function caller that may have
+// entered function callee, by their arguments' end: the calls of callee
+// by name, else those whose callee is not known statically.
+func (s *Stacks) callCandidates(caller, callee trace.SiteID) []trace.SiteID {
+	s.indexCalls()
+	key := [2]trace.SiteID{caller, callee}
+	if l, ok := s.callsOf[key]; ok {
+		return l
+	}
+	if int(caller) >= len(s.meta.Sites) || int(callee) >= len(s.meta.Sites) {
+		return nil
+	}
+	fn, name := &s.meta.Sites[caller], s.meta.Sites[callee].Func
+	var named, unknown []trace.SiteID
+	for _, c := range s.calls[[2]string{fn.File, fn.Func}] {
+		switch s.meta.Sites[c].Call.Func {
+		case name:
+			named = append(named, c)
+		case "":
+			unknown = append(unknown, c)
+		}
+	}
+	l := named
+	if len(l) == 0 {
+		l = unknown
+	}
+	sort.Slice(l, func(i, j int) bool {
+		a, b := &s.meta.Sites[l[i]].Call, &s.meta.Sites[l[j]].Call
+		return a.EndLine < b.EndLine || a.EndLine == b.EndLine && a.EndCol < b.EndCol
+	})
+	if s.callsOf == nil {
+		s.callsOf = map[[2]trace.SiteID][]trace.SiteID{}
+	}
+	s.callsOf[key] = l
+	return l
+}
+
+// indexCalls indexes the calls among the sites defined since the last
+// call; new calls drop the cached candidates.
+func (s *Stacks) indexCalls() {
+	if s.nsites == len(s.meta.Sites) {
+		return
+	}
+	for ; s.nsites < len(s.meta.Sites); s.nsites++ {
+		site := &s.meta.Sites[s.nsites]
+		if site.Call.IsZero() {
+			continue
+		}
+		if s.calls == nil {
+			s.calls = map[[2]string][]trace.SiteID{}
+		}
+		k := [2]string{site.File, site.Func}
+		s.calls[k] = append(s.calls[k], trace.SiteID(s.nsites))
+		clear(s.callsOf)
 	}
 }
 
@@ -245,6 +341,7 @@ func frameSite(m *trace.Meta, fn, cur trace.SiteID) trace.Site {
 	site := m.Site(cur)
 	site.Func = m.Site(fn).Func
 	site.Callee = trace.Frame{} // an outer frame: the call, not the callee
+	site.Call = trace.Call{}
 	return site
 }
 

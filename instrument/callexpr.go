@@ -218,6 +218,7 @@ func (r *rewriter) call(x *ast.CallExpr) {
 			return
 		}
 	}
+	r.noteCall(x) // callsites.go
 	r.tbResult(x) // tblock.go
 	if h, recv, args, ok := r.hookCall(x); ok {
 		lo, hi := r.span(x)

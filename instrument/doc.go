@@ -12,7 +12,8 @@
 //   - funcs.go: function bodies, parameters and leaf copies;
 //   - loops.go: for and range statements;
 //   - chanstmts.go: sends, go statements and select;
-//   - callexpr.go: calls, hooks and builtins;
+//   - callexpr.go: calls, hooks and builtins; callsites.go: the calls
+//     reports show outer frames at (trace.Site.Call);
 //   - edit.go: the edits.
 //
 // # Which packages are traced

@@ -119,13 +119,17 @@ type rewriter struct {
 	callees  []uint32
 	frames   []string
 	frameIdx map[[2]string]int
-	fn       string         // enclosing function's name, for sites
-	lits     map[string]int // function literals numbered per enclosing function
-	ntmp     int
-	useTest  bool
-	results  [][]*ast.Ident // named results of the enclosing functions
-	after    []string       // events to record after the current statement
-	initAft  []string       // after's events of the last if's or switch's init statement
+	// calls: the file's calls in traced code (noteCall), made sites of
+	// their functions when the file is done, so that a function's sites
+	// while it is rewritten are its hooks' (leafCopy counts them).
+	calls   []callSite
+	fn      string         // enclosing function's name, for sites
+	lits    map[string]int // function literals numbered per enclosing function
+	ntmp    int
+	useTest bool
+	results [][]*ast.Ident // named results of the enclosing functions
+	after   []string       // events to record after the current statement
+	initAft []string       // after's events of the last if's or switch's init statement
 
 	captured  map[*types.Var]bool        // locals function literals capture (stdcalls.go), lazily
 	stmtCalls map[*ast.CallExpr]*bpPlan  // BarrierPairs bracketing a statement
@@ -157,16 +161,28 @@ func (r *rewriter) text(n ast.Node) string {
 // site registers the position p in the current function and returns the
 // expression naming it.
 func (r *rewriter) site(p token.Pos) string {
+	return r.base + "+" + strconv.Itoa(r.siteIn(p, r.fn))
+}
+
+// siteIn registers the position p in function fn and returns its index
+// among the file's sites.
+func (r *rewriter) siteIn(p token.Pos, fn string) int {
 	pos := r.fset.PositionFor(p, false)
-	k, ok := r.funcIdx[r.fn]
+	id := len(r.sites) / 3
+	r.sites = append(r.sites, uint32(pos.Line), uint32(pos.Column), uint32(r.funcIndex(fn)))
+	return id
+}
+
+// funcIndex returns the index of the function name in the file's table of
+// names, adding it if new.
+func (r *rewriter) funcIndex(name string) int {
+	k, ok := r.funcIdx[name]
 	if !ok {
 		k = len(r.funcs)
-		r.funcs = append(r.funcs, r.fn)
-		r.funcIdx[r.fn] = k
+		r.funcs = append(r.funcs, name)
+		r.funcIdx[name] = k
 	}
-	id := len(r.sites) / 3
-	r.sites = append(r.sites, uint32(pos.Line), uint32(pos.Column), uint32(k))
-	return r.base + "+" + strconv.Itoa(id)
+	return k
 }
 
 // calleeSite is site for a hook that records what the untraced function
@@ -278,19 +294,27 @@ func (r *rewriter) finish() {
 		b.WriteByte('\n')
 	}
 	fmt.Fprintf(&b, "\nconst %s = true\n", r.recFlag())
+	calls := r.callTable()
 	register := "RegisterFile"
-	if len(r.callees) > 0 {
+	switch {
+	case len(calls) > 0:
+		register = "RegisterFileCalls"
+	case len(r.callees) > 0:
 		register = "RegisterFileCallees"
 	}
 	fmt.Fprintf(&b, "var %s = %s.%s(%s, ", r.base, rtAlias, register, strconv.Quote(r.in.Path))
 	writeStrings(&b, r.funcs)
 	b.WriteString(", ")
 	writeUint32s(&b, r.sites)
-	if len(r.callees) > 0 {
+	if len(r.callees) > 0 || len(calls) > 0 {
 		b.WriteString(", ")
 		writeUint32s(&b, r.callees)
 		b.WriteString(", ")
 		writeStrings(&b, r.frames)
+	}
+	if len(calls) > 0 {
+		b.WriteString(", ")
+		writeUint32s(&b, calls)
 	}
 	b.WriteString(")\n")
 	for _, name := range slices.Sorted(maps.Keys(r.typeAliases)) {

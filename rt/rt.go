@@ -198,6 +198,14 @@ func RegisterFile(file string, funcs []string, sites []uint32) uint32 {
 // frame j, line) triples, frames (function, file) pairs, frame j at
 // 2j. The trace gives such a site its trace.Site.Callee.
 func RegisterFileCallees(file string, funcs []string, sites, callees []uint32, frames []string) uint32 {
+	return RegisterFileCalls(file, funcs, sites, callees, frames, nil)
+}
+
+// RegisterFileCalls is RegisterFileCallees for a file with calls in traced
+// code: calls holds (site k of the file, the called function's index in
+// funcs plus 1, or 0 when it is not known statically, end line, end
+// column) quadruples. The trace gives such a site its trace.Site.Call.
+func RegisterFileCalls(file string, funcs []string, sites, callees []uint32, frames []string, calls []uint32) uint32 {
 	tracedFiles.Store(file, true)
 	if ctl && !on {
 		return schedFile(file, sites, 0) // controlled mode (sched.go)
@@ -224,6 +232,15 @@ func RegisterFileCallees(file string, funcs []string, sites, callees []uint32, f
 		k, j := first+int(callees[i]), 2*int(callees[i+1])
 		if k < len(defs) && j+1 < len(frames) {
 			defs[k].site.Callee = trace.Frame{Func: frames[j], File: frames[j+1], Line: int(callees[i+2])}
+		}
+	}
+	for i := 0; i+3 < len(calls); i += 4 {
+		k, fn := first+int(calls[i]), ""
+		if j := int(calls[i+1]); j > 0 && j <= len(funcs) {
+			fn = funcs[j-1]
+		}
+		if k < len(defs) && calls[i+2] > 0 {
+			defs[k].site.Call = trace.Call{Func: fn, EndLine: int(calls[i+2]), EndCol: int(calls[i+3])}
 		}
 	}
 	return base

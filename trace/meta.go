@@ -20,7 +20,29 @@ type Site struct {
 	// events are the site's own. Reports show it as the innermost frame,
 	// above the caller's, as Go's race report shows the std frame.
 	Callee Frame
+	// Call, when set, says the site is a call in traced code (never an
+	// event's site): reports show the frame of its function at the call
+	// when they show the callee's frame above it, as Go's show the call's
+	// line (analyze's stacks pick the call a callee was entered from).
+	Call Call
 }
+
+// Call describes a call site: the traced function it calls, and where its
+// arguments end, which orders it among its function's events.
+type Call struct {
+	// Func is the traced function called, package-qualified as a
+	// function's site names it; "" when it is not known statically (a
+	// func value, an interface method, an untraced function that may
+	// call back into traced code).
+	Func string
+	// EndLine and EndCol are the call's closing parenthesis: every event
+	// of its arguments comes before it. EndLine is 0 only in the zero
+	// Call (the site is not a call).
+	EndLine, EndCol int
+}
+
+// IsZero reports whether c describes no call.
+func (c Call) IsZero() bool { return c.EndLine == 0 }
 
 // Frame is a function outside the trace: its name, package-qualified, and
 // its declaration's file and line (0 when unknown).
@@ -189,14 +211,30 @@ func (m *Meta) DefineSite(id SiteID, s Site) error {
 	return nil
 }
 
+// SetCall sets the call of the defined site id (a trace file defines a
+// site, then its call).
+func (m *Meta) SetCall(id SiteID, c Call) error {
+	if id == NoSite || int(id) >= len(m.Sites) {
+		return fmt.Errorf("call at site %d, which is not defined", id)
+	}
+	m.setSite(id, func(s *Site) { s.Call = c })
+	return nil
+}
+
 // SetCallee sets the callee frame of the defined site id (a trace file
 // defines a site, then its callee).
 func (m *Meta) SetCallee(id SiteID, f Frame) error {
 	if id == NoSite || int(id) >= len(m.Sites) {
 		return fmt.Errorf("callee of site %d, which is not defined", id)
 	}
+	m.setSite(id, func(s *Site) { s.Callee = f })
+	return nil
+}
+
+// setSite changes the defined site id by set, keeping the intern index.
+func (m *Meta) setSite(id SiteID, set func(*Site)) {
 	old := m.Sites[id]
-	m.Sites[id].Callee = f
+	set(&m.Sites[id])
 	if m.siteIndex != nil {
 		if m.siteIndex[old] == id {
 			delete(m.siteIndex, old)
@@ -205,7 +243,6 @@ func (m *Meta) SetCallee(id SiteID, f Frame) error {
 			m.siteIndex[m.Sites[id]] = id
 		}
 	}
-	return nil
 }
 
 // Site returns the site with the given ID, or the unknown site.

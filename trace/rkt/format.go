@@ -19,8 +19,9 @@ const Magic = "\x89RKT\r\n\x1a\n"
 // word accesses they stand for; version 4 added one record for
 // an atomic operation with trace.FlagGoAtomic (header op codes 24 to 27),
 // which a reader hands on as the four events it stands for; version 5
-// added the callee definition (a site's trace.Site.Callee).
-const Version = 5
+// added the callee definition (a site's trace.Site.Callee); version 6 the
+// call definition (a site's trace.Site.Call).
+const Version = 6
 
 // MinVersion is the oldest format version a Reader reads.
 const MinVersion = 1
@@ -102,6 +103,7 @@ const (
 	defGoroutine = 2
 	defName      = 3
 	defCallee    = 4 // version 5
+	defCall      = 5 // version 6
 )
 
 // Object classes: each keeps its own previous Obj, so that an access

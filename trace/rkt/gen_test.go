@@ -275,6 +275,12 @@ func genScript(src source, n int) []step {
 			if src.IntN(4) == 0 {
 				s.Callee = trace.Frame{Func: "strings.(*Builder).WriteString", File: files[src.IntN(len(files))], Line: src.IntN(3000)}
 			}
+			if src.IntN(4) == 0 {
+				s.Call = trace.Call{EndLine: 1 + src.IntN(3000), EndCol: src.IntN(80)}
+				if src.IntN(2) == 0 {
+					s.Call.Func = "pkg.G" + string(rune('a'+src.IntN(26)))
+				}
+			}
 			sites++
 			steps = append(steps, step{site: &s})
 		case 1:

@@ -501,6 +501,32 @@ func (r *Reader) definition() error {
 		}
 		c.Line = int(line)
 		_ = r.meta.SetCallee(trace.SiteID(v), c) // cannot fail: v checked above
+	case defCall:
+		if r.version < 6 {
+			return r.recordErr(rec, fmt.Sprintf("call definition in a version %d file", r.version))
+		}
+		var c trace.Call
+		var line, col uint64
+		if v, p = uvarint(buf, p); p < 0 {
+			return r.varintErr(rec, p, "call's site")
+		}
+		if c.Func, p, err = r.str(buf, p, rec, "called function"); err != nil {
+			return err
+		}
+		if line, p = uvarint(buf, p); p < 0 {
+			return r.varintErr(rec, p, "call's end line")
+		}
+		if col, p = uvarint(buf, p); p < 0 {
+			return r.varintErr(rec, p, "call's end column")
+		}
+		switch {
+		case line == 0 || line > math.MaxInt32 || col > math.MaxInt32:
+			return r.recordErr(rec, fmt.Sprintf("call at site %d: end %d:%d out of range", v, line, col))
+		case v == 0 || v >= uint64(len(r.meta.Sites)):
+			return r.recordErr(rec, fmt.Sprintf("call at site %d, which is not defined", v))
+		}
+		c.EndLine, c.EndCol = int(line), int(col)
+		_ = r.meta.SetCall(trace.SiteID(v), c) // cannot fail: v checked above
 	default:
 		return r.recordErr(rec, fmt.Sprintf("unknown definition kind %d (header byte %#02x)", kind, buf[rec]))
 	}

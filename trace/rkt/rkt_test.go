@@ -101,6 +101,36 @@ func TestWriterCalleeBytes(t *testing.T) {
 	}
 }
 
+// A site's call (version 6) is a definition record of its own, right
+// after the site's.
+func TestWriterCallBytes(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	call := trace.Call{Func: "m.g", EndLine: 4, EndCol: 7}
+	must(t, w.DefineSite(1, trace.Site{File: "a.go", Line: 3, Func: "m.f", Call: call}))
+	must(t, w.Close())
+	want := file(
+		block(1,
+			// site 1: "a.go", line 3, column 0, "m.f"
+			0x20, 1, 4, 'a', '.', 'g', 'o', 3, 0, 3, 'm', '.', 'f',
+			// call at site 1: "m.g", ending at 4:7
+			0xA0, 1, 3, 'm', '.', 'g', 4, 7,
+		),
+		block(2, 0),
+	)
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("bytes:\n got % x\nwant % x", buf.Bytes(), want)
+	}
+	r := NewReader(bytes.NewReader(buf.Bytes()), "t.rkt")
+	var e trace.Event
+	if err := r.Next(&e); err != io.EOF {
+		t.Fatalf("Next: %v, want EOF", err)
+	}
+	if got := r.Meta().Site(1); got.Call != call || got.Func != "m.f" {
+		t.Fatalf("site 1 read back as %+v", got)
+	}
+}
+
 func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
@@ -324,7 +354,7 @@ func TestMalformedInputErrors(t *testing.T) {
 		{"text trace", []byte("T1|r(x)|1\n"), "t.rkt: offset 0: not a .rkt trace (bad magic number)"},
 		{"short header", []byte(Magic[:5]), "t.rkt: offset 0: file ends inside the .rkt header (after 5 bytes)"},
 		{"no version", []byte(Magic), "t.rkt: offset 0: file ends inside the .rkt header (no version)"},
-		{"future version", []byte(Magic + "\x06"), "t.rkt: offset 8: unsupported .rkt format version 6 (this reader reads versions 1 to 5); use a matching racekit"},
+		{"future version", []byte(Magic + "\x07"), "t.rkt: offset 8: unsupported .rkt format version 7 (this reader reads versions 1 to 6); use a matching racekit"},
 		{"checksum", file(bad), "t.rkt: offset 9: checksum mismatch in block of 5 bytes (stored " +
 			fmt.Sprintf("0x%08x, computed 0x%08x", binary.LittleEndian.Uint32(bad[7:]), binary.LittleEndian.Uint32(block(1, g0...)[7:])) + "): the file is corrupt"},
 		{"unknown block kind", file(block(7, 1, 2)), "t.rkt: offset 9: unknown block kind 7"},
@@ -350,7 +380,10 @@ func TestMalformedInputErrors(t *testing.T) {
 			"t.rkt: offset 16: fork of goroutine 4294967296 out of range (record of the events block at offset 9)"},
 		{"addresses past block end", file(block(1, append(g0, 0x6E, 0, 0, 5, 0)...)),
 			"t.rkt: offset 16: address count 5 exceeds the rest of the block (record of the events block at offset 9)"},
-		{"unknown definition kind", file(block(1, 0xA0)), "t.rkt: offset 11: unknown definition kind 5 (header byte 0xa0) (record of the events block at offset 9)"},
+		{"unknown definition kind", file(block(1, 0xC0)), "t.rkt: offset 11: unknown definition kind 6 (header byte 0xc0) (record of the events block at offset 9)"},
+		{"call of an undefined site", file(block(1, 0xA0, 1, 1, 'f', 2, 3)), "t.rkt: offset 11: call at site 1, which is not defined (record of the events block at offset 9)"},
+		{"call without end line", file(block(1, 0x20, 1, 0, 0, 0, 0, 0xA0, 1, 0, 0, 3)), "t.rkt: offset 17: call at site 1: end 0:3 out of range (record of the events block at offset 9)"},
+		{"call in version 5", fileV(5, block(1, 0x20, 1, 0, 0, 0, 0, 0xA0, 1, 1, 'f', 2, 3)), "t.rkt: offset 17: call definition in a version 5 file (record of the events block at offset 9)"},
 		{"callee of an undefined site", file(block(1, 0x80, 1, 1, 'f', 0, 0)), "t.rkt: offset 11: callee of site 1, which is not defined (record of the events block at offset 9)"},
 		{"callee without function", file(block(1, 0x20, 1, 0, 0, 0, 0, 0x80, 1, 0, 0, 0)), "t.rkt: offset 17: callee of site 1 has no function (record of the events block at offset 9)"},
 		{"callee in version 4", fileV(4, block(1, 0x20, 1, 0, 0, 0, 0, 0x80, 1, 1, 'f', 0, 0)), "t.rkt: offset 17: callee definition in a version 4 file (record of the events block at offset 9)"},

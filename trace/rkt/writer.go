@@ -122,9 +122,16 @@ func (w *Writer) DefineSite(id trace.SiteID, s trace.Site) error {
 	if c.Line < 0 || c.Line > math.MaxInt32 {
 		return fmt.Errorf("rkt: site %d (%s): callee line must be in [0, 2^31)", id, s)
 	}
+	k := s.Call
+	if k.EndLine < 0 || k.EndLine > math.MaxInt32 || k.EndCol < 0 || k.EndCol > math.MaxInt32 {
+		return fmt.Errorf("rkt: site %d (%s): call's end line and column must be in [0, 2^31)", id, s)
+	}
 	n := 1 + 5 + 10 + len(s.File) + 5 + 5 + 10 + len(s.Func)
 	if !c.IsZero() {
 		n += 1 + 5 + 10 + len(c.Func) + 10 + len(c.File) + 5
+	}
+	if !k.IsZero() {
+		n += 1 + 5 + 10 + len(k.Func) + 5 + 5
 	}
 	if err := w.reserve(n, func() string { return "site " + s.String() }); err != nil {
 		return err
@@ -141,6 +148,13 @@ func (w *Writer) DefineSite(id trace.SiteID, s trace.Site) error {
 		b = appendString(b, c.Func)
 		b = appendString(b, c.File)
 		b = appendUvarint(b, uint64(c.Line))
+	}
+	if !k.IsZero() {
+		b = append(b, defCall<<5)
+		b = appendUvarint(b, uint64(id))
+		b = appendString(b, k.Func)
+		b = appendUvarint(b, uint64(k.EndLine))
+		b = appendUvarint(b, uint64(k.EndCol))
 	}
 	w.buf = b
 	w.sites++

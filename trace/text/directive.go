@@ -2,6 +2,7 @@ package text
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/racekit/racekit/trace"
 )
@@ -118,7 +119,7 @@ func (r *reader) splitArgs(dir string, args []dirArg, minPos, maxPos int, usage 
 }
 
 const (
-	siteUsage = "#!site LABEL [POS [FUNC]] [file=FILE] [line=N] [col=N] [func=FUNC] [callee=FUNC [callee-file=FILE] [callee-line=N]]"
+	siteUsage = "#!site LABEL [POS [FUNC]] [file=FILE] [line=N] [col=N] [func=FUNC] [callee=FUNC [callee-file=FILE] [callee-line=N]] [call-end=LINE:COL [call=FUNC]]"
 	addrUsage = "#!addr TOKEN ID [NAME]"
 	gUsage    = "#!g THREAD [id=N] [parent=N] [site=LABEL] [name=NAME]"
 	seqUsage  = "#!seq N"
@@ -128,9 +129,9 @@ const (
 // [callee= [callee-file=] [callee-line=]] defines a new site (the next site
 // ID) and binds location label LABEL to it. The position is POS (or LABEL
 // itself) parsed like any location; keys override its parts. callee names
-// the site's trace.Site.Callee.
+// the site's trace.Site.Callee; call-end and call give its trace.Site.Call.
 func (r *reader) siteDirective(args []dirArg) error {
-	pos, kv, err := r.splitArgs("site", args, 1, 3, siteUsage, "file", "line", "col", "func", "callee", "callee-file", "callee-line")
+	pos, kv, err := r.splitArgs("site", args, 1, 3, siteUsage, "file", "line", "col", "func", "callee", "callee-file", "callee-line", "call-end", "call")
 	if err != nil {
 		return err
 	}
@@ -173,6 +174,17 @@ func (r *reader) siteDirective(args []dirArg) error {
 	s.Callee.Func, s.Callee.File = string(kv["callee"]), string(kv["callee-file"])
 	if s.Callee.Func == "" && (s.Callee.File != "" || s.Callee.Line != 0) {
 		return r.errorf("callee-file or callee-line without callee in #!site; usage: %s", siteUsage)
+	}
+	if v, ok := kv["call-end"]; ok {
+		l, c, found := strings.Cut(string(v), ":")
+		line, err1 := strconv.Atoi(l)
+		col, err2 := strconv.Atoi(c)
+		if !found || err1 != nil || err2 != nil || line <= 0 || col < 0 {
+			return r.errorf("bad call-end=%q in #!site: expected LINE:COL", v)
+		}
+		s.Call = trace.Call{Func: string(kv["call"]), EndLine: line, EndCol: col}
+	} else if _, ok := kv["call"]; ok {
+		return r.errorf("call without call-end in #!site; usage: %s", siteUsage)
 	}
 	if v, ok := kv["func"]; ok {
 		if len(pos) > 2 {

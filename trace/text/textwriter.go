@@ -325,7 +325,7 @@ func (w *TextWriter) site(id trace.SiteID, use bool) string {
 		label := s.String()
 		_, labelTaken := w.labelUsed[label]
 		_, known := w.siteIndex[s]
-		if use && k == id && s.Func == "" && s.Callee.IsZero() && !labelTaken && !known && trace.ParseSiteLabel(label) == s {
+		if use && k == id && s.Func == "" && s.Callee.IsZero() && s.Call.IsZero() && !labelTaken && !known && trace.ParseSiteLabel(label) == s {
 			w.siteIndex[s] = k
 			w.labelUsed[label] = struct{}{}
 			w.siteTok[k] = render(label)
@@ -333,7 +333,7 @@ func (w *TextWriter) site(id trace.SiteID, use bool) string {
 		}
 		raw := unique(label, w.labelUsed)
 		pos := s
-		pos.Func, pos.Callee = "", trace.Frame{}
+		pos.Func, pos.Callee, pos.Call = "", trace.Frame{}, trace.Call{}
 		d := append(append(w.dir[:0], "#!site "...), render(raw)...)
 		switch {
 		case trace.ParseSiteLabel(raw) == pos:
@@ -354,6 +354,13 @@ func (w *TextWriter) site(id trace.SiteID, use bool) string {
 			}
 			if c.Line != 0 {
 				d = strconv.AppendInt(append(d, " callee-line="...), int64(c.Line), 10)
+			}
+		}
+		if c := s.Call; !c.IsZero() {
+			d = strconv.AppendInt(append(d, " call-end="...), int64(c.EndLine), 10)
+			d = strconv.AppendInt(append(d, ':'), int64(c.EndCol), 10)
+			if c.Func != "" {
+				d = append(append(d, " call="...), render(c.Func)...)
 			}
 		}
 		w.directive(d)

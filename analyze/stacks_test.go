@@ -1,0 +1,124 @@
+package analyze
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/racekit/racekit/trace"
+)
+
+// callSiteOf interns the site of a call in function fn at main.go:line:col,
+// of function callee ("": not known statically), its arguments ending at
+// endLine:endCol.
+func callSiteOf(b *trace.Builder, fn string, line, col int, callee string, endLine, endCol int) {
+	b.Trace().M.InternSite(trace.Site{File: "main.go", Line: line, Col: col, Func: fn,
+		Call: trace.Call{Func: callee, EndLine: endLine, EndCol: endCol}})
+}
+
+// An outer frame of a stack is at the call its callee was entered from,
+// as in Go's reports, not at its function's last event: the call of the
+// callee by name after that event, the next call of the same function
+// after a call, the first again on a loop's next turn, a call not known
+// statically for a callee no call names, and the last event where the
+// function has no call that fits.
+func TestStacksShowCalls(t *testing.T) {
+	b := trace.NewBuilder()
+	//	5 func main() {
+	//	6 	a = 1
+	//	8 	f(1)
+	//	9 	f(2)
+	//	10	run(cb)
+	//	}
+	//	30 func loop() {
+	//	31	for { g(z)
+	//	32	  z++ }
+	callSiteOf(b, "main.main", 8, 2, "main.f", 8, 5)
+	callSiteOf(b, "main.main", 9, 2, "main.f", 9, 5)
+	callSiteOf(b, "main.main", 10, 2, "", 10, 8)
+	callSiteOf(b, "main.loop", 31, 8, "main.g", 31, 11)
+	var stacks [][]string
+	st := NewStacks(b.Trace().M, "")
+	fed := 0
+	snap := func(g string) { // the stack of g after the events so far
+		for _, e := range b.Trace().Events[fed:] {
+			st.Handle(&e)
+		}
+		fed = len(b.Trace().Events)
+		stacks = append(stacks, frames(st.Stack(b.Trace().M, b.G(g))))
+	}
+
+	enter(b, "main", "main.main", 5)
+	b.Write("main", "a", "main.go:6")
+	enter(b, "main", "main.f", 12)
+	snap("main") // f(1): the first call of f after line 6
+	exit(b, "main", "main.f", 12)
+	enter(b, "main", "main.f", 12)
+	snap("main") // f(2): the next call of f after f(1), no event between
+	exit(b, "main", "main.f", 12)
+	enter(b, "main", "main.cb", 20)
+	snap("main") // cb, called back by run: the call not known statically
+	exit(b, "main", "main.cb", 20)
+	b.Write("main", "a", "main.go:11")
+	enter(b, "main", "main.f", 12)
+	snap("main") // f again, after line 11: no call of f after it, so the first
+	exit(b, "main", "main.f", 12)
+
+	enter(b, "w", "main.loop", 30)
+	b.Read("w", "z", "main.go:31:10") // g's argument
+	enter(b, "w", "main.g", 40)
+	snap("w") // g(z), after its argument's read
+	exit(b, "w", "main.g", 40)
+	b.Write("w", "z", "main.go:32:4")
+	enter(b, "w", "main.g", 40)
+	snap("w") // the loop's next turn: after line 32, the first call again
+	enter(b, "w", "main.k", 50)
+	snap("w") // g's frame has no call table: its last event, its own site
+	want := [][]string{
+		{"main.f@main.go:12", "main.main@main.go:8"},
+		{"main.f@main.go:12", "main.main@main.go:9"},
+		{"main.cb@main.go:20", "main.main@main.go:10"},
+		{"main.f@main.go:12", "main.main@main.go:8"},
+		{"main.g@main.go:40", "main.loop@main.go:31"},
+		{"main.g@main.go:40", "main.loop@main.go:31"},
+		{"main.k@main.go:50", "main.g@main.go:40", "main.loop@main.go:31"},
+	}
+	if !slices.EqualFunc(stacks, want, slices.Equal) {
+		t.Errorf("stacks:\n got %q\nwant %q", stacks, want)
+	}
+}
+
+// A race's previous access keeps the call lines of its stack as they were
+// (the stack history holds the resolved calls), through a trace file.
+func TestTraceRaceStacksAtCalls(t *testing.T) {
+	b := trace.NewBuilder()
+	callSiteOf(b, "main.main", 9, 2, "main.f", 9, 5)
+	callSiteOf(b, "main.main", 10, 2, "main.f", 10, 5)
+	callSiteOf(b, "main.loop", 22, 3, "main.worker", 22, 11)
+	enter(b, "main", "main.main", 5)
+	b.Fork("main", "worker", "main.go:7")
+	enter(b, "worker", "main.loop", 20)
+	b.Read("worker", "z", "main.go:21")
+	enter(b, "worker", "main.worker", 30)
+	b.Write("worker", "x", "main.go:31")
+	exit(b, "worker", "main.worker", 30)
+	b.Write("main", "y", "main.go:8")
+	enter(b, "main", "main.f", 12)
+	exit(b, "main", "main.f", 12)
+	enter(b, "main", "main.f", 12)
+	b.Write("main", "x", "main.go:13")
+	a, err := Trace(writeTrace(t, b), Options{Algos: []string{"hb"}, New: newHB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Results) != 1 || len(a.Results[0].Groups) != 1 {
+		t.Fatalf("results %+v; want 1 race", a.Results)
+	}
+	res := a.Results[0]
+	p := res.Groups[0].Pair()
+	if got, want := frames(res.Stacks[p]), []string{"main.f@main.go:13", "main.main@main.go:10"}; !slices.Equal(got, want) {
+		t.Errorf("current access's stack %q, want %q", got, want)
+	}
+	if got, want := frames(res.PrevStacks[p]), []string{"main.worker@main.go:31", "main.loop@main.go:22"}; !slices.Equal(got, want) {
+		t.Errorf("previous access's stack %q, want %q", got, want)
+	}
+}

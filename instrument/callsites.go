@@ -1,0 +1,130 @@
+package instrument
+
+// Call sites: every call in traced code is a site of its function, with
+// the traced function it calls (trace.Site.Call). The trace records no
+// event at a call; the analysis picks, when a function is entered, the
+// call of its caller it came from, so that a report's outer frames show
+// the calls' lines, as Go's race reports do, not their functions' last
+// recorded accesses.
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+)
+
+// callSite is a call noted while its function was rewritten.
+type callSite struct {
+	fn     string    // the calling function, as its sites name it
+	at     token.Pos // where reports show the call (callPos)
+	end    token.Pos // its closing parenthesis
+	callee string    // the traced function called; "" when not known
+}
+
+// noteCall notes the call x of the function being rewritten.
+func (r *rewriter) noteCall(x *ast.CallExpr) {
+	if r.fn == "" || !x.Rparen.IsValid() {
+		return
+	}
+	callee, ok := r.tracedCallee(x)
+	if !ok {
+		return
+	}
+	r.calls = append(r.calls, callSite{fn: r.fn, at: callPos(r.fset, x), end: x.Rparen, callee: callee})
+}
+
+// callPos is the position a report shows for the call x: the called name
+// (the method's, for x.M()) on the line of the opening parenthesis, which
+// is the line Go's tracebacks give a call; the parenthesis when the name
+// is on another line.
+func callPos(fset *token.FileSet, x *ast.CallExpr) token.Pos {
+	var name ast.Node
+	switch f := unparen(x.Fun).(type) {
+	case *ast.Ident:
+		name = f
+	case *ast.SelectorExpr:
+		name = f.Sel
+	}
+	if name != nil && fset.PositionFor(name.Pos(), false).Line == fset.PositionFor(x.Lparen, false).Line {
+		return name.Pos()
+	}
+	return x.Lparen
+}
+
+// tracedCallee names the function x calls as its sites name it (funcName)
+// when that is known statically and traced; "" when x may enter traced
+// code otherwise: a func value, an interface's method, or an untraced
+// function (standard library or not) handed a func or an interface,
+// which may call it back. ok is false when x cannot enter traced code:
+// an untraced function handed neither (sync.Mutex.Lock, atomic.AddInt64).
+func (r *rewriter) tracedCallee(x *ast.CallExpr) (name string, ok bool) {
+	fn := r.calledFunc(x)
+	if fn == nil || fn.Pkg() == nil {
+		return "", true
+	}
+	fn = fn.Origin()
+	sig := fn.Signature()
+	if recv := sig.Recv(); recv != nil && types.IsInterface(recv.Type()) {
+		return "", true
+	}
+	if !r.traced(fn.Pkg().Path()) {
+		return "", mayCallBack(sig)
+	}
+	pkg := fn.Pkg().Path()
+	if fn.Pkg().Name() == "main" {
+		pkg = "main"
+	}
+	n, ptr, named := recvNamed(fn)
+	switch {
+	case named && ptr:
+		return pkg + ".(*" + n.Obj().Name() + ")." + fn.Name(), true
+	case named:
+		return pkg + "." + n.Obj().Name() + "." + fn.Name(), true
+	case sig.Recv() != nil:
+		return "", true
+	}
+	return pkg + "." + fn.Name(), true
+}
+
+// mayCallBack reports whether a function of signature sig is handed a
+// func or an interface (its receiver or a parameter), through which it
+// may call traced code.
+func mayCallBack(sig *types.Signature) bool {
+	callable := func(t types.Type) bool {
+		if s, ok := t.Underlying().(*types.Slice); ok {
+			t = s.Elem() // a variadic parameter
+		}
+		switch t.Underlying().(type) {
+		case *types.Signature, *types.Interface:
+			return true
+		}
+		return false
+	}
+	if sig.Recv() != nil && callable(sig.Recv().Type()) {
+		return true
+	}
+	for v := range sig.Params().Variables() {
+		if callable(v.Type()) {
+			return true
+		}
+	}
+	return false
+}
+
+// callTable makes the noted calls sites of their functions and returns
+// their table for rt.RegisterFileCalls: (site, callee's index in the
+// file's function names plus 1, or 0 when not known, end line, end
+// column) quadruples.
+func (r *rewriter) callTable() []uint32 {
+	out := make([]uint32, 0, 4*len(r.calls))
+	for _, c := range r.calls {
+		k := r.siteIn(c.at, c.fn)
+		callee := 0
+		if c.callee != "" {
+			callee = r.funcIndex(c.callee) + 1
+		}
+		end := r.fset.PositionFor(c.end, false)
+		out = append(out, uint32(k), uint32(callee), uint32(end.Line), uint32(end.Column))
+	}
+	return out
+}
