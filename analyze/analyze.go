@@ -67,7 +67,8 @@ type Analysis struct {
 	Results []report.Result
 	Races   int
 	// Suppressed counts the occurrences of observed races Options.Suppress
-	// left out: on an address or with the stacks of a race reported.
+	// left out: with a previous access made on the cell before a race
+	// reported there, or with the stacks of a race reported.
 	Suppressed int
 	// Cycles are the lock-order cycles (with DeadlockAlgo among the
 	// algorithms).

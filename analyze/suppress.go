@@ -10,37 +10,38 @@ import (
 )
 
 // Suppress is go test -race's rule for which of the races a run shows it
-// reports: ThreadSanitizer's suppress_equal_addresses (a race on an address
-// an earlier report's accesses covered is not reported) and
-// suppress_equal_stacks (nor one whose two stacks are an earlier report's),
-// both on unless GORACE turns them off. A suppressed race is neither printed
-// nor counted, so the test it happens in does not fail for it: without the
-// rule, a package variable raced by two tests failed both under racekit and
-// the first only under -race. It applies to observed races (the detectors
-// go test -race's runtime stands for), not to predicted or potential ones.
+// reports, as the ThreadSanitizer (v3) inside Go's runtime decides:
+//
+//   - ResetCells: reporting a race resets the shadow of the race's 8-byte
+//     cell (DoReportRace: "this prevents trapping on this address in
+//     future"), so the accesses made there until then are forgotten: a
+//     later race whose previous access is one of them is not seen. A later
+//     race with an access made after the report is: two races on one
+//     variable in two tests are both reported, each test fails.
+//   - EqualStacks: suppress_equal_stacks, on unless GORACE turns it off: a
+//     race whose two stacks are an earlier report's is not reported.
+//
+// Go's runtime has no suppress_equal_addresses (its ThreadSanitizer dropped
+// the flag): a GORACE that sets it changes nothing. A suppressed race is
+// neither printed nor counted, so the test it happens in does not fail for
+// it. It applies to observed races (the detectors go test -race's runtime
+// stands for), not to predicted or potential ones.
 type Suppress struct {
-	EqualAddresses bool
-	EqualStacks    bool
+	ResetCells  bool
+	EqualStacks bool
 }
 
 // GoRaceSuppress is Suppress as go test -race runs with GORACE set to
 // gorace (the environment variable's value: space-separated name=value
-// options; both rules on by default).
+// options; suppress_equal_stacks on by default).
 func GoRaceSuppress(gorace string) Suppress {
-	s := Suppress{EqualAddresses: true, EqualStacks: true}
+	s := Suppress{ResetCells: true, EqualStacks: true}
 	for _, opt := range strings.Fields(gorace) {
 		name, val, ok := strings.Cut(opt, "=")
-		if !ok {
+		if !ok || name != "suppress_equal_stacks" {
 			continue
 		}
-		on, ok := sanitizerBool(val)
-		if !ok {
-			continue
-		}
-		switch name {
-		case "suppress_equal_addresses":
-			s.EqualAddresses = on
-		case "suppress_equal_stacks":
+		if on, ok := sanitizerBool(val); ok {
 			s.EqualStacks = on
 		}
 	}
@@ -69,8 +70,10 @@ const maxStackTries = 16
 // suppressor applies a Suppress rule to one detector's races, in the order
 // the detector reports them (ThreadSanitizer's, by the run's order).
 type suppressor struct {
-	rule   Suppress
-	addrs  map[uint64]bool
+	rule Suppress
+	// reset: per 8-byte cell, the event of the last race reported there:
+	// accesses up to it are forgotten.
+	reset  map[uint64]uint64
 	stacks map[[2]uint64]bool
 	tries  map[pairTest]int
 	seed   maphash.Seed
@@ -83,10 +86,10 @@ type pairTest struct {
 }
 
 func newSuppressor(rule Suppress) *suppressor {
-	if !rule.EqualAddresses && !rule.EqualStacks {
+	if !rule.ResetCells && !rule.EqualStacks {
 		return nil
 	}
-	return &suppressor{rule: rule, addrs: map[uint64]bool{}, stacks: map[[2]uint64]bool{}, tries: map[pairTest]int{}, seed: maphash.MakeSeed()}
+	return &suppressor{rule: rule, reset: map[uint64]uint64{}, stacks: map[[2]uint64]bool{}, tries: map[pairTest]int{}, seed: maphash.MakeSeed()}
 }
 
 // applies reports whether the rule decides whether r is reported.
@@ -98,9 +101,13 @@ func (s *suppressor) applies(r *finding.Race) bool {
 // its stacks made by stacks when they are needed; an occurrence kept is
 // remembered, for the later ones to be compared with.
 func (s *suppressor) drop(r *finding.Race, p finding.Pair, test string, stacks func() (cur, prev []trace.Site)) bool {
-	if s.rule.EqualAddresses && s.addrs[r.Addr] {
-		s.n++
-		return true
+	if s.rule.ResetCells {
+		cell := r.Addr &^ 7
+		if at, ok := s.reset[cell]; ok && r.Prev.Seq <= at {
+			s.n++ // forgotten: ThreadSanitizer would not see this race
+			return true
+		}
+		s.reset[cell] = r.Cur.Seq // seen, so reset, whether reported or not
 	}
 	var key [2]uint64
 	if s.rule.EqualStacks {
@@ -116,9 +123,6 @@ func (s *suppressor) drop(r *finding.Race, p finding.Pair, test string, stacks f
 			s.n++
 			return true
 		}
-	}
-	if s.rule.EqualAddresses {
-		s.addrs[r.Addr] = true
 	}
 	if s.rule.EqualStacks {
 		s.stacks[key] = true

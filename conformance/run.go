@@ -105,7 +105,7 @@ func runRacekit(k *Case, dir, bin string, opts *Options) {
 
 // runRace runs one test alone in the -race binary.
 func runRace(k *Case, dir, bin string) {
-	out, _ := runLimited(bin, dir, []string{runFlag(k), "-test.v"}, "GOMAXPROCS=1", "GORACE=suppress_equal_stacks=0 suppress_equal_addresses=0")
+	out, _ := runLimited(bin, dir, []string{runFlag(k), "-test.v"}, "GOMAXPROCS=1", "GORACE=suppress_equal_stacks=0")
 	k.GoRan = true
 	if i := bytes.Index(out, []byte("=== RUN")); i >= 0 {
 		out = out[i:]

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -146,6 +148,47 @@ func TestTestReportShape(t *testing.T) {
 			t.Errorf("racekit test: no frame %s\n%s", frame, rkOut)
 		}
 	}
+	// Each frame at go test -race's line: an outer frame at its call,
+	// not at its function's last access (racytest.TestRacy calls start
+	// on line 9, then Add on line 10).
+	if got, want := stackLines(rkOut, "racytest"), stackLines(goOut, "racytest"); !slices.Equal(got, want) || len(want) != 3 {
+		t.Errorf("stacks' frames in racytest:\nracekit test   %q\ngo test -race  %q", got, want)
+	}
+}
+
+var posLine = regexp.MustCompile(`^      (\S+?):(\d+)(:\d+)?( \+0x[0-9a-f]+)?$`)
+
+// stackLines returns the stacks of the race reports in out, each as its
+// frames in files of directory dir (function@file:line, the file's base
+// name), sorted: which access's stack is which depends on the run's
+// interleaving.
+func stackLines(out, dir string) []string {
+	var stacks []string
+	var cur []string
+	fn := ""
+	end := func() {
+		if len(cur) > 0 {
+			stacks = append(stacks, strings.Join(cur, " "))
+		}
+		cur, fn = nil, ""
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if frameLine.MatchString(line) {
+			fn = strings.TrimSuffix(strings.TrimSpace(line), "()")
+			continue
+		}
+		if m := posLine.FindStringSubmatch(line); m != nil && fn != "" {
+			if strings.Contains(m[1], "/"+dir+"/") {
+				cur = append(cur, fn+"@"+filepath.Base(m[1])+":"+m[2])
+			}
+			fn = ""
+			continue
+		}
+		end()
+	}
+	end()
+	slices.Sort(stacks)
+	return stacks
 }
 
 // TestTestReportJSON: with -json the race is in the racy test's events:
@@ -234,4 +277,35 @@ var elapsed = regexp.MustCompile(`\(\d+\.\d+s\)|\t\d+\.\d+s`)
 // testLines is go test -v's output without times.
 func testLines(out string) string {
 	return elapsed.ReplaceAllString(out, "")
+}
+
+// TestReportsAfterReport: go test -race forgets the accesses made on an
+// address before a race it reports there, not the address: a race between
+// later accesses is reported again, in the same test and in a later one
+// (testdata/src/racytwice). racekit test fails the same tests, with as
+// many reports (a race already reported in an earlier test gets an "again"
+// line in the later one).
+func TestReportsAfterReport(t *testing.T) {
+	_, goOut := goTestRace(t, "-v", "./racytwice")
+	_, rkOut := runRacekit(t, "test", "-v", "./racytwice")
+	shape := func(out string) (failed []string, reports int) {
+		for _, line := range strings.Split(out, "\n") {
+			if m := failLine.FindStringSubmatch(line); m != nil {
+				failed = append(failed, m[1])
+			}
+			if strings.HasPrefix(line, "WARNING: DATA RACE") {
+				reports++
+			}
+		}
+		slices.Sort(failed)
+		return failed, reports
+	}
+	goFailed, goReports := shape(goOut)
+	rkFailed, rkReports := shape(rkOut)
+	if want := []string{"TestFirst", "TestSecond", "TestTwice"}; !slices.Equal(goFailed, want) || goReports != 4 {
+		t.Fatalf("go test -race: failed %q with %d reports, want %q with 4\n%s", goFailed, goReports, want, goOut)
+	}
+	if !slices.Equal(rkFailed, goFailed) || rkReports != goReports {
+		t.Errorf("racekit test: failed %q with %d reports, want %q with %d\n%s", rkFailed, rkReports, goFailed, goReports, rkOut)
+	}
 }

@@ -35,8 +35,9 @@ type Result struct {
 	// Again (optional) names, in order, the other tests in which the race
 	// occurred again (same pair of sites, later occurrences): go test
 	// -race fails each test during which a race is reported, the same
-	// race again included unless on an address or with the stacks of a
-	// race reported before (analyze.Suppress).
+	// race again included unless go test -race would not see it (its
+	// previous access made on the cell before a race reported there) or
+	// it has the stacks of a race reported before (analyze.Suppress).
 	Again map[finding.Pair][]string
 	// Heap (optional) is the allocation of the object a race's address is
 	// in, when it is a heap object traced code (or a std call with a fresh

@@ -267,7 +267,7 @@ func (o *Output) analyze(path string) (*analyze.Analysis, bool) {
 	if o.Verbose {
 		fmt.Fprintf(os.Stderr, "racekit test: %s: %d events analyzed in %v (%d goroutines on %d clock IDs)\n", a.Program, a.Events, a.Elapsed, a.Goroutines, a.ClockIDs)
 		if a.Suppressed > 0 {
-			fmt.Fprintf(os.Stderr, "racekit test: %s: %d race occurrence(s) not reported, on an address or with the stacks of a race reported, as go test -race leaves them out (GORACE=\"suppress_equal_addresses=0 suppress_equal_stacks=0\" reports them)\n", a.Program, a.Suppressed)
+			fmt.Fprintf(os.Stderr, "racekit test: %s: %d race occurrence(s) not reported, as go test -race leaves them out: with an access made on the address before a race reported there (its race detector forgets them), or with the stacks of a race reported (GORACE=suppress_equal_stacks=0 reports these)\n", a.Program, a.Suppressed)
 		}
 	}
 	return a, true

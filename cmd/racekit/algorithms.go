@@ -43,8 +43,9 @@ func analyzeOptions(algos []string, startFunc string, progress func(n int64)) an
 }
 
 // goRaceOptions are analyzeOptions for racekit test and run: the races go
-// test -race and go run -race would report, no more (GORACE's
-// suppress_equal_addresses and suppress_equal_stacks).
+// test -race and go run -race would report, no more (not those with an
+// access its race detector forgets at each report, nor those GORACE's
+// suppress_equal_stacks leaves out).
 func goRaceOptions(algos []string, progress func(n int64)) analyze.Options {
 	o := analyzeOptions(algos, "", progress)
 	o.Suppress = analyze.GoRaceSuppress(os.Getenv("GORACE"))

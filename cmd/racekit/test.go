@@ -45,9 +45,10 @@ then the package's FAIL line:
 With -v the test's own "--- PASS" line has gone by already (go test
 streams it); with -json the reports are output events of the test,
 followed by a fail event, and the package's events say fail. As -race,
-a race on the address, or with both stacks, of one reported before in
-the binary is left out (GORACE="suppress_equal_addresses=0
-suppress_equal_stacks=0" keeps it).
+a race is left out when its previous access was made on the address
+(its 8 bytes) before a race reported there, which Go's race detector
+forgets at each report, or when it has both stacks of one reported
+before in the binary (GORACE=suppress_equal_stacks=0 keeps these).
 -stats prints racekit's own counters to standard error:
 what it instrumented (and what not, and why) and, per test binary, the
 events recorded, the analysis time, and the goroutines and the width of
