@@ -173,6 +173,9 @@ func (s *Stacks) Handle(e *trace.Event) {
 // after f's last event, or the first (a loop's next turn). With no
 // candidate it is f's last event, the best the trace knows.
 func (s *Stacks) callSite(f *frame, callee trace.SiteID) trace.SiteID {
+	if s.indexCalls(); s.calls == nil {
+		return f.cur // a trace without calls (older than .rkt version 6)
+	}
 	cands := s.callCandidates(f.fn, callee)
 	if len(cands) == 0 {
 		return f.cur

@@ -122,3 +122,42 @@ func TestTraceRaceStacksAtCalls(t *testing.T) {
 		t.Errorf("previous access's stack %q, want %q", got, want)
 	}
 }
+
+// BenchmarkStacksCalls measures Stacks over calls and returns (a caller
+// calling two functions in turn, each writing once), with the call sites
+// that pick each outer frame's call, and without them, as a trace older
+// than .rkt version 6 has it: the cost of the pick, in the same run.
+func BenchmarkStacksCalls(b *testing.B) {
+	for _, withCalls := range []bool{false, true} {
+		name := "no-call-sites"
+		if withCalls {
+			name = "call-sites"
+		}
+		b.Run(name, func(b *testing.B) {
+			tb := trace.NewBuilder()
+			if withCalls {
+				callSiteOf(tb, "main.main", 8, 2, "main.f", 8, 5)
+				callSiteOf(tb, "main.main", 9, 2, "main.g", 9, 5)
+			}
+			enter(tb, "main", "main.main", 5)
+			for range 64 {
+				enter(tb, "main", "main.f", 12)
+				tb.Write("main", "x", "main.go:13")
+				exit(tb, "main", "main.f", 12)
+				enter(tb, "main", "main.g", 20)
+				tb.Write("main", "y", "main.go:21")
+				exit(tb, "main", "main.g", 20)
+			}
+			events := tb.Trace().Events
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				st := NewStacks(tb.Trace().M, "")
+				for i := range events {
+					st.Handle(&events[i])
+				}
+			}
+			b.ReportMetric(float64(b.N*len(events))/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
