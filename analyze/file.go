@@ -117,7 +117,7 @@ type detectorRun struct {
 // sink that keeps the test's races, with their stacks (from st) and tests,
 // but those rule suppresses.
 func newDetectorRun(newDet func(name string, sink finding.Sink) detect.Detector, name string, st *Stacks, meta *trace.Meta, rule Suppress) *detectorRun {
-	r := &detectorRun{col: finding.NewCollector(), stacks: map[finding.Pair][]trace.Site{}, prevStacks: map[finding.Pair][]trace.Site{}, tests: map[finding.Pair]string{}, again: map[finding.Pair][]string{}, sup: newSuppressor(rule)}
+	r := &detectorRun{col: finding.NewCollector(), stacks: map[finding.Pair][]trace.Site{}, prevStacks: map[finding.Pair][]trace.Site{}, tests: map[finding.Pair]string{}, again: map[finding.Pair][]string{}, sup: newSuppressor(rule, meta)}
 	// At the access, not at the goroutine's latest event: a predictive
 	// detector reports after later events of it.
 	stacks := func(race *finding.Race) (cur, prev []trace.Site) {
@@ -131,6 +131,9 @@ func newDetectorRun(newDet func(name string, sink finding.Sink) detect.Detector,
 		// predictive detector reports when it analyzes a window,
 		// which may be after the start for a race before it.
 		if !st.started || max(race.Cur.Seq, race.Prev.Seq) < st.startSeq {
+			return
+		}
+		if r.sup.applies(race) && !r.sup.seen(race) {
 			return
 		}
 		p := race.Pair()
@@ -172,10 +175,20 @@ func newDetectorRun(newDet func(name string, sink finding.Sink) detect.Detector,
 	return r
 }
 
-// detectors returns the detectors to run over the trace: the stacks
-// first, then the race detectors, the deadlock and the leak detector.
+// detectors returns the detectors to run over the trace: the stacks and
+// the stage that tells the suppressors of allocations first, then the race
+// detectors, the deadlock and the leak detector.
 func (x *fileAnalysis) detectors() []detect.Detector {
 	dets := []detect.Detector{x.st}
+	var resets allocResets
+	for _, r := range x.runs {
+		if r.sup != nil && r.sup.rule.ResetCells {
+			resets.sups = append(resets.sups, r.sup)
+		}
+	}
+	if len(resets.sups) > 0 {
+		dets = append(dets, &resets) // before the detectors, as st
+	}
 	for _, r := range x.runs {
 		dets = append(dets, r.det)
 	}

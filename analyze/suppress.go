@@ -14,15 +14,19 @@ import (
 //
 //   - ResetCells: reporting a race resets the shadow of the race's 8-byte
 //     cell (DoReportRace: "this prevents trapping on this address in
-//     future"), so the accesses made there until then are forgotten: a
-//     later race whose previous access is one of them is not seen. A later
-//     race with an access made after the report is: two races on one
-//     variable in two tests are both reported, each test fails.
+//     future"): the accesses made there until then are forgotten, so a
+//     later race whose previous access is one of them is not seen, and a
+//     read-only marker is left there, which makes a later range access of
+//     the cell skip the check (MemoryAccessRange: go test -race checks an
+//     access of a struct or an array of several parts as a range,
+//     trace.Site.Wide). A race between later word accesses is seen: two
+//     races on one variable in two tests are both reported. The marker
+//     lasts until the memory is allocated again.
 //   - EqualStacks: suppress_equal_stacks, on unless GORACE turns it off: a
 //     race whose two stacks are an earlier report's is not reported.
 //
 // Go's runtime has no suppress_equal_addresses (its ThreadSanitizer dropped
-// the flag): a GORACE that sets it changes nothing. A suppressed race is
+// the flag): a GORACE that sets it changes nothing. A race left out is
 // neither printed nor counted, so the test it happens in does not fail for
 // it. It applies to observed races (the detectors go test -race's runtime
 // stands for), not to predicted or potential ones.
@@ -71,8 +75,9 @@ const maxStackTries = 16
 // the detector reports them (ThreadSanitizer's, by the run's order).
 type suppressor struct {
 	rule Suppress
-	// reset: per 8-byte cell, the event of the last race reported there:
-	// accesses up to it are forgotten.
+	meta *trace.Meta
+	// reset: per 8-byte cell, the event of the last race seen there:
+	// accesses up to it are forgotten, and a wide one is not checked.
 	reset  map[uint64]uint64
 	stacks map[[2]uint64]bool
 	tries  map[pairTest]int
@@ -85,11 +90,11 @@ type pairTest struct {
 	test string
 }
 
-func newSuppressor(rule Suppress) *suppressor {
+func newSuppressor(rule Suppress, meta *trace.Meta) *suppressor {
 	if !rule.ResetCells && !rule.EqualStacks {
 		return nil
 	}
-	return &suppressor{rule: rule, reset: map[uint64]uint64{}, stacks: map[[2]uint64]bool{}, tries: map[pairTest]int{}, seed: maphash.MakeSeed()}
+	return &suppressor{rule: rule, meta: meta, reset: map[uint64]uint64{}, stacks: map[[2]uint64]bool{}, tries: map[pairTest]int{}, seed: maphash.MakeSeed()}
 }
 
 // applies reports whether the rule decides whether r is reported.
@@ -97,18 +102,54 @@ func (s *suppressor) applies(r *finding.Race) bool {
 	return s != nil && r.Evidence == finding.Observed
 }
 
-// drop reports whether the occurrence r of pair p in test is suppressed,
-// its stacks made by stacks when they are needed; an occurrence kept is
-// remembered, for the later ones to be compared with.
-func (s *suppressor) drop(r *finding.Race, p finding.Pair, test string, stacks func() (cur, prev []trace.Site)) bool {
-	if s.rule.ResetCells {
-		cell := r.Addr &^ 7
-		if at, ok := s.reset[cell]; ok && r.Prev.Seq <= at {
-			s.n++ // forgotten: ThreadSanitizer would not see this race
-			return true
-		}
-		s.reset[cell] = r.Cur.Seq // seen, so reset, whether reported or not
+// seen reports whether go test -race's runtime would see the race r at
+// all (ResetCells), every occurrence in turn: one it sees resets the cell.
+func (s *suppressor) seen(r *finding.Race) bool {
+	if !s.rule.ResetCells {
+		return true
 	}
+	cell := r.Addr &^ 7
+	if at, ok := s.reset[cell]; ok && (r.Prev.Seq <= at || s.wide(r.Cur.Site) || s.wide(r.Prev.Site)) {
+		// The previous access forgotten, or a range access of the
+		// marked cell not checked (the current one) or not kept (the
+		// previous one, made after the mark). The range's own first
+		// cell is what the runtime checks; the race's word stands for
+		// it.
+		s.n++
+		return false
+	}
+	s.reset[cell] = r.Cur.Seq
+	return true
+}
+
+func (s *suppressor) wide(site trace.SiteID) bool {
+	return int(site) < len(s.meta.Sites) && s.meta.Sites[site].Wide
+}
+
+// allocated forgets the cells of [lo, hi), memory allocated again: the
+// runtime resets its shadow.
+func (s *suppressor) allocated(lo, hi uint64) {
+	if len(s.reset) == 0 {
+		return
+	}
+	if (hi-lo)/8 > uint64(len(s.reset)) {
+		for c := range s.reset {
+			if c+8 > lo && c < hi {
+				delete(s.reset, c)
+			}
+		}
+		return
+	}
+	for c := lo &^ 7; c < hi; c += 8 {
+		delete(s.reset, c)
+	}
+}
+
+// drop reports whether the occurrence r of pair p in test, one that would
+// be reported and that the runtime sees, is suppressed by its stacks (made
+// by stacks when they are needed); an occurrence kept is remembered, for
+// the later ones to be compared with.
+func (s *suppressor) drop(r *finding.Race, p finding.Pair, test string, stacks func() (cur, prev []trace.Site)) bool {
 	var key [2]uint64
 	if s.rule.EqualStacks {
 		k := pairTest{p, test}
@@ -154,3 +195,19 @@ func (s *suppressor) hash(st []trace.Site, site trace.SiteID) uint64 {
 	}
 	return h.Sum64()
 }
+
+// allocResets hands allocations to the suppressors (suppressor.allocated):
+// a stage before the race detectors, as Stacks.
+type allocResets struct{ sups []*suppressor }
+
+func (a *allocResets) Handle(e *trace.Event) {
+	if lo, hi, ok := e.AllocRange(); ok {
+		for _, s := range a.sups {
+			s.allocated(lo, hi)
+		}
+	}
+}
+
+func (a *allocResets) HandleRange(*trace.Event)    {} // never an allocation
+func (a *allocResets) HandleGoAtomic(*trace.Event) {}
+func (a *allocResets) Finish()                     {}

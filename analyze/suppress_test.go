@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -83,5 +84,58 @@ func TestGoRaceSuppress(t *testing.T) {
 		if got := GoRaceSuppress(v); got != want {
 			t.Errorf("GoRaceSuppress(%q) = %+v, want %+v", v, got, want)
 		}
+	}
+}
+
+// wideRead appends g's read of x at main.go:line, a site of a wide
+// access (a struct copied whole: a range access under go test -race).
+func wideRead(b *trace.Builder, g, x string, line int) {
+	b.Add(trace.Event{G: b.G(g), Op: trace.OpRead, Obj: b.Obj(x), Flags: trace.FlagValueUnknown,
+		Site: b.Trace().M.InternSite(trace.Site{File: "main.go", Line: line, Wide: true})})
+}
+
+// TestSuppressRangeAfterReset: after a race reported on x, go test -race
+// forgets x's earlier accesses, checks a later word access of x as usual,
+// and skips a range access of it (the read-only marker the report left)
+// until x is allocated again. Each case with ResetCells alone.
+func TestSuppressRangeAfterReset(t *testing.T) {
+	b := trace.NewBuilder()
+	markTest(b, "main", "TestA")
+	b.Fork("main", "worker", "main.go:7")
+	b.Write("worker", "x", "main.go:31")
+	b.Read("main", "x", "main.go:13") // reported: x's cell reset
+	b.Fork("main", "w2", "main.go:40")
+	b.Write("w2", "x", "main.go:41")  // with 31: forgotten
+	wideRead(b, "main", "x", 50)      // with 41: a range access of the marked cell
+	b.Read("main", "x", "main.go:52") // with 41: a word access, seen
+	b.Fork("main", "w3", "main.go:60")
+	b.Write("w3", "x", "main.go:61") // with 31 and 41: forgotten (52's race reset x)
+	b.Add(trace.Event{G: b.G("main"), Op: trace.OpAlloc, Obj: b.Obj("x"), Value: 8, Site: b.Site("main.go:70")})
+	b.Fork("main", "w4", "main.go:71")
+	b.Write("w4", "x", "main.go:72")
+	wideRead(b, "main", "x", 73) // with 72: the marker gone with the allocation
+	path := writeTrace(t, b)
+
+	a, err := Trace(path, Options{Algos: []string{"hb"}, New: newHB, Suppress: Suppress{ResetCells: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, g := range a.Results[0].Groups {
+		got = append(got, fmt.Sprintf("%d-%d", a.Meta.Site(g.Prev.Site).Line, a.Meta.Site(g.Cur.Site).Line))
+	}
+	slices.Sort(got)
+	if want := []string{"31-13", "41-52", "72-73"}; !slices.Equal(got, want) {
+		t.Errorf("races %q, want %q", got, want)
+	}
+	if a.Suppressed != 6 {
+		t.Errorf("%d suppressed, want 6 (31 with 41, 50, 52 and 61; 41 with 50 and 61)", a.Suppressed)
+	}
+	a, err = Trace(path, Options{Algos: []string{"hb"}, New: newHB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(a.Results[0].Groups); n != 9 || a.Suppressed != 0 {
+		t.Errorf("without the rule: %d races, %d suppressed; want 9 and 0", n, a.Suppressed)
 	}
 }

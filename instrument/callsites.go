@@ -118,7 +118,7 @@ func mayCallBack(sig *types.Signature) bool {
 func (r *rewriter) callTable() []uint32 {
 	out := make([]uint32, 0, 4*len(r.calls))
 	for _, c := range r.calls {
-		k := r.siteIn(c.at, c.fn)
+		k := r.siteIn(c.at, c.fn, false)
 		callee := 0
 		if c.callee != "" {
 			callee = r.funcIndex(c.callee) + 1

@@ -161,17 +161,26 @@ func (r *rewriter) text(n ast.Node) string {
 // site registers the position p in the current function and returns the
 // expression naming it.
 func (r *rewriter) site(p token.Pos) string {
-	return r.base + "+" + strconv.Itoa(r.siteIn(p, r.fn))
+	return r.base + "+" + strconv.Itoa(r.siteIn(p, r.fn, false))
 }
 
-// siteIn registers the position p in function fn and returns its index
+// siteIn registers the position p in function fn, its accesses wide or
+// not (trace.Site.Wide: rt.WideSite in its triple), and returns its index
 // among the file's sites.
-func (r *rewriter) siteIn(p token.Pos, fn string) int {
+func (r *rewriter) siteIn(p token.Pos, fn string, wide bool) int {
 	pos := r.fset.PositionFor(p, false)
 	id := len(r.sites) / 3
-	r.sites = append(r.sites, uint32(pos.Line), uint32(pos.Column), uint32(r.funcIndex(fn)))
+	k := uint32(r.funcIndex(fn))
+	if wide {
+		k |= wideSite
+	}
+	r.sites = append(r.sites, uint32(pos.Line), uint32(pos.Column), k)
 	return id
 }
+
+// wideSite marks a wide site's function index in the file's site table
+// (rt.RegisterFile's wideSite).
+const wideSite = 1 << 31
 
 // funcIndex returns the index of the function name in the file's table of
 // names, adding it if new.
@@ -215,6 +224,11 @@ func (r *rewriter) calleeSite(p token.Pos, fn *types.Func) string {
 // whether the enclosing frame's accesses are recorded (recFlag).
 func (r *rewriter) asite(p token.Pos) string {
 	return r.withRec(r.site(p))
+}
+
+// wideAsite is asite for an access of a wide value (trace.Site.Wide).
+func (r *rewriter) wideAsite(p token.Pos) string {
+	return r.withRec(r.base + "+" + strconv.Itoa(r.siteIn(p, r.fn, true)))
 }
 
 // withRec is an access hook's site, then the flag saying whether the

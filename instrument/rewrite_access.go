@@ -111,12 +111,26 @@ func identOf(e ast.Expr) *ast.Ident {
 // access wraps the location e: kind R reads it, W writes it, RW does both.
 // A value that is only ever accessed whole (anything but a struct, an array
 // or a type parameter) is recorded as one event (the hooks R1, W1, RW1).
+//
+// An access of a struct or an array of several parts has a wide site: Go's
+// compiler has such an access checked as one range (racereadrange), which
+// go test -race treats apart (trace.Site.Wide).
 func (r *rewriter) access(e ast.Expr, kind string) {
 	lo, hi := r.span(e)
-	if whole(typeOf(r.info, e)) {
+	t := typeOf(r.info, e)
+	if whole(t) {
 		kind += "1"
 	}
-	r.ed.wrap(lo, hi, "(*"+rtAlias+"."+kind+"(&", ", "+r.asite(e.Pos())+"))")
+	r.ed.wrap(lo, hi, "(*"+rtAlias+"."+kind+"(&", ", "+r.valueSite(t, e.Pos())+"))")
+}
+
+// valueSite is asite for an access of a value of type t at p: a wide site
+// (wideAsite) for a struct or an array of several parts.
+func (r *rewriter) valueSite(t types.Type, p token.Pos) string {
+	if _, param := types.Unalias(t).(*types.TypeParam); param || whole(t) {
+		return r.asite(p) // a type parameter's shape is not known here
+	}
+	return r.wideAsite(p)
 }
 
 // whole reports whether values of type t are read and written only as a
@@ -397,7 +411,7 @@ func (r *rewriter) receiver(x ast.Expr, sel *types.Selection) {
 	if isPointer(xt) {
 		// A value method through a pointer copies *x.
 		lo, hi := r.span(x)
-		r.ed.wrap(lo, hi, rtAlias+".R(", ", "+r.asite(x.Pos())+")")
+		r.ed.wrap(lo, hi, rtAlias+".R(", ", "+r.valueSite(pointee(xt), x.Pos())+")")
 		r.rd(x)
 		return
 	}
@@ -484,4 +498,13 @@ func (r *rewriter) timerChan(ch ast.Expr) bool {
 	}
 	n, ok := types.Unalias(c.Elem()).(*types.Named)
 	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "time" && n.Obj().Name() == "Time"
+}
+
+// pointee is the type a pointer type t points to (through its core type),
+// or nil.
+func pointee(t types.Type) types.Type {
+	if p, ok := core(t).(*types.Pointer); ok {
+		return p.Elem()
+	}
+	return nil
 }

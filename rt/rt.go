@@ -186,11 +186,15 @@ func (g *gstate) record(op trace.Op, flags trace.Flags, site uint32, obj, val ui
 // RegisterFile defines the sites of one instrumented file and returns the
 // ID of its first site; the instrumented code names site k of the file as
 // base+k. Sites are given as a flat list of (line, column, function index)
-// triples, functions by their index in funcs. The file's site k=0 is its
-// first triple.
+// triples, functions by their index in funcs, the index's top bit
+// (wideSite) set for a wide site (trace.Site.Wide). The file's site k=0
+// is its first triple.
 func RegisterFile(file string, funcs []string, sites []uint32) uint32 {
 	return RegisterFileCallees(file, funcs, sites, nil, nil)
 }
+
+// wideSite marks a wide site in RegisterFile's triples.
+const wideSite = 1 << 31
 
 // RegisterFileCallees is RegisterFile for a file some of whose sites stand
 // for an untraced function called there (a standard-library call whose
@@ -222,10 +226,10 @@ func RegisterFileCalls(file string, funcs []string, sites, callees []uint32, fra
 	first := len(defs)
 	for i := 0; i+2 < len(sites); i += 3 {
 		fn := ""
-		if k := int(sites[i+2]); k < len(funcs) {
+		if k := int(sites[i+2] &^ wideSite); k < len(funcs) {
 			fn = funcs[k]
 		}
-		defs = append(defs, def{isSite: true, site: trace.Site{File: file, Line: int(sites[i]), Col: int(sites[i+1]), Func: fn}})
+		defs = append(defs, def{isSite: true, site: trace.Site{File: file, Line: int(sites[i]), Col: int(sites[i+1]), Func: fn, Wide: sites[i+2]&wideSite != 0}})
 		nsites++
 	}
 	for i := 0; i+2 < len(callees); i += 3 {

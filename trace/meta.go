@@ -25,6 +25,11 @@ type Site struct {
 	// when they show the callee's frame above it, as Go's show the call's
 	// line (analyze's stacks pick the call a callee was entered from).
 	Call Call
+	// Wide: the site's accesses are of a value of more than one part (a
+	// struct of several fields, an array of several elements), which Go's
+	// compiler has go test -race check as one range access, not word by
+	// word (analyze's Suppress follows what that changes).
+	Wide bool
 }
 
 // Call describes a call site: the traced function it calls, and where its
@@ -218,6 +223,16 @@ func (m *Meta) SetCall(id SiteID, c Call) error {
 		return fmt.Errorf("call at site %d, which is not defined", id)
 	}
 	m.setSite(id, func(s *Site) { s.Call = c })
+	return nil
+}
+
+// SetWide marks the defined site id Wide (a trace file defines a site,
+// then its mark).
+func (m *Meta) SetWide(id SiteID) error {
+	if id == NoSite || int(id) >= len(m.Sites) {
+		return fmt.Errorf("wide access at site %d, which is not defined", id)
+	}
+	m.setSite(id, func(s *Site) { s.Wide = true })
 	return nil
 }
 

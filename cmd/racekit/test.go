@@ -47,8 +47,10 @@ streams it); with -json the reports are output events of the test,
 followed by a fail event, and the package's events say fail. As -race,
 a race is left out when its previous access was made on the address
 (its 8 bytes) before a race reported there, which Go's race detector
-forgets at each report, or when it has both stacks of one reported
-before in the binary (GORACE=suppress_equal_stacks=0 keeps these).
+forgets at each report, or when one of its accesses copies a struct or
+an array there (unchecked after a report), or when it has both stacks of
+one reported before in the binary (GORACE=suppress_equal_stacks=0 keeps
+these).
 -stats prints racekit's own counters to standard error:
 what it instrumented (and what not, and why) and, per test binary, the
 events recorded, the analysis time, and the goroutines and the width of

@@ -20,7 +20,8 @@ const Magic = "\x89RKT\r\n\x1a\n"
 // an atomic operation with trace.FlagGoAtomic (header op codes 24 to 27),
 // which a reader hands on as the four events it stands for; version 5
 // added the callee definition (a site's trace.Site.Callee); version 6 the
-// call definition (a site's trace.Site.Call).
+// call definition (a site's trace.Site.Call) and the wide definition (its
+// trace.Site.Wide).
 const Version = 6
 
 // MinVersion is the oldest format version a Reader reads.
@@ -104,6 +105,7 @@ const (
 	defName      = 3
 	defCallee    = 4 // version 5
 	defCall      = 5 // version 6
+	defWide      = 6 // version 6
 )
 
 // Object classes: each keeps its own previous Obj, so that an access

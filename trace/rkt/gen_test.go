@@ -275,6 +275,7 @@ func genScript(src source, n int) []step {
 			if src.IntN(4) == 0 {
 				s.Callee = trace.Frame{Func: "strings.(*Builder).WriteString", File: files[src.IntN(len(files))], Line: src.IntN(3000)}
 			}
+			s.Wide = src.IntN(4) == 0
 			if src.IntN(4) == 0 {
 				s.Call = trace.Call{EndLine: 1 + src.IntN(3000), EndCol: src.IntN(80)}
 				if src.IntN(2) == 0 {

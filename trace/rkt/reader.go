@@ -527,6 +527,17 @@ func (r *Reader) definition() error {
 		}
 		c.EndLine, c.EndCol = int(line), int(col)
 		_ = r.meta.SetCall(trace.SiteID(v), c) // cannot fail: v checked above
+	case defWide:
+		if r.version < 6 {
+			return r.recordErr(rec, fmt.Sprintf("wide access definition in a version %d file", r.version))
+		}
+		if v, p = uvarint(buf, p); p < 0 {
+			return r.varintErr(rec, p, "wide access's site")
+		}
+		if v == 0 || v >= uint64(len(r.meta.Sites)) {
+			return r.recordErr(rec, fmt.Sprintf("wide access at site %d, which is not defined", v))
+		}
+		_ = r.meta.SetWide(trace.SiteID(v)) // cannot fail: v checked above
 	default:
 		return r.recordErr(rec, fmt.Sprintf("unknown definition kind %d (header byte %#02x)", kind, buf[rec]))
 	}

@@ -101,13 +101,14 @@ func TestWriterCalleeBytes(t *testing.T) {
 	}
 }
 
-// A site's call (version 6) is a definition record of its own, right
-// after the site's.
+// A site's call and its wide mark (version 6) are definition records of
+// their own, right after the site's.
 func TestWriterCallBytes(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
 	call := trace.Call{Func: "m.g", EndLine: 4, EndCol: 7}
 	must(t, w.DefineSite(1, trace.Site{File: "a.go", Line: 3, Func: "m.f", Call: call}))
+	must(t, w.DefineSite(2, trace.Site{File: "a.go", Line: 5, Wide: true}))
 	must(t, w.Close())
 	want := file(
 		block(1,
@@ -115,6 +116,9 @@ func TestWriterCallBytes(t *testing.T) {
 			0x20, 1, 4, 'a', '.', 'g', 'o', 3, 0, 3, 'm', '.', 'f',
 			// call at site 1: "m.g", ending at 4:7
 			0xA0, 1, 3, 'm', '.', 'g', 4, 7,
+			// site 2: "a.go", line 5, column 0, no function; wide
+			0x20, 2, 4, 'a', '.', 'g', 'o', 5, 0, 0,
+			0xC0, 2,
 		),
 		block(2, 0),
 	)
@@ -126,8 +130,11 @@ func TestWriterCallBytes(t *testing.T) {
 	if err := r.Next(&e); err != io.EOF {
 		t.Fatalf("Next: %v, want EOF", err)
 	}
-	if got := r.Meta().Site(1); got.Call != call || got.Func != "m.f" {
+	if got := r.Meta().Site(1); got.Call != call || got.Func != "m.f" || got.Wide {
 		t.Fatalf("site 1 read back as %+v", got)
+	}
+	if got := r.Meta().Site(2); !got.Wide || !got.Call.IsZero() {
+		t.Fatalf("site 2 read back as %+v", got)
 	}
 }
 
@@ -380,7 +387,9 @@ func TestMalformedInputErrors(t *testing.T) {
 			"t.rkt: offset 16: fork of goroutine 4294967296 out of range (record of the events block at offset 9)"},
 		{"addresses past block end", file(block(1, append(g0, 0x6E, 0, 0, 5, 0)...)),
 			"t.rkt: offset 16: address count 5 exceeds the rest of the block (record of the events block at offset 9)"},
-		{"unknown definition kind", file(block(1, 0xC0)), "t.rkt: offset 11: unknown definition kind 6 (header byte 0xc0) (record of the events block at offset 9)"},
+		{"unknown definition kind", file(block(1, 0xE0)), "t.rkt: offset 11: unknown definition kind 7 (header byte 0xe0) (record of the events block at offset 9)"},
+		{"wide access at an undefined site", file(block(1, 0xC0, 1)), "t.rkt: offset 11: wide access at site 1, which is not defined (record of the events block at offset 9)"},
+		{"wide access in version 5", fileV(5, block(1, 0x20, 1, 0, 0, 0, 0, 0xC0, 1)), "t.rkt: offset 17: wide access definition in a version 5 file (record of the events block at offset 9)"},
 		{"call of an undefined site", file(block(1, 0xA0, 1, 1, 'f', 2, 3)), "t.rkt: offset 11: call at site 1, which is not defined (record of the events block at offset 9)"},
 		{"call without end line", file(block(1, 0x20, 1, 0, 0, 0, 0, 0xA0, 1, 0, 0, 3)), "t.rkt: offset 17: call at site 1: end 0:3 out of range (record of the events block at offset 9)"},
 		{"call in version 5", fileV(5, block(1, 0x20, 1, 0, 0, 0, 0, 0xA0, 1, 1, 'f', 2, 3)), "t.rkt: offset 17: call definition in a version 5 file (record of the events block at offset 9)"},

@@ -133,6 +133,9 @@ func (w *Writer) DefineSite(id trace.SiteID, s trace.Site) error {
 	if !k.IsZero() {
 		n += 1 + 5 + 10 + len(k.Func) + 5 + 5
 	}
+	if s.Wide {
+		n += 1 + 5
+	}
 	if err := w.reserve(n, func() string { return "site " + s.String() }); err != nil {
 		return err
 	}
@@ -155,6 +158,10 @@ func (w *Writer) DefineSite(id trace.SiteID, s trace.Site) error {
 		b = appendString(b, k.Func)
 		b = appendUvarint(b, uint64(k.EndLine))
 		b = appendUvarint(b, uint64(k.EndCol))
+	}
+	if s.Wide {
+		b = append(b, defWide<<5)
+		b = appendUvarint(b, uint64(id))
 	}
 	w.buf = b
 	w.sites++
