@@ -25,8 +25,8 @@ import (
 //   - EqualStacks: suppress_equal_stacks, on unless GORACE turns it off: a
 //     race whose two stacks are an earlier report's is not reported.
 //
-// Go's runtime has no suppress_equal_addresses (its ThreadSanitizer dropped
-// the flag): a GORACE that sets it changes nothing. A race left out is
+// Go's runtime has no suppress_equal_addresses (its race runtime does not
+// list the flag): a GORACE that sets it changes nothing. A race left out is
 // neither printed nor counted, so the test it happens in does not fail for
 // it. It applies to observed races (the detectors go test -race's runtime
 // stands for), not to predicted or potential ones.
@@ -140,8 +140,8 @@ func (s *suppressor) allocated(lo, hi uint64) {
 		}
 		return
 	}
-	for c := lo &^ 7; c < hi; c += 8 {
-		delete(s.reset, c)
+	for c, n := lo&^7, (hi-lo&^7+7)/8; n > 0; c, n = c+8, n-1 {
+		delete(s.reset, c) // counted, not compared: hi may be 2^64-1
 	}
 }
 

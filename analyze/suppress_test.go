@@ -139,3 +139,27 @@ func TestSuppressRangeAfterReset(t *testing.T) {
 		t.Errorf("without the rule: %d races, %d suppressed; want 9 and 0", n, a.Suppressed)
 	}
 }
+
+// An allocation forgets the marked cells it covers, also at the top of
+// the address space (an allocation's range ends at 2^64-1 there).
+func TestSuppressorAllocated(t *testing.T) {
+	s := newSuppressor(Suppress{ResetCells: true}, trace.NewMeta())
+	top := ^uint64(0) &^ 7
+	for _, c := range []uint64{0x1000, 0x1008, 0x2000, top - 8, top} {
+		s.reset[c] = 1
+	}
+	s.allocated(0x1004, 0x100c) // both cells it touches
+	s.allocated(top+2, ^uint64(0))
+	var left []uint64
+	for c := range s.reset {
+		left = append(left, c)
+	}
+	slices.Sort(left)
+	if want := []uint64{0x2000, top - 8}; !slices.Equal(left, want) {
+		t.Errorf("cells left %#x, want %#x", left, want)
+	}
+	s.allocated(0, ^uint64(0)) // wider than the table: a scan of it
+	if len(s.reset) != 0 {
+		t.Errorf("cells left %v after allocating everything", s.reset)
+	}
+}
