@@ -97,6 +97,9 @@ func newFileAnalysis(meta *trace.Meta, path string, o Options) (*fileAnalysis, e
 	x.runs = make([]*detectorRun, len(algos))
 	for i, name := range algos {
 		x.runs[i] = newDetectorRun(o.New, name, st, meta, o.Suppress)
+		if sup := x.runs[i].sup; sup != nil && sup.rule.ResetCells {
+			st.resets = append(st.resets, sup)
+		}
 	}
 	return x, nil
 }
@@ -175,20 +178,11 @@ func newDetectorRun(newDet func(name string, sink finding.Sink) detect.Detector,
 	return r
 }
 
-// detectors returns the detectors to run over the trace: the stacks and
-// the stage that tells the suppressors of allocations first, then the race
+// detectors returns the detectors to run over the trace: the stacks first
+// (which also tell the report rules of allocations), then the race
 // detectors, the deadlock and the leak detector.
 func (x *fileAnalysis) detectors() []detect.Detector {
 	dets := []detect.Detector{x.st}
-	var resets allocResets
-	for _, r := range x.runs {
-		if r.sup != nil && r.sup.rule.ResetCells {
-			resets.sups = append(resets.sups, r.sup)
-		}
-	}
-	if len(resets.sups) > 0 {
-		dets = append(dets, &resets) // before the detectors, as st
-	}
 	for _, r := range x.runs {
 		dets = append(dets, r.det)
 	}

@@ -80,6 +80,11 @@ type Stacks struct {
 	nsites int
 	// callsOf caches candidates: per (caller, callee) function sites.
 	callsOf map[[2]trace.SiteID][]trace.SiteID
+
+	// resets are the report rules told of each allocation
+	// (suppressor.allocated): Stacks sees every event before the
+	// detectors, so it hands them on rather than a stage of their own.
+	resets []*suppressor
 }
 
 // NewStacks returns a Stacks for a trace whose metadata is meta, its
@@ -156,6 +161,12 @@ func (s *Stacks) Handle(e *trace.Event) {
 		if st.test != "" {
 			s.g(child).test = st.test
 		}
+	case trace.OpAlloc:
+		if lo, hi, ok := e.AllocRange(); ok {
+			for _, r := range s.resets {
+				r.allocated(lo, hi)
+			}
+		}
 	case trace.OpSyncRelease:
 		if site := s.meta.Site(e.Site); site.File == TestMarkFile {
 			st.test = site.Func
@@ -201,9 +212,9 @@ func (s *Stacks) callSite(f *frame, callee trace.SiteID) trace.SiteID {
 
 // callCandidates returns the calls of function caller that may have
 // entered function callee, by their arguments' end: the calls of callee
-// by name, else those whose callee is not known statically.
+// by name, else those whose callee is not known statically. The calls are
+// indexed (callSite).
 func (s *Stacks) callCandidates(caller, callee trace.SiteID) []trace.SiteID {
-	s.indexCalls()
 	key := [2]trace.SiteID{caller, callee}
 	if l, ok := s.callsOf[key]; ok {
 		return l

@@ -195,19 +195,3 @@ func (s *suppressor) hash(st []trace.Site, site trace.SiteID) uint64 {
 	}
 	return h.Sum64()
 }
-
-// allocResets hands allocations to the suppressors (suppressor.allocated):
-// a stage before the race detectors, as Stacks.
-type allocResets struct{ sups []*suppressor }
-
-func (a *allocResets) Handle(e *trace.Event) {
-	if lo, hi, ok := e.AllocRange(); ok {
-		for _, s := range a.sups {
-			s.allocated(lo, hi)
-		}
-	}
-}
-
-func (a *allocResets) HandleRange(*trace.Event)    {} // never an allocation
-func (a *allocResets) HandleGoAtomic(*trace.Event) {}
-func (a *allocResets) Finish()                     {}

@@ -11,6 +11,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"strings"
 )
 
 // callSite is a call noted while its function was rewritten.
@@ -70,20 +71,12 @@ func (r *rewriter) tracedCallee(x *ast.CallExpr) (name string, ok bool) {
 	if !r.traced(fn.Pkg().Path()) {
 		return "", mayCallBack(sig)
 	}
-	pkg := fn.Pkg().Path()
+	name = runtimeName(fn)
 	if fn.Pkg().Name() == "main" {
-		pkg = "main"
+		// A main package's functions are named main.f in its sites.
+		name = "main" + strings.TrimPrefix(name, fn.Pkg().Path())
 	}
-	n, ptr, named := recvNamed(fn)
-	switch {
-	case named && ptr:
-		return pkg + ".(*" + n.Obj().Name() + ")." + fn.Name(), true
-	case named:
-		return pkg + "." + n.Obj().Name() + "." + fn.Name(), true
-	case sig.Recv() != nil:
-		return "", true
-	}
-	return pkg + "." + fn.Name(), true
+	return name, true
 }
 
 // mayCallBack reports whether a function of signature sig is handed a
