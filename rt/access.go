@@ -164,10 +164,7 @@ func (g *gstate) putRange(op trace.Op, site uint32, a uint64, stride, count uint
 	if dedup && g.rangeRepeat(a, sp, op == trace.OpWrite) {
 		return
 	}
-	rop := trace.OpReadRange
-	if op == trace.OpWrite {
-		rop = trace.OpWriteRange
-	}
+	rop := op.RangeOp()
 	g.prepPlain()
 	// Marked after the key is chosen (prepPlain), as put marks a word
 	// (touched.go): the span's every granule, holes of a wide stride too.

@@ -154,8 +154,8 @@ func TestReleaseBeforeAcquire(t *testing.T) {
 	})
 	holder := trace.GID(^uint32(0))
 	var last uint64
-	for _, e := range tr.Events {
-		if e.Seq <= last {
+	for i, e := range tr.Events {
+		if e.Seq <= last && !sameRange(tr.Events, i) {
 			t.Fatalf("seq %d after %d", e.Seq, last)
 		}
 		last = e.Seq
@@ -1221,4 +1221,102 @@ func BenchmarkAtomicAdd(b *testing.B) {
 		}
 		b.ReportMetric(float64(4*b.N)/b.Elapsed().Seconds(), "events/s")
 	})
+}
+
+// The writer makes one range event of a goroutine's word accesses one
+// after another at one site whose addresses step by one stride of at most
+// 8 bytes (wordRun): the reader hands out exactly the words recorded with
+// word events (RACEKIT_RANGES=0), in their order, and the file holds one
+// event per run. Runs stop at another site, another op, another stride, a
+// synchronization, and are not made of fewer than minWordRun words.
+func TestWordRuns(t *testing.T) {
+	words := escape[[100]uint64]()[:]
+	bytes := escape[[64]byte]()[:]
+	wide := escape[[40]struct{ a, b uint64 }]()[:]
+	var mu sync.Mutex
+	body := func(site uint32) {
+		for i := range words {
+			W(&words[i], site, true) // one run
+		}
+		for i := range bytes {
+			_ = *R(&bytes[i], site, true) // one run, stride 1
+		}
+		for i := range 3 {
+			_ = *R(&words[i], site+1, true) // too short
+		}
+		for i := range wide {
+			W(&wide[i].a, site, true) // stride 16: words of their own
+		}
+		for i := range 20 {
+			W(&words[i], site+1, true) // a run of 10, a lock, a run of 10
+			if i == 9 {
+				mu.Lock()
+				mu.Unlock()
+			}
+		}
+		for i := range 12 {
+			W(&words[50+i], site+uint32(i%2), true) // sites alternate: no run
+		}
+	}
+	type word struct {
+		op   trace.Op
+		site trace.SiteID
+		obj  uint64
+	}
+	run := func(wordEvts bool) ([]word, int) {
+		old := wordEvents
+		wordEvents = wordEvts
+		defer func() { wordEvents = old }()
+		path := filepath.Join(t.TempDir(), "t.rkt")
+		if err := start(path, false); err != nil {
+			t.Fatal(err)
+		}
+		body(RegisterFile("x.go", []string{"p.f"}, []uint32{10, 2, 0, 11, 3, 0}))
+		Finish()
+		read := func(keep bool) []trace.Event {
+			file, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer file.Close()
+			r := rkt.NewReader(file, path)
+			if keep {
+				r.KeepRanges() // trace.ReadAll would expand them
+			}
+			var evs []trace.Event
+			for {
+				var e trace.Event
+				if err := r.Next(&e); err == io.EOF {
+					return evs
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				evs = append(evs, e)
+			}
+		}
+		var got []word
+		for _, e := range read(false) {
+			if e.Op.IsAccess() {
+				got = append(got, word{e.Op, e.Site, e.Obj})
+			}
+		}
+		ranges := 0
+		for _, e := range read(true) {
+			if e.Op.IsRange() {
+				ranges++
+			}
+		}
+		return got, ranges
+	}
+	want, wantRanges := run(true)
+	got, ranges := run(false)
+	if len(want) != 100+64+3+40+20+12 || wantRanges != 0 {
+		t.Fatalf("word events: %d accesses and %d range events", len(want), wantRanges)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the words of the word runs differ from the word events:\n got %v\nwant %v", got, want)
+	}
+	if ranges != 4 {
+		t.Errorf("%d range events, want 4 (the 100 words, the 64 bytes, the two runs around the lock)", ranges)
+	}
 }

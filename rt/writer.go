@@ -458,7 +458,12 @@ func (g *gstate) writeRun(limit uint64) int {
 				break // addresses, or records that may go on in the next chunk: writeEvent
 			}
 			e.Op, e.Flags, e.Obj, e.Value = r.op, r.flags, r.obj, 0
-			if i+1 < end && c.recs[i+1].op == opVal {
+			if j, sp := wordRun(c.recs, i, end); j > i {
+				// Word accesses one after another at one site: one range
+				// event (wordRun).
+				e.Op, e.Flags, e.Value = r.op.RangeOp(), 0, uint64(sp)
+				i = j
+			} else if i+1 < end && c.recs[i+1].op == opVal {
 				// The event's value (a channel message, a range's
 				// span), its one trailer, in this chunk.
 				e.Value = c.recs[i+1].obj
@@ -487,6 +492,50 @@ func (g *gstate) writeRun(limit uint64) int {
 		n++
 	}
 	return n
+}
+
+// minWordRun is the fewest word accesses wordRun makes one range event of:
+// fewer take about as many bytes as words as one range event does.
+const minWordRun = 4
+
+// wordRun finds, from recs[i], a run of a goroutine's plain reads (or
+// writes) at one site, without a key marker between them, at addresses
+// that step up by one stride of at most 8 bytes (a loop over a slice's
+// elements: append's writes, a range loop's reads), up to before end. It
+// returns the index of the run's last record and its span, or i when
+// there is no run of minWordRun or more. The span lists exactly the words
+// of the run (trace.Span, WordsPer 1), at the run's key and in its order,
+// with no event of the goroutine between them: every detector sees the
+// same word accesses, at the first one's Seq, and the trace and the
+// analysis a few bytes and a decode for the whole run. Not with TREE,
+// which filters word events, nor when word events were asked for.
+func wordRun(recs []rec, i, end int) (int, trace.Span) {
+	r := &recs[i]
+	if end-i < minWordRun || (r.op != trace.OpRead && r.op != trace.OpWrite) ||
+		r.flags != trace.FlagValueUnknown || !rangesOn() {
+		return i, 0
+	}
+	stride := recs[i+1].obj - r.obj
+	if stride == 0 || stride > 8 {
+		return i, 0
+	}
+	j := i + 1
+	for j < end {
+		x := &recs[j]
+		if x.op != r.op || x.site != r.site || x.flags != r.flags || x.obj != recs[j-1].obj+stride {
+			break
+		}
+		j++
+	}
+	if j-i < minWordRun {
+		return i, 0
+	}
+	n := uint64(j - i)
+	sp, ok := trace.MakeSpan(stride, min(n, trace.MaxSpanCount, trace.MaxSpanBytes/stride))
+	if !ok {
+		return i, 0
+	}
+	return i + int(sp.Count()) - 1, sp
 }
 
 // writeEvent writes g's next event, with the value or addresses in the

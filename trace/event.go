@@ -180,6 +180,18 @@ func (o Op) WordOp() Op {
 	return o
 }
 
+// RangeOp returns the range op of a word access (OpReadRange for OpRead,
+// OpWriteRange for OpWrite), and o for any other op.
+func (o Op) RangeOp() Op {
+	switch o {
+	case OpRead:
+		return OpReadRange
+	case OpWrite:
+		return OpWriteRange
+	}
+	return o
+}
+
 // IsAtomic reports whether o is a sync/atomic operation.
 func (o Op) IsAtomic() bool { return o >= OpAtomicLoad && o <= OpAtomicRMW }
 

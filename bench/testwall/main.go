@@ -9,6 +9,14 @@
 //	go build -o /tmp/rk ./cmd/racekit
 //	RACEKIT_ROOT=$PWD go run ./bench/testwall -racekit /tmp/rk -n 5 ./trace/rkt ./detect/vc
 //
+// With -before BIN -before-root DIR, an earlier racekit (built from a
+// checkout at DIR, whose rt its instrumented tests link) runs in place of
+// the analysis-after-the-run variant, in the same rounds: the before/after
+// comparison of a change.
+//
+//	git archive REV | tar -x -C /tmp/old && (cd /tmp/old && go build -o /tmp/rk-old ./cmd/racekit)
+//	RACEKIT_ROOT=$PWD go run ./bench/testwall -racekit /tmp/rk -before /tmp/rk-old -before-root /tmp/old -n 3 ./trace/rkt
+//
 // Runs go in rounds (each round runs every variant of a package once), so
 // that a machine that slows down weighs on all of them alike; the table
 // shows the best and the median of n.
@@ -33,11 +41,13 @@ type variant struct {
 func main() {
 	rk := flag.String("racekit", "racekit", "the racekit binary")
 	n := flag.Int("n", 5, "runs per variant")
+	before := flag.String("before", "", "an earlier racekit binary to run in the same rounds (with -before-root)")
+	beforeRoot := flag.String("before-root", "", "the checkout -before was built from (its RACEKIT_ROOT)")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("testwall: ")
 	if flag.NArg() == 0 {
-		log.Fatal("usage: testwall [-racekit BIN] [-n N] packages...")
+		log.Fatal("usage: testwall [-racekit BIN] [-before BIN -before-root DIR] [-n N] packages...")
 	}
 	variants := []variant{
 		{"go test -race", func(pkg string) *exec.Cmd { return exec.Command("go", "test", "-race", "-count=1", pkg) }},
@@ -47,6 +57,16 @@ func main() {
 			return c
 		}},
 		{"racekit test", func(pkg string) *exec.Cmd { return exec.Command(*rk, "test", "-count=1", pkg) }},
+	}
+	if *before != "" {
+		if *beforeRoot == "" {
+			log.Fatal("-before needs -before-root, the checkout it was built from")
+		}
+		variants[1] = variant{"racekit test, before", func(pkg string) *exec.Cmd {
+			c := exec.Command(*before, "test", "-count=1", pkg)
+			c.Env = append(os.Environ(), "RACEKIT_ROOT="+*beforeRoot)
+			return c
+		}}
 	}
 	fmt.Printf("Wall time of each command, build included (best and median of %d, in rounds); GOMAXPROCS unset, %s.\n\n", *n, time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	fmt.Print("| package |")
