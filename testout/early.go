@@ -18,9 +18,14 @@ import (
 // A trace is taken up when it appears in the trace directory, looked for
 // every earlyScan. RACEKIT_TEST_FOLLOW=0 analyzes each trace after its
 // binary instead (the baseline of bench/testwall).
+//
+// The analyses run at a lower priority than the tests (yieldToTests:
+// tests that time themselves failed under racekit where the analysis took
+// one of two cores from them); RACEKIT_TEST_NICE=0 runs them at the tests'.
 type earlyAnalyses struct {
 	dir     string
 	options func(progress func(n int64)) analyze.Options
+	yield   bool
 
 	mu      sync.Mutex
 	started map[string]*earlyAnalysis
@@ -29,6 +34,10 @@ type earlyAnalyses struct {
 }
 
 const earlyScan = 25 * time.Millisecond
+
+// analysisNice is the nice value of an analysis beside running tests: a
+// weight of 110 to their 1,024 where both want a core (Linux's CFS).
+const analysisNice = 10
 
 // An earlyAnalysis is one trace's: done is closed when a and err are set.
 type earlyAnalysis struct {
@@ -45,7 +54,8 @@ func startEarly(dir string, options func(progress func(n int64)) analyze.Options
 	if dir == "" || os.Getenv("RACEKIT_TEST_FOLLOW") == "0" || !tracefile.CanFollow("x."+strconv.Itoa(os.Getpid())+".rkt") {
 		return nil
 	}
-	e := &earlyAnalyses{dir: dir, options: options, started: map[string]*earlyAnalysis{}, stop: make(chan struct{})}
+	e := &earlyAnalyses{dir: dir, options: options, started: map[string]*earlyAnalysis{}, stop: make(chan struct{}),
+		yield: os.Getenv("RACEKIT_TEST_NICE") != "0"}
 	e.wg.Add(1)
 	go e.watch()
 	return e
@@ -74,6 +84,9 @@ func (e *earlyAnalyses) scan() {
 			ea := &earlyAnalysis{done: make(chan struct{}), start: time.Now()}
 			e.started[path] = ea
 			go func() {
+				if e.yield {
+					yieldToTests()
+				}
 				ea.a, ea.err = analyze.Follow(path, e.options(ea.events.Store))
 				close(ea.done)
 			}()
