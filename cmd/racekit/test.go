@@ -28,7 +28,9 @@ effects come from tables; -deps=false: the main module's and those
 -include names), runs go test -overlay -modfile on them (the user's
 files, go.mod and go.sum are never modified), and analyzes the trace each test
 binary records with -algo (fasttrack by default), while the binary runs
-(RACEKIT_TEST_FOLLOW=0: after it exits); when the analyses' clocks pass
+(RACEKIT_TEST_FOLLOW=0: after it exits) and, on Linux, at a lower priority
+than the tests (nice 10), so that tests that time themselves keep the CPU
+(RACEKIT_TEST_NICE=0: at theirs); when the analyses' clocks pass
 40% of the machine's memory (RACEKIT_ANALYSIS_MEM=8G sets the limit),
 the largest stops there and says so in a warning. go test's output is
 passed through unchanged as it comes, except each package's closing
