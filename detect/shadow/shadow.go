@@ -114,6 +114,7 @@ type Mem[V any] struct {
 	lastOddK uint64 // page key of lastOdd (0: none): byte-wise loops stay in one
 	lastOdd  *oddPage[V]
 	pages    Table[*page[V]]    // by page key: addr>>pageShift + 1
+	groups   Table[*group]      // the pages' use bits, by group key (groupKey)
 	odd      Table[*oddPage[V]] // the unaligned addresses, by page key
 	slab     []page[V]          // pages allocated ahead, a chunk at a time
 	// The odd pages' state arrays, allocated a chunk at a time too, in
@@ -126,16 +127,18 @@ type Mem[V any] struct {
 	oddFree [oddSizes][][]V
 	n       int // aligned addresses touched
 	nOdd    int // unaligned addresses touched
-	// made and madeOdd: a bit per page key (modulo their size) set when
-	// a page of that key is made, so that Clear, called at every
+	// made and madeOdd: a bit per group key and per odd page key (modulo
+	// their size) set when a group or odd page of that key is made, so
+	// that Clear, called at every
 	// allocation and mostly over memory no access has touched yet, skips
 	// the probe of a large table (a cache miss) for a key whose bit is
 	// clear. A set bit may be another key's: Clear then probes.
 	made, madeOdd *[madeWords]uint64
 }
 
-// madeWords is the size of Mem's made bitmaps, in words: a bit per page
-// of 128 MiB of address space, 128 KiB each.
+// madeWords is the size of Mem's made bitmaps, in words, 128 KiB each: a
+// bit per key of 2^20 (8 GiB of address space in groups, 128 MiB in odd
+// pages) before they wrap.
 const madeWords = 1 << 14
 
 func markMade(b **[madeWords]uint64, key uint64) {
@@ -207,9 +210,25 @@ const (
 )
 
 type page[V any] struct {
-	used  uint16 // bit i: cells[i] has been handed out
+	used  *uint16 // bit i: cells[i] has been handed out; in its group
 	cells [pageWords]V
 }
+
+// A group holds the use bits of groupPages consecutive pages (8 KiB of
+// address space) side by side, so that Clear of a large allocation, whose
+// pages the garbage collector handed out before, clears a few cache lines
+// per group rather than a hash probe and a cache miss per page.
+type group struct {
+	used [groupPages]uint16
+}
+
+const (
+	groupPages = 64
+	groupShift = 6 // log2(groupPages)
+)
+
+// groupKey is the key of the group of page key key.
+func groupKey(key uint64) uint64 { return key>>groupShift + 1 }
 
 // Get returns addr's state (the zero V if addr is new).
 func (m *Mem[V]) Get(addr uint64) *V {
@@ -221,11 +240,11 @@ func (m *Mem[V]) Get(addr uint64) *V {
 		p = m.page(key)
 	}
 	i := (addr >> 3) & (pageWords - 1)
-	if p.used&(1<<i) == 0 {
+	if *p.used&(1<<i) == 0 {
 		// A cell not in use holds whatever it had when Clear let it go.
 		var zero V
 		p.cells[i] = zero
-		p.used |= 1 << i
+		*p.used |= 1 << i
 		m.n++
 	}
 	return &p.cells[i]
@@ -238,10 +257,20 @@ func (m *Mem[V]) page(key uint64) *page[V] {
 			m.slab = make([]page[V], 32)
 		}
 		*pp, m.slab = &m.slab[0], m.slab[1:]
-		markMade(&m.made, key)
+		(*pp).used = &m.group(groupKey(key)).used[key&(groupPages-1)]
 	}
 	m.lastKey, m.lastPage = key, *pp
 	return *pp
+}
+
+// group returns the group of group key gk, made if new.
+func (m *Mem[V]) group(gk uint64) *group {
+	gp := m.groups.Get(gk)
+	if *gp == nil {
+		*gp = new(group)
+		markMade(&m.made, gk)
+	}
+	return *gp
 }
 
 // getOdd is Get of an unaligned address.
@@ -341,7 +370,7 @@ func (m *Mem[V]) Lookup(addr uint64) *V {
 		p = *pp
 	}
 	i := (addr >> 3) & (pageWords - 1)
-	if p.used&(1<<i) == 0 {
+	if *p.used&(1<<i) == 0 {
 		return nil
 	}
 	return &p.cells[i]
@@ -357,7 +386,7 @@ func (m *Mem[V]) Each(f func(addr uint64, v *V)) {
 		}
 		base := (key - 1) << pageShift
 		for i := range p.cells {
-			if p.used&(1<<i) != 0 {
+			if *p.used&(1<<i) != 0 {
 				f(base+uint64(i)*8, &p.cells[i])
 			}
 		}
@@ -446,21 +475,28 @@ func (m *Mem[V]) Clear(lo, hi uint64) {
 		return
 	}
 	firstKey, lastKey := lo>>pageShift+1, (hi-1)>>pageShift+1
-	if lastKey-firstKey < uint64(m.pages.Len()) {
-		for key := firstKey; key <= lastKey; key++ {
-			if key == m.lastKey {
-				m.clearPage(m.lastPage, key, lo, hi)
-			} else if !isMade(m.made, key) {
+	firstG, lastG := groupKey(firstKey), groupKey(lastKey)
+	clearGroup := func(gk uint64, g *group) {
+		// Its pages' keys within [firstKey, lastKey].
+		k0, k1 := (gk-1)<<groupShift, (gk-1)<<groupShift+groupPages-1
+		for key := max(k0, firstKey); key <= min(k1, lastKey); key++ {
+			m.clearUsed(&g.used[key&(groupPages-1)], key, lo, hi)
+		}
+	}
+	if lastG-firstG < uint64(m.groups.Len()) {
+		for gk := firstG; gk <= lastG; gk++ {
+			if !isMade(m.made, gk) {
 				continue
-			} else if pp := m.pages.Lookup(key); pp != nil && *pp != nil {
-				m.clearPage(*pp, key, lo, hi)
+			}
+			if gp := m.groups.Lookup(gk); gp != nil && *gp != nil {
+				clearGroup(gk, *gp)
 			}
 		}
 	} else {
-		for i := range m.pages.slots {
-			s := &m.pages.slots[i]
-			if s.addr >= firstKey && s.addr <= lastKey && s.v != nil {
-				m.clearPage(s.v, s.addr, lo, hi)
+		for i := range m.groups.slots {
+			s := &m.groups.slots[i]
+			if s.addr >= firstG && s.addr <= lastG && s.v != nil {
+				clearGroup(s.addr, s.v)
 			}
 		}
 	}
@@ -510,12 +546,12 @@ func (m *Mem[V]) Clear(lo, hi uint64) {
 	}
 }
 
-// clearPage lets go of the cells of page p (page key key) whose words lie
-// in [lo, hi): their use bits are cleared, and Get zeroes a cell when it
-// hands it out again, so that an allocation costs a word per page, not
-// the page's cells (most of the analysis of an allocating program's
-// trace was spent zeroing them).
-func (m *Mem[V]) clearPage(p *page[V], key, lo, hi uint64) {
+// clearUsed lets go of the cells of the page of page key key, whose use
+// bits are *used, whose words lie in [lo, hi): their use bits are cleared,
+// and Get zeroes a cell when it hands it out again, so that an allocation
+// costs a word per page, not the page's cells (most of the analysis of an
+// allocating program's trace was spent zeroing them).
+func (m *Mem[V]) clearUsed(used *uint16, key, lo, hi uint64) {
 	base := (key - 1) << pageShift
 	// The cells of words a with lo <= a < hi: from the first word at or
 	// above lo to the last below hi.
@@ -530,6 +566,6 @@ func (m *Mem[V]) clearPage(p *page[V], key, lo, hi uint64) {
 		return
 	}
 	mask := uint16((1<<(i1-i0))-1) << i0
-	m.n -= bits.OnesCount16(p.used & mask)
-	p.used &^= mask
+	m.n -= bits.OnesCount16(*used & mask)
+	*used &^= mask
 }

@@ -163,6 +163,14 @@ func TestTableClearRangeMatchesLoop(t *testing.T) {
 // addresses in a few pages and far apart: every state, Lookup and Each
 // agree after each step.
 func TestMemClearMatchesMap(t *testing.T) {
+	// Small ranges among a few pages; and ranges of up to 256 KiB (a
+	// large allocation's) among thousands of pages in hundreds of groups,
+	// which Clear walks group by group rather than the table.
+	t.Run("small", func(t *testing.T) { memClearMatchesMap(t, 2048, 600, 20000) })
+	t.Run("large", func(t *testing.T) { memClearMatchesMap(t, 4<<20, 256<<10, 60000) })
+}
+
+func memClearMatchesMap(t *testing.T, window, span uint64, steps int) {
 	r := rand.New(rand.NewPCG(7, 8))
 	var m Mem[uint64]
 	want := map[uint64]uint64{}
@@ -171,12 +179,12 @@ func TestMemClearMatchesMap(t *testing.T) {
 		if r.IntN(4) == 0 {
 			return r.Uint64() >> 8
 		}
-		return 0x10000 + r.Uint64N(2048)
+		return 0x10000 + r.Uint64N(window)
 	}
-	for step := range 20000 {
+	for step := range steps {
 		if r.IntN(20) == 0 {
 			lo := addr()
-			hi := lo + r.Uint64N(600)
+			hi := lo + r.Uint64N(span)
 			if r.IntN(10) == 0 {
 				hi = lo + r.Uint64N(1<<40)
 			}
@@ -257,5 +265,21 @@ func BenchmarkMemBytes(b *testing.B) {
 		for a := uint64(base); a < base+n; a++ {
 			m.Get(a)[0]++
 		}
+	}
+}
+
+// BenchmarkMemClearLarge is Clear at an allocation of 256 KiB whose words
+// were all touched before (a large block the garbage collector hands out
+// again), then a write of its first word.
+func BenchmarkMemClearLarge(b *testing.B) {
+	var m Mem[[6]uint64]
+	const base, n = 0xc000100000, 256 << 10
+	for a := uint64(base); a < base+n; a += 8 {
+		m.Get(a)[0]++
+	}
+	b.SetBytes(n)
+	for b.Loop() {
+		m.Clear(base, base+n)
+		m.Get(base)[0]++
 	}
 }
