@@ -21,23 +21,22 @@ var cmdTest = register(&command{
 	long: `
 Test is racekit's go test -race: it takes go test's command line, with
 racekit's own flags added (racekit test -run TestX -v ./p works as go test
-does; see "Go test's flags" below). It instruments the packages that
-the named packages and their tests import, the main module's and its
+does; see "Go test's flags" below). It instruments the packages that the
+named packages and their tests import, the main module's and its
 dependencies' (as go test -race does; not the standard library's, whose
-effects come from tables; -deps=false: the main module's and those
--include names), runs go test -overlay -modfile on them (the user's
-files, go.mod and go.sum are never modified), and analyzes the trace each test
-binary records with -algo (fasttrack by default), while the binary runs
-(RACEKIT_TEST_FOLLOW=0: after it exits) and, on Linux, at a lower priority
-than the tests (nice 10), so that tests that time themselves keep the CPU
-(RACEKIT_TEST_NICE=0: at theirs); when the analyses' clocks pass
-40% of the machine's memory (RACEKIT_ANALYSIS_MEM=8G sets the limit),
-the largest stops there and says so in a warning. go test's output is
-passed through unchanged as it comes, except each package's closing
-lines, held back until its test binary's trace is analyzed: a package
-with races closes as under go test -race, with each racy test's reports
-(both accesses' stacks, the goroutines' creation stacks) and its failure,
-then the package's FAIL line:
+effects come from tables; -deps=false: the main module's and those -include
+names), runs go test -overlay -modfile on them (the user's files, go.mod and
+go.sum are never modified), and analyzes the trace each test binary records
+with -algo (fasttrack by default), while the binary runs (RACEKIT_TEST_FOLLOW=0:
+after it exits) and, on Linux, below the tests' priority (nice 10), so that
+tests that time themselves keep the CPU (RACEKIT_TEST_NICE=0: at theirs);
+when the analyses' clocks pass 40% of the machine's memory
+(RACEKIT_ANALYSIS_MEM=8G sets the limit), the largest stops there and says so
+in a warning. go test's output is passed through unchanged as it comes,
+except each package's closing lines, held back until its test binary's trace
+is analyzed: a package with races closes as under go test -race, with each
+racy test's reports (both accesses' stacks, the goroutines' creation stacks)
+and its failure, then the package's FAIL line:
 
 	--- FAIL: TestX (racekit: 1 data race)
 	    racekit: race detected during execution of test

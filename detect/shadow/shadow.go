@@ -129,10 +129,10 @@ type Mem[V any] struct {
 	nOdd    int // unaligned addresses touched
 	// made and madeOdd: a bit per group key and per odd page key (modulo
 	// their size) set when a group or odd page of that key is made, so
-	// that Clear, called at every
-	// allocation and mostly over memory no access has touched yet, skips
-	// the probe of a large table (a cache miss) for a key whose bit is
-	// clear. A set bit may be another key's: Clear then probes.
+	// that Clear, called at every allocation and mostly over memory no
+	// access has touched yet, skips the probe of a large table (a cache
+	// miss) for a key whose bit is clear. A set bit may be another key's:
+	// Clear then probes.
 	made, madeOdd *[madeWords]uint64
 }
 
