@@ -28,6 +28,14 @@ func (t *Thread) AtomicAccess(addr uint64) bool {
 	return n > 0 && t.held[n-1].Lock == addr|trace.AtomicLockBit
 }
 
+// InAtomicAccess reports whether t is inside an atomic operation as the
+// Go front end records it (the last lock t acquired is a word's private
+// lock): AtomicAccess may then hold for some address.
+func (t *Thread) InAtomicAccess() bool {
+	n := len(t.held)
+	return n > 0 && t.held[n-1].Lock&trace.AtomicLockBit != 0
+}
+
 // atomicLock reports whether lock is an atomic word's private lock that
 // builds no edge (GoAtomics).
 func (k *Tracker) atomicLock(lock uint64) bool {

@@ -105,3 +105,41 @@ func liveHeap() uint64 {
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
 }
+
+// BenchmarkChanBuffered is a buffered channel of a large capacity that
+// 8 senders fill and one receiver drains, message by message with their
+// numbers (the shape of prometheus/client_golang's concurrency tests,
+// 150,000 slots): every receive's clock waits for the send C messages
+// later, which never comes, and every send's for its receive.
+func BenchmarkChanBuffered(b *testing.B) {
+	const senders, msgs, capacity = 8, 100000, 1 << 20
+	const ch = 1 << 40
+	r := rand.New(rand.NewSource(1))
+	var evs []trace.Event
+	msg := func(g trace.GID, op trace.Op, obj uint64, m trace.ChanMsg) {
+		evs = append(evs, trace.Event{G: g, Op: op, Obj: obj, Value: uint64(m), Flags: trace.FlagMessage})
+	}
+	for g := 1; g <= senders+1; g++ {
+		evs = append(evs, trace.Event{G: 0, Op: trace.OpFork, Obj: uint64(g)})
+	}
+	recv := trace.GID(senders + 1)
+	sent, got := uint64(0), uint64(0)
+	for sent < msgs || got < sent {
+		if sent < msgs && (got == sent || r.Intn(2) == 0) {
+			sent++
+			g := trace.GID(1 + r.Intn(senders))
+			msg(g, trace.OpSyncRelease, ch, trace.MsgSendOf(capacity))
+			msg(g, trace.OpSyncAcquire, ch+1, trace.MsgRange(trace.MsgSent, sent, sent))
+			continue
+		}
+		got++
+		msg(recv, trace.OpSyncRelease, ch+1, trace.MsgOf(trace.MsgRecv))
+		msg(recv, trace.OpSyncAcquire, ch, trace.MsgRange(trace.MsgRecvd, got, got))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		k := New(AllEdges)
+		syncAll(&k, evs)
+	}
+	b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}

@@ -59,16 +59,16 @@ const maxFree = 1024
 
 // chanState is one channel's message clocks.
 type chanState struct {
-	msgs     map[uint64]vc.Shared // M[k]: the clock of the send of message k
-	rcvs     map[uint64]vc.Shared // R[k]: the clock of the k-th receive
-	wideSend vc.Shared            // sends whose number is unknown: every receive joins it
-	wideRecv vc.Shared            // receives whose number is unknown: every send completion joins it
-	closed   vc.Shared            // the close
-	pend     []pendOp             // begun, not completed
-	sends    uint64               // send completions seen
-	recvs    uint64               // receive completions seen
-	cap      uint64               // the capacity its sends gave
-	limit    int                  // sweep past this many clocks
+	msgs     msgQueue  // M[k]: the clock of the send of message k
+	rcvs     msgQueue  // R[k]: the clock of the k-th receive
+	wideSend vc.Shared // sends whose number is unknown: every receive joins it
+	wideRecv vc.Shared // receives whose number is unknown: every send completion joins it
+	closed   vc.Shared // the close
+	pend     []pendOp  // begun, not completed
+	sends    uint64    // send completions seen
+	recvs    uint64    // receive completions seen
+	cap      uint64    // the capacity its sends gave
+	limit    int       // sweep past this many clocks
 }
 
 // pendOp is a begun channel operation.
@@ -83,7 +83,7 @@ type pendOp struct {
 func (k *Tracker) chanOf(ch uint64) *chanState {
 	s := k.chans.Get(ch)
 	if *s == nil {
-		*s = &chanState{msgs: map[uint64]vc.Shared{}, rcvs: map[uint64]vc.Shared{}}
+		*s = &chanState{}
 	}
 	return *s
 }
@@ -225,7 +225,7 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 		// for j in [lo-C, hi-C], and any still pending.
 		if known && begun {
 			for j := max(lo, p.cap+1) - p.cap; j+p.cap <= hi; j++ {
-				in.Join(s.rcvs[j])
+				in.Join(s.rcvs.get(j))
 			}
 		} else {
 			in.Join(objClock(&k.syncs, e.Obj).c) // every receive begun
@@ -243,10 +243,7 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 			t.image().JoinTo(&s.wideSend, t.c) // no begin seen: publish the clock it had
 		case known:
 			for j := lo; j <= hi; j++ {
-				c, had := s.msgs[j]
-				c.Join(p.c)
-				s.msgs[j] = c
-				if !had {
+				if s.msgs.joinAt(j, p.c) {
 					k.msgClocks++
 				}
 			}
@@ -258,7 +255,7 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 		if kind != trace.MsgRecvClosed {
 			if known {
 				for j := lo; j <= hi; j++ {
-					in.Join(s.msgs[j])
+					in.Join(s.msgs.get(j))
 				}
 			} else {
 				in.Join(objClock(&k.syncs, e.Obj).c) // every send begun
@@ -280,10 +277,7 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 			t.image().JoinTo(&s.wideRecv, t.c) // no begin seen: publish the clock it had
 		case known:
 			for j := lo; j <= hi; j++ {
-				c, had := s.rcvs[j]
-				c.Join(p.c)
-				s.rcvs[j] = c
-				if !had {
+				if s.rcvs.joinAt(j, p.c) {
 					k.msgClocks++
 				}
 			}
@@ -312,7 +306,7 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 // every later operation: more order, never less).
 func (k *Tracker) fold(s *chanState) {
 	over := k.msgsOver()
-	if !over && len(s.msgs)+len(s.rcvs) <= max(s.limit, 64) {
+	if !over && s.msgs.n+s.rcvs.n <= max(s.limit, 64) {
 		return
 	}
 	fs, fr := s.sends, s.recvs
@@ -323,37 +317,21 @@ func (k *Tracker) fold(s *chanState) {
 			fr = min(fr, p.done)
 		}
 	}
-	for j, c := range s.msgs {
-		if j <= fr {
-			k.freeClock(c)
-			delete(s.msgs, j)
-		}
-	}
-	for j, c := range s.rcvs {
-		if j+s.cap <= fs {
-			k.freeClock(c)
-			delete(s.rcvs, j)
-		}
+	s.msgs.dropThrough(fr, k.freeClock)
+	if fs >= s.cap {
+		s.rcvs.dropThrough(fs-s.cap, k.freeClock)
 	}
 	over = over && k.msgsOver()
-	if over && len(s.msgs)+len(s.rcvs) > 0 {
+	if over && s.msgs.n+s.rcvs.n > 0 {
 		k.chanFolds++
 	}
-	if over || len(s.msgs) > maxMsgs {
-		for j, c := range s.msgs {
-			s.wideSend.Join(c)
-			k.freeClock(c)
-			delete(s.msgs, j)
-		}
+	if over || s.msgs.n > maxMsgs {
+		s.msgs.foldInto(&s.wideSend, k.freeClock)
 	}
-	if over || len(s.rcvs) > maxMsgs {
-		for j, c := range s.rcvs {
-			s.wideRecv.Join(c)
-			k.freeClock(c)
-			delete(s.rcvs, j)
-		}
+	if over || s.rcvs.n > maxMsgs {
+		s.rcvs.foldInto(&s.wideRecv, k.freeClock)
 	}
-	s.limit = 2 * (len(s.msgs) + len(s.rcvs))
+	s.limit = 2 * (s.msgs.n + s.rcvs.n)
 }
 
 // forgetChan takes back the per-message clocks of s, a channel whose
@@ -362,14 +340,8 @@ func (k *Tracker) fold(s *chanState) {
 // that makes many channels of large capacity (a cache, a worker pool per
 // test) would fold every later channel's messages.
 func (k *Tracker) forgetChan(s *chanState) {
-	for _, c := range s.msgs {
-		k.freeClock(c)
-	}
-	for _, c := range s.rcvs {
-		k.freeClock(c)
-	}
-	clear(s.msgs)
-	clear(s.rcvs)
+	s.msgs.dropThrough(^uint64(0), k.freeClock)
+	s.rcvs.dropThrough(^uint64(0), k.freeClock)
 }
 
 // msgsOver reports whether all channels' per-message clocks, at the
@@ -390,4 +362,107 @@ func (k *Tracker) reuse(c vc.Shared) {
 		c.Reset()
 		k.free = append(k.free, c)
 	}
+}
+
+// msgQueue holds a channel's clocks of one kind by message number: the
+// numbers a channel's operations give are dense and fold drops them from
+// the low end, so a window of consecutive numbers in a ring holds them
+// (a map cost a hash and an allocation per message: most of the channel
+// work on a trace of buffered channels carrying a hundred thousand
+// messages, prometheus/client_golang's concurrency tests).
+type msgQueue struct {
+	lo   uint64      // the number of ring[head]
+	ring []vc.Shared // power-of-two length; the clock of message lo+i at (head+i)&mask; ⊥ (Len 0): none
+	head int
+	span int // numbers lo .. lo+span-1 are in the window
+	n    int // clocks held (not ⊥)
+}
+
+// get is the clock of message j (⊥: none).
+func (q *msgQueue) get(j uint64) vc.Shared {
+	if j < q.lo || j-q.lo >= uint64(q.span) {
+		return vc.Shared{}
+	}
+	return q.ring[(q.head+int(j-q.lo))&(len(q.ring)-1)]
+}
+
+// joinAt joins c into message j's clock and reports whether j had none.
+func (q *msgQueue) joinAt(j uint64, c vc.Shared) bool {
+	if q.span == 0 {
+		q.lo, q.head = j, 0
+	}
+	if j < q.lo {
+		q.prepend(q.lo - j)
+	}
+	if i := j - q.lo; i >= uint64(q.span) {
+		q.extend(int(i) + 1)
+	}
+	w := &q.ring[(q.head+int(j-q.lo))&(len(q.ring)-1)]
+	had := w.Len() > 0
+	w.Join(c)
+	if had || w.Len() == 0 {
+		return false
+	}
+	q.n++
+	return true
+}
+
+// extend makes the window span numbers lo .. lo+span-1.
+func (q *msgQueue) extend(span int) {
+	q.reserve(span)
+	q.span = span
+}
+
+// prepend moves lo down by d, the new numbers empty.
+func (q *msgQueue) prepend(d uint64) {
+	q.reserve(q.span + int(d))
+	q.head = (q.head - int(d)) & (len(q.ring) - 1)
+	q.lo -= d
+	q.span += int(d)
+}
+
+// reserve makes the ring hold at least n slots, in window order.
+func (q *msgQueue) reserve(n int) {
+	if n <= len(q.ring) {
+		return
+	}
+	size := max(16, len(q.ring))
+	for size < n {
+		size *= 2
+	}
+	r := make([]vc.Shared, size)
+	for i := range q.span {
+		r[i] = q.ring[(q.head+i)&(len(q.ring)-1)]
+	}
+	q.ring, q.head = r, 0
+}
+
+// dropThrough hands every clock of a message numbered at most j to free
+// and removes it.
+func (q *msgQueue) dropThrough(j uint64, free func(vc.Shared)) {
+	for q.span > 0 && q.lo <= j {
+		c := &q.ring[q.head]
+		if c.Len() > 0 {
+			free(*c)
+			q.n--
+		}
+		*c = vc.Shared{}
+		q.head = (q.head + 1) & (len(q.ring) - 1)
+		q.lo++
+		q.span--
+	}
+	if q.span == 0 {
+		q.head = 0
+	}
+}
+
+// foldInto joins every clock held into w, hands each to free and empties
+// the queue.
+func (q *msgQueue) foldInto(w *vc.Shared, free func(vc.Shared)) {
+	for i := range q.span {
+		if c := q.ring[(q.head+i)&(len(q.ring)-1)]; c.Len() > 0 {
+			w.Join(c)
+		}
+	}
+	q.dropThrough(q.lo+uint64(q.span)-1, free)
 }

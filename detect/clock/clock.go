@@ -388,7 +388,7 @@ func (k *Tracker) Running(e *trace.Event) *Thread {
 	k.op = e.Op
 	if int(e.G) < len(k.running) {
 		t := k.running[e.G]
-		if t != nil && e.Op.IsAccess() {
+		if t != nil && (e.Op.IsAccess() || e.Op.IsRange()) { // a range's words: FastTrack.HandleRange
 			t.acc = t.epoch.Clock()
 		}
 		return t
@@ -662,7 +662,7 @@ func (k *Tracker) retire(o *Thread) {
 // ill-formed) starts it again, as a new goroutine born in untraced code.
 func (k *Tracker) Start(g trace.GID) *Thread {
 	u := k.start(g)
-	if k.op.IsAccess() {
+	if k.op.IsAccess() || k.op.IsRange() {
 		u.acc = u.epoch.Clock()
 	}
 	return u

@@ -250,6 +250,32 @@ func (m *Mem[V]) Get(addr uint64) *V {
 	return &p.cells[i]
 }
 
+// Run returns the states of the aligned words addr, addr+8, ... up to n
+// of them and at most to the end of addr's page, side by side (the zero
+// V for words new): a range access walks its words a page at a time
+// instead of a lookup per word. addr must be 8-byte aligned and n > 0.
+// The slice is valid until the next Clear.
+func (m *Mem[V]) Run(addr uint64, n uint64) []V {
+	p := m.lastPage
+	if key := addr>>pageShift + 1; key != m.lastKey {
+		p = m.page(key)
+	}
+	i := (addr >> 3) & (pageWords - 1)
+	k := min(n, pageWords-i)
+	want := uint16(1<<k-1) << i
+	if fresh := want &^ *p.used; fresh != 0 {
+		var zero V
+		for j := i; j < i+k; j++ {
+			if fresh&(1<<j) != 0 {
+				p.cells[j] = zero
+				m.n++
+			}
+		}
+		*p.used |= fresh
+	}
+	return p.cells[i : i+k]
+}
+
 func (m *Mem[V]) page(key uint64) *page[V] {
 	pp := m.pages.Get(key)
 	if *pp == nil {

@@ -283,3 +283,56 @@ func BenchmarkMemClearLarge(b *testing.B) {
 		m.Get(base)[0]++
 	}
 }
+
+// TestMemRunMatchesGet: Run hands out the states Get does, word by word
+// up to the end of the page, among Gets, Clears and Runs across page
+// boundaries, with Len counting each word once.
+func TestMemRunMatchesGet(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var m Mem[uint64]
+	want := map[uint64]uint64{}
+	const base, window = 0x10000, 2048
+	for step := range 20000 {
+		a := base + 8*r.Uint64N(window/8)
+		v := uint64(step + 1)
+		switch r.IntN(10) {
+		case 0:
+			hi := a + r.Uint64N(600)
+			m.Clear(a, hi)
+			for x := range want {
+				if x >= a && x < hi {
+					delete(want, x)
+				}
+			}
+		case 1, 2, 3:
+			*m.Get(a) = v
+			want[a] = v
+		default:
+			n := 1 + r.Uint64N(40)
+			cells := m.Run(a, n)
+			if k := min(n, 16-(a>>3)&15); uint64(len(cells)) != k {
+				t.Fatalf("step %d: Run(%#x, %d) gave %d states, want %d (to the end of the page)", step, a, n, len(cells), k)
+			}
+			for i := range cells {
+				x := a + 8*uint64(i)
+				if cells[i] != want[x] {
+					t.Fatalf("step %d: Run(%#x)[%d] = %d, want %d", step, a, i, cells[i], want[x])
+				}
+				if r.IntN(2) == 0 {
+					cells[i] = v
+					want[x] = v
+				} else if _, ok := want[x]; !ok {
+					want[x] = 0 // handed out: counted
+				}
+			}
+		}
+		if m.Len() != len(want) {
+			t.Fatalf("step %d: Len %d, want %d", step, m.Len(), len(want))
+		}
+	}
+	for x, v := range want {
+		if got := *m.Get(x); got != v {
+			t.Fatalf("Get(%#x) = %d, want %d", x, got, v)
+		}
+	}
+}

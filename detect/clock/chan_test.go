@@ -1,0 +1,72 @@
+package clock
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/racekit/racekit/detect/vc"
+	"github.com/racekit/racekit/trace"
+)
+
+// TestMsgQueueAgainstMap: a channel's per-message clocks in the ring
+// window behave as the map they replaced, under random joins (below,
+// inside and past the window), drops from the low end and folds.
+func TestMsgQueueAgainstMap(t *testing.T) {
+	for seed := range uint64(200) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		var q msgQueue
+		ref := map[uint64]vc.VectorClock{}
+		var wide vc.Shared
+		var refWide vc.VectorClock
+		freed, refFreed := 0, 0
+		free := func(vc.Shared) { freed++ }
+		base := uint64(r.IntN(1000))
+		for step := range 400 {
+			switch op := r.IntN(10); {
+			case op < 6: // join a clock into message j
+				j := base + uint64(r.IntN(80))
+				var c vc.Shared
+				g, v := trace.GID(r.IntN(200)), uint32(1+r.IntN(50))
+				c.Set(g, v)
+				_, had := ref[j]
+				if got := q.joinAt(j, c); got != !had {
+					t.Fatalf("seed %d step %d: joinAt(%d) new %v, want %v", seed, step, j, got, !had)
+				}
+				rc := ref[j]
+				rc.Set(g, max(rc.Get(g), v))
+				ref[j] = rc
+			case op < 8: // drop through j
+				j := base + uint64(r.IntN(60))
+				q.dropThrough(j, free)
+				for k := range ref {
+					if k <= j {
+						delete(ref, k)
+						refFreed++
+					}
+				}
+				base += uint64(r.IntN(20))
+			case op < 9: // fold everything
+				q.foldInto(&wide, free)
+				for k, c := range ref {
+					refWide.Join(c)
+					delete(ref, k)
+					refFreed++
+				}
+			default:
+				base += uint64(r.IntN(100))
+			}
+			if q.n != len(ref) || freed != refFreed {
+				t.Fatalf("seed %d step %d: %d clocks held, %d freed; want %d, %d", seed, step, q.n, freed, len(ref), refFreed)
+			}
+			for j := base - min(base, 20); j < base+120; j++ {
+				got, want := q.get(j).Flat(), ref[j]
+				if !got.Leq(want) || !want.Leq(got) {
+					t.Fatalf("seed %d step %d: message %d clock %v, want %v", seed, step, j, got, want)
+				}
+			}
+			if w := wide.Flat(); !w.Leq(refWide) || !refWide.Leq(w) {
+				t.Fatalf("seed %d step %d: folded %v, want %v", seed, step, wide.Flat(), refWide)
+			}
+		}
+	}
+}
