@@ -38,6 +38,17 @@ type histEntry struct {
 // last histMax stack changes of its goroutine is shown at its site only.
 const histMax = 1 << 13
 
+// The stack histories of goroutines that ended stay for the races their
+// accesses may yet be the previous access of, up to endedBudget entries
+// for all of them together; past it, the oldest ended goroutines keep
+// their last histEnded entries only (as Go's race detector recycles the
+// trace parts of the threads that finished first). Thousands of
+// short-lived goroutines, each with a full history, took the analysis of
+// prometheus/client_golang's tests past 8 GB.
+var endedBudget = 1 << 23 // a variable for the tests
+
+const histEnded = 64
+
 // gstack is one goroutine's shadow stack, stack history and test.
 type gstack struct {
 	frames  []frame
@@ -80,6 +91,11 @@ type Stacks struct {
 	nsites int
 	// callsOf caches candidates: per (caller, callee) function sites.
 	callsOf map[[2]trace.SiteID][]trace.SiteID
+
+	// ended lists the goroutines that ended with more than histEnded
+	// entries of history, oldest first; endedHist counts their entries.
+	ended     []endedStack
+	endedHist int
 
 	// resets are the report rules told of each allocation
 	// (suppressor.allocated): Stacks sees every event before the
@@ -155,6 +171,8 @@ func (s *Stacks) Handle(e *trace.Event) {
 			}
 		}
 		st.changed(e.Seq)
+	case trace.OpEnd:
+		s.end(st)
 	case trace.OpFork:
 		child := trace.GID(e.Obj)
 		s.created[child] = creation{top: st.top(), site: e.Site}
@@ -176,6 +194,33 @@ func (s *Stacks) Handle(e *trace.Event) {
 	if e.Op != trace.OpFuncEnter && e.Op != trace.OpFuncExit && len(st.frames) > 0 && e.Site != trace.NoSite {
 		st.frames[len(st.frames)-1].cur = e.Site
 	}
+}
+
+// end keeps the history of st, a goroutine that ended, within
+// endedBudget with the others', trimming the oldest.
+func (s *Stacks) end(st *gstack) {
+	if len(st.hist) <= histEnded {
+		return
+	}
+	s.ended = append(s.ended, endedStack{st, len(st.hist)})
+	s.endedHist += len(st.hist)
+	for s.endedHist > endedBudget {
+		old := s.ended[0]
+		s.ended[0] = endedStack{}
+		s.ended = s.ended[1:]
+		s.endedHist -= old.n
+		if h := old.st.hist; len(h) > histEnded { // one that ended twice (ill-formed) may be trimmed already
+			old.st.hist = append([]histEntry(nil), h[len(h)-histEnded:]...)
+			old.st.trimmed = true
+		}
+	}
+}
+
+// endedStack is a goroutine that ended, with the entries of history it
+// had then.
+type endedStack struct {
+	st *gstack
+	n  int
 }
 
 // callSite returns the site of the call in frame f that entered function

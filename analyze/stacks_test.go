@@ -1,9 +1,11 @@
 package analyze
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
+	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/trace"
 )
 
@@ -159,5 +161,48 @@ func BenchmarkStacksCalls(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N*len(events))/b.Elapsed().Seconds(), "events/s")
 		})
+	}
+}
+
+// The histories of goroutines that ended stay within endedBudget entries
+// together: the oldest keep their last histEnded entries, so a previous
+// access early in one is shown at its site only, while the goroutine that
+// ended last keeps its whole history.
+func TestStacksEndedHistoryBounded(t *testing.T) {
+	defer func(old int) { endedBudget = old }(endedBudget)
+	endedBudget = 100
+	b := trace.NewBuilder()
+	st := NewStacks(b.Trace().M, "")
+	const gs, calls = 6, 40
+	var early []finding.Access
+	for i := range gs {
+		g := fmt.Sprintf("g%d", i)
+		b.Begin(g)
+		enter(b, g, "main.worker", 10)
+		n := b.Write(g, "x", "main.go:11")
+		early = append(early, finding.Access{G: b.G(g), Seq: b.Trace().Events[n].Seq, Site: b.Trace().Events[n].Site, Write: true})
+		for range calls {
+			enter(b, g, "main.step", 20)
+			exit(b, g, "main.step", 20)
+		}
+		exit(b, g, "main.worker", 10)
+		b.End(g)
+	}
+	for _, e := range b.Trace().Events {
+		st.Handle(&e)
+	}
+	total := 0
+	for _, s := range st.m {
+		total += len(s.hist)
+	}
+	if limit := endedBudget + gs*histEnded; total > limit {
+		t.Errorf("%d entries of history kept, want at most %d", total, limit)
+	}
+	m := b.Trace().M
+	if got := frames(st.stackAt(m, early[gs-1])); !slices.Equal(got, []string{"main.worker@main.go:11"}) {
+		t.Errorf("the last goroutine's early access: stack %q, want its whole stack", got)
+	}
+	if got := st.stackAt(m, early[0]); got != nil {
+		t.Errorf("the first goroutine's early access: stack %q, want none (its history trimmed)", frames(got))
 	}
 }
