@@ -242,6 +242,9 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 		case !begun:
 			t.image().JoinTo(&s.wideSend, t.c) // no begin seen: publish the clock it had
 		case known:
+			if !s.msgs.fits(lo) || !s.msgs.fits(hi) {
+				s.msgs.foldInto(&s.wideSend, k.freeClock)
+			}
 			for j := lo; j <= hi; j++ {
 				if s.msgs.joinAt(j, p.c) {
 					k.msgClocks++
@@ -276,6 +279,9 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 		case !begun:
 			t.image().JoinTo(&s.wideRecv, t.c) // no begin seen: publish the clock it had
 		case known:
+			if !s.rcvs.fits(lo) || !s.rcvs.fits(hi) {
+				s.rcvs.foldInto(&s.wideRecv, k.freeClock)
+			}
 			for j := lo; j <= hi; j++ {
 				if s.rcvs.joinAt(j, p.c) {
 					k.msgClocks++
@@ -384,6 +390,24 @@ func (q *msgQueue) get(j uint64) vc.Shared {
 		return vc.Shared{}
 	}
 	return q.ring[(q.head+int(j-q.lo))&(len(q.ring)-1)]
+}
+
+// maxSpan bounds a message queue's window. Message numbers are dense and
+// leave the window from below, so it spans about the clocks it holds
+// (at most maxMsgs); numbers that start again (a channel made again at
+// the address of one, in a trace without its allocation) or jump would
+// widen it without bound: its clocks are folded first.
+const maxSpan = 4 * maxMsgs
+
+// fits reports whether message j can join the window within maxSpan.
+func (q *msgQueue) fits(j uint64) bool {
+	switch {
+	case q.span == 0:
+		return true
+	case j < q.lo:
+		return q.lo-j+uint64(q.span) <= maxSpan
+	}
+	return j-q.lo < maxSpan
 }
 
 // joinAt joins c into message j's clock and reports whether j had none.

@@ -70,3 +70,40 @@ func TestMsgQueueAgainstMap(t *testing.T) {
 		}
 	}
 }
+
+// A channel whose message numbers start again at its address, in a trace
+// without the allocation that made it again, folds its old messages'
+// clocks rather than widening its window down to the new numbers (a
+// ring as long as the old channel's messages), and the new send still
+// orders its receive.
+func TestChanMsgNumbersStartAgain(t *testing.T) {
+	b := forked("P", "C")
+	msg := func(g string, op trace.Op, obj uint64, m trace.ChanMsg) int {
+		return b.Add(trace.Event{G: b.G(g), Op: op, Obj: obj, Value: uint64(m), Flags: trace.FlagMessage})
+	}
+	const capacity = 100
+	ch := b.Obj("ch")
+	b.Obj("ch+1")
+	message := func(k uint64) (send int) {
+		send = msg("P", trace.OpSyncRelease, ch, trace.MsgSendOf(capacity))
+		msg("P", trace.OpSyncAcquire, ch+1, trace.MsgRange(trace.MsgSent, k, k))
+		msg("C", trace.OpSyncRelease, ch+1, trace.MsgOf(trace.MsgRecv))
+		msg("C", trace.OpSyncAcquire, ch, trace.MsgRange(trace.MsgRecvd, k, k))
+		return send
+	}
+	for k := uint64(1); k <= 2*maxSpan; k++ {
+		message(k)
+	}
+	send := message(1) // the channel made again, its numbers from 1
+	k, steps := feed(AllEdges, b.Trace())
+	s := k.chanOf(ch &^ 1)
+	for _, q := range []*msgQueue{&s.msgs, &s.rcvs} {
+		if q.span > maxSpan || len(q.ring) > 2*maxSpan {
+			t.Errorf("window of %d messages in a ring of %d, want at most %d", q.span, len(q.ring), maxSpan)
+		}
+	}
+	p, recv := steps[send], steps[len(steps)-1]
+	if got, want := recv.after.Get(trace.GID(p.t.ID())), p.epochBef.Clock(); got < want {
+		t.Errorf("the receive after the numbers started again knows P at %d, want at least %d (its send)", got, want)
+	}
+}
