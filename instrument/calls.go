@@ -360,7 +360,13 @@ func ioKind(fn *types.Func) (write, read bool) {
 			return true, true
 		}
 	}
-	write = has("Write", "Encode", "Flush", "Sync", "Send", "Print", "Fatal", "Panic") || name == "Copy" || name == "CopyN" || name == "CopyBuffer"
+	// A close is seen by the operations it makes fail: an Accept or a
+	// Read blocked on the descriptor returns an error (internal/poll's
+	// fdMutex, atomics the Go race detector sees; net.Pipe's channels), so
+	// what the closer did before is ordered before what their caller does
+	// after (sourcegraph/jsonrpc2's tests: the serving goroutine's write
+	// after Accept fails, the test's before lis.Close; corpus session 54).
+	write = has("Write", "Encode", "Flush", "Sync", "Send", "Print", "Fatal", "Panic", "Close") || name == "Copy" || name == "CopyN" || name == "CopyBuffer"
 	// bufio.Reader's Peek and Discard read from the reader under it when
 	// its buffer runs short (hashicorp/memberlist peeks a connection's
 	// label header before anything else is read from it).

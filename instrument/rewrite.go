@@ -130,6 +130,7 @@ type rewriter struct {
 	results [][]*ast.Ident // named results of the enclosing functions
 	after   []string       // events to record after the current statement
 	initAft []string       // after's events of the last if's or switch's init statement
+	ifInit  ast.Stmt       // the init statement of the if or expression switch being instrumented, whose after events initAllocs records
 
 	captured  map[*types.Var]bool        // locals function literals capture (stdcalls.go), lazily
 	stmtCalls map[*ast.CallExpr]*bpPlan  // BarrierPairs bracketing a statement
@@ -506,7 +507,7 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 	case *ast.DeclStmt:
 		r.declStmt(x, inList)
 	case *ast.IfStmt:
-		r.stmt(x.Init, false, nil)
+		r.initStmt(x.Init)
 		if pre := r.initAllocs(x.Init); pre != "" {
 			lo, hi := r.span(x.Cond) // the outer wrap: before the condition's own
 			r.ed.wrap(lo, hi, pre+" && (", ")")
@@ -618,11 +619,20 @@ func (r *rewriter) declStmt(x *ast.DeclStmt, inList bool) {
 	}
 }
 
+// initStmt instruments the init statement of an if or an expression
+// switch, whose events after it (r.initAft) initAllocs records.
+func (r *rewriter) initStmt(s ast.Stmt) {
+	saved := r.ifInit
+	r.ifInit = s
+	r.stmt(s, false, nil)
+	r.ifInit = saved
+}
+
 // switchStmt instruments an expression switch x: its init statement (whose
 // allocations are recorded before the tag is evaluated), the tag, and
 // each clause's expressions and body.
 func (r *rewriter) switchStmt(x *ast.SwitchStmt) {
-	r.stmt(x.Init, false, nil)
+	r.initStmt(x.Init)
 	if pre := r.initAllocs(x.Init); pre != "" {
 		switch {
 		case x.Tag == nil: // switch v := f(); { ... }: the tag true

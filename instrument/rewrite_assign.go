@@ -83,6 +83,9 @@ func (r *rewriter) assign(x *ast.AssignStmt, inList bool) {
 		}
 		hoist = hoist && anyRec && anyCall
 		for _, l := range x.Lhs {
+			if r.ifInit == ast.Stmt(x) && anyCall && r.writeAfter(l, kind) {
+				continue
+			}
 			r.lv(l, kind)
 		}
 		rhs()
@@ -101,6 +104,29 @@ func (r *rewriter) assign(x *ast.AssignStmt, inList bool) {
 			}
 		}
 	}
+}
+
+// writeAfter records the write of l, a variable that an if's or a
+// switch's init statement assigns the results of a call or receive to,
+// among the events after the statement (initAllocs puts them before the
+// condition or tag), and reports whether it did. The write happens after
+// the call returns: recorded as the left-hand side's operand, it came
+// before the call, and so before what the call waited for (`if err =
+// serve(lis); err != nil` in a goroutine, where serve returns after
+// another goroutine's `conn, err = net.Dial(...)` and lis.Close();
+// sourcegraph/jsonrpc2's tests, corpus session 54). Only a plain
+// variable: another location's operands would be evaluated again.
+func (r *rewriter) writeAfter(l ast.Expr, kind string) bool {
+	id, ok := unparen(l).(*ast.Ident)
+	if !ok || !r.sharedIdent(id) {
+		return false
+	}
+	t := typeOf(r.info, id)
+	if whole(t) {
+		kind += "1"
+	}
+	r.after = append(r.after, rtAlias+"."+kind+"(&"+id.Name+", "+r.valueSite(t, id.Pos())+")")
+	return true
 }
 
 // hoistAssign rewrites l1, l2 op r1, r2 (already instrumented) as

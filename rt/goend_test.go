@@ -3,6 +3,7 @@ package rt
 import (
 	"runtime"
 	"testing"
+	"weak"
 )
 
 // returnedNormally, from a deferred call, tells a normal return (from the
@@ -47,4 +48,41 @@ func TestReturnedNormally(t *testing.T) {
 			t.Errorf("%s: returnedNormally() = %v, want %v", tc.name, !tc.want, tc.want)
 		}
 	}
+}
+
+// A goroutine's state, once it ended and the writer wrote its records, is
+// garbage: nothing of the writer's (its snapshot of the registry, its merge
+// heap) keeps it, with its chunks and the channel counts its hooks hold.
+// A program that counts its live heap objects (runtime.MemStats.HeapObjects
+// after runtime.GC, as otter's ticker test does) would count them as its own.
+func TestEndedStateCollected(t *testing.T) {
+	const n = 64
+	var states []weak.Pointer[gstate]
+	record(t, false, func(site uint32) {
+		x := escape[int]()
+		for range n {
+			c := Fork(site)
+			st := make(chan weak.Pointer[gstate])
+			go func() {
+				Begin(c)
+				*W1(x, site, true) = 1
+				st <- weak.Make(c.st)
+				End(c)
+			}()
+			states = append(states, <-st)
+		}
+		for range 2 { // a round may see an End before its records
+			Flush()
+		}
+		runtime.GC()
+		alive := 0
+		for _, w := range states {
+			if w.Value() != nil {
+				alive++
+			}
+		}
+		if alive > 0 {
+			t.Errorf("%d of %d ended goroutines' states are still reachable after the writer's rounds", alive, n)
+		}
+	})
 }

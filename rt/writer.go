@@ -349,6 +349,7 @@ func merge(front uint64) int {
 		} else {
 			last := len(wheap) - 1
 			wheap[0] = wheap[last]
+			wheap[last] = nil // a goroutine that ends is not kept past the round (HeapObjects)
 			wheap = wheap[:last]
 			siftDown(0)
 		}
@@ -570,6 +571,11 @@ func writeEvent(g *gstate) {
 // written, with their chunks, from the registry; and frees the chunks the
 // others have moved past.
 func forgetDrained() {
+	// The snapshot does not keep the states it held past the round: a
+	// dropped goroutine's state, its chunks and channel counts would stay
+	// reachable, and a program that counts its live heap objects
+	// (runtime.MemStats.HeapObjects) would count them as its own.
+	defer clear(wsnap)
 	drop := 0
 	for _, g := range wsnap {
 		if g.avail > 0 {

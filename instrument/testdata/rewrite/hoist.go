@@ -28,3 +28,24 @@ func hoistTyped(b []byte, fs []flag, us []uint64, n int) {
 	fs[0], us[1] = len(produce()) < n, 1<<len(produce())
 	us[0] += 1 << len(produce())
 }
+
+var failed error
+
+func serve() error { return nil }
+
+// An if's or a switch's init statement cannot become a block: a variable's
+// write is recorded before the condition or the tag, after the call.
+func hoistInit(c chan int, p *[2]int) {
+	if failed = serve(); failed != nil {
+		return
+	}
+	if shared, p[0] = produce(), <-c; len(shared) > 0 {
+		return
+	}
+	switch failed = serve(); {
+	case failed != nil:
+		return
+	}
+	for failed = serve(); failed != nil; failed = serve() {
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"iter"
 	"log"
 	"log/slog"
+	"net"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -783,4 +784,89 @@ func TestNoRaceReflectCloseTryRecv(t *testing.T) {
 		runtime.Gosched()
 	}
 	sink = x
+}
+
+// A listener's close is seen by the Accept it makes return an error (the
+// descriptor's lock, internal/poll's fdMutex, is atomics the Go race
+// detector sees): what the closer did before the close is ordered before
+// what the accepting goroutine does after (sourcegraph/jsonrpc2's tests:
+// the serving goroutine's `err = serve(...)` after the test's `conn, err :=
+// net.Dial(...)` and `lis.Close()`).
+func TestNoRaceListenerCloseAccept(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skip(err)
+	}
+	var state string
+	done := make(chan bool)
+	go func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				break
+			}
+			c.Close()
+		}
+		done <- state == "closed"
+	}()
+	time.Sleep(10 * time.Millisecond) // let Accept block
+	state = "closed"
+	lis.Close()
+	if !<-done {
+		t.Fatal("state")
+	}
+}
+
+// A connection's close is seen by a Read blocked on it, which returns an
+// error: what the closer did before is ordered before what the reader does
+// after.
+func TestNoRaceConnCloseRead(t *testing.T) {
+	a, b := net.Pipe()
+	defer b.Close()
+	var reason string
+	done := make(chan string)
+	go func() {
+		buf := make([]byte, 1)
+		for {
+			if _, err := a.Read(buf); err != nil {
+				done <- reason
+				return
+			}
+		}
+	}()
+	time.Sleep(10 * time.Millisecond) // let Read block
+	reason = "closed"
+	a.Close()
+	if r := <-done; r != "closed" {
+		t.Fatal(r)
+	}
+}
+
+// An if statement's init assigns a call's result to a shared variable after
+// the call returns, here after what the call waited for (sourcegraph/
+// jsonrpc2's tests: `if err = serve(ctx, lis, ...); err != nil` in a
+// goroutine, while the test's `conn, err := net.Dial(...)` comes before
+// the lis.Close that makes serve return).
+func TestNoRaceIfInitAssignAfterCall(t *testing.T) {
+	var err error
+	release := make(chan struct{})
+	done := make(chan struct{})
+	wait := func() error {
+		<-release
+		return io.EOF
+	}
+	go func() {
+		if err = wait(); err != nil {
+			close(done)
+			return
+		}
+		close(done)
+	}()
+	time.Sleep(10 * time.Millisecond) // let wait block
+	_, err = 0, io.ErrUnexpectedEOF
+	close(release)
+	<-done
+	if err != io.EOF {
+		t.Fatal(err)
+	}
 }

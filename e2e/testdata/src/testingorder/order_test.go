@@ -1,6 +1,7 @@
 package testingorder
 
 import (
+	"reflect"
 	"sync"
 	"testing"
 )
@@ -261,5 +262,21 @@ func TestNoRaceNestedRunTests(t *testing.T) {
 	})
 	if !ok || len(stats) != 3 {
 		t.Fatalf("ran %v", stats)
+	}
+}
+
+// t.Run called by reflection, as go-testdeep's td.T.Run calls the Run
+// method it finds on its TB (jarcoal/httpmock's tests, corpus session 54):
+// the subtest still ends before its Run returns.
+func TestNoRaceRunByReflection(t *testing.T) {
+	var stack string
+	run, _ := reflect.TypeOf(t).MethodByName("Run")
+	sub := reflect.MakeFunc(run.Type.In(2), func([]reflect.Value) []reflect.Value {
+		stack += "A"
+		return nil
+	})
+	for range 2 {
+		run.Func.Call([]reflect.Value{reflect.ValueOf(t), reflect.ValueOf("sub"), sub})
+		stack = ""
 	}
 }
