@@ -22,8 +22,8 @@ func TestQuietRuntime(t *testing.T) {
 	_, prep := buildAll(t)
 	pkgDir := filepath.Join(src, "quiet")
 	tests := stdTests(t, pkgDir)
-	if len(tests) != 3 {
-		t.Fatalf("%d tests in quiet, want 3", len(tests))
+	if len(tests) != 4 {
+		t.Fatalf("%d tests in quiet, want 4", len(tests))
 	}
 	rkBin, raceBin := buildBoth(t, src, "quiet", prep)
 	counts := regexp.MustCompile(`goroutines: start \d+, end \d+`)

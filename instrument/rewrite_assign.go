@@ -83,7 +83,7 @@ func (r *rewriter) assign(x *ast.AssignStmt, inList bool) {
 		}
 		hoist = hoist && anyRec && anyCall
 		for _, l := range x.Lhs {
-			if r.ifInit == ast.Stmt(x) && anyCall && r.writeAfter(l, kind) {
+			if anyCall && (r.ifInit == ast.Stmt(x) || inList && !hoist) && r.writeAfter(l, kind) {
 				continue
 			}
 			r.lv(l, kind)

@@ -174,6 +174,27 @@ func racekitTimerName(t *timer, skip []uintptr) string {
 }
 `
 
+// sysGoroutineMark is where isSystemGoroutine has found its goroutine's
+// start function; sysGoroutineCheck, inserted after it, counts rt's own
+// goroutines (functions named rtsys..., and their go statements' wrappers)
+// as the runtime's: runtime.NumGoroutine, runtime.Stack(all), goroutine
+// profiles and goleak do not see them, as they do not see the Go race
+// detector's (issue 33: r3labs/sse's TestSubscribeWithContextDone counts
+// its goroutines across a second, and the writer's round was one of them
+// at the start; corpus session 54).
+const sysGoroutineMark = "\tf := findfunc(gp.startpc)\n\tif !f.valid() {\n\t\treturn false\n\t}\n"
+
+const sysGoroutineCheck = "\tif stringslite.HasPrefix(funcname(f), \"" + RTModule + "/rt.rtsys\") {\n\t\treturn true\n\t}\n"
+
+// rtSysFile is added to rt's copy when isSystemGoroutine has the check.
+const rtSysFile = `package rt
+
+var _ = func() bool {
+	sysGoroutines = true
+	return true
+}()
+`
+
 // stallShape is what stallFuncs needs of the runtime, by file.
 var stallShape = map[string][]string{
 	"proc.go":      {"func forEachGRace(fn func(gp *g)) {", "stwGoroutineProfile", "func stopTheWorld(reason stwReason) worldStop {", "func startTheWorld(w worldStop) {"},
@@ -255,6 +276,9 @@ func allocHookOverlay(cfg *Config, rtDir string, overlay map[string]string) (not
 	if tb, ok := stallPatch(src, string(runtime2)); ok {
 		files[filepath.Join(src, "traceback.go")] = []byte(tb)
 		files[filepath.Join(rtDir, "rt", "racekit_stallhook.go")] = []byte(rtStallFile)
+		if strings.Contains(tb, sysGoroutineCheck) {
+			files[filepath.Join(rtDir, "rt", "racekit_sysgoroutines.go")] = []byte(rtSysFile)
+		}
 	}
 	for name, data := range files {
 		if overlay[name], err = writeCached(cache, "files", ".go", data); err != nil {
@@ -265,9 +289,19 @@ func allocHookOverlay(cfg *Config, rtDir string, overlay map[string]string) (not
 }
 
 // stallPatch returns traceback.go of the runtime in src with stallFuncs,
-// or false when the runtime is not the shape they read (stallShape): then
-// a stuck test waits for its -timeout, as under go test.
+// and isSystemGoroutine with sysGoroutineCheck where it has the mark, or
+// false when the runtime is not the shape stallFuncs read (stallShape):
+// then a stuck test waits for its -timeout, as under go test.
 func stallPatch(src, runtime2 string) (string, bool) {
+	tb, ok := stallOnly(src, runtime2)
+	if ok && strings.Count(tb, sysGoroutineMark) == 1 && strings.Contains(tb, "stringslite.HasPrefix(funcname(f), ") {
+		tb = strings.Replace(tb, sysGoroutineMark, sysGoroutineMark+sysGoroutineCheck, 1)
+	}
+	return tb, ok
+}
+
+// stallOnly is stallPatch without the system goroutines' check.
+func stallOnly(src, runtime2 string) (string, bool) {
 	var traceback string
 	for name, marks := range stallShape {
 		text := runtime2

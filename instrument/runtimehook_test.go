@@ -54,6 +54,9 @@ func TestStallPatch(t *testing.T) {
 	if !ok || !strings.HasSuffix(tb, stallFuncs) || !strings.Contains(tb, "func isSystemGoroutine(") {
 		t.Fatalf("%s's runtime: stall patch not applied", runtime.Version())
 	}
+	if strings.Count(tb, sysGoroutineCheck) != 1 || !strings.Contains(tb, sysGoroutineMark+sysGoroutineCheck) {
+		t.Errorf("%s's runtime: isSystemGoroutine has no check for rt's goroutines", runtime.Version())
+	}
 	if _, ok := stallPatch(src, strings.Replace(string(runtime2), "waitReasonSyncWaitGroupWait", "waitReasonRenamed", -1)); ok {
 		t.Error("runtime2.go without waitReasonSyncWaitGroupWait: patched, want left alone")
 	}

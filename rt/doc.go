@@ -185,7 +185,11 @@
 //
 // The writer's rounds run in a time.AfterFunc callback and, while a
 // goroutine records heavily, in a goroutine per wake that ends with its
-// round (writer.go: wakeWriter, helpWrite).
+// round (writer.go: wakeWriter, helpWrite). Where the runtime is patched
+// (instrument's sysGoroutineCheck), those rounds run in goroutines of rt's
+// that the runtime counts as its own (functions named rtsys...), so the
+// program does not see them even while the writer works: the callback's
+// goroutine only starts one.
 //
 // # Stalls and blocked goroutines
 //

@@ -27,7 +27,7 @@ var allBlocked func(skip []uintptr) bool
 // writerTimerPC is the entry of the writer's timer callback, which wakes no
 // goroutine of the program.
 var writerTimerPC = sync.OnceValue(func() uintptr {
-	return reflect.ValueOf((&writerTimer{}).fire).Pointer()
+	return reflect.ValueOf((&writerTimer{}).expire).Pointer()
 })
 
 // CanSeeStall reports whether Stalled can answer (the runtime is patched).

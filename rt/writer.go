@@ -81,7 +81,7 @@ var wflags struct {
 // wmu held, before the program records).
 func newWriterTimer() {
 	wt := &writerTimer{}
-	wt.t = time.AfterFunc(time.Hour, wt.fire)
+	wt.t = time.AfterFunc(time.Hour, wt.expire)
 	wt.t.Stop()
 	if old := wtimer.Swap(wt); old != nil {
 		old.t.Stop()
@@ -125,13 +125,41 @@ func wakeWriter() {
 		wflags.wakeReq.Store(false)
 		return
 	}
-	go wakeRound()
+	go rtsysWakeRound()
 }
 
-// wakeRound is the round wakeWriter asked for. The timer stays armed (the
+// sysGoroutines is set by the file racekit adds to rt's copy when the
+// patched runtime counts rt's goroutines, those whose function's name
+// begins with rtsys, as its own (instrument's sysGoroutineCheck): the
+// program does not see them (runtime.NumGoroutine, runtime.Stack(all)).
+var sysGoroutines bool
+
+// fireTimer is the timer whose expiry rtsysFire serves.
+var fireTimer atomic.Pointer[writerTimer]
+
+// expire is the timer's callback. With sysGoroutines the round runs in a
+// goroutine of rt's (rtsysFire), so that the callback's own goroutine, one
+// the program sees (time.goFunc's), lives only for the go statement.
+func (wt *writerTimer) expire() {
+	if !sysGoroutines {
+		wt.fire()
+		return
+	}
+	fireTimer.Store(wt)
+	go rtsysFire()
+}
+
+// rtsysFire is the round of the writer's timer when it expired (expire).
+func rtsysFire() {
+	if wt := fireTimer.Load(); wt != nil {
+		wt.fire()
+	}
+}
+
+// rtsysWakeRound is the round wakeWriter asked for. The timer stays armed (the
 // goroutine that filled the chunk holds its word open), so it leaves the
 // timer alone.
-func wakeRound() {
+func rtsysWakeRound() {
 	wmu.Lock()
 	wflags.wakeReq.Store(false)
 	if !finished {

@@ -49,3 +49,11 @@ func hoistInit(c chan int, p *[2]int) {
 	for failed = serve(); failed != nil; failed = serve() {
 	}
 }
+
+var count int
+
+// A constant among the values stays in place; the call's result goes
+// through a temporary.
+func hoistUntyped() {
+	failed, count = serve(), 1
+}

@@ -120,3 +120,49 @@ func TestRaceAfterQuiet(t *testing.T) {
 	shared = 2 // race: Q
 	<-done
 }
+
+// rtGoroutines returns the goroutines of runtime.Stack(all) that racekit's
+// runtime started: their outermost frame (the function the goroutine
+// began with) is one of racekit.dev/rt's. A goroutine of the program that
+// is inside a hook has rt's frames too, but not as its outermost one.
+func rtGoroutines() []string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		lines := strings.Split(strings.TrimSpace(g), "\n")
+		for i, l := range lines {
+			if strings.HasPrefix(l, "created by ") && i >= 2 && strings.Contains(lines[i-2], "racekit.dev/rt/") {
+				out = append(out, lines[0]+" "+lines[i-2])
+			}
+		}
+	}
+	return out
+}
+
+// TestStackNoRuntimeBusy: while the program records and the trace's writer
+// writes, no goroutine of racekit's runtime shows in runtime.Stack(all) (the
+// patched runtime counts the writer's as its own): a test that counts its
+// goroutines at any moment counts what it counts under -race (r3labs/sse's
+// TestSubscribeWithContextDone counted one more at its start than two
+// seconds later).
+func TestStackNoRuntimeBusy(t *testing.T) {
+	done := make(chan bool)
+	go func() {
+		for i := 0; i < 40; i++ {
+			work(16)
+		}
+		close(done)
+	}()
+	for samples := 0; ; samples++ {
+		if gs := rtGoroutines(); len(gs) > 0 {
+			t.Fatalf("sample %d: racekit's runtime's goroutines in runtime.Stack(all):\n%s", samples, strings.Join(gs, "\n"))
+		}
+		select {
+		case <-done:
+			return
+		default:
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+}
