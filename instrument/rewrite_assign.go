@@ -106,10 +106,11 @@ func (r *rewriter) assign(x *ast.AssignStmt, inList bool) {
 	}
 }
 
-// writeAfter records the write of l, a variable that an if's or a
-// switch's init statement assigns the results of a call or receive to,
-// among the events after the statement (initAllocs puts them before the
-// condition or tag), and reports whether it did. The write happens after
+// writeAfter records the write of l, a variable that an assignment of
+// the results of a call or receive writes, among the events after the
+// statement, and reports whether it did: after a statement of a list, or
+// for an if's or a switch's init statement before its condition or tag
+// (initAllocs); a hoisted assignment (hoistAssign) needs none. The write happens after
 // the call returns: recorded as the left-hand side's operand, it came
 // before the call, and so before what the call waited for (`if err =
 // serve(lis); err != nil` in a goroutine, where serve returns after

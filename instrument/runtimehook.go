@@ -103,7 +103,7 @@ func racekitAllBlocked() bool {
 	me := getg().m.curg
 	all := true
 	forEachGRace(func(gp *g) {
-		if !all || gp == me || isSystemGoroutine(gp, false) {
+		if !all || gp == me || isSystemGoroutine(gp, false) && !racekitOwn(gp) {
 			return
 		}
 		switch readgstatus(gp) &^ _Gscan {
@@ -121,6 +121,22 @@ func racekitAllBlocked() bool {
 		all = false
 	})
 	return all
+}
+
+// racekitOwn reports whether gp is one of rt's goroutines (the trace's
+// writer), which count as system goroutines with sysGoroutineCheck but can
+// still make progress that a goroutine of the program waits for.
+func racekitOwn(gp *g) bool {
+	f := findfunc(gp.startpc)
+	return f.valid() && racekitOwnFunc(f)
+}
+
+// racekitOwnFunc reports whether f, valid, is one of rt's functions named
+// rtsys... (or a go statement's wrapper in one).
+func racekitOwnFunc(f funcInfo) bool {
+	const p = "` + RTModule + `/rt.rtsys"
+	name := funcname(f)
+	return len(name) >= len(p) && name[:len(p)] == p
 }
 
 // racekitTimerDue reports whether a timer in some P's heap fires before
@@ -184,7 +200,7 @@ func racekitTimerName(t *timer, skip []uintptr) string {
 // at the start; corpus session 54).
 const sysGoroutineMark = "\tf := findfunc(gp.startpc)\n\tif !f.valid() {\n\t\treturn false\n\t}\n"
 
-const sysGoroutineCheck = "\tif stringslite.HasPrefix(funcname(f), \"" + RTModule + "/rt.rtsys\") {\n\t\treturn true\n\t}\n"
+const sysGoroutineCheck = "\tif racekitOwnFunc(f) {\n\t\treturn true\n\t}\n"
 
 // rtSysFile is added to rt's copy when isSystemGoroutine has the check.
 const rtSysFile = `package rt
@@ -294,7 +310,7 @@ func allocHookOverlay(cfg *Config, rtDir string, overlay map[string]string) (not
 // then a stuck test waits for its -timeout, as under go test.
 func stallPatch(src, runtime2 string) (string, bool) {
 	tb, ok := stallOnly(src, runtime2)
-	if ok && strings.Count(tb, sysGoroutineMark) == 1 && strings.Contains(tb, "stringslite.HasPrefix(funcname(f), ") {
+	if ok && strings.Count(tb, sysGoroutineMark) == 1 {
 		tb = strings.Replace(tb, sysGoroutineMark, sysGoroutineMark+sysGoroutineCheck, 1)
 	}
 	return tb, ok
