@@ -309,15 +309,6 @@ func allocHookOverlay(cfg *Config, rtDir string, overlay map[string]string) (not
 // false when the runtime is not the shape stallFuncs read (stallShape):
 // then a stuck test waits for its -timeout, as under go test.
 func stallPatch(src, runtime2 string) (string, bool) {
-	tb, ok := stallOnly(src, runtime2)
-	if ok && strings.Count(tb, sysGoroutineMark) == 1 {
-		tb = strings.Replace(tb, sysGoroutineMark, sysGoroutineMark+sysGoroutineCheck, 1)
-	}
-	return tb, ok
-}
-
-// stallOnly is stallPatch without the system goroutines' check.
-func stallOnly(src, runtime2 string) (string, bool) {
 	var traceback string
 	for name, marks := range stallShape {
 		text := runtime2
@@ -336,6 +327,9 @@ func stallOnly(src, runtime2 string) (string, bool) {
 		if name == "traceback.go" {
 			traceback = text
 		}
+	}
+	if strings.Count(traceback, sysGoroutineMark) == 1 {
+		traceback = strings.Replace(traceback, sysGoroutineMark, sysGoroutineMark+sysGoroutineCheck, 1)
 	}
 	return traceback + stallFuncs, true
 }
