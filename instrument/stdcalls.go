@@ -75,6 +75,9 @@ import (
 //	MR, MW  read / write the map operand (one object: rt.MR, rt.MW)
 //	IM      MR for the map an interface operand holds, if it holds one
 //	        (rt.RAnyMap; a map-typed operand: rt.MR)
+//	DS      what the String method of the value an interface receiver
+//	        holds reads, when it is one of the DP or ER entries' types
+//	        (rt.RStringer: c.LocalAddr().String() on a *net.UDPAddr)
 //	WB      write the object an io.Writer argument points to, when its
 //	        static type is *bytes.Buffer, *strings.Builder or *bufio.Writer
 //	        (fmt.Fprintf(&b, ...): the Write it calls is one of theirs)
@@ -246,6 +249,7 @@ var stdEntries = []struct {
 	{"r:DP", pre("net.UDPAddr.", "String", "AddrPort")},
 	{"r:DP", pre("net.IPAddr.", "String")},
 	{"r:DP", pre("net.IPNet.", "String")},
+	{"r:DS", []string{"net.Addr.String", "fmt.Stringer.String"}},
 
 	// io's helpers fill their buffer argument (see ioBufEffect).
 	{"1:EWB", pre("io.", "ReadFull", "ReadAtLeast")},
@@ -411,7 +415,7 @@ func isByteSlice(t types.Type) bool {
 var stdHooks = map[string]string{
 	"R": "R1", "W": "W1", "D": "RDeep", "DP": "RDeepProgram", "RA": "R1Arrays", "WA": "W1Arrays", "ER": "Elems", "EB": "ElemsWords", "EW": "ElemsW", "EWB": "ElemsWordsW", "ES": "SortPre",
 	"MR": "MR", "MW": "MW", "J": "RJSON", "F": "RFmt", "WB": "W1",
-	"EF": "BytesFirst", "EFW": "BytesFirstW", "EL": "BytesLast", "O": "Fields", "IM": "RAnyMap",
+	"EF": "BytesFirst", "EFW": "BytesFirstW", "EL": "BytesLast", "O": "Fields", "IM": "RAnyMap", "DS": "RStringer",
 }
 
 // boundArg is the bound argument of a bounded effect's hook (", 10"), or "".
@@ -498,6 +502,11 @@ func (r *rewriter) stdReceiver(x *ast.CallExpr) (recv stdRecv, ok bool) {
 		if !ok {
 			return recv, false
 		}
+	}
+	if types.IsInterface(recvType) {
+		// An interface's method: the hook (DS) takes the
+		// interface value and finds the object it holds.
+		return recv, recv.embed == ""
 	}
 	if isMap(recvType) || isSlice(recvType) {
 		// A value method of a map or slice type (url.Values.Add,
@@ -769,7 +778,7 @@ func (r *rewriter) stdOperandOK(op ast.Expr, e stdEffect) bool {
 	// recorded).
 	t := typeOf(r.info, op)
 	recvAddr := e.operand < 0 && !isPointer(t) && !isMap(t) && !isSlice(t)
-	if !r.heapOperand(op, recvAddr) && e.kind != "D" && e.kind != "DP" && e.kind != "RA" && e.kind != "WA" {
+	if !r.heapOperand(op, recvAddr) && e.kind != "D" && e.kind != "DP" && e.kind != "RA" && e.kind != "WA" && e.kind != "DS" {
 		return false
 	}
 	tv, ok := r.info.Types[op]
@@ -789,6 +798,8 @@ func (r *rewriter) stdOperandOK(op ast.Expr, e stdEffect) bool {
 		return isMap(tv.Type)
 	case "IM":
 		return isMap(tv.Type) || types.IsInterface(tv.Type)
+	case "DS":
+		return types.IsInterface(tv.Type)
 	case "J":
 		return true
 	case "F":

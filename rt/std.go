@@ -589,7 +589,11 @@ func (w *jsonWalk) walk(p unsafe.Pointer, t reflect.Type, shared bool, depth int
 	if p == nil || w.left <= 0 || depth > jsonDepth {
 		return
 	}
-	if w.fmt && t.Kind() != reflect.Interface && fmtStop(t) || !w.fmt && jsonStop(t) {
+	if w.fmt && t.Kind() != reflect.Interface && fmtStop(t) {
+		w.stringer(p, t) // fmt calls its method: std's reads some memory
+		return
+	}
+	if !w.fmt && jsonStop(t) {
 		return
 	}
 	switch t.Kind() {
