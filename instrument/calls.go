@@ -342,6 +342,15 @@ func ioKind(fn *types.Func) (write, read bool) {
 		return true, true
 	case "fmt":
 		return has("Print", "Fprint"), has("Scan", "Fscan")
+	case "syscall":
+		// Exactly the calls whose ioSync edges the Go race detector
+		// sees (syscall_unix.go): recvfrom, sendto, recvmsg and
+		// sendmsg have none, and an event loop over raw descriptors
+		// (lesismal/nbio's, all syscall) is ordered by nothing else:
+		// the race go test -race reports between a UDP connection's
+		// setup and its event loop's first read was hidden (corpus
+		// session 55).
+		return name == "Write" || name == "Pwrite" || name == "Sendfile", name == "Read" || name == "Pread"
 	case "net/http":
 		if has("Get", "Post", "Head", "Do", "Serve", "ListenAndServe") {
 			return true, true

@@ -247,7 +247,7 @@ func (b *elemBody) hooks(hi string) (pre, post string) {
 // whether it did (the loop is then left as written otherwise).
 func (r *rewriter) fillLoop(x *ast.ForStmt) bool {
 	init, ok := x.Init.(*ast.AssignStmt)
-	if !ok || init.Tok != token.DEFINE || len(init.Lhs) != 1 || len(init.Rhs) != 1 {
+	if !ok || init.Tok != token.DEFINE || len(init.Lhs) != 1 || len(init.Rhs) != 1 || r.norace {
 		return false
 	}
 	iv := r.localVar(init.Lhs[0], true)
@@ -280,7 +280,7 @@ func (r *rewriter) fillLoop(x *ast.ForStmt) bool {
 // operand becomes rt.LoopAlso(s, hooks), which records the accesses and
 // returns s.
 func (r *rewriter) rangeLoop(x *ast.RangeStmt) bool {
-	if x.Tok != token.DEFINE || x.Key == nil {
+	if x.Tok != token.DEFINE || x.Key == nil || r.norace {
 		return false
 	}
 	var iv *types.Var

@@ -39,6 +39,8 @@ func (r *rewriter) funcDecl(d *ast.FuncDecl) {
 	if d.Body == nil || skipFunc(d) {
 		return
 	}
+	r.norace = noraceFunc(d)
+	defer func() { r.norace = false }()
 	r.fn = r.funcName(d)
 	var pre string
 	switch {
@@ -268,7 +270,10 @@ func (r *rewriter) funcLit(f *ast.FuncLit) {
 	if r.testPrologue(f.Type) != "" {
 		r.useTest = true
 	}
+	norace := r.norace // a literal is a function of its own: instrumented whole
+	r.norace = false
 	r.funcBody(nil, f.Type, f.Body, f.Pos(), pre, false)
+	r.norace = norace
 	r.nrec = nrec
 	if len(r.ed.edits) == enter+1 && r.testPrologue(f.Type) == "" {
 		// A quiet literal (quiet.go) loses its Enter now, before an

@@ -58,7 +58,7 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
 		r.block(x.Body.List)
 		r.loopRegion(x, x.Body, label, m)
 		return
-	case (isSlice(t) || isPtrToArray(t)) && x.Value != nil && !isBlank(x.Value) && x.Tok == token.DEFINE && canWrap:
+	case (isSlice(t) || isPtrToArray(t)) && x.Value != nil && !isBlank(x.Value) && x.Tok == token.DEFINE && canWrap && !r.norace:
 		r.rd(x.X)
 		m := r.mark()
 		defer r.rangeIterVars(x, label)()

@@ -131,6 +131,7 @@ type rewriter struct {
 	after   []string       // events to record after the current statement
 	initAft []string       // after's events of the last if's or switch's init statement
 	ifInit  ast.Stmt       // the init statement of the if or expression switch being instrumented, whose after events initAllocs records
+	norace  bool           // in a //go:norace function's body: plain memory accesses are not recorded (noraceFunc)
 
 	captured  map[*types.Var]bool        // locals function literals capture (stdcalls.go), lazily
 	stmtCalls map[*ast.CallExpr]*bpPlan  // BarrierPairs bracketing a statement
@@ -414,16 +415,32 @@ func (r *rewriter) file() {
 	r.copyLeaves(r.dropQuietEnters())
 }
 
-// skipFunc reports whether a function's directives forbid instrumenting it
-// (//go:norace, as for the Go race detector, and functions that must not
-// call or grow the stack).
+// skipFunc reports whether a function's directives forbid instrumenting it:
+// functions that must not call or grow the stack.
 func skipFunc(d *ast.FuncDecl) bool {
+	return hasDirective(d, "//go:nosplit", "//go:systemstack", "//go:nowritebarrier", "//go:nowritebarrierrec", "//go:yeswritebarrierrec", "//go:linkname")
+}
+
+// noraceFunc reports whether d is marked //go:norace. Go's compiler does
+// not instrument such a function's loads and stores, but what the runtime
+// and the standard library record for it still is: its channel operations,
+// locks, go statements, maps, copy, append and conversions, and the
+// function literals in it, which are functions of their own. So the
+// rewriter instruments it with its plain accesses left out (r.norace);
+// left whole it hid the synchronization of lesismal/nbio's event loops,
+// all marked norace, and the copy whose race go test -race reports in its
+// TestUDP (corpus session 55).
+func noraceFunc(d *ast.FuncDecl) bool {
+	return hasDirective(d, "//go:norace")
+}
+
+// hasDirective reports whether d's doc comment has one of the directives.
+func hasDirective(d *ast.FuncDecl, directives ...string) bool {
 	if d.Doc == nil {
 		return false
 	}
 	for _, c := range d.Doc.List {
-		switch strings.Fields(c.Text + " ")[0] {
-		case "//go:norace", "//go:nosplit", "//go:systemstack", "//go:nowritebarrier", "//go:nowritebarrierrec", "//go:yeswritebarrierrec", "//go:linkname":
+		if slices.Contains(directives, strings.Fields(c.Text + " ")[0]) {
 			return true
 		}
 	}
@@ -580,7 +597,7 @@ func (r *rewriter) returnStmt(x *ast.ReturnStmt, inList bool) {
 			r.ed.wrap(lo, hi, rtAlias+".ChanOut(", ")")
 		}
 	}
-	if len(x.Results) == 0 && inList && len(r.results) > 0 {
+	if len(x.Results) == 0 && inList && len(r.results) > 0 && !r.norace {
 		// A bare return reads the named results.
 		var b strings.Builder
 		for _, id := range r.results[len(r.results)-1] {

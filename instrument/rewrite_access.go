@@ -28,7 +28,7 @@ func (r *rewriter) isType(e ast.Expr) bool {
 // sharedIdent reports whether id names a variable whose accesses are
 // recorded: a package-level variable or a shared local.
 func (r *rewriter) sharedIdent(id *ast.Ident) bool {
-	if id.Name == "_" {
+	if id.Name == "_" || r.norace {
 		return false
 	}
 	v, ok := r.info.Uses[id].(*types.Var)
@@ -55,6 +55,9 @@ func (r *rewriter) pkgVarSel(x *ast.SelectorExpr) bool {
 // goroutine: it is (part of) a package variable or a shared local, or it
 // is reached through a pointer or a slice.
 func (r *rewriter) sharedLoc(e ast.Expr) bool {
+	if r.norace {
+		return false
+	}
 	switch x := e.(type) {
 	case *ast.ParenExpr:
 		return r.sharedLoc(x.X)
@@ -408,7 +411,7 @@ func (r *rewriter) receiver(x ast.Expr, sel *types.Selection) {
 		}
 		return
 	}
-	if isPointer(xt) {
+	if isPointer(xt) && !r.norace {
 		// A value method through a pointer copies *x.
 		lo, hi := r.span(x)
 		r.ed.wrap(lo, hi, rtAlias+".R(", ", "+r.valueSite(pointee(xt), x.Pos())+")")
@@ -448,7 +451,7 @@ func (r *rewriter) embeddedRead(x ast.Expr, sel *types.Selection) bool {
 		}
 	}
 	xIsPtr := isPointer(typeOf(r.info, x))
-	if !xIsPtr && !r.sharedLoc(x) {
+	if !xIsPtr && !r.sharedLoc(x) || r.norace {
 		return false
 	}
 	if xIsPtr {

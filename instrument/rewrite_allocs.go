@@ -32,8 +32,14 @@ func (r *rewriter) allocVar(fn, name string, decl token.Pos) string {
 // allocSite is the site and sampling flag of an allocation hook that also
 // records a write (rt.Alloc, rt.NewLit). Unlike asite it does not count
 // as an access hook: a function with allocations gets no unrecorded copy
-// (leafCopy), since its allocations must be recorded in every call.
+// (leafCopy), since its allocations must be recorded in every call. In a
+// //go:norace function the write is not recorded (the flag false): the
+// compiler does not instrument its stores; the allocation still is, as
+// the Go race detector's malloc hook resets the memory's state.
 func (r *rewriter) allocSite(p token.Pos) string {
+	if r.norace {
+		return r.site(p) + ", false"
+	}
 	return r.site(p) + ", " + r.recFlag()
 }
 
