@@ -210,17 +210,21 @@ func RDeepProgram[T any](p *T, site uint32, rec bool) *T { return readDeep(p, si
 
 // readDeep is RDeep (internal: std made the arrays) and RDeepProgram.
 func readDeep[T any](p *T, site uint32, rec, internal bool) *T {
-	if p == nil {
-		return p
-	}
-	if ctl {
-		ctlRead(unsafe.Pointer(p), unsafe.Sizeof(*p), site)
-	}
-	if on && rec {
-		access(trace.OpRead, unsafe.Pointer(p), 1, site)
-		readSlicesOf(unsafe.Pointer(p), reflect.TypeFor[T](), site, internal)
+	if p != nil && (ctl || on && rec) {
+		readDeepOf(unsafe.Pointer(p), reflect.TypeFor[T](), site, rec, internal)
 	}
 	return p
+}
+
+// readDeepOf is readDeep of the object of type t at p.
+func readDeepOf(p unsafe.Pointer, t reflect.Type, site uint32, rec, internal bool) {
+	if ctl {
+		ctlRead(p, t.Size(), site)
+	}
+	if on && rec {
+		access(trace.OpRead, p, 1, site)
+		readSlicesOf(p, t, site, internal)
+	}
 }
 
 // RSlicesOf is RDeep without the read of *p itself: for a local variable

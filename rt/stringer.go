@@ -84,23 +84,11 @@ func stringerRead(x any, site uint32, rec bool) {
 	words := (*[2]unsafe.Pointer)(unsafe.Pointer(&x))
 	switch stringerOf(t) {
 	case stringerDeep:
-		readDeepOf(words[1], t.Elem(), site, rec)
+		if words[1] != nil {
+			readDeepOf(words[1], t.Elem(), site, rec, false)
+		}
 	case stringerElems:
 		readElemsOf(words[1], t.Elem().Size(), site, rec)
-	}
-}
-
-// readDeepOf is RDeepProgram of a struct of type t at p.
-func readDeepOf(p unsafe.Pointer, t reflect.Type, site uint32, rec bool) {
-	if p == nil {
-		return
-	}
-	if ctl {
-		ctlRead(p, t.Size(), site)
-	}
-	if on && rec {
-		access(trace.OpRead, p, 1, site)
-		readSlicesOf(p, t, site, false)
 	}
 }
 
@@ -128,7 +116,9 @@ func (w *jsonWalk) stringer(p unsafe.Pointer, t reflect.Type) {
 	switch stringerOf(t) {
 	case stringerDeep:
 		w.left--
-		readDeepOf(*(*unsafe.Pointer)(p), t.Elem(), w.site, true)
+		if q := *(*unsafe.Pointer)(p); q != nil {
+			readDeepOf(q, t.Elem(), w.site, true, false)
+		}
 	case stringerElems:
 		w.left--
 		readElemsOf(p, t.Elem().Size(), w.site, true)
