@@ -230,7 +230,8 @@
 //     channel kept beside it by a weak pointer (chanmsg.go).
 //   - A Write of the program's that log or log/slog calls holding its
 //     mutex records an acquire and release of it, inside the real critical
-//     section (callback.go).
+//     section; a call that wrote to untraced code, at its return
+//     (callback.go).
 //   - iter.Pull's coroutine is ordered with its caller at each switch, as
 //     Go's iter.go annotates it (iter.go).
 //   - BarrierPairs around untraced calls (barrier.go: reachable address
@@ -244,7 +245,9 @@
 //     likewise), HeldPtr (the address object a listener's Addr or a
 //     connection's LocalAddr or RemoteAddr returns, likewise), RJSON's walk
 //     of what encoding/json reads and RFmt's of what fmt prints, and Then
-//     (docs/frontend.md, "Accesses inside the standard library").
+//     (docs/frontend.md, "Accesses inside the standard library");
+//     RStringer, what a std address's String reads when an interface holds
+//     it (stringer.go).
 //   - reflect's hooks (reflect.go): the variable an addressable Value
 //     refers to.
 //   - The Go race detector's sync.WaitGroup annotations (wgmisuse.go): an
