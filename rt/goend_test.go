@@ -66,8 +66,9 @@ func TestEndedStateCollected(t *testing.T) {
 			go func() {
 				Begin(c)
 				*W1(x, site, true) = 1
-				st <- weak.Make(c.st)
+				w := weak.Make(c.st)
 				End(c)
+				st <- w // after End: the rounds below must see every goroutine ended
 			}()
 			states = append(states, <-st)
 		}
