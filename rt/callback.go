@@ -33,12 +33,13 @@ type cbLock struct {
 // holding the mutex at the offset in p that layout gives (rt.Fields'
 // 'l' item), and returns p.
 func CallbackLock[T any](p *T, layout string, site uint32) *T {
-	if l, ok := any(p).(*log.Logger); ok && l != nil && l.Writer() == io.Discard {
+	if p == nil || !on || !live.Load() {
+		return p
+	}
+	if l, ok := any(p).(*log.Logger); ok && l.Writer() == io.Discard {
 		return p // a Logger of io.Discard returns at once: no mutex
 	}
-	if p != nil && on && live.Load() {
-		callbackArm(unsafe.Pointer(p), layout, site)
-	}
+	callbackArm(unsafe.Pointer(p), layout, site)
 	return p
 }
 
