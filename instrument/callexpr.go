@@ -220,6 +220,7 @@ func (r *rewriter) call(x *ast.CallExpr) {
 	}
 	r.noteCall(x) // callsites.go
 	r.tbResult(x) // tblock.go
+	r.cancelArgs(x, r.calledFunc(x))
 	if h, recv, args, ok := r.hookCall(x); ok {
 		lo, hi := r.span(x)
 		g := r.newGen(lo)
@@ -274,9 +275,19 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		r.ed.collapse(lo, hi, g.end(hi))
 		return
 	}
-	if isCancelFunc(typeOf(r.info, x.Fun)) {
+	if ct := typeOf(r.info, x.Fun); isCancelFunc(ct) {
+		// A deferred (or go) call evaluates its function value now and
+		// calls it later: the release must come with the call (defer
+		// cancel(), whose context's Done another goroutine waits for).
+		hook := "CtxCancel"
+		if r.noBarrier[x] {
+			hook = "CtxCancelLater"
+			if types.Unalias(ct).(*types.Named).Obj().Name() == "CancelCauseFunc" {
+				hook = "CtxCancelCauseLater"
+			}
+		}
 		lo, hi := r.span(x.Fun)
-		r.ed.wrap(lo, hi, rtAlias+".CtxCancel(", ", "+r.site(x.Pos())+")")
+		r.ed.wrap(lo, hi, rtAlias+"."+hook+"(", ", "+r.site(x.Pos())+")")
 	}
 	fn := r.calledFunc(x)
 	if fn != nil && fn.Name() == "Err" && fn.Pkg() != nil && fn.Pkg().Path() == "context" {
@@ -596,4 +607,25 @@ func containsCall(info *types.Info, e ast.Expr) bool {
 		return !found
 	})
 	return found
+}
+
+// cancelArgs wraps the CancelFuncs handed to an untraced function, which
+// calls them where no hook sees it (t.Cleanup(cancel), time.AfterFunc(d,
+// cancel)), in rt.CtxCancelLater: the release is recorded when it does.
+func (r *rewriter) cancelArgs(x *ast.CallExpr, fn *types.Func) {
+	if fn == nil || fn.Pkg() == nil || r.traced(fn.Pkg().Path()) || x.Ellipsis.IsValid() {
+		return
+	}
+	for _, a := range x.Args {
+		t := typeOf(r.info, a)
+		if !isCancelFunc(t) {
+			continue
+		}
+		hook := "CtxCancelLater"
+		if types.Unalias(t).(*types.Named).Obj().Name() == "CancelCauseFunc" {
+			hook = "CtxCancelCauseLater"
+		}
+		lo, hi := r.span(a)
+		r.ed.wrap(lo, hi, rtAlias+"."+hook+"(", ", "+r.site(a.Pos())+")")
+	}
 }

@@ -143,6 +143,10 @@ func (r *rewriter) goStmt(x *ast.GoStmt) {
 			vals = append(vals, call.Fun)
 			valTexts = append(valTexts, "")
 			callee = t
+			if isCancelFunc(typeOf(r.info, call.Fun)) {
+				// Called in the new goroutine: it releases there.
+				callee = rtAlias + ".CtxCancel(" + t + ", " + r.site(call.Pos()) + ")"
+			}
 		}
 		sig, _ := core(typeOf(r.info, call.Fun)).(*types.Signature)
 		for i, a := range call.Args {

@@ -2,6 +2,7 @@ package instrument
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
 	"strconv"
 	"strings"
@@ -15,12 +16,13 @@ import (
 // (fresh_table.go, computed by package fresh from the standard library)
 // names the functions whose result is, on every return, an object the call
 // allocated; at their calls the rewriter records that object's allocation
-// when the call returns, with the hook an allocation in user code has:
-// rt.New(f(x), site) for a pointer (rt.NewFields(f(x), site, "URL",
-// "Header") when fields of the object hold new objects too: freshStdFields),
-// rt.MakeSlice, rt.MakeMap. A result
-// among several is recorded after its statement when it is assigned to a
-// variable (a, err := f(); rt.New(a, site)).
+// and the writes that filled it in when the call returns (the race
+// detector sees std's stores, and an unsynchronized read of the result in
+// another goroutine races with them): rt.Made(f(x), site, rec) for a
+// pointer (rt.MadeFields(f(x), site, rec, "URL", "Header") when fields of
+// the object hold new objects too: freshStdFields), rt.MadeSlice,
+// rt.MadeMap. A result among several is recorded after its statement when
+// it is assigned to a variable (a, err := f(); rt.Made(a, site, rec)).
 
 // freshHand are the std functions with a new result that package fresh
 // cannot see: generic ones (it skips type parameters), each returning a new
@@ -43,6 +45,10 @@ var freshHand = map[string]uint8{
 	"net.ResolveTCPAddr": 1, "net.ResolveUDPAddr": 1, "net.ResolveIPAddr": 1,
 }
 
+// runtimeMade are freshHand's functions whose result the runtime fills
+// in: the race detector does not instrument the runtime, and sees no write.
+var runtimeMade = map[string]bool{"time.NewTicker": true}
+
 // freshHandFields are, for freshHand's results that point to a struct,
 // the fields that hold a new object too (freshStdFields' hand part).
 var freshHandFields = map[string][]string{
@@ -59,23 +65,27 @@ func freshFields(fn *types.Func) []string {
 }
 
 // freshHook returns the rt hook that records the allocation of result i of
-// a call of fn, of type t, or "" if the result is not known fresh.
+// a call of fn, of type t, and the writes that filled it in (rt.Made), or
+// "" if the result is not known fresh.
 func (r *rewriter) freshHook(fn *types.Func, i int, t types.Type) string {
 	if fn == nil || fn.Pkg() == nil || i >= 8 || r.traced(fn.Pkg().Path()) || (freshStd[stdKey(fn)]|freshHand[stdKey(fn)])&(1<<i) == 0 || t == nil {
 		return ""
 	}
 	if _, ok := types.Unalias(t).(*types.Pointer); ok {
-		// Not a named pointer type: rt.New infers *T.
-		if fs := freshFields(fn); i == 0 && len(fs) > 0 {
-			return "NewFields"
+		// Not a named pointer type: rt.Made infers *T.
+		if runtimeMade[stdKey(fn)] {
+			return "New"
 		}
-		return "New"
+		if fs := freshFields(fn); i == 0 && len(fs) > 0 {
+			return "MadeFields"
+		}
+		return "Made"
 	}
 	switch t.Underlying().(type) {
 	case *types.Slice:
-		return "MakeSlice"
+		return "MadeSlice"
 	case *types.Map:
-		return "MakeMap"
+		return "MadeMap"
 	}
 	return ""
 }
@@ -92,7 +102,7 @@ func (r *rewriter) freshCall(x *ast.CallExpr, fn *types.Func) {
 	}
 	h := r.freshHook(fn, 0, t)
 	if h == "" && r.freshUnlessSame(x, fn, t) {
-		h = "New"
+		h = "Made"
 	}
 	if h == "" && r.freshUnlessArg(x, fn, t) {
 		// An interface argument: whether it is returned is known at run
@@ -104,7 +114,7 @@ func (r *rewriter) freshCall(x *ast.CallExpr, fn *types.Func) {
 	}
 	if h != "" {
 		lo, hi := r.span(x)
-		r.ed.wrapInner(lo, hi, rtAlias+"."+h+"(", ", "+r.site(x.Pos())+freshFieldArgs(h, fn)+")")
+		r.ed.wrapInner(lo, hi, rtAlias+"."+h+"(", ", "+r.freshArgs(h, fn, x.Pos())+")")
 	}
 }
 
@@ -175,24 +185,29 @@ func (r *rewriter) freshAssign(lhs []ast.Expr, rhs []ast.Expr) {
 		}
 		// The variable's own type: an assignment to one declared as an
 		// interface (var rc io.ReadCloser; rc, err = gzip.NewReader(r))
-		// is not a pointer for rt.New.
+		// is not a pointer for rt.Made.
 		if t := typeOf(r.info, id); t == nil || !types.Identical(t, tuple.At(i).Type()) {
 			continue
 		}
 		if h := r.freshHook(fn, i, tuple.At(i).Type()); h != "" {
-			r.after = append(r.after, rtAlias+"."+h+"("+id.Name+", "+r.site(x.Pos())+freshFieldArgs(h, fn)+")")
+			r.after = append(r.after, rtAlias+"."+h+"("+id.Name+", "+r.freshArgs(h, fn, x.Pos())+")")
 		}
 	}
 }
 
-// freshFieldArgs is the field names rt.NewFields takes after the site.
-func freshFieldArgs(hook string, fn *types.Func) string {
-	if hook != "NewFields" {
-		return ""
+// freshArgs is what the hook h recording a fresh result of fn, called at
+// p, takes after the result: the site, then for the Made hooks the
+// sampling flag (allocSite) and rt.MadeFields' field names.
+func (r *rewriter) freshArgs(h string, fn *types.Func, p token.Pos) string {
+	if h == "New" {
+		return r.site(p)
 	}
 	var b strings.Builder
-	for _, f := range freshFields(fn) {
-		b.WriteString(", " + strconv.Quote(f))
+	b.WriteString(r.allocSite(p))
+	if h == "MadeFields" {
+		for _, f := range freshFields(fn) {
+			b.WriteString(", " + strconv.Quote(f))
+		}
 	}
 	return b.String()
 }

@@ -103,6 +103,75 @@ func NewFields[T any](p *T, site uint32, fields ...string) *T {
 	return p
 }
 
+// Made, MadeFields, MadeSlice and MadeMap record the fresh result of an
+// untraced call (package instrument's freshStd): its allocation, as New,
+// NewFields, MakeSlice and MakeMap do, and then the writes the call made
+// to fill it in, which the Go race detector sees because it instruments
+// the standard library (net.ResolveTCPAddr's &TCPAddr{IP: ip, Port: port};
+// another goroutine's unsynchronized addr.String() races with them). The
+// whole object counts as written, as a composite literal's is (NewLit):
+// the call owns it until it returns it. A slice's written part is its
+// length; a map's writes are on the map itself (MW).
+func Made[T any](p *T, site uint32, rec bool) *T {
+	if p != nil {
+		Alloc(p, site, rec)
+	}
+	return p
+}
+
+// MadeFields is Made for a result that holds other new objects in the
+// named fields: their allocations and writes are recorded too.
+func MadeFields[T any](p *T, site uint32, rec bool, fields ...string) *T {
+	if p == nil {
+		return p
+	}
+	NewFields(p, site, fields...)
+	if !ctl && !(on && rec) {
+		return p
+	}
+	accessHook(hookWrite, unsafe.Pointer(p), unsafe.Sizeof(*p), site, rec)
+	v := reflect.ValueOf(p).Elem()
+	for _, name := range fields {
+		f := v.FieldByName(name)
+		switch f.Kind() {
+		case reflect.Pointer:
+			if !f.IsNil() {
+				accessHook(hookWrite, f.UnsafePointer(), f.Type().Elem().Size(), site, rec)
+			}
+		case reflect.Slice:
+			if f.Len() > 0 {
+				accessHook(hookWrite, f.UnsafePointer(), uintptr(f.Len())*f.Type().Elem().Size(), site, rec)
+			}
+		case reflect.Map:
+			if !f.IsNil() && f.Len() > 0 {
+				mapHook(hookWrite, f.UnsafePointer(), site, rec)
+			}
+		}
+	}
+	return p
+}
+
+// MadeSlice is Made for a slice: the allocation of its backing array and
+// the write of its elements up to its length.
+func MadeSlice[S ~[]E, E any](s S, site uint32, rec bool) S {
+	MakeSlice(s, site)
+	if len(s) > 0 && (ctl || on && rec) {
+		var e E
+		accessHook(hookWrite, unsafe.Pointer(unsafe.SliceData(s)), uintptr(len(s))*unsafe.Sizeof(e), site, rec)
+	}
+	return s
+}
+
+// MadeMap is Made for a map: its creation and, if the call put entries in
+// it, a write of the map.
+func MadeMap[M ~map[K]V, K comparable, V any](m M, site uint32, rec bool) M {
+	MakeMap(m, site)
+	if len(m) > 0 && (ctl || on && rec) {
+		mapHook(hookWrite, mapPtr(m), site, rec)
+	}
+	return m
+}
+
 // MakeSlice records the allocation of s's backing array (make([]T, n, c))
 // and returns s.
 func MakeSlice[S ~[]E, E any](s S, site uint32) S {

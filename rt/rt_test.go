@@ -732,6 +732,70 @@ func TestNewFields(t *testing.T) {
 	}
 }
 
+// The Made hooks record a std call's fresh result allocated and then
+// written: the whole object, the named fields' objects, a slice up to its
+// length, a map that holds entries; with the flag false, no write.
+func TestMadeHooks(t *testing.T) {
+	type obj struct {
+		U *[3]uint64
+		S []uint32
+		M map[int]int
+	}
+	o := escape[obj]()
+	o.U, o.S, o.M = escape[[3]uint64](), make([]uint32, 2, 5), map[int]int{1: 1}
+	s := make([]uint16, 3, 8)
+	empty := map[int]int{}
+	madeSink = []any{s, empty} // on the heap: rt drops stack addresses
+	p := escape[[2]uint64]()
+	for _, rec := range []bool{true, false} {
+		tr := record(t, false, func(site uint32) {
+			MadeFields(o, site, rec, "U", "S", "M")
+			MadeSlice(s, site, rec)
+			MadeMap(empty, site, rec)
+			Made(p, site, rec)
+		})
+		var got []string
+		for _, e := range tr.Events {
+			switch e.Op {
+			case trace.OpAlloc:
+				got = append(got, fmt.Sprintf("alloc %#x+%d", e.Obj, e.Value))
+			case trace.OpWrite:
+				got = append(got, fmt.Sprintf("write %#x", e.Obj))
+			}
+		}
+		var want []string
+		alloc := func(p unsafe.Pointer, size uintptr) {
+			want = append(want, fmt.Sprintf("alloc %#x+%d", uintptr(p), size))
+		}
+		write := func(p unsafe.Pointer, words int) {
+			for i := range words {
+				if rec {
+					want = append(want, fmt.Sprintf("write %#x", uintptr(p)+uintptr(8*i)))
+				}
+			}
+		}
+		sd := unsafe.Pointer(unsafe.SliceData(o.S))
+		alloc(unsafe.Pointer(o), unsafe.Sizeof(*o))
+		alloc(unsafe.Pointer(o.U), 24)
+		alloc(sd, 20)
+		alloc(mapPtr(o.M), 1)
+		write(unsafe.Pointer(o), int(unsafe.Sizeof(*o)/8))
+		write(unsafe.Pointer(o.U), 3)
+		write(sd, 1) // its length, 2 of 5 elements
+		write(mapPtr(o.M), 1)
+		alloc(unsafe.Pointer(unsafe.SliceData(s)), 16)
+		write(unsafe.Pointer(unsafe.SliceData(s)), 1) // 3 of 8
+		alloc(mapPtr(empty), 1)                       // no entries: no write
+		alloc(unsafe.Pointer(p), 16)
+		write(unsafe.Pointer(p), 2)
+		if !slices.Equal(got, want) {
+			t.Errorf("rec %v: events\n%s\nwant\n%s", rec, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+var madeSink any
+
 // A buffer a std object holds (bufio.Reader's) is recorded allocated when
 // the program first sees it with its owner, the whole array from its
 // start, and not again while the collector has not run: seeing it again

@@ -744,6 +744,29 @@ func CtxCancel[F any](f F, site uint32) F {
 	return f
 }
 
+// CtxCancelLater is CtxCancel for a deferred call or a go statement
+// (defer cancel()): the function value is evaluated there, and the
+// release must be recorded when the call runs, after what the frame did
+// before it returned.
+func CtxCancelLater[F ~func()](f F, site uint32) F {
+	return func() {
+		if on {
+			emitEdge(trace.OpSyncRelease, site, ctxObj)
+		}
+		f()
+	}
+}
+
+// CtxCancelCauseLater is CtxCancelLater for a CancelCauseFunc.
+func CtxCancelCauseLater[F ~func(error)](f F, site uint32) F {
+	return func(cause error) {
+		if on {
+			emitEdge(trace.OpSyncRelease, site, ctxObj)
+		}
+		f(cause)
+	}
+}
+
 // CtxDone is recorded after a receive from a context's Done channel or a
 // call of its Err method.
 func CtxDone(site uint32) {

@@ -1,0 +1,23 @@
+package p
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// A CancelFunc releases rt's context object where it is called: a plain
+// call before it runs, a deferred or go call when it runs (the defer
+// statement evaluates the function value early), one handed to std when
+// std calls it.
+func cancels(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cctx, ccancel := context.WithCancelCause(ctx)
+	defer ccancel(nil)
+	go ccancel(context.Canceled)
+	t.Cleanup(cancel)
+	time.AfterFunc(time.Second, cancel)
+	cancel()
+	<-cctx.Done()
+}
