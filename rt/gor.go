@@ -381,11 +381,18 @@ func AfterFunc(d time.Duration, f func(), site uint32) *time.Timer {
 	return New(time.AfterFunc(d, func() { runForked(c, &first, f) }), site)
 }
 
-// ContextAfterFunc is context.AfterFunc(ctx, f).
+// ContextAfterFunc is context.AfterFunc(ctx, f). f runs once ctx is
+// done: after its cancel (package context starts f's goroutine in it),
+// so f acquires what a receive from ctx.Done() does.
 func ContextAfterFunc(ctx context.Context, f func(), site uint32) (stop func() bool) {
 	c := Fork(site)
 	var first atomic.Bool
-	return context.AfterFunc(ctx, func() { runForked(c, &first, f) })
+	return context.AfterFunc(ctx, func() {
+		runForked(c, &first, func() {
+			CtxDone(site)
+			f()
+		})
+	})
 }
 
 // runForked runs f as the child c the first time, as a goroutine of its own

@@ -67,3 +67,33 @@ func TestRaceWriteAfterDeferredCancel(t *testing.T) {
 	<-ctx.Done()
 	sink = x // race: x
 }
+
+// context.AfterFunc's f runs after the cancel (package context starts its
+// goroutine there): eclipse/paho.golang's shutdown, registered with
+// AfterFunc, waited on a WaitGroup that Connect had added to before its
+// cancel.
+func TestNoRaceContextAfterFuncAfterCancel(t *testing.T) {
+	x := 0
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan bool)
+	context.AfterFunc(ctx, func() {
+		sink = x
+		close(done)
+	})
+	x = 1
+	cancel()
+	<-done
+}
+
+func TestRaceContextAfterFuncWriteAfterCancel(t *testing.T) {
+	x := 0
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan bool)
+	context.AfterFunc(ctx, func() {
+		sink = x // race: x
+		close(done)
+	})
+	cancel()
+	x = 1 // race: x
+	<-done
+}
