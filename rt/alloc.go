@@ -81,26 +81,36 @@ func NewUnlessArg[T any](p *T, arg any, site uint32) *T {
 func NewFields[T any](p *T, site uint32, fields ...string) *T {
 	if on && p != nil {
 		allocEvent(unsafe.Pointer(p), unsafe.Sizeof(*p), site)
-		v := reflect.ValueOf(p).Elem()
-		for _, name := range fields {
-			f := v.FieldByName(name)
-			switch f.Kind() {
-			case reflect.Pointer:
-				if !f.IsNil() {
-					allocEvent(f.UnsafePointer(), f.Type().Elem().Size(), site)
-				}
-			case reflect.Slice:
-				if f.Cap() > 0 {
-					allocEvent(f.UnsafePointer(), uintptr(f.Cap())*f.Type().Elem().Size(), site)
-				}
-			case reflect.Map:
-				if !f.IsNil() {
-					allocEvent(f.UnsafePointer(), 1, site) // the map's own pointer, as MakeMap
-				}
+		fieldObjects(p, fields, func(o unsafe.Pointer, size, _ uintptr) { allocEvent(o, size, site) })
+	}
+	return p
+}
+
+// fieldObjects calls f with each object the named fields of *p point to
+// (a non-nil pointer, a slice's backing array, a map's own pointer, as
+// MakeMap), its size, and how much of it holds values: a slice up to its
+// length, a map 1 if it has entries.
+func fieldObjects[T any](p *T, fields []string, f func(o unsafe.Pointer, size, filled uintptr)) {
+	v := reflect.ValueOf(p).Elem()
+	for _, name := range fields {
+		fv := v.FieldByName(name)
+		switch fv.Kind() {
+		case reflect.Pointer:
+			if !fv.IsNil() {
+				size := fv.Type().Elem().Size()
+				f(fv.UnsafePointer(), size, size)
+			}
+		case reflect.Slice:
+			if fv.Cap() > 0 {
+				elem := fv.Type().Elem().Size()
+				f(fv.UnsafePointer(), uintptr(fv.Cap())*elem, uintptr(fv.Len())*elem)
+			}
+		case reflect.Map:
+			if !fv.IsNil() {
+				f(fv.UnsafePointer(), 1, uintptr(min(fv.Len(), 1)))
 			}
 		}
 	}
-	return p
 }
 
 // Made, MadeFields, MadeSlice and MadeMap record the fresh result of an
@@ -126,27 +136,13 @@ func MadeFields[T any](p *T, site uint32, rec bool, fields ...string) *T {
 		return p
 	}
 	NewFields(p, site, fields...)
-	if !ctl && !(on && rec) {
-		return p
-	}
-	accessHook(hookWrite, unsafe.Pointer(p), unsafe.Sizeof(*p), site, rec)
-	v := reflect.ValueOf(p).Elem()
-	for _, name := range fields {
-		f := v.FieldByName(name)
-		switch f.Kind() {
-		case reflect.Pointer:
-			if !f.IsNil() {
-				accessHook(hookWrite, f.UnsafePointer(), f.Type().Elem().Size(), site, rec)
+	if ctl || on && rec {
+		accessHook(hookWrite, unsafe.Pointer(p), unsafe.Sizeof(*p), site, rec)
+		fieldObjects(p, fields, func(o unsafe.Pointer, _, filled uintptr) {
+			if filled > 0 {
+				accessHook(hookWrite, o, filled, site, rec)
 			}
-		case reflect.Slice:
-			if f.Len() > 0 {
-				accessHook(hookWrite, f.UnsafePointer(), uintptr(f.Len())*f.Type().Elem().Size(), site, rec)
-			}
-		case reflect.Map:
-			if !f.IsNil() && f.Len() > 0 {
-				mapHook(hookWrite, f.UnsafePointer(), site, rec)
-			}
-		}
+		})
 	}
 	return p
 }
