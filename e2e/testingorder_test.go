@@ -73,20 +73,31 @@ func TestTestingOrder(t *testing.T) {
 		t.Errorf("fasttrack found no race")
 	}
 
+	// go test -race is not certain to report a race it can see (its shadow
+	// keeps a few accesses per word and its runtime may reset shadow state):
+	// a CI run on a loaded 2-core machine once lacked order_test.go:116, which
+	// 20 of 20 runs here report. So the runs are repeated while a marked race
+	// is missing, three times at most, and the union is compared.
 	race := map[string]bool{}
-	for _, flags := range testingOrderRuns {
-		args := append(append([]string{"test", "-race", "-count=1"}, flags...), "./testingorder")
-		cmd := exec.Command("go", args...)
-		cmd.Dir = src
-		cmd.Env = append(os.Environ(), "GOFLAGS=")
-		out, _ := cmd.CombinedOutput() // fails: it has races
-		// The -v run's tests are race-free.
-		if !bytes.Contains(out, []byte("WARNING: DATA RACE")) && flags[len(flags)-1] != "-v" {
-			t.Fatalf("go test -race %v reported no race:\n%s", flags, out)
+	for attempt := 0; attempt < 3; attempt++ {
+		for _, flags := range testingOrderRuns {
+			args := append(append([]string{"test", "-race", "-count=1"}, flags...), "./testingorder")
+			cmd := exec.Command("go", args...)
+			cmd.Dir = src
+			cmd.Env = append(os.Environ(), "GOFLAGS=")
+			out, _ := cmd.CombinedOutput() // fails: it has races
+			// The -v run's tests are race-free.
+			if !bytes.Contains(out, []byte("WARNING: DATA RACE")) && flags[len(flags)-1] != "-v" {
+				t.Fatalf("go test -race %v reported no race:\n%s", flags, out)
+			}
+			for _, p := range raceReports(out, "testingorder") {
+				race[p] = true
+			}
 		}
-		for _, p := range raceReports(out, "testingorder") {
-			race[p] = true
+		if len(race) >= len(want) {
+			break
 		}
+		t.Logf("go test -race, attempt %d: %d of %d marked races; running again", attempt+1, len(race), len(want))
 	}
 	for p := range race {
 		if !got[p] {
