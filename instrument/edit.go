@@ -233,7 +233,14 @@ func (g *gen) end(off int) string {
 	return g.b.String()
 }
 
+// directive says where the next byte is. Column 0 is unknown: the source's
+// own //line file:line (goyacc's output) gives no column, and the compiler
+// refuses a column 0, so none is written.
 func (g *gen) directive(l, c int) {
-	g.b.WriteString("/*line " + g.file + ":" + strconv.Itoa(l) + ":" + strconv.Itoa(c) + "*/")
+	g.b.WriteString("/*line " + g.file + ":" + strconv.Itoa(l))
+	if c > 0 {
+		g.b.WriteString(":" + strconv.Itoa(c))
+	}
+	g.b.WriteString("*/")
 	g.line = l
 }
