@@ -4,6 +4,8 @@
 package p
 
 import (
+	"bytes"
+	"io"
 	"log"
 	"syscall"
 )
@@ -19,4 +21,11 @@ func raw(fd int, b []byte) {
 func logs(l *log.Logger) {
 	log.Println("a")
 	l.Printf("%d", 1)
+}
+
+// A buffer's WriteTo writes to its io.Writer, ReadFrom reads its io.Reader.
+func buffered(b *bytes.Buffer, w io.Writer, r io.Reader) {
+	b.WriteTo(w)
+	b.ReadFrom(r)
+	b.WriteString("x")
 }

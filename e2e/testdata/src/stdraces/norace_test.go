@@ -668,6 +668,43 @@ func TestNoRacePipeReaderCloseWrite(t *testing.T) {
 	}
 }
 
+// A bytes.Buffer's WriteTo writes to the connection it is given, and the
+// reader of a net.Pipe sees what came before (net.Pipe's channels): the
+// writer's earlier write is ordered before the reader's read after the
+// data arrived (mochi-mqtt's client writes packets with WriteTo).
+func TestNoRaceBufferWriteToPipe(t *testing.T) {
+	r, w := net.Pipe()
+	var packetID int
+	go func() {
+		packetID = 7
+		var buf bytes.Buffer
+		buf.WriteString("pk")
+		buf.WriteTo(w)
+	}()
+	b := make([]byte, 2)
+	io.ReadFull(r, b)
+	if packetID != 7 || string(b) != "pk" {
+		t.Fatal(packetID, string(b))
+	}
+}
+
+// ReadFrom reads from the reader it is given: what the pipe's writer did
+// before writing is ordered before what follows the ReadFrom.
+func TestNoRaceBufferReadFromPipe(t *testing.T) {
+	r, w := net.Pipe()
+	var packetID int
+	go func() {
+		packetID = 7
+		w.Write([]byte("pk"))
+		w.Close()
+	}()
+	var buf bytes.Buffer
+	buf.ReadFrom(r)
+	if packetID != 7 || buf.String() != "pk" {
+		t.Fatal(packetID, buf.String())
+	}
+}
+
 // A pulled sequence runs in a coroutine, a goroutine of the runtime's, only
 // while its caller waits in next: what it reads under its caller's lock is
 // ordered before a later holder's write (maypok86/otter's eviction merges
