@@ -205,4 +205,15 @@ var corpus = []Module{
 	{"github.com/pion/transport/v5", "v5.1.5", "virtual network, packetio buffers, deadlines"},
 	{"github.com/syndtr/goleveldb", "v1.0.0", "LevelDB: compaction goroutines, snapshots"},
 	{"github.com/hashicorp/mdns", "v1.0.7", "multicast DNS server and client"},
+	// Held out in session 57 (batch BK): measured at the session's first commits, before any change they led to.
+	{"github.com/cilium/statedb", "v0.9.4", "in-memory database: transactions, watch channels"},
+	{"github.com/MicahParks/jwkset", "v0.11.4", "JWK set storage with background refresh"},
+	{"github.com/centrifugal/centrifuge", "v0.40.1", "real-time messaging server: hubs, brokers, clients"},
+	{"github.com/d--j/go-milter", "v0.10.1", "mail filter protocol server and client"},
+	{"github.com/hugelgupf/p9", "v0.3.0", "9P2000.L server and client over connections"},
+	{"github.com/gosnmp/gosnmp", "v1.47.0", "SNMP client and trap listener"},
+	{"github.com/graph-gophers/graphql-go", "v1.11.1", "GraphQL server: concurrent resolvers"},
+	{"github.com/maragudk/goqite", "v0.2.3", "message queue over SQLite"},
+	{"github.com/lesismal/llib", "v1.2.5", "lock-free and concurrent utilities, timers"},
+	{"github.com/acaloiaro/neoq", "v0.72.2", "background job queue: in-memory backend, workers"},
 }
