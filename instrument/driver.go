@@ -33,6 +33,7 @@ type Config struct {
 	work    string            // the go.work file in use ("" in module mode)
 	raceSrc map[string][]byte // files outside std with the race tag's meaning (racetag.go)
 	deps    []string          // the targets outside the main modules
+	roots   map[string]bool   // the packages the patterns name (whose tests go test builds)
 }
 
 // Skip is a package left uninstrumented, and why.
@@ -379,6 +380,10 @@ func selectPackages(cfg *Config) (targets []string, skipped []Skip, err error) {
 	}
 	seen := map[string]bool{}
 	set := map[string]bool{}
+	cfg.roots = map[string]bool{}
+	for _, p := range pkgs {
+		cfg.roots[strings.TrimSuffix(p.PkgPath, "_test")] = true
+	}
 	var userFiles []string // the .go files of packages outside std and racekit, those constraints leave out too
 	packages.Visit(pkgs, nil, func(p *packages.Package) {
 		if p.PkgPath == "" || strings.HasSuffix(p.ID, ".test") { // the generated test main

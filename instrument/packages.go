@@ -53,20 +53,57 @@ func instrumentPackages(cfg *Config, targets []string, overlay map[string]string
 	return nil
 }
 
-// loadPackages loads and type-checks the targets, non-test variants first.
+// loadPackages loads and type-checks the targets, non-test variants first,
+// and the test variants of the main module's packages (cfg.Tests).
 func loadPackages(cfg *Config, targets []string) ([]*packages.Package, error) {
-	lcfg := &packages.Config{
-		Mode: packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedSyntax |
-			packages.NeedTypes | packages.NeedTypesInfo | packages.NeedModule,
-		Dir:        cfg.Dir,
-		Env:        cfg.goEnv(),
-		BuildFlags: cfg.BuildFlags,
-		Tests:      cfg.Tests,
-		Overlay:    cfg.raceSrc,
+	load := func(tests bool, targets []string) ([]*packages.Package, error) {
+		lcfg := &packages.Config{
+			Mode: packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedSyntax |
+				packages.NeedTypes | packages.NeedTypesInfo | packages.NeedModule,
+			Dir:        cfg.Dir,
+			Env:        cfg.goEnv(),
+			BuildFlags: cfg.BuildFlags,
+			Tests:      tests,
+			Overlay:    cfg.raceSrc,
+		}
+		pkgs, err := packages.Load(lcfg, targets...)
+		if err != nil {
+			return nil, fmt.Errorf("loading packages: %v", err)
+		}
+		return pkgs, nil
 	}
-	pkgs, err := packages.Load(lcfg, targets...)
-	if err != nil {
-		return nil, fmt.Errorf("loading packages: %v", err)
+	// A dependency's test files are not built (go test builds only the
+	// patterns' tests): its test variant is not loaded, so its test files
+	// and their imports are neither type-checked nor instrumented. The
+	// main module's packages then see the dependencies' types through
+	// export data, as they see std's.
+	var pkgs []*packages.Package
+	var err error
+	if cfg.Tests && len(cfg.deps) > 0 {
+		isDep := map[string]bool{}
+		for _, d := range cfg.deps {
+			isDep[d] = true
+		}
+		var mains, deps []string
+		for _, t := range targets {
+			if isDep[t] && !cfg.roots[t] {
+				deps = append(deps, t)
+			} else {
+				mains = append(mains, t)
+			}
+		}
+		if pkgs, err = load(false, deps); err != nil {
+			return nil, err
+		}
+		if len(mains) > 0 {
+			m, err := load(true, mains)
+			if err != nil {
+				return nil, err
+			}
+			pkgs = append(pkgs, m...)
+		}
+	} else if pkgs, err = load(cfg.Tests, targets); err != nil {
+		return nil, err
 	}
 	// Non-test variants first, so that a package's own files are
 	// instrumented with its own type information.
