@@ -113,6 +113,7 @@ type detectorRun struct {
 	prevStacks map[finding.Pair][]trace.Site
 	tests      map[finding.Pair]string
 	again      map[finding.Pair][]string
+	running    map[finding.Pair][]string
 	sup        *suppressor // nil: every race reported
 }
 
@@ -120,7 +121,11 @@ type detectorRun struct {
 // sink that keeps the test's races, with their stacks (from st) and tests,
 // but those rule suppresses.
 func newDetectorRun(newDet func(name string, sink finding.Sink) detect.Detector, name string, st *Stacks, meta *trace.Meta, rule Suppress) *detectorRun {
-	r := &detectorRun{col: finding.NewCollector(), stacks: map[finding.Pair][]trace.Site{}, prevStacks: map[finding.Pair][]trace.Site{}, tests: map[finding.Pair]string{}, again: map[finding.Pair][]string{}, sup: newSuppressor(rule, meta)}
+	r := &detectorRun{col: finding.NewCollector(), stacks: map[finding.Pair][]trace.Site{}, prevStacks: map[finding.Pair][]trace.Site{}, tests: map[finding.Pair]string{}, again: map[finding.Pair][]string{}, running: map[finding.Pair][]string{}, sup: newSuppressor(rule, meta)}
+	// An observed race is reported as its access runs, as go test -race
+	// reports it: the tests active then fail with it. A predicted one was
+	// not reported by any run.
+	observed := name == "hb" || name == "fasttrack"
 	// At the access, not at the goroutine's latest event: a predictive
 	// detector reports after later events of it.
 	stacks := func(race *finding.Race) (cur, prev []trace.Site) {
@@ -160,6 +165,13 @@ func newDetectorRun(newDet func(name string, sink finding.Sink) detect.Detector,
 		}
 		if r.sup.applies(race) && r.sup.drop(race, p, test, mk) {
 			return
+		}
+		if observed {
+			for _, other := range st.activeBesides(test) {
+				if other != r.tests[p] && !slices.Contains(r.again[p], other) && !slices.Contains(r.running[p], other) {
+					r.running[p] = append(r.running[p], other)
+				}
+			}
 		}
 		if known {
 			r.again[p] = append(r.again[p], test)
@@ -217,7 +229,7 @@ func (x *fileAnalysis) races(a *Analysis) (gids map[trace.GID]bool) {
 				gids[g.Cur.G], gids[g.Prev.G] = true, true
 			}
 		}
-		a.Results = append(a.Results, report.Result{Detector: x.algos[i], Groups: gs, Stacks: r.stacks, PrevStacks: r.prevStacks, Tests: r.tests, Again: r.again})
+		a.Results = append(a.Results, report.Result{Detector: x.algos[i], Groups: gs, Stacks: r.stacks, PrevStacks: r.prevStacks, Tests: r.tests, Again: r.again, Running: r.running})
 		a.Races += len(gs)
 		if r.sup != nil {
 			a.Suppressed += r.sup.n

@@ -1,7 +1,9 @@
 package analyze
 
 import (
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/trace"
@@ -68,6 +70,18 @@ type creation struct {
 // goroutine, at a site whose function is the test's name.
 const TestMarkFile = "racekit:test"
 
+// TestActiveFile and TestInactiveFile are the files of the sites rt/rttest
+// marks a test's running at (rttest.activeFile, inactiveFile): active
+// when it starts and when it resumes after t.Parallel, inactive when it
+// pauses in t.Parallel and when it ends, the points at which package
+// testing resets and checks its count of race reports. go test -race
+// fails every test active when a race is reported, not only the one that
+// made the access (testing's checkRaces).
+const (
+	TestActiveFile   = "racekit:test-active"
+	TestInactiveFile = "racekit:test-inactive"
+)
+
 // Stacks tracks every goroutine's shadow stack while a trace is read. It is
 // a detect.Detector placed before the real detectors, so that a race they
 // report sees the stack as of its current access; the stack history gives
@@ -97,6 +111,10 @@ type Stacks struct {
 	ended     []endedStack
 	endedHist int
 
+	// active are the tests active now (TestActiveFile): those go test
+	// -race fails if a race is reported now.
+	active map[string]bool
+
 	// resets are the report rules told of each allocation
 	// (suppressor.allocated): Stacks sees every event before the
 	// detectors, so it hands them on rather than a stage of their own.
@@ -107,7 +125,7 @@ type Stacks struct {
 // reporting gate opening at the first entry into startFunc ("": at once).
 // Run it before the detectors that ask it for stacks.
 func NewStacks(meta *trace.Meta, startFunc string) *Stacks {
-	return &Stacks{m: map[trace.GID]*gstack{}, created: map[trace.GID]creation{}, meta: meta, startFunc: startFunc, started: startFunc == ""}
+	return &Stacks{m: map[trace.GID]*gstack{}, created: map[trace.GID]creation{}, meta: meta, startFunc: startFunc, started: startFunc == "", active: map[string]bool{}}
 }
 
 // Finish does nothing: the stacks stay readable after the trace's end.
@@ -186,8 +204,15 @@ func (s *Stacks) Handle(e *trace.Event) {
 			}
 		}
 	case trace.OpSyncRelease:
-		if site := s.meta.Site(e.Site); site.File == TestMarkFile {
+		switch site := s.meta.Site(e.Site); site.File {
+		case TestMarkFile:
 			st.test = site.Func
+			return
+		case TestActiveFile:
+			s.active[site.Func] = true
+			return
+		case TestInactiveFile:
+			delete(s.active, site.Func)
 			return
 		}
 	}
@@ -349,6 +374,28 @@ func (s *Stacks) testOf(r *finding.Race) string {
 		return g.test
 	}
 	return ""
+}
+
+// activeBesides returns, sorted, the tests active now (go test -race fails
+// each when a race is reported) other than test and its ancestors, leaving
+// out a test whose subtest is among them (it fails with its subtest, as
+// testing's checkRaces counts the race once up the tree).
+func (s *Stacks) activeBesides(test string) []string {
+	var out []string
+	for name := range s.active {
+		if name == test || strings.HasPrefix(test, name+"/") {
+			continue
+		}
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	var kept []string
+	for _, name := range out {
+		if !slices.ContainsFunc(out, func(o string) bool { return strings.HasPrefix(o, name+"/") }) {
+			kept = append(kept, name)
+		}
+	}
+	return kept
 }
 
 // stackAt returns the stack of access a as it was when a was made, from

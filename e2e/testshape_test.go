@@ -196,7 +196,8 @@ func stackLines(out, dir string) []string {
 // under go test -race -json; every test and the package end once, with
 // go test -race's action (testdata/src/racytest; racysubtest: a racy
 // subtest fails, and so does its parent; a skipped test is skipped;
-// racyagain: a race that two tests make fails both).
+// racyagain: a race that two tests make fails both; racyrunning: a race
+// fails the tests running beside it).
 func TestTestReportJSON(t *testing.T) {
 	// ends returns each test's end actions ("" for the package) and the
 	// output of test racy.
@@ -231,9 +232,12 @@ func TestTestReportJSON(t *testing.T) {
 		{"racysubtest", "TestParent/racy", "racysubtest.Twice()", map[string][]string{"": {"fail"}, "TestParent": {"fail"}, "TestParent/racy": {"fail"}, "TestParent/calm": {"pass"}, "TestParent/after": {"pass"}, "TestSkip": {"skip"}}},
 		// The same race again in a later test fails that test too.
 		{"racyagain", "TestRacyA", "racyagain.Race()", map[string][]string{"": {"fail"}, "TestRacyA": {"fail"}, "TestCalm": {"pass"}, "TestRacyB": {"fail"}}},
+		// A race reported while another test runs fails that one too
+		// (two parallel tests: -parallel 2 on any machine).
+		{"racyrunning", "TestRacy", "racyrunning.TestRacy()", map[string][]string{"": {"fail"}, "TestCalm": {"pass"}, "TestRacy": {"fail"}, "TestBystander": {"fail"}}},
 	} {
-		_, goOut := goTestRace(t, "-json", "./"+tc.pkg)
-		code, out := runRacekit(t, "test", "-json", "./"+tc.pkg)
+		_, goOut := goTestRace(t, "-json", "-parallel=2", "./"+tc.pkg)
+		code, out := runRacekit(t, "test", "-json", "-parallel=2", "./"+tc.pkg)
 		if code != 1 {
 			t.Errorf("%s: exit status %d, want 1", tc.pkg, code)
 		}

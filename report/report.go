@@ -39,6 +39,11 @@ type Result struct {
 	// previous access made on the cell before a race reported there) or
 	// it has the stacks of a race reported before (analyze.Suppress).
 	Again map[finding.Pair][]string
+	// Running (optional) names, in order, the other tests that were
+	// running when the race was reported (and are not in Tests or Again):
+	// go test -race fails every test running then (testing's
+	// checkRaces), a test's ancestors with it.
+	Running map[finding.Pair][]string
 	// Heap (optional) is the allocation of the object a race's address is
 	// in, when it is a heap object traced code (or a std call with a fresh
 	// result) allocated (detect/alloc).

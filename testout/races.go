@@ -62,7 +62,8 @@ type testRaces struct {
 	results []report.Result
 	n       int
 	// again: races first reported in another test (named) that occurred
-	// again in this one; they fail it, as go test -race fails each test
+	// again in this one, or were reported while this one ran (running);
+	// they fail it, as go test -race fails each test
 	// during which a race is reported.
 	again  []againRace
 	cycles []deadlock.Cycle
@@ -70,10 +71,12 @@ type testRaces struct {
 	stall  bool // the binary's run stalled: a.Stalled is its deadlock
 }
 
-// againRace is a race of an earlier test's report that occurred again.
+// againRace is a race of an earlier test's report that occurred again, or
+// another test's race reported while this test ran.
 type againRace struct {
-	first string // the test whose output holds the report
-	group finding.Group
+	first   string // the test whose output holds the report
+	group   finding.Group
+	running bool // not again: this test was running when it was reported
 }
 
 // binary reports whether tr holds the findings of a test binary (cycles,
@@ -136,6 +139,11 @@ func (o *Output) packageRaces(pkg string) ([]*testRaces, int) {
 				for _, later := range res.Again[g.Pair()] {
 					tr := of(later)
 					tr.again = append(tr.again, againRace{first: name, group: g})
+					tr.n++
+				}
+				for _, other := range res.Running[g.Pair()] {
+					tr := of(other)
+					tr.again = append(tr.again, againRace{first: name, group: g, running: true})
 					tr.n++
 				}
 			}
@@ -202,7 +210,11 @@ func (o *Output) writeTests(byTest []*testRaces, chatty bool, line func(test, s 
 			continue
 		}
 		for _, ag := range tr.again {
-			fmt.Fprintf(&b, "==================\nWARNING: DATA RACE (again: %s)\n==================\n", againText(tr.a.Meta, ag))
+			how := "again"
+			if ag.running {
+				how = "while this test ran"
+			}
+			fmt.Fprintf(&b, "==================\nWARNING: DATA RACE (%s: %s)\n==================\n", how, againText(tr.a.Meta, ag))
 		}
 		for _, s := range strings.SplitAfter(b.String(), "\n") {
 			if s != "" {

@@ -272,6 +272,7 @@ var other = &Test{kind: kindOther}
 func register(t *testing.T, n *Test) {
 	if n.kind != kindFuzzInput {
 		mark(t.Name())
+		markActive(t.Name(), true)
 	}
 	tests.Store(t, n)
 	printSection(n.site)            // its "=== RUN", printed before it started
@@ -382,6 +383,9 @@ func (n *Test) fnReturned(site uint32) {
 // done is the test's end, its last cleanup.
 func (n *Test) done(t *testing.T) {
 	rt.SyncAcquire(n.subs, 0)
+	if n.kind != kindFuzzInput {
+		markActive(t.Name(), false)
+	}
 	testEnded(t, n, 0)
 	par := n.par.Load()
 	if p := n.parent; p != nil {
@@ -424,21 +428,43 @@ const markFile = "racekit:test"
 // every clip's positions and site numbers.
 var names = forks && os.Getenv("RACEKIT_TEST_NAMES") != "0"
 
-// marks holds each test name's site.
-var marks sync.Map
+// activeFile and inactiveFile are the files of the sites that mark a test
+// active (it starts, or resumes after t.Parallel) and inactive (it pauses
+// in t.Parallel, or ends): where package testing resets and checks its
+// count of race reports (analyze.TestActiveFile, TestInactiveFile).
+const (
+	activeFile   = "racekit:test-active"
+	inactiveFile = "racekit:test-inactive"
+)
+
+// marks, activeMarks and inactiveMarks hold each test name's site of
+// markFile, activeFile and inactiveFile.
+var marks, activeMarks, inactiveMarks sync.Map
 
 // mark records that the calling goroutine runs the test name: a release
 // of a fresh object (which no one acquires: no edge) at a site of
 // markFile whose function is the name. Not under the controlled
 // scheduler, whose schedules number the sites in the order they are
 // registered.
-func mark(name string) {
+func mark(name string) { markAt(&marks, markFile, name) }
+
+// markActive records that the test name is active (or no longer is), as
+// mark records its goroutine.
+func markActive(name string, active bool) {
+	if active {
+		markAt(&activeMarks, activeFile, name)
+	} else {
+		markAt(&inactiveMarks, inactiveFile, name)
+	}
+}
+
+func markAt(m *sync.Map, file, name string) {
 	if !names || name == "" || !rt.Enabled() {
 		return
 	}
-	site, ok := marks.Load(name)
+	site, ok := m.Load(name)
 	if !ok {
-		site, _ = marks.LoadOrStore(name, rt.RegisterFile(markFile, []string{name}, []uint32{0, 0, 0}))
+		site, _ = m.LoadOrStore(name, rt.RegisterFile(file, []string{name}, []uint32{0, 0, 0}))
 	}
 	rt.SyncRelease(rt.NewObject(), site.(uint32))
 }
@@ -666,8 +692,10 @@ func Parallel(t *testing.T, site uint32) {
 		forkNextTop()
 	}
 	printSection(site) // "=== PAUSE"
+	markActive(t.Name(), false)
 	t.Parallel()
 	rt.SyncAcquire(n.parent.fnEnd, site)
+	markActive(t.Name(), true)
 	printSection(site) // "=== CONT"
 }
 
