@@ -129,6 +129,10 @@ func ParseJSON(out []byte) *Run {
 				states[key] = st
 			}
 			switch {
+			case strings.HasPrefix(o, "WARNING: DATA RACE (while this test ran"):
+				// racekit's line in a test that failed because another
+				// test's race was reported while it ran: go test -race
+				// prints no report there, only the failure.
 			case strings.HasPrefix(o, "WARNING: DATA RACE"):
 				r.Races++
 				st.sites = st.sites[:0]

@@ -197,3 +197,18 @@ func TestCompareNestedAddressNames(t *testing.T) {
 		t.Errorf("union %d same %d differ %v unstable %d; want 1 1 none 8", c.Union, c.Same, c.Differ, c.Unstable)
 	}
 }
+
+// A test that fails because another test's race was reported while it ran
+// gets racekit's one line, not a report: it fails, with no race counted.
+func TestParseJSONWhileRunning(t *testing.T) {
+	out := `{"Action":"run","Package":"example.com/p","Test":"TestY"}
+{"Action":"output","Package":"example.com/p","Test":"TestY","Output":"WARNING: DATA RACE (while this test ran: the race between a.go:3 and a.go:5, reported in TestX)\n"}
+{"Action":"fail","Package":"example.com/p","Test":"TestY"}
+{"Action":"fail","Package":"example.com/p","Elapsed":0.5}
+`
+	r := ParseJSON([]byte(out))
+	y := r.Tests["example.com/p TestY"]
+	if y == nil || y.Verdict != Fail || y.Races != 0 || r.Races != 0 {
+		t.Fatalf("TestY = %+v, races %d: want a fail with no race counted", y, r.Races)
+	}
+}
