@@ -290,6 +290,12 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		r.ed.wrap(lo, hi, rtAlias+"."+hook+"(", ", "+r.site(x.Pos())+")")
 	}
 	fn := r.calledFunc(x)
+	if r.keptDone(x) {
+		defer func() {
+			lo, hi := r.span(x)
+			r.ed.wrap(lo, hi, rtAlias+".CtxDoneChan(", ", "+r.site(x.Pos())+")")
+		}()
+	}
 	if fn != nil && fn.Name() == "Err" && fn.Pkg() != nil && fn.Pkg().Path() == "context" {
 		defer func() {
 			lo, hi := r.span(x)

@@ -125,3 +125,25 @@ func (r *rewriter) ctxDone(ch ast.Expr) bool {
 	fn := r.calledFunc(ch)
 	return fn != nil && fn.Name() == "Done" && fn.Pkg() != nil && fn.Pkg().Path() == "context"
 }
+
+// keptDone reports whether x, a call of a context's Done method, gives its
+// channel to something other than a receive right there (a return, an
+// assignment, an argument): a later receive from it cannot be known for a
+// context's, so the channel is marked when it is made (rt.CtxDoneChan).
+func (r *rewriter) keptDone(x *ast.CallExpr) bool {
+	if !r.ctxDone(x) {
+		return false
+	}
+	if r.doneRecvd == nil {
+		r.doneRecvd = map[*ast.CallExpr]bool{}
+		ast.Inspect(r.in.File, func(n ast.Node) bool {
+			if u, ok := n.(*ast.UnaryExpr); ok && u.Op == token.ARROW {
+				if c, ok := unparen(u.X).(*ast.CallExpr); ok {
+					r.doneRecvd[c] = true
+				}
+			}
+			return true
+		})
+	}
+	return !r.doneRecvd[x]
+}

@@ -138,6 +138,7 @@ type rewriter struct {
 	noBarrier map[*ast.CallExpr]bool     // calls of go and defer statements
 	discarded map[*ast.CallExpr]bool     // calls of expression statements: their results unused
 	calledFun map[*ast.SelectorExpr]bool // selectors called where they are (x.M(...)), not method values
+	doneRecvd map[*ast.CallExpr]bool     // ctx.Done() calls that are a receive's operand (recv.go), lazily
 
 	quiet  []quietFunc // functions that may lose their Enter (quiet.go)
 	leaves []leafFunc  // functions that may get a copy as written (leafCopy)

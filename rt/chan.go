@@ -173,6 +173,9 @@ func recvPost(c any, site uint32, g *gstate, kind trace.MsgKind) {
 	if on {
 		if a := chanAddr(c); a != 0 {
 			chanPost(g, site, c, a, false, kind)
+			if kind != trace.MsgRecvd && live.Load() && chanCounts(c, a, site).ctxDone.Load() {
+				CtxDone(site) // a context's cancel closed it, inside package context
+			}
 		}
 	}
 }

@@ -57,7 +57,8 @@ type chanCount struct {
 	sendStarted, sendDone atomic.Uint64
 	_                     [cacheLine - 16]byte
 	recvStarted, recvDone atomic.Uint64
-	_                     [cacheLine - 16]byte
+	ctxDone               atomic.Bool // a context's Done channel (CtxDoneChan)
+	_                     [cacheLine - 20]byte
 }
 
 // cacheLine is the size of a cache line on the machines Go runs on

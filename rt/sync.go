@@ -767,6 +767,21 @@ func CtxCancelCauseLater[F ~func(error)](f F, site uint32) F {
 	}
 }
 
+// CtxDoneChan is a call of a context's Done method whose channel traced
+// code keeps rather than receives from at once (returned by a Closer's
+// HasBeenClosed, stored, passed on): a receive from that channel that
+// returns because it is closed acquires the cancels, as RecvCtx does where
+// the call is the receive's operand (ristretto's AllocatorPool closes its
+// channel after <-closer.HasBeenClosed(): held-out batch BJ).
+func CtxDoneChan[C ~<-chan E, E any](c C, site uint32) C {
+	if on && c != nil && live.Load() {
+		if a := chanAddr(c); a != 0 {
+			chanCounts(c, a, site).ctxDone.Store(true)
+		}
+	}
+	return c
+}
+
 // CtxDone is recorded after a receive from a context's Done channel or a
 // call of its Err method.
 func CtxDone(site uint32) {

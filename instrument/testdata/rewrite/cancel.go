@@ -21,3 +21,13 @@ func cancels(t *testing.T) {
 	cancel()
 	<-cctx.Done()
 }
+
+type closer struct{ ctx context.Context }
+
+// A Done channel kept (returned) is marked for the receives to come; one
+// received from at once is not.
+func (c *closer) closed() <-chan struct{} { return c.ctx.Done() }
+
+func waitDone(ctx context.Context) {
+	<-ctx.Done()
+}

@@ -97,3 +97,70 @@ func TestRaceContextAfterFuncWriteAfterCancel(t *testing.T) {
 	x = 1 // race: x
 	<-done
 }
+
+// closer keeps a context and its cancel, and hands out the Done channel
+// (ristretto's z.Closer: HasBeenClosed).
+type closer struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func newCloser() *closer {
+	c := &closer{}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	return c
+}
+
+func (c *closer) hasBeenClosed() <-chan struct{} { return c.ctx.Done() }
+
+// A receive from a Done channel that traced code kept (returned, stored)
+// is ordered after the cancel that closed it, as one from ctx.Done() is
+// (ristretto's AllocatorPool closes its channel once HasBeenClosed's
+// channel is closed, after a flusher's send on it ended).
+func TestNoRaceKeptDoneChannel(t *testing.T) {
+	c := newCloser()
+	x := 0
+	done := make(chan bool)
+	go func() {
+		<-c.hasBeenClosed()
+		x++
+		done <- true
+	}()
+	x = 1
+	c.cancel()
+	<-done
+}
+
+// The same in a select, on a stored channel.
+func TestNoRaceKeptDoneSelect(t *testing.T) {
+	c := newCloser()
+	ch := c.hasBeenClosed()
+	x := 0
+	done := make(chan bool)
+	go func() {
+		select {
+		case <-ch:
+			x++
+		case <-time.After(time.Minute):
+		}
+		done <- true
+	}()
+	x = 1
+	c.cancel()
+	<-done
+}
+
+// What follows the cancel is not ordered before the receive.
+func TestRaceKeptDoneWriteAfterCancel(t *testing.T) {
+	c := newCloser()
+	x := 0
+	done := make(chan bool)
+	go func() {
+		<-c.hasBeenClosed()
+		x++ // race: x
+		done <- true
+	}()
+	c.cancel()
+	x = 1 // race: x
+	<-done
+}
