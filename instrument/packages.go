@@ -92,8 +92,11 @@ func loadPackages(cfg *Config, targets []string) ([]*packages.Package, error) {
 				mains = append(mains, t)
 			}
 		}
-		if pkgs, err = load(false, deps); err != nil {
-			return nil, err
+		// No patterns would load the current directory's package.
+		if len(deps) > 0 {
+			if pkgs, err = load(false, deps); err != nil {
+				return nil, err
+			}
 		}
 		if len(mains) > 0 {
 			m, err := load(true, mains)

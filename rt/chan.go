@@ -173,7 +173,7 @@ func recvPost(c any, site uint32, g *gstate, kind trace.MsgKind) {
 	if on {
 		if a := chanAddr(c); a != 0 {
 			chanPost(g, site, c, a, false, kind)
-			if kind != trace.MsgRecvd && live.Load() && chanCounts(c, a, site).ctxDone.Load() {
+			if kind != trace.MsgRecvd && doneKept.Load() && live.Load() && chanCounts(c, a, site).ctxDone.Load() {
 				CtxDone(site) // a context's cancel closed it, inside package context
 			}
 		}

@@ -777,10 +777,15 @@ func CtxDoneChan[C ~<-chan E, E any](c C, site uint32) C {
 	if on && c != nil && live.Load() {
 		if a := chanAddr(c); a != 0 {
 			chanCounts(c, a, site).ctxDone.Store(true)
+			doneKept.Store(true)
 		}
 	}
 	return c
 }
+
+// doneKept tells whether CtxDoneChan marked a channel: until it has, a
+// receive does not look its channel up to ask.
+var doneKept atomic.Bool
 
 // CtxDone is recorded after a receive from a context's Done channel or a
 // call of its Err method.
