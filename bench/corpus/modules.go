@@ -216,4 +216,13 @@ var corpus = []Module{
 	{"github.com/maragudk/goqite", "v0.2.3", "message queue over SQLite"},
 	{"github.com/lesismal/llib", "v1.2.5", "lock-free and concurrent utilities, timers"},
 	{"github.com/acaloiaro/neoq", "v0.72.2", "background job queue: in-memory backend, workers"},
+	// Held out in session 58 (batch BM): measured at the session's first commit, before any change they led to.
+	{"github.com/chzyer/readline", "v1.5.1", "line editor: terminal goroutines, remote mode"},
+	{"github.com/pkg/errors", "v0.9.1", "errors with stack traces (frames the tests compare)"},
+	{"github.com/petermattis/goid", "v0.0.0-20261109124353-7cfa343ad0ab", "goroutine IDs from the runtime"},
+	{"github.com/cloudflare/tableflip", "v1.2.3", "graceful process upgrade: fds, parent and child"},
+	{"github.com/prometheus/common", "v0.74.0", "config, expfmt, HTTP clients with reloads"},
+	{"github.com/tus/tusd/v2", "v2.9.1", "resumable upload server: handlers, locks, stores"},
+	{"github.com/xtaci/lossyconn", "v1.1.0", "lossy in-memory packet connection: timers, queues"},
+	{"github.com/IBM/sarama", "v1.61.1", "Kafka client against mock brokers: producers, consumers"},
 }
