@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -180,8 +181,16 @@ func buildAll(t *testing.T) (string, *instrument.Prepared) {
 		if built.err != nil {
 			return
 		}
-		built.prep, built.err = instrument.Prepare(instrument.Config{Dir: src, Patterns: []string{"./..."}, Tests: true})
+		var status instrument.Status
+		built.prep, built.err = instrument.Prepare(instrument.Config{Dir: src, Patterns: []string{"./..."}, Tests: true, Status: &status})
 		if built.err != nil {
+			return
+		}
+		// The progress lines' last step: every package loaded instrumented
+		// (testdata/src has no dependencies to compile).
+		if st := status.String(); !regexp.MustCompile(`^instrumenting packages: ([1-9][0-9]*) of ([1-9][0-9]*) done$`).MatchString(st) ||
+			strings.Fields(st)[2] != strings.Fields(st)[4] {
+			built.err = fmt.Errorf("instrument.Status after Prepare: %q, want every package instrumented", st)
 			return
 		}
 		args := append([]string{"build"}, built.prep.BuildArgs()...)

@@ -57,11 +57,20 @@ func (r *rewriter) callbackLockCall(x *ast.CallExpr, fn *types.Func) (post func(
 	if fn == nil || fn.Pkg() == nil || r.noBarrier[x] {
 		return nil
 	}
-	field, ok := callbackLocks[stdKey(fn)]
+	se, ok := unparen(x.Fun).(*ast.SelectorExpr)
 	if !ok {
 		return nil
 	}
-	se, ok := unparen(x.Fun).(*ast.SelectorExpr)
+	if logIfaceMethod(fn) {
+		// Through an interface whose value may be a *log.Logger: rt
+		// looks at the value (rt.CallbackLockAny).
+		site := r.site(x.Pos())
+		c := &stdCallSite{r: r, x: x, fn: fn}
+		c.wrap(se.X, rtAlias+".CallbackLockAny(", ", "+site+")")
+		r.afterCallArgs(x, "CallbackDone", site)
+		return c.post
+	}
+	field, ok := callbackLocks[stdKey(fn)]
 	if !ok {
 		return nil
 	}
@@ -151,4 +160,30 @@ func (r *rewriter) ioSignature(d *ast.FuncDecl) bool {
 	sig := fn.Type().(*types.Signature)
 	return sig.Params().Len() == 1 && sig.Results().Len() == 2 && isByteSlice(sig.Params().At(0).Type()) &&
 		isBasic(sig.Results().At(0).Type(), types.Int) && sig.Results().At(1).Type().String() == "error"
+}
+
+// logIfaceMethod reports whether fn is an interface's method with the name
+// and shape of one of log.Logger's output methods (Printf(string, ...any),
+// Print(...any), Println(...any), and the Panic ones): a library's logger
+// interface, whose value is often a *log.Logger.
+func logIfaceMethod(fn *types.Func) bool {
+	sig, ok := fn.Type().(*types.Signature)
+	if !ok || sig.Recv() == nil || !types.IsInterface(sig.Recv().Type()) || !sig.Variadic() || sig.Results().Len() != 0 {
+		return false
+	}
+	params := sig.Params()
+	switch fn.Name() {
+	case "Print", "Println", "Panic", "Panicln":
+		if params.Len() != 1 {
+			return false
+		}
+	case "Printf", "Panicf":
+		if params.Len() != 2 || !types.Identical(params.At(0).Type(), types.Typ[types.String]) {
+			return false
+		}
+	default:
+		return false
+	}
+	last, ok := params.At(params.Len() - 1).Type().(*types.Slice)
+	return ok && types.IsInterface(last.Elem()) && last.Elem().Underlying().(*types.Interface).Empty()
 }

@@ -304,12 +304,13 @@ var ioPkgs = map[string]bool{
 // connection (hashicorp/serf's RPC server decodes requests with
 // ugorji/go's codec) ordered nothing, so what the client wrote before its
 // request raced with what the server read after it (corpus, session 27).
-// Only the names of reading and writing: Wait, Run or Print, which
+// Only the names of reading and writing (a RoundTrip, an HTTP client's
+// request and response, both): Wait, Run or Print, which
 // ioKind reads as I/O in the standard library, are a dependency's own
 // business.
 func depIOKind(fn *types.Func) (write, read bool) {
 	name := fn.Name()
-	return hasPrefix(name, "Write", "Encode", "Flush", "Send"), hasPrefix(name, "Read", "Decode", "Recv", "Accept", "Peek")
+	return hasPrefix(name, "Write", "Encode", "Flush", "Send", "RoundTrip"), hasPrefix(name, "Read", "Decode", "Recv", "Accept", "Peek", "RoundTrip")
 }
 
 // hasPrefix reports whether name begins with one of prefixes.
@@ -364,7 +365,16 @@ func ioKind(fn *types.Func) (write, read bool) {
 		// session 55).
 		return name == "Write" || name == "Pwrite" || name == "Sendfile", name == "Read" || name == "Pread"
 	case "net/http":
-		if has("Get", "Post", "Head", "Do", "Serve", "ListenAndServe") {
+		// A RoundTrip writes its request and returns after reading the
+		// response's header, which the server writes after the handler
+		// returns (prometheus/common's round trippers: held-out batch BM).
+		if has("Get", "Post", "Head", "Do", "Serve", "ListenAndServe", "RoundTrip") {
+			return true, true
+		}
+	case "net/rpc":
+		// A Call writes its request and returns after reading the reply,
+		// which the server writes after the method returns.
+		if name == "Call" {
 			return true, true
 		}
 	case "io":

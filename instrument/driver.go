@@ -26,6 +26,9 @@ type Config struct {
 	CacheDir   string   // "" means $RACEKIT_CACHE, else os.UserCacheDir()/racekit
 	Root       string   // racekit's source tree; "" means FindRoot
 	Log        io.Writer
+	// Status, if not nil, is kept up to date with the step Prepare is in,
+	// for progress lines.
+	Status *Status
 	// NoAllocHook builds without the Go runtime's allocation hook
 	// (runtimehook.go), as RACEKIT_ALLOC_HOOK=0 does: for comparisons.
 	NoAllocHook bool
@@ -189,6 +192,7 @@ const maxBrokenDeps = 8
 // main modules' packages are not checked: their errors are the user's to
 // see.
 func unbuildable(cfg *Config, prep *Prepared) []Skip {
+	cfg.Status.set(fmt.Sprintf("compiling %d instrumented dependency packages (go build)", len(prep.deps)), 0)
 	args := append(append([]string{"build"}, prep.BuildArgs()...), cfg.BuildFlags...)
 	cmd := exec.Command("go", append(args, prep.deps...)...)
 	cmd.Dir = cfg.Dir
@@ -367,6 +371,7 @@ func neverTraced(p string) bool {
 // selectPackages lists (cheaply, without type checking) the packages the
 // patterns build and picks the ones to trace.
 func selectPackages(cfg *Config) (targets []string, skipped []Skip, err error) {
+	cfg.Status.set("listing packages and their dependencies (go list)", 0)
 	lcfg := &packages.Config{
 		Mode:       packages.NeedName | packages.NeedModule | packages.NeedImports | packages.NeedDeps | packages.NeedFiles,
 		Dir:        cfg.Dir,

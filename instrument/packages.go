@@ -19,6 +19,7 @@ import (
 
 // instrumentPackages type-checks the targets and instruments their files.
 func instrumentPackages(cfg *Config, targets []string, overlay map[string]string, deps map[string]*depModule, prep *Prepared) error {
+	cfg.Status.set(fmt.Sprintf("parsing and type-checking %d packages", len(targets)), 0)
 	pkgs, err := loadPackages(cfg, targets)
 	if err != nil {
 		return err
@@ -41,10 +42,12 @@ func instrumentPackages(cfg *Config, targets []string, overlay map[string]string
 		instrumented: map[string]bool{},
 		tests:        newPkgTests(),
 	}
+	cfg.Status.set("instrumenting packages", len(pkgs))
 	for _, p := range pkgs {
 		if err := in.instrumentPackage(p); err != nil {
 			return err
 		}
+		cfg.Status.add(1)
 	}
 	if err := in.addTestMains(); err != nil {
 		return err

