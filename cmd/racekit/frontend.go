@@ -46,6 +46,10 @@ func addFrontendFlags(fs *flag.FlagSet) *frontendFlags {
 	return ff
 }
 
+// isQuiet reports -q: the command's own -q for fuzz and hatch (whose flag
+// sets define it), none for replay, which has no -q.
+func (ff *frontendFlags) isQuiet() bool { return ff.quiet != nil && *ff.quiet }
+
 // addBuildFlags defines the flags of the instrumented build alone (racekit
 // fuzz, hatch and replay, which choose their own detectors): algo, keep
 // and predict stay nil.
@@ -129,7 +133,7 @@ func (ff *frontendFlags) ignoredLeaks() []string {
 func prepare(c *command, ff *frontendFlags, patterns []string, tests bool) (*instrument.Prepared, bool) {
 	start := time.Now()
 	var status instrument.Status
-	stop := progress.New(c.name, *ff.quiet).Every(status.String)
+	stop := progress.New(c.name, ff.isQuiet()).Every(status.String)
 	prep, err := instrument.Prepare(instrument.Config{
 		Patterns:   patterns,
 		Tests:      tests,

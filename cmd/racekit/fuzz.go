@@ -166,6 +166,7 @@ func init() {
 	cmdFuzz.run = runFuzz
 	cmdFuzz.goTest = gotestline.Runs
 	fuzzFlags = addBuildFlags(cmdFuzz.flags)
+	fuzzFlags.quiet = fuzzQuiet
 }
 
 // runFuzz is racekit fuzz: its flags checked and the test binaries built,

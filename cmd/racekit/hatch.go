@@ -140,6 +140,7 @@ func init() {
 	cmdHatch.run = runHatch
 	cmdHatch.goTest = gotestline.Runs
 	hatchFlags = addBuildFlags(cmdHatch.flags)
+	hatchFlags.quiet = hatchQuiet
 }
 
 // runHatch is racekit hatch: its flags checked and the test binary built,
