@@ -9,6 +9,7 @@ import (
 
 	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/confirm"
+	"github.com/racekit/racekit/progress"
 )
 
 // Output passes go test's standard output through, holding back the
@@ -84,6 +85,9 @@ func (o *Output) Run(r io.Reader) {
 	o.heldEnds = map[string][]heldEnd{}
 	o.early = startEarly(o.TraceDir, o.Options)
 	o.activity.start()
+	// Between go test's lines (a cold build of instrumented packages, a
+	// long test binary), a progress line says what it is doing.
+	defer progress.New("test", o.Quiet).Every(func() string { return o.progressLine(progress.Interval) })()
 	for line := range queuedLines(r, &o.activity) {
 		if o.JSON {
 			o.jsonLine(line)

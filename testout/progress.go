@@ -18,12 +18,12 @@ type activity struct {
 func (a *activity) start() { a.started.CompareAndSwap(0, time.Now().UnixNano()) }
 func (a *activity) saw()   { a.last.Store(time.Now().UnixNano()) }
 
-// Progress says what go test is doing while it prints nothing for quiet or
-// longer (racekit test's progress lines call it every few seconds): the
+// progressLine says what go test is doing while it prints nothing for quiet or
+// longer (Run's progress lines ask every progress.Interval): the
 // test binaries whose traces are growing, else that it is building. It is
 // "" before Run and while go test's output flows. Safe to call while Run
 // runs.
-func (o *Output) Progress(quiet time.Duration) string {
+func (o *Output) progressLine(quiet time.Duration) string {
 	since := o.activity.last.Load()
 	if since == 0 {
 		since = o.activity.started.Load()

@@ -10,7 +10,6 @@ import (
 
 	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/gotestline"
-	"github.com/racekit/racekit/progress"
 	"github.com/racekit/racekit/testout"
 	"github.com/racekit/racekit/trace/tracefile"
 )
@@ -262,14 +261,10 @@ func runTest(c *command, args []string) int {
 		}
 	}()
 	code := exitOK
-	// Between go test's lines (a cold build of instrumented packages, a
-	// long test binary), a progress line says what it is doing.
-	stopProgress := progress.New(c.name, *testFlags.quiet).Every(func() string { return out.Progress(progress.Interval) })
 	if err = gt.Start(); err == nil {
 		out.Run(stdout)
 		err = gt.Wait()
 	}
-	stopProgress()
 	select {
 	case <-running:
 	default:
