@@ -225,4 +225,13 @@ var corpus = []Module{
 	{"github.com/tus/tusd/v2", "v2.9.1", "resumable upload server: handlers, locks, stores"},
 	{"github.com/xtaci/lossyconn", "v1.1.0", "lossy in-memory packet connection: timers, queues"},
 	{"github.com/IBM/sarama", "v1.61.1", "Kafka client against mock brokers: producers, consumers"},
+	// Held out in session 59 (batch BP): measured at the session's first commit, before any change they led to.
+	{"connectrpc.com/connect", "v1.21.1", "Connect/gRPC over HTTP/1.1 and HTTP/2: streams, servers in tests"},
+	{"github.com/grpc-ecosystem/go-grpc-middleware/v2", "v2.3.4", "gRPC interceptors: retries, rate limits, logging over bufconn"},
+	{"github.com/seaweedfs/raft", "v1.2.4", "Raft consensus: servers, peers, heartbeats over HTTP"},
+	{"go.etcd.io/raft/v3", "v3.7.0", "Raft consensus library: node goroutine, ready channels"},
+	{"github.com/livekit/psrpc", "v0.8.2", "RPC over a message bus: local bus, streams, timeouts"},
+	{"github.com/zishang520/socket.io/servers/engine/v3", "v3.0.6", "Engine.IO server: polling and websocket transports, timers"},
+	{"github.com/go-sql-driver/mysql", "v1.10.2", "MySQL driver: connection goroutines, cancellation watchers"},
+	{"github.com/gdamore/tcell/v2", "v2.13.10", "terminal library: event queue goroutines, simulation screen"},
 }
