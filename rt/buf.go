@@ -506,12 +506,17 @@ func (g *gstate) plain(op trace.Op, flags trace.Flags, site uint32, obj, val uin
 // raised every raiseEvery events and after a goroutine born in untraced
 // code appeared (so that events after it are placed after its Begin),
 // and with a lock's pending acquisition recorded first (acquireLock).
-// The rare cases share one test: they set tick to 0.
+// The rare cases share one test: they set tick to 0. Allocations of
+// goroutines without state (untracedMask) are written first too: their
+// object may have reached g through synchronization racekit does not see
+// (an untraced goroutine's response handed back inside an HTTP client's
+// call), and g's next access to it must not meet the accesses of the dead
+// object that was at its address.
 func (g *gstate) prepPlain() {
 	if g.shown < g.depth {
 		g.showFrames()
 	}
-	if g.tick--; g.tick <= 0 || isIdle(g.last) {
+	if g.tick--; g.tick <= 0 || isIdle(g.last) || untracedMask.Load() != 0 {
 		g.prepSlow()
 	}
 }

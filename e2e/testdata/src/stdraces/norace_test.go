@@ -1066,3 +1066,78 @@ func TestNoRaceLoggerInterfaceSetOutput(t *testing.T) {
 		t.Log("no line logged after SetOutput")
 	}
 }
+
+// countingReader reads through an io.Reader it wraps (tus/tusd's
+// bodyReader around a request body).
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += n
+	return n, err
+}
+
+// An io.Pipe's Write returns after a Read consumed its data: what the
+// reader did before that Read is ordered before what the writer does
+// after, even when the Read goes through wrappers racekit does not trace
+// (http.MaxBytesReader) and an interface (held-out module tus/tusd/v2).
+func TestNoRacePipeWriteAfterWrappedRead(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	var stage string
+	done := make(chan string)
+	go func() {
+		pw.Write([]byte("first "))
+		done <- stage
+	}()
+	stage = "reading"
+	body := &countingReader{r: http.MaxBytesReader(nil, pr, 100)}
+	buf := make([]byte, 6)
+	if _, err := io.ReadFull(body, buf); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-done; s != "reading" {
+		t.Fatal(s)
+	}
+}
+
+// httpDoer is a program's own HTTP client interface (connectrpc's
+// HTTPClient), which an *http.Client implements.
+type httpDoer interface {
+	Do(req *http.Request) (*http.Response, error)
+}
+
+// A Do through the program's own interface is an http.Client.Do: the
+// handler's write after WriteHeader is ordered before the caller's read
+// after the response (held-out module connectrpc.com/connect).
+func TestNoRaceHTTPClientInterfaceDo(t *testing.T) {
+	var called bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		called = true
+	}))
+	defer srv.Close()
+	var client httpDoer = srv.Client()
+	req, err := http.NewRequest("GET", srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *http.Response)
+	go func() {
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- resp
+	}()
+	resp := <-done
+	if resp != nil {
+		resp.Body.Close()
+	}
+	if !called {
+		t.Fatal("handler not called")
+	}
+}

@@ -430,3 +430,21 @@ func TestRaceValueInStructCopy(t *testing.T) {
 	sink = cp.n
 	<-c
 }
+
+// Reads do not order each other: the release before a read is for an
+// io.Pipe's writer alone (rt's pipeObj), so two goroutines that each read
+// from their own reader still race.
+func TestRaceReadsUnordered(t *testing.T) {
+	var x int
+	c := make(chan bool)
+	go func() {
+		x = 1 // race: readsunordered
+		var r io.Reader = strings.NewReader("a")
+		r.Read(make([]byte, 1))
+		c <- true
+	}()
+	var r io.Reader = strings.NewReader("b")
+	r.Read(make([]byte, 1))
+	sink = x // race: readsunordered
+	<-c
+}
