@@ -235,7 +235,6 @@ var corpus = []Module{
 	{"github.com/go-sql-driver/mysql", "v1.10.2", "MySQL driver: connection goroutines, cancellation watchers"},
 	{"github.com/gdamore/tcell/v2", "v2.13.10", "terminal library: event queue goroutines, simulation screen"},
 	// Held out in session 59 (batch BR): measured at the commit that added them, after the fixes batch BP led to.
-	{"github.com/miekg/dns", "v1.1.73", "DNS servers and clients over UDP and TCP: handlers, shutdown"},
 	{"github.com/coreos/go-oidc/v3", "v3.21.0", "OIDC provider client: remote key sets refreshed behind a lock"},
 	{"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc", "v1.47.0", "OTLP trace exporter over gRPC: retries, mock collector"},
 	{"github.com/creack/pty", "v1.1.24", "pseudo-terminals: reads and deadlines across goroutines"},
