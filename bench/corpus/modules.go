@@ -240,4 +240,10 @@ var corpus = []Module{
 	{"github.com/creack/pty", "v1.1.24", "pseudo-terminals: reads and deadlines across goroutines"},
 	{"github.com/go-fuego/fuego", "v0.19.0", "HTTP framework over net/http: handlers, middlewares, OpenAPI"},
 	{"github.com/hashicorp/raft-boltdb/v2", "v2.3.1", "Raft log store over BoltDB"},
+	// Held out in session 59 (batch BS): measured at the commit that added them.
+	{"github.com/labstack/echo/v5", "v5.4.6", "HTTP framework: router, middlewares, graceful shutdown"},
+	{"github.com/grafana/pyroscope-go", "v1.5.0", "continuous profiler: upload queue, session goroutines"},
+	{"github.com/gorilla/handlers", "v1.5.2", "HTTP middlewares: logging, compression, recovery"},
+	{"github.com/rs/cors", "v1.11.1", "CORS middleware (go 1.13 line)"},
+	{"github.com/hashicorp/go-plugin", "v1.8.0", "plugins over net/rpc and gRPC: brokers, muxed streams"},
 }
