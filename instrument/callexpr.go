@@ -358,7 +358,7 @@ func (r *rewriter) call(x *ast.CallExpr) {
 	r.freshCall(x, fn)
 	r.decodeCall(x, fn)
 	r.heldPtrCall(x, fn)
-	if fn != nil && methodKey(fn) == "io.PipeWriter.Write" {
+	if isPipeWrite(fn) {
 		r.afterCall(x, "PipeWritten", "") // rt.PipeWritten: after the reader's Read
 	} else if read || r.callbackCall(x, fn) {
 		r.afterCall(x, "IORead", "") // rt.IORead

@@ -342,6 +342,12 @@ func hasNamedPtr(vars *types.Tuple, pkg, name string) bool {
 	return false
 }
 
+// isPipeWrite reports whether fn is io.PipeWriter.Write, which returns
+// only after a Read consumed its data (rt.PipeWritten).
+func isPipeWrite(fn *types.Func) bool {
+	return fn != nil && methodKey(fn) == "io.PipeWriter.Write"
+}
+
 // hasPrefix reports whether name begins with one of prefixes.
 func hasPrefix(name string, prefixes ...string) bool {
 	for _, p := range prefixes {
@@ -419,7 +425,7 @@ func ioKind(fn *types.Func) (write, read bool) {
 		}
 		// The reader's close is what a pipe writer's Write returning
 		// io.ErrClosedPipe sees, likewise.
-		if methodKey(fn) == "io.PipeWriter.Write" {
+		if isPipeWrite(fn) {
 			return true, true
 		}
 	}
