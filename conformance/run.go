@@ -70,11 +70,17 @@ func runAll(cases []*Case, dir string, bins binaries, opts *Options) {
 	wg.Wait()
 }
 
+// exitWaitOff is the GORACE option that keeps both binaries from waiting a
+// second at a normal exit (-race's default, which racekit's runtime
+// follows: rt/exit.go): every test runs in a process of its own, and the
+// suite's tests wait for the goroutines they start.
+const exitWaitOff = "atexit_sleep_ms=0"
+
 // runRacekit runs one test alone in the racekit binary and analyzes its
 // trace.
 func runRacekit(k *Case, dir, bin string, opts *Options) {
 	tr := filepath.Join(dir, k.Name+".rkt")
-	out, err := runLimited(bin, dir, []string{runFlag(k), "-test.v"}, "GOMAXPROCS=1", "RACEKIT_TRACE="+tr)
+	out, err := runLimited(bin, dir, []string{runFlag(k), "-test.v"}, "GOMAXPROCS=1", "RACEKIT_TRACE="+tr, "GORACE="+exitWaitOff)
 	k.Ran = true
 	k.Skipped = bytes.Contains(out, []byte("--- SKIP"))
 	if _, serr := os.Stat(tr); serr != nil {
@@ -105,7 +111,7 @@ func runRacekit(k *Case, dir, bin string, opts *Options) {
 
 // runRace runs one test alone in the -race binary.
 func runRace(k *Case, dir, bin string) {
-	out, _ := runLimited(bin, dir, []string{runFlag(k), "-test.v"}, "GOMAXPROCS=1", "GORACE=suppress_equal_stacks=0")
+	out, _ := runLimited(bin, dir, []string{runFlag(k), "-test.v"}, "GOMAXPROCS=1", "GORACE=suppress_equal_stacks=0 "+exitWaitOff)
 	k.GoRan = true
 	if i := bytes.Index(out, []byte("=== RUN")); i >= 0 {
 		out = out[i:]

@@ -210,6 +210,13 @@ func buildAll(t *testing.T) (string, *instrument.Prepared) {
 }
 
 func TestMain(m *testing.M) {
+	// A normal exit waits GORACE's atexit_sleep_ms, a second unless set,
+	// as under -race (rt/exit.go). The programs here run hundreds of
+	// times: they run without the wait, but for those whose "// env:"
+	// mark asks for it (exitwait).
+	if _, ok := os.LookupEnv("GORACE"); !ok {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	code := m.Run()
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
@@ -235,6 +242,22 @@ func exitMark(t *testing.T, mainFile string) string {
 	return "0"
 }
 
+// envMark reads the "// env: NAME=VALUE" comments of the program a binary
+// of testdata/src was built from: environment it runs with.
+func envMark(bin string) []string {
+	data, err := os.ReadFile(filepath.Join("testdata", "src", filepath.Base(bin), "main.go"))
+	if err != nil {
+		return nil // not one of testdata/src's programs
+	}
+	var env []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "// env: "); ok {
+			env = append(env, strings.TrimSpace(v))
+		}
+	}
+	return env
+}
+
 // runProgram runs an instrumented binary, checks how it ended, and returns
 // its trace's path.
 func runProgram(t *testing.T, bin, exit string) string {
@@ -243,15 +266,16 @@ func runProgram(t *testing.T, bin, exit string) string {
 	return tr
 }
 
-// execProgram runs an instrumented binary with more environment, tracing,
-// checks how it ended, and returns its trace's path and its output.
+// execProgram runs an instrumented binary with its program's "// env:"
+// marks and more environment, tracing, checks how it ended, and returns
+// its trace's path and its output.
 func execProgram(t *testing.T, bin, exit string, env ...string) (string, []byte) {
 	t.Helper()
 	tr := filepath.Join(t.TempDir(), "trace.rkt")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin)
-	cmd.Env = append(append(os.Environ(), "RACEKIT_TRACE="+tr), env...)
+	cmd.Env = append(append(append(os.Environ(), envMark(bin)...), "RACEKIT_TRACE="+tr), env...)
 	out, err := cmd.CombinedOutput()
 	code := "0"
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -353,5 +377,16 @@ func TestTestMode(t *testing.T) {
 		if strings.Join(res.hbPairs, "\n") != strings.Join(want, "\n") {
 			t.Errorf("%s: racing line pairs (hb):\n got %q\nwant %q", pkg, res.hbPairs, want)
 		}
+	}
+}
+
+// TestExitWait: main's return waits as a -race binary's exit does, so
+// what the program's other goroutines do in that second happens (and
+// their race is reported: TestPrograms), as under go test -race.
+func TestExitWait(t *testing.T) {
+	bins, _ := buildAll(t)
+	_, out := execProgram(t, filepath.Join(bins, "exitwait"), "0")
+	if !strings.Contains(string(out), "written after main returned") {
+		t.Errorf("exitwait's output %q lacks what its goroutine prints after main returned", out)
 	}
 }

@@ -47,7 +47,7 @@ func (r *rewriter) funcDecl(d *ast.FuncDecl) {
 	case d.Recv == nil && d.Name.Name == "main" && r.in.Pkg.Name() == "main" && !r.in.IsTest:
 		pre = "defer " + rtAlias + ".MainExit(); "
 	case d.Recv == nil && r.in.IsTest && d.Name.Name == "TestMain":
-		pre = "defer " + rtAlias + ".Finish(); "
+		pre = "defer " + rtAlias + ".TestMainExit(); "
 	case d.Recv == nil && r.in.IsTest && isTestFunc(d):
 		pre = "defer " + testAlias + ".Stop(" + testAlias + ".Start(" + r.testParam(d) + ")); "
 		r.useTest = true

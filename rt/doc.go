@@ -176,7 +176,9 @@
 // is finished (all records written, then the end block) when main returns
 // or panics, on Exit (instrumented calls of os.Exit), at the end of an
 // instrumented TestMain, and on SIGINT/SIGTERM when RACEKIT_SIGNALS is
-// set; hooks are no-ops afterwards, and a hook running in another
+// set. A normal exit (main's return, os.Exit(0), a TestMain's return
+// after a passing m.Run) first waits GORACE's atexit_sleep_ms with
+// tracing on, as a -race binary's exit does (exit.go); hooks are no-ops afterwards, and a hook running in another
 // goroutine during Finish may lose its event. A goroutine that ends by a
 // panic flushes first.
 //

@@ -295,17 +295,6 @@ func Finish() {
 	}
 }
 
-// Exit finishes the trace and exits; instrumented code calls it in place
-// of os.Exit.
-func Exit(code int) {
-	Finish()
-	os.Exit(code)
-}
-
-// MainExit is deferred at the top of an instrumented main function: the
-// trace is finished when main returns or panics.
-func MainExit() { Finish() }
-
 // ptr is the address of p as an object ID.
 func ptr(p unsafe.Pointer) uint64 { return uint64(uintptr(p)) }
 

@@ -257,11 +257,13 @@ func measure(s subject, tmp, beforeDir string, n int) (row, error) {
 	vs := []*variant{
 		{bin: bin("plain")},
 		// Without GORACE's default atexit_sleep_ms=1000, every -race run
-		// would take a second more than its work (the empty program: 1 s).
-		{bin: bin("race"), env: []string{"GORACE=atexit_sleep_ms=0"}},
+		// would take a second more than its work (the empty program: 1 s);
+		// racekit's runtime waits as -race does (rt/exit.go), so its runs
+		// get the same option.
+		{bin: bin("race"), env: []string{exitWaitOff}},
 	}
 	for _, c := range configs {
-		v := &variant{bin: bin("rk"), env: c.env}
+		v := &variant{bin: bin("rk"), env: append([]string{exitWaitOff}, c.env...)}
 		if c.noHook {
 			v.bin = bin("rknohook")
 		}
@@ -322,6 +324,9 @@ func measure(s subject, tmp, beforeDir string, n int) (row, error) {
 	}
 	return r, nil
 }
+
+// exitWaitOff keeps a run from waiting at its exit as -race binaries do.
+const exitWaitOff = "GORACE=atexit_sleep_ms=0"
 
 // runOnce runs bin once and returns its wall time, with the size of its
 // trace when tracePath is set. Exit status 66 (a race reported by -race)

@@ -33,6 +33,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// A normal exit of an instrumented program waits GORACE's
+	// atexit_sleep_ms, a second unless set, as under -race (rt/exit.go,
+	// tested by e2e's TestExitWait); the commands here run many programs.
+	if _, ok := os.LookupEnv("GORACE"); !ok {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	racekitBin = filepath.Join(dir, "racekit")
 	if out, err := exec.Command("go", "build", "-o", racekitBin, ".").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building racekit: %v\n%s", err, out)

@@ -738,6 +738,7 @@ func AllocsPerRun(runs int, f func()) float64 {
 // rttest's): it returns m.Run's code.
 func MRunDone(code int, site uint32) int {
 	rt.SyncAcquire(testsEnded, site)
+	rt.TestsRan(code)
 	return code
 }
 

@@ -1,0 +1,81 @@
+package rt
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Exit finishes the trace and exits; instrumented code calls it in place
+// of os.Exit. A zero status first waits as go test -race does (exitWait).
+func Exit(code int) {
+	if code == 0 {
+		exitWait()
+	}
+	Finish()
+	os.Exit(code)
+}
+
+// MainExit is deferred at the top of an instrumented main function: the
+// trace is finished when main returns or panics; a return first waits as
+// go test -race does (exitWait).
+func MainExit() {
+	if returnedNormally() {
+		exitWait()
+	}
+	Finish()
+}
+
+// TestMainExit is deferred at the top of a test package's TestMain: the
+// trace is finished when it returns (the testing package then exits with
+// m.Run's status) or panics. A return after a passing m.Run first waits
+// as go test -race does (exitWait).
+func TestMainExit() {
+	if returnedNormally() && runStatus.Load() == 0 {
+		exitWait()
+	}
+	Finish()
+}
+
+// runStatus is the status the last m.Run returned (TestsRan).
+var runStatus atomic.Int64
+
+// TestsRan notes the status m.Run returned: the testing package exits
+// with it when TestMain returns.
+func TestsRan(code int) { runStatus.Store(int64(code)) }
+
+// exitWait pauses the exiting goroutine, tracing on, for GORACE's
+// atexit_sleep_ms (default 1000), as the race runtime does at a normal
+// exit of a program built with -race (os.Exit(0) or main's return; not a
+// non-zero status, not a panic). The other goroutines run on meanwhile and
+// are checked. Programs come to rely on that second: a plugin process
+// whose handler lets main exit while another goroutine still writes the
+// reply (hashicorp/go-plugin's Quit) loses the reply without it, and what
+// the program does in that time is what -race checks. Controlled runs
+// (sched.go) do not wait: their goroutines run one at a time.
+func exitWait() {
+	if !on || ctl || !live.Load() {
+		return
+	}
+	if d := atexitSleep(os.Getenv("GORACE")); d > 0 {
+		time.Sleep(d)
+	}
+}
+
+// atexitSleep is the pause GORACE's options give (name=value pairs split
+// at spaces, commas or colons, as the sanitizers' flag parser splits
+// them): atexit_sleep_ms, 1000 when absent or not a number.
+func atexitSleep(gorace string) time.Duration {
+	ms := 1000
+	split := func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == ',' || r == ':' }
+	for _, f := range strings.FieldsFunc(gorace, split) {
+		if v, ok := strings.CutPrefix(f, "atexit_sleep_ms="); ok {
+			if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+				ms = n
+			}
+		}
+	}
+	return time.Duration(ms) * time.Millisecond
+}
