@@ -246,4 +246,11 @@ var corpus = []Module{
 	{"github.com/gorilla/handlers", "v1.5.2", "HTTP middlewares: logging, compression, recovery"},
 	{"github.com/rs/cors", "v1.11.1", "CORS middleware (go 1.13 line)"},
 	{"github.com/hashicorp/go-plugin", "v1.8.0", "plugins over net/rpc and gRPC: brokers, muxed streams"},
+	// Held out in session 60 (batch BT): measured at the commit that added them.
+	{"github.com/modelcontextprotocol/go-sdk", "v1.8.0", "MCP SDK: JSON-RPC connections, streamable HTTP transport, sessions"},
+	{"github.com/casbin/casbin/v2", "v2.135.0", "authorization library: synced enforcers, watchers"},
+	{"github.com/MicahParks/keyfunc/v3", "v3.9.2", "JWKS client: background refresh, rate-limited lookups"},
+	{"github.com/lestrrat-go/jwx/v3", "v3.4.0", "JOSE library: JWK cache with refresh goroutines"},
+	{"connectrpc.com/grpchealth", "v1.5.0", "gRPC health checks over Connect: watchers, streams"},
+	{"github.com/hashicorp/cap", "v0.16.0", "OIDC/JWT/LDAP auth: test providers over HTTP"},
 }
