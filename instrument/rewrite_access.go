@@ -394,7 +394,12 @@ func (r *rewriter) bindHooked(x *ast.SelectorExpr, sel *types.Selection) bool {
 // receiver instruments the receiver x of a method value or call.
 func (r *rewriter) receiver(x ast.Expr, sel *types.Selection) {
 	xt := typeOf(r.info, x)
-	if _, isIface := core(xt).(*types.Interface); isIface {
+	_, isIface := core(xt).(*types.Interface)
+	// A type parameter's methods are its constraint's: called as through
+	// an interface, whatever its core type (a pointer *T wrapped as rt.R(x)
+	// would be a *T, which has none).
+	_, isTypeParam := types.Unalias(xt).(*types.TypeParam)
+	if isIface || isTypeParam {
 		r.rd(x)
 		return
 	}
