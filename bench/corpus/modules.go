@@ -253,4 +253,11 @@ var corpus = []Module{
 	{"github.com/lestrrat-go/jwx/v3", "v3.4.0", "JOSE library: JWK cache with refresh goroutines"},
 	{"connectrpc.com/grpchealth", "v1.5.0", "gRPC health checks over Connect: watchers, streams"},
 	{"github.com/hashicorp/cap", "v0.16.0", "OIDC/JWT/LDAP auth: test providers over HTTP"},
+	// Held out in session 60 (batch BU): measured at the commit that added them.
+	{"github.com/vjeantet/ldapserver", "v1.0.1", "LDAP server: a goroutine per connection and per request"},
+	{"github.com/opentracing-contrib/go-grpc", "v0.1.3", "OpenTracing gRPC interceptors: streams, spans across goroutines"},
+	{"github.com/centrifugal/centrifuge-go", "v0.12.1", "real-time messaging client: reconnects, subscriptions, callbacks"},
+	{"github.com/emiago/diago", "v0.42.1", "VoIP library over sipgo: dialogs, media sessions, RTP goroutines"},
+	{"github.com/inbucket/inbucket/v3", "v3.2.0", "mail server: SMTP sessions, message hub, web sockets"},
+	{"github.com/libp2p/go-libp2p-pubsub", "v0.19.0", "gossip pubsub over libp2p: routers, validation pipelines"},
 }
