@@ -340,14 +340,34 @@ func (k *Tracker) fold(s *chanState) {
 	s.limit = 2 * (s.msgs.n + s.rcvs.n)
 }
 
-// forgetChan takes back the per-message clocks of s, a channel whose
-// memory was allocated again: counted in msgClocks, they would otherwise
-// count against maxMsgBytes for the rest of the trace, and a test binary
-// that makes many channels of large capacity (a cache, a worker pool per
-// test) would fold every later channel's messages.
-func (k *Tracker) forgetChan(s *chanState) {
-	s.msgs.dropThrough(^uint64(0), k.freeClock)
-	s.rcvs.dropThrough(^uint64(0), k.freeClock)
+// restartChan returns the state of a channel made at the address of s's
+// channel: numbered from 1 again, its counts at zero, with every clock s
+// held for a later operation kept in its wide clocks, which every later
+// operation joins. An alloc event may come late: rt writes an allocation
+// of untraced code at its goroutine's next event (rt/mallochook.go), so
+// an object that died long ago is "allocated" at the address of a live
+// channel after that channel's send and before its receive
+// (modelcontextprotocol/go-sdk; TestLateAllocKeepsChannelMessage). Its
+// messages' clocks then still order that receive; dropping them was a
+// false race. For a channel really made anew, they add edges from the
+// dead one's operations: races hidden, none invented.
+func (k *Tracker) restartChan(s *chanState) *chanState {
+	n := &chanState{}
+	s.msgs.foldInto(&n.wideSend, k.freeClock)
+	s.rcvs.foldInto(&n.wideRecv, k.freeClock)
+	n.wideSend.Join(s.wideSend)
+	n.wideRecv.Join(s.wideRecv)
+	n.closed.Join(s.closed)
+	for _, p := range s.pend {
+		// Begun before the alloc: their completions find no begin in n
+		// (a wide publication); their partners must still see them.
+		if p.send {
+			n.wideSend.Join(p.c)
+		} else {
+			n.wideRecv.Join(p.c)
+		}
+	}
+	return n
 }
 
 // msgsOver reports whether all channels' per-message clocks, at the

@@ -107,3 +107,30 @@ func TestChanMsgNumbersStartAgain(t *testing.T) {
 		t.Errorf("the receive after the numbers started again knows P at %d, want at least %d (its send)", got, want)
 	}
 }
+
+// TestLateAllocKeepsChannelMessage: rt writes an untraced allocation at
+// its goroutine's next event, so an object that died long ago may be
+// "allocated" at the address of a live channel between a send and its
+// receive (modelcontextprotocol/go-sdk). The channel's state starts over
+// at the alloc, but the receive of message 1 still knows the send: the
+// old state's clocks go to the wide clocks (restartChan), where dropping
+// them was a false race.
+func TestLateAllocKeepsChannelMessage(t *testing.T) {
+	b := forked("P", "C", "Q")
+	msg := func(g string, op trace.Op, obj uint64, m trace.ChanMsg) int {
+		return b.Add(trace.Event{G: b.G(g), Op: op, Obj: obj, Value: uint64(m), Flags: trace.FlagMessage})
+	}
+	ch := b.Obj("ch")
+	b.Obj("ch+1")
+	b.Add(trace.Event{G: b.G("P"), Op: trace.OpAlloc, Obj: ch, Value: 8})
+	send := msg("P", trace.OpSyncRelease, ch, trace.MsgSendOf(10))
+	msg("P", trace.OpSyncAcquire, ch+1, trace.MsgRange(trace.MsgSent, 1, 1))
+	b.Add(trace.Event{G: b.G("Q"), Op: trace.OpAlloc, Obj: ch, Value: 8}) // late
+	msg("C", trace.OpSyncRelease, ch+1, trace.MsgOf(trace.MsgRecv))
+	msg("C", trace.OpSyncAcquire, ch, trace.MsgRange(trace.MsgRecvAny, 1, 1))
+	_, steps := feed(AllEdges, b.Trace())
+	p, recv := steps[send], steps[len(steps)-1]
+	if got, want := recv.after.Get(trace.GID(p.t.ID())), p.epochBef.Clock(); got < want {
+		t.Errorf("the receive after a late alloc at the channel knows P at %d, want at least %d (its send)", got, want)
+	}
+}

@@ -846,14 +846,14 @@ func (k *Tracker) Sync(t *Thread, e *trace.Event) {
 	case trace.OpAlloc:
 		// A channel made at a reused address numbers its messages from 1
 		// again (rt counts per channel object): the message state of the
-		// one that was there is forgotten, or its message k would stand
-		// for the new one's. Lock, sync-object and atomic clocks at a
-		// reused address are kept: that can only add edges, hiding a
-		// race, never inventing one. The shadow memory is the detector's.
+		// one that was there starts over (restartChan), or its message k
+		// would stand for the new one's. Lock, sync-object and atomic
+		// clocks at a reused address are kept: that can only add edges,
+		// hiding a race, never inventing one. The shadow memory is the
+		// detector's.
 		if lo, _, ok := e.AllocRange(); ok {
 			if s := k.chans.Lookup(lo); s != nil && *s != nil {
-				k.forgetChan(*s)
-				*s = nil
+				*s = k.restartChan(*s)
 			}
 		}
 

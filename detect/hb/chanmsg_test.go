@@ -361,6 +361,22 @@ func genChanTrace(r *rand.Rand, exact bool) string {
 		gs[i] = g
 	}
 	for steps := 0; steps < 400; steps++ {
+		if r.IntN(8) == 0 {
+			// An allocation written late at a live channel's address
+			// (rt/mallochook.go): the channel's numbers go on. Only
+			// between operations: one begun before it completes after
+			// it as one without a begin, whose clock detect/clock
+			// publishes at the completion and the reference at the
+			// event before (a difference this test does not cover).
+			ci := r.IntN(nch)
+			busy := false
+			for _, g := range gs {
+				busy = busy || g.state != 0 && len(g.ops) > 0 && g.ops[0].obj == ci
+			}
+			if !busy {
+				s.line("%s|alloc(%s=8)", gs[r.IntN(ng)].name, s.chans[ci].name)
+			}
+		}
 		g := gs[r.IntN(ng)]
 		if len(g.ops) == 0 {
 			continue

@@ -36,6 +36,12 @@ import "github.com/racekit/racekit/trace"
 // message) publishes its goroutine's previous event, in place of the
 // begin, to every later completion of the other direction on its channel
 // (that is not MsgRecvClosed).
+//
+// An allocation starting at a channel's address begins a channel there
+// whose messages are numbered from 1 again; its completions also follow
+// what the earlier one's state kept (carried), as detect/clock's do, and
+// its receives of MsgRecvAny or MsgRecvClosed every close at the address
+// before them: an alloc event may come late, at a channel still in use.
 
 const maxRange = 64 // as detect/clock's
 
@@ -107,7 +113,7 @@ func messageSources(evs []trace.Event, i int) []int {
 	start := chanStart(evs, i, ch)
 	// This completion's own begin.
 	own := -1
-	for j := i - 1; j >= 0; j-- {
+	for j := i - 1; j >= start; j-- { // a begin before start is not its own (hasBegin)
 		if isBegin(&evs[j]) && evs[j].G == e.G {
 			if c, _ := completionOf(evs, j); c == i {
 				own = j
@@ -144,6 +150,7 @@ func messageSources(evs []trace.Event, i int) []int {
 			}
 		}
 		out = append(out, beginless(evs, i, ch, false)...)
+		out = append(out, carried(evs, start, ch, false)...)
 		return out
 	}
 	if kind != trace.MsgRecvClosed {
@@ -171,9 +178,10 @@ func messageSources(evs []trace.Event, i int) []int {
 	}
 	if kind != trace.MsgRecvClosed {
 		out = append(out, beginless(evs, i, ch, true)...)
+		out = append(out, carried(evs, start, ch, true)...)
 	}
 	if kind != trace.MsgRecvd {
-		for j := start; j < i; j++ {
+		for j := 0; j < i; j++ { // closes before an allocation at ch too (carried)
 			if c := &evs[j]; isMessage(c) && c.Obj&^1 == ch && msgOf(c).Kind() == trace.MsgClose {
 				out = append(out, j)
 			}
@@ -182,9 +190,11 @@ func messageSources(evs []trace.Event, i int) []int {
 	return out
 }
 
-// hasBegin reports whether completion i has a begin.
+// hasBegin reports whether completion i has a begin, after the last
+// allocation at its channel before it (one before belongs to the channel
+// that was there: detect/clock's state for it started over).
 func hasBegin(evs []trace.Event, i int) bool {
-	for j := i - 1; j >= 0; j-- {
+	for j := i - 1; j >= chanStart(evs, i, evs[i].Obj&^1); j-- {
 		if isBegin(&evs[j]) && evs[j].G == evs[i].G {
 			if c, _ := completionOf(evs, j); c == i {
 				return true
@@ -249,6 +259,36 @@ func doneBefore(evs []trace.Event, b int, send bool) uint64 {
 		}
 	}
 	return n
+}
+
+// carried returns what a channel's state keeps across an allocation at
+// its address (detect/clock's restartChan: an alloc event may come late,
+// at the address of a live channel): for the channel whose events begin
+// at start, right after an allocation at ch, the begins of sends (sends)
+// or receives of the channel before it that completed before the
+// allocation (a receive not because of a close) or were live at it, the
+// goroutines' events that published completions without a begin there,
+// and, recursively, what that channel carried from before an earlier
+// allocation.
+func carried(evs []trace.Event, start int, ch uint64, sends bool) []int {
+	a := start - 1
+	if a < 0 {
+		return nil
+	}
+	from := chanStart(evs, a, ch)
+	var out []int
+	for j := from; j < a; j++ {
+		b := &evs[j]
+		if !isBegin(b) || b.Obj&^1 != ch || (msgOf(b).Kind() == trace.MsgSend) != sends {
+			continue
+		}
+		comp, end := completionOf(evs, j)
+		if end > a || comp >= 0 && comp < a && (sends || msgOf(&evs[comp]).Kind() != trace.MsgRecvClosed) {
+			out = append(out, j)
+		}
+	}
+	out = append(out, beginless(evs, a, ch, sends)...)
+	return append(out, carried(evs, from, ch, sends)...)
 }
 
 // chanStart is where the channel at ch that event i is about begins: after
