@@ -178,9 +178,9 @@
 // instrumented TestMain, and on SIGINT/SIGTERM when RACEKIT_SIGNALS is
 // set. A normal exit (main's return, os.Exit(0), a TestMain's return
 // after a passing m.Run) first waits GORACE's atexit_sleep_ms with
-// tracing on, as a -race binary's exit does (exit.go); hooks are no-ops afterwards, and a hook running in another
-// goroutine during Finish may lose its event. A goroutine that ends by a
-// panic flushes first.
+// tracing on, as a -race binary's exit does (exit.go); hooks are no-ops
+// afterwards, and a hook running in another goroutine during Finish may
+// lose its event. A goroutine that ends by a panic flushes first.
 //
 // rt never panics into user code: an I/O error stops tracing with one
 // message on stderr.

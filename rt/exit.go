@@ -66,7 +66,10 @@ func exitWait() {
 
 // atexitSleep is the pause GORACE's options give (name=value pairs split
 // at spaces, commas or colons, as the sanitizers' flag parser splits
-// them): atexit_sleep_ms, 1000 when absent or not a number.
+// them): atexit_sleep_ms, 1000 when absent or not a number. The analysis
+// reads the same variable for suppress_equal_stacks
+// (analyze.GoRaceSuppress), splitting at spaces only; rt, linked into
+// users' programs, cannot import it.
 func atexitSleep(gorace string) time.Duration {
 	ms := 1000
 	split := func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == ',' || r == ':' }
