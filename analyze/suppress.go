@@ -3,9 +3,9 @@ package analyze
 import (
 	"hash/maphash"
 	"strconv"
-	"strings"
 
 	"github.com/racekit/racekit/finding"
+	"github.com/racekit/racekit/gorace"
 	"github.com/racekit/racekit/trace"
 )
 
@@ -36,32 +36,10 @@ type Suppress struct {
 }
 
 // GoRaceSuppress is Suppress as go test -race runs with GORACE set to
-// gorace (the environment variable's value: space-separated name=value
-// options; suppress_equal_stacks on by default).
-func GoRaceSuppress(gorace string) Suppress {
-	s := Suppress{ResetCells: true, EqualStacks: true}
-	for _, opt := range strings.Fields(gorace) {
-		name, val, ok := strings.Cut(opt, "=")
-		if !ok || name != "suppress_equal_stacks" {
-			continue
-		}
-		if on, ok := sanitizerBool(val); ok {
-			s.EqualStacks = on
-		}
-	}
-	return s
-}
-
-// sanitizerBool parses a boolean flag value as the sanitizers' flag parser
-// does.
-func sanitizerBool(v string) (on, ok bool) {
-	switch strings.ToLower(v) {
-	case "1", "true", "yes":
-		return true, true
-	case "0", "false", "no":
-		return false, true
-	}
-	return false, false
+// env (the environment variable's value, read by package gorace as the
+// race runtime reads it; suppress_equal_stacks on by default).
+func GoRaceSuppress(env string) Suppress {
+	return Suppress{ResetCells: true, EqualStacks: gorace.Bool(gorace.Options(env), "suppress_equal_stacks", true)}
 }
 
 // maxStackTries bounds how many occurrences of one site pair in one test

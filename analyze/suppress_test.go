@@ -80,6 +80,8 @@ func TestGoRaceSuppress(t *testing.T) {
 		"suppress_equal_addresses=0": {true, true}, // not a flag of Go's runtime
 		"suppress_equal_addresses=false suppress_equal_stacks=no": {true, false},
 		"suppress_equal_stacks=maybe suppress_equal_addresses":    {true, true},
+		"atexit_sleep_ms=0,suppress_equal_stacks=0":               {true, false}, // commas split as the race runtime splits
+		"halt_on_error=1:suppress_equal_stacks=false":             {true, false},
 	} {
 		if got := GoRaceSuppress(v); got != want {
 			t.Errorf("GoRaceSuppress(%q) = %+v, want %+v", v, got, want)

@@ -62,9 +62,9 @@ func writeOverlay(cache string, m map[string]string) (string, error) {
 // runtimeDirs are the packages of racekit's runtime (relative to the source
 // root): rt, rt/rttest and the std-only packages they import (the trace
 // codec, the scheduler's strategies, the filters rt applies while
-// recording, and the shadow memory TREE keeps its addresses in). A
-// directory a source tree lacks is left out.
-var runtimeDirs = []string{"rt", "rt/rttest", "trace", "trace/rkt", "sched", "filter", "filter/sample", "filter/tree", "detect/shadow"}
+// recording, the shadow memory TREE keeps its addresses in, and the
+// GORACE reader). A directory a source tree lacks is left out.
+var runtimeDirs = []string{"rt", "rt/rttest", "trace", "trace/rkt", "sched", "filter", "filter/sample", "filter/tree", "detect/shadow", "gorace"}
 
 // runtimeFiles lists the files of racekit's runtime, relative to the
 // source root.

@@ -2,10 +2,10 @@ package rt
 
 import (
 	"os"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/racekit/racekit/gorace"
 )
 
 // Exit finishes the trace and exits; instrumented code calls it in place
@@ -64,21 +64,9 @@ func exitWait() {
 	}
 }
 
-// atexitSleep is the pause GORACE's options give (name=value pairs split
-// at spaces, commas or colons, as the sanitizers' flag parser splits
-// them): atexit_sleep_ms, 1000 when absent or not a number. The analysis
-// reads the same variable for suppress_equal_stacks
-// (analyze.GoRaceSuppress), splitting at spaces only; rt, linked into
-// users' programs, cannot import it.
-func atexitSleep(gorace string) time.Duration {
-	ms := 1000
-	split := func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == ',' || r == ':' }
-	for _, f := range strings.FieldsFunc(gorace, split) {
-		if v, ok := strings.CutPrefix(f, "atexit_sleep_ms="); ok {
-			if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-				ms = n
-			}
-		}
-	}
-	return time.Duration(ms) * time.Millisecond
+// atexitSleep is the pause GORACE's options give: atexit_sleep_ms, 1000
+// when absent or not a number (package gorace reads the variable as the
+// race runtime does, for the analysis too).
+func atexitSleep(env string) time.Duration {
+	return time.Duration(gorace.Int(gorace.Options(env), "atexit_sleep_ms", 1000)) * time.Millisecond
 }
