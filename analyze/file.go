@@ -146,6 +146,9 @@ func newDetectorRun(newDet func(name string, sink finding.Sink) detect.Detector,
 		}
 		p := race.Pair()
 		test := st.testOf(race)
+		if observed {
+			test = st.reportedIn(test)
+		}
 		_, known := r.stacks[p]
 		// An occurrence that would be reported: the pair's first, or
 		// its first in another test (go test -race fails that test too).

@@ -112,8 +112,10 @@ type Stacks struct {
 	endedHist int
 
 	// active are the tests active now (TestActiveFile): those go test
-	// -race fails if a race is reported now.
-	active map[string]bool
+	// -race fails if a race is reported now. windowed are the tests
+	// that have been active (examples and benchmarks have no marks).
+	active   map[string]bool
+	windowed map[string]bool
 
 	// resets are the report rules told of each allocation
 	// (suppressor.allocated): Stacks sees every event before the
@@ -125,7 +127,7 @@ type Stacks struct {
 // reporting gate opening at the first entry into startFunc ("": at once).
 // Run it before the detectors that ask it for stacks.
 func NewStacks(meta *trace.Meta, startFunc string) *Stacks {
-	return &Stacks{m: map[trace.GID]*gstack{}, created: map[trace.GID]creation{}, meta: meta, startFunc: startFunc, started: startFunc == "", active: map[string]bool{}}
+	return &Stacks{m: map[trace.GID]*gstack{}, created: map[trace.GID]creation{}, meta: meta, startFunc: startFunc, started: startFunc == "", active: map[string]bool{}, windowed: map[string]bool{}}
 }
 
 // Finish does nothing: the stacks stay readable after the trace's end.
@@ -210,6 +212,7 @@ func (s *Stacks) Handle(e *trace.Event) {
 			return
 		case TestActiveFile:
 			s.active[site.Func] = true
+			s.windowed[site.Func] = true
 			return
 		case TestInactiveFile:
 			delete(s.active, site.Func)
@@ -372,6 +375,31 @@ func (s *Stacks) testOf(r *finding.Race) string {
 	}
 	if g := s.m[r.Prev.G]; g != nil && g.test != "" {
 		return g.test
+	}
+	return ""
+}
+
+// reportedIn is the test an observed race reported now is the race of, as
+// go test -race attributes it: test, the test of the goroutine that made
+// the access, while it or a subtest of it is active; once it is paused in
+// t.Parallel or has ended, the first test active now, or "" when none is
+// (the race then fails the package alone). Package testing counts the
+// race reports made in each test's active windows (checkRaces), so a
+// goroutine a test left running fails whatever test runs when it races,
+// or none when the tests are done (a binary built with -race waits at exit
+// while such goroutines run on). A test without marks (an example, a
+// benchmark) keeps its races.
+func (s *Stacks) reportedIn(test string) string {
+	if test == "" || !s.windowed[test] || s.active[test] {
+		return test
+	}
+	for name := range s.active {
+		if strings.HasPrefix(name, test+"/") {
+			return test
+		}
+	}
+	if now := s.activeBesides(""); len(now) > 0 {
+		return now[0]
 	}
 	return ""
 }

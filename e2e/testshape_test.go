@@ -199,30 +199,6 @@ func stackLines(out, dir string) []string {
 // racyagain: a race that two tests make fails both; racyrunning: a race
 // fails the tests running beside it).
 func TestTestReportJSON(t *testing.T) {
-	// ends returns each test's end actions ("" for the package) and the
-	// output of test racy.
-	ends := func(out, racy string) (map[string][]string, string) {
-		acts := map[string][]string{}
-		var report strings.Builder
-		for _, line := range strings.Split(out, "\n") {
-			if !strings.HasPrefix(line, "{") {
-				continue
-			}
-			var e struct{ Action, Package, Test, Output string }
-			if err := json.Unmarshal([]byte(line), &e); err != nil {
-				t.Fatalf("%v: %s", err, line)
-			}
-			switch e.Action {
-			case "output":
-				if e.Test == racy {
-					report.WriteString(e.Output)
-				}
-			case "pass", "fail", "skip":
-				acts[e.Test] = append(acts[e.Test], e.Action)
-			}
-		}
-		return acts, report.String()
-	}
 	for _, tc := range []struct {
 		pkg, racy string
 		frame     string
@@ -235,14 +211,18 @@ func TestTestReportJSON(t *testing.T) {
 		// A race reported while another test runs fails that one too
 		// (two parallel tests: -parallel 2 on any machine).
 		{"racyrunning", "TestRacy", "racyrunning.TestRacy()", map[string][]string{"": {"fail"}, "TestCalm": {"pass"}, "TestRacy": {"fail"}, "TestBystander": {"fail"}}},
+		// A goroutine a test left running races while the next test
+		// runs: the race is the next test's, the first one passed
+		// (analyze's reportedIn).
+		{"leakverdict", "TestVictim", "leakverdict.Write()", map[string][]string{"": {"fail"}, "TestLeaker": {"pass"}, "TestVictim": {"fail"}, "TestAfter": {"pass"}}},
 	} {
 		_, goOut := goTestRace(t, "-json", "-parallel=2", "./"+tc.pkg)
 		code, out := runRacekit(t, "test", "-json", "-parallel=2", "./"+tc.pkg)
 		if code != 1 {
 			t.Errorf("%s: exit status %d, want 1", tc.pkg, code)
 		}
-		goActs, _ := ends(goOut, tc.racy)
-		acts, report := ends(out, tc.racy)
+		goActs, _ := jsonEnds(t, goOut, tc.racy)
+		acts, report := jsonEnds(t, out, tc.racy)
 		for _, want := range []string{"WARNING: DATA RACE", tc.frame, "--- FAIL: " + tc.racy + " (racekit: 1 data race)\n"} {
 			if !strings.Contains(report, want) {
 				t.Errorf("%s: %s's output events lack %q:\n%s", tc.pkg, tc.racy, want, report)
@@ -254,6 +234,60 @@ func TestTestReportJSON(t *testing.T) {
 		if fmt.Sprint(acts) != fmt.Sprint(tc.want) {
 			t.Errorf("%s: racekit test -json's ends %v, want %v\n%s", tc.pkg, acts, tc.want, out)
 		}
+	}
+}
+
+// jsonEnds returns each test's end actions in go test -json's output out
+// ("" for the package) and the output events of test racy.
+func jsonEnds(t *testing.T, out, racy string) (map[string][]string, string) {
+	t.Helper()
+	acts := map[string][]string{}
+	var report strings.Builder
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var e struct{ Action, Package, Test, Output string }
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		switch e.Action {
+		case "output":
+			if e.Test == racy {
+				report.WriteString(e.Output)
+			}
+		case "pass", "fail", "skip":
+			acts[e.Test] = append(acts[e.Test], e.Action)
+		}
+	}
+	return acts, report.String()
+}
+
+// TestExampleExitWait: testdata/src/exampleexit has an example, so its test
+// binary exits through testing's os.Exit, with no TestMain of racekit's; a
+// goroutine its test left running races after the tests, in the second a
+// -race binary waits at exit (GORACE's atexit_sleep_ms). go test -race
+// reports it and fails the package, no test; so does racekit (the patched
+// runtime's exit hook waits and finishes the trace; analyze's reportedIn
+// leaves the race to no test).
+func TestExampleExitWait(t *testing.T) {
+	t.Setenv("GORACE", "atexit_sleep_ms=1000")
+	want := map[string][]string{"": {"fail"}, "TestLate": {"pass"}, "ExampleLate": {"pass"}}
+	_, goOut := goTestRace(t, "-json", "./exampleexit")
+	code, out := runRacekit(t, "test", "-json", "./exampleexit")
+	if code != 1 {
+		t.Errorf("exit status %d, want 1", code)
+	}
+	goActs, _ := jsonEnds(t, goOut, "")
+	acts, report := jsonEnds(t, out, "")
+	if fmt.Sprint(goActs) != fmt.Sprint(want) {
+		t.Errorf("go test -race -json's ends %v, want %v", goActs, want)
+	}
+	if fmt.Sprint(acts) != fmt.Sprint(want) {
+		t.Errorf("racekit test -json's ends %v, want %v\n%s", acts, want, out)
+	}
+	if !strings.Contains(report, "exampleexit.Late.func1()") {
+		t.Errorf("the package's output events lack the race's report:\n%s", report)
 	}
 }
 

@@ -293,10 +293,11 @@ func (in *pkgInstrumenter) addTestMains() error {
 	// TestMain get one, unless they have examples, which run on the main
 	// goroutine under m.Run and would see it on their stacks: then the
 	// trace is checkpointed at the end of each test instead (an init
-	// function calls rttest.Checkpoints; rt/checkpoint.go). So is it when
-	// the package's TestMain hands m to untraced code
-	// (goleak.VerifyTestMain(m)), which calls m.Run and os.Exit where no
-	// hook of racekit's finishes the trace.
+	// function calls rttest.Checkpoints; rt/checkpoint.go), and finished
+	// by the patched runtime's exit hook where there is one
+	// (runtimehook.go, exitPatch). So is it when the package's TestMain
+	// hands m to untraced code (goleak.VerifyTestMain(m)), which calls
+	// m.Run and os.Exit itself.
 	for pkg, name := range t.hasTests {
 		if t.hasTestMain[pkg] && t.runsM[pkg] {
 			continue

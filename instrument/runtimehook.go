@@ -296,6 +296,12 @@ func allocHookOverlay(cfg *Config, rtDir string, overlay map[string]string) (not
 			files[filepath.Join(rtDir, "rt", "racekit_sysgoroutines.go")] = []byte(rtSysFile)
 		}
 	}
+	if proc, err := os.ReadFile(filepath.Join(src, "proc.go")); err == nil {
+		if p, ok := exitPatch(string(proc)); ok {
+			files[filepath.Join(src, "proc.go")] = []byte(p)
+			files[filepath.Join(rtDir, "rt", "racekit_exithook.go")] = []byte(rtExitFile)
+		}
+	}
 	for name, data := range files {
 		if overlay[name], err = writeCached(cache, "files", ".go", data); err != nil {
 			return "", err
@@ -332,4 +338,61 @@ func stallPatch(src, runtime2 string) (string, bool) {
 		traceback = strings.Replace(traceback, sysGoroutineMark, sysGoroutineMark+sysGoroutineCheck, 1)
 	}
 	return traceback + stallFuncs, true
+}
+
+// The exit hook. A -race binary's runtime calls racefini at a normal exit
+// (main's return, os.Exit(0)), which waits GORACE's atexit_sleep_ms while
+// the other goroutines run on and are checked. rt does the same where it
+// sees the exit (rt.Exit, rt.MainExit, its TestMain), but a test binary
+// racekit gives no TestMain (its package has examples, or its TestMain
+// hands m to untraced code) exits through the testing package's os.Exit,
+// and untraced code may call os.Exit itself. The runtime patched here calls
+// a function rt installs at racefini's two places, for every status; rt
+// waits only at status 0, as racefini runs only then, and finishes the
+// trace (rt/exit.go, exitHook).
+
+// exitMarks are racefini's places in proc.go, each with its text after
+// the edit, the hook's call just before racefini's: at the end of
+// runtime.main, and in os.Exit's os_beforeExit after the exit hooks ran.
+var exitMarks = [][2]string{
+	{"\tif raceenabled {\n\t\tracefini() // does not return\n\t}\n", "\tif racekitExitHook != nil {\n\t\tracekitExitHook(0)\n\t}\n\tif raceenabled {\n\t\tracefini() // does not return\n\t}\n"},
+	{"\trunExitHooks(exitCode)\n\tif exitCode == 0 && raceenabled {\n\t\tracefini()\n\t}\n", "\trunExitHooks(exitCode)\n\tif racekitExitHook != nil {\n\t\tracekitExitHook(exitCode)\n\t}\n\tif exitCode == 0 && raceenabled {\n\t\tracefini()\n\t}\n"},
+}
+
+// exitFuncs is appended to proc.go.
+const exitFuncs = `
+// racekitExitHook is set by racekit's runtime (racekit.dev/rt, the
+// racekit_exithook.go file racekit adds to it).
+//
+//go:linkname racekitExitHook
+var racekitExitHook func(code int)
+`
+
+// rtExitFile is the file added to rt's copy with the exit hook.
+const rtExitFile = `package rt
+
+import _ "unsafe"
+
+//go:linkname racekitExitHook runtime.racekitExitHook
+var racekitExitHook func(code int)
+
+var _ = func() bool {
+	setExitHook = func(h func(code int)) { racekitExitHook = h }
+	return true
+}()
+`
+
+// exitPatch returns proc.go with the exit hook, or false when proc.go does
+// not have racefini's two places as exitMarks expects them (then a test
+// binary without racekit's TestMain exits at once, as before).
+func exitPatch(proc string) (string, bool) {
+	for _, m := range exitMarks {
+		if strings.Count(proc, m[0]) != 1 {
+			return "", false
+		}
+	}
+	for _, m := range exitMarks {
+		proc = strings.Replace(proc, m[0], m[1], 1)
+	}
+	return proc + exitFuncs, true
 }

@@ -64,3 +64,33 @@ func TestStallPatch(t *testing.T) {
 		t.Error("a runtime without proc.go: patched, want left alone")
 	}
 }
+
+// The installed toolchain's proc.go takes the exit hook at racefini's two
+// places (e2e TestExampleExitWait runs it); one without either is
+// left alone.
+func TestExitPatch(t *testing.T) {
+	proc, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "runtime", "proc.go"))
+	if err != nil {
+		t.Skip(err)
+	}
+	p, ok := exitPatch(string(proc))
+	if !ok {
+		t.Fatalf("%s's runtime: exit patch not applied", runtime.Version())
+	}
+	if n := strings.Count(p, "racekitExitHook("); n != 2 {
+		t.Errorf("%d calls of the hook, want 2", n)
+	}
+	for _, m := range exitMarks {
+		if !strings.Contains(p, m[1]) {
+			t.Errorf("edit missing: %q", m[1])
+		}
+	}
+	if !strings.HasSuffix(p, exitFuncs) {
+		t.Error("the hook's variable is missing")
+	}
+	for _, m := range exitMarks {
+		if _, ok := exitPatch(strings.Replace(string(proc), m[0], "", 1)); ok {
+			t.Errorf("proc.go without %q: patched, want left alone", m[0])
+		}
+	}
+}

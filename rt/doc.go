@@ -175,10 +175,13 @@
 // every goroutine, stealing from those that hold the frontier. The trace
 // is finished (all records written, then the end block) when main returns
 // or panics, on Exit (instrumented calls of os.Exit), at the end of an
-// instrumented TestMain, and on SIGINT/SIGTERM when RACEKIT_SIGNALS is
-// set. A normal exit (main's return, os.Exit(0), a TestMain's return
-// after a passing m.Run) first waits GORACE's atexit_sleep_ms with
-// tracing on, as a -race binary's exit does (exit.go); hooks are no-ops
+// instrumented TestMain, at any other exit where the patched Go runtime
+// calls the exit hook (racefini's places: a test binary without racekit's
+// TestMain, os.Exit in untraced code), and on SIGINT/SIGTERM when
+// RACEKIT_SIGNALS is set. A normal exit (main's return, os.Exit(0), a
+// TestMain's return after a passing m.Run) first waits GORACE's
+// atexit_sleep_ms with tracing on, as a -race binary's exit does
+// (exit.go); hooks are no-ops
 // afterwards, and a hook running in another goroutine during Finish may
 // lose its event. A goroutine that ends by a panic flushes first.
 //

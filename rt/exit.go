@@ -39,6 +39,34 @@ func TestMainExit() {
 	Finish()
 }
 
+// setExitHook installs the runtime's exit hook; nil without the patched
+// runtime (instrument/runtimehook.go, exitPatch).
+var setExitHook func(h func(code int))
+
+// exitHook runs where a -race binary's runtime calls racefini (the end of
+// runtime.main, os.Exit's os_beforeExit), at every exit, after whatever of
+// Exit, MainExit or TestMainExit ran: it covers the exits racekit does not
+// rewrite, the testing package's os.Exit in a test binary without
+// racekit's TestMain (its package has examples, or its TestMain hands m to
+// untraced code) and os.Exit in untraced code. It waits at status 0 only,
+// as racefini runs only then, and finishes the trace (a no-op when it is
+// finished). Controlled runs finish as before.
+func exitHook(code int) {
+	if ctl {
+		return
+	}
+	if code == 0 {
+		exitWait()
+	}
+	Finish()
+}
+
+func installExitHook() {
+	if setExitHook != nil {
+		setExitHook(exitHook)
+	}
+}
+
 // runStatus is the status the last m.Run returned (TestsRan).
 var runStatus atomic.Int64
 

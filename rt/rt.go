@@ -126,6 +126,7 @@ func start(path string, withDedup bool) error {
 	on = true
 	live.Store(true)
 	installAllocHook()
+	installExitHook()
 	return nil
 }
 

@@ -1,0 +1,13 @@
+package exampleexit
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestLate(t *testing.T) { Late() }
+
+func ExampleLate() {
+	fmt.Println("started")
+	// Output: started
+}
