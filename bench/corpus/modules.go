@@ -271,4 +271,12 @@ var corpus = []Module{
 	{"github.com/sashabaranov/go-openai", "v1.43.0", "API client: streaming responses over httptest servers"},
 	{"github.com/tus/tusd", "v1.13.0", "resumable upload server: locks per upload, concurrent handlers"},
 	{"github.com/oauth2-proxy/mockoidc", "v0.0.0-20261103160011-e06ed0b7cb7f", "mock OIDC server: a shared user queue behind handlers"},
+	// Held out in session 61 (batch BX): measured at the commit that added them.
+	{"github.com/google/gops", "v0.3.28", "diagnostics agent: a listener goroutine serving runtime stats"},
+	{"github.com/grpc-ecosystem/grpc-gateway/v2", "v2.34.0", "gRPC to HTTP gateway: streaming handlers, muxes"},
+	{"github.com/RoaringBitmap/roaring/v2", "v2.30.0", "compressed bitmaps: parallel aggregation over worker goroutines"},
+	{"github.com/gin-contrib/sse", "v1.1.2", "server-sent events encoder"},
+	{"github.com/lmittmann/tint", "v1.2.1", "slog handler: a shared buffer pool, concurrent handlers"},
+	{"github.com/google/go-containerregistry", "v0.22.1", "OCI registry client: parallel layer uploads, an in-memory registry"},
+	{"github.com/quic-go/quic-go", "v0.65.0", "QUIC: a goroutine per connection, streams, timers"},
 }
