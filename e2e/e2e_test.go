@@ -383,6 +383,16 @@ func TestTestMode(t *testing.T) {
 // TestExitWait: main's return waits as a -race binary's exit does, so
 // what the program's other goroutines do in that second happens (and
 // their race is reported: TestPrograms), as under go test -race.
+// TestCtxCause: ctxcause's HTTP call returns the cause its context was
+// cancelled with (TestPrograms: and racekit reports no race on it).
+func TestCtxCause(t *testing.T) {
+	bins, _ := buildAll(t)
+	_, out := execProgram(t, filepath.Join(bins, "ctxcause"), "0")
+	if !strings.Contains(string(out), "upload failed") {
+		t.Errorf("ctxcause printed %q, want the cancel's cause", out)
+	}
+}
+
 func TestExitWait(t *testing.T) {
 	bins, _ := buildAll(t)
 	_, out := execProgram(t, filepath.Join(bins, "exitwait"), "0")

