@@ -346,13 +346,23 @@ func (r *rewriter) rd(e ast.Expr) {
 				r.ed.wrapInner(lo, hi, rtAlias+"."+fn+"("+name, ", "+site+")")
 			}
 		}
-		_, isStruct := core(typeOf(r.info, x)).(*types.Struct)
-		for _, el := range x.Elts {
+		st, isStruct := core(typeOf(r.info, x)).(*types.Struct)
+		for i, el := range x.Elts {
 			if kv, ok := el.(*ast.KeyValueExpr); ok && isStruct {
 				r.rd(kv.Value)
+				if key, ok := kv.Key.(*ast.Ident); ok {
+					for f := range st.Fields() {
+						if f.Name() == key.Name {
+							r.cancelStored(kv.Value, f.Type())
+						}
+					}
+				}
 				continue
 			}
 			r.rd(el)
+			if isStruct && i < st.NumFields() {
+				r.cancelStored(el, st.Field(i).Type())
+			}
 		}
 	case *ast.FuncLit:
 		r.funcLit(x)
@@ -488,6 +498,25 @@ func (r *rewriter) embeddedRead(x ast.Expr, sel *types.Selection) bool {
 // naming the field fails to compile: "cannot refer to unexported field").
 func (r *rewriter) canSelect(f *types.Var) bool {
 	return f.Exported() || r.in.Pkg == nil || f.Pkg() == r.in.Pkg
+}
+
+// cancelStored wraps e, a CancelFunc or CancelCauseFunc stored where its
+// type is another (a struct field or a variable of type func() or
+// func(error): errgroup's Group keeps its context's CancelCauseFunc as a
+// func(error)), in rt.CtxCancelLater: a call through that type is not a
+// cancel to the rewriter, so the release is recorded when the stored
+// function runs. A nil function stays nil.
+func (r *rewriter) cancelStored(e ast.Expr, dst types.Type) {
+	t := typeOf(r.info, e)
+	if !isCancelFunc(t) || dst == nil || isCancelFunc(dst) || r.inlineValue(e) {
+		return
+	}
+	hook := "CtxCancelLater"
+	if types.Unalias(t).(*types.Named).Obj().Name() == "CancelCauseFunc" {
+		hook = "CtxCancelCauseLater"
+	}
+	lo, hi := r.span(e)
+	r.ed.wrap(lo, hi, rtAlias+"."+hook+"(", ", "+r.site(e.Pos())+")")
 }
 
 // isCancelFunc reports whether t is context.CancelFunc or CancelCauseFunc.

@@ -27,8 +27,11 @@ func (r *rewriter) assign(x *ast.AssignStmt, inList bool) {
 				return
 			}
 		}
-		for _, e := range x.Rhs {
+		for i, e := range x.Rhs {
 			r.rd(e)
+			if x.Tok == token.ASSIGN && len(x.Lhs) == len(x.Rhs) {
+				r.cancelStored(e, typeOf(r.info, x.Lhs[i]))
+			}
 		}
 	}
 	switch x.Tok {

@@ -791,6 +791,9 @@ func CtxCancel[F any](f F, site uint32) F {
 // release must be recorded when the call runs, after what the frame did
 // before it returned.
 func CtxCancelLater[F ~func()](f F, site uint32) F {
+	if f == nil {
+		return nil
+	}
 	return func() {
 		if on {
 			emitEdge(trace.OpSyncRelease, site, ctxObj)
@@ -801,6 +804,9 @@ func CtxCancelLater[F ~func()](f F, site uint32) F {
 
 // CtxCancelCauseLater is CtxCancelLater for a CancelCauseFunc.
 func CtxCancelCauseLater[F ~func(error)](f F, site uint32) F {
+	if f == nil {
+		return nil
+	}
 	return func(cause error) {
 		if on {
 			emitEdge(trace.OpSyncRelease, site, ctxObj)

@@ -31,3 +31,23 @@ func (c *closer) closed() <-chan struct{} { return c.ctx.Done() }
 func waitDone(ctx context.Context) {
 	<-ctx.Done()
 }
+
+// A CancelCauseFunc kept as a func(error) (errgroup's Group) or a
+// CancelFunc as a func() is called where the rewriter sees no cancel: the
+// value stored is wrapped, and records the release when it runs.
+type group struct {
+	cancel func(error)
+	stop   func()
+	keep   context.CancelFunc
+}
+
+func storeCancels(ctx context.Context) (*group, context.Context) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	g := &group{cancel: cancel}
+	sctx, stop := context.WithCancel(ctx)
+	g.stop = stop
+	g.keep = stop
+	_ = group{cancel, stop, stop}
+	_ = sctx
+	return g, ctx
+}
