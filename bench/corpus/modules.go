@@ -279,4 +279,15 @@ var corpus = []Module{
 	{"github.com/lmittmann/tint", "v1.2.1", "slog handler: a shared buffer pool, concurrent handlers"},
 	{"github.com/google/go-containerregistry", "v0.22.1", "OCI registry client: parallel layer uploads, an in-memory registry"},
 	{"github.com/quic-go/quic-go", "v0.65.0", "QUIC: a goroutine per connection, streams, timers"},
+	// Held out in session 62 (batch BY): measured at the commit that added them.
+	{"github.com/thejerf/suture/v4", "v4.0.6", "supervisor trees: restarts, backoff timers, a goroutine per service"},
+	{"github.com/DataDog/datadog-go/v5", "v5.9.1", "statsd client: aggregators, buffered senders, a flush goroutine"},
+	{"github.com/uber/jaeger-client-go", "v2.30.0+incompatible", "tracing client: remote reporters, samplers refreshed in the background"},
+	{"github.com/openzipkin/zipkin-go", "v0.4.3", "tracing: batching HTTP reporter, span recorders"},
+	{"github.com/asynkron/protoactor-go", "v0.0.0-20240822202345-3c0e61ca19c9", "actor model: mailboxes, dispatchers, supervision"},
+	{"github.com/bradfitz/gomemcache", "v0.0.0-20260422231931-4d751bb6e37c", "memcache client: a connection pool shared across goroutines"},
+	{"github.com/containerd/fifo", "v1.1.0", "FIFOs with context cancellation: opener goroutines"},
+	{"github.com/moby/locker", "v1.0.1", "per-name mutexes with reference counts"},
+	{"github.com/cactus/go-statsd-client/v5", "v5.1.0", "statsd client: buffered sender with a flush goroutine"},
+	{"github.com/alexedwards/scs/v2", "v2.9.0", "HTTP sessions: in-memory store with a cleanup goroutine"},
 }
