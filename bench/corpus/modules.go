@@ -290,4 +290,15 @@ var corpus = []Module{
 	{"github.com/moby/locker", "v1.0.1", "per-name mutexes with reference counts"},
 	{"github.com/cactus/go-statsd-client/v5", "v5.1.0", "statsd client: buffered sender with a flush goroutine"},
 	{"github.com/alexedwards/scs/v2", "v2.9.0", "HTTP sessions: in-memory store with a cleanup goroutine"},
+	// Held out in session 62 (batch BZ): measured at the commit that added them.
+	{"github.com/lestrrat-go/httprc/v3", "v3.0.6", "HTTP resource cache: a refresh goroutine pool, per-resource schedules"},
+	{"github.com/creachadair/taskgroup", "v0.14.5", "task groups: throttled goroutines, collectors, single flight"},
+	{"github.com/lestrrat-go/backoff/v2", "v2.0.8", "retry policies: timers and contexts across goroutines"},
+	{"github.com/tidwall/tinylru", "v1.2.1", "LRU cache behind a mutex"},
+	{"github.com/gammazero/chanqueue", "v1.1.3", "unbounded channel queue: a goroutine between input and output"},
+	{"github.com/rs/dnscache", "v0.0.0-20230804202142-fc85eb664529", "DNS cache: refresh in the background, singleflight lookups"},
+	{"github.com/pires/go-proxyproto", "v0.16.0", "PROXY protocol listener: header reads with deadlines per connection"},
+	{"github.com/libp2p/go-yamux/v5", "v5.1.0", "stream multiplexer: a reader and writer goroutine per session, windows"},
+	{"github.com/libp2p/go-buffer-pool", "v0.1.0", "byte buffer pools over sync.Pool"},
+	{"github.com/creachadair/mds", "v0.32.0", "data structures, among them a concurrent queue and a mutex-guarded cache"},
 }
