@@ -282,32 +282,48 @@ func Compare(race *Run, rk []*Run) Comparison {
 // subtest missing from some of runs whose parent was seen in all of them,
 // and either seen in one run only or named by an address (a function's
 // address differs between the -race binary and racekit's, and stays the
-// same between racekit's runs). A name with an address in a middle
-// component ("T/[179]{0xc0000727}/struct_{...}": json-iterator's table of
-// values) counts from that component: its parent is the test above it.
+// same between racekit's runs; a server's host:port differs in every run).
+// A name with an address in a middle component ("T/[179]{0xc0000727}/struct_{...}":
+// json-iterator's table of values) counts from that component: its parent
+// is the test above it. The parent is the longest prefix at a '/' that ran
+// in every run, since a subtest's own name may hold '/' (a URL: httprc's
+// "TestClient/Lookup_http://127.0.0.1:33835/int" is one subtest of TestClient).
 func unstableName(runs []*Run, name string) bool {
-	i := strings.LastIndexByte(name, '/')
+	end := len(name)
 	if loc := addrInName.FindStringIndex(name); loc != nil {
-		if j := strings.LastIndexByte(name[:loc[0]], '/'); j >= 0 {
-			i = j
+		end = loc[0]
+	}
+	i := strings.LastIndexByte(name[:end], '/')
+	for ; i >= 0; i = strings.LastIndexByte(name[:i], '/') {
+		if ranInAll(runs, name[:i]) {
+			break
 		}
 	}
 	if i < 0 {
 		return false
 	}
-	parent, seen := name[:i], 0
+	seen := 0
 	for _, r := range runs {
 		if v, _ := verdictOf(r, name); v != Missing {
 			seen++
-		}
-		if v, _ := verdictOf(r, parent); v == Missing {
-			return false
 		}
 	}
 	return seen < len(runs) && (seen == 1 || addrInName.MatchString(name[i:]))
 }
 
-var addrInName = regexp.MustCompile(`0x[0-9a-f]{4,}`)
+// ranInAll reports whether the test name has a verdict in each of runs.
+func ranInAll(runs []*Run, name string) bool {
+	for _, r := range runs {
+		if v, _ := verdictOf(r, name); v == Missing {
+			return false
+		}
+	}
+	return true
+}
+
+// addrInName matches what names a test by an address: a pointer, or a
+// host:port (IPv4, [IPv6] or localhost).
+var addrInName = regexp.MustCompile(`0x[0-9a-f]{4,}|\b\d{1,3}(\.\d{1,3}){3}:\d+|\[[0-9a-fA-F:.]+\]:\d+|\blocalhost:\d+`)
 
 func verdictOf(r *Run, name string) (string, int) {
 	t, ok := r.Tests[name]

@@ -212,3 +212,25 @@ func TestParseJSONWhileRunning(t *testing.T) {
 		t.Fatalf("TestY = %+v, races %d: want a fail with no race counted", y, r.Races)
 	}
 }
+
+// A subtest named by a URL of a test server holds '/' in its own name and
+// a port that changes from run to run (held-out httprc's
+// TestClient/Lookup_http://127.0.0.1:33835/int): unstable, counted from
+// TestClient, the test that ran in every run. A subtest missing from one
+// run with no address and a parent that ran in all still differs.
+func TestCompareHostPortNames(t *testing.T) {
+	run := func(port string) *Run {
+		return &Run{Tests: map[string]*TestResult{
+			"p TestClient": {Verdict: Pass},
+			"p TestClient/Lookup_http://127.0.0.1:" + port + "/int":    {Verdict: Pass},
+			"p TestClient/Lookup_http://[::1]:" + port + "/json/hello": {Verdict: Pass},
+			"p TestClient/fixed": {Verdict: Pass},
+		}}
+	}
+	last := run("40963")
+	delete(last.Tests, "p TestClient/fixed")
+	c := Compare(run("33835"), []*Run{run("40313"), run("45111"), last})
+	if c.Union != 2 || c.Same != 1 || len(c.Differ) != 1 || c.Differ[0].Test != "p TestClient/fixed" || c.Unstable != 8 {
+		t.Errorf("union %d same %d differ %v unstable %d; want 2 1 [p TestClient/fixed] 8", c.Union, c.Same, c.Differ, c.Unstable)
+	}
+}
