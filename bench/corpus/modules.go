@@ -297,7 +297,7 @@ var corpus = []Module{
 	{"github.com/tidwall/tinylru", "v1.2.1", "LRU cache behind a mutex"},
 	{"github.com/gammazero/chanqueue", "v1.1.3", "unbounded channel queue: a goroutine between input and output"},
 	{"github.com/rs/dnscache", "v0.0.0-20230804202142-fc85eb664529", "DNS cache: refresh in the background, singleflight lookups"},
-	{"github.com/pires/go-proxyproto", "v0.16.0", "PROXY protocol listener: header reads with deadlines per connection"},
+	{"github.com/pires/go-proxyproto", "v0.15.0", "PROXY protocol listener: header reads with deadlines per connection"},
 	{"github.com/libp2p/go-yamux/v5", "v5.1.0", "stream multiplexer: a reader and writer goroutine per session, windows"},
 	{"github.com/libp2p/go-buffer-pool", "v0.1.0", "byte buffer pools over sync.Pool"},
 	{"github.com/creachadair/mds", "v0.32.0", "data structures, among them a concurrent queue and a mutex-guarded cache"},
