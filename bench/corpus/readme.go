@@ -252,7 +252,7 @@ func writeReadmeSummary(w readmeWriter, t readmeTotals, rc runCounts, merged boo
 		w("- measured modules by their number of racekit runs: %s\n", strings.Join(parts, "; "))
 	}
 	if t.unstable > 0 {
-		w("- left out: %d subtests missing from some run under a parent every run has, seen in one run only or named by an address (names made of pointers or times, which change from run to run; an address in a middle component of a name counts from the test above it); a merge recomputes every row's comparison by these rules from its test rows\n", t.unstable)
+		w("- left out: %d subtests missing from some run under a parent every run has, seen in one run only or named by an address (names made of pointers, host:port pairs or times, which change from run to run; an address in a middle component of a name counts from the test above it, and a name holding a slash from the nearest test above it that ran in every run); a merge recomputes every row's comparison by these rules from its test rows\n", t.unstable)
 	}
 	w("- races reported: -race %d (one run per module); racekit %d over %d runs\n\n", t.raceRaces, t.rkRaces, t.rkRacesRuns)
 }
