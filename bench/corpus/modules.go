@@ -301,4 +301,10 @@ var corpus = []Module{
 	{"github.com/libp2p/go-yamux/v5", "v5.1.0", "stream multiplexer: a reader and writer goroutine per session, windows"},
 	{"github.com/libp2p/go-buffer-pool", "v0.1.0", "byte buffer pools over sync.Pool"},
 	{"github.com/creachadair/mds", "v0.32.0", "data structures, among them a concurrent queue and a mutex-guarded cache"},
+	// Held out in session 62 (batch CA): measured at the commit that added them.
+	{"github.com/viccon/sturdyc", "v1.1.5", "cache with background refreshes, request coalescing and batching"},
+	{"github.com/jellydator/ttlcache/v2", "v2.11.1", "TTL cache: an expiry goroutine, loader callbacks"},
+	{"github.com/libp2p/go-msgio", "v0.3.0", "length-prefixed message streams: locked readers and writers"},
+	{"github.com/libp2p/go-reuseport", "v0.4.0", "SO_REUSEPORT listeners and dialers"},
+	{"github.com/hashicorp/go-cleanhttp", "v0.5.2", "HTTP clients and transports without shared state"},
 }
