@@ -632,16 +632,9 @@ func (r *rewriter) cancelArgs(x *ast.CallExpr, fn *types.Func) {
 		return
 	}
 	for _, a := range x.Args {
-		t := typeOf(r.info, a)
-		if !isCancelFunc(t) {
-			continue
+		if t := typeOf(r.info, a); isCancelFunc(t) {
+			r.cancelLater(a, t)
 		}
-		hook := "CtxCancelLater"
-		if types.Unalias(t).(*types.Named).Obj().Name() == "CancelCauseFunc" {
-			hook = "CtxCancelCauseLater"
-		}
-		lo, hi := r.span(a)
-		r.ed.wrap(lo, hi, rtAlias+"."+hook+"(", ", "+r.site(a.Pos())+")")
 	}
 }
 

@@ -511,6 +511,13 @@ func (r *rewriter) cancelStored(e ast.Expr, dst types.Type) {
 	if !isCancelFunc(t) || dst == nil || isCancelFunc(dst) || r.inlineValue(e) {
 		return
 	}
+	r.cancelLater(e, t)
+}
+
+// cancelLater wraps e, a function of type t (context.CancelFunc or
+// CancelCauseFunc), in rt.CtxCancelLater or CtxCancelCauseLater, which
+// record its release when it is called.
+func (r *rewriter) cancelLater(e ast.Expr, t types.Type) {
 	hook := "CtxCancelLater"
 	if types.Unalias(t).(*types.Named).Obj().Name() == "CancelCauseFunc" {
 		hook = "CtxCancelCauseLater"
