@@ -307,4 +307,18 @@ var corpus = []Module{
 	{"github.com/libp2p/go-msgio", "v0.3.0", "length-prefixed message streams: locked readers and writers"},
 	{"github.com/libp2p/go-reuseport", "v0.4.0", "SO_REUSEPORT listeners and dialers"},
 	{"github.com/hashicorp/go-cleanhttp", "v0.5.2", "HTTP clients and transports without shared state"},
+	// Held out in session 63 (batch CB): measured at the commit that added them.
+	{"github.com/coder/quartz", "v0.3.1", "fake clock: timers and tickers traps across goroutines"},
+	{"github.com/alitto/pond/v2", "v2.7.1", "worker pool: task groups, results, bounded queues"},
+	{"github.com/sony/sonyflake", "v1.2.0", "unique IDs under a mutex from many goroutines"},
+	{"github.com/juju/clock", "v1.1.1", "clock interface with a test clock and alarms"},
+	{"github.com/desertbit/timer", "v1.0.1", "timer replacement with a single scheduler goroutine"},
+	{"github.com/tidwall/wal", "v1.2.1", "write-ahead log: segments behind a mutex"},
+	{"github.com/valyala/bytebufferpool", "v1.0.0", "byte buffer pool with calibration"},
+	{"github.com/grpc-ecosystem/go-grpc-prometheus", "v1.2.0", "gRPC interceptors updating prometheus metrics"},
+	{"golang.org/x/oauth2", "v0.38.0", "token sources: reuse and refresh under a mutex"},
+	{"github.com/go-kit/kit", "v0.13.0", "microservice toolkit: circuit breakers, rate limits, service discovery"},
+	{"github.com/bytedance/gopkg", "v0.1.4", "goroutine pools, sync utilities, concurrent maps and queues"},
+	{"github.com/cloudwego/netpoll", "v0.7.2", "event-loop networking: pollers, connection buffers"},
+	{"github.com/nats-io/nats.go", "v1.56.0", "messaging client: subscriptions, reconnects, an in-process server in tests"},
 }
