@@ -280,12 +280,15 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		// A deferred (or go) call evaluates its function value now and
 		// calls it later: the release must come with the call (defer
 		// cancel(), whose context's Done another goroutine waits for).
+		// So must a CancelCauseFunc's anywhere: the function value is
+		// evaluated before the cause, whose making (cancel(&failure{err}))
+		// the goroutine that reads context.Cause after Done must see
+		// (held-out alitto/pond/v2's futures).
 		hook := "CtxCancel"
-		if r.noBarrier[x] {
+		if types.Unalias(ct).(*types.Named).Obj().Name() == "CancelCauseFunc" {
+			hook = "CtxCancelCauseLater"
+		} else if r.noBarrier[x] {
 			hook = "CtxCancelLater"
-			if types.Unalias(ct).(*types.Named).Obj().Name() == "CancelCauseFunc" {
-				hook = "CtxCancelCauseLater"
-			}
 		}
 		lo, hi := r.span(x.Fun)
 		r.ed.wrap(lo, hi, rtAlias+"."+hook+"(", ", "+r.site(x.Pos())+")")

@@ -22,6 +22,19 @@ func cancels(t *testing.T) {
 	<-cctx.Done()
 }
 
+type failure struct{ err error }
+
+func (f *failure) Error() string { return "failed" }
+
+// A CancelCauseFunc's release comes with the call, after its cause is
+// made: the function value is evaluated first.
+func resolve(err error) (context.Context, func(error)) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return ctx, func(err error) {
+		cancel(&failure{err: err})
+	}
+}
+
 type closer struct{ ctx context.Context }
 
 // A Done channel kept (returned) is marked for the receives to come; one
