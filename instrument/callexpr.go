@@ -324,15 +324,21 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		pre = "Read" // rt.ReadBefore: an io.Pipe's writer may wait for it (rt's pipeObj)
 	}
 	if pre != "" {
-		// Recorded while the first argument (or the receiver) is
-		// evaluated, that is, before the call: rt.Before(x, site) is x.
-		// An untyped first argument would take the hook's type, so
-		// then the function value goes through it: rt.Before(f, site)(x).
-		first := x.Fun
-		if len(x.Args) > 0 && !r.inlineValue(x.Args[0]) && !r.isType(x.Args[0]) && !isTupleExpr(r.info, x.Args[0]) {
-			first = x.Args[0] // not f(g()) with g's several results
+		// Recorded while the last argument is evaluated, after the
+		// others, that is, just before the call: rt.Before(x, site) is
+		// x. A release must come after what the arguments' evaluation
+		// writes (w.Write(encode(m)), whose bytes the reader's side may
+		// reach). Constant and untyped arguments would take the hook's
+		// type, and cause nothing: the last other one goes through it,
+		// or, with none, the function value: rt.Before(f, site)(x).
+		last := x.Fun
+		for i := len(x.Args) - 1; i >= 0; i-- {
+			if a := x.Args[i]; !r.inlineValue(a) && !r.isType(a) && !isTupleExpr(r.info, a) {
+				last = a // not f(g()) with g's several results
+				break
+			}
 		}
-		lo, hi := r.span(first)
+		lo, hi := r.span(last)
 		r.ed.wrap(lo, hi, rtAlias+"."+pre+"Before(", ", "+r.site(x.Pos())+")")
 	}
 	dep := r.depReceiver(x, fn)
