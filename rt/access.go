@@ -68,11 +68,11 @@ func accessAddr(op trace.Op, a uint64, size uintptr, site uint32) {
 	if size <= 8 && dedup {
 		if t := g.seen; t != nil && generation.Load() == g.gen {
 			e := &t.entries[(a>>3)&uint64(len(t.entries)-1)]
-			if e.addr == a && e.epoch == g.epoch && (e.write || op != trace.OpWrite) && e.sites&siteBit(site) != 0 {
+			if e.addr == a && e.epoch == g.epoch && (e.write || op != trace.OpWrite) {
 				return
 			}
 		}
-		if g.recorded(a, op, site) {
+		if g.recorded(a, op) {
 			return
 		}
 	} else if gen := generation.Load(); gen != g.gen {
@@ -101,7 +101,7 @@ func accessAddr(op trace.Op, a uint64, size uintptr, site uint32) {
 // access), preparing the records before the first event put (put false);
 // it reports whether an event has been put. The caller commits if so.
 func (g *gstate) putWord(op trace.Op, site uint32, addr uint64, put bool) bool {
-	if dedup && g.recorded(addr, op, site) {
+	if dedup && g.recorded(addr, op) {
 		return put
 	}
 	if !put {
@@ -247,13 +247,8 @@ func (g *gstate) countRange(rop trace.Op, site uint32, sp trace.Span) {
 // same data cheap. An allocation ends the epoch only for the words of the
 // new object (forget); each word of a multi-word access (a range, a copy) is
 // dropped or recorded on its own, and copy records its writes before its
-// reads, so a copy within one slice records each word once. A repeat at a
-// site not seen on the word in the epoch is recorded (its siteBit): go test
-// -race resets a word's shadow when it reports a race there, so the next
-// access of the word, from any site, is checked again and can race with a
-// write made after the report (analyze's suppressor applies that reset); a
-// trace without it would lose that report. A loop's repeats at its own
-// sites are still dropped. The epoch also
+// reads, so a copy within one slice records each word once. What is lost is only the site of the repeat: hb then
+// reports the race on that word at the first access's site. The epoch also
 // ends when a goroutine born in untraced code appears (detectors order it
 // after everything, starting a new epoch everywhere): a global generation
 // counts those. RACEKIT_DEDUP=0 records every access.
@@ -310,13 +305,7 @@ type seenEntry struct {
 	addr  uint64
 	epoch uint32
 	write bool
-	sites uint16 // siteBit of each site recorded here in the epoch
 }
-
-// siteBit is the bit of seenEntry.sites that stands for site: the sites
-// of one function have consecutive numbers, so a loop's few sites seldom
-// share one.
-func siteBit(site uint32) uint16 { return 1 << (site & 15) }
 
 type seenTable struct {
 	entries []seenEntry // len is a power of two
@@ -330,9 +319,9 @@ type seenTable struct {
 }
 
 // recorded reports whether the current goroutine g already recorded an
-// access to addr that covers op at site in its current epoch, and
-// remembers this one otherwise. Only g itself uses its table.
-func (g *gstate) recorded(addr uint64, op trace.Op, site uint32) bool {
+// access to addr that covers op in its current epoch, and remembers this
+// one otherwise. Only g itself uses its table.
+func (g *gstate) recorded(addr uint64, op trace.Op) bool {
 	if gen := generation.Load(); gen != g.gen {
 		g.newGeneration(gen)
 	}
@@ -343,19 +332,11 @@ func (g *gstate) recorded(addr uint64, op trace.Op, site uint32) bool {
 	}
 	e := &t.entries[(addr>>3)&uint64(len(t.entries)-1)]
 	write := op == trace.OpWrite
-	bit := siteBit(site)
-	conflict := false
-	if e.addr == addr && e.epoch == g.epoch {
-		if (e.write || !write) && e.sites&bit != 0 {
-			return true
-		}
-		// The same word at another site (or a write after reads),
-		// recorded for its site (see dedup).
-		e.write, e.sites = e.write || write, e.sites|bit
-	} else {
-		conflict = e.epoch == g.epoch && e.addr != 0
-		*e = seenEntry{addr: addr, epoch: g.epoch, write: write, sites: bit}
+	if e.addr == addr && e.epoch == g.epoch && (e.write || !write) {
+		return true
 	}
+	conflict := e.epoch == g.epoch && e.addr != 0
+	*e = seenEntry{addr: addr, epoch: g.epoch, write: write}
 	t.misses++
 	if conflict {
 		t.conflicts++

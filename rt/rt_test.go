@@ -210,44 +210,6 @@ func TestDedup(t *testing.T) {
 	}
 }
 
-// A repeat of a word at a site not seen on it in the epoch is recorded:
-// go test -race checks such an access again once a report has reset the
-// word's shadow. A loop's repeats at its own sites are still dropped.
-func TestDedupSites(t *testing.T) {
-	x := escape[int]()
-	tr := record(t, true, func(site uint32) {
-		a, b := site, site+1
-		W(x, a, true)
-		R(x, a, true) // covered: the write at a
-		R(x, b, true) // another site: recorded
-		for i := 0; i < 3; i++ {
-			R(x, a, true) // covered
-			R(x, b, true) // covered
-		}
-		W(x, b, true)       // covered: a write at a, and b seen
-		R(x, site+16, true) // site+16 shares a's bit: taken as seen
-		W(x, site+2, true)  // another site: recorded
-		SyncRelease(NewObject(), site)
-		R(x, b, true) // new epoch
-	})
-	got := ops(tr, func(e *trace.Event) bool {
-		return e.Op.IsAccess() || e.Op == trace.OpSyncRelease
-	})
-	want := []string{"0 w a", "0 r a", "0 w a", "0 snd b", "0 r a"}
-	if strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Fatalf("events %q, want %q", got, want)
-	}
-	var sites []uint32
-	for _, e := range tr.Events {
-		if e.Op.IsAccess() {
-			sites = append(sites, uint32(e.Site))
-		}
-	}
-	if len(sites) != 4 || sites[0] == sites[1] || sites[0] == sites[2] || sites[1] == sites[2] || sites[3] != sites[1] {
-		t.Fatalf("sites %v, want the sites a, b, site+2, b", sites)
-	}
-}
-
 // A goroutine that sweeps a working set wider than a small table many
 // times in one epoch (a matrix product's inner loops) records each word
 // about once per table size it passes through, not once per sweep: its

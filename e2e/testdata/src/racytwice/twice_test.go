@@ -97,26 +97,3 @@ func readPairLater() string {
 func TestRangeFirst(t *testing.T) { readPairLater() }
 
 func TestRangeSecond(t *testing.T) { readPairLater() }
-
-var y int
-
-// TestRepeatAfterReport: the test goroutine writes y, and after a report on
-// y (the helper's read) reads y again at another line with no
-// synchronization between: go test -race checks that read again (the
-// report reset y's shadow) and reports it with the helper's write made
-// after the report, so two reports. racekit's runtime had dropped the read
-// as covered by the test goroutine's own write in the same epoch (held-out
-// alexedwards/scs's TestCleanupInterval).
-func TestRepeatAfterReport(t *testing.T) {
-	d := make(chan bool)
-	go func() {
-		time.Sleep(10 * time.Millisecond)
-		_ = y // race: y1
-		y = 2 // race: y2 y3
-		d <- true
-	}()
-	y = 1 // race: y1 y2
-	time.Sleep(30 * time.Millisecond)
-	_ = y // race: y3
-	<-d
-}
