@@ -2,9 +2,7 @@ package rt
 
 import (
 	"os"
-	"reflect"
 	"strings"
-	"sync"
 
 	"github.com/racekit/racekit/trace"
 )
@@ -24,22 +22,16 @@ import (
 // file racekit adds to rt's copy; nil without it.
 var allBlocked func(skip []uintptr) bool
 
-// writerTimerPC is the entry of the writer's timer callback, which wakes no
-// goroutine of the program.
-var writerTimerPC = sync.OnceValue(func() uintptr {
-	return reflect.ValueOf((&writerTimer{}).expire).Pointer()
-})
-
 // CanSeeStall reports whether Stalled can answer (the runtime is patched).
 func CanSeeStall() bool { return allBlocked != nil }
 
 // Stalled reports whether every goroutine but the caller is blocked on
 // another's channel, lock, WaitGroup or Cond, and no timer can wake one
 // before the test binary's -timeout alarm: nothing will ever run again.
-// skip are the entries of AfterFunc callbacks that wake no goroutine (the
-// caller's own timer).
+// skip are the entries of AfterFunc callbacks that wake no goroutine;
+// those of SysAfterFunc's timers (the writer's, rttest's) are skipped too.
 func Stalled(skip ...uintptr) bool {
-	return allBlocked != nil && allBlocked(append(skip, writerTimerPC()))
+	return allBlocked != nil && allBlocked(append(skip, sysCallbackPC()))
 }
 
 // FinishStalled records that the run stalled while tests ran and finishes

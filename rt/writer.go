@@ -3,6 +3,7 @@ package rt
 import (
 	"fmt"
 	"os"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,7 +82,7 @@ var wflags struct {
 // wmu held, before the program records).
 func newWriterTimer() {
 	wt := &writerTimer{}
-	wt.t = time.AfterFunc(time.Hour, wt.expire)
+	wt.t = SysAfterFunc(time.Hour, wt.fire)
 	wt.t.Stop()
 	if old := wtimer.Swap(wt); old != nil {
 		old.t.Stop()
@@ -134,27 +135,31 @@ func wakeWriter() {
 // program does not see them (runtime.NumGoroutine, runtime.Stack(all)).
 var sysGoroutines bool
 
-// fireTimer is the timer whose expiry rtsysFire serves.
-var fireTimer atomic.Pointer[writerTimer]
-
-// expire is the timer's callback. With sysGoroutines the round runs in a
-// goroutine of rt's (rtsysFire), so that the callback's own goroutine, one
-// the program sees (time.goFunc's), lives only for the go statement.
-func (wt *writerTimer) expire() {
-	if !sysGoroutines {
-		wt.fire()
-		return
-	}
-	fireTimer.Store(wt)
-	go rtsysFire()
+// rtsysCallback wraps f, the callback of one of rt's timers: time.AfterFunc
+// runs a callback in a goroutine of its own, whose function is then this
+// closure, named rtsys..., which the patched runtime counts as its own
+// (sysGoroutines). A goroutine the program saw for a moment each round of
+// the writer made runtime.NumGoroutine move: bytedance/gopkg's
+// TestChannelClose waits for it to fall back to its count at the start,
+// and ended its wait early (held-out batch CB; e2e TestGoroutineCount).
+// Not inlined: a closure inlined elsewhere is named after that function.
+//
+//go:noinline
+func rtsysCallback(f func()) func() {
+	return func() { f() }
 }
 
-// rtsysFire is the round of the writer's timer when it expired (expire).
-func rtsysFire() {
-	if wt := fireTimer.Load(); wt != nil {
-		wt.fire()
-	}
+// SysAfterFunc is time.AfterFunc for rt's and rttest's own timers, whose
+// callbacks wake no goroutine of the program (see rtsysCallback).
+func SysAfterFunc(d time.Duration, f func()) *time.Timer {
+	return time.AfterFunc(d, rtsysCallback(f))
 }
+
+// sysCallbackPC is the entry of rtsysCallback's closure, the function of
+// every timer SysAfterFunc made.
+var sysCallbackPC = sync.OnceValue(func() uintptr {
+	return reflect.ValueOf(rtsysCallback(nil)).Pointer()
+})
 
 // rtsysWakeRound is the round wakeWriter asked for. The timer stays armed (the
 // goroutine that filled the chunk holds its word open), so it leaves the

@@ -3,7 +3,6 @@ package rttest
 import (
 	"fmt"
 	"os"
-	"reflect"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -38,7 +37,7 @@ var watchStall = sync.OnceFunc(func() {
 		if !rt.Enabled() {
 			return // the trace is finished: the binary is exiting
 		}
-		stalled := rt.Stalled(reflect.ValueOf(check).Pointer())
+		stalled := rt.Stalled()
 		if stalled && seen {
 			stall()
 			return
@@ -46,7 +45,7 @@ var watchStall = sync.OnceFunc(func() {
 		seen = stalled
 		t.Reset(stallPoll)
 	}
-	t = time.AfterFunc(time.Hour, check) // armed once t is set
+	t = rt.SysAfterFunc(time.Hour, check) // armed once t is set; the program does not see its goroutine
 	t.Reset(stallPoll)
 })
 
