@@ -278,7 +278,10 @@ func measure(s subject, tmp, beforeDir string, n int) (row, error) {
 		if _, err := os.Stat(old); err == nil {
 			for _, name := range beforeConfigs {
 				c := configs[index(name)]
-				v := &variant{bin: old, env: c.env}
+				// The same GORACE as this checkout's runs: a before
+				// binary that waits atexit_sleep_ms (rt/exit.go) would
+				// add a second to each of its runs.
+				v := &variant{bin: old, env: append([]string{exitWaitOff}, c.env...)}
 				if c.trace {
 					v.trace = tracePath
 				}
