@@ -167,6 +167,9 @@ func main() {
 	table(&b, rows, *n)
 	fmt.Print(b.String())
 	if *out != "" {
+		if err := os.MkdirAll(*out, 0o777); err != nil {
+			log.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(*out, "table.md"), []byte(b.String()), 0o666); err != nil {
 			log.Fatal(err)
 		}
