@@ -138,10 +138,9 @@ var sysGoroutines bool
 // rtsysCallback wraps f, the callback of one of rt's timers: time.AfterFunc
 // runs a callback in a goroutine of its own, whose function is then this
 // closure, named rtsys..., which the patched runtime counts as its own
-// (sysGoroutines). A goroutine the program saw for a moment each round of
-// the writer made runtime.NumGoroutine move: bytedance/gopkg's
-// TestChannelClose waits for it to fall back to its count at the start,
-// and ended its wait early (held-out batch CB; e2e TestGoroutineCount).
+// (sysGoroutines). Before, a goroutine the program saw for a moment each
+// round of the writer made runtime.NumGoroutine move, which tests that
+// count goroutines compare (bench/results/corpus/run-session63/notes.md).
 // Not inlined: a closure inlined elsewhere is named after that function.
 //
 //go:noinline
