@@ -284,14 +284,12 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		// evaluated before the cause, whose making (cancel(&failure{err}))
 		// the goroutine that reads context.Cause after Done must see
 		// (held-out alitto/pond/v2's futures).
-		hook := "CtxCancel"
-		if types.Unalias(ct).(*types.Named).Obj().Name() == "CancelCauseFunc" {
-			hook = "CtxCancelCauseLater"
-		} else if r.noBarrier[x] {
-			hook = "CtxCancelLater"
+		if r.noBarrier[x] || isCancelCauseFunc(ct) {
+			r.cancelLater(x.Fun, ct)
+		} else {
+			lo, hi := r.span(x.Fun)
+			r.ed.wrap(lo, hi, rtAlias+".CtxCancel(", ", "+r.site(x.Pos())+")")
 		}
-		lo, hi := r.span(x.Fun)
-		r.ed.wrap(lo, hi, rtAlias+"."+hook+"(", ", "+r.site(x.Pos())+")")
 	}
 	fn := r.calledFunc(x)
 	if r.keptDone(x) {

@@ -519,7 +519,7 @@ func (r *rewriter) cancelStored(e ast.Expr, dst types.Type) {
 // record its release when it is called.
 func (r *rewriter) cancelLater(e ast.Expr, t types.Type) {
 	hook := "CtxCancelLater"
-	if types.Unalias(t).(*types.Named).Obj().Name() == "CancelCauseFunc" {
+	if isCancelCauseFunc(t) {
 		hook = "CtxCancelCauseLater"
 	}
 	lo, hi := r.span(e)
@@ -531,6 +531,12 @@ func isCancelFunc(t types.Type) bool {
 	n, ok := types.Unalias(t).(*types.Named)
 	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "context" &&
 		(n.Obj().Name() == "CancelFunc" || n.Obj().Name() == "CancelCauseFunc")
+}
+
+// isCancelCauseFunc reports whether t, a CancelFunc or CancelCauseFunc
+// (isCancelFunc), is the latter.
+func isCancelCauseFunc(t types.Type) bool {
+	return types.Unalias(t).(*types.Named).Obj().Name() == "CancelCauseFunc"
 }
 
 // timerChan reports whether ch is a channel of time.Time (a timer's or a
