@@ -202,15 +202,6 @@ const sysGoroutineMark = "\tf := findfunc(gp.startpc)\n\tif !f.valid() {\n\t\tre
 
 const sysGoroutineCheck = "\tif racekitOwnFunc(f) {\n\t\treturn true\n\t}\n"
 
-// rtSysFile is added to rt's copy when isSystemGoroutine has the check.
-const rtSysFile = `package rt
-
-var _ = func() bool {
-	sysGoroutines = true
-	return true
-}()
-`
-
 // stallShape is what stallFuncs needs of the runtime, by file.
 var stallShape = map[string][]string{
 	"proc.go":      {"func forEachGRace(fn func(gp *g)) {", "stwGoroutineProfile", "func stopTheWorld(reason stwReason) worldStop {", "func startTheWorld(w worldStop) {"},
@@ -292,9 +283,6 @@ func allocHookOverlay(cfg *Config, rtDir string, overlay map[string]string) (not
 	if tb, ok := stallPatch(src, string(runtime2)); ok {
 		files[filepath.Join(src, "traceback.go")] = []byte(tb)
 		files[filepath.Join(rtDir, "rt", "racekit_stallhook.go")] = []byte(rtStallFile)
-		if strings.Contains(tb, sysGoroutineCheck) {
-			files[filepath.Join(rtDir, "rt", "racekit_sysgoroutines.go")] = []byte(rtSysFile)
-		}
 	}
 	if proc, err := os.ReadFile(filepath.Join(src, "proc.go")); err == nil {
 		if p, ok := exitPatch(string(proc)); ok {

@@ -129,18 +129,14 @@ func wakeWriter() {
 	go rtsysWakeRound()
 }
 
-// sysGoroutines is set by the file racekit adds to rt's copy when the
-// patched runtime counts rt's goroutines, those whose function's name
-// begins with rtsys, as its own (instrument's sysGoroutineCheck): the
-// program does not see them (runtime.NumGoroutine, runtime.Stack(all)).
-var sysGoroutines bool
-
 // rtsysCallback wraps f, the callback of one of rt's timers: time.AfterFunc
 // runs a callback in a goroutine of its own, whose function is then this
 // closure, named rtsys..., which the patched runtime counts as its own
-// (sysGoroutines). Before, a goroutine the program saw for a moment each
-// round of the writer made runtime.NumGoroutine move, which tests that
-// count goroutines compare (bench/results/corpus/run-session63/notes.md).
+// (instrument's sysGoroutineCheck: runtime.NumGoroutine and
+// runtime.Stack(all) do not show it). Before, a goroutine the program saw
+// for a moment each round of the writer made runtime.NumGoroutine move,
+// which tests that count goroutines compare
+// (bench/results/corpus/run-session63/notes.md).
 // Not inlined: a closure inlined elsewhere is named after that function.
 //
 //go:noinline
