@@ -321,4 +321,17 @@ var corpus = []Module{
 	{"github.com/bytedance/gopkg", "v0.1.4", "goroutine pools, sync utilities, concurrent maps and queues"},
 	{"github.com/cloudwego/netpoll", "v0.7.2", "event-loop networking: pollers, connection buffers"},
 	{"github.com/nats-io/nats.go", "v1.56.0", "messaging client: subscriptions, reconnects, an in-process server in tests"},
+	// Held out in session 64 (batch CC): measured at the commit that added them.
+	{"github.com/libp2p/go-flow-metrics", "v0.3.0", "bandwidth meters: a sweeper goroutine over registered meters, a mock clock"},
+	{"github.com/alexflint/go-filemutex", "v1.3.0", "file locks between goroutines and processes"},
+	{"github.com/creachadair/jrpc2", "v1.3.6", "JSON-RPC 2.0: concurrent handlers, client call tracking, cancellation"},
+	{"github.com/xtaci/smux", "v1.5.58", "stream multiplexer: a receive loop, send queue and per-stream buffers"},
+	{"github.com/pion/sctp", "v1.12.1", "SCTP associations: timers, read and write loops, retransmission"},
+	{"github.com/spiffe/go-spiffe/v2", "v2.9.0", "workload API client: watchers, bundle sources updated in the background"},
+	{"github.com/klauspost/reedsolomon", "v1.14.2", "erasure coding: shards encoded by goroutines in parallel"},
+	{"go.starlark.net", "v0.0.0-20260908191801-89a6a09411d5", "interpreter: frozen values shared between threads"},
+	{"github.com/rogpeppe/go-internal", "v1.16.0", "testscript and lockedfile: parallel scripts, file locks"},
+	{"mvdan.cc/sh/v3", "v3.14.1", "shell interpreter: pipelines and background jobs as goroutines"},
+	{"golang.org/x/crypto", "v0.59.0", "crypto, among it ssh: channels, muxes and handshakes across goroutines"},
+	{"golang.org/x/net", "v0.63.0", "http2, websocket, netutil: connection loops and flow control"},
 }
