@@ -397,8 +397,9 @@ func Wait() { <-done }
 	// goroutine to another under a lock of its own (go-workflows hands
 	// its executors over through a ttlcache.Cache): calls on the object
 	// are ordered as its lock orders them (rt.DepBefore, DepAfter), so
-	// the write before Put is ordered before the reader's after Take; a
-	// write after Put is not, and its race stays.
+	// the write before Put (or in its argument's evaluation) is ordered
+	// before the reader's after Take; a write after Put is not, and its
+	// race stays.
 	t.Run("object-of-dependency", func(t *testing.T) {
 		depMarkedRace(t, `package m
 
@@ -427,6 +428,23 @@ func TestNoRaceHandoff(t *testing.T) {
 	}()
 	p := take(b)
 	*p = 2
+}
+
+func fresh() *int {
+	x := new(int)
+	*x = 5
+	return x
+}
+
+// The argument is made by a call: its writes come before Put's release.
+func TestNoRaceArgMadeInCall(t *testing.T) {
+	b := &dep.Box{}
+	go b.Put(fresh())
+	p := take(b)
+	*p = 6
+	go func() { b.Put(fresh()) }()
+	p = take(b)
+	*p = 7
 }
 
 func TestRaceAfterPut(t *testing.T) {

@@ -329,20 +329,21 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		// reach). Constant and untyped arguments would take the hook's
 		// type, and cause nothing: the last other one goes through it,
 		// or, with none, the function value: rt.Before(f, site)(x).
-		last := x.Fun
-		for i := len(x.Args) - 1; i >= 0; i-- {
-			if a := x.Args[i]; !r.inlineValue(a) && !r.isType(a) && !isTupleExpr(r.info, a) {
-				last = a // not f(g()) with g's several results
-				break
-			}
-		}
-		lo, hi := r.span(last)
+		lo, hi := r.span(r.lastOperand(x))
 		r.ed.wrap(lo, hi, rtAlias+"."+pre+"Before(", ", "+r.site(x.Pos())+")")
 	}
 	dep := r.depReceiver(x, fn)
 	if dep != nil {
+		// The release goes with the last argument too (b.Put(fresh())
+		// hands over what fresh writes): rt.DepArgBefore(a, b, site) is
+		// a; the receiver, a plain expression, is evaluated again.
 		lo, hi := r.span(dep)
-		r.ed.wrap(lo, hi, rtAlias+".DepBefore(", ", "+r.site(x.Pos())+")")
+		if last := r.lastOperand(x); last != x.Fun {
+			alo, ahi := r.span(last)
+			r.ed.wrap(alo, ahi, rtAlias+".DepArgBefore(", ", "+string(r.ed.src[lo:hi])+", "+r.site(x.Pos())+")")
+		} else {
+			r.ed.wrap(lo, hi, rtAlias+".DepBefore(", ", "+r.site(x.Pos())+")")
+		}
 	}
 	std := r.stdCall(x)             // accesses inside the standard library (stdcalls.go)
 	cb := r.callbackLockCall(x, fn) // a callback under a std mutex (callbacklock.go)
@@ -710,4 +711,18 @@ func rootName(e ast.Expr) string {
 			return ""
 		}
 	}
+}
+
+// lastOperand is the last argument of x whose evaluation a hook may
+// follow: not a constant, an untyped value or a type (they would take the
+// hook's type), not f(g()) with g's several results; x.Fun if there is
+// none. A hook wrapped around it runs after every other operand of the
+// call is evaluated, just before the call.
+func (r *rewriter) lastOperand(x *ast.CallExpr) ast.Expr {
+	for i := len(x.Args) - 1; i >= 0; i-- {
+		if a := x.Args[i]; !r.inlineValue(a) && !r.isType(a) && !isTupleExpr(r.info, a) {
+			return a
+		}
+	}
+	return x.Fun
 }

@@ -88,8 +88,9 @@
 //     sync.Locker's (lockerMethod).
 //   - A method call on a dependency's object is bracketed by a release and
 //     an acquire of that object (depReceiver, rt.DepBefore and DepAfter):
-//     the dependency's own locks order calls on it. Not for --exclude'd
-//     packages.
+//     the dependency's own locks order calls on it. The release follows
+//     the arguments' evaluation (rt.DepArgBefore around the last one, as
+//     the I/O hooks' lastOperand). Not for --exclude'd packages.
 //   - Method values of hooked sync methods are bound to their hooks
 //     (bindHooked, rt.Bind: wg.Done handed on as a func()).
 //   - reflect.Value's reads, writes and map operations, reflect.Copy,

@@ -25,6 +25,15 @@ func DepBefore[T any](x T, site uint32) T {
 	return x
 }
 
+// DepArgBefore is a, the last argument of a call into an untraced
+// dependency on x, after recording DepBefore's release: the release comes
+// after the arguments are evaluated (b.Put(fresh()): what fresh writes is
+// handed over with its result).
+func DepArgBefore[A, T any](a A, x T, site uint32) A {
+	DepBefore(x, site)
+	return a
+}
+
 // DepAfter records the acquire that follows a call into an untraced
 // dependency on x (see DepBefore).
 func DepAfter[T any](x T, site uint32) {
