@@ -348,8 +348,9 @@ func (r *rewriter) rd(e ast.Expr) {
 		}
 		st, isStruct := core(typeOf(r.info, x)).(*types.Struct)
 		for i, el := range x.Elts {
+			// cancelStored's wrap first: the first wrap of a node is the
+			// outer one, and a read hook takes its operand's address.
 			if kv, ok := el.(*ast.KeyValueExpr); ok && isStruct {
-				r.rd(kv.Value)
 				if key, ok := kv.Key.(*ast.Ident); ok {
 					for f := range st.Fields() {
 						if f.Name() == key.Name {
@@ -357,12 +358,13 @@ func (r *rewriter) rd(e ast.Expr) {
 						}
 					}
 				}
+				r.rd(kv.Value)
 				continue
 			}
-			r.rd(el)
 			if isStruct && i < st.NumFields() {
 				r.cancelStored(el, st.Field(i).Type())
 			}
+			r.rd(el)
 		}
 	case *ast.FuncLit:
 		r.funcLit(x)

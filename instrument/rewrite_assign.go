@@ -28,10 +28,10 @@ func (r *rewriter) assign(x *ast.AssignStmt, inList bool) {
 			}
 		}
 		for i, e := range x.Rhs {
-			r.rd(e)
 			if x.Tok == token.ASSIGN && len(x.Lhs) == len(x.Rhs) {
-				r.cancelStored(e, typeOf(r.info, x.Lhs[i]))
+				r.cancelStored(e, typeOf(r.info, x.Lhs[i])) // outside rd's hook
 			}
+			r.rd(e)
 		}
 	}
 	switch x.Tok {

@@ -64,3 +64,20 @@ func storeCancels(ctx context.Context) (*group, context.Context) {
 	_ = sctx
 	return g, ctx
 }
+
+// The same with the functions in escaping variables (captured by a
+// goroutine: grpc's serverHandlerTransport.HandleStreams): the read hook
+// takes the variable's address, so the stored value's wrap is outside it.
+func storeEscaping(ctx context.Context) *group {
+	var cancel context.CancelFunc
+	ctx, cancel = context.WithCancel(ctx)
+	_, cause := context.WithCancelCause(ctx)
+	go func() {
+		cancel()
+		cause(nil)
+	}()
+	g := &group{cancel: cause, stop: cancel}
+	_ = group{cause, cancel, cancel}
+	g.stop = cancel
+	return g
+}
