@@ -75,6 +75,7 @@ var methodHooks = map[string]hook{
 
 	"testing.T.Run":          {name: "Run", test: true},
 	"testing.T.Parallel":     {name: "Parallel", test: true},
+	parallelKey:              {name: "ParallelOf", test: true},
 	"testing.B.Run":          {name: "RunB", test: true},
 	"testing.B.RunParallel":  {name: "RunParallel", test: true},
 	"testing.M.Run":          {name: "MRun", test: true},
@@ -195,6 +196,9 @@ func funcKey(fn *types.Func) string {
 // methodKey names a method for methodHooks: the receiver's named type
 // (pointer and type arguments stripped).
 func methodKey(fn *types.Func) string {
+	if parallelMethod(fn) {
+		return parallelKey
+	}
 	n, _, ok := recvNamed(fn)
 	if !ok || fn.Pkg() == nil {
 		return ""
@@ -203,6 +207,23 @@ func methodKey(fn *types.Func) string {
 		return "sync.Locker." + fn.Name()
 	}
 	return fn.Pkg().Path() + "." + n.Obj().Name() + "." + fn.Name()
+}
+
+// parallelKey is methodKey's name for Parallel() of an interface: a
+// testing.T's, through a wrapper of its (rttest.ParallelOf).
+const parallelKey = "testing.interface.Parallel"
+
+// parallelMethod reports whether fn is a method Parallel() of an interface
+// type, named or not, outside package testing (testscript's T, whose
+// dynamic values embed a *testing.T).
+func parallelMethod(fn *types.Func) bool {
+	sig, _ := fn.Type().(*types.Signature)
+	if fn.Name() != "Parallel" || sig == nil || sig.Recv() == nil || sig.Params().Len() != 0 || sig.Results().Len() != 0 ||
+		fn.Pkg() == nil || fn.Pkg().Path() == "testing" {
+		return false
+	}
+	_, isIface := types.Unalias(sig.Recv().Type()).Underlying().(*types.Interface)
+	return isIface
 }
 
 // lockerMethod reports whether fn is Lock or Unlock of an interface type

@@ -319,3 +319,36 @@ func TestContextHook(t *testing.T) {
 		}, 0)
 	}, 0)
 }
+
+type parShim struct{ *testing.T }
+
+type parOwn struct{ *testing.T }
+
+func (parOwn) Parallel() {} // declared: may not call t.Parallel
+
+type parNoT struct{}
+
+func (parNoT) Parallel() {}
+
+// parallelT finds the *testing.T whose Parallel an interface call is: the
+// value itself, or one a struct embeds and promotes Parallel from; not a
+// type that declares its own Parallel.
+func TestParallelT(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		x    interface{ Parallel() }
+		want *testing.T
+	}{
+		{"T", t, t},
+		{"shim", parShim{t}, t},
+		{"pointer to shim", &parShim{t}, t},
+		{"nil pointer to shim", (*parShim)(nil), nil},
+		{"shim of nil", parShim{}, nil},
+		{"own Parallel", parOwn{t}, nil},
+		{"no T", parNoT{}, nil},
+	} {
+		if got := parallelT(c.x); got != c.want {
+			t.Errorf("%s: parallelT = %p, want %p", c.name, got, c.want)
+		}
+	}
+}

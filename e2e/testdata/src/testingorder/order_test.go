@@ -47,6 +47,17 @@ func TestNoRaceNestedGroups(t *testing.T) {
 	_ = leaves[0][0] + leaves[0][1] + leaves[1][0] + leaves[1][1] + inner[0] + inner[1]
 }
 
+// TestNoRaceParallelThroughInterface: t.Parallel called through an
+// interface (wrapper.go: testscript's T, whose value embeds the
+// *testing.T; quicktest's interface{ Parallel() }) is t.Parallel: the
+// subtest's body waits for its parent's function to return.
+func TestNoRaceParallelThroughInterface(t *testing.T) {
+	var x, y int
+	RunParallelShim(t, func() { x++ })
+	RunParallelAny(t, func() { y++ })
+	x, y = x+2, y+2
+}
+
 // TestNoRaceParentAfterRunOfParallel: a parallel subtest's body after
 // t.Parallel waits for its parent's function to return (close of the
 // parent's barrier): the parent's code after t.Run, and its deferred
