@@ -435,6 +435,17 @@ func (g *gstate) park() {
 func (g *gstate) throttleWait() {
 	g.throttle = false
 	g.park()
+	// In a synctest bubble, time.Sleep runs on the bubble's fake clock: it
+	// would advance the program's time while rt waits, and sleepers left
+	// when the bubble's main goroutine returns are a deadlock to synctest.
+	// Nor can the wait spin: the rounds it runs there see the fake clock,
+	// which stands still, and never steal the frontier from a goroutine
+	// blocked where rt does not see it. There the goroutine helps with one
+	// round and goes on (memory is not bounded by waiting in a bubble).
+	if inBubble() {
+		helpWrite()
+		return
+	}
 	for i := 0; pending.Load() > maxPending/2 && g.out.Load() < g.written && live.Load(); i++ {
 		// Another round at once only after one that wrote: a round that
 		// wrote nothing waits for a goroutine holding the frontier (one

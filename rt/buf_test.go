@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 	"unsafe"
 
@@ -703,6 +704,51 @@ func TestThrottle(t *testing.T) {
 		if k != n {
 			t.Errorf("goroutine %d: %d of %d writes", g, k, n)
 		}
+	}
+}
+
+// Throttled goroutines in a synctest bubble wait without time.Sleep: a
+// sleep there runs on the bubble's fake clock, which advanced while they
+// waited, and once the bubble's main goroutine had returned, goroutines
+// asleep in throttleWait made synctest panic with "deadlock: main bubble
+// goroutine has exited but blocked goroutines remain" (held-out
+// golang.org/x/net's TestServerRFC9218PrioritySmallPayload).
+func TestThrottleInBubble(t *testing.T) {
+	saved := maxPending
+	maxPending = 2 * bigChunk
+	defer func() { maxPending = saved }()
+	const ngor, n = 4, 30000
+	marks := make([][]uint64, ngor)
+	for g := range marks {
+		marks[g] = make([]uint64, n)
+	}
+	var elapsed time.Duration
+	tr := record(t, true, func(site uint32) {
+		synctest.Test(t, func(t *testing.T) {
+			start := time.Now()
+			var wg sync.WaitGroup
+			for g := range marks {
+				wg.Go(func() {
+					for i := range marks[g] {
+						*W(&marks[g][i], site, true) = 1
+					}
+				})
+			}
+			wg.Wait()
+			elapsed = time.Since(start)
+		})
+	})
+	if elapsed != 0 {
+		t.Errorf("the bubble's clock advanced %v while its goroutines recorded, want 0", elapsed)
+	}
+	writes := 0
+	for _, e := range tr.Events {
+		if e.Op == trace.OpWrite {
+			writes++
+		}
+	}
+	if writes < ngor*n {
+		t.Errorf("%d writes recorded, want %d", writes, ngor*n)
 	}
 }
 
