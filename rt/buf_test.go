@@ -660,18 +660,25 @@ func BenchmarkMatMul(b *testing.B) {
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 }
 
+// throttled makes the writer's limit small for the test (the writer falls
+// behind at once) and returns the slices its 4 goroutines write, 30000
+// words each.
+func throttled(t *testing.T) [][]uint64 {
+	saved := maxPending
+	maxPending = 2 * bigChunk
+	t.Cleanup(func() { maxPending = saved })
+	marks := make([][]uint64, 4)
+	for g := range marks {
+		marks[g] = make([]uint64, 30000)
+	}
+	return marks
+}
+
 // When goroutines record faster than the writer writes, they wait for it
 // (idle, so that the frontier does not wait for them), and nothing is
 // lost.
 func TestThrottle(t *testing.T) {
-	saved := maxPending
-	maxPending = 2 * bigChunk
-	defer func() { maxPending = saved }()
-	const ngor, n = 4, 30000
-	marks := make([][]uint64, ngor)
-	for g := range marks {
-		marks[g] = make([]uint64, n)
-	}
+	marks := throttled(t)
 	tr := record(t, true, func(site uint32) {
 		var wg sync.WaitGroup
 		for g := range marks {
@@ -691,7 +698,7 @@ func TestThrottle(t *testing.T) {
 			index[addrOf(&marks[g][i])] = [2]int{g, i}
 		}
 	}
-	next := make([]int, ngor)
+	next := make([]int, len(marks))
 	for _, e := range tr.Events {
 		if gi, ok := index[e.Obj]; ok {
 			if gi[1] != next[gi[0]] {
@@ -701,7 +708,7 @@ func TestThrottle(t *testing.T) {
 		}
 	}
 	for g, k := range next {
-		if k != n {
+		if n := len(marks[g]); k != n {
 			t.Errorf("goroutine %d: %d of %d writes", g, k, n)
 		}
 	}
@@ -714,14 +721,7 @@ func TestThrottle(t *testing.T) {
 // goroutine has exited but blocked goroutines remain" (held-out
 // golang.org/x/net's TestServerRFC9218PrioritySmallPayload).
 func TestThrottleInBubble(t *testing.T) {
-	saved := maxPending
-	maxPending = 2 * bigChunk
-	defer func() { maxPending = saved }()
-	const ngor, n = 4, 30000
-	marks := make([][]uint64, ngor)
-	for g := range marks {
-		marks[g] = make([]uint64, n)
-	}
+	marks := throttled(t)
 	var elapsed time.Duration
 	tr := record(t, true, func(site uint32) {
 		synctest.Test(t, func(t *testing.T) {
@@ -747,8 +747,8 @@ func TestThrottleInBubble(t *testing.T) {
 			writes++
 		}
 	}
-	if writes < ngor*n {
-		t.Errorf("%d writes recorded, want %d", writes, ngor*n)
+	if want := len(marks) * len(marks[0]); writes < want {
+		t.Errorf("%d writes recorded, want %d", writes, want)
 	}
 }
 
