@@ -347,7 +347,16 @@ func (g *gstate) recorded(addr uint64, op trace.Op) bool {
 			n = t.conflicts
 		}
 		if n == seenSizes[t.level+1].after {
-			t.grow()
+			if countingAllocs() {
+				// Not while the program counts its allocations (make
+				// allocates): the next miss comes here again.
+				t.misses--
+				if t.level >= 1 {
+					t.conflicts--
+				}
+			} else {
+				t.grow()
+			}
 		}
 	}
 	return false

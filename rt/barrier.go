@@ -353,8 +353,42 @@ type walker struct {
 // Walkers are big (their address set): they are reused.
 var walkers = sync.Pool{New: func() any { return new(walker) }}
 
+// Spare walkers: while the program counts its allocations, a walk takes a
+// walker set aside when the count began, as a full buffer takes a spare
+// chunk (spareChunk): after a garbage collection has emptied walkers, its
+// Get allocates (a new walker, the pool's per-P array), and
+// testing.AllocsPerRun(1, ...) counted 1 where go test counts 0 (e2e
+// TestTestUnchanged under GOGC=1).
+var spareWalkers struct {
+	sync.Mutex
+	w []*walker
+}
+
+// spareWalkerCount is how many walkers a count starts with: one per
+// goroutine walking at once (a walk while counting uses no sub-walker).
+const spareWalkerCount = 4
+
+func reserveWalkers() {
+	spareWalkers.Lock()
+	defer spareWalkers.Unlock()
+	for len(spareWalkers.w) < spareWalkerCount {
+		spareWalkers.w = append(spareWalkers.w, new(walker))
+	}
+}
+
 func getWalker() *walker {
-	w := walkers.Get().(*walker)
+	var w *walker
+	if countingAllocs() {
+		spareWalkers.Lock()
+		if n := len(spareWalkers.w); n > 0 {
+			w = spareWalkers.w[n-1]
+			spareWalkers.w = spareWalkers.w[:n-1]
+		}
+		spareWalkers.Unlock()
+	}
+	if w == nil {
+		w = walkers.Get().(*walker)
+	}
 	w.seen, w.addrs, w.cache = w.seenBuf[:0], w.addrBuf[:0], true
 	return w
 }
@@ -364,6 +398,17 @@ func putWalker(w *walker) {
 	clear(w.seen) // no pointers kept alive by a pooled walker
 	clear(w.edges)
 	w.edges, w.rec, w.cache, w.full = w.edges[:0], false, false, false
+	if countingAllocs() { // a Put may allocate too (the per-P array)
+		spareWalkers.Lock()
+		if len(spareWalkers.w) < spareWalkerCount {
+			spareWalkers.w = append(spareWalkers.w, w)
+			w = nil
+		}
+		spareWalkers.Unlock()
+		if w == nil {
+			return
+		}
+	}
 	walkers.Put(w)
 }
 
@@ -634,7 +679,7 @@ func countingAllocs() bool { return memStatsOpen.Load() || allocsCounted.Load() 
 // the program's allocations.
 func ReadMemStats(m *runtime.MemStats) {
 	if !memStatsOpen.Load() {
-		reserveChunks() // before the count opens: its allocations are not counted
+		reserveForCount() // before the count opens: its allocations are not counted
 	}
 	runtime.ReadMemStats(m)
 	for {
@@ -649,10 +694,32 @@ func ReadMemStats(m *runtime.MemStats) {
 // allocations (rttest.AllocsPerRun).
 func CountAllocs(delta int32) {
 	if delta > 0 {
-		reserveChunks()
+		reserveForCount()
 	}
-	allocsCounted.Add(delta)
+	holdWriter(delta)
 }
+
+// reserveForCount sets aside what racekit's recording may need while the
+// program counts its allocations: buffer chunks and walkers.
+func reserveForCount() {
+	reserveChunks()
+	reserveWalkers()
+	if on && live.Load() {
+		// Room for the frames of the counted calls: a warm-up call (as
+		// testing.AllocsPerRun's) may have shown frames that the counted
+		// call, whose accesses dedup drops, keeps pending (enter).
+		g := cur()
+		g.pend = slices.Grow(g.pend, pendPerCount)
+		g.redo = slices.Grow(g.redo, redoPerCount) // stolen's
+	}
+}
+
+// A count starts with room for pendPerCount pending frames and for
+// redoPerCount records of a hook that a steal makes it write again.
+const (
+	pendPerCount = 64
+	redoPerCount = 64
+)
 
 func bpHash(k cacheKey) uint64 {
 	h := uint64(uintptr(k.p))>>3 ^ uint64(k.n)*0x9e3779b97f4a7c15 ^ uint64(k.hop)<<40

@@ -535,7 +535,7 @@ func (g *gstate) prepPlain() {
 func (g *gstate) prepSlow() {
 	if g.throttle {
 		g.throttleWait()
-	} else if g.help {
+	} else if g.help && allocsCounted.Load() == 0 { // not while a count holds the writer (holdWriter)
 		g.help = false
 		helpWrite()
 	}

@@ -106,8 +106,69 @@ func armWriter() {
 		return
 	}
 	if wflags.armed.CompareAndSwap(false, true) {
-		wt.t.Reset(tick)
+		wt.reset()
 	}
+}
+
+// The writer waits while rttest.AllocsPerRun counts (CountAllocs):
+// testing.AllocsPerRun counts the allocations of every goroutine, and a
+// round allocates (so may the goroutine of a timer's callback), which the
+// Go race detector's runtime does not add: AllocsPerRun(1, ...) counted 1
+// where go test counts 0 when a round ran in the window (e2e
+// TestTestUnchanged under GOGC=1). A round due meanwhile runs when the
+// last count ends. A runtime.ReadMemStats pair does not hold the writer:
+// a program may open one and never close it. writerHold.Mutex orders the
+// counts with the timer's arming.
+var writerHold struct {
+	sync.Mutex
+	due bool // a round came due while a count held the writer
+}
+
+// holdWriter opens (+1) or closes (-1) a count that holds the writer.
+func holdWriter(delta int32) {
+	writerHold.Lock()
+	defer writerHold.Unlock()
+	was := allocsCounted.Load()
+	now := allocsCounted.Add(delta)
+	wt := wtimer.Load()
+	switch {
+	case was == 0 && now > 0:
+		if wt != nil && wflags.armed.Load() && wt.t.Stop() {
+			writerHold.due = true
+		}
+	case was > 0 && now == 0 && writerHold.due:
+		writerHold.due = false
+		if wt != nil {
+			wt.t.Reset(tick)
+		}
+	}
+}
+
+// held reports whether a count holds the writer, and if so notes that a
+// round is due when it ends.
+func held() bool {
+	if allocsCounted.Load() == 0 {
+		return false
+	}
+	writerHold.Lock()
+	defer writerHold.Unlock()
+	if allocsCounted.Load() == 0 {
+		return false
+	}
+	writerHold.due = true
+	return true
+}
+
+// reset arms wt's timer for the next round, or for the end of the count
+// that holds the writer.
+func (wt *writerTimer) reset() {
+	writerHold.Lock()
+	defer writerHold.Unlock()
+	if allocsCounted.Load() > 0 {
+		writerHold.due = true
+		return
+	}
+	wt.t.Reset(tick)
 }
 
 // wakeWriter asks for a round now (a goroutine filled a big chunk). The
@@ -122,7 +183,7 @@ func wakeWriter() {
 	if wflags.wakeReq.Load() || wflags.wakeReq.Swap(true) {
 		return // one is due
 	}
-	if wtimer.Load() == nil || inBubble() {
+	if wtimer.Load() == nil || inBubble() || allocsCounted.Load() > 0 {
 		wflags.wakeReq.Store(false)
 		return
 	}
@@ -160,6 +221,10 @@ var sysCallbackPC = sync.OnceValue(func() uintptr {
 // goroutine that filled the chunk holds its word open), so it leaves the
 // timer alone.
 func rtsysWakeRound() {
+	if held() { // started before a count began
+		wflags.wakeReq.Store(false)
+		return
+	}
 	wmu.Lock()
 	wflags.wakeReq.Store(false)
 	if !finished {
@@ -205,6 +270,9 @@ const (
 // fire is the writer timer's callback: a round, then the timer again in a
 // tick, unless nothing is left to write or watch.
 func (wt *writerTimer) fire() {
+	if held() {
+		return
+	}
 	wmu.Lock()
 	if finished || wtimer.Load() != wt {
 		wmu.Unlock()
@@ -217,7 +285,7 @@ func (wt *writerTimer) fire() {
 	}
 	if !writerIdle() {
 		wmu.Unlock()
-		wt.t.Reset(tick)
+		wt.reset()
 		return
 	}
 	if !unflushed.IsZero() {
@@ -232,7 +300,7 @@ func (wt *writerTimer) fire() {
 	busy := !writerIdle() // a goroutine that opened meanwhile may have seen true
 	wmu.Unlock()
 	if busy && wflags.armed.CompareAndSwap(false, true) {
-		wt.t.Reset(tick)
+		wt.reset()
 	}
 }
 
