@@ -334,4 +334,17 @@ var corpus = []Module{
 	{"mvdan.cc/sh/v3", "v3.14.1", "shell interpreter: pipelines and background jobs as goroutines"},
 	{"golang.org/x/crypto", "v0.59.0", "crypto, among it ssh: channels, muxes and handshakes across goroutines"},
 	{"golang.org/x/net", "v0.63.0", "http2, websocket, netutil: connection loops and flow control"},
+	// Held out in session 65 (batch DD): measured at the commit that added them.
+	{"github.com/caddyserver/certmagic", "v0.25.6", "TLS certificate automation: a cache with maintenance goroutines, storage locks"},
+	{"github.com/gomodule/redigo", "v1.9.3", "Redis client: a connection pool shared across goroutines, pub/sub"},
+	{"github.com/segmentio/ksuid", "v1.0.4", "sortable unique IDs: sequences and a locked random source"},
+	{"rsc.io/script", "v0.0.2", "script engine: background commands waited on by the script"},
+	{"github.com/pion/ice/v4", "v4.4.9", "ICE agents: candidate gathering, connectivity checks on timers, UDP muxes"},
+	{"go.opentelemetry.io/otel", "v1.47.0", "telemetry API: global providers swapped behind delegates, propagators"},
+	{"github.com/slack-go/slack", "v0.36.0", "Slack client: socket mode and RTM connections with reader and pinger goroutines"},
+	{"github.com/emersion/go-imap/v2", "v2.0.0-beta.9", "IMAP client and server: pipelined commands, unilateral updates"},
+	{"mellium.im/xmpp", "v0.22.0", "XMPP: stream negotiation, muxes and handlers across goroutines"},
+	{"go.uber.org/mock", "v0.6.0", "gomock: a controller's expected calls under a mutex, from many goroutines"},
+	{"github.com/onsi/gomega", "v1.44.0", "matchers: Eventually and Consistently poll in goroutines, gexec and gbytes buffers"},
+	{"gotest.tools/v3", "v3.5.2", "test helpers: poll.WaitOn, golden files, subprocess icmd"},
 }

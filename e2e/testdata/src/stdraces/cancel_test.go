@@ -54,10 +54,15 @@ func TestNoRaceCancelAfterFunc(t *testing.T) {
 }
 
 // Deferred calls run last in, first out: this write comes after the cancel.
+// The test waits for the goroutine's end (done, closed after the write)
+// after its read: go test -race missed the race when the test's process
+// exited before the goroutine's write (CI, session 64).
 func TestRaceWriteAfterDeferredCancel(t *testing.T) {
 	x := 0
 	ctxs := make(chan context.Context, 1)
+	done := make(chan bool)
 	go func() {
+		defer close(done)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer func() { x = 1 }() // race: x
 		defer cancel()
@@ -66,6 +71,7 @@ func TestRaceWriteAfterDeferredCancel(t *testing.T) {
 	ctx := <-ctxs
 	<-ctx.Done()
 	sink = x // race: x
+	<-done
 }
 
 // context.AfterFunc's f runs after the cancel (package context starts its
