@@ -25,9 +25,12 @@ type gstate struct {
 	tleafNum uint64
 
 	// untraced: born in untraced code (the testing framework, net/http);
-	// depth: its traced frames (see Enter).
+	// depth: its traced frames (see Enter). gp: the runtime's g of such a
+	// goroutine (nil if unknown), which tells the writer it has ended
+	// (retire).
 	untraced bool
 	depth    int32
+	gp       unsafe.Pointer
 	// outChans: channels traced code returned to untraced code on this
 	// goroutine (ChanOut), acquired at each entry from untraced code.
 	outChans []uint64
@@ -286,6 +289,9 @@ func curSlow(id uint64, slot *atomic.Pointer[gstate]) *gstate {
 	defs = append(defs, def{g: trace.Goroutine{ID: gid, Parent: trace.NoParent}})
 	s = newGstate(id, gid)
 	s.untraced = true
+	if goidOff != 0 && !ctl {
+		s.gp = getg()
+	}
 	s.root = nroots
 	nroots++
 	rootGoids = append(rootGoids, id)
@@ -299,6 +305,38 @@ func curSlow(id uint64, slot *atomic.Pointer[gstate]) *gstate {
 	// the new generation raises its key past the Begin (prepPlain).
 	generation.Add(1)
 	return s
+}
+
+// ended reports whether s's goroutine, born in untraced code, has ended:
+// its g runs another goroutine (goids are never reused). The runtime keeps
+// every g it made (allgs), so gp stays valid; a g that ended and is not
+// yet reused is not seen.
+func (s *gstate) ended() bool {
+	return s.gp != nil && *(*uint64)(unsafe.Add(s.gp, goidOff)) != s.goid
+}
+
+// retire forgets the state of a goroutine born in untraced code that has
+// ended: no End hook runs for one (it returned to untraced code, which
+// ended it), and a test's HTTP server makes one per connection, each
+// read by every round of the writer (x/net's http2 tests left some 220k).
+// Its records are all committed, its word final: the writer takes it idle
+// and drops the state once it has written them (forgetDrained). The trace
+// keeps what it recorded, and no End, as before. The writer calls it.
+func retire(s *gstate) {
+	for {
+		wd := s.word.Load()
+		if isIdle(wd) || s.word.CompareAndSwap(wd, packWord(idleK, wd)) {
+			break
+		}
+	}
+	defMu.Lock()
+	if gmap[s.goid] == s {
+		delete(gmap, s.goid)
+	}
+	defMu.Unlock()
+	gtab[s.goid&(gtabSize-1)].CompareAndSwap(s, nil)
+	s.dropSeen()
+	s.dead.Store(true)
 }
 
 // claim makes the current goroutine gid (a goroutine started by an

@@ -334,6 +334,9 @@ func round(mode int) (written int) {
 	regMu.Unlock()
 	front := keyOf(lw, kindAccess)
 	for _, g := range wsnap {
+		if g.gp != nil && !g.dead.Load() && g.ended() {
+			retire(g)
+		}
 		dead := g.dead.Load() // before the word: a dead goroutine's word is final
 		wd := g.word.Load()
 		if !isIdle(wd) {
