@@ -752,6 +752,51 @@ func TestThrottleInBubble(t *testing.T) {
 	}
 }
 
+// In a synctest bubble, whose clock stands still while its goroutines
+// run, the rounds throttled goroutines run there still steal the frontier
+// from a goroutine blocked where rt does not see it (a channel of
+// untraced code, here) after stealAfter of real time (nanotime), and
+// write what was recorded: with rounds timed on time.Now they never
+// stole, wrote nothing, and every later event throttled again.
+func TestBubbleRoundSteals(t *testing.T) {
+	marks := throttled(t)
+	var wrote bool
+	record(t, true, func(site uint32) {
+		wmu.Lock()
+		stopWriterTimer() // no round but the bubble's (its goroutines do not arm the timer)
+		wmu.Unlock()
+		synctest.Test(t, func(t *testing.T) {
+			block := make(chan bool)
+			blocked := make(chan bool)
+			go func() {
+				Enter(site) // in traced code
+				defer Leave(site)
+				*W(&marks[1][0], site, true) = 1 // holds the frontier
+				blocked <- true
+				<-block // untraced: rt does not see it wait
+			}()
+			<-blocked
+			written := func() uint64 {
+				wmu.Lock()
+				defer wmu.Unlock()
+				return outSeq
+			}
+			start := written()
+			for deadline := nanotime() + int64(5*time.Second); nanotime() < deadline && !wrote; {
+				SyncRelease(NewObject(), site) // keys past the blocked goroutine's
+				for i := range marks[0] {
+					*W(&marks[0][i], site, true) = 1
+				}
+				wrote = written()-start > 100 // a sweep is written as a few range events (wordRun)
+			}
+			close(block)
+		})
+	})
+	if !wrote {
+		t.Errorf("at most 100 events written in 5 s of throttled recording in a bubble beside a goroutine blocked unseen")
+	}
+}
+
 // helpWrite reports how many events its round wrote: throttleWait runs
 // another round at once only after one that wrote (a round that writes
 // nothing waits for a goroutine holding the frontier, and looks at every

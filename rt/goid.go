@@ -4,7 +4,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"github.com/racekit/racekit/trace"
@@ -93,8 +92,8 @@ type gstate struct {
 	avail    uint64 // committed records not read, as of this round
 	head     uint64 // key of the next record
 	wlast    uint64 // word as of the last round, and since when
-	wsince   time.Time
-	gone     bool // dead as of this round
+	wsince   int64  // nanotime
+	gone     bool   // dead as of this round
 }
 
 // newGstate makes the state of a goroutine and registers it with the
@@ -215,6 +214,64 @@ func probeGoid() {
 		goidOff = uintptr(found) * 8
 	}
 	probeStack()
+	probeStatus()
+}
+
+// The runtime's goroutine states that rt reads (runtime2.go), and its scan
+// bit, set while the garbage collector scans a goroutine's stack.
+const (
+	gRunning = 2
+	gWaiting = 4
+	gDead    = 6
+	gScan    = 0x1000
+)
+
+// statusOff is the offset in g of its status (atomicstatus), 0 if unknown:
+// the word before the goid in Go 1.26's g, checked by probeStatus.
+var statusOff uintptr
+
+func gStatus(gp unsafe.Pointer) uint32 { return statusAt(gp, statusOff) }
+
+func statusAt(gp unsafe.Pointer, off uintptr) uint32 {
+	return atomic.LoadUint32((*uint32)(unsafe.Add(gp, off))) &^ gScan
+}
+
+// probeStatus sets statusOff if the word before the goid reads as running
+// on this goroutine, waiting on one blocked in a receive, and dead on it
+// once it has returned (unless its g already runs another goroutine).
+func probeStatus() {
+	if goidOff < 8 {
+		return
+	}
+	off := goidOff - 8
+	if statusAt(getg(), off) != gRunning {
+		return
+	}
+	gps := make(chan unsafe.Pointer)
+	release := make(chan bool)
+	go func() {
+		gps <- getg()
+		<-release
+	}()
+	gp := <-gps
+	id := *(*uint64)(unsafe.Add(gp, goidOff))
+	waited := false
+	for i := 0; i < 10000 && !waited; i++ {
+		if waited = statusAt(gp, off) == gWaiting; !waited {
+			runtime.Gosched()
+		}
+	}
+	close(release)
+	for i := 0; i < 10000 && waited; i++ {
+		if *(*uint64)(unsafe.Add(gp, goidOff)) != id {
+			return // reused before it was seen dead: not checked
+		}
+		if statusAt(gp, off) == gDead {
+			statusOff = off
+			return
+		}
+		runtime.Gosched()
+	}
 }
 
 // Stack memory. Go keeps pointers to a stack object out of the heap and
@@ -308,11 +365,14 @@ func curSlow(id uint64, slot *atomic.Pointer[gstate]) *gstate {
 }
 
 // ended reports whether s's goroutine, born in untraced code, has ended:
-// its g runs another goroutine (goids are never reused). The runtime keeps
-// every g it made (allgs), so gp stays valid; a g that ended and is not
-// yet reused is not seen.
+// its g is dead, or runs another goroutine (goids are never reused). The
+// runtime keeps every g it made (allgs), so gp stays valid. Without
+// statusOff, a g that ended and is not yet reused is not seen.
 func (s *gstate) ended() bool {
-	return s.gp != nil && *(*uint64)(unsafe.Add(s.gp, goidOff)) != s.goid
+	if s.gp == nil {
+		return false
+	}
+	return *(*uint64)(unsafe.Add(s.gp, goidOff)) != s.goid || statusOff != 0 && gStatus(s.gp) == gDead
 }
 
 // retire forgets the state of a goroutine born in untraced code that has

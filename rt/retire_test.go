@@ -51,3 +51,17 @@ func TestRetireUntracedBorn(t *testing.T) {
 		t.Errorf("%d writes in the trace, want %d", writes, n)
 	}
 }
+
+// probeStatus finds the status word of the runtime's g on this platform.
+func TestStatusProbed(t *testing.T) {
+	probeGoid()
+	if goidOff == 0 {
+		t.Skip("no goid offset on this platform")
+	}
+	if statusOff == 0 {
+		t.Fatalf("no status offset found (goid at %d)", goidOff)
+	}
+	if st := gStatus(getg()); st != gRunning {
+		t.Errorf("this goroutine's status %d, want %d (running)", st, gRunning)
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"github.com/racekit/racekit/trace"
@@ -99,7 +98,7 @@ func start(path string, withDedup bool) error {
 	outPath = path
 	dedup = withDedup
 	w = rkt.NewWriter(f)
-	outSeq, wsites, unflushed, finished = 0, 1, time.Time{}, false
+	outSeq, wsites, unflushed, finished = 0, 1, 0, false
 	newTraceFilter() // a fresh TREE for this trace (filter.go)
 	probeGoid()
 	if bi, ok := debug.ReadBuildInfo(); ok {

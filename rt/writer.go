@@ -49,10 +49,10 @@ var (
 	w         *rkt.Writer
 	out       *os.File
 	outPath   string
-	finished  bool      // the end block is written (or tracing failed)
-	outSeq    uint64    // Seq of the last event written
-	wsites    uint32    // sites defined in the file, counting site 0
-	unflushed time.Time // when the oldest event not yet flushed was written; zero if none
+	finished  bool   // the end block is written (or tracing failed)
+	outSeq    uint64 // Seq of the last event written
+	wsites    uint32 // sites defined in the file, counting site 0
+	unflushed int64  // when the oldest event not yet flushed was written (nanotime); 0 if none
 
 	wsnap   []*gstate // the registry, copied each round
 	wheap   []*gstate // goroutines with records to write, by head key
@@ -288,8 +288,8 @@ func (wt *writerTimer) fire() {
 		wt.reset()
 		return
 	}
-	if !unflushed.IsZero() {
-		unflushed = time.Time{}
+	if unflushed != 0 {
+		unflushed = 0
 		if err := w.Flush(); err != nil {
 			fail(err)
 			wmu.Unlock()
@@ -327,7 +327,7 @@ func writerIdle() bool {
 // record with a key up to F is written, in key order; the others wait.
 // It returns how many events it wrote.
 func round(mode int) (written int) {
-	now := time.Now()
+	now := nanotime() // not time.Now, fake in a synctest bubble (clock.go)
 	lw := seq.Load()
 	regMu.Lock()
 	wsnap = append(wsnap[:0], reg...)
@@ -340,7 +340,7 @@ func round(mode int) (written int) {
 		dead := g.dead.Load() // before the word: a dead goroutine's word is final
 		wd := g.word.Load()
 		if !isIdle(wd) {
-			steal := mode != roundNormal || (wd == g.wlast && now.Sub(g.wsince) >= stealAfter)
+			steal := mode != roundNormal || (wd == g.wlast && time.Duration(now-g.wsince) >= stealAfter)
 			for tries := 0; steal && !isIdle(wd); tries++ {
 				if g.word.CompareAndSwap(wd, packWord(idleK, wd)) {
 					wd = packWord(idleK, wd)
@@ -379,11 +379,11 @@ func round(mode int) (written int) {
 		g.out.Store(g.consumed)
 	}
 	forgetDrained()
-	if n > 0 && unflushed.IsZero() {
+	if n > 0 && unflushed == 0 {
 		unflushed = now
 	}
-	if !unflushed.IsZero() && (mode != roundNormal || now.Sub(unflushed) >= flushDelay) {
-		unflushed = time.Time{}
+	if unflushed != 0 && (mode != roundNormal || time.Duration(now-unflushed) >= flushDelay) {
+		unflushed = 0
 		if err := w.Flush(); err != nil {
 			fail(err)
 		}
