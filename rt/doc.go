@@ -166,7 +166,14 @@
 // handshake above, with a flag; writer.go). In a synctest bubble a
 // goroutine cannot arm it (its timers run on the bubble's fake clock):
 // what it records waits for a round armed outside, helpWrite, Flush or
-// Finish. The controlled scheduler's monitor is a timer of the same kind
+// Finish. Rounds time their steals and flushes on the runtime's monotonic
+// clock (clock.go), which a bubble does not fake, so a round run in a
+// bubble still steals from a goroutine blocked unseen. A goroutine born in
+// untraced code has no End hook: a round retires its state once its g is
+// dead or runs another goroutine (goid.go's retire), so the registry that
+// every round reads holds no goroutine long gone. While
+// testing.AllocsPerRun counts, rounds wait (holdWriter): the count would
+// see their allocations. The controlled scheduler's monitor is a timer of the same kind
 // (sched.go), the virtual clock has no goroutine (vtime.go), and the one
 // goroutine that lives as long as the program is the signal watcher of
 // RACEKIT_SIGNALS=1 (signal.go: only racekit run sets it).
