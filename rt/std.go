@@ -386,9 +386,9 @@ func HeldPtr[T any](v T, site uint32) T {
 // corpus, session 27), or took it from a sync.Pool whose Put and Get order
 // its users for go test -race and not for racekit (io.Copy to io.Discard
 // reads through one 8 KiB buffer of a pool: fasthttp's fasthttputil tests,
-// corpus session 32): it is recorded allocated the first time each
-// goroutine is seen with it in a GC cycle (internalArray, keyed by the
-// goroutine). A traced caller's buffer is its own business (its allocation
+// corpus session 32): it is recorded allocated whenever a goroutine other
+// than the last one seen with it, or the same one in a new GC cycle, sees
+// it (callerBufs). A traced caller's buffer is its own business (its allocation
 // is recorded where it was made).
 func CallerBuf(p []byte, site uint32) {
 	if !on || cap(p) == 0 {
@@ -400,8 +400,30 @@ func CallerBuf(p []byte, site uint32) {
 		return
 	}
 	d := sliceData(p)
-	internalArray(unsafe.Pointer(cur()), d, uintptr(cap(p)), site)
+	gcWatch.Do(armGCEpoch)
+	h := uint64(uintptr(unsafe.Pointer(cur())))*0x9e3779b97f4a7c15 ^ uint64(uintptr(d)) ^ gcEpoch.Load()<<48
+	h ^= h >> 31
+	slot := &callerBufs[(uint64(uintptr(d))*0x9e3779b97f4a7c15)>>(64-callerBufBits)]
+	if slot.Load() == h|1 {
+		return
+	}
+	slot.Store(h | 1)
+	allocEvent(d, uintptr(cap(p)), site)
 }
+
+// callerBufs holds, per slot (by the buffer's address), the hash of the
+// (goroutine, buffer, GC cycle) triple CallerBuf saw last there. So a
+// buffer that a sync.Pool of untraced code hands from goroutine to
+// goroutine and back is recorded allocated each time another goroutine
+// is seen with it, as each Get is ordered after the Put before it for go
+// test -race; a table of every triple seen (internalArray's) let the first
+// goroutine's later reads race with the second's (x/net's websocket
+// TestCtrlAndData: the client's and the server's pings, discarded by
+// io.Copy to io.Discard through its pooled 8 KiB buffer; corpus session
+// 65).
+var callerBufs [1 << callerBufBits]atomic.Uint64
+
+const callerBufBits = 12
 
 // tracedCaller reports whether the first frame of pcs that is not a
 // compiler-made wrapper is in a traced file. Cached per PC (of a frame that

@@ -520,6 +520,25 @@ func TestNoRaceDiscardPooledBuffer(t *testing.T) {
 	<-done
 }
 
+// And back: the first goroutine, which gets the buffer again after the
+// second put it back, is ordered after that Put (x/net's websocket
+// TestCtrlAndData: the client's and the server's discarded pings).
+func TestNoRaceDiscardPooledBufferBack(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one P: each Get takes the last Put
+	done := make(chan bool)
+	go func() {
+		io.Copy(io.Discard, &fillReader{n: 2})
+		time.Sleep(40 * time.Millisecond) // no edge with the second goroutine
+		io.Copy(io.Discard, &fillReader{n: 2})
+		done <- true
+	}()
+	time.Sleep(20 * time.Millisecond)
+	go func() {
+		io.Copy(io.Discard, &fillReader{n: 2})
+	}()
+	<-done
+}
+
 // A send in a select that a goto jumps back to (fasthttp's pipeline
 // writer, `againChR: select { case chR <- w: ... }`) orders the write
 // before it with the receiver's read.
