@@ -297,15 +297,20 @@ func armGCEpoch() {
 // freed and handed out twice between two reads of it with no cycle counted
 // in between (the finalizer that counts cycles runs after a cycle's mark).
 func internalArray(owner, data unsafe.Pointer, size uintptr, site uint32) {
-	gcWatch.Do(armGCEpoch)
-	h := uint64(uintptr(owner))*0x9e3779b97f4a7c15 ^ uint64(uintptr(data)) ^ gcEpoch.Load()<<48
-	h ^= h >> 31
+	h := arrayKey(owner, data)
 	slot := &internalArrays[h&(uint64(len(internalArrays))-1)]
 	if slot.Load() == h|1 {
 		return
 	}
 	slot.Store(h | 1)
 	allocEvent(data, size, site)
+}
+
+// arrayKey hashes an (owner, array, GC cycle) triple.
+func arrayKey(owner, data unsafe.Pointer) uint64 {
+	gcWatch.Do(armGCEpoch)
+	h := uint64(uintptr(owner))*0x9e3779b97f4a7c15 ^ uint64(uintptr(data)) ^ gcEpoch.Load()<<48
+	return h ^ h>>31
 }
 
 // R1Arrays is R1 for a method that hands the program an array its object
@@ -400,9 +405,7 @@ func CallerBuf(p []byte, site uint32) {
 		return
 	}
 	d := sliceData(p)
-	gcWatch.Do(armGCEpoch)
-	h := uint64(uintptr(unsafe.Pointer(cur())))*0x9e3779b97f4a7c15 ^ uint64(uintptr(d)) ^ gcEpoch.Load()<<48
-	h ^= h >> 31
+	h := arrayKey(unsafe.Pointer(cur()), d)
 	slot := &callerBufs[(uint64(uintptr(d))*0x9e3779b97f4a7c15)>>(64-callerBufBits)]
 	if slot.Load() == h|1 {
 		return
