@@ -359,32 +359,18 @@ var walkers = sync.Pool{New: func() any { return new(walker) }}
 // Get allocates (a new walker, the pool's per-P array), and
 // testing.AllocsPerRun(1, ...) counted 1 where go test counts 0 (e2e
 // TestTestUnchanged under GOGC=1).
-var spareWalkers struct {
-	sync.Mutex
-	w []*walker
-}
+var spareWalkers spareSet[walker]
 
 // spareWalkerCount is how many walkers a count starts with: one per
 // goroutine walking at once (a walk while counting uses no sub-walker).
 const spareWalkerCount = 4
 
-func reserveWalkers() {
-	spareWalkers.Lock()
-	defer spareWalkers.Unlock()
-	for len(spareWalkers.w) < spareWalkerCount {
-		spareWalkers.w = append(spareWalkers.w, new(walker))
-	}
-}
+func reserveWalkers() { spareWalkers.fill(spareWalkerCount, func() *walker { return new(walker) }) }
 
 func getWalker() *walker {
 	var w *walker
 	if countingAllocs() {
-		spareWalkers.Lock()
-		if n := len(spareWalkers.w); n > 0 {
-			w = spareWalkers.w[n-1]
-			spareWalkers.w = spareWalkers.w[:n-1]
-		}
-		spareWalkers.Unlock()
+		w = spareWalkers.take()
 	}
 	if w == nil {
 		w = walkers.Get().(*walker)
@@ -398,16 +384,8 @@ func putWalker(w *walker) {
 	clear(w.seen) // no pointers kept alive by a pooled walker
 	clear(w.edges)
 	w.edges, w.rec, w.cache, w.full = w.edges[:0], false, false, false
-	if countingAllocs() { // a Put may allocate too (the per-P array)
-		spareWalkers.Lock()
-		if len(spareWalkers.w) < spareWalkerCount {
-			spareWalkers.w = append(spareWalkers.w, w)
-			w = nil
-		}
-		spareWalkers.Unlock()
-		if w == nil {
-			return
-		}
+	if countingAllocs() && spareWalkers.give(w, spareWalkerCount) {
+		return // a Put may allocate too (the per-P array)
 	}
 	walkers.Put(w)
 }

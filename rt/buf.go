@@ -102,10 +102,7 @@ func newChunk(size int) *chunk {
 // buffer fills takes a chunk set aside when the count began, so that
 // racekit's recording adds nothing to the count (a sync.Pool may allocate
 // in Get, and a chunk boundary falls where the trace's length puts it).
-var spares struct {
-	sync.Mutex
-	c [3][]*chunk // by size, as chunkPools
-}
+var spareChunks [3]spareSet[chunk] // by size, as chunkPools
 
 // chunkSizes are the sizes of chunkPools' chunks.
 var chunkSizes = [3]int{firstChunk, 512, bigChunk}
@@ -115,27 +112,53 @@ const sparesPerSize = 4
 
 // reserveChunks sets spare chunks aside, at the start of a count.
 func reserveChunks() {
-	spares.Lock()
-	defer spares.Unlock()
 	for i, size := range chunkSizes {
-		for len(spares.c[i]) < sparesPerSize {
-			spares.c[i] = append(spares.c[i], &chunk{recs: make([]rec, size)})
-		}
+		spareChunks[i].fill(sparesPerSize, func() *chunk { return &chunk{recs: make([]rec, size)} })
 	}
 }
 
 // spareChunk takes a spare chunk of size, if one is left.
-func spareChunk(size int) *chunk {
-	i := sizeClass(size)
-	spares.Lock()
-	defer spares.Unlock()
-	n := len(spares.c[i])
+func spareChunk(size int) *chunk { return spareChunks[sizeClass(size)].take() }
+
+// spareSet holds objects set aside when a count of the program's
+// allocations begins, which rt takes instead of allocating while it runs.
+type spareSet[T any] struct {
+	sync.Mutex
+	s []*T
+}
+
+// fill makes spares until the set holds n.
+func (p *spareSet[T]) fill(n int, make func() *T) {
+	p.Lock()
+	defer p.Unlock()
+	for len(p.s) < n {
+		p.s = append(p.s, make())
+	}
+}
+
+// take returns a spare, or nil if none is left.
+func (p *spareSet[T]) take() *T {
+	p.Lock()
+	defer p.Unlock()
+	n := len(p.s)
 	if n == 0 {
 		return nil
 	}
-	c := spares.c[i][n-1]
-	spares.c[i] = spares.c[i][:n-1]
-	return c
+	x := p.s[n-1]
+	p.s = p.s[:n-1]
+	return x
+}
+
+// give keeps x as a spare if the set holds fewer than n, and reports
+// whether it did.
+func (p *spareSet[T]) give(x *T, n int) bool {
+	p.Lock()
+	defer p.Unlock()
+	if len(p.s) >= n {
+		return false
+	}
+	p.s = append(p.s, x)
+	return true
 }
 
 // freeChunk returns a chunk the writer is done with.
@@ -438,10 +461,9 @@ func (g *gstate) throttleWait() {
 	// In a synctest bubble, time.Sleep runs on the bubble's fake clock: it
 	// would advance the program's time while rt waits, and sleepers left
 	// when the bubble's main goroutine returns are a deadlock to synctest.
-	// Nor can the wait spin: the rounds it runs there see the fake clock,
-	// which stands still, and never steal the frontier from a goroutine
-	// blocked where rt does not see it. There the goroutine helps with one
-	// round and goes on (memory is not bounded by waiting in a bubble).
+	// There the goroutine helps with one round and goes on (memory is not
+	// bounded by waiting in a bubble); the rounds, on the runtime's clock
+	// (clock.go), steal from a goroutine blocked unseen after stealAfter.
 	if inBubble() {
 		helpWrite()
 		return

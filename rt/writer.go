@@ -162,13 +162,9 @@ func held() bool {
 // reset arms wt's timer for the next round, or for the end of the count
 // that holds the writer.
 func (wt *writerTimer) reset() {
-	writerHold.Lock()
-	defer writerHold.Unlock()
-	if allocsCounted.Load() > 0 {
-		writerHold.due = true
-		return
+	if !held() {
+		wt.t.Reset(tick) // a count that begins now stops it (holdWriter), or fire sees it
 	}
-	wt.t.Reset(tick)
 }
 
 // wakeWriter asks for a round now (a goroutine filled a big chunk). The
@@ -334,7 +330,7 @@ func round(mode int) (written int) {
 	regMu.Unlock()
 	front := keyOf(lw, kindAccess)
 	for _, g := range wsnap {
-		if g.gp != nil && !g.dead.Load() && g.ended() {
+		if !g.dead.Load() && g.ended() {
 			retire(g)
 		}
 		dead := g.dead.Load() // before the word: a dead goroutine's word is final
