@@ -152,16 +152,22 @@ func isMade(b *[madeWords]uint64, key uint64) bool {
 	return b != nil && b[key>>6&(madeWords-1)]&(1<<(key&63)) != 0
 }
 
-// oddPage holds the states of a page's unaligned addresses: offs[i] is the
-// offset in the page of the address whose state is vals[i].
+// oddPage holds the states of a page's unaligned addresses. A page
+// starts sparse: offs[i] is the offset in the page of the address whose
+// state is vals[i], scanned at each lookup. Its (oddScan+1)-th address
+// makes it dense: vals then holds a state per offset of the page, at that
+// offset, and offs is nil. Most pages of odd addresses hold a few byte
+// and bool fields, or every byte of a buffer that a byte-wise loop names
+// (all 112 odd offsets): a scan of offs per access was most of the
+// analysis of a trace of masked buffers (coder/websocket's TestMask), and
+// growing a page's array by doubling up to 128 states, then an index
+// beside it, was a third of the analysis of a compressor's trace
+// (klauspost/pgzip), whose byte-wise loops touch hundreds of thousands of
+// pages once each.
 type oddPage[V any] struct {
-	offs []uint8
-	vals []V
-	// at[o] is 1 + the index in offs of offset o, once the page holds
-	// more than oddScan addresses: a byte-wise loop names all 112 odd
-	// offsets of a page, and a scan of offs per access was most of the
-	// analysis of a trace of masked buffers (coder/websocket's TestMask).
-	at *[1 << pageShift]uint8
+	offs  []uint8
+	vals  []V
+	dense bool
 	// live: bit o set when the address at offset o is in use; Clear lets
 	// go of addresses by clearing bits, and getOdd zeroes a state when
 	// it hands it out again (as page's used bits).
@@ -170,14 +176,13 @@ type oddPage[V any] struct {
 
 func (op *oddPage[V]) isLive(off uint8) bool { return op.live[off>>6]&(1<<(off&63)) != 0 }
 
-// oddScan is the number of an odd page's addresses up to which a lookup
-// scans offs; beyond it the page keeps its index (oddPage.at).
+// oddScan is the number of addresses a sparse odd page holds.
 const oddScan = 8
 
 // find returns the index in vals of off's state, or -1.
 func (op *oddPage[V]) find(off uint8) int {
-	if op.at != nil {
-		return int(op.at[off]) - 1
+	if op.dense {
+		return int(off)
 	}
 	for i, o := range op.offs {
 		if o == off {
@@ -185,23 +190,6 @@ func (op *oddPage[V]) find(off uint8) int {
 		}
 	}
 	return -1
-}
-
-// add appends off's state (zero) and returns its index.
-func (op *oddPage[V]) add(off uint8) int {
-	var zero V
-	op.offs, op.vals = append(op.offs, off), append(op.vals, zero)
-	n := len(op.offs)
-	switch {
-	case op.at != nil:
-		op.at[off] = uint8(n)
-	case n > oddScan:
-		op.at = new([1 << pageShift]uint8)
-		for i, o := range op.offs {
-			op.at[o] = uint8(i + 1)
-		}
-	}
-	return n - 1
 }
 
 const (
@@ -324,10 +312,32 @@ func (m *Mem[V]) getOdd(addr uint64) *V {
 		}
 		return &op.vals[i]
 	}
-	if len(op.vals) == cap(op.vals) {
-		m.growOdd(op)
+	if len(op.offs) == oddScan {
+		m.densify(op)
+		var zero V
+		op.vals[off] = zero // an array another page outgrew holds its states
+		return &op.vals[off]
 	}
-	return &op.vals[op.add(off)]
+	if len(op.vals) == cap(op.vals) {
+		m.growOdd(op, 2*cap(op.vals))
+	}
+	var zero V
+	op.offs, op.vals = append(op.offs, off), append(op.vals, zero)
+	return &op.vals[len(op.vals)-1]
+}
+
+// densify makes sparse page op dense: its states move to the offsets of
+// an array of a state per offset. The other cells hold whatever they
+// held: their live bits are clear, and getOdd zeroes a state it hands
+// out for the first time.
+func (m *Mem[V]) densify(op *oddPage[V]) {
+	sparse := op.vals
+	m.growOdd(op, 1<<pageShift)
+	op.vals = op.vals[:1<<pageShift]
+	for i := len(sparse) - 1; i >= 0; i-- {
+		op.vals[op.offs[i]] = sparse[i]
+	}
+	op.offs, op.dense = nil, true
 }
 
 // oddSizes is the number of sizes of odd pages' state arrays: 1 to
@@ -337,11 +347,12 @@ const (
 	oddSlabCells = 4096
 )
 
-// growOdd gives op a state array of twice its size (1 to start with),
-// from oddFree or the slab, and puts its old one in oddFree.
-func (m *Mem[V]) growOdd(op *oddPage[V]) {
+// growOdd gives op a state array of n states (a power of two, at most
+// 1<<pageShift), from oddFree or the slab, holding op's states, and puts
+// its old one in oddFree.
+func (m *Mem[V]) growOdd(op *oddPage[V], n int) {
 	c := cap(op.vals)
-	n := max(2*c, 1)
+	n = max(n, 1)
 	k := bits.TrailingZeros(uint(n))
 	var nv []V
 	if free := m.oddFree[k]; len(free) > 0 {
@@ -420,11 +431,18 @@ func (m *Mem[V]) Each(f func(addr uint64, v *V)) {
 	m.odd.Each(func(key uint64, pp **oddPage[V]) {
 		if op := *pp; op != nil {
 			base := (key - 1) << pageShift
-			for i, o := range op.offs {
-				if !op.isLive(o) {
-					continue
+			if op.dense {
+				for o := range op.vals {
+					if op.isLive(uint8(o)) {
+						f(base+uint64(o), &op.vals[o])
+					}
 				}
-				f(base+uint64(o), &op.vals[i])
+				return
+			}
+			for i, o := range op.offs {
+				if op.isLive(o) {
+					f(base+uint64(o), &op.vals[i])
+				}
 			}
 		}
 	})
