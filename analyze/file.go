@@ -53,6 +53,9 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 		a.Warns = append(a.Warns, "heap blocks of the raced addresses: "+err.Error())
 	}
 
+	if w := stop.ForgetWarning(); w != "" {
+		a.Warns = append(a.Warns, w)
+	}
 	if stopped {
 		a.Warns = append(a.Warns, stop.Warning(n, a.Goroutines))
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
@@ -21,10 +22,15 @@ import (
 // wide as the goroutines alive at once: a test with thousands of
 // goroutines passing a million messages over channels of their own needs
 // more memory than the machine has (watermill's pub/sub tests:
-// bench/results/corpus/run-session34). Rather than take the machine down, an
-// analysis stops reading its trace when the process's heap passes
-// MemLimit, and says so: the races of the events read are reported, those
-// of the rest are not checked.
+// bench/results/corpus/run-session34), and a cell per address accessed
+// grows with the run (a compressor's byte loops over fresh buffers:
+// klauspost/pgzip). Rather than take the machine down, an analysis whose
+// process's heap passes MemLimit first forgets its shadow memory and goes
+// on, checking the accesses after that point among themselves; if its
+// detectors cannot forget, or the heap stays near the limit without the
+// shadow memory, it stops reading its trace. Either is said: the races of
+// the events read are reported, those that span a forgetting point or
+// fall after a stop are not checked.
 
 // errMemLimit stops an analysis whose heap passed its limit.
 var errMemLimit = errors.New("analysis memory limit reached")
@@ -104,8 +110,9 @@ func totalMemory() uint64 {
 	return 0
 }
 
-// heapBytes is the live and not yet swept heap of the process.
-func heapBytes() uint64 {
+// heapBytes is the live and not yet swept heap of the process (a variable
+// for the tests).
+var heapBytes = func() uint64 {
 	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
@@ -115,11 +122,19 @@ func heapBytes() uint64 {
 }
 
 // MemStop says whether a guarded run stopped at its memory limit, and at
-// what heap.
+// what heap, and whether its detectors forgot their shadow memory to stay
+// under it: Forgot times, first after event FirstForget, last after
+// LastForget.
 type MemStop struct {
-	Stopped     bool
-	Heap, Limit uint64
+	Stopped                 bool
+	Heap, Limit             uint64
+	Forgot                  int
+	FirstForget, LastForget int64
 }
+
+// collect is runtime.GC (a variable for the tests): after its detectors
+// forgot, the heap is looked at again once their state is freed.
+var collect = runtime.GC
 
 // RunGuarded is detect.RunChecked under the memory guard: the run stops,
 // its detectors finished, when the process's heap passes limit (0:
@@ -135,11 +150,29 @@ func RunGuarded(src trace.Reader, limit uint64, progress func(n int64), dets ...
 	}
 	stop := MemStop{Limit: limit}
 	run := guarded.enter()
+	var regrown uint64 // heap past which the detectors forget again
 	n, err := detect.RunChecked(src, func(n int64) error {
 		if progress != nil {
 			progress(n)
 		}
 		stop.Heap = heapBytes()
+		// Shadow memory first (a cell per address the run touched, most
+		// of a long run's state): the largest run forgets it below the
+		// limit, before the GC, whose own limit is 9/10 of it, spends the
+		// run collecting, and goes on checking the accesses after that
+		// point. Once more when the heap has grown by an eighth of the
+		// limit since, not at every look while clocks hold it up.
+		if stop.Heap > limit/4*3 && stop.Heap > regrown && guarded.largest(run, n) && forgetAll(dets) {
+			collect()
+			stop.Heap = heapBytes()
+			regrown = stop.Heap + limit/8
+			if stop.Forgot++; stop.Forgot == 1 {
+				stop.FirstForget = n
+			}
+			stop.LastForget = n
+		}
+		// Then stop: the detectors cannot forget, or what remains
+		// (clocks, histories) passed the limit.
 		if guarded.over(run, n, stop.Heap, limit, time.Now()) {
 			return errMemLimit
 		}
@@ -154,6 +187,19 @@ func RunGuarded(src trace.Reader, limit uint64, progress func(n int64), dets ...
 		return n, stop, nil
 	}
 	return n, stop, err
+}
+
+// forgetAll makes each detector of dets that can forget its per-address
+// state do so, and reports whether one did.
+func forgetAll(dets []detect.Detector) bool {
+	forgot := false
+	for _, d := range dets {
+		if f, ok := d.(detect.Forgetter); ok {
+			f.Forget()
+			forgot = true
+		}
+	}
+	return forgot
 }
 
 // guarded holds the process's guarded runs: racekit test analyzes the
@@ -203,6 +249,20 @@ func (r *runs) leave(g *guardedRun, stopped bool, now time.Time) {
 	delete(r.runs, g)
 }
 
+// largest reports whether g, after n events, has read the most events of
+// the runs that have not stopped.
+func (r *runs) largest(g *guardedRun, n int64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	g.events = n
+	for o := range r.runs {
+		if o != g && o.stopped.IsZero() && o.events > n {
+			return false
+		}
+	}
+	return true
+}
+
 // over reports whether g, after n events with the process's heap at
 // heap, stops.
 func (r *runs) over(g *guardedRun, n int64, heap, limit uint64, now time.Time) bool {
@@ -237,4 +297,18 @@ func (s MemStop) Warning(n, goroutines int64) string {
 	}
 	return fmt.Sprintf("the analysis stopped after %d events: its clocks and shadow memory, with those of the analyses beside it, took %d MB (limit %d MB; the largest analysis stops; %sa clock per goroutine and per sync object as wide as the goroutines alive at once, a cell per word accessed): races in the rest of the run are not checked; RACEKIT_ANALYSIS_MEM raises the limit",
 		n, s.Heap>>20, s.Limit>>20, gs)
+}
+
+// ForgetWarning is the warning of a run whose detectors forgot their
+// shadow memory ("" if they did not).
+func (s MemStop) ForgetWarning() string {
+	if s.Forgot == 0 {
+		return ""
+	}
+	when := fmt.Sprintf("after event %d", s.FirstForget)
+	if s.Forgot > 1 {
+		when = fmt.Sprintf("%d times, first after event %d, last after event %d", s.Forgot, s.FirstForget, s.LastForget)
+	}
+	return fmt.Sprintf("the analysis forgot the accesses it had checked (%s) to stay under its memory limit of %d MB (a cell per word accessed): a race between an access before such a point and one after it is not checked; RACEKIT_ANALYSIS_MEM raises the limit",
+		when, s.Limit>>20)
 }

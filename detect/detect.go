@@ -63,6 +63,18 @@ type GoAtomicKeeper interface {
 	KeepGoAtomics() bool
 }
 
+// Forgetter is a Detector whose per-address state (shadow memory) can be
+// dropped in the middle of a run, its clocks kept: Forget makes every
+// address as if never accessed. Accesses after it are checked against
+// accesses after it only, so it never adds a race; a race between an
+// access before it and one after it is lost. The memory guard
+// (analyze.RunGuarded) forgets rather than stops an analysis whose shadow
+// memory outgrew its limit, as Go's race detector keeps a bounded
+// history rather than none.
+type Forgetter interface {
+	Forget()
+}
+
 // Stats is implemented by detectors that count what they did.
 type Stats interface {
 	// Stats returns named counters (checks performed, ill-formed events

@@ -164,6 +164,9 @@ func runAnalyze(c *command, args []string) int {
 		c.errorf("%v", err)
 		return exitError
 	}
+	if w := stop.ForgetWarning(); w != "" {
+		c.errorf("warning: %s", w)
+	}
 	if stop.Stopped {
 		c.errorf("warning: %s", stop.Warning(n, 0))
 	}

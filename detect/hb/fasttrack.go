@@ -37,6 +37,15 @@ type FastTrack struct {
 	atomicReads, atomicWrites, atomicSameEpoch                               int64
 }
 
+// Forget drops every address's state, its read-shared clocks and atomic
+// accesses with it (detect.Forgetter); the goroutines', locks' and sync
+// objects' clocks stay.
+func (d *FastTrack) Forget() {
+	d.shadow = shadow.Mem[ftShadow]{}
+	d.shared = statePool[readShared]{}
+	d.atomics = statePool[atomicAccesses]{}
+}
+
 // ftShadow is one address's FastTrack state.
 type ftShadow struct {
 	w, r         vc.Epoch // W_x; R_x when rs == 0 (sharedRead otherwise)
@@ -147,8 +156,9 @@ func (rs *readShared) set(tid uint32, base, clock uint32, site trace.SiteID, seq
 }
 
 var (
-	_ detect.Detector = (*FastTrack)(nil)
-	_ detect.Stats    = (*FastTrack)(nil)
+	_ detect.Detector  = (*FastTrack)(nil)
+	_ detect.Stats     = (*FastTrack)(nil)
+	_ detect.Forgetter = (*FastTrack)(nil)
 )
 
 // NewFastTrack returns a FastTrack detector reporting into sink (nil

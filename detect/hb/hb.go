@@ -50,9 +50,14 @@ type Detector struct {
 }
 
 var (
-	_ detect.Detector = (*Detector)(nil)
-	_ detect.Stats    = (*Detector)(nil)
+	_ detect.Detector  = (*Detector)(nil)
+	_ detect.Stats     = (*Detector)(nil)
+	_ detect.Forgetter = (*Detector)(nil)
 )
+
+// Forget drops every address's history (detect.Forgetter); the clocks
+// stay.
+func (d *Detector) Forget() { d.shadow = shadow.Mem[History]{} }
 
 // New returns an hb detector reporting into sink (nil discards findings).
 func New(sink finding.Sink) *Detector { return newDetector(sink, true) }
