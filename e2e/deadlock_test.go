@@ -162,7 +162,7 @@ func TestStall(t *testing.T) {
 		want []string
 	}{
 		{"TestStuck", []string{
-			"Goroutine G0 blocked to receive from the channel made at", "stucktest/stuck_test.go:55:",
+			"blocked to receive from the channel made at", "stucktest/stuck_test.go:55:",
 			"holding lock 0x", "stucktest/stuck_test.go:49:",
 			"blocked in sync.Mutex.Lock of lock 0x", "stucktest/stuck_test.go:51:",
 		}},

@@ -284,6 +284,18 @@ func allocHookOverlay(cfg *Config, rtDir string, overlay map[string]string) (not
 		files[filepath.Join(src, "traceback.go")] = []byte(tb)
 		files[filepath.Join(rtDir, "rt", "racekit_stallhook.go")] = []byte(rtStallFile)
 	}
+	if cg, err := os.ReadFile(filepath.Join(src, "chan.go")); err == nil && os.Getenv("RACEKIT_CHAN_HOOK") != "0" {
+		sg, err1 := os.ReadFile(filepath.Join(src, "select.go"))
+		mg, err2 := os.ReadFile(filepath.Join(src, "mgc.go"))
+		if err1 == nil && err2 == nil {
+			if c, s, m, ok := chanPatch(string(cg), string(sg), string(mg)); ok {
+				files[filepath.Join(src, "chan.go")] = []byte(c)
+				files[filepath.Join(src, "select.go")] = []byte(s)
+				files[filepath.Join(src, "mgc.go")] = []byte(m)
+				files[filepath.Join(rtDir, "rt", "racekit_chanhook.go")] = []byte(rtChanHookFile)
+			}
+		}
+	}
 	if proc, err := os.ReadFile(filepath.Join(src, "proc.go")); err == nil {
 		if p, ok := exitPatch(string(proc)); ok {
 			files[filepath.Join(src, "proc.go")] = []byte(p)

@@ -94,3 +94,47 @@ func TestExitPatch(t *testing.T) {
 		}
 	}
 }
+
+// The installed toolchain's runtime takes the channel hook's patch: each
+// operation is renamed once and gets a wrapper of its old name (e2e's
+// stdraces pipe tests build and run it); a runtime without one of the
+// declarations is left alone.
+func TestChanPatch(t *testing.T) {
+	src := filepath.Join(runtime.GOROOT(), "src", "runtime")
+	cg, err := os.ReadFile(filepath.Join(src, "chan.go"))
+	if err != nil {
+		t.Skip(err)
+	}
+	sg, err := os.ReadFile(filepath.Join(src, "select.go"))
+	if err != nil {
+		t.Skip(err)
+	}
+	mg, err := os.ReadFile(filepath.Join(src, "mgc.go"))
+	if err != nil {
+		t.Skip(err)
+	}
+	c, s, m, ok := chanPatch(string(cg), string(sg), string(mg))
+	if !ok {
+		t.Fatalf("%s's runtime: channel hook not applied", runtime.Version())
+	}
+	for _, f := range []struct{ name, text, suffix string }{{"chan.go", c, chanFuncs}, {"select.go", s, selectFuncs}} {
+		if !strings.HasSuffix(f.text, f.suffix) {
+			t.Errorf("%s: the wrappers are missing", f.name)
+		}
+		for _, r := range chanRenames[f.name] {
+			// The old declaration is the wrapper's, in the suffix.
+			if strings.Count(f.text, r[0]) != 1 || !strings.Contains(f.suffix, r[0]) || strings.Count(f.text, r[1]) != 1 {
+				t.Errorf("%s: %q not renamed once, or without its wrapper", f.name, r[0])
+			}
+		}
+	}
+	if !strings.Contains(m, gcStartRecv[1]) {
+		t.Error("mgc.go: gcStart's receive is not guarded")
+	}
+	if _, _, _, ok := chanPatch(strings.Replace(string(cg), "func closechan(c *hchan) {", "func closechan2(c *hchan) {", 1), string(sg), string(mg)); ok {
+		t.Error("a chan.go without closechan was patched")
+	}
+	if _, _, _, ok := chanPatch(string(cg), string(sg), strings.Replace(string(mg), gcStartRecv[0], "", 1)); ok {
+		t.Error("an mgc.go without gcStart's receive was patched")
+	}
+}

@@ -181,6 +181,8 @@ func chanPre(g *gstate, site uint32, c any, a uint64, send bool, cnt *chanCount)
 		obj = a + 1
 	}
 	if !msgIDs() {
+		copy(g.announced[1:], g.announced[:])
+		g.announced[0] = a
 		g.edge(op, site, obj)
 		return g
 	}
@@ -235,6 +237,7 @@ func chanPost(g *gstate, site uint32, c any, a uint64, send bool, kind trace.Msg
 		obj = a + 1
 	}
 	if !msgIDs() {
+		g.announced = [4]uint64{}
 		g.edge(op, site, obj)
 		return
 	}

@@ -227,6 +227,20 @@
 // 16-byte granule, set before an event names it, cleared before an alloc
 // event's seq is taken). docs/frontend.md, "Known limits", has the rest.
 //
+// # Channel operations of untraced code
+//
+// The patched runtime also calls onChan (chanhook.go; the patch is
+// instrument/chanhook.go's) around every channel operation: a send's or
+// close's begin releases an object of the channel's beside traced code's
+// two, a receive's completion acquires it, and on an unbuffered channel a
+// receive's begin and a send's completion make the edge back. It skips
+// operations traced code announced (gstate.msgs, gstate.announced), so
+// what it adds is the synchronization inside std (an io.Pipe's channels)
+// that Go's race detector sees and traced code cannot. It records at
+// once, unlike the allocation hook: the runtime calls it only outside its
+// own locks and never inside a hook, and not while gcStart waits for its
+// mark workers.
+//
 // # Hooks
 //
 // Beside the access hooks (access.go) and those of sync, sync/atomic and

@@ -37,6 +37,10 @@ type gstate struct {
 	edges    edgeState      // its view of the objects it synchronizes on (sync.go's edge)
 	lockPend pendingAcquire // a lock's acquisition not yet recorded (acquireLock)
 	msgs     msgPending     // its channel operations begun and not completed (chanmsg.go)
+	// announced: the channels of traced operations begun and not
+	// completed when msgs does not keep them (sampling), for the
+	// runtime's channel hook to skip (chanhook.go); a select's last few.
+	announced [4]uint64
 	// sorts: the sorts begun (SortPre) and not ended (SortPost), and a
 	// snapshot buffer to reuse.
 	sorts    []sortSnap

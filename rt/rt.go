@@ -125,6 +125,7 @@ func start(path string, withDedup bool) error {
 	on = true
 	live.Store(true)
 	installAllocHook()
+	installChanHook()
 	installExitHook()
 	return nil
 }

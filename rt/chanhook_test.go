@@ -1,0 +1,61 @@
+package rt
+
+import (
+	"fmt"
+	"testing"
+	"unsafe"
+
+	"github.com/racekit/racekit/trace"
+)
+
+// hookEdges lists the edges on the channel hook's objects of channel c
+// (c+2, c+3), as "op+k" (snd a release, rcv an acquire).
+func hookEdges(tr *trace.Trace, c uint64) []string {
+	var out []string
+	for _, e := range tr.Events {
+		if e.Op.IsSync() && (e.Obj == c+2 || e.Obj == c+3) {
+			out = append(out, fmt.Sprintf("%s+%d", e.Op, e.Obj-c))
+		}
+	}
+	return out
+}
+
+// The runtime's hook (installed by the patched runtime; called by hand
+// here) records the memory model's edges of an operation of untraced code
+// on the channel's objects c+2 and c+3, and nothing for an operation that
+// traced code announced and has not completed, in either mode.
+func TestChanHookEdges(t *testing.T) {
+	for _, sampled := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sampling=%v", sampled), func(t *testing.T) {
+			c := make(chan int)
+			p := *(*unsafe.Pointer)(unsafe.Pointer(&c))
+			a := uint64(uintptr(p))
+			tr := record(t, false, func(site uint32) {
+				defer func(old bool) { sampling = old }(sampling)
+				sampling = sampled
+				onChan(p, chanSendBegin)
+				onChan(p, chanSendEnd)
+				onChan(p, chanRecvBegin)
+				onChan(p, chanRecvEnd)
+				// Traced code's send, announced: the hook skips it.
+				g := SendPreG(c, site, false, nil)
+				onChan(p, chanSendBegin)
+				go func() { <-c }()
+				c <- 1
+				onChan(p, chanSendEnd)
+				SendPost(c, site, g)
+				onChan(p, chanRecvEnd) // completed: untraced code's again
+			})
+			got := hookEdges(tr, a)
+			want := []string{"snd+2", "rcv+3", "snd+3", "rcv+2", "rcv+2"}
+			if sampled {
+				// A sampled run drops the acquires no release came
+				// before since the goroutine's last (sync.go's edge).
+				want = []string{"snd+2", "snd+3", "rcv+2"}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("edges %v, want %v", got, want)
+			}
+		})
+	}
+}
