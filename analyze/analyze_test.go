@@ -281,8 +281,11 @@ func TestTraceStopsAtMemLimit(t *testing.T) {
 	if a.Races != 1 || a.Events >= int64(len(b.Trace().Events)) {
 		t.Errorf("with a 1-byte limit: %d races after %d of %d events; want 1 race, stopped early", a.Races, a.Events, len(b.Trace().Events))
 	}
-	if len(a.Warns) != 1 || !strings.Contains(a.Warns[0], "the analysis stopped after") || !strings.Contains(a.Warns[0], "RACEKIT_ANALYSIS_MEM") {
-		t.Errorf("warnings %q, want the memory limit's", a.Warns)
+	// hb forgot its shadow memory first (detect.Forgetter), which does
+	// not bring a heap under a 1-byte limit: both are said.
+	if len(a.Warns) != 2 || !strings.Contains(a.Warns[0], "the analysis forgot the accesses") ||
+		!strings.Contains(a.Warns[1], "the analysis stopped after") || !strings.Contains(a.Warns[1], "RACEKIT_ANALYSIS_MEM") {
+		t.Errorf("warnings %q, want the memory limit's: forgot, then stopped", a.Warns)
 	}
 }
 

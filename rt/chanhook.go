@@ -29,6 +29,14 @@ import (
 // gstate.msgs, or gstate.announced when sampling) is recorded by those
 // hooks and skipped here.
 
+// Only goroutines rt already has a state for record (those that ran
+// traced code, or recorded an edge of their own): the hook makes none, so
+// the goroutines of the trace, and the names that the controlled
+// scheduler gives them (sched.Names, numbered in the order rt first sees
+// them; the hook is off under it), are the same as without it. The
+// framework's and net/http's own goroutines, which never run traced code,
+// stay out of the trace.
+
 // setChanHook installs the runtime's channel hook; nil without the patched
 // runtime.
 var setChanHook func(h func(c unsafe.Pointer, op uint8))
@@ -54,8 +62,11 @@ func onChan(c unsafe.Pointer, op uint8) {
 	if !on || ctl || !live.Load() {
 		return
 	}
+	g := known()
+	if g == nil {
+		return
+	}
 	a := uint64(uintptr(c))
-	g := cur()
 	for _, o := range g.msgs.ops {
 		if o.a == a {
 			return // traced code's operation (SendPreG, RecvPreG, ...)
@@ -76,4 +87,20 @@ func onChan(c unsafe.Pointer, op uint8) {
 	case chanRecvEnd:
 		g.edge(trace.OpSyncAcquire, 0, a+2)
 	}
+}
+
+// known is the current goroutine's state of this trace, or nil when rt
+// has none: unlike cur, it makes none.
+func known() *gstate {
+	id := goid()
+	if s := gtab[id&(gtabSize-1)].Load(); s != nil && s.goid == id && s.traceNo == traceCount.Load() {
+		return s
+	}
+	defMu.Lock()
+	s := gmap[id]
+	defMu.Unlock()
+	if s == nil || s.traceNo != traceCount.Load() {
+		return nil
+	}
+	return s
 }

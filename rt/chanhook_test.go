@@ -22,8 +22,9 @@ func hookEdges(tr *trace.Trace, c uint64) []string {
 
 // The runtime's hook (installed by the patched runtime; called by hand
 // here) records the memory model's edges of an operation of untraced code
-// on the channel's objects c+2 and c+3, and nothing for an operation that
-// traced code announced and has not completed, in either mode.
+// on the channel's objects c+2 and c+3, on a goroutine rt has a state for,
+// and nothing for an operation that traced code announced and has not
+// completed, in either mode.
 func TestChanHookEdges(t *testing.T) {
 	for _, sampled := range []bool{false, true} {
 		t.Run(fmt.Sprintf("sampling=%v", sampled), func(t *testing.T) {
@@ -33,6 +34,14 @@ func TestChanHookEdges(t *testing.T) {
 			tr := record(t, false, func(site uint32) {
 				defer func(old bool) { sampling = old }(sampling)
 				sampling = sampled
+				// A goroutine rt has no state for records nothing.
+				done := make(chan bool)
+				go func() {
+					onChan(p, chanSendBegin)
+					close(done)
+				}()
+				<-done
+				cur() // this one has (it ran traced code)
 				onChan(p, chanSendBegin)
 				onChan(p, chanSendEnd)
 				onChan(p, chanRecvBegin)

@@ -234,9 +234,11 @@
 // close's begin releases an object of the channel's beside traced code's
 // two, a receive's completion acquires it, and on an unbuffered channel a
 // receive's begin and a send's completion make the edge back. It skips
-// operations traced code announced (gstate.msgs, gstate.announced), so
-// what it adds is the synchronization inside std (an io.Pipe's channels)
-// that Go's race detector sees and traced code cannot. It records at
+// operations traced code announced (gstate.msgs, gstate.announced), and
+// goroutines rt has no state for (it makes none), so what it adds is the
+// synchronization inside std or an untraced dependency (an io.Pipe's
+// channels) on goroutines of the trace, which Go's race detector sees and
+// traced code cannot. It records at
 // once, unlike the allocation hook: the runtime calls it only outside its
 // own locks and never inside a hook, and not while gcStart waits for its
 // mark workers.
