@@ -139,8 +139,8 @@ var _ = func() bool {
 // gcStartRecv is the one channel operation of the runtime itself after
 // start-up made with no runtime lock held: gcStart waits for each new
 // mark worker while it holds the GC's start semaphore, and a hook that
-// allocated there (a goroutine's first state) would start a GC and wait
-// for that semaphore for good. The patch marks the goroutine as inside a
+// allocated there (a new chunk of the goroutine's event buffer) would
+// start a GC and wait for that semaphore for good. The patch marks the goroutine as inside a
 // hook for the receive. (The worker's send holds its m: locks > 0.)
 var gcStartRecv = [2]string{
 	"\t\t<-ready\n",

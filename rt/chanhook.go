@@ -10,10 +10,10 @@ import (
 // that every channel operation calls a hook (instrument/chanhook.go);
 // setChanHook, set by the file racekit adds to rt's copy, installs onChan
 // there. The standard library synchronizes over channels racekit does not
-// see otherwise (io.Pipe, net.Pipe, net/http's connection goroutines, the
-// testing framework), and Go's race detector, which instruments the
-// standard library, sees every such edge: without them a program's
-// accesses ordered by a pipe inside std were a false race.
+// see otherwise (io.Pipe, net.Pipe, an untraced dependency's channels),
+// and Go's race detector, which instruments the standard library, sees
+// every such edge: without them a program's accesses ordered by a pipe
+// inside std were a false race.
 //
 // The edges are the Go memory model's: a send (or close) before the
 // receive that completes with it, and, on an unbuffered channel, a receive
