@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/racekit/racekit/trace"
+	"github.com/racekit/racekit/trace/tracefile"
 )
 
 // TestChanMessages runs testdata/src/chanmsg's tests one by one under go
@@ -64,4 +67,61 @@ func TestChanMessages(t *testing.T) {
 		}
 	}
 	t.Logf("per test (distinct racing line pairs):\n%s", table.String())
+}
+
+// TestChanHookSkips runs testdata/src/chanhookskip and reads its trace:
+// the patched runtime's channel hook (rt/chanhook.go) records edges on the
+// objects c+2 and c+3 of the channels of untraced code (an io.Pipe's),
+// and, for the channels traced code uses, only the release of its close
+// (a close is not announced): the runtime's wrapper skips every send,
+// receive and select that traced code announced, before it calls rt.
+func TestChanHookSkips(t *testing.T) {
+	dir := t.TempDir()
+	code, out := runRacekit(t, "run", "--keep-trace", dir, "./chanhookskip")
+	if code != 0 || !strings.Contains(out, "40000 piped") {
+		t.Fatalf("racekit run: exit %d\n%s", code, out)
+	}
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.rkt"))
+	if len(paths) != 1 {
+		t.Fatalf("kept traces %v", paths)
+	}
+	f, err := tracefile.Open(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := trace.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	traced := map[uint64]bool{} // channels of traced code: a message's release on c
+	for _, e := range tr.Events {
+		if e.Flags&trace.FlagMessage != 0 && e.Op == trace.OpSyncRelease && e.Obj%8 == 0 {
+			traced[e.Obj] = true
+		}
+	}
+	var onTraced []string
+	untraced := 0
+	for _, e := range tr.Events {
+		if !e.Op.IsSync() || e.Obj%8 != 2 && e.Obj%8 != 3 {
+			continue
+		}
+		if c := e.Obj &^ 7; traced[c] {
+			onTraced = append(onTraced, fmt.Sprintf("%s+%d", e.Op, e.Obj-c))
+		} else {
+			untraced++
+		}
+	}
+	if len(traced) < 4 {
+		t.Errorf("%d channels of traced code in the trace, want 4", len(traced))
+	}
+	if fmt.Sprint(onTraced) != "[snd+2]" {
+		if len(onTraced) > 8 {
+			onTraced = append(onTraced[:8], fmt.Sprintf("... (%d in all)", len(onTraced)))
+		}
+		t.Errorf("the hook's edges on traced code's channels: %v, want [snd+2] (the close)", onTraced)
+	}
+	if untraced == 0 {
+		t.Error("no edge of the hook on the io.Pipe's channels")
+	}
 }

@@ -57,8 +57,26 @@ func racekitChan(c *hchan, op uint8) {
 	gp.racekitInHook = false
 }
 
+// racekitGOffsets are the offsets in g of racekitChanSkip and
+// racekitGoid, which rt sets.
+//
+//go:linkname racekitGOffsets
+var racekitGOffsets = [2]uintptr{unsafe.Offsetof(g{}.racekitChanSkip), unsafe.Offsetof(g{}.racekitGoid)}
+
+// racekitChanOn reports whether the hook sees gp's channel operation that
+// begins: not one traced code announced (rt records it; the mark is taken
+// back), nor one of a goroutine rt has no state for, checked here so that
+// neither costs a call into rt.
+func racekitChanOn(gp *g) bool {
+	if gp.racekitChanSkip {
+		gp.racekitChanSkip = false
+		return false
+	}
+	return racekitChanHook != nil && gp.racekitGoid == gp.goid
+}
+
 func chansend(c *hchan, ep unsafe.Pointer, block bool, callerpc uintptr) bool {
-	if racekitChanHook == nil || c == nil {
+	if !racekitChanOn(getg()) || c == nil {
 		return racekitChansend(c, ep, block, callerpc)
 	}
 	racekitChan(c, 0)
@@ -70,7 +88,7 @@ func chansend(c *hchan, ep unsafe.Pointer, block bool, callerpc uintptr) bool {
 }
 
 func chanrecv(c *hchan, ep unsafe.Pointer, block bool) (selected, received bool) {
-	if racekitChanHook == nil || c == nil {
+	if !racekitChanOn(getg()) || c == nil {
 		return racekitChanrecv(c, ep, block)
 	}
 	if c.dataqsiz == 0 {
@@ -84,7 +102,7 @@ func chanrecv(c *hchan, ep unsafe.Pointer, block bool) (selected, received bool)
 }
 
 func closechan(c *hchan) {
-	if racekitChanHook != nil && c != nil {
+	if racekitChanOn(getg()) && c != nil {
 		racekitChan(c, 0)
 	}
 	racekitClosechan(c)
@@ -96,7 +114,7 @@ func closechan(c *hchan) {
 // only once it completed; the chosen case completes.
 const selectFuncs = `
 func selectgo(cas0 *scase, order0 *uint16, pc0 *uintptr, nsends, nrecvs int, block bool) (int, bool) {
-	if racekitChanHook == nil {
+	if !racekitChanOn(getg()) {
 		return racekitSelectgo(cas0, order0, pc0, nsends, nrecvs, block)
 	}
 	n := nsends + nrecvs
@@ -130,8 +148,12 @@ import "unsafe"
 //go:linkname racekitChanHook runtime.racekitChanHook
 var racekitChanHook func(c unsafe.Pointer, op uint8)
 
+//go:linkname racekitGOffsets runtime.racekitGOffsets
+var racekitGOffsets [2]uintptr
+
 var _ = func() bool {
 	setChanHook = func(h func(c unsafe.Pointer, op uint8)) { racekitChanHook = h }
+	chanGOffsets = racekitGOffsets
 	return true
 }()
 `

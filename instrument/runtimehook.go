@@ -56,6 +56,15 @@ const specializedMalloc = "const sizeSpecializedMallocEnabled = "
 // (rt reads g's first fields by offset: goid.go).
 const gStruct = "type g struct {"
 
+// gFields are added last to the runtime's g: the hooks' guard, and the
+// channel hook's two marks (chanFuncs), which rt sets on the goroutine
+// itself through their offsets: the next channel operation is traced
+// code's, and the goid of the goroutine when rt has a state for it (a g
+// is reused by later goroutines; goids never are).
+const gFields = "\n\n\tracekitInHook bool // inside racekitAllocHook (malloc.go, racekit's patch)" +
+	"\n\tracekitChanSkip bool // the next channel operation is traced code's (chan.go, racekit's patch)" +
+	"\n\tracekitGoid uint64 // goid when racekit's rt has a state for the goroutine (chan.go)"
+
 // rtHookFile is the file added to rt's copy: the runtime's variable, and
 // the setter rt calls when it starts a trace (rt/mallochook.go).
 const rtHookFile = `package rt
@@ -245,7 +254,7 @@ func patchRuntime(malloc, runtime2 string) (string, string, error) {
 		return "", "", fmt.Errorf("runtime2.go: the end of %q not found", gStruct)
 	}
 	j += i
-	runtime2 = runtime2[:j] + "\n\n\tracekitInHook bool // inside racekitAllocHook (malloc.go, racekit's patch)" + runtime2[j:]
+	runtime2 = runtime2[:j] + gFields + runtime2[j:]
 	return malloc, runtime2, nil
 }
 

@@ -24,26 +24,53 @@ import (
 // completes, and a+3 for the backward ones. On a buffered channel a
 // receive is ordered after every send recorded before it completed, not
 // only its own message's: more edges than the model's, which may hide a
-// race inside std's buffered channels, never invent one. An operation
-// that traced code announced (its pre hook seen, its post hook not yet:
-// gstate.msgs, or gstate.announced when sampling) is recorded by those
-// hooks and skipped here.
+// race inside std's buffered channels, never invent one.
 
-// Only goroutines rt already has a state for record (those that ran
-// traced code, or recorded an edge of their own): the hook makes none, so
-// the goroutines of the trace, and the names that the controlled
-// scheduler gives them (sched.Names, numbered in the order rt first sees
-// them; the hook is off under it), are the same as without it. The
-// framework's and net/http's own goroutines, which never run traced code,
-// stay out of the trace.
+// The runtime's wrapper calls rt only for the operations it is to see,
+// deciding by two fields rt sets in the runtime's g (at the offsets the
+// patched runtime gives, chanGOffsets), so that the channel operations of
+// traced code cost no call into rt: an operation that traced code
+// announced (its pre hook ran just before it: chanPre's chanAnnounce) is
+// recorded by those hooks and skipped, and so is every operation of a
+// goroutine rt has no state for (newGstate's chanKnown). Traced code's
+// close is not announced: the hook's release on a+2 orders it before the
+// receives untraced code makes.
+//
+// The hook makes no state: the goroutines of the trace, and the names
+// that the controlled scheduler gives them (sched.Names, numbered in the
+// order rt first sees them; the hook is off under it), are the same as
+// without it. The framework's and net/http's own goroutines, which never
+// run traced code, stay out of the trace.
 
 // setChanHook installs the runtime's channel hook; nil without the patched
 // runtime.
 var setChanHook func(h func(c unsafe.Pointer, op uint8))
 
+// chanGOffsets are the offsets in the runtime's g of the two fields the
+// wrapper reads (racekitChanSkip, racekitGoid), set with setChanHook.
+var chanGOffsets [2]uintptr
+
+// installChanHook installs onChan where rt can set the fields the runtime
+// filters by (where it finds its g: amd64, arm64).
 func installChanHook() {
-	if setChanHook != nil {
+	if setChanHook != nil && haveGetg && chanGOffsets[0] != 0 && chanGOffsets[1] != 0 {
 		setChanHook(onChan)
+	}
+}
+
+// chanAnnounce tells the runtime's hook that the current goroutine's next
+// channel operation is traced code's, recorded by its hooks.
+func chanAnnounce() {
+	if o := chanGOffsets[0]; o != 0 && haveGetg {
+		*(*bool)(unsafe.Add(getg(), o)) = true
+	}
+}
+
+// chanKnown tells the runtime's hook that rt has a state for the current
+// goroutine, whose goid is id.
+func chanKnown(id uint64) {
+	if o := chanGOffsets[1]; o != 0 && haveGetg {
+		*(*uint64)(unsafe.Add(getg(), o)) = id
 	}
 }
 
@@ -67,16 +94,6 @@ func onChan(c unsafe.Pointer, op uint8) {
 		return
 	}
 	a := uint64(uintptr(c))
-	for _, o := range g.msgs.ops {
-		if o.a == a {
-			return // traced code's operation (SendPreG, RecvPreG, ...)
-		}
-	}
-	for _, x := range g.announced {
-		if x == a {
-			return // the same, sampled
-		}
-	}
 	switch op {
 	case chanSendBegin:
 		g.edge(trace.OpSyncRelease, 0, a+2)

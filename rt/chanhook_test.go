@@ -23,8 +23,8 @@ func hookEdges(tr *trace.Trace, c uint64) []string {
 // The runtime's hook (installed by the patched runtime; called by hand
 // here) records the memory model's edges of an operation of untraced code
 // on the channel's objects c+2 and c+3, on a goroutine rt has a state for,
-// and nothing for an operation that traced code announced and has not
-// completed, in either mode.
+// in either mode. (The runtime's wrapper skips the operations traced code
+// announced before it calls the hook: e2e TestChanHookSkips.)
 func TestChanHookEdges(t *testing.T) {
 	for _, sampled := range []bool{false, true} {
 		t.Run(fmt.Sprintf("sampling=%v", sampled), func(t *testing.T) {
@@ -46,14 +46,7 @@ func TestChanHookEdges(t *testing.T) {
 				onChan(p, chanSendEnd)
 				onChan(p, chanRecvBegin)
 				onChan(p, chanRecvEnd)
-				// Traced code's send, announced: the hook skips it.
-				g := SendPreG(c, site, false, nil)
-				onChan(p, chanSendBegin)
-				go func() { <-c }()
-				c <- 1
-				onChan(p, chanSendEnd)
-				SendPost(c, site, g)
-				onChan(p, chanRecvEnd) // completed: untraced code's again
+				onChan(p, chanRecvEnd)
 			})
 			got := hookEdges(tr, a)
 			want := []string{"snd+2", "rcv+3", "snd+3", "rcv+2", "rcv+2"}

@@ -181,9 +181,8 @@ func chanPre(g *gstate, site uint32, c any, a uint64, send bool, cnt *chanCount)
 		obj = a + 1
 	}
 	if !msgIDs() {
-		copy(g.announced[1:], g.announced[:])
-		g.announced[0] = a
 		g.edge(op, site, obj)
+		chanAnnounce()
 		return g
 	}
 	m := &g.msgs
@@ -211,6 +210,7 @@ func chanPre(g *gstate, site uint32, c any, a uint64, send bool, cnt *chanCount)
 		cnt.recvStarted.Add(1)
 	}
 	m.ops = append(m.ops, msgOp{a: a, cnt: cnt, lo: lo, send: send})
+	chanAnnounce()
 	return g
 }
 
@@ -237,7 +237,6 @@ func chanPost(g *gstate, site uint32, c any, a uint64, send bool, kind trace.Msg
 		obj = a + 1
 	}
 	if !msgIDs() {
-		g.announced = [4]uint64{}
 		g.edge(op, site, obj)
 		return
 	}

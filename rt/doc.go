@@ -233,9 +233,10 @@
 // instrument/chanhook.go's) around every channel operation: a send's or
 // close's begin releases an object of the channel's beside traced code's
 // two, a receive's completion acquires it, and on an unbuffered channel a
-// receive's begin and a send's completion make the edge back. It skips
-// operations traced code announced (gstate.msgs, gstate.announced), and
-// goroutines rt has no state for (it makes none), so what it adds is the
+// receive's begin and a send's completion make the edge back. The
+// runtime's wrapper skips, without calling rt, operations traced code
+// announced and goroutines rt has no state for (two fields rt sets in
+// the runtime's g; the hook makes no state), so what it adds is the
 // synchronization inside std or an untraced dependency (an io.Pipe's
 // channels) on goroutines of the trace, which Go's race detector sees and
 // traced code cannot. It records at

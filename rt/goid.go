@@ -37,10 +37,6 @@ type gstate struct {
 	edges    edgeState      // its view of the objects it synchronizes on (sync.go's edge)
 	lockPend pendingAcquire // a lock's acquisition not yet recorded (acquireLock)
 	msgs     msgPending     // its channel operations begun and not completed (chanmsg.go)
-	// announced: the channels of traced operations begun and not
-	// completed when msgs does not keep them (sampling), for the
-	// runtime's channel hook to skip (chanhook.go); a select's last few.
-	announced [4]uint64
 	// sorts: the sorts begun (SortPre) and not ended (SortPost), and a
 	// snapshot buffer to reuse.
 	sorts    []sortSnap
@@ -100,13 +96,14 @@ type gstate struct {
 	gone     bool   // dead as of this round
 }
 
-// newGstate makes the state of a goroutine and registers it with the
-// writer. Its word is idle: its first event opens it.
+// newGstate makes the state of a goroutine, on that goroutine, and
+// registers it with the writer. Its word is idle: its first event opens it.
 func newGstate(goid uint64, gid trace.GID) *gstate {
 	c := newChunk(firstChunk)
 	s := &gstate{goid: goid, gid: gid, traceNo: traceCount.Load(), wc: c, cc: c, rc: c, gen: generation.Load()}
 	s.last = packWord(idleK, 0)
 	s.word.Store(s.last)
+	chanKnown(goid)
 	regMu.Lock()
 	reg = append(reg, s)
 	regMu.Unlock()
