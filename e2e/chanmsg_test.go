@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/racekit/racekit/trace"
-	"github.com/racekit/racekit/trace/tracefile"
 )
 
 // TestChanMessages runs testdata/src/chanmsg's tests one by one under go
@@ -85,15 +84,7 @@ func TestChanHookSkips(t *testing.T) {
 	if len(paths) != 1 {
 		t.Fatalf("kept traces %v", paths)
 	}
-	f, err := tracefile.Open(paths[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr, err := trace.ReadAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := events(t, paths[0])
 	traced := map[uint64]bool{} // channels of traced code: a message's release on c
 	for _, e := range tr.Events {
 		if e.Flags&trace.FlagMessage != 0 && e.Op == trace.OpSyncRelease && e.Obj%8 == 0 {
