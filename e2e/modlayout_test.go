@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/racekit/racekit/instrument"
 )
@@ -646,4 +648,50 @@ func (c *Conn) Recv() (byte, error) {
 		}
 		checkUnchanged(t, before, snapshot(t, dir))
 	})
+}
+
+// TestDepsCompiledOnce checks that racekit test compiles a traced
+// dependency once: Prepare compiles the instrumented dependencies first
+// (to leave untraced one whose instrumented code does not compile), and
+// go test must find them in its cache. go keys its cache on the
+// compiler's version as the -toolexec reports it, and racekit test's
+// -toolexec (vet of the user's files) reports its own, so Prepare's
+// compile runs under the same -toolexec; before, the first run of a
+// module compiled its whole dependency graph twice. The dependency's
+// source is new to the cache (a constant of this run), and go test -x
+// shows every compile it runs.
+func TestDepsCompiledOnce(t *testing.T) {
+	bin := racekit(t)
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"m/go.mod":    mRequiresDep,
+		"m/m_test.go": "package m\n\nimport (\n\t\"testing\"\n\n\t\"example.com/dep\"\n)\n\nfunc TestDep(t *testing.T) { _ = dep.Stamp() }\n",
+		"dep/go.mod":  depGoMod,
+		"dep/dep.go":  fmt.Sprintf("package dep\n\nfunc Stamp() int64 { return %d }\n", time.Now().UnixNano()),
+	})
+	cmd := exec.Command(bin, "test", "-q", "-x", ".")
+	cmd.Dir = filepath.Join(root, "m")
+	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("racekit test -x: %v\n%s", err, out)
+	}
+	var depCompiles, mCompiles int
+	for _, line := range strings.Split(string(out), "\n") {
+		if !strings.Contains(line, "/compile") {
+			continue
+		}
+		if strings.Contains(line, " -p example.com/dep ") {
+			depCompiles++
+		}
+		if strings.Contains(line, " -p example.com/m ") {
+			mCompiles++
+		}
+	}
+	if mCompiles == 0 {
+		t.Fatalf("go test -x showed no compile of the package under test: is -x passed on?\n%s", out)
+	}
+	if depCompiles != 0 {
+		t.Errorf("go test compiled the dependency again (%d times) after Prepare compiled it", depCompiles)
+	}
 }

@@ -32,6 +32,13 @@ type Config struct {
 	// NoAllocHook builds without the Go runtime's allocation hook
 	// (runtimehook.go), as RACEKIT_ALLOC_HOOK=0 does: for comparisons.
 	NoAllocHook bool
+	// Toolexec, if not nil, returns the -toolexec that the build after
+	// Prepare will give the go command, for the overlay Prepare wrote:
+	// Prepare's own compile of the dependencies (unbuildable) runs under
+	// it too, since go keys its cache on the tools' versions as the
+	// -toolexec reports them (racekit test's: vetoriginals.Version), and
+	// the build would otherwise compile every package a second time.
+	Toolexec func(overlay string) (string, error)
 
 	work    string            // the go.work file in use ("" in module mode)
 	raceSrc map[string][]byte // files outside std with the race tag's meaning (racetag.go)
@@ -168,7 +175,10 @@ func Prepare(cfg Config) (*Prepared, error) {
 		if err != nil || len(prep.deps) == 0 {
 			return prep, err
 		}
-		failed := unbuildable(&cfg, prep)
+		failed, err := unbuildable(&cfg, prep)
+		if err != nil {
+			return nil, err
+		}
 		if len(failed) == 0 || len(broken) >= maxBrokenDeps {
 			prep.Skipped = append(prep.Skipped, broken...)
 			return prep, nil
@@ -191,17 +201,24 @@ const maxBrokenDeps = 8
 // instrument is left untraced rather than failing the user's build. The
 // main modules' packages are not checked: their errors are the user's to
 // see.
-func unbuildable(cfg *Config, prep *Prepared) []Skip {
+func unbuildable(cfg *Config, prep *Prepared) ([]Skip, error) {
 	cfg.Status.set(fmt.Sprintf("compiling %d instrumented dependency packages (go build)", len(prep.deps)), 0)
 	args := append(append([]string{"build"}, prep.BuildArgs()...), cfg.BuildFlags...)
+	if cfg.Toolexec != nil {
+		te, err := cfg.Toolexec(prep.Overlay)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "-toolexec="+te)
+	}
 	cmd := exec.Command("go", append(args, prep.deps...)...)
 	cmd.Dir = cfg.Dir
 	cmd.Env = append(cfg.goEnv(), prep.Env...)
 	out, err := cmd.CombinedOutput()
 	if err == nil {
-		return nil
+		return nil, nil
 	}
-	return failedPackages(string(out), prep.deps)
+	return failedPackages(string(out), prep.deps), nil
 }
 
 // failedPackages reads go build's output: the packages among deps it

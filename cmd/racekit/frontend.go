@@ -130,7 +130,9 @@ func (ff *frontendFlags) ignoredLeaks() []string {
 }
 
 // prepare instruments the packages; errors are printed.
-func prepare(c *command, ff *frontendFlags, patterns []string, tests bool) (*instrument.Prepared, bool) {
+// toolexec, if not nil, is the -toolexec the build will run under, for
+// the overlay (instrument.Config.Toolexec).
+func prepare(c *command, ff *frontendFlags, patterns []string, tests bool, toolexec func(overlay string) (string, error)) (*instrument.Prepared, bool) {
 	start := time.Now()
 	var status instrument.Status
 	stop := progress.New(c.name, ff.isQuiet()).Every(status.String)
@@ -143,6 +145,7 @@ func prepare(c *command, ff *frontendFlags, patterns []string, tests bool) (*ins
 		BuildFlags: ff.buildFlags(),
 		Log:        os.Stderr,
 		Status:     &status,
+		Toolexec:   toolexec,
 	})
 	stop()
 	if err != nil {
@@ -163,7 +166,7 @@ func prepare(c *command, ff *frontendFlags, patterns []string, tests bool) (*ins
 // prefix), which the caller removes. It prints the error and returns false
 // on failure, or when no package has tests.
 func testBinaries(c *command, ff *frontendFlags, pkgs []string, name string) ([]*confirm.Target, string, bool) {
-	prep, ok := prepare(c, ff, pkgs, true)
+	prep, ok := prepare(c, ff, pkgs, true, nil)
 	if !ok {
 		return nil, "", false
 	}

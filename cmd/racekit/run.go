@@ -68,7 +68,7 @@ func runRun(c *command, args []string) int {
 		return exitUsage
 	}
 	pkg, progArgs := args[0], args[1:]
-	prep, ok := prepare(c, runFlags, []string{pkg}, false)
+	prep, ok := prepare(c, runFlags, []string{pkg}, false, nil)
 	if !ok {
 		return exitError
 	}

@@ -177,7 +177,19 @@ func runTest(c *command, args []string) int {
 		return exitUsage
 	}
 	pkgs := args
-	prep, ok := prepare(c, testFlags, pkgs, true)
+	// go test's vet check runs on the user's files, not on their
+	// instrumented copies (vetexec.go), unless -vet=off; Prepare compiles
+	// the dependencies under the same -toolexec, for go test to find them
+	// in its cache.
+	var toolexec func(overlay string) (string, error)
+	if v, _ := c.line.Value("vet"); v != "off" {
+		user, ok := c.line.Value("toolexec")
+		if !ok {
+			user = goflagsToolexec()
+		}
+		toolexec = func(overlay string) (string, error) { return toolexecArg(overlay, user) }
+	}
+	prep, ok := prepare(c, testFlags, pkgs, true, toolexec)
 	if !ok {
 		return exitError
 	}
@@ -192,15 +204,9 @@ func runTest(c *command, args []string) int {
 	if !c.line.Has("count") {
 		goArgs = append(goArgs, "-count=1")
 	}
-	// go test's vet check runs on the user's files, not on their
-	// instrumented copies (vetexec.go), unless -vet=off.
 	var omit []string
-	if v, _ := c.line.Value("vet"); v != "off" {
-		user, ok := c.line.Value("toolexec")
-		if !ok {
-			user = goflagsToolexec()
-		}
-		te, err := toolexecArg(prep.Overlay, user)
+	if toolexec != nil {
+		te, err := toolexec(prep.Overlay)
 		if err != nil {
 			c.errorf("%v", err)
 			return exitError
