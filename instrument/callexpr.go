@@ -129,7 +129,12 @@ func (r *rewriter) hookCall(call *ast.CallExpr) (h hook, recv string, args []ast
 		if sel == nil || sel.Kind() != types.MethodVal {
 			return hook{}, "", nil, false
 		}
-		recv = r.receiverArg(se.X, sel, h.test || h.value)
+		if recv, ok = r.receiverArg(se.X, sel, h.test, h.value); !ok {
+			if recv, ok = r.lockerArg(se.X, fn); !ok {
+				return hook{}, "", nil, false
+			}
+			h = methodHooks["sync.Locker."+fn.Name()]
+		}
 	} else {
 		h, ok = funcHooks[funcKey(fn)]
 		if !ok || h.name == "" || h.test && !r.testHooks() {
@@ -148,21 +153,24 @@ func (r *rewriter) hookCall(call *ast.CallExpr) (h hook, recv string, args []ast
 
 // receiverArg instruments x, the receiver of a hooked method, and returns
 // the text of the hook's receiver argument: a pointer to the sync object
-// the method is declared on (following embedded fields), or x itself for
-// interface methods and hooks that take the value (package testing's,
-// reflect.Value's).
-func (r *rewriter) receiverArg(x ast.Expr, sel *types.Selection, asIs bool) string {
+// the method is declared on (following embedded fields); x itself for
+// interface methods and for package testing's hooks (asIs: they take
+// testing.TB); for hooks that take the value (value: reflect.Value's), x
+// or the embedded field the method is promoted from, as the method's
+// receiver takes it. It returns false, instrumenting nothing, when that
+// field is one this file cannot name (unexported, of another package):
+// the call is then instrumented as any call.
+func (r *rewriter) receiverArg(x ast.Expr, sel *types.Selection, asIs, value bool) (string, bool) {
 	xt := typeOf(r.info, x)
-	if _, isIface := core(xt).(*types.Interface); isIface || asIs {
+	_, xIface := core(xt).(*types.Interface)
+	if xIface || asIs {
 		r.rd(x)
-		return r.text(x)
+		return r.text(x), true
 	}
-	if isPointer(xt) {
-		r.rd(x)
-	} else {
-		r.loc(x)
-	}
-	text := r.text(x)
+	// A method promoted from an embedded field (a struct embedding
+	// reflect.Value, a sync.Mutex two levels down): the field's names
+	// along the selection's path.
+	var fields []string
 	t := xt
 	path := sel.Index()
 	for _, i := range path[:len(path)-1] {
@@ -175,16 +183,59 @@ func (r *rewriter) receiverArg(x ast.Expr, sel *types.Selection, asIs bool) stri
 			break
 		}
 		f := s.Field(i)
-		text = "(" + text + ")." + f.Name()
+		if !r.canSelect(f) {
+			return "", false
+		}
+		fields = append(fields, f.Name())
 		t = f.Type()
 	}
+	if value || isPointer(xt) {
+		r.rd(x)
+	} else {
+		r.loc(x)
+	}
+	text := r.text(x)
+	for _, f := range fields {
+		text = "(" + text + ")." + f
+	}
 	if _, isIface := core(t).(*types.Interface); isIface {
-		return text
+		return text, true
+	}
+	if value {
+		fn, _ := sel.Obj().(*types.Func)
+		if fn == nil {
+			return text, true
+		}
+		// As the method's receiver takes it (a *reflect.Value's Int).
+		recvPtr := isPointer(fn.Type().(*types.Signature).Recv().Type())
+		switch {
+		case recvPtr && !isPointer(t):
+			return "&(" + text + ")", true
+		case !recvPtr && isPointer(t):
+			return "(*" + text + ")", true
+		}
+		return text, true
 	}
 	if isPointer(t) {
-		return text
+		return text, true
 	}
-	return "&(" + text + ")"
+	return "&(" + text + ")", true
+}
+
+// lockerArg is receiverArg for the Lock or Unlock of a sync.Mutex or
+// RWMutex promoted through a field this file cannot name (unexported, of
+// another package): x itself, as a sync.Locker, whose hook finds the
+// embedded mutex at run time (rt.lockerObj). false for other methods.
+func (r *rewriter) lockerArg(x ast.Expr, fn *types.Func) (string, bool) {
+	if k := methodKey(fn); k != "sync.Mutex.Lock" && k != "sync.Mutex.Unlock" && k != "sync.RWMutex.Lock" && k != "sync.RWMutex.Unlock" {
+		return "", false
+	}
+	if isPointer(typeOf(r.info, x)) {
+		r.rd(x)
+		return r.text(x), true
+	}
+	r.loc(x)
+	return "&(" + r.text(x) + ")", true
 }
 
 // call instruments a call expression.

@@ -391,7 +391,10 @@ func (r *rewriter) bindHooked(x *ast.SelectorExpr, sel *types.Selection) bool {
 	if _, isIface := core(typeOf(r.info, x.X)).(*types.Interface); isIface {
 		return false
 	}
-	recv := r.receiverArg(x.X, sel, false)
+	recv, ok := r.receiverArg(x.X, sel, false, false)
+	if !ok {
+		return false
+	}
 	bind := "Bind0"
 	if h.rec {
 		bind = "Bind"

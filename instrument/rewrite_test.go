@@ -124,3 +124,70 @@ func TestNoFinalNewline(t *testing.T) {
 		t.Fatalf("rewritten:\n%s", out)
 	}
 }
+
+// A reflect.Value method promoted from an embedded reflect.Value, and a
+// sync.Mutex method promoted through another package's unexported
+// embedded field: the hooks take the embedded Value (maxminddb-golang's
+// decoder wraps reflect.Value in addressableValue and calls its Set:
+// "cannot use result (variable of struct type addressableValue) as
+// reflect.Value value in argument to _rk.ReflectSet", held-out
+// codeberg.org/miekg/dns's dependency), and a field the rewrite cannot name
+// leaves the call as it is. rewrite type-checks the result.
+func TestHookReceiverPromoted(t *testing.T) {
+	if _, err := (rtImporter{}).Import("fmt"); err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, emb := check(t, "emb2.go", `package emb2
+
+import "sync"
+
+type inner struct{ sync.Mutex }
+
+type Guarded struct {
+	inner
+	N int
+}
+`)
+	rtPkgs[emb.Path()] = emb
+	defer delete(rtPkgs, emb.Path())
+	out := rewrite(t, "use2.go", `package use2
+
+import (
+	"reflect"
+	"sync"
+
+	"example.com/emb2"
+)
+
+type addressable struct {
+	reflect.Value
+	forced bool
+}
+
+type locked struct{ sync.Mutex }
+
+func F(v reflect.Value, g *emb2.Guarded, l *locked) int64 {
+	a := addressable{v, false}
+	a.Set(reflect.ValueOf(1))
+	g.Lock()
+	g.N++
+	g.Unlock()
+	l.Lock()
+	l.Unlock()
+	p := &v
+	return a.Int() + p.Int()
+}
+`)
+	for _, want := range []string{"ReflectSet((a).Value", "ReflectInt((a).Value", "(l).Mutex", "ReflectInt((*"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rewritten without %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, ".inner") {
+		t.Errorf("the rewrite names the unexported field:\n%s", out)
+	}
+	// The lock promoted through it is taken as a sync.Locker's.
+	if !strings.Contains(out, "LockerLock(g,") || !strings.Contains(out, "LockerUnlock(g,") {
+		t.Errorf("g.Lock and g.Unlock not hooked as a sync.Locker's:\n%s", out)
+	}
+}
