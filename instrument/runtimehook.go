@@ -305,6 +305,12 @@ func allocHookOverlay(cfg *Config, rtDir string, overlay map[string]string) (not
 			}
 		}
 	}
+	if wg, err := os.ReadFile(filepath.Join(goroot, "src", "sync", "waitgroup.go")); err == nil && os.Getenv("RACEKIT_SYNC_HOOK") != "0" {
+		if w, ok := wgPatch(string(wg)); ok {
+			files[filepath.Join(goroot, "src", "sync", "waitgroup.go")] = []byte(w)
+			files[filepath.Join(rtDir, "rt", "racekit_synchook.go")] = []byte(rtSyncHookFile)
+		}
+	}
 	if proc, err := os.ReadFile(filepath.Join(src, "proc.go")); err == nil {
 		if p, ok := exitPatch(string(proc)); ok {
 			files[filepath.Join(src, "proc.go")] = []byte(p)

@@ -138,3 +138,29 @@ func TestChanPatch(t *testing.T) {
 		t.Error("an mgc.go without gcStart's receive was patched")
 	}
 }
+
+// The installed toolchain's sync/waitgroup.go takes the WaitGroup hook's
+// patch: the decrement's call once, Wait's two returns, the variable; a
+// copy without one of the texts is left alone.
+func TestWGPatch(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "sync", "waitgroup.go"))
+	if err != nil {
+		t.Skip(err)
+	}
+	w, ok := wgPatch(string(src))
+	if !ok {
+		t.Fatalf("%s's sync/waitgroup.go: WaitGroup hook not applied", runtime.Version())
+	}
+	if n := strings.Count(w, "racekitSyncHook(unsafe.Pointer(wg), 0)"); n != 1 {
+		t.Errorf("the decrement's hook %d times, want 1", n)
+	}
+	if n := strings.Count(w, "racekitSyncHook(unsafe.Pointer(wg), 1)"); n != 2 {
+		t.Errorf("Wait's hook %d times, want 2", n)
+	}
+	if !strings.HasSuffix(w, wgFuncs) {
+		t.Error("the hook's variable is missing")
+	}
+	if _, ok := wgPatch(strings.Replace(string(src), "race.Acquire(unsafe.Pointer(wg))", "", 1)); ok {
+		t.Error("a waitgroup.go with one of Wait's acquires missing was patched")
+	}
+}

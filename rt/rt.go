@@ -126,6 +126,7 @@ func start(path string, withDedup bool) error {
 	live.Store(true)
 	installAllocHook()
 	installChanHook()
+	installSyncHook()
 	installExitHook()
 	return nil
 }
