@@ -244,6 +244,14 @@
 // own locks and never inside a hook, and not while gcStart waits for its
 // mark workers.
 //
+// # WaitGroups of untraced code
+//
+// The patched package sync calls onSync (synchook.go; the patch is
+// instrument/synchook.go's) where the race build annotates a WaitGroup: a
+// decrement releases the WaitGroup, the return of Wait acquires it, on
+// goroutines rt has a state for, so that httptest.Server.Close (a Wait
+// inside std) orders what its handlers did before it returns.
+//
 // # Hooks
 //
 // Beside the access hooks (access.go) and those of sync, sync/atomic and
