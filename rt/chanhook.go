@@ -86,10 +86,7 @@ const (
 // makes them, from ordinary goroutine context, never inside itself or the
 // allocation hook.
 func onChan(c unsafe.Pointer, op uint8) {
-	if !on || ctl || !live.Load() {
-		return
-	}
-	g := known()
+	g := hookG()
 	if g == nil {
 		return
 	}
@@ -104,6 +101,16 @@ func onChan(c unsafe.Pointer, op uint8) {
 	case chanRecvEnd:
 		g.edge(trace.OpSyncAcquire, 0, a+2)
 	}
+}
+
+// hookG is the goroutine a hook of the patched std (onChan, onSync)
+// records for: its state while a trace records outside the controlled
+// scheduler, or nil (known).
+func hookG() *gstate {
+	if !on || ctl || !live.Load() {
+		return nil
+	}
+	return known()
 }
 
 // known is the current goroutine's state of this trace, or nil when rt

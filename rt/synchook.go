@@ -38,10 +38,7 @@ const (
 
 // onSync runs in package sync on the goroutine of the operation.
 func onSync(p unsafe.Pointer, op uint8) {
-	if !on || ctl || !live.Load() {
-		return
-	}
-	g := known()
+	g := hookG()
 	if g == nil {
 		return
 	}
