@@ -373,4 +373,15 @@ var corpus = []Module{
 	{"charm.land/bubbles/v2", "v2.1.1", "TUI components: timers and spinners with tick messages and IDs under atomics"},
 	{"github.com/alecthomas/participle/v2", "v2.1.4", "parser generator: lexers and parser caches (go 1.18)"},
 	{"github.com/elimity-com/scim", "v0.0.0-20260728105928-2641426a1539", "SCIM server: HTTP handlers over resource types, filters (go 1.18)"},
+	// Held out in session 68 (batch FI): measured at the commit that added them.
+	{"github.com/johannesboyne/gofakes3", "v1.2.0", "fake S3 server: HTTP handlers over locked in-memory backends, multipart uploads"},
+	{"github.com/codesenberg/bombardier", "v1.2.6", "HTTP load generator: client goroutines, a rate limiter, shared counters (go 1.18)"},
+	{"github.com/letsencrypt/pebble/v2", "v2.10.3", "ACME test server: orders and challenges validated in goroutines over a locked store"},
+	{"github.com/stripe/smokescreen", "v0.1.0", "egress proxy: per-connection goroutines, ACL reloads, metrics"},
+	{"github.com/stripe/goproxy", "v0.0.0-20260826103935-0cd07c409a76", "HTTP proxy: CONNECT tunnels copied by goroutines (go 1.13)"},
+	{"connectrpc.com/connect/v2", "v2.0.2", "RPC over HTTP: streams, duplex pipes, compression pools"},
+	{"github.com/gorilla/sessions", "v1.4.0", "HTTP sessions: cookie and filesystem stores under a lock"},
+	{"github.com/go-chi/cors", "v1.2.2", "CORS middleware (go 1.14)"},
+	{"github.com/unrolled/secure", "v1.18.0", "security headers middleware (go 1.13)"},
+	{"github.com/yuin/gopher-lua", "v1.1.2", "Lua VM: coroutines, channels exposed to scripts, state pools"},
 }
