@@ -148,14 +148,14 @@ func MadeFields[T any](p *T, site uint32, rec bool, fields ...string) *T {
 }
 
 // MadeSlice is Made for a slice: the allocation of its backing array and
-// the write of its elements up to its length.
+// the write of its elements up to its length, element by element as the
+// other hooks of slices record them (ElemsW): the bytes of a []byte, so
+// that a read of any one of them races with the write (as a word access,
+// only every eighth did), and a range of bytes the analysis keeps a
+// granule at a time (FastTrack.rangeBytes).
 func MadeSlice[S ~[]E, E any](s S, site uint32, rec bool) S {
 	MakeSlice(s, site)
-	if len(s) > 0 && (ctl || on && rec) {
-		var e E
-		accessHook(hookWrite, unsafe.Pointer(unsafe.SliceData(s)), uintptr(len(s))*unsafe.Sizeof(e), site, rec)
-	}
-	return s
+	return ElemsW(s, site, rec)
 }
 
 // MadeMap is Made for a map: its creation and, if the call put entries in

@@ -774,6 +774,13 @@ func TestMadeHooks(t *testing.T) {
 				}
 			}
 		}
+		writeElems := func(p unsafe.Pointer, elem uintptr, n int) { // a slice's, element by element
+			for i := range n {
+				if rec {
+					want = append(want, fmt.Sprintf("write %#x", uintptr(p)+elem*uintptr(i)))
+				}
+			}
+		}
 		sd := unsafe.Pointer(unsafe.SliceData(o.S))
 		alloc(unsafe.Pointer(o), unsafe.Sizeof(*o))
 		alloc(unsafe.Pointer(o.U), 24)
@@ -781,11 +788,11 @@ func TestMadeHooks(t *testing.T) {
 		alloc(mapPtr(o.M), 1)
 		write(unsafe.Pointer(o), int(unsafe.Sizeof(*o)/8))
 		write(unsafe.Pointer(o.U), 3)
-		write(sd, 1) // its length, 2 of 5 elements
+		write(sd, 1) // its length, 2 of 5 elements (a field: words)
 		write(mapPtr(o.M), 1)
 		alloc(unsafe.Pointer(unsafe.SliceData(s)), 16)
-		write(unsafe.Pointer(unsafe.SliceData(s)), 1) // 3 of 8
-		alloc(mapPtr(empty), 1)                       // no entries: no write
+		writeElems(unsafe.Pointer(unsafe.SliceData(s)), 2, 3) // 3 of 8
+		alloc(mapPtr(empty), 1)                               // no entries: no write
 		alloc(unsafe.Pointer(p), 16)
 		write(unsafe.Pointer(p), 2)
 		if !slices.Equal(got, want) {

@@ -30,11 +30,18 @@ type FastTrack struct {
 	// (cells refer to them by index+1).
 	atomics statePool[atomicAccesses]
 	race    finding.Race // reused report buffer
+	// haveWhole: a granule has been kept whole (rangeBytes) since the
+	// detector started; until then no access looks for one to split.
+	haveWhole bool
+	// collect: report appends to pend instead of reporting (wholeAccess).
+	collect bool
+	pend    []pendingRace
 
 	reads, writes, races                                                     int64
 	readSameEpoch, readSharedSameEpoch, readExclusive, readShare, readShared int64
 	writeSameEpoch, writeExclusive, writeShared                              int64
 	atomicReads, atomicWrites, atomicSameEpoch                               int64
+	granulesWhole, rangeBytesApart                                           int64
 }
 
 // Forget drops every address's state, its read-shared clocks and atomic
@@ -52,8 +59,13 @@ type ftShadow struct {
 	wSeq, rSeq   uint64
 	wSite, rSite trace.SiteID
 	rs           int32 // 1 + index into FastTrack.shared while read-shared, else 0
-	at           int32 // 1 + index into FastTrack.atomics while it has atomic accesses, else 0
+	at           int32 // 1 + index into FastTrack.atomics while it has atomic accesses, else 0; atWhole
 }
+
+// atWhole is ftShadow.at of the aligned cell of a granule kept whole: the
+// eight bytes from its address have the one state the cell holds (with
+// at 0), and the seven unaligned ones have no cell (rangeBytes).
+const atWhole = -1
 
 // atomicAccesses is a word's atomic accesses since its last plain write:
 // its atomic writes and its atomic reads (the accesses the Go front end
@@ -194,6 +206,14 @@ func (d *FastTrack) Handle(e *trace.Event) {
 		d.access(t, e)
 	case trace.OpAlloc:
 		if lo, hi, ok := e.AllocRange(); ok {
+			if d.haveWhole { // a granule whole across an end keeps its other bytes
+				if lo&7 != 0 {
+					d.split(lo &^ 7)
+				}
+				if hi&7 != 0 {
+					d.split(hi &^ 7)
+				}
+			}
 			d.shadow.Clear(lo, hi)
 			d.shared.noteClear()
 			d.atomics.noteClear()
@@ -212,8 +232,13 @@ func (d *FastTrack) HandleRange(e *trace.Event) {
 	if t == nil {
 		t = d.k.Start(e.G)
 	}
-	if span := trace.Span(e.Value); e.Obj&7 == 0 && span.Stride()&7 == 0 && !t.InAtomicAccess() {
+	span := trace.Span(e.Value)
+	if e.Obj&7 == 0 && span.Stride()&7 == 0 && !t.InAtomicAccess() {
 		d.rangeWords(t, e, span.Words())
+		return
+	}
+	if span.Stride() == 1 && !t.InAtomicAccess() {
+		d.rangeBytes(t, e, span.Count())
 		return
 	}
 	var x trace.RangeExpander
@@ -240,6 +265,13 @@ func (d *FastTrack) rangeWords(t *clock.Thread, e *trace.Event, n uint64) {
 	epoch := t.Epoch()
 	for a := e.Obj; n > 0; {
 		cells := d.shadow.Run(a, n)
+		if d.haveWhole {
+			for i := range cells {
+				if cells[i].at == atWhole {
+					d.split(a + 8*uint64(i))
+				}
+			}
+		}
 		if w.Op == trace.OpWrite {
 			d.writes += int64(len(cells))
 			for i := range cells {
@@ -264,6 +296,149 @@ func (d *FastTrack) rangeWords(t *clock.Thread, e *trace.Event, n uint64) {
 		a += 8 * uint64(len(cells))
 		n -= uint64(len(cells))
 	}
+}
+
+// rangeBytes is HandleRange of the n bytes from e.Obj (a range of stride
+// 1: what the interceptors record for a std call's buffer, a hash's Write,
+// io.Copy's, bytes.Buffer's), outside any atomic operation. A cell and a
+// check per byte cost eight of each per word, and a cell per byte of
+// every buffer: held-out fake-gcs-server's upload test records 628,573
+// events that stand for 1.57G byte accesses, whose analysis outgrew its
+// memory limit (bench/results/overhead/session68-bytegranules.md). Go's
+// race detector keeps a cell per 8 bytes. Here a granule (8 aligned
+// bytes) that the range covers whole, whose bytes have one state (none
+// yet, or kept whole before), is kept whole: one access of its aligned
+// cell, marked atWhole, standing for the eight (wholeAccess). Any other
+// access to one of its bytes (a byte, a word, an atomic operation, a range
+// over part of it, an allocation over part of it) splits it into the
+// eight cells first (split), so that the findings and counters are those
+// of the byte-wise analysis (TestFastTrackByteRangesWholeMatchBytes).
+func (d *FastTrack) rangeBytes(t *clock.Thread, e *trace.Event, n uint64) {
+	w := trace.Event{Seq: e.Seq, G: e.G, Op: e.Op.WordOp(), Flags: trace.FlagValueUnknown, Site: e.Site}
+	for a, end := e.Obj, e.Obj+n; a < end; {
+		if a&7 != 0 || end-a < 8 { // a granule's part: byte by byte
+			for stop := min(a&^7+8, end); a < stop; a++ {
+				w.Obj = a
+				d.access(t, &w)
+				d.rangeBytesApart++
+			}
+			continue
+		}
+		// The granules it covers whole, up to the end of a's shadow page:
+		// their aligned cells side by side (a fresh one zero, as a state
+		// never set), which of their other bytes have cells, and the rule
+		// counters before, counted eight times for the granules kept whole.
+		cells := d.shadow.Run(a, (end-a)/8)
+		odd := d.shadow.OddLive(a)
+		rules := d.rules()
+		for i := range cells {
+			x := a + 8*uint64(i)
+			if c := &cells[i]; c.at == atWhole || *c == (ftShadow{}) && shadow.OddBits(odd, x) == 0 {
+				w.Obj = x
+				d.wholeAccess(t, &w, c)
+				d.granulesWhole++
+				continue
+			}
+			d.countEightfold(rules)
+			for b := range uint64(8) {
+				w.Obj = x + b
+				d.access(t, &w)
+			}
+			d.rangeBytesApart += 8
+			rules = d.rules()
+		}
+		d.countEightfold(rules)
+		a += 8 * uint64(len(cells))
+	}
+}
+
+// ruleCounts are FastTrack's counters of the rules a plain access takes.
+type ruleCounts [8]int64
+
+func (d *FastTrack) ruleCounters() [8]*int64 {
+	return [...]*int64{&d.readSameEpoch, &d.readSharedSameEpoch, &d.readExclusive, &d.readShare, &d.readShared, &d.writeSameEpoch, &d.writeExclusive, &d.writeShared}
+}
+
+// rules returns the rule counters now.
+func (d *FastTrack) rules() ruleCounts {
+	var r ruleCounts
+	for i, p := range d.ruleCounters() {
+		r[i] = *p
+	}
+	return r
+}
+
+// countEightfold counts the rules taken since before seven times more:
+// each access of a granule kept whole stands for eight.
+func (d *FastTrack) countEightfold(before ruleCounts) {
+	for i, p := range d.ruleCounters() {
+		*p += 7 * (*p - before[i])
+	}
+}
+
+// wholeAccess is the access e of the eight bytes from e.Obj, a granule
+// whose aligned cell c is whole or zero and whose other bytes have no
+// cell: FastTrack's rules applied once to c (the caller counts them
+// eightfold), and each race reported for each of the eight addresses in
+// order, as the byte-wise analysis reports them.
+func (d *FastTrack) wholeAccess(t *clock.Thread, e *trace.Event, c *ftShadow) {
+	c.at = 0
+	d.collect, d.pend = true, d.pend[:0]
+	if e.Op == trace.OpWrite {
+		d.writes += 8
+		d.writeCell(t, e, c)
+	} else {
+		d.reads += 8
+		d.readCell(t, e, c)
+	}
+	d.collect = false
+	c.at, d.haveWhole = atWhole, true
+	x := e.Obj
+	for b := range uint64(8) {
+		e.Obj = x + b
+		for _, p := range d.pend {
+			d.report(e, p.prev, p.site, p.seq, p.write)
+		}
+	}
+	e.Obj = x
+}
+
+// pendingRace is a report wholeAccess holds until its cell's rules ran.
+type pendingRace struct {
+	prev  vc.Epoch
+	site  trace.SiteID
+	seq   uint64
+	write bool
+}
+
+// split turns the granule of aligned x, if whole, into its eight cells,
+// each with the state the eight had (a read-shared R_x copied for each).
+func (d *FastTrack) split(x uint64) {
+	c := d.shadow.Lookup(x)
+	if c == nil || c.at != atWhole {
+		return
+	}
+	c.at = 0
+	src := *c
+	for b := uint64(1); b < 8; b++ {
+		oc := d.shadow.Get(x + b) // unaligned cells: c does not move
+		*oc = src
+		if src.rs != 0 {
+			j := d.newShared(x + b) // its sweep keeps src's: x's cell refers to it
+			from, to := &d.shared.items[src.rs-1], &d.shared.items[j]
+			to.ents = append(to.ents[:0], from.ents...)
+			to.old = append(to.old[:0], from.old...)
+			oc.rs = j + 1
+		}
+	}
+}
+
+// cell is x's cell for an access of x, its granule split first if whole.
+func (d *FastTrack) cell(x uint64) *ftShadow {
+	if d.haveWhole {
+		d.split(x &^ 7)
+	}
+	return d.shadow.Get(x)
 }
 
 // HandleGoAtomic processes an atomic operation with trace.FlagGoAtomic as
@@ -299,7 +474,7 @@ func (d *FastTrack) Finish() {}
 
 func (d *FastTrack) read(t *clock.Thread, e *trace.Event) {
 	d.reads++
-	d.readCell(t, e, d.shadow.Get(e.Obj))
+	d.readCell(t, e, d.cell(e.Obj))
 }
 
 // readCell is read of e.Obj, whose cell is s.
@@ -342,7 +517,7 @@ func (d *FastTrack) readCell(t *clock.Thread, e *trace.Event, s *ftShadow) {
 
 func (d *FastTrack) write(t *clock.Thread, e *trace.Event) {
 	d.writes++
-	d.writeCell(t, e, d.shadow.Get(e.Obj))
+	d.writeCell(t, e, d.cell(e.Obj))
 }
 
 // writeCell is write of e.Obj, whose cell is s.
@@ -410,7 +585,7 @@ func (d *FastTrack) atomicAccess(t *clock.Thread, e *trace.Event) {
 	} else {
 		d.atomicReads++
 	}
-	s := d.shadow.Get(e.Obj)
+	s := d.cell(e.Obj)
 	epoch, c := t.Epoch(), t.Clock()
 	if s.at != 0 {
 		set := d.atomics.items[s.at-1].of(write)
@@ -583,6 +758,10 @@ func (p *statePool[T]) noteClear() { p.cleared = p.cleared || p.live() > 0 }
 var minSweep = 1 << 12
 
 func (d *FastTrack) report(e *trace.Event, prev vc.Epoch, site trace.SiteID, seq uint64, write bool) {
+	if d.collect {
+		d.pend = append(d.pend, pendingRace{prev, site, seq, write})
+		return
+	}
 	d.races++
 	r := &d.race
 	r.Addr = e.Obj
@@ -621,6 +800,8 @@ func (d *FastTrack) Stats() map[string]int64 {
 		"atomic_writes":          d.atomicWrites,
 		"atomic_same_epoch":      d.atomicSameEpoch,
 		"atomic_live":            int64(d.atomics.live()),
+		"granules_whole":         d.granulesWhole,
+		"range_bytes_apart":      d.rangeBytesApart,
 	}
 	counters(&d.k, m)
 	return m

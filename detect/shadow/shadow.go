@@ -389,6 +389,28 @@ func (m *Mem[V]) lookupOdd(addr uint64) *V {
 	return nil
 }
 
+// OddLive returns which unaligned addresses of addr's page have a state:
+// bit o of word o/64 for the address at offset o from the page's start
+// (pageWords words). It adds nothing.
+func (m *Mem[V]) OddLive(addr uint64) [2]uint64 {
+	op := m.lastOdd
+	if key := addr>>pageShift + 1; key != m.lastOddK {
+		pp := m.odd.Lookup(key)
+		if pp == nil || *pp == nil {
+			return [2]uint64{}
+		}
+		op = *pp
+	}
+	return op.live
+}
+
+// OddBits returns, from OddLive's result for the page of 8-byte-aligned
+// x, the bits of x+1 ... x+7 (bit b for x+b; bit 0 clear).
+func OddBits(live [2]uint64, x uint64) uint64 {
+	off := x & (1<<pageShift - 1)
+	return live[off>>6] >> (off & 63) & 0xfe
+}
+
 // Len is the number of addresses whose state was asked for.
 func (m *Mem[V]) Len() int { return m.n + m.nOdd }
 

@@ -351,3 +351,34 @@ func TestMemRunMatchesGet(t *testing.T) {
 		}
 	}
 }
+
+// OddLive and OddBits agree with Lookup of each unaligned address of a
+// word, over random gets and clears (sparse and dense odd pages).
+func TestMemOddLiveMatchesLookup(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	var mem Mem[uint64]
+	const base, size = 0x10000, 4096
+	for step := range 20000 {
+		a := base + r.Uint64N(size)
+		switch r.IntN(10) {
+		case 0:
+			n := r.Uint64N(64)
+			mem.Clear(a, a+n)
+		default:
+			*mem.Get(a) = uint64(step)
+		}
+		x := (base + r.Uint64N(size)) &^ 7
+		if step%2 == 0 {
+			mem.Get(x + 1 + r.Uint64N(7)) // the last odd page is x's
+		}
+		want := uint64(0)
+		for b := uint64(1); b < 8; b++ {
+			if mem.Lookup(x+b) != nil {
+				want |= 1 << b
+			}
+		}
+		if got := OddBits(mem.OddLive(x), x); got != want {
+			t.Fatalf("step %d: OddBits(OddLive(%#x)) = %#b, Lookup finds %#b", step, x, got, want)
+		}
+	}
+}
