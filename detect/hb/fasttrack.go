@@ -435,9 +435,17 @@ func (d *FastTrack) split(x uint64) {
 
 // cell is x's cell for an access of x, its granule split first if whole.
 func (d *FastTrack) cell(x uint64) *ftShadow {
-	if d.haveWhole {
-		d.split(x &^ 7)
+	if !d.haveWhole {
+		return d.shadow.Get(x)
 	}
+	if x&7 == 0 { // the granule's own cell: one lookup
+		c := d.shadow.Get(x)
+		if c.at == atWhole {
+			d.split(x)
+		}
+		return c
+	}
+	d.split(x &^ 7)
 	return d.shadow.Get(x)
 }
 
