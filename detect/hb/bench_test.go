@@ -149,7 +149,7 @@ func benchDetector(b *testing.B, f flavour, evs []trace.Event) {
 	b.ReportMetric(float64(races)/float64(b.N), "races/op")
 }
 
-func BenchmarkFastTrack(b *testing.B)          { benchDetector(b, ftFlavour, benchStream()) }
+func BenchmarkFastTrack(b *testing.B) { benchDetector(b, ftFlavour, benchStream()) }
 
 // BenchmarkFastTrackAfterWhole is BenchmarkFastTrack once a granule was
 // kept whole (a byte range first, as nearly every racekit test trace
