@@ -232,14 +232,15 @@ func (d *FastTrack) HandleRange(e *trace.Event) {
 	if t == nil {
 		t = d.k.Start(e.G)
 	}
-	span := trace.Span(e.Value)
-	if e.Obj&7 == 0 && span.Stride()&7 == 0 && !t.InAtomicAccess() {
-		d.rangeWords(t, e, span.Words())
-		return
-	}
-	if span.Stride() == 1 && !t.InAtomicAccess() {
-		d.rangeBytes(t, e, span.Count())
-		return
+	if span := trace.Span(e.Value); !t.InAtomicAccess() {
+		switch {
+		case e.Obj&7 == 0 && span.Stride()&7 == 0:
+			d.rangeWords(t, e, span.Words())
+			return
+		case span.Stride() == 1:
+			d.rangeBytes(t, e, span.Count())
+			return
+		}
 	}
 	var x trace.RangeExpander
 	w := *e
@@ -317,11 +318,9 @@ func (d *FastTrack) rangeBytes(t *clock.Thread, e *trace.Event, n uint64) {
 	w := trace.Event{Seq: e.Seq, G: e.G, Op: e.Op.WordOp(), Flags: trace.FlagValueUnknown, Site: e.Site}
 	for a, end := e.Obj, e.Obj+n; a < end; {
 		if a&7 != 0 || end-a < 8 { // a granule's part: byte by byte
-			for stop := min(a&^7+8, end); a < stop; a++ {
-				w.Obj = a
-				d.access(t, &w)
-				d.rangeBytesApart++
-			}
+			stop := min(a&^7+8, end)
+			d.bytesApart(t, &w, a, stop)
+			a = stop
 			continue
 		}
 		// The granules it covers whole, up to the end of a's shadow page:
@@ -340,16 +339,21 @@ func (d *FastTrack) rangeBytes(t *clock.Thread, e *trace.Event, n uint64) {
 				continue
 			}
 			d.countEightfold(rules)
-			for b := range uint64(8) {
-				w.Obj = x + b
-				d.access(t, &w)
-			}
-			d.rangeBytesApart += 8
+			d.bytesApart(t, &w, x, x+8)
 			rules = d.rules()
 		}
 		d.countEightfold(rules)
 		a += 8 * uint64(len(cells))
 	}
+}
+
+// bytesApart is the access w of each byte in [lo, hi), one at a time.
+func (d *FastTrack) bytesApart(t *clock.Thread, w *trace.Event, lo, hi uint64) {
+	for a := lo; a < hi; a++ {
+		w.Obj = a
+		d.access(t, w)
+	}
+	d.rangeBytesApart += int64(hi - lo)
 }
 
 // ruleCounts are FastTrack's counters of the rules a plain access takes.
