@@ -654,36 +654,18 @@ var (
 func countingAllocs() bool { return memStatsOpen.Load() || allocsCounted.Load() > 0 }
 
 // ReadMemStats is runtime.ReadMemStats(m), which opens or closes a count of
-// the program's allocations, with racekit's pending records taken out of
-// the heap it reports (hideBuffers).
+// the program's allocations. racekit's buffers are not in the heap it
+// reports (arena.go).
 func ReadMemStats(m *runtime.MemStats) {
 	if !memStatsOpen.Load() {
 		reserveForCount() // before the count opens: its allocations are not counted
 	}
 	runtime.ReadMemStats(m)
-	hideBuffers(m)
 	for {
 		open := memStatsOpen.Load()
 		if memStatsOpen.CompareAndSwap(open, !open) {
 			return
 		}
-	}
-}
-
-// hideBuffers takes the records racekit holds in its goroutines' chunks
-// (pending: up to maxPending, 64 MiB, while the writer lags) out of the
-// heap m reports as live. Go's race detector keeps its shadow memory
-// outside the Go heap, and a program may act on its heap's size:
-// held-out yuin/gopher-lua's tests run Lua under LState.SetMx(40), whose
-// goroutine polls MemStats.Alloc and calls os.Exit(3) past 40 MB (TestLua
-// ended the binary in 2 of 6 runs, and still in 1 of 3 with this: the
-// rest of racekit's heap, or the instrumented program's own, was not
-// measured; corpus session 68). Free chunks in the pools are not
-// counted: the garbage collector drops them within two cycles.
-func hideBuffers(m *runtime.MemStats) {
-	b := uint64(max(pending.Load(), 0)) * uint64(unsafe.Sizeof(rec{}))
-	for _, f := range []*uint64{&m.Alloc, &m.HeapAlloc, &m.HeapInuse} {
-		*f -= min(b, *f)
 	}
 }
 

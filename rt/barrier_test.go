@@ -789,28 +789,3 @@ func TestPointerShaped(t *testing.T) {
 		}
 	}
 }
-
-// ReadMemStats reports the heap without the records racekit holds
-// (pending), as Go's race detector's shadow memory is not in the heap:
-// with 16 MiB of records pending, 16 MiB less than runtime.ReadMemStats
-// reports, less what was allocated between the two calls.
-func TestReadMemStatsHidesBuffers(t *testing.T) {
-	keep := make([]byte, 64<<20) // a heap larger than what is hidden
-	saved := pending.Load()
-	defer pending.Store(saved)
-	const hidden = 16 << 20
-	pending.Store(hidden / int64(unsafe.Sizeof(rec{})))
-	var plain, seen runtime.MemStats
-	runtime.ReadMemStats(&plain)
-	ReadMemStats(&seen)
-	ReadMemStats(&runtime.MemStats{}) // closes the count the first one opened
-	for _, f := range []struct {
-		name        string
-		plain, seen uint64
-	}{{"Alloc", plain.Alloc, seen.Alloc}, {"HeapAlloc", plain.HeapAlloc, seen.HeapAlloc}, {"HeapInuse", plain.HeapInuse, seen.HeapInuse}} {
-		if f.seen > f.plain-hidden+1<<20 || f.seen < f.plain-hidden-1<<20 {
-			t.Errorf("%s: %d, want about %d (%d with the records)", f.name, f.seen, f.plain-hidden, f.plain)
-		}
-	}
-	runtime.KeepAlive(keep)
-}

@@ -69,11 +69,8 @@ const (
 	bigChunk   = 4096
 )
 
-var chunkPools [3]sync.Pool // by size: firstChunk, 512, bigChunk
-
-func poolOf(size int) *sync.Pool { return &chunkPools[sizeClass(size)] }
-
-// sizeClass is the index of a chunk's size among chunkPools (and spares).
+// sizeClass is the index of a chunk's size among chunkSizes (freeChunks,
+// spareChunks).
 func sizeClass(size int) int {
 	switch size {
 	case firstChunk:
@@ -91,10 +88,7 @@ func newChunk(size int) *chunk {
 			return c
 		}
 	}
-	if c, _ := poolOf(size).Get().(*chunk); c != nil {
-		return c
-	}
-	return &chunk{recs: make([]rec, size)}
+	return getChunk(size)
 }
 
 // Spare chunks: while the program counts its allocations
@@ -102,9 +96,9 @@ func newChunk(size int) *chunk {
 // buffer fills takes a chunk set aside when the count began, so that
 // racekit's recording adds nothing to the count (a sync.Pool may allocate
 // in Get, and a chunk boundary falls where the trace's length puts it).
-var spareChunks [3]spareSet[chunk] // by size, as chunkPools
+var spareChunks [3]spareSet[chunk] // by size class
 
-// chunkSizes are the sizes of chunkPools' chunks.
+// chunkSizes are the chunk sizes, by size class.
 var chunkSizes = [3]int{firstChunk, 512, bigChunk}
 
 // sparesPerSize is how many chunks of each size a count starts with.
@@ -113,7 +107,7 @@ const sparesPerSize = 4
 // reserveChunks sets spare chunks aside, at the start of a count.
 func reserveChunks() {
 	for i, size := range chunkSizes {
-		spareChunks[i].fill(sparesPerSize, func() *chunk { return &chunk{recs: make([]rec, size)} })
+		spareChunks[i].fill(sparesPerSize, func() *chunk { return getChunk(size) })
 	}
 }
 
@@ -166,7 +160,7 @@ func freeChunk(c *chunk) {
 	pending.Add(-int64(len(c.recs)))
 	c.n.Store(0)
 	c.next.Store(nil)
-	poolOf(len(c.recs)).Put(c)
+	putChunk(c)
 }
 
 // pending counts the records in chunks not yet freed. Above maxPending,

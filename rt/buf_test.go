@@ -1103,3 +1103,28 @@ func TestSyncMapLayoutKnown(t *testing.T) {
 		t.Fatal("a map after a Store reads as not initialized")
 	}
 }
+
+// BenchmarkGoroutines is a goroutine's life as instrumented code records
+// it (Fork, Begin, one write, GoEnd), for goroutines that record little:
+// each takes a first chunk and the writer frees it (arena.go's lists, a
+// sync.Pool before them).
+func BenchmarkGoroutines(b *testing.B) {
+	benchStart(b, true)
+	xs := make([]int, 1024)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		wg.Add(1)
+		c := Fork(1)
+		go func() {
+			Begin(c)
+			defer wg.Done()
+			defer GoEnd(c)
+			W(&xs[i&1023], 2, true)
+		}()
+		if i&63 == 63 {
+			wg.Wait() // at most 64 at once, as a worker pool's bursts
+		}
+	}
+	wg.Wait()
+}

@@ -203,6 +203,10 @@
 // program does not see them even while the writer works: the callback's
 // goroutine only starts one.
 //
+// The records a goroutine buffers (buf.go) are in arrays outside the Go
+// heap (arena.go), as go test -race's shadow memory is: the heap the
+// program sees and the garbage collector's goal are its own.
+//
 // # Stalls and blocked goroutines
 //
 // A test binary's stall watch (stall.go, with rttest's stall.go) asks the

@@ -1,0 +1,57 @@
+package rt
+
+import (
+	"sync"
+	"unsafe"
+)
+
+// Record arrays live outside the Go heap, as the Go race detector's shadow
+// memory does. On the heap, racekit's buffers (up to maxPending records
+// while the writer lags, and the free chunks after) raised the heap the
+// program sees (runtime.MemStats) and the garbage collector's goal, which
+// is twice the live heap: held-out yuin/gopher-lua's TestLua saw 78 MB
+// where go test -race saw 25, and its LState.SetMx(40) ends the binary
+// past 40 MB (bench/results/corpus/run-session69/notes.md). The
+// collector never looks inside the arrays (a rec holds no pointer); a
+// chunk's header, which does, stays on the heap.
+
+// chunkFree holds the chunks of one size that the writer is done with.
+// Chunks are never released: their arrays are not the collector's, so a
+// dropped header would leak its array (a sync.Pool drops them).
+type chunkFree struct {
+	sync.Mutex
+	s    []*chunk
+	slab []rec // the rest of the current slab, cut into arrays of this size
+}
+
+var freeChunks [3]chunkFree // by size class, as chunkSizes
+
+// slabBytes is the size of a slab obtained from the OS at a time.
+const slabBytes = 1 << 20
+
+// getChunk returns a free chunk of size records, or a new one.
+func getChunk(size int) *chunk {
+	f := &freeChunks[sizeClass(size)]
+	f.Lock()
+	defer f.Unlock()
+	if n := len(f.s); n > 0 {
+		c := f.s[n-1]
+		f.s[n-1] = nil
+		f.s = f.s[:n-1]
+		return c
+	}
+	if len(f.slab) < size {
+		f.slab = newRecs(slabBytes / int(unsafe.Sizeof(rec{})))
+	}
+	c := &chunk{recs: f.slab[:size:size]}
+	f.slab = f.slab[size:]
+	return c
+}
+
+// putChunk keeps c for a later getChunk.
+func putChunk(c *chunk) {
+	f := &freeChunks[sizeClass(len(c.recs))]
+	f.Lock()
+	f.s = append(f.s, c)
+	f.Unlock()
+}

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package rt
+
+// newRecs returns n zeroed records. Outside unix they are on the Go heap
+// (see arena.go for why unix maps them from the OS).
+func newRecs(n int) []rec { return make([]rec, n) }
