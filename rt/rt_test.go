@@ -1336,8 +1336,8 @@ func BenchmarkAtomicAdd(b *testing.B) {
 }
 
 // The writer makes one range event of a goroutine's word accesses one
-// after another at one site whose addresses step by one stride of at most
-// 8 bytes (wordRun): the reader hands out exactly the words recorded with
+// after another at one site whose addresses step by one stride (wordRun;
+// a sparse span over 8 bytes): the reader hands out exactly the words recorded with
 // word events (RACEKIT_RANGES=0), in their order, and the file holds one
 // event per run. Runs stop at another site, another op, another stride, a
 // synchronization, and are not made of fewer than minWordRun words.
@@ -1357,7 +1357,7 @@ func TestWordRuns(t *testing.T) {
 			_ = *R(&words[i], site+1, true) // too short
 		}
 		for i := range wide {
-			W(&wide[i].a, site, true) // stride 16: words of their own
+			W(&wide[i].a, site, true) // stride 16: one run, a sparse span
 		}
 		for i := range 20 {
 			W(&words[i], site+1, true) // a run of 10, a lock, a run of 10
@@ -1428,7 +1428,7 @@ func TestWordRuns(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("the words of the word runs differ from the word events:\n got %v\nwant %v", got, want)
 	}
-	if ranges != 4 {
-		t.Errorf("%d range events, want 4 (the 100 words, the 64 bytes, the two runs around the lock)", ranges)
+	if ranges != 5 {
+		t.Errorf("%d range events, want 5 (the 100 words, the 64 bytes, a field of the 40 structs, the two runs around the lock)", ranges)
 	}
 }

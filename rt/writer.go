@@ -596,14 +596,15 @@ const minWordRun = 4
 
 // wordRun finds, from recs[i], a run of a goroutine's plain reads (or
 // writes) at one site, without a key marker between them, at addresses
-// that step up by one stride of at most 8 bytes (a loop over a slice's
-// elements: append's writes, a range loop's reads), up to before end. It
-// returns the index of the run's last record and its span, or i when
-// there is no run of minWordRun or more. The span lists exactly the words
-// of the run (trace.Span, WordsPer 1), at the run's key and in its order,
-// with no event of the goroutine between them: every detector sees the
-// same word accesses, at the first one's Seq, and the trace and the
-// analysis a few bytes and a decode for the whole run. Not with TREE,
+// that step up by one stride (a loop over a slice's elements: append's
+// writes, a range loop's reads; over 8 bytes, a loop that reads one field
+// of each struct, or every other element), up to before end. It returns
+// the index of the run's last record and its span, or i when there is no
+// run of minWordRun or more. The span lists exactly the words of the run
+// (trace.Span, WordsPer 1: sparse over 8 bytes), at the run's key and in
+// its order, with no event of the goroutine between them: every detector
+// sees the same word accesses, at the first one's Seq, and the trace and
+// the analysis a few bytes and a decode for the whole run. Not with TREE,
 // which filters word events, nor when word events were asked for.
 func wordRun(recs []rec, i, end int) (int, trace.Span) {
 	r := &recs[i]
@@ -612,7 +613,7 @@ func wordRun(recs []rec, i, end int) (int, trace.Span) {
 		return i, 0
 	}
 	stride := recs[i+1].obj - r.obj
-	if stride == 0 || stride > 8 {
+	if stride == 0 || stride > trace.MaxSpanStride {
 		return i, 0
 	}
 	j := i + 1
@@ -626,8 +627,11 @@ func wordRun(recs []rec, i, end int) (int, trace.Span) {
 	if j-i < minWordRun {
 		return i, 0
 	}
-	n := uint64(j - i)
-	sp, ok := trace.MakeSpan(stride, min(n, trace.MaxSpanCount, trace.MaxSpanBytes/stride))
+	n := min(uint64(j-i), trace.MaxSpanCount, trace.MaxSpanBytes/stride)
+	sp, ok := trace.MakeSpan(stride, n)
+	if stride > 8 {
+		sp, ok = trace.MakeSparseSpan(stride, n)
+	}
 	if !ok {
 		return i, 0
 	}

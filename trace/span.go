@@ -9,14 +9,18 @@ import "fmt"
 // wider than a word by each of its words. So a span stands for one word
 // access at Obj + i*Stride + off for each element i and each off = 0, 8,
 // ... below Stride (Words): a slice of bytes names each byte, a slice of
-// structs each word of each element, as word events always did.
+// structs each word of each element, as word events always did. A sparse
+// span (MakeSparseSpan; .rkt version 7) stands for the first word of each
+// element only: a loop's accesses to every other element, or to one field
+// of each struct (rt's writer: accessRuns).
 type Span uint64
 
-// Bounds of a span's fields: the stride takes the high 24 bits, the count
-// the low 40.
+// Bounds of a span's fields: the top bit marks a sparse span, the stride
+// takes the next 23 bits, the count the low 40.
 const (
 	spanCountBits = 40
-	MaxSpanStride = 1<<(64-spanCountBits) - 1
+	spanSparse    = 1 << 63
+	MaxSpanStride = 1<<(63-spanCountBits) - 1
 	MaxSpanCount  = 1<<spanCountBits - 1
 )
 
@@ -29,8 +33,22 @@ func MakeSpan(stride, count uint64) (Span, bool) {
 	return Span(stride<<spanCountBits | count), true
 }
 
+// MakeSparseSpan returns the sparse span of count elements of stride
+// bytes: one word access at the start of each. The stride is over 8 (at 8
+// or less the span of MakeSpan names the same accesses).
+func MakeSparseSpan(stride, count uint64) (Span, bool) {
+	if stride <= 8 {
+		return 0, false
+	}
+	s, ok := MakeSpan(stride, count)
+	return s | spanSparse, ok
+}
+
 // Stride is the size in bytes of one element.
-func (s Span) Stride() uint64 { return uint64(s) >> spanCountBits }
+func (s Span) Stride() uint64 { return uint64(s) >> spanCountBits & MaxSpanStride }
+
+// Sparse reports whether s stands for the first word of each element only.
+func (s Span) Sparse() bool { return s&spanSparse != 0 }
 
 // Count is the number of elements.
 func (s Span) Count() uint64 { return uint64(s) & MaxSpanCount }
@@ -43,11 +61,16 @@ const MaxSpanBytes = 1 << 48
 // most MaxSpanBytes.
 func (s Span) Valid() bool {
 	st, n := s.Stride(), s.Count()
-	return st != 0 && n != 0 && n <= MaxSpanBytes/st
+	return st != 0 && n != 0 && n <= MaxSpanBytes/st && (!s.Sparse() || st > 8)
 }
 
 // WordsPer is the number of word accesses one element stands for.
-func (s Span) WordsPer() uint64 { return (s.Stride() + 7) / 8 }
+func (s Span) WordsPer() uint64 {
+	if s.Sparse() {
+		return 1
+	}
+	return (s.Stride() + 7) / 8
+}
 
 // Words is the number of word accesses the span stands for.
 func (s Span) Words() uint64 { return s.Count() * s.WordsPer() }
@@ -59,7 +82,12 @@ func (s Span) Word(base, k uint64) uint64 {
 	return base + k/per*s.Stride() + k%per*8
 }
 
-func (s Span) String() string { return fmt.Sprintf("%d*%d", s.Count(), s.Stride()) }
+func (s Span) String() string {
+	if s.Sparse() {
+		return fmt.Sprintf("%d*%d/8", s.Count(), s.Stride())
+	}
+	return fmt.Sprintf("%d*%d", s.Count(), s.Stride())
+}
 
 // RangeExpander turns a range event into the word accesses it stands for,
 // one per call of Next: readers that may meet a range event hold one, so
@@ -69,6 +97,7 @@ type RangeExpander struct {
 	elem   uint64 // address of the element of the next word
 	off    uint64 // offset of the next word in its element
 	stride uint64
+	width  uint64 // the bytes of an element accessed: stride, 8 if sparse
 	left   uint64 // words still to hand out
 }
 
@@ -78,6 +107,10 @@ func (x *RangeExpander) Start(e *Event) {
 	span := Span(e.Value)
 	x.ev = Event{Seq: e.Seq, G: e.G, Op: e.Op.WordOp(), Flags: FlagValueUnknown, Site: e.Site, Obj: e.Obj}
 	x.elem, x.off, x.stride, x.left = e.Obj, 0, span.Stride(), span.Words()
+	x.width = x.stride
+	if span.Sparse() {
+		x.width = 8
+	}
 	x.Next(e)
 }
 
@@ -90,7 +123,7 @@ func (x *RangeExpander) Next(e *Event) bool {
 	}
 	*e = x.ev
 	e.Obj = x.elem + x.off
-	if x.off += 8; x.off >= x.stride {
+	if x.off += 8; x.off >= x.width {
 		x.elem, x.off = x.elem+x.stride, 0
 	}
 	x.left--

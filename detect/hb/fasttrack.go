@@ -234,7 +234,7 @@ func (d *FastTrack) HandleRange(e *trace.Event) {
 	}
 	if span := trace.Span(e.Value); !t.InAtomicAccess() {
 		switch {
-		case e.Obj&7 == 0 && span.Stride()&7 == 0:
+		case e.Obj&7 == 0 && span.Stride()&7 == 0 && !span.Sparse():
 			d.rangeWords(t, e, span.Words())
 			return
 		case span.Stride() == 1:

@@ -157,7 +157,7 @@ func rangeTrace(t *testing.T, seed uint64) []byte {
 // wordRangeTrace is rangeTrace's kind of trace over aligned words of a
 // 640-byte buffer that starts in the middle of a shadow page (128 bytes),
 // its ranges of elements a multiple of 8 bytes wide (FastTrack's page-wise
-// path, rangeWords), often repeated by one goroutine in one epoch (the
+// path, rangeWords, or sparse spans of the first word of each), often repeated by one goroutine in one epoch (the
 // same-epoch rules inside a range) and crossing pages.
 func wordRangeTrace(t *testing.T, seed uint64) []byte {
 	r := rand.New(rand.NewPCG(seed, 11))
@@ -185,7 +185,11 @@ func wordRangeTrace(t *testing.T, seed uint64) []byte {
 		}
 		stride := 8 * (1 + r.Uint64N(3))
 		first := r.Uint64N(words)
-		span, _ := trace.MakeSpan(stride, 1+r.Uint64N(max(1, (words-first)*8/stride)))
+		n := 1 + r.Uint64N(max(1, (words-first)*8/stride))
+		span, _ := trace.MakeSpan(stride, n)
+		if stride > 8 && r.IntN(2) == 0 {
+			span, _ = trace.MakeSparseSpan(stride, n) // a word of each element: not rangeWords'
+		}
 		last = trace.Event{G: b.G(g), Op: op, Obj: base + 8*first, Value: uint64(span), Site: b.Site(fmt.Sprintf("r%d", r.IntN(3)+2))}
 		b.Add(last)
 		return true

@@ -28,7 +28,7 @@
 //	file   = header block* [end-block]
 //	header = magic version
 //	magic  = 89 52 4B 54 0D 0A 1A 0A      ("\x89RKT\r\n\x1a\n", see Magic)
-//	version= uvarint                      (5; readers read 1 to 5 and reject any other)
+//	version= uvarint                      (7; readers read 1 to 7 and reject any other)
 //	block  = kind uvarint(len(payload)) payload crc
 //	crc    = CRC-32C (Castagnoli) of kind, the length bytes and payload,
 //	         4 bytes little-endian
@@ -64,7 +64,8 @@
 //	                Release, trace.FlagValueUnknown for ops with a value
 //	                (Read, Write, AtomicLoad/Store/RMW, Alloc, Block;
 //	                never for ReadRange and WriteRange, whose value, a
-//	                trace.Span, must be known and valid),
+//	                trace.Span, must be known and valid, and not sparse
+//	                before version 7),
 //	                trace.FlagMessage for SyncRelease and SyncAcquire
 //	                (version 2 only: a version 1 file with it is damaged);
 //	                must be 0 for other ops

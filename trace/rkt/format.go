@@ -21,8 +21,9 @@ const Magic = "\x89RKT\r\n\x1a\n"
 // which a reader hands on as the four events it stands for; version 5
 // added the callee definition (a site's trace.Site.Callee); version 6 the
 // call definition (a site's trace.Site.Call) and the wide definition (its
-// trace.Site.Wide).
-const Version = 6
+// trace.Site.Wide); version 7 sparse spans (trace.MakeSparseSpan) as the
+// value of a range op.
+const Version = 7
 
 // MinVersion is the oldest format version a Reader reads.
 const MinVersion = 1

@@ -322,6 +322,10 @@ func (r *Reader) rareOperands(buf []byte, p, rec int, op trace.Op, flags trace.F
 			r.recordErr(rec, fmt.Sprintf("%s in a version %d file", op, r.version))
 			return nil, -1
 		}
+		if op.IsRange() && r.version < 7 && trace.Span(value).Sparse() {
+			r.recordErr(rec, fmt.Sprintf("%s of a sparse span in a version %d file", op, r.version))
+			return nil, -1
+		}
 		if err := (&trace.Event{Op: op, Flags: flags, Value: value}).Validate(); err != nil {
 			r.recordErr(rec, err.Error())
 			return nil, -1

@@ -361,7 +361,7 @@ func TestMalformedInputErrors(t *testing.T) {
 		{"text trace", []byte("T1|r(x)|1\n"), "t.rkt: offset 0: not a .rkt trace (bad magic number)"},
 		{"short header", []byte(Magic[:5]), "t.rkt: offset 0: file ends inside the .rkt header (after 5 bytes)"},
 		{"no version", []byte(Magic), "t.rkt: offset 0: file ends inside the .rkt header (no version)"},
-		{"future version", []byte(Magic + "\x07"), "t.rkt: offset 8: unsupported .rkt format version 7 (this reader reads versions 1 to 6); use a matching racekit"},
+		{"future version", []byte(Magic + "\x08"), "t.rkt: offset 8: unsupported .rkt format version 8 (this reader reads versions 1 to 7); use a matching racekit"},
 		{"checksum", file(bad), "t.rkt: offset 9: checksum mismatch in block of 5 bytes (stored " +
 			fmt.Sprintf("0x%08x, computed 0x%08x", binary.LittleEndian.Uint32(bad[7:]), binary.LittleEndian.Uint32(block(1, g0...)[7:])) + "): the file is corrupt"},
 		{"unknown block kind", file(block(7, 1, 2)), "t.rkt: offset 9: unknown block kind 7"},
@@ -540,20 +540,22 @@ func TestMessageEventsBytes(t *testing.T) {
 
 // A range event is one record in the file and the word accesses it stands
 // for out of the reader, each with the event's Seq, goroutine and site;
-// a version 2 file cannot hold one.
+// a version 2 file cannot hold one, nor a version 6 file a sparse span.
 func TestRangeEventsReadAsWords(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
 	must(t, w.DefineGoroutine(trace.Goroutine{ID: 0, Parent: trace.NoParent, Name: "main"}))
 	must(t, w.DefineSite(1, trace.Site{File: "c.go", Line: 3}))
-	bytesSpan, _ := trace.MakeSpan(1, 3) // three bytes
-	wideSpan, _ := trace.MakeSpan(24, 2) // two 3-word structs
-	oddSpan, _ := trace.MakeSpan(12, 2)  // two 12-byte structs
+	bytesSpan, _ := trace.MakeSpan(1, 3)     // three bytes
+	wideSpan, _ := trace.MakeSpan(24, 2)     // two 3-word structs
+	oddSpan, _ := trace.MakeSpan(12, 2)      // two 12-byte structs
+	sparse, _ := trace.MakeSparseSpan(16, 3) // the first word of three 16-byte elements
 	evs := []trace.Event{
 		{Seq: 5, Op: trace.OpReadRange, Site: 1, Obj: 0x100, Value: uint64(bytesSpan)},
 		{Seq: 6, Op: trace.OpWriteRange, Site: 1, Obj: 0x200, Value: uint64(wideSpan)},
 		{Seq: 7, Op: trace.OpWrite, Site: 1, Obj: 0x300, Flags: trace.FlagValueUnknown},
 		{Seq: 8, Op: trace.OpReadRange, Site: 1, Obj: 0x400, Value: uint64(oddSpan)},
+		{Seq: 9, Op: trace.OpWriteRange, Site: 1, Obj: 0x500, Value: uint64(sparse)},
 	}
 	for i := range evs {
 		must(t, w.WriteEvent(&evs[i]))
@@ -574,6 +576,7 @@ func TestRangeEventsReadAsWords(t *testing.T) {
 		{6, trace.OpWrite, 0x218}, {6, trace.OpWrite, 0x220}, {6, trace.OpWrite, 0x228},
 		{7, trace.OpWrite, 0x300},
 		{8, trace.OpRead, 0x400}, {8, trace.OpRead, 0x408}, {8, trace.OpRead, 0x40c}, {8, trace.OpRead, 0x414},
+		{9, trace.OpWrite, 0x500}, {9, trace.OpWrite, 0x510}, {9, trace.OpWrite, 0x520},
 	}
 	var words []word
 	for _, e := range got.events {
@@ -591,6 +594,11 @@ func TestRangeEventsReadAsWords(t *testing.T) {
 	got = decode(old, "old.rkt")
 	if got.err == nil || !strings.Contains(got.err.Error(), "rrange in a version 2 file") || len(got.events) != 0 {
 		t.Fatalf("version 2 file with a range: %d events, error %v", len(got.events), got.err)
+	}
+	old[len(Magic)] = 6
+	got = decode(old, "old.rkt")
+	if got.err == nil || !strings.Contains(got.err.Error(), "wrange of a sparse span in a version 6 file") || len(got.events) != 14 {
+		t.Fatalf("version 6 file with a sparse span: %d events, error %v", len(got.events), got.err)
 	}
 }
 
