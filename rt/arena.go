@@ -15,13 +15,37 @@ import (
 // collector never looks inside the arrays (a rec holds no pointer); a
 // chunk's header, which does, stays on the heap.
 
+// Chunks' headers are outside the heap too (their pointers point only to
+// records and headers there), so that a program counting its live heap
+// objects (MemStats.HeapObjects) before and after some work does not count
+// racekit's: a sync.Pool's chunks went away two collections after the
+// work, free lists' chunks stay.
+
 // chunkFree holds the chunks of one size that the writer is done with.
-// Chunks are never released: their arrays are not the collector's, so a
-// dropped header would leak its array (a sync.Pool drops them).
+// Chunks are never released: neither headers nor arrays are the
+// collector's.
 type chunkFree struct {
 	sync.Mutex
 	s    []*chunk
 	slab []rec // the rest of the current slab, cut into arrays of this size
+}
+
+// headers is the rest of the current slab of chunk headers.
+var headers struct {
+	sync.Mutex
+	s []chunk
+}
+
+// newHeader returns a zeroed chunk header outside the heap.
+func newHeader() *chunk {
+	headers.Lock()
+	defer headers.Unlock()
+	if len(headers.s) == 0 {
+		headers.s = newChunks(slabBytes / 16 / int(unsafe.Sizeof(chunk{})))
+	}
+	c := &headers.s[0]
+	headers.s = headers.s[1:]
+	return c
 }
 
 var freeChunks [3]chunkFree // by size class, as chunkSizes
@@ -43,7 +67,8 @@ func getChunk(size int) *chunk {
 	if len(f.slab) < size {
 		f.slab = newRecs(slabBytes / int(unsafe.Sizeof(rec{})))
 	}
-	c := &chunk{recs: f.slab[:size:size]}
+	c := newHeader()
+	c.recs = f.slab[:size:size]
 	f.slab = f.slab[size:]
 	return c
 }
