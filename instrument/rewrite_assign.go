@@ -86,6 +86,10 @@ func (r *rewriter) assign(x *ast.AssignStmt, inList bool) {
 		}
 		hoist = hoist && anyRec && anyCall
 		for _, l := range x.Lhs {
+			if r.headerData(l) {
+				r.headerDataWrite(x, l, "W", inList)
+				continue
+			}
 			if anyCall && (r.ifInit == ast.Stmt(x) || inList && !hoist) && r.writeAfter(l, kind) {
 				continue
 			}
@@ -96,6 +100,11 @@ func (r *rewriter) assign(x *ast.AssignStmt, inList bool) {
 			r.hoistAssign(x)
 		}
 	default: // op=
+		if r.headerData(x.Lhs[0]) {
+			r.headerDataWrite(x, x.Lhs[0], "RW", inList)
+			r.rd(x.Rhs[0])
+			return
+		}
 		r.lv(x.Lhs[0], "RW")
 		r.rd(x.Rhs[0])
 		if inList && r.recorded(x.Lhs[0]) && containsCall(r.info, x.Rhs[0]) && !containsCall(r.info, x.Lhs[0]) {
@@ -196,4 +205,48 @@ func (r *rewriter) hoistAssign(x *ast.AssignStmt) {
 	}
 	g.lit(" }")
 	r.ed.collapse(lo, hi, g.end(hi))
+}
+
+// headerData reports whether e is the Data field of a reflect.SliceHeader
+// or reflect.StringHeader (or of one a pointer points to): the compiler
+// takes an assignment to it as a store of the pointer it holds, with a
+// write barrier, and lets the memory it points to escape
+// (ir.IsReflectHeaderDataField), which keeps that memory alive while the
+// header's slice or string uses it. Written through rt's hook
+// (*rt.W1(&h.Data, ...) = p) the store is an unsafe uintptr store: the
+// memory stays on the stack and is gone when the function returns
+// (held-out dop251/goja's unistring.FromUtf16 returned strings of freed
+// stack memory: 218 of its 1050 tests failed or were lost under racekit).
+func (r *rewriter) headerData(e ast.Expr) bool {
+	sel, ok := unparen(e).(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "Data" {
+		return false
+	}
+	t := typeOf(r.info, sel.X)
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := types.Unalias(t).(*types.Named)
+	if !ok || n.Obj().Pkg() == nil || n.Obj().Pkg().Path() != "reflect" {
+		return false
+	}
+	return n.Obj().Name() == "SliceHeader" || n.Obj().Name() == "StringHeader"
+}
+
+// headerDataWrite instruments assignment x to a header's Data field l
+// (headerData) as the compiler needs it: l stays the assignment's operand,
+// its own operands instrumented (loc), and its write is recorded by a hook
+// call of its own before the statement, where the hook of the operand
+// would have run; only for a statement of a list (there is no place before
+// an if's init statement) and an l without calls (evaluated twice).
+func (r *rewriter) headerDataWrite(x *ast.AssignStmt, l ast.Expr, kind string, inList bool) {
+	if !inList || containsCall(r.info, l) || !r.sharedLoc(l) {
+		r.loc(l)
+		return
+	}
+	lo, hi := r.span(l)
+	text := string(r.ed.src[lo:hi])
+	r.loc(l)
+	slo, shi := r.span(x)
+	r.ed.insertAt(slo, rtAlias+"."+kind+"1(&"+text+", "+r.valueSite(typeOf(r.info, l), l.Pos())+"); ", slo, shi)
 }
