@@ -244,7 +244,10 @@ func (r *rewriter) rd(e ast.Expr) {
 		switch sel.Kind() {
 		case types.FieldVal:
 			r.loc(x)
-			if r.sharedLoc(x) {
+			if r.sharedLoc(x) && !r.headerData(x) {
+				// A header's Data field read as it is: the compiler
+				// follows the pointer it holds through it
+				// (headerData), as it does through a write.
 				r.access(x, "R")
 			}
 		case types.MethodVal:

@@ -53,6 +53,7 @@ func hdrClobber(n int) int {
 // racekit's hook around the assignment had let the array stay on the stack
 // of made, which later calls overwrote.
 func TestHeaderDataKeepsMemory(t *testing.T) {
+	hdrClobber(1) // the stack grown first: the next call's frame stays where it is
 	str := hdrMade(3)
 	hdrClobber(7)
 	if str != "a\x00b\x00c\x00" {
@@ -60,5 +61,30 @@ func TestHeaderDataKeepsMemory(t *testing.T) {
 	}
 	if b := hdrSliceOf(str); string(b) != str {
 		t.Fatalf("slice %q, want %q", b, str)
+	}
+}
+
+// hdrKept is the array hdrKeepByRead reaches through a header's Data.
+var hdrKept unsafe.Pointer
+
+// hdrKeepByRead keeps b's array through the pointer its header's Data
+// holds: read from the field, the compiler follows it too (the array
+// escapes), which it cannot through a hook's pointer to the field.
+func hdrKeepByRead(n int) {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('x' + i)
+	}
+	hdrKept = unsafe.Pointer((*reflect.SliceHeader)(unsafe.Pointer(&b)).Data)
+}
+
+// TestHeaderDataReadKeepsMemory: the array a header's Data is read from
+// lives on after its function returns.
+func TestHeaderDataReadKeepsMemory(t *testing.T) {
+	hdrClobber(1) // the stack grown first: the next call's frame stays where it is
+	hdrKeepByRead(3)
+	hdrClobber(9)
+	if got := unsafe.Slice((*byte)(hdrKept), 3); string(got) != "xyz" {
+		t.Fatalf("array %q, want %q", got, "xyz")
 	}
 }
