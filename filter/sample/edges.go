@@ -4,13 +4,15 @@ import "github.com/racekit/racekit/trace"
 
 // The names a trace gives the runtime's global sync objects (package rt):
 // every call of an I/O write releases the first and every I/O read
-// acquires it, and likewise timers, contexts and in-memory pipes. They over-approximate
+// acquires it, and likewise timers, contexts, in-memory pipes and signal
+// deliveries. They over-approximate
 // edges the Go race detector sees inside the runtime.
 const (
 	IOName       = "racekit: I/O"
 	TimersName   = "racekit: timers"
 	ContextsName = "racekit: contexts"
 	PipesName    = "racekit: pipes"
+	SignalsName  = "racekit: signals"
 )
 
 // GlobalObjects returns the runtime's global sync objects of a trace's
@@ -22,7 +24,7 @@ func GlobalObjects(m *trace.Meta) map[uint64]bool {
 	}
 	for _, n := range m.Names {
 		switch n.Name {
-		case IOName, TimersName, ContextsName, PipesName:
+		case IOName, TimersName, ContextsName, PipesName, SignalsName:
 			objs[n.Obj] = true
 		}
 	}
