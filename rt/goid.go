@@ -98,9 +98,20 @@ type gstate struct {
 
 // newGstate makes the state of a goroutine, on that goroutine, and
 // registers it with the writer. Its word is idle: its first event opens it.
-func newGstate(goid uint64, gid trace.GID) *gstate {
+func newGstate(goid uint64, gid trace.GID) *gstate { return newGstateBorn(goid, gid, false) }
+
+// newGstateBorn is newGstate, for a goroutine born in untraced code if
+// untraced: its fields are set before the writer can see the state (a
+// round reads gp, retire's ended, from the goroutine that helps write).
+func newGstateBorn(goid uint64, gid trace.GID, untraced bool) *gstate {
 	c := newChunk(firstChunk)
 	s := &gstate{goid: goid, gid: gid, traceNo: traceCount.Load(), wc: c, cc: c, rc: c, gen: generation.Load()}
+	if untraced {
+		s.untraced = true
+		if goidOff != 0 && !ctl {
+			s.gp = getg()
+		}
+	}
 	s.last = packWord(idleK, 0)
 	s.word.Store(s.last)
 	chanKnown(goid)
@@ -345,11 +356,7 @@ func curSlow(id uint64, slot *atomic.Pointer[gstate]) *gstate {
 	gid := trace.GID(ngors)
 	ngors++
 	defs = append(defs, def{g: trace.Goroutine{ID: gid, Parent: trace.NoParent}})
-	s = newGstate(id, gid)
-	s.untraced = true
-	if goidOff != 0 && !ctl {
-		s.gp = getg()
-	}
+	s = newGstateBorn(id, gid, true)
 	s.root = nroots
 	nroots++
 	rootGoids = append(rootGoids, id)
