@@ -11,10 +11,9 @@ import (
 // program sees (runtime.MemStats) and the garbage collector's goal, which
 // is twice the live heap: held-out yuin/gopher-lua's TestLua saw 78 MB
 // where go test -race saw 25, and its LState.SetMx(40) ends the binary
-// past 40 MB (bench/results/corpus/run-session69/notes.md). The
-// collector never looks inside the arrays (a rec holds no pointer); a
-// chunk's header, which does, stays on the heap.
-
+// past 40 MB (bench/results/corpus/run-session69/notes.md). A rec holds
+// no pointer.
+//
 // Chunks' headers are outside the heap too (their pointers point only to
 // records and headers there), so that a program counting its live heap
 // objects (MemStats.HeapObjects) before and after some work does not count
@@ -41,7 +40,7 @@ func newHeader() *chunk {
 	headers.Lock()
 	defer headers.Unlock()
 	if len(headers.s) == 0 {
-		headers.s = newChunks(slabBytes / 16 / int(unsafe.Sizeof(chunk{})))
+		headers.s = newChunks(headerSlabBytes / int(unsafe.Sizeof(chunk{})))
 	}
 	c := &headers.s[0]
 	headers.s = headers.s[1:]
@@ -50,8 +49,12 @@ func newHeader() *chunk {
 
 var freeChunks [3]chunkFree // by size class, as chunkSizes
 
-// slabBytes is the size of a slab obtained from the OS at a time.
-const slabBytes = 1 << 20
+// slabBytes is the size of a slab of records obtained from the OS at a
+// time; headerSlabBytes of a slab of headers (some 1,300 of them).
+const (
+	slabBytes       = 1 << 20
+	headerSlabBytes = 1 << 16
+)
 
 // getChunk returns a free chunk of size records, or a new one.
 func getChunk(size int) *chunk {

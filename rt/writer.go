@@ -628,10 +628,11 @@ func wordRun(recs []rec, i, end int) (int, trace.Span) {
 		return i, 0
 	}
 	n := min(uint64(j-i), trace.MaxSpanCount, trace.MaxSpanBytes/stride)
-	sp, ok := trace.MakeSpan(stride, n)
+	makeSpan := trace.MakeSpan
 	if stride > 8 {
-		sp, ok = trace.MakeSparseSpan(stride, n)
+		makeSpan = trace.MakeSparseSpan
 	}
+	sp, ok := makeSpan(stride, n)
 	if !ok {
 		return i, 0
 	}

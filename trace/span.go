@@ -12,7 +12,7 @@ import "fmt"
 // structs each word of each element, as word events always did. A sparse
 // span (MakeSparseSpan; .rkt version 7) stands for the first word of each
 // element only: a loop's accesses to every other element, or to one field
-// of each struct (rt's writer: accessRuns).
+// of each struct (rt's writer: wordRun).
 type Span uint64
 
 // Bounds of a span's fields: the top bit marks a sparse span, the stride
@@ -41,7 +41,10 @@ func MakeSparseSpan(stride, count uint64) (Span, bool) {
 		return 0, false
 	}
 	s, ok := MakeSpan(stride, count)
-	return s | spanSparse, ok
+	if !ok {
+		return 0, false
+	}
+	return s | spanSparse, true
 }
 
 // Stride is the size in bytes of one element.
