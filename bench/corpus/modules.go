@@ -395,4 +395,15 @@ var corpus = []Module{
 	{"github.com/centrifugal/protocol", "v0.23.1", "real-time protocol: encoders and decoders from pools"},
 	{"github.com/livekit/mediatransportutil", "v0.0.0-20261014192331-dd8e31a0adc0", "media transport: buckets, pacers, TCP/UDP muxes with goroutines"},
 	{"github.com/ian-kent/go-log", "v0.0.0-20160113211217-5731446c36ab", "logging: appenders with goroutines (no go.mod)"},
+	// Held out in session 70 (batch FO): measured at the commit that added them.
+	{"github.com/xuri/excelize/v2", "v2.11.1", "spreadsheets: concurrent cell writers under locks, streaming writers"},
+	{"github.com/zitadel/oidc/v3", "v3.52.0", "OpenID Connect: HTTP servers and clients, key sets refreshed in the background"},
+	{"github.com/twmb/franz-go", "v1.22.3", "Kafka client: producers and consumers with goroutines per broker, buffers and pools"},
+	{"github.com/yuin/goldmark", "v1.8.7", "Markdown: parsers and renderers (go 1.22)"},
+	{"pgregory.net/rapid", "v1.3.0", "property testing: generators, shrinking, parallel checks"},
+	{"github.com/urfave/cli/v3", "v3.14.0", "command line: flags, contexts, signals (go 1.22)"},
+	{"github.com/ulikunitz/xz", "v0.5.17", "xz and LZMA: streaming readers and writers (go 1.20)"},
+	{"github.com/varlink/go", "v0.4.1-0.20261015173642-c935be0c53f7", "varlink RPC: a service over sockets, a connection per goroutine (go 1.21)"},
+	{"github.com/go-git/go-billy/v6", "v6.0.0-beta.1", "filesystems: in-memory and OS filesystems, locks, a chroot"},
+	{"maragu.dev/goqite", "v0.4.0", "a queue on SQLite (cgo) and Postgres: receivers in goroutines"},
 }
