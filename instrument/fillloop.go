@@ -2,8 +2,10 @@ package instrument
 
 import (
 	"go/ast"
+	"go/constant"
 	"go/token"
 	"go/types"
+	"strconv"
 	"strings"
 )
 
@@ -40,9 +42,15 @@ import (
 // touch, one the loop would have had had it run on.
 
 // elemAccess is the accesses of one slice in one direction: its
-// elements at the loop's index, first named at pos.
+// elements at the loop's index plus off, first named at pos. The slice is
+// a local variable s, or a row t[e] of a local slice of slices t whose
+// index e names only constants and locals the body does not assign (a
+// stencil's g[i-1][j]): the loop reads the row in each iteration, and the
+// hook once.
 type elemAccess struct {
 	slice ast.Expr
+	off   int64
+	row   bool
 	pos   token.Pos
 	write bool
 }
@@ -52,21 +60,23 @@ type elemBody struct {
 	r        *rewriter
 	iv       *types.Var // the loop variable; nil: none (a range's key is blank)
 	accs     []elemAccess
-	slices   map[*types.Var]bool // the slices indexed by iv
+	slices   map[*types.Var]bool // the slices indexed by iv, and the locals rows' indexes name
 	assigned map[*types.Var]bool // the locals the body assigns
 }
 
-// note records an access of slice unless an earlier one of the same slice
-// and direction stands for it.
-func (b *elemBody) note(slice ast.Expr, pos token.Pos, write bool) {
-	s := b.r.localVar(slice, false)
-	b.slices[s] = true
+// elemMaxOff bounds the constant of an index i+c (a stencil's neighbours).
+const elemMaxOff = 1 << 16
+
+// note records an access of slice's element at the loop's index plus off
+// unless an earlier one of the same slice, offset and direction stands
+// for it.
+func (b *elemBody) note(x elemIndex, pos token.Pos, write bool) {
 	for _, a := range b.accs {
-		if a.write == write && b.r.localVar(a.slice, false) == s {
+		if a.write == write && a.off == x.off && b.r.text(a.slice) == b.r.text(x.slice) {
 			return
 		}
 	}
-	b.accs = append(b.accs, elemAccess{slice, pos, write})
+	b.accs = append(b.accs, elemAccess{x.slice, x.off, x.row, pos, write})
 }
 
 // elemLoopBody reports whether stmts, the body of a loop with loop
@@ -118,13 +128,14 @@ func (r *rewriter) elemLoopBody(stmts []ast.Stmt, iv *types.Var, fixed ...*types
 // an element s[i] (read too when update: op= and ++).
 func (b *elemBody) target(e ast.Expr, define, update bool) bool {
 	if x, ok := unparen(e).(*ast.IndexExpr); ok {
-		if !b.indexed(x) {
+		ix, ok := b.indexed(x)
+		if !ok {
 			return false
 		}
 		if update {
-			b.note(x.X, x.Pos(), false)
+			b.note(ix, x.Pos(), false)
 		}
-		b.note(x.X, x.Pos(), true)
+		b.note(ix, x.Pos(), true)
 		return true
 	}
 	if isBlank(e) {
@@ -141,14 +152,133 @@ func (b *elemBody) target(e ast.Expr, define, update bool) bool {
 	return true
 }
 
-// indexed reports whether x is s[i] for the loop variable i and a local
-// slice variable s (of a slice type, not a type parameter's).
-func (b *elemBody) indexed(x *ast.IndexExpr) bool {
-	if b.iv == nil || !b.r.indexedBy(x, b.iv) {
-		return false
+// elemIndex is an element the body names: the slice, and the constant
+// added to the loop's index.
+type elemIndex struct {
+	slice ast.Expr
+	off   int64
+	row   bool
+}
+
+// indexed reports whether x is s[i+c] for the loop variable i, a constant
+// c (none, or added or subtracted) and a local slice variable s (of a
+// slice type, not a type parameter's), or a row t[e] of a local slice of
+// slices (elemAccess), noting the variables it names as fixed.
+func (b *elemBody) indexed(x *ast.IndexExpr) (elemIndex, bool) {
+	r := b.r
+	if b.iv == nil {
+		return elemIndex{}, false
 	}
-	_, ok := b.r.localVar(x.X, false).Type().Underlying().(*types.Slice)
-	return ok
+	off, ok := r.indexOffset(x.Index, b.iv)
+	if !ok {
+		return elemIndex{}, false
+	}
+	if s := r.localVar(x.X, false); s != nil {
+		if _, ok := s.Type().Underlying().(*types.Slice); !ok {
+			return elemIndex{}, false
+		}
+		b.slices[s] = true
+		return elemIndex{x.X, off, false}, true
+	}
+	row, ok := unparen(x.X).(*ast.IndexExpr)
+	if !ok {
+		return elemIndex{}, false
+	}
+	t := r.localVar(row.X, false)
+	if t == nil {
+		return elemIndex{}, false
+	}
+	rows, ok := t.Type().Underlying().(*types.Slice)
+	if !ok {
+		return elemIndex{}, false
+	}
+	if _, ok := rows.Elem().Underlying().(*types.Slice); !ok {
+		return elemIndex{}, false
+	}
+	vs, ok := r.fixedIndex(row.Index)
+	if !ok {
+		return elemIndex{}, false
+	}
+	for _, v := range vs {
+		if v == b.iv {
+			return elemIndex{}, false
+		}
+		b.slices[v] = true
+	}
+	b.slices[t] = true
+	return elemIndex{x.X, off, true}, true
+}
+
+// indexOffset reports whether e is iv, iv+c, c+iv or iv-c for an int
+// constant c of at most elemMaxOff, and returns the offset.
+func (r *rewriter) indexOffset(e ast.Expr, iv *types.Var) (int64, bool) {
+	if r.localVar(e, false) == iv {
+		return 0, true
+	}
+	x, ok := unparen(e).(*ast.BinaryExpr)
+	if !ok || x.Op != token.ADD && x.Op != token.SUB {
+		return 0, false
+	}
+	c, v := x.Y, x.X
+	if x.Op == token.ADD && r.localVar(x.X, false) != iv {
+		c, v = x.X, x.Y
+	}
+	if r.localVar(v, false) != iv {
+		return 0, false
+	}
+	n, ok := r.smallConst(c)
+	if !ok {
+		return 0, false
+	}
+	if x.Op == token.SUB {
+		n = -n
+	}
+	return n, true
+}
+
+// smallConst returns the value of e when it is an integer constant of at
+// most elemMaxOff in magnitude.
+func (r *rewriter) smallConst(e ast.Expr) (int64, bool) {
+	tv, ok := r.info.Types[e]
+	if !ok || tv.Value == nil {
+		return 0, false
+	}
+	n, exact := constant.Int64Val(constant.ToInt(tv.Value))
+	if !exact || n > elemMaxOff || n < -elemMaxOff {
+		return 0, false
+	}
+	return n, true
+}
+
+// fixedIndex reports whether e, a row's index, is an int constant, a
+// local variable or one plus or minus a constant, and returns the
+// variable (which the body must not assign).
+func (r *rewriter) fixedIndex(e ast.Expr) ([]*types.Var, bool) {
+	tv, ok := r.info.Types[e]
+	if !ok || !types.Identical(tv.Type, types.Typ[types.Int]) && !isUntyped(tv.Type) {
+		return nil, false
+	}
+	if tv.Value != nil {
+		return nil, true
+	}
+	if v := r.localVar(e, false); v != nil {
+		return []*types.Var{v}, true
+	}
+	x, ok := unparen(e).(*ast.BinaryExpr)
+	if !ok || x.Op != token.ADD && x.Op != token.SUB {
+		return nil, false
+	}
+	if _, ok := r.smallConst(x.Y); ok {
+		if v := r.localVar(x.X, false); v != nil {
+			return []*types.Var{v}, true
+		}
+	}
+	if _, ok := r.smallConst(x.X); ok && x.Op == token.ADD {
+		if v := r.localVar(x.Y, false); v != nil {
+			return []*types.Var{v}, true
+		}
+	}
+	return nil, false
 }
 
 // value reports whether e reads no memory but local variables and
@@ -169,8 +299,8 @@ func (b *elemBody) value(e ast.Expr) bool {
 	case *ast.BinaryExpr:
 		return b.value(x.X) && b.value(x.Y)
 	case *ast.IndexExpr:
-		if b.indexed(x) {
-			b.note(x.X, x.Pos(), false)
+		if ix, ok := b.indexed(x); ok {
+			b.note(ix, x.Pos(), false)
 			return true
 		}
 	case *ast.CallExpr:
@@ -223,21 +353,33 @@ func (b *elemBody) pureCall(c *ast.CallExpr) bool {
 }
 
 // hooks returns the text around a loop's first index that records b's
-// accesses of elements [lo, hi) of each slice, hi given as text: reads
-// innermost, so they are recorded first (s[i] += v reads, then writes).
-func (b *elemBody) hooks(hi string) (pre, post string) {
+// accesses of elements [lo, hi) of each slice by step (at lo+off, ...),
+// hi given as text: reads innermost, so they are recorded first (s[i] +=
+// v reads, then writes).
+func (b *elemBody) hooks(hi string, step int64) (pre, post string) {
 	r := b.r
 	for _, write := range []bool{false, true} {
+		dir := "R("
+		if write {
+			dir = "W("
+		}
 		for _, a := range b.accs {
 			if a.write != write {
 				continue
 			}
-			hook := ".LoopRangeR("
-			if write {
-				hook = ".LoopRangeW("
+			by := ", " + hi + ", " + strconv.FormatInt(step, 10) + ", " + strconv.FormatInt(a.off, 10) + ", "
+			switch {
+			case a.row:
+				row := unparen(a.slice).(*ast.IndexExpr)
+				pre = rtAlias + ".LoopRow" + dir + r.text(row.X) + ", " + r.text(row.Index) + ", " + pre
+				post += by + r.site(a.pos) + ", " + r.asite(row.Pos()) + ")"
+			case step != 1 || a.off != 0:
+				pre = rtAlias + ".LoopStep" + dir + r.text(a.slice) + ", " + pre
+				post += by + r.asite(a.pos) + ")"
+			default:
+				pre = rtAlias + ".LoopRange" + dir + r.text(a.slice) + ", " + pre
+				post += ", " + hi + ", " + r.asite(a.pos) + ")"
 			}
-			pre = rtAlias + hook + r.text(a.slice) + ", " + pre
-			post += ", " + hi + ", " + r.asite(a.pos) + ")"
 		}
 	}
 	return pre, post
@@ -254,22 +396,22 @@ func (r *rewriter) fillLoop(x *ast.ForStmt) bool {
 	if iv == nil || !types.Identical(iv.Type(), types.Typ[types.Int]) {
 		return false
 	}
-	post, ok := x.Post.(*ast.IncDecStmt)
-	if !ok || post.Tok != token.INC || r.localVar(post.X, false) != iv {
+	step, ok := r.loopStep(x.Post, iv)
+	if !ok {
 		return false
 	}
 	cond, ok := x.Cond.(*ast.BinaryExpr)
 	if !ok || cond.Op != token.LSS || r.localVar(cond.X, false) != iv {
 		return false
 	}
-	if !r.loopBound(init.Rhs[0]) || !r.loopBound(cond.Y) {
+	if !r.loopStart(init.Rhs[0]) || !r.loopBound(cond.Y) {
 		return false
 	}
-	b, ok := r.elemLoopBody(x.Body.List, iv, r.boundVars(init.Rhs[0], cond.Y)...)
+	b, ok := r.elemLoopBody(x.Body.List, iv, r.boundVars(cond.Y)...)
 	if !ok || len(b.accs) == 0 {
 		return false
 	}
-	pre, post2 := b.hooks(r.text(cond.Y))
+	pre, post2 := b.hooks(r.text(cond.Y), step)
 	lo, hi := r.span(init.Rhs[0])
 	r.ed.wrap(lo, hi, pre, post2)
 	return true
@@ -313,22 +455,56 @@ func (r *rewriter) rangeLoop(x *ast.RangeStmt) bool {
 	}
 	if value {
 		// Each iteration reads the element it assigns the value.
-		b.note(x.X, x.Value.Pos(), false)
+		b.note(elemIndex{slice: x.X}, x.Value.Pos(), false)
 	}
 	if len(b.accs) == 0 {
 		return false
 	}
-	pre, post := b.hooks(hiText)
+	pre, post := b.hooks(hiText, 1)
 	lo, hi := r.span(x.X)
 	r.ed.wrap(lo, hi, rtAlias+".LoopAlso(", ", "+pre+"0"+post+")")
 	return true
 }
 
+// loopStep reports whether post is iv++ or iv += c for a positive int
+// constant c, and returns the step.
+func (r *rewriter) loopStep(post ast.Stmt, iv *types.Var) (int64, bool) {
+	switch p := post.(type) {
+	case *ast.IncDecStmt:
+		return 1, p.Tok == token.INC && r.localVar(p.X, false) == iv
+	case *ast.AssignStmt:
+		if p.Tok != token.ADD_ASSIGN || len(p.Lhs) != 1 || len(p.Rhs) != 1 || r.localVar(p.Lhs[0], false) != iv {
+			return 0, false
+		}
+		n, ok := r.smallConst(p.Rhs[0])
+		return n, ok && n > 0
+	}
+	return 0, false
+}
+
+// loopStart reports whether e, a fill loop's first index, is an int
+// computed from constants and local variables only (1 + (i+colour)%2):
+// it is evaluated once, in the hooks' call, as the loop evaluated it.
+func (r *rewriter) loopStart(e ast.Expr) bool {
+	tv, ok := r.info.Types[e]
+	if !ok || !types.Identical(tv.Type, types.Typ[types.Int]) && !isUntyped(tv.Type) {
+		return false
+	}
+	b := &elemBody{r: r, slices: map[*types.Var]bool{}, assigned: map[*types.Var]bool{}}
+	return b.value(e) && len(b.accs) == 0
+}
+
 // boundVars returns the local variables the loop bounds es name (n, or s
-// in len(s)).
+// in len(s), or either plus or minus a constant).
 func (r *rewriter) boundVars(es ...ast.Expr) []*types.Var {
 	var vs []*types.Var
 	for _, e := range es {
+		if x, ok := unparen(e).(*ast.BinaryExpr); ok {
+			e = x.X
+			if _, ok := r.smallConst(x.X); ok {
+				e = x.Y
+			}
+		}
 		if c, ok := unparen(e).(*ast.CallExpr); ok && len(c.Args) == 1 {
 			e = c.Args[0]
 		}
@@ -362,7 +538,7 @@ func (r *rewriter) localVar(e ast.Expr, def bool) *types.Var {
 
 // loopBound reports whether e, a bound of a fill loop, can be evaluated
 // again with no effect: an int constant, a local int variable, or len of
-// a local slice variable.
+// a local slice variable, or one of those plus or minus a constant.
 func (r *rewriter) loopBound(e ast.Expr) bool {
 	tv, ok := r.info.Types[e]
 	if !ok || !types.Identical(tv.Type, types.Typ[types.Int]) && !isUntyped(tv.Type) {
@@ -370,6 +546,15 @@ func (r *rewriter) loopBound(e ast.Expr) bool {
 	}
 	if tv.Value != nil {
 		return true
+	}
+	if x, ok := unparen(e).(*ast.BinaryExpr); ok && (x.Op == token.ADD || x.Op == token.SUB) {
+		if _, ok := r.smallConst(x.Y); ok {
+			return r.loopBound(x.X)
+		}
+		if _, ok := r.smallConst(x.X); ok && x.Op == token.ADD {
+			return r.loopBound(x.Y)
+		}
+		return false
 	}
 	if r.localVar(e, false) != nil {
 		return true
@@ -383,11 +568,4 @@ func (r *rewriter) loopBound(e ast.Expr) bool {
 	}
 	v := r.localVar(c.Args[0], false)
 	return v != nil && isSlice(v.Type())
-}
-
-// indexedBy reports whether x is s[i] for a local slice variable s and
-// the loop variable iv.
-func (r *rewriter) indexedBy(x *ast.IndexExpr, iv *types.Var) bool {
-	s := r.localVar(x.X, false)
-	return s != nil && isSlice(s.Type()) && r.localVar(x.Index, false) == iv
 }

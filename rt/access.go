@@ -161,6 +161,12 @@ func (g *gstate) putRange(op trace.Op, site uint32, a uint64, stride, count uint
 	if !ok {
 		return
 	}
+	g.putSpan(op, site, a, sp)
+}
+
+// putSpan records one range event of span sp from a.
+func (g *gstate) putSpan(op trace.Op, site uint32, a uint64, sp trace.Span) {
+	n := sp.Count()
 	if dedup && g.rangeRepeat(a, sp, op == trace.OpWrite) {
 		return
 	}
@@ -168,7 +174,7 @@ func (g *gstate) putRange(op trace.Op, site uint32, a uint64, stride, count uint
 	g.prepPlain()
 	// Marked after the key is chosen (prepPlain), as put marks a word
 	// (touched.go): the span's every granule, holes of a wide stride too.
-	g.markTouchedRange(a, a+n*uint64(stride))
+	g.markTouchedRange(a, a+n*sp.Stride())
 	g.putKey(g.k)
 	g.put(rop, 0, site, a)
 	g.put(opVal, 0, 0, uint64(sp))
@@ -641,6 +647,81 @@ func LoopRangeW[S ~[]E, E any](s S, lo, hi int, site uint32, rec bool) int {
 func LoopRangeR[S ~[]E, E any](s S, lo, hi int, site uint32, rec bool) int {
 	elemRange(trace.OpRead, sliceData(s), elemSize[E](), len(s), lo, hi, site, rec)
 	return lo
+}
+
+// LoopStepW records the writes of a loop `for j := lo; j < hi; j +=
+// step` to s[j+off]: elements lo+off, lo+off+step, ... cut where the loop
+// panics (an index outside s: none when lo+off < 0), and returns lo. The
+// elements of a step over 1 are every step-th: a sparse range of 8-byte
+// elements (trace.MakeSparseSpan), an access per element otherwise
+// (instrument/fillloop.go: a stencil's s[j-1], s[j+1] with j += 2).
+func LoopStepW[S ~[]E, E any](s S, lo, hi, step, off int, site uint32, rec bool) int {
+	stepRange(trace.OpWrite, sliceData(s), elemSize[E](), len(s), lo, hi, step, off, site, rec)
+	return lo
+}
+
+// LoopStepR is LoopStepW for the elements the loop reads.
+func LoopStepR[S ~[]E, E any](s S, lo, hi, step, off int, site uint32, rec bool) int {
+	stepRange(trace.OpRead, sliceData(s), elemSize[E](), len(s), lo, hi, step, off, site, rec)
+	return lo
+}
+
+// LoopRowW is LoopStepW of rows[r], a row of a slice of slices that the
+// loop reads in each iteration (g[i][j] for the inner loop's j): when the
+// loop runs at all, it records that read (at rowSite) and the row's
+// elements; when r is outside rows it records nothing, as the loop
+// panics at its first iteration.
+func LoopRowW[R ~[]S, S ~[]E, E any](rows R, r, lo, hi, step, off int, site, rowSite uint32, rec bool) int {
+	if lo < hi && r >= 0 && r < len(rows) {
+		accessHook(hookRead, unsafe.Pointer(&rows[r]), 1, rowSite, rec) // a slice is read whole (R1)
+		stepRange(trace.OpWrite, sliceData(rows[r]), elemSize[E](), len(rows[r]), lo, hi, step, off, site, rec)
+	}
+	return lo
+}
+
+// LoopRowR is LoopRowW for the elements the loop reads.
+func LoopRowR[R ~[]S, S ~[]E, E any](rows R, r, lo, hi, step, off int, site, rowSite uint32, rec bool) int {
+	if lo < hi && r >= 0 && r < len(rows) {
+		accessHook(hookRead, unsafe.Pointer(&rows[r]), 1, rowSite, rec) // a slice is read whole (R1)
+		stepRange(trace.OpRead, sliceData(rows[r]), elemSize[E](), len(rows[r]), lo, hi, step, off, site, rec)
+	}
+	return lo
+}
+
+// stepRange records op on the elements j+off of the n at p, for j from
+// lo while j < hi by step (see LoopStepW).
+func stepRange(op trace.Op, p unsafe.Pointer, elem uintptr, n, lo, hi, step, off int, site uint32, rec bool) {
+	first := lo + off
+	if !ctl && !(on && rec) || step <= 0 || lo >= hi || first < 0 || first >= n {
+		return
+	}
+	count := min((hi-lo-1)/step+1, (n-first-1)/step+1)
+	if step == 1 {
+		elemRange(op, p, elem, n, first, first+count, site, rec)
+		return
+	}
+	p = unsafe.Add(p, uintptr(first)*elem)
+	stride := uintptr(step) * elem
+	if elem == 8 && !ctl && on && rec && rangesOn() && count > rangeMinWords {
+		a := uint64(uintptr(p))
+		if sp, ok := trace.MakeSparseSpan(uint64(stride), uint64(count)); ok && live.Load() && !onStack(a) {
+			g := cur()
+			if gen := generation.Load(); gen != g.gen {
+				g.newGeneration(gen)
+			}
+			if !sampling || !g.sampleSkip() {
+				g.putSpan(op, site, a, sp)
+			}
+			return
+		}
+	}
+	var kind uint8 = hookRead
+	if op == trace.OpWrite {
+		kind = hookWrite
+	}
+	for i := 0; i < count; i++ {
+		accessHook(kind, unsafe.Add(p, uintptr(i)*stride), elem, site, rec)
+	}
 }
 
 // LoopAlso returns s, the operand of an element-wise range loop, once

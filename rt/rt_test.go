@@ -1315,6 +1315,75 @@ func TestLoopRange(t *testing.T) {
 	}
 }
 
+// LoopStepW, LoopStepR and the row hooks record the elements j+off of a
+// loop j := lo; j < hi; j += step: every step-th element (a sparse range
+// for 8-byte elements, an access each for others and for a few), cut at
+// the slice's length, nothing when the first index is negative or the loop
+// does not run; a row hook also records the read of the row itself.
+func TestLoopStep(t *testing.T) {
+	s := escape[[32]uint64]()[:]
+	s4 := escape[[8]uint32]()[:]
+	rows := escape[[2][]uint64]()[:]
+	rows[1] = escape[[16]uint64]()[:]
+	type region struct {
+		name string
+		lo   uint64
+		size uintptr
+		elem uint64
+	}
+	regions := []region{
+		{"s", uint64(uintptr(unsafe.Pointer(&s[0]))), 32 * 8, 8},
+		{"s4", uint64(uintptr(unsafe.Pointer(&s4[0]))), 8 * 4, 4},
+		{"rows", uint64(uintptr(unsafe.Pointer(&rows[0]))), unsafe.Sizeof(rows[0]) * 2, uint64(unsafe.Sizeof(rows[0]))},
+		{"row1", uint64(uintptr(unsafe.Pointer(&rows[1][0]))), 16 * 8, 8},
+	}
+	var firsts []int
+	tr := record(t, false, func(site uint32) {
+		firsts = append(firsts,
+			LoopStepW(s, 1, 12, 2, 0, site, true),            // s[1], s[3], ... s[11]: sparse
+			LoopStepR(s, 1, 100, 2, 1, site, true),           // s[2], s[4], ... s[30]: cut at len(s)
+			LoopStepR(s, 0, 5, 3, 0, site, true),             // s[0], s[3]: two, one event each
+			LoopStepW(s, 1, 9, 2, -2, site, true),            // nothing: s[-1] panics first
+			LoopStepW(s4, 0, 8, 2, 1, site, true),            // s4[1], s4[3], s4[5], s4[7]: 4-byte elements
+			LoopRowR(rows, 1, 0, 10, 2, 1, site, site, true), // rows[1], then rows[1][1], [3], ... [9]
+			LoopRowW(rows, 5, 0, 10, 2, 0, site, site, true), // nothing: rows[5] panics first
+			LoopRowW(rows, 0, 3, 3, 1, 0, site, site, true))  // nothing: no iteration
+	})
+	if !slices.Equal(firsts, []int{1, 1, 0, 1, 0, 0, 0, 3}) {
+		t.Errorf("returned %v, want each lo", firsts)
+	}
+	var got []string
+	for _, e := range tr.Events {
+		if !e.Op.IsAccess() {
+			continue
+		}
+		name := ""
+		for _, r := range regions {
+			if e.Obj >= r.lo && e.Obj < r.lo+uint64(r.size) {
+				name = fmt.Sprintf("%s %d", r.name, (e.Obj-r.lo)/r.elem)
+				break
+			}
+		}
+		if name == "" {
+			t.Errorf("%v of %#x: outside the slices", e.Op, e.Obj)
+			continue
+		}
+		if len(got) == 0 || !strings.HasSuffix(got[len(got)-1], " "+name) || !strings.HasPrefix(got[len(got)-1], e.Op.String()+" ") {
+			got = append(got, e.Op.String()+" "+name)
+		}
+	}
+	want := []string{
+		"w s 1", "w s 3", "w s 5", "w s 7", "w s 9", "w s 11",
+		"r s 2", "r s 4", "r s 6", "r s 8", "r s 10", "r s 12", "r s 14", "r s 16", "r s 18", "r s 20", "r s 22", "r s 24", "r s 26", "r s 28", "r s 30",
+		"r s 0", "r s 3",
+		"w s4 1", "w s4 3", "w s4 5", "w s4 7",
+		"r rows 1", "r row1 1", "r row1 3", "r row1 5", "r row1 7", "r row1 9",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("accesses\n%q\nwant\n%q", got, want)
+	}
+}
+
 // BenchmarkAtomicAdd is an atomic.AddInt64 with its record (one event
 // standing for four: trace.FlagGoAtomic), beside the bare operation.
 func BenchmarkAtomicAdd(b *testing.B) {

@@ -17,7 +17,7 @@ var global []int
 type box struct{ s []int }
 
 // Not these: a package variable's slice, a field, a call in the value,
-// a step other than i++, a captured slice. Two statements are one loop
+// a captured slice. Two statements are one loop
 // (s[i] = 3; s[i]++ reads and writes s).
 func notFills(b *box, n int) func() {
 	for i := 0; i < len(global); i++ {
@@ -34,9 +34,6 @@ func notFills(b *box, n int) func() {
 		s[i] = 3
 		s[i]++
 	}
-	for i := 0; i < n; i += 2 {
-		s[i] = 4
-	}
 	c := make([]int, n)
 	for i := 0; i < n; i++ {
 		c[i] = 5
@@ -45,6 +42,49 @@ func notFills(b *box, n int) func() {
 }
 
 func f(i int) int { return i }
+
+// Steps, offsets and rows: a red-black stencil's inner loop (j += 2, the
+// neighbours at j-1 and j+1, rows i-1, i and i+1 of a slice of slices)
+// records one range per row, offset and direction, and each row's read.
+func stencil(g [][]float64, i, colour, n int, d []int) {
+	for j := 1 + (i+colour)%2; j < n-1; j += 2 {
+		g[i][j] = 0.25*(g[i-1][j]+g[i+1][j]+g[i][j-1]+g[i][j+1]) - g[i][j]
+	}
+	for j := 0; j < len(d)-1; j++ {
+		d[j] = d[j+1]
+	}
+	for k := range n {
+		d[1+k] = k
+	}
+}
+
+// Not these: a row index the body assigns, a row at the loop's index, a
+// step that is not a positive constant, an offset that is not a constant,
+// a slice of arrays, a bound that reads memory.
+func notStencils(g [][]float64, rows [][4]float64, i, n, m int, b *box) {
+	for j := 0; j < n; j++ {
+		g[i][j] = 1
+		i = j
+	}
+	for j := 0; j < n; j++ {
+		g[j][i] = 2
+	}
+	for j := 0; j < n; j += m {
+		g[i][j] = 3
+	}
+	for j := n; j > 0; j -= 1 {
+		g[i][j] = 4
+	}
+	for j := 0; j < n; j++ {
+		g[i][j+m] = 5
+	}
+	for j := 0; j < n; j++ {
+		rows[i][j] = 6
+	}
+	for j := 0; j < len(b.s)-1; j++ {
+		g[i][j] = 7
+	}
+}
 
 // Element-wise range loops: each slice's reads, then its writes, once.
 func ranges(b, dst []byte, key uint32, n int) (uint32, int) {
