@@ -34,7 +34,9 @@
 //     straight-line assignments of locals and of elements at the loop's
 //     index, calling only math and math/bits) record one range event per
 //     slice and direction before the loop (fillloop.go, rt.LoopRangeW and
-//     rt.LoopRangeR, rt.LoopAlso around a range's operand).
+//     rt.LoopRangeR, rt.LoopAlso around a range's operand); with a
+//     constant step, offsets and rows of a slice of slices (stencils), one
+//     per slice or row, offset and direction (rt.LoopStepR/W, LoopRowR/W).
 //   - Leaf functions get LiteRace's two copies behind rt.Sampled
 //     (leafCopy).
 //

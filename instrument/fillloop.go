@@ -31,10 +31,27 @@ import (
 // each of two goroutines; coder/websocket's TestMask masks 64 KiB buffers
 // byte by byte 10,000 times a subtest.
 //
+// A for loop may step by a constant (i += 2), name elements at the index
+// plus or minus a constant (s[i+1]), and index a row of a local slice of
+// slices by constants and locals the body does not assign (g[r-1][i]):
+// a red-black stencil's inner loop,
+//
+//	for j := 1 + (i+colour)%2; j < n-1; j += 2 {
+//		g[i][j] = w * (g[i-1][j] + g[i+1][j] + g[i][j-1] + g[i][j+1])
+//	}
+//
+// records one range per row, offset and direction (rt.LoopStepR/W,
+// rt.LoopRowR/W, which also record the row's read; a step over 1 is a
+// sparse range of 8-byte elements, an event per element of others), where
+// it recorded six events per iteration (Java Grande's SOR, the overhead
+// table's sor).
+//
 // Only loops whose parts can be evaluated again with no effect qualify:
-// lo and hi are constants, local variables no other goroutine reaches, or
-// len of one; the slices are such variables, which the body does not
-// assign, nor the loop variable or the bounds; i is an int. The range is
+// hi is a constant, a local variable no other goroutine reaches, or len
+// of one, or one of those plus or minus a constant; lo reads no memory
+// but such variables (it is evaluated once, in the hooks' call); the
+// slices are such variables, which the body does not assign, nor the loop
+// variable, the bound or a row's index; i is an int. The range is
 // s[lo:min(hi, len(s))]: the loop panics at len(s). A loop that panics
 // earlier (at the end of another slice, a division by zero, a negative
 // shift) has recorded the accesses of the iterations it did not run: a
