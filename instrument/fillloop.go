@@ -44,7 +44,13 @@ import (
 // rt.LoopRowR/W, which also record the row's read; a step over 1 is a
 // sparse range of 8-byte elements, an event per element of others), where
 // it recorded six events per iteration (Java Grande's SOR, the overhead
-// table's sor).
+// table's sor). A column, rows at the loop's index and a fixed element,
+//
+//	for k := 0; k < n; k++ { s += a[i][k] * b[k][j] }
+//
+// records the rows' reads as one sparse range and each element
+// (rt.LoopColR/W), in the hook's loop rather than one hook call per access
+// of the body (the overhead table's cpu).
 //
 // Only loops whose parts can be evaluated again with no effect qualify:
 // hi is a constant, a local variable no other goroutine reaches, or len
@@ -65,9 +71,7 @@ import (
 // stencil's g[i-1][j]): the loop reads the row in each iteration, and the
 // hook once.
 type elemAccess struct {
-	slice ast.Expr
-	off   int64
-	row   bool
+	elemIndex
 	pos   token.Pos
 	write bool
 }
@@ -88,12 +92,17 @@ const elemMaxOff = 1 << 16
 // unless an earlier one of the same slice, offset and direction stands
 // for it.
 func (b *elemBody) note(x elemIndex, pos token.Pos, write bool) {
+	key := b.r.text(x.slice)
+	if x.col != nil {
+		key += "[][" + b.r.text(x.col) + "]"
+	}
 	for _, a := range b.accs {
-		if a.write == write && a.off == x.off && b.r.text(a.slice) == b.r.text(x.slice) {
+		if a.write == write && a.off == x.off && a.row == x.row && a.key == key {
 			return
 		}
 	}
-	b.accs = append(b.accs, elemAccess{x.slice, x.off, x.row, pos, write})
+	x.key = key
+	b.accs = append(b.accs, elemAccess{x, pos, write})
 }
 
 // elemLoopBody reports whether stmts, the body of a loop with loop
@@ -170,11 +179,15 @@ func (b *elemBody) target(e ast.Expr, define, update bool) bool {
 }
 
 // elemIndex is an element the body names: the slice, and the constant
-// added to the loop's index.
+// added to the loop's index; or a column col of a local slice of slices
+// (slice), its rows at the loop's index plus off (a matrix product's
+// b[k][j] in the loop over k).
 type elemIndex struct {
 	slice ast.Expr
 	off   int64
 	row   bool
+	col   ast.Expr
+	key   string // the slice's text, and the column's (note)
 }
 
 // indexed reports whether x is s[i+c] for the loop variable i, a constant
@@ -188,6 +201,9 @@ func (b *elemBody) indexed(x *ast.IndexExpr) (elemIndex, bool) {
 	}
 	off, ok := r.indexOffset(x.Index, b.iv)
 	if !ok {
+		if row, isRow := unparen(x.X).(*ast.IndexExpr); isRow {
+			return b.rowIndexed(x, row, 0)
+		}
 		return elemIndex{}, false
 	}
 	if s := r.localVar(x.X, false); s != nil {
@@ -195,12 +211,20 @@ func (b *elemBody) indexed(x *ast.IndexExpr) (elemIndex, bool) {
 			return elemIndex{}, false
 		}
 		b.slices[s] = true
-		return elemIndex{x.X, off, false}, true
+		return elemIndex{slice: x.X, off: off}, true
 	}
 	row, ok := unparen(x.X).(*ast.IndexExpr)
 	if !ok {
 		return elemIndex{}, false
 	}
+	return b.rowIndexed(x, row, off)
+}
+
+// rowIndexed is indexed for x, row[index]: a row at a fixed index and
+// its element at the loop's index plus off, or a column (a fixed index) of
+// the row at the loop's index plus off.
+func (b *elemBody) rowIndexed(x, row *ast.IndexExpr, off int64) (elemIndex, bool) {
+	r := b.r
 	t := r.localVar(row.X, false)
 	if t == nil {
 		return elemIndex{}, false
@@ -212,18 +236,27 @@ func (b *elemBody) indexed(x *ast.IndexExpr) (elemIndex, bool) {
 	if _, ok := rows.Elem().Underlying().(*types.Slice); !ok {
 		return elemIndex{}, false
 	}
-	vs, ok := r.fixedIndex(row.Index)
-	if !ok {
-		return elemIndex{}, false
-	}
-	for _, v := range vs {
-		if v == b.iv {
-			return elemIndex{}, false
+	fixed := func(e ast.Expr) bool {
+		vs, ok := r.fixedIndex(e)
+		for _, v := range vs {
+			if v == b.iv {
+				return false
+			}
+			b.slices[v] = true
 		}
-		b.slices[v] = true
+		return ok
 	}
-	b.slices[t] = true
-	return elemIndex{x.X, off, true}, true
+	_, elemByIV := r.indexOffset(x.Index, b.iv)
+	rowOff, rowByIV := r.indexOffset(row.Index, b.iv)
+	switch {
+	case elemByIV && !rowByIV && fixed(row.Index):
+		b.slices[t] = true
+		return elemIndex{slice: x.X, off: off, row: true}, true
+	case rowByIV && !elemByIV && fixed(x.Index):
+		b.slices[t] = true
+		return elemIndex{slice: row.X, off: rowOff, col: x.Index}, true
+	}
+	return elemIndex{}, false
 }
 
 // indexOffset reports whether e is iv, iv+c, c+iv or iv-c for an int
@@ -386,6 +419,9 @@ func (b *elemBody) hooks(hi string, step int64) (pre, post string) {
 			}
 			by := ", " + hi + ", " + strconv.FormatInt(step, 10) + ", " + strconv.FormatInt(a.off, 10) + ", "
 			switch {
+			case a.col != nil:
+				pre = rtAlias + ".LoopCol" + dir + r.text(a.slice) + ", " + r.text(a.col) + ", " + pre
+				post += by + r.site(a.pos) + ", " + r.asite(a.pos) + ")"
 			case a.row:
 				row := unparen(a.slice).(*ast.IndexExpr)
 				pre = rtAlias + ".LoopRow" + dir + r.text(row.X) + ", " + r.text(row.Index) + ", " + pre

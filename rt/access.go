@@ -656,13 +656,13 @@ func LoopRangeR[S ~[]E, E any](s S, lo, hi int, site uint32, rec bool) int {
 // elements (trace.MakeSparseSpan), an access per element otherwise
 // (instrument/fillloop.go: a stencil's s[j-1], s[j+1] with j += 2).
 func LoopStepW[S ~[]E, E any](s S, lo, hi, step, off int, site uint32, rec bool) int {
-	stepRange(trace.OpWrite, sliceData(s), elemSize[E](), len(s), lo, hi, step, off, site, rec)
+	stepRange(trace.OpWrite, sliceData(s), elemSize[E](), len(s), lo, hi, step, off, site, rec, false)
 	return lo
 }
 
 // LoopStepR is LoopStepW for the elements the loop reads.
 func LoopStepR[S ~[]E, E any](s S, lo, hi, step, off int, site uint32, rec bool) int {
-	stepRange(trace.OpRead, sliceData(s), elemSize[E](), len(s), lo, hi, step, off, site, rec)
+	stepRange(trace.OpRead, sliceData(s), elemSize[E](), len(s), lo, hi, step, off, site, rec, false)
 	return lo
 }
 
@@ -674,7 +674,7 @@ func LoopStepR[S ~[]E, E any](s S, lo, hi, step, off int, site uint32, rec bool)
 func LoopRowW[R ~[]S, S ~[]E, E any](rows R, r, lo, hi, step, off int, site, rowSite uint32, rec bool) int {
 	if lo < hi && r >= 0 && r < len(rows) {
 		accessHook(hookRead, unsafe.Pointer(&rows[r]), 1, rowSite, rec) // a slice is read whole (R1)
-		stepRange(trace.OpWrite, sliceData(rows[r]), elemSize[E](), len(rows[r]), lo, hi, step, off, site, rec)
+		stepRange(trace.OpWrite, sliceData(rows[r]), elemSize[E](), len(rows[r]), lo, hi, step, off, site, rec, false)
 	}
 	return lo
 }
@@ -683,26 +683,74 @@ func LoopRowW[R ~[]S, S ~[]E, E any](rows R, r, lo, hi, step, off int, site, row
 func LoopRowR[R ~[]S, S ~[]E, E any](rows R, r, lo, hi, step, off int, site, rowSite uint32, rec bool) int {
 	if lo < hi && r >= 0 && r < len(rows) {
 		accessHook(hookRead, unsafe.Pointer(&rows[r]), 1, rowSite, rec) // a slice is read whole (R1)
-		stepRange(trace.OpRead, sliceData(rows[r]), elemSize[E](), len(rows[r]), lo, hi, step, off, site, rec)
+		stepRange(trace.OpRead, sliceData(rows[r]), elemSize[E](), len(rows[r]), lo, hi, step, off, site, rec, false)
 	}
 	return lo
 }
 
+// LoopColR records the reads of a loop j := lo; j < hi; j += step to
+// rows[j+off][col], a column of a slice of slices (a matrix product's
+// b[k][j] for its inner loop's k): the rows' reads, as one sparse range of
+// their first words (a slice is read whole: R1), and each element, cut
+// where the loop panics (a row index outside rows, a row shorter than
+// col+1). It returns lo.
+func LoopColR[R ~[]S, S ~[]E, E any](rows R, col, lo, hi, step, off int, site, rowSite uint32, rec bool) int {
+	colRange(trace.OpRead, rows, col, lo, hi, step, off, site, rowSite, rec)
+	return lo
+}
+
+// LoopColW is LoopColR for the elements the loop writes.
+func LoopColW[R ~[]S, S ~[]E, E any](rows R, col, lo, hi, step, off int, site, rowSite uint32, rec bool) int {
+	colRange(trace.OpWrite, rows, col, lo, hi, step, off, site, rowSite, rec)
+	return lo
+}
+
+func colRange[R ~[]S, S ~[]E, E any](op trace.Op, rows R, col, lo, hi, step, off int, site, rowSite uint32, rec bool) {
+	first := lo + off
+	if !ctl && !(on && rec) || step <= 0 || lo >= hi || first < 0 || first >= len(rows) || col < 0 {
+		return
+	}
+	count := min((hi-lo-1)/step+1, (len(rows)-first-1)/step+1)
+	for i := 0; i < count; i++ {
+		if col >= len(rows[first+i*step]) {
+			count = i + 1 // the loop reads this row, then panics
+			break
+		}
+	}
+	stepRange(trace.OpRead, unsafe.Pointer(unsafe.SliceData(rows)), unsafe.Sizeof(rows[0]), len(rows), lo, lo+(count-1)*step+1, step, off, rowSite, rec, true)
+	kind := uint8(hookRead)
+	if op == trace.OpWrite {
+		kind = hookWrite
+	}
+	for i := 0; i < count; i++ {
+		row := rows[first+i*step]
+		if col >= len(row) {
+			break
+		}
+		accessHook(kind, unsafe.Pointer(&row[col]), elemSize[E](), site, rec)
+	}
+}
+
 // stepRange records op on the elements j+off of the n at p, for j from
-// lo while j < hi by step (see LoopStepW).
-func stepRange(op trace.Op, p unsafe.Pointer, elem uintptr, n, lo, hi, step, off int, site uint32, rec bool) {
+// lo while j < hi by step (see LoopStepW); firstWords: on the first word
+// of each only (slices read whole, R1).
+func stepRange(op trace.Op, p unsafe.Pointer, elem uintptr, n, lo, hi, step, off int, site uint32, rec, firstWords bool) {
 	first := lo + off
 	if !ctl && !(on && rec) || step <= 0 || lo >= hi || first < 0 || first >= n {
 		return
 	}
 	count := min((hi-lo-1)/step+1, (n-first-1)/step+1)
-	if step == 1 {
+	if step == 1 && !firstWords {
 		elemRange(op, p, elem, n, first, first+count, site, rec)
 		return
 	}
 	p = unsafe.Add(p, uintptr(first)*elem)
 	stride := uintptr(step) * elem
-	if elem == 8 && !ctl && on && rec && rangesOn() && count > rangeMinWords {
+	size := elem
+	if firstWords {
+		size = 1
+	}
+	if (elem == 8 || firstWords) && !ctl && on && rec && rangesOn() && count > rangeMinWords {
 		a := uint64(uintptr(p))
 		if sp, ok := trace.MakeSparseSpan(uint64(stride), uint64(count)); ok && live.Load() && !onStack(a) {
 			g := cur()
@@ -720,7 +768,7 @@ func stepRange(op trace.Op, p unsafe.Pointer, elem uintptr, n, lo, hi, step, off
 		kind = hookWrite
 	}
 	for i := 0; i < count; i++ {
-		accessHook(kind, unsafe.Add(p, uintptr(i)*stride), elem, site, rec)
+		accessHook(kind, unsafe.Add(p, uintptr(i)*stride), size, site, rec)
 	}
 }
 

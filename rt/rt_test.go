@@ -1384,6 +1384,58 @@ func TestLoopStep(t *testing.T) {
 	}
 }
 
+// LoopColR records a column of a slice of slices, rows[j+off][col] for a
+// loop's j: each row's first word (a slice is read whole) and its element,
+// cut where the loop panics: at the first row too short for col, whose
+// read it records.
+func TestLoopCol(t *testing.T) {
+	rows := escape[[8][]uint64]()[:]
+	for i := range rows {
+		rows[i] = escape[[4]uint64]()[:]
+	}
+	rows[6] = rows[6][:2]
+	name := func(a uint64) string {
+		if lo := uint64(uintptr(unsafe.Pointer(&rows[0]))); a >= lo && a < lo+8*uint64(unsafe.Sizeof(rows[0])) {
+			if off := (a - lo) % uint64(unsafe.Sizeof(rows[0])); off != 0 {
+				return fmt.Sprintf("row header %d word %d", (a-lo)/uint64(unsafe.Sizeof(rows[0])), off/8)
+			}
+			return fmt.Sprintf("rows %d", (a-lo)/uint64(unsafe.Sizeof(rows[0])))
+		}
+		for i, r := range rows {
+			if lo := uint64(uintptr(unsafe.Pointer(&r[0]))); a >= lo && a < lo+32 {
+				return fmt.Sprintf("row%d %d", i, (a-lo)/8)
+			}
+		}
+		return fmt.Sprintf("%#x", a)
+	}
+	var firsts []int
+	tr := record(t, false, func(site uint32) {
+		firsts = append(firsts,
+			LoopColR(rows, 2, 0, 6, 1, 0, site, site, true),   // rows[0..5][2]: six rows, sparse
+			LoopColW(rows, 3, 1, 6, 2, 0, site, site, true),   // rows[1][3], rows[3][3], rows[5][3]
+			LoopColR(rows, 2, 4, 100, 1, 1, site, site, true), // rows[5][2], then rows[6] is too short: read, then a panic
+			LoopColR(rows, 0, -1, 3, 1, 0, site, site, true))  // nothing: rows[-1] panics first
+	})
+	if !slices.Equal(firsts, []int{0, 1, 4, -1}) {
+		t.Errorf("returned %v, want each lo", firsts)
+	}
+	var got []string
+	for _, e := range tr.Events {
+		if e.Op.IsAccess() {
+			got = append(got, e.Op.String()+" "+name(e.Obj))
+		}
+	}
+	want := []string{
+		"r rows 0", "r rows 1", "r rows 2", "r rows 3", "r rows 4", "r rows 5",
+		"r row0 2", "r row1 2", "r row2 2", "r row3 2", "r row4 2", "r row5 2",
+		"r rows 1", "r rows 3", "r rows 5", "w row1 3", "w row3 3", "w row5 3",
+		"r rows 5", "r rows 6", "r row5 2",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("accesses\n%q\nwant\n%q", got, want)
+	}
+}
+
 // BenchmarkAtomicAdd is an atomic.AddInt64 with its record (one event
 // standing for four: trace.FlagGoAtomic), beside the bare operation.
 func BenchmarkAtomicAdd(b *testing.B) {

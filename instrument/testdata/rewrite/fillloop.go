@@ -58,9 +58,20 @@ func stencil(g [][]float64, i, colour, n int, d []int) {
 	}
 }
 
-// Not these: a row index the body assigns, a row at the loop's index, a
+// A matrix product's inner loop: a row's elements, and a column (each
+// row's read and its element at j).
+func dot(a, b [][]float64, i, j, n int) float64 {
+	s := 0.0
+	for k := 0; k < n; k++ {
+		s += a[i][k] * b[k][j]
+	}
+	return s
+}
+
+// Not these: a row index the body assigns (a column: g[j][i] is one), a
 // step that is not a positive constant, an offset that is not a constant,
-// a slice of arrays, a bound that reads memory.
+// a slice of arrays, a bound that reads memory, a row and column both at
+// the loop's index.
 func notStencils(g [][]float64, rows [][4]float64, i, n, m int, b *box) {
 	for j := 0; j < n; j++ {
 		g[i][j] = 1
@@ -83,6 +94,12 @@ func notStencils(g [][]float64, rows [][4]float64, i, n, m int, b *box) {
 	}
 	for j := 0; j < len(b.s)-1; j++ {
 		g[i][j] = 7
+	}
+	for j := 0; j < n; j++ {
+		g[j][j] = 8
+	}
+	for j := 0; j < n; j++ {
+		g[j][i+j] = 9
 	}
 }
 

@@ -1,7 +1,8 @@
 // Strided loops and rows of a slice of slices, each recorded as one range
 // per row, offset and direction before the loop (instrument/fillloop.go):
 // a red-black sweep's reads of the neighbouring rows race with another
-// goroutine's write of one cell; two goroutines that write the even and the
+// goroutine's write of one cell, and so do a column's reads (a matrix
+// product's inner loop) but not with a write of the next column; two goroutines that write the even and the
 // odd elements of one row (8-byte and 4-byte elements) do not race, nor do
 // sweeps of two bands ordered by a receive.
 package main
@@ -16,6 +17,14 @@ func sweep(g [][]float64, lo, hi, colour int) {
 			g[i][j] = 0.25 * (g[i-1][j] + g[i+1][j] + g[i][j-1] + g[i][j+1]) // race: cell
 		}
 	}
+}
+
+func dot(a, b [][]float64, i, j int) float64 {
+	s := 0.0
+	for k := 0; k < n; k++ {
+		s += a[i][k] * b[k][j] // race: column
+	}
+	return s
 }
 
 func every2(row []float64, first int, v float64) {
@@ -55,6 +64,17 @@ func main() {
 	g[12][8] = 1 // race: cell
 	<-done
 
+	// A matrix product's column j beside a write of column j+1 (no race)
+	// and of one cell of column j.
+	var d float64
+	go func() {
+		d = dot(g, g, 3, 20)
+		done <- true
+	}()
+	g[40][21] = 2
+	g[41][20] = 3 // race: column
+	<-done
+
 	// Even and odd elements of one row, by two goroutines at once.
 	row := make([]float64, 4*n)
 	go func() {
@@ -71,5 +91,5 @@ func main() {
 	}()
 	every2f32(small, 1, 2)
 	<-done
-	fmt.Println(g[5][5], row[0]+row[1], small[0]+small[1])
+	fmt.Println(g[5][5], d, row[0]+row[1], small[0]+small[1])
 }
