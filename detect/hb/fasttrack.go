@@ -235,7 +235,10 @@ func (d *FastTrack) HandleRange(e *trace.Event) {
 	if span := trace.Span(e.Value); !t.InAtomicAccess() {
 		switch {
 		case e.Obj&7 == 0 && span.Stride()&7 == 0 && !span.Sparse():
-			d.rangeWords(t, e, span.Words())
+			d.rangeWords(t, e, span.Words(), 1)
+			return
+		case e.Obj&7 == 0 && span.Stride()&7 == 0:
+			d.rangeWords(t, e, span.Count(), span.Stride()/8) // a sparse span: a word of each element
 			return
 		case span.Stride() == 1:
 			d.rangeBytes(t, e, span.Count())
@@ -253,49 +256,60 @@ func (d *FastTrack) HandleRange(e *trace.Event) {
 	}
 }
 
-// rangeWords is HandleRange of n consecutive aligned words from e.Obj
-// (elements a multiple of 8 bytes wide: every word of each), outside any
-// atomic operation: their cells a page at a time (shadow.Mem.Run), each
+// rangeWords is HandleRange of n aligned words from e.Obj, step words
+// apart (elements a multiple of 8 bytes wide: every word of each, step 1;
+// or the first word of each, a sparse span: a stencil's every other
+// element), outside any atomic operation: their cells a page at a time
+// (shadow.Mem.Run, Strided), each
 // access's same-epoch rule checked in the loop, the word event made only
 // for the others. A copy that shifts a slice's tail writes the same words
 // again and again in one epoch (an insertion into a sorted slice: most of
 // prometheus/client_golang's summary tests), which a lookup and an event
 // per word made most of the analysis.
-func (d *FastTrack) rangeWords(t *clock.Thread, e *trace.Event, n uint64) {
+func (d *FastTrack) rangeWords(t *clock.Thread, e *trace.Event, n, step uint64) {
 	w := trace.Event{Seq: e.Seq, G: e.G, Op: e.Op.WordOp(), Flags: trace.FlagValueUnknown, Site: e.Site}
 	epoch := t.Epoch()
 	for a := e.Obj; n > 0; {
-		cells := d.shadow.Run(a, n)
+		var cells []ftShadow
+		k := uint64(0)
+		if step == 1 {
+			cells = d.shadow.Run(a, n)
+			k = uint64(len(cells))
+		} else {
+			cells, k = d.shadow.Strided(a, n, step)
+		}
 		if d.haveWhole {
-			for i := range cells {
-				if cells[i].at == atWhole {
-					d.split(a + 8*uint64(i))
+			for j := range k {
+				if cells[j*step].at == atWhole {
+					d.split(a + 8*j*step)
 				}
 			}
 		}
 		if w.Op == trace.OpWrite {
-			d.writes += int64(len(cells))
-			for i := range cells {
-				if cells[i].w == epoch { // [WRITE SAME EPOCH]
+			d.writes += int64(k)
+			for j := range k {
+				c := &cells[j*step]
+				if c.w == epoch { // [WRITE SAME EPOCH]
 					d.writeSameEpoch++
 					continue
 				}
-				w.Obj = a + 8*uint64(i)
-				d.writeCell(t, &w, &cells[i])
+				w.Obj = a + 8*j*step
+				d.writeCell(t, &w, c)
 			}
 		} else {
-			d.reads += int64(len(cells))
-			for i := range cells {
-				if cells[i].r == epoch { // [READ SAME EPOCH]
+			d.reads += int64(k)
+			for j := range k {
+				c := &cells[j*step]
+				if c.r == epoch { // [READ SAME EPOCH]
 					d.readSameEpoch++
 					continue
 				}
-				w.Obj = a + 8*uint64(i)
-				d.readCell(t, &w, &cells[i])
+				w.Obj = a + 8*j*step
+				d.readCell(t, &w, c)
 			}
 		}
-		a += 8 * uint64(len(cells))
-		n -= uint64(len(cells))
+		a += 8 * k * step
+		n -= k
 	}
 }
 

@@ -264,6 +264,35 @@ func (m *Mem[V]) Run(addr uint64, n uint64) []V {
 	return p.cells[i : i+k]
 }
 
+// Strided is Run for every step-th word: the states of the aligned words
+// addr, addr+8*step, ... up to n of them and at most to the end of addr's
+// page, at cells[0], cells[step], ..., and how many there are (k). Only
+// those words are handed out (counted by Len): a sparse range's words.
+// step must be at least 1.
+func (m *Mem[V]) Strided(addr, n, step uint64) (cells []V, k uint64) {
+	p := m.lastPage
+	if key := addr>>pageShift + 1; key != m.lastKey {
+		p = m.page(key)
+	}
+	i := (addr >> 3) & (pageWords - 1)
+	k = min(n, (pageWords-i+step-1)/step)
+	var want uint16
+	for j := uint64(0); j < k; j++ {
+		want |= 1 << (i + j*step)
+	}
+	if fresh := want &^ *p.used; fresh != 0 {
+		var zero V
+		for j := i; j < pageWords; j++ {
+			if fresh&(1<<j) != 0 {
+				p.cells[j] = zero
+				m.n++
+			}
+		}
+		*p.used |= fresh
+	}
+	return p.cells[i:], k
+}
+
 func (m *Mem[V]) page(key uint64) *page[V] {
 	pp := m.pages.Get(key)
 	if *pp == nil {

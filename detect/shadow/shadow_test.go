@@ -299,9 +299,10 @@ func BenchmarkMemClearLarge(b *testing.B) {
 	}
 }
 
-// TestMemRunMatchesGet: Run hands out the states Get does, word by word
-// up to the end of the page, among Gets, Clears and Runs across page
-// boundaries, with Len counting each word once.
+// TestMemRunMatchesGet: Run and Strided hand out the states Get does,
+// word by word (every stride-th) up to the end of the page, among Gets,
+// Clears and Runs across page boundaries, with Len counting each word
+// handed out once (Strided's only).
 func TestMemRunMatchesGet(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	var m Mem[uint64]
@@ -322,6 +323,24 @@ func TestMemRunMatchesGet(t *testing.T) {
 		case 1, 2, 3:
 			*m.Get(a) = v
 			want[a] = v
+		case 4, 5:
+			n, stride := 1+r.Uint64N(20), 1+r.Uint64N(5)
+			cells, k := m.Strided(a, n, stride)
+			if left := (16 - (a>>3)&15 + stride - 1) / stride; k != min(n, left) {
+				t.Fatalf("step %d: Strided(%#x, %d, %d) gave %d states, want %d (to the end of the page)", step, a, n, stride, k, min(n, left))
+			}
+			for j := range k {
+				i, x := j*stride, a+8*j*stride
+				if cells[i] != want[x] {
+					t.Fatalf("step %d: Strided(%#x)[%d] = %d, want %d", step, a, i, cells[i], want[x])
+				}
+				if r.IntN(2) == 0 {
+					cells[i] = v
+					want[x] = v
+				} else if _, ok := want[x]; !ok {
+					want[x] = 0 // handed out: counted
+				}
+			}
 		default:
 			n := 1 + r.Uint64N(40)
 			cells := m.Run(a, n)
