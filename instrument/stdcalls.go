@@ -63,7 +63,9 @@ import (
 //	        statement after the call's): a sort of a sorted slice writes
 //	        nothing, as the Go race detector sees it
 //	EFn, EFWn, ELn  read the first n bytes of a []byte operand (all of
-//	        it when shorter), write the first n, read the last n (rt.BytesFirst,
+//	        it when shorter), write the first n, read the last n; n is a
+//	        number, or @k: the length of argument k, when that can be
+//	        evaluated again (reevaluable; else the whole operand: ER) (rt.BytesFirst,
 //	        rt.BytesFirstW, rt.BytesLast): a call that decodes or encodes one
 //	        value at the start or the end of a buffer it is given
 //	        (binary.Uvarint(b[i:]) reads at most binary.MaxVarintLen64 bytes;
@@ -195,7 +197,12 @@ var stdEntries = []struct {
 	{"0:ER", pre("slices.", "Contains", "ContainsFunc", "Index", "IndexFunc", "Max", "MaxFunc", "Min",
 		"MinFunc", "IsSorted", "IsSortedFunc", "BinarySearch", "BinarySearchFunc", "Clone")},
 	{"0:ER 1:ER", pre("slices.", "Equal", "EqualFunc", "Compare", "CompareFunc")},
-	{"0:ER 1:ER", pre("bytes.", "Equal", "Compare", "Contains", "Index", "HasPrefix", "HasSuffix", "Count")},
+	{"0:ER 1:ER", pre("bytes.", "Equal", "Compare", "Contains", "Index", "Count")},
+	// HasPrefix(s, prefix) compares s[:len(prefix)] (HasSuffix the end):
+	// a parser that asks it of the rest of its input at each step
+	// (held-out yuin/goldmark's raw HTML) read the whole rest each time.
+	{"0:EF@1 1:ER", pre("bytes.", "HasPrefix")},
+	{"0:EL@1 1:ER", pre("bytes.", "HasSuffix")},
 	{"0:ER", pre("bytes.", "Clone", "IndexByte", "ContainsRune", "ContainsAny")},
 
 	// maps: dst written, src read (a map is one object).
@@ -296,6 +303,7 @@ type stdEffect struct {
 	kind    string // R, W, D, ER, EW, MR, MW, J, F...
 	rest    bool   // every argument from operand on (expandRest)
 	bound   string // EF, EFW, EL: the most bytes accessed; O: rt.Fields' layout, quoted
+	lenOf   int    // EF@k, EL@k: k+1, the bound is len of argument k
 }
 
 // stdEffectsOf returns the effects of a call of fn (nil: not in the table).
@@ -329,10 +337,14 @@ func stdEffectsOf(fn *types.Func) []stdEffect {
 			}
 			continue
 		}
-		if j := strings.IndexAny(kind, "0123456789"); j > 0 {
+		lenOf := 0
+		if k, arg, ok := strings.Cut(kind, "@"); ok {
+			n, _ := strconv.Atoi(arg)
+			kind, lenOf = k, n+1 // EF@1: EF, the length of argument 1
+		} else if j := strings.IndexAny(kind, "0123456789"); j > 0 {
 			kind, bound = kind[:j], kind[j:] // EF10: EF, 10
 		}
-		out = append(out, stdEffect{i, kind, rest, bound})
+		out = append(out, stdEffect{operand: i, kind: kind, rest: rest, bound: bound, lenOf: lenOf})
 	}
 	return out
 }
@@ -351,7 +363,7 @@ func expandRest(effs []stdEffect, nargs int, formatOK func(i int) bool) []stdEff
 			continue
 		}
 		for i := e.operand; i < nargs; i++ {
-			out = append(out, stdEffect{operand: i, kind: e.kind, bound: e.bound})
+			out = append(out, stdEffect{operand: i, kind: e.kind, bound: e.bound, lenOf: e.lenOf})
 		}
 	}
 	return out
@@ -629,6 +641,19 @@ func (c *stdCallSite) record(e stdEffect) {
 	isRecv := op == c.recv.x
 	if op == nil || !(r.stdOperandOK(op, e) || isRecv && c.recv.viaPtr) {
 		return
+	}
+	if e.lenOf > 0 {
+		// The bound is another argument's length, evaluated in the hook
+		// before that argument is: only a pure one; else the whole.
+		src, ok := "", e.lenOf-1 < len(c.x.Args)
+		if ok {
+			src, ok = r.reevaluable(c.x.Args[e.lenOf-1])
+		}
+		if ok {
+			e.bound = "len(" + src + ")"
+		} else {
+			e.kind = "ER"
+		}
 	}
 	addr := isRecv && c.recv.addr
 	hook := r.stdHook(e, op, addr)

@@ -1,6 +1,7 @@
 package p
 
 import (
+	"bytes"
 	"encoding/binary"
 	"unicode/utf8"
 )
@@ -16,4 +17,14 @@ func (q *queue) peek(i int) (uint64, rune, rune) {
 	l, _ := utf8.DecodeLastRune(q.array[:i])
 	utf8.EncodeRune(q.array[i:], r)
 	return v, r, l
+}
+
+var closeComment = []byte("-->")
+
+// HasPrefix and HasSuffix read as many bytes of the tail as the prefix
+// or suffix has, when that can be evaluated again; a prefix made by a
+// call: the whole tail.
+func (q *queue) closes(i int) bool {
+	return bytes.HasPrefix(q.array[i:], closeComment) || bytes.HasSuffix(q.array[:i], closeComment) ||
+		bytes.HasPrefix(q.array[i:], bytes.TrimSpace(closeComment))
 }

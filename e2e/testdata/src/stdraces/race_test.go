@@ -448,3 +448,41 @@ func TestRaceReadsUnordered(t *testing.T) {
 	sink = x // race: readsunordered
 	<-c
 }
+
+func TestRaceBytesHasPrefixWrite(t *testing.T) {
+	s := []byte("abcdefgh")
+	c := make(chan bool)
+	go func() {
+		s[1] = 'x' // race: hasprefix
+		c <- true
+	}()
+	sink = bytes.HasPrefix(s, []byte("ab")) // race: hasprefix
+	<-c
+}
+
+func TestRaceBytesHasSuffixWrite(t *testing.T) {
+	s := []byte("abcdefgh")
+	c := make(chan bool)
+	go func() {
+		s[7] = 'x' // race: hassuffix
+		c <- true
+	}()
+	sink = bytes.HasSuffix(s, []byte("gh")) // race: hassuffix
+	<-c
+}
+
+// HasPrefix compares the first len(prefix) bytes, HasSuffix the last:
+// a write of a byte past them does not race (go test -race sees the
+// comparison's reads only).
+func TestNoRaceBytesHasPrefixTail(t *testing.T) {
+	s := []byte("abcdefgh")
+	prefix, suffix := []byte("ab"), []byte("gh")
+	c := make(chan bool)
+	go func() {
+		s[4] = 'x'
+		c <- true
+	}()
+	sink = bytes.HasPrefix(s, prefix)
+	sink = bytes.HasSuffix(s, suffix)
+	<-c
+}
