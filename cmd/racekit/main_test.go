@@ -20,6 +20,8 @@ import (
 	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/gen"
 	"github.com/racekit/racekit/report"
+	"github.com/racekit/racekit/trace"
+	"github.com/racekit/racekit/trace/rkt"
 )
 
 // These tests run the racekit binary the way users and CI do: real files,
@@ -366,6 +368,42 @@ func TestStats(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	for _, want := range []string{"events     18", "goroutines 3", "locks      1", "variables  3", "  fork     2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stats lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// A range event is counted once, with the accesses it stands for apart,
+// and its site ranked by them: a trace of ranges over a large buffer is
+// summarized without reading each element.
+func TestStatsRanges(t *testing.T) {
+	b := trace.NewBuilder()
+	b.Begin("M")
+	big, _ := trace.MakeSpan(1, 1<<30)          // a GiB of bytes: 2^30 accesses
+	every2, _ := trace.MakeSparseSpan(16, 1000) // 1000 words
+	b.Add(trace.Event{G: b.G("M"), Op: trace.OpReadRange, Obj: 0xc000100000, Value: uint64(big), Site: b.Site("scan.go:7")})
+	b.Add(trace.Event{G: b.G("M"), Op: trace.OpWriteRange, Obj: 0xc000000000, Value: uint64(every2), Site: b.Site("grid.go:3")})
+	b.Add(trace.Event{G: b.G("M"), Op: trace.OpRead, Obj: 0xc000000008, Site: b.Site("grid.go:4"), Flags: trace.FlagValueUnknown})
+	path := filepath.Join(t.TempDir(), "r.rkt")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := rkt.NewWriter(f)
+	if _, err := trace.Copy(w, b.Trace().Iter()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	out, _, code := racekit(t, "stats", "-progress=off", path)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"events     4", "  rrange   1", "  wrange   1", "ranges     2 events standing for 1073742824 accesses",
+		"variables  3", "busiest sites (accesses)\n  1073741824 (100.0%) scan.go:7\n  1000 (0.0%) grid.go:3\n  1 (0.0%) grid.go:4"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stats lacks %q:\n%s", want, out)
 		}

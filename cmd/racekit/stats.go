@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"time"
 
 	"github.com/racekit/racekit/trace"
@@ -18,7 +19,10 @@ var cmdStats = register(&command{
 	long: `
 Stats reads a trace in any format and prints how many events of each kind it
 holds and how many distinct goroutines, locks, variables (addresses read or
-written), sync objects, atomic words, functions and sites they use.
+written), sync objects, atomic words, functions and sites they use, and the
+five sites with the most accesses. A range event (an access to many elements
+at once: a copy, a std call's buffer, a loop's elements) is read whole and
+counted once, with the accesses it stands for counted apart.
 `,
 })
 
@@ -46,6 +50,12 @@ func runStats(c *command, args []string) int {
 		e        trace.Event
 		n        int64
 		maxAddrs int
+		// Range events are read whole (a range over a large buffer stands
+		// for one access per element): each is counted once, its first
+		// address a variable, its accesses added to its site's.
+		ranges  = f.KeepRanges()
+		covered int64 // accesses the range events stand for
+		bySite  = map[trace.SiteID]int64{}
 	)
 	for i := range objsByOp {
 		objsByOp[i] = map[uint64]struct{}{}
@@ -66,8 +76,23 @@ func runStats(c *command, args []string) int {
 		n++
 		byOp[e.Op]++
 		gors[e.G] = true
-		objsByOp[e.Op][e.Obj] = struct{}{}
 		sites[e.Site] = true
+		switch {
+		case ranges && e.Op.IsRange():
+			span := trace.Span(e.Value)
+			k := int64(span.Count())
+			if !span.Sparse() && span.Stride() > 1 {
+				k = int64(span.Words())
+			}
+			covered += k
+			bySite[e.Site] += k
+			objsByOp[e.Op.WordOp()][e.Obj] = struct{}{}
+		case e.Op.IsAccess():
+			bySite[e.Site]++
+			objsByOp[e.Op][e.Obj] = struct{}{}
+		default:
+			objsByOp[e.Op][e.Obj] = struct{}{}
+		}
 		maxAddrs = max(maxAddrs, len(e.Addrs))
 		if n&(1<<18-1) == 0 {
 			prog.update(n)
@@ -92,6 +117,10 @@ func runStats(c *command, args []string) int {
 			fmt.Fprintf(w, "  %-8s %d\n", op, byOp[op])
 		}
 	}
+	if covered > 0 {
+		fmt.Fprintf(w, "ranges     %d events standing for %d accesses (a word each, a byte each for byte ranges; each range's first address counted as a variable)\n",
+			byOp[trace.OpReadRange]+byOp[trace.OpWriteRange], covered)
+	}
 	fmt.Fprintf(w, "goroutines %d\n", len(gors))
 	fmt.Fprintf(w, "locks      %d\n", union(trace.OpAcquire, trace.OpRelease))
 	fmt.Fprintf(w, "variables  %d\n", union(trace.OpRead, trace.OpWrite))
@@ -100,5 +129,34 @@ func runStats(c *command, args []string) int {
 	fmt.Fprintf(w, "functions  %d\n", union(trace.OpFuncEnter, trace.OpFuncExit))
 	fmt.Fprintf(w, "untraced   %d callees (largest reachable set %d)\n", union(trace.OpMethodBegin), maxAddrs)
 	fmt.Fprintf(w, "sites      %d used, %d defined\n", len(sites), len(f.Meta().Sites)-1)
+	busiest(w, f.Meta(), bySite)
 	return exitOK
+}
+
+// busiest prints the five sites with the most accesses (a range's
+// elements counted), which is where a trace's size comes from.
+func busiest(w io.Writer, m *trace.Meta, bySite map[trace.SiteID]int64) {
+	ids := make([]trace.SiteID, 0, len(bySite))
+	var total int64
+	for id, k := range bySite {
+		ids = append(ids, id)
+		total += k
+	}
+	if total == 0 {
+		return
+	}
+	sort.Slice(ids, func(i, j int) bool {
+		if bySite[ids[i]] != bySite[ids[j]] {
+			return bySite[ids[i]] > bySite[ids[j]]
+		}
+		return ids[i] < ids[j]
+	})
+	fmt.Fprintf(w, "busiest sites (accesses)\n")
+	for _, id := range ids[:min(5, len(ids))] {
+		name := fmt.Sprintf("site %d", id)
+		if int(id) < len(m.Sites) {
+			name = m.Sites[id].String()
+		}
+		fmt.Fprintf(w, "  %d (%.1f%%) %s\n", bySite[id], 100*float64(bySite[id])/float64(total), name)
+	}
 }
