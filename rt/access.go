@@ -722,10 +722,21 @@ func colRange[R ~[]S, S ~[]E, E any](op trace.Op, rows R, col, lo, hi, step, off
 	if op == trace.OpWrite {
 		kind = hookWrite
 	}
+	// An element an iteration: with loop regions (RACEKIT_SAMPLE_LOOPS,
+	// loop.go), those of the iterations the loop's region would sample,
+	// as the body's own hooks recorded them.
+	var l Loop
+	regions := loopsOn && sampling && !ctl
+	if regions {
+		l = LoopOf(rec)
+	}
 	for i := 0; i < count; i++ {
 		row := rows[first+i*step]
 		if col >= len(row) {
 			break
+		}
+		if regions && !l.Iter() {
+			continue
 		}
 		accessHook(kind, unsafe.Pointer(&row[col]), elemSize[E](), site, rec)
 	}

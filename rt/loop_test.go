@@ -292,3 +292,48 @@ func TestSampledLeafCopies(t *testing.T) {
 		}
 	}
 }
+
+// A column hook (LoopColR: a matrix product's b[k][j] over k) records, with
+// loop regions, the elements of the iterations the loop's region samples,
+// as the body's own hooks did: tl-ad over 2000 rows reads rows 0-9,
+// 100-109 and 1100-1109; without loop regions, every row's.
+func TestLoopColRegions(t *testing.T) {
+	rows := make([][]uint64, 2000)
+	for i := range rows {
+		rows[i] = make([]uint64, 4)
+	}
+	escapeSink = rows
+	elems := func(tr *trace.Trace) []int {
+		var got []int
+		for _, e := range tr.Events {
+			if e.Op != trace.OpRead {
+				continue
+			}
+			for i, r := range rows {
+				if e.Obj == uint64(uintptr(unsafe.Pointer(&r[2]))) {
+					got = append(got, i)
+				}
+			}
+		}
+		return got
+	}
+	body := func(uint32) {
+		base := RegisterFile("c.go", []string{"F"}, make([]uint32, 3*3))
+		rec := Enter(base)
+		LoopColR(rows, 2, 0, len(rows), 1, 0, base+1, base+2, rec)
+		Leave(base)
+	}
+	for _, loops := range []bool{true, false} {
+		withLoops(t, loops)
+		got := elems(recordSampled(t, false, "tl-ad", 1, "", body))
+		var want []int
+		for i := range rows {
+			if !loops || i < 10 || i >= 100 && i < 110 || i >= 1100 && i < 1110 {
+				want = append(want, i)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("loop regions %v: rows read %v (%d), want %v (%d)", loops, head(got), len(got), head(want), len(want))
+		}
+	}
+}
