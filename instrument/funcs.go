@@ -66,8 +66,10 @@ func (r *rewriter) funcDecl(d *ast.FuncDecl) {
 	if r.isWriteMethod(d) {
 		// A Write std may call holding a mutex of its own (callbacklock.go).
 		e := &r.ed.edits[enter]
-		leave := "defer " + rtAlias + ".Leave(" + site + "); "
-		e.text = strings.Replace(e.text, leave, leave+rtAlias+".WriteEnter(); defer "+rtAlias+".WriteLeave(); ", 1)
+		for _, l := range []string{".Leave(", ".LeaveRet("} {
+			leave := "defer " + rtAlias + l + site + "); "
+			e.text = strings.Replace(e.text, leave, leave+rtAlias+".WriteEnter(); defer "+rtAlias+".WriteLeave(); ", 1)
+		}
 	}
 	if pre != "" || atomic {
 		return
@@ -211,7 +213,11 @@ func (r *rewriter) funcBody(recv *ast.FieldList, typ *ast.FuncType, body *ast.Bl
 	}
 	f := r.recFlag()
 	enter := len(r.ed.edits)
-	r.ed.insertAt(lo+1, " "+pre+f+" := "+rtAlias+".Enter("+s+"); _ = "+f+"; defer "+rtAlias+".Leave("+s+"); "+region, lo, hi)
+	leave, retSite := ".Leave(", ""
+	if defersCalls(body) {
+		leave, retSite = ".LeaveRet(", s
+	}
+	r.ed.insertAt(lo+1, " "+pre+f+" := "+rtAlias+".Enter("+s+"); _ = "+f+"; defer "+rtAlias+leave+s+"); "+region, lo, hi)
 	r.allocParams(lo+1, lo, hi, recv, typ.Params, typ.Results)
 	var named []*ast.Ident
 	if typ.Results != nil {
@@ -220,8 +226,13 @@ func (r *rewriter) funcBody(recv *ast.FieldList, typ *ast.FuncType, body *ast.Bl
 		}
 	}
 	r.results = append(r.results, named)
+	r.retSites = append(r.retSites, retSite)
 	r.gUse = append(r.gUse, false)
 	r.block(body.List)
+	if retSite != "" && typ.Results.NumFields() == 0 && fallsOff(body) {
+		r.ed.insertAt(hi-1, "; "+rtAlias+".Ret("+retSite+") ", lo, hi)
+	}
+	r.retSites = r.retSites[:len(r.retSites)-1]
 	if r.gUse[len(r.gUse)-1] {
 		// Hooks took the goroutine's state: Enter returns it too.
 		g := r.gVar()
@@ -290,3 +301,66 @@ func (r *rewriter) funcLit(f *ast.FuncLit) {
 }
 
 // ---- statements ----
+
+// defersCalls reports whether body has a defer statement of its own (not
+// in a function literal's body).
+func defersCalls(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.DeferStmt:
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// fallsOff reports whether control may reach the end of body: its last
+// statement is not a return, a panic, a goto or an endless for.
+func fallsOff(body *ast.BlockStmt) bool {
+	if len(body.List) == 0 {
+		return true
+	}
+	switch x := body.List[len(body.List)-1].(type) {
+	case *ast.ReturnStmt, *ast.BranchStmt:
+		return false
+	case *ast.ExprStmt:
+		if c, ok := x.X.(*ast.CallExpr); ok {
+			if id, ok := c.Fun.(*ast.Ident); ok && id.Name == "panic" {
+				return false
+			}
+		}
+	case *ast.ForStmt:
+		return x.Cond != nil
+	}
+	return true
+}
+
+// ret puts rt.Ret before the return statement x of a function that defers
+// calls (funcBody), when its results can be evaluated after the frame
+// left the trace with nothing recorded: none (a bare return whose named
+// results are recorded before it), constants, nil, unshared locals. Other
+// returns keep the frame during the deferred calls.
+func (r *rewriter) ret(x *ast.ReturnStmt, inList bool) {
+	if len(r.retSites) == 0 || !inList {
+		return
+	}
+	site := r.retSites[len(r.retSites)-1]
+	if site == "" {
+		return
+	}
+	for _, e := range x.Results {
+		if tv, ok := r.info.Types[e]; ok && (tv.Value != nil || tv.IsNil()) {
+			continue
+		}
+		if r.localVar(e, false) != nil {
+			continue
+		}
+		return
+	}
+	lo, hi := r.span(x)
+	r.ed.insertAt(lo, rtAlias+".Ret("+site+"); ", lo, hi)
+}

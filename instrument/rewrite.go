@@ -134,6 +134,10 @@ type rewriter struct {
 	ifInit  ast.Stmt       // the init statement of the if or expression switch being instrumented, whose after events initAllocs records
 	norace  bool           // in a //go:norace function's body: plain memory accesses are not recorded (noraceFunc)
 
+	// retSites: for each enclosing function, its site when it defers
+	// calls (its returns call rt.Ret: funcs.go), else "".
+	retSites []string
+
 	captured  map[*types.Var]bool        // locals function literals capture (stdcalls.go), lazily
 	stmtCalls map[*ast.CallExpr]*bpPlan  // BarrierPairs bracketing a statement
 	noBarrier map[*ast.CallExpr]bool     // calls of go and defer statements
@@ -610,6 +614,7 @@ func (r *rewriter) returnStmt(x *ast.ReturnStmt, inList bool) {
 	if len(r.after) > 0 {
 		r.returnAfter(x, inList)
 	}
+	defer r.ret(x, inList)
 	if len(x.Results) == 0 && inList && len(r.results) > 0 && !r.norace {
 		// A bare return reads the named results.
 		var b strings.Builder

@@ -48,6 +48,10 @@ type gstate struct {
 	// others, up to depth, in pend (unsampled frames: showFrames).
 	shown int32
 	pend  []uint32
+	// left: the depths of frames whose function returned and runs its
+	// deferred calls: their FuncExit is recorded (Ret), their depth goes
+	// at LeaveRet.
+	left []int32
 
 	// The goroutine's own side of its buffer (buf.go).
 	gen       uint32 // generation last seen

