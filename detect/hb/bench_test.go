@@ -255,8 +255,16 @@ func BenchmarkFastTrackByteRanges(b *testing.B) {
 			bytes += trace.Span(evs[i].Value).Count()
 		}
 	}
+	benchRangesWhole(b, evs, "bytes", "bytes/s", bytes, true)
+}
+
+// benchRangesWhole runs FastTrack over evs with their range events handed
+// on whole ("whole") and expanded into the accesses they stand for
+// (expanded), reporting those accesses per second (unit) and, if cells,
+// the shadow cells the run ends with.
+func benchRangesWhole(b *testing.B, evs []trace.Event, expanded, unit string, accesses uint64, cells bool) {
 	for _, whole := range []bool{true, false} {
-		name := "bytes"
+		name := expanded
 		if whole {
 			name = "whole"
 		}
@@ -264,7 +272,7 @@ func BenchmarkFastTrackByteRanges(b *testing.B) {
 			var races int
 			sink := finding.SinkFunc(func(*finding.Race) { races++ })
 			b.ReportAllocs()
-			var cells int64
+			var n int64
 			for b.Loop() {
 				d := ftFlavour.make(sink)
 				rh := d.(detect.RangeHandler)
@@ -279,10 +287,12 @@ func BenchmarkFastTrackByteRanges(b *testing.B) {
 					}
 				}
 				d.Finish()
-				cells = d.Stats()["shadow_addrs"]
+				n = d.Stats()["shadow_addrs"]
 			}
-			b.ReportMetric(float64(bytes)*float64(b.N)/b.Elapsed().Seconds(), "bytes/s")
-			b.ReportMetric(float64(cells), "cells")
+			b.ReportMetric(float64(accesses)*float64(b.N)/b.Elapsed().Seconds(), unit)
+			if cells {
+				b.ReportMetric(float64(n), "cells")
+			}
 			b.ReportMetric(float64(races)/float64(b.N), "races/op")
 		})
 	}
@@ -348,32 +358,5 @@ func BenchmarkFastTrackSparseRanges(b *testing.B) {
 			words += trace.Span(evs[i].Value).Count()
 		}
 	}
-	for _, whole := range []bool{true, false} {
-		name := "words"
-		if whole {
-			name = "whole"
-		}
-		b.Run(name, func(b *testing.B) {
-			var races int
-			sink := finding.SinkFunc(func(*finding.Race) { races++ })
-			b.ReportAllocs()
-			for b.Loop() {
-				d := ftFlavour.make(sink)
-				rh := d.(detect.RangeHandler)
-				for i := range evs {
-					switch {
-					case !evs[i].Op.IsRange():
-						d.Handle(&evs[i])
-					case whole:
-						rh.HandleRange(&evs[i])
-					default:
-						trace.WriteWords(&evs[i], func(w *trace.Event) error { d.Handle(w); return nil })
-					}
-				}
-				d.Finish()
-			}
-			b.ReportMetric(float64(words)*float64(b.N)/b.Elapsed().Seconds(), "words/s")
-			b.ReportMetric(float64(races)/float64(b.N), "races/op")
-		})
-	}
+	benchRangesWhole(b, evs, "words", "words/s", words, false)
 }
