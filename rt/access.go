@@ -1,7 +1,6 @@
 package rt
 
 import (
-	"math/bits"
 	"strconv"
 	"sync/atomic"
 	"unsafe"
@@ -68,7 +67,7 @@ func accessAddr(op trace.Op, a uint64, size uintptr, site uint32) {
 	}
 	if size <= 8 && dedup {
 		if t := g.seen; t != nil && generation.Load() == g.gen {
-			e := &t.entries[(a>>3+(a&7)<<t.shift)&uint64(len(t.entries)-1)]
+			e := &t.entries[(a>>3)&uint64(len(t.entries)-1)]
 			if e.addr == a && e.epoch == g.epoch && (e.write || op != trace.OpWrite) {
 				return
 			}
@@ -314,15 +313,8 @@ type seenEntry struct {
 	write bool
 }
 
-// A table is direct-mapped by word, and the bytes of a word (a loop over
-// a []byte) by its offset in it too: the entry of byte k of word w is at
-// w + k*len/8 (shift), so that the bytes of one word do not push each
-// other out, and a second pass over a buffer in one epoch is dropped as
-// the first pass over a []uint64 is. Aligned accesses keep slot w.
 type seenTable struct {
 	entries []seenEntry // len is a power of two
-	shift   uint        // log2(len) - 3
-	odd     bool        // it has held an unaligned address (forget)
 	misses  int         // accesses recorded
 	// conflicts: accesses recorded over an entry of the same epoch (the
 	// working set is wider than the table); only they grow a table past
@@ -341,11 +333,10 @@ func (g *gstate) recorded(addr uint64, op trace.Op) bool {
 	}
 	t := g.seen
 	if t == nil {
-		t = &seenTable{entries: make([]seenEntry, smallSeen), shift: seenShift(smallSeen)}
+		t = &seenTable{entries: make([]seenEntry, smallSeen)}
 		g.seen = t
 	}
-	e := &t.entries[(addr>>3+(addr&7)<<t.shift)&uint64(len(t.entries)-1)]
-	t.odd = t.odd || addr&7 != 0
+	e := &t.entries[(addr>>3)&uint64(len(t.entries)-1)]
 	write := op == trace.OpWrite
 	if e.addr == addr && e.epoch == g.epoch && (e.write || !write) {
 		return true
@@ -377,9 +368,6 @@ func (g *gstate) recorded(addr uint64, op trace.Op) bool {
 	return false
 }
 
-// seenShift is a table's shift for n entries (seenTable).
-func seenShift(n int) uint { return uint(bits.Len(uint(n))) - 1 - 3 }
-
 // grow replaces t's entries by the next size's, empty (the goroutine
 // records each word once more), unless the budget is spent.
 func (t *seenTable) grow() {
@@ -396,7 +384,6 @@ func (t *seenTable) grow() {
 	}
 	t.level++
 	t.entries = make([]seenEntry, next)
-	t.shift, t.odd = seenShift(next), false
 	t.conflicts = 0
 }
 
@@ -429,15 +416,9 @@ func (g *gstate) forget(a, size uint64) {
 		g.epoch++
 		return
 	}
-	offsets := uint64(1)
-	if t.odd {
-		offsets = 8 // the slots of each byte of the word
-	}
 	for w := lo; w <= hi; w++ {
-		for k := range offsets {
-			if e := &t.entries[(w+k<<t.shift)&(n-1)]; e.addr >= a && e.addr-a < size {
-				*e = seenEntry{}
-			}
+		if e := &t.entries[w&(n-1)]; e.addr >= a && e.addr-a < size {
+			*e = seenEntry{}
 		}
 	}
 }

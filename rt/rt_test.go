@@ -268,50 +268,6 @@ func TestDedupTableGrows(t *testing.T) {
 	}
 }
 
-// The bytes of one word have slots of their own in a dedup table: a byte
-// loop that sweeps a buffer many times in one epoch records each byte
-// about once per table size (TestDedupTableGrows' words), where the bytes
-// of a word pushed each other out and every sweep recorded them all
-// (held-out goldmark's byte-at-a-time copies). An allocation clears a
-// byte's entry as it clears a word's.
-func TestDedupBytes(t *testing.T) {
-	const size, sweeps = 1024, 20
-	data := make([]byte, size)
-	escapeSink = data
-	tr := record(t, true, func(site uint32) {
-		for range sweeps {
-			for i := range data {
-				R(&data[i], site, true)
-			}
-		}
-	})
-	n := 0
-	for _, e := range tr.Events {
-		if e.Op == trace.OpRead {
-			n++
-		}
-	}
-	if n > 8*size {
-		t.Errorf("%d reads recorded of %d bytes swept %d times in one epoch, want at most %d", n, size, sweeps, 8*size)
-	}
-	var g gstate
-	b := uint64(uintptr(unsafe.Pointer(&data[0])))
-	for _, a := range []uint64{b + 3, b + 8, b + 13} {
-		if g.recorded(a, trace.OpRead) || !g.recorded(a, trace.OpRead) {
-			t.Fatalf("%#x: not recorded once then a repeat", a-b)
-		}
-	}
-	g.forget(b, 9) // a new object over bytes 0-8
-	for _, c := range []struct {
-		off  uint64
-		kept bool
-	}{{3, false}, {8, false}, {13, true}} {
-		if got := g.recorded(b+c.off, trace.OpRead); got != c.kept {
-			t.Errorf("byte %d after an allocation over bytes 0-8: a repeat %v, want %v", c.off, got, c.kept)
-		}
-	}
-}
-
 // An access of more than rangeMinWords words is one range event, which
 // the reader hands on as the words it covers: a copy of 1000 words records
 // all of them, where word events stopped at maxRangeEvents; dedup drops a
