@@ -406,4 +406,12 @@ var corpus = []Module{
 	{"github.com/varlink/go", "v0.4.1-0.20261015173642-c935be0c53f7", "varlink RPC: a service over sockets, a connection per goroutine (go 1.21)"},
 	{"github.com/go-git/go-billy/v6", "v6.0.0-beta.1", "filesystems: in-memory and OS filesystems, locks, a chroot"},
 	{"maragu.dev/goqite", "v0.4.0", "a queue on SQLite (cgo) and Postgres: receivers in goroutines"},
+	// Held out in session 70 (batch FQ): measured at the commit that added them.
+	{"github.com/expr-lang/expr", "v1.17.8", "expression language: compiled programs run from many goroutines (go 1.18)"},
+	{"github.com/zeebo/blake3", "v0.2.4", "BLAKE3: hashing with goroutines over chunks (go 1.18)"},
+	{"github.com/vmihailenco/msgpack/v5", "v5.4.1", "MessagePack: encoders and decoders from pools (go 1.19)"},
+	{"github.com/itchyny/gojq", "v0.12.20", "jq in Go: iterators, environments, a code cache"},
+	{"github.com/mmcdole/gofeed", "v1.4.2", "feed parsers: an HTTP client, parsers per feed type"},
+	{"github.com/pelletier/go-toml/v2", "v2.4.3", "TOML: decoders with caches of struct types (go 1.21)"},
+	{"github.com/jessevdk/go-flags", "v1.6.1", "command-line parsing: groups, options, completion (go 1.20)"},
 }
