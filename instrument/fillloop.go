@@ -262,28 +262,28 @@ func (b *elemBody) rowIndexed(x, row *ast.IndexExpr, off int64) (elemIndex, bool
 // indexOffset reports whether e is iv, iv+c, c+iv or iv-c for an int
 // constant c of at most elemMaxOff, and returns the offset.
 func (r *rewriter) indexOffset(e ast.Expr, iv *types.Var) (int64, bool) {
-	if r.localVar(e, false) == iv {
-		return 0, true
-	}
+	base, n, _ := r.plusConst(e)
+	return n, r.localVar(base, false) == iv
+}
+
+// plusConst splits e, base+c, c+base or base-c for an int constant c of
+// at most elemMaxOff, into base and the signed constant (split); any other
+// e is its own base, plus 0.
+func (r *rewriter) plusConst(e ast.Expr) (base ast.Expr, c int64, split bool) {
 	x, ok := unparen(e).(*ast.BinaryExpr)
 	if !ok || x.Op != token.ADD && x.Op != token.SUB {
-		return 0, false
+		return e, 0, false
 	}
-	c, v := x.Y, x.X
-	if x.Op == token.ADD && r.localVar(x.X, false) != iv {
-		c, v = x.X, x.Y
+	if n, ok := r.smallConst(x.Y); ok {
+		if x.Op == token.SUB {
+			n = -n
+		}
+		return x.X, n, true
 	}
-	if r.localVar(v, false) != iv {
-		return 0, false
+	if n, ok := r.smallConst(x.X); ok && x.Op == token.ADD {
+		return x.Y, n, true
 	}
-	n, ok := r.smallConst(c)
-	if !ok {
-		return 0, false
-	}
-	if x.Op == token.SUB {
-		n = -n
-	}
-	return n, true
+	return e, 0, false
 }
 
 // smallConst returns the value of e when it is an integer constant of at
@@ -311,22 +311,9 @@ func (r *rewriter) fixedIndex(e ast.Expr) ([]*types.Var, bool) {
 	if tv.Value != nil {
 		return nil, true
 	}
-	if v := r.localVar(e, false); v != nil {
+	base, _, _ := r.plusConst(e)
+	if v := r.localVar(base, false); v != nil {
 		return []*types.Var{v}, true
-	}
-	x, ok := unparen(e).(*ast.BinaryExpr)
-	if !ok || x.Op != token.ADD && x.Op != token.SUB {
-		return nil, false
-	}
-	if _, ok := r.smallConst(x.Y); ok {
-		if v := r.localVar(x.X, false); v != nil {
-			return []*types.Var{v}, true
-		}
-	}
-	if _, ok := r.smallConst(x.X); ok && x.Op == token.ADD {
-		if v := r.localVar(x.Y, false); v != nil {
-			return []*types.Var{v}, true
-		}
 	}
 	return nil, false
 }
@@ -552,12 +539,7 @@ func (r *rewriter) loopStart(e ast.Expr) bool {
 func (r *rewriter) boundVars(es ...ast.Expr) []*types.Var {
 	var vs []*types.Var
 	for _, e := range es {
-		if x, ok := unparen(e).(*ast.BinaryExpr); ok {
-			e = x.X
-			if _, ok := r.smallConst(x.X); ok {
-				e = x.Y
-			}
-		}
+		e, _, _ = r.plusConst(e)
 		if c, ok := unparen(e).(*ast.CallExpr); ok && len(c.Args) == 1 {
 			e = c.Args[0]
 		}
@@ -600,14 +582,8 @@ func (r *rewriter) loopBound(e ast.Expr) bool {
 	if tv.Value != nil {
 		return true
 	}
-	if x, ok := unparen(e).(*ast.BinaryExpr); ok && (x.Op == token.ADD || x.Op == token.SUB) {
-		if _, ok := r.smallConst(x.Y); ok {
-			return r.loopBound(x.X)
-		}
-		if _, ok := r.smallConst(x.X); ok && x.Op == token.ADD {
-			return r.loopBound(x.Y)
-		}
-		return false
+	if base, _, split := r.plusConst(e); split {
+		return r.loopBound(base)
 	}
 	if r.localVar(e, false) != nil {
 		return true

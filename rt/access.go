@@ -672,20 +672,21 @@ func LoopStepR[S ~[]E, E any](s S, lo, hi, step, off int, site uint32, rec bool)
 // elements; when r is outside rows it records nothing, as the loop
 // panics at its first iteration.
 func LoopRowW[R ~[]S, S ~[]E, E any](rows R, r, lo, hi, step, off int, site, rowSite uint32, rec bool) int {
-	if lo < hi && r >= 0 && r < len(rows) {
-		accessHook(hookRead, unsafe.Pointer(&rows[r]), 1, rowSite, rec) // a slice is read whole (R1)
-		stepRange(trace.OpWrite, sliceData(rows[r]), elemSize[E](), len(rows[r]), lo, hi, step, off, site, rec, false)
-	}
+	rowRange(trace.OpWrite, rows, r, lo, hi, step, off, site, rowSite, rec)
 	return lo
 }
 
 // LoopRowR is LoopRowW for the elements the loop reads.
 func LoopRowR[R ~[]S, S ~[]E, E any](rows R, r, lo, hi, step, off int, site, rowSite uint32, rec bool) int {
+	rowRange(trace.OpRead, rows, r, lo, hi, step, off, site, rowSite, rec)
+	return lo
+}
+
+func rowRange[R ~[]S, S ~[]E, E any](op trace.Op, rows R, r, lo, hi, step, off int, site, rowSite uint32, rec bool) {
 	if lo < hi && r >= 0 && r < len(rows) {
 		accessHook(hookRead, unsafe.Pointer(&rows[r]), 1, rowSite, rec) // a slice is read whole (R1)
-		stepRange(trace.OpRead, sliceData(rows[r]), elemSize[E](), len(rows[r]), lo, hi, step, off, site, rec, false)
+		stepRange(op, sliceData(rows[r]), elemSize[E](), len(rows[r]), lo, hi, step, off, site, rec, false)
 	}
-	return lo
 }
 
 // LoopColR records the reads of a loop j := lo; j < hi; j += step to
@@ -711,17 +712,15 @@ func colRange[R ~[]S, S ~[]E, E any](op trace.Op, rows R, col, lo, hi, step, off
 		return
 	}
 	count := min((hi-lo-1)/step+1, (len(rows)-first-1)/step+1)
+	elems := count
 	for i := 0; i < count; i++ {
 		if col >= len(rows[first+i*step]) {
-			count = i + 1 // the loop reads this row, then panics
+			elems, count = i, i+1 // the loop reads this row, then panics
 			break
 		}
 	}
 	stepRange(trace.OpRead, unsafe.Pointer(unsafe.SliceData(rows)), unsafe.Sizeof(rows[0]), len(rows), lo, lo+(count-1)*step+1, step, off, rowSite, rec, true)
-	kind := uint8(hookRead)
-	if op == trace.OpWrite {
-		kind = hookWrite
-	}
+	kind := hookKind(op)
 	// An element an iteration: with loop regions (RACEKIT_SAMPLE_LOOPS,
 	// loop.go), those of the iterations the loop's region would sample,
 	// as the body's own hooks recorded them.
@@ -730,15 +729,11 @@ func colRange[R ~[]S, S ~[]E, E any](op trace.Op, rows R, col, lo, hi, step, off
 	if regions {
 		l = LoopOf(rec)
 	}
-	for i := 0; i < count; i++ {
-		row := rows[first+i*step]
-		if col >= len(row) {
-			break
-		}
+	for i := 0; i < elems; i++ {
 		if regions && !l.Iter() {
 			continue
 		}
-		accessHook(kind, unsafe.Pointer(&row[col]), elemSize[E](), site, rec)
+		accessHook(kind, unsafe.Pointer(&rows[first+i*step][col]), elemSize[E](), site, rec)
 	}
 }
 
@@ -774,13 +769,18 @@ func stepRange(op trace.Op, p unsafe.Pointer, elem uintptr, n, lo, hi, step, off
 			return
 		}
 	}
-	var kind uint8 = hookRead
-	if op == trace.OpWrite {
-		kind = hookWrite
-	}
+	kind := hookKind(op)
 	for i := 0; i < count; i++ {
 		accessHook(kind, unsafe.Add(p, uintptr(i)*stride), size, site, rec)
 	}
+}
+
+// hookKind is accessHook's kind of a plain access op.
+func hookKind(op trace.Op) uint8 {
+	if op == trace.OpWrite {
+		return hookWrite
+	}
+	return hookRead
 }
 
 // LoopAlso returns s, the operand of an element-wise range loop, once

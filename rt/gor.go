@@ -346,10 +346,7 @@ func LeaveRet(fn uint32) {
 		g := cur()
 		if n := len(g.left); n > 0 && g.left[n-1] == g.depth {
 			g.left = g.left[:n-1]
-			if g.depth--; g.depth == 0 && g.untraced {
-				g.edge(trace.OpSyncRelease, fn, ioObj)
-				g.samp.returned()
-			}
+			g.popDepth(fn)
 			g.shown = min(g.shown, g.depth)
 			return
 		}
@@ -371,17 +368,21 @@ func leaveSlow(fn uint32) {
 		// recorded: it never was either; its edge back to untraced code
 		// is, as the one Enter recorded.
 		g.pend = g.pend[:len(g.pend)-1]
-		if g.depth--; g.depth == 0 && g.untraced {
-			g.edge(trace.OpSyncRelease, fn, ioObj)
-			g.samp.returned() // tp-ad's slot (sample.go)
-		}
+		g.popDepth(fn)
 	} else {
-		if g.depth--; g.depth == 0 && g.untraced {
-			g.edge(trace.OpSyncRelease, fn, ioObj)
-			g.samp.returned()
-		}
+		g.popDepth(fn)
 		g.record(trace.OpFuncExit, 0, fn, uint64(fn), 0)
 		g.shown = g.depth
+	}
+}
+
+// popDepth ends a frame of fn's: a return to untraced code (its depth
+// reaches 0 on a goroutine born there) records the edge back to it and
+// gives tp-ad's slot back (sample.go).
+func (g *gstate) popDepth(fn uint32) {
+	if g.depth--; g.depth == 0 && g.untraced {
+		g.edge(trace.OpSyncRelease, fn, ioObj)
+		g.samp.returned()
 	}
 }
 
