@@ -2,7 +2,8 @@
 // allocation event when each new one is created: parameters, results and
 // receivers at the top of the body, per-iteration loop variables (go1.22)
 // at the top of each iteration, a type switch's and a select receive's
-// variable at the top of their clause.
+// variable at the top of their clause. A captured variable nothing writes
+// after its declaration is not escaping in that sense (readOnly).
 package p
 
 import "reflect"
@@ -10,7 +11,7 @@ import "reflect"
 type box struct{ n int }
 
 func (b box) spawn(k int, done chan int) (out int) {
-	go func() { done <- b.n + k }()
+	go func() { k++; done <- b.n + k }()
 	defer func() { out++ }()
 	return 0
 }
@@ -33,15 +34,15 @@ func loops(xs []int, m map[string]int, c chan int) {
 func clauses(x any, c chan int, d chan string) {
 	switch v := x.(type) {
 	case int:
-		go func() { c <- v }()
+		go func() { v++; c <- v }()
 	case string:
 		_ = v
 	}
 	select {
 	case n := <-c:
-		go func() { c <- n }()
+		go func() { n++; c <- n }()
 	case s, ok := <-d:
-		go func() { _, _ = s, ok }()
+		go func() { s += "."; _, _ = s, ok }()
 	}
 }
 
@@ -104,4 +105,19 @@ func inits(f func() (int, error), c chan error) {
 	case err != nil:
 		go func() { c <- err }()
 	}
+}
+
+// readOnly's captured variables are written only where they are declared
+// (a parameter at the call, c and w at their :=): their reads are not
+// recorded, and no allocation either. p's address is taken, r is
+// assigned in a closure, and q is a named result: those stay escaping.
+func readOnly(n int, ch chan int) (q int) {
+	c := &box{n: n}
+	w := [2]int{n, n}
+	p := 0
+	r := 0
+	go func() { ch <- c.n + w[1] + n + q }()
+	go func() { r = 1 }()
+	ptr := &p
+	return *ptr + r
 }
