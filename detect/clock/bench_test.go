@@ -143,3 +143,37 @@ func BenchmarkChanBuffered(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
+
+// BenchmarkChanPipeline is a channel of capacity 64 between one sender
+// and one receiver that keeps up (syncheavy's pipeline, a worker pool's
+// queue): each message's clock is made at its send and dropped soon after
+// its receive, so that a clock's storage can be used again by a later
+// message (vc.Shared.Release) instead of being garbage.
+func BenchmarkChanPipeline(b *testing.B) {
+	const msgs, capacity = 200000, 64
+	const ch = 1 << 40
+	var evs []trace.Event
+	msg := func(g trace.GID, op trace.Op, obj uint64, m trace.ChanMsg) {
+		evs = append(evs, trace.Event{G: g, Op: op, Obj: obj, Value: uint64(m), Flags: trace.FlagMessage})
+	}
+	evs = append(evs, trace.Event{G: 0, Op: trace.OpFork, Obj: 1}, trace.Event{G: 0, Op: trace.OpFork, Obj: 2})
+	sent, got := uint64(0), uint64(0)
+	for got < msgs {
+		for k := 0; k < 8 && sent < msgs && sent-got < capacity; k++ {
+			sent++
+			msg(1, trace.OpSyncRelease, ch, trace.MsgSendOf(capacity))
+			msg(1, trace.OpSyncAcquire, ch+1, trace.MsgRange(trace.MsgSent, sent, sent))
+		}
+		for k := 0; k < 5 && got < sent; k++ {
+			got++
+			msg(2, trace.OpSyncRelease, ch+1, trace.MsgOf(trace.MsgRecv))
+			msg(2, trace.OpSyncAcquire, ch, trace.MsgRange(trace.MsgRecvd, got, got))
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		k := New(AllEdges)
+		syncAll(&k, evs)
+	}
+	b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}

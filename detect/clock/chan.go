@@ -219,23 +219,23 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 		known = false
 	}
 	in := &k.in
-	in.Reset()
+	in.Release() // its chunks, copies (JoinCopy), go to the next message
 	if send {
 		// The receives synchronized before this completion: receive j
 		// for j in [lo-C, hi-C], and any still pending.
 		if known && begun {
 			for j := max(lo, p.cap+1) - p.cap; j+p.cap <= hi; j++ {
-				in.Join(s.rcvs.get(j))
+				in.JoinCopy(s.rcvs.get(j))
 			}
 		} else {
-			in.Join(objClock(&k.syncs, e.Obj).c) // every receive begun
+			in.JoinCopy(objClock(&k.syncs, e.Obj).c) // every receive begun
 		}
-		in.Join(s.wideRecv)
+		in.JoinCopy(s.wideRecv)
 		for _, q := range s.pend {
 			// A pending receive is receive j > q.done: needed if j+C
 			// may be this send's number.
 			if !q.send && (!known || !begun || hi > q.done+p.cap) {
-				in.Join(q.c)
+				in.JoinCopy(q.c)
 			}
 		}
 		switch {
@@ -245,9 +245,14 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 			if !s.msgs.fits(lo) || !s.msgs.fits(hi) {
 				s.msgs.foldInto(&s.wideSend, k.freeClock)
 			}
-			for j := lo; j <= hi; j++ {
-				if s.msgs.joinAt(j, p.c) {
-					k.msgClocks++
+			if lo == hi && s.msgs.takeAt(lo, p.c) {
+				k.msgClocks++
+				p.c = vc.Shared{} // the queue's now
+			} else {
+				for j := lo; j <= hi; j++ {
+					if s.msgs.joinAt(j, p.c) {
+						k.msgClocks++
+					}
 				}
 			}
 			k.fold(s)
@@ -258,21 +263,21 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 		if kind != trace.MsgRecvClosed {
 			if known {
 				for j := lo; j <= hi; j++ {
-					in.Join(s.msgs.get(j))
+					in.JoinCopy(s.msgs.get(j))
 				}
 			} else {
-				in.Join(objClock(&k.syncs, e.Obj).c) // every send begun
+				in.JoinCopy(objClock(&k.syncs, e.Obj).c) // every send begun
 			}
-			in.Join(s.wideSend)
+			in.JoinCopy(s.wideSend)
 			for _, q := range s.pend {
 				// A pending send is message j > q.done.
 				if q.send && (!known || hi > q.done) {
-					in.Join(q.c)
+					in.JoinCopy(q.c)
 				}
 			}
 		}
 		if kind != trace.MsgRecvd {
-			in.Join(s.closed)
+			in.JoinCopy(s.closed)
 		}
 		switch {
 		case kind == trace.MsgRecvClosed:
@@ -282,9 +287,14 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 			if !s.rcvs.fits(lo) || !s.rcvs.fits(hi) {
 				s.rcvs.foldInto(&s.wideRecv, k.freeClock)
 			}
-			for j := lo; j <= hi; j++ {
-				if s.rcvs.joinAt(j, p.c) {
-					k.msgClocks++
+			if lo == hi && s.rcvs.takeAt(lo, p.c) {
+				k.msgClocks++
+				p.c = vc.Shared{} // the queue's now
+			} else {
+				for j := lo; j <= hi; j++ {
+					if s.rcvs.joinAt(j, p.c) {
+						k.msgClocks++
+					}
 				}
 			}
 			k.fold(s)
@@ -292,7 +302,7 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 			s.wideRecv.Join(p.c)
 		}
 	}
-	if begun {
+	if begun && p.c.Len() > 0 { // not a clock the queue took: a new handle would make a new token
 		k.reuse(p.c)
 	}
 	if old := t.cver; t.c.JoinShared(*in, &t.img) {
@@ -384,8 +394,8 @@ func (k *Tracker) freeClock(c vc.Shared) {
 
 // reuse keeps c's storage for a later operation's clock, up to maxFree.
 func (k *Tracker) reuse(c vc.Shared) {
+	c.Release()
 	if len(k.free) < maxFree {
-		c.Reset()
 		k.free = append(k.free, c)
 	}
 }
@@ -447,6 +457,32 @@ func (q *msgQueue) joinAt(j uint64, c vc.Shared) bool {
 	if had || w.Len() == 0 {
 		return false
 	}
+	q.n++
+	return true
+}
+
+// takeAt makes c message j's clock when j has none (nor c's number fits
+// no window) and reports whether it did: c is then the queue's, neither
+// copied nor shared, so that its chunks can be reused when j is dropped
+// (freeClock, vc.Shared.Release).
+func (q *msgQueue) takeAt(j uint64, c vc.Shared) bool {
+	if c.Len() == 0 || !q.fits(j) {
+		return false
+	}
+	if q.span == 0 {
+		q.lo, q.head = j, 0
+	}
+	if j < q.lo {
+		q.prepend(q.lo - j)
+	}
+	if i := j - q.lo; i >= uint64(q.span) {
+		q.extend(int(i) + 1)
+	}
+	w := &q.ring[(q.head+int(j-q.lo))&(len(q.ring)-1)]
+	if w.Len() > 0 {
+		return false
+	}
+	*w = c
 	q.n++
 	return true
 }

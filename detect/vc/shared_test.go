@@ -12,7 +12,8 @@ import (
 // each with its Image) and object clocks (Shared), and the same on plain
 // VectorClocks, the reference: after each, every clock must read the same.
 // Widths cross several chunks; values stay small so that chunks are often
-// equal, ordered or not (every branch of joinChunk and JoinShared).
+// equal, ordered or not (every branch of joinChunk and JoinShared). Joins
+// are Join or JoinCopy, and clocks are emptied by Reset or Release.
 func TestSharedAgainstFlat(t *testing.T) {
 	for seed := range uint64(6) {
 		r := rand.New(rand.NewPCG(seed, 7))
@@ -125,17 +126,33 @@ func TestSharedAgainstFlat(t *testing.T) {
 				what = "object join"
 				o2 := r.IntN(nObjs)
 				other = o2
-				objs[oi].Join(objs[o2])
-				refO[oi].Join(refO[o2])
+				if r.IntN(2) == 0 {
+					// (Join may say it changed when it took a chunk of zeros.)
+					objs[oi].Join(objs[o2])
+					refO[oi].Join(refO[o2])
+				} else {
+					what = "object join copy"
+					changed := objs[oi].JoinCopy(objs[o2])
+					if want := refO[oi].JoinChanged(refO[o2]); changed != want {
+						t.Fatalf("seed %d step %d (%s): changed %v, want %v", seed, step, what, changed, want)
+					}
+				}
 			case 7: // an object's own entry set
 				what = "set"
 				c := objs[oi].Get(g) + uint32(r.IntN(3))
 				objs[oi].Set(g, c)
 				refO[oi].Set(g, c)
 			case 8:
-				what = "reset or clone"
-				if r.IntN(2) == 0 {
-					objs[oi].Reset()
+				what = "reset, release or clone"
+				if k := r.IntN(3); k < 2 {
+					// Release hands back the chunks only objs[oi] has: a
+					// later own takes them, and a chunk another clock still
+					// read would show there as wrong entries.
+					if k == 0 {
+						objs[oi].Reset()
+					} else {
+						objs[oi].Release()
+					}
 					refO[oi] = refO[oi][:0]
 				} else {
 					o2 := r.IntN(nObjs)
