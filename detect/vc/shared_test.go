@@ -65,9 +65,10 @@ func TestSharedAgainstFlat(t *testing.T) {
 					continue
 				}
 				tail("object", objs[i].ch)
+				flat := objs[i].FlatInto(nil) // as WCP reads the incoming clock
 				for g := range width + 8 {
-					if got, want := objs[i].Get(trace.GID(g)), refO[i].Get(trace.GID(g)); got != want {
-						t.Fatalf("seed %d step %d (%s): object %d entry %d = %d, want %d", seed, step, what, i, g, got, want)
+					if got, want := objs[i].Get(trace.GID(g)), refO[i].Get(trace.GID(g)); got != want || flat.Get(trace.GID(g)) != want {
+						t.Fatalf("seed %d step %d (%s): object %d entry %d = %d (flat %d), want %d", seed, step, what, i, g, got, flat.Get(trace.GID(g)), want)
 					}
 				}
 			}
