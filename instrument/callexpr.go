@@ -294,7 +294,7 @@ func (r *rewriter) call(x *ast.CallExpr) {
 			site = func(p token.Pos) string { return r.calleeSite(p, fn) }
 		}
 		if h.sited {
-			g.lit(site(x.Pos()) + ", " + r.recFlag() + ")(")
+			g.lit(site(x.Pos()) + ", " + r.syncFlag() + ")(")
 		}
 		first := true
 		if recv != "" {
@@ -318,7 +318,7 @@ func (r *rewriter) call(x *ast.CallExpr) {
 			g.lit(site(x.Pos()))
 		}
 		if h.rec && !h.sited {
-			g.lit(", " + r.recFlag())
+			g.lit(", " + r.syncFlag())
 		}
 		if h.g {
 			g.lit(", " + r.gArg())
@@ -559,7 +559,7 @@ func (r *rewriter) builtin(x *ast.CallExpr) {
 	case "close":
 		if len(x.Args) == 1 {
 			r.rd(x.Args[0])
-			r.replaceCall(x, "Close", x.Args, r.site(x.Pos())+", "+r.recFlag())
+			r.replaceCall(x, "Close", x.Args, r.site(x.Pos())+", "+r.syncFlag())
 			return
 		}
 	}

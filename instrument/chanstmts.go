@@ -30,7 +30,7 @@ func (r *rewriter) send(x *ast.SendStmt, inList bool) {
 	r.piece(g, x.Chan)
 	val := ""
 	tok := r.tmp()
-	pre := "; " + tok + " := " + rtAlias + ".SendPreG(" + c + ", " + s + ", " + r.recFlag() + ", " + r.gArg() + "); " + c + " <- "
+	pre := "; " + tok + " := " + rtAlias + ".SendPreG(" + c + ", " + s + ", " + r.syncFlag() + ", " + r.gArg() + "); " + c + " <- "
 	if r.inlineValue(x.Value) {
 		g.lit(pre)
 		r.piece(g, x.Value)
@@ -358,7 +358,7 @@ func (r *rewriter) selectPrelude(g *gen, cases []selectCase, nch int) {
 	for _, k := range cases {
 		switch {
 		case k.send != nil:
-			g.lit(rtAlias + ".SelectSendPre(" + k.ch + ", " + k.site + ", " + r.recFlag() + "); ")
+			g.lit(rtAlias + ".SelectSendPre(" + k.ch + ", " + k.site + ", " + r.syncFlag() + "); ")
 		case k.recv != nil:
 			g.lit(rtAlias + ".RecvPre(" + k.ch + ", " + k.site + "); ")
 		}

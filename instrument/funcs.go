@@ -275,7 +275,7 @@ func (r *rewriter) funcLit(f *ast.FuncLit) {
 	r.lits[outer]++
 	r.fn = outer + ".func" + strconv.Itoa(r.lits[outer])
 	enter := len(r.ed.edits)
-	nrec := r.nrec // the literal's hooks take its own flag, not its loops'
+	nrec, nflag := r.nrec, r.nflag // the literal's hooks take its own flag, not its loops'
 	// A go statement's Begin, a test function's Start (testframes.go).
 	pre := r.litPre[f] + r.testPrologue(f.Type)
 	if r.testPrologue(f.Type) != "" {
@@ -285,7 +285,7 @@ func (r *rewriter) funcLit(f *ast.FuncLit) {
 	r.norace = false
 	r.funcBody(nil, f.Type, f.Body, f.Pos(), pre, false)
 	r.norace = norace
-	r.nrec = nrec
+	r.nrec, r.nflag = nrec, nflag
 	if len(r.ed.edits) == enter+1 && r.testPrologue(f.Type) == "" {
 		// A quiet literal (quiet.go) loses its Enter now, before an
 		// enclosing statement's rewrite renders it into a replacement;

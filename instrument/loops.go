@@ -32,7 +32,7 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
 			return
 		}
 		loop := ""
-		if r.nrec > m.nrec {
+		if r.flagged(m) {
 			// Before rangeChan renders the body into its replacement.
 			loop = r.tmp()
 			r.loopBody(x.Body, loop, r.rawCopyOK(x.Body, m))
@@ -181,7 +181,7 @@ func (r *rewriter) forStmt(x *ast.ForStmt, label *ast.LabeledStmt) {
 	}
 	r.allocIterVars(x.Body, iterVars...)
 	r.block(x.Body.List)
-	if mp.nrec == mc.nrec || label != nil && r.gotoLabels[r.labelObj(label)] {
+	if mp.nrec == mc.nrec && mp.nflag == mc.nflag || label != nil && r.gotoLabels[r.labelObj(label)] {
 		r.loopRegion(x, x.Body, label, m)
 		return
 	}
@@ -253,9 +253,12 @@ func (r *rewriter) iteration(g *gen, body *ast.BlockStmt, loop string, raw bool,
 
 // A loopMark is where the rewriter stood before a loop's body: the
 // access hooks and the sites registered so far.
-type loopMark struct{ nrec, nsites int }
+type loopMark struct{ nrec, nsites, nflag int }
 
-func (r *rewriter) mark() loopMark { return loopMark{r.nrec, len(r.sites)} }
+func (r *rewriter) mark() loopMark { return loopMark{r.nrec, len(r.sites), r.nflag} }
+
+// flagged reports whether hooks given the recording flag were written since m.
+func (r *rewriter) flagged(m loopMark) bool { return r.nrec > m.nrec || r.nflag > m.nflag }
 
 // loopRegion makes loop statement s (labelled by label, if any), whose
 // body the rewriter has just instrumented from mark m, a sampling region
@@ -265,7 +268,7 @@ func (r *rewriter) mark() loopMark { return loopMark{r.nrec, len(r.sites)} }
 // body (loopBody). A loop whose label a goto names cannot be put in a
 // block, and keeps the enclosing decision.
 func (r *rewriter) loopRegion(s ast.Stmt, body *ast.BlockStmt, label *ast.LabeledStmt, m loopMark) {
-	if r.nrec == m.nrec || label != nil && r.gotoLabels[r.labelObj(label)] {
+	if !r.flagged(m) || label != nil && r.gotoLabels[r.labelObj(label)] {
 		return
 	}
 	loop := r.tmp()

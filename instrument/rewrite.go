@@ -148,6 +148,7 @@ type rewriter struct {
 	quiet  []quietFunc // functions that may lose their Enter (quiet.go)
 	leaves []leafFunc  // functions that may get a copy as written (leafCopy)
 	nrec   int         // access hooks given recFlag so far in this function
+	nflag  int         // other hooks given recFlag (a send's read of its channel): loop regions count them too (syncFlag)
 	// gUse: per enclosing function body, whether a hook took its
 	// goroutine-state local (gArg), so that its Enter becomes EnterG.
 	gUse []bool
@@ -244,6 +245,15 @@ func (r *rewriter) wideAsite(p token.Pos) string {
 func (r *rewriter) withRec(site string) string {
 	r.nrec++
 	return site + ", " + r.recFlag()
+}
+
+// syncFlag is recFlag for a hook that is not an access hook but records
+// an access under the flag (a send's or close's read of its channel): a
+// loop of sends is a sampling region as a loop of reads is (loopRegion),
+// though its body cannot run as written (rawCopyOK).
+func (r *rewriter) syncFlag() string {
+	r.nflag++
+	return r.recFlag()
 }
 
 // recFlag names the flag the access hooks take: in a function body the

@@ -38,3 +38,16 @@ outer:
 		}
 	}
 }
+
+// sendsOnly's loops record nothing but their sends, whose reads of the
+// channel the sampling flag governs (syncFlag): they are loop regions too,
+// whose iterations cannot run as written (a send's hooks are in both).
+func sendsOnly(ch chan int, in chan int) {
+	for i := 0; i < 100; i++ {
+		ch <- i
+	}
+	for v := range in {
+		ch <- v
+	}
+	close(ch)
+}
