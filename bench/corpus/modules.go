@@ -424,4 +424,14 @@ var corpus = []Module{
 	{"gopkg.in/yaml.v3", "v3.0.1", "YAML: a decoder with a cache of struct info under a lock (no go line)"},
 	{"github.com/bwmarrin/discordgo", "v0.28.1", "Discord client: websockets, a ratelimiter and event handlers in goroutines (go 1.13)"},
 	{"github.com/dgraph-io/badger/v4", "v4.9.6", "key-value store: LSM compactors, value log GC, transactions from many goroutines"},
+	// Held out in session 71 (batch FS): measured at the commit that added them.
+	{"github.com/pterm/pterm", "v0.12.84", "terminal output: spinners and progress bars updated by goroutines, a multi-printer"},
+	{"gotest.tools/gotestsum", "v1.13.0", "go test runner: test2json streams read by goroutines, reruns, a watcher"},
+	{"github.com/google/gofuzz", "v1.2.0", "random values by reflection (go 1.12)"},
+	{"github.com/tonistiigi/go-actions-cache", "v0.0.0-20260930145529-afe8013b5ac4", "GitHub Actions cache client: uploads in parallel chunks, retries"},
+	{"github.com/agnivade/levenshtein", "v1.2.2", "edit distance (go 1.21)"},
+	{"github.com/golang/geo", "v0.0.0-20260818125358-b200a1149890", "spherical geometry: S2 cells, shape indexes built lazily under a lock"},
+	{"golang.org/x/xerrors", "v0.0.0-20240903120638-7835f813f4da", "errors with frames (go 1.18)"},
+	{"github.com/skip2/go-qrcode", "v0.0.0-20200617195104-da1b6568686e", "QR codes: bitsets, Reed-Solomon (go 1.13)"},
+	{"github.com/tonistiigi/go-csvvalue", "v0.0.0-20240814133006-030d3b2625d0", "CSV values parsed without allocation (go 1.16)"},
 }
