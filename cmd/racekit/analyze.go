@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -257,6 +258,7 @@ func writeHeapProfile(path string) error {
 	if err != nil {
 		return err
 	}
+	runtime.GC() // the profile is as of the last collection: without one, the allocations since were left out
 	if err := pprof.WriteHeapProfile(f); err != nil {
 		f.Close()
 		return err

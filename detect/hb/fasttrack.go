@@ -443,7 +443,7 @@ func (d *FastTrack) split(x uint64) {
 		*oc = src
 		if src.rs != 0 {
 			j := d.newShared(x + b) // its sweep keeps src's: x's cell refers to it
-			from, to := &d.shared.items[src.rs-1], &d.shared.items[j]
+			from, to := d.shared.at(src.rs-1), d.shared.at(j)
 			to.ents = append(to.ents[:0], from.ents...)
 			to.old = append(to.old[:0], from.old...)
 			oc.rs = j + 1
@@ -512,7 +512,7 @@ func (d *FastTrack) readCell(t *clock.Thread, e *trace.Event, s *ftShadow) {
 	}
 	var rs *readShared
 	if s.rs != 0 {
-		rs = &d.shared.items[s.rs-1]
+		rs = d.shared.at(s.rs-1)
 		if rs.get(t.ID()) == epoch.Clock() { // [READ SHARED SAME EPOCH]
 			d.readSharedSameEpoch++
 			return
@@ -522,7 +522,7 @@ func (d *FastTrack) readCell(t *clock.Thread, e *trace.Event, s *ftShadow) {
 		d.report(e, s.w, s.wSite, s.wSeq, true)
 	}
 	if s.at != 0 { // atomic write-read races
-		d.checkAtomic(e, t.Clock(), &d.atomics.items[s.at-1].w, true)
+		d.checkAtomic(e, t.Clock(), &d.atomics.at(s.at-1).w, true)
 	}
 	switch {
 	case rs != nil: // [READ SHARED]
@@ -534,7 +534,7 @@ func (d *FastTrack) readCell(t *clock.Thread, e *trace.Event, s *ftShadow) {
 	default: // [READ SHARE]: two concurrent reads; R_x becomes a clock
 		d.readShare++
 		i := d.newShared(e.Obj)
-		rs = &d.shared.items[i]
+		rs = d.shared.at(i)
 		rs.set(uint32(s.r.G()), 0, s.r.Clock(), s.rSite, s.rSeq)
 		rs.set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
 		s.r, s.rs = sharedRead, i+1
@@ -564,12 +564,12 @@ func (d *FastTrack) writeCell(t *clock.Thread, e *trace.Event, s *ftShadow) {
 	} else { // [WRITE SHARED]: check every read; R_x := ⊥e
 		d.writeShared++
 		i := s.rs - 1
-		d.checkSet(e, t.Clock(), &d.shared.items[i], false) // read-write races
+		d.checkSet(e, t.Clock(), d.shared.at(i), false) // read-write races
 		d.release(i)
 		s.r, s.rs = 0, 0
 	}
 	if s.at != 0 { // atomic read-write and write-write races; then forgotten
-		a := &d.atomics.items[s.at-1]
+		a := d.atomics.at(s.at-1)
 		d.checkAtomic(e, t.Clock(), &a.r, false)
 		d.checkAtomic(e, t.Clock(), &a.w, true)
 		d.releaseAtomic(s.at - 1)
@@ -596,7 +596,7 @@ func (d *FastTrack) checkSet(e *trace.Event, c vc.VectorClock, set *readShared, 
 // c.
 func (d *FastTrack) checkAtomic(e *trace.Event, c vc.VectorClock, set *atomicSet, write bool) {
 	if set.rs != 0 {
-		d.checkSet(e, c, &d.shared.items[set.rs-1], write)
+		d.checkSet(e, c, d.shared.at(set.rs-1), write)
 	} else if !set.e.Leq(c) {
 		d.report(e, set.e, set.site, set.seq, write)
 	}
@@ -614,8 +614,8 @@ func (d *FastTrack) atomicAccess(t *clock.Thread, e *trace.Event) {
 	s := d.cell(e.Obj)
 	epoch, c := t.Epoch(), t.Clock()
 	if s.at != 0 {
-		set := d.atomics.items[s.at-1].of(write)
-		if set.e == epoch || set.rs != 0 && d.shared.items[set.rs-1].get(t.ID()) == epoch.Clock() {
+		set := d.atomics.at(s.at-1).of(write)
+		if set.e == epoch || set.rs != 0 && d.shared.at(set.rs-1).get(t.ID()) == epoch.Clock() {
 			d.atomicSameEpoch++ // a repeat in its epoch
 			return
 		}
@@ -629,22 +629,22 @@ func (d *FastTrack) atomicAccess(t *clock.Thread, e *trace.Event) {
 				d.report(e, s.r, s.rSite, s.rSeq, false)
 			}
 		} else {
-			d.checkSet(e, c, &d.shared.items[s.rs-1], false)
+			d.checkSet(e, c, d.shared.at(s.rs-1), false)
 		}
 	}
 	if s.at == 0 {
 		s.at = d.newAtomic(e.Obj) + 1
 	}
-	set := d.atomics.items[s.at-1].of(write)
+	set := d.atomics.at(s.at-1).of(write)
 	switch {
 	case set.rs != 0:
-		d.shared.items[set.rs-1].set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
+		d.shared.at(set.rs-1).set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
 	case set.e.Leq(c): // ordered after the one it held (or none): it stands for both
 		set.e, set.site, set.seq = epoch, e.Site, e.Seq
 	default: // concurrent with it: a set
 		i := d.newShared(e.Obj)
-		set = d.atomics.items[s.at-1].of(write) // newShared may have swept, never moved atomics
-		rs := &d.shared.items[i]
+		set = d.atomics.at(s.at-1).of(write) // newShared may have swept, never moved atomics
+		rs := d.shared.at(i)
 		rs.atomic = true
 		rs.set(uint32(set.e.G()), 0, set.e.Clock(), set.site, set.seq)
 		rs.set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
@@ -656,7 +656,7 @@ func (d *FastTrack) atomicAccess(t *clock.Thread, e *trace.Event) {
 // addr's cell, sweeping first as newShared does.
 func (d *FastTrack) newAtomic(addr uint64) int32 {
 	i := d.atomics.take(d.sweepAtomics)
-	a := &d.atomics.items[i]
+	a := d.atomics.at(i)
 	a.addr, a.live = addr, true
 	return i
 }
@@ -664,7 +664,7 @@ func (d *FastTrack) newAtomic(addr uint64) int32 {
 // releaseAtomic empties atomic-accesses state i and makes it free, with
 // the read-shared states of its sets.
 func (d *FastTrack) releaseAtomic(i int32) {
-	a := &d.atomics.items[i]
+	a := d.atomics.at(i)
 	for _, set := range []*atomicSet{&a.w, &a.r} {
 		if set.rs != 0 {
 			d.release(set.rs - 1)
@@ -678,8 +678,8 @@ func (d *FastTrack) releaseAtomic(i int32) {
 // sweepAtomics releases the atomic-accesses states no cell refers to any
 // more (freed memory; see sweep).
 func (d *FastTrack) sweepAtomics() {
-	for i := range d.atomics.items {
-		a := &d.atomics.items[i]
+	for i := range d.atomics.n {
+		a := d.atomics.at(int32(i))
 		if !a.live {
 			continue
 		}
@@ -694,14 +694,14 @@ func (d *FastTrack) sweepAtomics() {
 // sweep.
 func (d *FastTrack) newShared(addr uint64) int32 {
 	i := d.shared.take(d.sweep)
-	rs := &d.shared.items[i]
+	rs := d.shared.at(i)
 	rs.addr, rs.live = addr, true
 	return i
 }
 
 // release empties read-shared state i and makes it free.
 func (d *FastTrack) release(i int32) {
-	rs := &d.shared.items[i]
+	rs := d.shared.at(i)
 	rs.ents, rs.old = rs.ents[:0], rs.old[:0]
 	if cap(rs.ents) > 64 {
 		rs.ents = nil // one hot word's many readers: not for every later word
@@ -715,8 +715,8 @@ func (d *FastTrack) release(i int32) {
 // at them, so the states of read-shared words of freed memory would stay
 // taken forever.
 func (d *FastTrack) sweep() {
-	for i := range d.shared.items {
-		rs := &d.shared.items[i]
+	for i := range d.shared.n {
+		rs := d.shared.at(int32(i))
 		if !rs.live {
 			continue
 		}
@@ -745,7 +745,13 @@ func (d *FastTrack) referred(rs *readShared, ref int32) bool {
 // doubled since the last sweep and an allocation cleared cells since,
 // take runs the sweep, which puts back those no cell refers to any more.
 type statePool[T any] struct {
-	items   []T
+	// blocks hold the states, poolBlock each: a new block when they are
+	// full, never a copy (an append's doubling copied them all and held
+	// both arrays at its peak: most of the analysis's memory on a matrix
+	// product's trace, cpu's 63,000 read-shared words). A state stays at
+	// its address.
+	blocks  [][]T
+	n       int // states made
 	free    []int32
 	sweepAt int  // live states that start the next sweep
 	cleared bool // an allocation cleared cells while states were live
@@ -765,16 +771,24 @@ func (p *statePool[T]) take(sweep func()) int32 {
 		p.free = p.free[:n-1]
 		return i
 	}
-	var zero T
-	p.items = append(p.items, zero)
-	return int32(len(p.items) - 1)
+	if p.n == len(p.blocks)*poolBlock {
+		p.blocks = append(p.blocks, make([]T, poolBlock))
+	}
+	p.n++
+	return int32(p.n - 1)
 }
+
+// poolBlock is the number of states in a block of a statePool.
+const poolBlock = 256
+
+// at returns state i.
+func (p *statePool[T]) at(i int32) *T { return &p.blocks[uint32(i)/poolBlock][uint32(i)%poolBlock] }
 
 // put makes state i free; the caller emptied it.
 func (p *statePool[T]) put(i int32) { p.free = append(p.free, i) }
 
 // live is the number of states taken.
-func (p *statePool[T]) live() int { return len(p.items) - len(p.free) }
+func (p *statePool[T]) live() int { return p.n - len(p.free) }
 
 // noteClear records that an allocation cleared cells.
 func (p *statePool[T]) noteClear() { p.cleared = p.cleared || p.live() > 0 }
