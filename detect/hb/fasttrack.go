@@ -512,7 +512,7 @@ func (d *FastTrack) readCell(t *clock.Thread, e *trace.Event, s *ftShadow) {
 	}
 	var rs *readShared
 	if s.rs != 0 {
-		rs = d.shared.at(s.rs-1)
+		rs = d.shared.at(s.rs - 1)
 		if rs.get(t.ID()) == epoch.Clock() { // [READ SHARED SAME EPOCH]
 			d.readSharedSameEpoch++
 			return
@@ -569,7 +569,7 @@ func (d *FastTrack) writeCell(t *clock.Thread, e *trace.Event, s *ftShadow) {
 		s.r, s.rs = 0, 0
 	}
 	if s.at != 0 { // atomic read-write and write-write races; then forgotten
-		a := d.atomics.at(s.at-1)
+		a := d.atomics.at(s.at - 1)
 		d.checkAtomic(e, t.Clock(), &a.r, false)
 		d.checkAtomic(e, t.Clock(), &a.w, true)
 		d.releaseAtomic(s.at - 1)
@@ -614,7 +614,7 @@ func (d *FastTrack) atomicAccess(t *clock.Thread, e *trace.Event) {
 	s := d.cell(e.Obj)
 	epoch, c := t.Epoch(), t.Clock()
 	if s.at != 0 {
-		set := d.atomics.at(s.at-1).of(write)
+		set := d.atomics.at(s.at - 1).of(write)
 		if set.e == epoch || set.rs != 0 && d.shared.at(set.rs-1).get(t.ID()) == epoch.Clock() {
 			d.atomicSameEpoch++ // a repeat in its epoch
 			return
@@ -635,7 +635,7 @@ func (d *FastTrack) atomicAccess(t *clock.Thread, e *trace.Event) {
 	if s.at == 0 {
 		s.at = d.newAtomic(e.Obj) + 1
 	}
-	set := d.atomics.at(s.at-1).of(write)
+	set := d.atomics.at(s.at - 1).of(write)
 	switch {
 	case set.rs != 0:
 		d.shared.at(set.rs-1).set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
@@ -643,7 +643,7 @@ func (d *FastTrack) atomicAccess(t *clock.Thread, e *trace.Event) {
 		set.e, set.site, set.seq = epoch, e.Site, e.Seq
 	default: // concurrent with it: a set
 		i := d.newShared(e.Obj)
-		set = d.atomics.at(s.at-1).of(write) // newShared may have swept, never moved atomics
+		set = d.atomics.at(s.at - 1).of(write) // newShared may have swept, never moved atomics
 		rs := d.shared.at(i)
 		rs.atomic = true
 		rs.set(uint32(set.e.G()), 0, set.e.Clock(), set.site, set.seq)
