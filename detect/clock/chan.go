@@ -245,16 +245,7 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 			if !s.msgs.fits(lo) || !s.msgs.fits(hi) {
 				s.msgs.foldInto(&s.wideSend, k.freeClock)
 			}
-			if lo == hi && s.msgs.takeAt(lo, p.c) {
-				k.msgClocks++
-				p.c = vc.Shared{} // the queue's now
-			} else {
-				for j := lo; j <= hi; j++ {
-					if s.msgs.joinAt(j, p.c) {
-						k.msgClocks++
-					}
-				}
-			}
+			k.putMsgs(&s.msgs, lo, hi, &p.c)
 			k.fold(s)
 		default:
 			s.wideSend.Join(p.c)
@@ -287,16 +278,7 @@ func (k *Tracker) message(t *Thread, e *trace.Event) {
 			if !s.rcvs.fits(lo) || !s.rcvs.fits(hi) {
 				s.rcvs.foldInto(&s.wideRecv, k.freeClock)
 			}
-			if lo == hi && s.rcvs.takeAt(lo, p.c) {
-				k.msgClocks++
-				p.c = vc.Shared{} // the queue's now
-			} else {
-				for j := lo; j <= hi; j++ {
-					if s.rcvs.joinAt(j, p.c) {
-						k.msgClocks++
-					}
-				}
-			}
+			k.putMsgs(&s.rcvs, lo, hi, &p.c)
 			k.fold(s)
 		default:
 			s.wideRecv.Join(p.c)
@@ -442,6 +424,34 @@ func (q *msgQueue) fits(j uint64) bool {
 
 // joinAt joins c into message j's clock and reports whether j had none.
 func (q *msgQueue) joinAt(j uint64, c vc.Shared) bool {
+	w := q.slot(j)
+	had := w.Len() > 0
+	w.Join(c)
+	if had || w.Len() == 0 {
+		return false
+	}
+	q.n++
+	return true
+}
+
+// putMsgs joins c into the clocks of messages lo..hi of q. One message
+// with no clock yet takes c itself, which is then the queue's (c is left
+// empty): no copy, no chunk shared and frozen (takeAt).
+func (k *Tracker) putMsgs(q *msgQueue, lo, hi uint64, c *vc.Shared) {
+	if lo == hi && q.takeAt(lo, *c) {
+		k.msgClocks++
+		*c = vc.Shared{}
+		return
+	}
+	for j := lo; j <= hi; j++ {
+		if q.joinAt(j, *c) {
+			k.msgClocks++
+		}
+	}
+}
+
+// slot returns message j's clock in the ring, the window widened to j.
+func (q *msgQueue) slot(j uint64) *vc.Shared {
 	if q.span == 0 {
 		q.lo, q.head = j, 0
 	}
@@ -451,14 +461,7 @@ func (q *msgQueue) joinAt(j uint64, c vc.Shared) bool {
 	if i := j - q.lo; i >= uint64(q.span) {
 		q.extend(int(i) + 1)
 	}
-	w := &q.ring[(q.head+int(j-q.lo))&(len(q.ring)-1)]
-	had := w.Len() > 0
-	w.Join(c)
-	if had || w.Len() == 0 {
-		return false
-	}
-	q.n++
-	return true
+	return &q.ring[(q.head+int(j-q.lo))&(len(q.ring)-1)]
 }
 
 // takeAt makes c message j's clock when j has none (nor c's number fits
@@ -469,16 +472,7 @@ func (q *msgQueue) takeAt(j uint64, c vc.Shared) bool {
 	if c.Len() == 0 || !q.fits(j) {
 		return false
 	}
-	if q.span == 0 {
-		q.lo, q.head = j, 0
-	}
-	if j < q.lo {
-		q.prepend(q.lo - j)
-	}
-	if i := j - q.lo; i >= uint64(q.span) {
-		q.extend(int(i) + 1)
-	}
-	w := &q.ring[(q.head+int(j-q.lo))&(len(q.ring)-1)]
+	w := q.slot(j)
 	if w.Len() > 0 {
 		return false
 	}
