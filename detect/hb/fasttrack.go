@@ -30,6 +30,7 @@ type FastTrack struct {
 	// (cells refer to them by index+1).
 	atomics statePool[atomicAccesses]
 	race    finding.Race // reused report buffer
+	wide    []wideRef    // the refs too large to pack (accRef)
 	// haveWhole: a granule has been kept whole (rangeBytes) since the
 	// detector started; until then no access looks for one to split.
 	haveWhole bool
@@ -49,17 +50,58 @@ type FastTrack struct {
 // objects' clocks stay.
 func (d *FastTrack) Forget() {
 	d.shadow = shadow.Mem[ftShadow]{}
+	d.wide = nil
 	d.shared = statePool[readShared]{}
 	d.atomics = statePool[atomicAccesses]{}
 }
 
 // ftShadow is one address's FastTrack state.
 type ftShadow struct {
-	w, r         vc.Epoch // W_x; R_x when rs == 0 (sharedRead otherwise)
-	wSeq, rSeq   uint64
-	wSite, rSite trace.SiteID
-	rs           int32 // 1 + index into FastTrack.shared while read-shared, else 0
-	at           int32 // 1 + index into FastTrack.atomics while it has atomic accesses, else 0; atWhole
+	w, r       vc.Epoch // W_x; R_x when rs == 0 (sharedRead otherwise)
+	wRef, rRef accRef   // W_x's and R_x's event: its seq and site, for the report
+	rs         int32    // 1 + index into FastTrack.shared while read-shared, else 0
+	at         int32    // 1 + index into FastTrack.atomics while it has atomic accesses, else 0; atWhole
+}
+
+// accRef is an access's seq and site in one word, seq above the site's
+// refSiteBits: a cell is 40 bytes where the two apart made it 48, for
+// every word the program touched (an analysis's memory is mostly cells).
+// A seq or site too large to fit (2^39 events, 2^24 sites) is kept in
+// FastTrack.wide, and the ref, with refWide set, holds its index.
+type accRef uint64
+
+const (
+	refSiteBits = 24
+	refWide     = accRef(1) << 63
+)
+
+type wideRef struct {
+	seq  uint64
+	site trace.SiteID
+}
+
+// ref packs the seq and site of e.
+func (d *FastTrack) ref(e *trace.Event) accRef {
+	if e.Seq < 1<<(63-refSiteBits) && uint64(e.Site) < 1<<refSiteBits {
+		return accRef(e.Seq<<refSiteBits | uint64(e.Site))
+	}
+	d.wide = append(d.wide, wideRef{e.Seq, e.Site})
+	return refWide | accRef(len(d.wide)-1)
+}
+
+// unref is the seq and site r packs.
+func (d *FastTrack) unref(r accRef) (seq uint64, site trace.SiteID) {
+	if r&refWide != 0 {
+		w := d.wide[r&^refWide]
+		return w.seq, w.site
+	}
+	return uint64(r >> refSiteBits), trace.SiteID(r & (1<<refSiteBits - 1))
+}
+
+// reportRef is report of the earlier access epoch at r.
+func (d *FastTrack) reportRef(e *trace.Event, prev vc.Epoch, r accRef, write bool) {
+	seq, site := d.unref(r)
+	d.report(e, prev, site, seq, write)
 }
 
 // atWhole is ftShadow.at of the aligned cell of a granule kept whole: the
@@ -519,7 +561,7 @@ func (d *FastTrack) readCell(t *clock.Thread, e *trace.Event, s *ftShadow) {
 		}
 	}
 	if !s.w.Leq(t.Clock()) { // write-read race
-		d.report(e, s.w, s.wSite, s.wSeq, true)
+		d.reportRef(e, s.w, s.wRef, true)
 	}
 	if s.at != 0 { // atomic write-read races
 		d.checkAtomic(e, t.Clock(), &d.atomics.at(s.at-1).w, true)
@@ -530,12 +572,13 @@ func (d *FastTrack) readCell(t *clock.Thread, e *trace.Event, s *ftShadow) {
 		rs.set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
 	case s.r.Leq(t.Clock()): // [READ EXCLUSIVE]
 		d.readExclusive++
-		s.r, s.rSite, s.rSeq = epoch, e.Site, e.Seq
+		s.r, s.rRef = epoch, d.ref(e)
 	default: // [READ SHARE]: two concurrent reads; R_x becomes a clock
 		d.readShare++
 		i := d.newShared(e.Obj)
 		rs = d.shared.at(i)
-		rs.set(uint32(s.r.G()), 0, s.r.Clock(), s.rSite, s.rSeq)
+		seq, site := d.unref(s.rRef)
+		rs.set(uint32(s.r.G()), 0, s.r.Clock(), site, seq)
 		rs.set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
 		s.r, s.rs = sharedRead, i+1
 	}
@@ -554,12 +597,12 @@ func (d *FastTrack) writeCell(t *clock.Thread, e *trace.Event, s *ftShadow) {
 		return
 	}
 	if !s.w.Leq(t.Clock()) { // write-write race
-		d.report(e, s.w, s.wSite, s.wSeq, true)
+		d.reportRef(e, s.w, s.wRef, true)
 	}
 	if s.rs == 0 { // [WRITE EXCLUSIVE]
 		d.writeExclusive++
 		if !s.r.Leq(t.Clock()) { // read-write race
-			d.report(e, s.r, s.rSite, s.rSeq, false)
+			d.reportRef(e, s.r, s.rRef, false)
 		}
 	} else { // [WRITE SHARED]: check every read; R_x := ⊥e
 		d.writeShared++
@@ -575,7 +618,7 @@ func (d *FastTrack) writeCell(t *clock.Thread, e *trace.Event, s *ftShadow) {
 		d.releaseAtomic(s.at - 1)
 		s.at = 0
 	}
-	s.w, s.wSite, s.wSeq = epoch, e.Site, e.Seq
+	s.w, s.wRef = epoch, d.ref(e)
 }
 
 // checkSet reports the accesses of set (writes or not) unordered with c.
@@ -621,12 +664,12 @@ func (d *FastTrack) atomicAccess(t *clock.Thread, e *trace.Event) {
 		}
 	}
 	if !s.w.Leq(c) { // plain write, atomic access
-		d.report(e, s.w, s.wSite, s.wSeq, true)
+		d.reportRef(e, s.w, s.wRef, true)
 	}
 	if write {
 		if s.rs == 0 {
 			if !s.r.Leq(c) { // plain read, atomic write
-				d.report(e, s.r, s.rSite, s.rSeq, false)
+				d.reportRef(e, s.r, s.rRef, false)
 			}
 		} else {
 			d.checkSet(e, c, d.shared.at(s.rs-1), false)
