@@ -464,8 +464,8 @@ func (q *msgQueue) slot(j uint64) *vc.Shared {
 	return &q.ring[(q.head+int(j-q.lo))&(len(q.ring)-1)]
 }
 
-// takeAt makes c message j's clock when j has none (nor c's number fits
-// no window) and reports whether it did: c is then the queue's, neither
+// takeAt makes c message j's clock when j fits the window and has no
+// clock yet, and reports whether it did: c is then the queue's, neither
 // copied nor shared, so that its chunks can be reused when j is dropped
 // (freeClock, vc.Shared.Release).
 func (q *msgQueue) takeAt(j uint64, c vc.Shared) bool {
