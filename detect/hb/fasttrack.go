@@ -138,10 +138,9 @@ func (a *atomicAccesses) of(write bool) *atomicSet {
 // unordered with it), a read-shared state of FastTrack.shared (by index
 // + 1 in rs) once two are concurrent.
 type atomicSet struct {
-	e    vc.Epoch // the latest access while rs == 0 (0: none)
-	site trace.SiteID
-	rs   int32
-	seq  uint64
+	e   vc.Epoch // the latest access while rs == 0 (0: none)
+	ref accRef   // its seq and site
+	rs  int32
 }
 
 // sharedRead is the value of ftShadow.r while R_x is a vector clock: no
@@ -162,24 +161,17 @@ const sharedRead = ^vc.Epoch(0)
 // IDs apart.
 type readShared struct {
 	ents   []sharedEnt
-	old    []oldRead
+	old    []sharedEnt
 	addr   uint64 // the address whose cell refers to it; see sweep
 	live   bool   // not free in FastTrack.shared
 	atomic bool   // a set of atomic accesses (atomicSet), not R_x
 }
 
-// sharedEnt is one goroutine's last read in R_x.
+// sharedEnt is one goroutine's last read in R_x (in readShared.old, a
+// read of an earlier owner of its ID).
 type sharedEnt struct {
 	tid, clock uint32
-	site       trace.SiteID
-	seq        uint64
-}
-
-// oldRead is a read of an earlier owner of an ID in R_x.
-type oldRead struct {
-	tid, clock uint32
-	site       trace.SiteID
-	seq        uint64
+	ref        accRef // the read's seq and site
 }
 
 // find returns the index of tid's entry, or where it goes.
@@ -195,18 +187,18 @@ func (rs *readShared) get(tid uint32) uint32 {
 	return 0
 }
 
-// set makes the read c@tid at site the latest of tid's owner, whose first
+// set makes the read c@tid at ref the latest of tid's owner, whose first
 // clock on tid is base.
-func (rs *readShared) set(tid uint32, base, clock uint32, site trace.SiteID, seq uint64) {
+func (rs *readShared) set(tid uint32, base, clock uint32, ref accRef) {
 	i, ok := rs.find(tid)
 	if !ok {
 		rs.ents = slices.Insert(rs.ents, i, sharedEnt{tid: tid})
 	}
 	e := &rs.ents[i]
 	if e.clock != 0 && e.clock < base {
-		rs.old = append(rs.old, oldRead{tid, e.clock, e.site, e.seq})
+		rs.old = append(rs.old, *e)
 	}
-	e.clock, e.site, e.seq = clock, site, seq
+	e.clock, e.ref = clock, ref
 }
 
 var (
@@ -569,7 +561,7 @@ func (d *FastTrack) readCell(t *clock.Thread, e *trace.Event, s *ftShadow) {
 	switch {
 	case rs != nil: // [READ SHARED]
 		d.readShared++
-		rs.set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
+		rs.set(t.ID(), t.Base(), epoch.Clock(), d.ref(e))
 	case s.r.Leq(t.Clock()): // [READ EXCLUSIVE]
 		d.readExclusive++
 		s.r, s.rRef = epoch, d.ref(e)
@@ -577,9 +569,8 @@ func (d *FastTrack) readCell(t *clock.Thread, e *trace.Event, s *ftShadow) {
 		d.readShare++
 		i := d.newShared(e.Obj)
 		rs = d.shared.at(i)
-		seq, site := d.unref(s.rRef)
-		rs.set(uint32(s.r.G()), 0, s.r.Clock(), site, seq)
-		rs.set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
+		rs.set(uint32(s.r.G()), 0, s.r.Clock(), s.rRef)
+		rs.set(t.ID(), t.Base(), epoch.Clock(), d.ref(e))
 		s.r, s.rs = sharedRead, i+1
 	}
 }
@@ -625,12 +616,12 @@ func (d *FastTrack) writeCell(t *clock.Thread, e *trace.Event, s *ftShadow) {
 func (d *FastTrack) checkSet(e *trace.Event, c vc.VectorClock, set *readShared, write bool) {
 	for _, r := range set.ents {
 		if r.clock > c.Get(trace.GID(r.tid)) {
-			d.report(e, vc.MakeEpoch(r.clock, trace.GID(r.tid)), r.site, r.seq, write)
+			d.reportRef(e, vc.MakeEpoch(r.clock, trace.GID(r.tid)), r.ref, write)
 		}
 	}
 	for _, o := range set.old {
 		if o.clock > c.Get(trace.GID(o.tid)) {
-			d.report(e, vc.MakeEpoch(o.clock, trace.GID(o.tid)), o.site, o.seq, write)
+			d.reportRef(e, vc.MakeEpoch(o.clock, trace.GID(o.tid)), o.ref, write)
 		}
 	}
 }
@@ -641,7 +632,7 @@ func (d *FastTrack) checkAtomic(e *trace.Event, c vc.VectorClock, set *atomicSet
 	if set.rs != 0 {
 		d.checkSet(e, c, d.shared.at(set.rs-1), write)
 	} else if !set.e.Leq(c) {
-		d.report(e, set.e, set.site, set.seq, write)
+		d.reportRef(e, set.e, set.ref, write)
 	}
 }
 
@@ -681,16 +672,16 @@ func (d *FastTrack) atomicAccess(t *clock.Thread, e *trace.Event) {
 	set := d.atomics.at(s.at - 1).of(write)
 	switch {
 	case set.rs != 0:
-		d.shared.at(set.rs-1).set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
+		d.shared.at(set.rs-1).set(t.ID(), t.Base(), epoch.Clock(), d.ref(e))
 	case set.e.Leq(c): // ordered after the one it held (or none): it stands for both
-		set.e, set.site, set.seq = epoch, e.Site, e.Seq
+		set.e, set.ref = epoch, d.ref(e)
 	default: // concurrent with it: a set
 		i := d.newShared(e.Obj)
 		set = d.atomics.at(s.at - 1).of(write) // newShared may have swept, never moved atomics
 		rs := d.shared.at(i)
 		rs.atomic = true
-		rs.set(uint32(set.e.G()), 0, set.e.Clock(), set.site, set.seq)
-		rs.set(t.ID(), t.Base(), epoch.Clock(), e.Site, e.Seq)
+		rs.set(uint32(set.e.G()), 0, set.e.Clock(), set.ref)
+		rs.set(t.ID(), t.Base(), epoch.Clock(), d.ref(e))
 		set.e, set.rs = sharedRead, i+1
 	}
 }
