@@ -181,7 +181,7 @@ func (r *rewriter) forStmt(x *ast.ForStmt, label *ast.LabeledStmt) {
 	}
 	r.allocIterVars(x.Body, iterVars...)
 	r.block(x.Body.List)
-	if mp.nrec == mc.nrec && mp.nflag == mc.nflag || label != nil && r.gotoLabels[r.labelObj(label)] {
+	if !mp.flaggedSince(mc) || label != nil && r.gotoLabels[r.labelObj(label)] {
 		r.loopRegion(x, x.Body, label, m)
 		return
 	}
@@ -257,8 +257,12 @@ type loopMark struct{ nrec, nsites, nflag int }
 
 func (r *rewriter) mark() loopMark { return loopMark{r.nrec, len(r.sites), r.nflag} }
 
+// flaggedSince reports whether hooks given the recording flag were written
+// between mark m and mark n.
+func (n loopMark) flaggedSince(m loopMark) bool { return n.nrec > m.nrec || n.nflag > m.nflag }
+
 // flagged reports whether hooks given the recording flag were written since m.
-func (r *rewriter) flagged(m loopMark) bool { return r.nrec > m.nrec || r.nflag > m.nflag }
+func (r *rewriter) flagged(m loopMark) bool { return r.mark().flaggedSince(m) }
 
 // loopRegion makes loop statement s (labelled by label, if any), whose
 // body the rewriter has just instrumented from mark m, a sampling region

@@ -676,8 +676,7 @@ func (d *FastTrack) atomicAccess(t *clock.Thread, e *trace.Event) {
 	case set.e.Leq(c): // ordered after the one it held (or none): it stands for both
 		set.e, set.ref = epoch, d.ref(e)
 	default: // concurrent with it: a set
-		i := d.newShared(e.Obj)
-		set = d.atomics.at(s.at - 1).of(write) // newShared may have swept, never moved atomics
+		i := d.newShared(e.Obj) // a sweep moves no state (statePool's blocks): set stays valid
 		rs := d.shared.at(i)
 		rs.atomic = true
 		rs.set(uint32(set.e.G()), 0, set.e.Clock(), set.ref)
