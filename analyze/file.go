@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/racekit/racekit/detect"
+	"github.com/racekit/racekit/detect/alloc"
 	"github.com/racekit/racekit/detect/clock"
 	"github.com/racekit/racekit/detect/deadlock"
 	"github.com/racekit/racekit/detect/leak"
@@ -45,11 +46,11 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 	}
 	x.statsWarnings(a)
 	// The detectors' clocks and shadow memory are done with: they need
-	// not stay live while LocateHeap reads the trace again (after a stop
-	// at the memory limit they are the whole limit).
+	// not stay live if LocateHeap reads the trace again (after a stop at
+	// the memory limit they are the whole limit).
 	x.release()
 	clear(dets)
-	if err := report.LocateHeap(path, meta, a.Results); err != nil {
+	if err := report.LocateHeap(path, x.allocs, meta, a.Results); err != nil {
 		a.Warns = append(a.Warns, "heap blocks of the raced addresses: "+err.Error())
 	}
 
@@ -67,6 +68,7 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 type fileAnalysis struct {
 	meta       *trace.Meta
 	st         *Stacks
+	allocs     *alloc.Log // the trace's allocations, for the races' heap blocks
 	algos      []string       // the race detectors' names
 	runs       []*detectorRun // algos' detectors, in their order
 	dl         *deadlock.Detector
@@ -79,7 +81,7 @@ type fileAnalysis struct {
 // newFileAnalysis makes the detectors o asks for, and the leak detector
 // for a run that stalled, for the trace with metadata meta at path.
 func newFileAnalysis(meta *trace.Meta, path string, o Options) (*fileAnalysis, error) {
-	x := &fileAnalysis{meta: meta, st: NewStacks(meta, o.StartFunc)}
+	x := &fileAnalysis{meta: meta, st: NewStacks(meta, o.StartFunc), allocs: &alloc.Log{}}
 	algos, st := o.Algos, x.st
 	if i := slices.Index(algos, DeadlockAlgo); i >= 0 {
 		algos = slices.Delete(slices.Clone(algos), i, i+1)
@@ -200,7 +202,7 @@ func newDetectorRun(newDet func(name string, sink finding.Sink) detect.Detector,
 // (which also tell the report rules of allocations), then the race
 // detectors, the deadlock and the leak detector.
 func (x *fileAnalysis) detectors() []detect.Detector {
-	dets := []detect.Detector{x.st}
+	dets := []detect.Detector{x.st, x.allocs}
 	for _, r := range x.runs {
 		dets = append(dets, r.det)
 	}

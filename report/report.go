@@ -266,9 +266,10 @@ func JSON(w io.Writer, rep JSONReport) error {
 }
 
 // LocateHeap fills the Heap of results: for each race whose address is not
-// in a named variable, the heap block it is in (detect/alloc: a second pass
-// over the trace at path, only when there are races).
-func LocateHeap(path string, meta *trace.Meta, results []Result) error {
+// in a named variable, the heap block it is in (detect/alloc: from log, the
+// allocations the analysis kept, or where it could not keep them all a
+// second pass over the trace at path, only when there are races).
+func LocateHeap(path string, log *alloc.Log, meta *trace.Meta, results []Result) error {
 	var qs []alloc.Query
 	var at []finding.Pair
 	var of []int
@@ -283,7 +284,7 @@ func LocateHeap(path string, meta *trace.Meta, results []Result) error {
 	if len(qs) == 0 {
 		return nil
 	}
-	blocks, ok, err := alloc.Blocks(path, qs)
+	blocks, ok, err := alloc.Locate(path, log, qs)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/racekit/racekit/analyze"
 	"github.com/racekit/racekit/detect"
+	"github.com/racekit/racekit/detect/alloc"
 	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/report"
 	"github.com/racekit/racekit/trace"
@@ -148,6 +149,13 @@ func runAnalyze(c *command, args []string) int {
 		c.errorf("%v", err)
 		return exitUsage
 	}
+	// The allocations, for the races' heap blocks, where the detectors see
+	// every event (a filter may drop some).
+	var allocs *alloc.Log
+	if len(filters.readers) == 0 {
+		allocs = &alloc.Log{}
+		dets = append(dets, allocs)
+	}
 	n, stop, err := analyze.RunGuarded(src, 0, prog.update, dets...)
 	if *analyzeCPUProf != "" {
 		pprof.StopCPUProfile()
@@ -178,8 +186,8 @@ func runAnalyze(c *command, args []string) int {
 		results[i] = report.Result{Detector: r.name, Groups: r.col.Groups()}
 		races += r.col.Len()
 	}
-	if races > 0 && args[0] != "-" {
-		if err := report.LocateHeap(args[0], f.Meta(), results); err != nil {
+	if races > 0 && (args[0] != "-" || allocs.Complete()) {
+		if err := report.LocateHeap(args[0], allocs, f.Meta(), results); err != nil {
 			c.errorf("heap blocks of the raced addresses: %v", err)
 		}
 	}

@@ -523,6 +523,14 @@ T1|alloc(0x1000=32)|a.go:7:1
 	if blocks != 1 {
 		t.Errorf("JSON: %d races with a block, want 1", blocks)
 	}
+	// From standard input too: the allocations are kept as the trace is
+	// read (detect/alloc.Log), not read again from a file.
+	cmd := exec.Command(racekitBin, "analyze", "-progress=off", "-")
+	cmd.Stdin = strings.NewReader(src)
+	stdin, _ := cmd.Output()
+	if !strings.Contains(string(stdin), "Location is heap block of size 64 at 0x1000 allocated by goroutine T1 at:\n  a.go:1:1\n") {
+		t.Errorf("from stdin, no heap block:\n%s", stdin)
+	}
 }
 
 // TestAnalyzeStopsAtMemLimit: racekit analyze is under the same memory
