@@ -68,7 +68,7 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 type fileAnalysis struct {
 	meta       *trace.Meta
 	st         *Stacks
-	allocs     *alloc.Log // the trace's allocations, for the races' heap blocks
+	allocs     *alloc.Log     // the trace's allocations, for the races' heap blocks
 	algos      []string       // the race detectors' names
 	runs       []*detectorRun // algos' detectors, in their order
 	dl         *deadlock.Detector
