@@ -311,6 +311,12 @@ func allocHookOverlay(cfg *Config, rtDir string, overlay map[string]string) (not
 			files[filepath.Join(rtDir, "rt", "racekit_synchook.go")] = []byte(rtSyncHookFile)
 		}
 	}
+	if mc, err := os.ReadFile(filepath.Join(src, "mcleanup.go")); err == nil {
+		if p, ok := cleanupPatch(string(mc)); ok {
+			files[filepath.Join(src, "mcleanup.go")] = []byte(p)
+			files[filepath.Join(rtDir, "rt", "racekit_cleanuphook.go")] = []byte(rtCleanupFile)
+		}
+	}
 	if proc, err := os.ReadFile(filepath.Join(src, "proc.go")); err == nil {
 		if p, ok := exitPatch(string(proc)); ok {
 			files[filepath.Join(src, "proc.go")] = []byte(p)
@@ -410,4 +416,52 @@ func exitPatch(proc string) (string, bool) {
 		proc = strings.Replace(proc, m[0], m[1], 1)
 	}
 	return proc + exitFuncs, true
+}
+
+// The cleanup batch hook. Go's race detector orders each batch of
+// cleanups after everything every goroutine did before it (racefingo, at
+// the batch's start in runCleanups), and runs each cleanup of the batch in
+// a race context of its own forked from there (raceEnterNewCtx): two
+// cleanups of one batch race if nothing else orders them (its suite's
+// TestRaceBetweenCleanups), and a cleanup of a later batch does not race
+// with one of an earlier. rt sees a batch's start through a hook the
+// runtime patched here calls where racefingo is (rt/gor.go, runCleanup).
+
+// cleanupMark is the dequeue of a batch in runCleanups, after which the
+// hook's call goes.
+const cleanupMark = "\t\tb := gcCleanups.dequeue()\n"
+
+const cleanupCall = "\t\tif racekitCleanupHook != nil {\n\t\t\tracekitCleanupHook()\n\t\t}\n"
+
+// cleanupFuncs is appended to mcleanup.go.
+const cleanupFuncs = `
+// racekitCleanupHook is set by racekit's runtime (racekit.dev/rt, the
+// racekit_cleanuphook.go file racekit adds to it).
+//
+//go:linkname racekitCleanupHook
+var racekitCleanupHook func()
+`
+
+// rtCleanupFile is the file added to rt's copy with the cleanup hook.
+const rtCleanupFile = `package rt
+
+import _ "unsafe"
+
+//go:linkname racekitCleanupHook runtime.racekitCleanupHook
+var racekitCleanupHook func()
+
+var _ = func() bool {
+	setCleanupHook = func(h func()) { racekitCleanupHook = h }
+	return true
+}()
+`
+
+// cleanupPatch returns mcleanup.go with the cleanup batch hook, or false
+// when it does not have cleanupMark once (then the cleanups of a batch run
+// one after the other, each ordered after everything before it).
+func cleanupPatch(mcleanup string) (string, bool) {
+	if strings.Count(mcleanup, cleanupMark) != 1 {
+		return "", false
+	}
+	return strings.Replace(mcleanup, cleanupMark, cleanupMark+cleanupCall, 1) + cleanupFuncs, true
 }

@@ -164,3 +164,29 @@ func TestWGPatch(t *testing.T) {
 		t.Error("a waitgroup.go with one of Wait's acquires missing was patched")
 	}
 }
+
+// The installed toolchain's runtime takes the cleanup batch hook: its call
+// right after runCleanups dequeues a batch, before racefingo's (e2e's
+// stdraces TestRaceBetweenCleanupsOfOneBatch and
+// TestNoRaceCleanupsOfTwoBatches run it); a runtime without the dequeue's
+// line is left alone.
+func TestCleanupPatch(t *testing.T) {
+	mc, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "runtime", "mcleanup.go"))
+	if err != nil {
+		t.Skip(err)
+	}
+	p, ok := cleanupPatch(string(mc))
+	if !ok {
+		t.Fatalf("%s's runtime: cleanup patch not applied", runtime.Version())
+	}
+	call, fingo := strings.Index(p, cleanupMark+cleanupCall), strings.Index(p, "racefingo()")
+	if call < 0 || fingo < call || strings.Count(p, "racekitCleanupHook()") != 1 {
+		t.Errorf("the hook's call is not once, right after the dequeue and before racefingo")
+	}
+	if !strings.HasSuffix(p, cleanupFuncs) {
+		t.Error("the hook's variable is missing")
+	}
+	if _, ok := cleanupPatch(strings.Replace(string(mc), cleanupMark, "", 1)); ok {
+		t.Error("mcleanup.go without the dequeue: patched, want left alone")
+	}
+}

@@ -460,13 +460,74 @@ func runForked(c *Child, first *atomic.Bool, f func()) {
 // Finalizers and cleanups. Go's race detector orders each batch of them
 // after everything every goroutine did before it (racefingo: the
 // finalizer goroutine acquires every goroutine's clock), and runs each
-// cleanup in a race context of its own. rt makes each run a goroutine of
-// its own, born in untraced code, which detectors order after every event
-// so far. Without this, the one goroutine that runs them all was ordered
-// after what came before its first run only, and a later finalizer raced
-// with what its object's goroutine had done before (a false alarm).
-// Cleanups of one batch are ordered here, one after the other, where Go
-// finds races between them (its suite's TestRaceBetweenCleanups).
+// cleanup in a race context of its own, forked from the cleanup
+// goroutine's after racefingo (raceEnterNewCtx). rt makes each finalizer
+// run a goroutine of its own, born in untraced code, which detectors order
+// after every event so far. Without this, the one goroutine that runs
+// them all was ordered after what came before its first run only, and a
+// later finalizer raced with what its object's goroutine had done before
+// (a false alarm). A batch of cleanups is one such goroutine, begun at
+// its first cleanup after the batch starts (the runtime, patched by
+// instrument/runtimehook.go, tells rt where racefingo is: cleanupBatch),
+// which forks each cleanup of the batch as a child that runs on the
+// cleanup goroutine: two cleanups of one batch are not ordered, as under
+// Go's race detector (its suite's TestRaceBetweenCleanups), and a later
+// batch's are ordered after them. Without the patch each cleanup is a
+// goroutine of its own born in untraced code, as a finalizer.
+
+// setCleanupHook installs the runtime's cleanup batch hook; nil without
+// the patched runtime.
+var setCleanupHook func(h func())
+
+// cleanupBatches is set once the runtime calls cleanupBatch at each
+// batch's start.
+var cleanupBatches atomic.Bool
+
+func installCleanupHook() {
+	if setCleanupHook != nil {
+		setCleanupHook(cleanupBatch)
+		cleanupBatches.Store(true)
+	}
+}
+
+// cleanupBatch runs on a cleanup goroutine where a batch of cleanups
+// starts (racefingo's place): the state of its earlier batch ends, and
+// the batch's first cleanup makes a new one.
+func cleanupBatch() { endCallbackState() }
+
+// cleanupBegin starts a run of a cleanup: on the batch's state (made now,
+// born in untraced code, at the batch's first cleanup), a child forked
+// for it, which becomes the goroutine's state until cleanupEnd. Without
+// the batch hook (or under the controlled scheduler) the run is a
+// goroutine of its own, as a finalizer's.
+func cleanupBegin() (batch *gstate, c *Child) {
+	if !cleanupBatches.Load() || ctl || !live.Load() {
+		endCallbackState() // an earlier run's
+		return nil, nil
+	}
+	c = Fork(0)
+	batch = cur()
+	batch.park() // it records nothing until the child ends
+	Begin(c)
+	return batch, c
+}
+
+// cleanupEnd ends the run cleanupBegin started: the child ends, and the
+// batch's state is the goroutine's again.
+func cleanupEnd(batch *gstate, c *Child) {
+	if batch == nil {
+		endCallbackState()
+		return
+	}
+	End(c)
+	if batch.dead.Load() {
+		return
+	}
+	defMu.Lock()
+	gmap[batch.goid] = batch
+	defMu.Unlock()
+	gtab[batch.goid&(gtabSize-1)].Store(batch)
+}
 
 // SetFinalizer is runtime.SetFinalizer(obj, finalizer).
 func SetFinalizer(obj, finalizer any) {
@@ -488,9 +549,10 @@ func AddCleanup[T, S any](ptr *T, cleanup func(S), arg S) runtime.Cleanup {
 		return runtime.AddCleanup(ptr, cleanup, arg) // panics as it would
 	}
 	return runtime.AddCleanup(ptr, func(s S) {
-		endCallbackState()
-		defer endCallbackState()
+		batch, c := cleanupBegin()
+		defer cleanupEnd(batch, c)
 		cleanup(s)
+		c.Ok()
 	}, arg)
 }
 

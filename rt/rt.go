@@ -128,6 +128,7 @@ func start(path string, withDedup bool) error {
 	installChanHook()
 	installSyncHook()
 	installExitHook()
+	installCleanupHook()
 	return nil
 }
 

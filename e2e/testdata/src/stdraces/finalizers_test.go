@@ -69,3 +69,42 @@ func TestRaceFinalizerInTurn(t *testing.T) {
 	}
 	y = 66 // race: fin
 }
+
+// Two cleanups of one batch run one after the other on one goroutine, but
+// Go's race detector runs each in a race context of its own, forked at the
+// batch's start: nothing orders one after the other (Go's suite's
+// TestRaceBetweenCleanups, with its object of two words so that the
+// objects are not in the tiny allocator's blocks).
+func TestRaceBetweenCleanupsOfOneBatch(t *testing.T) {
+	type obj struct {
+		v int
+		p *int
+	}
+	shared := new(int)
+	write := func(x int) {
+		*shared = x // race: batch
+	}
+	a, b := new(obj), new(obj)
+	runtime.AddCleanup(a, write, 1)
+	runtime.AddCleanup(b, write, 2)
+	a, b = nil, nil
+	collect()
+}
+
+// Cleanups of two batches: the later batch starts after everything before
+// it, the earlier batch's cleanups included (racefingo), so the two writes
+// are ordered though nothing else orders them.
+func TestNoRaceCleanupsOfTwoBatches(t *testing.T) {
+	type obj struct {
+		v int
+		p *int
+	}
+	shared := new(int)
+	write := func(x int) { *shared = x }
+	for i := range 2 {
+		a := new(obj)
+		runtime.AddCleanup(a, write, i)
+		a = nil
+		collect()
+	}
+}
