@@ -347,4 +347,9 @@ func TestReportsAfterReport(t *testing.T) {
 	if !slices.Equal(rkFailed, goFailed) || rkReports != goReports {
 		t.Errorf("racekit test: failed %q with %d reports, want %q with %d\n%s", rkFailed, rkReports, goFailed, goReports, rkOut)
 	}
+	// The package's FAIL line counts distinct races: the race TestSecond
+	// has again is TestFirst's.
+	if !strings.Contains(rkOut, "racytwice\t") || !regexp.MustCompile(`FAIL\t\S+/racytwice\t\S+ \(racekit: 4 data race\(s\)\)`).MatchString(rkOut) {
+		t.Errorf("racekit test: the package's FAIL line does not count 4 distinct races\n%s", rkOut)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -495,6 +496,12 @@ func installCleanupHook() {
 // the batch's first cleanup makes a new one.
 func cleanupBatch() { endCallbackState() }
 
+// cleanupSite is the site of the forks of cleanups: reports say such a
+// goroutine was created by runtime.AddCleanup.
+var cleanupSite = sync.OnceValue(func() uint32 {
+	return RegisterFile(trace.FrameworkFile, []string{"runtime.AddCleanup"}, []uint32{0, 0, 0})
+})
+
 // cleanupBegin starts a run of a cleanup: on the batch's state (made now,
 // born in untraced code, at the batch's first cleanup), a child forked
 // for it, which becomes the goroutine's state until cleanupEnd. Without
@@ -505,7 +512,7 @@ func cleanupBegin() (batch *gstate, c *Child) {
 		endCallbackState() // an earlier run's
 		return nil, nil
 	}
-	c = Fork(0)
+	c = Fork(cleanupSite())
 	batch = cur()
 	batch.park() // it records nothing until the child ends
 	Begin(c)

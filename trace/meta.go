@@ -124,7 +124,8 @@ const NoParent = ^GID(0)
 // has ended (or called t.Parallel), and rttest records that order as a fork
 // by the goroutine of the test before, at a site whose function is
 // package testing's (testing.(*T).Run). Reports say such a goroutine was
-// created by package testing.
+// created by package testing. rt records a cleanup's run the same way, as
+// a fork by its batch's goroutine at a site of runtime.AddCleanup.
 const FrameworkFile = "racekit:framework"
 
 // StallSuffix is added to a trace file's path to name the file rt writes
