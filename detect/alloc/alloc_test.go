@@ -86,7 +86,7 @@ func TestFinderBruteForce(t *testing.T) {
 }
 
 // writeTrace writes b's trace to a file and returns its path.
-func writeTrace(t *testing.T, b *trace.Builder) string {
+func writeTrace(t testing.TB, b *trace.Builder) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "a.rkt")
 	f, err := os.Create(path)
