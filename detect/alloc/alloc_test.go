@@ -3,13 +3,11 @@ package alloc
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/racekit/racekit/detect"
 	"github.com/racekit/racekit/trace"
-	"github.com/racekit/racekit/trace/rkt"
 	"github.com/racekit/racekit/trace/tracefile"
 )
 
@@ -89,18 +87,16 @@ func TestFinderBruteForce(t *testing.T) {
 func writeTrace(t testing.TB, b *trace.Builder) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "a.rkt")
-	f, err := os.Create(path)
+	w, err := tracefile.Create(path, tracefile.Binary, tracefile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := rkt.NewWriter(f)
 	if _, err := trace.Copy(w, b.Trace().Iter()); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
 	return path
 }
 
