@@ -25,14 +25,7 @@ func newHB(_ string, s finding.Sink) detect.Detector { return hb.New(s) }
 func writeTrace(t *testing.T, b *trace.Builder) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "t.rkt")
-	w, err := tracefile.Create(path, "", tracefile.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := trace.Copy(w, b.Trace().Iter()); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
+	if err := tracefile.Save(path, b.Trace()); err != nil {
 		t.Fatal(err)
 	}
 	return path

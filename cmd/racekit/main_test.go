@@ -21,7 +21,7 @@ import (
 	"github.com/racekit/racekit/gen"
 	"github.com/racekit/racekit/report"
 	"github.com/racekit/racekit/trace"
-	"github.com/racekit/racekit/trace/rkt"
+	"github.com/racekit/racekit/trace/tracefile"
 )
 
 // These tests run the racekit binary the way users and CI do: real files,
@@ -386,18 +386,9 @@ func TestStatsRanges(t *testing.T) {
 	b.Add(trace.Event{G: b.G("M"), Op: trace.OpWriteRange, Obj: 0xc000000000, Value: uint64(every2), Site: b.Site("grid.go:3")})
 	b.Add(trace.Event{G: b.G("M"), Op: trace.OpRead, Obj: 0xc000000008, Site: b.Site("grid.go:4"), Flags: trace.FlagValueUnknown})
 	path := filepath.Join(t.TempDir(), "r.rkt")
-	f, err := os.Create(path)
-	if err != nil {
+	if err := tracefile.Save(path, b.Trace()); err != nil {
 		t.Fatal(err)
 	}
-	w := rkt.NewWriter(f)
-	if _, err := trace.Copy(w, b.Trace().Iter()); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 	out, _, code := racekit(t, "stats", "-progress=off", path)
 	if code != 0 {
 		t.Fatalf("exit %d", code)

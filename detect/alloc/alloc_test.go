@@ -87,14 +87,7 @@ func TestFinderBruteForce(t *testing.T) {
 func writeTrace(t testing.TB, b *trace.Builder) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "a.rkt")
-	w, err := tracefile.Create(path, tracefile.Binary, tracefile.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := trace.Copy(w, b.Trace().Iter()); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
+	if err := tracefile.Save(path, b.Trace()); err != nil {
 		t.Fatal(err)
 	}
 	return path

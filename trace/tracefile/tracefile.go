@@ -185,6 +185,20 @@ func Create(path string, f Format, opt Options) (*Writer, error) {
 	return w, nil
 }
 
+// Save writes tr to a new binary trace file at path (tests and generated
+// traces).
+func Save(path string, tr *trace.Trace) error {
+	w, err := Create(path, Binary, Options{})
+	if err != nil {
+		return err
+	}
+	if _, err := trace.Copy(w, tr.Iter()); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
 // List returns the binary trace files (*.rkt) in dir, sorted; none if dir
 // cannot be read. A run that writes one trace per process (racekit test)
 // leaves them side by side there.
