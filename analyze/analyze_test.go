@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/racekit/racekit/detect"
+	"github.com/racekit/racekit/detect/alloc"
 	"github.com/racekit/racekit/detect/hb"
 	"github.com/racekit/racekit/finding"
 	"github.com/racekit/racekit/trace"
@@ -360,5 +361,37 @@ func TestTraceCutWarnings(t *testing.T) {
 	all := strings.Join(a.Warns, "\n")
 	if !strings.Contains(all, "no end block") || !strings.Contains(all, "--leaks: the run did not finish") {
 		t.Errorf("warnings %q, want the reader's and --leaks'", a.Warns)
+	}
+}
+
+// The race's heap block: the last allocation holding its address before
+// the accesses, from the allocations Stacks kept while the trace was read
+// (alloc.Log), and from a second pass where there were more than the log
+// keeps (LogMax 0).
+func TestTraceHeapBlock(t *testing.T) {
+	b := trace.NewBuilder()
+	const x = 0xc000001008 // an address without a name
+	newSite := b.Site("main.go:3")
+	b.Add(trace.Event{G: b.G("main"), Op: trace.OpAlloc, Obj: x - 8, Value: 32, Site: newSite})
+	b.Fork("main", "worker", "main.go:4")
+	b.Add(trace.Event{G: b.G("worker"), Op: trace.OpWrite, Obj: x, Site: b.Site("main.go:5"), Flags: trace.FlagValueUnknown})
+	b.Add(trace.Event{G: b.G("main"), Op: trace.OpWrite, Obj: x, Site: b.Site("main.go:6"), Flags: trace.FlagValueUnknown})
+	b.Add(trace.Event{G: b.G("main"), Op: trace.OpAlloc, Obj: x, Value: 8, Site: b.Site("main.go:7")}) // after: not it
+	path := writeTrace(t, b)
+	defer func(n int) { alloc.LogMax = n }(alloc.LogMax)
+	for _, max := range []int{alloc.LogMax, 0} {
+		alloc.LogMax = max
+		a, err := Trace(path, Options{Algos: []string{"hb"}, New: newHB})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Races != 1 {
+			t.Fatalf("LogMax %d: %d races, want 1", max, a.Races)
+		}
+		res := a.Results[0]
+		blk, ok := res.Heap[res.Groups[0].Pair()]
+		if !ok || blk.Addr != x-8 || blk.Size != 32 || blk.Site != newSite {
+			t.Errorf("LogMax %d: heap block %+v %v, want 32 bytes at %#x from main.go:3", max, blk, ok, x-8)
+		}
 	}
 }

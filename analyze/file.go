@@ -68,7 +68,7 @@ func analyzeFile(f *tracefile.File, path string, o Options) (*Analysis, error) {
 type fileAnalysis struct {
 	meta       *trace.Meta
 	st         *Stacks
-	allocs     *alloc.Log     // the trace's allocations, for the races' heap blocks
+	allocs     *alloc.Log     // the trace's allocations, for the races' heap blocks (kept by st)
 	algos      []string       // the race detectors' names
 	runs       []*detectorRun // algos' detectors, in their order
 	dl         *deadlock.Detector
@@ -82,6 +82,7 @@ type fileAnalysis struct {
 // for a run that stalled, for the trace with metadata meta at path.
 func newFileAnalysis(meta *trace.Meta, path string, o Options) (*fileAnalysis, error) {
 	x := &fileAnalysis{meta: meta, st: NewStacks(meta, o.StartFunc), allocs: &alloc.Log{}}
+	x.st.allocs = x.allocs
 	algos, st := o.Algos, x.st
 	if i := slices.Index(algos, DeadlockAlgo); i >= 0 {
 		algos = slices.Delete(slices.Clone(algos), i, i+1)
@@ -202,7 +203,7 @@ func newDetectorRun(newDet func(name string, sink finding.Sink) detect.Detector,
 // (which also tell the report rules of allocations), then the race
 // detectors, the deadlock and the leak detector.
 func (x *fileAnalysis) detectors() []detect.Detector {
-	dets := []detect.Detector{x.st, x.allocs}
+	dets := []detect.Detector{x.st}
 	for _, r := range x.runs {
 		dets = append(dets, r.det)
 	}
