@@ -1,6 +1,7 @@
 package hb_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -360,3 +361,30 @@ func BenchmarkFastTrackSparseRanges(b *testing.B) {
 	}
 	benchRangesWhole(b, evs, "words", "words/s", words, false)
 }
+
+// readSharedStream: 64 goroutines read the same 256 words, each taking a
+// lock of its own between rounds so that every round is a new epoch: the
+// words' reads are read-shared, 64 entries each (a concurrent map's
+// buckets read by a test's workers: puzpuzpuz/xsync).
+var readSharedStream = sync.OnceValue(func() []trace.Event {
+	b := trace.NewBuilder()
+	b.Begin("main")
+	const goroutines, words, rounds = 64, 256, 64
+	names := make([]string, goroutines)
+	for i := range names {
+		names[i] = fmt.Sprintf("w%d", i)
+		b.Fork("main", names[i], "main.go:3")
+	}
+	for r := 0; r < rounds; r++ {
+		for _, g := range names {
+			b.Acq(g, "l"+g)
+			for w := 0; w < words; w++ {
+				b.Add(trace.Event{G: b.G(g), Op: trace.OpRead, Obj: 0x10_0000 + 8*uint64(w), Site: 1, Flags: trace.FlagValueUnknown})
+			}
+			b.Rel(g, "l"+g)
+		}
+	}
+	return b.Trace().Events
+})
+
+func BenchmarkFastTrackReadShared(b *testing.B) { benchDetector(b, ftFlavour, readSharedStream()) }
