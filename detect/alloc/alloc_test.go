@@ -208,3 +208,20 @@ func TestBlocksStopsEarly(t *testing.T) {
 		t.Fatalf("a query past the end: %+v %v %d %v", got, ok, n, err)
 	}
 }
+
+// The log keeps a trace's allocations while they are few: past logWarm,
+// one per logDensity events at most (an allocation-heavy trace is read
+// again instead, cheaply); under that it keeps every one.
+func TestLogDensity(t *testing.T) {
+	dense, sparse := &Log{}, &Log{}
+	for i := uint64(0); i < 2*logWarm; i++ {
+		dense.Handle(allocEv(8*i, 0x1000+64*i, 64, 1))
+		sparse.Handle(allocEv(logDensity*i, 0x1000+64*i, 64, 1))
+	}
+	if dense.Complete() {
+		t.Errorf("an allocation every 8 events, %d of them: the log kept them all", 2*logWarm)
+	}
+	if !sparse.Complete() || len(sparse.blocks) != 2*logWarm {
+		t.Errorf("an allocation every %d events: the log kept %d of %d (complete %v)", logDensity, len(sparse.blocks), 2*logWarm, sparse.Complete())
+	}
+}
