@@ -96,8 +96,11 @@ func (o *Output) packageRaces(pkg string) ([]*testRaces, int) {
 		o.analyzed[path] = true
 		o.traces[pkg] = append(o.traces[pkg], path)
 		a, ok := o.analyze(path)
+		if !ok {
+			continue
+		}
 		stall := a.StallTests != nil
-		if !ok || a.Races == 0 && len(a.Cycles) == 0 && len(a.Leaks) == 0 && !stall {
+		if a.Races == 0 && len(a.Cycles) == 0 && len(a.Leaks) == 0 && !stall {
 			continue
 		}
 		if len(a.Cycles) > 0 || len(a.Leaks) > 0 || stall {
@@ -268,6 +271,15 @@ func (o *Output) analyze(path string) (*analyze.Analysis, bool) {
 		stop()
 	}
 	if err != nil {
+		if fi, serr := os.Stat(path); serr == nil && fi.Size() == 0 {
+			// A process killed before rt wrote the trace's header (a
+			// child a test starts and kills: fasthttp's prefork) recorded
+			// nothing: there is nothing to report, and no error.
+			if o.Verbose {
+				fmt.Fprintf(os.Stderr, "racekit test: %s: empty, its process ended before it recorded anything\n", filepath.Base(path))
+			}
+			return nil, false
+		}
 		o.Errorf("%v", err)
 		o.err = true
 		return nil, false
