@@ -15,7 +15,7 @@ func TestValidateFastPathAgrees(t *testing.T) {
 		values = append(values, uint64(sp))
 	}
 	accepted := 0
-	for op := Op(0); op < 26; op++ {
+	for op := Op(0); op <= numOps; op++ {
 		for flags := Flags(0); flags < 64; flags++ {
 			for _, addrs := range [][]uint64{nil, {0x10}} {
 				for _, v := range append(values, rng.Uint64()) {
@@ -36,3 +36,4 @@ func TestValidateFastPathAgrees(t *testing.T) {
 		t.Fatal("no valid event among the cases")
 	}
 }
+
