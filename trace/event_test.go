@@ -36,4 +36,3 @@ func TestValidateFastPathAgrees(t *testing.T) {
 		t.Fatal("no valid event among the cases")
 	}
 }
-
