@@ -227,6 +227,9 @@ func (r *rewriter) funcBody(recv *ast.FieldList, typ *ast.FuncType, body *ast.Bl
 	}
 	r.results = append(r.results, named)
 	r.retSites = append(r.retSites, retSite)
+	inRangeFunc := r.inRangeFunc // a function literal's returns are its own
+	r.inRangeFunc = 0
+	defer func() { r.inRangeFunc = inRangeFunc }()
 	r.gUse = append(r.gUse, false)
 	r.block(body.List)
 	if retSite != "" && typ.Results.NumFields() == 0 && fallsOff(body) {
@@ -343,9 +346,13 @@ func fallsOff(body *ast.BlockStmt) bool {
 // calls (funcBody), when its results can be evaluated after the frame
 // left the trace with nothing recorded: none (a bare return whose named
 // results are recorded before it), constants, nil, unshared locals. Other
-// returns keep the frame during the deferred calls.
+// returns keep the frame during the deferred calls, and so do those in the
+// body of a range over a function: that body runs inside the iterator's
+// call of yield, whose frame is above the function's until the iterator
+// returns (Ret took the iterator's frame for the function's, and its
+// Leave then popped a frame that was not there: minio-go's retry loop).
 func (r *rewriter) ret(x *ast.ReturnStmt, inList bool) {
-	if len(r.retSites) == 0 || !inList {
+	if len(r.retSites) == 0 || !inList || r.inRangeFunc > 0 {
 		return
 	}
 	site := r.retSites[len(r.retSites)-1]

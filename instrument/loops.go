@@ -83,6 +83,12 @@ func (r *rewriter) rangeStmt(x *ast.RangeStmt, label *ast.LabeledStmt) {
 	}
 	m := r.mark()
 	defer r.rangeIterVars(x, label)()
+	if _, ok := t.(*types.Signature); ok {
+		// The body runs inside the iterator's yield: a return there
+		// leaves the iterator's frame first (no rt.Ret: see ret).
+		r.inRangeFunc++
+		defer func() { r.inRangeFunc-- }()
+	}
 	r.block(x.Body.List)
 	r.loopRegion(x, x.Body, label, m)
 }

@@ -147,8 +147,11 @@ type rewriter struct {
 
 	quiet  []quietFunc // functions that may lose their Enter (quiet.go)
 	leaves []leafFunc  // functions that may get a copy as written (leafCopy)
-	nrec   int         // access hooks given recFlag so far in this function
-	nflag  int         // other hooks given recFlag (a send's read of its channel): loop regions count them too (syncFlag)
+	// inRangeFunc counts the bodies of ranges over functions being
+	// rewritten in the current function (ret).
+	inRangeFunc int
+	nrec        int // access hooks given recFlag so far in this function
+	nflag       int // other hooks given recFlag (a send's read of its channel): loop regions count them too (syncFlag)
 	// gUse: per enclosing function body, whether a hook took its
 	// goroutine-state local (gArg), so that its Enter becomes EnterG.
 	gUse []bool
