@@ -227,9 +227,9 @@ func (r *rewriter) funcBody(recv *ast.FieldList, typ *ast.FuncType, body *ast.Bl
 	}
 	r.results = append(r.results, named)
 	r.retSites = append(r.retSites, retSite)
-	inRangeFunc := r.inRangeFunc // a function literal's returns are its own
-	r.inRangeFunc = 0
-	defer func() { r.inRangeFunc = inRangeFunc }()
+	inRangeFunc, pkgVarInit := r.inRangeFunc, r.pkgVarInit // a function literal's body is its own
+	r.inRangeFunc, r.pkgVarInit = 0, false
+	defer func() { r.inRangeFunc, r.pkgVarInit = inRangeFunc, pkgVarInit }()
 	r.gUse = append(r.gUse, false)
 	r.block(body.List)
 	if retSite != "" && typ.Results.NumFields() == 0 && fallsOff(body) {

@@ -150,8 +150,17 @@ type rewriter struct {
 	// inRangeFunc counts the bodies of ranges over functions being
 	// rewritten in the current function (ret).
 	inRangeFunc int
-	nrec        int // access hooks given recFlag so far in this function
-	nflag       int // other hooks given recFlag (a send's read of its channel): loop regions count them too (syncFlag)
+	// pkgVarInit: rewriting a package-level var's initializer, outside
+	// any function literal. Its composite literals are not wrapped
+	// (MakeSlice, MakeMap, NewLit): the compiler lays out a literal of
+	// constants statically, and a call in it, at each level of nesting,
+	// makes all of it code in the package's init; a table of test cases
+	// of thousands of nested literals (rivo/uniseg's) took the compiler
+	// past 9.8 GB and was killed. Static data is never memory a dead
+	// object had, and the patched runtime reports what init allocates.
+	pkgVarInit bool
+	nrec       int // access hooks given recFlag so far in this function
+	nflag      int // other hooks given recFlag (a send's read of its channel): loop regions count them too (syncFlag)
 	// gUse: per enclosing function body, whether a hook took its
 	// goroutine-state local (gArg), so that its Enter becomes EnterG.
 	gUse []bool
@@ -425,9 +434,11 @@ func (r *rewriter) file() {
 		case *ast.GenDecl:
 			if d.Tok == token.VAR {
 				r.fn = r.pkgName + ".init"
+				r.pkgVarInit = true
 				for _, s := range d.Specs {
 					r.valueSpec(s.(*ast.ValueSpec))
 				}
+				r.pkgVarInit = false
 			}
 		}
 	}

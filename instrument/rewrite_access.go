@@ -294,8 +294,10 @@ func (r *rewriter) rd(e ast.Expr) {
 			if lit, ok := unparen(x.X).(*ast.CompositeLit); ok {
 				// &T{...} allocates: a new object, maybe at an address
 				// a dead one had, and writes its fields.
-				lo, hi := r.span(x)
-				r.ed.wrapInner(lo, hi, rtAlias+".NewLit(", ", "+r.allocSite(x.Pos())+")")
+				if !r.pkgVarInit {
+					lo, hi := r.span(x)
+					r.ed.wrapInner(lo, hi, rtAlias+".NewLit(", ", "+r.allocSite(x.Pos())+")")
+				}
 				if r.addrLits == nil {
 					r.addrLits = map[*ast.CompositeLit]bool{}
 				}
@@ -320,7 +322,7 @@ func (r *rewriter) rd(e ast.Expr) {
 		// name it, so that a call can wrap it (go-sockaddr's KnownRFCs
 		// map of slices, made at each call), and {...} standing for
 		// &T{...} is written so.
-		if !r.addrLits[x] {
+		if !r.addrLits[x] && !r.pkgVarInit {
 			fn := ""
 			t := typeOf(r.info, x)
 			switch {
