@@ -414,13 +414,17 @@ func retire(s *gstate) {
 // claim makes the current goroutine gid (a goroutine started by an
 // instrumented go statement).
 func claim(gid trace.GID) *gstate {
-	id := goid()
-	s := newGstate(id, gid)
-	defMu.Lock()
-	gmap[id] = s
-	defMu.Unlock()
-	gtab[id&(gtabSize-1)].Store(s)
+	s := newGstate(goid(), gid)
+	install(s)
 	return s
+}
+
+// install makes s the state of its goroutine (s.goid).
+func install(s *gstate) {
+	defMu.Lock()
+	gmap[s.goid] = s
+	defMu.Unlock()
+	gtab[s.goid&(gtabSize-1)].Store(s)
 }
 
 // forget forgets the current goroutine, which is ending: its records are

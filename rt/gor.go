@@ -527,13 +527,9 @@ func cleanupEnd(batch *gstate, c *Child) {
 		return
 	}
 	End(c)
-	if batch.dead.Load() {
-		return
+	if !batch.dead.Load() {
+		install(batch)
 	}
-	defMu.Lock()
-	gmap[batch.goid] = batch
-	defMu.Unlock()
-	gtab[batch.goid&(gtabSize-1)].Store(batch)
 }
 
 // SetFinalizer is runtime.SetFinalizer(obj, finalizer).
