@@ -87,8 +87,7 @@ func hookName(h hook) string {
 // imports testing. testify's suite runs a suite's tests with t.Run from
 // suite.go: without Run's edges, each test's code after the suite raced
 // with the suite's tests (corpus session 30, 23 false races in
-// TestRunSuite). Such a file's functions have no prologue (testPrologue),
-// so rttest's wrapping variants run them, one frame more.
+// TestRunSuite). Its function literals get testPrologue's prologue too.
 func (r *rewriter) testHooks() bool {
 	if r.in.IsTest {
 		return true

@@ -51,8 +51,8 @@ func (r *rewriter) funcDecl(d *ast.FuncDecl) {
 	case d.Recv == nil && r.in.IsTest && isTestFunc(d):
 		pre = "defer " + testAlias + ".Stop(" + testAlias + ".Start(" + r.testParam(d) + ")); "
 		r.useTest = true
-	case r.testPrologue(d.Type) != "": // a test file's function t.Run may be given (testframes.go)
-		pre = r.testPrologue(d.Type)
+	case r.testPrologue(d.Type, false) != "": // a test file's function t.Run may be given (testframes.go)
+		pre = r.testPrologue(d.Type, false)
 		r.useTest = true
 	default:
 		if buf := r.ioMethodBuf(d); buf != "" {
@@ -280,8 +280,9 @@ func (r *rewriter) funcLit(f *ast.FuncLit) {
 	enter := len(r.ed.edits)
 	nrec, nflag := r.nrec, r.nflag // the literal's hooks take its own flag, not its loops'
 	// A go statement's Begin, a test function's Start (testframes.go).
-	pre := r.litPre[f] + r.testPrologue(f.Type)
-	if r.testPrologue(f.Type) != "" {
+	prologue := r.testPrologue(f.Type, true)
+	pre := r.litPre[f] + prologue
+	if prologue != "" {
 		r.useTest = true
 	}
 	norace := r.norace // a literal is a function of its own: instrumented whole
@@ -289,7 +290,7 @@ func (r *rewriter) funcLit(f *ast.FuncLit) {
 	r.funcBody(nil, f.Type, f.Body, f.Pos(), pre, false)
 	r.norace = norace
 	r.nrec, r.nflag = nrec, nflag
-	if len(r.ed.edits) == enter+1 && r.testPrologue(f.Type) == "" {
+	if len(r.ed.edits) == enter+1 && prologue == "" {
 		// A quiet literal (quiet.go) loses its Enter now, before an
 		// enclosing statement's rewrite renders it into a replacement;
 		// the functions of the file it might call are not known yet.

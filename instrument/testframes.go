@@ -21,7 +21,12 @@ import (
 //     user's function on as it is when it has that prologue (a function
 //     literal, or a function or method of the package's test files:
 //     hasPrologue); else rttest's wrapping variants (RunWrap, ...) call
-//     it, one frame more.
+//     it, one frame more. A file that is not a test file but imports
+//     testing (a library that runs tests: cockroachdb/datadriven's Walk,
+//     testify's suite) has its t.Run hooked too (testHooks), and its
+//     function literals get the prologue as well, so that a literal it
+//     passes to t.Run runs as written (datadriven's tests print their
+//     stacks).
 //   - A go statement whose function is a literal begins that literal with
 //     the goroutine's Begin and a deferred GoEnd (goStmt, through litPre),
 //     so that the goroutine runs the literal itself, as under go; a go
@@ -31,12 +36,15 @@ import (
 //   - m.Run() is rttest.MRunDone(m.Run(), site), called where the user
 //     called it.
 
-// testPrologue returns the prologue of a function of a test file with
-// type typ: Start and Stop around a function whose first parameter is a
-// named *testing.T or *testing.B, PBStart and PBStop around a
-// func(*testing.PB); "" for any other.
-func (r *rewriter) testPrologue(typ *ast.FuncType) string {
-	if !r.in.IsTest || typ.Params == nil || len(typ.Params.List) == 0 || len(typ.Params.List[0].Names) == 0 {
+// testPrologue returns the prologue of a function with type typ of a test
+// file, or of a function literal (lit) in another file whose calls of
+// package testing are hooked (testHooks): Start and Stop around a function
+// whose first parameter is a named *testing.T or *testing.B, PBStart and
+// PBStop around a func(*testing.PB); "" for any other. (A function
+// declared outside the test files is run by the wrapping variants all the
+// same, hasPrologue: it needs none.)
+func (r *rewriter) testPrologue(typ *ast.FuncType, lit bool) string {
+	if !(r.in.IsTest || lit && r.testHooks()) || typ.Params == nil || len(typ.Params.List) == 0 || len(typ.Params.List[0].Names) == 0 {
 		return ""
 	}
 	name := typ.Params.List[0].Names[0].Name
@@ -83,7 +91,7 @@ func (r *rewriter) hasPrologue(e ast.Expr) bool {
 	var fn *types.Func
 	switch x := unparen(e).(type) {
 	case *ast.FuncLit:
-		return r.testPrologue(x.Type) != ""
+		return r.testPrologue(x.Type, true) != ""
 	case *ast.CallExpr:
 		return r.returnsPrologue(x)
 	case *ast.Ident:

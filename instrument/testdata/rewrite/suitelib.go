@@ -3,8 +3,10 @@ package p
 import "testing"
 
 // A library that runs tests (testify's suite.Run): its t.Run is hooked as
-// in a test file, through the wrapping variant (its functions have no
-// prologue), so the caller's code after it is ordered after the subtest.
+// in a test file, so the caller's code after it is ordered after the
+// subtest, and its function literals with a *testing.T get the prologue; a
+// function value it runs (tc.run) may have none, so the wrapping variant
+// runs it.
 type test struct {
 	name string
 	run  func(*testing.T)

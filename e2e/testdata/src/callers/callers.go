@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"testing"
 )
 
 // Callers returns the function names of its caller's callers, innermost
@@ -47,4 +48,13 @@ func PanicStack() (names []string) {
 		}
 	}()
 	panic(fmt.Sprint("callers"))
+}
+
+// Walk runs f in a subtest per name, from a function literal of a file
+// that is not a test file (a library that runs tests, as
+// cockroachdb/datadriven's Walk).
+func Walk(t *testing.T, names []string, f func(t *testing.T, name string)) {
+	for _, n := range names {
+		t.Run(n, func(t *testing.T) { f(t, n) })
+	}
 }

@@ -53,6 +53,17 @@ func TestSubtestCallers(t *testing.T) {
 	})
 }
 
+// TestLibrarySubtestCallers: a subtest a library's function literal runs.
+func TestLibrarySubtestCallers(t *testing.T) {
+	Walk(t, []string{"a", "b"}, func(t *testing.T, name string) {
+		got := Callers(0)
+		t.Log(name, got)
+		if len(got) < 3 || got[2] != "testing.tRunner" {
+			t.Errorf("a library's subtest's callers are %v, want testing.tRunner third", got)
+		}
+	})
+}
+
 func TestCleanupCallers(t *testing.T) {
 	t.Cleanup(func() {
 		t.Log(Callers(0))
