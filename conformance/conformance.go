@@ -38,6 +38,10 @@ type Options struct {
 	// New (as in analyze.Options).
 	Algos []string
 	New   func(name string, sink finding.Sink) detect.Detector
+	// Env is added to each racekit run's environment: the recording the
+	// detectors need (RACEKIT_BARRIERS, RACEKIT_DEDUP), as racekit test
+	// sets it.
+	Env []string
 	// Blocking also runs the deadlock and leak detectors
 	// (analyze.DeadlockAlgo, analyze.LeakAlgo) on each trace.
 	Blocking bool

@@ -80,7 +80,8 @@ const exitWaitOff = "atexit_sleep_ms=0"
 // trace.
 func runRacekit(k *Case, dir, bin string, opts *Options) {
 	tr := filepath.Join(dir, k.Name+".rkt")
-	out, err := runLimited(bin, dir, []string{runFlag(k), "-test.v"}, "GOMAXPROCS=1", "RACEKIT_TRACE="+tr, "GORACE="+exitWaitOff)
+	env := append([]string{"GOMAXPROCS=1", "RACEKIT_TRACE=" + tr, "GORACE=" + exitWaitOff}, opts.Env...)
+	out, err := runLimited(bin, dir, []string{runFlag(k), "-test.v"}, env...)
 	k.Ran = true
 	k.Skipped = bytes.Contains(out, []byte("--- SKIP"))
 	if _, serr := os.Stat(tr); serr != nil {

@@ -264,6 +264,41 @@ var (
 	generation atomic.Uint32
 )
 
+// dedupAcquires (RACEKIT_DEDUP=release) keeps the epoch going across an
+// operation that only acquires: a lock's acquisition, a load of an atomic
+// word, a channel operation's completion, a join, a sync object's acquire.
+// Such an operation leaves the goroutine's own clock component as it was
+// (clock.Tracker ticks only where it publishes C_t), so an access repeated
+// after it is one FastTrack skips by its same-epoch rules, and it races
+// with nothing the first access does not race with: whatever is ordered
+// after the first is ordered after a release of the goroutine's, which
+// comes after the repeat too. The predictive detectors and hb's every
+// site pair see a lock's critical section or each site, so racekit sets
+// it for FastTrack alone (cmd/racekit recordEnv). A regex engine that
+// loads an atomic clock at each position of its input (chroma's lexers)
+// recorded its state again at every position.
+var dedupAcquires bool
+
+// newEpoch ends g's dedup epoch at a synchronization event op, unless
+// dedupAcquires keeps it (acquireOnly).
+func (g *gstate) newEpoch(op trace.Op) {
+	if !dedupAcquires || !acquireOnly(op) {
+		g.epoch++
+	}
+}
+
+// acquireOnly reports whether a synchronization event only acquires: the
+// operations after which clock.Tracker.Sync does not tick the goroutine (a
+// channel operation's completion is a SyncAcquire with its message; its
+// begin, a SyncRelease, published).
+func acquireOnly(op trace.Op) bool {
+	switch op {
+	case trace.OpAcquire, trace.OpSyncAcquire, trace.OpAtomicLoad, trace.OpJoin:
+		return true
+	}
+	return false
+}
+
 // A goroutine's table is direct-mapped by word. It starts small, so that
 // the many goroutines that make few accesses cost little, and grows as the
 // goroutine records more: a loop nest that sweeps a matrix many times in

@@ -661,7 +661,7 @@ func (g *gstate) sync(op trace.Op, flags trace.Flags, site uint32, obj, val uint
 	if op == trace.OpAlloc {
 		g.forget(obj, val) // no edge: the epoch goes on for other words
 	} else {
-		g.epoch++ // a new epoch for dedup
+		g.newEpoch(op) // a new epoch for dedup
 	}
 	if g.throttle {
 		g.throttleWait()

@@ -62,6 +62,7 @@ func init() {
 	wgMisuse = os.Getenv("RACEKIT_WGMISUSE") != "0"
 	setDedupMax(os.Getenv("RACEKIT_DEDUP_MAX"))
 	wordEvents = os.Getenv("RACEKIT_RANGES") == "0"
+	dedupAcquires = os.Getenv("RACEKIT_DEDUP") == "release"
 	if err := start(path, os.Getenv("RACEKIT_DEDUP") != "0"); err != nil {
 		fmt.Fprintf(os.Stderr, "racekit: cannot trace: %v\n", err)
 		return

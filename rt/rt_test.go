@@ -210,6 +210,56 @@ func TestDedup(t *testing.T) {
 	}
 }
 
+// With RACEKIT_DEDUP=release an epoch ends only at a release: an access
+// repeated after a lock's acquisition, an atomic load, a sync object's
+// acquire or a channel receive is one FastTrack skips (dedupAcquires), and
+// is not recorded; after an Unlock, a send or an atomic store it is. By
+// default each of those operations starts a new epoch.
+func TestDedupAcquires(t *testing.T) {
+	x, a := escape[int](), escape[int32]()
+	var m sync.Mutex
+	body := func(site uint32) {
+		ch := make(chan int, 1)
+		obj := NewObject()
+		R(x, site, true)
+		MutexLock(&m, site, true)
+		R(x, site, true) // acquire only
+		AtomicLoadInt32(a, site)
+		R(x, site, true) // acquire only
+		SyncAcquire(obj, site)
+		R(x, site, true) // acquire only
+		MutexUnlock(&m, site, true)
+		R(x, site, true) // after a release
+		g := SendPreG(ch, site, true, nil)
+		ch <- 1
+		SendPost(ch, site, g)
+		R(x, site, true) // after a send
+		if Recv(ch, site) != 1 {
+			panic("recv")
+		}
+		R(x, site, true) // after a receive's completion (its begin published)
+		AtomicStoreInt32(a, 1, site)
+		R(x, site, true) // after an atomic store
+	}
+	reads := func(tr *trace.Trace) int {
+		n := 0
+		for _, e := range tr.Events {
+			if e.Op == trace.OpRead && e.Obj == ptr(unsafe.Pointer(x)) {
+				n++
+			}
+		}
+		return n
+	}
+	if n := reads(record(t, true, body)); n != 8 {
+		t.Errorf("default dedup: %d reads of x, want 8 (one per epoch)", n)
+	}
+	dedupAcquires = true
+	defer func() { dedupAcquires = false }()
+	if n := reads(record(t, true, body)); n != 5 {
+		t.Errorf("RACEKIT_DEDUP=release: %d reads of x, want 5 (one per release)", n)
+	}
+}
+
 // A goroutine that sweeps a working set wider than a small table many
 // times in one epoch (a matrix product's inner loops) records each word
 // about once per table size it passes through, not once per sweep: its

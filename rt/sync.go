@@ -38,7 +38,7 @@ func acquireLock(p unsafe.Pointer, site uint32, g *gstate) {
 	if on {
 		if sampling && !ctl && live.Load() {
 			if g = gOr(g); !g.lockPend.on {
-				g.epoch++ // the accesses after it are in a new epoch (dedup)
+				g.newEpoch(trace.OpAcquire) // the accesses after it are in a new epoch (dedup)
 				g.lockPend = pendingAcquire{on: true, site: site, obj: ptr(p)}
 				g.tick = 0 // the next plain event flushes it (prepSlow)
 				return

@@ -78,7 +78,7 @@ func atomicRecord(g *gstate, op trace.Op, flags trace.Flags, site uint32, a, val
 	if g.shown < g.depth {
 		g.showFrames()
 	}
-	g.epoch++
+	g.newEpoch(op)
 	if isIdle(g.last) {
 		g.open(false)
 	}

@@ -81,22 +81,39 @@ func (ff *frontendFlags) buildFlags() []string {
 }
 
 // recordEnv is the part of the instrumented program's environment that
-// the detectors chosen decide. BarrierPairs (rt/barrier.go: at each call
-// into untraced code, a walk of the memory its operands reach) are read by
-// rdit alone, so they are recorded only for it, or for a kept trace, which
-// racekit analyze may hand to any detector; RACEKIT_BARRIERS, when set,
-// decides instead. The walk can cost more than the rest of the recording
-// (a loop calling math/rand's Intn walks the generator's state each time).
+// the detectors chosen decide (recordEnvFor), or nothing for a kept trace,
+// which racekit analyze may hand to any detector.
 func (ff *frontendFlags) recordEnv(algos []string) []string {
-	if os.Getenv("RACEKIT_BARRIERS") != "" || *ff.keep != "" {
+	if *ff.keep != "" {
 		return nil
 	}
+	return recordEnvFor(algos)
+}
+
+// recordEnvFor is the recording the detectors algos need, no more.
+// BarrierPairs (rt/barrier.go: at each call into untraced code, a walk of
+// the memory its operands reach) are read by rdit alone; the walk can cost
+// more than the rest of the recording (a loop calling math/rand's Intn
+// walks the generator's state each time). FastTrack skips an access its
+// goroutine repeats in one epoch of its own clock, which only a release
+// ends, so for FastTrack alone rt's dedup keeps an epoch across acquires
+// (RACEKIT_DEDUP=release, rt/access.go dedupAcquires): the other detectors
+// see each critical section's accesses or each site. RACEKIT_BARRIERS and
+// RACEKIT_DEDUP, when set, decide instead.
+func recordEnvFor(algos []string) []string {
+	var env []string
+	barriers, release := false, true
 	for _, a := range algos {
-		if algorithms[a].barriers {
-			return nil
-		}
+		barriers = barriers || algorithms[a].barriers
+		release = release && (a == "fasttrack" || a == analyze.DeadlockAlgo || a == analyze.LeakAlgo)
 	}
-	return []string{"RACEKIT_BARRIERS=0"}
+	if !barriers && os.Getenv("RACEKIT_BARRIERS") == "" {
+		env = append(env, "RACEKIT_BARRIERS=0")
+	}
+	if release && os.Getenv("RACEKIT_DEDUP") == "" {
+		env = append(env, "RACEKIT_DEDUP=release")
+	}
+	return env
 }
 
 // checkAlgos validates -algo.

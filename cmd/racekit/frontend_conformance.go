@@ -78,6 +78,7 @@ func runConformance(c *command, args []string) int {
 	}
 	res, err := conformance.Run(conformance.Options{
 		Algos: algos, New: analyzeOptions(algos, "", nil).New,
+		Env:      recordEnvFor(algos), // as racekit test records for these detectors
 		Blocking: *confBlocking, Race: *confRace, Filter: filter, Jobs: *confJobs, Verbose: *confV,
 		Stdout: os.Stdout, Stderr: os.Stderr,
 	})

@@ -238,13 +238,14 @@ func runTest(c *command, args []string) int {
 		return exitError
 	}
 	gt.Env = append(gt.Env, "RACEKIT_TRACE_DIR="+traceDir)
-	if *testConfirm && os.Getenv("RACEKIT_DEDUP") == "" {
-		// Every access keeps its own site, for confirmation's
-		// candidates (rt's dedup reports a repeat at the first site).
-		gt.Env = append(gt.Env, "RACEKIT_DEDUP=0")
-	}
 	gt.Env = append(gt.Env, testFilters.runtimeEnv(algos)...)
 	gt.Env = append(gt.Env, testFlags.recordEnv(algos)...)
+	if *testConfirm && os.Getenv("RACEKIT_DEDUP") == "" {
+		// Every access keeps its own site, for confirmation's
+		// candidates (rt's dedup reports a repeat at the first site);
+		// the last setting of a variable is the one the program sees.
+		gt.Env = append(gt.Env, "RACEKIT_DEDUP=0")
+	}
 	// A signal reaches go test (and its test binaries) from the terminal,
 	// or is passed on; a second one, or one during the analysis, removes
 	// the traces, which may be large, and exits.
