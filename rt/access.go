@@ -272,7 +272,10 @@ var (
 // after it is one FastTrack skips by its same-epoch rules, and it races
 // with nothing the first access does not race with: whatever is ordered
 // after the first is ordered after a release of the goroutine's, which
-// comes after the repeat too. The predictive detectors and hb's every
+// comes after the repeat too. Go's race detector (ThreadSanitizer v3 since
+// Go 1.19) skips such a repeat as well: its thread epoch moves at releases
+// only, and an access its shadow holds at that epoch is not checked again.
+// The predictive detectors and hb's every
 // site pair see a lock's critical section or each site, so racekit sets
 // it for FastTrack alone (cmd/racekit recordEnv). A regex engine that
 // loads an atomic clock at each position of its input (chroma's lexers)

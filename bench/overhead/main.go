@@ -21,7 +21,12 @@
 //	          slot of a goroutine pool: a goroutine runs on those of one
 //	          that ended before it started; see filter/sample)
 //	full      every event (dedup on, as racekit test records for its
-//	          default detectors: no BarrierPairs, RACEKIT_BARRIERS=0)
+//	          default detectors: no BarrierPairs, RACEKIT_BARRIERS=0, and
+//	          an epoch of dedup ended by releases only,
+//	          RACEKIT_DEDUP=release)
+//	full, dedup per sync
+//	          the same with an epoch ended by every synchronization
+//	          event (RACEKIT_DEDUP=1, before session 73)
 //	full, barriers
 //	          the same with BarrierPairs around calls into untraced
 //	          code, as recorded for rdit (-predict) or a kept trace
@@ -103,11 +108,15 @@ type config struct {
 	noHook bool // the binary built without the runtime's allocation hook (instrument.Config.NoAllocHook)
 }
 
-// noBarriers: the full configurations record as racekit test and run do
-// for their default detectors, without BarrierPairs (rdit's alone: see
-// recordEnv in cmd/racekit); "full, barriers" records them, as for rdit
-// or a kept trace.
-const noBarriers = "RACEKIT_BARRIERS=0"
+// noBarriers and dedupRelease: the full configurations record as racekit
+// test and run do for their default detectors, without BarrierPairs
+// (rdit's alone) and with dedup's epochs ended by releases only
+// (FastTrack's: see recordEnvFor in cmd/racekit); "full, barriers" records
+// as for rdit or a kept trace.
+const (
+	noBarriers   = "RACEKIT_BARRIERS=0"
+	dedupRelease = "RACEKIT_DEDUP=release"
+)
 
 var configs = []config{
 	{"off", nil, false, false},
@@ -117,12 +126,13 @@ var configs = []config{
 	{"+tl-ad loops", []string{"RACEKIT_SAMPLE=tl-ad", "RACEKIT_SAMPLE_LOOPS=1"}, true, false},
 	{"+gs-ad", []string{"RACEKIT_SAMPLE=gs-ad"}, true, false},
 	{"+tp-ad loops", []string{"RACEKIT_SAMPLE=tp-ad", "RACEKIT_SAMPLE_LOOPS=1"}, true, false},
-	{"full", []string{noBarriers}, true, false},
+	{"full", []string{noBarriers, dedupRelease}, true, false},
+	{"full, dedup per sync", []string{noBarriers}, true, false},
 	{"full, barriers", nil, true, false},
-	{"full, 2048 dedup", []string{noBarriers, "RACEKIT_DEDUP_MAX=2048"}, true, false},
-	{"full, word events", []string{noBarriers, "RACEKIT_RANGES=0"}, true, false},
-	{"full, no alloc hook", []string{noBarriers}, true, true},
-	{"tree", []string{noBarriers, "RACEKIT_FILTER=tree", "RACEKIT_FILTER_FOR=fasttrack"}, true, false},
+	{"full, 2048 dedup", []string{noBarriers, dedupRelease, "RACEKIT_DEDUP_MAX=2048"}, true, false},
+	{"full, word events", []string{noBarriers, dedupRelease, "RACEKIT_RANGES=0"}, true, false},
+	{"full, no alloc hook", []string{noBarriers, dedupRelease}, true, true},
+	{"tree", []string{noBarriers, dedupRelease, "RACEKIT_FILTER=tree", "RACEKIT_FILTER_FOR=fasttrack"}, true, false},
 }
 
 func main() {
