@@ -540,8 +540,11 @@ func (r *rewriter) builtin(x *ast.CallExpr) {
 				r.rd(a)
 			}
 			fn := "Copy"
-			if isString(typeOf(r.info, x.Args[1])) {
+			switch src := typeOf(r.info, x.Args[1]); {
+			case isString(src):
 				fn = "CopyString"
+			case isBytesOrString(src):
+				fn = "CopyBytesOrString"
 			}
 			r.replaceCall(x, fn, x.Args, r.asite(x.Pos()))
 			return
@@ -591,8 +594,11 @@ func (r *rewriter) appendCall(x *ast.CallExpr) {
 	}
 	if x.Ellipsis.IsValid() {
 		fn := "AppendSlice"
-		if isString(typeOf(r.info, x.Args[1])) {
+		switch src := typeOf(r.info, x.Args[1]); {
+		case isString(src):
 			fn = "AppendString"
+		case isBytesOrString(src):
+			fn = "AppendBytesOrString"
 		}
 		r.replaceCall(x, fn, x.Args, r.asite(x.Pos()))
 		return
@@ -646,6 +652,17 @@ func (r *rewriter) appendCall(x *ast.CallExpr) {
 	}
 	lo, hi := r.span(x)
 	r.ed.wrap(lo, hi, rtAlias+".AppendN(", ", "+strconv.Itoa(len(x.Args)-1)+", "+r.asite(x.Pos())+")")
+}
+
+// isBytesOrString reports whether t is a type parameter that may be a byte
+// slice or a string (~[]byte | ~string): no core type, which append and
+// copy accept as their source all the same.
+func isBytesOrString(t types.Type) bool {
+	if _, ok := types.Unalias(t).(*types.TypeParam); !ok {
+		return false
+	}
+	_, slice := core(t).(*types.Slice)
+	return !slice && !isString(t)
 }
 
 // containsCall reports whether evaluating e may call a function or

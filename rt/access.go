@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"reflect"
 	"strconv"
 	"sync/atomic"
 	"unsafe"
@@ -895,6 +896,60 @@ func AppendString[S ~[]byte, T ~string](b S, str T, site uint32, rec bool) S {
 		}
 	}
 	return r
+}
+
+// AppendBytesOrString is append(b, xs...) for xs of a type parameter that
+// may be a byte slice or a string (~[]byte | ~string, as
+// go-json-experiment's jsontext.AppendFormat takes), which neither
+// AppendSlice nor AppendString accepts: the bytes read when it is a slice.
+func AppendBytesOrString[S ~[]byte, T ~[]byte | ~string](b S, xs T, site uint32, rec bool) S {
+	src := bytesIn(xs)
+	if ctl {
+		if len(src) > 0 {
+			ctlRead(sliceData(src), uintptr(len(src)), site)
+		}
+		ctlAppend(b, len(xs), site)
+	}
+	r := append(b, xs...)
+	if on {
+		grown(b, r, site)
+	}
+	if on && rec {
+		if len(src) > 0 {
+			rangeAccess(trace.OpRead, sliceData(src), 1, len(src), site)
+		}
+		appended(b, r, len(xs), site)
+	}
+	return r
+}
+
+// CopyBytesOrString is copy(dst, xs) for xs of a type parameter that may be
+// a byte slice or a string (~[]byte | ~string).
+func CopyBytesOrString[D ~[]byte, T ~[]byte | ~string](dst D, xs T, site uint32, rec bool) int {
+	src := bytesIn(xs)
+	if n := min(len(dst), len(xs)); ctl && n > 0 {
+		if len(src) > 0 {
+			ctlRead(sliceData(src), uintptr(n), site)
+		}
+		ctlWrite(sliceData(dst), uintptr(n), site)
+	}
+	n := copy(dst, xs)
+	if on && rec && n > 0 {
+		rangeAccess(trace.OpWrite, sliceData(dst), 1, n, site)
+		if len(src) > 0 {
+			rangeAccess(trace.OpRead, sliceData(src), 1, n, site)
+		}
+	}
+	return n
+}
+
+// bytesIn is xs's bytes when T is a byte slice type, nil when it is a
+// string type (immutable: nothing writes it, nothing races on it).
+func bytesIn[T ~[]byte | ~string](xs T) []byte {
+	if reflect.TypeFor[T]().Kind() != reflect.Slice {
+		return nil
+	}
+	return *(*[]byte)(unsafe.Pointer(&xs))
 }
 
 // Copy is copy(dst, src): reads of the elements copied from src, writes of

@@ -1603,3 +1603,67 @@ func TestWordRuns(t *testing.T) {
 		t.Errorf("%d range events, want 5 (the 100 words, the 64 bytes, a field of the 40 structs, the two runs around the lock)", ranges)
 	}
 }
+
+// bytesOrString is a source append and copy take as a byte slice or a
+// string (go-json-experiment's jsontext.AppendFormat).
+type bytesOrString interface{ ~[]byte | ~string }
+
+func appendFrom[T bytesOrString](dst []byte, src T, site uint32) []byte {
+	return AppendBytesOrString(dst, src, site, true)
+}
+
+func copyFrom[T bytesOrString](dst []byte, src T, site uint32) int {
+	return CopyBytesOrString(dst, src, site, true)
+}
+
+// AppendBytesOrString and CopyBytesOrString read the source's bytes when it
+// is a byte slice, nothing of a string's, and write what they store, as
+// AppendSlice, AppendString, Copy and CopyString do.
+func TestBytesOrString(t *testing.T) {
+	type named []byte
+	src := escape[[8]byte]()
+	dst := make([]byte, 0, 64)
+	escapeSink = dst
+	var out []byte
+	var n int
+	tr := record(t, false, func(site uint32) {
+		out = appendFrom(dst, named(src[:]), site)
+		out = appendFrom(out, "text", site)
+		n = copyFrom(out, named(src[:4]), site)
+		n += copyFrom(out[4:], "te", site)
+	})
+	if string(out) != "\x00\x00\x00\x00te\x00\x00text" || n != 6 {
+		t.Fatalf("append and copy gave %q, %d", out, n)
+	}
+	// Each access as its op and the byte it touches: s0.. of the source,
+	// d0.. of the destination's array (the trace hands out a byte range
+	// a byte at a time).
+	s0, d0 := uint64(uintptr(unsafe.Pointer(src))), uint64(uintptr(unsafe.Pointer(unsafe.SliceData(dst))))
+	var got []string
+	for _, e := range tr.Events {
+		switch {
+		case !e.Op.IsAccess():
+		case e.Obj-s0 < 8:
+			got = append(got, fmt.Sprintf("%v s%d", e.Op, e.Obj-s0))
+		case e.Obj-d0 < 64:
+			got = append(got, fmt.Sprintf("%v d%d", e.Op, e.Obj-d0))
+		default:
+			got = append(got, fmt.Sprintf("%v elsewhere", e.Op))
+		}
+	}
+	var want []string
+	add := func(op string, base string, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			want = append(want, fmt.Sprintf("%s %s%d", op, base, i))
+		}
+	}
+	add("r", "s", 0, 8) // append(dst, named(src)...)
+	add("w", "d", 0, 8)
+	add("w", "d", 8, 12) // append(out, "text"...): no read
+	add("w", "d", 0, 4)  // copy(out, named(src[:4]))
+	add("r", "s", 0, 4)
+	add("w", "d", 4, 6) // copy(out[4:], "te")
+	if !slices.Equal(got, want) {
+		t.Errorf("accesses %q, want %q", got, want)
+	}
+}
