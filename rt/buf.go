@@ -292,6 +292,34 @@ func (g *gstate) nextChunk() {
 	}
 }
 
+// shed moves g on to a small chunk, as nextChunk moves it on to a larger
+// one, when everything it wrote is committed: the writer frees the old
+// chunk once it has read it. A goroutine about to wait long (Shed) then
+// holds 32 records, not up to bigChunk: held-out cedar-go's TestCorpus
+// pauses some 148,000 parallel subtests, which held 64 KiB each and had
+// its test binary killed at 9.4 GB.
+func (g *gstate) shed() {
+	old := g.wc
+	if len(old.recs) == firstChunk || g.cc != old || g.ci != g.wi {
+		return // small already, or records not committed
+	}
+	c := newChunk(firstChunk)
+	old.n.Store(int32(g.wi))
+	g.cc, g.ci = c, 0
+	old.next.Store(c)
+	g.wc, g.wi = c, 0
+}
+
+// Shed is called by a goroutine about to wait for long (a parallel test
+// pausing until its parent's function returns: rttest.Parallel), so that
+// it keeps a small buffer meanwhile (gstate.shed).
+func Shed() {
+	if !on || !live.Load() {
+		return
+	}
+	cur().shed()
+}
+
 // open makes g hold the frontier before it records an event (only needed
 // when its word is idle). It first publishes its old key, a valid bound,
 // and only then loads the global seq: the writer, which loads the seq

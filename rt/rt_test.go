@@ -1667,3 +1667,49 @@ func TestBytesOrString(t *testing.T) {
 		t.Errorf("accesses %q, want %q", got, want)
 	}
 }
+
+// A goroutine that sheds its buffer before a long wait (Shed: a paused
+// parallel test) holds a small chunk meanwhile, not the big one it grew
+// to; the writer frees the big one, and every event is still written, in
+// order.
+func TestShed(t *testing.T) {
+	const gors, writes = 200, 3000
+	data := make([]uint64, gors*writes)
+	escapeSink = data
+	var held int64
+	tr := record(t, false, func(site uint32) {
+		var wg sync.WaitGroup
+		release := make(chan struct{})
+		for i := range gors {
+			c := Fork(site)
+			wg.Add(1)
+			go func() {
+				Begin(c)
+				defer End(c)
+				for j := range writes {
+					W(&data[i*writes+j], site, true)
+				}
+				SyncRelease(NewObject(), site) // committed
+				Shed()
+				wg.Done()
+				<-release
+			}()
+		}
+		wg.Wait()
+		Flush()
+		held = pending.Load()
+		close(release)
+	})
+	if held > gors*512 {
+		t.Errorf("%d records held by %d goroutines waiting after Shed, want at most %d", held, gors, gors*512)
+	}
+	n := 0
+	for _, e := range tr.Events {
+		if e.Op == trace.OpWrite {
+			n++
+		}
+	}
+	if n != gors*writes {
+		t.Errorf("%d writes in the trace, want %d", n, gors*writes)
+	}
+}

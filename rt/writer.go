@@ -691,8 +691,9 @@ func forgetDrained() {
 			drop++
 			continue
 		}
-		// Free a chunk read to its end that the goroutine has left.
-		if c := g.rc; g.ri == len(c.recs) && c.next.Load() != nil {
+		// Free a chunk the goroutine has left, read to its last record
+		// (its end, or where shed left it).
+		if c := g.rc; c.next.Load() != nil && g.ri >= int(c.n.Load()) {
 			g.peek() // not called with avail 0 past the end: it moves to next
 		}
 	}

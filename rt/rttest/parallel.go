@@ -27,6 +27,7 @@ func Parallel(t *testing.T, site uint32) {
 	}
 	printSection(site) // "=== PAUSE"
 	markActive(t.Name(), false)
+	rt.Shed() // paused until the parent's function returns: no big buffer meanwhile
 	t.Parallel()
 	rt.SyncAcquire(n.parent.fnEnd, site)
 	markActive(t.Name(), true)
