@@ -901,46 +901,23 @@ func AppendString[S ~[]byte, T ~string](b S, str T, site uint32, rec bool) S {
 // AppendBytesOrString is append(b, xs...) for xs of a type parameter that
 // may be a byte slice or a string (~[]byte | ~string, as
 // go-json-experiment's jsontext.AppendFormat takes), which neither
-// AppendSlice nor AppendString accepts: the bytes read when it is a slice.
+// AppendSlice nor AppendString accepts: it is the one of them that xs's
+// type is. (string(xs) of a string type copies nothing; of a byte slice it
+// is only taken for a nil one.)
 func AppendBytesOrString[S ~[]byte, T ~[]byte | ~string](b S, xs T, site uint32, rec bool) S {
-	src := bytesIn(xs)
-	if ctl {
-		if len(src) > 0 {
-			ctlRead(sliceData(src), uintptr(len(src)), site)
-		}
-		ctlAppend(b, len(xs), site)
+	if src := bytesIn(xs); src != nil {
+		return AppendSlice(b, src, site, rec)
 	}
-	r := append(b, xs...)
-	if on {
-		grown(b, r, site)
-	}
-	if on && rec {
-		if len(src) > 0 {
-			rangeAccess(trace.OpRead, sliceData(src), 1, len(src), site)
-		}
-		appended(b, r, len(xs), site)
-	}
-	return r
+	return AppendString(b, string(xs), site, rec)
 }
 
 // CopyBytesOrString is copy(dst, xs) for xs of a type parameter that may be
-// a byte slice or a string (~[]byte | ~string).
+// a byte slice or a string (~[]byte | ~string): Copy or CopyString.
 func CopyBytesOrString[D ~[]byte, T ~[]byte | ~string](dst D, xs T, site uint32, rec bool) int {
-	src := bytesIn(xs)
-	if n := min(len(dst), len(xs)); ctl && n > 0 {
-		if len(src) > 0 {
-			ctlRead(sliceData(src), uintptr(n), site)
-		}
-		ctlWrite(sliceData(dst), uintptr(n), site)
+	if src := bytesIn(xs); src != nil {
+		return Copy(dst, src, site, rec)
 	}
-	n := copy(dst, xs)
-	if on && rec && n > 0 {
-		rangeAccess(trace.OpWrite, sliceData(dst), 1, n, site)
-		if len(src) > 0 {
-			rangeAccess(trace.OpRead, sliceData(src), 1, n, site)
-		}
-	}
-	return n
+	return CopyString(dst, string(xs), site, rec)
 }
 
 // bytesIn is xs's bytes when T is a byte slice type, nil when it is a
