@@ -1660,7 +1660,7 @@ func TestBytesOrString(t *testing.T) {
 	add("r", "s", 0, 8) // append(dst, named(src)...)
 	add("w", "d", 0, 8)
 	add("w", "d", 8, 12) // append(out, "text"...): no read
-	add("r", "s", 0, 4) // copy(out, named(src[:4])), as Copy records it without dedup
+	add("r", "s", 0, 4)  // copy(out, named(src[:4])), as Copy records it without dedup
 	add("w", "d", 0, 4)
 	add("w", "d", 4, 6) // copy(out[4:], "te")
 	if !slices.Equal(got, want) {
