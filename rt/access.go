@@ -69,7 +69,7 @@ func accessAddr(op trace.Op, a uint64, size uintptr, site uint32) {
 	if size <= 8 && dedup {
 		if t := g.seen; t != nil && generation.Load() == g.gen {
 			e := &t.entries[(a>>3)&uint64(len(t.entries)-1)]
-			if e.addr == a && e.epoch == g.epoch && (e.write || op != trace.OpWrite) {
+			if e.addr == a&^7 && e.epoch == g.epoch && e.covers(a, op) {
 				return
 			}
 		}
@@ -346,10 +346,25 @@ func setDedupMax(v string) {
 	}
 }
 
+// seenEntry is what a goroutine recorded in one epoch at the addresses of
+// one word: bit i of r (w) says an access at addr+i was recorded as a
+// read (a write). An access is matched by its address alone, as detectors
+// match events: one entry per word keeps the bytes of a word read in turn
+// (a byte loop, a rolling hash) from pushing one another out.
 type seenEntry struct {
-	addr  uint64
+	addr  uint64 // the word's address (a multiple of 8); 0: none
 	epoch uint32
-	write bool
+	r, w  uint8
+}
+
+// covers reports whether e holds an access at a that covers op: a write
+// covers a read and a write, a read only a read.
+func (e *seenEntry) covers(a uint64, op trace.Op) bool {
+	bit := uint8(1) << (a & 7)
+	if op == trace.OpWrite {
+		return e.w&bit != 0
+	}
+	return (e.r|e.w)&bit != 0
 }
 
 type seenTable struct {
@@ -376,12 +391,21 @@ func (g *gstate) recorded(addr uint64, op trace.Op) bool {
 		g.seen = t
 	}
 	e := &t.entries[(addr>>3)&uint64(len(t.entries)-1)]
-	write := op == trace.OpWrite
-	if e.addr == addr && e.epoch == g.epoch && (e.write || !write) {
-		return true
+	word, bit := addr&^7, uint8(1)<<(addr&7)
+	conflict := false
+	if e.addr == word && e.epoch == g.epoch {
+		if e.covers(addr, op) {
+			return true
+		}
+	} else {
+		conflict = e.epoch == g.epoch && e.addr != 0
+		*e = seenEntry{addr: word, epoch: g.epoch}
 	}
-	conflict := e.epoch == g.epoch && e.addr != 0
-	*e = seenEntry{addr: addr, epoch: g.epoch, write: write}
+	if op == trace.OpWrite {
+		e.w |= bit
+	} else {
+		e.r |= bit
+	}
 	t.misses++
 	if conflict {
 		t.conflicts++
@@ -456,8 +480,8 @@ func (g *gstate) forget(a, size uint64) {
 		return
 	}
 	for w := lo; w <= hi; w++ {
-		if e := &t.entries[w&(n-1)]; e.addr >= a && e.addr-a < size {
-			*e = seenEntry{}
+		if e := &t.entries[w&(n-1)]; e.addr == w<<3 {
+			*e = seenEntry{} // the word overlaps the object: all of it, to be safe
 		}
 	}
 }

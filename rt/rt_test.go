@@ -1713,3 +1713,34 @@ func TestShed(t *testing.T) {
 		t.Errorf("%d writes in the trace, want %d", n, gors*writes)
 	}
 }
+
+// The bytes of one word read in turn, again and again in one epoch (a
+// byte loop, a rolling hash over a window), are each recorded once: the
+// word's table entry holds a bit per byte address, so one byte's read
+// does not push out its neighbour's. A write of a byte read before is
+// recorded, and a read of it after is not.
+func TestDedupBytesOfAWord(t *testing.T) {
+	b := escape[[16]byte]()
+	tr := record(t, true, func(site uint32) {
+		for range 4 {
+			for i := range b {
+				R(&b[i], site, true)
+			}
+		}
+		W(&b[3], site, true)
+		R(&b[3], site, true) // covered by the write
+		R(&b[4], site, true) // read before
+	})
+	var reads, writes int
+	for _, e := range tr.Events {
+		switch e.Op {
+		case trace.OpRead:
+			reads++
+		case trace.OpWrite:
+			writes++
+		}
+	}
+	if reads != 16 || writes != 1 {
+		t.Errorf("%d reads and %d writes of 16 bytes read 4 times then one written, want 16 and 1", reads, writes)
+	}
+}
