@@ -276,11 +276,11 @@ var (
 // comes after the repeat too. Go's race detector (ThreadSanitizer v3 since
 // Go 1.19) skips such a repeat as well: its thread epoch moves at releases
 // only, and an access its shadow holds at that epoch is not checked again.
-// The predictive detectors and hb's every
-// site pair see a lock's critical section or each site, so racekit sets
-// it for FastTrack alone (cmd/racekit recordEnv). A regex engine that
-// loads an atomic clock at each position of its input (chroma's lexers)
-// recorded its state again at every position.
+// The predictive detectors and hb (every site pair) see a lock's critical
+// section or each site, so racekit sets it for FastTrack alone (cmd/racekit
+// recordEnvFor). A regex engine that loads an atomic clock at each
+// position of its input (chroma's lexers) recorded its state again at
+// every position.
 var dedupAcquires bool
 
 // newEpoch ends g's dedup epoch at a synchronization event op, unless
