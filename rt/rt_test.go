@@ -523,6 +523,27 @@ func BenchmarkAccessRepeat(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "hooks/s")
 }
 
+// BenchmarkAccessBytes reads the bytes of a 4 KiB buffer in turn, again
+// and again in one epoch (a byte loop): after the first pass every read is
+// a repeat, which dedup drops if the bytes of a word do not push one
+// another out of the table (seenEntry's byte bits). records/op is what the
+// goroutine wrote per hook; BenchmarkAccess and BenchmarkAccessRepeat are
+// the baselines of a recorded and a dropped access.
+func BenchmarkAccessBytes(b *testing.B) {
+	benchStart(b, true)
+	buf := make([]byte, 4096)
+	escapeSink = buf
+	R(&buf[0], 0, true) // the goroutine's state and table
+	g := cur()
+	before := g.written
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		R(&buf[i&4095], 0, true)
+	}
+	b.ReportMetric(float64(g.written-before)/float64(b.N), "records/op")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "hooks/s")
+}
+
 // BenchmarkMutex is a Lock/Unlock pair with its events.
 func BenchmarkMutex(b *testing.B) {
 	benchStart(b, true)
