@@ -258,20 +258,11 @@ func (g *gstate) putEvent(op trace.Op, flags trace.Flags, site uint32, obj, val 
 }
 
 func (g *gstate) nextChunk() {
-	old := g.wc // its next is nil: only g sets it, here (stolen resets it)
-	size := len(old.recs) * 16
+	size := len(g.wc.recs) * 16
 	if size > bigChunk {
 		size = bigChunk
 	}
-	c := newChunk(size)
-	old.n.Store(int32(g.wi))
-	if g.cc == old && g.ci == g.wi {
-		// Nothing uncommitted in old: once next is set, the writer may
-		// free it, so g must not look at it again.
-		g.cc, g.ci = c, 0
-	}
-	old.next.Store(c)
-	g.wc, g.wi = c, 0
+	g.moveTo(newChunk(size))
 	if size == bigChunk {
 		if pending.Load() > maxPending/64 {
 			// Some 8 big chunks wait: a round now (wakeWriter). Less
@@ -292,22 +283,29 @@ func (g *gstate) nextChunk() {
 	}
 }
 
-// shed moves g on to a small chunk, as nextChunk moves it on to a larger
-// one, when everything it wrote is committed: the writer frees the old
-// chunk once it has read it. A goroutine about to wait long (Shed) then
-// holds 32 records, not up to bigChunk: held-out cedar-go's TestCorpus
-// pauses some 148,000 parallel subtests, which held 64 KiB each and had
-// its test binary killed at 9.4 GB.
-func (g *gstate) shed() {
-	old := g.wc
-	if len(old.recs) == firstChunk || g.cc != old || g.ci != g.wi {
-		return // small already, or records not committed
-	}
-	c := newChunk(firstChunk)
+// moveTo makes g write on in c, linked after its current chunk, which
+// keeps the records written there.
+func (g *gstate) moveTo(c *chunk) {
+	old := g.wc // its next is nil: only g sets it, here (stolen resets it)
 	old.n.Store(int32(g.wi))
-	g.cc, g.ci = c, 0
+	if g.cc == old && g.ci == g.wi {
+		// Nothing uncommitted in old: once next is set, the writer may
+		// free it, so g must not look at it again.
+		g.cc, g.ci = c, 0
+	}
 	old.next.Store(c)
 	g.wc, g.wi = c, 0
+}
+
+// shed moves g on to a small chunk, as nextChunk moves it on to a larger
+// one, when everything it wrote is committed: the writer frees the old
+// chunk once it has read it, and a goroutine about to wait long (Shed)
+// holds 32 records meanwhile, not up to bigChunk.
+func (g *gstate) shed() {
+	if len(g.wc.recs) == firstChunk || g.cc != g.wc || g.ci != g.wi {
+		return // small already, or records not committed
+	}
+	g.moveTo(newChunk(firstChunk))
 }
 
 // Shed is called by a goroutine about to wait for long (a parallel test
