@@ -100,8 +100,8 @@ func wantPairs(t *testing.T, root string, dirs ...string) []string {
 // dependency replaced by a relative directory (its package traced with
 // --include), a workspace (its other module's package traced too, as the
 // main modules' are), files behind a build tag (in a go 1.16 module, so that the
-// tag and the go1.21 racekit adds are merged), and a cgo package (left
-// untraced, the rest traced).
+// tag and the go1.21 racekit adds are merged), and a cgo package (its Go
+// code traced, as go test -race traces it).
 func TestModuleLayouts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs instrumented modules")
@@ -629,26 +629,77 @@ func (c *Conn) Recv() (byte, error) {
 		writeTree(t, dir, map[string]string{
 			"go.mod":        "module example.com/m\n\ngo 1.13\n",
 			"m.go":          racy("m", "m"),
-			"m_test.go":     "package m\n\nimport (\n\t\"testing\"\n\n\t\"example.com/m/c\"\n)\n\nfunc TestRacy(t *testing.T) {\n\tRacy()\n\tif c.Add(1, 2) != 3 {\n\t\tt.Fatal()\n\t}\n}\n",
-			"c/c.go":        "package c\n\n// static int add(int a, int b) { return a + b; }\nimport \"C\"\n\nvar Y int\n\n// Add adds in C; its race on Y goes unseen (the package is not traced).\nfunc Add(a, b int) int {\n\tdone := make(chan bool)\n\tgo func() { Y = 1; done <- true }()\n\tY = 2\n\t<-done\n\treturn int(C.add(C.int(a), C.int(b)))\n}\n",
-			"c/c_test.go":   "package c\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 2) != 4 {\n\t\tt.Fatal()\n\t}\n}\n",
+			"m_test.go":     "package m\n\nimport (\n\t\"testing\"\n\n\t\"example.com/m/c\"\n)\n\nfunc TestRacy(t *testing.T) {\n\tRacy()\n\tif c.Name(\"x\") != \"x\" {\n\t\tt.Fatal()\n\t}\n}\n",
+			"c/c.go":        cgoSrc,
+			"c/pure.go":     "package c\n\nvar Z int\n\n// Bump's race is in a file of the cgo package without import \"C\".\nfunc Bump() {\n\tdone := make(chan bool)\n\tgo func() { Z++; done <- true }() // race: pure\n\tZ++                                // race: pure\n\t<-done\n}\n",
+			"c/c_test.go":   "package c\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 2) != 4 || Name(\"ab\") != \"ab\" || NewBox(3).Get() != 3 {\n\t\tt.Fatal()\n\t}\n\tBump()\n}\n",
 			"c/c_other.txt": "",
 		})
 		before := snapshot(t, dir)
 		prep, pairs, _ := frontEnd(t, dir, instrument.Config{})
-		if want := wantPairs(t, dir, "."); !reflect.DeepEqual(pairs, want) || len(want) != 1 {
+		if want := wantPairs(t, dir, ".", "c"); !reflect.DeepEqual(pairs, want) || len(want) != 3 {
 			t.Errorf("races %q, want %q", pairs, want)
 		}
-		cgo := false
-		for _, s := range prep.Skipped {
-			cgo = cgo || strings.HasPrefix(s.Pkg, "example.com/m/c") && s.Reason == "uses cgo"
-		}
-		if !cgo || !reflect.DeepEqual(prep.Instrumented, []string{"example.com/m"}) {
-			t.Errorf("instrumented %v, skipped %v; want example.com/m/c skipped for cgo", prep.Instrumented, prep.Skipped)
+		if len(prep.Skipped) > 0 || !reflect.DeepEqual(prep.Instrumented, []string{"example.com/m", "example.com/m/c"}) {
+			t.Errorf("instrumented %v, skipped %v; want both packages traced", prep.Instrumented, prep.Skipped)
 		}
 		checkUnchanged(t, before, snapshot(t, dir))
 	})
 }
+
+// cgoSrc is a cgo file: its Go code is traced as go test -race traces it
+// (instrument/cgo.go), its C names and values left as written.
+const cgoSrc = `package c
+
+/*
+#include <stdlib.h>
+#include <string.h>
+static int add(int a, int b) { return a + b; }
+typedef struct { int v; } box;
+*/
+import "C"
+
+import "unsafe"
+
+var Y int
+
+// Add adds in C, with a race on Y between two Go goroutines.
+func Add(a, b int) int {
+	done := make(chan bool)
+	go func() { Y = 1; done <- true }() // race: c
+	Y = 2                               // race: c
+	<-done
+	var sum C.int
+	sum = C.add(C.int(a), C.int(b))
+	Y = int(sum)
+	return int(C.add(C.int(a), C.int(b)))
+}
+
+// Name copies s through C memory.
+func Name(s string) string {
+	cs := C.CString(s)
+	defer C.free(unsafe.Pointer(cs))
+	n := C.strlen(cs)
+	return C.GoStringN(cs, C.int(n))
+}
+
+// Box is a Go type with a field of a C type.
+type Box struct {
+	b    C.box
+	hits int
+}
+
+func NewBox(v int) *Box {
+	x := &Box{}
+	x.b.v = C.int(v)
+	return x
+}
+
+func (x *Box) Get() int {
+	x.hits++
+	return int(x.b.v)
+}
+`
 
 // TestDepsCompiledOnce checks that racekit test compiles a traced
 // dependency once: Prepare compiles the instrumented dependencies first

@@ -187,3 +187,48 @@ func logIfaceMethod(fn *types.Func) bool {
 	last, ok := params.At(params.Len() - 1).Type().(*types.Slice)
 	return ok && types.IsInterface(last.Elem()) && last.Elem().Underlying().(*types.Interface).Empty()
 }
+
+// driverIfaces are database/sql/driver's interfaces whose methods
+// database/sql calls holding locks of its own (rt.DriverEnter).
+var driverIfaces = []string{"Driver", "Connector", "Conn", "Stmt", "Rows", "Tx", "Result"}
+
+// isDriverMethod reports whether d is an exported method of a type of the
+// package (or a pointer to it) that implements one of driverIfaces: a
+// database/sql driver's callback, which notes its entry and return
+// (rt.DriverEnter, rt.DriverLeave).
+func (r *rewriter) isDriverMethod(d *ast.FuncDecl) bool {
+	if d.Recv == nil || !d.Name.IsExported() {
+		return false
+	}
+	fn, _ := r.info.Defs[d.Name].(*types.Func)
+	if fn == nil {
+		return false
+	}
+	var drv *types.Package
+	for _, p := range r.in.Pkg.Imports() {
+		if p.Path() == "database/sql/driver" {
+			drv = p
+		}
+	}
+	if drv == nil {
+		return false
+	}
+	t := fn.Type().(*types.Signature).Recv().Type()
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	for _, name := range driverIfaces {
+		o, _ := drv.Scope().Lookup(name).(*types.TypeName)
+		if o == nil {
+			continue
+		}
+		iface, ok := o.Type().Underlying().(*types.Interface)
+		if !ok {
+			continue
+		}
+		if types.Implements(t, iface) || types.Implements(types.NewPointer(t), iface) {
+			return true
+		}
+	}
+	return false
+}

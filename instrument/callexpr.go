@@ -239,6 +239,14 @@ func (r *rewriter) lockerArg(x ast.Expr, fn *types.Func) (string, bool) {
 
 // call instruments a call expression.
 func (r *rewriter) call(x *ast.CallExpr) {
+	if r.cgoOpaque(x) || r.cgoOpaque(x.Fun) {
+		// A call of C (or a conversion to a C type): its Go operands are
+		// read as any others.
+		for _, a := range x.Args {
+			r.rd(a)
+		}
+		return
+	}
 	// A conversion. string(b) of a byte or rune slice reads its elements;
 	// []byte(s) allocates.
 	if r.isType(x.Fun) {

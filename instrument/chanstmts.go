@@ -49,7 +49,7 @@ func (r *rewriter) send(x *ast.SendStmt, inList bool) {
 // whose type comes from its context.
 func (r *rewriter) inlineValue(e ast.Expr) bool {
 	tv, ok := r.info.Types[e]
-	if !ok {
+	if !ok || r.cgoOpaque(e) { // a C value: its Go type is not known here
 		return true
 	}
 	return tv.Value != nil || tv.IsNil() || isUntyped(tv.Type)

@@ -85,7 +85,13 @@
 //     rt.SlogCallback, then rt.CallbackDone), and the program's Write
 //     methods tell their entry and return (rt.WriteEnter, WriteLeave), so
 //     that a Write they call holding their mutex records it
-//     (callbacklock.go).
+//     (callbacklock.go). The exported methods of a database/sql driver
+//     type (one that implements driver.Conn, Stmt, Rows, ...) do likewise
+//     for database/sql's locks (isDriverMethod, rt.DriverEnter and
+//     DriverLeave).
+//   - A package that uses cgo is instrumented from its files as written,
+//     type-checked with a fake package C; C's names and values stay as
+//     they are (cgo.go, cgoOpaque).
 //   - Lock and Unlock of any interface that has both are hooked as
 //     sync.Locker's (lockerMethod).
 //   - A method call on a dependency's object is bracketed by a release and

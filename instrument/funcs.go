@@ -63,16 +63,25 @@ func (r *rewriter) funcDecl(d *ast.FuncDecl) {
 	enter := len(r.ed.edits) // funcBody's first edit: Enter and Leave
 	m := r.mark()
 	site := r.funcBody(d.Recv, d.Type, d.Body, d.Name.Pos(), pre, atomic)
+	var also string
 	if r.isWriteMethod(d) {
 		// A Write std may call holding a mutex of its own (callbacklock.go).
+		also = rtAlias + ".WriteEnter(); defer " + rtAlias + ".WriteLeave(); "
+	}
+	driver := r.isDriverMethod(d)
+	if driver {
+		// A callback database/sql makes holding its locks (callbacklock.go).
+		also += rtAlias + ".DriverEnter(" + site + "); defer " + rtAlias + ".DriverLeave(" + site + "); "
+	}
+	if also != "" {
 		e := &r.ed.edits[enter]
 		for _, l := range []string{".Leave(", ".LeaveRet("} {
 			leave := "defer " + rtAlias + l + site + "); "
-			e.text = strings.Replace(e.text, leave, leave+rtAlias+".WriteEnter(); defer "+rtAlias+".WriteLeave(); ", 1)
+			e.text = strings.Replace(e.text, leave, leave+also, 1)
 		}
 	}
-	if pre != "" || atomic {
-		return
+	if pre != "" || atomic || driver {
+		return // the prologue stays: no quiet or leaf copy drops it
 	}
 	if len(r.ed.edits) == enter+1 {
 		if fn, _ := r.info.Defs[d.Name].(*types.Func); fn != nil {

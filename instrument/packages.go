@@ -26,10 +26,21 @@ func instrumentPackages(cfg *Config, targets []string, overlay map[string]string
 	}
 	// Calls into packages outside this set are BarrierPairs (barrier.go).
 	traced := map[string]bool{}
+	cgo := map[*packages.Package]*cgoPackage{}
+	cgoErr := map[*packages.Package]error{}
 	for _, p := range pkgs {
-		if len(p.Errors) == 0 && len(p.TypeErrors) == 0 && !usesCgo(p) {
-			traced[strings.TrimSuffix(p.PkgPath, "_test")] = true
+		if len(p.Errors) > 0 || len(p.TypeErrors) > 0 {
+			continue
 		}
+		if usesCgo(p) {
+			c, err := checkCgo(p, cfg.raceSrc)
+			if err != nil {
+				cgoErr[p] = err
+				continue
+			}
+			cgo[p] = c
+		}
+		traced[strings.TrimSuffix(p.PkgPath, "_test")] = true
 	}
 	in := &pkgInstrumenter{
 		cfg:          cfg,
@@ -41,6 +52,8 @@ func instrumentPackages(cfg *Config, targets []string, overlay map[string]string
 		done:         map[string]bool{},
 		instrumented: map[string]bool{},
 		tests:        newPkgTests(),
+		cgo:          cgo,
+		cgoErr:       cgoErr,
 	}
 	cfg.Status.set("instrumenting packages", len(pkgs))
 	for _, p := range pkgs {
@@ -147,7 +160,7 @@ func newPkgTests() *pkgTests {
 // note records what the file f (named name) of package p, whose path
 // without _test is base, tells of its package's tests. Files of
 // dependencies (inDep) count for nothing.
-func (t *pkgTests) note(p *packages.Package, base string, f *ast.File, name string, isTest, inDep bool) {
+func (t *pkgTests) note(p *packages.Package, info *types.Info, base string, f *ast.File, name string, isTest, inDep bool) {
 	if !isTest && !inDep {
 		t.hasSrc[base] = true
 	}
@@ -160,7 +173,7 @@ func (t *pkgTests) note(p *packages.Package, base string, f *ast.File, name stri
 		for _, d := range f.Decls {
 			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == "TestMain" {
 				t.hasTestMain[base] = true
-				if callsMRun(fd, p.TypesInfo) {
+				if callsMRun(fd, info) {
 					t.runsM[base] = true
 				}
 			}
@@ -187,6 +200,8 @@ type pkgInstrumenter struct {
 	done         map[string]bool // files instrumented (or left as they are) already
 	instrumented map[string]bool // package paths in prep.Instrumented
 	tests        *pkgTests
+	cgo          map[*packages.Package]*cgoPackage // packages that use cgo, checked as written
+	cgoErr       map[*packages.Package]error       // those that could not be
 }
 
 // instrumentPackage instruments the files of package p, or reports it
@@ -204,23 +219,31 @@ func (in *pkgInstrumenter) instrumentPackage(p *packages.Package) error {
 		in.prep.Skipped = append(in.prep.Skipped, Skip{p.ID, msg})
 		return nil
 	}
+	names, syntax, info, tpkg := p.CompiledGoFiles, p.Syntax, p.TypesInfo, p.Types
 	if usesCgo(p) {
-		in.prep.Skipped = append(in.prep.Skipped, Skip{p.ID, "uses cgo"})
-		return nil
+		c := in.cgo[p]
+		if c == nil {
+			in.prep.Skipped = append(in.prep.Skipped, Skip{p.ID, fmt.Sprintf("uses cgo, and its files do not type-check as written: %v", in.cgoErr[p])})
+			return nil
+		}
+		names, syntax, info, tpkg = p.GoFiles, nil, c.info, c.pkg
+		for _, name := range names {
+			syntax = append(syntax, c.files[name])
+		}
 	}
-	for i, f := range p.Syntax {
-		if i >= len(p.CompiledGoFiles) {
+	for i, f := range syntax {
+		if i >= len(names) {
 			break
 		}
-		name := p.CompiledGoFiles[i]
+		name := names[i]
 		isTest := strings.HasSuffix(name, "_test.go")
 		inDep := p.Module != nil && !p.Module.Main && p.Module.Dir != "" && strings.HasPrefix(name, p.Module.Dir+string(filepath.Separator))
-		in.tests.note(p, base, f, name, isTest, inDep)
+		in.tests.note(p, info, base, f, name, isTest, inDep)
 		if in.done[name] || !strings.HasSuffix(name, ".go") {
 			continue
 		}
 		in.done[name] = true
-		if err := in.instrumentFile(p, base, f, name, isTest, inDep); err != nil {
+		if err := in.instrumentFile(p, info, tpkg, base, f, name, isTest, inDep); err != nil {
 			return err
 		}
 	}
@@ -231,7 +254,7 @@ func (in *pkgInstrumenter) instrumentPackage(p *packages.Package) error {
 // puts the result in the overlay or, for a dependency's file (inDep), in
 // its module's copy. A file the rewriter fails on is left as it is, and
 // reported skipped.
-func (in *pkgInstrumenter) instrumentFile(p *packages.Package, base string, f *ast.File, name string, isTest, inDep bool) error {
+func (in *pkgInstrumenter) instrumentFile(p *packages.Package, info *types.Info, tpkg *types.Package, base string, f *ast.File, name string, isTest, inDep bool) error {
 	cfg, prep := in.cfg, in.prep
 	src, ok := cfg.raceSrc[filepath.Clean(name)]
 	if !ok {
@@ -240,7 +263,7 @@ func (in *pkgInstrumenter) instrumentFile(p *packages.Package, base string, f *a
 			return err
 		}
 	}
-	res, err := File(FileInput{Fset: p.Fset, File: f, Src: src, Info: p.TypesInfo, Pkg: p.Types, Path: name, IsTest: isTest, Traced: in.isTraced, Excluded: in.excluded})
+	res, err := File(FileInput{Fset: p.Fset, File: f, Src: src, Info: info, Pkg: tpkg, Path: name, IsTest: isTest, Traced: in.isTraced, Excluded: in.excluded})
 	if err != nil {
 		prep.Skipped = append(prep.Skipped, Skip{p.ID, err.Error()})
 		cfg.logf("racekit: %v (file left uninstrumented)\n", err)

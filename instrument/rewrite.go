@@ -81,6 +81,9 @@ func File(in FileInput) (res FileResult, err error) {
 	}
 	h := sha256.Sum256([]byte(in.Path))
 	r.base = "_rkB" + hex.EncodeToString(h[:4])
+	for _, spec := range in.File.Imports {
+		r.importsC = r.importsC || spec.Path.Value == `"C"`
+	}
 	r.shared = sharedLocals(in.File, in.Info)
 	r.gotoLabels = gotoTargets(in.File, in.Info)
 	r.pkgName = in.Pkg.Path()
@@ -106,6 +109,7 @@ type rewriter struct {
 	ed          *editor
 
 	shared     map[*types.Var]bool
+	importsC   bool // the file uses cgo: cgoOpaque expressions stay as written
 	gotoLabels map[*types.Label]bool
 	addrLits   map[*ast.CompositeLit]bool // operands of &: New records them
 	pkgName    string

@@ -163,6 +163,9 @@ func whole(t types.Type) bool {
 // loc instruments the parts of location e that are evaluated as values
 // (pointers dereferenced, slices indexed, indices), not e itself.
 func (r *rewriter) loc(e ast.Expr) {
+	if r.cgoOpaque(e) {
+		return
+	}
 	switch x := e.(type) {
 	case *ast.ParenExpr:
 		r.loc(x.X)
@@ -202,7 +205,7 @@ func (r *rewriter) loc(e ast.Expr) {
 // lv instruments e as the target of an assignment (kind W) or of x op= v
 // and x++ (kind RW).
 func (r *rewriter) lv(e ast.Expr, kind string) {
-	if isBlank(e) {
+	if isBlank(e) || r.cgoOpaque(e) {
 		return
 	}
 	if ix, ok := unparen(e).(*ast.IndexExpr); ok && isMap(typeOf(r.info, ix.X)) {
@@ -223,6 +226,24 @@ func (r *rewriter) lv(e ast.Expr, kind string) {
 // rd instruments e evaluated for its value.
 func (r *rewriter) rd(e ast.Expr) {
 	if e == nil || r.isType(e) {
+		return
+	}
+	if r.cgoOpaque(e) {
+		// A value of C's: not read through a hook, but the Go operands
+		// it is computed from are (C.int(x.n), C.f(p.buf) + y).
+		switch x := e.(type) {
+		case *ast.ParenExpr:
+			r.rd(x.X)
+		case *ast.CallExpr:
+			r.call(x)
+		case *ast.BinaryExpr:
+			r.rd(x.X)
+			r.rd(x.Y)
+		case *ast.UnaryExpr:
+			if x.Op != token.AND && x.Op != token.ARROW {
+				r.rd(x.X)
+			}
+		}
 		return
 	}
 	switch x := e.(type) {

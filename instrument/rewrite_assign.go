@@ -167,6 +167,9 @@ func (r *rewriter) hoistAssign(x *ast.AssignStmt) {
 			tmps = append(tmps, r.tmp())
 		}
 	}
+	if len(tmps) == 0 {
+		return // every value stays in place (C's, cgoOpaque)
+	}
 	g.lit("{ " + strings.Join(tmps, ", ") + " := ")
 	k := 0
 	for _, e := range x.Rhs {

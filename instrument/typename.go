@@ -29,6 +29,9 @@ func (r *rewriter) typedPiece(g *gen, e ast.Expr) {
 // type from its context, and how the file names that type (ok false: it
 // cannot, and e must not go into a temporary).
 func (r *rewriter) contextTyped(e ast.Expr) (name string, ctx bool) {
+	if r.cgoOpaque(e) {
+		return "", true // of C's types (or an untyped C constant)
+	}
 	switch x := unparen(e).(type) {
 	case *ast.BinaryExpr:
 	case *ast.UnaryExpr:
@@ -98,6 +101,9 @@ func (r *rewriter) typeName(t types.Type, pos token.Pos) (string, bool) {
 		case *types.TypeParam:
 			ok = false
 		case *types.Basic:
+			if t.Kind() == types.Invalid { // of package C (cgo.go)
+				ok = false
+			}
 			if o := types.Universe.Lookup(t.Name()); o != nil {
 				lookup(t.Name(), o)
 			}

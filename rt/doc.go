@@ -275,6 +275,9 @@
 //     mutex records an acquire and release of it, inside the real critical
 //     section; a call that wrote to untraced code, at its return
 //     (callback.go).
+//   - A database/sql driver's methods acquire one global object at entry
+//     and release it at return, for the locks database/sql holds around
+//     them (sqldriver.go).
 //   - iter.Pull's coroutine is ordered with its caller at each switch, as
 //     Go's iter.go annotates it (iter.go).
 //   - BarrierPairs around untraced calls (barrier.go: reachable address

@@ -545,7 +545,7 @@ func edgeSlot(obj uint64) uint64 { return obj * 0x9E3779B97F4A7C15 >> (64 - edge
 
 // globalObjs are the global objects, each with the name it has in a trace
 // (so that an offline sample.Edges finds them).
-var globalObjs = [...]trace.Name{{Obj: ioObj, Name: sample.IOName}, {Obj: timersObj, Name: sample.TimersName}, {Obj: ctxObj, Name: sample.ContextsName}, {Obj: pipeObj, Name: sample.PipesName}, {Obj: sigObj, Name: sample.SignalsName}}
+var globalObjs = [...]trace.Name{{Obj: ioObj, Name: sample.IOName}, {Obj: timersObj, Name: sample.TimersName}, {Obj: ctxObj, Name: sample.ContextsName}, {Obj: pipeObj, Name: sample.PipesName}, {Obj: sigObj, Name: sample.SignalsName}, {Obj: sqlObj, Name: sample.SQLDriversName}}
 
 // edgeState is a goroutine's view of the objects it synchronizes on.
 type edgeState struct {

@@ -4,8 +4,8 @@ import "github.com/racekit/racekit/trace"
 
 // The names a trace gives the runtime's global sync objects (package rt):
 // every call of an I/O write releases the first and every I/O read
-// acquires it, and likewise timers, contexts, in-memory pipes and signal
-// deliveries. They over-approximate
+// acquires it, and likewise timers, contexts, in-memory pipes, signal
+// deliveries and database/sql drivers' callbacks. They over-approximate
 // edges the Go race detector sees inside the runtime.
 const (
 	IOName       = "racekit: I/O"
@@ -13,6 +13,9 @@ const (
 	ContextsName = "racekit: contexts"
 	PipesName    = "racekit: pipes"
 	SignalsName  = "racekit: signals"
+	// SQLDriversName: every callback of a database/sql driver of the
+	// program acquires it at entry and releases it at return (rt.DriverEnter).
+	SQLDriversName = "racekit: database/sql drivers"
 )
 
 // GlobalObjects returns the runtime's global sync objects of a trace's
@@ -24,7 +27,7 @@ func GlobalObjects(m *trace.Meta) map[uint64]bool {
 	}
 	for _, n := range m.Names {
 		switch n.Name {
-		case IOName, TimersName, ContextsName, PipesName, SignalsName:
+		case IOName, TimersName, ContextsName, PipesName, SignalsName, SQLDriversName:
 			objs[n.Obj] = true
 		}
 	}
