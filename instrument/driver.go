@@ -64,7 +64,11 @@ type Prepared struct {
 	Skipped      []Skip
 
 	modMod bool     // -mod=mod: a vendored module built from copies of its vendored modules (vendor.go)
-	deps   []string // the instrumented packages outside the main modules
+	// deps are the instrumented packages Prepare compiles to leave
+	// untraced those the compiler rejects (unbuildable): those outside
+	// the main modules, and the main modules' that use cgo (cgo.go's
+	// rewrite is the least certain; their other errors the user sees).
+	deps []string
 }
 
 // BuildArgs returns the go command flags that make a build see the
@@ -200,8 +204,8 @@ const maxBrokenDeps = 8
 // whose cache the test build then reuses) and returns those the compiler
 // rejects, with the first error of each: a dependency racekit cannot
 // instrument is left untraced rather than failing the user's build. The
-// main modules' packages are not checked: their errors are the user's to
-// see.
+// main modules' packages are not checked, but for those that use cgo
+// (Prepared.deps): their errors are the user's to see.
 func unbuildable(cfg *Config, prep *Prepared) ([]Skip, error) {
 	cfg.Status.set(fmt.Sprintf("compiling %d instrumented dependency packages (go build)", len(prep.deps)), 0)
 	args := append(append([]string{"build"}, prep.BuildArgs()...), cfg.BuildFlags...)

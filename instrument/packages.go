@@ -11,6 +11,7 @@ import (
 	"go/types"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -227,6 +228,9 @@ func (in *pkgInstrumenter) instrumentPackage(p *packages.Package) error {
 			return nil
 		}
 		names, syntax, info, tpkg = p.GoFiles, nil, c.info, c.pkg
+		if p.Module != nil && p.Module.Main && !slices.Contains(in.prep.deps, base) {
+			in.prep.deps = append(in.prep.deps, base)
+		}
 		for _, name := range names {
 			syntax = append(syntax, c.files[name])
 		}
