@@ -63,7 +63,7 @@ type Prepared struct {
 	Files        int      // instrumented files
 	Skipped      []Skip
 
-	modMod bool     // -mod=mod: a vendored module built from copies of its vendored modules (vendor.go)
+	modMod bool // -mod=mod: a vendored module built from copies of its vendored modules (vendor.go)
 	// deps are the instrumented packages Prepare compiles to leave
 	// untraced those the compiler rejects (unbuildable): those outside
 	// the main modules, and the main modules' that use cgo (cgo.go's
