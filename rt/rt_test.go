@@ -1304,16 +1304,21 @@ func TestRangeRepeat(t *testing.T) {
 
 // BytesFirst, BytesFirstW and BytesLast record the bytes a call at the
 // start or the end of a buffer may touch, not the buffer's whole length
-// (binary.Uvarint(q.array[i:]) on a megabyte queue).
+// (binary.Uvarint(q.array[i:]) on a megabyte queue); BytesUpTo those an
+// index function read up to its match.
 func TestBytesBounded(t *testing.T) {
 	buf := escape[[1 << 12]byte]()[:]
 	short := escape[[3]byte]()[:]
+	none := escape[[24]byte]()[:] // an index function found nothing in it
 	addr := func(b []byte) uint64 { return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))) }
 	tr := record(t, false, func(site uint32) {
 		BytesFirst(buf[8:], 10, site, true)
 		BytesFirstW(buf[1024:], 4, site, true)
 		BytesLast(buf[:2048], 4, site, true)
 		BytesFirst(short, 10, site, true)
+		if BytesUpTo(5, buf[3000:], 2, site, true) != 5 || BytesUpTo(-1, none, 1, site, true) != -1 {
+			t.Error("BytesUpTo does not return the index")
+		}
 	})
 	type span struct{ lo, hi uint64 } // the words [lo, hi) an access may name
 	words := func(lo, n uint64) span { return span{lo &^ 7, (lo + n + 7) &^ 7} }
@@ -1325,6 +1330,8 @@ func TestBytesBounded(t *testing.T) {
 		{trace.OpWrite, words(addr(buf[1024:]), 4)},
 		{trace.OpRead, words(addr(buf[2044:]), 4)},
 		{trace.OpRead, words(addr(short), 3)},
+		{trace.OpRead, words(addr(buf[3000:]), 7)},
+		{trace.OpRead, words(addr(none), 24)},
 	}
 	seen := make([]int, len(want))
 	for _, e := range tr.Events {

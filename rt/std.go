@@ -709,3 +709,15 @@ func (w *jsonWalk) walk(p unsafe.Pointer, t reflect.Type, shared bool, depth int
 // (Go evaluates calls left to right), so that nothing the argument
 // synchronizes on falls between the access and the call.
 func Then[T, U any](v T, _ U) T { return v }
+
+// BytesUpTo records the read of b an index function made that returned
+// i (bytes.IndexByte, bytes.Index): b up to the match, its n bytes
+// included, or all of b when i < 0 (no match); it returns i.
+func BytesUpTo(i int, b []byte, n int, site uint32, rec bool) int {
+	end := len(b)
+	if i >= 0 {
+		end = min(i+n, len(b))
+	}
+	elemRange(trace.OpRead, sliceData(b), 1, len(b), 0, end, site, rec)
+	return i
+}

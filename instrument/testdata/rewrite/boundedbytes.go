@@ -28,3 +28,13 @@ func (q *queue) closes(i int) bool {
 	return bytes.HasPrefix(q.array[i:], closeComment) || bytes.HasSuffix(q.array[:i], closeComment) ||
 		bytes.HasPrefix(q.array[i:], bytes.TrimSpace(closeComment))
 }
+
+// IndexByte and Index read the tail up to the match they return (the
+// separator included), all of it when there is none: recorded after the
+// call from its result, the tail evaluated again; a tail made by a call:
+// the whole of it, before.
+func (q *queue) next(i int) int {
+	j := bytes.IndexByte(q.array[i:], '"')
+	k := bytes.Index(q.array[i:], closeComment)
+	return j + k + bytes.IndexByte(bytes.TrimSpace(q.array), ' ')
+}
