@@ -70,10 +70,10 @@ import (
 //	        value at the start or the end of a buffer it is given
 //	        (binary.Uvarint(b[i:]) reads at most binary.MaxVarintLen64 bytes;
 //	        ER would name the whole tail, and cost its length at each call)
-//	EIn     an index function's read of a []byte operand: up to the
-//	        match it returns, n bytes of it included (n a number, or @k:
+//	EIn     an index function's read of a slice operand: up to the
+//	        match it returns, n elements of it included (n a number, or @k:
 //	        the length of argument k), all of it when there is none; the
-//	        call is wrapped (rt.BytesUpTo, after it returns) and the
+//	        call is wrapped (rt.ElemsUpTo, after it returns) and the
 //	        operand evaluated again, so only a reevaluable one (else ER):
 //	        a parser's bytes.IndexByte(rest, '"') at each step read the
 //	        whole rest of its input each time (held-out segmentio/encoding:
@@ -202,8 +202,9 @@ var stdEntries = []struct {
 		"SearchStrings", "SearchFloat64s", "SliceIsSorted")},
 	{"0:ES", pre("slices.", "Sort", "SortFunc", "SortStableFunc")},
 	{"0:EW", pre("slices.", "Reverse")},
-	{"0:ER", pre("slices.", "Contains", "ContainsFunc", "Index", "IndexFunc", "Max", "MaxFunc", "Min",
+	{"0:ER", pre("slices.", "Contains", "ContainsFunc", "Max", "MaxFunc", "Min",
 		"MinFunc", "IsSorted", "IsSortedFunc", "BinarySearch", "BinarySearchFunc", "Clone")},
+	{"0:EI1", pre("slices.", "Index", "IndexFunc")}, // up to the match, as -race sees its loop
 	{"0:ER 1:ER", pre("slices.", "Equal", "EqualFunc", "Compare", "CompareFunc")},
 	{"0:ER 1:ER", pre("bytes.", "Equal", "Compare", "Contains", "Count")},
 	{"0:EI@1 1:ER", pre("bytes.", "Index")},
@@ -446,7 +447,7 @@ func isByteSlice(t types.Type) bool {
 var stdHooks = map[string]string{
 	"R": "R1", "W": "W1", "D": "RDeep", "DP": "RDeepProgram", "RA": "R1Arrays", "WA": "W1Arrays", "ER": "Elems", "EB": "ElemsWords", "EW": "ElemsW", "EWB": "ElemsWordsW", "ES": "SortPre",
 	"MR": "MR", "MW": "MW", "J": "RJSON", "F": "RFmt", "WB": "W1",
-	"EF": "BytesFirst", "EFW": "BytesFirstW", "EL": "BytesLast", "EI": "BytesUpTo", "O": "Fields", "IM": "RAnyMap", "DS": "RStringer",
+	"EF": "BytesFirst", "EFW": "BytesFirstW", "EL": "BytesLast", "EI": "ElemsUpTo", "O": "Fields", "IM": "RAnyMap", "DS": "RStringer",
 }
 
 // boundArg is the bound argument of a bounded effect's hook (", 10"), or "".
@@ -668,7 +669,7 @@ func (c *stdCallSite) record(e stdEffect) {
 	if e.kind == "EI" {
 		// After the call, from its result: the operand evaluated again.
 		if src, ok := r.reevaluable(op); ok {
-			c.wrap(c.x, rtAlias+".BytesUpTo(", ", "+src+e.boundArg()+", "+r.withRec(r.calleeSite(c.x.Pos(), c.fn))+")")
+			c.wrap(c.x, rtAlias+".ElemsUpTo(", ", "+src+e.boundArg()+", "+r.withRec(r.calleeSite(c.x.Pos(), c.fn))+")")
 			return
 		}
 		e.kind, e.bound = "ER", ""
@@ -841,9 +842,9 @@ func (r *rewriter) stdOperandOK(op ast.Expr, e stdEffect) bool {
 		return false
 	}
 	switch e.kind {
-	case "EF", "EFW", "EL", "EI":
+	case "EF", "EFW", "EL":
 		return isByteSlice(tv.Type)
-	case "ER", "EW", "EB", "EWB", "ES":
+	case "ER", "EW", "EB", "EWB", "ES", "EI":
 		_, ok := core(tv.Type).(*types.Slice)
 		return ok
 	case "MR", "MW":

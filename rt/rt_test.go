@@ -1304,20 +1304,21 @@ func TestRangeRepeat(t *testing.T) {
 
 // BytesFirst, BytesFirstW and BytesLast record the bytes a call at the
 // start or the end of a buffer may touch, not the buffer's whole length
-// (binary.Uvarint(q.array[i:]) on a megabyte queue); BytesUpTo those an
-// index function read up to its match.
+// (binary.Uvarint(q.array[i:]) on a megabyte queue); ElemsUpTo those an
+// index function read up to its match (ElemsUpTo).
 func TestBytesBounded(t *testing.T) {
 	buf := escape[[1 << 12]byte]()[:]
 	short := escape[[3]byte]()[:]
 	none := escape[[24]byte]()[:] // an index function found nothing in it
+	nums := escape[[8]uint64]()[:]
 	addr := func(b []byte) uint64 { return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))) }
 	tr := record(t, false, func(site uint32) {
 		BytesFirst(buf[8:], 10, site, true)
 		BytesFirstW(buf[1024:], 4, site, true)
 		BytesLast(buf[:2048], 4, site, true)
 		BytesFirst(short, 10, site, true)
-		if BytesUpTo(5, buf[3000:], 2, site, true) != 5 || BytesUpTo(-1, none, 1, site, true) != -1 {
-			t.Error("BytesUpTo does not return the index")
+		if ElemsUpTo(5, buf[3000:], 2, site, true) != 5 || ElemsUpTo(-1, none, 1, site, true) != -1 || ElemsUpTo(1, nums, 1, site, true) != 1 {
+			t.Error("ElemsUpTo does not return the index")
 		}
 	})
 	type span struct{ lo, hi uint64 } // the words [lo, hi) an access may name
@@ -1332,6 +1333,7 @@ func TestBytesBounded(t *testing.T) {
 		{trace.OpRead, words(addr(short), 3)},
 		{trace.OpRead, words(addr(buf[3000:]), 7)},
 		{trace.OpRead, words(addr(none), 24)},
+		{trace.OpRead, words(uint64(uintptr(unsafe.Pointer(&nums[0]))), 16)},
 	}
 	seen := make([]int, len(want))
 	for _, e := range tr.Events {

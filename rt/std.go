@@ -710,14 +710,14 @@ func (w *jsonWalk) walk(p unsafe.Pointer, t reflect.Type, shared bool, depth int
 // synchronizes on falls between the access and the call.
 func Then[T, U any](v T, _ U) T { return v }
 
-// BytesUpTo records the read of b an index function made that returned
-// i (bytes.IndexByte, bytes.Index): b up to the match, its n bytes
-// included, or all of b when i < 0 (no match); it returns i.
-func BytesUpTo(i int, b []byte, n int, site uint32, rec bool) int {
-	end := len(b)
+// ElemsUpTo records the read of s an index function made that returned
+// i (bytes.IndexByte, bytes.Index, slices.Index): s up to the match, its
+// n elements included, or all of s when i < 0 (no match); it returns i.
+func ElemsUpTo[S ~[]E, E any](i int, s S, n int, site uint32, rec bool) int {
+	end := len(s)
 	if i >= 0 {
-		end = min(i+n, len(b))
+		end = min(i+n, len(s))
 	}
-	elemRange(trace.OpRead, sliceData(b), 1, len(b), 0, end, site, rec)
+	elemRange(trace.OpRead, sliceData(s), elemSize[E](), len(s), 0, end, site, rec)
 	return i
 }
