@@ -2,6 +2,7 @@ package stdraces
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 )
 
@@ -18,6 +19,37 @@ func TestNoRaceIndexBytePastMatch(t *testing.T) {
 		c <- true
 	}()
 	if bytes.IndexByte(b, '"') != 2 || bytes.Index(b, []byte{'"'}) != 2 {
+		t.Error("no match")
+	}
+	<-c
+}
+
+// slices.Index reads up to the match: a write before it races, as go test
+// -race sees in its loop.
+func TestRaceSlicesIndexBeforeMatch(t *testing.T) {
+	s := make([]int, 64)
+	s[40] = 7
+	c := make(chan bool)
+	go func() {
+		s[3] = 1 // race: index
+		c <- true
+	}()
+	if slices.Index(s, 7) != 40 { // race: index
+		t.Error("no match")
+	}
+	<-c
+}
+
+// A write past the match does not race with it.
+func TestNoRaceSlicesIndexPastMatch(t *testing.T) {
+	s := make([]int, 64)
+	s[2] = 7
+	c := make(chan bool)
+	go func() {
+		s[40] = 1
+		c <- true
+	}()
+	if slices.Index(s, 7) != 2 {
 		t.Error("no match")
 	}
 	<-c
