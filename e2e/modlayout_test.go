@@ -224,9 +224,9 @@ func Join(n *Node) {
 		writeTree(t, root, map[string]string{
 			"m/go.mod":    mRequiresDep,
 			"m/m.go":      racy("m", "m"),
-			"m/m_test.go": "package m\n\nimport (\n\t\"testing\"\n\n\t\"example.com/dep\"\n)\n\nfunc TestRacy(t *testing.T) { Racy(); _ = dep.Clash() }\n",
+			"m/m_test.go": "package m\n\nimport (\n\t\"testing\"\n\n\t\"example.com/dep\"\n)\n\nfunc TestRacy(t *testing.T) { Racy(); _ = dep.Clash() }\n" + brokenHandoffTest,
 			"dep/go.mod":  depGoMod,
-			"dep/dep.go":  "package dep\n\nvar _rk = new(int)\n\nfunc Clash() int { *_rk++; return *_rk }\n",
+			"dep/dep.go":  "package dep\n\nimport \"sync\"\n\nvar _rk = new(int)\n\nfunc Clash() int { *_rk++; return *_rk }\n\n" + depBox,
 		})
 		t.Setenv("GOPROXY", "off")
 		t.Setenv("GOFLAGS", "")
@@ -646,6 +646,40 @@ func (c *Conn) Recv() (byte, error) {
 		checkUnchanged(t, before, snapshot(t, dir))
 	})
 }
+
+// depBox is a dependency's object that hands a value from one goroutine
+// to another under its own mutex; brokenHandoffTest uses it. With the
+// dependency left untraced (its instrumented code does not compile), the
+// calls on the box keep rt.DepBefore and DepAfter's order, as any
+// untraced dependency's: no race on the slice handed over.
+const depBox = `type Box struct {
+	mu sync.Mutex
+	v  []int
+}
+
+func (b *Box) Put(v []int) { b.mu.Lock(); b.v = v; b.mu.Unlock() }
+
+func (b *Box) Take() []int { b.mu.Lock(); defer b.mu.Unlock(); return b.v }
+`
+
+const brokenHandoffTest = `
+func TestNoRaceHandoffThroughBrokenDep(t *testing.T) {
+	box := &dep.Box{}
+	done := make(chan bool)
+	go func() {
+		s := make([]int, 1)
+		s[0] = 2
+		box.Put(s)
+		done <- true
+	}()
+	for box.Take() == nil {
+	}
+	if box.Take()[0] != 2 {
+		t.Error("lost")
+	}
+	<-done
+}
+`
 
 // cgoSrc is a cgo file: its Go code is traced as go test -race traces it
 // (instrument/cgo.go), its C names and values left as written.

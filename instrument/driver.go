@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -43,7 +44,12 @@ type Config struct {
 	work    string            // the go.work file in use ("" in module mode)
 	raceSrc map[string][]byte // files outside std with the race tag's meaning (racetag.go)
 	deps    []string          // the targets outside the main modules
-	roots   map[string]bool   // the packages the patterns name (whose tests go test builds)
+	// broken are the packages whose instrumented code did not compile,
+	// left untraced (Prepare): unlike Exclude's, the calls into them
+	// keep rt.DepBefore and DepAfter's order (depReceiver), as any
+	// untraced dependency's.
+	broken []string
+	roots  map[string]bool // the packages the patterns name (whose tests go test builds)
 }
 
 // Skip is a package left uninstrumented, and why.
@@ -176,8 +182,12 @@ func Prepare(cfg Config) (*Prepared, error) {
 	var broken []Skip
 	for {
 		prep, err := prepareOnce(cfg)
-		if err != nil || len(prep.deps) == 0 {
-			return prep, err
+		if err != nil {
+			return nil, err
+		}
+		if len(prep.deps) == 0 {
+			prep.Skipped = append(prep.Skipped, broken...)
+			return prep, nil
 		}
 		failed, err := unbuildable(&cfg, prep)
 		if err != nil {
@@ -189,7 +199,7 @@ func Prepare(cfg Config) (*Prepared, error) {
 			return prep, nil
 		}
 		for _, f := range failed {
-			cfg.Exclude = append(cfg.Exclude, f.Pkg)
+			cfg.broken = append(cfg.broken, f.Pkg)
 			broken = append(broken, f)
 			cfg.logf("racekit: not traced: %s: its instrumented code does not compile (a racekit bug; please report it): %s\n", f.Pkg, f.Reason)
 		}
@@ -461,9 +471,14 @@ func selectPackages(cfg *Config) (targets []string, skipped []Skip, err error) {
 			return
 		}
 		seen[p.PkgPath] = true
+		// An external test package (p_test) stands for p: its files
+		// are loaded with p's.
+		base := strings.TrimSuffix(p.PkgPath, "_test")
 		switch {
-		case matchAny(cfg.Exclude, p.PkgPath):
+		case matchAny(cfg.Exclude, base):
 			skipped = append(skipped, Skip{p.PkgPath, "excluded"})
+		case slices.Contains(cfg.broken, base):
+			// Reported by Prepare, with the compiler's error.
 		case std:
 			skipped = append(skipped, Skip{p.PkgPath, "standard library"})
 		default:
