@@ -502,4 +502,17 @@ var corpus = []Module{
 	{"github.com/xeipuuv/gojsonschema", "v1.2.0", "JSON Schema validation: schema pools, a format checker registry under a lock"},
 	{"github.com/hashicorp/hcl/v2", "v2.25.0", "HCL parser and evaluator: diagnostics, expression evaluation, function tables"},
 	{"github.com/santhosh-tekuri/jsonschema/v6", "v6.0.3", "JSON Schema compiler and validator: a compiled schema shared across goroutines, loaders"},
+	// Held out in session 74 (batch GD): measured at the commit that added them.
+	{"github.com/google/go-jsonnet", "v0.22.0", "Jsonnet interpreter: an evaluator with caches of imported files, parallel test runners"},
+	{"github.com/zclconf/go-cty", "v1.20.0", "a dynamic type system: values, conversions, function libraries, msgpack and JSON encodings"},
+	{"github.com/tidwall/gjson", "v1.20.4", "JSON path queries over byte scanning, a modifiers table"},
+	{"github.com/tidwall/sjson", "v1.2.10", "JSON edits by path over byte scanning"},
+	{"github.com/tdewolff/parse/v2", "v2.25.0", "lexers and parsers for CSS, HTML, JS, JSON, XML over a byte buffer"},
+	{"github.com/pquerna/otp", "v1.5.0", "TOTP and HOTP codes, keys and QR images"},
+	{"github.com/montanaflynn/stats", "v0.14.0", "statistics over float slices: sorts of copies, percentiles"},
+	{"github.com/mattn/go-runewidth", "v0.0.31", "East Asian widths of runes and strings, a lookup table built once"},
+	{"github.com/muesli/termenv", "v0.16.0", "terminal color profiles and styles, detection cached under a lock"},
+	{"go.opentelemetry.io/otel/trace", "v1.47.0", "OpenTelemetry trace API: span contexts, tracer providers, no-op implementations"},
+	{"github.com/sahilm/fuzzy", "v0.1.3", "fuzzy matching over string lists, ranked"},
+	{"github.com/sourcegraph/go-diff", "v0.10.0", "unified diff parsing and printing"},
 }
