@@ -209,6 +209,9 @@ var stdEntries = []struct {
 	{"0:ER 1:ER", pre("bytes.", "Equal", "Compare", "Contains", "Count")},
 	{"0:EI@1 1:ER", pre("bytes.", "Index")},
 	{"0:EI1", pre("bytes.", "IndexByte")},
+	// Their match is one rune: at most utf8.UTFMax bytes past its index,
+	// all of them counted (fewer than before, the whole operand).
+	{"0:EI4", pre("bytes.", "IndexAny", "IndexRune", "IndexFunc")},
 	// HasPrefix(s, prefix) compares s[:len(prefix)] (HasSuffix the end):
 	// a parser that asks it of the rest of its input at each step
 	// (held-out yuin/goldmark's raw HTML) read the whole rest each time.

@@ -38,3 +38,8 @@ func (q *queue) next(i int) int {
 	k := bytes.Index(q.array[i:], closeComment)
 	return j + k + bytes.IndexByte(bytes.TrimSpace(q.array), ' ')
 }
+
+// A rune's match: up to four bytes past its index.
+func (q *queue) rune(i int) int {
+	return bytes.IndexRune(q.array[i:], 'é') + bytes.IndexAny(q.array[i:], "ab")
+}
