@@ -515,4 +515,18 @@ var corpus = []Module{
 	{"go.opentelemetry.io/otel/trace", "v1.47.0", "OpenTelemetry trace API: span contexts, tracer providers, no-op implementations"},
 	{"github.com/sahilm/fuzzy", "v0.1.3", "fuzzy matching over string lists, ranked"},
 	{"github.com/sourcegraph/go-diff", "v0.10.0", "unified diff parsing and printing"},
+	// Held out in session 74 (batch GE): measured at the commit that added them.
+	{"github.com/glebarez/go-sqlite", "v1.23.0", "pure-Go SQLite database/sql driver over modernc.org/sqlite: connections from a pool"},
+	{"github.com/jmoiron/sqlx", "v1.4.0", "database/sql extensions: struct scanning, named queries, a reflect mapper cache under a lock"},
+	{"github.com/Masterminds/squirrel", "v1.5.4", "SQL builder: statement caches under a mutex, database/sql runners"},
+	{"github.com/bits-and-blooms/bitset", "v1.29.0", "bit sets: word arrays, popcounts, in-place set operations"},
+	{"github.com/cespare/xxhash/v2", "v2.3.0", "xxHash64: a streaming digest"},
+	{"github.com/zeebo/xxh3", "v1.1.0", "XXH3 hashing: a streaming hasher over buffers"},
+	{"github.com/gorilla/feeds", "v1.2.0", "RSS, Atom and JSON feeds: XML encoding"},
+	{"github.com/gosimple/slug", "v1.15.0", "URL slugs: language substitutions in package maps"},
+	{"github.com/iancoleman/strcase", "v0.3.0", "case conversion with a global acronym map under a lock"},
+	{"github.com/beevik/etree", "v1.8.1", "XML element trees: parsing, paths, writing"},
+	{"github.com/PuerkitoBio/goquery", "v1.14.0", "jQuery-like HTML selection over x/net/html, compiled matchers"},
+	{"github.com/microcosm-cc/bluemonday", "v1.0.27", "HTML sanitizer: policies of compiled regexps, used concurrently"},
+	{"github.com/Masterminds/sprig/v3", "v3.3.0", "template functions: crypto, dates, semver, random strings"},
 }
