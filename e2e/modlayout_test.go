@@ -632,12 +632,12 @@ func (c *Conn) Recv() (byte, error) {
 			"m_test.go":     "package m\n\nimport (\n\t\"testing\"\n\n\t\"example.com/m/c\"\n)\n\nfunc TestRacy(t *testing.T) {\n\tRacy()\n\tif c.Name(\"x\") != \"x\" {\n\t\tt.Fatal()\n\t}\n}\n",
 			"c/c.go":        cgoSrc,
 			"c/pure.go":     "package c\n\nvar Z int\n\n// Bump's race is in a file of the cgo package without import \"C\".\nfunc Bump() {\n\tdone := make(chan bool)\n\tgo func() { Z++; done <- true }() // race: pure\n\tZ++                                // race: pure\n\t<-done\n}\n",
-			"c/c_test.go":   "package c\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 2) != 4 || Name(\"ab\") != \"ab\" || NewBox(3).Get() != 3 {\n\t\tt.Fatal()\n\t}\n\tBump()\n}\n",
+			"c/c_test.go":   "package c\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 2) != 4 || Name(\"ab\") != \"ab\" || NewBox(3).Get() != 3 {\n\t\tt.Fatal()\n\t}\n\tBump()\n\tRaceHandle()\n}\n",
 			"c/c_other.txt": "",
 		})
 		before := snapshot(t, dir)
 		prep, pairs, _ := frontEnd(t, dir, instrument.Config{})
-		if want := wantPairs(t, dir, ".", "c"); !reflect.DeepEqual(pairs, want) || len(want) != 3 {
+		if want := wantPairs(t, dir, ".", "c"); !reflect.DeepEqual(pairs, want) || len(want) != 4 {
 			t.Errorf("races %q, want %q", pairs, want)
 		}
 		if len(prep.Skipped) > 0 || !reflect.DeepEqual(prep.Instrumented, []string{"example.com/m", "example.com/m/c"}) {
@@ -732,6 +732,22 @@ func NewBox(v int) *Box {
 func (x *Box) Get() int {
 	x.hits++
 	return int(x.b.v)
+}
+
+// Handle's h is a Go field of a C pointer type: Go memory, which a
+// closing goroutine writes while another reads it.
+type Handle struct{ h *C.box }
+
+func RaceHandle() {
+	x := &Handle{h: (*C.box)(C.malloc(8))}
+	p := x.h
+	done := make(chan bool)
+	go func() { x.h = nil; done <- true }() // race: field
+	if x.h != nil {                         // race: field
+		p.v = 1
+	}
+	<-done
+	C.free(unsafe.Pointer(p))
 }
 `
 

@@ -98,6 +98,18 @@ func (r *rewriter) cgoOpaque(e ast.Expr) bool {
 	if !r.importsC {
 		return false
 	}
+	if r.cgoName(e) {
+		return true
+	}
+	t := r.info.TypeOf(e)
+	return t == nil || hasInvalid(t)
+}
+
+// cgoName reports whether e is a name of package C (C.f, C.int, C.x).
+func (r *rewriter) cgoName(e ast.Expr) bool {
+	if !r.importsC {
+		return false
+	}
 	if se, ok := ast.Unparen(e).(*ast.SelectorExpr); ok {
 		if id, ok := se.X.(*ast.Ident); ok {
 			if pn, ok := r.info.Uses[id].(*types.PkgName); ok && pn.Imported().Path() == "C" {
@@ -105,8 +117,39 @@ func (r *rewriter) cgoOpaque(e ast.Expr) bool {
 			}
 		}
 	}
-	t := r.info.TypeOf(e)
-	return t == nil || hasInvalid(t)
+	return false
+}
+
+// cgoAccess records the access (R, W, RW) of e, a Go variable or a field
+// of a Go struct whose type is C's (c.db, a *C.sqlite3 field; a package
+// variable of type C.int), if another goroutine may reach it: go test
+// -race records those as any other Go memory. The generic hook takes the
+// value's size from the compiled type, which checkCgo does not know (so
+// not R1's one event: a C struct's words are each recorded). A C
+// struct's own fields (x.b.v of a field b of type C.box) have no
+// selection here and stay as written.
+func (r *rewriter) cgoAccess(e ast.Expr, kind string) {
+	switch x := e.(type) {
+	case *ast.ParenExpr:
+		r.cgoAccess(x.X, kind)
+		return
+	case *ast.Ident:
+		if !r.sharedIdent(x) {
+			return
+		}
+	case *ast.SelectorExpr:
+		if sel := r.info.Selections[x]; !r.pkgVarSel(x) && (sel == nil || sel.Kind() != types.FieldVal) {
+			return
+		}
+		r.loc(x)
+		if !r.sharedLoc(x) {
+			return
+		}
+	default:
+		return
+	}
+	lo, hi := r.span(e)
+	r.ed.wrap(lo, hi, "(*"+rtAlias+"."+kind+"(&", ", "+r.asite(e.Pos())+"))")
 }
 
 // hasInvalid reports whether t is or is built of the invalid type, as

@@ -163,7 +163,7 @@ func whole(t types.Type) bool {
 // loc instruments the parts of location e that are evaluated as values
 // (pointers dereferenced, slices indexed, indices), not e itself.
 func (r *rewriter) loc(e ast.Expr) {
-	if r.cgoOpaque(e) {
+	if r.cgoName(e) {
 		return
 	}
 	switch x := e.(type) {
@@ -205,7 +205,11 @@ func (r *rewriter) loc(e ast.Expr) {
 // lv instruments e as the target of an assignment (kind W) or of x op= v
 // and x++ (kind RW).
 func (r *rewriter) lv(e ast.Expr, kind string) {
-	if isBlank(e) || r.cgoOpaque(e) {
+	if isBlank(e) {
+		return
+	}
+	if r.cgoOpaque(e) {
+		r.cgoAccess(e, kind)
 		return
 	}
 	if ix, ok := unparen(e).(*ast.IndexExpr); ok && isMap(typeOf(r.info, ix.X)) {
@@ -234,6 +238,10 @@ func (r *rewriter) rd(e ast.Expr) {
 		switch x := e.(type) {
 		case *ast.ParenExpr:
 			r.rd(x.X)
+		case *ast.Ident, *ast.SelectorExpr:
+			r.cgoAccess(x, "R")
+		case *ast.StarExpr:
+			r.rd(x.X) // the pointer; what it points to is C's, most often
 		case *ast.CallExpr:
 			r.call(x)
 		case *ast.BinaryExpr:
