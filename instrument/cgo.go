@@ -154,49 +154,32 @@ func (r *rewriter) cgoAccess(e ast.Expr, kind string) {
 
 // hasInvalid reports whether t is or is built of the invalid type, as
 // *C.char, []C.int and func(C.int) are. A named type with a field of a C
-// type is not: it is a Go type the rewriter can name.
+// type is not: it is a Go type the rewriter can name (and, not walked,
+// the only way a type refers to itself).
 func hasInvalid(t types.Type) bool {
-	seen := map[types.Type]bool{}
-	var walk func(t types.Type) bool
-	walk = func(t types.Type) bool {
-		if t == nil || seen[t] {
-			return false
-		}
-		seen[t] = true
-		switch t := t.(type) {
-		case *types.Basic:
-			return t.Kind() == types.Invalid
-		case *types.Pointer:
-			return walk(t.Elem())
-		case *types.Slice:
-			return walk(t.Elem())
-		case *types.Array:
-			return walk(t.Elem())
-		case *types.Map:
-			return walk(t.Key()) || walk(t.Elem())
-		case *types.Chan:
-			return walk(t.Elem())
-		case *types.Alias:
-			return walk(types.Unalias(t))
-		case *types.Signature:
-			for i := 0; i < t.Params().Len(); i++ {
-				if walk(t.Params().At(i).Type()) {
-					return true
-				}
-			}
-			for i := 0; i < t.Results().Len(); i++ {
-				if walk(t.Results().At(i).Type()) {
-					return true
-				}
-			}
-		case *types.Tuple:
-			for i := 0; i < t.Len(); i++ {
-				if walk(t.At(i).Type()) {
-					return true
-				}
+	switch t := t.(type) {
+	case *types.Basic:
+		return t.Kind() == types.Invalid
+	case *types.Pointer:
+		return hasInvalid(t.Elem())
+	case *types.Slice:
+		return hasInvalid(t.Elem())
+	case *types.Array:
+		return hasInvalid(t.Elem())
+	case *types.Map:
+		return hasInvalid(t.Key()) || hasInvalid(t.Elem())
+	case *types.Chan:
+		return hasInvalid(t.Elem())
+	case *types.Alias:
+		return hasInvalid(types.Unalias(t))
+	case *types.Signature:
+		return hasInvalid(t.Params()) || hasInvalid(t.Results())
+	case *types.Tuple:
+		for i := 0; i < t.Len(); i++ {
+			if hasInvalid(t.At(i).Type()) {
+				return true
 			}
 		}
-		return false
 	}
-	return walk(t)
+	return false
 }
