@@ -674,7 +674,10 @@ func stayOpen(op trace.Op) bool {
 // MethodBegin. It takes the next global seq (an acquire: a loaded one,
 // keyedAtLoad), and g goes idle after it unless stayOpen.
 func (g *gstate) sync(op trace.Op, flags trace.Flags, site uint32, obj, val uint64, addrs []uint64) {
-	show := g.shown < g.depth && !(sampling && sample.Frameless(op))
+	// An allocation shows no frame: its stack is in no report, and showing
+	// them (and their FuncExits) cost a run of small constructors more than
+	// the allocations themselves.
+	show := g.shown < g.depth && op != trace.OpAlloc && !(sampling && sample.Frameless(op))
 	if g.lockPend.on && show {
 		g.flushPending() // before the frames this event shows
 	}

@@ -772,19 +772,26 @@ func grow(n int) byte {
 }
 
 // NewFields records the allocation of the object and of the objects its
-// named fields hold (a pointer's object, a slice's array, a map), none of
-// a nil field's.
+// named fields hold (a pointer's object, a slice's array, a map, a field
+// of an embedded struct), none of a nil field's, the same at each call
+// (the layout looked up once).
 func TestNewFields(t *testing.T) {
+	type inner struct {
+		_ int32
+		E []byte
+	}
 	type obj struct {
 		U   *[3]uint64
 		S   []uint32
 		M   map[int]int
 		Nil *uint64
+		inner
 	}
 	o := escape[obj]()
-	o.U, o.S, o.M = escape[[3]uint64](), make([]uint32, 2, 5), map[int]int{}
+	o.U, o.S, o.M, o.E = escape[[3]uint64](), make([]uint32, 2, 5), map[int]int{}, make([]byte, 1, 9)
 	tr := record(t, false, func(site uint32) {
-		NewFields(o, site, "U", "S", "M", "Nil")
+		NewFields(o, site, "U", "S", "M", "Nil", "E", "NotAField")
+		NewFields(o, site, "U", "S", "M", "Nil", "E", "NotAField")
 	})
 	var got []string
 	for _, e := range tr.Events {
@@ -797,7 +804,9 @@ func TestNewFields(t *testing.T) {
 		fmt.Sprintf("%#x+%d", uintptr(unsafe.Pointer(o.U)), 24),
 		fmt.Sprintf("%#x+%d", uintptr(unsafe.Pointer(unsafe.SliceData(o.S))), 20),
 		fmt.Sprintf("%#x+%d", uintptr(mapPtr(o.M)), 1),
+		fmt.Sprintf("%#x+%d", uintptr(unsafe.Pointer(unsafe.SliceData(o.E))), 9),
 	}
+	want = append(want, want...)
 	if !slices.Equal(got, want) {
 		t.Fatalf("allocations %q, want %q", got, want)
 	}

@@ -11,13 +11,15 @@ import (
 // showing the unsampled frames around it (their FuncEnter waits for an
 // event that does show them): lock acquisitions and releases and the
 // edges of sync objects, which LiteRace's unsampled code logs and nothing
-// more. An access (even an atomic's), a goroutine's fork, begin or end,
-// and a call into untraced code show their frames, for their stacks.
+// more; and an allocation, whose stack no report shows (a run records it
+// without showing frames, sampled or not). An access (even an atomic's), a
+// goroutine's fork, begin or end, and a call into untraced code show their
+// frames, for their stacks.
 // (Events recorded in a frame that is shown later stand before its
 // FuncEnter: their own sites are exact, their stacks lack those frames.)
 func Frameless(op trace.Op) bool {
 	switch op {
-	case trace.OpAcquire, trace.OpRelease, trace.OpSyncAcquire, trace.OpSyncRelease:
+	case trace.OpAcquire, trace.OpRelease, trace.OpSyncAcquire, trace.OpSyncRelease, trace.OpAlloc:
 		return true
 	}
 	return false
