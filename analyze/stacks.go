@@ -17,6 +17,7 @@ import (
 type frame struct {
 	fn, cur trace.SiteID
 	node    *snode
+	inline  bool // an inline function's frame, put back (inlinePath)
 }
 
 // snode is a frame of a stack as it was when the frame was entered: its
@@ -106,6 +107,10 @@ type Stacks struct {
 	nsites int
 	// callsOf caches candidates: per (caller, callee) function sites.
 	callsOf map[[2]trace.SiteID][]trace.SiteID
+	// inlines are the sites of inline functions (trace.Site.Inline) by
+	// name; inlineOf caches inlinePath per (caller, callee).
+	inlines  map[string]trace.SiteID
+	inlineOf map[[2]trace.SiteID][]trace.SiteID
 
 	// ended lists the goroutines that ended with more than histEnded
 	// entries of history, oldest first; endedHist counts their entries.
@@ -178,6 +183,11 @@ func (s *Stacks) Handle(e *trace.Event) {
 	case trace.OpFuncEnter:
 		call := trace.NoSite
 		if len(st.frames) > 0 {
+			for _, in := range s.inlinePath(st.frames[len(st.frames)-1].fn, e.Site) {
+				f := &st.frames[len(st.frames)-1]
+				f.cur = s.callSite(f, in)
+				st.frames = append(st.frames, frame{fn: in, cur: in, inline: true, node: &snode{fn: in, call: f.cur, parent: st.top()}})
+			}
 			f := &st.frames[len(st.frames)-1]
 			f.cur = s.callSite(f, e.Site)
 			call = f.cur
@@ -186,9 +196,13 @@ func (s *Stacks) Handle(e *trace.Event) {
 		st.changed(e.Seq)
 	case trace.OpFuncExit:
 		// Pop to the frame of this function (a frame left by a panic
-		// that was recovered further up goes with it).
+		// that was recovered further up goes with it), and the inline
+		// frames put back under it, which returned with it.
 		for i := len(st.frames) - 1; i >= 0; i-- {
 			if st.frames[i].fn == e.Site {
+				for i > 0 && st.frames[i-1].inline {
+					i--
+				}
 				clear(st.frames[i:])
 				st.frames = st.frames[:i]
 				break
@@ -290,6 +304,77 @@ func (s *Stacks) callSite(f *frame, callee trace.SiteID) trace.SiteID {
 	return cands[0]
 }
 
+// inlinePath returns the inline functions (trace.Site.Inline: no frame
+// of their own) through which function caller entered function callee,
+// outermost first: none when caller calls callee by name; else the
+// shortest chain of named calls through inline functions (at most
+// three) that ends in a named call of callee. A call of callee not known
+// statically (a func value, an interface method) that may have been the
+// one is not weighed against the chain: inline functions are small
+// wrappers whose calls are all static, so a chain that exists is taken.
+func (s *Stacks) inlinePath(caller, callee trace.SiteID) []trace.SiteID {
+	if s.indexCalls(); len(s.inlines) == 0 {
+		return nil
+	}
+	key := [2]trace.SiteID{caller, callee}
+	if p, ok := s.inlineOf[key]; ok {
+		return p
+	}
+	var path []trace.SiteID
+	if int(caller) < len(s.meta.Sites) && int(callee) < len(s.meta.Sites) {
+		name := s.meta.Sites[callee].Func
+		if !s.callsByName(caller, name) {
+			// Breadth first over the inline functions caller calls.
+			type step struct {
+				fn   trace.SiteID
+				prev int
+			}
+			steps := []step{{caller, -1}}
+			for i := 0; i < len(steps) && path == nil; i++ {
+				depth := 0
+				for j := i; steps[j].prev >= 0; j = steps[j].prev {
+					depth++
+				}
+				if depth == 3 {
+					break
+				}
+				fn := &s.meta.Sites[steps[i].fn]
+				for _, c := range s.calls[[2]string{fn.File, fn.Func}] {
+					in, ok := s.inlines[s.meta.Sites[c].Call.Func]
+					if !ok || in == caller || in == callee {
+						continue
+					}
+					steps = append(steps, step{in, i})
+					if s.callsByName(in, name) {
+						for j := len(steps) - 1; j > 0; j = steps[j].prev {
+							path = append(path, steps[j].fn)
+						}
+						slices.Reverse(path)
+						break
+					}
+				}
+			}
+		}
+	}
+	if s.inlineOf == nil {
+		s.inlineOf = map[[2]trace.SiteID][]trace.SiteID{}
+	}
+	s.inlineOf[key] = path
+	return path
+}
+
+// callsByName reports whether function fn (its declaration's site) has a
+// call of the traced function name.
+func (s *Stacks) callsByName(fn trace.SiteID, name string) bool {
+	f := &s.meta.Sites[fn]
+	for _, c := range s.calls[[2]string{f.File, f.Func}] {
+		if s.meta.Sites[c].Call.Func == name {
+			return true
+		}
+	}
+	return false
+}
+
 // callCandidates returns the calls of function caller that may have
 // entered function callee, by their arguments' end: the calls of callee
 // by name, else those whose callee is not known statically. The calls are
@@ -335,6 +420,13 @@ func (s *Stacks) indexCalls() {
 	}
 	for ; s.nsites < len(s.meta.Sites); s.nsites++ {
 		site := &s.meta.Sites[s.nsites]
+		if site.Inline && site.Func != "" {
+			if s.inlines == nil {
+				s.inlines = map[string]trace.SiteID{}
+			}
+			s.inlines[site.Func] = trace.SiteID(s.nsites)
+			clear(s.inlineOf)
+		}
 		if site.Call.IsZero() {
 			continue
 		}
@@ -344,6 +436,7 @@ func (s *Stacks) indexCalls() {
 		k := [2]string{site.File, site.Func}
 		s.calls[k] = append(s.calls[k], trace.SiteID(s.nsites))
 		clear(s.callsOf)
+		clear(s.inlineOf)
 	}
 }
 

@@ -89,6 +89,60 @@ func TestStacksShowCalls(t *testing.T) {
 	}
 }
 
+// An inline function (trace.Site.Inline: a small wrapper that records no
+// frame) is put back between its caller and its callee by their calls,
+// as Go's reports show an inlined frame, and leaves with its callee.
+func TestStacksInlineFrames(t *testing.T) {
+	b := trace.NewBuilder()
+	//	5 func main() {
+	//	6 	d := New()
+	//	7 	d.x = 1
+	//	8 	g()
+	//	}
+	//	20 func New() *D { return NewWithSeed(0) }
+	//	22 func NewWithSeed(s uint64) *D { var d D; d.Reset(s); return &d }
+	//	30 func (d *D) Reset(s uint64) {
+	//	31 	d.x = s
+	//	}
+	//	40 func g() { d.Reset(1) }
+	callSiteOf(b, "main.main", 6, 7, "main.New", 6, 11)
+	callSiteOf(b, "main.main", 8, 2, "main.g", 8, 4)
+	b.Trace().M.InternSite(trace.Site{File: "main.go", Line: 20, Col: 6, Func: "main.New", Inline: true})
+	callSiteOf(b, "main.New", 20, 24, "main.NewWithSeed", 20, 37)
+	b.Trace().M.InternSite(trace.Site{File: "main.go", Line: 22, Col: 6, Func: "main.NewWithSeed", Inline: true})
+	callSiteOf(b, "main.NewWithSeed", 22, 44, "main.(*D).Reset", 22, 52)
+	callSiteOf(b, "main.g", 40, 12, "main.(*D).Reset", 40, 20)
+	var stacks [][]string
+	st := NewStacks(b.Trace().M, "")
+	fed := 0
+	snap := func(g string) {
+		for _, e := range b.Trace().Events[fed:] {
+			st.Handle(&e)
+		}
+		fed = len(b.Trace().Events)
+		stacks = append(stacks, frames(st.Stack(b.Trace().M, b.G(g))))
+	}
+	enter(b, "main", "main.main", 5)
+	enter(b, "main", "main.(*D).Reset", 30)
+	b.Write("main", "x", "main.go:31")
+	snap("main") // Reset, entered from main through New and NewWithSeed
+	exit(b, "main", "main.(*D).Reset", 30)
+	b.Write("main", "x", "main.go:7")
+	snap("main") // back in main: the inline frames left with Reset
+	enter(b, "main", "main.g", 40)
+	enter(b, "main", "main.(*D).Reset", 30)
+	b.Write("main", "x", "main.go:31")
+	snap("main") // Reset called by g by name: no inline frame
+	want := [][]string{
+		{"main.(*D).Reset@main.go:31", "main.NewWithSeed@main.go:22", "main.New@main.go:20", "main.main@main.go:6"},
+		{"main.main@main.go:7"},
+		{"main.(*D).Reset@main.go:31", "main.g@main.go:40", "main.main@main.go:8"},
+	}
+	if !slices.EqualFunc(stacks, want, slices.Equal) {
+		t.Errorf("stacks:\n got %q\nwant %q", stacks, want)
+	}
+}
+
 // A race's previous access keeps the call lines of its stack as they were
 // (the stack history holds the resolved calls), through a trace file.
 func TestTraceRaceStacksAtCalls(t *testing.T) {

@@ -353,3 +353,45 @@ func TestReportsAfterReport(t *testing.T) {
 		t.Errorf("racekit test: the package's FAIL line does not count 4 distinct races\n%s", rkOut)
 	}
 }
+
+// TestInlineFrames: testdata/src/inlinestack races inside a method reached
+// through small wrappers (Reset, resetTo), which racekit leaves without a
+// frame so that they stay inlinable (instrument/inline.go); each access's
+// stack, function by function within the package, must be go test
+// -race's, the wrappers' frames put back from the static calls
+// (analyze's inlinePath).
+func TestInlineFrames(t *testing.T) {
+	_, goOut := goTestRace(t, "./inlinestack")
+	_, rkOut := runRacekit(t, "test", "-count=1", "./inlinestack")
+	const pkg = "racekit.test/e2e/inlinestack."
+	g, r := accessStacks(goOut, pkg), accessStacks(rkOut, pkg)
+	if len(g) == 0 || !slices.Contains(g, "(*Counter).store < (*Counter).resetTo < (*Counter).Reset < TestRaceThroughWrappers.func1") {
+		t.Fatalf("go test -race's stacks %q lack the race through both wrappers\n%s", g, goOut)
+	}
+	if !slices.Equal(g, r) {
+		t.Errorf("racekit's access stacks\n%q\ndiffer from go test -race's\n%q\n%s", r, g, rkOut)
+	}
+}
+
+// accessStacks returns the stacks of the accesses of the race reports in
+// out, each the functions of package pkg (its prefix cut), innermost
+// first, joined by " < "; sorted, without repeats.
+func accessStacks(out, pkg string) []string {
+	var stacks []string
+	var cur []string
+	in := false
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "Read at") || strings.HasPrefix(line, "Write at") ||
+			strings.HasPrefix(line, "Previous read at") || strings.HasPrefix(line, "Previous write at"):
+			in, cur = true, nil
+		case in && !strings.HasPrefix(line, " "):
+			in = false
+			stacks = append(stacks, strings.Join(cur, " < "))
+		case in && strings.HasPrefix(strings.TrimSpace(line), pkg) && strings.HasSuffix(line, "()"):
+			cur = append(cur, strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(line), pkg), "()"))
+		}
+	}
+	slices.Sort(stacks)
+	return slices.Compact(stacks)
+}

@@ -27,6 +27,12 @@
 //
 //   - Quiet functions are left without Enter and Leave (quiet.go): nothing
 //     in them is recorded, and small leaf methods stay inlinable.
+//   - Inline wrappers (inline.go: small straight-line functions whose only
+//     hooks would be their frame and their variables' allocations, calling
+//     at most one function statically) are left without them too, so that
+//     the compiler inlines them as under -race and what they return by
+//     pointer does not escape; their declaration's site is marked
+//     (trace.Site.Inline) and the analysis puts their frames back.
 //   - Loops are sampling regions, with a second copy of the body as
 //     written for iterations that record nothing (forStmt, loopRegion,
 //     loopBody).

@@ -83,12 +83,21 @@ func (r *rewriter) funcDecl(d *ast.FuncDecl) {
 	if pre != "" || atomic || driver {
 		return // the prologue stays: no quiet or leaf copy drops it
 	}
+	allocs, inline := r.inlineEdits(enter)
+	inline = inline && r.inlineShape(d)
 	if len(r.ed.edits) == enter+1 {
 		if fn, _ := r.info.Defs[d.Name].(*types.Func); fn != nil {
 			if callees, ok := r.quietCalls(d.Body); ok {
-				r.quiet = append(r.quiet, quietFunc{fn: fn, enter: enter, callees: callees})
+				r.quiet = append(r.quiet, quietFunc{fn: fn, enter: enter, callees: callees, inline: inline, site: site})
+				return
 			}
 		}
+	}
+	if inline {
+		r.dropFrame(enter, allocs, site) // inline.go
+		return
+	}
+	if len(r.ed.edits) == enter+1 {
 		return
 	}
 	r.leafCopy(d, enter, site, m)

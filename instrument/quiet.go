@@ -34,6 +34,8 @@ type quietFunc struct {
 	fn      *types.Func
 	enter   int           // index of its Enter edit in r.ed.edits
 	callees []*types.Func // same-file functions it calls
+	inline  bool          // an inline wrapper's shape, if not quiet (inline.go)
+	site    string        // its declaration's site
 }
 
 // quietCalls reports whether body is quiet but for its calls of
@@ -141,6 +143,8 @@ func (r *rewriter) dropQuietEnters() map[*types.Func]bool {
 		// another edit.
 		if e := &r.ed.edits[q.enter]; quiet[q.fn] && strings.Contains(e.text, ".Enter(") {
 			e.text = ""
+		} else if !quiet[q.fn] && q.inline {
+			r.dropFrame(q.enter, nil, q.site)
 		}
 	}
 	return quiet

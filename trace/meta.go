@@ -30,6 +30,12 @@ type Site struct {
 	// compiler has go test -race check as one range access, not word by
 	// word (analyze's Suppress follows what that changes).
 	Wide bool
+	// Inline: the site is the declaration of a function that records no
+	// frame (a small wrapper racekit leaves inlinable, as the compiler
+	// inlines it under go test -race: instrument's inlineWrapper). Its
+	// callees' frames follow its caller's in the trace; analyze's stacks
+	// put it back between them by their static calls (Call).
+	Inline bool
 }
 
 // Call describes a call site: the traced function it calls, and where its
@@ -234,6 +240,16 @@ func (m *Meta) SetWide(id SiteID) error {
 		return fmt.Errorf("wide access at site %d, which is not defined", id)
 	}
 	m.setSite(id, func(s *Site) { s.Wide = true })
+	return nil
+}
+
+// SetInline marks the defined site id Inline (a trace file defines a
+// site, then its mark).
+func (m *Meta) SetInline(id SiteID) error {
+	if id == NoSite || int(id) >= len(m.Sites) {
+		return fmt.Errorf("inline function at site %d, which is not defined", id)
+	}
+	m.setSite(id, func(s *Site) { s.Inline = true })
 	return nil
 }
 

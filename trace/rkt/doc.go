@@ -84,12 +84,14 @@
 //	              endline is not 0)
 //	6  wide:      uvarint(site)
 //	              (version 6: the site's trace.Site.Wide)
+//	7  inline:    uvarint(site)
+//	              (version 8: the site's trace.Site.Inline)
 //
 // Definitions apply, in file order, to trace.Meta: a site's id must be the
 // next unused site ID (site 0, the unknown site, is implicit); a goroutine
 // must not be defined twice, its ID must be below 2^32-1 and below the
 // number of goroutines defined before it plus MaxGIDGap (65536), and its
-// site must be defined; a callee's, call's or wide access's site must be defined (not 0); lines and columns are below 2^31. A name of an already named object is kept
+// site must be defined; a callee's, call's, wide access's or inline function's site must be defined (not 0); lines and columns are below 2^31. A name of an already named object is kept
 // in the file but ignored (the first name wins, as in trace.Meta.SetName).
 //
 // An event record (op != 0) continues with, in this order:

@@ -22,8 +22,9 @@ const Magic = "\x89RKT\r\n\x1a\n"
 // added the callee definition (a site's trace.Site.Callee); version 6 the
 // call definition (a site's trace.Site.Call) and the wide definition (its
 // trace.Site.Wide); version 7 sparse spans (trace.MakeSparseSpan) as the
-// value of a range op.
-const Version = 7
+// value of a range op; version 8 the inline definition (a site's
+// trace.Site.Inline).
+const Version = 8
 
 // MinVersion is the oldest format version a Reader reads.
 const MinVersion = 1
@@ -107,6 +108,7 @@ const (
 	defCallee    = 4 // version 5
 	defCall      = 5 // version 6
 	defWide      = 6 // version 6
+	defInline    = 7 // version 8
 )
 
 // Object classes: each keeps its own previous Obj, so that an access

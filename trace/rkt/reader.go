@@ -542,6 +542,17 @@ func (r *Reader) definition() error {
 			return r.recordErr(rec, fmt.Sprintf("wide access at site %d, which is not defined", v))
 		}
 		_ = r.meta.SetWide(trace.SiteID(v)) // cannot fail: v checked above
+	case defInline:
+		if r.version < 8 {
+			return r.recordErr(rec, fmt.Sprintf("inline function definition in a version %d file", r.version))
+		}
+		if v, p = uvarint(buf, p); p < 0 {
+			return r.varintErr(rec, p, "inline function's site")
+		}
+		if v == 0 || v >= uint64(len(r.meta.Sites)) {
+			return r.recordErr(rec, fmt.Sprintf("inline function at site %d, which is not defined", v))
+		}
+		_ = r.meta.SetInline(trace.SiteID(v)) // cannot fail: v checked above
 	default:
 		return r.recordErr(rec, fmt.Sprintf("unknown definition kind %d (header byte %#02x)", kind, buf[rec]))
 	}

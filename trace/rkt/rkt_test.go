@@ -138,6 +138,35 @@ func TestWriterCallBytes(t *testing.T) {
 	}
 }
 
+// A site's inline mark (version 8) is a definition record of its own,
+// right after the site's; a version 7 file cannot hold one.
+func TestWriterInlineBytes(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	must(t, w.DefineSite(1, trace.Site{File: "a.go", Line: 3, Func: "m.New", Inline: true}))
+	must(t, w.Close())
+	site := []byte{
+		// site 1: "a.go", line 3, column 0, "m.New"; inline
+		0x20, 1, 4, 'a', '.', 'g', 'o', 3, 0, 5, 'm', '.', 'N', 'e', 'w',
+		0xE0, 1,
+	}
+	if want := file(block(1, site...), block(2, 0)); !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("bytes:\n got % x\nwant % x", buf.Bytes(), want)
+	}
+	r := NewReader(bytes.NewReader(buf.Bytes()), "t.rkt")
+	var e trace.Event
+	if err := r.Next(&e); err != io.EOF {
+		t.Fatalf("Next: %v, want EOF", err)
+	}
+	if got := r.Meta().Site(1); !got.Inline || got.Func != "m.New" {
+		t.Fatalf("site 1 read back as %+v", got)
+	}
+	r = NewReader(bytes.NewReader(fileV(7, block(1, site...), block(2, 0))), "t.rkt")
+	if err := r.Next(&e); err == nil || !strings.Contains(err.Error(), "inline function definition in a version 7 file") {
+		t.Fatalf("version 7 file with an inline mark: %v", err)
+	}
+}
+
 func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
@@ -361,7 +390,7 @@ func TestMalformedInputErrors(t *testing.T) {
 		{"text trace", []byte("T1|r(x)|1\n"), "t.rkt: offset 0: not a .rkt trace (bad magic number)"},
 		{"short header", []byte(Magic[:5]), "t.rkt: offset 0: file ends inside the .rkt header (after 5 bytes)"},
 		{"no version", []byte(Magic), "t.rkt: offset 0: file ends inside the .rkt header (no version)"},
-		{"future version", []byte(Magic + "\x08"), "t.rkt: offset 8: unsupported .rkt format version 8 (this reader reads versions 1 to 7); use a matching racekit"},
+		{"future version", []byte(Magic + "\x09"), "t.rkt: offset 8: unsupported .rkt format version 9 (this reader reads versions 1 to 8); use a matching racekit"},
 		{"checksum", file(bad), "t.rkt: offset 9: checksum mismatch in block of 5 bytes (stored " +
 			fmt.Sprintf("0x%08x, computed 0x%08x", binary.LittleEndian.Uint32(bad[7:]), binary.LittleEndian.Uint32(block(1, g0...)[7:])) + "): the file is corrupt"},
 		{"unknown block kind", file(block(7, 1, 2)), "t.rkt: offset 9: unknown block kind 7"},
@@ -387,7 +416,8 @@ func TestMalformedInputErrors(t *testing.T) {
 			"t.rkt: offset 16: fork of goroutine 4294967296 out of range (record of the events block at offset 9)"},
 		{"addresses past block end", file(block(1, append(g0, 0x6E, 0, 0, 5, 0)...)),
 			"t.rkt: offset 16: address count 5 exceeds the rest of the block (record of the events block at offset 9)"},
-		{"unknown definition kind", file(block(1, 0xE0)), "t.rkt: offset 11: unknown definition kind 7 (header byte 0xe0) (record of the events block at offset 9)"},
+		{"unknown definition kind", file(block(1, 0x00)), "t.rkt: offset 11: unknown definition kind 0 (header byte 0x00) (record of the events block at offset 9)"},
+		{"inline function at an undefined site", file(block(1, 0xE0, 1)), "t.rkt: offset 11: inline function at site 1, which is not defined (record of the events block at offset 9)"},
 		{"wide access at an undefined site", file(block(1, 0xC0, 1)), "t.rkt: offset 11: wide access at site 1, which is not defined (record of the events block at offset 9)"},
 		{"wide access in version 5", fileV(5, block(1, 0x20, 1, 0, 0, 0, 0, 0xC0, 1)), "t.rkt: offset 17: wide access definition in a version 5 file (record of the events block at offset 9)"},
 		{"call of an undefined site", file(block(1, 0xA0, 1, 1, 'f', 2, 3)), "t.rkt: offset 11: call at site 1, which is not defined (record of the events block at offset 9)"},

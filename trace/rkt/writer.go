@@ -136,6 +136,9 @@ func (w *Writer) DefineSite(id trace.SiteID, s trace.Site) error {
 	if s.Wide {
 		n += 1 + 5
 	}
+	if s.Inline {
+		n += 1 + 5
+	}
 	if err := w.reserve(n, func() string { return "site " + s.String() }); err != nil {
 		return err
 	}
@@ -161,6 +164,10 @@ func (w *Writer) DefineSite(id trace.SiteID, s trace.Site) error {
 	}
 	if s.Wide {
 		b = append(b, defWide<<5)
+		b = appendUvarint(b, uint64(id))
+	}
+	if s.Inline {
+		b = append(b, defInline<<5)
 		b = appendUvarint(b, uint64(id))
 	}
 	w.buf = b

@@ -119,7 +119,7 @@ func (r *reader) splitArgs(dir string, args []dirArg, minPos, maxPos int, usage 
 }
 
 const (
-	siteUsage = "#!site LABEL [POS [FUNC]] [file=FILE] [line=N] [col=N] [func=FUNC] [callee=FUNC [callee-file=FILE] [callee-line=N]] [call-end=LINE:COL [call=FUNC]] [wide=1]"
+	siteUsage = "#!site LABEL [POS [FUNC]] [file=FILE] [line=N] [col=N] [func=FUNC] [callee=FUNC [callee-file=FILE] [callee-line=N]] [call-end=LINE:COL [call=FUNC]] [wide=1] [inline=1]"
 	addrUsage = "#!addr TOKEN ID [NAME]"
 	gUsage    = "#!g THREAD [id=N] [parent=N] [site=LABEL] [name=NAME]"
 	seqUsage  = "#!seq N"
@@ -130,9 +130,9 @@ const (
 // ID) and binds location label LABEL to it. The position is POS (or LABEL
 // itself) parsed like any location; keys override its parts. callee names
 // the site's trace.Site.Callee; call-end and call give its trace.Site.Call,
-// wide=1 its trace.Site.Wide.
+// wide=1 its trace.Site.Wide, inline=1 its trace.Site.Inline.
 func (r *reader) siteDirective(args []dirArg) error {
-	pos, kv, err := r.splitArgs("site", args, 1, 3, siteUsage, "file", "line", "col", "func", "callee", "callee-file", "callee-line", "call-end", "call", "wide")
+	pos, kv, err := r.splitArgs("site", args, 1, 3, siteUsage, "file", "line", "col", "func", "callee", "callee-file", "callee-line", "call-end", "call", "wide", "inline")
 	if err != nil {
 		return err
 	}
@@ -192,6 +192,12 @@ func (r *reader) siteDirective(args []dirArg) error {
 			return r.errorf("bad wide=%q in #!site: expected 1", v)
 		}
 		s.Wide = true
+	}
+	if v, ok := kv["inline"]; ok {
+		if string(v) != "1" {
+			return r.errorf("bad inline=%q in #!site: expected 1", v)
+		}
+		s.Inline = true
 	}
 	if v, ok := kv["func"]; ok {
 		if len(pos) > 2 {

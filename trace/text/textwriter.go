@@ -325,7 +325,7 @@ func (w *TextWriter) site(id trace.SiteID, use bool) string {
 		label := s.String()
 		_, labelTaken := w.labelUsed[label]
 		_, known := w.siteIndex[s]
-		if use && k == id && s.Func == "" && s.Callee.IsZero() && s.Call.IsZero() && !s.Wide && !labelTaken && !known && trace.ParseSiteLabel(label) == s {
+		if use && k == id && s.Func == "" && s.Callee.IsZero() && s.Call.IsZero() && !s.Wide && !s.Inline && !labelTaken && !known && trace.ParseSiteLabel(label) == s {
 			w.siteIndex[s] = k
 			w.labelUsed[label] = struct{}{}
 			w.siteTok[k] = render(label)
@@ -333,7 +333,7 @@ func (w *TextWriter) site(id trace.SiteID, use bool) string {
 		}
 		raw := unique(label, w.labelUsed)
 		pos := s
-		pos.Func, pos.Callee, pos.Call, pos.Wide = "", trace.Frame{}, trace.Call{}, false
+		pos.Func, pos.Callee, pos.Call, pos.Wide, pos.Inline = "", trace.Frame{}, trace.Call{}, false, false
 		d := append(append(w.dir[:0], "#!site "...), render(raw)...)
 		switch {
 		case trace.ParseSiteLabel(raw) == pos:
@@ -365,6 +365,9 @@ func (w *TextWriter) site(id trace.SiteID, use bool) string {
 		}
 		if s.Wide {
 			d = append(d, " wide=1"...)
+		}
+		if s.Inline {
+			d = append(d, " inline=1"...)
 		}
 		w.directive(d)
 		if !known {

@@ -538,12 +538,14 @@ func mustOK(t *testing.T, err error) {
 }
 
 // A site's call goes through #!site and back, with its function or
-// without (a call not known statically), and so does a wide mark.
+// without (a call not known statically), and so do a wide mark and an
+// inline mark.
 func TestTextWriterCall(t *testing.T) {
 	tr := trace.NewTrace()
 	_ = tr.M.DefineSite(1, trace.Site{File: "/src/main.go", Line: 12, Col: 4, Func: "main.worker", Call: trace.Call{Func: "main.f", EndLine: 13, EndCol: 2}})
 	_ = tr.M.DefineSite(2, trace.Site{File: "/src/main.go", Line: 14, Col: 3, Call: trace.Call{EndLine: 14, EndCol: 9}})
 	_ = tr.M.DefineSite(3, trace.Site{File: "/src/main.go", Line: 15, Col: 1, Wide: true})
+	_ = tr.M.DefineSite(4, trace.Site{File: "/src/main.go", Line: 20, Col: 6, Func: "main.New", Inline: true})
 	_ = tr.M.DefineGoroutine(trace.Goroutine{ID: 0, Parent: np})
 	tr.Events = []trace.Event{{Seq: 0, G: 0, Op: trace.OpWrite, Obj: 0x1000, Value: 1, Site: 3}}
 	got := writeText(t, tr)
@@ -552,13 +554,14 @@ func TestTextWriterCall(t *testing.T) {
 #!site /src/main.go:14:3 call-end=14:9
 #!site /src/main.go:15:1 wide=1
 T0|w(0x1000=1)|/src/main.go:15:1
+#!site /src/main.go:20:6 func=main.New inline=1
 `
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 	sameTrace(t, tr, parse(t, got))
-	for _, bad := range []string{"#!site a call=f\n", "#!site a call-end=3\n", "#!site a call-end=0:2\n", "#!site a call-end=x:2\n", "#!site a wide=2\n"} {
-		if _, err := text.Parse("t.rktx", bad); err == nil || !(strings.Contains(err.Error(), "call") || strings.Contains(err.Error(), "wide")) {
+	for _, bad := range []string{"#!site a call=f\n", "#!site a call-end=3\n", "#!site a call-end=0:2\n", "#!site a call-end=x:2\n", "#!site a wide=2\n", "#!site a inline=0\n"} {
+		if _, err := text.Parse("t.rktx", bad); err == nil || !(strings.Contains(err.Error(), "call") || strings.Contains(err.Error(), "wide") || strings.Contains(err.Error(), "inline")) {
 			t.Errorf("%q: %v, want an error about the call or the mark", bad, err)
 		}
 	}

@@ -1,0 +1,153 @@
+package instrument
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strconv"
+	"strings"
+)
+
+// Inline wrappers: a small function that records nothing itself but calls
+// traced functions (xxhash's New() { return NewWithSeed(0) }, whose
+// NewWithSeed is var d Digest; d.Reset(seed); return &d) keeps no frame.
+// go test -race instruments after the compiler has inlined such functions,
+// so what they return by pointer stays on the caller's stack; racekit's
+// Enter and deferred Leave made them too big to inline, and the value
+// escaped to the heap: a test counting allocations (testing.AllocsPerRun)
+// saw one more under racekit than under -race (cespare/xxhash, corpus
+// session 74). Left without a frame, and without the allocation records
+// of the variables it declares (the runtime's allocation hook records them
+// when they escape; on the stack no access to them is recorded), the
+// function is as inlinable as written. Its site is marked inline
+// (trace.Site.Inline) and analyze's stacks put its frame back between its
+// caller's and its callee's by their static calls, so reports show the
+// frames Go's do.
+//
+// The shape is kept well inside what the compiler inlines: straight-line
+// code (if and switch statements, no loop, label, goto, defer, go, select,
+// channel operation or function literal), at most inlineMaxNodes syntax
+// nodes, at most inlineMaxCalls calls besides builtins and conversions
+// (one: a frame that holds two calls is an atomic region of its own for
+// AtomFuzzer and PECAN, Buy's check then act; one that holds a single call
+// holds the callee's events only), each of them static (no func value, no interface method, so that the
+// frame can be put back) and either into traced code or into untraced code
+// with plain-value arguments (quietCalls' rule: no callback into traced
+// code under a frame no call names).
+const (
+	inlineMaxNodes = 40
+	inlineMaxCalls = 1
+)
+
+// inlineShape reports whether d's body has an inline wrapper's shape.
+func (r *rewriter) inlineShape(d *ast.FuncDecl) bool {
+	if d.Body == nil || len(d.Body.List) == 0 {
+		return false
+	}
+	ok, nodes, calls := true, 0, 0
+	ast.Inspect(d.Body, func(n ast.Node) bool {
+		if !ok || n == nil {
+			return false
+		}
+		if nodes++; nodes > inlineMaxNodes {
+			ok = false
+			return false
+		}
+		switch x := n.(type) {
+		case *ast.FuncLit, *ast.GoStmt, *ast.DeferStmt, *ast.SelectStmt, *ast.SendStmt,
+			*ast.ForStmt, *ast.RangeStmt, *ast.LabeledStmt, *ast.BranchStmt:
+			ok = false
+		case *ast.UnaryExpr:
+			ok = x.Op != token.ARROW
+		case *ast.CallExpr:
+			if r.isType(x.Fun) {
+				return true
+			}
+			if r.isBuiltin(x.Fun) {
+				if id, isID := ast.Unparen(x.Fun).(*ast.Ident); isID && id.Name == "recover" {
+					ok = false
+				}
+				return ok
+			}
+			fn := r.calledFunc(x)
+			if fn == nil || fn.Pkg() == nil {
+				ok = false
+				return false
+			}
+			sig := fn.Origin().Signature()
+			if recv := sig.Recv(); recv != nil && types.IsInterface(recv.Type()) {
+				ok = false
+				return false
+			}
+			if calls++; calls > inlineMaxCalls {
+				ok = false
+				return false
+			}
+			if fn.Pkg() != r.in.Pkg && !r.traced(fn.Pkg().Path()) {
+				if recv := sig.Recv(); recv != nil && !plainValue(recv.Type()) {
+					ok = false
+				}
+				for i := 0; ok && i < sig.Params().Len(); i++ {
+					ok = plainValue(sig.Params().At(i).Type())
+				}
+			}
+		}
+		return ok
+	})
+	return ok
+}
+
+// inlineEdits returns the indexes of the edits of a function whose frame
+// is edit enter (its Enter) when every later one, up to the end of the
+// edits, records the allocation of a declared variable or parameter
+// (allocVar's rt.Alloc): the edits an inline wrapper drops. ok is false
+// when any other edit was made.
+func (r *rewriter) inlineEdits(enter int) (allocs []int, ok bool) {
+	for i := enter + 1; i < len(r.ed.edits); i++ {
+		e := &r.ed.edits[i]
+		if e.kind == replacement || !isAllocText(e.text) {
+			return nil, false
+		}
+		allocs = append(allocs, i)
+	}
+	return allocs, true
+}
+
+// isAllocText reports whether an edit's text is nothing but rt.Alloc
+// calls of variables (allocVar's), separated by semicolons.
+func isAllocText(text string) bool {
+	any := false
+	for part := range strings.SplitSeq(text, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if !strings.HasPrefix(part, rtAlias+".Alloc(&") || strings.Count(part, "(") != 1 {
+			return false
+		}
+		any = true
+	}
+	return any
+}
+
+// dropFrame leaves an inline wrapper without its frame: its Enter edit and
+// its allocation edits are emptied, and the site of its declaration (site,
+// "base+k") is marked inline in the file's table.
+func (r *rewriter) dropFrame(enter int, allocs []int, site string) {
+	if e := &r.ed.edits[enter]; !strings.Contains(e.text, rtAlias+".Enter(") {
+		return // not the edit it should be
+	}
+	r.ed.edits[enter].text = ""
+	for _, i := range allocs {
+		r.ed.edits[i].text = ""
+	}
+	if _, k, ok := strings.Cut(site, "+"); ok {
+		if n, err := strconv.Atoi(k); err == nil && 3*n+2 < len(r.sites) {
+			r.sites[3*n+2] |= inlineSite
+		}
+	}
+}
+
+// inlineSite marks the declaration of an inline wrapper in the file's site
+// table (rt.RegisterFile's inlineSite).
+const inlineSite = 1 << 30

@@ -1,0 +1,72 @@
+package p
+
+type Digest struct {
+	v1, v2 uint64
+	total  uint64
+	n      int
+}
+
+func New() *Digest { return NewWithSeed(0) }
+
+func NewWithSeed(seed uint64) *Digest {
+	var d Digest
+	d.ResetWithSeed(seed)
+	return &d
+}
+
+func (d *Digest) ResetWithSeed(seed uint64) {
+	d.v1 = seed + 1
+	d.v2 = seed
+	d.total = 0
+	d.n = 0
+}
+
+func (d *Digest) Size() int { return 8 }
+
+func (d *Digest) Sum64() uint64 { return d.v1 ^ d.v2 }
+
+// Not inline wrappers: each keeps its frame.
+
+type hasher interface{ Sum64() uint64 }
+
+func viaInterface(h hasher) uint64 { return h.Sum64() }
+
+func viaFuncValue(f func() *Digest) *Digest { return f() }
+
+// Two calls: a region of its own (AtomFuzzer's check then act).
+func twoCalls(d *Digest) bool { return ok(d) && ok(New()) }
+
+func ok(d *Digest) bool { return d.n > 0 }
+
+func threeCalls() *Digest {
+	d := New()
+	d.ResetWithSeed(1)
+	d.ResetWithSeed(2)
+	return d
+}
+
+func loops(n int) *Digest {
+	var d *Digest
+	for i := 0; i < n; i++ {
+		d = New()
+	}
+	return d
+}
+
+func readsField(d *Digest) *Digest { return NewWithSeed(d.v1) }
+
+func untracedPointer(b []byte) *Digest {
+	copy(b, "x")
+	return New()
+}
+
+// An inline wrapper with a parameter whose address it returns, and one
+// with an if statement.
+func boxed(seed uint64) *uint64 { return &seed }
+
+func newOrNil(ok bool) *Digest {
+	if !ok {
+		return nil
+	}
+	return New()
+}
