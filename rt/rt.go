@@ -191,14 +191,19 @@ func (g *gstate) record(op trace.Op, flags trace.Flags, site uint32, obj, val ui
 // ID of its first site; the instrumented code names site k of the file as
 // base+k. Sites are given as a flat list of (line, column, function index)
 // triples, functions by their index in funcs, the index's top bit
-// (wideSite) set for a wide site (trace.Site.Wide). The file's site k=0
+// (wideSite) set for a wide site (trace.Site.Wide), the next one
+// (inlineSite) for an inline function's declaration (trace.Site.Inline). The file's site k=0
 // is its first triple.
 func RegisterFile(file string, funcs []string, sites []uint32) uint32 {
 	return RegisterFileCallees(file, funcs, sites, nil, nil)
 }
 
-// wideSite marks a wide site in RegisterFile's triples.
-const wideSite = 1 << 31
+// wideSite marks a wide site in RegisterFile's triples, inlineSite the
+// declaration of a function that records no frame (trace.Site.Inline).
+const (
+	wideSite   = 1 << 31
+	inlineSite = 1 << 30
+)
 
 // RegisterFileCallees is RegisterFile for a file some of whose sites stand
 // for an untraced function called there (a standard-library call whose
@@ -230,10 +235,10 @@ func RegisterFileCalls(file string, funcs []string, sites, callees []uint32, fra
 	first := len(defs)
 	for i := 0; i+2 < len(sites); i += 3 {
 		fn := ""
-		if k := int(sites[i+2] &^ wideSite); k < len(funcs) {
+		if k := int(sites[i+2] &^ (wideSite | inlineSite)); k < len(funcs) {
 			fn = funcs[k]
 		}
-		defs = append(defs, def{isSite: true, site: trace.Site{File: file, Line: int(sites[i]), Col: int(sites[i+1]), Func: fn, Wide: sites[i+2]&wideSite != 0}})
+		defs = append(defs, def{isSite: true, site: trace.Site{File: file, Line: int(sites[i]), Col: int(sites[i+1]), Func: fn, Wide: sites[i+2]&wideSite != 0, Inline: sites[i+2]&inlineSite != 0}})
 		nsites++
 	}
 	for i := 0; i+2 < len(callees); i += 3 {
