@@ -63,7 +63,14 @@ func (r *rewriter) callbackLockCall(x *ast.CallExpr, fn *types.Func) (post func(
 	}
 	if logIfaceMethod(fn) {
 		// Through an interface whose value may be a *log.Logger: rt
-		// looks at the value (rt.CallbackLockAny).
+		// looks at the value (rt.CallbackLockAny). Not through an
+		// interface embedded in a struct (type LogEntry struct{ Logger },
+		// e.Println(...): hyperjumptech/grule-rule-engine): the receiver
+		// written is the struct, which rt cannot look into, and its
+		// wrapped value is not addressable for the embedded field's read.
+		if sel := r.info.Selections[se]; sel == nil || len(sel.Index()) != 1 {
+			return nil
+		}
 		site := r.site(x.Pos())
 		c := &stdCallSite{r: r, x: x, fn: fn}
 		c.wrap(se.X, rtAlias+".CallbackLockAny(", ", "+site+")")

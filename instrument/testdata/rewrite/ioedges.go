@@ -63,6 +63,7 @@ func readCount(r io.Reader, b []byte) int {
 // is marked if it holds one.
 type stdLogger interface {
 	Print(v ...any)
+	Println(v ...any)
 	Printf(format string, v ...any)
 }
 
@@ -71,4 +72,18 @@ var logger stdLogger
 func logVia(l stdLogger) {
 	l.Printf("%d", 1)
 	logger.Print("x")
+}
+
+// Through the interface embedded in a struct (grule-rule-engine's
+// LogEntry): not marked, the struct's embedded field read as written.
+type logEntry struct {
+	stdLogger
+	level int
+}
+
+var entry logEntry
+
+func logViaEntry() {
+	entry.Println("x")
+	entry.Printf("%d", entry.level)
 }
