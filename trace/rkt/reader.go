@@ -403,6 +403,24 @@ func (r *Reader) decodeAddrs(buf []byte, p, rec int) ([]uint64, int) {
 	return addrs, p
 }
 
+// siteMark decodes, at p, the site of a mark record (wide access, inline
+// function: what names it), which files of version since and later hold,
+// and sets the mark with set; it returns the offset past the record.
+func (r *Reader) siteMark(rec, p int, since uint64, what string, set func(trace.SiteID) error) (int, error) {
+	if r.version < since {
+		return p, r.recordErr(rec, fmt.Sprintf("%s definition in a version %d file", what, r.version))
+	}
+	v, p := uvarint(r.buf, p)
+	if p < 0 {
+		return p, r.varintErr(rec, p, what+"'s site")
+	}
+	if v == 0 || v >= uint64(len(r.meta.Sites)) {
+		return p, r.recordErr(rec, fmt.Sprintf("%s at site %d, which is not defined", what, v))
+	}
+	_ = set(trace.SiteID(v)) // cannot fail: v checked above
+	return p, nil
+}
+
 // definition decodes the definition record at r.p into Meta.
 func (r *Reader) definition() error {
 	buf, rec := r.buf, r.p
@@ -532,27 +550,13 @@ func (r *Reader) definition() error {
 		c.EndLine, c.EndCol = int(line), int(col)
 		_ = r.meta.SetCall(trace.SiteID(v), c) // cannot fail: v checked above
 	case defWide:
-		if r.version < 6 {
-			return r.recordErr(rec, fmt.Sprintf("wide access definition in a version %d file", r.version))
+		if p, err = r.siteMark(rec, p, 6, "wide access", r.meta.SetWide); err != nil {
+			return err
 		}
-		if v, p = uvarint(buf, p); p < 0 {
-			return r.varintErr(rec, p, "wide access's site")
-		}
-		if v == 0 || v >= uint64(len(r.meta.Sites)) {
-			return r.recordErr(rec, fmt.Sprintf("wide access at site %d, which is not defined", v))
-		}
-		_ = r.meta.SetWide(trace.SiteID(v)) // cannot fail: v checked above
 	case defInline:
-		if r.version < 8 {
-			return r.recordErr(rec, fmt.Sprintf("inline function definition in a version %d file", r.version))
+		if p, err = r.siteMark(rec, p, 8, "inline function", r.meta.SetInline); err != nil {
+			return err
 		}
-		if v, p = uvarint(buf, p); p < 0 {
-			return r.varintErr(rec, p, "inline function's site")
-		}
-		if v == 0 || v >= uint64(len(r.meta.Sites)) {
-			return r.recordErr(rec, fmt.Sprintf("inline function at site %d, which is not defined", v))
-		}
-		_ = r.meta.SetInline(trace.SiteID(v)) // cannot fail: v checked above
 	default:
 		return r.recordErr(rec, fmt.Sprintf("unknown definition kind %d (header byte %#02x)", kind, buf[rec]))
 	}
