@@ -28,7 +28,7 @@
 //	file   = header block* [end-block]
 //	header = magic version
 //	magic  = 89 52 4B 54 0D 0A 1A 0A      ("\x89RKT\r\n\x1a\n", see Magic)
-//	version= uvarint                      (7; readers read 1 to 7 and reject any other)
+//	version= uvarint                      (8; readers read 1 to 8 and reject any other)
 //	block  = kind uvarint(len(payload)) payload crc
 //	crc    = CRC-32C (Castagnoli) of kind, the length bytes and payload,
 //	         4 bytes little-endian
