@@ -1783,3 +1783,20 @@ func TestDedupBytesOfAWord(t *testing.T) {
 		t.Errorf("%d reads and %d writes of 16 bytes read 4 times then one written, want 16 and 1", reads, writes)
 	}
 }
+
+// arrayKey's slots spread arrays that differ from one another, and from
+// their object, only above the low 14 bits (one offset in spans of
+// different size classes): with the array's address XORed in unmixed,
+// all 256 took one slot of internalArrays.
+func TestArrayKeySpreads(t *testing.T) {
+	buf := make([]byte, 257<<14) // the addresses: never read
+	owner := unsafe.Pointer(&buf[0x340])
+	slots := map[uint64]bool{}
+	for k := 1; k <= 256; k++ {
+		data := unsafe.Pointer(&buf[0x340+k<<14])
+		slots[arrayKey(owner, data)&(uint64(len(internalArrays))-1)] = true
+	}
+	if len(slots) < 240 {
+		t.Errorf("256 arrays of one object in %d slots of internalArrays, want at least 240", len(slots))
+	}
+}

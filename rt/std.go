@@ -306,10 +306,20 @@ func internalArray(owner, data unsafe.Pointer, size uintptr, site uint32) {
 	allocEvent(data, size, site)
 }
 
-// arrayKey hashes an (owner, array, GC cycle) triple.
+// arrayKey hashes an (owner, array, GC cycle) triple. Both addresses are
+// multiplied and the sum mixed (splitmix64's finalizer): with the array's
+// address XORed in as it was, an object and its own array at one offset
+// within 16 KiB (a HeldPtr's object and its IP's array, each in a span
+// of its size class) took one slot of internalArrays, each evicting the
+// other, and both were recorded allocated at every call (rt's
+// TestHeldPtrAllocatedOnce, now and then under -race).
 func arrayKey(owner, data unsafe.Pointer) uint64 {
 	gcWatch.Do(armGCEpoch)
-	h := uint64(uintptr(owner))*0x9e3779b97f4a7c15 ^ uint64(uintptr(data)) ^ gcEpoch.Load()<<48
+	h := uint64(uintptr(owner))*0x9e3779b97f4a7c15 + uint64(uintptr(data))*0xc2b2ae3d27d4eb4f ^ gcEpoch.Load()<<48
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
 	return h ^ h>>31
 }
 
