@@ -29,9 +29,11 @@
 //     in them is recorded, and small leaf methods stay inlinable.
 //   - Inline wrappers (inline.go: small straight-line functions whose only
 //     hooks would be their frame and their variables' allocations, calling
-//     at most one function statically) are left without them too, so that
-//     the compiler inlines them as under -race and what they return by
-//     pointer does not escape; their declaration's site is marked
+//     at most one function statically, or returning a closure that calls
+//     nothing) are left without them too, so that the compiler inlines
+//     them as under -race: what they return by pointer does not escape, and
+//     the closures they return are named after the function they are
+//     inlined into; their declaration's site is marked
 //     (trace.Site.Inline) and the analysis puts their frames back.
 //   - Loops are sampling regions, with a second copy of the body as
 //     written for iterations that record nothing (forStmt, loopRegion,

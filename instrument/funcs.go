@@ -83,7 +83,7 @@ func (r *rewriter) funcDecl(d *ast.FuncDecl) {
 	if pre != "" || atomic || driver {
 		return // the prologue stays: no quiet or leaf copy drops it
 	}
-	allocs, inline := r.inlineEdits(enter)
+	allocs, inline := r.inlineEdits(d, enter)
 	inline = inline && r.inlineShape(d)
 	if len(r.ed.edits) == enter+1 {
 		if fn, _ := r.info.Defs[d.Name].(*types.Func); fn != nil {

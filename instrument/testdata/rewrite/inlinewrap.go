@@ -70,3 +70,18 @@ func newOrNil(ok bool) *Digest {
 	}
 	return New()
 }
+
+// An option's constructor: the closure it returns keeps its own frame
+// and hooks; the constructor none. One that also calls keeps its frame.
+type opts struct{ empty bool }
+
+func IncludeEmpty() func(*opts) {
+	return func(o *opts) {
+		o.empty = true
+	}
+}
+
+func IncludeAfter(d *Digest) func(*opts) {
+	d = New()
+	return func(o *opts) { o.empty = d.n > 0 }
+}

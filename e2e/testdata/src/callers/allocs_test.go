@@ -3,6 +3,7 @@ package callers
 import (
 	"container/heap"
 	"fmt"
+	"reflect"
 	"runtime"
 	"testing"
 )
@@ -68,4 +69,18 @@ func TestAllocsWrappers(t *testing.T) {
 		d.Write(b)
 		sink = d.Sum64()
 	}))
+}
+
+var options = []Option{WithSeed(1)}
+
+// TestClosureNames prints the names runtime.FuncForPC gives closures an
+// inlined constructor returned, in a package variable's initializer and
+// in a test: go test names them after the function the constructor was
+// inlined into (callers.init.WithSeed.func1), which subtests named by %v
+// of an option show (oschwald/maxminddb-golang's TestNetworksWithin).
+func TestClosureNames(t *testing.T) {
+	for _, o := range append(options, WithSeed(2)) {
+		fmt.Println("closure:", runtime.FuncForPC(reflect.ValueOf(o).Pointer()).Name())
+		o(New())
+	}
 }

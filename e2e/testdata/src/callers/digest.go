@@ -31,3 +31,14 @@ func (d *Digest) Write(b []byte) {
 }
 
 func (d *Digest) Sum64() uint64 { return d.s1 ^ d.s2 ^ uint64(d.n) }
+
+// Option sets a Digest's seed; WithSeed returns one, a closure the
+// compiler names after the function WithSeed is inlined into
+// (TestClosureNames).
+type Option func(*Digest)
+
+func WithSeed(seed uint64) Option {
+	return func(d *Digest) {
+		d.s2 = seed
+	}
+}
