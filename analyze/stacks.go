@@ -326,16 +326,12 @@ func (s *Stacks) inlinePath(caller, callee trace.SiteID) []trace.SiteID {
 		if !s.callsByName(caller, name) {
 			// Breadth first over the inline functions caller calls.
 			type step struct {
-				fn   trace.SiteID
-				prev int
+				fn          trace.SiteID
+				prev, depth int
 			}
-			steps := []step{{caller, -1}}
+			steps := []step{{caller, -1, 0}}
 			for i := 0; i < len(steps) && path == nil; i++ {
-				depth := 0
-				for j := i; steps[j].prev >= 0; j = steps[j].prev {
-					depth++
-				}
-				if depth == 3 {
+				if steps[i].depth == 3 {
 					break
 				}
 				fn := &s.meta.Sites[steps[i].fn]
@@ -344,7 +340,7 @@ func (s *Stacks) inlinePath(caller, callee trace.SiteID) []trace.SiteID {
 					if !ok || in == caller || in == callee {
 						continue
 					}
-					steps = append(steps, step{in, i})
+					steps = append(steps, step{in, i, steps[i].depth + 1})
 					if s.callsByName(in, name) {
 						for j := len(steps) - 1; j > 0; j = steps[j].prev {
 							path = append(path, steps[j].fn)

@@ -192,8 +192,8 @@ func (g *gstate) record(op trace.Op, flags trace.Flags, site uint32, obj, val ui
 // base+k. Sites are given as a flat list of (line, column, function index)
 // triples, functions by their index in funcs, the index's top bit
 // (wideSite) set for a wide site (trace.Site.Wide), the next one
-// (inlineSite) for an inline function's declaration (trace.Site.Inline). The file's site k=0
-// is its first triple.
+// (inlineSite) for an inline function's declaration (trace.Site.Inline).
+// The file's site k=0 is its first triple.
 func RegisterFile(file string, funcs []string, sites []uint32) uint32 {
 	return RegisterFileCallees(file, funcs, sites, nil, nil)
 }

@@ -32,7 +32,7 @@ type Site struct {
 	Wide bool
 	// Inline: the site is the declaration of a function that records no
 	// frame (a small wrapper racekit leaves inlinable, as the compiler
-	// inlines it under go test -race: instrument's inlineWrapper). Its
+	// inlines it under go test -race: instrument/inline.go). Its
 	// callees' frames follow its caller's in the trace; analyze's stacks
 	// put it back between them by their static calls (Call).
 	Inline bool

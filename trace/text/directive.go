@@ -187,17 +187,16 @@ func (r *reader) siteDirective(args []dirArg) error {
 	} else if _, ok := kv["call"]; ok {
 		return r.errorf("call without call-end in #!site; usage: %s", siteUsage)
 	}
-	if v, ok := kv["wide"]; ok {
-		if string(v) != "1" {
-			return r.errorf("bad wide=%q in #!site: expected 1", v)
+	for _, m := range [...]struct {
+		key string
+		set *bool
+	}{{"wide", &s.Wide}, {"inline", &s.Inline}} {
+		if v, ok := kv[m.key]; ok {
+			if string(v) != "1" {
+				return r.errorf("bad %s=%q in #!site: expected 1", m.key, v)
+			}
+			*m.set = true
 		}
-		s.Wide = true
-	}
-	if v, ok := kv["inline"]; ok {
-		if string(v) != "1" {
-			return r.errorf("bad inline=%q in #!site: expected 1", v)
-		}
-		s.Inline = true
 	}
 	if v, ok := kv["func"]; ok {
 		if len(pos) > 2 {
