@@ -555,4 +555,17 @@ var corpus = []Module{
 	{"github.com/samber/oops", "v1.23.2", "structured errors: builders, stack frames, a global config"},
 	{"github.com/sabhiram/go-gitignore", "v0.0.0-20210923224102-525f6e181f06", "gitignore pattern matching by compiled regexps"},
 	{"github.com/realclientip/realclientip-go", "v1.0.0", "client IP strategies over HTTP headers"},
+	// Held out in session 76 (batch GJ): measured at the commit that added them.
+	{"github.com/remyoudompheng/bigfft", "v0.0.0-20230129092748-24d4a6f8daec", "big-integer multiplication by FFT over math/big"},
+	{"github.com/rhysd/actionlint", "v1.7.12", "GitHub Actions workflow linter: files linted concurrently, shared caches of parsed actions"},
+	{"github.com/russellhaering/gosaml2", "v0.12.0", "SAML 2.0 service provider: XML signatures, assertion validation"},
+	{"github.com/scim2/filter-parser/v2", "v2.3.1", "SCIM filter parsing over a PEG grammar"},
+	{"github.com/sclevine/spec", "v1.4.0", "BDD-style nested specs over t.Run, parallel and random order"},
+	{"github.com/sebest/xff", "v0.0.0-20210106013422-671bd2870b3a", "X-Forwarded-For middleware for net/http"},
+	{"github.com/shenwei356/xopen", "v0.4.0", "open files and streams with transparent compression, readers over pipes"},
+	{"github.com/shirou/gopsutil/v4", "v4.26.10", "process and system statistics from /proc, context timeouts"},
+	{"github.com/spaolacci/murmur3", "v1.1.0", "MurmurHash3 digests"},
+	{"github.com/spf13/pflag", "v1.1.0", "POSIX-style command-line flags"},
+	{"github.com/steambap/captcha", "v1.4.1", "captcha images: fonts loaded once, random drawing"},
+	{"github.com/strongswan/govici", "v0.8.0", "strongSwan VICI protocol client: a packet reader goroutine, event listeners"},
 }
