@@ -28,7 +28,8 @@
 //   - Quiet functions are left without Enter and Leave (quiet.go): nothing
 //     in them is recorded, and small leaf methods stay inlinable.
 //   - Inline wrappers (inline.go: small straight-line functions whose only
-//     hooks would be their frame and their variables' allocations, calling
+//     hooks would be their frame and the allocations of their variables
+//     and of the objects they make, calling
 //     at most one function statically, or returning a closure that calls
 //     nothing) are left without them too, so that the compiler inlines
 //     them as under -race: what they return by pointer does not escape, and

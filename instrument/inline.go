@@ -17,8 +17,9 @@ import (
 // escaped to the heap: a test counting allocations (testing.AllocsPerRun)
 // saw one more under racekit than under -race (cespare/xxhash, corpus
 // session 74). Left without a frame, and without the allocation records
-// of the variables it declares (the runtime's allocation hook records them
-// when they escape; on the stack no access to them is recorded), the
+// of the variables and objects it makes (the runtime's allocation hook
+// records them when they escape; on the stack no access to them is
+// recorded), the
 // function is as inlinable as written. Its site is marked inline
 // (trace.Site.Inline) and analyze's stacks put its frame back between its
 // caller's and its callee's by their static calls, so reports show the
@@ -112,8 +113,9 @@ func (r *rewriter) inlineShape(d *ast.FuncDecl) bool {
 // inlineEdits returns the indexes of the edits of function d whose frame
 // is edit enter (its Enter) when every later one, up to the end of the
 // edits, records the allocation of a declared variable or parameter
-// (allocVar's rt.Alloc), the edits an inline wrapper drops, or belongs to
-// a function literal in it, which keeps them. ok is false when any other
+// (allocVar's rt.Alloc) or wraps an allocation (isAllocWrap), the edits an
+// inline wrapper drops, or belongs to a function literal in it, which
+// keeps them. ok is false when any other
 // edit was made.
 func (r *rewriter) inlineEdits(d *ast.FuncDecl, enter int) (allocs []int, ok bool) {
 	var lits [][2]int
@@ -133,17 +135,38 @@ func (r *rewriter) inlineEdits(d *ast.FuncDecl, enter int) (allocs []int, ok boo
 		}
 		return false
 	}
+	wraps := map[[2]int]bool{} // spans of allocation wraps opened
 	for i := enter + 1; i < len(r.ed.edits); i++ {
 		e := &r.ed.edits[i]
-		if inLit(e) {
+		switch {
+		case inLit(e):
 			continue
-		}
-		if e.kind == replacement || !isAllocText(e.text) {
+		case e.kind == replacement:
+			return nil, false
+		case e.kind == open && isAllocWrap(e.text):
+			wraps[[2]int{e.lo, e.hi}] = true
+		case e.kind == closing && wraps[[2]int{e.lo, e.hi}]:
+		case !isAllocText(e.text):
 			return nil, false
 		}
 		allocs = append(allocs, i)
 	}
 	return allocs, true
+}
+
+// isAllocWrap reports whether an edit opens an allocation's wrap (the wrap
+// of new(T), &T{...}, a slice or map literal, make of a slice or map): the
+// allocation records an inline wrapper drops with its variables', the
+// runtime's allocation hook recording the object when it escapes. Their
+// closing edits are the allocation site's arguments. A channel's (MakeChan)
+// stays: its message counters know it by it.
+func isAllocWrap(text string) bool {
+	for _, fn := range [...]string{".New(", ".NewLit(", ".MakeSlice(", ".MakeMap("} {
+		if strings.HasPrefix(text, rtAlias+fn) {
+			return true
+		}
+	}
+	return false
 }
 
 // isAllocText reports whether an edit's text is nothing but rt.Alloc

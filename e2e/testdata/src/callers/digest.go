@@ -42,3 +42,31 @@ func WithSeed(seed uint64) Option {
 		d.s2 = seed
 	}
 }
+
+// Counter is made by a constructor of a composite literal (&Counter{...}),
+// which the compiler inlines, keeping the Counter on the caller's stack
+// (TestAllocsConstructor).
+type Counter struct {
+	n    int
+	name string
+}
+
+func NewCounter(name string) *Counter { return &Counter{name: name} }
+
+func (c *Counter) Add(k int) { c.n += k }
+
+// Signer is an interface that a zero-sized type implements; NewScheme
+// returns one, whose pointer equals another zero-sized object's only when
+// NewScheme is inlined (aws/smithy-go's TestAnonymousScheme compares them).
+type Signer interface{ Sign() }
+
+type nopSigner struct{}
+
+func (*nopSigner) Sign() {}
+
+type scheme struct {
+	id     string
+	signer Signer
+}
+
+func NewScheme() *scheme { return &scheme{id: "anon", signer: &nopSigner{}} }
