@@ -259,6 +259,69 @@ func BenchmarkFastTrackByteRanges(b *testing.B) {
 	benchRangesWhole(b, evs, "bytes", "bytes/s", bytes, true)
 }
 
+// BenchmarkFastTrackShortByteRanges: short byte ranges at any offset, as
+// a protobuf encoder and decoder make them (centrifugal/protocol's tests
+// against the official decoder): a worker writes a buffer field by field
+// (1 to 13 bytes each), hands it on under a lock, and the next one reads
+// it field by field and eight bytes at a time from an odd offset (a UTF-8
+// check's word loads): granules apart (bytesApart), most of them.
+func BenchmarkFastTrackShortByteRanges(b *testing.B) {
+	evs := shortByteRangeStream()
+	var bytes uint64
+	for i := range evs {
+		if evs[i].Op.IsRange() {
+			bytes += trace.Span(evs[i].Value).Count()
+		}
+	}
+	benchRangesWhole(b, evs, "bytes", "bytes/s", bytes, true)
+}
+
+func shortByteRangeStream() []trace.Event {
+	const (
+		workers = 2
+		bufs    = 0x100_0000
+		size    = 4 << 10
+		lock    = 0x40_0000
+		rounds  = 256
+	)
+	var evs []trace.Event
+	add := func(g trace.GID, op trace.Op, obj, value uint64, site trace.SiteID) {
+		evs = append(evs, trace.Event{Seq: uint64(len(evs)), G: g, Op: op, Obj: obj, Value: value, Site: site})
+	}
+	span := func(n uint64) uint64 { s, _ := trace.MakeSpan(1, n); return uint64(s) }
+	fields := func(f func(off, n uint64)) {
+		for off, k := uint64(0), uint64(0); off < size; k++ {
+			n := min(1+k*7%13, size-off)
+			f(off, n)
+			off += n
+		}
+	}
+	add(0, trace.OpBegin, 0, 0, 0)
+	for g := trace.GID(1); g <= workers; g++ {
+		add(0, trace.OpFork, uint64(g), 0, 1)
+	}
+	for i := range uint64(rounds) {
+		g := trace.GID(1 + i%workers)
+		buf := bufs + (i%8)*size
+		add(g, trace.OpAcquire, lock, 0, 2)
+		if i > 0 { // the previous round's buffer
+			prev := bufs + ((i-1)%8)*size
+			fields(func(off, n uint64) { add(g, trace.OpReadRange, prev+off, span(n), 3) })
+			for off := uint64(3); off+8 <= size; off += 8 {
+				add(g, trace.OpReadRange, prev+off, span(8), 4)
+			}
+		}
+		add(g, trace.OpAlloc, buf, size, 5)
+		fields(func(off, n uint64) { add(g, trace.OpWriteRange, buf+off, span(n), 6) })
+		add(g, trace.OpRelease, lock, 0, 7)
+	}
+	for g := trace.GID(1); g <= workers; g++ {
+		add(g, trace.OpEnd, 0, 0, 0)
+		add(0, trace.OpJoin, uint64(g), 0, 8)
+	}
+	return evs
+}
+
 // benchRangesWhole runs FastTrack over evs with their range events handed
 // on whole ("whole") and expanded into the accesses they stand for
 // (expanded), reporting those accesses per second (unit) and, if cells,

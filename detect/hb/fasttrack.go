@@ -36,6 +36,9 @@ type FastTrack struct {
 	// collect: report appends to pend instead of reporting (wholeAccess).
 	collect bool
 	pend    []pendingRace
+	// extra: what a rule counter adds beyond 1 (7 in wholeAccess, whose
+	// access of one cell stands for eight).
+	extra int64
 
 	reads, writes, races                                                     int64
 	readSameEpoch, readSharedSameEpoch, readExclusive, readShare, readShared int64
@@ -394,11 +397,9 @@ func (d *FastTrack) rangeBytes(t *clock.Thread, e *trace.Event, n uint64) {
 		}
 		// The granules it covers whole, up to the end of a's shadow page:
 		// their aligned cells side by side (a fresh one zero, as a state
-		// never set), which of their other bytes have cells, and the rule
-		// counters before, counted eight times for the granules kept whole.
+		// never set), and which of their other bytes have cells.
 		cells := d.shadow.Run(a, (end-a)/8)
 		odd := d.shadow.OddLive(a)
-		rules := d.rules()
 		for i := range cells {
 			x := a + 8*uint64(i)
 			if c := &cells[i]; c.at == atWhole || *c == (ftShadow{}) && shadow.OddBits(odd, x) == 0 {
@@ -407,56 +408,54 @@ func (d *FastTrack) rangeBytes(t *clock.Thread, e *trace.Event, n uint64) {
 				d.granulesWhole++
 				continue
 			}
-			d.countEightfold(rules)
 			d.bytesApart(t, &w, x, x+8)
-			rules = d.rules()
 		}
-		d.countEightfold(rules)
 		a += 8 * uint64(len(cells))
 	}
 }
 
-// bytesApart is the access w of each byte in [lo, hi), one at a time.
+// bytesApart is the access w of each byte in [lo, hi), bytes of one
+// granule, outside any atomic operation: the granule split once if whole,
+// each byte's same-epoch rule checked in the loop (as rangeWords).
 func (d *FastTrack) bytesApart(t *clock.Thread, w *trace.Event, lo, hi uint64) {
-	for a := lo; a < hi; a++ {
-		w.Obj = a
-		d.access(t, w)
+	if d.haveWhole {
+		d.split(lo &^ 7)
+	}
+	epoch := t.Epoch()
+	if w.Op == trace.OpWrite {
+		d.writes += int64(hi - lo)
+		for a := lo; a < hi; a++ {
+			c := d.shadow.Get(a)
+			if c.w == epoch { // [WRITE SAME EPOCH]
+				d.writeSameEpoch++
+				continue
+			}
+			w.Obj = a
+			d.writeCell(t, w, c)
+		}
+	} else {
+		d.reads += int64(hi - lo)
+		for a := lo; a < hi; a++ {
+			c := d.shadow.Get(a)
+			if c.r == epoch { // [READ SAME EPOCH]
+				d.readSameEpoch++
+				continue
+			}
+			w.Obj = a
+			d.readCell(t, w, c)
+		}
 	}
 	d.rangeBytesApart += int64(hi - lo)
 }
 
-// ruleCounts are FastTrack's counters of the rules a plain access takes.
-type ruleCounts [8]int64
-
-func (d *FastTrack) ruleCounters() [8]*int64 {
-	return [...]*int64{&d.readSameEpoch, &d.readSharedSameEpoch, &d.readExclusive, &d.readShare, &d.readShared, &d.writeSameEpoch, &d.writeExclusive, &d.writeShared}
-}
-
-// rules returns the rule counters now.
-func (d *FastTrack) rules() ruleCounts {
-	var r ruleCounts
-	for i, p := range d.ruleCounters() {
-		r[i] = *p
-	}
-	return r
-}
-
-// countEightfold counts the rules taken since before seven times more:
-// each access of a granule kept whole stands for eight.
-func (d *FastTrack) countEightfold(before ruleCounts) {
-	for i, p := range d.ruleCounters() {
-		*p += 7 * (*p - before[i])
-	}
-}
-
 // wholeAccess is the access e of the eight bytes from e.Obj, a granule
 // whose aligned cell c is whole or zero and whose other bytes have no
-// cell: FastTrack's rules applied once to c (the caller counts them
-// eightfold), and each race reported for each of the eight addresses in
+// cell: FastTrack's rules applied once to c (counted eightfold: extra),
+// and each race reported for each of the eight addresses in
 // order, as the byte-wise analysis reports them.
 func (d *FastTrack) wholeAccess(t *clock.Thread, e *trace.Event, c *ftShadow) {
 	c.at = 0
-	d.collect, d.pend = true, d.pend[:0]
+	d.collect, d.pend, d.extra = true, d.pend[:0], 7
 	if e.Op == trace.OpWrite {
 		d.writes += 8
 		d.writeCell(t, e, c)
@@ -464,7 +463,7 @@ func (d *FastTrack) wholeAccess(t *clock.Thread, e *trace.Event, c *ftShadow) {
 		d.reads += 8
 		d.readCell(t, e, c)
 	}
-	d.collect = false
+	d.collect, d.extra = false, 0
 	c.at, d.haveWhole = atWhole, true
 	x := e.Obj
 	for b := range uint64(8) {
@@ -562,14 +561,14 @@ func (d *FastTrack) read(t *clock.Thread, e *trace.Event) {
 func (d *FastTrack) readCell(t *clock.Thread, e *trace.Event, s *ftShadow) {
 	epoch := t.Epoch()
 	if s.r == epoch { // [READ SAME EPOCH]
-		d.readSameEpoch++
+		d.readSameEpoch += 1 + d.extra
 		return
 	}
 	var rs *readShared
 	if s.rs != 0 {
 		rs = d.shared.at(s.rs - 1)
 		if rs.get(t.ID()) == epoch.Clock() { // [READ SHARED SAME EPOCH]
-			d.readSharedSameEpoch++
+			d.readSharedSameEpoch += 1 + d.extra
 			return
 		}
 	}
@@ -581,13 +580,13 @@ func (d *FastTrack) readCell(t *clock.Thread, e *trace.Event, s *ftShadow) {
 	}
 	switch {
 	case rs != nil: // [READ SHARED]
-		d.readShared++
+		d.readShared += 1 + d.extra
 		rs.set(t.ID(), t.Base(), epoch.Clock(), d.ref(e))
 	case s.r.Leq(t.Clock()): // [READ EXCLUSIVE]
-		d.readExclusive++
+		d.readExclusive += 1 + d.extra
 		s.r, s.rRef = epoch, d.ref(e)
 	default: // [READ SHARE]: two concurrent reads; R_x becomes a clock
-		d.readShare++
+		d.readShare += 1 + d.extra
 		i := d.newShared(e.Obj)
 		rs = d.shared.at(i)
 		rs.set(uint32(s.r.G()), 0, s.r.Clock(), s.rRef)
@@ -605,19 +604,19 @@ func (d *FastTrack) write(t *clock.Thread, e *trace.Event) {
 func (d *FastTrack) writeCell(t *clock.Thread, e *trace.Event, s *ftShadow) {
 	epoch := t.Epoch()
 	if s.w == epoch { // [WRITE SAME EPOCH]
-		d.writeSameEpoch++
+		d.writeSameEpoch += 1 + d.extra
 		return
 	}
 	if !s.w.Leq(t.Clock()) { // write-write race
 		d.reportRef(e, s.w, s.wRef, true)
 	}
 	if s.rs == 0 { // [WRITE EXCLUSIVE]
-		d.writeExclusive++
+		d.writeExclusive += 1 + d.extra
 		if !s.r.Leq(t.Clock()) { // read-write race
 			d.reportRef(e, s.r, s.rRef, false)
 		}
 	} else { // [WRITE SHARED]: check every read; R_x := ⊥e
-		d.writeShared++
+		d.writeShared += 1 + d.extra
 		i := s.rs - 1
 		d.checkSet(e, t.Clock(), d.shared.at(i), false) // read-write races
 		d.release(i)
