@@ -274,7 +274,8 @@ type endedStack struct {
 
 // callSite returns the site of the call in frame f that entered function
 // callee: of the calls of f's function that call it (by name; else those
-// whose callee is not known statically), the first whose arguments end
+// of an interface method of its name; else those whose callee is not known
+// statically), the first whose arguments end
 // after f's last event, or the first (a loop's next turn). With no
 // candidate it is f's last event, the best the trace knows.
 func (s *Stacks) callSite(f *frame, callee trace.SiteID) trace.SiteID {
@@ -373,8 +374,9 @@ func (s *Stacks) callsByName(fn trace.SiteID, name string) bool {
 
 // callCandidates returns the calls of function caller that may have
 // entered function callee, by their arguments' end: the calls of callee
-// by name, else those whose callee is not known statically. The calls are
-// indexed (callSite).
+// by name, else those of an interface method of callee's method name,
+// else those whose callee is not known statically. The calls are indexed
+// (callSite).
 func (s *Stacks) callCandidates(caller, callee trace.SiteID) []trace.SiteID {
 	key := [2]trace.SiteID{caller, callee}
 	if l, ok := s.callsOf[key]; ok {
@@ -384,16 +386,23 @@ func (s *Stacks) callCandidates(caller, callee trace.SiteID) []trace.SiteID {
 		return nil
 	}
 	fn, name := &s.meta.Sites[caller], s.meta.Sites[callee].Func
-	var named, unknown []trace.SiteID
+	method := trace.MethodName(name)
+	var named, methods, unknown []trace.SiteID
 	for _, c := range s.calls[[2]string{fn.File, fn.Func}] {
-		switch s.meta.Sites[c].Call.Func {
-		case name:
+		call := s.meta.Sites[c].Call
+		switch m, isMethod := call.MethodCall(); {
+		case call.Func == name:
 			named = append(named, c)
-		case "":
+		case isMethod && m == method:
+			methods = append(methods, c)
+		case call.Func == "":
 			unknown = append(unknown, c)
 		}
 	}
 	l := named
+	if len(l) == 0 {
+		l = methods
+	}
 	if len(l) == 0 {
 		l = unknown
 	}

@@ -89,6 +89,54 @@ func TestStacksShowCalls(t *testing.T) {
 	}
 }
 
+// Two calls of interface methods in one function (urfave/cli's flagSet:
+// c.WithSeparatorSpec(spec), then f.Apply(set)) are told apart by the
+// method entered: the frame shows the call of the method of the callee's
+// name (on the loop's next turn, the first), not the first call not known
+// statically after the last event; a call back through an untraced
+// function (run(cb)) is the call of a callee no method call names.
+func TestStacksInterfaceMethodCalls(t *testing.T) {
+	b := trace.NewBuilder()
+	//	5 func flagSet() {
+	//	6 	for _, f := range flags {
+	//	7 		c.WithSeparatorSpec(spec)
+	//	8 		f.Apply(set)
+	//	9 		run(cb)
+	//	}
+	callSiteOf(b, "main.flagSet", 7, 5, ".WithSeparatorSpec", 7, 28)
+	callSiteOf(b, "main.flagSet", 8, 5, ".Apply", 8, 15)
+	callSiteOf(b, "main.flagSet", 9, 3, "", 9, 9)
+	var stacks [][]string
+	st := NewStacks(b.Trace().M, "")
+	fed := 0
+	snap := func() {
+		for _, e := range b.Trace().Events[fed:] {
+			st.Handle(&e)
+		}
+		fed = len(b.Trace().Events)
+		stacks = append(stacks, frames(st.Stack(b.Trace().M, b.G("main"))))
+	}
+	enter(b, "main", "main.flagSet", 5)
+	b.Read("main", "flags", "main.go:6:17")
+	enter(b, "main", "main.(*BoolFlag).Apply", 20)
+	snap() // f.Apply(set): not c.WithSeparatorSpec, the first call after line 6
+	exit(b, "main", "main.(*BoolFlag).Apply", 20)
+	enter(b, "main", "main.(*StringSliceFlag).WithSeparatorSpec", 30)
+	snap() // its method's call, before Apply's: the loop's next turn
+	exit(b, "main", "main.(*StringSliceFlag).WithSeparatorSpec", 30)
+	enter(b, "main", "main.cb", 40)
+	snap() // cb, called back by run: neither method's name
+	exit(b, "main", "main.cb", 40)
+	want := [][]string{
+		{"main.(*BoolFlag).Apply@main.go:20", "main.flagSet@main.go:8"},
+		{"main.(*StringSliceFlag).WithSeparatorSpec@main.go:30", "main.flagSet@main.go:7"},
+		{"main.cb@main.go:40", "main.flagSet@main.go:9"},
+	}
+	if !slices.EqualFunc(stacks, want, slices.Equal) {
+		t.Errorf("stacks:\n got %q\nwant %q", stacks, want)
+	}
+}
+
 // An inline function (trace.Site.Inline: a small wrapper that records no
 // frame) is put back between its caller and its callee by their calls,
 // as Go's reports show an inlined frame, and leaves with its callee.

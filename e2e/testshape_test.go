@@ -373,6 +373,59 @@ func TestInlineFrames(t *testing.T) {
 	}
 }
 
+// TestInterfaceCallLines: a function that calls two interface methods
+// (testdata/src/ifacecalls, in the shape of urfave/cli's flagSet) is shown
+// at the call its callee was entered from, the second one, as go test
+// -race shows it: each access's stack of file:line frames in the package
+// must be -race's (racekit showed the first interface call's line, the
+// first call not known statically after the caller's last event).
+func TestInterfaceCallLines(t *testing.T) {
+	_, goOut := goTestRace(t, "./ifacecalls")
+	_, rkOut := runRacekit(t, "test", "-count=1", "./ifacecalls")
+	g, r := accessLines(goOut, "ifacecalls.go:"), accessLines(rkOut, "ifacecalls.go:")
+	if !slices.Contains(g, "ifacecalls.go:17 < ifacecalls.go:34 < ifacecalls.go:40") {
+		t.Fatalf("go test -race's stacks %q lack the race in Apply, entered at line 34\n%s", g, goOut)
+	}
+	if !slices.Equal(g, r) {
+		t.Errorf("racekit's access stacks\n%q\ndiffer from go test -race's\n%q\n%s", r, g, rkOut)
+	}
+}
+
+// accessLines returns the stacks of the accesses of the race reports in
+// out, each the frames in files whose name ends in file (file:line, no
+// column), innermost first, joined by " < "; sorted, without repeats.
+func accessLines(out, file string) []string {
+	var stacks []string
+	var cur []string
+	in := false
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "Read at") || strings.HasPrefix(line, "Write at") ||
+			strings.HasPrefix(line, "Previous read at") || strings.HasPrefix(line, "Previous write at"):
+			in, cur = true, nil
+		case in && !strings.HasPrefix(line, " "):
+			in = false
+			stacks = append(stacks, strings.Join(cur, " < "))
+		case in:
+			f := strings.Fields(line)
+			if len(f) == 0 {
+				continue
+			}
+			i := strings.LastIndex(f[0], file)
+			if i < 0 {
+				continue
+			}
+			at := f[0][i:]
+			if parts := strings.Split(at, ":"); len(parts) > 2 {
+				at = parts[0] + ":" + parts[1] // racekit's column
+			}
+			cur = append(cur, at)
+		}
+	}
+	slices.Sort(stacks)
+	return slices.Compact(stacks)
+}
+
 // accessStacks returns the stacks of the accesses of the race reports in
 // out, each the functions of package pkg (its prefix cut), innermost
 // first, joined by " < "; sorted, without repeats.

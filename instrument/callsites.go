@@ -19,7 +19,7 @@ type callSite struct {
 	fn     string    // the calling function, as its sites name it
 	at     token.Pos // where reports show the call (callPos)
 	end    token.Pos // its closing parenthesis
-	callee string    // the traced function called; "" when not known
+	callee string    // the traced function called; "" when not known; ".M" for an interface's method M
 }
 
 // noteCall notes the call x of the function being rewritten.
@@ -53,8 +53,11 @@ func callPos(fset *token.FileSet, x *ast.CallExpr) token.Pos {
 }
 
 // tracedCallee names the function x calls as its sites name it (funcName)
-// when that is known statically and traced; "" when x may enter traced
-// code otherwise: a func value, an interface's method, or an untraced
+// when that is known statically and traced; "." and the method's name for
+// an interface's method (trace.Call.Func: the analysis then tells apart
+// two interface calls of one function by the method entered, as
+// urfave/cli's flagSet's c.WithSeparatorSpec(spec) and f.Apply(set)); ""
+// when x may enter traced code otherwise: a func value, or an untraced
 // function (standard library or not) handed a func or an interface,
 // which may call it back. ok is false when x cannot enter traced code:
 // an untraced function handed neither (sync.Mutex.Lock, atomic.AddInt64).
@@ -66,7 +69,7 @@ func (r *rewriter) tracedCallee(x *ast.CallExpr) (name string, ok bool) {
 	fn = fn.Origin()
 	sig := fn.Signature()
 	if recv := sig.Recv(); recv != nil && types.IsInterface(recv.Type()) {
-		return "", true
+		return "." + fn.Name(), true
 	}
 	if !r.traced(fn.Pkg().Path()) {
 		return "", mayCallBack(sig)

@@ -42,9 +42,11 @@ type Site struct {
 // arguments end, which orders it among its function's events.
 type Call struct {
 	// Func is the traced function called, package-qualified as a
-	// function's site names it; "" when it is not known statically (a
-	// func value, an interface method, an untraced function that may
-	// call back into traced code).
+	// function's site names it; "." and the method's name for a method
+	// of an interface (".Apply": any method of that name may be the one
+	// entered, MethodCall); "" when it is not known statically otherwise
+	// (a func value, an untraced function that may call back into traced
+	// code).
 	Func string
 	// EndLine and EndCol are the call's closing parenthesis: every event
 	// of its arguments comes before it. EndLine is 0 only in the zero
@@ -54,6 +56,24 @@ type Call struct {
 
 // IsZero reports whether c describes no call.
 func (c Call) IsZero() bool { return c.EndLine == 0 }
+
+// MethodCall returns the name of the interface method c calls, if it is
+// one (Func ".M").
+func (c Call) MethodCall() (string, bool) {
+	if len(c.Func) > 1 && c.Func[0] == '.' {
+		return c.Func[1:], true
+	}
+	return "", false
+}
+
+// MethodName returns the method name of function name fn as a site names
+// it ("pkg.(*T).M", "pkg.T.M": "M"; a function's own name otherwise).
+func MethodName(fn string) string {
+	if i := strings.LastIndexByte(fn, '.'); i >= 0 {
+		return fn[i+1:]
+	}
+	return fn
+}
 
 // Frame is a function outside the trace: its name, package-qualified, and
 // its declaration's file and line (0 when unknown).
