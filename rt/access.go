@@ -188,35 +188,16 @@ func (g *gstate) putSpan(op trace.Op, site uint32, a uint64, sp trace.Span) {
 // them (same address and span, a read after a read or write) adds nothing,
 // as a repeated word does not: a value of a few words copied in a loop
 // between two synchronizations (a ray tracer's rays) would otherwise
-// record each copy. recent holds the latest few ranges, the most recently
-// used first, for a range inside one of them: a decoder's reads of each
-// field of a buffer it (or a copy, a compare) read whole in the epoch
-// (centrifugal/protocol's tests against the official protobuf decoder:
-// a sixth of their byte ranges).
-type rangeSeen struct {
-	sets   [16]seenRange // 16: rangeRepeat's hash takes 3 bits, for 8 sets of 2
-	recent [4]seenRange
-}
-
-type seenRange struct {
+// record each copy.
+type rangeSeen [16]struct { // 16: rangeRepeat's hash takes 3 bits, for 8 sets of 2
 	addr  uint64
 	span  trace.Span
 	epoch uint32
 	write bool
 }
 
-// covers reports whether e, a range of the current epoch, holds every
-// access of the range of span sp at a (the same stride, at an element's
-// start, up to its end), with a write covering a read.
-func (e *seenRange) covers(a uint64, sp trace.Span, write bool, epoch uint32) bool {
-	st := sp.Stride()
-	return e.epoch == epoch && (e.write || !write) && e.span != 0 && e.span.Stride() == st &&
-		(!e.span.Sparse() || sp.Sparse()) && a >= e.addr && (a-e.addr)%st == 0 &&
-		a+sp.Count()*st <= e.addr+e.span.Count()*st
-}
-
-// rangeRepeat reports whether g recorded the range of span sp at a, or one
-// holding it (covers), in its current epoch; if not, it notes this one.
+// rangeRepeat reports whether g recorded the range of span sp at a, with
+// write covering a read, in its current epoch; if not, it notes this one.
 func (g *gstate) rangeRepeat(a uint64, sp trace.Span, write bool) bool {
 	t := g.rseen
 	if t == nil {
@@ -229,26 +210,15 @@ func (g *gstate) rangeRepeat(a uint64, sp trace.Span, write bool) bool {
 	// source, noted one after the other, may hash to one set (one time in
 	// eight), and the second then pushed the first out, so a repeated
 	// copy recorded both again.
-	set := t.sets[(a*0x9E3779B97F4A7C15)>>61*2:][:2]
+	set := t[(a*0x9E3779B97F4A7C15)>>61*2:][:2]
 	for i := range set {
 		if e := &set[i]; e.addr == a && e.span == sp && e.epoch == g.epoch && (e.write || !write) {
 			return true
 		}
 	}
-	for i := range t.recent {
-		if t.recent[i].covers(a, sp, write, g.epoch) {
-			if i > 0 { // to the front
-				e := t.recent[i]
-				copy(t.recent[1:i+1], t.recent[:i])
-				t.recent[0] = e
-			}
-			return true
-		}
-	}
-	n := seenRange{addr: a, span: sp, epoch: g.epoch, write: write}
-	set[1], set[0] = set[0], n
-	copy(t.recent[1:], t.recent[:len(t.recent)-1])
-	t.recent[0] = n
+	set[1] = set[0]
+	e := &set[0]
+	e.addr, e.span, e.epoch, e.write = a, sp, g.epoch, write
 	return false
 }
 
@@ -259,12 +229,10 @@ func (g *gstate) forgetRanges(a, size uint64) {
 	if t == nil {
 		return
 	}
-	for _, es := range [...][]seenRange{t.sets[:], t.recent[:]} {
-		for i := range es {
-			e := &es[i]
-			if e.span != 0 && e.addr < a+size && a < e.addr+e.span.Count()*e.span.Stride() {
-				e.span = 0
-			}
+	for i := range t {
+		e := &t[i]
+		if e.span != 0 && e.addr < a+size && a < e.addr+e.span.Count()*e.span.Stride() {
+			e.span = 0
 		}
 	}
 }

@@ -1263,10 +1263,9 @@ func TestCallerBufAllocs(t *testing.T) {
 	}
 }
 
-// A range event repeats one of the epoch with the same address and span,
-// or inside one (the same stride, from an element's start), a read after a
-// read or write of it; an allocation inside it, or a new epoch, makes it
-// new again.
+// A range event repeats one of the epoch only with the same address and
+// span, a read after a read or write of it; an allocation inside it, or a
+// new epoch, makes it new again.
 func TestRangeRepeat(t *testing.T) {
 	g := &gstate{}
 	sp, _ := trace.MakeSpan(8, 10)
@@ -1292,7 +1291,7 @@ func TestRangeRepeat(t *testing.T) {
 		{"another span", nil, 0x1000, other, false, false},
 		{"back to the first: still in its set's second way", nil, 0x1000, sp, false, true},
 		{"a third span", nil, 0x1000, third, false, false},
-		{"back to the first: inside the third", nil, 0x1000, sp, false, true},
+		{"back to the first: two since took its set", nil, 0x1000, sp, false, false},
 		{"after an allocation inside it", func() { g.forgetRanges(0x1048, 8) }, 0x1000, sp, false, false},
 		{"an allocation past its end", func() { g.forgetRanges(0x1050, 8) }, 0x1000, sp, false, true},
 		{"in a new epoch", func() { g.epoch++ }, 0x1000, sp, false, false},
@@ -1309,57 +1308,6 @@ func TestRangeRepeat(t *testing.T) {
 		if got := g.rangeRepeat(s.a, s.span, s.write); got != s.want {
 			t.Fatalf("%s: repeat %v, want %v", s.what, got, s.want)
 		}
-	}
-}
-
-// A range inside one of the latest few of the epoch (a decoder's field
-// read from a buffer read whole) repeats it: the same stride, from one of
-// its elements, to its end at most; a sparse span inside a dense one; a
-// read inside a write. Four ranges noted since push it out, unless it was
-// used again in between.
-func TestRangeRepeatInside(t *testing.T) {
-	g := &gstate{}
-	span := func(stride, n uint64) trace.Span { s, _ := trace.MakeSpan(stride, n); return s }
-	sparse := func(stride, n uint64) trace.Span { s, _ := trace.MakeSparseSpan(stride, n); return s }
-	steps := []struct {
-		what  string
-		a     uint64
-		span  trace.Span
-		write bool
-		want  bool
-	}{
-		{"a buffer read whole", 0x1000, span(1, 100), false, false},
-		{"a field of it", 0x1005, span(1, 7), false, true},
-		{"its last bytes", 0x1000 + 90, span(1, 10), false, true},
-		{"past its end", 0x1000 + 90, span(1, 11), false, false},
-		{"a write inside the read", 0x1010, span(1, 4), true, false},
-		{"a read inside that write", 0x1011, span(1, 2), false, true},
-		{"a slice of structs read whole", 0x4000, span(24, 10), false, false},
-		{"one element of it", 0x4000 + 48, span(24, 1), false, true},
-		{"from the middle of an element", 0x4000 + 8, span(24, 1), false, false},
-		{"words of it: another stride", 0x4000, span(8, 3), false, false},
-		{"the elements' first words", 0x4000, sparse(24, 10), false, true},
-		{"the buffer: pushed out by four since", 0x1020, span(1, 8), false, false},
-		{"a second range", 0x8000, span(1, 8), false, false},
-		{"a third", 0x9000, span(1, 8), false, false},
-		{"the structs again: still among the latest four", 0x4000 + 72, span(24, 1), false, true},
-		{"a fourth", 0xa000, span(1, 8), false, false},
-		{"a fifth", 0xb000, span(1, 8), false, false},
-		{"inside the second: pushed out", 0x8001, span(1, 2), false, false},
-		{"inside the structs: used since, kept", 0x4000 + 96, span(24, 1), false, true},
-	}
-	for _, s := range steps {
-		if got := g.rangeRepeat(s.a, s.span, s.write); got != s.want {
-			t.Fatalf("%s: repeat %v, want %v", s.what, got, s.want)
-		}
-	}
-	g.forgetRanges(0xb004, 1)
-	if g.rangeRepeat(0xb000, span(1, 2), false) {
-		t.Fatal("a range inside one an allocation overlapped: a repeat")
-	}
-	g.epoch++
-	if g.rangeRepeat(0x8000, span(1, 2), false) {
-		t.Fatal("a range inside one of the last epoch: a repeat")
 	}
 }
 
