@@ -277,6 +277,9 @@ func (r *rewriter) call(x *ast.CallExpr) {
 			return
 		}
 	}
+	if lit, ok := unparen(x.Fun).(*ast.FuncLit); ok && !r.deferCalls[x] {
+		mark(&r.calledLits, lit) // before its body is rewritten (funcLit)
+	}
 	r.noteCall(x) // callsites.go
 	r.tbResult(x) // tblock.go
 	r.cancelArgs(x, r.calledFunc(x))

@@ -16,10 +16,11 @@ import (
 
 // callSite is a call noted while its function was rewritten.
 type callSite struct {
-	fn     string    // the calling function, as its sites name it
-	at     token.Pos // where reports show the call (callPos)
-	end    token.Pos // its closing parenthesis
-	callee string    // the traced function called; "" when not known; ".M" for an interface's method M
+	fn     string       // the calling function, as its sites name it
+	at     token.Pos    // where reports show the call (callPos)
+	end    token.Pos    // its closing parenthesis
+	callee string       // the traced function called; "" when not known; ".M" for an interface's method M
+	lit    *ast.FuncLit // a function literal called where it is written: its name once known (litNames)
 }
 
 // noteCall notes the call x of the function being rewritten.
@@ -31,7 +32,11 @@ func (r *rewriter) noteCall(x *ast.CallExpr) {
 	if !ok {
 		return
 	}
-	r.calls = append(r.calls, callSite{fn: r.fn, at: callPos(r.fset, x), end: x.Rparen, callee: callee})
+	lit, _ := unparen(x.Fun).(*ast.FuncLit)
+	if !r.calledLits[lit] {
+		lit = nil // a defer statement's: its frame shows the function's end, not the call
+	}
+	r.calls = append(r.calls, callSite{fn: r.fn, at: callPos(r.fset, x), end: x.Rparen, callee: callee, lit: lit})
 }
 
 // callPos is the position a report shows for the call x: the called name
@@ -115,6 +120,9 @@ func (r *rewriter) callTable() []uint32 {
 	out := make([]uint32, 0, 4*len(r.calls))
 	for _, c := range r.calls {
 		k := r.siteIn(c.at, c.fn, false)
+		if name, ok := r.litNames[c.lit]; ok && c.lit != nil {
+			c.callee = name
+		}
 		callee := 0
 		if c.callee != "" {
 			callee = r.funcIndex(c.callee) + 1

@@ -34,8 +34,9 @@
 //     nothing) are left without them too, so that the compiler inlines
 //     them as under -race: what they return by pointer does not escape, and
 //     the closures they return are named after the function they are
-//     inlined into; their declaration's site is marked
-//     (trace.Site.Inline) and the analysis puts their frames back.
+//     inlined into; function literals called where they are written are
+//     inline wrappers on the same terms; their declaration's site is
+//     marked (trace.Site.Inline) and the analysis puts their frames back.
 //   - Loops are sampling regions, with a second copy of the body as
 //     written for iterations that record nothing (forStmt, loopRegion,
 //     loopBody).

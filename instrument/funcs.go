@@ -83,8 +83,8 @@ func (r *rewriter) funcDecl(d *ast.FuncDecl) {
 	if pre != "" || atomic || driver {
 		return // the prologue stays: no quiet or leaf copy drops it
 	}
-	allocs, inline := r.inlineEdits(d, enter)
-	inline = inline && r.inlineShape(d)
+	allocs, inline := r.inlineEdits(d.Body, enter)
+	inline = inline && r.inlineShape(d.Body)
 	if len(r.ed.edits) == enter+1 {
 		if fn, _ := r.info.Defs[d.Name].(*types.Func); fn != nil {
 			if callees, ok := r.quietCalls(d.Body); ok {
@@ -294,7 +294,19 @@ func (r *rewriter) allocParams(pos, lo, hi int, lists ...*ast.FieldList) {
 func (r *rewriter) funcLit(f *ast.FuncLit) {
 	outer := r.fn
 	r.lits[outer]++
-	r.fn = outer + ".func" + strconv.Itoa(r.lits[outer])
+	// Named as the compiler names it: F.func1, and a literal inside it
+	// F.func1.1 (cmd/compile's closureName), as Go's reports show it.
+	sep := ".func"
+	if r.litDepth > 0 {
+		sep = "."
+	}
+	r.fn = outer + sep + strconv.Itoa(r.lits[outer])
+	r.litDepth++
+	defer func() { r.litDepth-- }()
+	if r.litNames == nil {
+		r.litNames = map[*ast.FuncLit]string{}
+	}
+	r.litNames[f] = r.fn
 	enter := len(r.ed.edits)
 	nrec, nflag := r.nrec, r.nflag // the literal's hooks take its own flag, not its loops'
 	// A go statement's Begin, a test function's Start (testframes.go).
@@ -305,7 +317,7 @@ func (r *rewriter) funcLit(f *ast.FuncLit) {
 	}
 	norace := r.norace // a literal is a function of its own: instrumented whole
 	r.norace = false
-	r.funcBody(nil, f.Type, f.Body, f.Pos(), pre, false)
+	site := r.funcBody(nil, f.Type, f.Body, f.Pos(), pre, false)
 	r.norace = norace
 	r.nrec, r.nflag = nrec, nflag
 	if len(r.ed.edits) == enter+1 && prologue == "" {
@@ -317,6 +329,15 @@ func (r *rewriter) funcLit(f *ast.FuncLit) {
 			if p := r.litPre[f]; p != "" {
 				r.ed.edits[enter].text = " " + p // its goroutine's Begin
 			}
+		}
+	}
+	if pre == "" && r.calledLits[f] && strings.Contains(r.ed.edits[enter].text, rtAlias+".Enter(") {
+		// Called where it is written, it is inlined as a function is
+		// (fx's TestDeepStack names the frames of two such literals,
+		// which the compiler inlines and names after their caller).
+		if allocs, ok := r.inlineEdits(f.Body, enter); ok && r.inlineShape(f.Body) {
+			r.dropFrame(enter, allocs, site) // inline.go
+			mark(&r.inlineLits, f)
 		}
 	}
 	r.fn = outer

@@ -25,6 +25,13 @@ import (
 // caller's and its callee's by their static calls, so reports show the
 // frames Go's do.
 //
+// A function literal called where it is written (func() T { ... }(), not
+// deferred, not a goroutine's) is inlined by the compiler as a function
+// is, and named after its caller's inlined frames: it is an inline wrapper
+// on the same terms (funcLit), its call named by its name in the call
+// table (callSite.lit), and a function calling it counts its calls as its
+// own (fx's TestDeepStack names the frames of two nested ones).
+//
 // The shape is kept well inside what the compiler inlines: straight-line
 // code (if and switch statements, no loop, label, goto, defer, go, select
 // or channel operation; a function literal only if neither it nor the
@@ -41,13 +48,15 @@ const (
 	inlineMaxCalls = 1
 )
 
-// inlineShape reports whether d's body has an inline wrapper's shape.
-func (r *rewriter) inlineShape(d *ast.FuncDecl) bool {
-	if d.Body == nil || len(d.Body.List) == 0 {
+// inlineShape reports whether a function's body has an inline wrapper's
+// shape.
+func (r *rewriter) inlineShape(body *ast.BlockStmt) bool {
+	if body == nil || len(body.List) == 0 {
 		return false
 	}
 	ok, nodes, calls, lits := true, 0, 0, 0
-	ast.Inspect(d.Body, func(n ast.Node) bool {
+	var called map[*ast.FuncLit]bool // inline literals called here
+	ast.Inspect(body, func(n ast.Node) bool {
 		if !ok || n == nil {
 			return false
 		}
@@ -65,8 +74,12 @@ func (r *rewriter) inlineShape(d *ast.FuncDecl) bool {
 			// (init.IncludeNetworksWithoutData.func2), which a subtest
 			// named by %v of the option shows (oschwald/maxminddb-golang).
 			// No call in it, nor beside it (the walk counts its calls):
-			// the compiler's budget.
-			lits++
+			// the compiler's budget. A literal called where it is
+			// written, itself an inline wrapper, is part of this body
+			// once inlined: its calls count as this one's.
+			if !called[x] {
+				lits++
+			}
 		case *ast.GoStmt, *ast.DeferStmt, *ast.SelectStmt, *ast.SendStmt,
 			*ast.ForStmt, *ast.RangeStmt, *ast.LabeledStmt, *ast.BranchStmt:
 			ok = false
@@ -74,6 +87,10 @@ func (r *rewriter) inlineShape(d *ast.FuncDecl) bool {
 			ok = x.Op != token.ARROW
 		case *ast.CallExpr:
 			if r.isType(x.Fun) {
+				return true
+			}
+			if lit, isLit := ast.Unparen(x.Fun).(*ast.FuncLit); isLit && r.inlineLits[lit] {
+				mark(&called, lit)
 				return true
 			}
 			if r.isBuiltin(x.Fun) {
@@ -110,16 +127,16 @@ func (r *rewriter) inlineShape(d *ast.FuncDecl) bool {
 	return ok && (lits == 0 || calls == 0)
 }
 
-// inlineEdits returns the indexes of the edits of function d whose frame
-// is edit enter (its Enter) when every later one, up to the end of the
+// inlineEdits returns the indexes of the edits of a function of body body
+// whose frame is edit enter (its Enter) when every later one, up to the end of the
 // edits, records the allocation of a declared variable or parameter
 // (allocVar's rt.Alloc) or wraps an allocation (isAllocWrap), the edits an
 // inline wrapper drops, or belongs to a function literal in it, which
 // keeps them. ok is false when any other
 // edit was made.
-func (r *rewriter) inlineEdits(d *ast.FuncDecl, enter int) (allocs []int, ok bool) {
+func (r *rewriter) inlineEdits(body *ast.BlockStmt, enter int) (allocs []int, ok bool) {
 	var lits [][2]int
-	ast.Inspect(d.Body, func(n ast.Node) bool {
+	ast.Inspect(body, func(n ast.Node) bool {
 		if f, isLit := n.(*ast.FuncLit); isLit {
 			lo, hi := r.span(f)
 			lits = append(lits, [2]int{lo, hi})

@@ -126,17 +126,18 @@ type rewriter struct {
 	// calls: the file's calls in traced code (noteCall), made sites of
 	// their functions when the file is done, so that a function's sites
 	// while it is rewritten are its hooks' (leafCopy counts them).
-	calls   []callSite
-	fn      string         // enclosing function's name, for sites
-	lits    map[string]int // function literals numbered per enclosing function
-	ntmp    int
-	useTest bool
-	results [][]*ast.Ident // named results of the enclosing functions
-	after   []string       // events to record after the current statement
-	defines []string       // names the current statement declares (x, err := ...), which after's events must not name
-	initAft []string       // after's events of the last if's or switch's init statement
-	ifInit  ast.Stmt       // the init statement of the if or expression switch being instrumented, whose after events initAllocs records
-	norace  bool           // in a //go:norace function's body: plain memory accesses are not recorded (noraceFunc)
+	calls    []callSite
+	fn       string         // enclosing function's name, for sites
+	lits     map[string]int // function literals numbered per enclosing function
+	litDepth int            // function literals the rewrite is inside
+	ntmp     int
+	useTest  bool
+	results  [][]*ast.Ident // named results of the enclosing functions
+	after    []string       // events to record after the current statement
+	defines  []string       // names the current statement declares (x, err := ...), which after's events must not name
+	initAft  []string       // after's events of the last if's or switch's init statement
+	ifInit   ast.Stmt       // the init statement of the if or expression switch being instrumented, whose after events initAllocs records
+	norace   bool           // in a //go:norace function's body: plain memory accesses are not recorded (noraceFunc)
 
 	// retSites: for each enclosing function, its site when it defers
 	// calls (its returns call rt.Ret: funcs.go), else "".
@@ -172,6 +173,13 @@ type rewriter struct {
 	// GoEnd of a go statement's literal: testframes.go)
 	litPre    map[*ast.FuncLit]string
 	factories map[*types.Func]bool // returnsPrologue's, being looked at
+	// Function literals called where they are written (func() {...}(),
+	// not a defer statement's: calledLits), their names (their sites'
+	// function: litNames), those left inline wrappers (inlineLits,
+	// inline.go), and the calls of defer statements (deferCalls).
+	calledLits, inlineLits map[*ast.FuncLit]bool
+	litNames               map[*ast.FuncLit]string
+	deferCalls             map[*ast.CallExpr]bool
 }
 
 func (r *rewriter) off(p token.Pos) int { return r.tf.Offset(p) }
@@ -555,6 +563,7 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 		r.goStmt(x)
 	case *ast.DeferStmt:
 		r.noBarrier[x.Call] = true // the call runs later: not bracketed here
+		mark(&r.deferCalls, x.Call)
 		r.rd(x.Call)
 	case *ast.ReturnStmt:
 		r.returnStmt(x, inList)
@@ -819,4 +828,12 @@ func declaredNames(s ast.Stmt) []string {
 		}
 	}
 	return names
+}
+
+// mark sets k in the set *m, made if nil.
+func mark[K comparable](m *map[K]bool, k K) {
+	if *m == nil {
+		*m = map[K]bool{}
+	}
+	(*m)[k] = true
 }

@@ -110,3 +110,29 @@ func NewScheme() *scheme {
 func NewDigest() *Digest { return new(Digest) }
 
 func newDone() chan struct{} { return make(chan struct{}) }
+
+// Literals called where they are written: inline wrappers when their
+// shape is one's (the outer calls the inner, which calls New), else
+// they keep their frames; a deferred one keeps its frame.
+func nested() *Digest {
+	return func() *Digest {
+		return func() *Digest {
+			return New()
+		}()
+	}()
+}
+
+func literalReads(d *Digest) uint64 {
+	return func() uint64 { return d.v1 }()
+}
+
+func deferredLiteral() {
+	defer func() {
+		_ = New()
+	}()
+}
+
+func assigned() *Digest {
+	f := func() *Digest { return New() }
+	return f()
+}

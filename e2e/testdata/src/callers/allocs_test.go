@@ -98,3 +98,34 @@ func TestAllocsConstructor(t *testing.T) {
 	var want Signer = &nopSigner{}
 	fmt.Println("same signer:", NewScheme().signer == want)
 }
+
+// TestLiteralFrames prints the functions runtime.Callers shows through two
+// nested function literals called where they are written (as fx's
+// TestDeepStack asserts): the compiler inlines both and names the inner
+// one after the frames it was inlined into.
+func TestLiteralFrames(t *testing.T) {
+	t.Run("nest", func(t *testing.T) {
+		names := func() []string {
+			return func() []string {
+				return callerNames(3)
+			}()
+		}()
+		for _, n := range names {
+			fmt.Println("frame:", n)
+		}
+	})
+}
+
+// callerNames returns the functions of its caller's stack, n of them.
+func callerNames(n int) []string {
+	pcs := make([]uintptr, n)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	var names []string
+	for {
+		f, more := frames.Next()
+		names = append(names, f.Function)
+		if !more {
+			return names
+		}
+	}
+}
