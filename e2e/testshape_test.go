@@ -426,6 +426,35 @@ func accessLines(out, file string) []string {
 	return slices.Compact(stacks)
 }
 
+// TestInitOnlyVars: package variables that only their declarations write
+// (testdata/src/initonly) are not recorded: a constructor reading one
+// stays inlinable, and AllocsPerRun through it counts go test -race's 0
+// (1 before, checked), while a variable an in-package test file writes is
+// recorded still: racekit fails the same test, TestRaceVerbose, as -race.
+func TestInitOnlyVars(t *testing.T) {
+	_, goOut := goTestRace(t, "-v", "./initonly")
+	_, rkOut := runRacekit(t, "test", "-count=1", "-v", "./initonly")
+	shape := func(out string) (lines []string) {
+		for _, line := range strings.Split(out, "\n") {
+			if m := failLine.FindStringSubmatch(line); m != nil {
+				lines = append(lines, "FAIL "+m[1])
+			}
+			if strings.HasPrefix(line, "identity allocs:") {
+				lines = append(lines, line)
+			}
+		}
+		slices.Sort(lines)
+		return lines
+	}
+	g, r := shape(goOut), shape(rkOut)
+	if want := []string{"FAIL TestRaceVerbose", "identity allocs: 0"}; !slices.Equal(g, want) {
+		t.Fatalf("go test -race: %q, want %q\n%s", g, want, goOut)
+	}
+	if !slices.Equal(g, r) {
+		t.Errorf("racekit test: %q, go test -race: %q\n%s", r, g, rkOut)
+	}
+}
+
 // accessStacks returns the stacks of the accesses of the race reports in
 // out, each the functions of package pkg (its prefix cut), innermost
 // first, joined by " < "; sorted, without repeats.

@@ -25,6 +25,9 @@
 //
 // # Recording less
 //
+//   - Package variables that only their declarations write (initonly.go:
+//     unexported, never assigned nor their address taken in any file of
+//     the package) are read without a hook.
 //   - Quiet functions are left without Enter and Leave (quiet.go): nothing
 //     in them is recorded, and small leaf methods stay inlinable.
 //   - Inline wrappers (inline.go: small straight-line functions whose only

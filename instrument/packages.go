@@ -55,6 +55,7 @@ func instrumentPackages(cfg *Config, targets []string, overlay map[string]string
 		tests:        newPkgTests(),
 		cgo:          cgo,
 		cgoErr:       cgoErr,
+		varWrites:    writtenPkgVars(pkgs),
 	}
 	cfg.Status.set("instrumenting packages", len(pkgs))
 	for _, p := range pkgs {
@@ -203,6 +204,7 @@ type pkgInstrumenter struct {
 	tests        *pkgTests
 	cgo          map[*packages.Package]*cgoPackage // packages that use cgo, checked as written
 	cgoErr       map[*packages.Package]error       // those that could not be
+	varWrites    pkgVarWrites                      // package variables written after their declaration (initonly.go)
 }
 
 // instrumentPackage instruments the files of package p, or reports it
@@ -267,7 +269,7 @@ func (in *pkgInstrumenter) instrumentFile(p *packages.Package, info *types.Info,
 			return err
 		}
 	}
-	res, err := File(FileInput{Fset: p.Fset, File: f, Src: src, Info: info, Pkg: tpkg, Path: name, IsTest: isTest, Traced: in.isTraced, Excluded: in.excluded})
+	res, err := File(FileInput{Fset: p.Fset, File: f, Src: src, Info: info, Pkg: tpkg, Path: name, IsTest: isTest, Traced: in.isTraced, Excluded: in.excluded, InitOnly: in.varWrites.initOnly})
 	if err != nil {
 		prep.Skipped = append(prep.Skipped, Skip{p.ID, err.Error()})
 		cfg.logf("racekit: %v (file left uninstrumented)\n", err)

@@ -46,6 +46,10 @@ type FileInput struct {
 	// excluded (--exclude): its calls keep their BarrierPairs alone, with
 	// no rt.DepBefore/DepAfter order (a dependency's object, depReceiver).
 	Excluded func(pkgPath string) bool
+	// InitOnly reports whether a package variable is written by its
+	// declaration only (initonly.go): its reads are not recorded. Nil:
+	// none is.
+	InitOnly func(v *types.Var) bool
 }
 
 // FileResult is an instrumented file.

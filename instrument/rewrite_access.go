@@ -38,7 +38,10 @@ func (r *rewriter) sharedIdent(id *ast.Ident) bool {
 	if v.IsField() {
 		return false
 	}
-	return isPackageVar(v) || r.shared[v]
+	if isPackageVar(v) {
+		return r.in.InitOnly == nil || !r.in.InitOnly(v)
+	}
+	return r.shared[v]
 }
 
 // pkgVarSel reports whether x is pkg.V for a package-level variable V of an
