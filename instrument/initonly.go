@@ -2,7 +2,6 @@ package instrument
 
 import (
 	"go/ast"
-	"go/token"
 	"go/types"
 	"path/filepath"
 	"strings"
@@ -75,7 +74,7 @@ func (w pkgVarWrites) initOnly(v *types.Var) bool {
 }
 
 // noteVarWrites adds to m the package variables of pkg that f writes or
-// takes the address of (sharedLocals' rules for locals, every statement).
+// takes the address of (varEffects, as sharedLocals for locals).
 func noteVarWrites(f *ast.File, info *types.Info, pkg *types.Package, m map[string]bool) {
 	note := func(e ast.Expr) {
 		if v := rootVar(e, info); v != nil && isPackageVar(v) && v.Pkg() == pkg {
@@ -83,40 +82,7 @@ func noteVarWrites(f *ast.File, info *types.Info, pkg *types.Package, m map[stri
 		}
 	}
 	ast.Inspect(f, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.AssignStmt:
-			for _, l := range n.Lhs {
-				if id, ok := l.(*ast.Ident); ok && n.Tok == token.DEFINE && info.Defs[id] != nil {
-					continue // declared here
-				}
-				note(l)
-			}
-		case *ast.IncDecStmt:
-			note(n.X)
-		case *ast.RangeStmt:
-			if n.Tok == token.ASSIGN {
-				if n.Key != nil {
-					note(n.Key)
-				}
-				if n.Value != nil {
-					note(n.Value)
-				}
-			}
-		case *ast.UnaryExpr:
-			if n.Op == token.AND {
-				note(n.X)
-			}
-		case *ast.SliceExpr:
-			if isArray(typeOf(info, n.X)) {
-				note(n.X)
-			}
-		case *ast.SelectorExpr:
-			if sel := info.Selections[n]; sel != nil && sel.Kind() != types.FieldVal {
-				if recvIsPointer(sel) && !sel.Indirect() && !isPointer(typeOf(info, n.X)) {
-					note(n.X)
-				}
-			}
-		}
+		varEffects(n, info, note, note)
 		return true
 	})
 }

@@ -69,38 +69,8 @@ func sharedLocals(f *ast.File, info *types.Info) map[*types.Var]bool {
 					captured[v] = true
 				}
 			}
-		case *ast.AssignStmt:
-			for _, l := range n.Lhs {
-				if id, ok := l.(*ast.Ident); ok && n.Tok == token.DEFINE && info.Defs[id] != nil {
-					continue // declared here, not written again
-				}
-				write(l)
-			}
-		case *ast.IncDecStmt:
-			write(n.X)
-		case *ast.RangeStmt:
-			// Both forms: before go1.22 a := range clause's variables
-			// are one pair, written at each iteration.
-			if n.Key != nil {
-				write(n.Key)
-			}
-			if n.Value != nil {
-				write(n.Value)
-			}
-		case *ast.UnaryExpr:
-			if n.Op == token.AND {
-				mark(n.X)
-			}
-		case *ast.SliceExpr:
-			if isArray(typeOf(info, n.X)) {
-				mark(n.X)
-			}
-		case *ast.SelectorExpr:
-			if sel := info.Selections[n]; sel != nil && sel.Kind() != types.FieldVal {
-				if recvIsPointer(sel) && !sel.Indirect() && !isPointer(typeOf(info, n.X)) {
-					mark(n.X)
-				}
-			}
+		default:
+			varEffects(n, info, write, mark)
 		}
 		return true
 	}
@@ -111,6 +81,49 @@ func sharedLocals(f *ast.File, info *types.Info) map[*types.Var]bool {
 		}
 	}
 	return shared
+}
+
+// varEffects calls write with each location node n writes (an
+// assignment's, an increment's, a range clause's, not a := declaration's)
+// and addr with each location whose address it takes (&x, x[:] of an
+// array, a pointer method called on an addressable x): what makes a local
+// shared (sharedLocals) or a package variable more than its declaration's
+// (initonly.go).
+func varEffects(n ast.Node, info *types.Info, write, addr func(ast.Expr)) {
+	switch n := n.(type) {
+	case *ast.AssignStmt:
+		for _, l := range n.Lhs {
+			if id, ok := l.(*ast.Ident); ok && n.Tok == token.DEFINE && info.Defs[id] != nil {
+				continue // declared here, not written again
+			}
+			write(l)
+		}
+	case *ast.IncDecStmt:
+		write(n.X)
+	case *ast.RangeStmt:
+		// Both forms: before go1.22 a := range clause's variables are
+		// one pair, written at each iteration.
+		if n.Key != nil {
+			write(n.Key)
+		}
+		if n.Value != nil {
+			write(n.Value)
+		}
+	case *ast.UnaryExpr:
+		if n.Op == token.AND {
+			addr(n.X)
+		}
+	case *ast.SliceExpr:
+		if isArray(typeOf(info, n.X)) {
+			addr(n.X)
+		}
+	case *ast.SelectorExpr:
+		if sel := info.Selections[n]; sel != nil && sel.Kind() != types.FieldVal {
+			if recvIsPointer(sel) && !sel.Indirect() && !isPointer(typeOf(info, n.X)) {
+				addr(n.X)
+			}
+		}
+	}
 }
 
 // rootVar is the variable a location expression x, x.f, x[i] (x an array),

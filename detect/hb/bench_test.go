@@ -250,13 +250,18 @@ func byteRangeStream() []trace.Event {
 // not take ranges; bytes/s counts the bytes the ranges stand for.
 func BenchmarkFastTrackByteRanges(b *testing.B) {
 	evs := byteRangeStream()
+	benchRangesWhole(b, evs, "bytes", "bytes/s", rangeBytesIn(evs), true)
+}
+
+// rangeBytesIn is the bytes evs's range events of stride 1 stand for.
+func rangeBytesIn(evs []trace.Event) uint64 {
 	var bytes uint64
 	for i := range evs {
 		if evs[i].Op.IsRange() {
 			bytes += trace.Span(evs[i].Value).Count()
 		}
 	}
-	benchRangesWhole(b, evs, "bytes", "bytes/s", bytes, true)
+	return bytes
 }
 
 // BenchmarkFastTrackShortByteRanges: short byte ranges at any offset, as
@@ -267,13 +272,7 @@ func BenchmarkFastTrackByteRanges(b *testing.B) {
 // check's word loads): granules apart (bytesApart), most of them.
 func BenchmarkFastTrackShortByteRanges(b *testing.B) {
 	evs := shortByteRangeStream()
-	var bytes uint64
-	for i := range evs {
-		if evs[i].Op.IsRange() {
-			bytes += trace.Span(evs[i].Value).Count()
-		}
-	}
-	benchRangesWhole(b, evs, "bytes", "bytes/s", bytes, true)
+	benchRangesWhole(b, evs, "bytes", "bytes/s", rangeBytesIn(evs), true)
 }
 
 func shortByteRangeStream() []trace.Event {
