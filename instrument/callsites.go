@@ -120,8 +120,8 @@ func (r *rewriter) callTable() []uint32 {
 	out := make([]uint32, 0, 4*len(r.calls))
 	for _, c := range r.calls {
 		k := r.siteIn(c.at, c.fn, false)
-		if name, ok := r.litNames[c.lit]; ok && c.lit != nil {
-			c.callee = name
+		if c.lit != nil {
+			c.callee = r.litNames[c.lit]
 		}
 		callee := 0
 		if c.callee != "" {

@@ -302,7 +302,6 @@ func (r *rewriter) funcLit(f *ast.FuncLit) {
 	}
 	r.fn = outer + sep + strconv.Itoa(r.lits[outer])
 	r.litDepth++
-	defer func() { r.litDepth-- }()
 	if r.litNames == nil {
 		r.litNames = map[*ast.FuncLit]string{}
 	}
@@ -341,6 +340,7 @@ func (r *rewriter) funcLit(f *ast.FuncLit) {
 		}
 	}
 	r.fn = outer
+	r.litDepth--
 }
 
 // ---- statements ----
