@@ -5,6 +5,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -78,10 +79,15 @@ import (
 //	        a parser's bytes.IndexByte(rest, '"') at each step read the
 //	        whole rest of its input each time (held-out segmentio/encoding:
 //	        61 billion byte reads in a test -race runs in 5 s)
-//	EWB     EW for the buffer a reader's Read fills, one event per 8 bytes
-//	        (rt.ElemsWordsW): the whole buffer, which io.Reader's contract
-//	        lets Read use as scratch space (the Go race detector records
-//	        the n bytes a read system call wrote)
+//	EWB     the write of the bytes a reader's Read fills: the first n
+//	        bytes of the buffer, n its first result, recorded after the call
+//	        (rt.Filled(r.Read(rt.FillW(b, ...))), for results exactly (int,
+//	        error)), as the Go race detector records the n bytes a read
+//	        system call wrote, or at a release inside the call (all of it);
+//	        else EW before the call, one event per 8 bytes (rt.ElemsWordsW):
+//	        the whole buffer, which io.Reader's contract lets Read use as
+//	        scratch space. A summary's EW of a Read's buffer (modref: a
+//	        copy into it) is taken as EWB
 //	MR, MW  read / write the map operand (one object: rt.MR, rt.MW)
 //	IM      MR for the map an interface operand holds, if it holds one
 //	        (rt.RAnyMap; a map-typed operand: rt.MR)
@@ -107,9 +113,7 @@ import (
 //
 // Effects that would over-approximate are left out, so that no race is
 // invented: slices.Delete writes only the tail, json.Unmarshal only the
-// fields the data names. (A Read's buffer is recorded whole, n being
-// unknown before the call: io.Reader's contract lets Read write all of
-// it.)
+// fields the data names, a Read the n bytes it returns.
 //
 // Keys are methodKey's and funcKey's ("bytes.Buffer.WriteString",
 // "sort.Ints"). Beyond the table, every untraced Read, ReadAt, Write and
@@ -329,8 +333,15 @@ func stdEffectsOf(fn *types.Func) []stdEffect {
 	if !ok {
 		spec = modrefStd[stdKey(fn)]
 	}
-	if e := ioBufEffect(fn); e != "" && !strings.Contains(" "+spec, " 0:") {
-		spec += " " + e
+	if e := ioBufEffect(fn); e != "" {
+		if e == "0:EWB" {
+			// A summary's write of the whole buffer: the bytes the
+			// call reports, as for any Read.
+			spec = strings.Join(slices.DeleteFunc(strings.Fields(spec), func(f string) bool { return f == "0:EW" }), " ")
+		}
+		if !strings.Contains(" "+spec, " 0:") {
+			spec += " " + e
+		}
 	}
 	if spec == "" {
 		return nil
@@ -432,6 +443,17 @@ func ioBufEffect(fn *types.Func) string {
 		return "0:EB"
 	}
 	return ""
+}
+
+// returnsIntError reports whether fn's results are exactly (int, error),
+// those of rt.Fill.W, which a Read's call is wrapped in.
+func returnsIntError(fn *types.Func) bool {
+	sig, _ := fn.Type().(*types.Signature)
+	if sig == nil || sig.Results().Len() != 2 {
+		return false
+	}
+	rs := sig.Results()
+	return types.Identical(rs.At(0).Type(), types.Typ[types.Int]) && types.Identical(rs.At(1).Type(), types.Universe.Lookup("error").Type())
 }
 
 // isBasic reports whether t's underlying type is the basic type k.
@@ -676,6 +698,20 @@ func (c *stdCallSite) record(e stdEffect) {
 			return
 		}
 		e.kind, e.bound = "ER", ""
+	}
+	if e.kind == "EWB" && returnsIntError(c.fn) {
+		// The buffer noted where the operand is evaluated, outside its
+		// own wraps (an io.Pipe's ReadBefore), and the bytes the call
+		// reports written after it returns, inside the call's other
+		// wraps and the hooks after its statement (its IORead): rt.Fill.
+		lo, hi := r.span(op)
+		xlo, xhi := r.span(c.x)
+		site := r.withRec(r.calleeSite(c.x.Pos(), c.fn))
+		c.later = append(c.later, func() {
+			r.ed.wrapOuter(lo, hi, rtAlias+".FillW(", ", "+site+")")
+			r.ed.wrapInner(xlo, xhi, rtAlias+".Filled(", ")")
+		})
+		return
 	}
 	addr := isRecv && c.recv.addr
 	hook := r.stdHook(e, op, addr)

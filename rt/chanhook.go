@@ -93,6 +93,9 @@ func onChan(c unsafe.Pointer, op uint8) {
 	a := uint64(uintptr(c))
 	switch op {
 	case chanSendBegin:
+		if g.nfill > 0 {
+			g.flushFills() // a send inside a Read: its copy came before (FillW)
+		}
 		g.edge(trace.OpSyncRelease, 0, a+2)
 	case chanSendEnd:
 		g.edge(trace.OpSyncAcquire, 0, a+3)

@@ -37,6 +37,9 @@ type gstate struct {
 	edges    edgeState      // its view of the objects it synchronizes on (sync.go's edge)
 	lockPend pendingAcquire // a lock's acquisition not yet recorded (acquireLock)
 	msgs     msgPending     // its channel operations begun and not completed (chanmsg.go)
+	// fills: the buffers of Read calls under way, innermost last (FillW).
+	fills [maxFills]fillPend
+	nfill int
 	// sorts: the sorts begun (SortPre) and not ended (SortPost), and a
 	// snapshot buffer to reuse.
 	sorts    []sortSnap

@@ -169,29 +169,126 @@ func ElemsWordsW[S ~[]E, E any](s S, site uint32, rec bool) S {
 }
 
 // wordsAccess is ElemsWords' and ElemsWordsW's body: the n elements of
-// elem bytes at p. Where range events are on, every element (one range
-// event past rangeMinWords of them: a byte another goroutine writes in
-// the middle of a word is met); else one event per 8 bytes, as few as a
-// word-sized writer's loop can afford.
+// elem bytes at p.
 func wordsAccess(kind uint8, p unsafe.Pointer, elem uintptr, n int, site uint32, rec bool) {
 	op := trace.OpRead
 	if kind == hookWrite {
 		op = trace.OpWrite
 	}
-	size := elem * uintptr(n)
 	if ctl {
 		if op == trace.OpWrite {
-			ctlWrite(p, size, site)
+			ctlWrite(p, elem*uintptr(n), site)
 		} else {
-			ctlRead(p, size, site)
+			ctlRead(p, elem*uintptr(n), site)
 		}
 	}
 	if on && rec {
-		if rangesOn() {
-			rangeAccess(op, p, elem, n, site)
-		} else {
-			rangeAccess(op, p, 8, int((size+7)/8), site)
+		wordsRecord(op, p, elem, n, site)
+	}
+}
+
+// wordsRecord records wordsAccess's access: where range events are on,
+// every element (one range event past rangeMinWords of them: a byte
+// another goroutine writes in the middle of a word is met); else one event
+// per 8 bytes, as few as a word-sized writer's loop can afford.
+func wordsRecord(op trace.Op, p unsafe.Pointer, elem uintptr, n int, site uint32) {
+	if rangesOn() {
+		rangeAccess(op, p, elem, n, site)
+	} else {
+		rangeAccess(op, p, 8, int((elem*uintptr(n)+7)/8), site)
+	}
+}
+
+// A Read's buffer (an untraced method with io.Reader's signature, of a
+// type or an interface, io.ReadFull...): FillW notes it where the call's
+// operand is evaluated, and Filled records the write of the n bytes the
+// call returns: instrumented code calls rt.Filled(r.Read(rt.FillW(b, site,
+// rec))). Go's race detector sees the n bytes a read system call returned
+// (syscall.Read's WriteRange, before its Acquire), or the bytes a Go Read
+// copies; recording all of b at the call, as io.Reader's contract allows,
+// named bytes no call wrote, and a buffer sized by its input's claim cost
+// its whole length at every call (held-out biogo/hts: a fuzzed header's
+// 2 GB text buffer, 41 billion byte accesses in a test -race runs in a
+// second).
+//
+// A Read whose untraced code releases inside (an io.Pipe's reader
+// receives the writer's buffer, copies, then sends the count back, which
+// the writer's Write returns on: the runtime's channel hook, chanhook.go)
+// has its write recorded there, before that send, as the whole buffer (n
+// is not known yet): after the call's acquisitions and before what it
+// publishes, where the copy is (flushFills). Traced code inside a Read (an
+// io.Reader holding the program's own Reader) records its own accesses and
+// synchronization; its releases leave the buffer to Filled, so that a
+// Reader with a goroutine of its own costs the n bytes it returns, not its
+// buffer (biogo/hts's BGZF reader, whose caller's buffer was the 2 GB one).
+// A write of the buffer under a traced Reader's own lock is then recorded
+// twice, the second time after its unlock, where an access to the caller's
+// buffer by another goroutine holding that lock would meet it. Calls nest
+// (that Reader reading from a bytes.Reader): each Filled records its own
+// call's n bytes.
+
+// maxFills is how many Read calls under way a goroutine notes; a deeper
+// one has the outermost's buffer recorded whole when it begins.
+const maxFills = 4
+
+// fillPend is the buffer of a Read call under way.
+type fillPend struct {
+	p    unsafe.Pointer
+	n    int
+	site uint32
+}
+
+// FillW notes b as the buffer of the Read call it is the operand of, and
+// returns it; the controlled scheduler's point (the whole buffer: the call
+// may write any of it) is here, before the call.
+func FillW[S ~[]byte](b S, site uint32, rec bool) S {
+	if ctl && len(b) > 0 {
+		ctlWrite(sliceData(b), uintptr(len(b)), site)
+	}
+	if on && rec && len(b) > 0 && live.Load() {
+		g := cur()
+		if g.nfill == maxFills {
+			f := g.fills[0]
+			copy(g.fills[:], g.fills[1:])
+			g.nfill--
+			wordsRecord(trace.OpWrite, f.p, 1, f.n, f.site)
 		}
+		g.fills[g.nfill] = fillPend{sliceData(b), len(b), site}
+		g.nfill++
+	}
+	return b
+}
+
+// Filled records the write of the first n bytes (at most the buffer's
+// length) of the buffer FillW noted last, unless a release inside the call
+// recorded it, and returns the call's results. After the call, as -race
+// records a read system call's, so it follows the call's own acquisitions;
+// a reader's IORead edge comes after.
+func Filled(n int, err error) (int, error) {
+	if on && live.Load() {
+		if g := cur(); g.nfill > 0 {
+			g.nfill--
+			f := g.fills[g.nfill]
+			g.fills[g.nfill].p = nil
+			if n > 0 {
+				wordsRecord(trace.OpWrite, f.p, 1, min(n, f.n), f.site)
+			}
+		}
+	}
+	return n, err
+}
+
+// flushFills records the writes of g's Read buffers under way, all of
+// each, at a send of untraced code inside their calls (onChan; the
+// WaitGroup hook cannot tell traced code's Done from untraced code's).
+// A call that panicked (or an operand after the buffer) leaves its buffer
+// to the goroutine's next such release, FillW past maxFills, or Filled.
+func (g *gstate) flushFills() {
+	for g.nfill > 0 {
+		g.nfill--
+		f := g.fills[g.nfill]
+		g.fills[g.nfill].p = nil
+		wordsRecord(trace.OpWrite, f.p, 1, f.n, f.site)
 	}
 }
 
