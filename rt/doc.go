@@ -18,6 +18,9 @@
 //	RACEKIT_TRACE=FILE      write the trace to FILE
 //	RACEKIT_TRACE_DIR=DIR   write DIR/<main package>.<pid>.rkt (for test
 //	                        binaries, one file per binary run)
+//	RACEKIT_TRACE_MINFREE=N stop tracing when the trace's file system has
+//	                        less than N bytes free (K, M, G, T suffixes;
+//	                        default 1G; 0: never; diskguard.go)
 //	RACEKIT_SIGNALS=1       on SIGINT/SIGTERM, finish the trace and die by
 //	                        the signal (unless the program handles it)
 //	RACEKIT_DEDUP=0         record repeated accesses too (see access.go)

@@ -60,6 +60,7 @@ func init() {
 		path = filepath.Join(dir, traceName()+"."+strconv.Itoa(os.Getpid())+".rkt")
 	}
 	wgMisuse = os.Getenv("RACEKIT_WGMISUSE") != "0"
+	traceMinFree = minFreeOf(os.Getenv("RACEKIT_TRACE_MINFREE"))
 	setDedupMax(os.Getenv("RACEKIT_DEDUP_MAX"))
 	wordEvents = os.Getenv("RACEKIT_RANGES") == "0"
 	dedupAcquires = os.Getenv("RACEKIT_DEDUP") == "release"
@@ -98,7 +99,7 @@ func start(path string, withDedup bool) error {
 	out = f
 	outPath = path
 	dedup = withDedup
-	w = rkt.NewWriter(f)
+	w = rkt.NewWriter(newGuardedFile(f, traceMinFree))
 	outSeq, wsites, unflushed, finished = 0, 1, 0, false
 	newTraceFilter() // a fresh TREE for this trace (filter.go)
 	probeGoid()

@@ -128,7 +128,7 @@ func TestTruncatedAtEveryOffset(t *testing.T) {
 		case cut == full:
 			// complete: no warning
 		case cut == at:
-			want = []string{fmt.Sprintf("cut.rkt: no end block after %d events at offset %d; the writer did not finish (the run probably crashed)", recs, cut)}
+			want = []string{fmt.Sprintf("cut.rkt: no end block after %d events at offset %d; the writer did not finish (the run crashed, or its tracing stopped early: its output says why)", recs, cut)}
 		default:
 			want = []string{fmt.Sprintf("cut.rkt: cut off at offset %d inside the block at offset %d, after %d events; the run probably crashed", cut, at, recs)}
 		}

@@ -595,7 +595,7 @@ func (r *Reader) nextBlock() error {
 	r.blockOff = off
 	kind, err := r.br.ReadByte()
 	if err == io.EOF {
-		return r.finish(fmt.Sprintf("%s: no end block after %d events at offset %d; the writer did not finish (the run probably crashed)", r.label(), r.events, off))
+		return r.finish(fmt.Sprintf("%s: no end block after %d events at offset %d; the writer did not finish (the run crashed, or its tracing stopped early: its output says why)", r.label(), r.events, off))
 	}
 	if err != nil {
 		return r.ioErr(err)

@@ -338,7 +338,7 @@ func TestFlushedPrefixOfAnUnclosedWriterIsReadable(t *testing.T) {
 	if got.err != nil || len(got.events) != 10 {
 		t.Fatalf("read %d events, err %v; want the 10 flushed", len(got.events), got.err)
 	}
-	want := []string{"crash.rkt: no end block after 10 events at offset " + strconv.Itoa(buf.Len()) + "; the writer did not finish (the run probably crashed)"}
+	want := []string{"crash.rkt: no end block after 10 events at offset " + strconv.Itoa(buf.Len()) + "; the writer did not finish (the run crashed, or its tracing stopped early: its output says why)"}
 	if strings.Join(got.warnings, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("warnings %q, want %q", got.warnings, want)
 	}
