@@ -55,6 +55,14 @@ func TestReadFill(t *testing.T) {
 			emitEdge(trace.OpSyncRelease, site, 0x7000)
 			Filled(4, nil)
 		}, []string{"release", "buf 0-3"}},
+		{"an unrecorded Read inside a Read", func(site uint32) {
+			FillW(buf, site, true)
+			FillW(inner, site, false) // an unsampled frame
+			Filled(2, nil)
+			FillW(inner[:0], site, true)
+			Filled(0, nil)
+			Filled(4, nil)
+		}, []string{"buf 0-3"}},
 		{"a Read inside a Read", func(site uint32) {
 			FillW(buf, site, true)
 			FillW(inner, site, true)

@@ -231,7 +231,8 @@ func wordsRecord(op trace.Op, p unsafe.Pointer, elem uintptr, n int, site uint32
 // one has the outermost's buffer recorded whole when it begins.
 const maxFills = 4
 
-// fillPend is the buffer of a Read call under way.
+// fillPend is the buffer of a Read call under way (nil p: one whose write
+// is not recorded).
 type fillPend struct {
 	p    unsafe.Pointer
 	n    int
@@ -245,15 +246,23 @@ func FillW[S ~[]byte](b S, site uint32, rec bool) S {
 	if ctl && len(b) > 0 {
 		ctlWrite(sliceData(b), uintptr(len(b)), site)
 	}
-	if on && rec && len(b) > 0 && live.Load() {
+	if on && live.Load() {
+		// Noted even when nothing is to be recorded (an unsampled frame,
+		// an empty buffer), so that its Filled takes its own.
 		g := cur()
 		if g.nfill == maxFills {
 			f := g.fills[0]
 			copy(g.fills[:], g.fills[1:])
 			g.nfill--
-			wordsRecord(trace.OpWrite, f.p, 1, f.n, f.site)
+			if f.p != nil {
+				wordsRecord(trace.OpWrite, f.p, 1, f.n, f.site)
+			}
 		}
-		g.fills[g.nfill] = fillPend{sliceData(b), len(b), site}
+		f := fillPend{site: site}
+		if rec && len(b) > 0 {
+			f.p, f.n = sliceData(b), len(b)
+		}
+		g.fills[g.nfill] = f
 		g.nfill++
 	}
 	return b
@@ -270,7 +279,7 @@ func Filled(n int, err error) (int, error) {
 			g.nfill--
 			f := g.fills[g.nfill]
 			g.fills[g.nfill].p = nil
-			if n > 0 {
+			if n > 0 && f.p != nil {
 				wordsRecord(trace.OpWrite, f.p, 1, min(n, f.n), f.site)
 			}
 		}
@@ -288,7 +297,9 @@ func (g *gstate) flushFills() {
 		g.nfill--
 		f := g.fills[g.nfill]
 		g.fills[g.nfill].p = nil
-		wordsRecord(trace.OpWrite, f.p, 1, f.n, f.site)
+		if f.p != nil {
+			wordsRecord(trace.OpWrite, f.p, 1, f.n, f.site)
+		}
 	}
 }
 
