@@ -456,18 +456,9 @@ func TestFinishWhileRecording(t *testing.T) {
 	}
 	Finish() // a second Finish is a no-op
 
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r := rkt.NewReader(f, path)
-	tr, err := trace.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Warnings()) > 0 {
-		t.Fatalf("trace not finished: %v", r.Warnings())
+	tr, warns := readBack(t, path)
+	if len(warns) > 0 {
+		t.Fatalf("trace not finished: %v", warns)
 	}
 	next := make([]int, ngor)
 	index := map[uint64][2]int{}

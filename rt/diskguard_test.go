@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/racekit/racekit/trace"
-	"github.com/racekit/racekit/trace/rkt"
 )
 
 func TestMinFreeOf(t *testing.T) {
@@ -49,19 +47,10 @@ func TestDiskGuard(t *testing.T) {
 				W(&x[i*7919%len(x)], site, true) // no runs: one record each
 			}
 			Finish()
-			f, err := os.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			r := rkt.NewReader(f, path)
-			tr, err := trace.ReadAll(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cut := strings.Contains(strings.Join(r.Warnings(), "\n"), "no end block")
+			tr, warns := readBack(t, path)
+			cut := strings.Contains(strings.Join(warns, "\n"), "no end block")
 			if cut != tc.stopped || tc.stopped && (len(tr.Events) == 0 || len(tr.Events) >= 200_000) {
-				t.Errorf("%d events, warnings %q; want a readable prefix: %v", len(tr.Events), r.Warnings(), tc.stopped)
+				t.Errorf("%d events, warnings %q; want a readable prefix: %v", len(tr.Events), warns, tc.stopped)
 			}
 		})
 	}

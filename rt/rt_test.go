@@ -40,16 +40,24 @@ func record(t *testing.T, withDedup bool, f func(site uint32)) *trace.Trace {
 	site := RegisterFile("x.go", []string{"p.f"}, []uint32{10, 2, 0, 11, 3, 0})
 	f(site)
 	Finish()
+	tr, _ := readBack(t, path)
+	return tr
+}
+
+// readBack reads the trace at path back, with the reader's warnings.
+func readBack(t *testing.T, path string) (*trace.Trace, []string) {
+	t.Helper()
 	file, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer file.Close()
-	tr, err := trace.ReadAll(rkt.NewReader(file, path))
+	r := rkt.NewReader(file, path)
+	tr, err := trace.ReadAll(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tr
+	return tr, r.Warnings()
 }
 
 // ops returns the trace's events as "G op obj" strings with objects
