@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,6 +56,35 @@ func TestNoRaceUntracedChurn(t *testing.T) {
 // (bench/results/memreuse.md). Five runs must report none.
 func TestNoRaceGCChurn(t *testing.T) {
 	noRaceRuns(t, "./gcchurn", 5)
+}
+
+// TestRaceGCReusedAddress: testdata/src/gcreuse races on an object the GC
+// put at the address of a dead one that its reader read earlier in the same
+// dedup epoch, with only atomic loads (acquires) between. go run -race
+// reports the read and the write after it; racekit dropped the second read
+// as a repeat of the first (3 of 3 runs reported nothing) until the patched
+// runtime moved dedup's generation at the first allocation after each GC
+// cycle (rt/access.go). Three runs must report -race's pair.
+func TestRaceGCReusedAddress(t *testing.T) {
+	cmd := exec.Command("go", "run", "-race", "./gcreuse")
+	cmd.Dir = "testdata/src"
+	raceOut, _ := cmd.CombinedOutput()
+	if strings.Contains(string(raceOut), "no reuse") {
+		t.Skip("the allocator did not give the dead object's address back")
+	}
+	want := uniq(racePairsIn(raceOut, "gcreuse"))
+	if len(want) != 1 {
+		t.Fatalf("go run -race: pairs %q, want one\n%s", want, raceOut)
+	}
+	for i := 0; i < 3; i++ {
+		code, out := runRacekit(t, "run", "./gcreuse")
+		if strings.Contains(out, "no reuse") {
+			t.Skip("the allocator did not give the dead object's address back")
+		}
+		if got := uniq(racePairsIn([]byte(out), "gcreuse")); code == 0 || !slices.Equal(got, want) {
+			t.Fatalf("run %d: exit %d, pairs %q, want -race's %q\n%s", i+1, code, got, want, out)
+		}
+	}
 }
 
 // noRaceRuns runs racekit run on dir n times, or RACEKIT_CHURN_RUNS times

@@ -28,7 +28,10 @@ const hookCall = "\tif racekitAllocHook != nil {\n\t\tracekitAlloc(x, size-asanR
 // hookFuncs is appended to malloc.go. The hook runs on the goroutine that
 // allocated, only from ordinary goroutine context (not on the system stack,
 // not holding a runtime lock), and never inside itself: what rt allocates
-// while it notes an allocation is rt's own memory.
+// while it notes an allocation is rt's own memory. Before that guard, the
+// first allocation after a GC cycle's mark termination (memstats.numgc,
+// counted in that stop-the-world, before any freed memory is handed out
+// again) adds one to rt's dedup generation (rt/mallochook.go).
 const hookFuncs = `
 // racekitAllocHook is set by racekit's runtime (racekit.dev/rt, the
 // racekit_mallochook.go file racekit adds to it).
@@ -36,7 +39,21 @@ const hookFuncs = `
 //go:linkname racekitAllocHook
 var racekitAllocHook func(p unsafe.Pointer, size uintptr)
 
+// racekitGCGen is rt's dedup generation, set with racekitAllocHook;
+// racekitSeenGC the GC cycle count it last moved at.
+//
+//go:linkname racekitGCGen
+var racekitGCGen *uint32
+
+var racekitSeenGC uint32
+
 func racekitAlloc(x unsafe.Pointer, size uintptr) {
+	if p := racekitGCGen; p != nil {
+		if n := atomic.Load(&memstats.numgc); n != atomic.Load(&racekitSeenGC) {
+			atomic.Xadd(p, 1)
+			atomic.Store(&racekitSeenGC, n)
+		}
+	}
 	gp := getg()
 	mp := gp.m
 	if mp.curg != gp || mp.locks != 0 || gp.racekitInHook {
@@ -74,8 +91,14 @@ import "unsafe"
 //go:linkname racekitAllocHook runtime.racekitAllocHook
 var racekitAllocHook func(p unsafe.Pointer, size uintptr)
 
+//go:linkname racekitGCGen runtime.racekitGCGen
+var racekitGCGen *uint32
+
 var _ = func() bool {
-	setAllocHook = func(h func(p unsafe.Pointer, size uintptr)) { racekitAllocHook = h }
+	setAllocHook = func(h func(p unsafe.Pointer, size uintptr)) {
+		racekitGCGen = generationWord()
+		racekitAllocHook = h
+	}
 	return true
 }()
 `

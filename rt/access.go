@@ -257,13 +257,28 @@ func (g *gstate) countRange(rop trace.Op, site uint32, sp trace.Span) {
 // reads, so a copy within one slice records each word once. What is lost is only the site of the repeat: hb then
 // reports the race on that word at the first access's site. The epoch also
 // ends when a goroutine born in untraced code appears (detectors order it
-// after everything, starting a new epoch everywhere): a global generation
-// counts those. RACEKIT_DEDUP=0 records every access.
+// after everything, starting a new epoch everywhere), and after each GC
+// cycle: a global generation counts both. A GC frees objects whose
+// addresses a goroutine may hold in its table, and the allocator hands
+// them out again; an allocation by another goroutine is not seen by the
+// goroutine's table (forget clears its own only), so without the cycle a
+// goroutine that read a dead object, and in the same epoch (atomic loads
+// between, which only acquire) read a new one at its address, had the
+// second read dropped, and its race with the new object's next write was
+// missed (e2e TestRaceGCReusedAddress). The patched runtime adds to the
+// generation at the first allocation after a cycle's mark termination,
+// before any freed memory is handed out (generationWord). RACEKIT_DEDUP=0
+// records every access.
 
 var (
 	dedup      bool
 	generation atomic.Uint32
 )
+
+// generationWord is the generation's word, which the patched runtime adds
+// to (instrument/runtimehook.go: racekitGCGen): atomic.Uint32 is its
+// uint32 alone.
+func generationWord() *uint32 { return (*uint32)(unsafe.Pointer(&generation)) }
 
 // dedupAcquires (RACEKIT_DEDUP=release) keeps the epoch going across an
 // operation that only acquires: a lock's acquisition, a load of an atomic

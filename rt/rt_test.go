@@ -1808,3 +1808,24 @@ func TestArrayKeySpreads(t *testing.T) {
 		t.Errorf("256 arrays of one object in %d slots of internalArrays, want at least 240", len(slots))
 	}
 }
+
+// The patched runtime adds to generationWord at the first allocation after
+// each GC cycle; rt sees it as a new generation, and an access repeated
+// after it in the same epoch is recorded again.
+func TestGenerationWord(t *testing.T) {
+	before := generation.Load()
+	atomic.AddUint32(generationWord(), 1)
+	if got := generation.Load(); got != before+1 {
+		t.Fatalf("generation %d after the runtime's add, want %d", got, before+1)
+	}
+	x := escape[uint64]()
+	tr := record(t, true, func(site uint32) {
+		W(x, site, true)
+		W(x, site, true) // a repeat: dropped
+		atomic.AddUint32(generationWord(), 1)
+		W(x, site, true) // after a GC cycle: recorded
+	})
+	if got := ops(tr, func(e *trace.Event) bool { return e.Op == trace.OpWrite }); len(got) != 2 {
+		t.Errorf("writes %q, want 2: the one after the cycle recorded again", got)
+	}
+}
