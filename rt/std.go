@@ -211,7 +211,7 @@ func wordsRecord(op trace.Op, p unsafe.Pointer, elem uintptr, n int, site uint32
 // 2 GB text buffer, 41 billion byte accesses in a test -race runs in a
 // second).
 //
-// A Read whose untraced code releases inside (an io.Pipe's reader
+// A Read whose untraced code sends on a channel inside (an io.Pipe's reader
 // receives the writer's buffer, copies, then sends the count back, which
 // the writer's Write returns on: the runtime's channel hook, chanhook.go)
 // has its write recorded there, before that send, as the whole buffer (n
@@ -269,7 +269,7 @@ func FillW[S ~[]byte](b S, site uint32, rec bool) S {
 }
 
 // Filled records the write of the first n bytes (at most the buffer's
-// length) of the buffer FillW noted last, unless a release inside the call
+// length) of the buffer FillW noted last, unless a send inside the call
 // recorded it, and returns the call's results. After the call, as -race
 // records a read system call's, so it follows the call's own acquisitions;
 // a reader's IORead edge comes after.
