@@ -607,4 +607,13 @@ var corpus = []Module{
 	{"github.com/kelseyhightower/envconfig", "v1.4.0", "struct fields filled from environment variables by reflection"},
 	{"github.com/google/subcommands", "v1.2.0", "subcommand registration and dispatch with flag sets"},
 	{"github.com/joho/godotenv", "v1.5.1", "a .env file parser and loader"},
+	// Held out in session 77 (batch GQ): measured at the commit that added them.
+	{"github.com/davecgh/go-spew", "v1.1.1", "deep pretty-printing over reflection, unsafe access to unexported fields"},
+	{"github.com/hako/durafmt", "v0.0.0-20210608085754-5c1018a4e16b", "human-readable durations"},
+	{"github.com/edsrzf/mmap-go", "v1.2.0", "memory-mapped files"},
+	{"github.com/fogleman/gg", "v1.3.0", "2D drawing onto images: paths, text, gradients"},
+	{"github.com/klauspost/cpuid/v2", "v2.4.2", "CPU feature detection, read once into package state"},
+	{"github.com/github/go-spdx/v2", "v2.8.0", "SPDX license expressions: a parser and a satisfies check"},
+	{"github.com/formancehq/numscript", "v0.2.0", "a DSL for money movements: parser, interpreter"},
+	{"github.com/golang/protobuf", "v1.5.4", "the legacy protobuf API over google.golang.org/protobuf"},
 }
