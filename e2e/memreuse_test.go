@@ -64,7 +64,7 @@ func TestNoRaceGCChurn(t *testing.T) {
 // reports the read and the write after it; racekit dropped the second read
 // as a repeat of the first (3 of 3 runs reported nothing) until the patched
 // runtime moved dedup's generation at the first allocation after each GC
-// cycle (rt/access.go). Three runs must report -race's pair.
+// cycle (rt/dedup.go). Three runs must report -race's pair.
 func TestRaceGCReusedAddress(t *testing.T) {
 	cmd := exec.Command("go", "run", "-race", "./gcreuse")
 	cmd.Dir = "testdata/src"

@@ -23,11 +23,11 @@
 //	                        default 1G; 0: never; diskguard.go)
 //	RACEKIT_SIGNALS=1       on SIGINT/SIGTERM, finish the trace and die by
 //	                        the signal (unless the program handles it)
-//	RACEKIT_DEDUP=0         record repeated accesses too (see access.go)
+//	RACEKIT_DEDUP=0         record repeated accesses too (see dedup.go)
 //	RACEKIT_DEDUP=release   an epoch of dedup ends at a release only, as
 //	                        FastTrack's epochs do (for FastTrack alone)
 //	RACEKIT_DEDUP_MAX=N     a goroutine's dedup table grows to N entries at
-//	                        most (default 131072; access.go)
+//	                        most (default 131072; dedup.go)
 //	RACEKIT_WGMISUSE=0      no accesses for the Go race detector's
 //	                        sync.WaitGroup annotations (wgmisuse.go), which
 //	                        depend on the interleaving: for tests that

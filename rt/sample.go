@@ -56,7 +56,7 @@ import (
 // (BenchmarkUnsampledCall, BenchmarkEnter) is in
 // bench/results/overhead/README.md.
 //
-// Dedup (access.go) sees only the accesses of sampled frames, so a sampled
+// Dedup (dedup.go) sees only the accesses of sampled frames, so a sampled
 // run records exactly what the offline filter keeps from a full run
 // recorded without dedup (TestSampledEqualsOffline, RACEKIT_DEDUP=0), and
 // with dedup the same words per epoch (sample.Epochs). The data access

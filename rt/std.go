@@ -254,9 +254,7 @@ func FillW[S ~[]byte](b S, site uint32, rec bool) S {
 			f := g.fills[0]
 			copy(g.fills[:], g.fills[1:])
 			g.nfill--
-			if f.p != nil {
-				wordsRecord(trace.OpWrite, f.p, 1, f.n, f.site)
-			}
+			f.writeAll()
 		}
 		f := fillPend{site: site}
 		if rec && len(b) > 0 {
@@ -297,9 +295,14 @@ func (g *gstate) flushFills() {
 		g.nfill--
 		f := g.fills[g.nfill]
 		g.fills[g.nfill].p = nil
-		if f.p != nil {
-			wordsRecord(trace.OpWrite, f.p, 1, f.n, f.site)
-		}
+		f.writeAll()
+	}
+}
+
+// writeAll records the write of the whole buffer, if it is recorded.
+func (f fillPend) writeAll() {
+	if f.p != nil {
+		wordsRecord(trace.OpWrite, f.p, 1, f.n, f.site)
 	}
 }
 

@@ -97,7 +97,7 @@ func (ff *frontendFlags) recordEnv(algos []string) []string {
 // walks the generator's state each time). FastTrack skips an access its
 // goroutine repeats in one epoch of its own clock, which only a release
 // ends, so for FastTrack alone rt's dedup keeps an epoch across acquires
-// (RACEKIT_DEDUP=release, rt/access.go dedupAcquires): the other detectors
+// (RACEKIT_DEDUP=release, rt/dedup.go dedupAcquires): the other detectors
 // see each critical section's accesses or each site. RACEKIT_BARRIERS and
 // RACEKIT_DEDUP, when set, decide instead.
 func recordEnvFor(algos []string) []string {
