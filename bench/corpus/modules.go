@@ -616,4 +616,17 @@ var corpus = []Module{
 	{"github.com/github/go-spdx/v2", "v2.8.0", "SPDX license expressions: a parser and a satisfies check"},
 	{"github.com/formancehq/numscript", "v0.2.0", "a DSL for money movements: parser, interpreter"},
 	{"github.com/golang/protobuf", "v1.5.4", "the legacy protobuf API over google.golang.org/protobuf"},
+	// Held out in session 78 (batch GR): measured at the commit that added them.
+	{"github.com/bufbuild/protocompile", "v0.14.1", "protobuf compiler in Go: files parsed and linked by concurrent workers"},
+	{"github.com/tonistiigi/fsutil", "v0.0.0-20261103091533-a72de9dcf763", "filesystem walking, diffing and copying with concurrent workers"},
+	{"github.com/dave/dst", "v0.28.0", "a decorated Go syntax tree: restoring comments and layout"},
+	{"go.yaml.in/yaml/v3", "v3.0.6", "YAML decoding and encoding over reflection"},
+	{"github.com/medama-io/go-useragent", "v1.2.5", "user-agent parsing over a trie built once"},
+	{"github.com/pborman/getopt/v2", "v2.2.0", "getopt-style command-line parsing"},
+	{"go.jetify.com/typeid", "v1.3.0", "type-prefixed UUIDv7 identifiers"},
+	{"github.com/piglig/go-qr", "v1.1.0", "QR code generation: masks and error correction"},
+	{"modernc.org/b", "v1.2.0", "an in-memory B+tree with enumerators"},
+	{"github.com/scim2/filter-parser", "v1.0.0", "SCIM filter expression parser"},
+	{"github.com/xuri/efp", "v0.0.2", "Excel formula tokenizer"},
+	{"github.com/aquasecurity/go-version", "v0.0.1", "version strings and constraints of several ecosystems"},
 }
