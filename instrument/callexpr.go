@@ -10,6 +10,7 @@ import (
 	"go/types"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 func (r *rewriter) isBuiltin(e ast.Expr) bool {
@@ -103,10 +104,22 @@ func (r *rewriter) testHooks() bool {
 // hookCall instruments a call that has a hook: it returns the hook, the
 // receiver argument's text ("" for a function) and the call's arguments,
 // all instrumented. ok is false for other calls (nothing done).
-func (r *rewriter) hookCall(call *ast.CallExpr) (h hook, recv string, args []ast.Expr, ok bool) {
+//
+// A call whose one argument is a call of several results, b.Run(bench(8))
+// (held-out typeid's benchmarks), cannot take the hook's receiver or site
+// beside that argument: call binds its results first (spreadCall). A
+// deferred call evaluates its arguments at the defer statement and a go
+// statement's at the go, which a function literal around the hook would
+// move to the call: there (spreadOK false) the call is not hooked.
+func (r *rewriter) hookCall(call *ast.CallExpr, spreadOK bool) (h hook, recv string, args []ast.Expr, ok bool) {
 	fn := r.calledFunc(call)
 	if fn == nil {
 		return hook{}, "", nil, false
+	}
+	if spreadArg(r.info, call) {
+		if _, named := r.spreadResult(call); !named || !spreadOK || r.deferCalls[call] {
+			return hook{}, "", nil, false
+		}
 	}
 	if mk := methodKey(fn); mk != "" {
 		h, ok = methodHooks[mk]
@@ -283,9 +296,18 @@ func (r *rewriter) call(x *ast.CallExpr) {
 	r.noteCall(x) // callsites.go
 	r.tbResult(x) // tblock.go
 	r.cancelArgs(x, r.calledFunc(x))
-	if h, recv, args, ok := r.hookCall(x); ok {
+	if h, recv, args, ok := r.hookCall(x, true); ok {
 		lo, hi := r.span(x)
 		g := r.newGen(lo)
+		var spreadEnd string
+		if spreadArg(r.info, x) {
+			var names []string
+			recv, names, spreadEnd = r.spreadCall(g, x, recv)
+			args = nil
+			for _, n := range names {
+				args = append(args, ast.NewIdent(n))
+			}
+		}
 		if h.name == "MRun" {
 			// m.Run() called where it was: rttest.MRunDone(m.Run(), site).
 			g.lit(testAlias + ".MRunDone(" + recv + ".Run(), " + r.site(x.Pos()) + ")")
@@ -316,6 +338,10 @@ func (r *rewriter) call(x *ast.CallExpr) {
 				g.lit(", ")
 			}
 			first = false
+			if id, ok := a.(*ast.Ident); ok && spreadEnd != "" {
+				g.lit(id.Name) // a result spreadCall bound
+				continue
+			}
 			r.piece(g, a)
 		}
 		if x.Ellipsis.IsValid() {
@@ -333,7 +359,7 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		if h.g {
 			g.lit(", " + r.gArg())
 		}
-		g.lit(")")
+		g.lit(")" + spreadEnd)
 		r.ed.collapse(lo, hi, g.end(hi))
 		return
 	}
@@ -439,6 +465,68 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		r.afterCall(x, "DepAfter", string(r.ed.src[lo:hi])+", ")
 	}
 	r.barrierCall(x)
+}
+
+// spreadArg reports whether call's one argument is a call of several
+// results, f(g()).
+func spreadArg(info *types.Info, call *ast.CallExpr) bool {
+	return len(call.Args) == 1 && isTupleExpr(info, call.Args[0])
+}
+
+// spreadResult is the result list of a function literal that returns
+// what call returns ("bool ", "(int, error) ", "" for none), and whether
+// the file can name those types.
+func (r *rewriter) spreadResult(call *ast.CallExpr) (string, bool) {
+	switch t := typeOf(r.info, call).(type) {
+	case nil:
+		return "", true
+	case *types.Tuple:
+		if t.Len() == 0 {
+			return "", true
+		}
+		var names []string
+		for i := 0; i < t.Len(); i++ {
+			n, ok := r.typeName(t.At(i).Type(), call.Pos())
+			if !ok {
+				return "", false
+			}
+			names = append(names, n)
+		}
+		return "(" + strings.Join(names, ", ") + ") ", true
+	default:
+		n, ok := r.typeName(t, call.Pos())
+		return n + " ", ok
+	}
+}
+
+// spreadCall begins, in g, a function literal that binds the receiver
+// (recv, evaluated first as in the call) and the results of x's one
+// argument to locals, and returns what the hook's call then takes in
+// their place, and the text that closes the literal and calls it:
+//
+//	func() bool { _rk1 := b; _rk2, _rk3 := bench(8); return rttest.RunBWrap(_rk1, _rk2, _rk3, site) }()
+//
+// hookCall has checked that spreadResult can name the result types.
+func (r *rewriter) spreadCall(g *gen, x *ast.CallExpr, recv string) (string, []string, string) {
+	res, _ := r.spreadResult(x)
+	g.lit("func() " + res + "{ ")
+	if recv != "" {
+		t := r.tmp()
+		g.lit(t + " := " + recv + "; ")
+		recv = t
+	}
+	n := typeOf(r.info, x.Args[0]).(*types.Tuple).Len()
+	names := make([]string, n)
+	for i := range names {
+		names[i] = r.tmp()
+	}
+	g.lit(strings.Join(names, ", ") + " := ")
+	r.piece(g, x.Args[0])
+	g.lit("; ")
+	if res != "" {
+		g.lit("return ")
+	}
+	return recv, names, " }()"
 }
 
 // isTupleExpr reports whether e is a call with several results.

@@ -84,7 +84,7 @@ func (r *rewriter) goStmt(x *ast.GoStmt) {
 		dots = "..."
 	}
 
-	if hk, recv, hargs, ok := r.hookCall(call); ok {
+	if hk, recv, hargs, ok := r.hookCall(call, false); ok {
 		// A hooked call: its receiver and arguments are evaluated now.
 		callee = hookName(hk)
 		if hk.sited {

@@ -77,7 +77,21 @@ var wrapArg = map[string]int{
 // wrapping variant of a hook of wrapArg when the function passed may not
 // begin with testPrologue's prologue.
 func (r *rewriter) testHook(h hook, args []ast.Expr) hook {
-	if i, ok := wrapArg[h.name]; ok && h.test && (i >= len(args) || !r.hasPrologue(args[i])) {
+	i, ok := wrapArg[h.name]
+	if !ok || !h.test {
+		return h
+	}
+	switch {
+	case len(args) == 1 && isTupleExpr(r.info, args[0]):
+		// t.Run(named(tc)): the function is a result of that call.
+		call, isCall := unparen(args[0]).(*ast.CallExpr)
+		ok = isCall && r.returnsPrologue(call, i)
+	case i < len(args):
+		ok = r.hasPrologue(args[i])
+	default:
+		ok = false
+	}
+	if !ok {
 		h.name += "Wrap"
 	}
 	return h
@@ -93,7 +107,7 @@ func (r *rewriter) hasPrologue(e ast.Expr) bool {
 	case *ast.FuncLit:
 		return r.testPrologue(x.Type, true) != ""
 	case *ast.CallExpr:
-		return r.returnsPrologue(x)
+		return r.returnsPrologue(x, 0)
 	case *ast.Ident:
 		fn, _ = r.info.Uses[x].(*types.Func)
 	case *ast.SelectorExpr:
@@ -126,10 +140,10 @@ func (r *rewriter) hasPrologue(e ast.Expr) bool {
 }
 
 // returnsPrologue reports whether call calls a function of this file
-// (not a method, not generic) whose every return statement returns a
-// function that has testPrologue's prologue: a test factory,
-// t.Run(name, makeTest(tc)).
-func (r *rewriter) returnsPrologue(call *ast.CallExpr) bool {
+// (not a method, not generic) whose every return statement returns, as
+// its result k, a function that has testPrologue's prologue: a test
+// factory, t.Run(name, makeTest(tc)), or t.Run(makeNamed(tc)) (k 1).
+func (r *rewriter) returnsPrologue(call *ast.CallExpr, k int) bool {
 	id, ok := unparen(call.Fun).(*ast.Ident)
 	if !ok {
 		return false
@@ -144,7 +158,7 @@ func (r *rewriter) returnsPrologue(call *ast.CallExpr) bool {
 			decl = fd
 		}
 	}
-	if decl == nil || decl.Type.Results.NumFields() != 1 || r.factories[fn] {
+	if decl == nil || decl.Type.Results.NumFields() != k+1 || r.factories[fn] {
 		return false // or a factory that calls itself
 	}
 	if r.factories == nil {
@@ -159,7 +173,7 @@ func (r *rewriter) returnsPrologue(call *ast.CallExpr) bool {
 			return false // its returns are its own
 		case *ast.ReturnStmt:
 			returns++
-			if len(x.Results) != 1 || !r.hasPrologue(x.Results[0]) {
+			if len(x.Results) != k+1 || !r.hasPrologue(x.Results[k]) {
 				ok = false
 			}
 		}

@@ -109,6 +109,32 @@ func TestTableCallers(t *testing.T) {
 		t.Run(tc.name, tc.run)
 	}
 	t.Run("made", made())
+	t.Run(named("spread"))
+}
+
+// A name and a test, for t.Run's two arguments at once (held-out
+// typeid's b.Run(benchUntypedString(8)) did not build under racekit).
+//
+//go:noinline
+func named(name string) (string, func(*testing.T)) {
+	return name, func(t *testing.T) { t.Log(name, Callers(0)) }
+}
+
+//go:noinline
+func benchNamed(n int) (string, func(*testing.B)) {
+	return fmt.Sprint(n), func(b *testing.B) {
+		for range b.N {
+			_ = Callers(0)
+		}
+	}
+}
+
+// Built, not run (go test runs no benchmark without -bench).
+func BenchmarkSpread(b *testing.B) {
+	b.Run(benchNamed(1))
+	if !b.Run(benchNamed(2)) {
+		b.Fail()
+	}
 }
 
 // Not inlined: under racekit it is not (its Enter and Leave), and a
