@@ -107,17 +107,17 @@ func (r *rewriter) testHooks() bool {
 //
 // A call whose one argument is a call of several results, b.Run(bench(8))
 // (held-out typeid's benchmarks), cannot take the hook's receiver or site
-// beside that argument: call binds its results first (spreadCall). A
-// deferred call evaluates its arguments at the defer statement and a go
-// statement's at the go, which a function literal around the hook would
-// move to the call: there (spreadOK false) the call is not hooked.
-func (r *rewriter) hookCall(call *ast.CallExpr, spreadOK bool) (h hook, recv string, args []ast.Expr, ok bool) {
+// beside that argument: call binds its results first, in a function
+// literal (spreadCall), and a go statement (inGo) in its temporaries. A
+// deferred call evaluates its arguments at the defer statement, which
+// the literal would move to the call: it is not hooked.
+func (r *rewriter) hookCall(call *ast.CallExpr, inGo bool) (h hook, recv string, args []ast.Expr, ok bool) {
 	fn := r.calledFunc(call)
 	if fn == nil {
 		return hook{}, "", nil, false
 	}
-	if spreadArg(r.info, call) {
-		if _, named := r.spreadResult(call); !named || !spreadOK || r.deferCalls[call] {
+	if spreadArg(r.info, call) && !inGo {
+		if _, named := r.spreadResult(call); !named || r.deferCalls[call] {
 			return hook{}, "", nil, false
 		}
 	}
@@ -296,7 +296,7 @@ func (r *rewriter) call(x *ast.CallExpr) {
 	r.noteCall(x) // callsites.go
 	r.tbResult(x) // tblock.go
 	r.cancelArgs(x, r.calledFunc(x))
-	if h, recv, args, ok := r.hookCall(x, true); ok {
+	if h, recv, args, ok := r.hookCall(x, false); ok {
 		lo, hi := r.span(x)
 		g := r.newGen(lo)
 		var spreadEnd string

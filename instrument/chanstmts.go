@@ -79,12 +79,14 @@ func (r *rewriter) goStmt(x *ast.GoStmt) {
 	var callee string
 	var args []string
 	var dots string
-	var c string // the child's variable, set early for a literal
+	var c string        // the child's variable, set early for a literal
+	var spread ast.Expr // the one argument, a call of several results
+	var spreadNames []string
 	if call.Ellipsis.IsValid() {
 		dots = "..."
 	}
 
-	if hk, recv, hargs, ok := r.hookCall(call, false); ok {
+	if hk, recv, hargs, ok := r.hookCall(call, true); ok {
 		// A hooked call: its receiver and arguments are evaluated now.
 		callee = hookName(hk)
 		if hk.sited {
@@ -98,6 +100,15 @@ func (r *rewriter) goStmt(x *ast.GoStmt) {
 			args = append(args, t)
 		}
 		for _, a := range hargs {
+			if spreadArg(r.info, call) {
+				spread = a // bound after the receiver (below)
+				for range typeOf(r.info, a).(*types.Tuple).Len() {
+					t := r.tmp()
+					spreadNames = append(spreadNames, t)
+					args = append(args, t)
+				}
+				continue
+			}
 			if r.inlineValue(a) {
 				args = append(args, r.text(a))
 				continue
@@ -149,7 +160,21 @@ func (r *rewriter) goStmt(x *ast.GoStmt) {
 			}
 		}
 		sig, _ := core(typeOf(r.info, call.Fun)).(*types.Signature)
+		if spreadArg(r.info, call) {
+			// go f(g()): g's results, bound on their own (a tuple
+			// cannot share an assignment), after the function value.
+			spread = call.Args[0]
+			r.rd(spread)
+			for range typeOf(r.info, spread).(*types.Tuple).Len() {
+				t := r.tmp()
+				spreadNames = append(spreadNames, t)
+				args = append(args, t)
+			}
+		}
 		for i, a := range call.Args {
+			if spread != nil {
+				break
+			}
 			r.rd(a)
 			if r.inlineValue(a) && !r.untypedToParam(a, sig, i) {
 				args = append(args, r.text(a))
@@ -176,6 +201,11 @@ func (r *rewriter) goStmt(x *ast.GoStmt) {
 				r.piece(g, v)
 			}
 		}
+		g.lit("; ")
+	}
+	if spread != nil {
+		g.lit(strings.Join(spreadNames, ", ") + " := ")
+		r.piece(g, spread)
 		g.lit("; ")
 	}
 	if c != "" {
