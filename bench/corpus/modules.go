@@ -629,4 +629,10 @@ var corpus = []Module{
 	{"github.com/scim2/filter-parser", "v1.0.0", "SCIM filter expression parser"},
 	{"github.com/xuri/efp", "v0.0.2", "Excel formula tokenizer"},
 	{"github.com/aquasecurity/go-version", "v0.0.1", "version strings and constraints of several ecosystems"},
+	// Held out in session 78 (batch GS), each run by hand once (go test -race ./... and racekit
+	// test ./...) before it was added: measured at the commit that added them.
+	{"golang.org/x/telemetry", "v0.0.0-20261111153349-cdaf7e97dd7b", "Go telemetry: counter files mapped and updated concurrently, uploads, a crash monitor"},
+	{"github.com/google/pprof", "v0.0.0-20261105003125-4bf881d7fb0b", "profile parsing, symbolization and reports; profiles fetched concurrently"},
+	{"github.com/dmitryikh/leaves", "v0.0.0-20230708180554-25d19a787328", "gradient-boosting model inference with parallel prediction workers (go 1.12)"},
+	{"github.com/sjwhitworth/golearn", "v0.0.0-20221228163002-74ae077eafb2", "machine learning: classifiers, clustering, neural networks, ensembles over goroutines"},
 }
