@@ -116,6 +116,9 @@ func (r *rewriter) hookCall(call *ast.CallExpr, inGo bool) (h hook, recv string,
 	if fn == nil {
 		return hook{}, "", nil, false
 	}
+	if r.bareMemStats[call] {
+		return hook{}, "", nil, false
+	}
 	if spreadArg(r.info, call) && !inGo {
 		if _, named := r.spreadResult(call); !named || r.deferCalls[call] {
 			return hook{}, "", nil, false

