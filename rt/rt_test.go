@@ -1228,6 +1228,36 @@ func TestAllocHookClears(t *testing.T) {
 	}
 }
 
+// An allocation of a goroutine whose gtab slot another goroutine holds is
+// noted in its own state, not in the shards of goroutines without one
+// (allocState): a range there is written by whichever goroutine takes the
+// shards next, maybe after this goroutine's accesses to the new object.
+func TestAllocHookSlotTaken(t *testing.T) {
+	if touchedHi == touchedLo {
+		t.Skip("no window on a 32-bit platform")
+	}
+	free := touchedHi - 3<<leafShift // no heap of the test up there
+	markTouched(free)
+	x := new([4]uint64)
+	allocHookSink = []*[4]uint64{x} // on the heap: rt drops stack addresses
+	var inShards bool
+	tr := record(t, false, func(site uint32) {
+		g := cur()
+		slot := &gtab[g.goid&(gtabSize-1)]
+		slot.Store(&gstate{goid: g.goid + gtabSize, traceNo: g.traceNo}) // another goroutine's
+		noteAlloc(free, 32)
+		inShards = untracedMask.Load() != 0
+		slot.Store(g)
+		W1(&x[0], site, true) // writes what was noted
+	})
+	if inShards {
+		t.Errorf("the allocation went to the shards of goroutines without a state")
+	}
+	if got, want := allocRanges(tr), [][2]uint64{{free, free + 32}}; !slices.Equal(got, want) {
+		t.Fatalf("allocations %#x, want %#x", got, want)
+	}
+}
+
 // BenchmarkAllocHook is an access after each allocation the runtime's hook
 // reports (mallochook.go: noted, then written by the access's slow path),
 // against the same accesses with no allocation between (baseline), and
