@@ -119,7 +119,7 @@ func (r *rewriter) hookCall(call *ast.CallExpr, inGo bool) (h hook, recv string,
 	if r.bareMemStats[call] {
 		return hook{}, "", nil, false
 	}
-	if spreadArg(r.info, call) && !inGo {
+	if spreadArg(r.info, call) && !inGo && r.deferSpread[call] == nil {
 		if _, named := r.spreadResult(call); !named || r.deferCalls[call] {
 			return hook{}, "", nil, false
 		}
@@ -303,10 +303,17 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		lo, hi := r.span(x)
 		g := r.newGen(lo)
 		var spreadEnd string
-		if spreadArg(r.info, x) {
+		bound := false // args are names of results bound before the call
+		if names := r.deferSpread[x]; names != nil {
+			mark(&r.hookedSpread, x)
+			bound, args = true, nil // by deferStmt, around the defer statement
+			for _, n := range names {
+				args = append(args, ast.NewIdent(n))
+			}
+		} else if spreadArg(r.info, x) {
 			var names []string
 			recv, names, spreadEnd = r.spreadCall(g, x, recv)
-			args = nil
+			bound, args = true, nil
 			for _, n := range names {
 				args = append(args, ast.NewIdent(n))
 			}
@@ -341,8 +348,8 @@ func (r *rewriter) call(x *ast.CallExpr) {
 				g.lit(", ")
 			}
 			first = false
-			if id, ok := a.(*ast.Ident); ok && spreadEnd != "" {
-				g.lit(id.Name) // a result spreadCall bound
+			if id, ok := a.(*ast.Ident); ok && bound {
+				g.lit(id.Name) // a result spreadCall or deferStmt bound
 				continue
 			}
 			r.piece(g, a)
@@ -530,6 +537,45 @@ func (r *rewriter) spreadCall(g *gen, x *ast.CallExpr, recv string) (string, []s
 		g.lit("return ")
 	}
 	return recv, names, " }()"
+}
+
+// deferStmt instruments a defer statement. A deferred hooked call whose one
+// argument is a call of several results has them bound, at the defer
+// statement as Go evaluates them, in a block around it:
+//
+//	{ _rk1, _rk2 := ptrDelta(); defer rt.AtomicAddInt64(_rk1, _rk2, site) }
+//
+// (the defer still runs at the function's return; the receiver is then
+// evaluated after the argument, not before).
+func (r *rewriter) deferStmt(x *ast.DeferStmt) {
+	r.noBarrier[x.Call] = true // the call runs later: not bracketed here
+	mark(&r.deferCalls, x.Call)
+	call := x.Call
+	if !spreadArg(r.info, call) {
+		r.rd(call)
+		return
+	}
+	names := make([]string, typeOf(r.info, call.Args[0]).(*types.Tuple).Len())
+	for i := range names {
+		names[i] = r.tmp()
+	}
+	if r.deferSpread == nil {
+		r.deferSpread = map[*ast.CallExpr][]string{}
+	}
+	r.deferSpread[call] = names
+	r.rd(call)
+	if !r.hookedSpread[call] {
+		delete(r.deferSpread, call) // not hooked: the call is as written
+		return
+	}
+	lo, hi := r.span(x)
+	g := r.newGen(lo)
+	g.lit("{ " + strings.Join(names, ", ") + " := ")
+	r.piece(g, call.Args[0])
+	g.lit("; ")
+	g.piece(lo, r.ed.render(lo, hi))
+	g.lit(" }")
+	r.ed.collapse(lo, hi, g.end(hi))
 }
 
 // isTupleExpr reports whether e is a call with several results.

@@ -149,6 +149,8 @@ type rewriter struct {
 
 	captured     map[*types.Var]bool        // locals function literals capture (stdcalls.go), lazily
 	bareMemStats map[*ast.CallExpr]bool     // runtime.ReadMemStats calls exprStmt brackets (not hooked)
+	deferSpread  map[*ast.CallExpr][]string // deferred calls of one argument of several results: the names deferStmt binds them to
+	hookedSpread map[*ast.CallExpr]bool     // those of them call hooked
 	stmtCalls    map[*ast.CallExpr]*bpPlan  // BarrierPairs bracketing a statement
 	noBarrier    map[*ast.CallExpr]bool     // calls of go and defer statements
 	discarded    map[*ast.CallExpr]bool     // calls of expression statements: their results unused
@@ -567,9 +569,7 @@ func (r *rewriter) stmt(s ast.Stmt, inList bool, label *ast.LabeledStmt) {
 	case *ast.GoStmt:
 		r.goStmt(x)
 	case *ast.DeferStmt:
-		r.noBarrier[x.Call] = true // the call runs later: not bracketed here
-		mark(&r.deferCalls, x.Call)
-		r.rd(x.Call)
+		r.deferStmt(x) // callexpr.go
 	case *ast.ReturnStmt:
 		r.returnStmt(x, inList)
 	case *ast.DeclStmt:
