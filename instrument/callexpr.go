@@ -108,9 +108,9 @@ func (r *rewriter) testHooks() bool {
 // A call whose one argument is a call of several results, b.Run(bench(8))
 // (held-out typeid's benchmarks), cannot take the hook's receiver or site
 // beside that argument: call binds its results first, in a function
-// literal (spreadCall), and a go statement (inGo) in its temporaries. A
-// deferred call evaluates its arguments at the defer statement, which
-// the literal would move to the call: it is not hooked.
+// literal (spreadCall), a go statement (inGo) in its temporaries, and a
+// defer statement in a block around it (deferStmt: the literal would move
+// the evaluation of the arguments from the defer statement to the call).
 func (r *rewriter) hookCall(call *ast.CallExpr, inGo bool) (h hook, recv string, args []ast.Expr, ok bool) {
 	fn := r.calledFunc(call)
 	if fn == nil {
