@@ -407,6 +407,19 @@ func ioKind(fn *types.Func) (write, read bool) {
 		// bytes.Buffer.WriteTo(conn) on a net.Pipe whose reader the test
 		// waits for: held-out batch BI).
 		return name == "WriteTo", name == "ReadFrom"
+	case "runtime/trace":
+		// trace.Start (and a FlightRecorder's) starts the trace reader
+		// goroutine, which writes the trace to the io.Writer it is given
+		// (traced code, entered from untraced code: rt/gor.go's ioObj);
+		// Stop (and a FlightRecorder's Stop or WriteTo) returns after the
+		// reader's last write, an edge Go's runtime gives the race detector
+		// by hand (trace.doneSema). Held-out x/exp's FlightRecorder resets
+		// after Stop what its writer filled in (batch GT, session 78).
+		return name == "Start", name == "Stop" || name == "WriteTo"
+	case "runtime":
+		// The same edge for a program that reads the trace itself: the
+		// reader's ReadTrace releases, StopTrace acquires.
+		return name == "ReadTrace", name == "StopTrace"
 	}
 	if !ioPkgs[fn.Pkg().Path()] {
 		return false, false
