@@ -635,7 +635,9 @@ var corpus = []Module{
 	{"github.com/google/pprof", "v0.0.0-20261105003125-4bf881d7fb0b", "profile parsing, symbolization and reports; profiles fetched concurrently"},
 	{"github.com/dmitryikh/leaves", "v0.0.0-20230708180554-25d19a787328", "gradient-boosting model inference with parallel prediction workers (go 1.12)"},
 	{"github.com/sjwhitworth/golearn", "v0.0.0-20221228163002-74ae077eafb2", "machine learning: classifiers, clustering, neural networks, ensembles over goroutines"},
-	// Held out in session 78 (batch GT), run by hand once before it was added (a false race in one
-	// of eleven runs of its decoder tests): measured at the commit that added it.
+	// Held out in session 78 (batch GT), each run by hand once before it was added (sonic: a false
+	// race in one of eleven runs of its decoder tests; x/exp: false races in its flight recorder's
+	// tests, fixed in 16ab004): measured at the commit that added them.
 	{"github.com/bytedance/sonic", "v1.15.5", "JSON encoding and decoding through JIT-compiled code; a GC test over 10,000 goroutines"},
+	{"golang.org/x/exp", "v0.0.0-20261113113407-e3970619a1a4", "experimental packages: a trace flight recorder fed by the runtime's trace reader, slog, event"},
 }
