@@ -113,9 +113,10 @@ func noteAlloc(a, size uint64) {
 // gmap, as known does: a range of a traced goroutine put in the shards is
 // written by whichever goroutine takes the shards next, at that one's
 // next event, which may come after the allocating goroutine's own
-// accesses to the object, and those then met the dead object's (a false
-// race in held-out bytedance/sonic's TestGC: two goroutines' decoders at
-// one address). Only the goroutines the runtime's g marks as known
+// accesses to the object, and those then met the dead object's (rt's
+// TestAllocHookSlotTaken; the likely cause of a false race seen in 2 of 11
+// runs of held-out bytedance/sonic's TestGC, two goroutines' decoders at
+// one address, not reproduced since). Only the goroutines the runtime's g marks as known
 // (chanKnown's field, where the patched runtime has it) take the lock, and
 // only if it is free: the goroutine may be allocating while it holds it
 // (curSlow's append); the shards then, as before.
