@@ -525,11 +525,7 @@ func (r *rewriter) spreadCall(g *gen, x *ast.CallExpr, recv string) (string, []s
 		g.lit(t + " := " + recv + "; ")
 		recv = t
 	}
-	n := typeOf(r.info, x.Args[0]).(*types.Tuple).Len()
-	names := make([]string, n)
-	for i := range names {
-		names[i] = r.tmp()
-	}
+	names := r.tupleTemps(x.Args[0])
 	g.lit(strings.Join(names, ", ") + " := ")
 	r.piece(g, x.Args[0])
 	g.lit("; ")
@@ -555,10 +551,7 @@ func (r *rewriter) deferStmt(x *ast.DeferStmt) {
 		r.rd(call)
 		return
 	}
-	names := make([]string, typeOf(r.info, call.Args[0]).(*types.Tuple).Len())
-	for i := range names {
-		names[i] = r.tmp()
-	}
+	names := r.tupleTemps(call.Args[0])
 	if r.deferSpread == nil {
 		r.deferSpread = map[*ast.CallExpr][]string{}
 	}
@@ -576,6 +569,16 @@ func (r *rewriter) deferStmt(x *ast.DeferStmt) {
 	g.piece(lo, r.ed.render(lo, hi))
 	g.lit(" }")
 	r.ed.collapse(lo, hi, g.end(hi))
+}
+
+// tupleTemps returns a new temporary for each result of e, a call of
+// several results.
+func (r *rewriter) tupleTemps(e ast.Expr) []string {
+	names := make([]string, typeOf(r.info, e).(*types.Tuple).Len())
+	for i := range names {
+		names[i] = r.tmp()
+	}
+	return names
 }
 
 // isTupleExpr reports whether e is a call with several results.

@@ -101,12 +101,8 @@ func (r *rewriter) goStmt(x *ast.GoStmt) {
 		}
 		for _, a := range hargs {
 			if spreadArg(r.info, call) {
-				spread = a // bound after the receiver (below)
-				for range typeOf(r.info, a).(*types.Tuple).Len() {
-					t := r.tmp()
-					spreadNames = append(spreadNames, t)
-					args = append(args, t)
-				}
+				spread, spreadNames = a, r.tupleTemps(a) // bound after the receiver (below)
+				args = append(args, spreadNames...)
 				continue
 			}
 			if r.inlineValue(a) {
@@ -163,13 +159,9 @@ func (r *rewriter) goStmt(x *ast.GoStmt) {
 		if spreadArg(r.info, call) {
 			// go f(g()): g's results, bound on their own (a tuple
 			// cannot share an assignment), after the function value.
-			spread = call.Args[0]
+			spread, spreadNames = call.Args[0], r.tupleTemps(call.Args[0])
 			r.rd(spread)
-			for range typeOf(r.info, spread).(*types.Tuple).Len() {
-				t := r.tmp()
-				spreadNames = append(spreadNames, t)
-				args = append(args, t)
-			}
+			args = append(args, spreadNames...)
 		}
 		for i, a := range call.Args {
 			if spread != nil {
