@@ -120,7 +120,7 @@ func (r *rewriter) hookCall(call *ast.CallExpr, inGo bool) (h hook, recv string,
 		return hook{}, "", nil, false
 	}
 	if spreadArg(r.info, call) && !inGo && r.deferSpread[call] == nil {
-		if _, named := r.spreadResult(call); !named || r.deferCalls[call] {
+		if _, named := r.spreadResult(call); !named {
 			return hook{}, "", nil, false
 		}
 	}
@@ -302,21 +302,16 @@ func (r *rewriter) call(x *ast.CallExpr) {
 	if h, recv, args, ok := r.hookCall(x, false); ok {
 		lo, hi := r.span(x)
 		g := r.newGen(lo)
+		// A spread argument's results, bound before the call: by
+		// deferStmt around the defer statement, or by spreadCall's
+		// literal (closed by spreadEnd).
+		var bound []string
 		var spreadEnd string
-		bound := false // args are names of results bound before the call
 		if names := r.deferSpread[x]; names != nil {
 			mark(&r.hookedSpread, x)
-			bound, args = true, nil // by deferStmt, around the defer statement
-			for _, n := range names {
-				args = append(args, ast.NewIdent(n))
-			}
+			bound = names
 		} else if spreadArg(r.info, x) {
-			var names []string
-			recv, names, spreadEnd = r.spreadCall(g, x, recv)
-			bound, args = true, nil
-			for _, n := range names {
-				args = append(args, ast.NewIdent(n))
-			}
+			recv, bound, spreadEnd = r.spreadCall(g, x, recv)
 		}
 		if h.name == "MRun" {
 			// m.Run() called where it was: rttest.MRunDone(m.Run(), site).
@@ -343,16 +338,20 @@ func (r *rewriter) call(x *ast.CallExpr) {
 			g.lit(recv)
 			first = false
 		}
-		for _, a := range args {
+		if bound != nil {
 			if !first {
 				g.lit(", ")
 			}
 			first = false
-			if id, ok := a.(*ast.Ident); ok && bound {
-				g.lit(id.Name) // a result spreadCall or deferStmt bound
-				continue
+			g.lit(strings.Join(bound, ", "))
+		} else {
+			for _, a := range args {
+				if !first {
+					g.lit(", ")
+				}
+				first = false
+				r.piece(g, a)
 			}
-			r.piece(g, a)
 		}
 		if x.Ellipsis.IsValid() {
 			g.lit("...")

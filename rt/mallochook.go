@@ -91,7 +91,11 @@ func noteAlloc(a, size uint64) {
 		return // no event named these bytes: no state to forget (touched.go)
 	}
 	id := goid()
-	if s := allocState(id); s != nil {
+	s := gtab[id&(gtabSize-1)].Load()
+	if s == nil || s.goid != id {
+		s = slotTaken(id)
+	}
+	if s != nil && s.traceNo == traceCount.Load() {
 		s.allocs = pushAlloc(s.allocs, r)
 		s.tick = 0
 		return
@@ -106,27 +110,20 @@ func noteAlloc(a, size uint64) {
 	sh.mu.Unlock()
 }
 
-// allocState is the state of goroutine id that noteAlloc notes its
-// allocation in, or nil for a goroutine rt has none for (the shards). A
-// goroutine whose gtab slot another one holds (gtab is direct-mapped: 4,096
-// slots, and a test may run 10,000 goroutines at once) is looked up in
-// gmap, as known does: a range of a traced goroutine put in the shards is
-// written by whichever goroutine takes the shards next, at that one's
-// next event, which may come after the allocating goroutine's own
-// accesses to the object, and those then met the dead object's (rt's
+// slotTaken is the state of goroutine id when its gtab slot holds another
+// goroutine's (gtab is direct-mapped: 4,096 slots, and a test may run
+// 10,000 goroutines at once), looked up in gmap as known does, or nil. Its
+// allocation must go to its own state, not to the shards: a range there is
+// written by whichever goroutine takes the shards next, at that one's next
+// event, which may come after the allocating goroutine's own accesses to
+// the object, and those then met the dead object's (rt's
 // TestAllocHookSlotTaken; the likely cause of a false race seen in 2 of 11
 // runs of held-out bytedance/sonic's TestGC, two goroutines' decoders at
-// one address, not reproduced since). Only the goroutines the runtime's g marks as known
-// (chanKnown's field, where the patched runtime has it) take the lock, and
-// only if it is free: the goroutine may be allocating while it holds it
-// (curSlow's append); the shards then, as before.
-func allocState(id uint64) *gstate {
-	if s := gtab[id&(gtabSize-1)].Load(); s != nil && s.goid == id {
-		if s.traceNo == traceCount.Load() {
-			return s
-		}
-		return nil
-	}
+// one address, not reproduced since). Only the goroutines the runtime's g
+// marks as known (chanKnown's field, where the patched runtime has it)
+// take the lock, and only if it is free: the goroutine may be allocating
+// while it holds it (curSlow's append); the shards then, as before.
+func slotTaken(id uint64) *gstate {
 	if o := chanGOffsets[1]; o != 0 && haveGetg && *(*uint64)(unsafe.Add(getg(), o)) != id {
 		return nil // rt has no state for it
 	}
@@ -135,9 +132,6 @@ func allocState(id uint64) *gstate {
 	}
 	s := gmap[id]
 	defMu.Unlock()
-	if s == nil || s.traceNo != traceCount.Load() {
-		return nil
-	}
 	return s
 }
 

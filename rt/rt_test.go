@@ -1230,7 +1230,7 @@ func TestAllocHookClears(t *testing.T) {
 
 // An allocation of a goroutine whose gtab slot another goroutine holds is
 // noted in its own state, not in the shards of goroutines without one
-// (allocState): a range there is written by whichever goroutine takes the
+// (slotTaken): a range there is written by whichever goroutine takes the
 // shards next, maybe after this goroutine's accesses to the new object.
 func TestAllocHookSlotTaken(t *testing.T) {
 	if touchedHi == touchedLo {
