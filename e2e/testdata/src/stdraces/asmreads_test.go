@@ -1,0 +1,73 @@
+package stdraces
+
+import (
+	"bytes"
+	"testing"
+)
+
+// bytes.Compare runs in assembly (internal/bytealg), whose reads go test
+// -race does not see: a key compared while its owner rewrites it is not
+// reported (held-out blevesearch/bleve's treap iterator).
+func TestNoRaceCompareAssembly(t *testing.T) {
+	key := make([]byte, 9)
+	other := make([]byte, 9)
+	c := make(chan bool)
+	go func() {
+		_ = bytes.Compare(key, other)
+		c <- true
+	}()
+	key[0] = 't'
+	<-c
+}
+
+// bytes.IndexByte and bytes.Count of one byte: assembly.
+func TestNoRaceIndexByteCountAssembly(t *testing.T) {
+	b := make([]byte, 200)
+	c := make(chan bool)
+	go func() {
+		_ = bytes.IndexByte(b, 'z')
+		_ = bytes.Count(b, []byte{'\n'})
+		c <- true
+	}()
+	b[100] = 't'
+	<-c
+}
+
+// bytes.Index and Contains search an operand of at most 64 bytes in
+// assembly.
+func TestNoRaceIndexShortAssembly(t *testing.T) {
+	b := make([]byte, 64)
+	c := make(chan bool)
+	go func() {
+		_ = bytes.Index(b, []byte("zz"))
+		_ = bytes.Contains(b, []byte("zz"))
+		c <- true
+	}()
+	b[1] = 't'
+	<-c
+}
+
+// A longer operand is searched in Go code, whose reads -race sees: the
+// first byte of each candidate (here every byte), up to the match.
+func TestRaceIndexLong(t *testing.T) {
+	b := make([]byte, 200)
+	c := make(chan bool)
+	go func() {
+		b[1] = 't' // race: indexlong
+		c <- true
+	}()
+	_ = bytes.Index(b, []byte{0, 1}) // race: indexlong
+	<-c
+}
+
+// The same for Contains.
+func TestRaceContainsLong(t *testing.T) {
+	b := make([]byte, 200)
+	c := make(chan bool)
+	go func() {
+		b[1] = 't' // race: containslong
+		c <- true
+	}()
+	_ = bytes.Contains(b, []byte{0, 1}) // race: containslong
+	<-c
+}
