@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // stdEffect is one access of an intercepted call.
@@ -197,7 +198,7 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 	}
 	fn := r.calledFunc(x)
 	effs := stdEffectsOf(fn)
-	if effs == nil || r.traced(fn.Pkg().Path()) {
+	if effs == nil || r.traced(fn.Pkg().Path()) || r.asmRuneSearch(x, fn) {
 		return nil
 	}
 	// Operands in evaluation order: the receiver (position 0), then the
@@ -221,6 +222,33 @@ func (r *rewriter) stdCall(x *ast.CallExpr) (post func()) {
 	}
 	c.recordThen()
 	return c.post
+}
+
+// asmRuneSearch reports whether x, a call of bytes.IndexRune or
+// ContainsRune of a constant ASCII rune, or of IndexAny or ContainsAny of
+// a constant of one ASCII character, searches with IndexByte, in
+// assembly, whose reads go test -race does not see (stdtable.go's bytes
+// entries).
+func (r *rewriter) asmRuneSearch(x *ast.CallExpr, fn *types.Func) bool {
+	if fn.Pkg().Path() != "bytes" || len(x.Args) != 2 {
+		return false
+	}
+	tv, ok := r.info.Types[x.Args[1]]
+	if !ok || tv.Value == nil {
+		return false
+	}
+	switch fn.Name() {
+	case "IndexRune", "ContainsRune":
+		v, ok := constant.Int64Val(constant.ToInt(tv.Value))
+		return ok && 0 <= v && v < utf8.RuneSelf
+	case "IndexAny", "ContainsAny":
+		if tv.Value.Kind() != constant.String {
+			return false
+		}
+		cs := constant.StringVal(tv.Value)
+		return len(cs) == 1 && cs[0] < utf8.RuneSelf
+	}
+	return false
 }
 
 // stdRecv is the receiver operand of a std method call, and how a hook

@@ -45,7 +45,12 @@ func (q *queue) next(i int) int {
 	return j + k + l + bytes.IndexByte(bytes.TrimSpace(q.array), ' ')
 }
 
-// A rune's match: up to four bytes past its index.
+// A rune's match: up to four bytes past its index. An ASCII rune, or one
+// ASCII character for IndexAny, constant: IndexByte's assembly, nothing.
 func (q *queue) rune(i int) int {
-	return bytes.IndexRune(q.array[i:], 'é') + bytes.IndexAny(q.array[i:], "ab")
+	n := bytes.IndexRune(q.array[i:], 'é') + bytes.IndexAny(q.array[i:], "ab")
+	if bytes.ContainsRune(q.array, ',') || bytes.ContainsAny(q.array, ";") {
+		n++
+	}
+	return n + bytes.IndexRune(q.array[i:], ' ') + bytes.IndexAny(q.array[i:], "a")
 }

@@ -71,3 +71,32 @@ func TestRaceContainsLong(t *testing.T) {
 	_ = bytes.Contains(b, []byte{0, 1}) // race: containslong
 	<-c
 }
+
+// bytes.IndexRune, ContainsRune of an ASCII rune, IndexAny and ContainsAny
+// of one ASCII character search with IndexByte: assembly.
+func TestNoRaceIndexRuneASCIIAssembly(t *testing.T) {
+	b := make([]byte, 200)
+	c := make(chan bool)
+	go func() {
+		_ = bytes.IndexRune(b, ',')
+		_ = bytes.ContainsRune(b, ',')
+		_ = bytes.IndexAny(b, ";")
+		_ = bytes.ContainsAny(b, ";")
+		c <- true
+	}()
+	b[100] = 't'
+	<-c
+}
+
+// IndexAny of several characters loops over the operand in Go code,
+// which -race sees, up to the match.
+func TestRaceIndexAnyLoop(t *testing.T) {
+	b := make([]byte, 200)
+	c := make(chan bool)
+	go func() {
+		b[100] = 't' // race: indexany
+		c <- true
+	}()
+	_ = bytes.IndexAny(b, ";,") // race: indexany
+	<-c
+}
