@@ -213,7 +213,11 @@ var stdEntries = []struct {
 	{"0:EIL@1", pre("bytes.", "Index")},
 	{"0:ERL@1", pre("bytes.", "Contains")},
 	// Their match is one rune: at most utf8.UTFMax bytes past its index,
-	// all of them counted (fewer than before, the whole operand).
+	// all of them counted (fewer than before, the whole operand). A call
+	// of IndexRune, ContainsRune, IndexAny or ContainsAny whose rune or
+	// characters are a constant ASCII one searches with IndexByte, and
+	// records nothing (stdcalls.go's asmRuneSearch: a constant argument is
+	// not something an entry can say).
 	{"0:EI4", pre("bytes.", "IndexAny", "IndexRune", "IndexFunc")},
 	// HasPrefix(s, prefix) compares s[:len(prefix)] (HasSuffix the end):
 	// a parser that asks it of the rest of its input at each step
