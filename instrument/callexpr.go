@@ -405,17 +405,9 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		// (funcKey names a method too: time.Time.After is not time.After.)
 		pre = "Timer"
 	}
-	write, read := ioKind(fn)
-	if r.untracedDep(fn) {
-		write, read = depIOKind(fn)
-	}
-	switch {
-	case write && read:
-		pre = "IORead"
-	case write:
-		pre = "IO"
-	case read:
-		pre = "Read" // rt.ReadBefore: an io.Pipe's writer may wait for it (rt's pipeObj)
+	write, read := r.ioEdges(fn)
+	if p := ioBeforeHook(write, read); p != "" {
+		pre = p
 	}
 	if pre != "" {
 		// Recorded while the last argument is evaluated, after the
@@ -584,6 +576,30 @@ func (r *rewriter) tupleTemps(e ast.Expr) []string {
 func isTupleExpr(info *types.Info, e ast.Expr) bool {
 	_, ok := typeOf(info, e).(*types.Tuple)
 	return ok
+}
+
+// ioEdges reports whether a call of fn is ordered as an I/O write (a
+// release before it) and as an I/O read (an acquire after it): ioKind's
+// classes, depIOKind's for an untraced dependency's function.
+func (r *rewriter) ioEdges(fn *types.Func) (write, read bool) {
+	if r.untracedDep(fn) {
+		return depIOKind(fn)
+	}
+	return ioKind(fn)
+}
+
+// ioBeforeHook names the rt hook (rt.<name>Before) that releases before
+// an I/O call of those classes, or "".
+func ioBeforeHook(write, read bool) string {
+	switch {
+	case write && read:
+		return "IORead"
+	case write:
+		return "IO"
+	case read:
+		return "Read" // rt.ReadBefore: an io.Pipe's writer may wait for it (rt's pipeObj)
+	}
+	return ""
 }
 
 // afterCall records rt.<hook>(prefix site) after the call x returns:

