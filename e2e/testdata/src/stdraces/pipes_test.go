@@ -84,16 +84,7 @@ func TestRaceAfterPipeClose(t *testing.T) {
 // before a later read of what they wrote (syscall's ioSync, which -race
 // sees inside the new goroutine).
 func TestNoRaceGoCopyOrders(t *testing.T) {
-	r1, w1, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r2, w2, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r1.Close()
-	defer r2.Close()
+	r1, w1, r2, w2 := twoPipes(t)
 	shared := new(int)
 	go func() {
 		*shared = 1
@@ -108,18 +99,24 @@ func TestNoRaceGoCopyOrders(t *testing.T) {
 	w2.Close()
 }
 
-// A write after the go statement is not ordered by the copy.
-func TestRaceGoCopyAfter(t *testing.T) {
+// twoPipes returns two os.Pipe pairs; their readers close when the test
+// ends.
+func twoPipes(t *testing.T) (r1, w1, r2, w2 *os.File) {
 	r1, w1, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	r2, w2, err := os.Pipe()
+	r2, w2, err = os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r1.Close()
-	defer r2.Close()
+	t.Cleanup(func() { r1.Close(); r2.Close() })
+	return r1, w1, r2, w2
+}
+
+// A write after the go statement is not ordered by the copy.
+func TestRaceGoCopyAfter(t *testing.T) {
+	r1, w1, r2, w2 := twoPipes(t)
 	shared := new(int)
 	done := make(chan bool)
 	go func() {
