@@ -454,6 +454,7 @@ func (r *rewriter) call(x *ast.CallExpr) {
 	}
 	r.freshCall(x, fn)
 	r.ctxSeenCall(x, fn)
+	r.ctxParentCall(x, fn)
 	r.decodeCall(x, fn)
 	r.heldPtrCall(x, fn)
 	if isPipeWrite(fn) {
@@ -958,4 +959,30 @@ func (r *rewriter) lastOperand(x *ast.CallExpr) ast.Expr {
 		}
 	}
 	return x.Fun
+}
+
+// ctxParentFuncs are package context's functions whose first argument is
+// a parent context they register with (propagateCancel).
+var ctxParentFuncs = map[string]bool{
+	"WithCancel": true, "WithCancelCause": true, "WithTimeout": true, "WithTimeoutCause": true,
+	"WithDeadline": true, "WithDeadlineCause": true, "AfterFunc": true,
+}
+
+// ctxParentCall passes the parent context of such a call through
+// rt.CtxParent, which records the parent's Done call and mutex as
+// propagateCancel takes them (rt's ctxMuObj).
+func (r *rewriter) ctxParentCall(x *ast.CallExpr, fn *types.Func) {
+	if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != "context" || !ctxParentFuncs[fn.Name()] ||
+		len(x.Args) == 0 || x.Ellipsis.IsValid() || r.inlineValue(x.Args[0]) || isTupleExpr(r.info, x.Args[0]) {
+		return
+	}
+	if sig, ok := fn.Type().(*types.Signature); !ok || sig.Recv() != nil {
+		return
+	}
+	if pf := r.calledFunc(x.Args[0]); pf != nil && pf.Pkg() != nil && pf.Pkg().Path() == "context" &&
+		(pf.Name() == "Background" || pf.Name() == "TODO") {
+		return // never done: no channel, no mutex
+	}
+	lo, hi := r.span(x.Args[0])
+	r.ed.wrap(lo, hi, rtAlias+".CtxParent(", ", "+r.site(x.Args[0].Pos())+")")
 }

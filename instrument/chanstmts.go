@@ -437,6 +437,14 @@ func (r *rewriter) selectPrelude(g *gen, cases []selectCase, nch int) {
 		case k.recv != nil:
 			k.ch = r.tmp()
 			g.lit(k.ch + " := ")
+			if r.ctxDone(k.recv.X) {
+				// What the Done call did inside package context
+				// (rt.ctxDoneCalled), whichever case proceeds.
+				g.lit(rtAlias + ".CtxDoneCall(")
+				r.piece(g, k.recv.X)
+				g.lit(", " + k.site + "); ")
+				continue
+			}
 			r.piece(g, k.recv.X)
 			g.lit("; ")
 		}

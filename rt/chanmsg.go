@@ -58,6 +58,7 @@ type chanCount struct {
 	_                     [cacheLine - 16]byte
 	recvStarted, recvDone atomic.Uint64
 	ctxDone               atomic.Bool // a context's Done channel (CtxDoneChan)
+	ctxMade               atomic.Bool // a context's Done channel a traced Done call returned (ctxDoneCalled)
 	signals               atomic.Bool // a channel signal.Notify delivers to (SignalNotify)
 	_                     [cacheLine - 24]byte
 }

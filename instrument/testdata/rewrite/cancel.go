@@ -81,3 +81,18 @@ func storeEscaping(ctx context.Context) *group {
 	g.stop = cancel
 	return g
 }
+
+// A context's Done call in a select case records what it did inside
+// package context (its mutex, its channel's store: rt.CtxDoneCall),
+// whichever case proceeds; a WithTimeout of it as a parent takes its
+// mutex (rt.CtxParent).
+func pollDone(ctx context.Context, c chan int) {
+	select {
+	case <-ctx.Done():
+	case <-c:
+	default:
+	}
+	sub, stop := context.WithTimeout(ctx, time.Second)
+	defer stop()
+	<-sub.Done()
+}
