@@ -973,10 +973,7 @@ var ctxParentFuncs = map[string]bool{
 // propagateCancel takes them (rt's ctxMuObj).
 func (r *rewriter) ctxParentCall(x *ast.CallExpr, fn *types.Func) {
 	if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != "context" || !ctxParentFuncs[fn.Name()] ||
-		len(x.Args) == 0 || x.Ellipsis.IsValid() || r.inlineValue(x.Args[0]) || isTupleExpr(r.info, x.Args[0]) {
-		return
-	}
-	if sig, ok := fn.Type().(*types.Signature); !ok || sig.Recv() != nil {
+		len(x.Args) == 0 || r.inlineValue(x.Args[0]) || isTupleExpr(r.info, x.Args[0]) {
 		return
 	}
 	if pf := r.calledFunc(x.Args[0]); pf != nil && pf.Pkg() != nil && pf.Pkg().Path() == "context" &&

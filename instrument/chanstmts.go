@@ -262,8 +262,8 @@ func (r *rewriter) goStmt(x *ast.GoStmt) {
 // A generic callee is left alone: its instantiation is inferred from the
 // arguments, which the hook would hide.
 func (r *rewriter) goIOEdges(call *ast.CallExpr, callee string) (string, string) {
-	fn := r.calledFunc(call)
-	if fn == nil || isFuncLit(unparen(call.Fun)) || isCancelFunc(typeOf(r.info, call.Fun)) {
+	fn := r.calledFunc(call) // nil for a literal and a function variable (a CancelFunc)
+	if fn == nil {
 		return callee, ""
 	}
 	if sig, ok := fn.Type().(*types.Signature); !ok || sig.TypeParams().Len() > 0 {

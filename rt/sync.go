@@ -835,23 +835,26 @@ func ctxStoreObj(a uint64) uint64 { return a + 6 }
 // sees of a channel takes the mutex and releases the store, a later one
 // acquires the store. (A first call in untraced code, which rt does not
 // see, is taken for the first traced one: its release comes later than
-// the real one, which may order more, never less.)
-func ctxDoneCalled[C ~chan E | ~<-chan E, E any](c C, site uint32) {
+// the real one, which may order more, never less.) It returns the
+// channel's address and counters, for the caller's own events (a 0
+// address: nothing recorded).
+func ctxDoneCalled[C ~chan E | ~<-chan E, E any](c C, site uint32) (uint64, *chanCount) {
 	if !on || c == nil || !live.Load() {
-		return
+		return 0, nil
 	}
 	a := chanAddr(c)
 	if a == 0 {
-		return
+		return 0, nil
 	}
 	cc := chanCounts(c, a, site)
 	if !cc.ctxMade.Load() && cc.ctxMade.CompareAndSwap(false, true) {
 		emitEdge(trace.OpSyncAcquire, site, ctxMuObj(a))
 		emitEdge(trace.OpSyncRelease, site, ctxMuObj(a))
 		emitEdge(trace.OpSyncRelease, site, ctxStoreObj(a))
-		return
+		return a, cc
 	}
 	emitEdge(trace.OpSyncAcquire, site, ctxStoreObj(a))
+	return a, cc
 }
 
 // CtxDoneCall is c, a call of a context's Done method, after recording
@@ -870,9 +873,7 @@ func CtxParent[X context.Context](parent X, site uint32) X {
 		return parent
 	}
 	if p := context.Context(parent); p != nil {
-		if c := p.Done(); c != nil {
-			ctxDoneCalled(c, site)
-			a := chanAddr(c)
+		if a, _ := ctxDoneCalled(p.Done(), site); a != 0 {
 			emitEdge(trace.OpSyncAcquire, site, ctxMuObj(a))
 			emitEdge(trace.OpSyncRelease, site, ctxMuObj(a))
 		}
@@ -887,12 +888,9 @@ func CtxParent[X context.Context](parent X, site uint32) X {
 // the call is the receive's operand (ristretto's AllocatorPool closes its
 // channel after <-closer.HasBeenClosed(): held-out batch BJ).
 func CtxDoneChan[C ~<-chan E, E any](c C, site uint32) C {
-	ctxDoneCalled(c, site)
-	if on && c != nil && live.Load() {
-		if a := chanAddr(c); a != 0 {
-			chanCounts(c, a, site).ctxDone.Store(true)
-			doneKept.Store(true)
-		}
+	if _, cc := ctxDoneCalled(c, site); cc != nil {
+		cc.ctxDone.Store(true)
+		doneKept.Store(true)
 	}
 	return c
 }
