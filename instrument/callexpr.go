@@ -420,6 +420,9 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		lo, hi := r.span(r.lastOperand(x))
 		r.ed.wrap(lo, hi, rtAlias+"."+pre+"Before(", ", "+r.site(x.Pos())+")")
 	}
+	// Wraps of an argument go outside its reads' hooks, which take its
+	// address: added before the arguments are read.
+	r.ctxParentCall(x, fn)
 	dep := r.depReceiver(x, fn)
 	if dep != nil {
 		// The release goes with the last argument too (b.Put(fresh())
@@ -454,7 +457,6 @@ func (r *rewriter) call(x *ast.CallExpr) {
 	}
 	r.freshCall(x, fn)
 	r.ctxSeenCall(x, fn)
-	r.ctxParentCall(x, fn)
 	r.decodeCall(x, fn)
 	r.heldPtrCall(x, fn)
 	if isPipeWrite(fn) {
@@ -962,24 +964,95 @@ func (r *rewriter) lastOperand(x *ast.CallExpr) ast.Expr {
 }
 
 // ctxParentFuncs are package context's functions whose first argument is
-// a parent context they register with (propagateCancel).
+// a parent context they register with (propagateCancel); those that
+// return a cancel function as well are true.
 var ctxParentFuncs = map[string]bool{
 	"WithCancel": true, "WithCancelCause": true, "WithTimeout": true, "WithTimeoutCause": true,
-	"WithDeadline": true, "WithDeadlineCause": true, "AfterFunc": true,
+	"WithDeadline": true, "WithDeadlineCause": true, "AfterFunc": false,
+}
+
+// ctxRegisteringFuncs are standard-library functions (types.Func's
+// FullName) that register with the context they are given, or an
+// *http.Request's, inside: a WithCancel, WithDeadline or AfterFunc of it,
+// which takes its mutex as propagateCancel does (net's connect, tls's
+// handshake, database/sql's rows and transactions, net/http's transport).
+// Only these: most functions that take a context only read its values or
+// wait on its Done channel, and a mutex they do not take would order what
+// -race reports.
+var ctxRegisteringFuncs = map[string]bool{
+	"(*net.Dialer).DialContext":                   true,
+	"(*crypto/tls.Dialer).DialContext":            true,
+	"(*crypto/tls.Conn).HandshakeContext":         true,
+	"os/signal.NotifyContext":                     true,
+	"(*database/sql.DB).BeginTx":                  true,
+	"(*database/sql.Conn).BeginTx":                true,
+	"(*database/sql.DB).QueryContext":             true,
+	"(*database/sql.DB).QueryRowContext":          true,
+	"(*database/sql.Conn).QueryContext":           true,
+	"(*database/sql.Conn).QueryRowContext":        true,
+	"(*database/sql.Tx).QueryContext":             true,
+	"(*database/sql.Tx).QueryRowContext":          true,
+	"(*database/sql.Stmt).QueryContext":           true,
+	"(*database/sql.Stmt).QueryRowContext":        true,
+	"(*net/http.Client).Do":                       true,
+	"(*net/http.Transport).RoundTrip":             true,
+	"(*net/http/httputil.ReverseProxy).ServeHTTP": true,
+	"golang.org/x/sync/errgroup.WithContext":      true,
 }
 
 // ctxParentCall passes the parent context of such a call through
 // rt.CtxParent, which records the parent's Done call and mutex as
-// propagateCancel takes them (rt's ctxMuObj).
+// propagateCancel takes them (rt's ctxMuObj). A call that returns a
+// cancel function passes it through rt.CtxParentOf and itself through
+// rt.CtxMade, which keep the new context under its parent for the cancel
+// (rt's ctxNode); a standard-library function that registers with its
+// context (ctxRegisteringFuncs) passes that context through rt.CtxParent.
 func (r *rewriter) ctxParentCall(x *ast.CallExpr, fn *types.Func) {
-	if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != "context" || !ctxParentFuncs[fn.Name()] ||
-		len(x.Args) == 0 || r.inlineValue(x.Args[0]) || isTupleExpr(r.info, x.Args[0]) {
+	if fn == nil || fn.Pkg() == nil {
+		return
+	}
+	if fn.Pkg().Path() != "context" {
+		r.ctxRegisteringCall(x, fn)
+		return
+	}
+	made, ok := ctxParentFuncs[fn.Name()]
+	if !ok || len(x.Args) == 0 || r.inlineValue(x.Args[0]) || isTupleExpr(r.info, x.Args[0]) {
+		return
+	}
+	lo, hi := r.span(x.Args[0])
+	if made {
+		r.ed.wrap(lo, hi, rtAlias+".CtxParentOf(", ", "+r.site(x.Args[0].Pos())+")")
+		lo, hi = r.span(x)
+		r.ed.wrap(lo, hi, rtAlias+".CtxMade(", ")")
 		return
 	}
 	if pf := r.calledFunc(x.Args[0]); pf != nil && pf.Pkg() != nil && pf.Pkg().Path() == "context" &&
 		(pf.Name() == "Background" || pf.Name() == "TODO") {
 		return // never done: no channel, no mutex
 	}
-	lo, hi := r.span(x.Args[0])
 	r.ed.wrap(lo, hi, rtAlias+".CtxParent(", ", "+r.site(x.Args[0].Pos())+")")
+}
+
+// ctxRegisteringCall passes the context argument of a call of one of
+// ctxRegisteringFuncs, or the *http.Request that carries it, through
+// rt.CtxParent or rt.ReqCtxParent.
+func (r *rewriter) ctxRegisteringCall(x *ast.CallExpr, fn *types.Func) {
+	if !ctxRegisteringFuncs[fn.FullName()] || r.traced(fn.Pkg().Path()) {
+		return
+	}
+	for _, a := range x.Args {
+		hook := ""
+		switch t := typeOf(r.info, a); {
+		case isNamedIn(t, "context", "Context"):
+			hook = "CtxParent"
+		case isPtrToNamedIn(t, "net/http", "Request"):
+			hook = "ReqCtxParent"
+		}
+		if hook == "" || r.inlineValue(a) || isTupleExpr(r.info, a) {
+			continue
+		}
+		lo, hi := r.span(a)
+		r.ed.wrap(lo, hi, rtAlias+"."+hook+"(", ", "+r.site(a.Pos())+")")
+		return
+	}
 }

@@ -782,6 +782,9 @@ var ctxObj = NewObject()
 func CtxCancel[F any](f F, site uint32) F {
 	if on {
 		emitEdge(trace.OpSyncRelease, site, ctxObj)
+		if n := ctxNodeOf(f); n != nil {
+			ctxCancelled(n, site)
+		}
 	}
 	return f
 }
@@ -794,9 +797,16 @@ func CtxCancelLater[F ~func()](f F, site uint32) F {
 	if f == nil {
 		return nil
 	}
+	var n *ctxNode // looked up now: the wrapper is another function
+	if on {
+		n = ctxNodeOf(f)
+	}
 	return func() {
 		if on {
 			emitEdge(trace.OpSyncRelease, site, ctxObj)
+			if n != nil {
+				ctxCancelled(n, site)
+			}
 		}
 		f()
 	}
@@ -807,9 +817,16 @@ func CtxCancelCauseLater[F ~func(error)](f F, site uint32) F {
 	if f == nil {
 		return nil
 	}
+	var n *ctxNode // looked up now: the wrapper is another function
+	if on {
+		n = ctxNodeOf(f)
+	}
 	return func(cause error) {
 		if on {
 			emitEdge(trace.OpSyncRelease, site, ctxObj)
+			if n != nil {
+				ctxCancelled(n, site)
+			}
 		}
 		f(cause)
 	}
@@ -879,6 +896,19 @@ func CtxParent[X context.Context](parent X, site uint32) X {
 		}
 	}
 	return parent
+}
+
+// ReqCtxParent is CtxParent for the context of an HTTP request (an
+// *http.Request: rt does not import net/http) that the callee registers
+// with (net/http's transport: a WithCancelCause of it).
+func ReqCtxParent[R interface {
+	*Q
+	Context() context.Context
+}, Q any](req R, site uint32) R {
+	if req != nil {
+		CtxParent(req.Context(), site)
+	}
+	return req
 }
 
 // CtxDoneChan is a call of a context's Done method whose channel traced

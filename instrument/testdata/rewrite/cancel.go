@@ -2,6 +2,8 @@ package p
 
 import (
 	"context"
+	"net"
+	"net/http"
 	"testing"
 	"time"
 )
@@ -95,4 +97,40 @@ func pollDone(ctx context.Context, c chan int) {
 	sub, stop := context.WithTimeout(ctx, time.Second)
 	defer stop()
 	<-sub.Done()
+}
+
+// A WithCancel-style call keeps its context under its parent for the
+// cancel (rt.CtxParentOf, rt.CtxMade), a nested one too; a
+// standard-library call that registers with its context takes the
+// context's mutex (rt.CtxParent, rt.ReqCtxParent for a request's), one
+// that only reads it does not.
+func registers(ctx context.Context, d *net.Dialer, c *http.Client, req *http.Request) {
+	sub, stop := context.WithTimeout(ctx, time.Second)
+	defer stop()
+	inner, innerStop := context.WithCancel(first(context.WithCancel(sub)))
+	defer innerStop()
+	if conn, err := d.DialContext(inner, "tcp", "localhost:1"); err == nil {
+		conn.Close()
+	}
+	if resp, err := c.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	_, _ = (&net.Resolver{}).LookupHost(inner, "localhost")
+}
+
+func first(ctx context.Context, _ context.CancelFunc) context.Context { return ctx }
+
+// A parent read from a shared field: its read hook, which takes the
+// field's address, goes inside rt.CtxParentOf and rt.CtxParent
+// (golang.org/x/tools/go/packages: errgroup.WithContext(ld.Context)).
+type loader struct{ Context context.Context }
+
+func fieldParents(ld *loader, d *net.Dialer) {
+	go func() { _ = ld.Context }()
+	c, cancel := context.WithCancel(ld.Context)
+	defer cancel()
+	_ = c
+	if conn, err := d.DialContext(ld.Context, "tcp", "localhost:1"); err == nil {
+		conn.Close()
+	}
 }
