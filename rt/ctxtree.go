@@ -24,9 +24,9 @@ type ctxNode struct {
 	ctx      context.Context // keeps the Done channel, hence its address, alive
 	cancel   any             // keeps the cancel function's address, fa, unique
 	fa       uintptr
-	a        uint64          // the Done channel's address
-	parent   uint64          // the parent's Done channel's address, 0 if none
-	up       *ctxNode        // the parent's node, while it holds this one
+	a        uint64   // the Done channel's address
+	parent   uint64   // the parent's Done channel's address, 0 if none
+	up       *ctxNode // the parent's node, while it holds this one
 	children map[*ctxNode]struct{}
 }
 
