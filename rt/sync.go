@@ -779,12 +779,14 @@ var ctxObj = NewObject()
 
 // CtxCancel is f (a CancelFunc or CancelCauseFunc), after recording the
 // release of ctxObj: instrumented code calls rt.CtxCancel(cancel, site)().
+// The mutexes the cancel takes (ctxCancelled) come first: the channels it
+// closes, which the release stands for, are closed under them.
 func CtxCancel[F any](f F, site uint32) F {
 	if on {
-		emitEdge(trace.OpSyncRelease, site, ctxObj)
 		if n := ctxNodeOf(f); n != nil {
 			ctxCancelled(n, site)
 		}
+		emitEdge(trace.OpSyncRelease, site, ctxObj)
 	}
 	return f
 }
@@ -803,10 +805,10 @@ func CtxCancelLater[F ~func()](f F, site uint32) F {
 	}
 	return func() {
 		if on {
-			emitEdge(trace.OpSyncRelease, site, ctxObj)
 			if n != nil {
 				ctxCancelled(n, site)
 			}
+			emitEdge(trace.OpSyncRelease, site, ctxObj)
 		}
 		f()
 	}
@@ -823,10 +825,10 @@ func CtxCancelCauseLater[F ~func(error)](f F, site uint32) F {
 	}
 	return func(cause error) {
 		if on {
-			emitEdge(trace.OpSyncRelease, site, ctxObj)
 			if n != nil {
 				ctxCancelled(n, site)
 			}
+			emitEdge(trace.OpSyncRelease, site, ctxObj)
 		}
 		f(cause)
 	}
@@ -986,7 +988,7 @@ func ReqCtxSeenV[V any, R interface {
 func RecvCtx[C ~chan E | ~<-chan E, E any](c C, site uint32) E {
 	ctxDoneCalled(c, site)
 	v := Recv(c, site)
-	CtxDone(site)
+	CtxDoneOf(c, site)
 	return v
 }
 
@@ -994,7 +996,11 @@ func RecvCtx[C ~chan E | ~<-chan E, E any](c C, site uint32) E {
 func Recv2Ctx[C ~chan E | ~<-chan E, E any](c C, site uint32) (E, bool) {
 	ctxDoneCalled(c, site)
 	v, ok := Recv2(c, site)
-	CtxDone(site)
+	if !ok {
+		CtxDoneOf(c, site)
+	} else {
+		CtxDone(site)
+	}
 	return v, ok
 }
 

