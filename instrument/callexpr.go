@@ -408,6 +408,9 @@ func (r *rewriter) call(x *ast.CallExpr) {
 	write, read := r.ioEdges(fn)
 	if p := ioBeforeHook(write, read); p != "" {
 		pre = p
+		if r.deferCalls[x] && r.ioLater(x, write, read) {
+			pre = ""
+		}
 	}
 	if pre != "" {
 		// Recorded while the last argument is evaluated, after the
@@ -589,6 +592,38 @@ func (r *rewriter) ioEdges(fn *types.Func) (write, read bool) {
 		return depIOKind(fn)
 	}
 	return ioKind(fn)
+}
+
+// ioLater wraps the function value of x, a deferred I/O call with no
+// arguments whose function is a func() or func() error (Close, Flush,
+// Sync, Wait), in rt.IOLater or IOLaterE, which record its edges when it
+// runs, at the function's return, not at the defer statement; it reports
+// whether it did. (Other deferred I/O calls keep their release at the
+// defer statement, and lose their acquire.)
+func (r *rewriter) ioLater(x *ast.CallExpr, write, read bool) bool {
+	sig, ok := core(typeOf(r.info, x.Fun)).(*types.Signature)
+	if !ok || len(x.Args) != 0 || sig.Params().Len() != 0 {
+		return false
+	}
+	hook := ""
+	switch res := sig.Results(); {
+	case res.Len() == 0:
+		hook = "IOLater"
+	case res.Len() == 1 && isErrorType(res.At(0).Type()):
+		hook = "IOLaterE"
+	default:
+		return false
+	}
+	var kinds []string
+	if write {
+		kinds = append(kinds, rtAlias+".IOLaterWrite")
+	}
+	if read {
+		kinds = append(kinds, rtAlias+".IOLaterPipe", rtAlias+".IOLaterRead")
+	}
+	lo, hi := r.span(x.Fun)
+	r.ed.wrap(lo, hi, rtAlias+"."+hook+"(", ", "+r.site(x.Pos())+", "+strings.Join(kinds, "|")+")")
+	return true
 }
 
 // ioBeforeHook names the rt hook (rt.<name>Before) that releases before

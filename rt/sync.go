@@ -770,6 +770,58 @@ func IOReadBefore[T any](x T, site uint32) T {
 	return x
 }
 
+// A deferred I/O call runs when its function returns: IOLater and IOLaterE
+// wrap its function value so that what IOBefore, ReadBefore or
+// IOReadBefore record before the call, and IORead after it, are recorded
+// then, not at the defer statement (a goroutine that defers a Flush, then
+// writes a result its pipe's reader reads after the line). The kind's
+// bits say which (IOLaterWrite, ...).
+const (
+	IOLaterWrite = 1 << iota // IOWrite before
+	IOLaterPipe              // pipeObj released before (ReadBefore)
+	IOLaterRead              // IORead after
+)
+
+// IOLater wraps a deferred I/O call's function value of type func().
+func IOLater[F ~func()](f F, site uint32, kind int) F {
+	if f == nil {
+		return nil // the deferred call panics as it would have
+	}
+	return func() {
+		ioLaterBefore(site, kind)
+		f()
+		ioLaterAfter(site, kind)
+	}
+}
+
+// IOLaterE wraps a deferred I/O call's function value of type func() error.
+func IOLaterE[F ~func() error](f F, site uint32, kind int) F {
+	if f == nil {
+		return nil
+	}
+	return func() error {
+		ioLaterBefore(site, kind)
+		err := f()
+		ioLaterAfter(site, kind)
+		return err
+	}
+}
+
+func ioLaterBefore(site uint32, kind int) {
+	if kind&IOLaterPipe != 0 && on {
+		emitEdge(trace.OpSyncRelease, site, pipeObj)
+	}
+	if kind&IOLaterWrite != 0 {
+		IOWrite(site)
+	}
+}
+
+func ioLaterAfter(site uint32, kind int) {
+	if kind&IOLaterRead != 0 {
+		IORead(site)
+	}
+}
+
 // Contexts. Cancelling a context closes its Done channel inside package
 // context, where instrumented code cannot see it: a call of a CancelFunc
 // releases ctxObj, and a receive from a context's Done channel, or a

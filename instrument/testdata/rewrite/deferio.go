@@ -1,5 +1,7 @@
-// Deferred I/O calls: the acquire after a call that may read cannot wrap a
-// deferred call (IOReadV(tx.Rollback(), s) would roll back at once).
+// Deferred I/O calls: their edges are recorded when they run, by a wrapper
+// of the function value (rt.IOLaterE); the acquire after a call that may
+// read cannot wrap the call itself (IOReadV(tx.Rollback(), s) would roll
+// back at once).
 package p
 
 import (

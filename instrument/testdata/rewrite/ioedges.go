@@ -10,6 +10,8 @@ import (
 	"log"
 	"net/http"
 	"net/rpc"
+	"os"
+	"os/exec"
 	"syscall"
 )
 
@@ -100,3 +102,14 @@ func goIO(dst io.Writer, src io.Reader, pw *io.PipeWriter, r io.Reader, b []byte
 }
 
 func generic[T io.Reader](r T) {}
+
+// A deferred I/O call of no arguments records its edges when it runs, at
+// the return (rt.IOLater, IOLaterE); one with arguments at the defer
+// statement.
+func deferredIO(f *os.File, bw *bufio.Writer, cmd *exec.Cmd, x *int) {
+	defer f.Close()
+	defer bw.Flush()
+	defer cmd.Wait()
+	defer f.Write([]byte("bye"))
+	*x = 1
+}

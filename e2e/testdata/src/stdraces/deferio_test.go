@@ -1,0 +1,60 @@
+package stdraces
+
+import (
+	"bufio"
+	"os"
+	"testing"
+)
+
+// A deferred I/O call runs when the function returns: its write system
+// call releases then, after what the function did after the defer
+// statement (a goroutine that buffers a line, defers the Flush and sets a
+// result before it returns; the reader of the pipe reads the result).
+func TestNoRaceDeferredFlush(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	x := new(int)
+	go func() {
+		bw := bufio.NewWriter(w)
+		defer bw.Flush()
+		bw.WriteString("line\n")
+		*x = 1
+	}()
+	buf := make([]byte, 5)
+	if _, err := r.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	sink = *x
+}
+
+// A write after the deferred call has run (in the caller, after the
+// function returned) is not ordered by it.
+func TestRaceDeferredFlushThenWrite(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	x := new(int)
+	done := make(chan bool)
+	go func() {
+		func() {
+			bw := bufio.NewWriter(w)
+			defer bw.Flush()
+			bw.WriteString("line\n")
+		}()
+		*x = 1 // race: deferredflushthenwrite
+		close(done)
+	}()
+	buf := make([]byte, 5)
+	if _, err := r.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	sink = *x // race: deferredflushthenwrite
+	<-done
+}
