@@ -397,6 +397,14 @@ func (r *rewriter) call(x *ast.CallExpr) {
 	if fn != nil && fn.Name() == "Err" && fn.Pkg() != nil && fn.Pkg().Path() == "context" {
 		defer func() {
 			lo, hi := r.span(x)
+			if se, ok := unparen(x.Fun).(*ast.SelectorExpr); ok && plainExpr(r.info, se.X) &&
+				!slices.Contains(r.defines, rootName(se.X)) && types.AssignableTo(typeOf(r.info, se.X), ctxType(fn)) {
+				// The context, evaluated again: rt.CtxErr looks up its
+				// Done channel (a deadline's cancel, ctxDoneSeen).
+				clo, chi := r.span(se.X)
+				r.ed.wrap(lo, hi, rtAlias+".CtxErr(", ", "+string(r.ed.src[clo:chi])+", "+r.site(x.Pos())+")")
+				return
+			}
 			r.ed.wrap(lo, hi, rtAlias+".CtxDoneV(", ", "+r.site(x.Pos())+")")
 		}()
 	}
@@ -1066,6 +1074,14 @@ func (r *rewriter) ctxParentCall(x *ast.CallExpr, fn *types.Func) {
 		return // never done: no channel, no mutex
 	}
 	r.ed.wrap(lo, hi, rtAlias+".CtxParent(", ", "+r.site(x.Args[0].Pos())+")")
+}
+
+// ctxType is context.Context, from fn, a function of package context.
+func ctxType(fn *types.Func) types.Type {
+	if o := fn.Pkg().Scope().Lookup("Context"); o != nil {
+		return o.Type()
+	}
+	return types.Typ[types.Invalid]
 }
 
 // ctxRegisteringCall passes the context argument of a call of one of

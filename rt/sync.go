@@ -998,6 +998,20 @@ func CtxDoneV[T any](v T, site uint32) T {
 	return v
 }
 
+// CtxErr is err, what ctx.Err() returned, after recording what that call
+// saw: a non-nil error is an atomic load of what the cancel stored under
+// the context's mutex (CtxDone, and ctxDoneSeen for a cancel rt did not
+// see); a nil one loads nothing stored and orders nothing.
+func CtxErr(err error, ctx context.Context, site uint32) error {
+	if err != nil {
+		CtxDone(site)
+		if on && ctx != nil && live.Load() {
+			ctxDoneSeen(chanAddr(ctx.Done()), site)
+		}
+	}
+	return err
+}
+
 // CtxSeen is recorded after a call into untraced code that takes the
 // context ctx and can fail (instrument's ctxSeenCall): when ctx is done by
 // then, the callee may have returned because it saw the cancel, inside

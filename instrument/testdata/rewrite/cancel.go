@@ -97,6 +97,13 @@ func pollDone(ctx context.Context, c chan int) {
 	sub, stop := context.WithTimeout(ctx, time.Second)
 	defer stop()
 	<-sub.Done()
+	// An Err that returns non-nil looks up its context's channel
+	// (rt.CtxErr: a deadline's cancel); a context read from a field too.
+	if sub.Err() != nil {
+		return
+	}
+	l := &loader{Context: sub}
+	_ = l.Context.Err()
 }
 
 // A WithCancel-style call keeps its context under its parent for the

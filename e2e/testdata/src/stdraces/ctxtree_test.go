@@ -231,3 +231,50 @@ func TestRaceCtxDeadlineOtherContext(t *testing.T) {
 	sink = <-read
 	close(block)
 }
+
+// A non-nil Err is an atomic load of what the deadline's cancel stored
+// under the context's mutex, after it took the mutex: as a receive from
+// Done, it is ordered after what came before a registration with the
+// context.
+func TestNoRaceCtxErrAfterDeadline(t *testing.T) {
+	parent, cancelParent := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancelParent()
+	child, cancelChild := context.WithCancel(parent)
+	defer cancelChild()
+	_ = child.Done() // the first Done: here, so the writer's orders nothing
+	x := new(int)
+	block := make(chan bool)
+	go func() {
+		*x = 1
+		c3, cancel3 := context.WithCancel(child) // propagateCancel: child.mu
+		_ = c3
+		parkedAfterDone(block)
+		cancel3()
+	}()
+	for child.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	sink = *x
+	close(block)
+}
+
+// A nil Err loads nothing a cancel stored: it orders nothing, not even
+// after another context's cancel.
+func TestRaceCtxErrNil(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	other, cancelOther := context.WithCancel(context.Background())
+	_ = other
+	x := new(int)
+	block := make(chan bool)
+	go func() {
+		*x = 1 // race: ctxerrnil
+		cancelOther()
+		parkedAfterDone(block)
+	}()
+	waitParked(t, "parkedAfterDone")
+	if ctx.Err() == nil {
+		sink = *x // race: ctxerrnil
+	}
+	close(block)
+}
