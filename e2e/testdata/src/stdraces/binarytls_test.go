@@ -9,7 +9,6 @@ import (
 	"encoding/binary"
 	"math/big"
 	"net"
-	"os"
 	"testing"
 	"time"
 )
@@ -17,12 +16,7 @@ import (
 // encoding/binary's Write and Read write and read their io.Writer and
 // io.Reader: a file's system calls order them as Write and Read do.
 func TestNoRaceBinaryReadOrders(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
+	r, w := osPipe(t)
 	x := new(int)
 	go func() {
 		*x = 1
@@ -37,12 +31,7 @@ func TestNoRaceBinaryReadOrders(t *testing.T) {
 
 // A write after binary.Write is not ordered by it.
 func TestRaceBinaryWriteThenWrite(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
+	r, w := osPipe(t)
 	x := new(int)
 	done := make(chan bool)
 	go func() {

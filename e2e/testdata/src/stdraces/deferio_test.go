@@ -2,7 +2,6 @@ package stdraces
 
 import (
 	"bufio"
-	"os"
 	"testing"
 )
 
@@ -11,12 +10,7 @@ import (
 // statement (a goroutine that buffers a line, defers the Flush and sets a
 // result before it returns; the reader of the pipe reads the result).
 func TestNoRaceDeferredFlush(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
+	r, w := osPipe(t)
 	x := new(int)
 	go func() {
 		bw := bufio.NewWriter(w)
@@ -34,12 +28,7 @@ func TestNoRaceDeferredFlush(t *testing.T) {
 // A write after the deferred call has run (in the caller, after the
 // function returned) is not ordered by it.
 func TestRaceDeferredFlushThenWrite(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
+	r, w := osPipe(t)
 	x := new(int)
 	done := make(chan bool)
 	go func() {

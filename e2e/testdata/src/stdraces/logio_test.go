@@ -2,7 +2,6 @@ package stdraces
 
 import (
 	"log"
-	"os"
 	"testing"
 )
 
@@ -13,12 +12,7 @@ import (
 // goroutine reads from a connection before the cancel after which the
 // relay's cleanup reads the field the Listen set).
 func TestNoRaceLogOutputOrders(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
+	r, w := osPipe(t)
 	x := new(int)
 	go func() {
 		*x = 1
@@ -33,12 +27,7 @@ func TestNoRaceLogOutputOrders(t *testing.T) {
 
 // A write after the Output is not ordered by it.
 func TestRaceLogOutputAfter(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
+	r, w := osPipe(t)
 	x := new(int)
 	done := make(chan bool)
 	go func() {

@@ -10,12 +10,7 @@ import (
 // held-out gosrc.io/xmpp's client and test server): the read system call
 // acquires what the writer's released, as a Read does.
 func TestNoRaceXMLTokenOrders(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
+	r, w := osPipe(t)
 	x := new(int)
 	go func() {
 		*x = 1
@@ -29,12 +24,7 @@ func TestNoRaceXMLTokenOrders(t *testing.T) {
 
 // An xml.Encoder's EncodeToken and Flush write its writer, as a Write does.
 func TestNoRaceXMLEncodeTokenOrders(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
+	r, w := osPipe(t)
 	x := new(int)
 	go func() {
 		*x = 1
@@ -51,12 +41,7 @@ func TestNoRaceXMLEncodeTokenOrders(t *testing.T) {
 
 // A write after the Token call is not ordered by it.
 func TestRaceXMLTokenThenWrite(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
+	r, w := osPipe(t)
 	x := new(int)
 	done := make(chan bool)
 	go func() {
@@ -69,4 +54,15 @@ func TestRaceXMLTokenThenWrite(t *testing.T) {
 	}
 	sink = *x // race: xmltokenthenwrite
 	<-done
+}
+
+// osPipe is a pipe of the operating system's, closed when the test ends:
+// its Write and Read are system calls, ordered as ioSync orders them.
+func osPipe(t *testing.T) (r, w *os.File) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return r, w
 }
