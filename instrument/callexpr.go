@@ -945,13 +945,7 @@ func (r *rewriter) ctxSeenCall(x *ast.CallExpr, fn *types.Func) {
 		return
 	}
 	for _, a := range x.Args {
-		hook := ""
-		switch t := typeOf(r.info, a); {
-		case isNamedIn(t, "context", "Context"):
-			hook = "CtxSeen"
-		case isPtrToNamedIn(t, "net/http", "Request"):
-			hook = "ReqCtxSeen"
-		}
+		hook := ctxArgHook(r.info, a, "Seen")
 		if hook == "" || !plainExpr(r.info, a) || slices.Contains(r.defines, rootName(a)) {
 			continue // after the statement, the name may be another variable
 		}
@@ -1004,106 +998,4 @@ func (r *rewriter) lastOperand(x *ast.CallExpr) ast.Expr {
 		}
 	}
 	return x.Fun
-}
-
-// ctxParentFuncs are package context's functions whose first argument is
-// a parent context they register with (propagateCancel); those that
-// return a cancel function as well are true.
-var ctxParentFuncs = map[string]bool{
-	"WithCancel": true, "WithCancelCause": true, "WithTimeout": true, "WithTimeoutCause": true,
-	"WithDeadline": true, "WithDeadlineCause": true, "AfterFunc": false,
-}
-
-// ctxRegisteringFuncs are standard-library functions (types.Func's
-// FullName) that register with the context they are given, or an
-// *http.Request's, inside: a WithCancel, WithDeadline or AfterFunc of it,
-// which takes its mutex as propagateCancel does (net's connect, tls's
-// handshake, database/sql's rows and transactions, net/http's transport).
-// Only these: most functions that take a context only read its values or
-// wait on its Done channel, and a mutex they do not take would order what
-// -race reports.
-var ctxRegisteringFuncs = map[string]bool{
-	"(*net.Dialer).DialContext":                   true,
-	"(*crypto/tls.Dialer).DialContext":            true,
-	"(*crypto/tls.Conn).HandshakeContext":         true,
-	"os/signal.NotifyContext":                     true,
-	"(*database/sql.DB).BeginTx":                  true,
-	"(*database/sql.Conn).BeginTx":                true,
-	"(*database/sql.DB).QueryContext":             true,
-	"(*database/sql.DB).QueryRowContext":          true,
-	"(*database/sql.Conn).QueryContext":           true,
-	"(*database/sql.Conn).QueryRowContext":        true,
-	"(*database/sql.Tx).QueryContext":             true,
-	"(*database/sql.Tx).QueryRowContext":          true,
-	"(*database/sql.Stmt).QueryContext":           true,
-	"(*database/sql.Stmt).QueryRowContext":        true,
-	"(*net/http.Client).Do":                       true,
-	"(*net/http.Transport).RoundTrip":             true,
-	"(*net/http/httputil.ReverseProxy).ServeHTTP": true,
-	"golang.org/x/sync/errgroup.WithContext":      true,
-}
-
-// ctxParentCall passes the parent context of such a call through
-// rt.CtxParent, which records the parent's Done call and mutex as
-// propagateCancel takes them (rt's ctxMuObj). A call that returns a
-// cancel function passes it through rt.CtxParentOf and itself through
-// rt.CtxMade, which keep the new context under its parent for the cancel
-// (rt's ctxNode); a standard-library function that registers with its
-// context (ctxRegisteringFuncs) passes that context through rt.CtxParent.
-func (r *rewriter) ctxParentCall(x *ast.CallExpr, fn *types.Func) {
-	if fn == nil || fn.Pkg() == nil {
-		return
-	}
-	if fn.Pkg().Path() != "context" {
-		r.ctxRegisteringCall(x, fn)
-		return
-	}
-	made, ok := ctxParentFuncs[fn.Name()]
-	if !ok || len(x.Args) == 0 || r.inlineValue(x.Args[0]) || isTupleExpr(r.info, x.Args[0]) {
-		return
-	}
-	lo, hi := r.span(x.Args[0])
-	if made {
-		r.ed.wrap(lo, hi, rtAlias+".CtxParentOf(", ", "+r.site(x.Args[0].Pos())+")")
-		lo, hi = r.span(x)
-		r.ed.wrap(lo, hi, rtAlias+".CtxMade(", ")")
-		return
-	}
-	if pf := r.calledFunc(x.Args[0]); pf != nil && pf.Pkg() != nil && pf.Pkg().Path() == "context" &&
-		(pf.Name() == "Background" || pf.Name() == "TODO") {
-		return // never done: no channel, no mutex
-	}
-	r.ed.wrap(lo, hi, rtAlias+".CtxParent(", ", "+r.site(x.Args[0].Pos())+")")
-}
-
-// ctxType is context.Context, from fn, a function of package context.
-func ctxType(fn *types.Func) types.Type {
-	if o := fn.Pkg().Scope().Lookup("Context"); o != nil {
-		return o.Type()
-	}
-	return types.Typ[types.Invalid]
-}
-
-// ctxRegisteringCall passes the context argument of a call of one of
-// ctxRegisteringFuncs, or the *http.Request that carries it, through
-// rt.CtxParent or rt.ReqCtxParent.
-func (r *rewriter) ctxRegisteringCall(x *ast.CallExpr, fn *types.Func) {
-	if !ctxRegisteringFuncs[fn.FullName()] || r.traced(fn.Pkg().Path()) {
-		return
-	}
-	for _, a := range x.Args {
-		hook := ""
-		switch t := typeOf(r.info, a); {
-		case isNamedIn(t, "context", "Context"):
-			hook = "CtxParent"
-		case isPtrToNamedIn(t, "net/http", "Request"):
-			hook = "ReqCtxParent"
-		}
-		if hook == "" || r.inlineValue(a) || isTupleExpr(r.info, a) {
-			continue
-		}
-		lo, hi := r.span(a)
-		r.ed.wrap(lo, hi, rtAlias+"."+hook+"(", ", "+r.site(a.Pos())+")")
-		return
-	}
 }
