@@ -3,6 +3,7 @@ package instrument
 import (
 	"go/ast"
 	"go/types"
+	"slices"
 )
 
 // ctxArgHook names rt's hook Ctx<suffix> for an argument a of type
@@ -110,6 +111,36 @@ func (r *rewriter) ctxRegisteringCall(x *ast.CallExpr, fn *types.Func) {
 		}
 		lo, hi := r.span(a)
 		r.ed.wrap(lo, hi, rtAlias+"."+hook+"(", ", "+r.site(a.Pos())+")")
+		return
+	}
+}
+
+// ctxSeenCall records, after a call into untraced code (the standard
+// library, an untraced dependency) that takes a context and can fail, an
+// acquire of the cancels when that context is done by then (rt.CtxSeen):
+// the callee may have returned because it saw the cancel, where racekit
+// does not see it, and handed the caller what the canceller made. net/http
+// returns context.Cause(ctx), the error an errgroup cancels its context
+// with, which another goroutine made (held-out batch BX: a false race on
+// go-containerregistry's transport.Error, read by httputil.DumpRequestOut's
+// caller while the goroutine whose upload failed wrote it). The context is
+// an argument of type context.Context, or an *http.Request, which carries
+// one, given as a plain expression (evaluated again after the call).
+func (r *rewriter) ctxSeenCall(x *ast.CallExpr, fn *types.Func) {
+	if fn == nil || fn.Pkg() == nil || r.traced(fn.Pkg().Path()) {
+		return
+	}
+	sig, _ := fn.Type().(*types.Signature)
+	if sig == nil || sig.Results().Len() == 0 || !isErrorType(sig.Results().At(sig.Results().Len()-1).Type()) {
+		return
+	}
+	for _, a := range x.Args {
+		hook := ctxArgHook(r.info, a, "Seen")
+		if hook == "" || !plainExpr(r.info, a) || slices.Contains(r.defines, rootName(a)) {
+			continue // after the statement, the name may be another variable
+		}
+		lo, hi := r.span(a)
+		r.afterCall(x, hook, string(r.ed.src[lo:hi])+", ")
 		return
 	}
 }

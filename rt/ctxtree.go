@@ -3,10 +3,259 @@ package rt
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/racekit/racekit/trace"
 )
+
+// Contexts. Cancelling a context closes its Done channel inside package
+// context, where instrumented code cannot see it: a call of a CancelFunc
+// releases ctxObj, and a receive from a context's Done channel, or a
+// call of its Err method, acquires it (and timersObj, for contexts a
+// deadline cancels).
+var ctxObj = NewObject()
+
+// CtxCancel is f (a CancelFunc or CancelCauseFunc), after recording the
+// release of ctxObj: instrumented code calls rt.CtxCancel(cancel, site)().
+// The mutexes the cancel takes (ctxCancelled) come first: the channels it
+// closes, which the release stands for, are closed under them.
+func CtxCancel[F any](f F, site uint32) F {
+	if on {
+		if n := ctxNodeOf(f); n != nil {
+			ctxCancelled(n, site)
+		}
+		emitEdge(trace.OpSyncRelease, site, ctxObj)
+	}
+	return f
+}
+
+// CtxCancelLater is CtxCancel for a deferred call or a go statement
+// (defer cancel()): the function value is evaluated there, and the
+// release must be recorded when the call runs, after what the frame did
+// before it returned.
+func CtxCancelLater[F ~func()](f F, site uint32) F {
+	if f == nil {
+		return nil
+	}
+	var n *ctxNode // looked up now: the wrapper is another function
+	if on {
+		n = ctxNodeOf(f)
+	}
+	return func() {
+		if on {
+			if n != nil {
+				ctxCancelled(n, site)
+			}
+			emitEdge(trace.OpSyncRelease, site, ctxObj)
+		}
+		f()
+	}
+}
+
+// CtxCancelCauseLater is CtxCancelLater for a CancelCauseFunc.
+func CtxCancelCauseLater[F ~func(error)](f F, site uint32) F {
+	if f == nil {
+		return nil
+	}
+	var n *ctxNode // looked up now: the wrapper is another function
+	if on {
+		n = ctxNodeOf(f)
+	}
+	return func(cause error) {
+		if on {
+			if n != nil {
+				ctxCancelled(n, site)
+			}
+			emitEdge(trace.OpSyncRelease, site, ctxObj)
+		}
+		f(cause)
+	}
+}
+
+// A context's own mutex orders what the Go race detector sees inside
+// package context: the first call of a cancelCtx's Done makes the channel
+// under it (Lock, done.Store, Unlock), and a WithCancel, WithTimeout,
+// WithDeadline (and their Cause forms) or AfterFunc of the context as a
+// parent takes it (propagateCancel: parent.Done(), then p.mu.Lock()); a
+// later Done only loads the channel, an atomic load that acquires the
+// first one's store alone. rt keys both objects by the Done channel's
+// address (the context's cancelCtx makes it; a+0 to a+3 are its
+// messages' objects): ctxMuObj and ctxStoreObj. Held-out
+// wneessen/go-mail's test server writes a field, then calls ctx.Done() in
+// its accept loop; the test reads the field after a context.WithTimeout
+// of that ctx.
+func ctxMuObj(a uint64) uint64    { return a + 5 }
+func ctxStoreObj(a uint64) uint64 { return a + 6 }
+
+// ctxDoneCalled records what the call of a context's Done method that
+// returned c did inside package context (see ctxMuObj): the first call rt
+// sees of a channel takes the mutex and releases the store, a later one
+// acquires the store. (A first call in untraced code, which rt does not
+// see, is taken for the first traced one: its release comes later than
+// the real one, which may order more, never less.) It returns the
+// channel's address and counters, for the caller's own events (a 0
+// address: nothing recorded).
+func ctxDoneCalled[C ~chan E | ~<-chan E, E any](c C, site uint32) (uint64, *chanCount) {
+	if !on || c == nil || !live.Load() {
+		return 0, nil
+	}
+	a := chanAddr(c)
+	if a == 0 {
+		return 0, nil
+	}
+	cc := chanCounts(c, a, site)
+	if !cc.ctxMade.Load() && cc.ctxMade.CompareAndSwap(false, true) {
+		emitEdge(trace.OpSyncAcquire, site, ctxMuObj(a))
+		emitEdge(trace.OpSyncRelease, site, ctxMuObj(a))
+		emitEdge(trace.OpSyncRelease, site, ctxStoreObj(a))
+		return a, cc
+	}
+	emitEdge(trace.OpSyncAcquire, site, ctxStoreObj(a))
+	return a, cc
+}
+
+// CtxDoneCall is c, a call of a context's Done method, after recording
+// what the call did (ctxDoneCalled): a select case's channel.
+func CtxDoneCall[C ~<-chan E, E any](c C, site uint32) C {
+	ctxDoneCalled(c, site)
+	return c
+}
+
+// CtxParent is parent, the parent context of a WithCancel, WithTimeout,
+// WithDeadline, their Cause forms or AfterFunc, after recording what
+// propagateCancel does with it: parent.Done() (called here; the call the
+// function makes then finds the channel made), then the parent's mutex.
+func CtxParent[X context.Context](parent X, site uint32) X {
+	if !on || !live.Load() {
+		return parent
+	}
+	if p := context.Context(parent); p != nil {
+		if a, _ := ctxDoneCalled(p.Done(), site); a != 0 {
+			emitEdge(trace.OpSyncAcquire, site, ctxMuObj(a))
+			emitEdge(trace.OpSyncRelease, site, ctxMuObj(a))
+		}
+	}
+	return parent
+}
+
+// ReqCtxParent is CtxParent for the context of an HTTP request (an
+// *http.Request: rt does not import net/http) that the callee registers
+// with (net/http's transport: a WithCancelCause of it).
+func ReqCtxParent[R interface {
+	*Q
+	Context() context.Context
+}, Q any](req R, site uint32) R {
+	if req != nil {
+		CtxParent(req.Context(), site)
+	}
+	return req
+}
+
+// CtxDoneChan is a call of a context's Done method whose channel traced
+// code keeps rather than receives from at once (returned by a Closer's
+// HasBeenClosed, stored, passed on): a receive from that channel that
+// returns because it is closed acquires the cancels, as RecvCtx does where
+// the call is the receive's operand (ristretto's AllocatorPool closes its
+// channel after <-closer.HasBeenClosed(): held-out batch BJ).
+func CtxDoneChan[C ~<-chan E, E any](c C, site uint32) C {
+	if _, cc := ctxDoneCalled(c, site); cc != nil {
+		cc.ctxDone.Store(true)
+		doneKept.Store(true)
+	}
+	return c
+}
+
+// doneKept tells whether CtxDoneChan marked a channel: until it has, a
+// receive does not look its channel up to ask.
+var doneKept atomic.Bool
+
+// CtxDone is recorded after a receive from a context's Done channel or a
+// call of its Err method.
+func CtxDone(site uint32) {
+	if on {
+		emitEdge(trace.OpSyncAcquire, site, ctxObj)
+		emitEdge(trace.OpSyncAcquire, site, timersObj)
+	}
+}
+
+// CtxDoneV is CtxDone around a value: rt.CtxDoneV(ctx.Err(), site).
+func CtxDoneV[T any](v T, site uint32) T {
+	CtxDone(site)
+	return v
+}
+
+// CtxErr is err, what ctx.Err() returned, after recording what that call
+// saw: a non-nil error is an atomic load of what the cancel stored under
+// the context's mutex (CtxDone, and ctxDoneSeen for a cancel rt did not
+// see); a nil one loads nothing stored and orders nothing.
+func CtxErr(err error, ctx context.Context, site uint32) error {
+	if err != nil {
+		CtxDone(site)
+		if on && ctx != nil && live.Load() {
+			ctxDoneSeen(chanAddr(ctx.Done()), site)
+		}
+	}
+	return err
+}
+
+// CtxSeen is recorded after a call into untraced code that takes the
+// context ctx and can fail (instrument's ctxSeenCall): when ctx is done by
+// then, the callee may have returned because it saw the cancel, inside
+// code racekit does not see (net/http returns context.Cause(ctx), an error
+// the cancelling goroutine made), so the cancels are acquired as a receive
+// from Done acquires them. A context not done orders nothing.
+func CtxSeen(ctx context.Context, site uint32) {
+	if on && ctx != nil && ctx.Err() != nil {
+		CtxDone(site)
+	}
+}
+
+// CtxSeenV is CtxSeen after a call with one result: CtxSeenV(f(ctx), ctx, site).
+func CtxSeenV[V any](v V, ctx context.Context, site uint32) V {
+	CtxSeen(ctx, site)
+	return v
+}
+
+// ReqCtxSeen is CtxSeen for the context of an HTTP request (an
+// *http.Request: rt does not import net/http).
+func ReqCtxSeen[R interface {
+	*Q
+	Context() context.Context
+}, Q any](req R, site uint32) {
+	if on && req != nil {
+		CtxSeen(req.Context(), site)
+	}
+}
+
+// ReqCtxSeenV is ReqCtxSeen after a call with one result.
+func ReqCtxSeenV[V any, R interface {
+	*Q
+	Context() context.Context
+}, Q any](v V, req R, site uint32) V {
+	ReqCtxSeen(req, site)
+	return v
+}
+
+// RecvCtx is Recv for a context's Done channel.
+func RecvCtx[C ~chan E | ~<-chan E, E any](c C, site uint32) E {
+	ctxDoneCalled(c, site)
+	v := Recv(c, site)
+	CtxDoneOf(c, site)
+	return v
+}
+
+// Recv2Ctx is Recv2 for a context's Done channel.
+func Recv2Ctx[C ~chan E | ~<-chan E, E any](c C, site uint32) (E, bool) {
+	ctxDoneCalled(c, site)
+	v, ok := Recv2(c, site)
+	if !ok {
+		CtxDoneOf(c, site)
+	} else {
+		CtxDone(site)
+	}
+	return v, ok
+}
 
 // The contexts traced code makes with a cancel function (WithCancel,
 // WithTimeout, WithDeadline and their Cause forms), kept so that a call of

@@ -283,11 +283,12 @@
 //     them (sqldriver.go).
 //   - iter.Pull's coroutine is ordered with its caller at each switch, as
 //     Go's iter.go annotates it (iter.go).
-//   - A context's own mutex, keyed by its Done channel: the first Done
-//     takes it, a WithCancel of it takes it (sync.go), and a cancel takes
-//     its own, its descendants' and its parent's, from the tree of the
-//     contexts traced code made (ctxtree.go: CtxMade, CtxCancel's
-//     ctxCancelled); a receive that sees a context done by a cancel rt did
+//   - Contexts (ctxtree.go): a cancel releases ctxObj, and a receive from
+//     Done or a non-nil Err acquires it; a context's own mutex, keyed by
+//     its Done channel: the first Done takes it, a WithCancel of it takes
+//     it (CtxParent), and a cancel takes its own, its descendants' and its
+//     parent's, from the tree of the contexts traced code made (CtxMade,
+//     CtxCancel's ctxCancelled); a receive that sees a context done by a cancel rt did
 //     not see, a deadline's, takes what that cancel took (ctxDoneSeen).
 //   - BarrierPairs around untraced calls (barrier.go: reachable address
 //     sets by cached reflect walks; docs/frontend.md, "BarrierPairs").
