@@ -3,7 +3,8 @@
 //
 // For each module of the corpus (modules.go), fetched with go mod download
 // and copied to a writable directory (go mod tidy there; a go.mod is
-// written when the module has none), it runs
+// written when the module has none; replaces of directories it does not
+// hold are dropped), it runs
 //
 //	go test -race -json -count=1 -p=1 -timeout=T ./...
 //	racekit test -json -count=1 -p=1 -timeout=T ./...   (-runs times)
@@ -300,6 +301,11 @@ func fetch(m Module, dir string, mr *ModuleResult) error {
 		}
 		mr.Prep = "no go.mod: wrote one with the module line only."
 	}
+	if n, err := dropMissingReplaces(dir); err != nil {
+		return err
+	} else if n > 0 {
+		mr.Prep = strings.TrimSpace(fmt.Sprintf("%s dropped %d replace directives to directories the module does not hold (a monorepo's siblings): the required versions come from the proxy.", mr.Prep, n))
+	}
 	tidy := exec.Command("go", "mod", "tidy")
 	tidy.Dir = dir
 	tidy.Env = runEnv()
@@ -307,6 +313,63 @@ func fetch(m Module, dir string, mr *ModuleResult) error {
 		mr.Prep = strings.TrimSpace(mr.Prep + " go mod tidy failed (runs use -mod=mod): " + firstLines(string(out), 3))
 	}
 	return nil
+}
+
+// dropMissingReplaces removes from dir's go.mod each replace directive
+// whose target is a local directory that is not there: a module of a
+// monorepo (OpenTelemetry's collector) replaces its siblings by relative
+// paths, which its copy from the proxy does not hold, so that neither go
+// test -race nor racekit could build it. It returns how many it dropped.
+func dropMissingReplaces(dir string) (int, error) {
+	cmd := exec.Command("go", "mod", "edit", "-json")
+	cmd.Dir = dir
+	cmd.Env = runEnv()
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("go mod edit -json: %v", err)
+	}
+	var mod struct {
+		Replace []struct {
+			Old, New struct{ Path, Version string }
+		}
+	}
+	if err := json.Unmarshal(out, &mod); err != nil {
+		return 0, fmt.Errorf("go mod edit -json: %v", err)
+	}
+	var drop []string
+	for _, r := range mod.Replace {
+		if r.New.Version != "" || !isDirPath(r.New.Path) {
+			continue // a module path: fetched from the proxy
+		}
+		target := r.New.Path
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(dir, target)
+		}
+		if _, err := os.Stat(filepath.Join(target, "go.mod")); err == nil {
+			continue
+		}
+		old := r.Old.Path
+		if r.Old.Version != "" {
+			old += "@" + r.Old.Version
+		}
+		drop = append(drop, "-dropreplace="+old)
+	}
+	if len(drop) == 0 {
+		return 0, nil
+	}
+	cmd = exec.Command("go", append([]string{"mod", "edit"}, drop...)...)
+	cmd.Dir = dir
+	cmd.Env = runEnv()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("go mod edit: %v: %s", err, firstLines(string(out), 3))
+	}
+	return len(drop), nil
+}
+
+// isDirPath reports whether a replacement is a directory, as go.mod's
+// rule says: a path that starts ./ or ../ or is absolute.
+func isDirPath(p string) bool {
+	return strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") || p == "." || p == ".." || filepath.IsAbs(p)
 }
 
 func runEnv() []string {

@@ -143,7 +143,7 @@ func writeReadmeMethod(w readmeWriter, rc runCounts, merged bool) {
 	case rc.n != 3:
 		times = fmt.Sprintf("(%d times)", rc.n)
 	}
-	w("Each module is fetched from the Go module proxy at the pinned version, copied to a temporary directory (`go mod tidy` there; a module without go.mod gets one with only its module line, so no go line), then run with\n\n")
+	w("Each module is fetched from the Go module proxy at the pinned version, copied to a temporary directory (`go mod tidy` there; a module without go.mod gets one with only its module line, so no go line; a replace directive to a directory the copy does not hold, a monorepo's sibling, is dropped), then run with\n\n")
 	w("    go test -race -json -count=1 -p=1 -timeout=T ./...\n")
 	w("    racekit test -json -count=1 -p=1 -timeout=T ./...    %s\n\n", times)
 	if merged {
