@@ -74,22 +74,7 @@ func instrumentPackages(cfg *Config, targets []string, overlay map[string]string
 // loadPackages loads and type-checks the targets, non-test variants first,
 // and the test variants of the main module's packages (cfg.Tests).
 func loadPackages(cfg *Config, targets []string) ([]*packages.Package, error) {
-	load := func(tests bool, targets []string) ([]*packages.Package, error) {
-		lcfg := &packages.Config{
-			Mode: packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedSyntax |
-				packages.NeedTypes | packages.NeedTypesInfo | packages.NeedModule,
-			Dir:        cfg.Dir,
-			Env:        cfg.goEnv(),
-			BuildFlags: cfg.BuildFlags,
-			Tests:      tests,
-			Overlay:    cfg.raceSrc,
-		}
-		pkgs, err := packages.Load(lcfg, targets...)
-		if err != nil {
-			return nil, fmt.Errorf("loading packages: %v", err)
-		}
-		return pkgs, nil
-	}
+	load := newTypeLoader(cfg).load
 	// A dependency's test files are not built (go test builds only the
 	// patterns' tests): its test variant is not loaded, so its test files
 	// and their imports are neither type-checked nor instrumented. The
