@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // goTestRace runs go test -race in testdata/src and returns its exit code
@@ -242,14 +243,28 @@ func TestTestReportJSON(t *testing.T) {
 func jsonEnds(t *testing.T, out, racy string) (map[string][]string, string) {
 	t.Helper()
 	acts := map[string][]string{}
+	last := map[string]time.Time{}
 	var report strings.Builder
 	for _, line := range strings.Split(out, "\n") {
 		if !strings.HasPrefix(line, "{") {
 			continue
 		}
-		var e struct{ Action, Package, Test, Output string }
+		var e struct {
+			Action, Package, Test, Output string
+			Time                          time.Time
+		}
 		if err := json.Unmarshal([]byte(line), &e); err != nil {
 			t.Fatalf("%v: %s", err, line)
+		}
+		// A fail event is not older than the events above it, the race
+		// reports it follows. (go test's own events are not always in
+		// time order: a test's "--- PASS" output can follow the next
+		// test's "=== RUN" with an earlier time.)
+		if prev := last[e.Package]; e.Action == "fail" && e.Time.Before(prev) {
+			t.Errorf("fail event of %s %s at %v, before an event above it (%v)", e.Package, e.Test, e.Time, prev)
+		}
+		if e.Time.After(last[e.Package]) {
+			last[e.Package] = e.Time
 		}
 		switch e.Action {
 		case "output":

@@ -67,8 +67,7 @@ func (o *Output) jsonLine(line string) {
 		return
 	}
 	emit := func(ev testEvent) {
-		now := time.Now()
-		ev.Time = &now
+		ev.Time = nowPtr()
 		ev.Package = e.Package
 		data, _ := json.Marshal(ev)
 		o.print(string(data) + "\n")
@@ -87,6 +86,7 @@ func (o *Output) jsonLine(line string) {
 	emit(testEvent{Action: "output", Output: &fail})
 	emit(testEvent{Action: "output", Output: &sum})
 	e.Action = "fail"
+	e.Time = nowPtr()
 	data, _ := json.Marshal(e)
 	o.print(string(data) + "\n")
 	o.failed++
@@ -133,6 +133,7 @@ func (o *Output) endTests(ends []heldEnd, byTest []*testRaces, emit func(testEve
 		default:
 			e := h.e
 			e.Action = "fail"
+			e.Time = nowPtr() // after the reports' output events, as go test's are
 			data, _ := json.Marshal(e)
 			o.print(string(data) + "\n")
 		}
@@ -170,4 +171,12 @@ func (o *Output) endTests(ends []heldEnd, byTest []*testRaces, emit func(testEve
 			}
 		}
 	}
+}
+
+// nowPtr is the time of an event racekit writes or rewrites: a package's
+// events stay in time order, the failures its analysis decided after go
+// test's own events.
+func nowPtr() *time.Time {
+	now := time.Now()
+	return &now
 }
