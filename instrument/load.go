@@ -112,6 +112,8 @@ func (l *typeLoader) load(tests bool, targets []string) ([]*packages.Package, er
 		go func() {
 			defer wg.Done()
 			defer close(done[p])
+			// go/packages leaves out the import that closes a cycle
+			// (TestTypeLoaderImportCycle): the waits end.
 			for _, ip := range p.Imports {
 				if c := done[ip]; c != nil {
 					<-c

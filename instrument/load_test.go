@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/tools/go/packages"
 )
@@ -186,5 +187,45 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestTypeLoaderImportCycle: packages that import each other (go list's
+// "import cycle not allowed") are reported, and their checks, each waiting
+// for its imports', end: go/packages leaves the import closing the cycle
+// out of the graph.
+func TestTypeLoaderImportCycle(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"go.mod": "module example.com/m\n\ngo 1.22\n",
+		"a/a.go": "package a\n\nimport \"example.com/m/b\"\n\nvar A = b.B\n",
+		"b/b.go": "package b\n\nimport \"example.com/m/a\"\n\nvar B = 1\n\nvar _ = a.A\n",
+	})
+	type result struct {
+		pkgs []*packages.Package
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		pkgs, err := newTypeLoader(&Config{Dir: dir}).load(false, []string{"./..."})
+		ch <- result{pkgs, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		errs := 0
+		for _, p := range r.pkgs {
+			errs += len(p.Errors)
+			if !p.IllTyped {
+				t.Errorf("%s: not ill-typed", p.ID)
+			}
+		}
+		if errs == 0 {
+			t.Error("no error for the cycle")
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the loader waits forever on an import cycle")
 	}
 }
