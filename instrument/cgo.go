@@ -54,16 +54,7 @@ func checkCgo(p *packages.Package, src map[string][]byte) (*cgoPackage, error) {
 		files = append(files, f)
 		c.files[name] = f
 	}
-	c.info = &types.Info{
-		Types:        map[ast.Expr]types.TypeAndValue{},
-		Instances:    map[*ast.Ident]types.Instance{},
-		Defs:         map[*ast.Ident]types.Object{},
-		Uses:         map[*ast.Ident]types.Object{},
-		Implicits:    map[ast.Node]types.Object{},
-		Selections:   map[*ast.SelectorExpr]*types.Selection{},
-		Scopes:       map[ast.Node]*types.Scope{},
-		FileVersions: map[*ast.File]string{},
-	}
+	c.info = newTypesInfo()
 	// Errors are expected and ignored: go/packages type-checked cgo's
 	// output without one, so each comes from package C's names (a C
 	// value converted or assigned is of the invalid type), and go/types

@@ -24,7 +24,6 @@ import (
 	"os"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 
 	"golang.org/x/tools/go/gcexportdata"
@@ -48,11 +47,9 @@ type typeLoader struct {
 }
 
 func newTypeLoader(cfg *Config) *typeLoader {
-	goarch := runtime.GOARCH
-	for _, kv := range cfg.goEnv() {
-		if v, ok := strings.CutPrefix(kv, "GOARCH="); ok && v != "" {
-			goarch = v
-		}
+	goarch, err := goEnvVar(cfg.Dir, cfg.goEnv(), "GOARCH")
+	if err != nil || goarch == "" {
+		goarch = runtime.GOARCH
 	}
 	return &typeLoader{
 		cfg:     cfg,
@@ -88,17 +85,20 @@ func (l *typeLoader) load(tests bool, targets []string) ([]*packages.Package, er
 	for _, p := range roots {
 		isRoot[p] = true
 	}
+	// The std packages the others import need export data; std's own
+	// imports do not (an export file holds what its importers need).
 	var all []*packages.Package
 	var stdPaths []string
-	packages.Visit(roots, nil, func(p *packages.Package) {
-		if isStdPkg(p) {
-			if _, ok := l.export[p.PkgPath]; !ok && p.PkgPath != "unsafe" {
-				stdPaths = append(stdPaths, p.PkgPath)
-			}
-			return
+	packages.Visit(roots, func(p *packages.Package) bool {
+		if !isStdPkg(p) {
+			all = append(all, p)
+			return true
 		}
-		all = append(all, p)
-	})
+		if _, ok := l.export[p.PkgPath]; !ok && p.PkgPath != "unsafe" {
+			stdPaths = append(stdPaths, p.PkgPath)
+		}
+		return false
+	}, nil)
 	if err := l.listExport(stdPaths); err != nil {
 		return nil, err
 	}
@@ -228,7 +228,6 @@ func (l *typeLoader) check(p *packages.Package, root bool) {
 	l.cpu <- struct{}{}
 	defer func() { <-l.cpu }()
 	p.Fset = l.fset
-	p.Syntax = p.Syntax[:0]
 	for _, name := range p.CompiledGoFiles {
 		src, ok := l.cfg.raceSrc[name]
 		if !ok {
@@ -249,16 +248,7 @@ func (l *typeLoader) check(p *packages.Package, root bool) {
 	p.Types = types.NewPackage(p.PkgPath, p.Name)
 	p.TypesSizes = l.sizes
 	if root {
-		p.TypesInfo = &types.Info{
-			Types:        map[ast.Expr]types.TypeAndValue{},
-			Defs:         map[*ast.Ident]types.Object{},
-			Uses:         map[*ast.Ident]types.Object{},
-			Implicits:    map[ast.Node]types.Object{},
-			Instances:    map[*ast.Ident]types.Instance{},
-			Scopes:       map[ast.Node]*types.Scope{},
-			Selections:   map[*ast.SelectorExpr]*types.Selection{},
-			FileVersions: map[*ast.File]string{},
-		}
+		p.TypesInfo = newTypesInfo()
 	}
 	tc := &types.Config{
 		Importer: importerFunc(func(path string) (*types.Package, error) {
@@ -296,5 +286,20 @@ func (l *typeLoader) check(p *packages.Package, root bool) {
 		l.mu.Lock()
 		l.checked[p.ID] = p
 		l.mu.Unlock()
+	}
+}
+
+// newTypesInfo is a types.Info that records everything the rewriter asks
+// of a package's files.
+func newTypesInfo() *types.Info {
+	return &types.Info{
+		Types:        map[ast.Expr]types.TypeAndValue{},
+		Defs:         map[*ast.Ident]types.Object{},
+		Uses:         map[*ast.Ident]types.Object{},
+		Implicits:    map[ast.Node]types.Object{},
+		Instances:    map[*ast.Ident]types.Instance{},
+		Scopes:       map[ast.Node]*types.Scope{},
+		Selections:   map[*ast.SelectorExpr]*types.Selection{},
+		FileVersions: map[*ast.File]string{},
 	}
 }
