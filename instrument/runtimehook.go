@@ -334,6 +334,12 @@ func allocHookOverlay(cfg *Config, rtDir string, overlay map[string]string) (not
 			files[filepath.Join(rtDir, "rt", "racekit_synchook.go")] = []byte(rtSyncHookFile)
 		}
 	}
+	if sc, err := os.ReadFile(filepath.Join(goroot, "src", "syscall", "syscall_unix.go")); err == nil && os.Getenv("RACEKIT_IO_HOOK") != "0" {
+		if p, ok := ioSyscallPatch(string(sc)); ok {
+			files[filepath.Join(goroot, "src", "syscall", "syscall_unix.go")] = []byte(p)
+			files[filepath.Join(rtDir, "rt", "racekit_iohook.go")] = []byte(rtIOHookFile)
+		}
+	}
 	if mc, err := os.ReadFile(filepath.Join(src, "mcleanup.go")); err == nil {
 		if p, ok := cleanupPatch(string(mc)); ok {
 			files[filepath.Join(src, "mcleanup.go")] = []byte(p)

@@ -1,6 +1,8 @@
 package instrument
 
 import (
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -162,6 +164,44 @@ func TestWGPatch(t *testing.T) {
 	}
 	if _, ok := wgPatch(strings.Replace(string(src), "race.Acquire(unsafe.Pointer(wg))", "", 1)); ok {
 		t.Error("a waitgroup.go with one of Wait's acquires missing was patched")
+	}
+}
+
+// The installed toolchain's syscall/syscall_unix.go takes the system
+// calls' hook: after Read's and Pread's calls, before Write's, Pwrite's
+// and Sendfile's, each once, and the variable; a copy without one of the
+// texts is left alone. (e2e's stdraces syscallio_test.go runs it.)
+func TestIOSyscallPatch(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "syscall", "syscall_unix.go"))
+	if err != nil {
+		t.Skip(err)
+	}
+	p, ok := ioSyscallPatch(string(src))
+	if !ok {
+		t.Fatalf("%s's syscall/syscall_unix.go: I/O hook not applied", runtime.Version())
+	}
+	if n := strings.Count(p, "racekitIOHook(fd, p, n, 1)"); n != 2 {
+		t.Errorf("the reads' hook %d times, want 2", n)
+	}
+	if n := strings.Count(p, "racekitIOHook(fd, nil, 0, 0)") + strings.Count(p, "racekitIOHook(outfd, nil, 0, 0)"); n != 3 {
+		t.Errorf("the writes' hook %d times, want 3", n)
+	}
+	for _, f := range []string{"Read", "Pread"} {
+		// The hook after the system call, before the race build's acquire.
+		body := p[strings.Index(p, "\nfunc "+f+"("):]
+		if h, a := strings.Index(body, "racekitIOHook("), strings.Index(body, "race.Acquire(unsafe.Pointer(&ioSync))"); h < 0 || a < 0 || h > a {
+			t.Errorf("%s: the hook at %d, the race build's acquire at %d", f, h, a)
+		}
+	}
+	if !strings.HasSuffix(p, ioSyscallFuncs) {
+		t.Error("the hook's variable is missing")
+	}
+	if _, ok := ioSyscallPatch(strings.Replace(string(src), "n, err = pread(fd, p, offset)", "n, err = pread(fd, p, offset) ", 1)); ok {
+		t.Error("a syscall_unix.go with Pread's call changed was patched")
+	}
+	// The patched file still parses.
+	if _, err := parser.ParseFile(token.NewFileSet(), "syscall_unix.go", p, 0); err != nil {
+		t.Error(err)
 	}
 }
 

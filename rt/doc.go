@@ -261,6 +261,18 @@
 // goroutines rt has a state for, so that httptest.Server.Close (a Wait
 // inside std) orders what its handlers did before it returns.
 //
+// # System calls' I/O
+//
+// The patched package syscall calls onIO (iohook.go; the patch is
+// instrument/syscallhook.go's) where the race build annotates syscall's
+// ioSync: before a write system call (Write, Pwrite, Sendfile), a release
+// of ioObj, and after a read one that succeeded (Read, Pread), an acquire,
+// on goroutines rt has a state for, so that I/O inside any standard
+// library call orders as under go test -race (a tls.Conn's Write that runs
+// the handshake reads). The bytes a read system call put in the buffer of
+// a Read call under way (FillW) are recorded before that acquire, as
+// -race's WriteRange; writes of the trace file itself record nothing.
+//
 // # Hooks
 //
 // Beside the access hooks (access.go) and those of sync, sync/atomic and

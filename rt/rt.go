@@ -97,6 +97,7 @@ func start(path string, withDedup bool) error {
 	seq.Store(0)
 	pending.Store(0)
 	out = f
+	setTraceFD(f)
 	outPath = path
 	dedup = withDedup
 	w = rkt.NewWriter(newGuardedFile(f, traceMinFree))
@@ -129,6 +130,7 @@ func start(path string, withDedup bool) error {
 	installAllocHook()
 	installChanHook()
 	installSyncHook()
+	installIOHook()
 	installExitHook()
 	installCleanupHook()
 	return nil
@@ -300,6 +302,7 @@ func Finish() {
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
+	traceFD.Store(-1)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "racekit: finishing trace %s: %v\n", outPath, err)
 	}
