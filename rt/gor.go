@@ -431,16 +431,51 @@ func AfterFunc(d time.Duration, f func(), site uint32) *time.Timer {
 
 // ContextAfterFunc is context.AfterFunc(ctx, f). f runs once ctx is
 // done: after its cancel (package context starts f's goroutine in it),
-// so f acquires what a receive from ctx.Done() does.
+// so f acquires what a receive from ctx.Done() does. Its stop function
+// records what stop does inside package context (afterFuncStopped).
 func ContextAfterFunc(ctx context.Context, f func(), site uint32) (stop func() bool) {
 	c := Fork(site)
 	var first atomic.Bool
-	return context.AfterFunc(ctx, func() {
+	stopF := context.AfterFunc(ctx, func() {
 		runForked(c, &first, func() {
 			CtxDone(site)
 			f()
 		})
 	})
+	var stopped atomic.Bool
+	return func() bool {
+		ok := stopF()
+		if ok {
+			stopped.Store(true)
+		}
+		afterFuncStopped(ctx, ok, stopped.Load(), site)
+		return ok
+	}
+}
+
+// afterFuncStopped records what a context.AfterFunc's stop did, as the Go
+// race detector sees it inside package context. stop runs the
+// AfterFunc's once.Do: true when it got there first, and then it removes
+// the AfterFunc from its parent under the parent's mutex (removeChild),
+// which a later cancel of the parent takes; false when the parent's
+// cancel had run it (cancelled the AfterFunc, then started f's goroutine
+// inside the once), and then the once's atomic load orders the stop after
+// that cancel, as a receive from the parent's Done does, whether f's
+// goroutine has run yet or not. A stop after a stop that returned true
+// returns false and sees only the first stop's once.
+func afterFuncStopped(ctx context.Context, ok, stopped bool, site uint32) {
+	if !on || !live.Load() || ctx == nil {
+		return
+	}
+	switch {
+	case ok:
+		if a := chanAddr(ctx.Done()); a != 0 {
+			emitEdge(trace.OpSyncAcquire, site, ctxMuObj(a))
+			emitEdge(trace.OpSyncRelease, site, ctxMuObj(a))
+		}
+	case !stopped && ctx.Err() != nil:
+		CtxDoneOf(ctx.Done(), site)
+	}
 }
 
 // runForked runs f as the child c the first time, as a goroutine of its own

@@ -104,6 +104,61 @@ func TestRaceContextAfterFuncWriteAfterCancel(t *testing.T) {
 	<-done
 }
 
+// context.AfterFunc's stop returns false once the cancel has run the
+// AfterFunc's once (package context: a.once.Do(func() { go a.f() }) after
+// it cancelled a), an atomic load of what the cancel stored: the stop is
+// ordered after the cancel, whether or not f's goroutine has run.
+func TestNoRaceContextAfterFuncStopFalse(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := context.AfterFunc(ctx, func() {})
+	x := new(int)
+	go func() {
+		*x = 1
+		cancel()
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if !stop() {
+		sink = *x
+	}
+}
+
+// A stop that returns true removes the AfterFunc from its parent under the
+// parent's mutex (removeChild), which a later cancel of the parent takes.
+func TestNoRaceContextAfterFuncStopThenCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := context.AfterFunc(ctx, func() {})
+	x := new(int)
+	done := make(chan bool)
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		cancel()
+		sink = *x
+		close(done)
+	}()
+	*x = 1
+	stop()
+	<-done
+}
+
+// A stop that returns true orders nothing else: a write another goroutine
+// made with no cancel races with a read after it.
+func TestRaceContextAfterFuncStopTrue(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() {})
+	x := new(int)
+	done := make(chan bool)
+	go func() {
+		*x = 1 // race: afterfuncstoptrue
+		close(done)
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if stop() {
+		sink = *x // race: afterfuncstoptrue
+	}
+	<-done
+}
+
 // closer keeps a context and its cancel, and hands out the Done channel
 // (ristretto's z.Closer: HasBeenClosed).
 type closer struct {
