@@ -2,6 +2,7 @@ package stdraces
 
 import (
 	"bufio"
+	"fmt"
 	"testing"
 )
 
@@ -46,4 +47,22 @@ func TestRaceDeferredFlushThenWrite(t *testing.T) {
 	}
 	sink = *x // race: deferredflushthenwrite
 	<-done
+}
+
+// A deferred I/O call with arguments writes when it runs too: its system
+// call's release comes after the function's last writes (racekit's edge
+// at the defer statement alone, where the arguments are evaluated, left
+// the write of x after it unordered).
+func TestNoRaceDeferredWriteWithArgs(t *testing.T) {
+	r, w := osPipe(t)
+	x := new(int)
+	go func() {
+		defer fmt.Fprintln(w, "done")
+		*x = 1
+	}()
+	buf := make([]byte, 5)
+	if _, err := r.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	sink = *x
 }
