@@ -414,9 +414,10 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		pre = "Timer"
 	}
 	write, read := r.ioEdges(fn)
-	if p := ioBeforeHook(write, read); p != "" {
+	sys := write && r.ioWriteAtSyscalls(fn)
+	if p := ioBeforeHook(write, read, sys); p != "" {
 		pre = p
-		if r.deferCalls[x] && r.ioLater(x, write, read) {
+		if r.deferCalls[x] && r.ioLater(x, write, read, sys) {
 			pre = ""
 		}
 	}
@@ -602,13 +603,20 @@ func (r *rewriter) ioEdges(fn *types.Func) (write, read bool) {
 	return ioKind(fn)
 }
 
+// ioWriteAtSyscalls reports whether a call of fn that may write releases
+// at its own system calls only (ioAtSyscalls; not an untraced
+// dependency's, whose I/O may run on goroutines of its own).
+func (r *rewriter) ioWriteAtSyscalls(fn *types.Func) bool {
+	return !r.untracedDep(fn) && ioAtSyscalls(fn)
+}
+
 // ioLater wraps the function value of x, a deferred I/O call with no
 // arguments whose function is a func() or func() error (Close, Flush,
 // Sync, Wait), in rt.IOLater or IOLaterE, which record its edges when it
 // runs, at the function's return, not at the defer statement; it reports
 // whether it did. (Other deferred I/O calls keep their release at the
 // defer statement, and lose their acquire.)
-func (r *rewriter) ioLater(x *ast.CallExpr, write, read bool) bool {
+func (r *rewriter) ioLater(x *ast.CallExpr, write, read, sys bool) bool {
 	sig, ok := core(typeOf(r.info, x.Fun)).(*types.Signature)
 	if !ok || len(x.Args) != 0 || sig.Params().Len() != 0 {
 		return false
@@ -626,6 +634,9 @@ func (r *rewriter) ioLater(x *ast.CallExpr, write, read bool) bool {
 	if write {
 		kinds = append(kinds, rtAlias+".IOLaterWrite")
 	}
+	if sys {
+		kinds = append(kinds, rtAlias+".IOLaterSys")
+	}
 	if read {
 		kinds = append(kinds, rtAlias+".IOLaterPipe", rtAlias+".IOLaterRead")
 	}
@@ -635,11 +646,16 @@ func (r *rewriter) ioLater(x *ast.CallExpr, write, read bool) bool {
 }
 
 // ioBeforeHook names the rt hook (rt.<name>Before) that releases before
-// an I/O call of those classes, or "".
-func ioBeforeHook(write, read bool) string {
+// an I/O call of those classes, or "": sys, a write whose system calls rt
+// sees (ioAtSyscalls), releases only where rt does not.
+func ioBeforeHook(write, read, sys bool) string {
 	switch {
+	case write && read && sys:
+		return "IOReadSys"
 	case write && read:
 		return "IORead"
+	case write && sys:
+		return "IOSys"
 	case write:
 		return "IO"
 	case read:

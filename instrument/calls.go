@@ -319,6 +319,39 @@ var ioPkgs = map[string]bool{
 	"database/sql": true, "encoding/xml": true, "encoding/binary": true, "crypto/tls": true,
 }
 
+// ioAtSyscalls reports whether the release ioKind gives a call of fn (a
+// standard-library function that may write) stands for write system calls
+// the call makes itself, on the caller's goroutine: an os.File's or a
+// net.Conn's Write, fmt's Fprintf, a bufio.Writer's Flush, an Encoder's
+// Encode, log's Output. Where rt sees those system calls (the patched
+// package syscall, rt/iohook.go), it records their edges exactly and
+// skips the call's (rt.IOSysBefore): a write that makes no system call (a
+// bufio.Writer filling its buffer, an Fprintf into a strings.Builder)
+// orders nothing under go test -race, and the call's release hid the race
+// -race reports between what came before it and a later read system call
+// (e2e stdraces TestRaceBufferedWriteNoSyscall). Not the calls whose
+// edges stand for something else: a Close (what it makes fail, through
+// internal/poll's atomics), an io.Pipe's or a QUIC connection's
+// (channels and goroutines of their own), net/http's, net/rpc's and
+// database/sql's (other goroutines' I/O, a driver's locks), os/exec's.
+// The read's acquire after a call stays: a read that fails because its
+// descriptor was closed makes no successful system call.
+func ioAtSyscalls(fn *types.Func) bool {
+	if fn == nil || fn.Pkg() == nil || httpExchange(fn) || isPipeWrite(fn) {
+		return false
+	}
+	if n, _, ok := recvNamed(fn); ok && isNamedIn(n, "crypto/tls", "QUICConn") {
+		return false
+	}
+	switch fn.Pkg().Path() {
+	case "bytes", "strings":
+		return fn.Name() == "WriteTo"
+	case "net/http", "net/rpc", "database/sql", "os/exec", "runtime", "runtime/trace":
+		return false
+	}
+	return ioPkgs[fn.Pkg().Path()] && !strings.HasPrefix(fn.Name(), "Close")
+}
+
 // depIOKind is ioKind for a call into an untraced dependency (not the
 // standard library): its I/O is unseen too, and what its methods' names say
 // is all racekit knows of it. A dependency's Decode that reads a

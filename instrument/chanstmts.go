@@ -270,7 +270,7 @@ func (r *rewriter) goIOEdges(call *ast.CallExpr, callee string) (string, string)
 		return callee, ""
 	}
 	write, read := r.ioEdges(fn)
-	if pre := ioBeforeHook(write, read); pre != "" {
+	if pre := ioBeforeHook(write, read, write && r.ioWriteAtSyscalls(fn)); pre != "" {
 		callee = rtAlias + "." + pre + "Before(" + callee + ", " + r.site(call.Pos()) + ")"
 	}
 	after := ""

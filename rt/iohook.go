@@ -31,9 +31,15 @@ var traceFD atomic.Int64
 
 func init() { traceFD.Store(-1) }
 
+// ioHooked tells whether the hook is installed: then the I/O calls whose
+// writes are system calls they make record no release of their own
+// (IOSysWrite).
+var ioHooked bool
+
 func installIOHook() {
 	if setIOHook != nil {
 		setIOHook(onIO)
+		ioHooked = true
 	}
 }
 

@@ -769,6 +769,41 @@ func IOReadBefore[T any](x T, site uint32) T {
 	return x
 }
 
+// IOSysWrite is IOWrite before a call whose writes are system calls it
+// makes on this goroutine (instrument's ioAtSyscalls: an os.File's Write,
+// fmt's Fprintf, a bufio.Writer's Flush): where the patched package
+// syscall reports them (iohook.go), their releases are recorded there, as
+// -race records them, and the call records none, which would order a
+// write that made no system call (a bufio.Writer filling its buffer). The
+// goroutine gets its state here, so that the hook records for it. Under
+// the controlled scheduler the hook records nothing: the call's release.
+func IOSysWrite(site uint32) {
+	if !on {
+		return
+	}
+	if ioHooked && !ctl {
+		if live.Load() {
+			cur()
+		}
+		return
+	}
+	emitEdge(trace.OpSyncRelease, site, ioObj)
+}
+
+// IOSysBefore is x, after recording IOSysWrite (see IOBefore).
+func IOSysBefore[T any](x T, site uint32) T {
+	IOSysWrite(site)
+	return x
+}
+
+// IOReadSysBefore is IOReadBefore for a call whose writes are its system
+// calls (IOSysWrite).
+func IOReadSysBefore[T any](x T, site uint32) T {
+	ReadBefore(x, site)
+	IOSysWrite(site)
+	return x
+}
+
 // A deferred I/O call runs when its function returns: IOLater and IOLaterE
 // wrap its function value so that what IOBefore, ReadBefore or
 // IOReadBefore record before the call, and IORead after it, are recorded
@@ -779,6 +814,7 @@ const (
 	IOLaterWrite = 1 << iota // IOWrite before
 	IOLaterPipe              // pipeObj released before (ReadBefore)
 	IOLaterRead              // IORead after
+	IOLaterSys               // the write's release only where rt does not see system calls (IOSysWrite)
 )
 
 // IOLater wraps a deferred I/O call's function value of type func().
@@ -810,7 +846,10 @@ func ioLaterBefore(site uint32, kind int) {
 	if kind&IOLaterPipe != 0 && on {
 		emitEdge(trace.OpSyncRelease, site, pipeObj)
 	}
-	if kind&IOLaterWrite != 0 {
+	switch {
+	case kind&IOLaterWrite != 0 && kind&IOLaterSys != 0:
+		IOSysWrite(site)
+	case kind&IOLaterWrite != 0:
 		IOWrite(site)
 	}
 }

@@ -1,10 +1,15 @@
 package stdraces
 
 import (
+	"bufio"
 	"crypto/tls"
+	"fmt"
 	"net"
 	"net/textproto"
+	"os"
+	"strings"
 	"testing"
+	"time"
 )
 
 // System calls order what Go's race detector sees them order: every write
@@ -97,4 +102,44 @@ func TestRaceReadSyscallBufferBeforeAcquire(t *testing.T) {
 	if _, err := r.Read(buf); err != nil { // race: syscallreadbuf
 		t.Fatal(err)
 	}
+}
+
+// A bufio.Writer's Write that only fills its buffer makes no system call:
+// it orders nothing under go test -race, and a read system call another
+// goroutine makes after it takes nothing from it.
+func TestRaceBufferedWriteNoSyscall(t *testing.T) {
+	_, w := osPipe(t)
+	bw := bufio.NewWriterSize(w, 4096)
+	x := new(int)
+	done := make(chan bool)
+	go func() {
+		*x = 1 // race: bufferedwrite
+		bw.WriteString("x")
+		close(done)
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if _, err := os.ReadFile("syscallio_test.go"); err != nil {
+		t.Fatal(err)
+	}
+	sink = *x // race: bufferedwrite
+	<-done
+}
+
+// fmt's Fprintf into a strings.Builder writes memory, not a file: no
+// system call, no edge.
+func TestRaceFprintfToBuilderNoSyscall(t *testing.T) {
+	var sb strings.Builder
+	x := new(int)
+	done := make(chan bool)
+	go func() {
+		*x = 1 // race: fprintfbuilder
+		fmt.Fprintf(&sb, "%d", 1)
+		close(done)
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if _, err := os.ReadFile("syscallio_test.go"); err != nil {
+		t.Fatal(err)
+	}
+	sink = *x // race: fprintfbuilder
+	<-done
 }
