@@ -2,6 +2,7 @@ package rt
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -273,7 +274,8 @@ type ctxNode struct {
 	ctx      context.Context // keeps the Done channel, hence its address, alive
 	cancel   any             // keeps the cancel function's address, fa, unique
 	fa       uintptr
-	a        uint64   // the Done channel's address
+	a        uint64   // the Done channel's address, 0 until it is made (resolve)
+	ca       uintptr  // the context's own address (its pointer), which names it until then
 	parent   uint64   // the parent's Done channel's address, 0 if none
 	up       *ctxNode // the parent's node, while it holds this one
 	traced   bool     // cancelled by a traced cancel (ctxCancelled)
@@ -284,6 +286,10 @@ var ctxTree struct {
 	mu       sync.Mutex
 	byCancel map[uintptr]*ctxNode // by the cancel function's address
 	byAddr   map[uint64]*ctxNode  // by the Done channel's address
+	// byCtx holds the nodes whose Done channel is not made yet, by the
+	// context's address: CtxMade does not call Done, which would make it
+	// (see resolve).
+	byCtx map[uintptr]*ctxNode
 	// parents holds, per goroutine, the parent contexts' Done addresses
 	// CtxParentOf recorded for the calls whose CtxMade has not run yet (a
 	// stack: an argument of the call may make a context of its own).
@@ -310,6 +316,11 @@ func CtxParentOf[X context.Context](parent X, site uint32) X {
 	}
 	id := goid()
 	ctxTree.mu.Lock()
+	if a != 0 {
+		if n := ctxTree.byCtx[ctxAddr(context.Context(parent))]; n != nil {
+			n.resolve() // its Done just made the channel
+		}
+	}
 	if ctxTree.parents == nil {
 		ctxTree.parents = map[uint64][]uint64{}
 	}
@@ -325,10 +336,7 @@ func CtxMade[C context.Context, F any](ctx C, cancel F) (C, F) {
 		return ctx, cancel
 	}
 	id := goid()
-	var a uint64
-	if c := context.Context(ctx); c != nil {
-		a = chanAddr(c.Done()) // makes the channel: its address names the context from now on
-	}
+	c := context.Context(ctx)
 	ctxTree.mu.Lock()
 	defer ctxTree.mu.Unlock()
 	st := ctxTree.parents[id]
@@ -341,10 +349,11 @@ func CtxMade[C context.Context, F any](ctx C, cancel F) (C, F) {
 	} else {
 		ctxTree.parents[id] = st[:len(st)-1]
 	}
-	if a == 0 {
+	ca := ctxAddr(c)
+	if ca == 0 {
 		return ctx, cancel
 	}
-	n := &ctxNode{ctx: ctx, cancel: cancel, fa: funcAddr(cancel), a: a, parent: pa}
+	n := &ctxNode{ctx: c, cancel: cancel, fa: funcAddr(cancel), ca: ca, parent: pa}
 	if up := ctxTree.byAddr[pa]; pa != 0 && up != nil && up.ctx.Err() == nil {
 		// A parent already done cancels the child at once and does not
 		// hold it.
@@ -357,10 +366,114 @@ func CtxMade[C context.Context, F any](ctx C, cancel F) (C, F) {
 	if ctxTree.byCancel == nil {
 		ctxTree.byCancel = map[uintptr]*ctxNode{}
 		ctxTree.byAddr = map[uint64]*ctxNode{}
+		ctxTree.byCtx = map[uintptr]*ctxNode{}
 	}
 	ctxTree.byCancel[n.fa] = n
-	ctxTree.byAddr[a] = n
+	ctxTree.byCtx[ca] = n
+	n.resolve()
 	return ctx, cancel
+}
+
+// ctxAddr is the address a context value holds (its pointer), 0 for one
+// that holds none.
+func ctxAddr(c context.Context) uintptr { return uintptr(ctxData(c)) }
+
+// ctxData is the pointer a context value holds, nil for none.
+func ctxData(c context.Context) unsafe.Pointer {
+	if c == nil {
+		return nil
+	}
+	return (*[2]unsafe.Pointer)(unsafe.Pointer(&c))[1]
+}
+
+// resolve names n by its Done channel once the channel is made (by a Done
+// call: traced code's, or package context's own, as a WithCancel of n
+// makes its parent's), read from the context without calling Done: a
+// channel rt made would change the context as the program sees it (two
+// fresh contexts made alike are no longer reflect.DeepEqual: held-out
+// tus/tusd's gomock expectations failed). ctxTree.mu is held.
+func (n *ctxNode) resolve() {
+	if n.a != 0 {
+		return
+	}
+	a := peekDone(n.ctx)
+	if a == 0 {
+		return
+	}
+	n.a = a
+	delete(ctxTree.byCtx, n.ca)
+	ctxTree.byAddr[a] = n
+}
+
+// resolveAll resolves every node not named by its channel yet, before a
+// lookup by a channel's address. ctxTree.mu is held.
+func resolveAll() {
+	for _, n := range ctxTree.byCtx {
+		n.resolve()
+	}
+}
+
+// peekDone is the address of the Done channel of c, a cancelCtx or a
+// context that embeds one (a timerCtx), read from its done field: 0 when
+// the channel is not made yet, or c is not of that shape.
+// The channel a cancel stores when no Done call made one (package
+// context's closedchan) is one for every such context: it names none.
+func peekDone(c context.Context) uint64 {
+	p := ctxData(c)
+	if p == nil {
+		return 0
+	}
+	off, ok := doneOffsets.m[reflect.TypeOf(c)]
+	if !ok {
+		off = doneOffset(c)
+		doneOffsets.m[reflect.TypeOf(c)] = off
+	}
+	if off == ^uintptr(0) {
+		return 0
+	}
+	ch, _ := (*atomic.Value)(unsafe.Add(p, off)).Load().(chan struct{})
+	if a := chanAddr(ch); a != doneOffsets.closed {
+		return a
+	}
+	return 0
+}
+
+// doneOffsets caches, per context type, the offset of its done field (-1:
+// none), and holds closedchan's address; ctxTree.mu guards it.
+var doneOffsets = struct {
+	m      map[reflect.Type]uintptr
+	closed uint64
+}{m: map[reflect.Type]uintptr{}}
+
+// doneOffset is the offset of the done field (an atomic.Value) in the
+// struct c points to, through embedded structs (a timerCtx's cancelCtx),
+// or -1.
+func doneOffset(c context.Context) uintptr {
+	t := reflect.TypeOf(c)
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return ^uintptr(0)
+	}
+	f, ok := t.Elem().FieldByName("done")
+	if !ok || f.Type != reflect.TypeFor[atomic.Value]() {
+		return ^uintptr(0)
+	}
+	var off uintptr
+	st := t.Elem()
+	for _, i := range f.Index {
+		sf := st.Field(i)
+		off += sf.Offset
+		st = sf.Type
+	}
+	return off
+}
+
+func init() {
+	// closedchan's address: a context cancelled before any Done call.
+	c, cancel := context.WithCancel(context.Background())
+	cancel()
+	ctxTree.mu.Lock()
+	doneOffsets.closed = peekDone(c)
+	ctxTree.mu.Unlock()
 }
 
 // ctxNodeOf is the node of the context whose cancel function is f, nil if
@@ -376,11 +489,15 @@ func ctxNodeOf[F any](f F) *ctxNode {
 func ctxCancelled(n *ctxNode, site uint32) {
 	ctxTree.mu.Lock()
 	defer ctxTree.mu.Unlock()
+	n.resolve()
 	if ctxTree.byCancel[n.fa] == n {
 		delete(ctxTree.byCancel, n.fa)
 	}
 	if ctxTree.byAddr[n.a] == n {
 		delete(ctxTree.byAddr, n.a)
+	}
+	if ctxTree.byCtx[n.ca] == n {
+		delete(ctxTree.byCtx, n.ca)
 	}
 	done := n.ctx.Err() != nil
 	n.traced = true
@@ -390,14 +507,20 @@ func ctxCancelled(n *ctxNode, site uint32) {
 		delete(n.up.children, n)
 		n.up = nil
 	}
-	emitEdge(trace.OpSyncAcquire, site, ctxMuObj(n.a))
-	if done {
-		// Already cancelled: the mutex alone, nothing held any more.
+	if n.a != 0 {
+		// (A context whose channel no Done call made has no child, and
+		// no one took its mutex through Done: nothing to record of it.)
+		emitEdge(trace.OpSyncAcquire, site, ctxMuObj(n.a))
+		if done {
+			// Already cancelled: the mutex alone, nothing held any more.
+			emitEdge(trace.OpSyncRelease, site, ctxMuObj(n.a))
+			return
+		}
+		ctxCancelChildren(n, site)
 		emitEdge(trace.OpSyncRelease, site, ctxMuObj(n.a))
+	} else if done {
 		return
 	}
-	ctxCancelChildren(n, site)
-	emitEdge(trace.OpSyncRelease, site, ctxMuObj(n.a))
 	if n.parent != 0 {
 		emitEdge(trace.OpSyncAcquire, site, ctxMuObj(n.parent))
 		emitEdge(trace.OpSyncRelease, site, ctxMuObj(n.parent))
@@ -413,6 +536,9 @@ func ctxCancelChildren(n *ctxNode, site uint32) {
 		c.traced = true
 		if c.ctx.Err() != nil {
 			continue
+		}
+		if c.resolve(); c.a == 0 {
+			continue // no Done call made its channel: nothing to record of it
 		}
 		emitEdge(trace.OpSyncAcquire, site, ctxMuObj(c.a))
 		ctxCancelChildren(c, site)
@@ -448,6 +574,10 @@ func ctxDoneSeen(a uint64, site uint32) {
 	ctxTree.mu.Lock()
 	defer ctxTree.mu.Unlock()
 	n := ctxTree.byAddr[a]
+	if n == nil && len(ctxTree.byCtx) > 0 && a != doneOffsets.closed {
+		resolveAll() // a channel made since, by a Done call rt did not see
+		n = ctxTree.byAddr[a]
+	}
 	if n == nil {
 		emitEdge(trace.OpSyncAcquire, site, ctxMuObj(a))
 		return

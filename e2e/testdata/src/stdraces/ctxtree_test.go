@@ -3,6 +3,7 @@ package stdraces
 import (
 	"context"
 	"net"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -277,4 +278,25 @@ func TestRaceCtxErrNil(t *testing.T) {
 		sink = *x // race: ctxerrnil
 	}
 	close(block)
+}
+
+// Recording a context must not change it: two fresh contexts made alike
+// are reflect.DeepEqual, as gomock's argument matchers compare them
+// (held-out tus/tusd's gcsstore tests expect a call with a
+// context.WithCancel(context.Background()) of their own; racekit, which
+// called Done on each new context to name it, made their channels, and
+// the mock saw different contexts), and stay so after a Done of a third.
+func TestNoRaceCtxUnchangedByRecording(t *testing.T) {
+	a, cancelA := context.WithCancel(context.Background())
+	defer cancelA()
+	b, cancelB := context.WithCancelCause(context.Background())
+	defer cancelB(nil)
+	c, cancelC := context.WithCancel(context.Background())
+	defer cancelC()
+	d, cancelD := context.WithCancelCause(context.Background())
+	defer cancelD(nil)
+	<-time.After(time.Millisecond) // a receive racekit records, unrelated
+	if !reflect.DeepEqual(a, c) || !reflect.DeepEqual(b, d) {
+		t.Fatal("two fresh contexts made alike differ")
+	}
 }
