@@ -413,8 +413,7 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		// (funcKey names a method too: time.Time.After is not time.After.)
 		pre = "Timer"
 	}
-	write, read := r.ioEdges(fn)
-	sys := write && r.ioWriteAtSyscalls(fn)
+	write, read, sys := r.ioEdges(fn)
 	if p := ioBeforeHook(write, read, sys); p != "" {
 		pre = p
 		if r.deferCalls[x] && r.ioLater(x, write, read, sys) {
@@ -595,19 +594,17 @@ func isTupleExpr(info *types.Info, e ast.Expr) bool {
 
 // ioEdges reports whether a call of fn is ordered as an I/O write (a
 // release before it) and as an I/O read (an acquire after it): ioKind's
-// classes, depIOKind's for an untraced dependency's function.
-func (r *rewriter) ioEdges(fn *types.Func) (write, read bool) {
+// classes, depIOKind's for an untraced dependency's function; and sys,
+// whether the write's release stands for system calls the call makes
+// itself (ioAtSyscalls; never an untraced dependency's, whose I/O may run
+// on goroutines of its own).
+func (r *rewriter) ioEdges(fn *types.Func) (write, read, sys bool) {
 	if r.untracedDep(fn) {
-		return depIOKind(fn)
+		write, read = depIOKind(fn)
+		return write, read, false
 	}
-	return ioKind(fn)
-}
-
-// ioWriteAtSyscalls reports whether a call of fn that may write releases
-// at its own system calls only (ioAtSyscalls; not an untraced
-// dependency's, whose I/O may run on goroutines of its own).
-func (r *rewriter) ioWriteAtSyscalls(fn *types.Func) bool {
-	return !r.untracedDep(fn) && ioAtSyscalls(fn)
+	write, read = ioKind(fn)
+	return write, read, write && ioAtSyscalls(fn)
 }
 
 // ioLater wraps the function value of x, a deferred I/O call with no

@@ -269,8 +269,8 @@ func (r *rewriter) goIOEdges(call *ast.CallExpr, callee string) (string, string)
 	if sig, ok := fn.Type().(*types.Signature); !ok || sig.TypeParams().Len() > 0 {
 		return callee, ""
 	}
-	write, read := r.ioEdges(fn)
-	if pre := ioBeforeHook(write, read, write && r.ioWriteAtSyscalls(fn)); pre != "" {
+	write, read, sys := r.ioEdges(fn)
+	if pre := ioBeforeHook(write, read, sys); pre != "" {
 		callee = rtAlias + "." + pre + "Before(" + callee + ", " + r.site(call.Pos()) + ")"
 	}
 	after := ""

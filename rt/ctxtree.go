@@ -415,18 +415,19 @@ func resolveAll() {
 
 // peekDone is the address of the Done channel of c, a cancelCtx or a
 // context that embeds one (a timerCtx), read from its done field: 0 when
-// the channel is not made yet, or c is not of that shape.
-// The channel a cancel stores when no Done call made one (package
-// context's closedchan) is one for every such context: it names none.
+// the channel is not made yet, or c is not of that shape. The channel a
+// cancel stores when no Done call made one (package context's closedchan)
+// is one for every such context: it names none.
 func peekDone(c context.Context) uint64 {
 	p := ctxData(c)
 	if p == nil {
 		return 0
 	}
-	off, ok := doneOffsets.m[reflect.TypeOf(c)]
+	t := reflect.TypeOf(c)
+	off, ok := doneOffsets.m[t]
 	if !ok {
-		off = doneOffset(c)
-		doneOffsets.m[reflect.TypeOf(c)] = off
+		off = doneOffset(t)
+		doneOffsets.m[t] = off
 	}
 	if off == ^uintptr(0) {
 		return 0
@@ -438,7 +439,7 @@ func peekDone(c context.Context) uint64 {
 	return 0
 }
 
-// doneOffsets caches, per context type, the offset of its done field (-1:
+// doneOffsets caches, per context type, the offset of its done field (^0:
 // none), and holds closedchan's address; ctxTree.mu guards it.
 var doneOffsets = struct {
 	m      map[reflect.Type]uintptr
@@ -446,10 +447,9 @@ var doneOffsets = struct {
 }{m: map[reflect.Type]uintptr{}}
 
 // doneOffset is the offset of the done field (an atomic.Value) in the
-// struct c points to, through embedded structs (a timerCtx's cancelCtx),
-// or -1.
-func doneOffset(c context.Context) uintptr {
-	t := reflect.TypeOf(c)
+// struct a context of type t points to, through embedded structs (a
+// timerCtx's cancelCtx), or ^0 (none).
+func doneOffset(t reflect.Type) uintptr {
 	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
 		return ^uintptr(0)
 	}

@@ -51,24 +51,14 @@ func TestRaceBinaryWriteThenWrite(t *testing.T) {
 // under it (after the handshake, which does both).
 func TestNoRaceTLSConnOrders(t *testing.T) {
 	cert := selfSigned(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Skip("no loopback listener:", err)
-	}
-	defer l.Close()
 	x := new(int)
-	go func() {
-		c, err := l.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
+	addr := serveOnce(t, func(c net.Conn) {
 		s := tls.Server(c, &tls.Config{Certificates: []tls.Certificate{cert}})
 		*x = 1
 		s.Write([]byte("hi"))
 		s.Read(make([]byte, 1)) // until the client closes
-	}()
-	c, err := tls.Dial("tcp", l.Addr().String(), &tls.Config{InsecureSkipVerify: true})
+	})
+	c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +68,26 @@ func TestNoRaceTLSConnOrders(t *testing.T) {
 		t.Fatal(err)
 	}
 	sink = *x
+}
+
+// serveOnce listens on the loopback and runs serve, in a goroutine of its
+// own, on the first connection it accepts, closed after; it returns the
+// listener's address.
+func serveOnce(t *testing.T, serve func(c net.Conn)) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skip("no loopback listener:", err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		serve(c)
+	}()
+	return l.Addr().String()
 }
 
 // selfSigned is a certificate for 127.0.0.1, made for the test.

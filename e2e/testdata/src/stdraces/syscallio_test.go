@@ -25,24 +25,14 @@ import (
 // on a tls.Client, a write that reads).
 func TestNoRaceTLSHandshakeInWrite(t *testing.T) {
 	cert := selfSigned(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Skip("no loopback listener:", err)
-	}
-	defer l.Close()
 	x := new(int)
-	go func() {
-		c, err := l.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
+	addr := serveOnce(t, func(c net.Conn) {
 		*x = 1
 		s := tls.Server(c, &tls.Config{Certificates: []tls.Certificate{cert}})
 		s.Handshake()
 		s.Read(make([]byte, 1)) // until the client closes
-	}()
-	conn, err := net.Dial("tcp", l.Addr().String())
+	})
+	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,26 +47,16 @@ func TestNoRaceTLSHandshakeInWrite(t *testing.T) {
 // textproto's Cmd writes its command line: a write system call the
 // server's read of the line comes after.
 func TestNoRaceTextprotoCmdOrders(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Skip("no loopback listener:", err)
-	}
-	defer l.Close()
 	x := new(int)
 	done := make(chan bool)
-	go func() {
+	addr := serveOnce(t, func(c net.Conn) {
 		defer close(done)
-		c, err := l.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
 		if _, err := textproto.NewConn(c).ReadLine(); err != nil {
 			return
 		}
 		sink = *x
-	}()
-	conn, err := net.Dial("tcp", l.Addr().String())
+	})
+	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
