@@ -57,11 +57,11 @@ func racekitChan(c *hchan, op uint8) {
 	gp.racekitInHook = false
 }
 
-// racekitGOffsets are the offsets in g of racekitChanSkip and
-// racekitGoid, which rt sets.
+// racekitGOffsets are the offsets in g of racekitChanSkip, racekitGoid
+// and racekitSyncSkip, which rt sets.
 //
 //go:linkname racekitGOffsets
-var racekitGOffsets = [2]uintptr{unsafe.Offsetof(g{}.racekitChanSkip), unsafe.Offsetof(g{}.racekitGoid)}
+var racekitGOffsets = [3]uintptr{unsafe.Offsetof(g{}.racekitChanSkip), unsafe.Offsetof(g{}.racekitGoid), unsafe.Offsetof(g{}.racekitSyncSkip)}
 
 // racekitChanOn reports whether the hook sees gp's channel operation that
 // begins: not one traced code announced (rt records it; the mark is taken
@@ -149,7 +149,7 @@ import "unsafe"
 var racekitChanHook func(c unsafe.Pointer, op uint8)
 
 //go:linkname racekitGOffsets runtime.racekitGOffsets
-var racekitGOffsets [2]uintptr
+var racekitGOffsets [3]uintptr
 
 var _ = func() bool {
 	setChanHook = func(h func(c unsafe.Pointer, op uint8)) { racekitChanHook = h }

@@ -73,14 +73,16 @@ const specializedMalloc = "const sizeSpecializedMallocEnabled = "
 // (rt reads g's first fields by offset: goid.go).
 const gStruct = "type g struct {"
 
-// gFields are added last to the runtime's g: the hooks' guard, and the
+// gFields are added last to the runtime's g: the hooks' guard, the
 // channel hook's two marks (chanFuncs), which rt sets on the goroutine
 // itself through their offsets: the next channel operation is traced
 // code's, and the goid of the goroutine when rt has a state for it (a g
-// is reused by later goroutines; goids never are).
+// is reused by later goroutines; goids never are); and the count rt keeps
+// of the mutex operations sync's hook is to skip (lockPatch).
 const gFields = "\n\n\tracekitInHook bool // inside racekitAllocHook (malloc.go, racekit's patch)" +
 	"\n\tracekitChanSkip bool // the next channel operation is traced code's (chan.go, racekit's patch)" +
-	"\n\tracekitGoid uint64 // goid when racekit's rt has a state for the goroutine (chan.go)"
+	"\n\tracekitGoid uint64 // goid when racekit's rt has a state for the goroutine (chan.go)" +
+	"\n\tracekitSyncSkip uint32 // rt's hook skips this goroutine's mutex operations (rt/ownmutex.go)"
 
 // rtHookFile is the file added to rt's copy: the runtime's variable, and
 // the setter rt calls when it starts a trace (rt/mallochook.go).
@@ -332,6 +334,9 @@ func allocHookOverlay(cfg *Config, rtDir string, overlay map[string]string) (not
 		if w, ok := wgPatch(string(wg)); ok {
 			files[filepath.Join(goroot, "src", "sync", "waitgroup.go")] = []byte(w)
 			files[filepath.Join(rtDir, "rt", "racekit_synchook.go")] = []byte(rtSyncHookFile)
+			if os.Getenv("RACEKIT_LOCK_HOOK") != "0" {
+				addLockPatch(filepath.Join(goroot, "src", "sync"), files)
+			}
 		}
 	}
 	if sc, err := os.ReadFile(filepath.Join(goroot, "src", "syscall", "syscall_unix.go")); err == nil && os.Getenv("RACEKIT_IO_HOOK") != "0" {

@@ -3,6 +3,7 @@ package instrument
 import (
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -228,5 +229,60 @@ func TestCleanupPatch(t *testing.T) {
 	}
 	if _, ok := cleanupPatch(strings.Replace(string(mc), cleanupMark, "", 1)); ok {
 		t.Error("mcleanup.go without the dequeue: patched, want left alone")
+	}
+}
+
+// The installed toolchain's package sync takes the mutex and map hooks'
+// patch: each lock method and sync.Map method renamed once and wrapped,
+// the inner locks of RWMutex, Once and Pool unhooked, unsafe imported
+// where the wrappers need it; a copy without one of the texts is left
+// alone.
+func TestLockPatch(t *testing.T) {
+	dir := filepath.Join(runtime.GOROOT(), "src", "sync")
+	src := map[string]string{}
+	for _, name := range []string{"mutex.go", "rwmutex.go", "once.go", "pool.go", "map.go"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Skip(err)
+		}
+		src[name] = string(b)
+	}
+	out, ok := lockPatch(src)
+	if !ok {
+		t.Fatalf("%s's package sync: mutex hook not applied", runtime.Version())
+	}
+	for name, decls := range lockRenames {
+		for _, d := range decls {
+			// The old declaration is the wrapper's, in the suffix.
+			if strings.Count(out[name], d) != 1 || !strings.Contains(lockFuncs[name], d) || strings.Count(out[name], lockRenamed(d)) != 1 {
+				t.Errorf("%s: %q not renamed once, or without its wrapper", name, d)
+			}
+		}
+	}
+	for _, want := range []struct {
+		file, text string
+		n          int
+	}{
+		{"mutex.go", "racekitSyncHook(unsafe.Pointer(m), 2)", 2},
+		{"mutex.go", "racekitSyncHook(unsafe.Pointer(m), 3)", 1},
+		{"mutex.go", "\t\"unsafe\"\n", 1},
+		{"rwmutex.go", "racekitSyncHook(unsafe.Pointer(rw), 4)", 2},
+		{"rwmutex.go", "racekitSyncHook(unsafe.Pointer(rw), 6)", 2},
+		{"rwmutex.go", "rw.w.Lock()", 0},
+		{"rwmutex.go", "rw.w.mu.Unlock()", 2},
+		{"once.go", "o.m.mu.Lock()", 1},
+		{"pool.go", "allPoolsMu.mu.Lock()", 1},
+		{"map.go", "h(unsafe.Pointer(m), 0)", 9},
+		{"map.go", "h(unsafe.Pointer(m), 3)", 1},
+		{"map.go", "\t\"unsafe\"\n", 1},
+	} {
+		if n := strings.Count(out[want.file], want.text); n != want.n {
+			t.Errorf("%s: %q %d times, want %d", want.file, want.text, n, want.n)
+		}
+	}
+	bad := maps.Clone(src)
+	bad["once.go"] = strings.Replace(bad["once.go"], "o.m.Lock()", "o.m.Lock(); ", 1)
+	if _, ok := lockPatch(bad); ok {
+		t.Error("a once.go without its Lock's text was patched")
 	}
 }

@@ -1,6 +1,10 @@
 package instrument
 
-import "strings"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
 
 // The standard library's WaitGroups. Go's race detector instruments
 // package sync: every wg.Done (Add with a negative delta) is ordered
@@ -42,6 +46,12 @@ const wgFuncs = `
 //
 //go:linkname racekitSyncHook
 var racekitSyncHook func(p unsafe.Pointer, op uint8)
+
+// racekitMapHook is set by racekit's runtime too: a sync.Map's methods
+// call it when map.go has racekit's wrappers (mapFuncs).
+//
+//go:linkname racekitMapHook
+var racekitMapHook func(m unsafe.Pointer, op uint8) bool
 `
 
 // rtSyncHookFile is the file added to rt's copy with the WaitGroup hook.
@@ -52,8 +62,12 @@ import "unsafe"
 //go:linkname racekitSyncHook sync.racekitSyncHook
 var racekitSyncHook func(p unsafe.Pointer, op uint8)
 
+//go:linkname racekitMapHook sync.racekitMapHook
+var racekitMapHook func(m unsafe.Pointer, op uint8) bool
+
 var _ = func() bool {
 	setSyncHook = func(h func(p unsafe.Pointer, op uint8)) { racekitSyncHook = h }
+	setMapHook = func(h func(m unsafe.Pointer, op uint8) bool) { racekitMapHook = h }
 	return true
 }()
 `
@@ -71,3 +85,299 @@ func wgPatch(src string) (string, bool) {
 	}
 	return src + wgFuncs, true
 }
+
+// The standard library's mutexes. Go's race detector sees every Mutex and
+// RWMutex operation of std and untraced code: an Unlock is ordered before
+// the next Lock, an RWMutex's Unlock before every later RLock and Lock,
+// and an RUnlock before the next Lock. rt saw only traced code's: a
+// program's write, then an expvar.Map's Set or a mime.AddExtensionType
+// (which lock inside std), and another goroutine's read after the Get
+// that locked the same mutex were a false race (e2e stdraces
+// TestNoRaceExpvarMapSet, TestNoRaceMimeAddExtensionType). The patch
+// renames Mutex's and RWMutex's lock methods and wraps each in a call of
+// racekitSyncHook (ops 2-7, rt/synchook.go names them) after the lock is
+// taken and before it is given back. RWMutex's own writer Mutex, Once's
+// and Pool's are taken through the inner lock, unhooked: the race build
+// does not annotate them either (RWMutex's and Pool's run under
+// race.Disable, and Once orders through its done word, which rt does not
+// see in untraced code). rt skips the operations its hooks record for
+// traced code and its own (rt/ownmutex.go). Only with the WaitGroup
+// patch, which declares the hook, and only when every text below is there.
+
+// lockRenames are the lock methods the patch renames, by file; each old
+// name gets a wrapper (lockFuncs).
+var lockRenames = map[string][]string{
+	"mutex.go":   {"func (m *Mutex) Lock() {", "func (m *Mutex) TryLock() bool {", "func (m *Mutex) Unlock() {"},
+	"map.go":     {"func (m *Map) Load(key any) (value any, ok bool) {", "func (m *Map) Store(key, value any) {", "func (m *Map) Clear() {", "func (m *Map) LoadOrStore(key, value any) (actual any, loaded bool) {", "func (m *Map) LoadAndDelete(key any) (value any, loaded bool) {", "func (m *Map) Delete(key any) {", "func (m *Map) Swap(key, value any) (previous any, loaded bool) {", "func (m *Map) CompareAndSwap(key, old, new any) (swapped bool) {", "func (m *Map) CompareAndDelete(key, old any) (deleted bool) {", "func (m *Map) Range(f func(key, value any) bool) {"},
+	"rwmutex.go": {"func (rw *RWMutex) RLock() {", "func (rw *RWMutex) TryRLock() bool {", "func (rw *RWMutex) RUnlock() {", "func (rw *RWMutex) Lock() {", "func (rw *RWMutex) TryLock() bool {", "func (rw *RWMutex) Unlock() {"},
+}
+
+// lockInner are the Mutex operations inside package sync that the patch
+// sends to the unhooked inner lock, by file: old text, new text, count.
+var lockInner = map[string][]struct {
+	old, new string
+	n        int
+}{
+	"rwmutex.go": {{"rw.w.Lock()", "rw.w.mu.Lock()", 1}, {"rw.w.TryLock()", "rw.w.mu.TryLock()", 1}, {"rw.w.Unlock()", "rw.w.mu.Unlock()", 2}},
+	"once.go":    {{"\to.m.Lock()\n", "\to.m.mu.Lock()\n", 1}, {"\tdefer o.m.Unlock()\n", "\tdefer o.m.mu.Unlock()\n", 1}},
+	"pool.go":    {{"\tallPoolsMu.Lock()\n", "\tallPoolsMu.mu.Lock()\n", 1}, {"\tdefer allPoolsMu.Unlock()\n", "\tdefer allPoolsMu.mu.Unlock()\n", 1}},
+}
+
+// lockRenamed is the new name of a renamed method: racekit before its name.
+func lockRenamed(decl string) string {
+	i := strings.Index(decl, ") ") + 2
+	return decl[:i] + "racekit" + decl[i:]
+}
+
+// lockFuncs is appended to mutex.go and rwmutex.go: the wrappers. A lock
+// calls the hook after it took the lock, an unlock before it gives it
+// back, so that the trace has the release before the acquire it orders.
+var lockFuncs = map[string]string{
+	"mutex.go": `
+// racekit's wrappers (racekitSyncHook: waitgroup.go).
+
+func (m *Mutex) Lock() {
+	m.racekitLock()
+	if racekitSyncHook != nil {
+		racekitSyncHook(unsafe.Pointer(m), 2)
+	}
+}
+
+func (m *Mutex) TryLock() bool {
+	if !m.racekitTryLock() {
+		return false
+	}
+	if racekitSyncHook != nil {
+		racekitSyncHook(unsafe.Pointer(m), 2)
+	}
+	return true
+}
+
+func (m *Mutex) Unlock() {
+	if racekitSyncHook != nil {
+		racekitSyncHook(unsafe.Pointer(m), 3)
+	}
+	m.racekitUnlock()
+}
+`,
+	"map.go": mapFuncs,
+	"rwmutex.go": `
+// racekit's wrappers (racekitSyncHook: waitgroup.go).
+
+func (rw *RWMutex) RLock() {
+	rw.racekitRLock()
+	if racekitSyncHook != nil {
+		racekitSyncHook(unsafe.Pointer(rw), 4)
+	}
+}
+
+func (rw *RWMutex) TryRLock() bool {
+	if !rw.racekitTryRLock() {
+		return false
+	}
+	if racekitSyncHook != nil {
+		racekitSyncHook(unsafe.Pointer(rw), 4)
+	}
+	return true
+}
+
+func (rw *RWMutex) RUnlock() {
+	if racekitSyncHook != nil {
+		racekitSyncHook(unsafe.Pointer(rw), 5)
+	}
+	rw.racekitRUnlock()
+}
+
+func (rw *RWMutex) Lock() {
+	rw.racekitLock()
+	if racekitSyncHook != nil {
+		racekitSyncHook(unsafe.Pointer(rw), 6)
+	}
+}
+
+func (rw *RWMutex) TryLock() bool {
+	if !rw.racekitTryLock() {
+		return false
+	}
+	if racekitSyncHook != nil {
+		racekitSyncHook(unsafe.Pointer(rw), 6)
+	}
+	return true
+}
+
+func (rw *RWMutex) Unlock() {
+	if racekitSyncHook != nil {
+		racekitSyncHook(unsafe.Pointer(rw), 7)
+	}
+	rw.racekitUnlock()
+}
+`,
+}
+
+// lockPatch returns package sync's files by name (mutex.go, rwmutex.go,
+// once.go, pool.go, map.go) with the mutex and map hooks, or false when
+// one lacks a text it edits (then rt sees traced code's mutexes and maps
+// only, as before). mutex.go and map.go get an import of unsafe.
+func lockPatch(files map[string]string) (map[string]string, bool) {
+	for name, decls := range lockRenames {
+		for _, d := range decls {
+			if strings.Count(files[name], d) != 1 {
+				return nil, false
+			}
+		}
+	}
+	for name, es := range lockInner {
+		for _, e := range es {
+			if strings.Count(files[name], e.old) != e.n {
+				return nil, false
+			}
+		}
+	}
+	out := map[string]string{}
+	for name, src := range files {
+		for _, d := range lockRenames[name] {
+			src = strings.Replace(src, d, lockRenamed(d), 1)
+		}
+		for _, e := range lockInner[name] {
+			src = strings.ReplaceAll(src, e.old, e.new)
+		}
+		src += lockFuncs[name]
+		out[name] = src
+	}
+	for _, name := range []string{"mutex.go", "map.go"} {
+		m, ok := withUnsafe(out[name])
+		if !ok {
+			return nil, false
+		}
+		out[name] = m
+	}
+	return out, true
+}
+
+// withUnsafe returns src with "unsafe" imported.
+func withUnsafe(src string) (string, bool) {
+	if strings.Contains(src, "\t\"unsafe\"\n") || strings.Contains(src, "import \"unsafe\"\n") {
+		return src, true
+	}
+	const open = "\nimport (\n"
+	if strings.Count(src, open) != 1 {
+		return "", false
+	}
+	return strings.Replace(src, open, open+"\t\"unsafe\"\n", 1), true
+}
+
+// addLockPatch adds to files the patched mutex.go, rwmutex.go, once.go,
+// pool.go and map.go of package sync in dir, when all take lockPatch.
+func addLockPatch(dir string, files map[string][]byte) {
+	src := map[string]string{}
+	for _, name := range []string{"mutex.go", "rwmutex.go", "once.go", "pool.go", "map.go"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return
+		}
+		src[name] = string(b)
+	}
+	out, ok := lockPatch(src)
+	if !ok {
+		return
+	}
+	for name, text := range out {
+		files[filepath.Join(dir, name)] = []byte(text)
+	}
+}
+
+// sync.Map's methods in untraced code. Go's race detector sees the atomic
+// operations inside a sync.Map: a Store is ordered before the Load that
+// finds its value (mime.AddExtensionType, then TypeByExtension on another
+// goroutine, e2e stdraces TestNoRaceMimeAddExtensionType). rt records
+// traced code's sync.Map methods as atomic operations on the map as a
+// whole (rt/syncatomic.go); the wrappers below let rt record untraced
+// code's the same way: op 0 before the method (rt reports whether it
+// records it; then it holds the map's stripe until the end), 1 after one
+// that only read, 2 after one that wrote, 3 before a Range (whether rt
+// records its visits), 4 at each visit. A method that panics (a key that
+// is not comparable) still ends.
+const mapFuncs = `
+// racekit's wrappers (racekitMapHook: waitgroup.go).
+
+func (m *Map) Load(key any) (value any, ok bool) {
+	if h := racekitMapHook; h != nil && h(unsafe.Pointer(m), 0) {
+		defer h(unsafe.Pointer(m), 1)
+	}
+	return m.racekitLoad(key)
+}
+
+func (m *Map) Store(key, value any) {
+	if h := racekitMapHook; h != nil && h(unsafe.Pointer(m), 0) {
+		defer h(unsafe.Pointer(m), 2)
+	}
+	m.racekitStore(key, value)
+}
+
+func (m *Map) Clear() {
+	if h := racekitMapHook; h != nil && h(unsafe.Pointer(m), 0) {
+		defer h(unsafe.Pointer(m), 2)
+	}
+	m.racekitClear()
+}
+
+func (m *Map) LoadOrStore(key, value any) (actual any, loaded bool) {
+	if h := racekitMapHook; h != nil && h(unsafe.Pointer(m), 0) {
+		defer func() {
+			if loaded {
+				h(unsafe.Pointer(m), 1)
+			} else {
+				h(unsafe.Pointer(m), 2)
+			}
+		}()
+	}
+	return m.racekitLoadOrStore(key, value)
+}
+
+func (m *Map) LoadAndDelete(key any) (value any, loaded bool) {
+	if h := racekitMapHook; h != nil && h(unsafe.Pointer(m), 0) {
+		defer h(unsafe.Pointer(m), 2)
+	}
+	return m.racekitLoadAndDelete(key)
+}
+
+func (m *Map) Delete(key any) {
+	if h := racekitMapHook; h != nil && h(unsafe.Pointer(m), 0) {
+		defer h(unsafe.Pointer(m), 2)
+	}
+	m.racekitDelete(key)
+}
+
+func (m *Map) Swap(key, value any) (previous any, loaded bool) {
+	if h := racekitMapHook; h != nil && h(unsafe.Pointer(m), 0) {
+		defer h(unsafe.Pointer(m), 2)
+	}
+	return m.racekitSwap(key, value)
+}
+
+func (m *Map) CompareAndSwap(key, old, new any) (swapped bool) {
+	if h := racekitMapHook; h != nil && h(unsafe.Pointer(m), 0) {
+		defer h(unsafe.Pointer(m), 2)
+	}
+	return m.racekitCompareAndSwap(key, old, new)
+}
+
+func (m *Map) CompareAndDelete(key, old any) (deleted bool) {
+	if h := racekitMapHook; h != nil && h(unsafe.Pointer(m), 0) {
+		defer h(unsafe.Pointer(m), 2)
+	}
+	return m.racekitCompareAndDelete(key, old)
+}
+
+func (m *Map) Range(f func(key, value any) bool) {
+	h := racekitMapHook
+	if h == nil || !h(unsafe.Pointer(m), 3) {
+		m.racekitRange(f)
+		return
+	}
+	m.racekitRange(func(key, value any) bool {
+		h(unsafe.Pointer(m), 4)
+		return f(key, value)
+	})
+}
+`

@@ -3,7 +3,6 @@ package rt
 import (
 	"reflect"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -138,7 +137,7 @@ type fieldLayoutEntry struct {
 	slots []fieldSlot
 }
 
-var fieldLayouts sync.Map // fieldLayoutKey -> *fieldLayoutEntry
+var fieldLayouts OwnMap // fieldLayoutKey -> *fieldLayoutEntry
 
 // fieldLayout returns the slots of the named fields of struct type t, in
 // order; a name that is not a field, or is reached through an embedded

@@ -1,7 +1,6 @@
 package rt
 
 import (
-	"sync"
 	"unsafe"
 )
 
@@ -24,14 +23,14 @@ import (
 // Chunks are never released: neither headers nor arrays are the
 // collector's.
 type chunkFree struct {
-	sync.Mutex
+	OwnMutex
 	s    []*chunk
 	slab []rec // the rest of the current slab, cut into arrays of this size
 }
 
 // headers is the rest of the current slab of chunk headers.
 var headers struct {
-	sync.Mutex
+	OwnMutex
 	s []chunk
 }
 

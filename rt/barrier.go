@@ -226,7 +226,7 @@ type layout struct {
 	ptrs   bool // some leaf leads elsewhere (not a scalar, func or unsafe.Pointer)
 }
 
-var layouts sync.Map // reflect.Type → *layout
+var layouts OwnMap // reflect.Type → *layout
 
 func layoutOf(t reflect.Type) *layout {
 	if l, ok := layouts.Load(t); ok {

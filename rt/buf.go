@@ -2,7 +2,6 @@ package rt
 
 import (
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -117,7 +116,7 @@ func spareChunk(size int) *chunk { return spareChunks[sizeClass(size)].take() }
 // spareSet holds objects set aside when a count of the program's
 // allocations begins, which rt takes instead of allocating while it runs.
 type spareSet[T any] struct {
-	sync.Mutex
+	OwnMutex
 	s []*T
 }
 

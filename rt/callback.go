@@ -37,7 +37,7 @@ func CallbackLock[T any](p *T, layout string, site uint32) *T {
 	if p == nil || !on || !live.Load() {
 		return p
 	}
-	if l, ok := any(p).(*log.Logger); ok && l.Writer() == io.Discard {
+	if l, ok := any(p).(*log.Logger); ok && ownWriter(l) == io.Discard {
 		return p // a Logger of io.Discard returns at once: no mutex
 	}
 	callbackArm(unsafe.Pointer(p), layout, site)
@@ -62,7 +62,7 @@ func CallbackLockAny[T any](x T, site uint32) T {
 	if !on || !live.Load() || logOutMu == noLogOutMu {
 		return x
 	}
-	if l, ok := any(x).(*log.Logger); ok && l != nil && l.Writer() != io.Discard {
+	if l, ok := any(x).(*log.Logger); ok && l != nil && ownWriter(l) != io.Discard {
 		armCallback(unsafe.Add(unsafe.Pointer(l), logOutMu), site)
 	}
 	return x
@@ -239,4 +239,12 @@ func WriteLeave() {
 			release(c.mu, false, c.site, g)
 		}
 	}
+}
+
+// ownWriter is l.Writer(), which locks l's mutex: rt's look, not the
+// program's, so that sync's hook records no edge (ownmutex.go).
+func ownWriter(l *log.Logger) io.Writer {
+	skipSync(1)
+	defer skipSync(-1)
+	return l.Writer()
 }

@@ -48,7 +48,7 @@ var setChanHook func(h func(c unsafe.Pointer, op uint8))
 
 // chanGOffsets are the offsets in the runtime's g of the two fields the
 // wrapper reads (racekitChanSkip, racekitGoid), set with setChanHook.
-var chanGOffsets [2]uintptr
+var chanGOffsets [3]uintptr
 
 // installChanHook installs onChan where rt can set the fields the runtime
 // filters by (where it finds its g: amd64, arm64).

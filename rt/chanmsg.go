@@ -2,7 +2,6 @@ package rt
 
 import (
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 	"weak"
@@ -79,7 +78,7 @@ type chanSlot struct {
 
 var (
 	chanSlots [512]atomic.Pointer[chanSlot]
-	chanMu    sync.Mutex
+	chanMu    OwnMutex
 	chanMap   = map[weak.Pointer[byte]]*chanCount{}
 )
 

@@ -3,7 +3,6 @@ package rt
 import (
 	"context"
 	"reflect"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -283,7 +282,7 @@ type ctxNode struct {
 }
 
 var ctxTree struct {
-	mu       sync.Mutex
+	mu       OwnMutex
 	byCancel map[uintptr]*ctxNode // by the cancel function's address
 	byAddr   map[uint64]*ctxNode  // by the Done channel's address
 	// byCtx holds the nodes whose Done channel is not made yet, by the

@@ -261,6 +261,18 @@
 // goroutines rt has a state for, so that httptest.Server.Close (a Wait
 // inside std) orders what its handlers did before it returns.
 //
+// # Mutexes and sync.Maps of untraced code
+//
+// The same patch wraps Mutex's and RWMutex's lock methods (onSync, ops
+// 2-7: a Mutex's Unlock releases what its Lock acquires; an RWMutex's
+// write Unlock releases what RLock and Lock acquire, its RUnlock what
+// Lock acquires, the race build's readerSem and writerSem) and sync.Map's
+// methods (maphook.go: each one atomic operation on the map under its
+// stripe, as traced code's). rt's own locks and maps (OwnMutex, OwnMap)
+// and the real operations of traced code's lock hooks count, in the
+// runtime's g, operations the hooks skip (ownmutex.go), so that neither
+// orders the program's goroutines.
+//
 // # System calls' I/O
 //
 // The patched package syscall calls onIO (iohook.go; the patch is

@@ -2,7 +2,6 @@ package rt
 
 import (
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -29,6 +28,7 @@ type gstate struct {
 	// (retire).
 	untraced bool
 	depth    int32
+	mapInit  bool // the sync.Map an untraced method is on had had its first operation (maphook.go)
 	gp       unsafe.Pointer
 	// outChans: channels traced code returned to untraced code on this
 	// goroutine (ChanOut), acquired at each entry from untraced code.
@@ -135,7 +135,7 @@ var traceCount atomic.Uint32
 
 // The registry: every goroutine the writer reads from.
 var (
-	regMu sync.Mutex
+	regMu OwnMutex
 	reg   []*gstate
 )
 

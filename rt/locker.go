@@ -62,7 +62,7 @@ func embeddedLock(l sync.Locker) unsafe.Pointer {
 }
 
 // lockPaths caches lockPath per type.
-var lockPaths sync.Map // reflect.Type → []int
+var lockPaths OwnMap // reflect.Type → []int
 
 // lockPath returns the field indexes from *t's struct to the sync.Mutex or
 // RWMutex whose Lock t promotes, or an empty path: t is not a pointer to a

@@ -2,7 +2,6 @@ package rt
 
 import (
 	"math/bits"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -136,7 +135,7 @@ func slotTaken(id uint64) *gstate {
 }
 
 type allocShard struct {
-	mu sync.Mutex
+	mu OwnMutex
 	rs []allocRange
 	_  [32]byte // a cache line of its own, about
 }

@@ -7,7 +7,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -34,7 +33,7 @@ type def struct {
 }
 
 var (
-	defMu  sync.Mutex
+	defMu  OwnMutex
 	defs   []def
 	nsites uint32 = 1 // site IDs defined so far, counting the unknown site 0
 	ngors  uint32     // goroutine IDs allocated so far
@@ -130,6 +129,7 @@ func start(path string, withDedup bool) error {
 	installAllocHook()
 	installChanHook()
 	installSyncHook()
+	installMapHook()
 	installIOHook()
 	installExitHook()
 	installCleanupHook()

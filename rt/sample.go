@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -413,7 +412,7 @@ var _ [unsafe.Sizeof(sample.Counter{}) - 8]struct{}
 var (
 	gpages [gPages]atomic.Pointer[[1 << gPageBits]atomic.Uint64]
 	groot  atomic.Uint64 // sample.RootFunc
-	gbigMu sync.Mutex
+	gbigMu OwnMutex
 	gbig   map[uint64]*sample.Counter
 )
 
@@ -457,7 +456,7 @@ func globalNext(fn uint64) bool {
 type siteRegion struct {
 	root  atomic.Uint64 // sample.RootFunc
 	pages [sitePages]atomic.Pointer[[1 << sitePageBits]atomic.Uint64]
-	bigMu sync.Mutex
+	bigMu OwnMutex
 	big   map[uint64]*sample.Counter
 }
 
@@ -468,7 +467,7 @@ const (
 
 // The go statements' regions, each looked up once per goroutine.
 var (
-	siteMu      sync.Mutex
+	siteMu      OwnMutex
 	siteRegions map[uint32]*siteRegion
 )
 
@@ -540,7 +539,7 @@ type slotKey struct {
 // returns to untraced code), under slotMu, once per goroutine (a root: per
 // call from untraced code).
 var (
-	slotMu   sync.Mutex
+	slotMu   OwnMutex
 	slotFree map[slotKey][]*slotCounters
 )
 

@@ -167,7 +167,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -250,7 +249,7 @@ type lockState struct {
 
 // schedT is the scheduler's state, under mu.
 type schedT struct {
-	mu       sync.Mutex
+	mu       OwnMutex
 	stopping bool // a departure ends the run (clipStop)
 	strat    sched.Strategy
 	byGoid   map[uint64]*sg

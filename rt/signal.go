@@ -3,7 +3,6 @@ package rt
 import (
 	"os"
 	"os/signal"
-	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -25,7 +24,7 @@ import (
 // it.
 
 var (
-	sigMu      sync.Mutex
+	sigMu      OwnMutex
 	sigHandled = map[os.Signal]bool{} // signals the program asked for
 )
 

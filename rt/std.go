@@ -589,12 +589,12 @@ const callerCacheBits = 10
 
 var (
 	callerTraced [1 << callerCacheBits]atomic.Uint64
-	tracedFiles  sync.Map // file name (as //line gives it) → registered by RegisterFile
+	tracedFiles  OwnMap // file name (as //line gives it) → registered by RegisterFile
 )
 
 type sliceField struct{ off, elem uintptr }
 
-var sliceFieldsCache sync.Map // reflect.Type → []sliceField
+var sliceFieldsCache OwnMap // reflect.Type → []sliceField
 
 // sliceFields returns the offsets and element sizes of the slice fields of
 // struct type t (none for other types).
@@ -686,7 +686,7 @@ var (
 	fmtFormatter = reflect.TypeFor[interface {
 		Format(interface{ Write([]byte) (int, error) }, rune)
 	}]()
-	fmtStopCache sync.Map // reflect.Type → bool
+	fmtStopCache OwnMap // reflect.Type → bool
 )
 
 // fmtStop reports whether fmt calls a method of a value of type t instead
@@ -713,7 +713,7 @@ func (w *jsonWalk) read(p unsafe.Pointer) {
 var (
 	jsonMarshaler = reflect.TypeFor[interface{ MarshalJSON() ([]byte, error) }]()
 	textMarshaler = reflect.TypeFor[interface{ MarshalText() ([]byte, error) }]()
-	jsonStopCache sync.Map // reflect.Type → bool
+	jsonStopCache OwnMap // reflect.Type → bool
 )
 
 // jsonStop reports whether json calls a method of t (or *t) instead of
@@ -723,7 +723,7 @@ func jsonStop(t reflect.Type) bool {
 		return v.(bool)
 	}
 	stop := false
-	for _, m := range []reflect.Type{t, reflect.PointerTo(t)} {
+	for _, m := range []reflect.Type{t, ownPointerTo(t)} {
 		if m.Implements(jsonMarshaler) || m.Implements(textMarshaler) {
 			stop = true
 		}

@@ -2,7 +2,6 @@ package rt
 
 import (
 	"reflect"
-	"sync"
 	"unsafe"
 
 	"github.com/racekit/racekit/trace"
@@ -32,7 +31,7 @@ func Fields[T any](p *T, layout string, site uint32, rec bool) *T {
 // acquire of the mutex falls inside another goroutine's section. (The
 // function's real Lock comes after, in std; rt's own stripes never wait on
 // it.)
-var objectLocks [64]sync.Mutex
+var objectLocks [64]OwnMutex
 
 func fieldsAccess(base unsafe.Pointer, layout string, site uint32, rec bool) {
 	var lockKind byte
@@ -61,7 +60,7 @@ func fieldsAccess(base unsafe.Pointer, layout string, site uint32, rec bool) {
 	if !on || !rec || !live.Load() {
 		return
 	}
-	var mu *sync.Mutex
+	var mu *OwnMutex
 	var flags trace.Flags
 	m := unsafe.Add(base, lockOff)
 	if lockKind != 0 {

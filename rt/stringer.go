@@ -2,7 +2,6 @@ package rt
 
 import (
 	"reflect"
-	"sync"
 	"unsafe"
 
 	"github.com/racekit/racekit/trace"
@@ -44,7 +43,7 @@ var stdStringers = map[[2]string]stringerKind{
 	{"net", "HardwareAddr"}: stringerElems,
 }
 
-var stringerCache sync.Map // reflect.Type → stringerKind
+var stringerCache OwnMap // reflect.Type → stringerKind
 
 // stringerOf returns what t's String method reads (t the dynamic type of
 // an interface value): stringerDeep for a pointer to a struct of

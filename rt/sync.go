@@ -136,11 +136,13 @@ func MutexLockG(m *sync.Mutex, site uint32, rec bool, g *gstate) {
 		ctlLock(unsafe.Pointer(m), site)
 	}
 	lockRead(unsafe.Pointer(m), site, rec)
+	skipSync(1)
 	if !m.TryLock() {
 		b := blockIn(g, unsafe.Pointer(m), site, trace.BlockLock)
 		m.Lock()
 		blockOut(b)
 	}
+	skipSync(-1)
 	acquireLock(unsafe.Pointer(m), site, g)
 }
 
@@ -155,13 +157,17 @@ func MutexUnlockG(m *sync.Mutex, site uint32, rec bool, g *gstate) {
 	}
 	lockRead(unsafe.Pointer(m), site, rec)
 	release(unsafe.Pointer(m), false, site, g)
+	skipSync(1)
 	m.Unlock()
+	skipSync(-1)
 }
 
 // MutexTryLock is m.TryLock().
 func MutexTryLock(m *sync.Mutex, site uint32, rec bool) bool {
 	lockRead(unsafe.Pointer(m), site, rec)
+	skipSync(1)
 	ok := m.TryLock()
+	skipSync(-1)
 	if ok {
 		acquireLock(unsafe.Pointer(m), site, nil)
 	}
@@ -174,11 +180,13 @@ func RWMutexLock(rw *sync.RWMutex, site uint32, rec bool) {
 		ctlLock(unsafe.Pointer(rw), site)
 	}
 	lockRead(unsafe.Pointer(rw), site, rec)
+	skipSync(1)
 	if !rw.TryLock() {
 		b := blockIn(nil, unsafe.Pointer(rw), site, trace.BlockLock)
 		rw.Lock()
 		blockOut(b)
 	}
+	skipSync(-1)
 	acquireLock(unsafe.Pointer(rw), site, nil)
 }
 
@@ -189,7 +197,9 @@ func RWMutexUnlock(rw *sync.RWMutex, site uint32, rec bool) {
 	}
 	lockRead(unsafe.Pointer(rw), site, rec)
 	release(unsafe.Pointer(rw), false, site, nil)
+	skipSync(1)
 	rw.Unlock()
+	skipSync(-1)
 }
 
 // RWMutexRLock is rw.RLock().
@@ -198,11 +208,13 @@ func RWMutexRLock(rw *sync.RWMutex, site uint32, rec bool) {
 		ctlRLock(unsafe.Pointer(rw), site)
 	}
 	lockRead(unsafe.Pointer(rw), site, rec)
+	skipSync(1)
 	if !rw.TryRLock() {
 		b := blockIn(nil, unsafe.Pointer(rw), site, trace.BlockRLock)
 		rw.RLock()
 		blockOut(b)
 	}
+	skipSync(-1)
 	acquire(unsafe.Pointer(rw), true, site)
 }
 
@@ -213,13 +225,17 @@ func RWMutexRUnlock(rw *sync.RWMutex, site uint32, rec bool) {
 	}
 	lockRead(unsafe.Pointer(rw), site, rec)
 	release(unsafe.Pointer(rw), true, site, nil)
+	skipSync(1)
 	rw.RUnlock()
+	skipSync(-1)
 }
 
 // RWMutexTryLock is rw.TryLock().
 func RWMutexTryLock(rw *sync.RWMutex, site uint32, rec bool) bool {
 	lockRead(unsafe.Pointer(rw), site, rec)
+	skipSync(1)
 	ok := rw.TryLock()
+	skipSync(-1)
 	if ok {
 		acquireLock(unsafe.Pointer(rw), site, nil)
 	}
@@ -229,7 +245,9 @@ func RWMutexTryLock(rw *sync.RWMutex, site uint32, rec bool) bool {
 // RWMutexTryRLock is rw.TryRLock().
 func RWMutexTryRLock(rw *sync.RWMutex, site uint32, rec bool) bool {
 	lockRead(unsafe.Pointer(rw), site, rec)
+	skipSync(1)
 	ok := rw.TryRLock()
+	skipSync(-1)
 	if ok {
 		acquire(unsafe.Pointer(rw), true, site)
 	}
@@ -247,10 +265,14 @@ func LockerLock(l sync.Locker, site uint32) {
 		}
 	}
 	parkCur(nil)
-	l.Lock()
-	if p != nil {
-		acquire(p, read, site)
+	if p == nil {
+		l.Lock() // unknown to rt: std's hook records the mutexes it locks
+		return
 	}
+	skipSync(1)
+	l.Lock()
+	skipSync(-1)
+	acquire(p, read, site)
 }
 
 // LockerUnlock is l.Unlock() on a sync.Locker.
@@ -263,10 +285,14 @@ func LockerUnlock(l sync.Locker, site uint32) {
 			ctlUnlock(p, site)
 		}
 	}
-	if p != nil {
-		release(p, read, site, nil)
+	if p == nil {
+		l.Unlock()
+		return
 	}
+	release(p, read, site, nil)
+	skipSync(1)
 	l.Unlock()
+	skipSync(-1)
 }
 
 // WaitGroupAdd is wg.Add(delta): a decrement releases (as Done does).
@@ -406,7 +432,13 @@ func CondWait(c *sync.Cond, site uint32) {
 	if emulated {
 		ctlCondWake(c, site)
 	} else {
+		if l != nil {
+			skipSync(1) // c.L's unlock and lock: recorded here
+		}
 		c.Wait()
+		if l != nil {
+			skipSync(-1)
+		}
 		if ctl {
 			ctlResume(site) // controlled mode (sched.go)
 		}

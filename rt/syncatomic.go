@@ -18,19 +18,19 @@ import (
 // real one (the order across addresses needs no lock: operations on
 // different addresses create no edge between each other).
 type stripe struct {
-	sync.Mutex
+	OwnMutex
 	_ [64 - 8]byte // one cache line each
 }
 
 var stripes [64]stripe
 
-func stripeOf(a uint64) *sync.Mutex {
-	return &stripes[(a>>3^a>>9)%uint64(len(stripes))].Mutex
+func stripeOf(a uint64) *OwnMutex {
+	return &stripes[(a>>3^a>>9)%uint64(len(stripes))].OwnMutex
 }
 
 // atomicBegin locks the stripe of the word at p before an atomic
 // operation on it.
-func atomicBegin(p unsafe.Pointer) (*gstate, *sync.Mutex) {
+func atomicBegin(p unsafe.Pointer) (*gstate, *OwnMutex) {
 	g := cur()
 	if g.throttle {
 		// Here as at plain events (prepSlow) and other synchronization
@@ -47,7 +47,7 @@ func atomicBegin(p unsafe.Pointer) (*gstate, *sync.Mutex) {
 
 // atomicEnd records the atomic operation just performed and unlocks the
 // stripe.
-func atomicEnd(g *gstate, l *sync.Mutex, op trace.Op, flags trace.Flags, site uint32, a, val uint64) {
+func atomicEnd(g *gstate, l *OwnMutex, op trace.Op, flags trace.Flags, site uint32, a, val uint64) {
 	atomicRecord(g, op, flags, site, a, val)
 	l.Unlock()
 }
@@ -96,7 +96,7 @@ func atomicRecord(g *gstate, op trace.Op, flags trace.Flags, site uint32, a, val
 // the word: Go's race detector gives it the edges of a load), whose data
 // access is a write all the same, as that detector records every
 // CompareAndSwap. A spin lock's failed attempts then publish nothing.
-func casEnd(g *gstate, l *sync.Mutex, swapped bool, flags trace.Flags, site uint32, a, val uint64) {
+func casEnd(g *gstate, l *OwnMutex, swapped bool, flags trace.Flags, site uint32, a, val uint64) {
 	if !swapped {
 		flags |= trace.FlagCASFailed
 	}
@@ -232,12 +232,17 @@ func SyncMapRange(m *sync.Map, f func(k, v any) bool, site uint32) {
 	// are ordered after the Store of what it was given (go-metrics'
 	// PrometheusSink: a gauge stored while a Gather ranged).
 	l := stripeOf(a)
+	skipSync(1) // the visits are recorded here, not by sync's hook (maphook.go)
 	m.Range(func(k, v any) bool {
 		l.Lock()
 		emit(visit, trace.FlagValueUnknown, site, a)
 		l.Unlock()
-		return f(k, v)
+		skipSync(-1) // f's own operations are the program's
+		more := f(k, v)
+		skipSync(1)
+		return more
 	})
+	skipSync(-1)
 	if !mapLayoutKnown {
 		emit(trace.OpAtomicRMW, trace.FlagValueUnknown, site, a)
 	}

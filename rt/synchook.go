@@ -26,26 +26,61 @@ var setSyncHook func(h func(p unsafe.Pointer, op uint8))
 
 func installSyncHook() {
 	if setSyncHook != nil {
+		lockHooked = haveGetg && goidOff != 0 && chanGOffsets[1] != 0 && chanGOffsets[2] != 0
 		setSyncHook(onSync)
 	}
 }
 
-// The operations sync's hook passes.
+// The operations sync's hook passes (instrument/synchook.go).
 const (
-	syncWGDone = 0 // a WaitGroup's counter decremented (Add < 0, Done)
-	syncWGWait = 1 // a WaitGroup's Wait returns
+	syncWGDone   = 0 // a WaitGroup's counter decremented (Add < 0, Done)
+	syncWGWait   = 1 // a WaitGroup's Wait returns
+	syncLock     = 2 // a Mutex locked (Lock, TryLock that succeeded)
+	syncUnlock   = 3 // a Mutex about to be unlocked
+	syncRLock    = 4 // an RWMutex read-locked
+	syncRUnlock  = 5 // an RWMutex about to be read-unlocked
+	syncRWLock   = 6 // an RWMutex write-locked
+	syncRWUnlock = 7 // an RWMutex about to be write-unlocked
 )
 
 // onSync runs in package sync on the goroutine of the operation.
+//
+// A mutex's edges are the race build's, on objects of the mutex's own
+// (sync edges, not lock events: the lock events of traced code's mutexes
+// are the hooks' to record, and std's critical sections are not ones
+// prediction may reorder): a Mutex's Unlock releases and its Lock
+// acquires the mutex's address; an RWMutex's write Unlock releases its
+// address + 1 (the race build's readerSem), which RLock and Lock acquire,
+// and its RUnlock releases its address + 2 (writerSem), which Lock
+// acquires, so that readers are not ordered with each other. (A mutex's
+// address is only ever a mutex's; no other object's edges are a few bytes
+// into one.) Operations rt skips (ownmutex.go) and those of goroutines rt
+// has no state for (the runtime's mark, checked before any lock of rt's)
+// record nothing.
 func onSync(p unsafe.Pointer, op uint8) {
+	if op >= syncLock {
+		if !lockHooked || !on || ctl || syncSkipped() || *(*uint64)(unsafe.Add(getg(), chanGOffsets[1])) != goid() {
+			return
+		}
+	}
 	g := hookG()
 	if g == nil {
 		return
 	}
+	a := uint64(uintptr(p))
 	switch op {
-	case syncWGDone:
-		g.edge(trace.OpSyncRelease, 0, uint64(uintptr(p)))
-	case syncWGWait:
-		g.edge(trace.OpSyncAcquire, 0, uint64(uintptr(p)))
+	case syncWGDone, syncUnlock:
+		g.edge(trace.OpSyncRelease, 0, a)
+	case syncWGWait, syncLock:
+		g.edge(trace.OpSyncAcquire, 0, a)
+	case syncRLock:
+		g.edge(trace.OpSyncAcquire, 0, a+1)
+	case syncRUnlock:
+		g.edge(trace.OpSyncRelease, 0, a+2)
+	case syncRWLock:
+		g.edge(trace.OpSyncAcquire, 0, a+1)
+		g.edge(trace.OpSyncAcquire, 0, a+2)
+	case syncRWUnlock:
+		g.edge(trace.OpSyncRelease, 0, a+1)
 	}
 }

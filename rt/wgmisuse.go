@@ -20,13 +20,13 @@ import (
 // lock's word: lockRead); the counts are kept whatever rec says.
 
 type wgShadow struct {
-	mu      sync.Mutex
+	mu      OwnMutex
 	count   int64
 	waiters bool
 	dead    bool // dropped from wgShadows: look again
 }
 
-var wgShadows sync.Map // *sync.WaitGroup -> *wgShadow
+var wgShadows OwnMap // *sync.WaitGroup -> *wgShadow
 
 // wgMisuse turns the annotations on; RACEKIT_WGMISUSE=0 turns them off,
 // for tests that compare the events of two runs, which must not depend on

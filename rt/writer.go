@@ -45,7 +45,7 @@ import (
 // look at the words.
 
 var (
-	wmu       sync.Mutex
+	wmu       OwnMutex
 	w         *rkt.Writer
 	out       *os.File
 	outPath   string
@@ -120,7 +120,7 @@ func armWriter() {
 // a program may open one and never close it. writerHold.Mutex orders the
 // counts with the timer's arming.
 var writerHold struct {
-	sync.Mutex
+	OwnMutex
 	due bool // a round came due while a count held the writer
 }
 

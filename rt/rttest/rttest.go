@@ -165,7 +165,7 @@ func newTest(parent *Test) *Test {
 var root = newTest(nil)
 
 // tests maps a *testing.T to its *Test.
-var tests sync.Map
+var tests rt.OwnMap
 
 // lookupPtr returns the state of the *testing.T at p, or nil.
 func lookupPtr(p unsafe.Pointer) *Test {
@@ -334,7 +334,7 @@ func returnedNormally() bool {
 // benches holds the *testing.B whose benchmark function runs (between
 // its Start and Stop): a function it calls with it is not a run of its
 // own, and the B a sub-benchmark's parent.
-var benches sync.Map
+var benches rt.OwnMap
 
 // startBench is Start for a benchmark function's run.
 func startBench(b *testing.B) *Test {
@@ -439,7 +439,7 @@ const (
 
 // marks, activeMarks and inactiveMarks hold each test name's site of
 // markFile, activeFile and inactiveFile.
-var marks, activeMarks, inactiveMarks sync.Map
+var marks, activeMarks, inactiveMarks rt.OwnMap
 
 // mark records that the calling goroutine runs the test name: a release
 // of a fresh object (which no one acquires: no edge) at a site of
@@ -458,7 +458,7 @@ func markActive(name string, active bool) {
 	}
 }
 
-func markAt(m *sync.Map, file, name string) {
+func markAt(m *rt.OwnMap, file, name string) {
 	if !names || name == "" || !rt.Enabled() {
 		return
 	}
@@ -542,7 +542,7 @@ type pend struct {
 // pending holds the states left for tests, by the address of their
 // parent's testing.common (the *testing.T or *testing.F it begins).
 var (
-	pendMu  sync.Mutex
+	pendMu  rt.OwnMutex
 	pending = map[unsafe.Pointer][]*pend{}
 )
 
@@ -744,7 +744,7 @@ func RunBWrap(b *testing.B, name string, f func(*testing.B), site uint32) bool {
 
 // pbs maps a *testing.PB of a running RunParallel to its iteration
 // counter's object.
-var pbs sync.Map
+var pbs rt.OwnMap
 
 // parallel is the state of a b.RunParallel call: the goroutines forked
 // for its body, handed out in the order the bodies start, its end and the
@@ -894,7 +894,7 @@ type fuzzTarget struct {
 }
 
 // fuzzTargets holds the targets whose f.Fuzz runs, by their *testing.F.
-var fuzzTargets sync.Map
+var fuzzTargets rt.OwnMap
 
 // Fuzz is f.Fuzz(ff), where ff begins with Start's prologue: the fuzz
 // function runs, for each input, in a goroutine the framework starts, as

@@ -37,7 +37,7 @@ type tbMutex struct{ w, r uint64 }
 
 // tbMutexes maps a test's testing.common (the address of its *testing.T,
 // *testing.B or *testing.F, whose first field it is) to its c.mu.
-var tbMutexes sync.Map
+var tbMutexes rt.OwnMap
 
 // printer is the -test.v printer's lastNameMu.
 var printer = rt.NewObject()

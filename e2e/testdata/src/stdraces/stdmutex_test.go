@@ -1,0 +1,135 @@
+package stdraces
+
+import (
+	"expvar"
+	"log/slog"
+	"mime"
+	"os"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Mutexes inside the standard library, which racekit sees through the
+// hook of the patched package sync (rt/synchook.go), as Go's race
+// detector sees them: an Unlock before the next Lock, an RWMutex's write
+// Unlock before later RLocks, and no order between two readers.
+
+// expvar.Map's Set adds a new key under the map's keysMu; Do reads the
+// keys under its read lock: what came before the Set is ordered before
+// what comes after a Do that saw the key.
+func TestNoRaceExpvarMapSet(t *testing.T) {
+	m := new(expvar.Map).Init()
+	x := new(int)
+	go func() {
+		*x = 1
+		m.Set("a", new(expvar.Int))
+	}()
+	for {
+		found := false
+		m.Do(func(kv expvar.KeyValue) { found = found || kv.Key == "a" })
+		if found {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if *x != 1 {
+		t.Fatal("x not set before the key")
+	}
+}
+
+// os.Setenv writes the environment under syscall's envLock, Getenv reads
+// it under the read lock.
+func TestNoRaceSetenvGetenv(t *testing.T) {
+	const key = "RACEKIT_STDRACES_SETENV"
+	defer os.Unsetenv(key)
+	x := new(int)
+	go func() {
+		*x = 1
+		os.Setenv(key, "1")
+	}()
+	for os.Getenv(key) == "" {
+		time.Sleep(time.Millisecond)
+	}
+	if *x != 1 {
+		t.Fatal("x not set before the variable")
+	}
+}
+
+// lines is an io.Writer that keeps what it is given: slog's handlers call
+// Write under their mutex.
+type lines struct{ got []string }
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.got = append(l.got, string(p))
+	return len(p), nil
+}
+
+func TestNoRaceSlogHandlerWrites(t *testing.T) {
+	w := &lines{}
+	log := slog.New(slog.NewTextHandler(w, nil))
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			log.Info("hello", "i", i)
+		}()
+	}
+	wg.Wait()
+	if len(w.got) != 4 {
+		t.Fatalf("%d lines, want 4", len(w.got))
+	}
+}
+
+// Two readers of one RWMutex are not ordered by it: each one's Do takes
+// the read lock only.
+func TestRaceStdReadLocksOrderNothing(t *testing.T) {
+	m := new(expvar.Map).Init()
+	m.Set("a", new(expvar.Int))
+	x := new(int)
+	done := make(chan bool)
+	go func() {
+		*x = 1 // race: readers
+		m.Do(func(expvar.KeyValue) {})
+		done <- true
+	}()
+	time.Sleep(10 * time.Millisecond)
+	m.Do(func(expvar.KeyValue) {})
+	sink = *x // race: readers
+	<-done
+}
+
+// sync.Maps inside the standard library, which racekit sees through the
+// same patched package: mime keeps its types in one, so what came before
+// an AddExtensionType is ordered before what comes after the
+// TypeByExtension that found the type; two lookups order nothing.
+
+func TestNoRaceMimeAddExtensionType(t *testing.T) {
+	x := new(int)
+	go func() {
+		*x = 1
+		mime.AddExtensionType(".racekit-add", "text/x-racekit-add")
+	}()
+	for mime.TypeByExtension(".racekit-add") == "" {
+		time.Sleep(time.Millisecond)
+	}
+	if *x != 1 {
+		t.Fatal("x not set before the type")
+	}
+}
+
+func TestRaceMimeLookupsOrderNothing(t *testing.T) {
+	mime.AddExtensionType(".racekit-get", "text/x-racekit-get")
+	x := new(int)
+	done := make(chan bool)
+	go func() {
+		*x = 1 // race: lookups
+		_ = mime.TypeByExtension(".racekit-get")
+		done <- true
+	}()
+	time.Sleep(10 * time.Millisecond)
+	_ = mime.TypeByExtension(".racekit-get")
+	sink = *x // race: lookups
+	<-done
+}
