@@ -62,6 +62,25 @@ func skipSync(d int32) {
 	}
 }
 
+// skipBegin adds one to the current goroutine's count and returns it for
+// skipEnd (nil when nothing is counted): the bracket of one operation,
+// which looks the goroutine up once.
+func skipBegin() *uint32 {
+	if !lockHooked {
+		return nil
+	}
+	n := (*uint32)(unsafe.Add(getg(), chanGOffsets[2]))
+	*n++
+	return n
+}
+
+// skipEnd takes back skipBegin's one.
+func skipEnd(n *uint32) {
+	if n != nil && *n > 0 {
+		*n--
+	}
+}
+
 // syncSkipped reports whether the hook skips the current goroutine's
 // mutex operation.
 func syncSkipped() bool {

@@ -136,13 +136,13 @@ func MutexLockG(m *sync.Mutex, site uint32, rec bool, g *gstate) {
 		ctlLock(unsafe.Pointer(m), site)
 	}
 	lockRead(unsafe.Pointer(m), site, rec)
-	skipSync(1)
+	n := skipBegin()
 	if !m.TryLock() {
 		b := blockIn(g, unsafe.Pointer(m), site, trace.BlockLock)
 		m.Lock()
 		blockOut(b)
 	}
-	skipSync(-1)
+	skipEnd(n)
 	acquireLock(unsafe.Pointer(m), site, g)
 }
 
@@ -157,17 +157,17 @@ func MutexUnlockG(m *sync.Mutex, site uint32, rec bool, g *gstate) {
 	}
 	lockRead(unsafe.Pointer(m), site, rec)
 	release(unsafe.Pointer(m), false, site, g)
-	skipSync(1)
+	n := skipBegin()
 	m.Unlock()
-	skipSync(-1)
+	skipEnd(n)
 }
 
 // MutexTryLock is m.TryLock().
 func MutexTryLock(m *sync.Mutex, site uint32, rec bool) bool {
 	lockRead(unsafe.Pointer(m), site, rec)
-	skipSync(1)
+	n := skipBegin()
 	ok := m.TryLock()
-	skipSync(-1)
+	skipEnd(n)
 	if ok {
 		acquireLock(unsafe.Pointer(m), site, nil)
 	}
@@ -180,13 +180,13 @@ func RWMutexLock(rw *sync.RWMutex, site uint32, rec bool) {
 		ctlLock(unsafe.Pointer(rw), site)
 	}
 	lockRead(unsafe.Pointer(rw), site, rec)
-	skipSync(1)
+	n := skipBegin()
 	if !rw.TryLock() {
 		b := blockIn(nil, unsafe.Pointer(rw), site, trace.BlockLock)
 		rw.Lock()
 		blockOut(b)
 	}
-	skipSync(-1)
+	skipEnd(n)
 	acquireLock(unsafe.Pointer(rw), site, nil)
 }
 
@@ -197,9 +197,9 @@ func RWMutexUnlock(rw *sync.RWMutex, site uint32, rec bool) {
 	}
 	lockRead(unsafe.Pointer(rw), site, rec)
 	release(unsafe.Pointer(rw), false, site, nil)
-	skipSync(1)
+	n := skipBegin()
 	rw.Unlock()
-	skipSync(-1)
+	skipEnd(n)
 }
 
 // RWMutexRLock is rw.RLock().
@@ -208,13 +208,13 @@ func RWMutexRLock(rw *sync.RWMutex, site uint32, rec bool) {
 		ctlRLock(unsafe.Pointer(rw), site)
 	}
 	lockRead(unsafe.Pointer(rw), site, rec)
-	skipSync(1)
+	n := skipBegin()
 	if !rw.TryRLock() {
 		b := blockIn(nil, unsafe.Pointer(rw), site, trace.BlockRLock)
 		rw.RLock()
 		blockOut(b)
 	}
-	skipSync(-1)
+	skipEnd(n)
 	acquire(unsafe.Pointer(rw), true, site)
 }
 
@@ -225,17 +225,17 @@ func RWMutexRUnlock(rw *sync.RWMutex, site uint32, rec bool) {
 	}
 	lockRead(unsafe.Pointer(rw), site, rec)
 	release(unsafe.Pointer(rw), true, site, nil)
-	skipSync(1)
+	n := skipBegin()
 	rw.RUnlock()
-	skipSync(-1)
+	skipEnd(n)
 }
 
 // RWMutexTryLock is rw.TryLock().
 func RWMutexTryLock(rw *sync.RWMutex, site uint32, rec bool) bool {
 	lockRead(unsafe.Pointer(rw), site, rec)
-	skipSync(1)
+	n := skipBegin()
 	ok := rw.TryLock()
-	skipSync(-1)
+	skipEnd(n)
 	if ok {
 		acquireLock(unsafe.Pointer(rw), site, nil)
 	}
@@ -245,9 +245,9 @@ func RWMutexTryLock(rw *sync.RWMutex, site uint32, rec bool) bool {
 // RWMutexTryRLock is rw.TryRLock().
 func RWMutexTryRLock(rw *sync.RWMutex, site uint32, rec bool) bool {
 	lockRead(unsafe.Pointer(rw), site, rec)
-	skipSync(1)
+	n := skipBegin()
 	ok := rw.TryRLock()
-	skipSync(-1)
+	skipEnd(n)
 	if ok {
 		acquire(unsafe.Pointer(rw), true, site)
 	}
@@ -269,9 +269,9 @@ func LockerLock(l sync.Locker, site uint32) {
 		l.Lock() // unknown to rt: std's hook records the mutexes it locks
 		return
 	}
-	skipSync(1)
+	n := skipBegin()
 	l.Lock()
-	skipSync(-1)
+	skipEnd(n)
 	acquire(p, read, site)
 }
 
@@ -290,9 +290,9 @@ func LockerUnlock(l sync.Locker, site uint32) {
 		return
 	}
 	release(p, read, site, nil)
-	skipSync(1)
+	n := skipBegin()
 	l.Unlock()
-	skipSync(-1)
+	skipEnd(n)
 }
 
 // WaitGroupAdd is wg.Add(delta): a decrement releases (as Done does).
@@ -432,13 +432,12 @@ func CondWait(c *sync.Cond, site uint32) {
 	if emulated {
 		ctlCondWake(c, site)
 	} else {
+		var n *uint32
 		if l != nil {
-			skipSync(1) // c.L's unlock and lock: recorded here
+			n = skipBegin() // c.L's unlock and lock: recorded here
 		}
 		c.Wait()
-		if l != nil {
-			skipSync(-1)
-		}
+		skipEnd(n)
 		if ctl {
 			ctlResume(site) // controlled mode (sched.go)
 		}
