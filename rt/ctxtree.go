@@ -131,7 +131,7 @@ func CtxParent[X context.Context](parent X, site uint32) X {
 		return parent
 	}
 	if p := context.Context(parent); p != nil {
-		if a, _ := ctxDoneCalled(p.Done(), site); a != 0 {
+		if a, _ := ctxDoneCalled(ownDone(p), site); a != 0 {
 			emitEdge(trace.OpSyncAcquire, site, ctxMuObj(a))
 			emitEdge(trace.OpSyncRelease, site, ctxMuObj(a))
 		}
@@ -308,7 +308,7 @@ func CtxParentOf[X context.Context](parent X, site uint32) X {
 	}
 	var a uint64
 	if p := context.Context(parent); p != nil {
-		if a, _ = ctxDoneCalled(p.Done(), site); a != 0 {
+		if a, _ = ctxDoneCalled(ownDone(p), site); a != 0 {
 			emitEdge(trace.OpSyncAcquire, site, ctxMuObj(a))
 			emitEdge(trace.OpSyncRelease, site, ctxMuObj(a))
 		}
@@ -584,4 +584,14 @@ func ctxDoneSeen(a uint64, site uint32) {
 	for ; n != nil && !n.traced && n.ctx.Err() != nil; n = n.up {
 		emitEdge(trace.OpSyncAcquire, site, ctxMuObj(n.a))
 	}
+}
+
+// ownDone is ctx.Done() called by rt, which may lock the context's mutex
+// (its first call makes the channel): rt's look, not the program's, so
+// that sync's hook records no edge (ownmutex.go). The program's own
+// WithCancel calls it again inside std.
+func ownDone(ctx context.Context) <-chan struct{} {
+	n := skipBegin()
+	defer skipEnd(n)
+	return ctx.Done()
 }

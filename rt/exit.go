@@ -87,7 +87,10 @@ func exitWait() {
 	if !on || ctl || !live.Load() {
 		return
 	}
-	if d := atexitSleep(os.Getenv("GORACE")); d > 0 {
+	n := skipBegin() // Getenv read-locks the environment: rt's, not the program's
+	gorace := os.Getenv("GORACE")
+	skipEnd(n)
+	if d := atexitSleep(gorace); d > 0 {
 		time.Sleep(d)
 	}
 }

@@ -571,11 +571,13 @@ func cleanupEnd(batch *gstate, c *Child) {
 func SetFinalizer(obj, finalizer any) {
 	if finalizer != nil {
 		if v := reflect.ValueOf(finalizer); v.Kind() == reflect.Func && !v.IsNil() {
+			n := skipBegin() // MakeFunc's layout cache is a sync.Map: rt's, not the program's
 			finalizer = reflect.MakeFunc(v.Type(), func(args []reflect.Value) []reflect.Value {
 				endCallbackState() // an earlier run's
 				defer endCallbackState()
 				return v.Call(args)
 			}).Interface()
+			skipEnd(n)
 		}
 	}
 	runtime.SetFinalizer(obj, finalizer) // its checks panic as they would

@@ -275,8 +275,8 @@ func register(t *testing.T, n *Test) {
 		markActive(t.Name(), true)
 	}
 	tests.Store(t, n)
-	printSection(n.site)            // its "=== RUN", printed before it started
-	t.Cleanup(func() { n.done(t) }) // the first cleanup runs last
+	printSection(n.site)                               // its "=== RUN", printed before it started
+	rt.Own(func() { t.Cleanup(func() { n.done(t) }) }) // the first cleanup runs last
 }
 
 // Stop is deferred right after Start: the function returns. Under
@@ -683,11 +683,17 @@ func Cleanup(tb testing.TB, f func(), site uint32) {
 	reg := rt.NewObject()
 	rt.SyncRelease(reg, site)
 	n := lookup(tb)
-	tbSync(tb, rt.TBLock, site) // registering locks c.mu
-	tb.Cleanup(func() { rt.SyncRelease(testsEnded, site) })
+	tbSync(tb, rt.TBLock, site)                                                // registering locks c.mu
+	rt.Own(func() { tb.Cleanup(func() { rt.SyncRelease(testsEnded, site) }) }) // rttest's registrations lock nothing of the program's
 	tb.Cleanup(f)
 	tbSync(tb, rt.TBLock, site)
-	tb.Cleanup(func() {
+	rt.Own(func() { tb.Cleanup(cleanupAfter(tb, reg, n, site)) })
+}
+
+// cleanupAfter is the cleanup Cleanup registers after the program's,
+// which runs before it.
+func cleanupAfter(tb testing.TB, reg uint64, n *Test, site uint32) func() {
+	return func() {
 		rt.SyncAcquire(reg, site)
 		if n != nil {
 			rt.SyncAcquire(n.subs, site)
@@ -696,7 +702,7 @@ func Cleanup(tb testing.TB, f func(), site uint32) {
 			// sub-benchmarks, which run in sequence.
 			rt.SyncAcquire(testsEnded, site)
 		}
-	})
+	}
 }
 
 // AllocsPerRun is testing.AllocsPerRun(runs, f): rt allocates nothing it
