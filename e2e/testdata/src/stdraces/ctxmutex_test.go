@@ -62,13 +62,21 @@ func TestRaceCtxLaterDone(t *testing.T) {
 //go:noinline
 func parkedAfterDone(block chan bool) { <-block }
 
-// waitParked waits until some goroutine's stack shows fn, by reading the
-// stacks (no synchronization the race detectors see).
+// waitParked waits until some goroutine's stack shows it blocked on a
+// channel receive in fn, by reading the stacks (no synchronization the
+// race detectors see). A goroutine an earlier test released from fn may
+// not have run yet: it is runnable there, not blocked, and does not count
+// (it made the tests that follow fail now and then, under -race as under
+// racekit, when they ran together: their cancel came before their own
+// goroutine had registered).
 func waitParked(t *testing.T, fn string) {
-	buf := make([]byte, 1<<16)
+	buf := make([]byte, 1<<20)
 	for i := 0; i < 5000; i++ {
-		if n := runtime.Stack(buf, true); strings.Contains(string(buf[:n]), "."+fn+"(") {
-			return
+		n := runtime.Stack(buf, true)
+		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+			if strings.Contains(g, "."+fn+"(") && strings.Contains(g, " [chan receive") {
+				return
+			}
 		}
 		time.Sleep(time.Millisecond)
 	}
