@@ -90,10 +90,10 @@ func wgPatch(src string) (string, bool) {
 // RWMutex operation of std and untraced code: an Unlock is ordered before
 // the next Lock, an RWMutex's Unlock before every later RLock and Lock,
 // and an RUnlock before the next Lock. rt saw only traced code's: a
-// program's write, then an expvar.Map's Set or a mime.AddExtensionType
-// (which lock inside std), and another goroutine's read after the Get
-// that locked the same mutex were a false race (e2e stdraces
-// TestNoRaceExpvarMapSet, TestNoRaceMimeAddExtensionType). The patch
+// program's write, then an expvar.Map's Set or an os.Setenv (which lock
+// inside std), and another goroutine's read after the Do or Getenv that
+// locked the same mutex were a false race (e2e stdraces
+// TestNoRaceExpvarMapSet, TestNoRaceSetenvGetenv). The patch
 // renames Mutex's and RWMutex's lock methods and wraps each in a call of
 // racekitSyncHook (ops 2-7, rt/synchook.go names them) after the lock is
 // taken and before it is given back. RWMutex's own writer Mutex, Once's
@@ -104,8 +104,8 @@ func wgPatch(src string) (string, bool) {
 // traced code and its own (rt/ownmutex.go). Only with the WaitGroup
 // patch, which declares the hook, and only when every text below is there.
 
-// lockRenames are the lock methods the patch renames, by file; each old
-// name gets a wrapper (lockFuncs).
+// lockRenames are the lock and sync.Map methods the patch renames, by
+// file; each old name gets a wrapper (lockFuncs).
 var lockRenames = map[string][]string{
 	"mutex.go":   {"func (m *Mutex) Lock() {", "func (m *Mutex) TryLock() bool {", "func (m *Mutex) Unlock() {"},
 	"map.go":     {"func (m *Map) Load(key any) (value any, ok bool) {", "func (m *Map) Store(key, value any) {", "func (m *Map) Clear() {", "func (m *Map) LoadOrStore(key, value any) (actual any, loaded bool) {", "func (m *Map) LoadAndDelete(key any) (value any, loaded bool) {", "func (m *Map) Delete(key any) {", "func (m *Map) Swap(key, value any) (previous any, loaded bool) {", "func (m *Map) CompareAndSwap(key, old, new any) (swapped bool) {", "func (m *Map) CompareAndDelete(key, old any) (deleted bool) {", "func (m *Map) Range(f func(key, value any) bool) {"},
@@ -129,9 +129,10 @@ func lockRenamed(decl string) string {
 	return decl[:i] + "racekit" + decl[i:]
 }
 
-// lockFuncs is appended to mutex.go and rwmutex.go: the wrappers. A lock
-// calls the hook after it took the lock, an unlock before it gives it
-// back, so that the trace has the release before the acquire it orders.
+// lockFuncs is appended to mutex.go, rwmutex.go and map.go (mapFuncs):
+// the wrappers. A lock calls the hook after it took the lock, an unlock
+// before it gives it back, so that the trace has the release before the
+// acquire it orders.
 var lockFuncs = map[string]string{
 	"mutex.go": `
 // racekit's wrappers (racekitSyncHook: waitgroup.go).
@@ -381,3 +382,108 @@ func (m *Map) Range(f func(key, value any) bool) {
 	})
 }
 `
+
+// atomic.Value's methods in untraced code (rt/valuehook.go): an
+// expvar.String's Set, then another goroutine's read after the Value that
+// saw it, is ordered under go test -race, which sees the atomic operations
+// inside a Value. The patch renames Load, Store, Swap and CompareAndSwap in
+// sync/atomic/value.go and wraps each with rt's hook: op 0, 1 or 2 before
+// a load, a store or a read-modify-write (rt reports whether it records
+// it; then it holds the Value's stripe until the end), 3, 4, 5 after it,
+// 6 after a CompareAndSwap that failed. A method that panics (a nil or
+// inconsistently typed value) still ends.
+var valueRenames = []string{
+	"func (v *Value) Load() (val any) {",
+	"func (v *Value) Store(val any) {",
+	"func (v *Value) Swap(new any) (old any) {",
+	"func (v *Value) CompareAndSwap(old, new any) (swapped bool) {",
+}
+
+// valueFuncs is appended to sync/atomic/value.go.
+const valueFuncs = `
+// racekitValueHook is set by racekit's runtime (racekit.dev/rt, the
+// racekit_valuehook.go file racekit adds to it).
+//
+//go:linkname racekitValueHook
+var racekitValueHook func(v unsafe.Pointer, op uint8) bool
+
+func (v *Value) Load() (val any) {
+	if h := racekitValueHook; h != nil && h(unsafe.Pointer(v), 0) {
+		defer h(unsafe.Pointer(v), 3)
+	}
+	return v.racekitLoad()
+}
+
+func (v *Value) Store(val any) {
+	if h := racekitValueHook; h != nil && h(unsafe.Pointer(v), 1) {
+		defer h(unsafe.Pointer(v), 4)
+	}
+	v.racekitStore(val)
+}
+
+func (v *Value) Swap(new any) (old any) {
+	if h := racekitValueHook; h != nil && h(unsafe.Pointer(v), 2) {
+		defer h(unsafe.Pointer(v), 5)
+	}
+	return v.racekitSwap(new)
+}
+
+func (v *Value) CompareAndSwap(old, new any) (swapped bool) {
+	if h := racekitValueHook; h != nil && h(unsafe.Pointer(v), 2) {
+		defer func() {
+			if swapped {
+				h(unsafe.Pointer(v), 5)
+			} else {
+				h(unsafe.Pointer(v), 6)
+			}
+		}()
+	}
+	return v.racekitCompareAndSwap(old, new)
+}
+`
+
+// rtValueHookFile is the file added to rt's copy with the Value hook.
+const rtValueHookFile = `package rt
+
+import "unsafe"
+
+//go:linkname racekitValueHook sync/atomic.racekitValueHook
+var racekitValueHook func(v unsafe.Pointer, op uint8) bool
+
+var _ = func() bool {
+	setValueHook = func(h func(v unsafe.Pointer, op uint8) bool) { racekitValueHook = h }
+	return true
+}()
+`
+
+// valuePatch returns sync/atomic/value.go with the Value hook, or false
+// when it lacks a text it edits (then rt sees traced code's Values only).
+func valuePatch(src string) (string, bool) {
+	for _, d := range valueRenames {
+		if strings.Count(src, d) != 1 {
+			return "", false
+		}
+	}
+	if !strings.Contains(src, "\t\"unsafe\"\n") {
+		return "", false
+	}
+	for _, d := range valueRenames {
+		src = strings.Replace(src, d, lockRenamed(d), 1)
+	}
+	return src + valueFuncs, true
+}
+
+// addValuePatch adds to files the patched sync/atomic/value.go of the
+// toolchain at goroot and rt's file for its hook, when it takes
+// valuePatch.
+func addValuePatch(goroot, rtDir string, files map[string][]byte) {
+	name := filepath.Join(goroot, "src", "sync", "atomic", "value.go")
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return
+	}
+	if p, ok := valuePatch(string(b)); ok {
+		files[name] = []byte(p)
+		files[filepath.Join(rtDir, "rt", "racekit_valuehook.go")] = []byte(rtValueHookFile)
+	}
+}

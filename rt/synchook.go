@@ -18,10 +18,12 @@ import (
 // traced code orders before a Wait inside std and the other way round; a
 // traced operation also passes through the hook, which records its edge
 // a second time, a no-op. As for channels (chanhook.go), only goroutines
-// rt has a state for record, and the hook makes none.
+// rt has a state for record, and the hook makes none. The same hook
+// reports the Mutex and RWMutex operations of every goroutine (onSync);
+// sync.Map's methods have a hook of their own (maphook.go).
 
-// setSyncHook installs sync's WaitGroup hook; nil without the patched
-// package sync.
+// setSyncHook installs sync's WaitGroup and mutex hook; nil without the
+// patched package sync.
 var setSyncHook func(h func(p unsafe.Pointer, op uint8))
 
 func installSyncHook() {
