@@ -28,8 +28,7 @@ type gstate struct {
 	// (retire).
 	untraced bool
 	depth    int32
-	mapInit  bool     // the sync.Map an untraced method is on had had its first operation (maphook.go)
-	valueTyp trace.Op // what an untraced atomic.Value method does to the Value's type word (valuehook.go)
+	mapInit  bool // the sync.Map an untraced method is on had had its first operation (maphook.go)
 	gp       unsafe.Pointer
 	// outChans: channels traced code returned to untraced code on this
 	// goroutine (ChanOut), acquired at each entry from untraced code.

@@ -43,8 +43,7 @@ const (
 )
 
 // mapHookOn reports whether the current goroutine's untraced sync.Map
-// method (or atomic.Value method: valuehook.go) is to be recorded, and its
-// state.
+// method is to be recorded, and its state.
 func mapHookOn() *gstate {
 	if !lockHooked || !on || ctl || syncSkipped() || *(*uint64)(unsafe.Add(getg(), chanGOffsets[1])) != goid() {
 		return nil

@@ -130,7 +130,6 @@ func start(path string, withDedup bool) error {
 	installChanHook()
 	installSyncHook()
 	installMapHook()
-	installValueHook()
 	installIOHook()
 	installExitHook()
 	installCleanupHook()

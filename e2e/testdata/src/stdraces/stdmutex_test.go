@@ -133,39 +133,3 @@ func TestRaceMimeLookupsOrderNothing(t *testing.T) {
 	sink = *x // race: lookups
 	<-done
 }
-
-// atomic.Values inside the standard library, seen through the patched
-// package sync/atomic: an expvar.String keeps its value in one, so what came
-// before a Set is ordered before what comes after the Value that saw it;
-// two Values (loads) order nothing.
-
-func TestNoRaceExpvarStringSet(t *testing.T) {
-	s := new(expvar.String)
-	x := new(int)
-	go func() {
-		*x = 1
-		s.Set("v")
-	}()
-	for s.Value() == "" {
-		time.Sleep(time.Millisecond)
-	}
-	if *x != 1 {
-		t.Fatal("x not set before the value")
-	}
-}
-
-func TestRaceExpvarStringValuesOrderNothing(t *testing.T) {
-	s := new(expvar.String)
-	s.Set("v")
-	x := new(int)
-	done := make(chan bool)
-	go func() {
-		*x = 1 // race: values
-		_ = s.Value()
-		done <- true
-	}()
-	time.Sleep(10 * time.Millisecond)
-	_ = s.Value()
-	sink = *x // race: values
-	<-done
-}
