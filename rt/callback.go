@@ -244,7 +244,6 @@ func WriteLeave() {
 // ownWriter is l.Writer(), which locks l's mutex: rt's look, not the
 // program's, so that sync's hook records no edge (ownmutex.go).
 func ownWriter(l *log.Logger) io.Writer {
-	skipSync(1)
-	defer skipSync(-1)
+	defer skipEnd(skipBegin())
 	return l.Writer()
 }

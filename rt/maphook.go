@@ -42,21 +42,12 @@ const (
 	mapVisit      = 4 // a Range recorded visits an entry
 )
 
-// mapHookOn reports whether the current goroutine's untraced sync.Map
-// method is to be recorded, and its state.
-func mapHookOn() *gstate {
-	if !lockHooked || !on || ctl || syncSkipped() || *(*uint64)(unsafe.Add(getg(), chanGOffsets[1])) != goid() {
-		return nil
-	}
-	return hookG()
-}
-
 // onMap runs in package sync on the goroutine of the method.
 func onMap(p unsafe.Pointer, op uint8) bool {
 	a := ptr(p)
 	switch op {
 	case mapBegin:
-		g := mapHookOn()
+		g := lockHookG()
 		if g == nil {
 			return false
 		}
@@ -66,15 +57,11 @@ func onMap(p unsafe.Pointer, op uint8) bool {
 		// The stripe is held since the begin: released whatever happened
 		// to the trace meanwhile.
 		if g := known(); g != nil && on && live.Load() {
-			kind := trace.OpAtomicRMW
-			if op == mapEndRead && g.mapInit {
-				kind = trace.OpAtomicLoad
-			}
-			g.sync(kind, trace.FlagValueUnknown, 0, a, 0, nil)
+			g.sync(mapKind(op == mapEndRead, g.mapInit), trace.FlagValueUnknown, 0, a, 0, nil)
 		}
 		stripeOf(a).Unlock()
 	case mapRangeBegin:
-		g := mapHookOn()
+		g := lockHookG()
 		if g == nil {
 			return false
 		}
@@ -85,17 +72,13 @@ func onMap(p unsafe.Pointer, op uint8) bool {
 			l.Unlock()
 		}
 	case mapVisit:
-		g := mapHookOn()
+		g := lockHookG()
 		if g == nil {
 			return false
 		}
-		visit := trace.OpAtomicLoad
-		if !mapLayoutKnown {
-			visit = trace.OpAtomicRMW
-		}
 		l := stripeOf(a)
 		l.Lock()
-		g.sync(visit, trace.FlagValueUnknown, 0, a, 0, nil)
+		g.sync(mapVisitOp(), trace.FlagValueUnknown, 0, a, 0, nil)
 		l.Unlock()
 	}
 	return true
@@ -107,50 +90,43 @@ type OwnMap struct{ m sync.Map }
 
 // Load is sync.Map's Load.
 func (m *OwnMap) Load(k any) (any, bool) {
-	skipSync(1)
-	defer skipSync(-1)
+	defer skipEnd(skipBegin())
 	return m.m.Load(k)
 }
 
 // Store is sync.Map's Store.
 func (m *OwnMap) Store(k, v any) {
-	skipSync(1)
-	defer skipSync(-1)
+	defer skipEnd(skipBegin())
 	m.m.Store(k, v)
 }
 
 // LoadOrStore is sync.Map's LoadOrStore.
 func (m *OwnMap) LoadOrStore(k, v any) (any, bool) {
-	skipSync(1)
-	defer skipSync(-1)
+	defer skipEnd(skipBegin())
 	return m.m.LoadOrStore(k, v)
 }
 
 // Delete is sync.Map's Delete.
 func (m *OwnMap) Delete(k any) {
-	skipSync(1)
-	defer skipSync(-1)
+	defer skipEnd(skipBegin())
 	m.m.Delete(k)
 }
 
 // CompareAndDelete is sync.Map's CompareAndDelete.
 func (m *OwnMap) CompareAndDelete(k, old any) bool {
-	skipSync(1)
-	defer skipSync(-1)
+	defer skipEnd(skipBegin())
 	return m.m.CompareAndDelete(k, old)
 }
 
 // Range is sync.Map's Range; f is rt's too.
 func (m *OwnMap) Range(f func(k, v any) bool) {
-	skipSync(1)
-	defer skipSync(-1)
+	defer skipEnd(skipBegin())
 	m.m.Range(f)
 }
 
 // ownPointerTo is reflect.PointerTo(t), whose cache is a sync.Map: rt's
 // look, not the program's.
 func ownPointerTo(t reflect.Type) reflect.Type {
-	skipSync(1)
-	defer skipSync(-1)
+	defer skipEnd(skipBegin())
 	return reflect.PointerTo(t)
 }

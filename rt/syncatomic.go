@@ -158,12 +158,26 @@ func mapOp(m *sync.Map, site uint32, op func() (readOnly bool)) {
 	l := stripeOf(a)
 	l.Lock()
 	defer l.Unlock() // a key that is not comparable panics
-	kind := trace.OpAtomicRMW
 	inited := mapInited(m)
-	if op() && inited {
-		kind = trace.OpAtomicLoad
+	g.sync(mapKind(op(), inited), trace.FlagValueUnknown, site, a, 0, nil)
+}
+
+// mapKind is the operation a sync.Map method records: a load when it only
+// read a map already initialized, else a read-modify-write.
+func mapKind(readOnly, inited bool) trace.Op {
+	if readOnly && inited {
+		return trace.OpAtomicLoad
 	}
-	g.sync(kind, trace.FlagValueUnknown, site, a, 0, nil)
+	return trace.OpAtomicRMW
+}
+
+// mapVisitOp is the operation each visit of a Range records: a load, or a
+// read-modify-write when the map's layout is unknown (as every method).
+func mapVisitOp() trace.Op {
+	if mapLayoutKnown {
+		return trace.OpAtomicLoad
+	}
+	return trace.OpAtomicRMW
 }
 
 // SyncMapLoad is m.Load(k).
@@ -219,10 +233,7 @@ func SyncMapRange(m *sync.Map, f func(k, v any) bool, site uint32) {
 		return
 	}
 	a := ptr(unsafe.Pointer(m))
-	visit := trace.OpAtomicLoad
-	if !mapLayoutKnown {
-		visit = trace.OpAtomicRMW // before and after too, as every method
-	}
+	visit := mapVisitOp() // a read-modify-write before and after too when the layout is unknown
 	if !mapInited(m) {
 		emit(trace.OpAtomicRMW, trace.FlagValueUnknown, site, a) // its first operation
 	}

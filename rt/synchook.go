@@ -45,6 +45,17 @@ const (
 	syncRWUnlock = 7 // an RWMutex about to be write-unlocked
 )
 
+// lockHookG is the goroutine an untraced mutex operation or sync.Map
+// method (maphook.go) records for, or nil: none when rt skips it
+// (ownmutex.go) or has no state for the goroutine (the runtime's mark,
+// checked before any lock of rt's).
+func lockHookG() *gstate {
+	if !lockHooked || !on || ctl || syncSkipped() || *(*uint64)(unsafe.Add(getg(), chanGOffsets[1])) != goid() {
+		return nil
+	}
+	return hookG()
+}
+
 // onSync runs in package sync on the goroutine of the operation.
 //
 // A mutex's edges are the race build's, on objects of the mutex's own
@@ -56,16 +67,14 @@ const (
 // and its RUnlock releases its address + 2 (writerSem), which Lock
 // acquires, so that readers are not ordered with each other. (A mutex's
 // address is only ever a mutex's; no other object's edges are a few bytes
-// into one.) Operations rt skips (ownmutex.go) and those of goroutines rt
-// has no state for (the runtime's mark, checked before any lock of rt's)
-// record nothing.
+// into one.) Operations lockHookG turns away record nothing.
 func onSync(p unsafe.Pointer, op uint8) {
+	var g *gstate
 	if op >= syncLock {
-		if !lockHooked || !on || ctl || syncSkipped() || *(*uint64)(unsafe.Add(getg(), chanGOffsets[1])) != goid() {
-			return
-		}
+		g = lockHookG()
+	} else {
+		g = hookG()
 	}
-	g := hookG()
 	if g == nil {
 		return
 	}
