@@ -336,6 +336,7 @@ func allocHookOverlay(cfg *Config, rtDir string, overlay map[string]string) (not
 			files[filepath.Join(rtDir, "rt", "racekit_synchook.go")] = []byte(rtSyncHookFile)
 			if os.Getenv("RACEKIT_LOCK_HOOK") != "0" {
 				addLockPatch(filepath.Join(goroot, "src", "sync"), files)
+				addValuePatch(goroot, rtDir, files)
 			}
 		}
 	}

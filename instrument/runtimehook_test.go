@@ -286,3 +286,28 @@ func TestLockPatch(t *testing.T) {
 		t.Error("a once.go without its Lock's text was patched")
 	}
 }
+
+// The installed toolchain's sync/atomic/value.go takes the Value hook's
+// patch: each method renamed once and wrapped; a copy without one of them
+// is left alone.
+func TestValuePatch(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "sync", "atomic", "value.go"))
+	if err != nil {
+		t.Skip(err)
+	}
+	p, ok := valuePatch(string(src))
+	if !ok {
+		t.Fatalf("%s's sync/atomic/value.go: Value hook not applied", runtime.Version())
+	}
+	for _, d := range valueRenames {
+		if strings.Count(p, d) != 1 || !strings.Contains(valueFuncs, d) || strings.Count(p, lockRenamed(d)) != 1 {
+			t.Errorf("%q not renamed once, or without its wrapper", d)
+		}
+	}
+	if !strings.HasSuffix(p, valueFuncs) {
+		t.Error("the wrappers are missing")
+	}
+	if _, ok := valuePatch(strings.Replace(string(src), "func (v *Value) Swap(new any) (old any) {", "func (v *Value) Swap(nw any) (old any) {", 1)); ok {
+		t.Error("a value.go without Swap's declaration was patched")
+	}
+}

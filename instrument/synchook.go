@@ -382,3 +382,112 @@ func (m *Map) Range(f func(key, value any) bool) {
 	})
 }
 `
+
+// atomic.Value's methods in untraced code (rt/valuehook.go): an
+// expvar.String's Set, then another goroutine's read after the Value that
+// saw it, is ordered under go test -race, which sees the atomic operations
+// inside a Value. The patch renames Load, Store, Swap and CompareAndSwap in
+// sync/atomic/value.go and wraps each with rt's hook: op 1 or 2 before a
+// store or a read-modify-write, op 0 after a load (rt reports whether it
+// records it; then it holds the Value's stripe until the end, and a load
+// is done again under it: rt records a Load only when a store came since
+// the goroutine's last), 3, 4, 5 at the end, 6 after a CompareAndSwap that
+// failed. A method that panics (a nil or inconsistently typed value) still
+// ends.
+var valueRenames = []string{
+	"func (v *Value) Load() (val any) {",
+	"func (v *Value) Store(val any) {",
+	"func (v *Value) Swap(new any) (old any) {",
+	"func (v *Value) CompareAndSwap(old, new any) (swapped bool) {",
+}
+
+// valueFuncs is appended to sync/atomic/value.go.
+const valueFuncs = `
+// racekitValueHook is set by racekit's runtime (racekit.dev/rt, the
+// racekit_valuehook.go file racekit adds to it).
+//
+//go:linkname racekitValueHook
+var racekitValueHook func(v unsafe.Pointer, op uint8) bool
+
+func (v *Value) Load() (val any) {
+	val = v.racekitLoad()
+	if h := racekitValueHook; h != nil && h(unsafe.Pointer(v), 0) {
+		val = v.racekitLoad()
+		h(unsafe.Pointer(v), 3)
+	}
+	return val
+}
+
+func (v *Value) Store(val any) {
+	if h := racekitValueHook; h != nil && h(unsafe.Pointer(v), 1) {
+		defer h(unsafe.Pointer(v), 4)
+	}
+	v.racekitStore(val)
+}
+
+func (v *Value) Swap(new any) (old any) {
+	if h := racekitValueHook; h != nil && h(unsafe.Pointer(v), 2) {
+		defer h(unsafe.Pointer(v), 5)
+	}
+	return v.racekitSwap(new)
+}
+
+func (v *Value) CompareAndSwap(old, new any) (swapped bool) {
+	if h := racekitValueHook; h != nil && h(unsafe.Pointer(v), 2) {
+		defer func() {
+			if swapped {
+				h(unsafe.Pointer(v), 5)
+			} else {
+				h(unsafe.Pointer(v), 6)
+			}
+		}()
+	}
+	return v.racekitCompareAndSwap(old, new)
+}
+`
+
+// rtValueHookFile is the file added to rt's copy with the Value hook.
+const rtValueHookFile = `package rt
+
+import "unsafe"
+
+//go:linkname racekitValueHook sync/atomic.racekitValueHook
+var racekitValueHook func(v unsafe.Pointer, op uint8) bool
+
+var _ = func() bool {
+	setValueHook = func(h func(v unsafe.Pointer, op uint8) bool) { racekitValueHook = h }
+	return true
+}()
+`
+
+// valuePatch returns sync/atomic/value.go with the Value hook, or false
+// when it lacks a text it edits (then rt sees traced code's Values only).
+func valuePatch(src string) (string, bool) {
+	for _, d := range valueRenames {
+		if strings.Count(src, d) != 1 {
+			return "", false
+		}
+	}
+	if !strings.Contains(src, "\t\"unsafe\"\n") {
+		return "", false
+	}
+	for _, d := range valueRenames {
+		src = strings.Replace(src, d, lockRenamed(d), 1)
+	}
+	return src + valueFuncs, true
+}
+
+// addValuePatch adds to files the patched sync/atomic/value.go of the
+// toolchain at goroot and rt's file for its hook, when it takes
+// valuePatch.
+func addValuePatch(goroot, rtDir string, files map[string][]byte) {
+	name := filepath.Join(goroot, "src", "sync", "atomic", "value.go")
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return
+	}
+	if p, ok := valuePatch(string(b)); ok {
+		files[name] = []byte(p)
+		files[filepath.Join(rtDir, "rt", "racekit_valuehook.go")] = []byte(rtValueHookFile)
+	}
+}

@@ -268,7 +268,8 @@
 // write Unlock releases what RLock and Lock acquire, its RUnlock what
 // Lock acquires, the race build's readerSem and writerSem) and sync.Map's
 // methods (maphook.go: each one atomic operation on the map under its
-// stripe, as traced code's). rt's own locks and maps (OwnMutex, OwnMap)
+// stripe, as traced code's); the patched sync/atomic wraps atomic.Value's
+// (valuehook.go: its type and data words, as traced code's). rt's own locks and maps (OwnMutex, OwnMap)
 // and the real operations of traced code's lock hooks count, in the
 // runtime's g, operations the hooks skip (ownmutex.go), so that neither
 // orders the program's goroutines.

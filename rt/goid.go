@@ -28,8 +28,12 @@ type gstate struct {
 	// (retire).
 	untraced bool
 	depth    int32
-	mapInit  bool // the sync.Map an untraced method is on had had its first operation (maphook.go)
-	gp       unsafe.Pointer
+	mapInit  bool     // the sync.Map an untraced method is on had had its first operation (maphook.go)
+	valueTyp trace.Op // what an untraced atomic.Value method does to the Value's type word (valuehook.go)
+	// valueSeen: Values whose untraced Load this goroutine recorded, and
+	// their stripe's count of stores then (valuehook.go), by address.
+	valueSeen [8]valueSeen
+	gp        unsafe.Pointer
 	// outChans: channels traced code returned to untraced code on this
 	// goroutine (ChanOut), acquired at each entry from untraced code.
 	outChans []uint64

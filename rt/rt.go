@@ -130,6 +130,7 @@ func start(path string, withDedup bool) error {
 	installChanHook()
 	installSyncHook()
 	installMapHook()
+	installValueHook()
 	installIOHook()
 	installExitHook()
 	installCleanupHook()

@@ -19,13 +19,20 @@ import (
 // different addresses create no edge between each other).
 type stripe struct {
 	OwnMutex
-	_ [64 - 8]byte // one cache line each
+	// valueStores counts the Value stores begun under the stripe
+	// (valuehook.go: a Load that finds it unchanged adds no edge).
+	valueStores atomic.Uint64
+	_           [64 - 16]byte // one cache line each
 }
 
 var stripes [64]stripe
 
+func stripeAt(a uint64) *stripe {
+	return &stripes[(a>>3^a>>9)%uint64(len(stripes))]
+}
+
 func stripeOf(a uint64) *OwnMutex {
-	return &stripes[(a>>3^a>>9)%uint64(len(stripes))].OwnMutex
+	return &stripeAt(a).OwnMutex
 }
 
 // atomicBegin locks the stripe of the word at p before an atomic

@@ -133,3 +133,104 @@ func TestRaceMimeLookupsOrderNothing(t *testing.T) {
 	sink = *x // race: lookups
 	<-done
 }
+
+// atomic.Values inside the standard library, seen through the patched
+// package sync/atomic: an expvar.String keeps its value in one, so what came
+// before a Set is ordered before what comes after the Value that saw it;
+// two Values (loads) order nothing.
+
+func TestNoRaceExpvarStringSet(t *testing.T) {
+	s := new(expvar.String)
+	x := new(int)
+	go func() {
+		*x = 1
+		s.Set("v")
+	}()
+	for s.Value() == "" {
+		time.Sleep(time.Millisecond)
+	}
+	if *x != 1 {
+		t.Fatal("x not set before the value")
+	}
+}
+
+func TestRaceExpvarStringValuesOrderNothing(t *testing.T) {
+	s := new(expvar.String)
+	s.Set("v")
+	x := new(int)
+	done := make(chan bool)
+	go func() {
+		*x = 1 // race: values
+		_ = s.Value()
+		done <- true
+	}()
+	time.Sleep(10 * time.Millisecond)
+	_ = s.Value()
+	sink = *x // race: values
+	<-done
+}
+
+// rt records an untraced Load only when a store came since the goroutine's
+// last recorded Load of the Value (rt/valuehook.go): a Set after Loads
+// already recorded still orders what came before it.
+
+func TestNoRaceExpvarStringSetAgain(t *testing.T) {
+	s := new(expvar.String)
+	s.Set("a")
+	for i := 0; i < 3; i++ {
+		_ = s.Value()
+	}
+	x := new(int)
+	go func() {
+		*x = 1
+		s.Set("b")
+	}()
+	for s.Value() != "b" {
+		time.Sleep(time.Millisecond)
+	}
+	if *x != 1 {
+		t.Fatal("x not set before the value")
+	}
+}
+
+func TestNoRaceExpvarStringsLoadedInTurn(t *testing.T) {
+	var s [4]expvar.String
+	for i := range s {
+		s[i].Set("a")
+	}
+	x := new(int)
+	go func() {
+		time.Sleep(5 * time.Millisecond)
+		*x = 1
+		s[3].Set("b")
+	}()
+	for {
+		v := ""
+		for i := range s {
+			v = s[i].Value()
+		}
+		if v == "b" {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if *x != 1 {
+		t.Fatal("x not set before the value")
+	}
+}
+
+func TestRaceExpvarStringWriteAfterSet(t *testing.T) {
+	s := new(expvar.String)
+	s.Set("a")
+	_ = s.Value()
+	x := new(int)
+	go func() {
+		s.Set("b")
+		*x = 1 // race: setfirst
+	}()
+	for s.Value() != "b" {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(10 * time.Millisecond)
+	sink = *x // race: setfirst
+}
