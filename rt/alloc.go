@@ -3,7 +3,6 @@ package rt
 import (
 	"reflect"
 	"slices"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/racekit/racekit/trace"
@@ -280,7 +279,7 @@ func MakeChan[C any](c C, site uint32) C {
 // whose first operation has not come yet (chanCounts takes them out). A
 // slot a later make took over costs only a second allocation event at the
 // first operation, which names the operation as the channel's origin.
-var madeChans [4096]atomic.Uint64
+var madeChans [4096]OwnUint64
 
 func madeSlot(a uint64) uint64 { return chanHash(a) % uint64(len(madeChans)) }
 

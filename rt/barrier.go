@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/racekit/racekit/trace"
@@ -633,9 +632,9 @@ func loadWord(a uintptr) uintptr {
 // ttlcache's Test_Cache_Get counted 51 to 68 where it wants 0; corpus,
 // session 25).
 var (
-	bpCache          [bpCacheSize]atomic.Pointer[bpEntry]
-	bpSeen           [bpCacheSize]atomic.Uint64
-	bpHits, bpMisses atomic.Int64 // for tests
+	bpCache          [bpCacheSize]OwnPointer[bpEntry]
+	bpSeen           [bpCacheSize]OwnUint64
+	bpHits, bpMisses OwnInt64 // for tests
 )
 
 // Allocation counts. A program that counts its own allocations
@@ -647,8 +646,8 @@ var (
 // opens the count, the second closes it), and rttest's AllocsPerRun holds
 // it for its runs.
 var (
-	memStatsOpen  atomic.Bool
-	allocsCounted atomic.Int32
+	memStatsOpen  OwnBool
+	allocsCounted OwnInt32
 )
 
 func countingAllocs() bool { return memStatsOpen.Load() || allocsCounted.Load() > 0 }
@@ -721,7 +720,7 @@ func bpHash(k cacheKey) uint64 {
 	return h ^ h>>29
 }
 
-func bpSlot(k cacheKey) *atomic.Pointer[bpEntry] {
+func bpSlot(k cacheKey) *OwnPointer[bpEntry] {
 	return &bpCache[bpHash(k)&(bpCacheSize-1)]
 }
 

@@ -2,7 +2,6 @@ package rt
 
 import (
 	"runtime"
-	"sync/atomic"
 	"time"
 
 	"github.com/racekit/racekit/filter/sample"
@@ -57,8 +56,8 @@ type chunk struct {
 	// n: the records the goroutine wrote here, valid once next is set;
 	// atomic because a steal's redo may set it again (dropStale resets
 	// next) while the writer reads it having seen the old next.
-	n    atomic.Int32
-	next atomic.Pointer[chunk] // the chunk the goroutine continued in
+	n    OwnInt32
+	next OwnPointer[chunk] // the chunk the goroutine continued in
 }
 
 // Chunk sizes: a goroutine's first chunk is small (many goroutines record
@@ -167,7 +166,7 @@ func freeChunk(c *chunk) {
 // bounded when they record faster than it encodes.
 var pending struct {
 	_ [64]byte // on a cache line of its own (see seq)
-	atomic.Int64
+	OwnInt64
 	_ [56]byte
 }
 
@@ -204,7 +203,7 @@ func isIdle(w uint64) bool        { return w>>cntBits == idleK }
 // and on syncheavy 6% of perf's samples were on those reads missing.
 var seq struct {
 	_ [64]byte
-	atomic.Uint64
+	OwnUint64
 	_ [56]byte
 }
 

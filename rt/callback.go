@@ -5,7 +5,6 @@ import (
 	"log"
 	"reflect"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 )
 
@@ -91,7 +90,7 @@ func callbackArm(base unsafe.Pointer, layout string, site uint32) {
 
 // callbacksUsed: some call was marked; until then a Write's WriteEnter
 // and WriteLeave need not look the goroutine up.
-var callbacksUsed atomic.Bool
+var callbacksUsed OwnBool
 
 // armCallback marks the current goroutine's call at site as holding mu
 // when it calls back.

@@ -2,7 +2,6 @@ package rt
 
 import (
 	"runtime"
-	"sync/atomic"
 	"unsafe"
 	"weak"
 
@@ -53,12 +52,12 @@ import (
 // receive's on another, so that a sender and a receiver running at once
 // do not take the same line from each other at every message.
 type chanCount struct {
-	sendStarted, sendDone atomic.Uint64
+	sendStarted, sendDone OwnUint64
 	_                     [cacheLine - 16]byte
-	recvStarted, recvDone atomic.Uint64
-	ctxDone               atomic.Bool // a context's Done channel (CtxDoneChan)
-	ctxMade               atomic.Bool // a context's Done channel a traced Done call returned (ctxDoneCalled)
-	signals               atomic.Bool // a channel signal.Notify delivers to (SignalNotify)
+	recvStarted, recvDone OwnUint64
+	ctxDone               OwnBool // a context's Done channel (CtxDoneChan)
+	ctxMade               OwnBool // a context's Done channel a traced Done call returned (ctxDoneCalled)
+	signals               OwnBool // a channel signal.Notify delivers to (SignalNotify)
 	_                     [cacheLine - 24]byte
 }
 
@@ -77,7 +76,7 @@ type chanSlot struct {
 }
 
 var (
-	chanSlots [512]atomic.Pointer[chanSlot]
+	chanSlots [512]OwnPointer[chanSlot]
 	chanMu    OwnMutex
 	chanMap   = map[weak.Pointer[byte]]*chanCount{}
 )

@@ -168,7 +168,7 @@ func CtxDoneChan[C ~<-chan E, E any](c C, site uint32) C {
 
 // doneKept tells whether CtxDoneChan marked a channel: until it has, a
 // receive does not look its channel up to ask.
-var doneKept atomic.Bool
+var doneKept OwnBool
 
 // CtxDone is recorded after a receive from a context's Done channel or a
 // call of its Err method.

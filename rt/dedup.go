@@ -2,7 +2,6 @@ package rt
 
 import (
 	"strconv"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/racekit/racekit/trace"
@@ -34,11 +33,11 @@ import (
 
 var (
 	dedup      bool
-	generation atomic.Uint32
+	generation OwnUint32
 )
 
 // generationWord is the generation's word, which the patched runtime adds
-// to (instrument/runtimehook.go: racekitGCGen): atomic.Uint32 is its
+// to (instrument/runtimehook.go: racekitGCGen): OwnUint32 is its
 // uint32 alone.
 func generationWord() *uint32 { return (*uint32)(unsafe.Pointer(&generation)) }
 
@@ -105,7 +104,7 @@ var seenSizes = [...]struct{ size, after int }{
 }
 
 // seenBytes is what the tables past the second size hold.
-var seenBytes atomic.Int64
+var seenBytes OwnInt64
 
 // maxSeenLevel is the largest size a table grows to, an index in
 // seenSizes: RACEKIT_DEDUP_MAX=N keeps tables at N entries or fewer (the

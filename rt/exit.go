@@ -2,7 +2,6 @@ package rt
 
 import (
 	"os"
-	"sync/atomic"
 	"time"
 
 	"github.com/racekit/racekit/gorace"
@@ -68,7 +67,7 @@ func installExitHook() {
 }
 
 // runStatus is the status the last m.Run returned (TestsRan).
-var runStatus atomic.Int64
+var runStatus OwnInt64
 
 // TestsRan notes the status m.Run returned: the testing package exits
 // with it when TestMain returns.

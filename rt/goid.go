@@ -84,15 +84,15 @@ type gstate struct {
 	// What it is blocked on, while in a Lock, RLock, WaitGroup.Wait or
 	// Cond.Wait that blocks (blockIn): the object, and site<<8|kind;
 	// Finish reads them (writeBlocked).
-	blockObj, blockAt atomic.Uint64
+	blockObj, blockAt OwnUint64
 
 	// The shared word and the writer's fields each on cache lines of
 	// their own: the goroutine's commits do not contend with the
 	// writer's bookkeeping.
 	_    [64]byte
-	word atomic.Uint64 // key bound and committed count (buf.go)
-	dead atomic.Bool   // ended: its last record is committed
-	out  atomic.Uint64 // records the writer has read (for throttleWait)
+	word OwnUint64 // key bound and committed count (buf.go)
+	dead OwnBool   // ended: its last record is committed
+	out  OwnUint64 // records the writer has read (for throttleWait)
 	_    [64]byte
 
 	// The writer's side (writer.go), under wmu.
@@ -135,7 +135,7 @@ func newGstateBorn(goid uint64, gid trace.GID, untraced bool) *gstate {
 // traceCount counts the traces started: a state held across a hook pair
 // (SendPreG, SendPost) is of an earlier trace when a test started another
 // meanwhile.
-var traceCount atomic.Uint32
+var traceCount OwnUint32
 
 // The registry: every goroutine the writer reads from.
 var (
@@ -154,7 +154,7 @@ var goidOff uintptr
 const gtabSize = 1 << 12
 
 var (
-	gtab [gtabSize]atomic.Pointer[gstate]
+	gtab [gtabSize]OwnPointer[gstate]
 	gmap = map[uint64]*gstate{}
 )
 
@@ -356,7 +356,7 @@ func cur() *gstate {
 	return curSlow(id, slot)
 }
 
-func curSlow(id uint64, slot *atomic.Pointer[gstate]) *gstate {
+func curSlow(id uint64, slot *OwnPointer[gstate]) *gstate {
 	defMu.Lock()
 	s := gmap[id]
 	if s != nil {

@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -425,7 +424,7 @@ func AtomicEnd(fn uint32) {
 func AfterFunc(d time.Duration, f func(), site uint32) *time.Timer {
 	TimerStart(site)
 	c := Fork(site)
-	var first atomic.Bool
+	var first OwnBool
 	return New(time.AfterFunc(d, func() { runForked(c, &first, f) }), site)
 }
 
@@ -435,14 +434,14 @@ func AfterFunc(d time.Duration, f func(), site uint32) *time.Timer {
 // records what stop does inside package context (afterFuncStopped).
 func ContextAfterFunc(ctx context.Context, f func(), site uint32) (stop func() bool) {
 	c := Fork(site)
-	var first atomic.Bool
+	var first OwnBool
 	stopF := context.AfterFunc(ctx, func() {
 		runForked(c, &first, func() {
 			CtxDone(site)
 			f()
 		})
 	})
-	var stopped atomic.Bool
+	var stopped OwnBool
 	return func() bool {
 		ok := stopF()
 		if ok {
@@ -480,7 +479,7 @@ func afterFuncStopped(ctx context.Context, ok, stopped bool, site uint32) {
 
 // runForked runs f as the child c the first time, as a goroutine of its own
 // afterwards.
-func runForked(c *Child, first *atomic.Bool, f func()) {
+func runForked(c *Child, first *OwnBool, f func()) {
 	if !first.CompareAndSwap(false, true) {
 		TimerFired(0)
 		f()
@@ -517,7 +516,7 @@ var setCleanupHook func(h func())
 
 // cleanupBatches is set once the runtime calls cleanupBatch at each
 // batch's start.
-var cleanupBatches atomic.Bool
+var cleanupBatches OwnBool
 
 func installCleanupHook() {
 	if setCleanupHook != nil {

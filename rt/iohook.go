@@ -2,7 +2,6 @@ package rt
 
 import (
 	"os"
-	"sync/atomic"
 
 	"github.com/racekit/racekit/trace"
 )
@@ -27,7 +26,7 @@ var setIOHook func(h func(fd int, p []byte, n int, op uint8))
 
 // traceFD is the descriptor of the trace file being written (-1: none),
 // whose writes, by rt's writer on any goroutine, record nothing.
-var traceFD atomic.Int64
+var traceFD OwnInt64
 
 func init() { traceFD.Store(-1) }
 

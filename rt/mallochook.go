@@ -2,7 +2,6 @@ package rt
 
 import (
 	"math/bits"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/racekit/racekit/trace"
@@ -44,7 +43,7 @@ var (
 	// Bit k of untracedMask is set, under shard k's lock, while shard k
 	// holds a range.
 	untracedShards [64]allocShard
-	untracedMask   atomic.Uint64
+	untracedMask   OwnUint64
 )
 
 func installAllocHook() {

@@ -7,7 +7,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/racekit/racekit/trace"
@@ -20,7 +19,7 @@ import (
 // so that hooks become no-ops after Finish.
 var (
 	on   bool
-	live atomic.Bool
+	live OwnBool
 )
 
 // Definitions (sites, goroutines) are queued under defMu and written by
@@ -314,7 +313,7 @@ func ptr(p unsafe.Pointer) uint64 { return uint64(uintptr(p)) }
 
 // counter hands out distinct object IDs for objects that have no address
 // (test tokens). They are odd and above 2^63, so no Go pointer is one.
-var counter atomic.Uint64
+var counter OwnUint64
 
 // NewObject returns an object ID no address can equal.
 func NewObject() uint64 { return 1<<63 | counter.Add(1)<<1 | 1 }

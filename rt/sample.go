@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/racekit/racekit/filter/sample"
@@ -410,8 +409,8 @@ var _ [8 - unsafe.Sizeof(sample.Counter{})]struct{}
 var _ [unsafe.Sizeof(sample.Counter{}) - 8]struct{}
 
 var (
-	gpages [gPages]atomic.Pointer[[1 << gPageBits]atomic.Uint64]
-	groot  atomic.Uint64 // sample.RootFunc
+	gpages [gPages]OwnPointer[[1 << gPageBits]OwnUint64]
+	groot  OwnUint64 // sample.RootFunc
 	gbigMu OwnMutex
 	gbig   map[uint64]*sample.Counter
 )
@@ -419,14 +418,14 @@ var (
 // globalNext counts one call of fn by any goroutine and reports whether
 // it is sampled.
 func globalNext(fn uint64) bool {
-	var cell *atomic.Uint64
+	var cell *OwnUint64
 	switch p := fn >> gPageBits; {
 	case fn == sample.RootFunc:
 		cell = &groot
 	case p < gPages:
 		pg := gpages[p].Load()
 		if pg == nil {
-			pg = new([1 << gPageBits]atomic.Uint64)
+			pg = new([1 << gPageBits]OwnUint64)
 			if !gpages[p].CompareAndSwap(nil, pg) {
 				pg = gpages[p].Load()
 			}
@@ -454,8 +453,8 @@ func globalNext(fn uint64) bool {
 // IDs, so a go statement's pages are those of the functions its
 // goroutines call), a map under a mutex beyond the first 1<<18 functions.
 type siteRegion struct {
-	root  atomic.Uint64 // sample.RootFunc
-	pages [sitePages]atomic.Pointer[[1 << sitePageBits]atomic.Uint64]
+	root  OwnUint64 // sample.RootFunc
+	pages [sitePages]OwnPointer[[1 << sitePageBits]OwnUint64]
 	bigMu OwnMutex
 	big   map[uint64]*sample.Counter
 }
@@ -490,14 +489,14 @@ func (s *sampleState) region() *siteRegion {
 // next counts one call of fn by a goroutine of the region's go statement
 // and reports whether it is sampled.
 func (r *siteRegion) next(fn uint64) bool {
-	var cell *atomic.Uint64
+	var cell *OwnUint64
 	switch p := fn >> sitePageBits; {
 	case fn == sample.RootFunc:
 		cell = &r.root
 	case p < sitePages:
 		pg := r.pages[p].Load()
 		if pg == nil {
-			pg = new([1 << sitePageBits]atomic.Uint64)
+			pg = new([1 << sitePageBits]OwnUint64)
 			if !r.pages[p].CompareAndSwap(nil, pg) {
 				pg = r.pages[p].Load()
 			}
@@ -583,7 +582,7 @@ func (s *sampleState) returned() {
 
 // casNext advances the Counter held in cell by one call, by
 // compare-and-swap, and reports whether the call is sampled.
-func casNext(cell *atomic.Uint64) bool {
+func casNext(cell *OwnUint64) bool {
 	for {
 		old := cell.Load()
 		w := old
@@ -606,7 +605,7 @@ type dstate struct {
 	samp  sampleState
 }
 
-var dtab [gtabSize]atomic.Pointer[dstate]
+var dtab [gtabSize]OwnPointer[dstate]
 
 func dcur() *dstate {
 	id := goid()

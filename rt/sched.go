@@ -167,7 +167,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -288,7 +287,7 @@ type schedT struct {
 	preRng  *rand.Rand
 
 	// Sites: names and pair membership by site ID (copy on write).
-	sites  atomic.Pointer[[]schedSite]
+	sites  OwnPointer[[]schedSite]
 	pair   sched.SitePair
 	nsites uint32 // sites numbered by sched when not tracing
 }

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -40,11 +39,11 @@ func enabled(g *sg) bool {
 	case sched.KindWait:
 		if g.ptr != nil && unsafe.Sizeof(sync.WaitGroup{}) == 16 {
 			// WaitGroup.state: the counter in the high 32 bits.
-			return int32((*atomic.Uint64)(g.ptr).Load()>>32) == 0
+			return int32((*OwnUint64)(g.ptr).Load()>>32) == 0
 		}
 	case sched.KindOnce:
 		if g.ptr != nil {
-			if (*atomic.Bool)(g.ptr).Load() {
+			if (*OwnBool)(g.ptr).Load() {
 				return true
 			}
 			r := sc.onces[p.Obj]
@@ -315,7 +314,7 @@ func schedEffects(g *sg) {
 			}
 		}
 	case sched.KindOnce:
-		if g.ptr != nil && !(*atomic.Bool)(g.ptr).Load() {
+		if g.ptr != nil && !(*OwnBool)(g.ptr).Load() {
 			sc.onces[p.Obj] = g
 		}
 	case sched.KindSelect:
@@ -485,7 +484,7 @@ func schedExpect(o *sg) {
 // departExit is set when a departure stops the run (clipStop): Finish,
 // whoever calls it first (the stop, or the program's own end: a goroutine
 // that needed no further step), exits with sched.DepartedExit.
-var departExit atomic.Bool
+var departExit OwnBool
 
 // exitIfDeparted exits with sched.DepartedExit, once, if a departure
 // stopped the run.

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/racekit/racekit/sched"
@@ -206,7 +205,7 @@ func schedGone(name string, known *sg) (uint64, bool) {
 // runtime.Stack of all goroutines, slow on a loaded machine), so a holder
 // that reaches its next point meanwhile shows as blocked on a mutex: it
 // has not left control, it is arriving.
-var schedArriving atomic.Int32
+var schedArriving OwnInt32
 
 // schedLock locks sc.mu on a program goroutine's way into the scheduler
 // (a point, a fork, a goroutine's start or end, ...), counted in

@@ -3,7 +3,6 @@ package rt
 import (
 	"os"
 	"os/signal"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/racekit/racekit/trace"
@@ -63,7 +62,7 @@ func watchSignals() {
 // Notify made after the delivery is ordered before the receive too).
 var (
 	sigObj  = NewObject()
-	sigKept atomic.Bool // some channel was given to Notify: receives look theirs up
+	sigKept OwnBool // some channel was given to Notify: receives look theirs up
 )
 
 // SignalNotify is signal.Notify(c, sigs...).

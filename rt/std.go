@@ -4,7 +4,6 @@ import (
 	"reflect"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/racekit/racekit/trace"
@@ -372,7 +371,7 @@ func readSlicesOf(p unsafe.Pointer, t reflect.Type, site uint32, internal bool) 
 
 // internalArrays holds, per slot, a hash of an (object, array, GC cycle)
 // triple whose array internalArray has recorded.
-var internalArrays [1 << 14]atomic.Uint64
+var internalArrays [1 << 14]OwnUint64
 
 // gcEpoch counts the garbage collector's cycles (a finalizer that arms
 // itself again, from internalArray's first call): an array seen with its
@@ -380,7 +379,7 @@ var internalArrays [1 << 14]atomic.Uint64
 // the same object at the same address (a Buffer declared in a loop), with
 // a dead object of the program there in between.
 var (
-	gcEpoch atomic.Uint64
+	gcEpoch OwnUint64
 	gcWatch sync.Once
 )
 
@@ -545,7 +544,7 @@ func CallerBuf(p []byte, site uint32) {
 // TestCtrlAndData: the client's and the server's pings, discarded by
 // io.Copy to io.Discard through its pooled 8 KiB buffer; corpus session
 // 65).
-var callerBufs [1 << callerBufBits]atomic.Uint64
+var callerBufs [1 << callerBufBits]OwnUint64
 
 const callerBufBits = 12
 
@@ -588,7 +587,7 @@ func tracedCaller(pcs []uintptr) bool {
 const callerCacheBits = 10
 
 var (
-	callerTraced [1 << callerCacheBits]atomic.Uint64
+	callerTraced [1 << callerCacheBits]OwnUint64
 	tracedFiles  OwnMap // file name (as //line gives it) → registered by RegisterFile
 )
 

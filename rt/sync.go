@@ -562,8 +562,8 @@ var (
 // full recording keeps every event, since PECAN's clips and the
 // controlled scheduler count synchronization events (sched.Positional).
 var edgeVer [1 << edgeBits]struct {
-	atomic.Uint64 // releases recorded of the objects in this slot
-	_             [56]byte
+	OwnUint64 // releases recorded of the objects in this slot
+	_         [56]byte
 }
 
 const (
@@ -611,7 +611,7 @@ func (g *gstate) edge(op trace.Op, site uint32, obj uint64) {
 		return
 	}
 	e := &g.edges
-	ver := &edgeVer[edgeSlot(obj)].Uint64
+	ver := &edgeVer[edgeSlot(obj)].OwnUint64
 	if op == trace.OpSyncRelease {
 		i := 0
 		for i < edgeCached && e.rel[i].obj != obj {
@@ -656,7 +656,7 @@ func (g *gstate) edge(op trace.Op, site uint32, obj uint64) {
 // inside, the common case of a contended counter on few cores.
 func (g *gstate) releaseLock(f trace.Flags, site uint32, obj uint64) {
 	e := &g.edges
-	ver := &edgeVer[edgeSlot(obj)].Uint64
+	ver := &edgeVer[edgeSlot(obj)].OwnUint64
 	if f == 0 && g.lockPend.on && g.lockPend.obj == obj && e.lockObj == obj && e.lockAt == g.written && ver.Load() == e.lockVer {
 		g.lockPend.on = false
 		return

@@ -6,7 +6,6 @@ package rt
 
 import (
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/racekit/racekit/trace"
@@ -21,7 +20,7 @@ type stripe struct {
 	OwnMutex
 	// valueStores counts the Value stores begun under the stripe
 	// (valuehook.go: a Load that finds it unchanged adds no edge).
-	valueStores atomic.Uint64
+	valueStores OwnUint64
 	_           [64 - 16]byte // one cache line each
 }
 
@@ -136,7 +135,7 @@ func casOp(swapped bool) trace.Op {
 // read-modify-write: more edges, races may be missed, none invented.
 var mapLayoutKnown = func() bool {
 	var m sync.Map
-	w := (*atomic.Uint32)(unsafe.Pointer(&m))
+	w := (*OwnUint32)(unsafe.Pointer(&m))
 	if w.Load() != 0 {
 		return false
 	}
@@ -147,7 +146,7 @@ var mapLayoutKnown = func() bool {
 // mapInited reports whether m's first operation has happened, when the
 // layout is known.
 func mapInited(m *sync.Map) bool {
-	return mapLayoutKnown && (*atomic.Uint32)(unsafe.Pointer(m)).Load() != 0
+	return mapLayoutKnown && (*OwnUint32)(unsafe.Pointer(m)).Load() != 0
 }
 
 // mapOp performs op, which reports whether it only read the map, and

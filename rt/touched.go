@@ -1,7 +1,6 @@
 package rt
 
 import (
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/racekit/racekit/trace"
@@ -44,11 +43,11 @@ const (
 )
 
 type (
-	touchedLeaf [leafWords]atomic.Uint32
-	touchedMid  [midLeaves]atomic.Pointer[touchedLeaf]
+	touchedLeaf [leafWords]OwnUint32
+	touchedMid  [midLeaves]OwnPointer[touchedLeaf]
 )
 
-var touchedRoot [1 << (48 - midShift)]atomic.Pointer[touchedMid]
+var touchedRoot [1 << (48 - midShift)]OwnPointer[touchedMid]
 
 // namesMemory reports whether op's Obj is an address of memory whose state
 // a detector keeps: a data or atomic word, a lock, a channel or other
@@ -150,7 +149,7 @@ func setTouched(l *touchedLeaf, a uint64) {
 }
 
 // setBits sets the bits of mask in w.
-func setBits(w *atomic.Uint32, mask uint32) {
+func setBits(w *OwnUint32, mask uint32) {
 	for {
 		old := w.Load()
 		if old&mask == mask || w.CompareAndSwap(old, old|mask) {

@@ -59,7 +59,6 @@ package rt
 
 import (
 	"os"
-	"sync/atomic"
 	"time"
 
 	"github.com/racekit/racekit/sched"
@@ -103,7 +102,7 @@ type vclock struct {
 
 // vRealSleeps counts the sleeps Sleep took in real time (not controlled,
 // or on the real clock), for tests.
-var vRealSleeps atomic.Int64
+var vRealSleeps OwnInt64
 
 // vclockStart switches the virtual clock on or off for a controlled run
 // (init; tests) before the goroutines it controls start.

@@ -5,7 +5,6 @@ import (
 	"os"
 	"reflect"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/racekit/racekit/trace"
@@ -66,15 +65,15 @@ var (
 // callback does nothing once another trace started).
 type writerTimer struct{ t *time.Timer }
 
-var wtimer atomic.Pointer[writerTimer]
+var wtimer OwnPointer[writerTimer]
 
 // armed is true while the writer's timer is due or its callback runs (see
 // above); wakeReq while wakeWriter's round is due. Read at every open, written
 // at most once per round: a cache line of their own.
 var wflags struct {
 	_       [64]byte
-	armed   atomic.Bool
-	wakeReq atomic.Bool
+	armed   OwnBool
+	wakeReq OwnBool
 	_       [62]byte
 }
 

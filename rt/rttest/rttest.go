@@ -108,7 +108,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"unicode"
 	"unsafe"
@@ -137,9 +136,9 @@ type Test struct {
 	subs   uint64 // released at the end of each of its subtests
 	ret    uint64 // released at t.Parallel or the end; acquired when t.Run returns (0: none)
 	child  *rt.Child
-	ok     bool        // the function returned normally
-	par    atomic.Bool // the test called t.Parallel
-	ctx    atomic.Bool // the test called t.Context
+	ok     bool       // the function returned normally
+	par    rt.OwnBool // the test called t.Parallel
+	ctx    rt.OwnBool // the test called t.Context
 
 	kind int    // what Stop does at the function's return
 	site uint32 // the site of the call that started it (Run, Fuzz, ...)
@@ -247,7 +246,7 @@ func Start(tb testing.TB) *Test {
 // a test before left running (a goroutine born in untraced code would be
 // after everything). The first top-level test is still born in untraced
 // code: after the package's initialization and TestMain's code.
-var nextTop atomic.Pointer[rt.Child]
+var nextTop rt.OwnPointer[rt.Child]
 
 // topSite is the site of nextTop's forks (trace.FrameworkFile).
 var topSite = sync.OnceValue(func() uint32 {
@@ -355,7 +354,7 @@ func startBench(b *testing.B) *Test {
 // checkpointing says whether rttest checkpoints the trace at the end of
 // top-level tests, examples, benchmarks and fuzz targets: in a test binary
 // without racekit's TestMain (rt/checkpoint.go).
-var checkpointing atomic.Bool
+var checkpointing rt.OwnBool
 
 // Checkpoints is called by the init function racekit adds to a test
 // binary in place of a TestMain of its own: rt will not finish the trace
@@ -757,7 +756,7 @@ var pbs rt.OwnMap
 // object of its iteration counter.
 type parallel struct {
 	kids    []*rt.Child
-	next    atomic.Int64
+	next    rt.OwnInt64
 	done    uint64
 	counter uint64
 	site    uint32
@@ -787,7 +786,7 @@ func (p *parallel) kid() *rt.Child {
 
 // curParallel is the RunParallel whose bodies PBStart is for (benchmarks
 // run one at a time).
-var curParallel atomic.Pointer[parallel]
+var curParallel rt.OwnPointer[parallel]
 
 // RunParallel is b.RunParallel(body), where body begins with PBStart's
 // prologue.
