@@ -335,7 +335,9 @@ func allocHookOverlay(cfg *Config, rtDir string, overlay map[string]string) (not
 			files[filepath.Join(goroot, "src", "sync", "waitgroup.go")] = []byte(w)
 			files[filepath.Join(rtDir, "rt", "racekit_synchook.go")] = []byte(rtSyncHookFile)
 			if os.Getenv("RACEKIT_LOCK_HOOK") != "0" {
-				addLockPatch(filepath.Join(goroot, "src", "sync"), files)
+				if addLockPatch(filepath.Join(goroot, "src", "sync"), files) {
+					addTypedPatch(goroot, rtDir, files)
+				}
 				addValuePatch(goroot, rtDir, files)
 			}
 		}

@@ -160,6 +160,9 @@ func TestWGPatch(t *testing.T) {
 	if n := strings.Count(w, "racekitSyncHook(unsafe.Pointer(wg), 1)"); n != 2 {
 		t.Errorf("Wait's hook %d times, want 2", n)
 	}
+	if n := strings.Count(w, wgSkip); n != 2 {
+		t.Errorf("the atomics of Add and Wait skipped %d times, want 2", n)
+	}
 	if !strings.HasSuffix(w, wgFuncs) {
 		t.Error("the hook's variable is missing")
 	}
@@ -266,12 +269,16 @@ func TestLockPatch(t *testing.T) {
 		{"mutex.go", "racekitSyncHook(unsafe.Pointer(m), 2)", 2},
 		{"mutex.go", "racekitSyncHook(unsafe.Pointer(m), 3)", 1},
 		{"mutex.go", "\t\"unsafe\"\n", 1},
-		{"rwmutex.go", "racekitSyncHook(unsafe.Pointer(rw), 4)", 2},
-		{"rwmutex.go", "racekitSyncHook(unsafe.Pointer(rw), 6)", 2},
+		{"rwmutex.go", "h(unsafe.Pointer(rw), 4)", 2},
+		{"rwmutex.go", "h(unsafe.Pointer(rw), 6)", 2},
+		{"rwmutex.go", "h(nil, 8)", 6},
+		{"rwmutex.go", "h(nil, 9)", 6},
 		{"rwmutex.go", "rw.w.Lock()", 0},
 		{"rwmutex.go", "rw.w.mu.Unlock()", 2},
 		{"once.go", "o.m.mu.Lock()", 1},
 		{"pool.go", "allPoolsMu.mu.Lock()", 1},
+		{"pool.go", "racekitSyncHook(nil, 8)", 2},
+		{"pool.go", "racekitSyncHook(nil, 9)", 2},
 		{"map.go", "h(unsafe.Pointer(m), 0)", 9},
 		{"map.go", "h(unsafe.Pointer(m), 3)", 1},
 		{"map.go", "\t\"unsafe\"\n", 1},

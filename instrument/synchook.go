@@ -1,8 +1,10 @@
 package instrument
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -28,7 +30,12 @@ var wgEdits = []struct {
 }{
 	{
 		"func (wg *WaitGroup) Add(delta int) {\n\tif race.Enabled {\n",
-		"func (wg *WaitGroup) Add(delta int) {\n\tif delta < 0 && racekitSyncHook != nil {\n\t\tracekitSyncHook(unsafe.Pointer(wg), 0)\n\t}\n\tif race.Enabled {\n",
+		"func (wg *WaitGroup) Add(delta int) {\n\tif delta < 0 && racekitSyncHook != nil {\n\t\tracekitSyncHook(unsafe.Pointer(wg), 0)\n\t}\n" + wgSkip + "\tif race.Enabled {\n",
+		1,
+	},
+	{
+		"func (wg *WaitGroup) Wait() {\n\tif race.Enabled {\n",
+		"func (wg *WaitGroup) Wait() {\n" + wgSkip + "\tif race.Enabled {\n",
 		1,
 	},
 	{
@@ -37,6 +44,11 @@ var wgEdits = []struct {
 		2,
 	},
 }
+
+// wgSkip brackets Add and Wait: their atomics, which the race build does
+// not see (race.Disable), are skipped between ops 8 and 9
+// (rt/atomichook.go).
+const wgSkip = "\tif racekitSyncHook != nil {\n\t\tracekitSyncHook(nil, 8)\n\t\tdefer racekitSyncHook(nil, 9)\n\t}\n"
 
 // wgFuncs is appended to sync/waitgroup.go.
 const wgFuncs = `
@@ -113,15 +125,28 @@ var lockRenames = map[string][]string{
 }
 
 // lockInner are the Mutex operations inside package sync that the patch
-// sends to the unhooked inner lock, by file: old text, new text, count.
+// sends to the unhooked inner lock, by file: old text, new text, count;
+// and the brackets (ops 8 and 9) around the part of Pool's Put and Get
+// between race.Disable and race.Enable, whose atomics the race build does
+// not see (rt/atomichook.go).
 var lockInner = map[string][]struct {
 	old, new string
 	n        int
 }{
 	"rwmutex.go": {{"rw.w.Lock()", "rw.w.mu.Lock()", 1}, {"rw.w.TryLock()", "rw.w.mu.TryLock()", 1}, {"rw.w.Unlock()", "rw.w.mu.Unlock()", 2}},
 	"once.go":    {{"\to.m.Lock()\n", "\to.m.mu.Lock()\n", 1}, {"\tdefer o.m.Unlock()\n", "\tdefer o.m.mu.Unlock()\n", 1}},
-	"pool.go":    {{"\tallPoolsMu.Lock()\n", "\tallPoolsMu.mu.Lock()\n", 1}, {"\tdefer allPoolsMu.Unlock()\n", "\tdefer allPoolsMu.mu.Unlock()\n", 1}},
+	"pool.go": {
+		{"\tallPoolsMu.Lock()\n", "\tallPoolsMu.mu.Lock()\n", 1}, {"\tdefer allPoolsMu.Unlock()\n", "\tdefer allPoolsMu.mu.Unlock()\n", 1},
+		{"\t\trace.Disable()\n\t}\n\tl, _ := p.pin()\n", "\t\trace.Disable()\n\t}\n" + poolSkipEnter + "\tl, _ := p.pin()\n", 1},
+		{"\t\trace.Disable()\n\t}\n\tl, pid := p.pin()\n", "\t\trace.Disable()\n\t}\n" + poolSkipEnter + "\tl, pid := p.pin()\n", 1},
+		{"\truntime_procUnpin()\n\tif race.Enabled {\n\t\trace.Enable()\n", "\truntime_procUnpin()\n" + poolSkipExit + "\tif race.Enabled {\n\t\trace.Enable()\n", 2},
+	},
 }
+
+const (
+	poolSkipEnter = "\tif racekitSyncHook != nil {\n\t\tracekitSyncHook(nil, 8)\n\t}\n"
+	poolSkipExit  = "\tif racekitSyncHook != nil {\n\t\tracekitSyncHook(nil, 9)\n\t}\n"
+)
 
 // lockRenamed is the new name of a renamed method: racekit before its name.
 func lockRenamed(decl string) string {
@@ -163,54 +188,84 @@ func (m *Mutex) Unlock() {
 `,
 	"map.go": mapFuncs,
 	"rwmutex.go": `
-// racekit's wrappers (racekitSyncHook: waitgroup.go).
+// racekit's wrappers (racekitSyncHook: waitgroup.go). The atomics of the
+// real methods, which the race build does not see (race.Disable), are
+// skipped between ops 8 and 9.
 
 func (rw *RWMutex) RLock() {
-	rw.racekitRLock()
-	if racekitSyncHook != nil {
-		racekitSyncHook(unsafe.Pointer(rw), 4)
+	h := racekitSyncHook
+	if h == nil {
+		rw.racekitRLock()
+		return
 	}
+	h(nil, 8)
+	rw.racekitRLock()
+	h(nil, 9)
+	h(unsafe.Pointer(rw), 4)
 }
 
 func (rw *RWMutex) TryRLock() bool {
-	if !rw.racekitTryRLock() {
-		return false
+	h := racekitSyncHook
+	if h == nil {
+		return rw.racekitTryRLock()
 	}
-	if racekitSyncHook != nil {
-		racekitSyncHook(unsafe.Pointer(rw), 4)
+	h(nil, 8)
+	ok := rw.racekitTryRLock()
+	h(nil, 9)
+	if ok {
+		h(unsafe.Pointer(rw), 4)
 	}
-	return true
+	return ok
 }
 
 func (rw *RWMutex) RUnlock() {
-	if racekitSyncHook != nil {
-		racekitSyncHook(unsafe.Pointer(rw), 5)
+	h := racekitSyncHook
+	if h == nil {
+		rw.racekitRUnlock()
+		return
 	}
+	h(unsafe.Pointer(rw), 5)
+	h(nil, 8)
 	rw.racekitRUnlock()
+	h(nil, 9)
 }
 
 func (rw *RWMutex) Lock() {
-	rw.racekitLock()
-	if racekitSyncHook != nil {
-		racekitSyncHook(unsafe.Pointer(rw), 6)
+	h := racekitSyncHook
+	if h == nil {
+		rw.racekitLock()
+		return
 	}
+	h(nil, 8)
+	rw.racekitLock()
+	h(nil, 9)
+	h(unsafe.Pointer(rw), 6)
 }
 
 func (rw *RWMutex) TryLock() bool {
-	if !rw.racekitTryLock() {
-		return false
+	h := racekitSyncHook
+	if h == nil {
+		return rw.racekitTryLock()
 	}
-	if racekitSyncHook != nil {
-		racekitSyncHook(unsafe.Pointer(rw), 6)
+	h(nil, 8)
+	ok := rw.racekitTryLock()
+	h(nil, 9)
+	if ok {
+		h(unsafe.Pointer(rw), 6)
 	}
-	return true
+	return ok
 }
 
 func (rw *RWMutex) Unlock() {
-	if racekitSyncHook != nil {
-		racekitSyncHook(unsafe.Pointer(rw), 7)
+	h := racekitSyncHook
+	if h == nil {
+		rw.racekitUnlock()
+		return
 	}
+	h(unsafe.Pointer(rw), 7)
+	h(nil, 8)
 	rw.racekitUnlock()
+	h(nil, 9)
 }
 `,
 }
@@ -269,22 +324,23 @@ func withUnsafe(src string) (string, bool) {
 
 // addLockPatch adds to files the patched mutex.go, rwmutex.go, once.go,
 // pool.go and map.go of package sync in dir, when all take lockPatch.
-func addLockPatch(dir string, files map[string][]byte) {
+func addLockPatch(dir string, files map[string][]byte) bool {
 	src := map[string]string{}
 	for _, name := range []string{"mutex.go", "rwmutex.go", "once.go", "pool.go", "map.go"} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
-			return
+			return false
 		}
 		src[name] = string(b)
 	}
 	out, ok := lockPatch(src)
 	if !ok {
-		return
+		return false
 	}
 	for name, text := range out {
 		files[filepath.Join(dir, name)] = []byte(text)
 	}
+	return true
 }
 
 // sync.Map's methods in untraced code. Go's race detector sees the atomic
@@ -489,5 +545,109 @@ func addValuePatch(goroot, rtDir string, files map[string][]byte) {
 	if p, ok := valuePatch(string(b)); ok {
 		files[name] = []byte(p)
 		files[filepath.Join(rtDir, "rt", "racekit_valuehook.go")] = []byte(rtValueHookFile)
+	}
+}
+
+// The typed atomics of untraced code (rt/atomichook.go): an
+// expvar.Int's Add, slog.SetDefault's Pointer, a sync.Once's done flag,
+// each then read on another goroutine, are ordered under go test -race,
+// which sees the atomic operations of std. The patch renames the Load,
+// Store, Swap, CompareAndSwap, Add, And and Or methods of Bool, Int32,
+// Int64, Uint32, Uint64, Uintptr and Pointer in sync/atomic/type.go and
+// wraps each as the Value's (valueFuncs): op 1 or 2 before a store or a
+// read-modify-write, op 0 after a load (rt reports whether it records
+// it; then it holds the word's stripe until the end, and a load is done
+// again under it), 3, 4, 5 at the end, 6 after a CompareAndSwap that
+// failed. Only with the lock patch, whose RWMutex wrappers skip the
+// reader counts the race build does not see (and the WaitGroup's, wgSkip).
+
+// typedMethod matches a method of type.go the patch wraps: receiver type,
+// method, parameters.
+var typedMethod = regexp.MustCompile(`(?m)^func \(x \*(Bool|Int32|Int64|Uint32|Uint64|Uintptr|Pointer\[T\])\) (Load|Store|Swap|CompareAndSwap|Add|And|Or)\(([^)]*)\)[^{\n]*\{`)
+
+// typedPatch returns sync/atomic/type.go with the typed atomics' hook, or
+// false when it lacks a method the patch wraps.
+func typedPatch(src string) (string, bool) {
+	ms := typedMethod.FindAllStringSubmatch(src, -1)
+	seen := map[string]bool{}
+	for _, m := range ms {
+		seen[m[1]+"."+m[2]] = true
+	}
+	for _, t := range []string{"Bool", "Int32", "Int64", "Uint32", "Uint64", "Uintptr", "Pointer[T]"} {
+		for _, meth := range []string{"Load", "Store", "Swap", "CompareAndSwap"} {
+			if !seen[t+"."+meth] {
+				return "", false
+			}
+		}
+	}
+	if !strings.Contains(src, "import \"unsafe\"\n") {
+		return "", false
+	}
+	var b strings.Builder
+	b.WriteString(typedHookDecl)
+	for _, m := range ms {
+		decl, meth := m[0], m[2]
+		if strings.Count(src, decl) != 1 {
+			return "", false
+		}
+		src = strings.Replace(src, decl, lockRenamed(decl), 1)
+		var args []string
+		for _, p := range strings.Split(m[3], ",") {
+			if f := strings.Fields(p); len(f) > 0 {
+				args = append(args, f[0])
+			}
+		}
+		call := "x.racekit" + meth + "(" + strings.Join(args, ", ") + ")"
+		b.WriteString("\n" + decl + "\n")
+		switch meth {
+		case "Load":
+			fmt.Fprintf(&b, "\tr := %s\n\tif h := racekitTypedHook; h != nil && h(unsafe.Pointer(x), 0) {\n\t\tr = %s\n\t\th(unsafe.Pointer(x), 3)\n\t}\n\treturn r\n", call, call)
+		case "Store":
+			fmt.Fprintf(&b, "\tif h := racekitTypedHook; h != nil && h(unsafe.Pointer(x), 1) {\n\t\t%s\n\t\th(unsafe.Pointer(x), 4)\n\t\treturn\n\t}\n\t%s\n", call, call)
+		case "CompareAndSwap":
+			fmt.Fprintf(&b, "\tif h := racekitTypedHook; h != nil && h(unsafe.Pointer(x), 2) {\n\t\tr := %s\n\t\tif r {\n\t\t\th(unsafe.Pointer(x), 5)\n\t\t} else {\n\t\t\th(unsafe.Pointer(x), 6)\n\t\t}\n\t\treturn r\n\t}\n\treturn %s\n", call, call)
+		default: // Swap, Add, And, Or
+			fmt.Fprintf(&b, "\tif h := racekitTypedHook; h != nil && h(unsafe.Pointer(x), 2) {\n\t\tr := %s\n\t\th(unsafe.Pointer(x), 5)\n\t\treturn r\n\t}\n\treturn %s\n", call, call)
+		}
+		b.WriteString("}\n")
+	}
+	return src + b.String(), true
+}
+
+// typedHookDecl starts what typedPatch appends to type.go.
+const typedHookDecl = `
+// racekitTypedHook is set by racekit's runtime (racekit.dev/rt, the
+// racekit_typedhook.go file racekit adds to it).
+//
+//go:linkname racekitTypedHook
+var racekitTypedHook func(x unsafe.Pointer, op uint8) bool
+`
+
+// rtTypedHookFile is the file added to rt's copy with the typed hook.
+const rtTypedHookFile = `package rt
+
+import "unsafe"
+
+//go:linkname racekitTypedHook sync/atomic.racekitTypedHook
+var racekitTypedHook func(x unsafe.Pointer, op uint8) bool
+
+var _ = func() bool {
+	setTypedHook = func(h func(x unsafe.Pointer, op uint8) bool) { racekitTypedHook = h }
+	return true
+}()
+`
+
+// addTypedPatch adds to files the patched sync/atomic/type.go of the
+// toolchain at goroot and rt's file for its hook, when it takes
+// typedPatch.
+func addTypedPatch(goroot, rtDir string, files map[string][]byte) {
+	name := filepath.Join(goroot, "src", "sync", "atomic", "type.go")
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return
+	}
+	if p, ok := typedPatch(string(b)); ok {
+		files[name] = []byte(p)
+		files[filepath.Join(rtDir, "rt", "racekit_typedhook.go")] = []byte(rtTypedHookFile)
 	}
 }

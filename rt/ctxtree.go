@@ -431,7 +431,7 @@ func peekDone(c context.Context) uint64 {
 	if off == ^uintptr(0) {
 		return 0
 	}
-	n := skipBegin() // rt's look at the done field, not the program's (valuehook.go)
+	n := skipBegin() // rt's look at the done field, not the program's (atomichook.go)
 	ch, _ := (*atomic.Value)(unsafe.Add(p, off)).Load().(chan struct{})
 	skipEnd(n)
 	if a := chanAddr(ch); a != doneOffsets.closed {

@@ -29,11 +29,11 @@ type gstate struct {
 	untraced bool
 	depth    int32
 	mapInit  bool     // the sync.Map an untraced method is on had had its first operation (maphook.go)
-	valueTyp trace.Op // what an untraced atomic.Value method does to the Value's type word (valuehook.go)
-	// valueSeen: Values whose untraced Load this goroutine recorded, and
-	// their stripe's count of stores then (valuehook.go), by address.
-	valueSeen [8]valueSeen
-	gp        unsafe.Pointer
+	valueTyp trace.Op // what an untraced atomic.Value method does to the Value's type word (atomichook.go)
+	// atomicSeen: atomic words whose untraced Load this goroutine
+	// recorded, and their count of stores then (atomichook.go), by address.
+	atomicSeen [8]atomicSeen
+	gp         unsafe.Pointer
 	// outChans: channels traced code returned to untraced code on this
 	// goroutine (ChanOut), acquired at each entry from untraced code.
 	outChans []uint64

@@ -906,15 +906,9 @@ func Bind0[T any](p *T, hook func(*T, uint32), site uint32) func() {
 // valueTypeOp is what an operation on the atomic.Value x does to its type
 // word (the generated AtomicValue hooks): a store when it stores into a
 // Value never stored before (its first Store, Swap or CompareAndSwap sets
-// the type), else a load. Called under the Value's stripe; one that stores
-// counts in the stripe a store begun, so that untraced Loads after it
-// record their edge again (valuehook.go).
+// the type), else a load.
 func valueTypeOp(x *atomic.Value, stores bool) trace.Op {
-	if !stores {
-		return trace.OpAtomicLoad
-	}
-	stripeAt(ptr(unsafe.Pointer(x))).valueStores.Add(1)
-	if x.Load() == nil {
+	if stores && x.Load() == nil {
 		return trace.OpAtomicStore
 	}
 	return trace.OpAtomicLoad

@@ -18,20 +18,13 @@ import (
 // different addresses create no edge between each other).
 type stripe struct {
 	OwnMutex
-	// valueStores counts the Value stores begun under the stripe
-	// (valuehook.go: a Load that finds it unchanged adds no edge).
-	valueStores OwnUint64
-	_           [64 - 16]byte // one cache line each
+	_ [64 - 8]byte // one cache line each
 }
 
 var stripes [64]stripe
 
-func stripeAt(a uint64) *stripe {
-	return &stripes[(a>>3^a>>9)%uint64(len(stripes))]
-}
-
 func stripeOf(a uint64) *OwnMutex {
-	return &stripeAt(a).OwnMutex
+	return &stripes[(a>>3^a>>9)%uint64(len(stripes))].OwnMutex
 }
 
 // atomicBegin locks the stripe of the word at p before an atomic

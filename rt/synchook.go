@@ -43,6 +43,11 @@ const (
 	syncRUnlock  = 5 // an RWMutex about to be read-unlocked
 	syncRWLock   = 6 // an RWMutex write-locked
 	syncRWUnlock = 7 // an RWMutex about to be write-unlocked
+	// The atomics inside an RWMutex's and a WaitGroup's methods, which
+	// the race build does not see (race.Disable), between these two:
+	// skipped by the hooks as rt's own (atomichook.go).
+	syncSkipEnter = 8
+	syncSkipExit  = 9
 )
 
 // lockHookG is the goroutine an untraced mutex operation or sync.Map
@@ -69,6 +74,14 @@ func lockHookG() *gstate {
 // address is only ever a mutex's; no other object's edges are a few bytes
 // into one.) Operations lockHookG turns away record nothing.
 func onSync(p unsafe.Pointer, op uint8) {
+	switch op {
+	case syncSkipEnter:
+		skipSync(1)
+		return
+	case syncSkipExit:
+		skipSync(-1)
+		return
+	}
 	var g *gstate
 	if op >= syncLock {
 		g = lockHookG()
