@@ -89,6 +89,35 @@ func (g *gstate) atomicSlot(a uint64) *atomicSeen {
 	return &g.atomicSeen[(a>>3)%uint64(len(g.atomicSeen))]
 }
 
+// loadSkipped is an untraced Load's fast path (math/rand's functions load
+// their generator's Pointer at every call): true when rt records nothing
+// for it, because it skips the goroutine, has no state for it, or the
+// goroutine's last recorded Load of the word saw its last counted store;
+// false leaves it to atomicBeginUntraced. lockHookG's and known()'s
+// checks, from one look at the g.
+func loadSkipped(a uint64) bool {
+	if !lockHooked || !on || ctl {
+		return true
+	}
+	gp := getg()
+	if *(*uint32)(unsafe.Add(gp, chanGOffsets[2])) != 0 {
+		return true // skipped (syncSkipped)
+	}
+	if goidOff == 0 {
+		return false
+	}
+	id := *(*uint64)(unsafe.Add(gp, chanGOffsets[1]))
+	if id != *(*uint64)(unsafe.Add(gp, goidOff)) {
+		return true // no state of rt's (lockHookG)
+	}
+	s := gtab[id&(gtabSize-1)].Load()
+	if s == nil || s.goid != id || s.traceNo != traceCount.Load() {
+		return false
+	}
+	seen := s.atomicSlot(a)
+	return seen.a == a && seen.stores == storeCount(a).Load()
+}
+
 // atomicBeginUntraced is the start of a method of sync/atomic's: whether
 // rt records it, and then with the stripe of a locked until its end.
 func atomicBeginUntraced(p unsafe.Pointer, op uint8) *gstate {
@@ -136,6 +165,9 @@ func atomicEndOp(op uint8) (trace.Op, trace.Flags) {
 // onTyped runs in package sync/atomic on the goroutine of a typed
 // atomic's method.
 func onTyped(p unsafe.Pointer, op uint8) bool {
+	if op == atomicLoaded && loadSkipped(ptr(p)) {
+		return false
+	}
 	if op <= atomicBeginRMW {
 		return atomicBeginUntraced(p, op) != nil
 	}
@@ -154,6 +186,9 @@ func onTyped(p unsafe.Pointer, op uint8) bool {
 // atomic.Value's method.
 func onValue(p unsafe.Pointer, op uint8) bool {
 	a := ptr(p)
+	if op == atomicLoaded && loadSkipped(a) {
+		return false
+	}
 	if op <= atomicBeginRMW {
 		g := atomicBeginUntraced(p, op)
 		if g == nil {

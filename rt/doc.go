@@ -269,10 +269,14 @@
 // Lock acquires, the race build's readerSem and writerSem) and sync.Map's
 // methods (maphook.go: each one atomic operation on the map under its
 // stripe, as traced code's); the patched sync/atomic wraps atomic.Value's
-// (valuehook.go: its type and data words, as traced code's). rt's own locks and maps (OwnMutex, OwnMap)
-// and the real operations of traced code's lock hooks count, in the
-// runtime's g, operations the hooks skip (ownmutex.go), so that neither
-// orders the program's goroutines.
+// methods and those of its typed atomics (atomichook.go: the words they
+// touch, as traced code's, a Load only when a store came since the
+// goroutine's last). rt's own locks and maps (OwnMutex, OwnMap), the real
+// operations of traced code's lock hooks and the atomics inside sync's
+// RWMutex, WaitGroup and Pool (which the race build does not see) count,
+// in the runtime's g, operations the hooks skip (ownmutex.go), so that
+// none orders the program's goroutines; rt's own atomic words are not
+// sync/atomic's (ownatomic.go).
 //
 // # System calls' I/O
 //
