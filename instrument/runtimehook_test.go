@@ -318,3 +318,47 @@ func TestValuePatch(t *testing.T) {
 		t.Error("a value.go without Swap's declaration was patched")
 	}
 }
+
+// The installed toolchain's sync/atomic/type.go takes the typed hook's
+// patch: every Load, Store, Swap, CompareAndSwap, Add, And and Or of the
+// seven types renamed once and wrapped once, Loads recorded after a second
+// load, stores and read-modify-writes bracketed; a copy without one of
+// the methods every type has is left alone.
+func TestTypedPatch(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "sync", "atomic", "type.go"))
+	if err != nil {
+		t.Skip(err)
+	}
+	p, ok := typedPatch(string(src))
+	if !ok {
+		t.Fatalf("%s's sync/atomic/type.go: typed hook not applied", runtime.Version())
+	}
+	ms := typedMethod.FindAllStringSubmatch(string(src), -1)
+	// 7 types × Load, Store, Swap, CompareAndSwap, and Add, And, Or for
+	// the five integer types (Go 1.23 on).
+	if len(ms) != 7*4+5*3 {
+		t.Errorf("%d methods matched, want %d", len(ms), 7*4+5*3)
+	}
+	for _, m := range ms {
+		if strings.Count(p, m[0]) != 1 || strings.Count(p, lockRenamed(m[0])) != 1 {
+			t.Errorf("%q not renamed once, or without its wrapper", m[0])
+		}
+	}
+	for _, want := range []struct {
+		text string
+		n    int
+	}{
+		{"h(unsafe.Pointer(x), 0)", 7},         // Loads
+		{"h(unsafe.Pointer(x), 1)", 7},         // Stores
+		{"h(unsafe.Pointer(x), 2)", 7*2 + 5*3}, // Swap, CompareAndSwap, Add, And, Or
+		{"h(unsafe.Pointer(x), 6)", 7},         // failed CompareAndSwaps
+		{"var racekitTypedHook func(x unsafe.Pointer, op uint8) bool", 1},
+	} {
+		if n := strings.Count(p, want.text); n != want.n {
+			t.Errorf("%q %d times, want %d", want.text, n, want.n)
+		}
+	}
+	if _, ok := typedPatch(strings.Replace(string(src), "func (x *Uintptr) Swap(", "func (x *Uintptr) swap(", 1)); ok {
+		t.Error("a type.go without Uintptr's Swap was patched")
+	}
+}
