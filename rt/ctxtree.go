@@ -193,7 +193,7 @@ func CtxErr(err error, ctx context.Context, site uint32) error {
 	if err != nil {
 		CtxDone(site)
 		if on && ctx != nil && live.Load() {
-			ctxDoneSeen(chanAddr(ctx.Done()), site)
+			ctxDoneSeen(chanAddr(ownDone(ctx)), site)
 		}
 	}
 	return err
@@ -206,7 +206,7 @@ func CtxErr(err error, ctx context.Context, site uint32) error {
 // the cancelling goroutine made), so the cancels are acquired as a receive
 // from Done acquires them. A context not done orders nothing.
 func CtxSeen(ctx context.Context, site uint32) {
-	if on && ctx != nil && ctx.Err() != nil {
+	if on && ctx != nil && ownErr(ctx) != nil {
 		CtxDone(site)
 	}
 }
@@ -596,4 +596,12 @@ func ownDone(ctx context.Context) <-chan struct{} {
 	n := skipBegin()
 	defer skipEnd(n)
 	return ctx.Done()
+}
+
+// ownErr is ctx.Err() called by rt: its load of the context's error (an
+// atomic.Value) is rt's look, not the program's (atomichook.go).
+func ownErr(ctx context.Context) error {
+	n := skipBegin()
+	defer skipEnd(n)
+	return ctx.Err()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"reflect"
 	"runtime"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -532,9 +531,17 @@ func cleanupBatch() { endCallbackState() }
 
 // cleanupSite is the site of the forks of cleanups: reports say such a
 // goroutine was created by runtime.AddCleanup.
-var cleanupSite = sync.OnceValue(func() uint32 {
-	return RegisterFile(trace.FrameworkFile, []string{"runtime.AddCleanup"}, []uint32{0, 0, 0})
-})
+func cleanupSite() uint32 {
+	cleanupSiteOnce.Do(func() {
+		cleanupSiteID = RegisterFile(trace.FrameworkFile, []string{"runtime.AddCleanup"}, []uint32{0, 0, 0})
+	})
+	return cleanupSiteID
+}
+
+var (
+	cleanupSiteOnce ownOnce
+	cleanupSiteID   uint32
+)
 
 // cleanupBegin starts a run of a cleanup: on the batch's state (made now,
 // born in untraced code, at the batch's first cleanup), a child forked

@@ -89,3 +89,25 @@ func (x *OwnPointer[T]) Swap(new *T) *T {
 func (x *OwnPointer[T]) CompareAndSwap(old, new *T) bool {
 	return atomic.CompareAndSwapPointer(&x.v, unsafe.Pointer(old), unsafe.Pointer(new))
 }
+
+// ownOnce is a sync.Once of rt's: sync.Once's done flag is a typed atomic,
+// whose store by the first caller and loads by later ones the patched
+// sync/atomic reports, which would order the program's goroutines that
+// reach rt's lazy initializations.
+type ownOnce struct {
+	done OwnBool
+	mu   OwnMutex
+}
+
+// Do calls f if and only if Do is being called for the first time on o.
+func (o *ownOnce) Do(f func()) {
+	if o.done.Load() {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.done.Load() {
+		defer o.done.Store(true)
+		f()
+	}
+}
