@@ -471,7 +471,7 @@ func afterFuncStopped(ctx context.Context, ok, stopped bool, site uint32) {
 			emitEdge(trace.OpSyncAcquire, site, ctxMuObj(a))
 			emitEdge(trace.OpSyncRelease, site, ctxMuObj(a))
 		}
-	case !stopped && ctx.Err() != nil:
+	case !stopped && ownErr(ctx) != nil:
 		CtxDoneOf(ctx.Done(), site)
 	}
 }
@@ -539,7 +539,7 @@ func cleanupSite() uint32 {
 }
 
 var (
-	cleanupSiteOnce ownOnce
+	cleanupSiteOnce OwnOnce
 	cleanupSiteID   uint32
 )
 

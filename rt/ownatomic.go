@@ -90,17 +90,17 @@ func (x *OwnPointer[T]) CompareAndSwap(old, new *T) bool {
 	return atomic.CompareAndSwapPointer(&x.v, unsafe.Pointer(old), unsafe.Pointer(new))
 }
 
-// ownOnce is a sync.Once of rt's: sync.Once's done flag is a typed atomic,
-// whose store by the first caller and loads by later ones the patched
-// sync/atomic reports, which would order the program's goroutines that
-// reach rt's lazy initializations.
-type ownOnce struct {
+// OwnOnce is a sync.Once of rt's (and rttest's): sync.Once's done flag is
+// a typed atomic, whose store by the first caller and loads by later ones
+// the patched sync/atomic reports, which would order the program's
+// goroutines that reach rt's lazy initializations.
+type OwnOnce struct {
 	done OwnBool
 	mu   OwnMutex
 }
 
 // Do calls f if and only if Do is being called for the first time on o.
-func (o *ownOnce) Do(f func()) {
+func (o *OwnOnce) Do(f func()) {
 	if o.done.Load() {
 		return
 	}
@@ -109,5 +109,30 @@ func (o *ownOnce) Do(f func()) {
 	if !o.done.Load() {
 		defer o.done.Store(true)
 		f()
+	}
+}
+
+// OwnOnceValue is sync.OnceValue on an OwnOnce.
+func OwnOnceValue[T any](f func() T) func() T {
+	var (
+		o OwnOnce
+		v T
+	)
+	return func() T {
+		o.Do(func() { v = f() })
+		return v
+	}
+}
+
+// OwnOnceValues is sync.OnceValues on an OwnOnce.
+func OwnOnceValues[T1, T2 any](f func() (T1, T2)) func() (T1, T2) {
+	var (
+		o  OwnOnce
+		v1 T1
+		v2 T2
+	)
+	return func() (T1, T2) {
+		o.Do(func() { v1, v2 = f() })
+		return v1, v2
 	}
 }

@@ -379,7 +379,7 @@ var internalArrays [1 << 14]OwnUint64
 // a dead object of the program there in between.
 var (
 	gcEpoch OwnUint64
-	gcWatch ownOnce
+	gcWatch OwnOnce
 )
 
 type gcSentinel struct{ _ [2]uint64 } // not a tiny allocation, whose finalizer may never run

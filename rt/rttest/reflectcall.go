@@ -2,7 +2,6 @@ package rttest
 
 import (
 	"reflect"
-	"sync"
 	"testing"
 
 	"github.com/racekit/racekit/rt"
@@ -12,7 +11,7 @@ func init() { rt.SetReflectRun(reflectRun) }
 
 // runFuncs are the code pointers of testing's T.Run and B.Run as
 // reflection hands them out (Type.MethodByName("Run").Func).
-var runFuncs = sync.OnceValues(func() (uintptr, uintptr) {
+var runFuncs = rt.OwnOnceValues(func() (uintptr, uintptr) {
 	t, _ := reflect.TypeFor[*testing.T]().MethodByName("Run")
 	b, _ := reflect.TypeFor[*testing.B]().MethodByName("Run")
 	return t.Func.Pointer(), b.Func.Pointer()

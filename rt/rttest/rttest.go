@@ -107,7 +107,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"unicode"
 	"unsafe"
@@ -249,7 +248,7 @@ func Start(tb testing.TB) *Test {
 var nextTop rt.OwnPointer[rt.Child]
 
 // topSite is the site of nextTop's forks (trace.FrameworkFile).
-var topSite = sync.OnceValue(func() uint32 {
+var topSite = rt.OwnOnceValue(func() uint32 {
 	return rt.RegisterFile(trace.FrameworkFile, []string{"testing.(*T).Run"}, []uint32{0, 0, 0})
 })
 

@@ -2,7 +2,6 @@ package rttest
 
 import (
 	"flag"
-	"sync"
 	"testing"
 	"unsafe"
 
@@ -71,7 +70,7 @@ func printSection(site uint32) {
 	}
 }
 
-var flagV = sync.OnceValue(func() string {
+var flagV = rt.OwnOnceValue(func() string {
 	if f := flag.Lookup("test.v"); f != nil {
 		return f.Value.String()
 	}
