@@ -275,8 +275,8 @@
 // operations of traced code's lock hooks and the atomics inside sync's
 // RWMutex, WaitGroup and Pool (which the race build does not see) count,
 // in the runtime's g, operations the hooks skip (ownmutex.go), so that
-// none orders the program's goroutines; rt's own atomic words are not
-// sync/atomic's (ownatomic.go).
+// none orders the program's goroutines; rt's own atomic words and Onces
+// are not sync/atomic's and sync's (ownatomic.go).
 //
 // # System calls' I/O
 //
