@@ -413,10 +413,10 @@ func (r *rewriter) call(x *ast.CallExpr) {
 		// (funcKey names a method too: time.Time.After is not time.After.)
 		pre = "Timer"
 	}
-	write, read, sys := r.ioEdges(fn)
+	write, read, sys, readSys := r.ioEdges(fn)
 	if p := ioBeforeHook(write, read, sys); p != "" {
 		pre = p
-		if r.deferCalls[x] && r.ioLater(x, write, read, sys) {
+		if r.deferCalls[x] && r.ioLater(x, write, read, sys, readSys) {
 			pre = ""
 		}
 	}
@@ -472,7 +472,9 @@ func (r *rewriter) call(x *ast.CallExpr) {
 	r.heldPtrCall(x, fn)
 	if isPipeWrite(fn) {
 		r.afterCall(x, "PipeWritten", "") // rt.PipeWritten: after the reader's Read
-	} else if read || r.callbackCall(x, fn) {
+	} else if read {
+		r.afterCall(x, readHook(readSys), "") // rt.IORead, rt.IOSysRead
+	} else if r.callbackCall(x, fn) {
 		r.afterCall(x, "IORead", "") // rt.IORead
 	}
 	if dep != nil {
@@ -594,17 +596,27 @@ func isTupleExpr(info *types.Info, e ast.Expr) bool {
 
 // ioEdges reports whether a call of fn is ordered as an I/O write (a
 // release before it) and as an I/O read (an acquire after it): ioKind's
-// classes, depIOKind's for an untraced dependency's function; and sys,
-// whether the write's release stands for system calls the call makes
-// itself (ioAtSyscalls; never an untraced dependency's, whose I/O may run
-// on goroutines of its own).
-func (r *rewriter) ioEdges(fn *types.Func) (write, read, sys bool) {
+// classes, depIOKind's for an untraced dependency's function; sys, whether
+// the write's release stands for system calls the call makes itself
+// (ioAtSyscalls; never an untraced dependency's, whose I/O may run on
+// goroutines of its own); and readSys, the same of the read's acquire
+// (readAtSyscalls).
+func (r *rewriter) ioEdges(fn *types.Func) (write, read, sys, readSys bool) {
 	if r.untracedDep(fn) {
 		write, read = depIOKind(fn)
-		return write, read, false
+		return write, read, false, false
 	}
 	write, read = ioKind(fn)
-	return write, read, write && ioAtSyscalls(fn)
+	return write, read, write && ioAtSyscalls(fn), read && readAtSyscalls(fn)
+}
+
+// readHook names the rt hook recorded after a call that may read: IORead,
+// or IOSysRead where the read's acquire stands for its system calls.
+func readHook(readSys bool) string {
+	if readSys {
+		return "IOSysRead"
+	}
+	return "IORead"
 }
 
 // ioLater wraps the function value of x, a deferred I/O call with no
@@ -613,7 +625,7 @@ func (r *rewriter) ioEdges(fn *types.Func) (write, read, sys bool) {
 // runs, at the function's return, not at the defer statement; it reports
 // whether it did. (Other deferred I/O calls keep their release at the
 // defer statement, and lose their acquire.)
-func (r *rewriter) ioLater(x *ast.CallExpr, write, read, sys bool) bool {
+func (r *rewriter) ioLater(x *ast.CallExpr, write, read, sys, readSys bool) bool {
 	sig, ok := core(typeOf(r.info, x.Fun)).(*types.Signature)
 	if !ok || len(x.Args) != 0 || sig.Params().Len() != 0 {
 		return false
@@ -636,6 +648,9 @@ func (r *rewriter) ioLater(x *ast.CallExpr, write, read, sys bool) bool {
 	}
 	if read {
 		kinds = append(kinds, rtAlias+".IOLaterPipe", rtAlias+".IOLaterRead")
+		if readSys {
+			kinds = append(kinds, rtAlias+".IOLaterSysRead")
+		}
 	}
 	lo, hi := r.span(x.Fun)
 	r.ed.wrap(lo, hi, rtAlias+"."+hook+"(", ", "+r.site(x.Pos())+", "+strings.Join(kinds, "|")+")")

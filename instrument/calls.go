@@ -352,6 +352,37 @@ func ioAtSyscalls(fn *types.Func) bool {
 	return ioPkgs[fn.Pkg().Path()] && !strings.HasPrefix(fn.Name(), "Close")
 }
 
+// readAtSyscalls reports whether the acquire ioKind gives a call of fn (a
+// standard-library function that may read) stands for read system calls
+// the call makes itself, on the caller's goroutine: an os.File's or a
+// net.Conn's Read, a bufio.Reader's or a Scanner's, an Accept, a
+// Decoder's Decode, io.ReadAll, io.Copy's reads. Where rt sees those
+// system calls and the descriptors' locks (the patched packages syscall
+// and internal/poll: rt.IOSysRead), it records their edges exactly, and a
+// Close before the Read or Accept it made fail is ordered by the lock,
+// and the call records no acquire, which would order a read that makes no
+// system call (a bufio.Reader over a strings.Reader) after every write
+// system call before it: -race reports the race (e2e stdraces
+// TestRaceMemoryReadAfterWriteSyscall). Not the calls whose edges stand
+// for something else (ioAtSyscalls' exceptions), nor a Wait, Run or Output
+// (a process's exit and output).
+func readAtSyscalls(fn *types.Func) bool {
+	if fn == nil || fn.Pkg() == nil || httpExchange(fn) || isPipeWrite(fn) {
+		return false
+	}
+	if n, _, ok := recvNamed(fn); ok && isNamedIn(n, "crypto/tls", "QUICConn") {
+		return false
+	}
+	name := fn.Name()
+	switch fn.Pkg().Path() {
+	case "bytes", "strings":
+		return name == "ReadFrom"
+	case "net/http", "net/rpc", "database/sql", "os/exec", "runtime", "runtime/trace":
+		return false
+	}
+	return ioPkgs[fn.Pkg().Path()] && name != "Wait" && name != "Run" && name != "Output" && name != "CombinedOutput"
+}
+
 // depIOKind is ioKind for a call into an untraced dependency (not the
 // standard library): its I/O is unseen too, and what its methods' names say
 // is all racekit knows of it. A dependency's Decode that reads a

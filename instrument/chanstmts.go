@@ -269,7 +269,7 @@ func (r *rewriter) goIOEdges(call *ast.CallExpr, callee string) (string, string)
 	if sig, ok := fn.Type().(*types.Signature); !ok || sig.TypeParams().Len() > 0 {
 		return callee, ""
 	}
-	write, read, sys := r.ioEdges(fn)
+	write, read, sys, readSys := r.ioEdges(fn)
 	if pre := ioBeforeHook(write, read, sys); pre != "" {
 		callee = rtAlias + "." + pre + "Before(" + callee + ", " + r.site(call.Pos()) + ")"
 	}
@@ -277,7 +277,7 @@ func (r *rewriter) goIOEdges(call *ast.CallExpr, callee string) (string, string)
 	if isPipeWrite(fn) {
 		after = rtAlias + ".PipeWritten(" + r.site(call.Pos()) + "); "
 	} else if read {
-		after = rtAlias + ".IORead(" + r.site(call.Pos()) + "); "
+		after = rtAlias + "." + readHook(readSys) + "(" + r.site(call.Pos()) + "); "
 	}
 	return callee, after
 }

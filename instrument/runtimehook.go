@@ -347,6 +347,15 @@ func allocHookOverlay(cfg *Config, rtDir string, overlay map[string]string) (not
 			files[filepath.Join(goroot, "src", "syscall", "syscall_unix.go")] = []byte(p)
 			files[filepath.Join(rtDir, "rt", "racekit_iohook.go")] = []byte(rtIOHookFile)
 		}
+		poll := filepath.Join(goroot, "src", "internal", "poll")
+		fm, err1 := os.ReadFile(filepath.Join(poll, "fd_mutex.go"))
+		fu, err2 := os.ReadFile(filepath.Join(poll, "fd_unix.go"))
+		if err1 == nil && err2 == nil {
+			if p, ok := fdMutexPatch(string(fm), string(fu)); ok {
+				files[filepath.Join(poll, "fd_mutex.go")] = []byte(p)
+				files[filepath.Join(rtDir, "rt", "racekit_fdhook.go")] = []byte(rtFDHookFile)
+			}
+		}
 	}
 	if mc, err := os.ReadFile(filepath.Join(src, "mcleanup.go")); err == nil {
 		if p, ok := cleanupPatch(string(mc)); ok {

@@ -209,6 +209,45 @@ func TestIOSyscallPatch(t *testing.T) {
 	}
 }
 
+// The installed toolchain's internal/poll takes the descriptors' hook:
+// each of fdMutex's five CompareAndSwaps of its state word goes through
+// racekitCAS, each of the three Loads that find it closed reports itself,
+// and the file still parses; a copy with one CompareAndSwap changed, or
+// an FD whose first field is not its fdMutex, is left alone. (e2e's
+// stdraces fdmutex_test.go runs it.)
+func TestFDMutexPatch(t *testing.T) {
+	dir := filepath.Join(runtime.GOROOT(), "src", "internal", "poll")
+	src, err1 := os.ReadFile(filepath.Join(dir, "fd_mutex.go"))
+	fdUnix, err2 := os.ReadFile(filepath.Join(dir, "fd_unix.go"))
+	if err1 != nil || err2 != nil {
+		t.Skip(err1, err2)
+	}
+	p, ok := fdMutexPatch(string(src), string(fdUnix))
+	if !ok {
+		t.Fatalf("%s's internal/poll/fd_mutex.go: descriptors' hook not applied", runtime.Version())
+	}
+	if n := strings.Count(p, "racekitCAS(mu, old, new)"); n != 5 {
+		t.Errorf("racekitCAS called %d times, want 5", n)
+	}
+	if n := strings.Count(p, "atomic.CompareAndSwapUint64(&mu.state, old, new)"); n != 2 {
+		t.Errorf("%d CompareAndSwaps left, want racekitCAS's 2", n)
+	}
+	if n := strings.Count(p, "racekitClosed(mu)\n\t\t\treturn false"); n != 3 {
+		t.Errorf("the closed Loads reported %d times, want 3", n)
+	}
+	if _, err := parser.ParseFile(token.NewFileSet(), "fd_mutex.go", p, 0); err != nil {
+		t.Error(err)
+	}
+	changed := strings.Replace(string(src), "atomic.CompareAndSwapUint64(&mu.state, old, new)", "atomic.CompareAndSwapUint64(&mu.state, old, next)", 1)
+	if _, ok := fdMutexPatch(changed, string(fdUnix)); ok {
+		t.Error("an fd_mutex.go with a CompareAndSwap changed was patched")
+	}
+	moved := strings.Replace(string(fdUnix), "\tfdmu fdMutex\n", "\tpad  int\n\tfdmu fdMutex\n", 1)
+	if _, ok := fdMutexPatch(string(src), moved); ok {
+		t.Error("patched although the FD's fdMutex is not its first field")
+	}
+}
+
 // The installed toolchain's runtime takes the cleanup batch hook: its call
 // right after runCleanups dequeues a batch, before racefingo's (e2e's
 // stdraces TestRaceBetweenCleanupsOfOneBatch and

@@ -2,6 +2,7 @@ package rt
 
 import (
 	"os"
+	"unsafe"
 
 	"github.com/racekit/racekit/trace"
 )
@@ -17,18 +18,56 @@ import (
 // it, as under go test -race: a tls.Conn's first Write, which runs the
 // handshake and reads, and textproto's Cmd, which writes, ordered nothing.
 // As for channels (chanhook.go), only goroutines rt has a state for
-// record, and the hook makes none; rt's own writes of the trace file are
-// not the program's I/O (traceFD).
+// record, and the hook makes none; rt's own writes of the trace file and
+// of the controlled scheduler's schedule are not the program's I/O
+// (ownFDs).
 
 // setIOHook installs syscall's hook; nil without the patched package
 // syscall.
 var setIOHook func(h func(fd int, p []byte, n int, op uint8))
 
-// traceFD is the descriptor of the trace file being written (-1: none),
-// whose writes, by rt's writer on any goroutine, record nothing.
-var traceFD OwnInt64
+// ownFDs are the descriptors of rt's own files (-1: none), whose
+// operations, on whatever goroutine, record nothing: the trace file being
+// written (ownTraceFD) and the controlled scheduler's schedule
+// (ownScheduleFD), which its points write on the program's goroutines.
+var ownFDs [2]OwnInt64
 
-func init() { traceFD.Store(-1) }
+const (
+	ownTraceFD = iota
+	ownScheduleFD
+)
+
+func init() {
+	for i := range ownFDs {
+		ownFDs[i].Store(-1)
+	}
+}
+
+// isOwnFD reports whether fd is one of rt's own files (a descriptor
+// closed, -1 in its FD, is none).
+func isOwnFD(fd int) bool {
+	if fd < 0 {
+		return false
+	}
+	for i := range ownFDs {
+		if ownFDs[i].Load() == int64(fd) {
+			return true
+		}
+	}
+	return false
+}
+
+// noteOwnFD notes f's descriptor as rt's own file of that kind, without
+// f.Fd, which would put the file in blocking mode; nil notes none.
+func noteOwnFD(kind int, f *os.File) {
+	ownFDs[kind].Store(-1)
+	if f == nil {
+		return
+	}
+	if sc, err := f.SyscallConn(); err == nil {
+		sc.Control(func(fd uintptr) { ownFDs[kind].Store(int64(fd)) })
+	}
+}
 
 // ioHooked tells whether the hook is installed: then the I/O calls whose
 // writes are system calls they make record no release of their own
@@ -40,15 +79,54 @@ func installIOHook() {
 		setIOHook(onIO)
 		ioHooked = true
 	}
+	if setFDHook != nil {
+		setFDHook(onFD)
+		fdHooked = true
+	}
 }
 
-// setTraceFD notes f's descriptor as the trace file's (start), without
-// f.Fd, which would put the file in blocking mode.
-func setTraceFD(f *os.File) {
-	traceFD.Store(-1)
-	if sc, err := f.SyscallConn(); err == nil {
-		sc.Control(func(fd uintptr) { traceFD.Store(int64(fd)) })
+// fdHooked tells whether internal/poll's hook is installed (onFD).
+var fdHooked bool
+
+// sysReadsSeen reports whether rt records the edges of read system calls
+// and of the descriptors' locks: then the I/O calls whose reads are
+// system calls they make record no acquire of their own (IOSysRead).
+func sysReadsSeen() bool { return ioHooked && fdHooked }
+
+// setFDHook installs internal/poll's hook on its descriptors' fdMutex
+// (instrument/syscallhook.go, fdMutexPatch); nil without the patched
+// package.
+var setFDHook func(h func(x unsafe.Pointer, fd int, op uint8) bool)
+
+// onFD runs in internal/poll on the goroutine of an operation on the
+// descriptor fd, with its fdMutex's state word at p: op begins a
+// CompareAndSwap (atomicBeginRMW) or the Load that found the descriptor
+// closed (atomicLoaded), or ends one (atomicEndRMW when it swapped,
+// atomicEndFailed when not, atomicEndLoad), as sync/atomic's typed hook
+// (onTyped). The word's edges are recorded as the race build has them,
+// an acquire, and a release after it when it swapped, under the word's
+// stripe, so that the trace orders them as the word's operations went;
+// not its access, which no plain access touches (an interceptor's
+// summary of a File's method may read the struct the word begins: os's
+// Name). rt's own files (the trace file's writes and seeks, on whatever
+// goroutine) order none of the program's goroutines.
+func onFD(p unsafe.Pointer, fd int, op uint8) bool {
+	a := ptr(p)
+	if op <= atomicBeginRMW {
+		if isOwnFD(fd) || lockHookG() == nil {
+			return false
+		}
+		stripeOf(a).Lock()
+		return true
 	}
+	if g := known(); g != nil && on && live.Load() {
+		g.edge(trace.OpSyncAcquire, 0, a)
+		if op == atomicEndRMW {
+			g.edge(trace.OpSyncRelease, 0, a)
+		}
+	}
+	stripeOf(a).Unlock()
+	return true
 }
 
 // The operations syscall's hook passes.
@@ -59,7 +137,7 @@ const (
 
 // onIO runs in package syscall on the goroutine of the system call.
 func onIO(fd int, p []byte, n int, op uint8) {
-	if int64(fd) == traceFD.Load() {
+	if isOwnFD(fd) {
 		return
 	}
 	g := hookG()

@@ -95,7 +95,7 @@ func start(path string, withDedup bool) error {
 	seq.Store(0)
 	pending.Store(0)
 	out = f
-	setTraceFD(f)
+	noteOwnFD(ownTraceFD, f)
 	outPath = path
 	dedup = withDedup
 	w = rkt.NewWriter(newGuardedFile(f, traceMinFree))
@@ -302,7 +302,7 @@ func Finish() {
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	traceFD.Store(-1)
+	noteOwnFD(ownTraceFD, nil)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "racekit: finishing trace %s: %v\n", outPath, err)
 	}

@@ -520,6 +520,7 @@ func schedStart(strat sched.Strategy, mode string, seed uint64, pair sched.SiteP
 	sc.mapRng = rand.New(rand.NewPCG(seed, 0x3a9e))
 	sc.preRng = rand.New(rand.NewPCG(seed, 0x9e3e))
 	sc.outFile, sc.out = out, nil
+	noteOwnFD(ownScheduleFD, out)
 	if out != nil {
 		sc.out = bufio.NewWriter(out)
 		label := pair.String()

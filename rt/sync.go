@@ -821,6 +821,28 @@ func IOSysWrite(site uint32) {
 	emitEdge(trace.OpSyncRelease, site, ioObj)
 }
 
+// IOSysRead is IORead after a call whose reads are system calls it makes
+// on this goroutine (instrument's readAtSyscalls: an os.File's or a
+// net.Conn's Read, a bufio.Reader's, a Decoder's Decode, an Accept):
+// where the patched packages syscall and internal/poll report them
+// (iohook.go), a read system call's acquire is recorded there, and a
+// Close before the operation it made fail is ordered by the descriptor's
+// lock, as -race records them; the call records none, which would order a
+// read that made no system call (a bufio.Reader over a strings.Reader)
+// after every write system call before it. Under the controlled scheduler
+// the hooks record nothing: the call's acquire.
+func IOSysRead(site uint32) {
+	if on && !(sysReadsSeen() && !ctl) {
+		emitEdge(trace.OpSyncAcquire, site, ioObj)
+	}
+}
+
+// IOSysReadV is IOSysRead around a call with one result.
+func IOSysReadV[T any](v T, site uint32) T {
+	IOSysRead(site)
+	return v
+}
+
 // IOSysBefore is x, after recording IOSysWrite (see IOBefore).
 func IOSysBefore[T any](x T, site uint32) T {
 	IOSysWrite(site)
@@ -842,10 +864,11 @@ func IOReadSysBefore[T any](x T, site uint32) T {
 // writes a result its pipe's reader reads after the line). The kind's
 // bits say which (IOLaterWrite, ...).
 const (
-	IOLaterWrite = 1 << iota // IOWrite before
-	IOLaterPipe              // pipeObj released before (ReadBefore)
-	IOLaterRead              // IORead after
-	IOLaterSys               // the write's release only where rt does not see system calls (IOSysWrite)
+	IOLaterWrite   = 1 << iota // IOWrite before
+	IOLaterPipe                // pipeObj released before (ReadBefore)
+	IOLaterRead                // IORead after
+	IOLaterSys                 // the write's release only where rt does not see system calls (IOSysWrite)
+	IOLaterSysRead             // the read's acquire only where rt does not see system calls (IOSysRead)
 )
 
 // IOLater wraps a deferred I/O call's function value of type func().
@@ -886,7 +909,10 @@ func ioLaterBefore(site uint32, kind int) {
 }
 
 func ioLaterAfter(site uint32, kind int) {
-	if kind&IOLaterRead != 0 {
+	switch {
+	case kind&IOLaterRead != 0 && kind&IOLaterSysRead != 0:
+		IOSysRead(site)
+	case kind&IOLaterRead != 0:
 		IORead(site)
 	}
 }
