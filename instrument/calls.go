@@ -330,8 +330,11 @@ var ioPkgs = map[string]bool{
 // orders nothing under go test -race, and the call's release hid the race
 // -race reports between what came before it and a later read system call
 // (e2e stdraces TestRaceBufferedWriteNoSyscall). Not the calls whose
-// edges stand for something else: a Close (what it makes fail, through
-// internal/poll's atomics), an io.Pipe's or a QUIC connection's
+// edges stand for something else: a Close of a pipe (what it makes fail,
+// through io.Pipe's channels; a file's, a connection's and a TLS
+// connection's Close is ordered before what it makes fail by the
+// descriptor's lock, internal/poll's atomics, which rt sees where it sees
+// the system calls: rt.IOSysWrite), an io.Pipe's or a QUIC connection's
 // (channels and goroutines of their own), net/http's, net/rpc's and
 // database/sql's (other goroutines' I/O, a driver's locks), os/exec's.
 // The read's acquire after a call stays: a read that fails because its
@@ -349,7 +352,14 @@ func ioAtSyscalls(fn *types.Func) bool {
 	case "net/http", "net/rpc", "database/sql", "os/exec", "runtime", "runtime/trace":
 		return false
 	}
-	return ioPkgs[fn.Pkg().Path()] && !strings.HasPrefix(fn.Name(), "Close")
+	if strings.HasPrefix(fn.Name(), "Close") {
+		switch fn.Pkg().Path() {
+		case "os", "net", "crypto/tls":
+			return true
+		}
+		return false
+	}
+	return ioPkgs[fn.Pkg().Path()]
 }
 
 // readAtSyscalls reports whether the acquire ioKind gives a call of fn (a

@@ -802,17 +802,20 @@ func IOReadBefore[T any](x T, site uint32) T {
 
 // IOSysWrite is IOWrite before a call whose writes are system calls it
 // makes on this goroutine (instrument's ioAtSyscalls: an os.File's Write,
-// fmt's Fprintf, a bufio.Writer's Flush): where the patched package
-// syscall reports them (iohook.go), their releases are recorded there, as
-// -race records them, and the call records none, which would order a
-// write that made no system call (a bufio.Writer filling its buffer). The
+// fmt's Fprintf, a bufio.Writer's Flush), or a file's or connection's
+// Close: where the patched packages syscall and internal/poll report them
+// (iohook.go), their releases are recorded there, as -race records them
+// (a Close's on the descriptor's lock, which what it makes fail
+// acquires), and the call records none, which would order a write that
+// made no system call (a bufio.Writer filling its buffer), or a Close,
+// before every later read system call. The
 // goroutine gets its state here, so that the hook records for it. Under
 // the controlled scheduler the hook records nothing: the call's release.
 func IOSysWrite(site uint32) {
 	if !on {
 		return
 	}
-	if ioHooked && !ctl {
+	if sysReadsSeen() && !ctl {
 		if live.Load() {
 			cur()
 		}

@@ -171,3 +171,58 @@ func TestRaceMemoryReadAfterWriteSyscall(t *testing.T) {
 	}()
 	<-done
 }
+
+// A Close of a pipe's write end is no write system call: the reader's
+// read that returns its end of file is ordered after the writes before
+// it, not after the Close, under -race as under racekit.
+func TestRaceClosePipeThenEOF(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	x := new(int)
+	done := make(chan bool)
+	go func() {
+		w.Write([]byte("a"))
+		*x = 1 // race: closepipe
+		w.Close()
+	}()
+	go func() {
+		buf := make([]byte, 8)
+		for {
+			if _, err := r.Read(buf); err != nil {
+				break
+			}
+		}
+		*x = 2 // race: closepipe
+		close(done)
+	}()
+	<-done
+}
+
+// A Close of one file orders nothing before another goroutine's later
+// read system call on another.
+func TestRaceCloseThenOtherRead(t *testing.T) {
+	dir := t.TempDir()
+	f1, err := os.Create(filepath.Join(dir, "f1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f2"), []byte("b"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	x := new(int)
+	done := make(chan bool)
+	go func() {
+		*x = 1 // race: closeother
+		f1.Close()
+	}()
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		os.ReadFile(filepath.Join(dir, "f2"))
+		*x = 2 // race: closeother
+		close(done)
+	}()
+	<-done
+}
