@@ -288,7 +288,15 @@
 // library call orders as under go test -race (a tls.Conn's Write that runs
 // the handshake reads). The bytes a read system call put in the buffer of
 // a Read call under way (FillW) are recorded before that acquire, as
-// -race's WriteRange; writes of the trace file itself record nothing.
+// -race's WriteRange. The patched internal/poll calls onFD around each
+// CompareAndSwap of a descriptor's fdMutex state word (and the Load that
+// finds it closed): an acquire of the word, and a release after one that
+// swapped, under its stripe, so that operations on one descriptor are
+// ordered one after another, and a Close before what it made fail, as the
+// race build sees those atomics. Then the I/O calls whose writes and reads
+// are their own system calls record no edge of their own (IOSysWrite,
+// IOSysRead). rt's own files (the trace, the schedule: ownFDs) record
+// nothing.
 //
 // # Hooks
 //
