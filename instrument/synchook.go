@@ -24,10 +24,7 @@ import (
 
 // wgEdits are the edits of sync/waitgroup.go: old text, new text, and
 // how many times the old text occurs.
-var wgEdits = []struct {
-	old, new string
-	n        int
-}{
+var wgEdits = []textEdit{
 	{
 		"func (wg *WaitGroup) Add(delta int) {\n\tif race.Enabled {\n",
 		"func (wg *WaitGroup) Add(delta int) {\n\tif delta < 0 && racekitSyncHook != nil {\n\t\tracekitSyncHook(unsafe.Pointer(wg), 0)\n\t}\n" + wgSkip + "\tif race.Enabled {\n",
@@ -87,15 +84,41 @@ var _ = func() bool {
 // wgPatch returns sync/waitgroup.go with the hook's calls, or false when
 // it lacks a text it edits (then rt sees traced code's WaitGroups only).
 func wgPatch(src string) (string, bool) {
-	for _, e := range wgEdits {
-		if strings.Count(src, e.old) != e.n {
-			return "", false
-		}
-	}
-	for _, e := range wgEdits {
-		src = strings.ReplaceAll(src, e.old, e.new)
+	src, ok := applyEdits(src, wgEdits)
+	if !ok {
+		return "", false
 	}
 	return src + wgFuncs, true
+}
+
+// textEdit is an edit of a toolchain file: old, which must occur exactly
+// n times, replaced by new.
+type textEdit struct {
+	old, new string
+	n        int
+}
+
+// editsFit reports whether each of edits' old texts occurs in src exactly
+// its n times.
+func editsFit(src string, edits []textEdit) bool {
+	for _, e := range edits {
+		if strings.Count(src, e.old) != e.n {
+			return false
+		}
+	}
+	return true
+}
+
+// applyEdits returns src with edits made, or false when they do not fit
+// (editsFit): then the file is left as it is.
+func applyEdits(src string, edits []textEdit) (string, bool) {
+	if !editsFit(src, edits) {
+		return "", false
+	}
+	for _, e := range edits {
+		src = strings.ReplaceAll(src, e.old, e.new)
+	}
+	return src, true
 }
 
 // The standard library's mutexes. Go's race detector sees every Mutex and
@@ -129,10 +152,7 @@ var lockRenames = map[string][]string{
 // and the brackets (ops 8 and 9) around the part of Pool's Put and Get
 // between race.Disable and race.Enable, whose atomics the race build does
 // not see (rt/atomichook.go).
-var lockInner = map[string][]struct {
-	old, new string
-	n        int
-}{
+var lockInner = map[string][]textEdit{
 	"rwmutex.go": {{"rw.w.Lock()", "rw.w.mu.Lock()", 1}, {"rw.w.TryLock()", "rw.w.mu.TryLock()", 1}, {"rw.w.Unlock()", "rw.w.mu.Unlock()", 2}},
 	"once.go":    {{"\to.m.Lock()\n", "\to.m.mu.Lock()\n", 1}, {"\tdefer o.m.Unlock()\n", "\tdefer o.m.mu.Unlock()\n", 1}},
 	"pool.go": {
@@ -283,10 +303,8 @@ func lockPatch(files map[string]string) (map[string]string, bool) {
 		}
 	}
 	for name, es := range lockInner {
-		for _, e := range es {
-			if strings.Count(files[name], e.old) != e.n {
-				return nil, false
-			}
+		if !editsFit(files[name], es) {
+			return nil, false
 		}
 	}
 	out := map[string]string{}

@@ -108,10 +108,7 @@ func ioSyscallPatch(src string) (string, bool) {
 
 // fdMutexEdits are the edits of internal/poll/fd_mutex.go: old text, new
 // text, and how many times the old text occurs.
-var fdMutexEdits = []struct {
-	old, new string
-	n        int
-}{
+var fdMutexEdits = []textEdit{
 	{"import \"sync/atomic\"\n", "import (\n\t\"sync/atomic\"\n\t\"unsafe\"\n)\n", 1},
 	{"atomic.CompareAndSwapUint64(&mu.state, old, new)", "racekitCAS(mu, old, new)", 5},
 	{"\t\tif old&mutexClosed != 0 {\n\t\t\treturn false\n\t\t}\n", "\t\tif old&mutexClosed != 0 {\n\t\t\tracekitClosed(mu)\n\t\t\treturn false\n\t\t}\n", 3},
@@ -178,13 +175,9 @@ func fdMutexPatch(src, fdUnix string) (string, bool) {
 	if !strings.Contains(fdUnix, fdFirstField) {
 		return "", false
 	}
-	for _, e := range fdMutexEdits {
-		if strings.Count(src, e.old) != e.n {
-			return "", false
-		}
-	}
-	for _, e := range fdMutexEdits {
-		src = strings.ReplaceAll(src, e.old, e.new)
+	src, ok := applyEdits(src, fdMutexEdits)
+	if !ok {
+		return "", false
 	}
 	return src + fdMutexFuncs, true
 }
