@@ -792,13 +792,15 @@ var corpus = []Module{
 	{"github.com/vbauerster/cupwriter", "v0.0.5", "a terminal writer that rewrites lines in place"},
 	{"github.com/mdlayher/ethernet", "v0.0.0-20220221185849-529eae5b6118", "Ethernet frames marshalled and parsed"},
 	// Held out in session 86 (batch HO): chosen from go-partial.tsv before any ran, measured at the
-	// commit that added them.
+	// commit that added them (go-isatty, whose run found no /dev/null, again with the same build).
+	// pk910/dynamic-ssz was chosen again by mistake (session 79 left it out, above) and is left
+	// out again: its dynssz-gen test removed /dev/null once more, under -race, and the CI run
+	// beside it failed.
 	{"github.com/go-openapi/testify/v2", "v2.8.1", "assertions and mocks: a mock's calls recorded under its mutex from many goroutines"},
 	{"github.com/adrg/xdg", "v0.5.3", "XDG base directories: paths searched and files created"},
 	{"github.com/apptainer/json-resp", "v0.10.0", "JSON responses and errors written to and read from HTTP"},
 	{"github.com/fikrimohammad/go-zerocsv", "v1.3.0", "a CSV reader and writer over buffered I/O"},
 	{"github.com/aquasecurity/table", "v1.8.0", "terminal tables rendered to writers"},
 	{"github.com/flopp/go-findfont", "v0.1.0", "font files found by walking directories"},
-	{"github.com/pk910/dynamic-ssz", "v1.4.0", "SSZ encoding with type descriptors cached for reuse"},
 	{"github.com/mattn/go-isatty", "v0.0.24", "terminal detection on file descriptors"},
 }
