@@ -181,7 +181,26 @@ func main() {
 		save(res)
 		writeReadme(res)
 		os.RemoveAll(filepath.Join(work, fmt.Sprintf("m%02d", i)))
+		if err := devNullOK(os.DevNull); err != nil {
+			fatalf("after %s: %v; its row is in %s, but every build after it fails: stopping (make it again: mknod -m 666 /dev/null c 1 3)", m.Path, err, *outFile)
+		}
 	}
+}
+
+// devNullOK reports an error unless path (os.DevNull) is still a
+// character device: a module's test run as root can remove it (pk910/dynamic-ssz's
+// did twice, session 79's batch GU and session 86's HO), and then every
+// later build fails on "open /dev/null", the module's own runs and those
+// of the modules after it.
+func devNullOK(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&os.ModeCharDevice == 0 {
+		return fmt.Errorf("%s is no longer a character device (%v)", path, fi.Mode())
+	}
+	return nil
 }
 
 func fatalf(format string, args ...any) {
