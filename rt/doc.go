@@ -290,8 +290,8 @@
 // a Read call under way (FillW) are recorded before that acquire, as
 // -race's WriteRange. The patched internal/poll calls onFD around each
 // CompareAndSwap of a descriptor's fdMutex state word (and the Load that
-// finds it closed): one atomic operation under the word's stripe, on an
-// address no access meets (fdWord), so that operations on one descriptor are
+// finds it closed): an acquire of the word, and a release after one that
+// swapped, under its stripe, so that operations on one descriptor are
 // ordered one after another, and a Close before what it made fail, as the
 // race build sees those atomics. Then the I/O calls whose writes and reads
 // are their own system calls record no edge of their own (IOSysWrite,
