@@ -336,10 +336,32 @@ var ioPkgs = map[string]bool{
 // descriptor's lock, internal/poll's atomics, which rt sees where it sees
 // the system calls: rt.IOSysWrite), an io.Pipe's or a QUIC connection's
 // (channels and goroutines of their own), net/http's, net/rpc's and
-// database/sql's (other goroutines' I/O, a driver's locks), os/exec's.
-// The read's acquire after a call stays: a read that fails because its
-// descriptor was closed makes no successful system call.
+// database/sql's (other goroutines' I/O, a driver's locks), os/exec's
+// (stdIOAtSyscalls).
 func ioAtSyscalls(fn *types.Func) bool {
+	if !stdIOAtSyscalls(fn) {
+		return false
+	}
+	switch fn.Pkg().Path() {
+	case "bytes", "strings":
+		return fn.Name() == "WriteTo"
+	}
+	if strings.HasPrefix(fn.Name(), "Close") {
+		switch fn.Pkg().Path() {
+		case "os", "net", "crypto/tls":
+			return true
+		}
+		return false
+	}
+	return true
+}
+
+// stdIOAtSyscalls reports whether fn is a call of the I/O table whose edges
+// may stand for system calls it makes itself (ioAtSyscalls, readAtSyscalls):
+// not an HTTP exchange, an io.Pipe's Write or a QUIC connection's method,
+// nor net/http's, net/rpc's, database/sql's, os/exec's or the runtime's
+// trace calls.
+func stdIOAtSyscalls(fn *types.Func) bool {
 	if fn == nil || fn.Pkg() == nil || httpExchange(fn) || isPipeWrite(fn) {
 		return false
 	}
@@ -348,15 +370,8 @@ func ioAtSyscalls(fn *types.Func) bool {
 	}
 	switch fn.Pkg().Path() {
 	case "bytes", "strings":
-		return fn.Name() == "WriteTo"
+		return true
 	case "net/http", "net/rpc", "database/sql", "os/exec", "runtime", "runtime/trace":
-		return false
-	}
-	if strings.HasPrefix(fn.Name(), "Close") {
-		switch fn.Pkg().Path() {
-		case "os", "net", "crypto/tls":
-			return true
-		}
 		return false
 	}
 	return ioPkgs[fn.Pkg().Path()]
@@ -377,20 +392,15 @@ func ioAtSyscalls(fn *types.Func) bool {
 // for something else (ioAtSyscalls' exceptions), nor a Wait, Run or Output
 // (a process's exit and output).
 func readAtSyscalls(fn *types.Func) bool {
-	if fn == nil || fn.Pkg() == nil || httpExchange(fn) || isPipeWrite(fn) {
+	if !stdIOAtSyscalls(fn) {
 		return false
 	}
-	if n, _, ok := recvNamed(fn); ok && isNamedIn(n, "crypto/tls", "QUICConn") {
-		return false
-	}
-	name := fn.Name()
-	switch fn.Pkg().Path() {
+	switch name := fn.Name(); fn.Pkg().Path() {
 	case "bytes", "strings":
 		return name == "ReadFrom"
-	case "net/http", "net/rpc", "database/sql", "os/exec", "runtime", "runtime/trace":
-		return false
+	default:
+		return name != "Wait" && name != "Run" && name != "Output" && name != "CombinedOutput"
 	}
-	return ioPkgs[fn.Pkg().Path()] && name != "Wait" && name != "Run" && name != "Output" && name != "CombinedOutput"
 }
 
 // depIOKind is ioKind for a call into an untraced dependency (not the

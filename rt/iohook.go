@@ -88,10 +88,10 @@ func installIOHook() {
 // fdHooked tells whether internal/poll's hook is installed (onFD).
 var fdHooked bool
 
-// sysReadsSeen reports whether rt records the edges of read system calls
-// and of the descriptors' locks: then the I/O calls whose reads are
-// system calls they make record no acquire of their own (IOSysRead).
-func sysReadsSeen() bool { return ioHooked && fdHooked }
+// sysIOSeen reports whether rt records the edges of system calls and of
+// the descriptors' locks: then the I/O calls whose writes, reads or Close
+// are those record no edge of their own (IOSysWrite, IOSysRead).
+func sysIOSeen() bool { return ioHooked && fdHooked }
 
 // setFDHook installs internal/poll's hook on its descriptors' fdMutex
 // (instrument/syscallhook.go, fdMutexPatch); nil without the patched

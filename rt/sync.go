@@ -815,7 +815,7 @@ func IOSysWrite(site uint32) {
 	if !on {
 		return
 	}
-	if sysReadsSeen() && !ctl {
+	if sysIOSeen() && !ctl {
 		if live.Load() {
 			cur()
 		}
@@ -835,7 +835,7 @@ func IOSysWrite(site uint32) {
 // after every write system call before it. Under the controlled scheduler
 // the hooks record nothing: the call's acquire.
 func IOSysRead(site uint32) {
-	if on && !(sysReadsSeen() && !ctl) {
+	if on && !(sysIOSeen() && !ctl) {
 		emitEdge(trace.OpSyncAcquire, site, ioObj)
 	}
 }

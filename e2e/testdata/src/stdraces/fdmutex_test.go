@@ -35,15 +35,23 @@ func waitSize(t *testing.T, path string, n int64) {
 	}
 }
 
-// Two writers of one file in turn: the second's lock comes after the
-// first's unlock (os.Stderr's writers, a log file's).
-func TestNoRaceFileWritersInTurn(t *testing.T) {
+// tempFile creates a file in a directory of t's, closed at t's end (a
+// second Close only fails), and returns it and its path.
+func tempFile(t *testing.T) (*os.File, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "f")
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
+	return f, path
+}
+
+// Two writers of one file in turn: the second's lock comes after the
+// first's unlock (os.Stderr's writers, a log file's).
+func TestNoRaceFileWritersInTurn(t *testing.T) {
+	f, path := tempFile(t)
 	x := new(int)
 	done := make(chan bool)
 	go func() {
@@ -62,10 +70,7 @@ func TestNoRaceFileWritersInTurn(t *testing.T) {
 // A Close, then a Write on another goroutine that fails because of it:
 // the Write's lock finds the descriptor closed.
 func TestNoRaceCloseThenWriteFails(t *testing.T) {
-	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _ := tempFile(t)
 	x := new(int)
 	done := make(chan bool)
 	go func() {
@@ -120,17 +125,8 @@ func TestNoRaceConnWritersInTurn(t *testing.T) {
 // Writes to two files: each descriptor's lock orders only its own
 // operations, and a write system call is ordered before read ones only.
 func TestRaceWritersOfTwoFiles(t *testing.T) {
-	dir := t.TempDir()
-	f1, err := os.Create(filepath.Join(dir, "f1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f1.Close()
-	f2, err := os.Create(filepath.Join(dir, "f2"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f2.Close()
+	f1, path1 := tempFile(t)
+	f2, _ := tempFile(t)
 	x := new(int)
 	done := make(chan bool)
 	go func() {
@@ -138,7 +134,7 @@ func TestRaceWritersOfTwoFiles(t *testing.T) {
 		f1.Write([]byte("a"))
 	}()
 	go func() {
-		waitSize(t, f1.Name(), 1)
+		waitSize(t, path1, 1)
 		f2.Write([]byte("b"))
 		*x = 2 // race: twofiles
 		close(done)
@@ -150,12 +146,7 @@ func TestRaceWritersOfTwoFiles(t *testing.T) {
 // system call: a write system call before it on another goroutine orders
 // nothing before it.
 func TestRaceMemoryReadAfterWriteSyscall(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "f")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f, path := tempFile(t)
 	x := new(int)
 	done := make(chan bool)
 	go func() {
@@ -204,11 +195,8 @@ func TestRaceClosePipeThenEOF(t *testing.T) {
 // A Close of one file orders nothing before another goroutine's later
 // read system call on another.
 func TestRaceCloseThenOtherRead(t *testing.T) {
+	f1, _ := tempFile(t)
 	dir := t.TempDir()
-	f1, err := os.Create(filepath.Join(dir, "f1"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := os.WriteFile(filepath.Join(dir, "f2"), []byte("b"), 0o644); err != nil {
 		t.Fatal(err)
 	}
