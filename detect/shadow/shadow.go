@@ -111,10 +111,12 @@ func (t *Table[V]) Len() int { return t.n }
 type Mem[V any] struct {
 	lastKey  uint64 // page key of lastPage (0: none)
 	lastPage *page[V]
+	lastUsed *uint16 // lastPage's use bits, in its group
+	lastGK   uint64  // group key of lastGroup (0: none)
+	lastGrp  *group[V]
 	lastOddK uint64 // page key of lastOdd (0: none): byte-wise loops stay in one
 	lastOdd  *oddPage[V]
-	pages    Table[*page[V]]    // by page key: addr>>pageShift + 1
-	groups   Table[*group]      // the pages' use bits, by group key (groupKey)
+	groups   Table[*group[V]]   // the pages, by group key (groupKey)
 	odd      Table[*oddPage[V]] // the unaligned addresses, by page key
 	slab     []page[V]          // pages allocated ahead, a chunk at a time
 	// The odd pages' state arrays, allocated a chunk at a time too, in
@@ -197,17 +199,25 @@ const (
 	pageShift = 7 // log2(pageWords * 8)
 )
 
+// A page's use bits (bit i: cells[i] has been handed out) are in its
+// group, which page and lookupPage return with it: a page holds no
+// pointer, so that its slabs cost the allocator and the collector nothing
+// to type and scan when V holds none.
 type page[V any] struct {
-	used  *uint16 // bit i: cells[i] has been handed out; in its group
 	cells [pageWords]V
 }
 
-// A group holds the use bits of groupPages consecutive pages (8 KiB of
-// address space) side by side, so that Clear of a large allocation, whose
+// A group holds groupPages consecutive pages (8 KiB of address space):
+// their use bits side by side, so that Clear of a large allocation, whose
 // pages the garbage collector handed out before, clears a few cache lines
-// per group rather than a hash probe and a cache miss per page.
-type group struct {
-	used [groupPages]uint16
+// per group rather than a hash probe and a cache miss per page; and the
+// pages themselves, so that finding a page is a probe of the groups'
+// table, 64 times smaller than a table of pages (on an allocating
+// parser's trace, a probe of a table of pages missed the cache at most
+// page changes), or none when the page is in the group of the last one.
+type group[V any] struct {
+	used  [groupPages]uint16
+	pages [groupPages]*page[V]
 }
 
 const (
@@ -223,16 +233,16 @@ func (m *Mem[V]) Get(addr uint64) *V {
 	if addr&7 != 0 {
 		return m.getOdd(addr)
 	}
-	p := m.lastPage
+	p, used := m.lastPage, m.lastUsed
 	if key := addr>>pageShift + 1; key != m.lastKey {
-		p = m.page(key)
+		p, used = m.page(key)
 	}
 	i := (addr >> 3) & (pageWords - 1)
-	if *p.used&(1<<i) == 0 {
+	if *used&(1<<i) == 0 {
 		// A cell not in use holds whatever it had when Clear let it go.
 		var zero V
 		p.cells[i] = zero
-		*p.used |= 1 << i
+		*used |= 1 << i
 		m.n++
 	}
 	return &p.cells[i]
@@ -244,14 +254,14 @@ func (m *Mem[V]) Get(addr uint64) *V {
 // instead of a lookup per word. addr must be 8-byte aligned and n > 0.
 // The slice is valid until the next Clear.
 func (m *Mem[V]) Run(addr uint64, n uint64) []V {
-	p := m.lastPage
+	p, used := m.lastPage, m.lastUsed
 	if key := addr>>pageShift + 1; key != m.lastKey {
-		p = m.page(key)
+		p, used = m.page(key)
 	}
 	i := (addr >> 3) & (pageWords - 1)
 	k := min(n, pageWords-i)
 	want := uint16(1<<k-1) << i
-	if fresh := want &^ *p.used; fresh != 0 {
+	if fresh := want &^ *used; fresh != 0 {
 		var zero V
 		for j := i; j < i+k; j++ {
 			if fresh&(1<<j) != 0 {
@@ -259,7 +269,7 @@ func (m *Mem[V]) Run(addr uint64, n uint64) []V {
 				m.n++
 			}
 		}
-		*p.used |= fresh
+		*used |= fresh
 	}
 	return p.cells[i : i+k]
 }
@@ -270,9 +280,9 @@ func (m *Mem[V]) Run(addr uint64, n uint64) []V {
 // those words are handed out (counted by Len): a sparse range's words.
 // step must be at least 1.
 func (m *Mem[V]) Strided(addr, n, step uint64) (cells []V, k uint64) {
-	p := m.lastPage
+	p, used := m.lastPage, m.lastUsed
 	if key := addr>>pageShift + 1; key != m.lastKey {
-		p = m.page(key)
+		p, used = m.page(key)
 	}
 	i := (addr >> 3) & (pageWords - 1)
 	k = min(n, (pageWords-i+step-1)/step)
@@ -280,7 +290,7 @@ func (m *Mem[V]) Strided(addr, n, step uint64) (cells []V, k uint64) {
 	for j := uint64(0); j < k; j++ {
 		want |= 1 << (i + j*step)
 	}
-	if fresh := want &^ *p.used; fresh != 0 {
+	if fresh := want &^ *used; fresh != 0 {
 		var zero V
 		for j := i; j < pageWords; j++ {
 			if fresh&(1<<j) != 0 {
@@ -288,32 +298,57 @@ func (m *Mem[V]) Strided(addr, n, step uint64) (cells []V, k uint64) {
 				m.n++
 			}
 		}
-		*p.used |= fresh
+		*used |= fresh
 	}
 	return p.cells[i:], k
 }
 
-func (m *Mem[V]) page(key uint64) *page[V] {
-	pp := m.pages.Get(key)
-	if *pp == nil {
+func (m *Mem[V]) page(key uint64) (*page[V], *uint16) {
+	g := m.lastGrp
+	if gk := groupKey(key); gk != m.lastGK {
+		g = m.group(gk)
+		m.lastGK, m.lastGrp = gk, g
+	}
+	i := key & (groupPages - 1)
+	p := g.pages[i]
+	if p == nil {
 		if len(m.slab) == 0 {
 			m.slab = make([]page[V], 32)
 		}
-		*pp, m.slab = &m.slab[0], m.slab[1:]
-		(*pp).used = &m.group(groupKey(key)).used[key&(groupPages-1)]
+		p, m.slab = &m.slab[0], m.slab[1:]
+		g.pages[i] = p
 	}
-	m.lastKey, m.lastPage = key, *pp
-	return *pp
+	m.lastKey, m.lastPage, m.lastUsed = key, p, &g.used[i]
+	return p, m.lastUsed
 }
 
 // group returns the group of group key gk, made if new.
-func (m *Mem[V]) group(gk uint64) *group {
+func (m *Mem[V]) group(gk uint64) *group[V] {
 	gp := m.groups.Get(gk)
 	if *gp == nil {
-		*gp = new(group)
+		*gp = new(group[V])
 		markMade(&m.made, gk)
 	}
 	return *gp
+}
+
+// lookupPage returns the page of page key key and its use bits, or nil
+// if it was never made. It adds nothing.
+func (m *Mem[V]) lookupPage(key uint64) (*page[V], *uint16) {
+	if key == m.lastKey {
+		return m.lastPage, m.lastUsed
+	}
+	gk := groupKey(key)
+	g := m.lastGrp
+	if gk != m.lastGK {
+		gp := m.groups.Lookup(gk)
+		if gp == nil || *gp == nil {
+			return nil, nil
+		}
+		g = *gp
+	}
+	i := key & (groupPages - 1)
+	return g.pages[i], &g.used[i]
 }
 
 // getOdd is Get of an unaligned address.
@@ -449,16 +484,12 @@ func (m *Mem[V]) Lookup(addr uint64) *V {
 	if addr&7 != 0 {
 		return m.lookupOdd(addr)
 	}
-	p := m.lastPage
-	if key := addr>>pageShift + 1; key != m.lastKey {
-		pp := m.pages.Lookup(key)
-		if pp == nil || *pp == nil {
-			return nil
-		}
-		p = *pp
+	p, used := m.lookupPage(addr>>pageShift + 1)
+	if p == nil {
+		return nil
 	}
 	i := (addr >> 3) & (pageWords - 1)
-	if *p.used&(1<<i) == 0 {
+	if *used&(1<<i) == 0 {
 		return nil
 	}
 	return &p.cells[i]
@@ -467,15 +498,21 @@ func (m *Mem[V]) Lookup(addr uint64) *V {
 // Each calls f with every address whose state was asked for, in no
 // particular order.
 func (m *Mem[V]) Each(f func(addr uint64, v *V)) {
-	m.pages.Each(func(key uint64, pp **page[V]) {
-		p := *pp
-		if p == nil {
+	m.groups.Each(func(gk uint64, gp **group[V]) {
+		if *gp == nil {
 			return
 		}
-		base := (key - 1) << pageShift
-		for i := range p.cells {
-			if *p.used&(1<<i) != 0 {
-				f(base+uint64(i)*8, &p.cells[i])
+		for j, p := range (*gp).pages {
+			if p == nil {
+				continue
+			}
+			used := (*gp).used[j]
+			key := (gk-1)<<groupShift + uint64(j)
+			base := (key - 1) << pageShift
+			for i := range p.cells {
+				if used&(1<<i) != 0 {
+					f(base+uint64(i)*8, &p.cells[i])
+				}
 			}
 		}
 	})
@@ -571,7 +608,7 @@ func (m *Mem[V]) Clear(lo, hi uint64) {
 	}
 	firstKey, lastKey := lo>>pageShift+1, (hi-1)>>pageShift+1
 	firstG, lastG := groupKey(firstKey), groupKey(lastKey)
-	clearGroup := func(gk uint64, g *group) {
+	clearGroup := func(gk uint64, g *group[V]) {
 		// Its pages' keys within [firstKey, lastKey].
 		k0, k1 := (gk-1)<<groupShift, (gk-1)<<groupShift+groupPages-1
 		for key := max(k0, firstKey); key <= min(k1, lastKey); key++ {
