@@ -113,12 +113,13 @@ type Mem[V any] struct {
 	lastPage *page[V]
 	lastUsed *uint16 // lastPage's use bits, in its group
 	lastGK   uint64  // group key of lastGroup (0: none)
-	lastGrp  *group[V]
+	lastGrp  *group
 	lastOddK uint64 // page key of lastOdd (0: none): byte-wise loops stay in one
 	lastOdd  *oddPage[V]
-	groups   Table[*group[V]]   // the pages, by group key (groupKey)
-	odd      Table[*oddPage[V]] // the unaligned addresses, by page key
-	slab     []page[V]          // pages allocated ahead, a chunk at a time
+	groups   Table[*group]          // the pages, by group key (groupKey)
+	odd      Table[*oddPage[V]]     // the unaligned addresses, by page key
+	chunks   []*[chunkPages]page[V] // the pages, a chunk at a time: group.pages indexes them
+	npages   uint32                 // pages made
 	// The odd pages' state arrays, allocated a chunk at a time too, in
 	// sizes of powers of two: oddFree[k] holds arrays of 1<<k states an
 	// odd page outgrew, for the next page that grows to that size. An
@@ -215,9 +216,21 @@ type page[V any] struct {
 // table, 64 times smaller than a table of pages (on an allocating
 // parser's trace, a probe of a table of pages missed the cache at most
 // page changes), or none when the page is in the group of the last one.
-type group[V any] struct {
+// The pages are indexes into Mem's chunks, not pointers: a group then
+// holds no pointer, and the collector neither types nor scans it (a
+// trace of scattered words makes a group per word).
+type group struct {
 	used  [groupPages]uint16
-	pages [groupPages]*page[V]
+	pages [groupPages]uint32 // 1 + the page's index in Mem.chunks; 0: none
+}
+
+// chunkPages is the number of pages allocated at a time.
+const chunkPages = 32
+
+// pageAt returns the page of index idx (group.pages' value, not 0).
+func (m *Mem[V]) pageAt(idx uint32) *page[V] {
+	idx--
+	return &m.chunks[idx/chunkPages][idx%chunkPages]
 }
 
 const (
@@ -310,23 +323,23 @@ func (m *Mem[V]) page(key uint64) (*page[V], *uint16) {
 		m.lastGK, m.lastGrp = gk, g
 	}
 	i := key & (groupPages - 1)
-	p := g.pages[i]
-	if p == nil {
-		if len(m.slab) == 0 {
-			m.slab = make([]page[V], 32)
+	if g.pages[i] == 0 {
+		if m.npages%chunkPages == 0 {
+			m.chunks = append(m.chunks, new([chunkPages]page[V]))
 		}
-		p, m.slab = &m.slab[0], m.slab[1:]
-		g.pages[i] = p
+		m.npages++
+		g.pages[i] = m.npages
 	}
+	p := m.pageAt(g.pages[i])
 	m.lastKey, m.lastPage, m.lastUsed = key, p, &g.used[i]
 	return p, m.lastUsed
 }
 
 // group returns the group of group key gk, made if new.
-func (m *Mem[V]) group(gk uint64) *group[V] {
+func (m *Mem[V]) group(gk uint64) *group {
 	gp := m.groups.Get(gk)
 	if *gp == nil {
-		*gp = new(group[V])
+		*gp = new(group)
 		markMade(&m.made, gk)
 	}
 	return *gp
@@ -348,7 +361,10 @@ func (m *Mem[V]) lookupPage(key uint64) (*page[V], *uint16) {
 		g = *gp
 	}
 	i := key & (groupPages - 1)
-	return g.pages[i], &g.used[i]
+	if g.pages[i] == 0 {
+		return nil, nil
+	}
+	return m.pageAt(g.pages[i]), &g.used[i]
 }
 
 // getOdd is Get of an unaligned address.
@@ -498,14 +514,15 @@ func (m *Mem[V]) Lookup(addr uint64) *V {
 // Each calls f with every address whose state was asked for, in no
 // particular order.
 func (m *Mem[V]) Each(f func(addr uint64, v *V)) {
-	m.groups.Each(func(gk uint64, gp **group[V]) {
+	m.groups.Each(func(gk uint64, gp **group) {
 		if *gp == nil {
 			return
 		}
-		for j, p := range (*gp).pages {
-			if p == nil {
+		for j, idx := range (*gp).pages {
+			if idx == 0 {
 				continue
 			}
+			p := m.pageAt(idx)
 			used := (*gp).used[j]
 			key := (gk-1)<<groupShift + uint64(j)
 			base := (key - 1) << pageShift
@@ -608,7 +625,7 @@ func (m *Mem[V]) Clear(lo, hi uint64) {
 	}
 	firstKey, lastKey := lo>>pageShift+1, (hi-1)>>pageShift+1
 	firstG, lastG := groupKey(firstKey), groupKey(lastKey)
-	clearGroup := func(gk uint64, g *group[V]) {
+	clearGroup := func(gk uint64, g *group) {
 		// Its pages' keys within [firstKey, lastKey].
 		k0, k1 := (gk-1)<<groupShift, (gk-1)<<groupShift+groupPages-1
 		for key := max(k0, firstKey); key <= min(k1, lastKey); key++ {
