@@ -112,7 +112,7 @@ type Mem[V any] struct {
 	lastKey  uint64 // page key of lastPage (0: none)
 	lastPage *page[V]
 	lastUsed *uint16 // lastPage's use bits, in its group
-	lastGK   uint64  // group key of lastGroup (0: none)
+	lastGK   uint64  // group key of lastGrp (0: none)
 	lastGrp  *group
 	lastOddK uint64 // page key of lastOdd (0: none): byte-wise loops stay in one
 	lastOdd  *oddPage[V]
