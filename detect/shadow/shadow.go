@@ -128,6 +128,10 @@ type Mem[V any] struct {
 	// trace of byte-wise copies and compares (a radix tree's keys).
 	oddSlab []V
 	oddFree [oddSizes][][]V
+	// Indexed odd pages' indexes, allocated a chunk at a time; those of
+	// pages that turned dense, zeroed, for the next.
+	idxSlab [][1 << pageShift]uint8
+	idxFree []*[1 << pageShift]uint8
 	n       int // aligned addresses touched
 	nOdd    int // unaligned addresses touched
 	// made and madeOdd: a bit per group key and per odd page key (modulo
@@ -158,18 +162,26 @@ func isMade(b *[madeWords]uint64, key uint64) bool {
 // oddPage holds the states of a page's unaligned addresses. A page
 // starts sparse: offs[i] is the offset in the page of the address whose
 // state is vals[i], scanned at each lookup. Its (oddScan+1)-th address
-// makes it dense: vals then holds a state per offset of the page, at that
-// offset, and offs is nil. Most pages of odd addresses hold a few byte
-// and bool fields, or every byte of a buffer that a byte-wise loop names
-// (all 112 odd offsets): a scan of offs per access was most of the
-// analysis of a trace of masked buffers (coder/websocket's TestMask), and
-// growing a page's array by doubling up to 128 states, then an index
-// beside it, was a third of the analysis of a compressor's trace
-// (klauspost/pgzip), whose byte-wise loops touch hundreds of thousands of
-// pages once each.
+// makes it dense or indexed, and offs nil. Dense, when its first oddScan
+// offsets lie side by side (a byte-wise loop's): vals holds a state per
+// offset of the page, at that offset. Indexed, when they do not: idx[o]
+// is 1 + the index in vals of offset o's state (0: none), and vals grows
+// by doubling, up to indexedMax states, after which the page turns dense.
+// Most pages of odd addresses hold a few byte and bool fields, or every
+// byte of a buffer that a byte-wise loop names (all 112 odd offsets): a
+// scan of offs per access was most of the analysis of a trace of masked
+// buffers (coder/websocket's TestMask), and growing a page's array by
+// doubling up to 128 states, then an index beside it, was a third of the
+// analysis of a compressor's trace (klauspost/pgzip), whose byte-wise
+// loops touch hundreds of thousands of pages once each: those turn dense
+// at once. A tiny allocator's short byte slices (go-immutable-radix's
+// keys, a few bytes each, at odd offsets of 16-byte blocks) touch 9 to 31
+// odd offsets of most of their pages: dense, those pages held seven
+// times the states they used, half of the analysis's memory.
 type oddPage[V any] struct {
 	offs  []uint8
 	vals  []V
+	idx   *[1 << pageShift]uint8
 	dense bool
 	// live: bit o set when the address at offset o is in use; Clear lets
 	// go of addresses by clearing bits, and getOdd zeroes a state when
@@ -182,10 +194,17 @@ func (op *oddPage[V]) isLive(off uint8) bool { return op.live[off>>6]&(1<<(off&6
 // oddScan is the number of addresses a sparse odd page holds.
 const oddScan = 8
 
+// indexedMax is the most states an indexed odd page holds: at half a
+// dense page's, the index is not worth its cost.
+const indexedMax = 1 << (pageShift - 1)
+
 // find returns the index in vals of off's state, or -1.
 func (op *oddPage[V]) find(off uint8) int {
 	if op.dense {
 		return int(off)
+	}
+	if op.idx != nil {
+		return int(op.idx[off]) - 1
 	}
 	for i, o := range op.offs {
 		if o == off {
@@ -393,24 +412,80 @@ func (m *Mem[V]) getOdd(addr uint64) *V {
 		return &op.vals[i]
 	}
 	if len(op.offs) == oddScan {
+		if sideBySide(op.offs) {
+			m.densify(op)
+		} else {
+			m.index(op)
+		}
+	}
+	if op.idx != nil && len(op.vals) == indexedMax {
 		m.densify(op)
-		var zero V
+	}
+	var zero V
+	if op.dense {
 		op.vals[off] = zero // an array another page outgrew holds its states
 		return &op.vals[off]
 	}
 	if len(op.vals) == cap(op.vals) {
 		m.growOdd(op, 2*cap(op.vals))
 	}
-	var zero V
-	op.offs, op.vals = append(op.offs, off), append(op.vals, zero)
+	op.vals = append(op.vals, zero)
+	if op.idx != nil {
+		op.idx[off] = uint8(len(op.vals))
+	} else {
+		op.offs = append(op.offs, off)
+	}
 	return &op.vals[len(op.vals)-1]
 }
 
-// densify makes sparse page op dense: its states move to the offsets of
-// an array of a state per offset. The other cells hold whatever they
-// held: their live bits are clear, and getOdd zeroes a state it hands
-// out for the first time.
+// sideBySide reports whether offs, a sparse page's offsets in the order
+// they came, are those of a byte-wise walk: each one or two (over an
+// aligned address, whose state is a word's) past the one before.
+func sideBySide(offs []uint8) bool {
+	for i := 1; i < len(offs); i++ {
+		if d := offs[i] - offs[i-1]; d != 1 && !(d == 2 && (offs[i]-1)&7 == 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// index makes sparse page op indexed: its states stay where they are,
+// and idx names them.
+func (m *Mem[V]) index(op *oddPage[V]) {
+	if n := len(m.idxFree); n > 0 {
+		op.idx, m.idxFree = m.idxFree[n-1], m.idxFree[:n-1]
+	} else {
+		if len(m.idxSlab) == 0 {
+			m.idxSlab = make([][1 << pageShift]uint8, 64)
+		}
+		op.idx, m.idxSlab = &m.idxSlab[0], m.idxSlab[1:]
+	}
+	for i, o := range op.offs {
+		op.idx[o] = uint8(i + 1)
+	}
+	op.offs = nil
+}
+
+// densify makes sparse or indexed page op dense: its states move to the
+// offsets of an array of a state per offset. The other cells hold
+// whatever they held: their live bits are clear, and getOdd zeroes a
+// state it hands out for the first time.
 func (m *Mem[V]) densify(op *oddPage[V]) {
+	if op.idx != nil {
+		old := op.vals
+		op.vals = m.oddArray(1 << pageShift)[:1<<pageShift]
+		for o, i := range op.idx {
+			if i != 0 {
+				op.vals[o] = old[i-1]
+			}
+		}
+		m.freeOdd(old)
+		*op.idx = [1 << pageShift]uint8{}
+		m.idxFree = append(m.idxFree, op.idx)
+		op.idx, op.dense = nil, true
+		return
+	}
 	sparse := op.vals
 	m.growOdd(op, 1<<pageShift)
 	op.vals = op.vals[:1<<pageShift]
@@ -431,26 +506,34 @@ const (
 // 1<<pageShift), from oddFree or the slab, holding op's states, and puts
 // its old one in oddFree.
 func (m *Mem[V]) growOdd(op *oddPage[V], n int) {
-	c := cap(op.vals)
+	nv := append(m.oddArray(n), op.vals...)
+	m.freeOdd(op.vals)
+	op.vals = nv
+}
+
+// oddArray returns an empty state array of capacity n (a power of two, at
+// most 1<<pageShift; 0 counts as 1), from oddFree or the slab.
+func (m *Mem[V]) oddArray(n int) []V {
 	n = max(n, 1)
 	k := bits.TrailingZeros(uint(n))
-	var nv []V
 	if free := m.oddFree[k]; len(free) > 0 {
-		nv = free[len(free)-1]
 		m.oddFree[k] = free[:len(free)-1]
-	} else {
-		if len(m.oddSlab) < n {
-			m.oddSlab = make([]V, oddSlabCells)
-		}
-		nv = m.oddSlab[:0:n]
-		m.oddSlab = m.oddSlab[n:]
+		return free[len(free)-1]
 	}
-	nv = append(nv, op.vals...)
-	if c > 0 {
+	if len(m.oddSlab) < n {
+		m.oddSlab = make([]V, oddSlabCells)
+	}
+	nv := m.oddSlab[:0:n]
+	m.oddSlab = m.oddSlab[n:]
+	return nv
+}
+
+// freeOdd puts state array vals (from oddArray) in oddFree.
+func (m *Mem[V]) freeOdd(vals []V) {
+	if c := cap(vals); c > 0 {
 		j := bits.TrailingZeros(uint(c))
-		m.oddFree[j] = append(m.oddFree[j], op.vals[:0:c])
+		m.oddFree[j] = append(m.oddFree[j], vals[:0:c])
 	}
-	op.vals = nv
 }
 
 // lookupOdd is Lookup of an unaligned address.
@@ -540,6 +623,14 @@ func (m *Mem[V]) Each(f func(addr uint64, v *V)) {
 				for o := range op.vals {
 					if op.isLive(uint8(o)) {
 						f(base+uint64(o), &op.vals[o])
+					}
+				}
+				return
+			}
+			if op.idx != nil {
+				for o, i := range op.idx {
+					if i != 0 && op.isLive(uint8(o)) {
+						f(base+uint64(o), &op.vals[i-1])
 					}
 				}
 				return

@@ -2,6 +2,7 @@ package shadow
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -251,6 +252,91 @@ func TestMemOddPagesGrowApart(t *testing.T) {
 	}
 	if want := pages << pageShift; m.Len() != want {
 		t.Fatalf("len = %d, want %d", m.Len(), want)
+	}
+}
+
+// Odd pages whose addresses come scattered (short byte slices of a tiny
+// allocator's blocks) are indexed, and turn dense past indexedMax states;
+// those whose first addresses come side by side (a byte-wise loop) turn
+// dense at once: in each, every state stays its address's, through Get,
+// Lookup, Each and a Clear of part of a page.
+func TestMemOddPagesIndexed(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		n       int  // odd offsets set per page
+		walk    bool // in order, side by side
+		indexed bool // each page indexed at the end
+		dense   bool
+	}{
+		{"few", oddScan, false, false, false},
+		{"scattered", 30, false, true, false},
+		{"full index", indexedMax, false, true, false},
+		{"past the index", indexedMax + 1, false, false, true},
+		{"every odd offset", 112, false, false, true},
+		{"walk", 20, true, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m Mem[uint64]
+			r := rand.New(rand.NewPCG(3, uint64(tc.n)))
+			var odd []uint64
+			for off := range uint64(1 << pageShift) {
+				if off&7 != 0 {
+					odd = append(odd, off)
+				}
+			}
+			const pages = 30
+			want := map[uint64]uint64{}
+			for p := range uint64(pages) {
+				offs := slices.Clone(odd)
+				if !tc.walk {
+					r.Shuffle(len(offs), func(i, j int) { offs[i], offs[j] = offs[j], offs[i] })
+				}
+				for _, off := range offs[:tc.n] {
+					a := 0x80000 + p<<pageShift + off
+					*m.Get(a) = a ^ 0x5555
+					want[a] = a ^ 0x5555
+				}
+			}
+			for p := range uint64(pages) {
+				op := *m.odd.Lookup(0x80000>>pageShift + p + 1)
+				if (op.idx != nil) != tc.indexed || op.dense != tc.dense {
+					t.Fatalf("page %d: indexed %v, dense %v; want %v, %v", p, op.idx != nil, op.dense, tc.indexed, tc.dense)
+				}
+			}
+			// Clear the first half of every other page.
+			for p := uint64(0); p < pages; p += 2 {
+				lo := 0x80000 + p<<pageShift
+				m.Clear(lo, lo+1<<(pageShift-1))
+				for a := range want {
+					if a >= lo && a < lo+1<<(pageShift-1) {
+						delete(want, a)
+					}
+				}
+			}
+			for a, v := range want {
+				if p := m.Lookup(a); p == nil || *p != v {
+					t.Fatalf("Lookup(%#x) = %v, want %#x", a, p, v)
+				}
+			}
+			n := 0
+			m.Each(func(a uint64, p *uint64) {
+				n++
+				if w, ok := want[a]; !ok || *p != w {
+					t.Fatalf("Each: %#x = %#x, want %#x (held %v)", a, *p, w, ok)
+				}
+			})
+			if n != len(want) || m.Len() != len(want) {
+				t.Fatalf("Each visited %d, Len %d, want %d", n, m.Len(), len(want))
+			}
+			// Cleared addresses come back zero.
+			for p := uint64(0); p < pages; p += 2 {
+				for off := uint64(1); off < 1<<(pageShift-1); off += 2 {
+					if v := *m.Get(0x80000 + p<<pageShift + off); v != 0 {
+						t.Fatalf("Get(%#x) after its Clear = %#x", 0x80000+p<<pageShift+off, v)
+					}
+				}
+			}
+		})
 	}
 }
 
