@@ -214,16 +214,23 @@ func memClearMatchesMap(t *testing.T, window, span uint64, steps int) {
 			t.Fatalf("Lookup(%#x) after its Clear = %d, want nil or 0", a, *p)
 		}
 	}
+	checkMemHolds(t, &m, want)
+}
+
+// checkMemHolds checks that m holds exactly want: through Lookup, Each
+// and Len.
+func checkMemHolds(t *testing.T, m *Mem[uint64], want map[uint64]uint64) {
+	t.Helper()
 	for a, v := range want {
 		if p := m.Lookup(a); p == nil || *p != v {
-			t.Fatalf("Lookup(%#x) = %v, want %d", a, p, v)
+			t.Fatalf("Lookup(%#x) = %v, want %#x", a, p, v)
 		}
 	}
 	n := 0
 	m.Each(func(a uint64, p *uint64) {
 		n++
 		if w, ok := want[a]; !ok || *p != w {
-			t.Fatalf("Each: %#x = %d, want %d (held %v)", a, *p, w, ok)
+			t.Fatalf("Each: %#x = %#x, want %#x (held %v)", a, *p, w, ok)
 		}
 	})
 	if n != len(want) || m.Len() != len(want) {
@@ -313,21 +320,7 @@ func TestMemOddPagesIndexed(t *testing.T) {
 					}
 				}
 			}
-			for a, v := range want {
-				if p := m.Lookup(a); p == nil || *p != v {
-					t.Fatalf("Lookup(%#x) = %v, want %#x", a, p, v)
-				}
-			}
-			n := 0
-			m.Each(func(a uint64, p *uint64) {
-				n++
-				if w, ok := want[a]; !ok || *p != w {
-					t.Fatalf("Each: %#x = %#x, want %#x (held %v)", a, *p, w, ok)
-				}
-			})
-			if n != len(want) || m.Len() != len(want) {
-				t.Fatalf("Each visited %d, Len %d, want %d", n, m.Len(), len(want))
-			}
+			checkMemHolds(t, &m, want)
 			// Cleared addresses come back zero.
 			for p := uint64(0); p < pages; p += 2 {
 				for off := uint64(1); off < 1<<(pageShift-1); off += 2 {
