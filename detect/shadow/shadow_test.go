@@ -362,6 +362,35 @@ func BenchmarkMemBytesFresh(b *testing.B) {
 	}
 }
 
+// BenchmarkMemTinyBytes is the lookups of short byte slices that Go's
+// tiny allocator packs into 16-byte blocks (a radix tree's keys): in each
+// block, objects of 1 to 5 bytes side by side from a random offset, every
+// byte of each named once, over 1 MiB. Most of the odd pages see a dozen
+// or two of their 112 odd offsets, not in order: indexed, not dense
+// (B/op is the states' memory).
+func BenchmarkMemTinyBytes(b *testing.B) {
+	const base, n = 0xc000100000, 1 << 20
+	r := rand.New(rand.NewPCG(5, 6))
+	var addrs []uint64
+	for blk := uint64(base); blk < base+n; blk += 16 {
+		for off := uint64(r.IntN(4)); off < 16; {
+			size := 1 + uint64(r.IntN(5))
+			for i := off; i < min(off+size, 16); i++ {
+				addrs = append(addrs, blk+i)
+			}
+			off += size + uint64(r.IntN(8))
+		}
+	}
+	b.SetBytes(int64(len(addrs)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var m Mem[[5]uint64]
+		for _, a := range addrs {
+			m.Get(a)[0]++
+		}
+	}
+}
+
 // BenchmarkMemClearLarge is Clear at an allocation of 256 KiB whose words
 // were all touched before (a large block the garbage collector hands out
 // again), then a write of its first word.
