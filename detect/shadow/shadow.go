@@ -472,27 +472,23 @@ func (m *Mem[V]) index(op *oddPage[V]) {
 // whatever they held: their live bits are clear, and getOdd zeroes a
 // state it hands out for the first time.
 func (m *Mem[V]) densify(op *oddPage[V]) {
+	old := op.vals
+	op.vals = m.oddArray(1 << pageShift)[:1<<pageShift]
 	if op.idx != nil {
-		old := op.vals
-		op.vals = m.oddArray(1 << pageShift)[:1<<pageShift]
 		for o, i := range op.idx {
 			if i != 0 {
 				op.vals[o] = old[i-1]
 			}
 		}
-		m.freeOdd(old)
 		*op.idx = [1 << pageShift]uint8{}
 		m.idxFree = append(m.idxFree, op.idx)
-		op.idx, op.dense = nil, true
-		return
+	} else {
+		for i, o := range op.offs {
+			op.vals[o] = old[i]
+		}
 	}
-	sparse := op.vals
-	m.growOdd(op, 1<<pageShift)
-	op.vals = op.vals[:1<<pageShift]
-	for i := len(sparse) - 1; i >= 0; i-- {
-		op.vals[op.offs[i]] = sparse[i]
-	}
-	op.offs, op.dense = nil, true
+	m.freeOdd(old)
+	op.offs, op.idx, op.dense = nil, nil, true
 }
 
 // oddSizes is the number of sizes of odd pages' state arrays: 1 to
