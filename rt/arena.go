@@ -19,14 +19,29 @@ import (
 // racekit's: a sync.Pool's chunks went away two collections after the
 // work, free lists' chunks stay.
 
-// chunkFree holds the chunks of one size that the writer is done with.
-// Chunks are never released: neither headers nor arrays are the
-// collector's.
+// chunkFree holds the chunks of one size that the writer is done with,
+// oldest first. Chunks are never released: neither headers nor arrays are
+// the collector's.
+//
+// A chunk is handed out again only once coolChunks others have been freed
+// after it. The writer reads a chunk on its own core, most often right
+// behind the goroutine that writes it; handed out again at once (a stack
+// of free chunks), every cache line of it was still in the writer's core,
+// and each of the goroutine's record stores waited for the line to come
+// across (the compare-and-swap after the stores drew most of perf's
+// samples). Taken in order after 32 others, its lines have left the
+// writer's cache (bench/results/overhead/session88-chunk-reuse.md).
 type chunkFree struct {
 	OwnMutex
-	s    []*chunk
+	s    []*chunk // free chunks, oldest at s[head]
+	head int
 	slab []rec // the rest of the current slab, cut into arrays of this size
 }
+
+// coolChunks is how many chunks of a size freed after a chunk must be
+// waiting before it is handed out again (see chunkFree): 2 MiB of big
+// chunks, beyond a core's L2 cache.
+const coolChunks = 32
 
 // headers is the rest of the current slab of chunk headers.
 var headers struct {
@@ -60,10 +75,15 @@ func getChunk(size int) *chunk {
 	f := &freeChunks[sizeClass(size)]
 	f.Lock()
 	defer f.Unlock()
-	if n := len(f.s); n > 0 {
-		c := f.s[n-1]
-		f.s[n-1] = nil
-		f.s = f.s[:n-1]
+	if len(f.s)-f.head > coolChunks {
+		c := f.s[f.head]
+		f.s[f.head] = nil
+		f.head++
+		if f.head > len(f.s)/2 {
+			n := copy(f.s, f.s[f.head:])
+			clear(f.s[n:])
+			f.s, f.head = f.s[:n], 0
+		}
 		return c
 	}
 	if len(f.slab) < size {

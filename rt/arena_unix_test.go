@@ -16,7 +16,7 @@ func TestChunksOutsideHeap(t *testing.T) {
 	const n = 256 // new big chunks, 64 KiB each
 	f := &freeChunks[sizeClass(bigChunk)]
 	f.Lock()
-	free := len(f.s) // earlier tests' chunks, which newChunk takes first
+	free := len(f.s) - f.head // earlier tests' chunks, which newChunk may take first
 	f.Unlock()
 	cs := make([]*chunk, free+n)
 	var before, after runtime.MemStats
@@ -41,19 +41,40 @@ func TestChunksOutsideHeap(t *testing.T) {
 	}
 }
 
-// A chunk the writer frees is the next one of its size handed out: the
-// arrays are never returned to the OS, so none may be dropped.
+// A chunk the writer frees is handed out again once coolChunks chunks of
+// its size freed after it wait too (chunkFree), oldest first, and none is
+// dropped: the arrays are never returned to the OS.
 func TestFreedChunkReused(t *testing.T) {
 	for _, size := range chunkSizes {
+		f := &freeChunks[sizeClass(size)]
+		f.Lock()
+		saved := f.s[f.head:] // earlier tests' chunks: set aside, given back after
+		f.s, f.head = nil, 0
+		f.Unlock()
 		c := newChunk(size)
 		if len(c.recs) != size || cap(c.recs) != size {
 			t.Fatalf("newChunk(%d): %d records, capacity %d", size, len(c.recs), cap(c.recs))
 		}
 		freeChunk(c)
+		later := make([]*chunk, coolChunks)
+		for i := range later {
+			if later[i] = newChunk(size); later[i] == c {
+				t.Fatalf("size %d: a freed chunk handed out again with %d freed after it, want %d", size, i, coolChunks)
+			}
+		}
+		for _, d := range later {
+			freeChunk(d)
+		}
 		if d := newChunk(size); d != c {
-			t.Errorf("size %d: a new chunk after one was freed", size)
+			t.Errorf("size %d: a new chunk with %d freed after the oldest, want the oldest", size, coolChunks)
 		} else {
 			freeChunk(d)
 		}
+		f.Lock()
+		if n := len(f.s) - f.head; n != coolChunks+1 {
+			t.Errorf("size %d: %d chunks free, want %d", size, n, coolChunks+1)
+		}
+		f.s = append(f.s, saved...)
+		f.Unlock()
 	}
 }

@@ -520,6 +520,27 @@ func BenchmarkAccess(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
 
+// BenchmarkCallAccess is the cost of a call that records one access (a
+// distinct word each time): its FuncEnter, the access and its FuncExit,
+// the events of call-heavy code (a parser's small functions). BenchmarkAccess
+// is the access alone.
+func BenchmarkCallAccess(b *testing.B) {
+	benchStart(b, true)
+	buf := make([]int, 1<<22) // more words than dedup's table remembers
+	Enter(1000)               // an outer frame: no edge with untraced code per call (see Enter)
+	defer Leave(1000)
+	g := cur()
+	before := g.written
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		Enter(uint32(i & 63))
+		R(&buf[i&(1<<22-1)], 0, true)
+		Leave(uint32(i & 63))
+	}
+	b.ReportMetric(float64(g.written-before)/float64(b.N), "records/op")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+}
+
 // BenchmarkAccessRepeat is the cost of an access deduplicated away.
 func BenchmarkAccessRepeat(b *testing.B) {
 	benchStart(b, true)
