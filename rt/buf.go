@@ -463,6 +463,10 @@ func (g *gstate) park() {
 	if isIdle(g.last) {
 		return
 	}
+	if g.written != g.committed {
+		g.commit(true) // frame events (gstate.frame) with the rest
+		return
+	}
 	w := packWord(idleK, g.written)
 	if !g.word.CompareAndSwap(g.last, w) {
 		w = g.word.Load() // stolen: idle already, nothing uncommitted

@@ -816,6 +816,52 @@ func TestHelpWriteReportsWritten(t *testing.T) {
 	}
 }
 
+// A FuncExit is not committed by itself (gstate.frame). The goroutine's
+// next event commits it; a steal meanwhile (Flush) leaves it to be redone
+// past what the writer wrote, still in the goroutine's program order;
+// park commits it before the goroutine waits; Finish commits its caller's.
+func TestFrameExitUncommitted(t *testing.T) {
+	x, y, z, v := escape[uint64](), escape[uint64](), escape[uint64](), escape[uint64]()
+	objB := NewObject()
+	tr := record(t, false, func(site uint32) {
+		Enter(1) // an outer frame, left open
+		g := cur()
+		Enter(2)
+		*W(x, site, true) = 1
+		Leave(2)
+		if g.written == g.committed {
+			t.Fatal("a FuncExit committed by itself")
+		}
+		done := make(chan bool)
+		go func() {
+			SyncRelease(objB, site)
+			done <- true
+		}()
+		<-done
+		Flush()
+		if w := g.word.Load(); !isIdle(w) {
+			t.Fatalf("word %#x not stolen by Flush", w)
+		}
+		*W(y, site, true) = 1 // its commit fails: the exit is redone first
+		Enter(3)
+		*W(z, site, true) = 1
+		Leave(3)
+		parkCur(nil)
+		if g.written != g.committed || !isIdle(g.word.Load()) {
+			t.Fatalf("park left %d records uncommitted (word %#x)", g.written-g.committed, g.word.Load())
+		}
+		Enter(4)
+		*W(v, site, true) = 1
+		Leave(4) // committed by Finish
+	})
+	got := ops(tr, func(e *trace.Event) bool { return e.Op != trace.OpBegin })
+	want := []string{"0 enter a", "0 rcv b", "0 enter c", "0 w d", "1 snd e", "0 exit c", "0 w f",
+		"0 enter g", "0 w h", "0 exit g", "0 enter i", "0 w j", "0 exit i"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+}
+
 // A steal's redo that is shorter than the records it replaces (their key
 // markers merged into one) ends in an earlier chunk than they did; the
 // chunk they had run on into must not be where the goroutine, or the

@@ -275,6 +275,19 @@ func Flush() {
 	wmu.Unlock()
 }
 
+// commitOwn commits the calling goroutine's records, if it has a state and
+// left frame events uncommitted (gstate.frame), so that Finish writes
+// everything it recorded.
+func commitOwn() {
+	if !live.Load() {
+		return
+	}
+	id := goid()
+	if g := gtab[id&(gtabSize-1)].Load(); g != nil && g.goid == id && g.written != g.committed {
+		g.commit(false)
+	}
+}
+
 // Finish ends the trace: every goroutine's records are written, then the
 // end block, and the file is closed. Hooks are no-ops afterwards; a hook
 // running meanwhile in another goroutine may lose its event.
@@ -285,6 +298,7 @@ func Finish() {
 		return
 	}
 	schedSettle() // goroutines parked under control record what they block in
+	commitOwn()
 	live.Store(false)
 	wmu.Lock()
 	defer wmu.Unlock()
