@@ -376,7 +376,7 @@ func (g *gstate) publish(idle bool) bool {
 // stolen handles a failed commit. The writer turned g's word idle while g
 // was writing records: it has read the committed ones and may since have
 // written events up to the seq it loaded before, so the uncommitted
-// records (all of this hook: every hook commits) need new keys. g opens
+// records (this hook's, and frame events before it: see frame) need new keys. g opens
 // again (loading a seq at least as large as the writer's), and writes
 // them again over themselves: its plain events at its new key, its
 // synchronization events with new seqs. New keys are taken within the

@@ -116,7 +116,11 @@
 // after the event). A goroutine commits its records by one
 // compare-and-swap of its word: its committed count and a bound K below
 // which it will add no record (its current key), or "idle" when it holds
-// no uncommitted record and will load seq before it records again. A
+// no uncommitted record and will load seq before it records again.
+// Every hook commits what it wrote, but for a frame event (FuncEnter,
+// FuncExit), which the goroutine's next event commits with its own: a
+// frame names no memory and makes no edge, so where a steal's redo (below)
+// places it among other goroutines' events does not matter. A
 // goroutine goes idle after the events its hooks record right before an
 // operation that may block (a release of a sync object, as before a
 // channel send or receive, a select or I/O; a MethodBegin), and before
