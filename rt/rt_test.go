@@ -1095,6 +1095,34 @@ func TestNewUnlessArg(t *testing.T) {
 	}
 }
 
+// An allocation noted for a goroutine is written before its next atomic
+// operation too, not only before its next plain or synchronization event:
+// the first access to a new object may be an atomic store into it (a
+// runtime timer that time.NewTicker makes), and placed before the alloc
+// event it met the accesses of the dead object that had its address.
+func TestAllocBeforeAtomic(t *testing.T) {
+	x := new([2]uint64)
+	escapeSink = x
+	markAll(x[:])
+	tr := record(t, false, func(site uint32) {
+		W1(&x[1], site, true) // something else first: the goroutine has a state
+		onMalloc(unsafe.Pointer(&x[0]), 16)
+		AtomicStoreUint64(&x[0], 1, site)
+	})
+	var got []string
+	for i := range tr.Events {
+		switch e := &tr.Events[i]; e.Op {
+		case trace.OpAlloc:
+			got = append(got, "alloc")
+		case trace.OpAtomicStore:
+			got = append(got, "astore")
+		}
+	}
+	if want := []string{"alloc", "astore"}; !slices.Equal(got, want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+}
+
 // The runtime's allocation hook (mallochook.go), called here as the patched
 // runtime calls it: a goroutine's allocations are written before its next
 // event, adjacent ones as one range, after the accesses before them; those

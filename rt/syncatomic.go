@@ -77,6 +77,14 @@ func atomicRecord(g *gstate, op trace.Op, flags trace.Flags, site uint32, a, val
 	if g.shown < g.depth {
 		g.showFrames()
 	}
+	if g.hasAllocs() {
+		// Before the operation, as sync does: the first access to a new
+		// object may be an atomic store into it (time.NewTicker's timer,
+		// from untraced code); after it, the old object's accesses at
+		// those addresses met it (held-out pulumi/cloud-ready-checks:
+		// a false race on glog's flush daemon's ticker).
+		g.flushAllocs()
+	}
 	g.newEpoch(op)
 	if isIdle(g.last) {
 		g.open(false)
