@@ -862,6 +862,27 @@ func TestFrameExitUncommitted(t *testing.T) {
 	}
 }
 
+// A goroutine born in untraced code that returns there (a test function,
+// an HTTP handler) commits its last FuncExit and goes idle: the writer
+// need not wait to steal its word while it waits in untraced code.
+func TestReturnToUntracedIdle(t *testing.T) {
+	x := escape[uint64]()
+	record(t, false, func(site uint32) {
+		done := make(chan bool)
+		go func() { // born in untraced code: Enter at depth 1 records its edge
+			defer close(done)
+			Enter(1)
+			*W(x, site, true) = 1
+			Leave(1)
+			g := cur()
+			if g.written != g.committed || !isIdle(g.word.Load()) {
+				t.Errorf("back in untraced code with %d records uncommitted, word %#x", g.written-g.committed, g.word.Load())
+			}
+		}()
+		<-done
+	})
+}
+
 // A steal's redo that is shorter than the records it replaces (their key
 // markers merged into one) ends in an earlier chunk than they did; the
 // chunk they had run on into must not be where the goroutine, or the

@@ -374,9 +374,12 @@ func leaveSlow(fn uint32) {
 		g.shown = g.depth
 		if g.depth == 0 {
 			// Back in untraced code, which may wait there long (a
-			// server's connection goroutine between requests) or end:
-			// nothing is left uncommitted (frame).
-			g.commit(false)
+			// server's connection goroutine between requests, the
+			// testing framework's between tests) or end: nothing is
+			// left uncommitted (frame), and g goes idle, as before a
+			// blocking operation, so that the writer need not wait
+			// stealAfter to pass its bound.
+			g.commit(true)
 		}
 	}
 }
