@@ -125,7 +125,8 @@
 // operation that may block (a release of a sync object, as before a
 // channel send or receive, a select or I/O; a MethodBegin), and before
 // the other operations that may block (a Lock that finds the lock held,
-// Wait, Once.Do).
+// Wait, Once.Do), and when a goroutine born in untraced code returns
+// there (its last FuncExit).
 //
 // The writer (rounds in the callback of a timer, see "Flushing") merges
 // the committed records by key and encodes them with fresh Seqs 1, 2, 3, ... into the file, up to a
