@@ -354,6 +354,26 @@ func TestMethodBeginAddrs(t *testing.T) {
 	}
 }
 
+// stealAfterSync has another goroutine release obj (and then run more, if
+// given) while g holds records it has not committed, then Flushes, which
+// steals g's word: what g commits next is redone past those events.
+func stealAfterSync(t *testing.T, g *gstate, obj uint64, site uint32, more func()) {
+	t.Helper()
+	done := make(chan bool)
+	go func() {
+		SyncRelease(obj, site)
+		if more != nil {
+			more()
+		}
+		done <- true
+	}()
+	<-done
+	Flush()
+	if w := g.word.Load(); !isIdle(w) {
+		t.Fatalf("word %#x not stolen by Flush", w)
+	}
+}
+
 // A steal while a goroutine is between writing records and committing
 // them: its plain record gets a key past what the writer wrote meanwhile,
 // and its synchronization record a new seq, so both come after the
@@ -372,17 +392,7 @@ func TestStealRekeys(t *testing.T) {
 		g.putEvent(trace.OpSyncRelease, 0, site, objA, 0)
 		// Meanwhile another goroutine synchronizes, and the writer
 		// writes everything it may, stealing g's word.
-		done := make(chan bool)
-		go func() {
-			SyncRelease(objB, site)
-			*W(&y, site, true) = 1
-			done <- true
-		}()
-		<-done
-		Flush()
-		if w := g.word.Load(); !isIdle(w) {
-			t.Fatalf("word %#x not stolen by Flush", w)
-		}
+		stealAfterSync(t, g, objB, site, func() { *W(&y, site, true) = 1 })
 		g.commit(true)
 		SyncAcquire(objB, site)
 	})
@@ -832,16 +842,7 @@ func TestFrameExitUncommitted(t *testing.T) {
 		if g.written == g.committed {
 			t.Fatal("a FuncExit committed by itself")
 		}
-		done := make(chan bool)
-		go func() {
-			SyncRelease(objB, site)
-			done <- true
-		}()
-		<-done
-		Flush()
-		if w := g.word.Load(); !isIdle(w) {
-			t.Fatalf("word %#x not stolen by Flush", w)
-		}
+		stealAfterSync(t, g, objB, site, nil)
 		*W(y, site, true) = 1 // its commit fails: the exit is redone first
 		Enter(3)
 		*W(z, site, true) = 1
