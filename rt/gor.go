@@ -412,14 +412,16 @@ func (g *gstate) showFrames() {
 // frame records a FuncEnter or FuncExit without committing it: the next
 // event g commits publishes it with its own (every other event commits, a
 // return to untraced code commits, park commits before g waits, and Finish
-// commits its caller's). A compare-and-swap per frame event
-// was most of the recording's cost in call-heavy code (perf on yaml.v2's
-// tests: a fifth of the samples on plain's compare-and-swap, and two of
-// every five events frames). A frame event names no memory and makes no
-// edge, so the writer's steal moving it to a later key (stolen redoes the
-// records not committed) changes only where it sits among other
-// goroutines' events, never the order of g's own; a goroutine still
-// running when the run ends may lose its last exits.
+// commits its caller's): one locked instruction fewer per frame event,
+// two of every five events of call-heavy code (yaml.v2's tests). Alone it
+// gained nothing measurable while the compare-and-swap waited on cache
+// lines in the writer's core (arena.go's chunkFree); with those cooled it
+// is within the spread (bench/results/overhead/session88-chunk-reuse.md).
+// A frame event names no memory and makes no edge, so the writer's steal
+// moving it to a later key (stolen redoes the records not committed)
+// changes only where it sits among other goroutines' events, never the
+// order of g's own; a goroutine still running when the run ends may lose
+// its last exits.
 func (g *gstate) frame(op trace.Op, fn uint32) {
 	g.prepPlain()
 	g.putEvent(op, 0, fn, uint64(fn), 0)
