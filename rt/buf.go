@@ -463,14 +463,15 @@ func (g *gstate) park() {
 	if isIdle(g.last) {
 		return
 	}
-	if g.publish(true) { // with any frame events left (gstate.frame)
-		return
-	}
 	if g.written != g.committed {
-		g.stolen(true) // frame events to redo
+		g.commit(true) // frame events (gstate.frame) with the rest
 		return
 	}
-	g.last = g.word.Load() // stolen: idle already, nothing uncommitted
+	w := packWord(idleK, g.written)
+	if !g.word.CompareAndSwap(g.last, w) {
+		w = g.word.Load() // stolen: idle already, nothing uncommitted
+	}
+	g.last = w
 }
 
 // throttleWait waits, idle, while the writer is far behind and has not

@@ -282,7 +282,8 @@ func commitOwn() {
 	if !live.Load() {
 		return
 	}
-	if g := known(); g != nil && g.written != g.committed {
+	id := goid()
+	if g := gtab[id&(gtabSize-1)].Load(); g != nil && g.goid == id && g.written != g.committed {
 		g.commit(false)
 	}
 }
