@@ -204,6 +204,9 @@ type sg struct {
 	state sgState
 	wake  chan struct{}
 	since time.Time // chosen, or expected, at
+	// The monitor's first wait past its timeout for g on its way (or its
+	// partner), since g was chosen or expected: inTransit.
+	transitFrom time.Time
 	// Parked on park (a channel or Cond), in order parkSeq.
 	park     uint64
 	parkKind sched.Kind

@@ -145,7 +145,7 @@ func schedDispatch() {
 			sc.wantName = ""
 		}
 		g.state = sRunning
-		g.since = time.Now()
+		g.since, g.transitFrom = time.Now(), time.Time{}
 		sc.running = g
 		schedEffects(g)
 		schedFlushSoon()
@@ -477,7 +477,7 @@ func schedPark(g *sg, obj uint64, k sched.Kind) {
 // schedExpect marks a parked goroutine as coming back.
 func schedExpect(o *sg) {
 	o.state = sExpected
-	o.since = time.Now()
+	o.since, o.transitFrom = time.Now(), time.Time{}
 	schedKick()
 }
 

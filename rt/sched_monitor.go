@@ -127,6 +127,12 @@ func schedMonitor() {
 			// on a loaded machine) and waits for sc.mu, which the
 			// monitor holds: arriving, not blocked where rt cannot see.
 			g.since = now
+		} else if st != "" && inTransit(g, now, partnerOnWay(g)) {
+			// Blocked in a channel operation, say, whose partner rt has
+			// let go (parked in it) but the Go scheduler has not yet run
+			// there: on a loaded machine that takes longer than the
+			// escape time ("g0.3 left control (chan send)" in CI).
+			g.since = now
 		} else if st == "" {
 			// It returned into untraced code and ended (a test function
 			// returning to the testing framework): nothing to replay.
@@ -141,8 +147,17 @@ func schedMonitor() {
 			sc.running = nil
 		}
 	}
+	var statuses map[uint64]string // read once, when one is overdue
 	for _, g := range sc.all {
 		if g.state == sExpected && now.Sub(g.since) > expectTimeout {
+			if g.goid != 0 {
+				if statuses == nil {
+					statuses = goroutineStatuses()
+				}
+				if inTransit(g, now, holderBusy(statuses[g.goid])) {
+					continue // runnable: on its way, late on a loaded machine
+				}
+			}
 			schedNote(sched.Note{Kind: "escape", Text: g.name + " did not arrive"})
 			g.state = sFree
 			if len(sc.pending) > 0 && sc.pending[0] == g {
@@ -225,6 +240,38 @@ func holderBusy(st string) bool {
 		return true
 	}
 	return strings.HasPrefix(st, "GC ")
+}
+
+// transitCap bounds how long the monitor waits, past its escape and expect
+// timeouts, for a goroutine the Go runtime shows runnable or running, on
+// its way to where rt expects it: long enough for a loaded machine's
+// scheduler, short enough that a goroutine that never gets there is let go.
+const transitCap = time.Second
+
+// inTransit reports whether the monitor should wait longer for g because
+// onWay (g, or the partner it waits for, is runnable or running), for at
+// most transitCap since it first did so after g was chosen or expected.
+func inTransit(g *sg, now time.Time, onWay bool) bool {
+	if !onWay {
+		return false
+	}
+	if g.transitFrom.IsZero() {
+		g.transitFrom = now
+	}
+	return now.Sub(g.transitFrom) < transitCap
+}
+
+// partnerOnWay reports whether a goroutine other than the holder g that is
+// parked in an operation or expected at a point (one rt let go towards the
+// operation g may be blocked in) is runnable or running in the Go runtime.
+func partnerOnWay(g *sg) bool {
+	st := goroutineStatuses()
+	for _, o := range sc.all {
+		if o != g && o.goid != 0 && (o.state == sParked || o.state == sExpected) && holderBusy(st[o.goid]) {
+			return true
+		}
+	}
+	return false
 }
 
 // holderStatus is goroutineStatus for the monitor's look at the holder

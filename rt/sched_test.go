@@ -352,6 +352,41 @@ func TestSchedArrivingDuringStatusIsNotEscape(t *testing.T) {
 	}
 }
 
+// A holder blocked in a channel operation whose partner rt has let go
+// (parked in it) but which has not reached the operation yet has not left
+// control: on a loaded machine the Go scheduler ran the receiver after the
+// escape time ("g0.3 left control (chan send)", TestSchedChannelSinks in
+// CI). Here the receiver spins for three escape times between its point
+// and its receive; in either order of the two goroutines (the seeds) no
+// goroutine may be taken for escaped.
+func TestSchedPartnerInTransitIsNotEscape(t *testing.T) {
+	base := schedFileSites("/src/transit.go", 4)
+	for seed := uint64(0); seed < 4; seed++ {
+		got := 0
+		sch := controlled(t, sched.NewRandom(seed), "random", seed, sched.SitePair{}, func() {
+			c := make(chan int)
+			var wg sync.WaitGroup
+			wg.Add(2)
+			goCtl(base, &wg, func() {
+				g := RecvRangeG(c, base+1, nil)
+				for start := time.Now(); time.Since(start) < 150*time.Millisecond; {
+				}
+				got = <-c
+				RecvPost(c, base+1, g)
+			})
+			goCtl(base, &wg, func() {
+				SendPreG(c, base+2, true, nil)
+				c <- 1
+				SendPost(c, base+2, nil)
+			})
+			waitCtl(&wg, base+3)
+		})
+		if e := sch.NotesOf("escape"); len(e) > 0 || got != 1 {
+			t.Errorf("seed %d: got %d, escapes %v", seed, got, e)
+		}
+	}
+}
+
 // Finish (the program's exit: rt.Exit in the generated TestMain) writes
 // the schedule's buffered steps: the last steps, younger than the
 // monitor's flush period, were lost when the process exited at once, so a
