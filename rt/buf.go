@@ -463,15 +463,14 @@ func (g *gstate) park() {
 	if isIdle(g.last) {
 		return
 	}
-	if g.written != g.committed {
-		g.commit(true) // frame events (gstate.frame) with the rest
+	if g.publish(true) { // with any frame events left (gstate.frame)
 		return
 	}
-	w := packWord(idleK, g.written)
-	if !g.word.CompareAndSwap(g.last, w) {
-		w = g.word.Load() // stolen: idle already, nothing uncommitted
+	if g.written != g.committed {
+		g.stolen(true) // frame events to redo
+		return
 	}
-	g.last = w
+	g.last = g.word.Load() // stolen: idle already, nothing uncommitted
 }
 
 // throttleWait waits, idle, while the writer is far behind and has not

@@ -282,8 +282,7 @@ func commitOwn() {
 	if !live.Load() {
 		return
 	}
-	id := goid()
-	if g := gtab[id&(gtabSize-1)].Load(); g != nil && g.goid == id && g.written != g.committed {
+	if g := known(); g != nil && g.written != g.committed {
 		g.commit(false)
 	}
 }
