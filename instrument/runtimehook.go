@@ -363,6 +363,12 @@ func allocHookOverlay(cfg *Config, rtDir string, overlay map[string]string) (not
 			files[filepath.Join(rtDir, "rt", "racekit_cleanuphook.go")] = []byte(rtCleanupFile)
 		}
 	}
+	if mf, err := os.ReadFile(filepath.Join(src, "mfinal.go")); err == nil {
+		if p, ok := finalizerPatch(string(mf)); ok {
+			files[filepath.Join(src, "mfinal.go")] = []byte(p)
+			files[filepath.Join(rtDir, "rt", "racekit_finalizerhook.go")] = []byte(rtFinalizerFile)
+		}
+	}
 	if proc, err := os.ReadFile(filepath.Join(src, "proc.go")); err == nil {
 		if p, ok := exitPatch(string(proc)); ok {
 			files[filepath.Join(src, "proc.go")] = []byte(p)
@@ -501,6 +507,56 @@ var _ = func() bool {
 	return true
 }()
 `
+
+// The finalizer batch hook. Go's race detector orders each batch of
+// finalizers after everything every goroutine did before it (racefingo,
+// at the batch's start in runfinq) and runs the batch's finalizers one
+// after the other in the finalizer goroutine's own race context: ordered
+// with each other, not each after everything before it. rt sees a batch's
+// start through a hook the runtime patched here calls after racefingo's
+// place (rt/gor.go, finalizerBatch); without it rt runs each finalizer as
+// a goroutine of its own, through reflect.MakeFunc, several times
+// -race's cost per finalizer (pion/webrtc's
+// TestSampleBuilderPacketUnreference waits 10 ms for 131072 of them).
+
+// finalizerMark is racefingo's call in runfinq, after which the hook's
+// call goes.
+const finalizerMark = "\t\tif raceenabled {\n\t\t\tracefingo()\n\t\t}\n"
+
+const finalizerCall = "\t\tif racekitFinalizerHook != nil {\n\t\t\tracekitFinalizerHook()\n\t\t}\n"
+
+// finalizerFuncs is appended to mfinal.go.
+const finalizerFuncs = `
+// racekitFinalizerHook is set by racekit's runtime (racekit.dev/rt, the
+// racekit_finalizerhook.go file racekit adds to it).
+//
+//go:linkname racekitFinalizerHook
+var racekitFinalizerHook func()
+`
+
+// rtFinalizerFile is the file added to rt's copy with the finalizer hook.
+const rtFinalizerFile = `package rt
+
+import _ "unsafe"
+
+//go:linkname racekitFinalizerHook runtime.racekitFinalizerHook
+var racekitFinalizerHook func()
+
+var _ = func() bool {
+	setFinalizerHook = func(h func()) { racekitFinalizerHook = h }
+	return true
+}()
+`
+
+// finalizerPatch returns mfinal.go with the finalizer batch hook, or false
+// when it does not have finalizerMark once (then each finalizer runs as a
+// goroutine of its own, ordered after everything before it).
+func finalizerPatch(mfinal string) (string, bool) {
+	if strings.Count(mfinal, finalizerMark) != 1 {
+		return "", false
+	}
+	return strings.Replace(mfinal, finalizerMark, finalizerMark+finalizerCall, 1) + finalizerFuncs, true
+}
 
 // cleanupPatch returns mcleanup.go with the cleanup batch hook, or false
 // when it does not have cleanupMark once (then the cleanups of a batch run

@@ -274,6 +274,31 @@ func TestCleanupPatch(t *testing.T) {
 	}
 }
 
+// The installed toolchain's runtime takes the finalizer batch hook: its
+// call right after racefingo's in runfinq, once (e2e's stdraces
+// TestNoRaceFinalizersInTurn and TestRaceFinalizerInTurn run it); a
+// runtime without racefingo's call there is left alone.
+func TestFinalizerPatch(t *testing.T) {
+	mf, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "src", "runtime", "mfinal.go"))
+	if err != nil {
+		t.Skip(err)
+	}
+	p, ok := finalizerPatch(string(mf))
+	if !ok {
+		t.Fatalf("%s's runtime: finalizer patch not applied", runtime.Version())
+	}
+	call, loop := strings.Index(p, finalizerMark+finalizerCall), strings.Index(p, "for fb != nil {")
+	if call < 0 || loop < call || strings.Count(p, "racekitFinalizerHook()") != 1 {
+		t.Errorf("the hook's call is not once, right after racefingo and before the batch's loop")
+	}
+	if !strings.HasSuffix(p, finalizerFuncs) {
+		t.Error("the hook's variable is missing")
+	}
+	if _, ok := finalizerPatch(strings.Replace(string(mf), finalizerMark, "", 1)); ok {
+		t.Error("mfinal.go without racefingo's call: patched, want left alone")
+	}
+}
+
 // The installed toolchain's package sync takes the mutex and map hooks'
 // patch: each lock method and sync.Map method renamed once and wrapped,
 // the inner locks of RWMutex, Once and Pool unhooked, unsafe imported

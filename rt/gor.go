@@ -536,6 +536,27 @@ func runForked(c *Child, first *OwnBool, f func()) {
 // batch's are ordered after them. Without the patch each cleanup is a
 // goroutine of its own born in untraced code, as a finalizer.
 
+// Finalizers likewise, once the runtime (patched by
+// instrument/runtimehook.go) tells rt where a batch of them starts
+// (racefingo's place: finalizerBatch): the batch is one goroutine born in
+// untraced code at its first event, its finalizers ordered one after the
+// other as on Go's finalizer goroutine, and SetFinalizer passes the
+// finalizer on as it is. Without the patch each finalizer run is a
+// goroutine of its own, through a reflect.MakeFunc wrapper.
+
+// setFinalizerHook installs the runtime's finalizer batch hook; nil
+// without the patched runtime.
+var setFinalizerHook func(h func())
+
+// finalizerBatches is set once the runtime calls finalizerBatch at each
+// batch's start.
+var finalizerBatches OwnBool
+
+// finalizerBatch runs on the finalizer goroutine where a batch starts:
+// the state of its earlier batch ends, and the batch's first event makes
+// a new one, ordered after every event so far.
+func finalizerBatch() { endCallbackState() }
+
 // setCleanupHook installs the runtime's cleanup batch hook; nil without
 // the patched runtime.
 var setCleanupHook func(h func())
@@ -544,10 +565,14 @@ var setCleanupHook func(h func())
 // batch's start.
 var cleanupBatches OwnBool
 
-func installCleanupHook() {
+func installBatchHooks() {
 	if setCleanupHook != nil {
 		setCleanupHook(cleanupBatch)
 		cleanupBatches.Store(true)
+	}
+	if setFinalizerHook != nil {
+		setFinalizerHook(finalizerBatch)
+		finalizerBatches.Store(true)
 	}
 }
 
@@ -602,7 +627,7 @@ func cleanupEnd(batch *gstate, c *Child) {
 
 // SetFinalizer is runtime.SetFinalizer(obj, finalizer).
 func SetFinalizer(obj, finalizer any) {
-	if finalizer != nil {
+	if finalizer != nil && !finalizerBatches.Load() {
 		if v := reflect.ValueOf(finalizer); v.Kind() == reflect.Func && !v.IsNil() {
 			n := skipBegin() // MakeFunc's layout cache is a sync.Map: rt's, not the program's
 			finalizer = reflect.MakeFunc(v.Type(), func(args []reflect.Value) []reflect.Value {

@@ -132,7 +132,7 @@ func start(path string, withDedup bool) error {
 	installValueHook()
 	installIOHook()
 	installExitHook()
-	installCleanupHook()
+	installBatchHooks()
 	return nil
 }
 

@@ -90,7 +90,10 @@ package rt
 // was chosen, the monitor looks at its state in the Go runtime (one
 // runtime.Stack of all goroutines): a goroutine that is running or runnable
 // keeps the token, and so does one waiting for the scheduler's own lock on
-// its way into a point (schedArriving); one that is blocked, or gone, runs
+// its way into a point (schedArriving), and, for up to transitCap, one
+// blocked while a goroutine rt let go towards its operation (parked in it,
+// or expected) is still runnable on a loaded machine; likewise an expected
+// goroutine that is runnable past expectTimeout. One that is blocked, or gone, runs
 // free from then on and the next goroutine is chosen (a goroutine that
 // ended in untraced code is noted "gone" and forgotten). A schedule that waits for a goroutine which
 // is not at a point learns the same way that it is gone: a free one that
