@@ -263,9 +263,15 @@ func inTransit(g *sg, now time.Time, onWay bool) bool {
 
 // partnerOnWay reports whether a goroutine other than the holder g that is
 // parked in an operation or expected at a point (one rt let go towards the
-// operation g may be blocked in) is runnable or running in the Go runtime.
+// operation g may be blocked in) is runnable or running in the Go runtime,
+// or whether, while the stacks were read, someone reached the scheduler's
+// lock on the way into a point (the partner, or the holder, whose
+// operation completed: the next look sees it arriving).
 func partnerOnWay(g *sg) bool {
 	st := goroutineStatuses()
+	if schedArriving.Load() > 0 {
+		return true
+	}
 	for _, o := range sc.all {
 		if o != g && o.goid != 0 && (o.state == sParked || o.state == sExpected) && holderBusy(st[o.goid]) {
 			return true
