@@ -796,3 +796,41 @@ func TestDepsCompiledOnce(t *testing.T) {
 		t.Errorf("go test compiled the dependency again (%d times) after Prepare compiled it", depCompiles)
 	}
 }
+
+// TestManyFiles: a package of a thousand instrumented files (elastic/go-elasticsearch's
+// typedapi/types has thousands, and 554 packages import it) builds under
+// racekit test as under go test -race, and its race is reported. The
+// compiler's -trimpath names every overlaid file, one argument past the
+// kernel's 128 KB for one; go passes long arguments in a response file,
+// but only to a program named compile (vetoriginals.EntryLink): before,
+// "fork/exec racekit: argument list too long".
+func TestManyFiles(t *testing.T) {
+	files := map[string]string{
+		"go.mod": "module example.com/many\n\ngo 1.22\n",
+		"many_test.go": `package many
+
+import "testing"
+
+func TestRace(t *testing.T) {
+	done := make(chan bool)
+	go func() {
+		V0++ // race: many
+		done <- true
+	}()
+	V0++ // race: many
+	<-done
+}
+`,
+	}
+	for i := range 1000 {
+		files[fmt.Sprintf("a_file_with_a_rather_long_name_so_that_the_paths_add_up_%04d.go", i)] = fmt.Sprintf("package many\n\nvar V%d = %d\n\nfunc F%d() int { return V%d + 1 }\n", i, i, i, i)
+	}
+	root := t.TempDir()
+	writeTree(t, root, files)
+	cmd := exec.Command(racekit(t), "test", "-count=1", ".")
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "many_test.go:8") || !strings.Contains(string(out), "many_test.go:11") {
+		t.Fatalf("racekit test: %v, want exit status 1 and the race at many_test.go:8 and :11\n%s", err, out)
+	}
+}

@@ -169,6 +169,9 @@ func runMain(args []string) int {
 	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
 		return help(args[1:])
 	}
+	if code, ok := runToolexecResponse(args); ok {
+		return code // the same, its arguments in go's response file (vetexec.go)
+	}
 	if name == toolexecCmd {
 		return runToolexec(args[1:]) // racekit test's -toolexec (vetexec.go)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 
 	"github.com/racekit/racekit/vetoriginals"
 )
@@ -23,6 +25,12 @@ func toolexecArg(overlay, user string) (string, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return "", err
+	}
+	// Through a link named compile, so that go passes long arguments in a
+	// response file (vetoriginals.EntryLink); racekit itself if it cannot
+	// be made.
+	if link, err := vetoriginals.EntryLink(self, filepath.Dir(overlay)); err == nil {
+		self = link
 	}
 	return vetoriginals.ToolexecArg([]string{self, toolexecCmd}, overlay, user)
 }
@@ -55,9 +63,34 @@ func runToolexec(args []string) int {
 		fmt.Fprintf(os.Stderr, "racekit: %v\n", err)
 		return exitError
 	}
+	argv, cleanup, err := vetoriginals.LongArgs(argv, len(t.User))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "racekit %s: writing the tool's response file: %v\n", toolexecCmd, err)
+		return exitError
+	}
+	defer cleanup()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	return toolStatus(cmd.Run())
+}
+
+// runToolexecResponse runs the -toolexec entry when args is go's response
+// file for it ("@file": go writes one for long arguments, since the entry
+// runs as a link named compile, vetoriginals.EntryLink); ok is false when
+// args is not one.
+func runToolexecResponse(args []string) (code int, ok bool) {
+	if len(args) != 1 || !strings.HasPrefix(args[0], "@") {
+		return 0, false
+	}
+	exp, err := vetoriginals.ExpandArgs(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "racekit %s: %v\n", toolexecCmd, err)
+		return exitUsage, true
+	}
+	if len(exp) == 0 || exp[0] != toolexecCmd {
+		return 0, false
+	}
+	return runToolexec(exp[1:]), true
 }
 
 // toolStatus is racekit's exit status for a tool's run that ended with err:
