@@ -552,18 +552,21 @@ var _ = func() bool {
 // when it does not have finalizerMark once (then each finalizer runs as a
 // goroutine of its own, ordered after everything before it).
 func finalizerPatch(mfinal string) (string, bool) {
-	if strings.Count(mfinal, finalizerMark) != 1 {
-		return "", false
-	}
-	return strings.Replace(mfinal, finalizerMark, finalizerMark+finalizerCall, 1) + finalizerFuncs, true
+	return batchHookPatch(mfinal, finalizerMark, finalizerCall, finalizerFuncs)
 }
 
 // cleanupPatch returns mcleanup.go with the cleanup batch hook, or false
 // when it does not have cleanupMark once (then the cleanups of a batch run
 // one after the other, each ordered after everything before it).
 func cleanupPatch(mcleanup string) (string, bool) {
-	if strings.Count(mcleanup, cleanupMark) != 1 {
+	return batchHookPatch(mcleanup, cleanupMark, cleanupCall, cleanupFuncs)
+}
+
+// batchHookPatch returns src with call inserted after mark and funcs
+// appended, or false when src does not have mark exactly once.
+func batchHookPatch(src, mark, call, funcs string) (string, bool) {
+	if strings.Count(src, mark) != 1 {
 		return "", false
 	}
-	return strings.Replace(mcleanup, cleanupMark, cleanupMark+cleanupCall, 1) + cleanupFuncs, true
+	return strings.Replace(src, mark, mark+call, 1) + funcs, true
 }
